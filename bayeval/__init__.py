@@ -1,0 +1,22 @@
+"""bayeval: Bayesian evaluation of classifiers when labels are scarce or noisy.
+
+The pipeline: an :class:`EvalData` (scores, vetted labels, noisy labels, ...) goes
+into a generative model (``bayeval.models``), whose :class:`Posterior` draws the
+true labels; :mod:`bayeval.metrics` turns every draw into a metric value, so each
+metric comes out as a full posterior distribution.
+"""
+
+from . import metrics
+from .data import EvalData
+from .posterior import Posterior, hdi, naive, vetted_only
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "EvalData",
+    "Posterior",
+    "hdi",
+    "metrics",
+    "naive",
+    "vetted_only",
+]

@@ -1,0 +1,291 @@
+"""Every input check of bayeval's public boundary, and its message, in one place.
+
+Each checker takes the user's value and the argument's *name*, and either returns a
+clean numpy array (or scalar) or raises ``TypeError``/``ValueError`` with a message
+that says what was expected, what arrived, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "as_1d_float",
+    "as_scores",
+    "as_label_vector",
+    "as_binary_vector",
+    "as_label_draws",
+    "as_item_ids",
+    "as_categories",
+    "as_features",
+    "as_probability",
+    "as_positive_int",
+    "as_k",
+    "as_grid",
+    "check_same_length",
+    "check_choice",
+]
+
+
+def _describe(x) -> str:
+    """A short description of what arrived, for error messages."""
+    if isinstance(x, np.ndarray):
+        return f"an array of dtype {x.dtype} and shape {x.shape}"
+    return f"{type(x).__name__} {x!r}"[:120]
+
+
+def _preview(values, limit: int = 5) -> str:
+    values = list(values)
+    shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
+    """Return ``x`` as a 1-D float64 array, rejecting strings, objects and bad shapes."""
+    if x is None:
+        raise TypeError(f"`{name}` is required: expected a 1-D array of numbers, got None.")
+    if isinstance(x, str | bytes):
+        raise TypeError(f"`{name}` must be a 1-D array of numbers, got the string {x!r}.")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"`{name}` could not be read as an array ({exc}).") from exc
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        # pandas nullable arrays come through as object with pd.NA: convert those.
+        try:
+            arr = np.asarray(
+                [np.nan if (v is None or v != v or str(v) == "<NA>") else v for v in arr.ravel()],
+                dtype=float,
+            ).reshape(arr.shape)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"`{name}` must hold numbers, got {_describe(np.asarray(x))} with values "
+                f"such as {_preview(np.asarray(x).ravel())}. Convert it to floats first."
+            ) from exc
+    if arr.dtype.kind == "c":
+        raise TypeError(f"`{name}` must be real-valued, got complex dtype {arr.dtype}.")
+    if arr.ndim == 0:
+        raise ValueError(f"`{name}` must be a 1-D array, got a scalar {arr!r}.")
+    if arr.ndim != 1:
+        raise ValueError(
+            f"`{name}` must be 1-D (one value per item), got shape {arr.shape}. "
+            "Flatten it, or pass one column."
+        )
+    arr = arr.astype(np.float64, copy=True)
+    if not allow_nan and arr.size and not np.all(np.isfinite(arr)):
+        bad = np.flatnonzero(~np.isfinite(arr))
+        raise ValueError(
+            f"`{name}` must be finite, but {bad.size} value(s) are NaN or infinite "
+            f"(first at position(s) {_preview(bad)}). Remove those items or fix their values."
+        )
+    return arr
+
+
+def as_scores(x, name: str = "scores") -> np.ndarray:
+    """Finite, non-empty 1-D float scores."""
+    arr = as_1d_float(x, name)
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty: an evaluation needs at least one scored item.")
+    return arr
+
+
+def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True) -> np.ndarray:
+    """1-D float64 array of 1/0 (and NaN for 'not known' when ``allow_nan``)."""
+    arr = as_1d_float(x, name, allow_nan=True)
+    if np.isinf(arr).any():
+        raise ValueError(f"`{name}` holds infinite values; expected 1, 0" + (" or NaN." if allow_nan else "."))
+    known = arr[~np.isnan(arr)]
+    bad = known[(known != 0) & (known != 1)]
+    if bad.size:
+        raise ValueError(
+            f"`{name}` must hold 1 (positive), 0 (negative)"
+            + (" or NaN (not vetted)" if allow_nan else "")
+            + f"; got other values such as {_preview(np.unique(bad))}. "
+            "Map your classes to 0/1 first (e.g. `(y == 'cat').astype(float)`)."
+        )
+    if not allow_nan and np.isnan(arr).any():
+        raise ValueError(
+            f"`{name}` must be fully known (1 or 0), but {int(np.isnan(arr).sum())} value(s) "
+            "are NaN. Fill them, or leave them out."
+        )
+    return arr
+
+
+def as_binary_vector(x, name: str) -> np.ndarray:
+    """1-D int8 array of 0/1 with no missing values (e.g. hard predictions)."""
+    if x is not None and np.asarray(x).dtype == bool:
+        arr = np.asarray(x)
+        if arr.ndim != 1:
+            raise ValueError(f"`{name}` must be 1-D, got shape {arr.shape}.")
+        return arr.astype(np.int8)
+    return as_label_vector(x, name, allow_nan=False).astype(np.int8)
+
+
+def as_label_draws(x, name: str = "labels") -> np.ndarray:
+    """Label draws of shape ``(..., n_items)`` holding only 0/1, as int8 (bool is accepted)."""
+    arr = np.asarray(x)
+    if arr.ndim == 0:
+        raise ValueError(f"`{name}` must have an item axis (shape (..., n_items)), got a scalar.")
+    if arr.dtype == bool:
+        return arr.view(np.int8)
+    if arr.dtype.kind in "iu":
+        if arr.dtype.itemsize == 1:
+            if arr.size and (arr.max() > 1 or arr.min() < 0):
+                raise ValueError(f"`{name}` must hold only 0 and 1, got values outside that range.")
+            return arr.view(np.int8) if arr.dtype == np.uint8 else arr
+    elif arr.dtype.kind == "f":
+        if arr.size and np.isnan(arr).any():
+            raise ValueError(
+                f"`{name}` holds NaN. Metric kernels need complete 0/1 label draws; "
+                "to use partially vetted labels, build a Posterior (it draws the missing ones)."
+            )
+    else:
+        raise TypeError(f"`{name}` must be a numeric 0/1 array, got {_describe(arr)}.")
+    ok = (arr == 0) | (arr == 1)
+    if not ok.all():
+        raise ValueError(
+            f"`{name}` must hold only 0 and 1, got values such as {_preview(np.unique(arr[~ok]))}."
+        )
+    return arr.astype(np.int8)
+
+
+def check_same_length(n_items: int, name: str, arr_len: int, reference: str = "scores") -> None:
+    if arr_len != n_items:
+        raise ValueError(
+            f"`{name}` has {arr_len} item(s) but `{reference}` has {n_items}; "
+            "they must describe the same items in the same order."
+        )
+
+
+def as_item_ids(x, n_items: int, name: str = "item_ids") -> np.ndarray:
+    """Unique, 1-D item identifiers (ints or strings); default ``0..n_items-1``."""
+    if x is None:
+        return np.arange(n_items)
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D, got shape {arr.shape}.")
+    check_same_length(n_items, name, arr.size)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(f"`{name}` holds non-integer floats; use ints or strings as ids.")
+        arr = arr.astype(np.int64)
+    if arr.dtype == object:
+        if any(v is None or (isinstance(v, float) and v != v) for v in arr):
+            raise ValueError(f"`{name}` holds missing values; every item needs an id.")
+        arr = arr.astype(str)
+    uniq, counts = np.unique(arr, return_counts=True)
+    if uniq.size != arr.size:
+        dup = uniq[counts > 1]
+        raise ValueError(
+            f"`{name}` must be unique, but {dup.size} id(s) occur more than once "
+            f"(e.g. {_preview(dup)}). Make them unique (e.g. add a suffix) or drop duplicates."
+        )
+    return arr
+
+
+def as_categories(x, n_items: int, name: str = "categories") -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(codes, names)``: int codes per item and the sorted category names."""
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(
+            f"`{name}` must be 1-D (one category per item), got shape {arr.shape}. "
+            "For multi-label data, make one item per (example, category) pair."
+        )
+    check_same_length(n_items, name, arr.size)
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError(f"`{name}` holds NaN: every item needs a category.")
+    if arr.dtype == object:
+        if any(v is None or (isinstance(v, float) and v != v) for v in arr):
+            raise ValueError(f"`{name}` holds missing values: every item needs a category.")
+        arr = arr.astype(str)
+    names, codes = np.unique(arr, return_inverse=True)
+    return codes.astype(np.int64), names
+
+
+def as_features(x, n_items: int, name: str = "features") -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(values, feature_names)`` for a 2-D finite float matrix (items x features)."""
+    names = None
+    if hasattr(x, "columns") and hasattr(x, "to_numpy"):
+        names = np.asarray([str(c) for c in x.columns])
+        x = x.to_numpy()
+    arr = np.asarray(x)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise ValueError(
+            f"`{name}` must be 2-D with shape (n_items, n_features), got shape {arr.shape}."
+        )
+    if arr.shape[0] != n_items:
+        raise ValueError(
+            f"`{name}` has {arr.shape[0]} row(s) but there are {n_items} item(s); "
+            "it must have one row per item (shape (n_items, n_features))."
+        )
+    try:
+        arr = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be numeric, got {_describe(arr)}.") from exc
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"`{name}` holds {int((~np.isfinite(arr)).sum())} NaN or infinite value(s); "
+            "impute or drop them first."
+        )
+    if names is None:
+        names = np.asarray([f"f{j}" for j in range(arr.shape[1])])
+    return arr, names
+
+
+def as_probability(x, name: str, *, open_interval: bool = False) -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"`{name}` must be a number in [0, 1], got {_describe(x)}.")
+    x = float(x)
+    lo_ok = x > 0 if open_interval else x >= 0
+    hi_ok = x < 1 if open_interval else x <= 1
+    if not (lo_ok and hi_ok and np.isfinite(x)):
+        rng = "(0, 1)" if open_interval else "[0, 1]"
+        raise ValueError(f"`{name}` must lie in {rng}, got {x}.")
+    return x
+
+
+def as_positive_int(x, name: str, *, minimum: int = 1) -> int:
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer >= {minimum}, got {_describe(x)}.")
+    if x < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {x}.")
+    return int(x)
+
+
+def as_k(k, name: str = "k") -> tuple[np.ndarray, bool]:
+    """Return ``(ks, is_scalar)`` for a positive integer or 1-D array of them."""
+    if k is None:
+        raise TypeError(f"`{name}` is required: the number of top-ranked items, e.g. {name}=10.")
+    arr = np.asarray(k)
+    if arr.dtype == bool or arr.dtype.kind not in "iuf" or arr.ndim > 1:
+        raise TypeError(f"`{name}` must be a positive integer or a 1-D array of them, got {_describe(k)}.")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(f"`{name}` must be whole numbers, got {_preview(np.atleast_1d(arr))}.")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty; give at least one value.")
+    arr = arr.astype(np.int64)
+    if np.any(arr < 1):
+        raise ValueError(f"`{name}` must be >= 1, got {_preview(np.atleast_1d(arr)[np.atleast_1d(arr) < 1])}.")
+    return np.atleast_1d(arr), arr.ndim == 0
+
+
+def as_grid(x, name: str, *, lo: float | None = None, hi: float | None = None) -> np.ndarray:
+    """A non-empty 1-D finite grid, optionally inside ``[lo, hi]``."""
+    arr = as_1d_float(np.atleast_1d(np.asarray(x, dtype=float)) if not isinstance(x, str) else x, name)
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty; give at least one value.")
+    if lo is not None and np.any(arr < lo) or hi is not None and np.any(arr > hi):
+        raise ValueError(f"`{name}` must lie in [{lo}, {hi}], got values from {arr.min()} to {arr.max()}.")
+    return arr
+
+
+def check_choice(value, name: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {list(choices)}, got {value!r}.")
+    return value

@@ -1,0 +1,490 @@
+"""EvalData: the evaluation set (scores, vetted labels, noisy labels, ...), immutable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from . import _validate as V
+
+__all__ = ["EvalData"]
+
+
+def _frozen(a: np.ndarray | None) -> np.ndarray | None:
+    if a is not None:
+        a.setflags(write=False)
+    return a
+
+
+class EvalData:
+    """The items a classifier scored, with whatever is known about their labels.
+
+    An item is one scored decision (an image-tag pair, a detection). ``labels`` holds
+    the *vetted* (trusted) labels: 1 or 0 where a person checked the item, NaN where
+    nobody did. Noisy labels (user tags, weak labels) are a separate array. The object
+    is immutable: :meth:`with_labels` returns a new one with more items vetted.
+
+    Parameters
+    ----------
+    scores : array_like of shape (n_items,)
+        Classifier scores, any real scale (higher = more likely positive). Finite.
+    labels : array_like of shape (n_items,), optional
+        1 (positive), 0 (negative) or NaN (not vetted). Default: nothing vetted.
+    noisy_labels : array_like of shape (n_items,), optional
+        Cheap, possibly wrong 0/1 labels for every item.
+    predictions : array_like of shape (n_items,), optional
+        The classifier's hard 0/1 decisions (for precision, recall, F, accuracy).
+    categories : array_like of shape (n_items,), optional
+        The category (tag, class) each item belongs to; metrics are then computed
+        per category.
+    features : array_like of shape (n_items, n_features) or DataFrame, optional
+        Finite item features used by some models (e.g. box sizes, noisy IoU).
+    item_ids : array_like of shape (n_items,), optional
+        Unique ids (ints or strings). Default ``0 .. n_items - 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> d = EvalData([0.9, 0.4, 0.2], [1, np.nan, 0], item_ids=["a", "b", "c"])
+    >>> d.n_items, d.n_vetted, d.vetted.tolist()
+    (3, 2, [True, False, True])
+    >>> d.with_labels(["b"], [1]).n_vetted
+    3
+    """
+
+    __slots__ = (
+        "_scores",
+        "_labels",
+        "_noisy",
+        "_pred",
+        "_cat_codes",
+        "_cat_names",
+        "_features",
+        "_feature_names",
+        "_ids",
+        "_id_index",
+    )
+
+    def __init__(
+        self,
+        scores,
+        labels=None,
+        *,
+        noisy_labels=None,
+        predictions=None,
+        categories=None,
+        features=None,
+        item_ids=None,
+    ):
+        s = V.as_scores(scores, "scores")
+        n = s.size
+        if labels is None:
+            lab = np.full(n, np.nan)
+        else:
+            lab = V.as_label_vector(labels, "labels", allow_nan=True)
+            V.check_same_length(n, "labels", lab.size)
+        noisy = None
+        if noisy_labels is not None:
+            noisy = V.as_binary_vector(noisy_labels, "noisy_labels")
+            V.check_same_length(n, "noisy_labels", noisy.size)
+        pred = None
+        if predictions is not None:
+            pred = V.as_binary_vector(predictions, "predictions")
+            V.check_same_length(n, "predictions", pred.size)
+        codes = names = None
+        if categories is not None:
+            codes, names = V.as_categories(categories, n)
+        feats = fnames = None
+        if features is not None:
+            feats, fnames = V.as_features(features, n)
+        ids = V.as_item_ids(item_ids, n)
+        self._init(s, lab, noisy, pred, codes, names, feats, fnames, ids)
+
+    def _init(self, s, lab, noisy, pred, codes, names, feats, fnames, ids):
+        self._scores = _frozen(s)
+        self._labels = _frozen(lab)
+        self._noisy = _frozen(noisy)
+        self._pred = _frozen(pred)
+        self._cat_codes = _frozen(codes)
+        self._cat_names = _frozen(names)
+        self._features = _frozen(feats)
+        self._feature_names = _frozen(fnames)
+        self._ids = _frozen(ids)
+        self._id_index = None
+
+    @classmethod
+    def _trusted(cls, **fields) -> EvalData:
+        """Build from already-validated arrays (internal: subsets and copies)."""
+        obj = cls.__new__(cls)
+        obj._init(**fields)
+        return obj
+
+    def _fields(self) -> dict:
+        return dict(
+            s=self._scores,
+            lab=self._labels,
+            noisy=self._noisy,
+            pred=self._pred,
+            codes=self._cat_codes,
+            names=self._cat_names,
+            feats=self._features,
+            fnames=self._feature_names,
+            ids=self._ids,
+        )
+
+    # ------------------------------------------------------------------ builders
+
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        *,
+        score: str,
+        label: str | None = None,
+        noisy_label: str | None = None,
+        prediction: str | None = None,
+        category: str | None = None,
+        features: Sequence[str] | None = None,
+        item_id: str | None = None,
+    ) -> EvalData:
+        """Build from a pandas DataFrame, naming the columns.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+        score : str
+            Column of classifier scores.
+        label, noisy_label, prediction, category : str, optional
+            Columns of vetted labels (1/0, empty = not vetted), noisy labels, hard
+            predictions and categories.
+        features : list of str, optional
+            Feature columns.
+        item_id : str, optional
+            Column of unique item ids; ``"index"`` uses the frame's index.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from bayeval import EvalData
+        >>> df = pd.DataFrame({"s": [0.3, 0.8], "y": [None, 1.0]})
+        >>> EvalData.from_frame(df, score="s", label="y").n_vetted
+        1
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"`df` must be a pandas DataFrame, got {type(df).__name__}.")
+
+        def col(name, arg):
+            if name is None:
+                return None
+            if name not in df.columns:
+                raise ValueError(
+                    f"`{arg}={name!r}` is not a column of the frame; its columns are "
+                    f"{list(map(str, df.columns))}."
+                )
+            return df[name].to_numpy()
+
+        feats = None
+        if features is not None:
+            if isinstance(features, str):
+                features = [features]
+            missing = [f for f in features if f not in df.columns]
+            if missing:
+                raise ValueError(
+                    f"`features` names column(s) {missing} that the frame does not have; "
+                    f"its columns are {list(map(str, df.columns))}."
+                )
+            feats = df[list(features)]
+        if item_id == "index":
+            ids = df.index.to_numpy()
+        else:
+            ids = col(item_id, "item_id")
+        return cls(
+            col(score, "score"),
+            col(label, "label"),
+            noisy_labels=col(noisy_label, "noisy_label"),
+            predictions=col(prediction, "prediction"),
+            categories=col(category, "category"),
+            features=feats,
+            item_ids=ids,
+        )
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Classifier scores, shape (n_items,), read-only."""
+        return self._scores
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Vetted labels: 1.0, 0.0, or NaN where not vetted; read-only."""
+        return self._labels
+
+    @property
+    def noisy_labels(self) -> np.ndarray | None:
+        """Noisy 0/1 labels (int8) or None."""
+        return self._noisy
+
+    @property
+    def predictions(self) -> np.ndarray | None:
+        """Hard 0/1 predictions (int8) or None."""
+        return self._pred
+
+    @property
+    def categories(self) -> np.ndarray | None:
+        """Category name of each item, or None."""
+        return None if self._cat_codes is None else self._cat_names[self._cat_codes]
+
+    @property
+    def category_codes(self) -> np.ndarray | None:
+        """Integer code of each item's category (index into :attr:`category_names`)."""
+        return self._cat_codes
+
+    @property
+    def category_names(self) -> np.ndarray | None:
+        """Sorted distinct category names, or None."""
+        return self._cat_names
+
+    @property
+    def features(self) -> np.ndarray | None:
+        """Item features, shape (n_items, n_features), or None."""
+        return self._features
+
+    @property
+    def feature_names(self) -> np.ndarray | None:
+        return self._feature_names
+
+    @property
+    def item_ids(self) -> np.ndarray:
+        return self._ids
+
+    @property
+    def n_items(self) -> int:
+        return int(self._scores.size)
+
+    def __len__(self) -> int:
+        return self.n_items
+
+    @property
+    def vetted(self) -> np.ndarray:
+        """Boolean mask of vetted items."""
+        return ~np.isnan(self._labels)
+
+    @property
+    def n_vetted(self) -> int:
+        return int(self.vetted.sum())
+
+    @property
+    def n_unvetted(self) -> int:
+        return self.n_items - self.n_vetted
+
+    @property
+    def n_vetted_positive(self) -> int:
+        return int(np.nansum(self._labels))
+
+    @property
+    def n_vetted_negative(self) -> int:
+        return self.n_vetted - self.n_vetted_positive
+
+    @property
+    def has_categories(self) -> bool:
+        return self._cat_codes is not None
+
+    def counts(self) -> pd.DataFrame:
+        """Items, vetted, vetted positives/negatives (and noisy positives), per category.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per category (a single row "all" without categories), plus a
+            "total" row when there are categories.
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> c = EvalData([0.1, 0.9, 0.5], [0, 1, float("nan")], categories=["x", "y", "y"]).counts()
+        >>> c.index.tolist(), c["vetted"].tolist()
+        (['x', 'y', 'total'], [1, 1, 2])
+        """
+        codes = self._cat_codes if self.has_categories else np.zeros(self.n_items, dtype=np.int64)
+        names = self._cat_names if self.has_categories else np.array(["all"])
+        k = names.size
+        vet = self.vetted
+        table = {
+            "items": np.bincount(codes, minlength=k),
+            "vetted": np.bincount(codes, weights=vet, minlength=k).astype(int),
+            "vetted_positive": np.bincount(codes, weights=np.nan_to_num(self._labels), minlength=k).astype(int),
+        }
+        table["vetted_negative"] = table["vetted"] - table["vetted_positive"]
+        if self._noisy is not None:
+            table["noisy_positive"] = np.bincount(codes, weights=self._noisy, minlength=k).astype(int)
+        out = pd.DataFrame(table, index=pd.Index(names, name="category"))
+        if self.has_categories:
+            out.loc["total"] = out.sum()
+        return out
+
+    # ------------------------------------------------------------------- editing
+
+    def index_of(self, item_ids) -> np.ndarray:
+        """Positions of the given item ids; a clear error names any unknown id.
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> EvalData([0.1, 0.2], item_ids=["a", "b"]).index_of(["b"]).tolist()
+        [1]
+        """
+        ids = np.atleast_1d(np.asarray(item_ids))
+        if self._id_index is None:
+            object.__setattr__(self, "_id_index", pd.Index(self._ids))
+        query = ids
+        if self._ids.dtype.kind in "iu" and ids.dtype.kind == "f" and np.all(ids == np.round(ids)):
+            query = ids.astype(np.int64)
+        elif self._ids.dtype.kind == "U" and ids.dtype.kind != "U":
+            query = ids.astype(str)
+        idx = self._id_index.get_indexer(query)
+        if (idx < 0).any():
+            unknown = ids[idx < 0]
+            raise ValueError(
+                f"{unknown.size} item id(s) are not in this EvalData (e.g. {V._preview(unknown)}); "
+                f"known ids look like {V._preview(self._ids)}."
+            )
+        return idx
+
+    def with_labels(self, items, values, *, overwrite: bool = False) -> EvalData:
+        """A new EvalData with the given items vetted.
+
+        Parameters
+        ----------
+        items : array_like
+            Item ids (as in :attr:`item_ids`).
+        values : array_like
+            Their vetted labels, 1 or 0 (same length as ``items``).
+        overwrite : bool, default False
+            An item that is already vetted with a *different* value raises unless
+            this is True (a conflicting label is never silently replaced).
+
+        Returns
+        -------
+        EvalData
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> d = EvalData([0.2, 0.7, 0.9])
+        >>> d.with_labels([2, 0], [1, 0]).labels.tolist()
+        [0.0, nan, 1.0]
+        """
+        vals = V.as_label_vector(np.atleast_1d(values), "values", allow_nan=False)
+        idx = self.index_of(items)
+        if idx.size != vals.size:
+            raise ValueError(f"`items` has {idx.size} id(s) but `values` has {vals.size}; give one value per item.")
+        if np.unique(idx).size != idx.size:
+            uniq, first = np.unique(idx, return_index=True)
+            for u in uniq:
+                if np.unique(vals[idx == u]).size > 1:
+                    raise ValueError(
+                        f"Item {self._ids[u]!r} is given conflicting labels in one call; "
+                        "resolve the conflict first (see LabelStore for recorded conflicts)."
+                    )
+        old = self._labels[idx]
+        clash = ~np.isnan(old) & (old != vals)
+        if clash.any() and not overwrite:
+            raise ValueError(
+                f"{int(clash.sum())} item(s) are already vetted with a different label "
+                f"(e.g. {self._ids[idx[clash][0]]!r}: {old[clash][0]:g} -> {vals[clash][0]:g}). "
+                "Pass overwrite=True to replace them."
+            )
+        lab = self._labels.copy()
+        lab[idx] = vals
+        fields = self._fields()
+        fields["lab"] = _frozen(lab)
+        return EvalData._trusted(**fields)
+
+    def subset(self, items) -> EvalData:
+        """A new EvalData with only some items: a boolean mask or positions.
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> EvalData([0.1, 0.5, 0.9]).subset([0, 2]).scores.tolist()
+        [0.1, 0.9]
+        """
+        sel = np.asarray(items)
+        if sel.dtype == bool:
+            if sel.shape != (self.n_items,):
+                raise ValueError(f"A boolean mask must have shape ({self.n_items},), got {sel.shape}.")
+            sel = np.flatnonzero(sel)
+        if sel.size == 0:
+            raise ValueError("The subset is empty: select at least one item.")
+        f = self._fields()
+        out = {}
+        for key, val in f.items():
+            if key in ("names", "fnames") or val is None:
+                out[key] = val
+            else:
+                out[key] = _frozen(np.array(val[sel]))
+        return EvalData._trusted(**out)
+
+    # --------------------------------------------------------------------- views
+
+    def to_xarray(self) -> xr.Dataset:
+        """The data as an ``xarray.Dataset`` along dimension ``item``.
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> ds = EvalData([0.2, 0.7], [1, float("nan")]).to_xarray()
+        >>> list(ds.data_vars)
+        ['score', 'label', 'vetted']
+        """
+        data_vars = {
+            "score": ("item", self._scores),
+            "label": ("item", self._labels),
+            "vetted": ("item", self.vetted),
+        }
+        if self._noisy is not None:
+            data_vars["noisy_label"] = ("item", self._noisy)
+        if self._pred is not None:
+            data_vars["prediction"] = ("item", self._pred)
+        if self.has_categories:
+            data_vars["category"] = ("item", self.categories)
+        coords = {"item": self._ids}
+        if self._features is not None:
+            data_vars["features"] = (("item", "feature"), self._features)
+            coords["feature"] = self._feature_names
+        return xr.Dataset(data_vars, coords=coords)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The data as a pandas DataFrame indexed by item id."""
+        ds = self.to_xarray()
+        df = pd.DataFrame({k: ds[k].values for k in ds.data_vars if k != "features"}, index=pd.Index(self._ids, name="item"))
+        if self._features is not None:
+            for j, name in enumerate(self._feature_names):
+                df[name] = self._features[:, j]
+        return df
+
+    def __repr__(self) -> str:
+        parts = [
+            f"n_items={self.n_items}",
+            f"vetted={self.n_vetted} ({self.n_vetted_positive} positive)",
+        ]
+        if self._noisy is not None:
+            parts.append(f"noisy_positive={int(self._noisy.sum())}")
+        if self._pred is not None:
+            parts.append(f"predicted_positive={int(self._pred.sum())}")
+        if self.has_categories:
+            parts.append(f"categories={self._cat_names.size}")
+        if self._features is not None:
+            parts.append(f"features={list(self._feature_names)}")
+        return "EvalData(" + ", ".join(parts) + ")"
+
+    def __setattr__(self, name, value):
+        if name in EvalData.__slots__ and not hasattr(self, name):
+            object.__setattr__(self, name, value)
+        else:
+            raise AttributeError("EvalData is immutable; use with_labels() or subset() to derive a new one.")

@@ -1,0 +1,853 @@
+"""Vectorized metric kernels over label draws (the numpy core).
+
+Every kernel takes ``labels`` of shape ``(..., n_items)`` holding 0/1 (one row per
+posterior draw, or a single 1-D label vector) and the item's ``scores`` (or hard
+``predictions``) of shape ``(n_items,)``. The leading dimensions are broadcast: the
+scores are sorted once, the label rows are cumulated along the item axis, and there
+is no Python loop over draws. New dimensions (``k``, ``recall``, ``threshold``) go
+last. On a single 1-D label vector every kernel equals scikit-learn's function; the
+tests check this on inputs with many ties.
+
+Ranking conventions
+-------------------
+* Items are ranked by descending score.
+* Average precision, the precision-recall curve and the ROC curve step at the
+  *distinct* score values, as scikit-learn does: items with equal scores enter the
+  predicted-positive set together.
+* ``precision_at_k`` and ``recall_at_k`` need an order inside ties: items with equal
+  scores keep their input order (a stable sort of descending scores).
+
+Each kernel is split in two phases internally -- ``prepare`` (everything that
+depends only on the scores and options) and ``compute`` (the per-draw work) -- so
+:class:`bayeval.Posterior` sorts once and then streams chunks of draws through the
+same code that the public functions run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.stats import rankdata
+
+from . import _validate as V
+
+__all__ = [
+    "precision_at_k",
+    "recall_at_k",
+    "average_precision",
+    "precision_recall_curve",
+    "precision_at_recall",
+    "roc_curve",
+    "roc_auc",
+    "precision",
+    "recall",
+    "f_score",
+    "accuracy",
+    "METRICS",
+    "MetricSpec",
+]
+
+# Rows processed together inside a kernel: keeps the working set in cache.
+_BLOCK_BYTES = 1 << 22
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """Everything about the scores that all label draws share."""
+
+    order: np.ndarray  # item indices by descending score, ties in input order
+    ends: np.ndarray  # position (in sorted order) of the last item of each distinct score
+    counts: np.ndarray  # number of items with score >= each distinct score (= ends + 1)
+    thresholds: np.ndarray  # distinct scores, descending
+    has_ties: bool
+    sorted_scores: np.ndarray = field(repr=False)
+
+    @classmethod
+    def from_scores(cls, scores: np.ndarray) -> _Ranking:
+        order = np.argsort(-scores, kind="stable")
+        s = scores[order]
+        last = np.flatnonzero(np.r_[s[1:] != s[:-1], True])
+        return cls(
+            order=order,
+            ends=last,
+            counts=(last + 1).astype(np.float64),
+            thresholds=s[last],
+            has_ties=last.size != s.size,
+            sorted_scores=s,
+        )
+
+    @property
+    def n_items(self) -> int:
+        return self.order.size
+
+
+def _blocks(n_rows: int, n_items: int, itemsize: int = 4):
+    step = max(1, _BLOCK_BYTES // max(1, n_items * itemsize))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(n_rows, start + step))
+
+
+def _flat(labels: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    lead = labels.shape[:-1]
+    return labels.reshape(-1, labels.shape[-1]), lead
+
+
+# Width of the segments of the blocked prefix sum below.
+_SEG = 32
+
+
+def _prefix_blocks(labels2d: np.ndarray, rk: _Ranking):
+    """Yield ``(rows, z, c)`` per block of rows: labels sorted by descending score and
+    their running sum (true positives at each rank), both float of shape
+    ``(block, n_pad)`` (zero-padded past ``n_items``; ``c`` stays constant there).
+
+    The running sum is a blocked prefix sum: a matrix product with a triangular matrix
+    of ones inside segments of ``_SEG`` items (BLAS), plus each segment's offset. Counts
+    are exact (float64). This is faster than ``np.cumsum`` along the item axis, whose
+    accumulation is sequential, and the working set of a block stays in cache.
+    """
+    n = rk.n_items
+    dt = np.float64
+    n_seg = -(-n // _SEG)
+    n_pad = n_seg * _SEG
+    tri = np.triu(np.ones((_SEG, _SEG), dtype=dt))
+    step = max(1, _BLOCK_BYTES // (n_pad * 8))
+    zbuf = np.zeros((min(step, labels2d.shape[0]), n_pad), dtype=dt)
+    for start in range(0, labels2d.shape[0], step):
+        sl = slice(start, min(labels2d.shape[0], start + step))
+        rows = sl.stop - sl.start
+        z = zbuf[:rows]
+        z[:, :n] = np.take(labels2d[sl], rk.order, axis=1)
+        c = (z.reshape(rows * n_seg, _SEG) @ tri).reshape(rows, n_seg, _SEG)
+        seg_total = c[:, :, -1].copy()
+        c += (np.cumsum(seg_total, axis=1) - seg_total)[:, :, None]
+        yield sl, z, c.reshape(rows, n_pad)
+
+
+def _group_cumsum(labels2d: np.ndarray, rk: _Ranking) -> np.ndarray:
+    """True positives at each distinct threshold: (rows, n_thresholds), float64."""
+    out = np.empty((labels2d.shape[0], rk.ends.size), dtype=np.float64)
+    for sl, _, c in _prefix_blocks(labels2d, rk):
+        out[sl] = c[:, rk.ends]
+    return out
+
+
+def _divide(num, den, zero_division):
+    """``num / den`` with ``zero_division`` where ``den == 0`` (no warnings)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    return np.where(den == 0, zero_division, out)
+
+
+def _zero_division(value, name: str = "zero_division") -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"`{name}` must be 0.0, 1.0 or nan, got {value!r}.")
+    value = float(value)
+    if not (np.isnan(value) or value in (0.0, 1.0)):
+        raise ValueError(f"`{name}` must be 0.0, 1.0 or nan, got {value}.")
+    return value
+
+
+# ------------------------------------------------------------------ metric specs
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """How a metric is computed in two phases, and the dimensions it adds.
+
+    Attributes
+    ----------
+    name : str
+        Registry name, as accepted by :meth:`bayeval.Posterior.metric`.
+    needs : {"scores", "predictions"}
+        What the metric reads besides the labels.
+    prepare : callable
+        ``prepare(x, **options) -> state``: validates options and precomputes
+        everything that does not depend on the labels.
+    compute : callable
+        ``compute(labels_2d, state) -> ndarray`` of shape ``(rows, *extra)``.
+    dims : callable
+        ``dims(state) -> list of (dim_name, coords)`` for the extra dimensions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import METRICS
+    >>> spec = METRICS["precision_at_k"]
+    >>> state = spec.prepare(np.array([0.9, 0.5, 0.1]), k=[1, 2])
+    >>> spec.compute(np.array([[1, 0, 1], [0, 1, 1]], dtype=np.int8), state)
+    array([[1. , 0.5],
+           [0. , 0.5]])
+    >>> spec.dims(state)[0][0]
+    'k'
+    """
+
+    name: str
+    needs: str
+    prepare: Callable[..., Any]
+    compute: Callable[[np.ndarray, Any], np.ndarray]
+    dims: Callable[[Any], list[tuple[str, np.ndarray]]]
+
+    def __call__(self, labels, x, **options):
+        labels = V.as_label_draws(labels)
+        if self.needs == "scores":
+            x = V.as_scores(x, "scores")
+        else:
+            x = V.as_binary_vector(x, "predictions")
+        V.check_same_length(labels.shape[-1], self.needs, x.size, reference="labels")
+        state = self.prepare(x, **options)
+        flat, lead = _flat(labels)
+        out = self.compute(flat, state)
+        out = out.reshape(lead + out.shape[1:])
+        return out[()] if out.ndim == 0 else out
+
+
+METRICS: dict[str, MetricSpec] = {}
+
+
+def _register(spec: MetricSpec) -> MetricSpec:
+    METRICS[spec.name] = spec
+    return spec
+
+
+def _no_dims(state) -> list:
+    return []
+
+
+# ------------------------------------------------------------------ precision@k
+
+
+@dataclass(frozen=True)
+class _TopK:
+    top: np.ndarray  # item indices of the top max(k) positions (clipped to n_items)
+    k: np.ndarray  # requested k values
+    scalar: bool
+    zero_division: float = 0.0
+
+
+def _prepare_topk(scores, *, k, zero_division=0.0):
+    ks, scalar = V.as_k(k)
+    order = np.argsort(-scores, kind="stable")
+    return _TopK(order[: int(min(ks.max(), scores.size))], ks, scalar, _zero_division(zero_division))
+
+
+def _tp_at_k(labels2d, st: _TopK) -> np.ndarray:
+    n_top = st.top.size
+    c = np.cumsum(labels2d[:, st.top], axis=1, dtype=np.int64)
+    return c[:, np.minimum(st.k, n_top) - 1].astype(np.float64)
+
+
+def _compute_pak(labels2d, st: _TopK):
+    out = _tp_at_k(labels2d, st) / st.k
+    return out[:, 0] if st.scalar else out
+
+
+def _compute_rak(labels2d, st: _TopK):
+    n_pos = labels2d.sum(axis=1, dtype=np.int64)[:, None]
+    out = _divide(_tp_at_k(labels2d, st), n_pos, st.zero_division)
+    return out[:, 0] if st.scalar else out
+
+
+def _k_dims(st: _TopK):
+    return [] if st.scalar else [("k", st.k)]
+
+
+_PAK = _register(MetricSpec("precision_at_k", "scores", _prepare_topk, _compute_pak, _k_dims))
+_RAK = _register(MetricSpec("recall_at_k", "scores", _prepare_topk, _compute_rak, _k_dims))
+
+
+def precision_at_k(labels, scores, *, k):
+    """Precision among the ``k`` top-scoring items, for every label draw.
+
+    ``P@k = (number of positives among the k highest scores) / k``. Items with equal
+    scores keep their input order (stable sort), so ties at the cut are broken by item
+    order. If ``k`` exceeds the number of items, the missing positions count as
+    non-relevant (the denominator stays ``k``), as in TREC's P@k.
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+        0/1 labels (one row per draw).
+    scores : array_like of shape (n_items,)
+        Classifier scores; higher means more likely positive.
+    k : int or 1-D array of int
+        Cut-off(s). An array adds a trailing dimension of size ``len(k)``.
+
+    Returns
+    -------
+    ndarray of shape (...) or (..., len(k))
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import precision_at_k
+    >>> precision_at_k(np.array([[1, 0, 1], [0, 0, 1]]), np.array([0.9, 0.8, 0.1]), k=2)
+    array([0.5, 0. ])
+    """
+    return _PAK(labels, scores, k=k)
+
+
+def recall_at_k(labels, scores, *, k, zero_division=0.0):
+    """Fraction of the positives found among the ``k`` top-scoring items.
+
+    Ties are broken by item order as in :func:`precision_at_k`. A draw with no
+    positives has undefined recall; it gets ``zero_division`` (default 0.0, the value
+    scikit-learn's ``recall_score`` returns, without its warning).
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    scores : array_like of shape (n_items,)
+    k : int or 1-D array of int
+    zero_division : {0.0, 1.0, nan}
+
+    Returns
+    -------
+    ndarray of shape (...) or (..., len(k))
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import recall_at_k
+    >>> recall_at_k(np.array([1, 0, 1, 1]), np.array([0.9, 0.8, 0.7, 0.1]), k=[1, 3])
+    array([0.33333333, 0.66666667])
+    """
+    return _RAK(labels, scores, k=k, zero_division=zero_division)
+
+
+# ------------------------------------------------------------ average precision
+
+
+@dataclass(frozen=True)
+class _APState:
+    rk: _Ranking
+    inv_counts: np.ndarray  # 1 / (items at or above each distinct threshold), float64
+    inv_pad: np.ndarray  # 1 / rank, zero-padded to the prefix-sum width
+
+
+def _prepare_ap(scores):
+    rk = _Ranking.from_scores(scores)
+    n_pad = -(-rk.n_items // _SEG) * _SEG
+    inv_pad = np.zeros(n_pad)
+    inv_pad[: rk.n_items] = 1.0 / rk.counts if not rk.has_ties else 0.0
+    return _APState(rk, 1.0 / rk.counts, inv_pad)
+
+
+def _compute_ap(labels2d, st: _APState):
+    rk = st.rk
+    num = np.empty(labels2d.shape[0], dtype=np.float64)
+    n_pos = np.empty(labels2d.shape[0], dtype=np.float64)
+    for sl, z, c in _prefix_blocks(labels2d, rk):
+        n_pos[sl] = c[:, rk.n_items - 1]
+        if rk.has_ties:
+            # positives entering at each distinct threshold x precision there
+            cg = c[:, rk.ends].astype(np.float64)
+            gain = np.diff(cg, axis=1, prepend=0)
+            num[sl] = (gain * cg) @ st.inv_counts
+        else:
+            # sum_k z_k * TP_k / k: one contraction with the precomputed 1/k
+            z *= c
+            z *= st.inv_pad
+            num[sl] = z.sum(axis=1)
+    # No positives: sklearn returns 0 (recall is constant, so no precision is counted).
+    return _divide(num, n_pos, 0.0)
+
+
+_AP = _register(MetricSpec("average_precision", "scores", _prepare_ap, _compute_ap, _no_dims))
+
+
+def average_precision(labels, scores):
+    """Average precision (area under the step PR curve), for every label draw.
+
+    ``AP = sum_t (R_t - R_{t-1}) P_t`` over the distinct score thresholds ``t`` in
+    descending order, exactly as scikit-learn's ``average_precision_score`` (no
+    interpolation; tied items enter together). Without ties this is the paper's
+    ``(1/N_p) sum_k z_k P@k``. A draw with no positives gets 0.0, as scikit-learn
+    returns (it also warns; this kernel does not).
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    scores : array_like of shape (n_items,)
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import average_precision
+    >>> average_precision(np.array([[1, 0, 1], [1, 1, 0]]), np.array([0.9, 0.5, 0.2]))
+    array([0.83333333, 1.        ])
+    """
+    return _AP(labels, scores)
+
+
+# ----------------------------------------------------------- precision-recall curve
+
+
+@dataclass(frozen=True)
+class _CurveState:
+    rk: _Ranking
+    # positions into the per-threshold arrays for each requested threshold (-1: none)
+    where: np.ndarray | None
+    counts: np.ndarray  # predicted positives at each requested threshold
+    thresholds: np.ndarray  # requested thresholds (output order)
+    zero_division: float
+
+
+def _prepare_curve(scores, *, thresholds=None, zero_division=1.0, ascending=True):
+    rk = _Ranking.from_scores(scores)
+    zd = _zero_division(zero_division)
+    if thresholds is None:
+        idx = np.arange(rk.ends.size)
+        if ascending:
+            idx = idx[::-1]
+        return _CurveState(rk, idx, rk.counts[idx], rk.thresholds[idx], zd)
+    t = np.atleast_1d(np.asarray(thresholds, dtype=np.float64))
+    if t.ndim != 1 or t.size == 0 or np.isnan(t).any():
+        raise ValueError(
+            f"`thresholds` must be a non-empty 1-D array of numbers without NaN, got {thresholds!r}."
+        )
+    # number of items with score >= t, then the last distinct threshold that is >= t
+    n_ge = np.searchsorted(-rk.sorted_scores, -t, side="right")
+    where = np.searchsorted(rk.ends, n_ge - 1, side="left")
+    where = np.where(n_ge == 0, -1, where)
+    return _CurveState(rk, where, n_ge.astype(np.float64), t, zd)
+
+
+def _curve_counts(labels2d, st: _CurveState):
+    tp_g = _group_cumsum(labels2d, st.rk)
+    n_pos = tp_g[:, -1:]
+    tp = np.where(st.where >= 0, tp_g[:, np.maximum(st.where, 0)], 0.0)
+    return tp, n_pos
+
+
+def _compute_pr(labels2d, st: _CurveState):
+    tp, n_pos = _curve_counts(labels2d, st)
+    prec = _divide(tp, np.broadcast_to(st.counts, tp.shape), st.zero_division)
+    # sklearn: recall is 1 at every threshold when a draw has no positives
+    rec = np.where(n_pos == 0, 1.0, _divide(tp, n_pos, 1.0))
+    return np.stack([prec, rec], axis=-1)
+
+
+def _pr_dims(st: _CurveState):
+    return [("threshold", st.thresholds), ("curve", np.array(["precision", "recall"]))]
+
+
+_PR = _register(MetricSpec("precision_recall_curve", "scores", _prepare_curve, _compute_pr, _pr_dims))
+
+
+def precision_recall_curve(labels, scores, *, thresholds=None, zero_division=1.0):
+    """Precision and recall at each threshold, for every label draw.
+
+    The thresholds are shared by all draws because the scores are fixed. By default
+    they are the distinct score values in ascending order, and ``precision[..., i]``,
+    ``recall[..., i]`` describe the rule "positive if score >= thresholds[i]" -- the
+    same arrays as scikit-learn's ``precision_recall_curve`` without its final
+    ``(precision=1, recall=0)`` point. With a ``thresholds`` grid, they are evaluated
+    at those values instead; where no item scores at or above a threshold the
+    precision is ``zero_division`` (1.0, the value of scikit-learn's end point).
+    A draw with no positives has recall 1 at every threshold, as scikit-learn sets it.
+
+    For curves over many items and draws, :func:`precision_at_recall` on a recall
+    grid keeps memory small.
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    scores : array_like of shape (n_items,)
+    thresholds : 1-D array_like, optional
+    zero_division : {1.0, 0.0, nan}
+
+    Returns
+    -------
+    precision, recall : ndarray of shape (..., n_thresholds)
+    thresholds : ndarray of shape (n_thresholds,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import precision_recall_curve
+    >>> p, r, t = precision_recall_curve(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]))
+    >>> p, r, t
+    (array([0.66666667, 1.        , 1.        ]), array([1. , 1. , 0.5]), array([0.2, 0.6, 0.9]))
+    """
+    labels = V.as_label_draws(labels)
+    scores = V.as_scores(scores)
+    V.check_same_length(labels.shape[-1], "scores", scores.size, reference="labels")
+    st = _prepare_curve(scores, thresholds=thresholds, zero_division=zero_division)
+    flat, lead = _flat(labels)
+    out = _compute_pr(flat, st)
+    out = out.reshape(lead + out.shape[1:])
+    return out[..., 0], out[..., 1], st.thresholds.copy()
+
+
+# ------------------------------------------------------------ precision at recall
+
+
+@dataclass(frozen=True)
+class _PaRState:
+    rk: _Ranking
+    recall: np.ndarray
+    interpolate: bool
+
+
+def _prepare_par(scores, *, recall, interpolate=False):
+    grid = V.as_grid(recall, "recall", lo=0.0, hi=1.0)
+    if not isinstance(interpolate, bool):
+        raise TypeError(f"`interpolate` must be True or False, got {interpolate!r}.")
+    return _PaRState(_Ranking.from_scores(scores), grid, interpolate)
+
+
+def _compute_par(labels2d, st: _PaRState):
+    rk = st.rk
+    n_groups = rk.ends.size
+    out = np.empty((labels2d.shape[0], st.recall.size))
+    for sl in _blocks(labels2d.shape[0], rk.n_items, 16):
+        tp = _group_cumsum(labels2d[sl], rk)  # (rows, G), nondecreasing along G
+        rows = tp.shape[0]
+        n_pos = tp[:, -1]
+        prec = tp / rk.counts
+        if st.interpolate:
+            prec = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
+        # smallest number of true positives that reaches each recall level (no
+        # positives: recall is 1 everywhere, so the first threshold qualifies)
+        need = np.ceil(st.recall[None, :] * n_pos[:, None] - 1e-9)
+        # one searchsorted for all rows: offset each row so the flat array is sorted
+        offset = (np.arange(rows) * (rk.n_items + 1.0))[:, None]
+        pos = np.searchsorted((tp + offset).ravel(), (need + offset).ravel(), side="left")
+        pos = pos.reshape(rows, -1) - np.arange(rows)[:, None] * n_groups
+        out[sl] = np.take_along_axis(prec, np.minimum(pos, n_groups - 1), axis=1)
+    return out
+
+
+def _par_dims(st: _PaRState):
+    return [("recall", st.recall)]
+
+
+_PAR = _register(MetricSpec("precision_at_recall", "scores", _prepare_par, _compute_par, _par_dims))
+
+
+def precision_at_recall(labels, scores, *, recall, interpolate=False):
+    """Precision at a grid of recall levels, for every label draw.
+
+    For each level ``r`` this is the precision at the highest distinct score threshold
+    whose recall is at least ``r`` -- the operating point a user would pick to reach
+    recall ``r``. With ``interpolate=True`` it is the interpolated precision
+    ``max_{r' >= r} P(r')`` (the monotone PR envelope of PASCAL VOC). A draw with no
+    positives has recall 1 everywhere (scikit-learn's convention), so every level reads
+    the precision at the highest threshold, 0.
+
+    Memory is ``O(rows x n_thresholds)`` inside a block of rows and
+    ``O(rows x len(recall))`` out, so thousands of draws over 100,000 items fit.
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    scores : array_like of shape (n_items,)
+    recall : 1-D array_like in [0, 1]
+        Recall levels; a new trailing dimension.
+    interpolate : bool, default False
+
+    Returns
+    -------
+    ndarray of shape (..., len(recall))
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import precision_at_recall
+    >>> precision_at_recall(np.array([1, 0, 1, 0]), np.array([0.9, 0.8, 0.7, 0.1]),
+    ...                     recall=[0.5, 1.0])
+    array([1.        , 0.66666667])
+    """
+    return _PAR(labels, scores, recall=recall, interpolate=interpolate)
+
+
+# -------------------------------------------------------------------------- ROC
+
+
+def _compute_roc(labels2d, st: _CurveState):
+    tp, n_pos = _curve_counts(labels2d, st)
+    fp = st.counts - tp
+    n_neg = st.rk.n_items - n_pos
+    tpr = _divide(tp, n_pos, np.nan)
+    fpr = _divide(fp, n_neg, np.nan)
+    return np.stack([fpr, tpr], axis=-1)
+
+
+def _prepare_roc(scores, *, thresholds=None):
+    return _prepare_curve(scores, thresholds=thresholds, zero_division=1.0, ascending=False)
+
+
+def _roc_dims(st: _CurveState):
+    return [("threshold", st.thresholds), ("curve", np.array(["fpr", "tpr"]))]
+
+
+_ROC = _register(MetricSpec("roc_curve", "scores", _prepare_roc, _compute_roc, _roc_dims))
+
+
+def roc_curve(labels, scores, *, thresholds=None):
+    """False- and true-positive rates at each threshold, for every label draw.
+
+    By default the thresholds are ``inf`` followed by the distinct scores in
+    descending order, the same points as scikit-learn's
+    ``roc_curve(..., drop_intermediate=False)`` (which points are "intermediate"
+    differs between draws, so none are dropped). A draw without positives has
+    ``tpr = nan``; one without negatives has ``fpr = nan`` (scikit-learn also warns).
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    scores : array_like of shape (n_items,)
+    thresholds : 1-D array_like, optional
+        Evaluate at these thresholds ("positive if score >= t") instead.
+
+    Returns
+    -------
+    fpr, tpr : ndarray of shape (..., n_thresholds)
+    thresholds : ndarray of shape (n_thresholds,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import roc_curve
+    >>> fpr, tpr, t = roc_curve(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]))
+    >>> fpr, tpr
+    (array([0., 0., 0., 1.]), array([0. , 0.5, 1. , 1. ]))
+    """
+    labels = V.as_label_draws(labels)
+    scores = V.as_scores(scores)
+    V.check_same_length(labels.shape[-1], "scores", scores.size, reference="labels")
+    if thresholds is None:
+        thresholds = np.r_[np.inf, np.unique(scores)[::-1]]
+    st = _prepare_roc(scores, thresholds=thresholds)
+    flat, lead = _flat(labels)
+    out = _compute_roc(flat, st).reshape(lead + (st.thresholds.size, 2))
+    return out[..., 0], out[..., 1], st.thresholds.copy()
+
+
+@dataclass(frozen=True)
+class _AUCState:
+    ranks: np.ndarray  # mid-ranks of the scores (ascending, ties averaged)
+
+
+def _prepare_auc(scores):
+    return _AUCState(rankdata(scores, method="average"))
+
+
+def _compute_auc(labels2d, st: _AUCState):
+    n = st.ranks.size
+    rank_sum = np.empty(labels2d.shape[0])
+    n_pos = np.empty(labels2d.shape[0])
+    for sl in _blocks(labels2d.shape[0], n, 8):
+        z = labels2d[sl].astype(np.float64)
+        rank_sum[sl] = z @ st.ranks
+        n_pos[sl] = z.sum(axis=1)
+    n_neg = n - n_pos
+    # Mann-Whitney U with mid-ranks = trapezoidal area under the tied ROC steps
+    u = rank_sum - n_pos * (n_pos + 1) / 2
+    return _divide(u, n_pos * n_neg, np.nan)
+
+
+_AUC = _register(MetricSpec("roc_auc", "scores", _prepare_auc, _compute_auc, _no_dims))
+
+
+def roc_auc(labels, scores):
+    """Area under the ROC curve, for every label draw.
+
+    Computed as the Mann-Whitney statistic with mid-ranks, which equals the
+    trapezoidal area under scikit-learn's ROC curve, ties included, in one
+    contraction per draw. A draw with only one class has no ROC curve: where
+    scikit-learn's ``roc_auc_score`` raises, this returns ``nan`` for that draw.
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    scores : array_like of shape (n_items,)
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import roc_auc
+    >>> roc_auc(np.array([[0, 1, 1, 0], [1, 1, 1, 1]]), np.array([0.1, 0.8, 0.4, 0.4]))
+    array([0.875,   nan])
+    """
+    return _AUC(labels, scores)
+
+
+# ---------------------------------------------------------- hard-prediction metrics
+
+
+@dataclass(frozen=True)
+class _PredState:
+    positive: np.ndarray  # indices of predicted positives
+    n_pred: float
+    n_items: int
+    beta2: float = 1.0
+    zero_division: float = 0.0
+
+
+def _prepare_pred(predictions, *, zero_division=0.0):
+    pos = np.flatnonzero(predictions)
+    return _PredState(pos, float(pos.size), predictions.size, 1.0, _zero_division(zero_division))
+
+
+def _tp_npos(labels2d, st: _PredState):
+    tp = labels2d[:, st.positive].sum(axis=1, dtype=np.int64).astype(np.float64)
+    n_pos = labels2d.sum(axis=1, dtype=np.int64).astype(np.float64)
+    return tp, n_pos
+
+
+def _compute_precision(labels2d, st):
+    tp, _ = _tp_npos(labels2d, st)
+    return _divide(tp, np.full_like(tp, st.n_pred), st.zero_division)
+
+
+def _compute_recall(labels2d, st):
+    tp, n_pos = _tp_npos(labels2d, st)
+    return _divide(tp, n_pos, st.zero_division)
+
+
+def _compute_f(labels2d, st):
+    tp, n_pos = _tp_npos(labels2d, st)
+    # F_beta = (1 + b^2) TP / ((1 + b^2) TP + b^2 FN + FP) = (1 + b^2) TP / (b^2 N_p + N_pred)
+    return _divide((1 + st.beta2) * tp, st.beta2 * n_pos + st.n_pred, st.zero_division)
+
+
+def _compute_accuracy(labels2d, st):
+    tp, n_pos = _tp_npos(labels2d, st)
+    tn = (st.n_items - n_pos) - (st.n_pred - tp)
+    return (tp + tn) / st.n_items
+
+
+def _prepare_acc(predictions):
+    return _prepare_pred(predictions)
+
+
+def _prepare_f(predictions, *, beta=1.0, zero_division=0.0):
+    if isinstance(beta, bool) or not isinstance(beta, int | float) or not beta >= 0:
+        raise ValueError(f"`beta` must be a number >= 0, got {beta!r}.")
+    st = _prepare_pred(predictions, zero_division=zero_division)
+    return _PredState(st.positive, st.n_pred, st.n_items, float(beta) ** 2, st.zero_division)
+
+
+_PREC = _register(MetricSpec("precision", "predictions", _prepare_pred, _compute_precision, _no_dims))
+_REC = _register(MetricSpec("recall", "predictions", _prepare_pred, _compute_recall, _no_dims))
+_F = _register(MetricSpec("f_score", "predictions", _prepare_f, _compute_f, _no_dims))
+_ACC = _register(MetricSpec("accuracy", "predictions", _prepare_acc, _compute_accuracy, _no_dims))
+
+
+def precision(labels, predictions, *, zero_division=0.0):
+    """Precision ``TP / (TP + FP)`` of hard predictions, for every label draw.
+
+    With no predicted positives precision is undefined and gets ``zero_division``
+    (0.0 by default, scikit-learn's value, without its warning).
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    predictions : array_like of shape (n_items,), 0/1 or bool
+    zero_division : {0.0, 1.0, nan}
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import precision
+    >>> precision(np.array([[1, 0, 1], [1, 1, 1]]), np.array([1, 1, 0]))
+    array([0.5, 1. ])
+    """
+    return _PREC(labels, predictions, zero_division=zero_division)
+
+
+def recall(labels, predictions, *, zero_division=0.0):
+    """Recall ``TP / (TP + FN)`` of hard predictions, for every label draw.
+
+    A draw with no positives gets ``zero_division`` (0.0, as scikit-learn).
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    predictions : array_like of shape (n_items,), 0/1 or bool
+    zero_division : {0.0, 1.0, nan}
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import recall
+    >>> recall(np.array([[1, 0, 1], [0, 0, 0]]), np.array([1, 1, 0]))
+    array([0.5, 0. ])
+    """
+    return _REC(labels, predictions, zero_division=zero_division)
+
+
+def f_score(labels, predictions, *, beta=1.0, zero_division=0.0):
+    """F-beta score of hard predictions, for every label draw.
+
+    ``F_beta = (1 + beta^2) TP / ((1 + beta^2) TP + beta^2 FN + FP)``, as scikit-learn's
+    ``fbeta_score``; ``beta < 1`` favours precision. When ``TP + FN + FP = 0`` (no
+    positives and none predicted) it is ``zero_division``.
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    predictions : array_like of shape (n_items,), 0/1 or bool
+    beta : float >= 0, default 1.0
+    zero_division : {0.0, 1.0, nan}
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import f_score
+    >>> float(f_score(np.array([1, 0, 1, 1]), np.array([1, 1, 0, 1])))
+    0.6666666666666666
+    """
+    return _F(labels, predictions, beta=beta, zero_division=zero_division)
+
+
+def accuracy(labels, predictions):
+    """Fraction of items whose hard prediction equals the label, for every draw.
+
+    Parameters
+    ----------
+    labels : array_like of shape (..., n_items)
+    predictions : array_like of shape (n_items,), 0/1 or bool
+
+    Returns
+    -------
+    ndarray of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.metrics import accuracy
+    >>> accuracy(np.array([[1, 0, 1, 1], [1, 1, 0, 1]]), np.array([1, 1, 0, 1]))
+    array([0.5, 1. ])
+    """
+    return _ACC(labels, predictions)

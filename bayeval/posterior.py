@@ -1,0 +1,684 @@
+"""Posterior: parameter draws + reproducible label draws + metric distributions.
+
+Every model returns a :class:`Posterior`. It holds the parameter draws (an
+``arviz.InferenceData`` with dims ``chain, draw``) and a function that maps one
+chunk of parameter draws to each item's probability of being positive,
+``P(z_i = 1 | theta, data)``. Label draws ``(chain, draw, item)`` are generated
+from those probabilities in chunks of draws, each draw from its own random stream
+derived from the posterior's seed and its ``(chain, draw)`` index -- so every
+metric is computed in bounded memory and the same seed gives the same draws
+whatever the chunk size. Vetted items equal their vetted label in every draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from . import _validate as V
+from . import metrics as M
+from .data import EvalData
+
+__all__ = ["Posterior", "vetted_only", "naive", "hdi"]
+
+_CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
+_CURVES = ("precision_recall_curve", "roc_curve")
+_MAX_DEFAULT_THRESHOLDS = 201
+
+
+# --------------------------------------------------------------------------- HDI
+
+
+def hdi(samples, prob: float = 0.94, axis: int = 0) -> np.ndarray:
+    """Highest-density interval of samples along ``axis`` (vectorized over the rest).
+
+    The narrowest interval spanning ``floor(prob * n) + 1`` of the sorted samples, as
+    ArviZ computes it for unimodal distributions. NaN where any sample is NaN.
+
+    Parameters
+    ----------
+    samples : array_like
+    prob : float in (0, 1)
+    axis : int
+
+    Returns
+    -------
+    ndarray with ``axis`` replaced by a trailing axis of size 2 (lower, upper).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import hdi
+    >>> hdi(np.arange(101.0), 0.9).tolist()
+    [0.0, 90.0]
+    """
+    prob = V.as_probability(prob, "hdi_prob", open_interval=True)
+    x = np.moveaxis(np.asarray(samples, dtype=np.float64), axis, -1)
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError("hdi needs at least one sample.")
+    has_nan = np.isnan(x).any(axis=-1)
+    x = np.sort(x, axis=-1)
+    keep = min(n, int(np.floor(prob * n)) + 1)  # ArviZ's window
+    widths = x[..., keep - 1 :] - x[..., : n - keep + 1]
+    start = np.argmin(widths, axis=-1)[..., None]
+    lo = np.take_along_axis(x, start, axis=-1)[..., 0]
+    hi = np.take_along_axis(x, start + keep - 1, axis=-1)[..., 0]
+    out = np.stack([lo, hi], axis=-1)
+    out[has_nan] = np.nan
+    return out
+
+
+# ------------------------------------------------------------- metric evaluation
+
+
+def _resolve(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
+    """(spec, custom_fn, name) for a metric name, kernel function or callable."""
+    if isinstance(metric, str):
+        if metric not in M.METRICS:
+            raise ValueError(
+                f"Unknown metric {metric!r}. Known metrics: {sorted(M.METRICS)}; "
+                "or pass a callable f(labels, scores, **kwargs)."
+            )
+        return M.METRICS[metric], None, metric
+    if isinstance(metric, M.MetricSpec):
+        return metric, None, metric.name
+    if callable(metric):
+        name = getattr(metric, "__name__", "custom")
+        if getattr(metric, "__module__", None) == M.__name__ and name in M.METRICS:
+            return M.METRICS[name], None, name
+        return None, metric, name
+    raise TypeError(f"`metric` must be a metric name, a bayeval.metrics function or a callable, got {metric!r}.")
+
+
+class _Evaluator:
+    """A metric bound to one EvalData: prepared once, then applied to label rows."""
+
+    def __init__(self, data: EvalData, metric, *, category=None, threshold=None, kwargs=None):
+        kwargs = dict(kwargs or {})
+        self.spec, self.custom, self.name = _resolve(metric)
+        needs = self.spec.needs if self.spec is not None else "scores"
+        if threshold is not None:
+            if needs != "predictions":
+                raise ValueError(
+                    f"`threshold` applies to metrics of hard predictions (precision, recall, "
+                    f"f_score, accuracy), not to {self.name!r}."
+                )
+            if isinstance(threshold, bool) or not isinstance(threshold, int | float | np.floating | np.integer):
+                raise TypeError(f"`threshold` must be one number, got {threshold!r}.")
+            x = (data.scores >= float(threshold)).astype(np.int8)
+        elif needs == "predictions":
+            if data.predictions is None:
+                raise ValueError(
+                    f"Metric {self.name!r} needs hard predictions: pass threshold=<score cut-off>, "
+                    "or build the EvalData with predictions=..."
+                )
+            x = data.predictions
+        else:
+            x = data.scores
+        if self.spec is not None and self.spec.name in _CURVES and kwargs.get("thresholds") is None:
+            kwargs["thresholds"] = _default_thresholds(data.scores)
+            if self.spec.name == "roc_curve":
+                kwargs["thresholds"] = np.r_[np.inf, kwargs["thresholds"][::-1]]
+        if category is None:
+            category = "each" if data.has_categories else "pooled"
+        V.check_choice(category, "category", ("each", "mean", "pooled"))
+        if category != "pooled" and not data.has_categories:
+            raise ValueError(f"category={category!r} needs an EvalData with categories; use 'pooled'.")
+        self.category = category
+        self.n_items = data.n_items
+        if category == "pooled":
+            self.groups = [np.arange(data.n_items)]
+            self.cat_names = None
+        else:
+            codes = data.category_codes
+            self.groups = [np.flatnonzero(codes == c) for c in range(data.category_names.size)]
+            self.cat_names = data.category_names
+        self.states = []
+        for g in self.groups:
+            if g.size == 0:
+                self.states.append(None)
+            elif self.spec is not None:
+                self.states.append(self.spec.prepare(x[g], **kwargs))
+            else:
+                self.states.append((x[g], kwargs))
+        # extra dims from the first non-empty group
+        first = next((s for s in self.states if s is not None), None)
+        if first is None:
+            raise ValueError("There are no items to evaluate.")
+        if self.spec is not None:
+            self.extra = self.spec.dims(first)
+        else:
+            probe = np.asarray(self.custom(np.zeros((1, self.groups[0].size), dtype=np.int8), first[0], **first[1]))
+            self.extra = [(f"{self.name}_dim_{j}", np.arange(m)) for j, m in enumerate(probe.shape[1:])]
+        self.extra_shape = tuple(len(c) for _, c in self.extra)
+
+    def __call__(self, labels2d: np.ndarray) -> np.ndarray:
+        rows = labels2d.shape[0]
+        outs = []
+        for g, st in zip(self.groups, self.states, strict=True):
+            if st is None:
+                outs.append(np.full((rows,) + self.extra_shape, np.nan))
+                continue
+            z = labels2d if g.size == self.n_items else labels2d[:, g]
+            if self.spec is not None:
+                res = self.spec.compute(z, st)
+            else:
+                res = np.asarray(self.custom(z, *st[:1], **st[1]), dtype=np.float64)
+                if res.shape[:1] != (rows,):
+                    raise ValueError(
+                        f"Custom metric {self.name!r} returned shape {res.shape}; it must return one "
+                        f"value (or one array) per label row, i.e. a leading axis of {rows}."
+                    )
+            outs.append(np.asarray(res, dtype=np.float64).reshape((rows,) + self.extra_shape))
+        if self.cat_names is None:
+            return outs[0]
+        out = np.stack(outs, axis=1)
+        if self.category == "mean":
+            return out.mean(axis=1)
+        return out
+
+    @property
+    def dims(self) -> list[str]:
+        lead = ["category"] if self.category == "each" else []
+        return lead + [d for d, _ in self.extra]
+
+    @property
+    def coords(self) -> dict:
+        c = {d: v for d, v in self.extra}
+        if self.category == "each":
+            c["category"] = self.cat_names
+        return c
+
+
+def _default_thresholds(scores: np.ndarray) -> np.ndarray:
+    """Distinct scores if there are few, else evenly spaced score quantiles (ascending)."""
+    uniq = np.unique(scores)
+    if uniq.size <= _MAX_DEFAULT_THRESHOLDS:
+        return uniq
+    return np.unique(np.quantile(scores, np.linspace(0, 1, _MAX_DEFAULT_THRESHOLDS), method="inverted_cdf"))
+
+
+# ------------------------------------------------------------------- Posterior
+
+
+class Posterior:
+    """Posterior over the true labels of an evaluation set, and over its metrics.
+
+    Parameters
+    ----------
+    data : EvalData
+        The evaluation set the model was fitted to.
+    idata : arviz.InferenceData
+        Parameter draws in its ``posterior`` group, dims ``(chain, draw, ...)``.
+    probability : callable
+        ``probability(params) -> array`` where ``params`` maps each variable of
+        ``idata.posterior`` to its values for a chunk of draws (leading axis = the
+        draws of the chunk) and the result, of shape ``(n_chunk, n_items)`` or
+        ``(n_items,)``, is ``P(z_i = 1 | theta, data)`` for every item.
+    random_seed : int or None
+        Seed of the label draws. None draws fresh entropy once (kept on the object).
+    model : str, optional
+        A name for summaries and reports.
+    population : callable, optional
+        ``population(metric, **kwargs) -> DataArray`` giving the population version of
+        a metric from the parameters alone, where the model defines it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, Posterior
+    >>> data = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, np.nan, 0])
+    >>> post = Posterior.from_probabilities(data, [1.0, 0.7, 0.2, 0.0], draws=500, random_seed=0)
+    >>> ap = post.metric("average_precision")
+    >>> ap.dims, ap.shape
+    (('chain', 'draw'), (1, 500))
+    """
+
+    def __init__(
+        self,
+        data: EvalData,
+        idata: az.InferenceData,
+        probability: Callable[[Mapping[str, np.ndarray]], np.ndarray],
+        *,
+        random_seed: int | None = None,
+        model: str | None = None,
+        population: Callable[..., xr.DataArray] | None = None,
+    ):
+        if not isinstance(data, EvalData):
+            raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+        if not hasattr(idata, "posterior"):
+            raise TypeError("`idata` must be an arviz.InferenceData with a `posterior` group.")
+        if not callable(probability):
+            raise TypeError("`probability` must be a callable params -> P(z = 1) per item.")
+        post = idata.posterior
+        if "chain" not in post.sizes or "draw" not in post.sizes:
+            raise ValueError(f"idata.posterior must have dims chain and draw, got {dict(post.sizes)}.")
+        self.data = data
+        self.idata = idata
+        self._probability = probability
+        self._population = population
+        self.model = model or "model"
+        self.n_chains = int(post.sizes["chain"])
+        self.n_draws = int(post.sizes["draw"])
+        self.random_seed = random_seed
+        self._entropy = np.random.SeedSequence(random_seed).entropy
+        self._vetted = np.flatnonzero(data.vetted)
+        self._vetted_values = data.labels[self._vetted].astype(np.int8)
+
+    # ---------------------------------------------------------------- builders
+
+    @classmethod
+    def from_probabilities(
+        cls,
+        data: EvalData,
+        p,
+        *,
+        draws: int = 1000,
+        chains: int = 1,
+        random_seed: int | None = None,
+    ) -> Posterior:
+        """A Posterior from given per-item probabilities ``p(z_i = 1 | O)``.
+
+        This is the active-testing paper's learned estimator (eq. 6): unvetted labels
+        independent Bernoulli(``p_i``), vetted labels fixed. No PyMC involved, so the
+        metrics and selection work with probabilities from any source.
+
+        Parameters
+        ----------
+        data : EvalData
+        p : array_like of shape (n_items,), or (n_samples, n_items)
+            Probabilities in [0, 1]. A 2-D array gives one probability vector per
+            draw (e.g. from a bootstrap); then ``draws = n_samples`` and ``chains = 1``.
+        draws, chains : int
+            Number of label draws per chain (ignored for 2-D ``p``).
+        random_seed : int or None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> data = EvalData([0.9, 0.5, 0.1], [np.nan, np.nan, 0])
+        >>> post = Posterior.from_probabilities(data, [0.9, 0.5, 0.1], draws=200, random_seed=1)
+        >>> float(post.metric("precision_at_k", k=1).mean()) > 0.8
+        True
+        """
+        if not isinstance(data, EvalData):
+            raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+        arr = np.asarray(p, dtype=np.float64)
+        if arr.ndim not in (1, 2) or arr.shape[-1] != data.n_items:
+            raise ValueError(
+                f"`p` must have shape (n_items,) = ({data.n_items},) or (n_samples, {data.n_items}), "
+                f"got {arr.shape}."
+            )
+        if not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 1:
+            raise ValueError("`p` must hold probabilities in [0, 1] (no NaN).")
+        if arr.ndim == 2:
+            chains, draws = 1, arr.shape[0]
+        else:
+            chains = V.as_positive_int(chains, "chains")
+            draws = V.as_positive_int(draws, "draws")
+        arr.setflags(write=False)
+        coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
+        mean_p = np.broadcast_to(arr.mean(axis=-1), (chains, draws)) if arr.ndim == 1 else arr.mean(axis=1)[None]
+        ds = xr.Dataset({"mean_probability": (("chain", "draw"), np.array(mean_p))}, coords=coords)
+        idata = az.InferenceData(posterior=ds)
+
+        if arr.ndim == 1:
+            def probability(params):
+                return arr
+        else:
+            def probability(params):
+                return arr[params["_draw_index"]]
+
+        return cls(data, idata, probability, random_seed=random_seed, model="given probabilities")
+
+    # ------------------------------------------------------------ label draws
+
+    def _chunk_plan(self, chunk_size: int | None) -> list[tuple[int, slice]]:
+        if chunk_size is None:
+            chunk_size = max(1, min(self.n_draws, _CHUNK_BYTES // (9 * self.data.n_items)))
+        else:
+            chunk_size = V.as_positive_int(chunk_size, "chunk_size")
+        return [
+            (c, slice(a, min(self.n_draws, a + chunk_size)))
+            for c in range(self.n_chains)
+            for a in range(0, self.n_draws, chunk_size)
+        ]
+
+    def _params(self, chain: int, draws: slice) -> dict[str, np.ndarray]:
+        post = self.idata.posterior
+        params = {name: np.asarray(post[name].values[chain, draws]) for name in post.data_vars}
+        params["_draw_index"] = np.arange(draws.start, draws.stop) + chain * self.n_draws
+        return params
+
+    def _probabilities(self, chain: int, draws: slice) -> np.ndarray:
+        m = draws.stop - draws.start
+        p = np.asarray(self._probability(self._params(chain, draws)), dtype=np.float64)
+        if p.shape not in ((self.data.n_items,), (m, self.data.n_items)):
+            raise ValueError(
+                f"The model's probability function returned shape {p.shape}; expected "
+                f"({m}, {self.data.n_items}) or ({self.data.n_items},)."
+            )
+        return np.broadcast_to(p, (m, self.data.n_items))
+
+    def _label_chunks(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
+        n = self.data.n_items
+        for chain, draws in self._chunk_plan(chunk_size):
+            p = self._probabilities(chain, draws)
+            z = np.empty(p.shape, dtype=np.int8)
+            for j, d in enumerate(range(draws.start, draws.stop)):
+                rng = np.random.Generator(
+                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(chain, d)))
+                )
+                np.less(rng.random(n, dtype=np.float32), p[j], out=z[j], casting="unsafe")
+            z[:, self._vetted] = self._vetted_values
+            yield chain, draws, z
+
+    def label_draws(self, chunk_size: int | None = None) -> Iterator[xr.DataArray]:
+        """Yield label draws in chunks, as int8 DataArrays ``(chain, draw, item)``.
+
+        Each chunk covers one chain and a run of draws. Draw ``(c, d)`` always comes
+        from the same random stream, so the draws do not depend on ``chunk_size``.
+
+        Parameters
+        ----------
+        chunk_size : int, optional
+            Draws per chunk; by default chosen so a chunk uses ~128 MiB.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> post = Posterior.from_probabilities(EvalData([0.3, 0.6], [1, np.nan]), [1, 0.5],
+        ...                                     draws=4, random_seed=0)
+        >>> [c.shape for c in post.label_draws(chunk_size=3)]
+        [(1, 3, 2), (1, 1, 2)]
+        """
+        for chain, draws, z in self._label_chunks(chunk_size):
+            yield xr.DataArray(
+                z[None],
+                dims=("chain", "draw", "item"),
+                coords={
+                    "chain": [chain],
+                    "draw": np.arange(draws.start, draws.stop),
+                    "item": self.data.item_ids,
+                },
+            )
+
+    def item_probability(self) -> xr.DataArray:
+        """Posterior probability that each item is positive (vetted items: their label).
+
+        The mean of ``P(z_i = 1 | theta)`` over the parameter draws -- exact, no label
+        sampling.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> post = Posterior.from_probabilities(EvalData([0.3, 0.6], [1, np.nan]), [0.5, 0.25])
+        >>> post.item_probability().values.tolist()
+        [1.0, 0.25]
+        """
+        total = np.zeros(self.data.n_items)
+        for chain, draws in self._chunk_plan(None):
+            total += self._probabilities(chain, draws).sum(axis=0)
+        p = total / (self.n_chains * self.n_draws)
+        p[self._vetted] = self._vetted_values
+        return xr.DataArray(p, dims=("item",), coords={"item": self.data.item_ids}, name="p_positive")
+
+    # ----------------------------------------------------------------- metrics
+
+    def metric(
+        self,
+        metric,
+        *,
+        category: str | None = None,
+        threshold: float | None = None,
+        chunk_size: int | None = None,
+        **kwargs,
+    ) -> xr.DataArray:
+        """The posterior distribution of a metric on this evaluation set.
+
+        Label draws are generated chunk by chunk and pushed through the metric kernel;
+        memory stays bounded whatever the number of items and draws.
+
+        Parameters
+        ----------
+        metric : str or callable
+            A name from :data:`bayeval.metrics.METRICS` (``"average_precision"``,
+            ``"precision_at_k"``, ``"recall_at_k"``, ``"precision_at_recall"``,
+            ``"precision_recall_curve"``, ``"roc_curve"``, ``"roc_auc"``,
+            ``"precision"``, ``"recall"``, ``"f_score"``, ``"accuracy"``), one of the
+            functions of :mod:`bayeval.metrics`, or a callable
+            ``f(labels, scores, **kwargs)`` mapping label rows ``(rows, n_items)`` to
+            ``(rows,)`` or ``(rows, m)``.
+        category : {"each", "mean", "pooled"}, optional
+            With categories in the data: per category (default, dim ``category``),
+            the mean over categories, or all items pooled.
+        threshold : float, optional
+            For metrics of hard predictions: predict positive where
+            ``score >= threshold``. Without it the data's ``predictions`` are used.
+        chunk_size : int, optional
+            Draws per chunk (memory/speed trade-off only; results do not change).
+        **kwargs
+            Options of the metric (``k=``, ``recall=``, ``beta=``, ``thresholds=``...).
+            Curves without ``thresholds`` use the distinct scores, or 201 score
+            quantiles when there are more distinct scores than that.
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(chain, draw, [category], ...)``; curves add ``threshold`` and
+            ``curve`` (``precision``/``recall`` or ``fpr``/``tpr``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> data = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, np.nan, 0])
+        >>> post = Posterior.from_probabilities(data, [1, 0.5, 0.5, 0], draws=100, random_seed=0)
+        >>> post.metric("precision_at_k", k=[1, 2]).dims
+        ('chain', 'draw', 'k')
+        """
+        ev = _Evaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
+        out = np.empty((self.n_chains, self.n_draws) + self._evaluated_shape(ev))
+        for chain, draws, z in self._label_chunks(chunk_size):
+            out[chain, draws] = ev(z)
+        coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws), **ev.coords}
+        return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name)
+
+    @staticmethod
+    def _evaluated_shape(ev: _Evaluator) -> tuple[int, ...]:
+        lead = (len(ev.cat_names),) if ev.category == "each" else ()
+        return lead + ev.extra_shape
+
+    def population(self, metric, **kwargs) -> xr.DataArray:
+        """The population version of a metric, from the parameters alone.
+
+        Defined only for models that provide it (e.g. the score mixture).
+        """
+        if self._population is None:
+            raise NotImplementedError(
+                f"The {self.model!r} posterior defines no population metric; use metric() for the "
+                "performance on this evaluation set."
+            )
+        return self._population(metric, **kwargs)
+
+    def summary(self, metrics=("average_precision",), *, hdi_prob: float = 0.94, **kwargs) -> pd.DataFrame:
+        """Mean, sd and HDI of several metrics, one row per metric (and coordinate).
+
+        Parameters
+        ----------
+        metrics : list
+            Each entry a metric name or callable, or ``(metric, {options})``. A dict
+            ``{label: metric or (metric, {options})}`` names the rows.
+        hdi_prob : float, default 0.94
+        **kwargs
+            Options passed to every metric (e.g. ``category="mean"``, ``threshold=``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index: metric (with its coordinates, e.g. ``precision_at_k[k=10]``);
+            columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> data = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, np.nan, 0])
+        >>> post = Posterior.from_probabilities(data, [1, 0.5, 0.5, 0], draws=200, random_seed=0)
+        >>> post.summary(["average_precision", ("precision_at_k", {"k": 2})]).columns.tolist()
+        ['mean', 'sd', 'hdi_3%', 'hdi_97%']
+        """
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        items = _metric_items(metrics)
+        rows = []
+        for label, metric, options in items:
+            da = self.metric(metric, **{**kwargs, **options})
+            rows.extend(_summary_rows(label, da, hdi_prob, ("chain", "draw")))
+        return _summary_frame(rows, hdi_prob)
+
+    def diagnostics(self) -> pd.DataFrame:
+        """Sampler diagnostics of the parameter draws: r_hat, ESS, divergences.
+
+        Returns an empty frame for posteriors without sampled parameters.
+        """
+        names = list(self.idata.posterior.data_vars)
+        if not names or self.model == "given probabilities":
+            return pd.DataFrame(columns=["r_hat", "ess_bulk", "ess_tail"])
+        return az.summary(self.idata, var_names=names, kind="diagnostics")[["r_hat", "ess_bulk", "ess_tail"]]
+
+    def __repr__(self) -> str:
+        return (
+            f"Posterior(model={self.model!r}, chains={self.n_chains}, draws={self.n_draws}, "
+            f"data={self.data!r})"
+        )
+
+
+# ------------------------------------------------------------------ summaries
+
+
+def _metric_items(metrics) -> list[tuple[str, Any, dict]]:
+    if isinstance(metrics, str | M.MetricSpec) or callable(metrics):
+        metrics = [metrics]
+    out = []
+    if isinstance(metrics, Mapping):
+        pairs = list(metrics.items())
+    else:
+        pairs = [(None, m) for m in metrics]
+    for label, entry in pairs:
+        if isinstance(entry, tuple):
+            if len(entry) != 2 or not isinstance(entry[1], Mapping):
+                raise TypeError(f"A metric entry must be a name or (name, {{options}}), got {entry!r}.")
+            metric, options = entry[0], dict(entry[1])
+        else:
+            metric, options = entry, {}
+        name = _resolve(metric)[2]
+        out.append((label or name, metric, options))
+    return out
+
+
+def _summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> list[tuple]:
+    other = [d for d in da.dims if d not in sample_dims]
+    stacked = da.stack(_sample=sample_dims).transpose(*other, "_sample")
+    values = stacked.values.reshape(-1, stacked.sizes["_sample"])
+    means = values.mean(axis=1)
+    sds = values.std(axis=1, ddof=1) if values.shape[1] > 1 else np.full(values.shape[0], np.nan)
+    bounds = hdi(values, hdi_prob, axis=1)
+    names = []
+    if other:
+        grids = np.meshgrid(*[da[d].values for d in other], indexing="ij")
+        for idx in range(values.shape[0]):
+            parts = []
+            for d, g in zip(other, grids, strict=True):
+                v = g.ravel()[idx]
+                parts.append(f"{d}={v:.4g}" if isinstance(v, float | np.floating) else f"{d}={v}")
+            names.append(f"{label}[{', '.join(parts)}]")
+    else:
+        names = [label]
+    return [(n, m, s, b[0], b[1]) for n, m, s, b in zip(names, means, sds, bounds, strict=True)]
+
+
+def _summary_frame(rows, hdi_prob) -> pd.DataFrame:
+    lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
+    hi = f"hdi_{100 * (1 + hdi_prob) / 2:g}%"
+    df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
+    return df
+
+
+# ------------------------------------------------------------------ baselines
+
+
+def _point(data: EvalData, labels: np.ndarray, metric, kwargs) -> xr.DataArray:
+    category = kwargs.pop("category", None)
+    threshold = kwargs.pop("threshold", None)
+    ev = _Evaluator(data, metric, category=category, threshold=threshold, kwargs=kwargs)
+    out = ev(labels[None].astype(np.int8))[0]
+    return xr.DataArray(out, dims=tuple(ev.dims), coords=ev.coords, name=ev.name)
+
+
+def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
+    """The metric on the vetted items alone (active testing's eq. 3).
+
+    Unbiased for a random vetted subset but noisy; for ranking metrics the vetted
+    items are ranked among themselves. Categories without vetted items give NaN.
+
+    Parameters
+    ----------
+    data : EvalData
+    metric : str or callable
+    **kwargs
+        Options of the metric, plus ``category=`` and ``threshold=`` as in
+        :meth:`Posterior.metric`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, vetted_only
+    >>> d = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, 0, 1])
+    >>> round(float(vetted_only(d, "average_precision")), 6)
+    0.833333
+    """
+    if not isinstance(data, EvalData):
+        raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+    if data.n_vetted == 0:
+        raise ValueError("No item is vetted: vetted_only needs at least one vetted label.")
+    sub = data.subset(data.vetted)
+    return _point(sub, sub.labels, metric, dict(kwargs))
+
+
+def naive(data: EvalData, metric, **kwargs) -> xr.DataArray:
+    """The metric with noisy labels standing in for unvetted ones (eqs. 4-5).
+
+    Vetted items use their vetted label, the others their noisy label.
+
+    Parameters
+    ----------
+    data : EvalData
+        Must have ``noisy_labels``.
+    metric : str or callable
+    **kwargs
+        As for :func:`vetted_only`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, naive
+    >>> d = EvalData([0.9, 0.8, 0.3], [np.nan, 1, np.nan], noisy_labels=[1, 0, 0])
+    >>> float(naive(d, "precision_at_k", k=2))
+    1.0
+    """
+    if not isinstance(data, EvalData):
+        raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+    if data.noisy_labels is None:
+        raise ValueError("naive() needs noisy labels: build the EvalData with noisy_labels=...")
+    z = np.where(data.vetted, data.labels, data.noisy_labels)
+    return _point(data, z, metric, dict(kwargs))

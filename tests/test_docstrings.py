@@ -1,0 +1,38 @@
+"""Docstring examples run, and every public function or class has one."""
+
+import doctest
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import bayeval
+
+MODULES = sorted(
+    m.name
+    for m in pkgutil.walk_packages(bayeval.__path__, "bayeval.")
+    if not m.name.rsplit(".", 1)[-1].startswith("_") and m.name not in {"bayeval.cli"}
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_pass(name, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.failed == 0
+
+
+def _public(module):
+    for attr in getattr(module, "__all__", []):
+        obj = getattr(module, attr)
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            yield attr, obj
+
+
+@pytest.mark.parametrize("name", ["bayeval", *MODULES])
+def test_public_callables_have_numpydoc_examples(name):
+    module = importlib.import_module(name)
+    missing = [attr for attr, obj in _public(module) if "Examples" not in (inspect.getdoc(obj) or "")]
+    assert not missing, f"{name}: no Examples section in {missing}"

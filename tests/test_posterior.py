@@ -1,0 +1,158 @@
+import arviz as az
+import numpy as np
+import pytest
+import xarray as xr
+
+from bayeval import EvalData, Posterior, hdi, metrics, naive, vetted_only
+
+
+def _data(n=200, seed=0, categories=False):
+    rng = np.random.default_rng(seed)
+    s = rng.normal(size=n)
+    p = 1 / (1 + np.exp(-2 * s))
+    truth = (rng.random(n) < p).astype(float)
+    labels = np.where(rng.random(n) < 0.2, truth, np.nan)
+    kw = {}
+    if categories:
+        kw["categories"] = np.array(["cat", "dog", "eel"])[rng.integers(0, 3, n)]
+    return EvalData(s, labels, noisy_labels=truth.astype(int) ^ (rng.random(n) < 0.1), predictions=(s > 0).astype(int), **kw), p
+
+
+def test_label_draws_fix_vetted_items_and_are_reproducible():
+    data, p = _data()
+    post = Posterior.from_probabilities(data, p, draws=50, chains=2, random_seed=4)
+    chunks = list(post.label_draws(chunk_size=7))
+    assert all(c.dtype == np.int8 and c.dims == ("chain", "draw", "item") for c in chunks)
+    z = np.concatenate([c.values[0] for c in chunks])  # chain 0 then chain 1
+    assert z.shape == (100, data.n_items)
+    np.testing.assert_array_equal(z[:, data.vetted], np.broadcast_to(data.labels[data.vetted], (100, data.n_vetted)))
+    # independent of chunking, equal for the same seed, different for another seed
+    z2 = np.concatenate([c.values[0] for c in post.label_draws(chunk_size=50)])
+    np.testing.assert_array_equal(z, z2)
+    again = Posterior.from_probabilities(data, p, draws=50, chains=2, random_seed=4)
+    np.testing.assert_array_equal(z, np.concatenate([c.values[0] for c in again.label_draws()]))
+    other = Posterior.from_probabilities(data, p, draws=50, chains=2, random_seed=5)
+    assert not np.array_equal(z, np.concatenate([c.values[0] for c in other.label_draws()]))
+
+
+def test_label_draw_frequencies_follow_probabilities():
+    data, p = _data(n=300)
+    post = Posterior.from_probabilities(data, p, draws=4000, random_seed=1)
+    freq = np.concatenate([c.values[0] for c in post.label_draws()]).mean(axis=0)
+    un = ~data.vetted
+    se = np.sqrt(p[un] * (1 - p[un]) / 4000)
+    z = (freq[un] - p[un]) / np.maximum(se, 1e-12)
+    assert np.abs(z).max() < 5  # 240 items, 5 sigma
+    np.testing.assert_allclose(post.item_probability().values[un], p[un])
+
+
+def test_metric_equals_kernel_on_the_label_draws():
+    data, p = _data()
+    post = Posterior.from_probabilities(data, p, draws=30, chains=2, random_seed=2)
+    z = np.stack([np.concatenate([c.values[0] for c in post.label_draws() if int(c.chain[0]) == ch]) for ch in range(2)])
+    ap = post.metric("average_precision", chunk_size=4)
+    assert ap.dims == ("chain", "draw") and ap.shape == (2, 30)
+    np.testing.assert_allclose(ap.values, metrics.average_precision(z, data.scores))
+    f = post.metric(metrics.f_score, beta=2.0)  # the kernel function itself works too
+    np.testing.assert_allclose(f.values, metrics.f_score(z, data.predictions, beta=2.0))
+    f_thr = post.metric("f_score", threshold=0.5)
+    np.testing.assert_allclose(f_thr.values, metrics.f_score(z, (data.scores >= 0.5).astype(int)))
+    par = post.metric("precision_at_recall", recall=[0.1, 0.5, 0.9])
+    assert par.dims == ("chain", "draw", "recall") and par["recall"].values.tolist() == [0.1, 0.5, 0.9]
+    pr = post.metric("precision_recall_curve", thresholds=[0.0, 1.0])
+    assert pr.dims == ("chain", "draw", "threshold", "curve")
+    assert pr.sel(curve="recall").shape == (2, 30, 2)
+    custom = post.metric(lambda z, s: z[:, s > 1].mean(axis=1))
+    np.testing.assert_allclose(custom.values, z[..., data.scores > 1].mean(axis=-1))
+
+
+def test_per_category_and_mean():
+    data, p = _data(categories=True)
+    post = Posterior.from_probabilities(data, p, draws=40, random_seed=3)
+    each = post.metric("precision_at_k", k=[5, 10])
+    assert each.dims == ("chain", "draw", "category", "k")
+    assert each["category"].values.tolist() == ["cat", "dog", "eel"]
+    z = np.concatenate([c.values[0] for c in post.label_draws()])
+    for c in ("cat", "dog", "eel"):
+        m = data.categories == c
+        np.testing.assert_allclose(each.sel(category=c).values[0], metrics.precision_at_k(z[:, m], data.scores[m], k=[5, 10]))
+    mean = post.metric("precision_at_k", k=[5, 10], category="mean")
+    np.testing.assert_allclose(mean.values, each.mean("category").values)
+    pooled = post.metric("precision_at_k", k=5, category="pooled")
+    np.testing.assert_allclose(pooled.values[0], metrics.precision_at_k(z, data.scores, k=5))
+
+
+def test_summary_and_hdi():
+    data, p = _data()
+    post = Posterior.from_probabilities(data, p, draws=400, random_seed=0)
+    table = post.summary(["average_precision", ("precision_at_k", {"k": [5, 10]})], hdi_prob=0.9)
+    assert table.index.tolist() == ["average_precision", "precision_at_k[k=5]", "precision_at_k[k=10]"]
+    assert table.columns.tolist() == ["mean", "sd", "hdi_5%", "hdi_95%"]
+    ap = post.metric("average_precision").values.ravel()
+    assert table.loc["average_precision", "mean"] == pytest.approx(ap.mean())
+    assert table.loc["average_precision", "sd"] == pytest.approx(ap.std(ddof=1))
+    named = post.summary({"AP": "average_precision"})
+    assert named.index.tolist() == ["AP"]
+
+
+def test_hdi_matches_arviz():
+    rng = np.random.default_rng(0)
+    x = rng.gamma(2.0, size=(3, 1000))
+    ours = hdi(x, 0.8, axis=1)
+    for i in range(3):
+        np.testing.assert_allclose(ours[i], az.hdi(x[i], hdi_prob=0.8))
+    assert np.isnan(hdi(np.array([1.0, np.nan, 2.0]), 0.5)).all()
+
+
+def test_baselines():
+    s = np.array([0.9, 0.8, 0.7, 0.2, 0.1])
+    data = EvalData(s, [1, np.nan, 0, np.nan, 1], noisy_labels=[1, 1, 1, 0, 0])
+    assert float(vetted_only(data, "average_precision")) == pytest.approx(metrics.average_precision(np.array([1, 0, 1]), s[[0, 2, 4]]))
+    assert float(naive(data, "precision_at_k", k=3)) == pytest.approx(2 / 3)  # 1, 1 (noisy), 0
+    with pytest.raises(ValueError, match="noisy labels"):
+        naive(EvalData(s), "average_precision")
+    with pytest.raises(ValueError, match="No item is vetted"):
+        vetted_only(EvalData(s), "average_precision")
+    cat = EvalData(s, [1, np.nan, 0, np.nan, np.nan], categories=["a", "a", "a", "b", "b"])
+    per = vetted_only(cat, "average_precision")
+    assert per.dims == ("category",) and np.isnan(per.sel(category="b"))
+
+
+def test_errors_at_the_boundary():
+    data, p = _data()
+    post = Posterior.from_probabilities(data, p, draws=5, random_seed=0)
+    with pytest.raises(ValueError, match="Unknown metric"):
+        post.metric("auc")
+    with pytest.raises(ValueError, match="needs hard predictions"):
+        Posterior.from_probabilities(EvalData(data.scores), p, draws=2).metric("precision")
+    with pytest.raises(ValueError, match="threshold"):
+        post.metric("average_precision", threshold=0.3)
+    with pytest.raises(ValueError, match="categories"):
+        post.metric("average_precision", category="each")
+    with pytest.raises(ValueError, match="probabilities in"):
+        Posterior.from_probabilities(data, p * 2, draws=2)
+    with pytest.raises(ValueError, match="shape"):
+        Posterior.from_probabilities(data, p[:-1], draws=2)
+    with pytest.raises(TypeError, match="EvalData"):
+        Posterior.from_probabilities(p, p)
+
+
+def test_posterior_from_a_model_probability_function():
+    """A model supplies parameter draws and P(z=1 | theta); labels follow each draw's theta."""
+    data = EvalData(np.linspace(-2, 2, 100))
+    prevalence = np.array([[0.0, 1.0, 0.3]])  # one chain, three draws of a toy parameter
+    idata = az.InferenceData(posterior=xr.Dataset({"pi": (("chain", "draw"), prevalence)}))
+    post = Posterior(data, idata, lambda params: np.repeat(params["pi"][:, None], data.n_items, axis=1), random_seed=0)
+    z = np.concatenate([c.values[0] for c in post.label_draws()])
+    assert z[0].sum() == 0 and z[1].sum() == 100 and 10 < z[2].sum() < 50
+    bad = Posterior(data, idata, lambda params: np.ones(3))
+    with pytest.raises(ValueError, match="returned shape"):
+        bad.metric("average_precision")
+
+
+def test_posterior_from_2d_probabilities_uses_one_row_per_draw():
+    data = EvalData([0.5, 0.4])
+    p = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    post = Posterior.from_probabilities(data, p, random_seed=0)
+    z = np.concatenate([c.values[0] for c in post.label_draws()])
+    np.testing.assert_array_equal(z, p.astype(np.int8))
