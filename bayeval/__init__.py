@@ -9,14 +9,17 @@ metric comes out as a full posterior distribution.
 from . import metrics
 from .data import EvalData
 from .posterior import Posterior, hdi, naive, vetted_only
+from .recalibrate import Recalibration, recalibrate
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "EvalData",
     "Posterior",
+    "Recalibration",
     "hdi",
     "metrics",
     "naive",
+    "recalibrate",
     "vetted_only",
 ]

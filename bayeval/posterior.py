@@ -13,7 +13,6 @@ whatever the chunk size. Vetted items equal their vetted label in every draw.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import arviz as az

@@ -1,0 +1,992 @@
+"""Semi-supervised performance estimation (SPE): a two-component score mixture.
+
+The generative story (Welinder, Welling & Perona, 2013): each item is positive with
+probability ``pi``; its score is drawn from the positive class-conditional density
+``p1`` or the negative one ``p0``, each from a standard parametric family. Vetted
+items contribute ``pi^y (1 - pi)^(1 - y) p_y(s)``; unvetted items contribute the
+mixture ``(1 - pi) p0(s) + pi p1(s)`` -- their labels are marginalized (the paper's
+eq. 2), so NUTS samples only the continuous parameters. Given a parameter draw, each
+unvetted label is Bernoulli with ``P(y = 1 | s, theta) = pi p1(s) / ((1 - pi) p0(s) +
+pi p1(s))``: those draws (the paper's section 3.1, steps a-c) give the *sample*
+performance on this test set. The *population* performance comes from the
+parameters alone (eqs. 4-5).
+
+Score scales
+------------
+The families live on different supports: Gamma, log-normal, truncated Normal and
+truncated Student-t (truncated at 0) need positive values, Beta needs (0, 1), Normal
+and Student-t take any real value. Scores are mapped to a family's support by a
+``transform``:
+
+``"identity"``
+    Scores used as they are (they must already lie in the support).
+``"minmax"``
+    ``x = eps + (1 - 2 eps) (s - min) / (max - min)``, into ``[eps, 1 - eps]`` with
+    ``eps = 0.001`` -- the paper's normalization to (0, 1]. Any scale, but it keeps the
+    shape: probabilities piled up against 0 and 1 stay piled up.
+``"logit"``
+    ``x = log(s / (1 - s))`` for scores in [0, 1] (clipped to ``[1e-6, 1 - 1e-6]``):
+    unpiles calibrated probabilities, whose classes are often close to Normal on the
+    logit scale. For real-support families.
+``"log"``
+    ``x = log(s)`` for positive scores, for real-support families.
+``"auto"``
+    Real-support families: ``logit`` for scores in [0, 1], else ``identity``.
+    Positive families: ``identity`` if all scores are > 0 and not all in [0, 1], else
+    ``minmax``. Beta: ``identity`` if all scores are in (0, 1), else ``minmax``.
+
+Likelihoods of different transforms are compared on the *original* score scale (the
+log-Jacobian of the map is added), so :meth:`ScoreMixture.auto` can rank mappings as
+well as families.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import product
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from scipy import special, stats
+
+from .. import _validate as V
+from ..data import EvalData
+from ..posterior import Posterior
+
+__all__ = ["ScoreMixture", "FAMILIES", "TRANSFORMS", "SPEPosterior"]
+
+_EPS_MINMAX = 1e-3
+_EPS_LOGIT = 1e-6
+
+
+# ------------------------------------------------------------------- transforms
+
+
+@dataclass(frozen=True)
+class _Transform:
+    name: str
+    lo: float = 0.0
+    hi: float = 1.0
+
+    def __call__(self, s):
+        s = np.asarray(s, dtype=np.float64)
+        if self.name == "identity":
+            return s
+        if self.name == "minmax":
+            return _EPS_MINMAX + (1 - 2 * _EPS_MINMAX) * (s - self.lo) / (self.hi - self.lo)
+        if self.name == "logit":
+            c = np.clip(s, _EPS_LOGIT, 1 - _EPS_LOGIT)
+            return np.log(c) - np.log1p(-c)
+        if self.name == "log":
+            return np.log(s)
+        raise AssertionError(self.name)
+
+    def log_jacobian(self, s):
+        """log |dx/ds| per score (added to log p(x) to get log p(s))."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.name == "identity":
+            return np.zeros_like(s)
+        if self.name == "minmax":
+            return np.full_like(s, np.log((1 - 2 * _EPS_MINMAX) / (self.hi - self.lo)))
+        if self.name == "logit":
+            c = np.clip(s, _EPS_LOGIT, 1 - _EPS_LOGIT)
+            return -np.log(c) - np.log1p(-c)
+        if self.name == "log":
+            return -np.log(s)
+        raise AssertionError(self.name)
+
+
+TRANSFORMS = ("auto", "identity", "minmax", "logit", "log")
+
+
+def _make_transform(name: str, support: str, scores: np.ndarray) -> _Transform:
+    V.check_choice(name, "transform", TRANSFORMS)
+    lo, hi = float(scores.min()), float(scores.max())
+    in_unit = lo >= 0 and hi <= 1
+    if name == "auto":
+        if support == "real":
+            name = "logit" if in_unit else "identity"
+        elif support == "positive":
+            name = "identity" if lo > 0 and not in_unit else "minmax"
+        else:
+            name = "identity" if lo > 0 and hi < 1 else "minmax"
+    if name == "minmax" and hi == lo:
+        raise ValueError("All scores are equal: a score mixture cannot separate the classes.")
+    t = _Transform(name, lo, hi)
+    # does the mapped score fit the family's support?
+    if name == "logit" and not in_unit:
+        raise ValueError(
+            f"transform='logit' needs scores in [0, 1] (probabilities); got scores from {lo:g} to {hi:g}. "
+            "Use 'identity' for logits or margins, or 'minmax'."
+        )
+    if name == "log" and lo <= 0:
+        raise ValueError(f"transform='log' needs positive scores; the smallest is {lo:g}. Use 'minmax'.")
+    x = t(scores)
+    if support == "positive" and x.min() <= 0:
+        raise ValueError(
+            f"This family needs positive values, but the {name!r}-mapped scores reach {x.min():g}. "
+            "Use transform='minmax' (maps any scale into (0, 1))."
+        )
+    if support == "unit" and (x.min() <= 0 or x.max() >= 1):
+        raise ValueError(
+            f"The Beta family needs values strictly inside (0, 1), but the {name!r}-mapped scores span "
+            f"[{x.min():g}, {x.max():g}]. Use transform='minmax'."
+        )
+    return t
+
+
+# ---------------------------------------------------------------------- families
+
+
+@dataclass(frozen=True)
+class _Family:
+    """A class-conditional score density: PyMC and numpy versions of one family."""
+
+    name: str
+    support: str  # "positive", "unit" or "real"
+    params: tuple[str, ...]
+
+    # -- PyMC ------------------------------------------------------------------
+    def priors(self, prefix: str, x: np.ndarray, init: dict[str, float]) -> dict[str, pt.TensorVariable]:
+        """Weakly informative priors scaled to the mapped scores ``x`` (all items)."""
+        med = float(np.median(x))
+        spread = float(np.std(x)) or 1.0
+        n = self.name
+        v = {}
+        if n == "gamma":
+            v["mean"] = pm.LogNormal(f"{prefix}_mean", mu=np.log(max(med, 1e-6)), sigma=1.5, initval=init["loc"])
+            v["sd"] = pm.LogNormal(f"{prefix}_sd", mu=np.log(spread), sigma=1.5, initval=init["scale"])
+        elif n == "lognormal":
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=np.log(max(med, 1e-6)), sigma=3.0, initval=np.log(init["loc"]))
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2.0, initval=min(1.0, init["scale"] / init["loc"]))
+        elif n in ("truncnormal", "normal"):
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=init["loc"])
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=init["scale"])
+        elif n in ("truncstudentt", "studentt"):
+            v["nu"] = pm.Gamma(f"{prefix}_nu", alpha=2.0, beta=0.1, initval=10.0)
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=init["loc"])
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=init["scale"])
+        elif n == "beta":
+            v["mean"] = pm.Beta(f"{prefix}_mean", alpha=1.0, beta=1.0, initval=float(np.clip(init["loc"], 0.02, 0.98)))
+            v["concentration"] = pm.LogNormal(f"{prefix}_concentration", mu=np.log(10.0), sigma=2.0, initval=10.0)
+        else:  # pragma: no cover - guarded by FAMILIES
+            raise AssertionError(n)
+        return v
+
+    def dist(self, v):
+        n = self.name
+        if n == "gamma":
+            return pm.Gamma.dist(mu=v["mean"], sigma=v["sd"])
+        if n == "lognormal":
+            return pm.LogNormal.dist(mu=v["mu"], sigma=v["sigma"])
+        if n == "truncnormal":
+            return pm.Truncated.dist(pm.Normal.dist(mu=v["mu"], sigma=v["sigma"]), lower=0.0)
+        if n == "normal":
+            return pm.Normal.dist(mu=v["mu"], sigma=v["sigma"])
+        if n == "truncstudentt":
+            return pm.Truncated.dist(pm.StudentT.dist(nu=v["nu"], mu=v["mu"], sigma=v["sigma"]), lower=0.0)
+        if n == "studentt":
+            return pm.StudentT.dist(nu=v["nu"], mu=v["mu"], sigma=v["sigma"])
+        if n == "beta":
+            m, k = v["mean"], v["concentration"]
+            return pm.Beta.dist(alpha=m * k, beta=(1 - m) * k)
+        raise AssertionError(n)
+
+    def location(self, v):
+        """A location statistic used to order the components (positive above negative)."""
+        if self.name in ("gamma", "beta"):
+            return v["mean"]
+        if self.name == "lognormal":
+            return pt.exp(v["mu"])
+        return v["mu"]
+
+    # -- numpy -----------------------------------------------------------------
+    def frozen(self, p: dict[str, np.ndarray]):
+        """scipy frozen distribution with parameters shaped (draws, 1)."""
+        p = {k: np.asarray(a, dtype=np.float64)[:, None] for k, a in p.items()}
+        n = self.name
+        if n == "gamma":
+            shape = (p["mean"] / p["sd"]) ** 2
+            return stats.gamma(a=shape, scale=p["mean"] / shape), None
+        if n == "lognormal":
+            return stats.lognorm(s=p["sigma"], scale=np.exp(p["mu"])), None
+        if n == "normal":
+            return stats.norm(loc=p["mu"], scale=p["sigma"]), None
+        if n == "studentt":
+            return stats.t(df=p["nu"], loc=p["mu"], scale=p["sigma"]), None
+        if n == "truncnormal":
+            d = stats.norm(loc=p["mu"], scale=p["sigma"])
+            return d, d.logsf(0.0)
+        if n == "truncstudentt":
+            d = stats.t(df=p["nu"], loc=p["mu"], scale=p["sigma"])
+            return d, d.logsf(0.0)
+        if n == "beta":
+            m, k = p["mean"], p["concentration"]
+            return stats.beta(a=m * k, b=(1 - m) * k), None
+        raise AssertionError(n)
+
+    def logpdf(self, x, p):
+        d, log_norm = self.frozen(p)
+        out = d.logpdf(x)
+        if log_norm is not None:
+            out = np.where(x >= 0, out - log_norm, -np.inf)
+        return out
+
+    def sf(self, x, p):
+        """P(X > x) under the (truncated) density."""
+        d, log_norm = self.frozen(p)
+        if log_norm is None:
+            return d.sf(x)
+        return np.where(x >= 0, np.exp(d.logsf(np.maximum(x, 0)) - log_norm), 1.0)
+
+    def rvs(self, p, size, rng):
+        d, log_norm = self.frozen(p)
+        if log_norm is None:
+            return d.rvs(size=size, random_state=rng)
+        # inverse-CDF sampling of the part above 0
+        u = rng.random(size)
+        lo = d.cdf(0.0)
+        return d.ppf(lo + u * (1 - lo))
+
+
+FAMILIES: dict[str, _Family] = {
+    "gamma": _Family("gamma", "positive", ("mean", "sd")),
+    "truncnormal": _Family("truncnormal", "positive", ("mu", "sigma")),
+    "lognormal": _Family("lognormal", "positive", ("mu", "sigma")),
+    "truncstudentt": _Family("truncstudentt", "positive", ("nu", "mu", "sigma")),
+    "beta": _Family("beta", "unit", ("mean", "concentration")),
+    "normal": _Family("normal", "real", ("mu", "sigma")),
+    "studentt": _Family("studentt", "real", ("nu", "mu", "sigma")),
+}
+
+
+def _family(name) -> _Family:
+    if name not in FAMILIES:
+        raise ValueError(f"Unknown score family {name!r}; choose from {sorted(FAMILIES)}.")
+    return FAMILIES[name]
+
+
+# ----------------------------------------------------------------------- binning
+
+
+def _histogram(x: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-width bins over the mapped unvetted scores: (representative points, counts).
+
+    Each bin is represented by the mean of the scores that fall in it, which removes
+    the first-order error of the midpoint rule; empty bins are dropped.
+    """
+    edges = np.linspace(x.min(), x.max(), n_bins + 1)
+    idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, n_bins - 1)
+    counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
+    sums = np.bincount(idx, weights=x, minlength=n_bins)
+    keep = counts > 0
+    return sums[keep] / counts[keep], counts[keep]
+
+
+# --------------------------------------------------------------------- the model
+
+
+class ScoreMixture:
+    """Two-component mixture of class-conditional score densities (SPE).
+
+    Parameters
+    ----------
+    negative, positive : str
+        Families of the negative and positive class-conditional densities: one of
+        ``"gamma"``, ``"truncnormal"``, ``"lognormal"``, ``"truncstudentt"``
+        (positive support), ``"beta"`` (unit interval), ``"normal"``, ``"studentt"``
+        (real line). Gamma and truncated Normal fit best in the paper's survey.
+    transform : str or (str, str)
+        How scores are mapped to each family's support (see the module docs); one
+        value for both components, which must then share it (a mixture needs one
+        density of the same score). Default ``"auto"``.
+    prior_pi : (float, float)
+        Beta prior on the prevalence ``pi``. Default ``(1, 1)``.
+    binned : bool or "auto"
+        Evaluate the unvetted scores' likelihood on a histogram weighted by counts.
+        ``"auto"`` (default) bins above ``bin_above`` unvetted items.
+    n_bins : int
+        Bins of the histogram (default 2000).
+    bin_above : int
+        Size above which ``binned="auto"`` bins (default 20,000; see
+        ``benchmarks/spe.py`` for the measured cost and accuracy).
+    order_components : bool
+        Softly require the positive component's location to lie above the negative
+        one's (prevents label switching). Default True.
+
+    Examples
+    --------
+    >>> from bayeval.models import ScoreMixture
+    >>> m = ScoreMixture(negative="gamma", positive="truncnormal")
+    >>> m
+    ScoreMixture(negative='gamma', positive='truncnormal', transform='auto')
+    """
+
+    def __init__(
+        self,
+        negative: str = "gamma",
+        positive: str = "truncnormal",
+        *,
+        transform: str = "auto",
+        prior_pi: tuple[float, float] = (1.0, 1.0),
+        binned: bool | str = "auto",
+        n_bins: int = 2000,
+        bin_above: int = 20_000,
+        order_components: bool = True,
+    ):
+        self.negative = _family(negative)
+        self.positive = _family(positive)
+        self.transform = transform
+        if (
+            not isinstance(prior_pi, Sequence)
+            or len(prior_pi) != 2
+            or not all(isinstance(a, int | float) and a > 0 for a in prior_pi)
+        ):
+            raise ValueError(f"`prior_pi` must be two positive numbers (Beta a, b), got {prior_pi!r}.")
+        self.prior_pi = (float(prior_pi[0]), float(prior_pi[1]))
+        if binned not in (True, False, "auto"):
+            raise ValueError(f"`binned` must be True, False or 'auto', got {binned!r}.")
+        self.binned = binned
+        self.n_bins = V.as_positive_int(n_bins, "n_bins", minimum=10)
+        self.bin_above = V.as_positive_int(bin_above, "bin_above")
+        self.order_components = bool(order_components)
+
+    def __repr__(self) -> str:
+        return (
+            f"ScoreMixture(negative={self.negative.name!r}, positive={self.positive.name!r}, "
+            f"transform={self.transform!r})"
+        )
+
+    # ---------------------------------------------------------------- helpers
+
+    def _transforms(self, scores) -> _Transform:
+        sup = {self.negative.support, self.positive.support}
+        if len(sup) > 1:
+            # mixed supports: a common map must satisfy both (e.g. positive & unit -> minmax)
+            if "real" in sup:
+                raise ValueError(
+                    f"{self.negative.name!r} and {self.positive.name!r} live on different supports "
+                    f"({', '.join(sorted(sup))}); pair real-line families with real-line families."
+                )
+            support = "unit"
+        else:
+            support = sup.pop()
+        return _make_transform(self.transform, support, scores)
+
+    def _use_bins(self, n_unvetted: int) -> bool:
+        if self.binned == "auto":
+            return n_unvetted > self.bin_above
+        return bool(self.binned) and n_unvetted > 0
+
+    @staticmethod
+    def _check_data(data) -> EvalData:
+        if not isinstance(data, EvalData):
+            raise TypeError(
+                f"`data` must be an EvalData, got {type(data).__name__}. "
+                "Build one with bayeval.EvalData(scores, labels)."
+            )
+        if data.n_items < 5:
+            raise ValueError(f"A score mixture needs at least 5 items, got {data.n_items}.")
+        return data
+
+    def _init(self, x: np.ndarray, labels: np.ndarray, t: _Transform) -> tuple[dict, dict]:
+        """Initial values from the vetted items of each class (else score quantiles)."""
+        out = []
+        for cls, q in ((0, 0.25), (1, 0.75)):
+            xs = x[labels == cls]
+            loc = float(np.mean(xs)) if xs.size >= 2 else float(np.quantile(x, q))
+            scale = float(np.std(xs)) if xs.size >= 3 else float(np.std(x)) / 2
+            scale = max(scale, 1e-3 * (float(np.std(x)) or 1.0), 1e-6)
+            if self.negative.support != "real":
+                loc = max(loc, 1e-6)
+            out.append({"loc": loc, "scale": scale})
+        return out[0], out[1]
+
+    # ------------------------------------------------------------------ build
+
+    def build(self, data: EvalData) -> pm.Model:
+        """The PyMC model for ``data`` (inspect it, change priors, or sample it).
+
+        Free variables: ``pi`` and each component's parameters, prefixed ``neg_`` and
+        ``pos_``. Deterministic ``prevalence`` equals ``pi``. The vetted items'
+        likelihood and the unvetted (marginalized, optionally binned) likelihood are
+        the potentials ``vetted`` and ``unvetted``; the mapped scores are the data
+        containers ``vetted_score``, ``vetted_label``, ``unvetted_score`` and
+        ``unvetted_weight`` (1 per item, or the bin counts when binned).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData
+        >>> from bayeval.models import ScoreMixture
+        >>> rng = np.random.default_rng(0)
+        >>> s = np.r_[rng.gamma(2, 0.1, 80), rng.normal(0.7, 0.1, 20).clip(0.01)]
+        >>> y = np.r_[np.zeros(80), np.ones(20)]; y[5:] = np.nan
+        >>> model = ScoreMixture().build(EvalData(s, np.r_[y[:5], np.full(95, np.nan)]))
+        >>> sorted(v.name for v in model.free_RVs)
+        ['neg_mean', 'neg_sd', 'pi', 'pos_mu', 'pos_sigma']
+        """
+        data = self._check_data(data)
+        t = self._transforms(data.scores)
+        x = t(data.scores)
+        vetted = data.vetted
+        xv, yv = x[vetted], data.labels[vetted].astype(np.int8)
+        xu = x[~vetted]
+        init0, init1 = self._init(x, data.labels, t)
+        n_pos = int(yv.sum())
+        pi_init = float(np.clip((n_pos + 1) / (yv.size + 2), 0.02, 0.98))
+        use_bins = self._use_bins(xu.size)
+        coords = {"vetted_item": data.item_ids[vetted]}
+        with pm.Model(coords=coords) as model:
+            pi = pm.Beta("pi", alpha=self.prior_pi[0], beta=self.prior_pi[1], initval=pi_init)
+            neg = self.negative.priors("neg", x, init0)
+            pos = self.positive.priors("pos", x, init1)
+            d0, d1 = self.negative.dist(neg), self.positive.dist(pos)
+            log_pi, log_1m = pt.log(pi), pt.log1p(-pi)
+            # data as pm.Data: the compiled graph does not depend on the values, so
+            # PyTensor's compilation cache is reused across fits of the same structure
+            if xv.size:
+                xv_d = pm.Data("vetted_score", xv)
+                yv_d = pm.Data("vetted_label", yv)
+                lp = pt.switch(pt.eq(yv_d, 1), log_pi + pm.logp(d1, xv_d), log_1m + pm.logp(d0, xv_d))
+                pm.Potential("vetted", lp.sum())
+            if xu.size:
+                if use_bins:
+                    pts, counts = _histogram(xu, self.n_bins)
+                else:
+                    pts, counts = xu, np.ones_like(xu)
+                pts_d = pm.Data("unvetted_score", pts)
+                w_d = pm.Data("unvetted_weight", counts)
+                mix = pt.logaddexp(log_1m + pm.logp(d0, pts_d), log_pi + pm.logp(d1, pts_d))
+                pm.Potential("unvetted", (w_d * mix).sum())
+            if self.order_components:
+                loc0, loc1 = self.negative.location(neg), self.positive.location(pos)
+                scale = float(np.std(x)) or 1.0
+                # ~0 when the positive component sits above the negative one, steep otherwise
+                pm.Potential("order", -pt.softplus(-50.0 * (loc1 - loc0) / scale))
+            pm.Deterministic("prevalence", pi)
+        model._bayeval_meta = {"transform": t, "binned": use_bins}  # read by fit()
+        return model
+
+    # -------------------------------------------------------------------- fit
+
+    def fit(
+        self,
+        data: EvalData,
+        *,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        random_seed: int | None = None,
+        sampler: str = "auto",
+        progressbar: bool = True,
+        target_accept: float = 0.9,
+        cores: int | None = None,
+        warn: bool = True,
+    ) -> SPEPosterior:
+        """Sample the posterior with NUTS and return an :class:`SPEPosterior`.
+
+        Parameters
+        ----------
+        data : EvalData
+        draws, tune, chains : int
+        random_seed : int, optional
+            Seeds both the sampler and the label draws.
+        sampler : {"auto", "pymc", "nutpie"}
+            ``"auto"`` uses nutpie when it is installed, else PyMC's NUTS.
+        progressbar : bool
+        target_accept : float
+        cores : int, optional
+            Parallel chains for PyMC's sampler (default: up to 2).
+        warn : bool
+            Emit a warning when r_hat, ESS or divergences look bad.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData
+        >>> from bayeval.models import ScoreMixture
+        >>> rng = np.random.default_rng(1)
+        >>> s = np.r_[rng.gamma(3, 0.08, 300), rng.normal(0.75, 0.1, 100).clip(0.01)]
+        >>> y = np.full(400, np.nan); y[[0, 1, 2, 300, 301]] = [0, 0, 0, 1, 1]
+        >>> post = ScoreMixture().fit(EvalData(s, y), draws=200, tune=300, chains=2,
+        ...                           random_seed=1, progressbar=False)  # doctest: +SKIP
+        """
+        V.check_choice(sampler, "sampler", ("auto", "pymc", "nutpie"))
+        draws = V.as_positive_int(draws, "draws")
+        tune = V.as_positive_int(tune, "tune", minimum=0)
+        chains = V.as_positive_int(chains, "chains")
+        model = self.build(data)
+        meta = model._bayeval_meta
+        if sampler == "auto":
+            sampler = "nutpie" if _has_nutpie() else "pymc"
+        with warnings.catch_warnings():
+            # PyMC/arviz chatter (e.g. "chains < 4") is not the user's concern; we
+            # report convergence ourselves below.
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            if sampler == "nutpie":
+                import nutpie
+
+                compiled = nutpie.compile_pymc_model(model)
+                idata = nutpie.sample(
+                    compiled,
+                    draws=draws,
+                    tune=tune,
+                    chains=chains,
+                    seed=random_seed if random_seed is not None else np.random.SeedSequence().entropy % 2**32,
+                    progress_bar=progressbar,
+                    target_accept=target_accept,
+                    cores=cores or min(chains, 2),
+                )
+            else:
+                with model:
+                    idata = pm.sample(
+                        draws=draws,
+                        tune=tune,
+                        chains=chains,
+                        cores=cores or min(chains, 2),
+                        random_seed=random_seed,
+                        progressbar=progressbar,
+                        target_accept=target_accept,
+                        compute_convergence_checks=False,
+                    )
+        post = SPEPosterior(
+            data,
+            idata,
+            mixture=self,
+            transform=meta["transform"],
+            binned=meta["binned"],
+            sampler=sampler,
+            random_seed=random_seed,
+        )
+        if warn:
+            post.check(warn=True)
+        return post
+
+    # --------------------------------------------------------------- selection
+
+    @classmethod
+    def auto(
+        cls,
+        data: EvalData,
+        *,
+        families: Sequence[str] | Sequence[tuple[str, str]] = ("gamma", "truncnormal", "lognormal", "normal"),
+        transforms: Sequence[str] = ("auto",),
+        criterion: str = "loo",
+        max_items: int = 5000,
+        draws: int = 500,
+        tune: int = 500,
+        chains: int = 2,
+        random_seed: int | None = None,
+        progressbar: bool = False,
+        **model_kwargs,
+    ) -> tuple[SPEPosterior, pd.DataFrame]:
+        """Fit several (negative, positive, transform) combinations; rank them by PSIS-LOO.
+
+        Each candidate is scored by its expected log predictive density of the *scores
+        on the original scale* (vetted items: joint score-and-label; unvetted: the
+        mixture), so different families and different score mappings are comparable.
+        Above ``max_items`` items the criterion is computed on a fixed random subset of
+        that size and scaled up (documented approximation; the ranking's standard error
+        grows accordingly).
+
+        Parameters
+        ----------
+        data : EvalData
+        families : sequence
+            Family names (every ordered pair with matching support is tried) or explicit
+            ``(negative, positive)`` pairs.
+        transforms : sequence of str
+            Score mappings to try (see module docs); each is paired with each family pair
+            whose support it can serve.
+        criterion : {"loo", "waic"}
+        max_items, draws, tune, chains, random_seed, progressbar
+            Sampling settings of each candidate fit.
+        **model_kwargs
+            Passed to :class:`ScoreMixture` (e.g. ``binned=``).
+
+        Returns
+        -------
+        best : SPEPosterior
+        ranking : pandas.DataFrame
+            One row per candidate, best first: ``elpd``, ``se``, ``elpd_diff``,
+            ``dse`` (standard error of the difference), ``p_eff``, ``max_rhat``,
+            ``divergences``; failed candidates are listed with their error.
+
+        Examples
+        --------
+        >>> from bayeval.models import ScoreMixture
+        >>> # best, table = ScoreMixture.auto(data, families=["gamma", "truncnormal"])
+        """
+        V.check_choice(criterion, "criterion", ("loo", "waic"))
+        if isinstance(data, EvalData) is False:
+            raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+        if not families:
+            raise ValueError("`families` is empty.")
+        if all(isinstance(f, str) for f in families):
+            pairs = [(a, b) for a, b in product(families, repeat=2)]
+        else:
+            pairs = [tuple(p) for p in families]
+        rng = np.random.default_rng(random_seed)
+        subset = None
+        if data.n_items > max_items:
+            subset = np.sort(rng.choice(data.n_items, max_items, replace=False))
+        rows, fits = [], {}
+        for (neg, pos), tr in product(pairs, transforms):
+            fneg, fpos = _family(neg), _family(pos)
+            if (fneg.support == "real") != (fpos.support == "real"):
+                continue
+            key = f"{neg}/{pos}/{tr}"
+            model = cls(neg, pos, transform=tr, **model_kwargs)
+            try:
+                post = model.fit(
+                    data, draws=draws, tune=tune, chains=chains, random_seed=random_seed,
+                    progressbar=progressbar, warn=False,
+                )
+            except ValueError as exc:  # e.g. transform incompatible with these scores
+                rows.append({"model": key, "error": str(exc)})
+                continue
+            ll = post.pointwise_loglik(items=subset)
+            ll_da = xr.DataArray(ll, dims=("chain", "draw", "item"))
+            idata = az.InferenceData(posterior=post.idata.posterior, log_likelihood=xr.Dataset({"scores": ll_da}))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = az.loo(idata, pointwise=True) if criterion == "loo" else az.waic(idata, pointwise=True)
+            pointwise = np.asarray(res[f"{criterion}_i"]).ravel()
+            scale = data.n_items / pointwise.size
+            diag = post.check(warn=False)
+            rows.append(
+                {
+                    "model": key,
+                    "negative": neg,
+                    "positive": pos,
+                    "transform": post.transform.name,
+                    "elpd": float(pointwise.sum() * scale),
+                    "se": float(np.sqrt(pointwise.size * pointwise.var()) * scale),
+                    "p_eff": float(res[f"p_{criterion}"]) * scale,
+                    "max_rhat": diag["max_rhat"],
+                    "divergences": diag["divergences"],
+                    "error": "",
+                }
+            )
+            fits[key] = (post, pointwise)
+        ok = [r for r in rows if not r.get("error")]
+        if not ok:
+            raise ValueError(f"No candidate could be fitted: {[r['error'] for r in rows]}")
+        ok.sort(key=lambda r: -r["elpd"])
+        best_key = ok[0]["model"]
+        best_pw = fits[best_key][1]
+        for r in ok:
+            pw = fits[r["model"]][1]
+            d = pw - best_pw
+            scale = data.n_items / pw.size
+            r["elpd_diff"] = float(d.sum() * scale)
+            r["dse"] = float(np.sqrt(d.size * d.var()) * scale)
+        table = pd.DataFrame(ok + [r for r in rows if r.get("error")]).set_index("model")
+        cols = ["negative", "positive", "transform", "elpd", "se", "elpd_diff", "dse", "p_eff", "max_rhat", "divergences", "error"]
+        return fits[best_key][0], table[[c for c in cols if c in table.columns]]
+
+
+def _has_nutpie() -> bool:
+    try:
+        import nutpie  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------ the posterior
+
+
+class SPEPosterior(Posterior):
+    """Posterior of a :class:`ScoreMixture` fit: label draws, population metrics,
+    diagnostics and the posterior predictive check of the score distribution.
+
+    Created by :meth:`ScoreMixture.fit`; everything of :class:`bayeval.Posterior`
+    applies (``metric``, ``summary``, ``label_draws``...).
+
+    Examples
+    --------
+    >>> from bayeval.models import SPEPosterior
+    >>> SPEPosterior.population.__doc__.splitlines()[0]
+    'The population version of a metric, from the mixture parameters alone (eqs. 4-5).'
+    """
+
+    def __init__(self, data, idata, *, mixture: ScoreMixture, transform: _Transform, binned: bool, sampler: str, random_seed=None):
+        self.mixture = mixture
+        self.transform = transform
+        self.binned = binned
+        self.sampler = sampler
+        self._x = transform(data.scores)
+        super().__init__(data, idata, self._prob, random_seed=random_seed, model=repr(mixture))
+
+    # -------------------------------------------------------------- internals
+
+    def _split(self, params) -> tuple[np.ndarray, dict, dict]:
+        neg = {k: params[f"neg_{k}"] for k in self.mixture.negative.params}
+        pos = {k: params[f"pos_{k}"] for k in self.mixture.positive.params}
+        return np.asarray(params["pi"], dtype=np.float64), neg, pos
+
+    def _log_components(self, params, x):
+        pi, neg, pos = self._split(params)
+        with np.errstate(divide="ignore"):
+            l0 = np.log1p(-pi)[:, None] + self.mixture.negative.logpdf(x, neg)
+            l1 = np.log(pi)[:, None] + self.mixture.positive.logpdf(x, pos)
+        return l0, l1
+
+    def _prob(self, params):
+        l0, l1 = self._log_components(params, self._x)
+        with np.errstate(invalid="ignore"):
+            p = special.expit(l1 - l0)
+        # both densities zero (far outside both supports): fall back to the prior pi
+        bad = ~np.isfinite(l1 - l0) & ~(np.isinf(l1) ^ np.isinf(l0))
+        if bad.any():
+            p = np.where(bad, np.asarray(params["pi"])[:, None], p)
+        return p
+
+    def _all_params(self) -> dict[str, np.ndarray]:
+        post = self.idata.posterior
+        names = ["pi"] + [f"neg_{k}" for k in self.mixture.negative.params] + [f"pos_{k}" for k in self.mixture.positive.params]
+        return {n: post[n].values.reshape(-1) for n in names}
+
+    def pointwise_loglik(self, items=None) -> np.ndarray:
+        """log p(score_i [, label_i] | theta) per draw and item, on the original score scale.
+
+        Vetted items: ``log pi_y + log p_y(s_i)``; unvetted: the mixture. Includes the
+        log-Jacobian of the score map. Shape ``(chain, draw, n_selected_items)``.
+        """
+        sel = np.arange(self.data.n_items) if items is None else np.asarray(items)
+        x, s = self._x[sel], self.data.scores[sel]
+        lab = self.data.labels[sel]
+        out = np.empty((self.n_chains * self.n_draws, sel.size))
+        params = self._all_params()
+        step = max(1, (1 << 24) // max(1, sel.size))
+        for a in range(0, out.shape[0], step):
+            chunk = {k: v[a : a + step] for k, v in params.items()}
+            l0, l1 = self._log_components(chunk, x)
+            mix = np.logaddexp(l0, l1)
+            out[a : a + step] = np.where(np.isnan(lab), mix, np.where(lab == 1, l1, l0))
+        out += self.transform.log_jacobian(s)
+        return out.reshape(self.n_chains, self.n_draws, sel.size)
+
+    # -------------------------------------------------------------- diagnostics
+
+    def check(self, *, warn: bool = True) -> dict:
+        """Convergence diagnostics, with a warning when they are bad.
+
+        Bad means: any r_hat > 1.01, any bulk ESS < 100 per chain, or any divergent
+        transition. Two-component mixtures have spurious modes (a component splitting
+        one class, label switching); they show up as chains that disagree (high r_hat).
+
+        Returns
+        -------
+        dict with ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and
+        ``messages``.
+        """
+        summ = self.diagnostics()
+        div = 0
+        if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
+            div = int(self.idata.sample_stats["diverging"].values.sum())
+        max_rhat = float(summ["r_hat"].max()) if len(summ) else float("nan")
+        min_ess = float(summ["ess_bulk"].min()) if len(summ) else float("nan")
+        msgs = []
+        if self.n_chains > 1 and not max_rhat <= 1.01:
+            msgs.append(
+                f"r_hat up to {max_rhat:.3f} (> 1.01): chains disagree -- possibly a spurious mode "
+                "(a component splitting one class). Try more tuning, another family, or more vetted labels."
+            )
+        if min_ess < 100 * self.n_chains:
+            msgs.append(f"bulk ESS as low as {min_ess:.0f} (< {100 * self.n_chains}): draw more samples.")
+        if div:
+            msgs.append(f"{div} divergent transitions: the posterior may be biased; raise target_accept.")
+        if warn and msgs:
+            warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning, stacklevel=3)
+        return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div, "ok": not msgs, "messages": msgs}
+
+    def diagnostics(self) -> pd.DataFrame:
+        names = ["pi"] + [f"neg_{k}" for k in self.mixture.negative.params] + [f"pos_{k}" for k in self.mixture.positive.params]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return az.summary(self.idata, var_names=names, kind="diagnostics")[["r_hat", "ess_bulk", "ess_tail"]]
+
+    # --------------------------------------------------------------- densities
+
+    def density(self, grid=None, *, n_grid: int = 400, scale: str = "score") -> xr.Dataset:
+        """Posterior draws of the mixture's density of the scores.
+
+        Parameters
+        ----------
+        grid : 1-D array_like, optional
+            Where to evaluate (on the chosen scale); default an even grid over the data.
+        n_grid : int
+        scale : {"score", "model"}
+            ``"score"``: density of the original scores (with the map's Jacobian);
+            ``"model"``: density of the mapped scores the families describe.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``negative`` and ``positive`` (each weighted by its class prior) and
+            ``mixture``, dims ``(chain, draw, score)``.
+        """
+        V.check_choice(scale, "scale", ("score", "model"))
+        ref = self.data.scores if scale == "score" else self._x
+        if grid is None:
+            grid = np.linspace(ref.min(), ref.max(), n_grid)
+        grid = np.asarray(grid, dtype=np.float64)
+        if scale == "score":
+            x, jac = self.transform(grid), np.exp(self.transform.log_jacobian(grid))
+        else:
+            x, jac = grid, np.ones_like(grid)
+        params = self._all_params()
+        l0, l1 = self._log_components(params, x)
+        shape = (self.n_chains, self.n_draws, grid.size)
+        d0 = (np.exp(l0) * jac).reshape(shape)
+        d1 = (np.exp(l1) * jac).reshape(shape)
+        dims = ("chain", "draw", "score")
+        coords = {"score": grid}
+        return xr.Dataset({"negative": (dims, d0), "positive": (dims, d1), "mixture": (dims, d0 + d1)}, coords=coords)
+
+    def _mixture_cdf(self, x, pi, neg, pos):
+        """CDF of the mapped scores under one parameter draw (arrays of length 1)."""
+        return (1 - pi[0]) * (1 - self.mixture.negative.sf(x, neg)[0]) + pi[0] * (1 - self.mixture.positive.sf(x, pos)[0])
+
+    def ppc(self, *, n_draws: int = 200, random_seed: int | None = 0) -> dict:
+        """Posterior predictive check of the score distribution (Kolmogorov distance).
+
+        For ``n_draws`` parameter draws, N scores are simulated from the mixture and
+        their Kolmogorov distance to the draw's mixture CDF is compared with the
+        observed scores' distance. A small p-value (< 0.05) says the families cannot
+        reproduce the score histogram: curves from this fit are biased (the paper's
+        logres8 case).
+
+        Returns
+        -------
+        dict with ``ks_observed`` (mean over draws), ``p_value`` and the per-draw arrays.
+        """
+        rng = np.random.default_rng(random_seed)
+        params = self._all_params()
+        total = params["pi"].size
+        pick = rng.choice(total, size=min(n_draws, total), replace=False)
+        x_obs = np.sort(self._x)
+        n = x_obs.size
+        d_obs, d_rep = [], []
+        ecdf_hi = np.arange(1, n + 1) / n
+        ecdf_lo = np.arange(0, n) / n
+        for j in pick:
+            p = {k: v[[j]] for k, v in params.items()}
+            pi, neg, pos = self._split(p)
+            c = self._mixture_cdf(x_obs, pi, neg, pos)
+            d_obs.append(max(np.max(ecdf_hi - c), np.max(c - ecdf_lo)))
+            y = rng.random(n) < pi[0]
+            xr_ = np.empty(n)
+            xr_[y] = self.mixture.positive.rvs(pos, (1, int(y.sum())), rng)[0]
+            xr_[~y] = self.mixture.negative.rvs(neg, (1, int((~y).sum())), rng)[0]
+            xr_.sort()
+            c = self._mixture_cdf(xr_, pi, neg, pos)
+            d_rep.append(max(np.max(ecdf_hi - c), np.max(c - ecdf_lo)))
+        d_obs, d_rep = np.array(d_obs), np.array(d_rep)
+        return {"ks_observed": float(d_obs.mean()), "p_value": float(np.mean(d_rep >= d_obs)), "ks_draws": d_obs, "ks_replicated": d_rep}
+
+    # -------------------------------------------------------------- population
+
+    def population(self, metric: str, *, thresholds=None, recall=None, threshold=None, n_grid: int = 2001) -> xr.DataArray:
+        """The population version of a metric, from the mixture parameters alone (eqs. 4-5).
+
+        ``R(t) = P(s > t | y = 1)``, ``FPR(t) = P(s > t | y = 0)``,
+        ``P(t) = pi R(t) / (pi R(t) + (1 - pi) FPR(t))``.
+
+        Parameters
+        ----------
+        metric : str
+            ``"precision_recall_curve"`` (at ``thresholds``), ``"precision_at_recall"``
+            (at ``recall`` levels, by inverting ``R``), ``"average_precision"``
+            (``integral of P dR``), ``"roc_curve"``, ``"roc_auc"``, and
+            ``"precision"``, ``"recall"``, ``"f_score"`` at ``threshold``.
+        thresholds, recall, threshold : optional
+            As the metric needs; thresholds are on the original score scale.
+        n_grid : int
+            Threshold grid used for integrals and inversions.
+
+        Returns
+        -------
+        xarray.DataArray with dims ``(chain, draw, ...)``.
+        """
+        params = self._all_params()
+        pi, neg, pos = self._split(params)
+        shape = (self.n_chains, self.n_draws)
+        s = self.data.scores
+
+        def rates(t_orig):
+            x = self.transform(np.asarray(t_orig, dtype=np.float64))
+            r = self.mixture.positive.sf(x, pos)
+            f = self.mixture.negative.sf(x, neg)
+            return r, f
+
+        def prec(r, f):
+            num = pi[:, None] * r
+            den = num + (1 - pi)[:, None] * f
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(den > 0, num / den, 1.0)
+
+        base = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws)}
+        if metric in ("precision", "recall", "f_score"):
+            if threshold is None:
+                raise ValueError(f"population({metric!r}) needs threshold=<score cut-off>.")
+            r, f = rates(np.array([float(threshold)]))
+            p = prec(r, f)[:, 0]
+            r = r[:, 0]
+            val = {"precision": p, "recall": r}.get(metric)
+            if val is None:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    val = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+            return xr.DataArray(val.reshape(shape), dims=("chain", "draw"), coords=base, name=metric)
+        # a fine grid of thresholds over (and slightly beyond) the observed scores
+        pad = 0.05 * (s.max() - s.min())
+        grid = np.linspace(s.min() - pad, s.max() + pad, n_grid)
+        if self.transform.name in ("logit",):
+            grid = np.clip(grid, 0.0, 1.0)
+        if self.transform.name == "log":
+            grid = grid[grid > 0]
+        r, f = rates(grid)
+        p = prec(r, f)
+        if metric == "precision_recall_curve":
+            t = np.asarray(thresholds if thresholds is not None else np.unique(np.quantile(s, np.linspace(0, 1, 101))), dtype=float)
+            rt, ft = rates(t)
+            out = np.stack([prec(rt, ft), rt], axis=-1).reshape(shape + (t.size, 2))
+            return xr.DataArray(out, dims=("chain", "draw", "threshold", "curve"), coords={**base, "threshold": t, "curve": ["precision", "recall"]}, name=metric)
+        if metric == "roc_curve":
+            t = np.asarray(thresholds if thresholds is not None else np.unique(np.quantile(s, np.linspace(0, 1, 101)))[::-1], dtype=float)
+            rt, ft = rates(t)
+            out = np.stack([ft, rt], axis=-1).reshape(shape + (t.size, 2))
+            return xr.DataArray(out, dims=("chain", "draw", "threshold", "curve"), coords={**base, "threshold": t, "curve": ["fpr", "tpr"]}, name=metric)
+        # grid is increasing in t, so r and f decrease along it; integrate from t = max down
+        if metric == "average_precision":
+            dr = -np.diff(r, axis=1)
+            ap = np.sum(dr * 0.5 * (p[:, 1:] + p[:, :-1]), axis=1) + r[:, -1] * p[:, -1]
+            return xr.DataArray(ap.reshape(shape), dims=("chain", "draw"), coords=base, name=metric)
+        if metric == "roc_auc":
+            auc = np.sum(-np.diff(f, axis=1) * 0.5 * (r[:, 1:] + r[:, :-1]), axis=1) + f[:, -1] * r[:, -1] + (1 - f[:, 0]) * (1 + r[:, 0]) / 2
+            return xr.DataArray(auc.reshape(shape), dims=("chain", "draw"), coords=base, name=metric)
+        if metric == "precision_at_recall":
+            if recall is None:
+                raise ValueError("population('precision_at_recall') needs recall=<levels>.")
+            levels = V.as_grid(recall, "recall", lo=0.0, hi=1.0)
+            out = np.empty((r.shape[0], levels.size))
+            for j, level in enumerate(levels):  # loop over recall levels, vectorized over draws
+                # highest threshold whose recall reaches the level
+                ok = r >= level - 1e-12
+                last = ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1)
+                out[:, j] = p[np.arange(p.shape[0]), last]
+            return xr.DataArray(out.reshape(shape + (levels.size,)), dims=("chain", "draw", "recall"), coords={**base, "recall": levels}, name=metric)
+        raise ValueError(
+            f"No population version of {metric!r}; available: precision_recall_curve, precision_at_recall, "
+            "average_precision, roc_curve, roc_auc, precision, recall, f_score."
+        )

@@ -1,0 +1,204 @@
+"""SPE score mixture: model structure, score maps, numpy/PyMC agreement, fits on
+simulated data (recovery, coverage, binned vs exact), misfit detection, recalibration."""
+
+import matplotlib
+import numpy as np
+import pymc as pm
+import pytest
+
+from bayeval import EvalData, metrics, recalibrate
+from bayeval.models import FAMILIES, ScoreMixture
+from bayeval.models.score_mixture import _make_transform, _Transform
+
+matplotlib.use("Agg")
+
+FIT = {"draws": 300, "tune": 400, "chains": 2, "cores": 1, "progressbar": False, "warn": False}
+
+
+def simulate(n, n_vetted, seed, pi=0.3, neg=(2.0, 0.1), pos=(0.7, 0.12)):
+    """Scores from the model itself: Gamma negatives, truncated-Normal positives."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < pi).astype(int)
+    s = np.where(y == 1, np.abs(rng.normal(*pos, n)), rng.gamma(neg[0], neg[1], n))
+    s = np.maximum(s, 1e-4)
+    labels = np.full(n, np.nan)
+    idx = rng.choice(n, n_vetted, replace=False)
+    labels[idx] = y[idx]
+    return EvalData(s, labels), y
+
+
+# ------------------------------------------------------------------ structure
+
+
+def test_build_exposes_named_variables_and_data():
+    data, _ = simulate(200, 10, 0)
+    model = ScoreMixture("gamma", "truncnormal").build(data)
+    assert sorted(v.name for v in model.free_RVs) == ["neg_mean", "neg_sd", "pi", "pos_mu", "pos_sigma"]
+    assert {"vetted_score", "vetted_label", "unvetted_score", "unvetted_weight"} <= set(model.named_vars)
+    assert sorted(p.name for p in model.potentials) == ["order", "unvetted", "vetted"]
+    binned = ScoreMixture(binned=True, n_bins=50).build(data)
+    w = binned["unvetted_weight"].get_value()
+    assert w.sum() == data.n_unvetted and w.size <= 50
+
+
+def test_transform_choice_and_errors():
+    probs = np.linspace(0.0, 1.0, 50)
+    margins = np.linspace(-3, 2, 50)
+    assert _make_transform("auto", "positive", probs).name == "minmax"
+    assert _make_transform("auto", "real", probs).name == "logit"
+    assert _make_transform("auto", "real", margins).name == "identity"
+    assert _make_transform("auto", "positive", margins).name == "minmax"
+    assert _make_transform("auto", "positive", margins + 10).name == "identity"
+    with pytest.raises(ValueError, match="logit.*needs scores in \\[0, 1\\]"):
+        _make_transform("logit", "real", margins)
+    with pytest.raises(ValueError, match="needs positive values"):
+        _make_transform("identity", "positive", margins)
+    with pytest.raises(ValueError, match="strictly inside"):
+        _make_transform("identity", "unit", probs)
+    with pytest.raises(ValueError, match="Unknown score family"):
+        ScoreMixture("gauss", "gamma")
+    with pytest.raises(ValueError, match="different supports"):
+        ScoreMixture("normal", "gamma").build(EvalData(margins))
+    with pytest.raises(TypeError, match="EvalData"):
+        ScoreMixture().build(margins)
+
+
+@pytest.mark.parametrize("name", ["identity", "minmax", "logit", "log"])
+def test_log_jacobian_is_the_derivative_of_the_map(name):
+    s = np.linspace(0.05, 0.95, 7)
+    t = _Transform(name, lo=0.0, hi=1.2)
+    h = 1e-6
+    numeric = np.log(np.abs((t(s + h) - t(s - h)) / (2 * h)))
+    np.testing.assert_allclose(t.log_jacobian(s), numeric, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_numpy_density_equals_pymc_density(family):
+    """The label draws use scipy; the sampler uses PyMC: they must be the same density."""
+    fam = FAMILIES[family]
+    x = np.linspace(0.05, 0.95, 9)
+    values = {"mean": 0.4, "sd": 0.2, "mu": 0.3, "sigma": 0.25, "nu": 4.0, "concentration": 6.0}
+    params = {k: values[k] for k in fam.params}
+    ref = pm.logp(fam.dist(params), x).eval()
+    ours = fam.logpdf(x, {k: np.array([v]) for k, v in params.items()})[0]
+    np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-8)
+    # the survival function is consistent with the density
+    sf = fam.sf(np.array([0.2, 0.6]), {k: np.array([v]) for k, v in params.items()})[0]
+    grid = np.linspace(0.2, 0.6, 4001)
+    dens = np.exp(fam.logpdf(grid, {k: np.array([v]) for k, v in params.items()})[0])
+    np.testing.assert_allclose(sf[0] - sf[1], np.trapezoid(dens, grid), rtol=1e-4)
+
+
+# ------------------------------------------------------------------------ fits
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data, y = simulate(600, 30, seed=3)
+    post = ScoreMixture("gamma", "truncnormal").fit(data, random_seed=3, **FIT)
+    return data, y, post
+
+
+def test_fit_recovers_the_simulation(fitted):
+    data, y, post = fitted
+    pi = post.idata.posterior["pi"].values.ravel()
+    assert abs(pi.mean() - y.mean()) < 3 * pi.std() + 0.01
+    assert post.check(warn=False)["max_rhat"] < 1.05
+    ap = post.metric("average_precision").values.ravel()
+    lo, hi = np.quantile(ap, [0.02, 0.98])
+    true_ap = metrics.average_precision(y, data.scores)
+    assert lo <= true_ap <= hi
+    # every label draw keeps the vetted labels
+    z = next(post.label_draws(chunk_size=50)).values[0]
+    assert np.all(z[:, data.vetted] == data.labels[data.vetted])
+    # population AP (from theta) is close to the sample AP on 600 items
+    pop = post.population("average_precision").values.ravel()
+    assert abs(pop.mean() - ap.mean()) < 3 * np.hypot(pop.std(), ap.std())
+    # the model is true here: the posterior predictive check does not flag it
+    assert post.ppc(n_draws=100)["p_value"] > 0.01
+
+
+def test_population_curves(fitted):
+    _, _, post = fitted
+    par = post.population("precision_at_recall", recall=[0.1, 0.5, 0.9])
+    assert par.dims == ("chain", "draw", "recall")
+    sample = post.metric("precision_at_recall", recall=[0.1, 0.5, 0.9])
+    # on 600 items the population curve and the sample curve agree closely
+    np.testing.assert_allclose(par.mean(("chain", "draw")), sample.mean(("chain", "draw")), atol=0.05)
+    f = post.population("f_score", threshold=0.4)
+    p = post.population("precision", threshold=0.4)
+    r = post.population("recall", threshold=0.4)
+    np.testing.assert_allclose(f.values, 2 * p.values * r.values / (p.values + r.values))
+    auc = post.population("roc_auc").values
+    assert np.all((auc > 0.5) & (auc <= 1))
+    with pytest.raises(ValueError, match="No population version"):
+        post.population("accuracy")
+
+
+def test_recalibration_probabilities(fitted):
+    data, y, post = fitted
+    rec = recalibrate(post, min_precision=0.9, min_recall=0.6)
+    prob = rec.probability
+    assert prob.dims == ("threshold",) and float(prob.min()) >= 0 and float(prob.max()) <= 1
+    # consistency with the draws: at the recommended threshold recompute by hand
+    pr = post.metric("precision_recall_curve", thresholds=[rec.threshold])
+    ok = (pr.sel(curve="precision") >= 0.9) & (pr.sel(curve="recall") >= 0.6)
+    assert float(ok.mean()) == pytest.approx(rec.probability_at_threshold)
+    assert float(prob.max()) == pytest.approx(rec.probability_at_threshold)
+    # a constraint that is impossible has probability 0 everywhere
+    assert float(recalibrate(post, min_precision=1.0, min_recall=1.0).probability.max()) < 0.05
+    ax = rec.plot()
+    assert ax.get_ylabel() == "P(constraint holds)"
+    table = rec.table()
+    assert {"p_constraint", "precision_mean", "recall_lo"} <= set(table.columns)
+    with pytest.raises(ValueError, match="no constraint"):
+        recalibrate(post)
+
+
+def test_plots(fitted):
+    from bayeval import plots
+
+    data, y, post = fitted
+    ax = plots.mixture_fit(post)
+    assert ax.get_ylabel() == "density" and len(ax.lines) >= 3
+    ax = plots.pr_curve(post, truth=y)
+    assert ax.get_xlabel() == "recall" and len(ax.lines) == 2
+
+
+def test_binned_likelihood_matches_exact():
+    data, _ = simulate(1500, 40, seed=8)
+    exact = ScoreMixture(binned=False).fit(data, random_seed=1, **FIT)
+    binned = ScoreMixture(binned=True, n_bins=200).fit(data, random_seed=1, **FIT)
+    for name in ("pi", "pos_mu", "neg_mean"):
+        a = exact.idata.posterior[name].values.ravel()
+        b = binned.idata.posterior[name].values.ravel()
+        # same posterior up to Monte Carlo error (ESS ~ a few hundred) and binning error
+        assert abs(a.mean() - b.mean()) < 0.25 * a.std() + 3 * a.std() / np.sqrt(200)
+
+
+def test_misfit_is_flagged_by_the_predictive_check():
+    """Negatives from two separated lumps: no single Gamma follows them."""
+    rng = np.random.default_rng(5)
+    n = 800
+    y = (rng.random(n) < 0.25).astype(int)
+    lump = rng.random(n) < 0.5
+    neg = np.where(lump, rng.normal(0.1, 0.02, n), rng.normal(0.45, 0.02, n))
+    s = np.clip(np.where(y == 1, rng.normal(0.8, 0.05, n), neg), 1e-3, None)
+    labels = np.full(n, np.nan)
+    labels[:20] = y[:20]
+    post = ScoreMixture("gamma", "truncnormal").fit(EvalData(s, labels), random_seed=2, **FIT)
+    assert post.ppc(n_draws=100)["p_value"] < 0.05
+
+
+def test_interval_coverage_fast_version():
+    """Fast version of benchmarks/spe.py's coverage study: 90% intervals of AP over
+    repeated simulations cover the true sample AP most of the time (at the nominal 90%,
+    P(at most 3 of 6) = 1.6%)."""
+    covered = 0
+    for trial in range(6):
+        data, y = simulate(300, 20, seed=100 + trial)
+        post = ScoreMixture().fit(data, random_seed=trial, **FIT)
+        ap = post.metric("average_precision").values.ravel()
+        lo, hi = np.quantile(ap, [0.05, 0.95])
+        covered += lo <= metrics.average_precision(y, data.scores) <= hi
+    assert covered >= 4
