@@ -509,8 +509,42 @@ def _prepare_par(scores, *, recall, interpolate=False):
     return _PaRState(_Ranking.from_scores(scores), grid, interpolate)
 
 
+def _par_no_ties(labels2d, st: _PaRState):
+    """Precision at recall levels without tied scores, from the positives' ranks.
+
+    The m-th positive's rank ``pos_m`` is the first threshold reaching ``m`` true
+    positives, so the precision there is ``m / (pos_m + 1)``; only the positives are
+    touched after one sort of the labels.
+    """
+    rk = st.rk
+    n = rk.n_items
+    out = np.empty((labels2d.shape[0], st.recall.size))
+    for sl in _blocks(labels2d.shape[0], n, 8):
+        z = np.take(labels2d[sl], rk.order, axis=1)
+        rows = z.shape[0]
+        n_pos = np.count_nonzero(z, axis=1)
+        start = np.cumsum(n_pos) - n_pos
+        row_of = np.repeat(np.arange(rows), n_pos)
+        pos = np.flatnonzero(z) - row_of * n  # ranks (0-based) of the positives, per row
+        q = (np.arange(pos.size) - start[row_of] + 1) / (pos + 1.0)  # precision at each positive
+        if st.interpolate and q.size:
+            # suffix maximum within each row: offset later segments of the reversed array
+            seg = 2.0 * (rows - 1 - row_of[::-1])
+            q = (np.maximum.accumulate(q[::-1] + seg) - seg)[::-1]
+        m = np.ceil(st.recall[None, :] * n_pos[:, None] - 1e-9).astype(np.int64)
+        if st.interpolate:
+            m = np.maximum(m, 1)
+        safe = np.where(n_pos[:, None] > 0, start[:, None] + np.maximum(m, 1) - 1, 0)
+        res = q[safe] if q.size else np.zeros(safe.shape)
+        res = np.where(m == 0, z[:, :1].astype(np.float64), res)  # level 0: the top threshold
+        out[sl] = np.where(n_pos[:, None] > 0, res, 0.0)
+    return out
+
+
 def _compute_par(labels2d, st: _PaRState):
     rk = st.rk
+    if not rk.has_ties:
+        return _par_no_ties(labels2d, st)
     n_groups = rk.ends.size
     out = np.empty((labels2d.shape[0], st.recall.size))
     for sl in _blocks(labels2d.shape[0], rk.n_items, 16):

@@ -249,3 +249,22 @@ def test_large_inputs_use_blocks_consistently():
     p, r, _ = skm.precision_recall_curve(z[3], s)
     p, r = p[:-1][::-1], r[:-1][::-1]
     assert par[3, 1] == pytest.approx(p[np.flatnonzero(r >= 0.9 - 1e-12)[0]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
+def test_precision_at_recall_without_ties_against_sklearn(n, seed, prevalence):
+    """The no-ties fast path (ranks of the positives) against scikit-learn's curve."""
+    rng = np.random.default_rng(seed)
+    s = rng.permutation(n).astype(float)  # distinct scores
+    z = (rng.random((5, n)) < prevalence).astype(np.int8)
+    grid = np.array([0.0, 0.1, 1 / 3, 0.5, 0.9, 1.0])
+    for interpolate in (False, True):
+        got = M.precision_at_recall(z, s, recall=grid, interpolate=interpolate)
+        for i, row in enumerate(z):
+            p, r, _ = _quiet(skm.precision_recall_curve, row, s)
+            p, r = p[:-1][::-1], r[:-1][::-1]
+            for j, level in enumerate(grid):
+                first = np.flatnonzero(r >= level - 1e-12)[0]
+                want = p[first:].max() if interpolate else p[first]
+                assert got[i, j] == pytest.approx(want), (interpolate, i, level)
