@@ -7,6 +7,7 @@ metric comes out as a full posterior distribution.
 """
 
 from . import metrics
+from .active import ACISResult, acis
 from .data import EvalData
 from .posterior import Posterior, hdi, naive, vetted_only
 from .recalibrate import Recalibration, recalibrate
@@ -14,9 +15,11 @@ from .recalibrate import Recalibration, recalibrate
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ACISResult",
     "EvalData",
     "Posterior",
     "Recalibration",
+    "acis",
     "hdi",
     "metrics",
     "naive",

@@ -1,0 +1,591 @@
+"""Tests of bayeval.active.acis: ACIS and its baselines.
+
+Stochastic tests are seeded; their tolerances are stated next to them in terms of the
+Monte Carlo standard error (SE) of the quantity checked.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import fbeta_score
+
+from bayeval.active.acis import (
+    ACISResult,
+    _batch_sizes,
+    _calibration_prior,
+    _estimate,
+    _inclusion_probabilities,
+    _isotonic,
+    _proposal,
+    _systematic_sample,
+    acis,
+    sawade,
+    top_k,
+    uniform_sampling,
+)
+
+METHODS = [acis, sawade, uniform_sampling, top_k]
+
+
+def rare_pool(n=20_000, prevalence=0.01, dprime=3.5, seed=0):
+    """Equal-variance Gaussian classifier with calibrated scores; Bayes-threshold predictions."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < prevalence).astype(np.int8)
+    x = dprime * y + rng.normal(size=n)
+    logit = dprime * x - dprime**2 / 2 + np.log(prevalence / (1 - prevalence))
+    scores = 1.0 / (1.0 + np.exp(-logit))
+    predictions = (scores >= 0.5).astype(np.int8)
+    return scores, predictions, y
+
+
+def f_alpha(y, yhat, alpha=0.5):
+    tp = np.sum((y == 1) & (yhat == 1))
+    fp = np.sum((y == 0) & (yhat == 1))
+    fn = np.sum((y == 1) & (yhat == 0))
+    return tp / (alpha * (tp + fp) + (1 - alpha) * (tp + fn))
+
+
+class RecordingOracle:
+    """Perfect oracle that records every call."""
+
+    def __init__(self, y):
+        self.y = np.asarray(y)
+        self.calls: list[np.ndarray] = []
+
+    def __call__(self, idx):
+        self.calls.append(np.array(idx, copy=True))
+        return self.y[idx]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return rare_pool()
+
+
+# ---------------------------------------------------------------------------------
+# Building blocks against slow, obvious references
+# ---------------------------------------------------------------------------------
+
+
+def test_batch_sizes_double_and_sum_to_budget():
+    assert _batch_sizes(400, 10) == [10, 20, 40, 80, 160, 90]
+    assert _batch_sizes(10, 10) == [10]
+    assert _batch_sizes(25, 10) == [10, 15]
+    for budget in range(1, 200):
+        assert sum(_batch_sizes(budget, 1)) == budget
+
+
+def test_inclusion_probabilities_sum_cap_and_proportionality():
+    rng = np.random.default_rng(1)
+    q = rng.gamma(0.3, size=200)
+    q[:4] *= 50  # force some certainties
+    n = 25
+    pi = _inclusion_probabilities(q, n)
+    assert pi.sum() == pytest.approx(n)
+    assert pi.max() <= 1.0 and pi.min() > 0
+    free = pi < 1
+    assert (~free).sum() >= 1
+    # Below the cap, probabilities are proportional to q ...
+    ratio = pi[free] / q[free]
+    assert np.allclose(ratio, ratio[0])
+    # ... and every capped item has at least the weight that would push it over 1.
+    assert np.all(q[~free] * ratio[0] >= 1 - 1e-12)
+
+
+def test_systematic_sample_has_exact_size_and_inclusion_frequencies():
+    rng = np.random.default_rng(2)
+    q = rng.gamma(0.5, size=40)
+    q[0] *= 40
+    n = 8
+    pi = _inclusion_probabilities(q, n)
+    trials = 20_000
+    counts = np.zeros(q.size)
+    for _ in range(trials):
+        pick = _systematic_sample(pi[(order := rng.permutation(q.size))], n, rng)
+        assert np.unique(pick).size == n
+        counts[order[pick]] += 1
+    freq = counts / trials
+    se = np.sqrt(pi * (1 - pi) / trials) + 1e-12
+    # 40 items, each within 4.5 binomial SE of its prescribed inclusion probability.
+    assert np.all(np.abs(freq - pi) <= 4.5 * se)
+
+
+def test_isotonic_fit_and_calibration_prior_match_sklearn():
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(3)
+    x = np.round(rng.normal(size=300), 1)  # many ties
+    y = (rng.random(300) < 1 / (1 + np.exp(-2 * x))).astype(float)
+    knots, fit = _isotonic(x, y)
+    ref = IsotonicRegression(out_of_bounds="clip").fit(x, y)
+    grid = np.linspace(-4, 4, 101)
+    np.testing.assert_allclose(np.interp(grid, knots, fit), ref.predict(grid), atol=1e-12)
+    # Prior fitted on predictions that are not a threshold of the scores ...
+    yhat = (rng.random(300) < 0.3).astype(np.int8)
+    np.testing.assert_allclose(
+        _calibration_prior(x, yhat), IsotonicRegression().fit_transform(x, yhat), atol=1e-12
+    )
+    # ... and on thresholded predictions (fast path): the predictions themselves.
+    np.testing.assert_array_equal(_calibration_prior(x, (x > 0.3).astype(np.int8)), x > 0.3)
+
+
+def test_proposal_is_sawades_optimal_distribution():
+    c = np.array([0.01, 0.3, 0.9, 0.01, 0.3, 0.9])
+    yhat = np.array([1, 1, 1, 0, 0, 0], dtype=np.int8)
+    for g, alpha in [(0.5, 0.5), (0.8, 0.3), (0.2, 0.9)]:
+        q = _proposal(c, yhat, g, alpha)
+        expect = np.where(
+            yhat == 1,
+            np.sqrt(c * (1 - g) ** 2 + alpha**2 * (1 - c) * g**2),
+            (1 - alpha) * np.sqrt(c * g**2),
+        )
+        np.testing.assert_allclose(q, expect, rtol=1e-12)
+
+
+def test_estimate_and_variance_match_the_documented_formula():
+    """Vectorized estimator vs a plain loop over the module docstring's formulas."""
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        m = int(rng.integers(3, 40))
+        y = rng.integers(0, 2, m)
+        yhat = rng.integers(0, 2, m)
+        pi = rng.uniform(0.01, 1.0, m)
+        pi[0] = 1.0  # a certainty: no variance contribution
+        d = 1 / pi
+        alpha = float(rng.uniform(0.1, 0.9))
+        a_fixed, v_fixed = float(rng.integers(0, 20)), float(rng.integers(20, 40))
+        g, var, floor = _estimate(
+            alpha=alpha,
+            a_fixed=a_fixed,
+            v_fixed=v_fixed,
+            y=y,
+            yhat=yhat,
+            d=d,
+            pi=pi,
+            typical={"tp": None, "fp": None, "fn": None},
+        )
+        num, den = a_fixed, v_fixed
+        for j in range(m):
+            num += d[j] * y[j] * yhat[j]
+            den += d[j] * (alpha * yhat[j] + (1 - alpha) * y[j])
+        assert g == pytest.approx(num / den, rel=1e-12)
+        rand = [j for j in range(m) if pi[j] < 1]
+        w = [d[j] * (alpha * yhat[j] + (1 - alpha) * y[j]) for j in rand]
+        c = 1 - sum(x * x for x in w) / sum(w) ** 2
+        r = [d[j] * (y[j] * yhat[j] - g * (alpha * yhat[j] + (1 - alpha) * y[j])) for j in rand]
+        f = [1 - pi[j] for j in rand]
+        rbar = sum(fj * rj for fj, rj in zip(f, r, strict=True)) / sum(f)
+        ref = sum(fj * (rj - rbar) ** 2 for fj, rj in zip(f, r, strict=True)) / (c * den**2)
+        if c > 0 and ref > 0:
+            assert var == pytest.approx(ref, rel=1e-9)
+            assert floor == 0.0
+
+
+# ---------------------------------------------------------------------------------
+# Budget accounting and the oracle
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("budget", [10, 37, 400])
+def test_exactly_budget_distinct_oracle_calls_and_no_requery(pool, method, budget):
+    scores, predictions, y = pool
+    oracle = RecordingOracle(y)
+    res = method(scores, predictions, oracle, budget=budget, random_seed=3)
+    asked = np.concatenate(oracle.calls)
+    assert asked.size == budget
+    assert np.unique(asked).size == budget  # never the same item twice, across all calls
+    assert [c.size for c in oracle.calls] == _batch_sizes(budget, 10)
+    assert res.n_labels == budget
+    np.testing.assert_array_equal(res.labeled["item"].to_numpy(), asked)
+    np.testing.assert_array_equal(res.labeled["label"].to_numpy(), y[asked])
+    assert res.history["labels_spent"].iloc[-1] == budget
+
+
+def test_oracle_is_not_shown_labeled_items_even_when_it_mutates_its_input(pool):
+    scores, predictions, y = pool
+    seen: set[int] = set()
+
+    def oracle(idx):
+        assert not (set(idx.tolist()) & seen), "oracle asked again for a labeled item"
+        seen.update(idx.tolist())
+        labels = y[idx].copy()
+        idx[:] = 0  # a careless oracle must not corrupt the run
+        return labels
+
+    res = acis(scores, predictions, oracle, budget=150, random_seed=4)
+    assert len(seen) == 150
+    assert res.labeled["item"].is_unique
+
+
+def test_same_seed_same_result(pool):
+    scores, predictions, y = pool
+    a = acis(scores, predictions, lambda i: y[i], budget=100, random_seed=5)
+    b = acis(scores, predictions, lambda i: y[i], budget=100, random_seed=5)
+    c = acis(scores, predictions, lambda i: y[i], budget=100, random_seed=6)
+    pd.testing.assert_frame_equal(a.labeled, b.labeled)
+    assert a.estimate == b.estimate
+    assert not a.labeled["item"].equals(c.labeled["item"])
+
+
+# ---------------------------------------------------------------------------------
+# Exactness: labeling the whole pool gives the true F
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.2, 0.8])
+@pytest.mark.parametrize(
+    "method,kwargs",
+    [
+        (acis, {}),
+        (acis, {"top_k_prior": False}),
+        (sawade, {}),
+        (uniform_sampling, {}),
+        (top_k, {}),
+    ],
+)
+def test_census_equals_true_f(method, kwargs, alpha):
+    scores, predictions, y = rare_pool(n=300, prevalence=0.1, dprime=1.5, seed=7)
+    truth = f_alpha(y, predictions, alpha)
+    # F_alpha is scikit-learn's F_beta with beta^2 = (1 - alpha) / alpha.
+    assert truth == pytest.approx(fbeta_score(y, predictions, beta=np.sqrt((1 - alpha) / alpha)))
+    res = method(
+        scores, predictions, lambda i: y[i], budget=300, alpha=alpha, random_seed=8, **kwargs
+    )
+    # (For ACIS, averaging must not mix the earlier, partial estimates into a census.)
+    assert res.estimate == pytest.approx(truth, abs=1e-12)
+    assert res.variance == pytest.approx(0.0, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------
+# Statistical properties on a rare-category pool (prevalence 1 %, 20,000 items)
+# ---------------------------------------------------------------------------------
+
+
+def _ht_totals(labeled: pd.DataFrame) -> np.ndarray:
+    """Per batch: (labeled before, exact) + (this batch, weighted) counts of TP, FN, FP."""
+    y = labeled["label"].to_numpy()
+    p = labeled["prediction"].to_numpy()
+    w = labeled["weight"].to_numpy()
+    b = labeled["batch"].to_numpy()
+    kinds = np.stack([y * p, y * (1 - p), (1 - y) * p])
+    return np.array(
+        [
+            kinds[:, b < k].sum(axis=1) + (kinds[:, b == k] * w[b == k]).sum(axis=1)
+            for k in np.unique(b)
+        ]
+    )
+
+
+@pytest.mark.parametrize("top_k_prior", [False, True])
+def test_importance_weights_give_unbiased_totals(pool, top_k_prior):
+    """Every batch's weighted counts are unbiased for the pool's TP, FN and FP.
+
+    Without the top-K prior all three are; with it, TP and FP still are (every
+    predicted positive is in the sampling domain) while FN is biased low by design.
+    Tolerance: 4 Monte Carlo SE per total (12 totals).
+    """
+    scores, predictions, y = pool
+    truth = np.array(
+        [np.sum(y * predictions), np.sum(y * (1 - predictions)), np.sum((1 - y) * predictions)]
+    )
+    trials = 200
+    totals = np.array(
+        [
+            _ht_totals(
+                acis(
+                    scores,
+                    predictions,
+                    lambda i: y[i],
+                    budget=70,
+                    random_seed=t,
+                    top_k_prior=top_k_prior,
+                ).labeled
+            )
+            for t in range(trials)
+        ]
+    )  # (trial, batch, kind)
+    mean = totals.mean(axis=0)
+    se = totals.std(axis=0, ddof=1) / np.sqrt(trials)
+    z = (mean - truth) / se
+    checked = [0, 1, 2] if not top_k_prior else [0, 2]
+    assert np.all(np.abs(z[:, checked]) < 4), z
+
+
+def test_f_estimate_is_accurate_and_nearly_unbiased(pool):
+    """ACIS at 200 labels: bias within 4 SE + 0.01, RMSE < 0.08, far better than uniform.
+
+    The 0.01 allowance covers the O(1/n) bias of a ratio estimator and the few
+    positives that fall outside the top-K sampling domain (5 of ~200 in this pool).
+    """
+    scores, predictions, y = pool
+    truth = f_alpha(y, predictions)
+    trials = 300
+    est = np.array(
+        [
+            acis(scores, predictions, lambda i: y[i], budget=200, random_seed=t).estimate
+            for t in range(trials)
+        ]
+    )
+    se = est.std(ddof=1) / np.sqrt(trials)
+    assert abs(est.mean() - truth) <= 4 * se + 0.01
+    assert np.sqrt(np.mean((est - truth) ** 2)) < 0.08
+    uni = np.array(
+        [
+            uniform_sampling(
+                scores, predictions, lambda i: y[i], budget=200, random_seed=t
+            ).estimate
+            for t in range(100)
+        ]
+    )
+    uni = np.where(np.isnan(uni), 0.5, uni)
+    assert np.mean((est - truth) ** 2) < 0.25 * np.mean((uni - truth) ** 2)
+
+
+def test_single_trial_variance_matches_empirical_variance(pool):
+    """Mean predicted variance / empirical variance across 300 trials in [0.75, 1.33].
+
+    The empirical variance of 300 draws has a relative SE of about 8-12 % here
+    (sqrt(2/299) for normal data, more with heavier tails), so the band is
+    roughly +-3 SE. Coverage of the 95 % interval must be at least 85 %.
+    """
+    scores, predictions, y = pool
+    truth = f_alpha(y, predictions)
+    runs = [
+        acis(scores, predictions, lambda i: y[i], budget=400, random_seed=10_000 + t)
+        for t in range(300)
+    ]
+    est = np.array([r.estimate for r in runs])
+    var = np.array([r.variance for r in runs])
+    ratio = var.mean() / est.var(ddof=1)
+    assert 0.75 <= ratio <= 1.33, ratio
+    coverage = np.mean([r.interval[0] <= truth <= r.interval[1] for r in runs])
+    assert coverage >= 0.85, coverage
+
+
+def test_uniform_sampling_variance_matches_empirical_variance():
+    """Simple random sampling of 30 % of a pool: ratio within [0.8, 1.25] over 400 trials.
+
+    (Relative SE of the empirical variance ~7 %; without the finite-population
+    correction the ratio would be ~1.4.)
+    """
+    scores, predictions, y = rare_pool(n=2_000, prevalence=0.2, dprime=1.5, seed=11)
+    runs = [
+        uniform_sampling(scores, predictions, lambda i: y[i], budget=600, random_seed=t)
+        for t in range(400)
+    ]
+    est = np.array([r.estimate for r in runs])
+    var = np.array([r.variance for r in runs])
+    ratio = var.mean() / est.var(ddof=1)
+    assert 0.8 <= ratio <= 1.25, ratio
+
+
+# ---------------------------------------------------------------------------------
+# Zero-variance honesty
+# ---------------------------------------------------------------------------------
+
+
+def test_no_error_ever_drawn_does_not_give_zero_variance():
+    scores, _, y = rare_pool(n=20_000, prevalence=0.01, seed=12)
+    predictions = y.copy()  # a perfect classifier: no FP or FN exists to be drawn
+    res = acis(scores, predictions, lambda i: y[i], budget=100, random_seed=13)
+    assert res.estimate == 1.0
+    assert res.variance > 0
+    assert res.interval[0] < 1.0 and res.interval[1] == 1.0
+    assert (res.history["variance_floor"] > 0).all()
+    # More labels without an error -> a tighter floor.
+    more = acis(scores, predictions, lambda i: y[i], budget=400, random_seed=13)
+    assert 0 < more.variance < res.variance
+
+
+def test_no_positive_found_gives_undefined_estimate_not_zero():
+    scores = np.linspace(0, 1, 1_000)
+    predictions = np.zeros(1_000, dtype=int)
+    predictions[-1] = 1  # one predicted positive; the oracle never answers 1
+    res = uniform_sampling(
+        scores, predictions, lambda i: np.zeros(len(i), int), budget=10, random_seed=0
+    )
+    assert res.labeled["prediction"].sum() == 0  # precondition for this seed
+    assert np.isnan(res.estimate) and np.isnan(res.variance)
+    assert res.interval == (0.0, 1.0)
+    assert res.history["estimate"].isna().all()
+
+
+# ---------------------------------------------------------------------------------
+# Baselines and result type
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_methods_share_result_type(pool, method):
+    scores, predictions, y = pool
+    res = method(scores, predictions, lambda i: y[i], budget=60, random_seed=15)
+    assert isinstance(res, ACISResult)
+    assert (
+        res.method
+        == {"acis": "acis", "sawade": "sawade", "uniform_sampling": "uniform", "top_k": "top_k"}[
+            method.__name__
+        ]
+    )
+    assert list(res.history.columns) == list(
+        acis(scores, predictions, lambda i: y[i], budget=60, random_seed=15).history.columns
+    )
+    assert list(res.labeled.columns) == [
+        "item",
+        "label",
+        "prediction",
+        "score",
+        "batch",
+        "inclusion_probability",
+        "weight",
+    ]
+    assert list(res.history["labels_spent"]) == [10, 30, 60]
+    lo, hi = res.interval
+    assert 0 <= lo <= res.estimate <= hi <= 1 or np.isnan(res.estimate)
+    assert "ACISResult(" in repr(res)
+
+
+def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):
+    scores, predictions, y = pool
+    res = top_k(scores, predictions, lambda i: y[i], budget=50)
+    top = np.argsort(-scores, kind="stable")[:50]
+    np.testing.assert_array_equal(res.labeled["item"].to_numpy(), top)
+    assert res.estimate == pytest.approx(f_alpha(y[top], predictions[top]))
+
+
+def test_probabilities_extension_point(pool):
+    scores, predictions, y = pool
+    calls = []
+
+    def provider(items, labels):
+        calls.append((items.copy(), labels.copy()))
+        return np.clip(scores * 1.0, 0, 1)
+
+    res = acis(
+        scores, predictions, lambda i: y[i], budget=70, random_seed=16, probabilities=provider
+    )
+    assert [c[0].size for c in calls] == [0, 10, 30]  # called before each batch with labels so far
+    np.testing.assert_array_equal(calls[2][0], res.labeled["item"].to_numpy()[:30])
+    np.testing.assert_array_equal(calls[2][1], y[calls[2][0]])
+    fixed = acis(
+        scores, predictions, lambda i: y[i], budget=70, random_seed=16, probabilities=scores
+    )
+    pd.testing.assert_frame_equal(fixed.labeled, res.labeled)  # same probabilities, same draws
+
+
+def test_plot_returns_axes(pool):
+    import matplotlib.pyplot as plt
+
+    scores, predictions, y = pool
+    res = acis(scores, predictions, lambda i: y[i], budget=60, random_seed=17)
+    ax = res.plot(truth=f_alpha(y, predictions))
+    assert ax.get_xlabel() == "labels spent"
+    assert len(ax.lines) == 2
+    fig, ax2 = plt.subplots()
+    assert res.plot(ax2) is ax2
+    plt.close("all")
+
+
+# ---------------------------------------------------------------------------------
+# Input validation
+# ---------------------------------------------------------------------------------
+
+
+def _ok():
+    scores, predictions, y = rare_pool(n=500, prevalence=0.1, seed=18)
+    return scores, predictions, (lambda i: y[i])
+
+
+@pytest.mark.parametrize(
+    "change,error,match",
+    [
+        (dict(scores=np.r_[np.nan, np.ones(499)]), ValueError, "finite"),
+        (dict(scores=np.ones((500, 2))), ValueError, "1-D"),
+        (dict(scores="abc"), TypeError, "string"),
+        (dict(predictions=np.full(500, 2)), ValueError, "1 \\(positive\\), 0"),
+        (dict(predictions=np.ones(499)), ValueError, "499 item"),
+        (dict(predictions=np.zeros(500)), ValueError, "no predicted positive"),
+        (dict(oracle="not callable"), TypeError, "callable"),
+        (dict(budget=5), ValueError, "smaller than `first_batch`"),
+        (dict(budget=501), ValueError, "exceeds the number of items"),
+        (dict(budget=0), ValueError, ">= 1"),
+        (dict(budget=10.0), TypeError, "integer"),
+        (dict(alpha=0.0), ValueError, "alpha"),
+        (dict(alpha=1.0), ValueError, "alpha"),
+        (dict(alpha="0.5"), TypeError, "alpha"),
+        (dict(first_batch=0), ValueError, "first_batch"),
+        (dict(random_seed="x"), TypeError, "random_seed"),
+        (dict(confidence=1.5), ValueError, "confidence"),
+    ],
+)
+@pytest.mark.parametrize("method", METHODS)
+def test_bad_input_is_rejected_with_a_clear_message(method, change, error, match):
+    scores, predictions, oracle = _ok()
+    kwargs = dict(scores=scores, predictions=predictions, oracle=oracle, budget=50)
+    kwargs.update(change)
+    with pytest.raises(error, match=match):
+        method(kwargs.pop("scores"), kwargs.pop("predictions"), kwargs.pop("oracle"), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "change,error,match",
+    [
+        (dict(epsilon=0.0), ValueError, "epsilon"),
+        (dict(epsilon=0.5), ValueError, "epsilon"),
+        (dict(beta=1.5), ValueError, "beta"),
+        (dict(beta_iterations=0), ValueError, "beta_iterations"),
+        (dict(average_last=0), ValueError, "average_last"),
+        (dict(top_k_prior="yes"), TypeError, "top_k_prior"),
+        (dict(top_k_factor=0), ValueError, "top_k_factor"),
+        (dict(initial_estimate=0.0), ValueError, "initial_estimate"),
+        (dict(probabilities=np.full(500, 1.5)), ValueError, "probabilities"),
+        (dict(probabilities=np.full(10, 0.5)), ValueError, "one probability per item"),
+        (
+            dict(probabilities=lambda items, labels: np.full(3, 0.5)),
+            ValueError,
+            "one probability per item",
+        ),
+    ],
+)
+def test_acis_options_are_validated(change, error, match):
+    scores, predictions, oracle = _ok()
+    with pytest.raises(error, match=match):
+        acis(scores, predictions, oracle, budget=50, **change)
+
+
+@pytest.mark.parametrize(
+    "bad_oracle,error,match",
+    [
+        (lambda i: np.zeros(len(i) + 1), ValueError, "one 0/1 label per requested item"),
+        (lambda i: 0, ValueError, "one 0/1 label per requested item"),
+        (lambda i: np.full(len(i), 2), ValueError, "labels in \\{0, 1\\}"),
+        (lambda i: np.full(len(i), np.nan), ValueError, "labels in \\{0, 1\\}"),
+        (lambda i: np.array(["cat"] * len(i)), TypeError, "numeric 0/1"),
+    ],
+)
+@pytest.mark.parametrize("method", METHODS)
+def test_bad_oracle_output_is_rejected(method, bad_oracle, error, match):
+    scores, predictions, _ = _ok()
+    with pytest.raises(error, match=match):
+        method(scores, predictions, bad_oracle, budget=20)
+
+
+def test_boolean_and_float_labels_are_accepted():
+    scores, predictions, oracle = _ok()
+    a = acis(
+        scores, predictions.astype(bool), lambda i: oracle(i).astype(bool), budget=40, random_seed=1
+    )
+    b = acis(
+        scores,
+        predictions.astype(float),
+        lambda i: oracle(i).astype(float),
+        budget=40,
+        random_seed=1,
+    )
+    assert a.estimate == b.estimate
