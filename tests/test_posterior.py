@@ -156,3 +156,17 @@ def test_posterior_from_2d_probabilities_uses_one_row_per_draw():
     post = Posterior.from_probabilities(data, p, random_seed=0)
     z = np.concatenate([c.values[0] for c in post.label_draws()])
     np.testing.assert_array_equal(z, p.astype(np.int8))
+
+
+def test_curves_through_the_posterior_use_a_shared_threshold_grid():
+    data, p = _data(n=500)
+    post = Posterior.from_probabilities(data, p, draws=20, random_seed=6)
+    roc = post.metric("roc_curve")
+    t = roc["threshold"].values
+    assert np.isinf(t[0]) and np.all(np.diff(t[1:]) < 0) and t.size <= 202  # inf + 201 quantiles
+    z = np.concatenate([c.values[0] for c in post.label_draws()])
+    fpr, tpr, _ = metrics.roc_curve(z, data.scores, thresholds=t)
+    np.testing.assert_allclose(roc.sel(curve="fpr").values[0], fpr)
+    np.testing.assert_allclose(roc.sel(curve="tpr").values[0], tpr)
+    auc = post.metric("roc_auc").values[0]
+    np.testing.assert_allclose(auc, metrics.roc_auc(z, data.scores))
