@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 # Rows processed together inside a kernel: keeps the working set in cache.
-_BLOCK_BYTES = 1 << 22
+_BLOCK_BYTES = 1 << 21
 
 
 # --------------------------------------------------------------------------- ranking
