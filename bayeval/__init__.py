@@ -10,6 +10,7 @@ from . import metrics
 from .active import ACISResult, acis
 from .data import EvalData
 from .posterior import Posterior, hdi, naive, vetted_only
+from .ranking import PercentileResult, ThetaEstimate, estimate_theta, ranking_percentile
 from .recalibrate import Recalibration, recalibrate
 
 __version__ = "0.1.0.dev0"
@@ -17,12 +18,16 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "ACISResult",
     "EvalData",
+    "PercentileResult",
     "Posterior",
     "Recalibration",
+    "ThetaEstimate",
     "acis",
+    "estimate_theta",
     "hdi",
     "metrics",
     "naive",
+    "ranking_percentile",
     "recalibrate",
     "vetted_only",
 ]
