@@ -8,6 +8,7 @@ metric comes out as a full posterior distribution.
 
 from . import metrics
 from .active import ACISResult, acis
+from .annotator import TrueAccuracyBounds, plot_true_accuracy, true_accuracy_bounds
 from .data import EvalData
 from .posterior import Posterior, hdi, naive, vetted_only
 from .ranking import PercentileResult, ThetaEstimate, estimate_theta, ranking_percentile
@@ -22,12 +23,15 @@ __all__ = [
     "Posterior",
     "Recalibration",
     "ThetaEstimate",
+    "TrueAccuracyBounds",
     "acis",
     "estimate_theta",
     "hdi",
     "metrics",
     "naive",
+    "plot_true_accuracy",
     "ranking_percentile",
     "recalibrate",
+    "true_accuracy_bounds",
     "vetted_only",
 ]

@@ -1,0 +1,1119 @@
+"""True accuracy of a classifier under (correlated) annotator error: a generative model.
+
+Each item ``i`` has a true class ``z_i`` (one of ``K``; binary is the main case) and
+a latent difficulty ``d_i ~ Normal(0, 1)``. The classifier under evaluation and
+every annotator are *raters*: rater ``r`` is right about an item of class ``k``
+with probability ``Phi((probit(a[r, k]) - rho[r] d_i) / sqrt(1 - rho[r]^2))`` -- its
+accuracy ``a[r, k]`` averaged over difficulty, shifted by how strongly its errors
+follow the difficulty (``rho[r]``) -- and, when wrong, picks a wrong class from its
+own distribution over the ``K - 1`` other classes (a Dawid--Skene confusion row;
+nothing to choose for ``K = 2``). Given ``(z_i, d_i)`` the raters are independent;
+a hard item makes every rater with a positive ``rho`` err more often, which is what
+correlates the classifier's errors with the annotators'. Both ``z_i`` and ``d_i``
+are summed out of the likelihood (``d_i`` on Gauss--Hermite nodes), so the
+posterior has only global parameters and NUTS samples it quickly; items with the
+same observations share one likelihood term, so the cost does not grow with the
+number of items.
+
+The true classes are then drawn from ``P(z_i | theta, observations)`` by
+:class:`bayeval.Posterior` (``K = 2``) or :class:`CategoricalPosterior`
+(``K > 2``), so the classifier's accuracy, precision and recall on *this* item
+set come out as posterior distributions; gold (expert-verified) labels are fixed
+in every draw.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.special import log_ndtr, ndtr
+
+from .. import _validate as V
+from ..data import EvalData
+from ..posterior import _CHUNK_BYTES, Posterior, _summary_frame, _summary_rows
+
+__all__ = ["AnnotatorError", "CategoricalPosterior"]
+
+_MAX_CLASSES = 127  # label draws are int8
+_WORK_BYTES = 1 << 25  # working set of one block of the likelihood in numpy (~32 MiB)
+_CLASS_METRICS = ("accuracy", "class_accuracy", "precision", "recall", "f_score")
+_RHO_MAX = 0.95  # largest |correlation| of a rater's errors with the difficulty
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def _as_int(x, name: str, *, minimum: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer >= {minimum}, got {x!r}.")
+    if x < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {x}.")
+    return int(x)
+
+
+def _as_prior(x, name: str, *, n: int) -> tuple[float, ...]:
+    try:
+        vals = tuple(float(v) for v in np.atleast_1d(np.asarray(x, dtype=float)))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be {n} number(s), got {x!r}.") from exc
+    if len(vals) != n or not all(np.isfinite(vals)):
+        raise ValueError(f"`{name}` must be {n} finite number(s), got {x!r}.")
+    return vals
+
+
+def _to_float_matrix(x, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Numbers with NaN for missing (None / pd.NA accepted); column names of a frame."""
+    names = None
+    if isinstance(x, pd.DataFrame):
+        names = np.asarray([str(c) for c in x.columns])
+        x = x.to_numpy(dtype=object)
+    elif isinstance(x, pd.Series):
+        x = x.to_numpy(dtype=object)
+    if x is None or isinstance(x, str | bytes):
+        raise TypeError(f"`{name}` must be an array of class indices, got {x!r}.")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists
+        raise TypeError(f"`{name}` could not be read as an array ({exc}).") from exc
+    if arr.dtype == bool:
+        arr = arr.astype(np.float64)
+    elif arr.dtype == object or arr.dtype.kind in "USV":
+        flat = []
+        for v in arr.ravel():
+            if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+                flat.append(np.nan)
+            elif isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_):
+                flat.append(float(v))
+            elif isinstance(v, bool | np.bool_):
+                flat.append(float(v))
+            else:
+                raise TypeError(
+                    f"`{name}` must hold class indices 0..K-1 (and NaN for missing), got "
+                    f"{v!r}. Map class names to integers first, e.g. with "
+                    "`pd.Categorical(values, categories=classes).codes` (then -1, missing, to NaN)."
+                )
+        arr = np.asarray(flat, dtype=np.float64).reshape(arr.shape)
+    elif arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be numeric class indices, got dtype {arr.dtype}.")
+    return arr.astype(np.float64), names
+
+
+def _check_classes(arr: np.ndarray, name: str, n_classes: int, *, allow_nan: bool) -> None:
+    if np.isinf(arr).any():
+        raise ValueError(f"`{name}` holds infinite values; expected class indices 0..{n_classes - 1}.")
+    nan = np.isnan(arr)
+    if nan.any() and not allow_nan:
+        raise ValueError(
+            f"`{name}` must be complete, but {int(nan.sum())} value(s) are NaN "
+            f"(first at position {int(np.flatnonzero(nan.ravel())[0])}). Every item needs one."
+        )
+    known = arr[~nan]
+    frac = known != np.round(known)
+    if frac.any():
+        raise ValueError(
+            f"`{name}` must hold whole class indices 0..{n_classes - 1}, got non-integers such "
+            f"as {V._preview(np.unique(known[frac]))}."
+        )
+    out = (known < 0) | (known > n_classes - 1)
+    if out.any():
+        top = int(known.max())
+        fix = (
+            f"build AnnotatorError(n_classes={top + 1})" if top >= n_classes else "use indices from 0"
+        )
+        raise ValueError(
+            f"`{name}` holds class indices {V._preview(np.unique(known[out]).astype(int))} outside "
+            f"0..{n_classes - 1} (n_classes={n_classes}); {fix}."
+        )
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """Validated data, compressed to distinct observation patterns."""
+
+    predictions: np.ndarray  # (n,) int
+    annotations: np.ndarray  # (n, J) float, NaN = missing
+    gold: np.ndarray  # (n,) float, NaN = unknown
+    annotator_names: np.ndarray
+    patterns: np.ndarray  # (P, R) int, -1 = missing; R = 1 + J (rater 0 = the classifier)
+    pattern_gold: np.ndarray  # (P,) int, -1 = unknown
+    counts: np.ndarray  # (P,)
+    inverse: np.ndarray  # (n,) pattern of each item
+
+    @property
+    def n_items(self) -> int:
+        return int(self.predictions.size)
+
+
+def _observe(predictions, annotations, gold, n_classes: int, *, all_patterns: bool = False) -> _Observed:
+    """Validate and compress. ``all_patterns``: list every possible pattern (zero counts
+    allowed), so models of data sets of the same shape share one graph (benchmarks)."""
+    pred, _ = _to_float_matrix(predictions, "predictions")
+    if pred.ndim != 1:
+        raise ValueError(
+            f"`predictions` must be 1-D (one predicted class per item), got shape {pred.shape}."
+        )
+    if pred.size == 0:
+        raise ValueError("`predictions` is empty: the evaluation needs at least one item.")
+    _check_classes(pred, "predictions", n_classes, allow_nan=False)
+    n = pred.size
+    ann, names = _to_float_matrix(annotations, "annotations")
+    if ann.ndim == 1:
+        ann = ann[:, None]
+    if ann.ndim != 2:
+        raise ValueError(
+            f"`annotations` must have shape (n_items,) or (n_items, n_annotators), got {ann.shape}."
+        )
+    if ann.shape[0] != n:
+        hint = " (did you pass it transposed?)" if ann.shape[1] == n else ""
+        raise ValueError(
+            f"`annotations` has {ann.shape[0]} row(s) but `predictions` has {n} item(s){hint}; "
+            "give one row per item, NaN where an annotator did not label it."
+        )
+    if ann.shape[1] == 0:
+        raise ValueError("`annotations` has no annotator column; give at least one.")
+    _check_classes(ann, "annotations", n_classes, allow_nan=True)
+    empty = np.flatnonzero(np.isnan(ann).all(axis=0))
+    if empty.size:
+        raise ValueError(
+            f"Annotator column(s) {empty.tolist()} hold no label at all (all NaN); drop them."
+        )
+    if names is None:
+        names = np.asarray([str(j) for j in range(ann.shape[1])])
+    if gold is None:
+        g = np.full(n, np.nan)
+    else:
+        g, _ = _to_float_matrix(gold, "gold")
+        if g.ndim != 1:
+            raise ValueError(f"`gold` must be 1-D (NaN where unknown), got shape {g.shape}.")
+        V.check_same_length(n, "gold", g.size, reference="predictions")
+        _check_classes(g, "gold", n_classes, allow_nan=True)
+    obs = np.column_stack([pred, ann])
+    obs = np.where(np.isnan(obs), -1, obs).astype(np.int64)
+    gcode = np.where(np.isnan(g), -1, g).astype(np.int64)
+    keys = np.column_stack([obs, gcode])
+    uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    if all_patterns:
+        values = [np.arange(n_classes)] + [np.arange(-1, n_classes)] * obs.shape[1]
+        grid = np.stack(np.meshgrid(*values, indexing="ij"), axis=-1).reshape(-1, len(values))
+        where = {tuple(row): j for j, row in enumerate(grid.tolist())}
+        full = np.zeros(grid.shape[0])
+        full[[where[tuple(row)] for row in uniq.tolist()]] = counts
+        inverse = np.array([where[tuple(row)] for row in uniq.tolist()])[np.asarray(inverse).reshape(-1)]
+        uniq, counts = grid, full
+    pred_i = pred.astype(np.int64)
+    for a in (pred_i, ann, g, uniq, counts):
+        a.setflags(write=False)
+    return _Observed(
+        predictions=pred_i,
+        annotations=ann,
+        gold=g,
+        annotator_names=names,
+        patterns=uniq[:, :-1],
+        pattern_gold=uniq[:, -1],
+        counts=counts.astype(np.float64),
+        inverse=np.asarray(inverse).reshape(-1),
+    )
+
+
+# ----------------------------------------------------------------- shared likelihood pieces
+
+
+def _wrong_index(patterns: np.ndarray, n_classes: int) -> np.ndarray:
+    """Position of observed class ``l`` among the wrong classes of true class ``k``.
+
+    Shape ``(P, R, K)``; 0 where the rater is missing or right (the term is masked).
+    """
+    obs = patterns[:, :, None]
+    k = np.arange(n_classes)[None, None, :]
+    idx = np.where(obs < k, obs, obs - 1)
+    return np.where((obs >= 0) & (obs != k), idx, 0)
+
+
+def _normal_nodes(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss--Hermite nodes and weights for a standard normal."""
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    return x, w / w.sum()
+
+
+# ------------------------------------------------------------------------------- the model
+
+
+class AnnotatorError:
+    """Generative model of a classifier's true accuracy under correlated annotator error.
+
+    Raters are the classifier (rater ``"model"``) and the annotators. Item ``i``
+    has a true class ``z_i`` and a difficulty ``d_i ~ Normal(0, 1)``; rater ``r``
+    gives the true class ``k`` with probability
+
+        P(right | z_i = k, d_i) = Phi((probit(a[r, k]) - rho[r] * d_i) / sqrt(1 - rho[r]^2))
+
+    (a multivariate probit: rater ``r`` errs when ``rho[r] d_i + sqrt(1 - rho[r]^2)
+    e_ir`` exceeds a threshold, ``e_ir`` independent standard normal noise). So
+    ``a[r, k]`` is the rater's accuracy on items of class ``k`` averaged over
+    difficulty, and ``rho[r]`` the correlation of its error propensity with the
+    difficulty; two raters' error propensities correlate by ``rho[r] rho[s]``.
+    When wrong, a rater picks one of the ``K - 1`` wrong classes with its own
+    probabilities (a Dawid--Skene confusion row per rater and true class, with a
+    Dirichlet(1) prior; nothing to choose for ``K = 2``). Class prevalences have
+    a Dirichlet prior. The true class and the difficulty are summed out of the
+    likelihood, the difficulty on ``n_nodes`` Gauss--Hermite nodes (the model is
+    exactly the one whose difficulty takes those values with those weights; the
+    accuracies it reports are computed on the same nodes, so they can differ
+    from the nominal ``a`` by the quadrature error, below 0.01 for ``rho < 0.9``).
+
+    *Correlated errors.* Annotator correlations ``rho`` lie in ``[0, 0.95]``: they
+    define what "hard" means. The classifier's lies in ``[-0.95, 0.95]``: positive
+    -- it struggles on the items the annotators struggle on (correlated errors,
+    true accuracy nearer the lower bound ``A_model - (1 - A_gt)``); zero --
+    independent errors given the class; negative -- its errors avoid theirs. The
+    ``error_correlation`` reported by :meth:`summary` is the correlation (phi
+    coefficient) between the indicators "the classifier is wrong" and "annotator
+    j is wrong" on a random item, implied by the parameters (difficulty and
+    class integrated out) -- the quantity the independence formula sets to 0.
+    Accuracies that differ by class make it slightly non-zero even with
+    ``rho = 0``.
+
+    *Identifiability.* What can be learned about the correlation depends on the data:
+
+    * **With gold labels** (a random subset whose true class is known) the joint
+      error pattern of classifier and annotators is observed on those items, so
+      the correlation -- and the true accuracy on the other items -- is
+      identified, more sharply as the subset grows. Errors are rare, so it takes
+      a few hundred gold items to pin down a strong correlation; until then the
+      prior still matters. The gold subset must be a random (or at least
+      difficulty-blind) sample: gold items picked because they were easy or
+      disputed bias every parameter.
+    * **Several annotators per item, no gold.** Under the model's assumptions
+      (raters independent given class and difficulty) the annotators' mutual
+      agreement reveals the latent class, so accuracies are identified (the
+      Dawid--Skene argument, up to relabelling the classes, which the priors rule
+      out by putting most mass on better-than-chance raters). The correlations
+      rest on higher-order agreement patterns: in the binary case there are
+      ``2^R - 1`` pattern frequencies for ``1 + 3R`` parameters with ``R`` raters,
+      so at least three annotators per item plus the classifier are needed, and
+      even then they are weakly identified unless there are many items.
+    * **One (or two) annotators per item, no gold** -- the setting of the
+      closed-form bounds: the data fix only the agreement rates, not who is wrong
+      nor how errors overlap. The correlation, and hence where the true accuracy
+      lies between the bounds, comes from the prior (``model_difficulty``,
+      ``annotator_difficulty`` and the accuracy priors), and the posterior says so
+      with a wide interval. Put what is known into the priors (e.g. annotators
+      known to be about 96% right: ``annotator_accuracy=(96, 4)``), or label a
+      gold subset.
+
+    Parameters
+    ----------
+    n_classes : int, default 2
+        Number of classes ``K``; classes are the integers ``0 .. K - 1`` and, for
+        ``K = 2``, class 1 is "positive" for precision and recall.
+    model_accuracy : (float, float), default (3.0, 1.0)
+        Beta prior ``(alpha, beta)`` of the classifier's accuracy on the items of
+        each true class (mean 0.75).
+    annotator_accuracy : (float, float), default (6.0, 1.0)
+        The same for each annotator (mean 0.86).
+    model_difficulty : (float, float), default (2.0, 1.0)
+        Beta prior of ``(rho_model / 0.95 + 1) / 2``, i.e. of the classifier's
+        difficulty correlation mapped to (0, 1). The default's density rises
+        linearly towards strong positive correlation (mean ``rho_model = 0.32``;
+        errors tend to be shared, as they usually are) and leaves 25% to
+        negative values. Narrower priors centred on weak correlation pull the
+        true accuracy towards the independence value, which is wrong when the
+        errors overlap strongly and few gold labels can say so.
+    annotator_difficulty : (float, float), default (1.0, 1.0)
+        Beta prior of ``rho_annotator / 0.95`` (uniform on [0, 0.95]).
+    prevalence_concentration : float, default 1.0
+        Dirichlet concentration of the class prevalences.
+    n_nodes : int, default 15
+        Gauss--Hermite nodes for the difficulty.
+    independent : bool, default False
+        Fix every ``rho`` at 0: errors independent given the true class (then the
+        model is Dawid--Skene with the classifier as one more rater).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.annotator import AnnotatorError
+    >>> pred = np.array([1, 0, 1, 1, 0, 0])
+    >>> ann = np.array([[1, 1], [0, np.nan], [0, 1], [1, 1], [0, 0], [1, np.nan]])
+    >>> m = AnnotatorError().build(pred, ann, gold=[1, np.nan, np.nan, np.nan, 0, np.nan])
+    >>> sorted(v.name for v in m.free_RVs)  # doctest: +NORMALIZE_WHITESPACE
+    ['annotator_class_accuracy', 'annotator_difficulty_u', 'model_class_accuracy',
+     'model_difficulty_u', 'prevalence']
+    >>> dict(m.coords)["rater"]
+    ('model', '0', '1')
+
+    Fitting samples with NUTS (seconds to a minute, whatever the number of items):
+    ``post = AnnotatorError().fit(pred, ann, random_seed=1)``; then
+    ``post.metric("accuracy")`` is the posterior of the true accuracy on these
+    items and ``AnnotatorError().summary(post)`` tabulates annotator accuracies and
+    error correlations.
+    """
+
+    def __init__(
+        self,
+        n_classes: int = 2,
+        *,
+        model_accuracy=(3.0, 1.0),
+        annotator_accuracy=(6.0, 1.0),
+        model_difficulty=(2.0, 1.0),
+        annotator_difficulty=(1.0, 1.0),
+        prevalence_concentration: float = 1.0,
+        n_nodes: int = 15,
+        independent: bool = False,
+    ):
+        self.n_classes = _as_int(n_classes, "n_classes", minimum=2)
+        if self.n_classes > _MAX_CLASSES:
+            raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {self.n_classes}.")
+        self.model_accuracy = _as_prior(model_accuracy, "model_accuracy", n=2)
+        self.annotator_accuracy = _as_prior(annotator_accuracy, "annotator_accuracy", n=2)
+        self.model_difficulty = _as_prior(model_difficulty, "model_difficulty", n=2)
+        self.annotator_difficulty = _as_prior(annotator_difficulty, "annotator_difficulty", n=2)
+        (self.prevalence_concentration,) = _as_prior(
+            prevalence_concentration, "prevalence_concentration", n=1
+        )
+        for name in (
+            "model_accuracy",
+            "annotator_accuracy",
+            "model_difficulty",
+            "annotator_difficulty",
+            "prevalence_concentration",
+        ):
+            if min(np.atleast_1d(getattr(self, name))) <= 0:
+                raise ValueError(
+                    f"The Beta/Dirichlet parameters in `{name}` must be > 0, got {getattr(self, name)}."
+                )
+        self.n_nodes = _as_int(n_nodes, "n_nodes", minimum=1)
+        if not isinstance(independent, bool | np.bool_):
+            raise TypeError(f"`independent` must be True or False, got {independent!r}.")
+        self.independent = bool(independent)
+
+    def __repr__(self) -> str:
+        return f"AnnotatorError(n_classes={self.n_classes}, independent={self.independent})"
+
+    # ------------------------------------------------------------------ build
+
+    def build(self, predictions, annotations, *, gold=None):
+        """The PyMC model for these observations.
+
+        Parameters
+        ----------
+        predictions : array_like of shape (n_items,)
+            The classifier's predicted class of each item, integers ``0 .. K - 1``.
+        annotations : array_like of shape (n_items,) or (n_items, n_annotators)
+            Annotator labels, NaN where an annotator did not label an item (a
+            DataFrame's column names name the annotators). Missing cells are never
+            read as a class.
+        gold : array_like of shape (n_items,), optional
+            Known true classes, NaN where unknown.
+
+        Returns
+        -------
+        pymc.Model
+            Coords ``class``, ``annotator``, ``rater`` (``"model"`` then the
+            annotators), ``pattern`` (distinct observation patterns) and, for
+            ``K > 2``, ``other`` (the ``K - 1`` wrong classes). Free variables
+            ``prevalence``, ``model_class_accuracy``, ``annotator_class_accuracy``,
+            ``model_difficulty_u``, ``annotator_difficulty_u`` (and
+            ``wrong_class``); data ``pattern_count`` (items per pattern);
+            deterministics ``model_difficulty_corr``,
+            ``annotator_difficulty_corr``, ``rater_skill``, ``rater_loading``
+            (probit intercept and slope on the difficulty), ``model_accuracy``
+            (population true accuracy), ``annotator_accuracy`` and
+            ``error_correlation`` (per annotator); the likelihood is the potential
+            ``loglik``.
+
+        Examples
+        --------
+        >>> from bayeval.models.annotator import AnnotatorError
+        >>> m = AnnotatorError(3).build([0, 1, 2, 2], [0, 1, 1, 2])
+        >>> m["wrong_class"].eval().shape, sorted(m.coords)
+        ((2, 3, 2), ['annotator', 'class', 'other', 'pattern', 'rater'])
+        """
+        return self._build(_observe(predictions, annotations, gold, self.n_classes))
+
+    def _nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.independent:
+            return np.zeros(1), np.ones(1)
+        return _normal_nodes(self.n_nodes)
+
+    def _build(self, obs: _Observed):
+        import pymc as pm
+        import pytensor.tensor as pt
+        from pymc.distributions.dist_math import normal_lcdf
+
+        k_cls = self.n_classes
+        n_ann = obs.annotations.shape[1]
+        rater_names = ["model", *obs.annotator_names.tolist()]
+        coords = {
+            "class": np.arange(k_cls),
+            "annotator": obs.annotator_names,
+            "rater": rater_names,
+            "pattern": np.arange(obs.patterns.shape[0]),
+        }
+        if k_cls > 2:
+            coords["other"] = np.arange(k_cls - 1)
+        nodes, node_w = self._nodes()
+        pat = obs.patterns
+        cls = np.arange(k_cls)
+        eq = (pat[:, :, None] == cls).astype(np.float64)  # (P, R, K)
+        neq = ((pat[:, :, None] >= 0) & (pat[:, :, None] != cls)).astype(np.float64)
+        gold_mask = np.where(
+            (obs.pattern_gold[:, None] < 0) | (obs.pattern_gold[:, None] == cls), 0.0, -np.inf
+        )
+        with pm.Model(coords=coords) as model:
+            prevalence = pm.Dirichlet(
+                "prevalence", a=np.full(k_cls, self.prevalence_concentration), dims="class"
+            )
+            m_acc = pm.Beta("model_class_accuracy", *self.model_accuracy, dims="class")
+            a_acc = pm.Beta("annotator_class_accuracy", *self.annotator_accuracy, dims=("annotator", "class"))
+            acc_rk = pt.concatenate([m_acc[None, :], a_acc], axis=0)  # (R, K)
+            if self.independent:
+                rho = pt.zeros(1 + n_ann)
+            else:
+                m_u = pm.Beta("model_difficulty_u", *self.model_difficulty)
+                a_u = pm.Beta("annotator_difficulty_u", *self.annotator_difficulty, dims="annotator")
+                m_rho = pm.Deterministic("model_difficulty_corr", _RHO_MAX * (2 * m_u - 1))
+                a_rho = pm.Deterministic("annotator_difficulty_corr", _RHO_MAX * a_u, dims="annotator")
+                rho = pt.concatenate([m_rho[None], a_rho])
+            scale = 1 / pt.sqrt(1 - rho**2)
+            probit = pt.sqrt(2.0) * pt.erfinv(2 * acc_rk - 1)
+            skill = pm.Deterministic("rater_skill", probit * scale[:, None], dims=("rater", "class"))
+            loading = pm.Deterministic("rater_loading", rho * scale, dims="rater")
+            eta = skill[:, :, None] - loading[:, None, None] * nodes[None, None, :]  # (R, K, Q)
+            # log P(observations of pattern p | z = k, d = node q): (P, K, Q)
+            ll = (eq[:, :, :, None] * normal_lcdf(0.0, 1.0, eta)[None]).sum(axis=1) + (
+                neq[:, :, :, None] * normal_lcdf(0.0, 1.0, -eta)[None]
+            ).sum(axis=1)
+            if k_cls > 2:
+                wrong = pm.Dirichlet(
+                    "wrong_class", a=np.ones((1 + n_ann, k_cls, k_cls - 1)), dims=("rater", "class", "other")
+                )
+                # one-hot of the wrong class each rater picked, (P, R, K, K - 1)
+                pick = (_wrong_index(pat, k_cls)[..., None] == np.arange(k_cls - 1)) & (neq[..., None] > 0)
+                log_pick = (pick * pt.log(wrong)[None]).sum(axis=(1, 3))  # (P, K)
+                ll = ll + log_pick[:, :, None]
+            log_w = np.log(node_w)
+            joint = ll + (pt.log(prevalence) + gold_mask)[:, :, None] + log_w[None, None, :]
+            flat = joint.reshape((joint.shape[0], -1))
+            top = pt.max(flat, axis=1, keepdims=True)
+            lse = pt.log(pt.exp(flat - top).sum(axis=1)) + top[:, 0]
+            counts = pm.Data("pattern_count", obs.counts, dims="pattern")
+            pm.Potential("loglik", (counts * lse).sum())
+
+            # population quantities implied by the parameters (on the same nodes)
+            p_right = 0.5 * pt.erfc(-eta / np.sqrt(2.0))  # (R, K, Q)
+            acc = (prevalence[None, :, None] * p_right * node_w[None, None, :]).sum(axis=(1, 2))
+            pm.Deterministic("model_accuracy", acc[0])
+            pm.Deterministic("annotator_accuracy", acc[1:], dims="annotator")
+            both_wrong = (
+                prevalence[None, :, None] * (1 - p_right[0])[None] * (1 - p_right[1:]) * node_w[None, None, :]
+            ).sum(axis=(1, 2))
+            e_m, e_a = 1 - acc[0], 1 - acc[1:]
+            pm.Deterministic(
+                "error_correlation",
+                (both_wrong - e_m * e_a) / pt.sqrt(e_m * (1 - e_m) * e_a * (1 - e_a)),
+                dims="annotator",
+            )
+        return model
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(
+        self,
+        predictions,
+        annotations,
+        *,
+        gold=None,
+        scores=None,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 2,
+        cores: int | None = 1,
+        random_seed: int | None = None,
+        progressbar: bool = True,
+        sample_kwargs: Mapping | None = None,
+    ) -> Posterior:
+        """Sample the posterior (NUTS) and wrap it with draws of the true classes.
+
+        Parameters
+        ----------
+        predictions, annotations, gold
+            As in :meth:`build`.
+        scores : array_like of shape (n_items,), optional
+            Binary case only: the classifier's scores, stored in the Posterior's
+            EvalData for ranking metrics (AP, ROC). By default the predictions
+            themselves (0/1) stand in for scores: hard-prediction metrics
+            (accuracy, precision, recall, F) do not use scores, and ranking metrics
+            of the 0/1 scores are those of the hard classifier.
+        draws, tune, chains : int
+            As in :func:`pymc.sample`.
+        cores : int or None, default 1
+            Processes for the chains (1: sequential, cheapest for this small
+            model; None: PyMC's default).
+        random_seed : int, optional
+            Seeds both the sampler and the label draws.
+        progressbar : bool, default True
+        sample_kwargs : dict, optional
+            More arguments for :func:`pymc.sample` (e.g. ``target_accept``,
+            ``nuts_sampler="nutpie"``).
+
+        Returns
+        -------
+        Posterior or CategoricalPosterior
+            For ``K = 2`` a :class:`bayeval.Posterior` whose EvalData has
+            ``labels=gold``, ``predictions=predictions`` (and ``noisy_labels`` when
+            there is a single, complete annotator column), whose label draws are
+            the true classes, so ``post.metric("accuracy")`` is the posterior of
+            the classifier's true accuracy on these items and
+            ``post.population("accuracy")`` its population accuracy. For
+            ``K > 2`` a :class:`CategoricalPosterior`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.models.annotator import AnnotatorError
+        >>> AnnotatorError().fit([1, 0], [[1], [0.5]], draws=10)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: `annotations` must hold whole class indices 0..1, got non-integers such as 0.5.
+        """
+        obs = _observe(predictions, annotations, gold, self.n_classes)
+        draws = _as_int(draws, "draws", minimum=1)
+        tune = _as_int(tune, "tune", minimum=0)
+        chains = _as_int(chains, "chains", minimum=1)
+        if cores is not None:
+            cores = _as_int(cores, "cores", minimum=1)
+        if scores is not None and self.n_classes > 2:
+            raise ValueError("`scores` applies to the binary case only (n_classes=2).")
+        score_arr = obs.predictions.astype(np.float64) if scores is None else V.as_scores(scores)
+        V.check_same_length(obs.n_items, "scores", score_arr.size, reference="predictions")
+        kwargs = dict(sample_kwargs or {})
+        for key in ("draws", "tune", "chains", "cores", "random_seed", "progressbar", "model"):
+            if key in kwargs:
+                raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
+
+        import pymc as pm
+
+        model = self._build(obs)
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=random_seed,
+            progressbar=progressbar,
+            model=model,
+            **kwargs,
+        )
+        return self._wrap(obs, idata, score_arr, random_seed)
+
+    def _wrap(self, obs: _Observed, idata, score_arr, random_seed):
+        class_prob = _ClassProbability(self, obs)
+        population = _Population(self, idata, obs)
+        if self.n_classes == 2:
+            noisy = None
+            if obs.annotations.shape[1] == 1 and not np.isnan(obs.annotations).any():
+                noisy = obs.annotations[:, 0]
+            data = EvalData(score_arr, obs.gold, noisy_labels=noisy, predictions=obs.predictions)
+
+            def probability(params):
+                return class_prob(params)[..., 1]
+
+            return Posterior(
+                data,
+                idata,
+                probability,
+                random_seed=random_seed,
+                model="annotator error",
+                population=population,
+            )
+        return CategoricalPosterior(
+            obs.predictions,
+            idata,
+            class_prob,
+            gold=obs.gold,
+            n_classes=self.n_classes,
+            random_seed=random_seed,
+            model="annotator error",
+            population=population,
+        )
+
+    # ------------------------------------------------------------------ summary
+
+    def summary(self, posterior: Posterior, *, hdi_prob: float = 0.94) -> pd.DataFrame:
+        """Annotator accuracies, error correlations and the classifier's accuracy.
+
+        Rows: ``model_accuracy`` (population true accuracy of the classifier),
+        ``true_accuracy`` (on these items, from the label draws),
+        ``annotator_accuracy[annotator=j]``, ``error_correlation[annotator=j]``
+        (phi coefficient between "the classifier is wrong" and "annotator j is
+        wrong" on a random item, implied by the parameters; 0 = independent
+        errors), the difficulty correlations ``rho`` and the class prevalences.
+
+        Parameters
+        ----------
+        posterior : Posterior
+            Returned by :meth:`fit`.
+        hdi_prob : float, default 0.94
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> from bayeval.models.annotator import AnnotatorError
+        >>> rng = np.random.default_rng(0)
+        >>> idata = az.from_dict(posterior={
+        ...     "model_accuracy": rng.uniform(0.8, 0.9, (1, 50)),
+        ...     "annotator_accuracy": rng.uniform(0.9, 1, (1, 50, 1)),
+        ...     "error_correlation": rng.uniform(0, 0.3, (1, 50, 1))})
+        >>> post = Posterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
+        >>> AnnotatorError().summary(post).index[:2].tolist()
+        ['model_accuracy', 'true_accuracy']
+        """
+        if not isinstance(posterior, Posterior):
+            raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        post = posterior.idata.posterior
+        missing = [v for v in ("model_accuracy", "annotator_accuracy", "error_correlation") if v not in post]
+        if missing:
+            raise ValueError(f"This posterior was not produced by AnnotatorError: it lacks {missing}.")
+        rows = []
+        sample = ("chain", "draw")
+        rows += _summary_rows("model_accuracy", post["model_accuracy"], hdi_prob, sample)
+        rows += _summary_rows("true_accuracy", posterior.metric("accuracy"), hdi_prob, sample)
+        for name in (
+            "annotator_accuracy",
+            "error_correlation",
+            "model_difficulty_corr",
+            "annotator_difficulty_corr",
+            "prevalence",
+        ):
+            if name in post:
+                da = post[name]
+                da = da.rename({d: "annotator" for d in da.dims if d.endswith("_dim_0")})
+                rows += _summary_rows(name, da, hdi_prob, sample)
+        return _summary_frame(rows, hdi_prob)
+
+
+# ------------------------------------------------------- P(z | theta, observations) in numpy
+
+
+def _param(params: Mapping[str, np.ndarray], name: str, shape_tail: tuple, m: int) -> np.ndarray:
+    return np.asarray(params[name], dtype=np.float64).reshape((m,) + shape_tail)
+
+
+class _ClassProbability:
+    """``params -> P(z_i = k | theta, observations)``, shape (n_draws, n_items, K)."""
+
+    def __init__(self, spec: AnnotatorError, obs: _Observed):
+        self.k = spec.n_classes
+        self.n_ann = obs.annotations.shape[1]
+        self.nodes, self.node_w = spec._nodes()
+        cls = np.arange(self.k)
+        pat = obs.patterns
+        self.eq = (pat[:, :, None] == cls).astype(np.float64)
+        self.neq = ((pat[:, :, None] >= 0) & (pat[:, :, None] != cls)).astype(np.float64)
+        self.gold_mask = np.where(
+            (obs.pattern_gold[:, None] < 0) | (obs.pattern_gold[:, None] == cls), 0.0, -np.inf
+        )
+        self.widx = _wrong_index(pat, self.k) if self.k > 2 else None
+        self.inverse = obs.inverse
+        self.n_patterns = pat.shape[0]
+
+    def eta(self, params, m):
+        """Probit of P(right) per draw, rater, class and node: (m, R, K, Q)."""
+        r = 1 + self.n_ann
+        skill = _param(params, "rater_skill", (r, self.k), m)
+        loading = _param(params, "rater_loading", (r,), m)
+        return skill[..., None] - loading[:, :, None, None] * self.nodes
+
+    def pattern_probabilities(self, params, m) -> np.ndarray:
+        eta = self.eta(params, m)
+        ll = np.einsum("prk,mrkq->mpkq", self.eq, log_ndtr(eta)) + np.einsum(
+            "prk,mrkq->mpkq", self.neq, log_ndtr(-eta)
+        )
+        if self.k > 2:
+            wrong = _param(params, "wrong_class", (1 + self.n_ann, self.k, self.k - 1), m)
+            r_idx = np.arange(1 + self.n_ann)[None, :, None]
+            k_idx = np.arange(self.k)[None, None, :]
+            with np.errstate(divide="ignore"):
+                log_pick = np.log(wrong[:, r_idx, k_idx, self.widx])  # (m, P, R, K)
+            log_pick = np.where(self.neq[None] > 0, log_pick, 0.0)
+            ll = ll + log_pick.sum(axis=2)[..., None]
+        with np.errstate(divide="ignore"):
+            log_prev = np.log(_param(params, "prevalence", (self.k,), m))
+        ll = ll + (log_prev[:, None, :] + self.gold_mask[None])[..., None] + np.log(self.node_w)
+        top = ll.max(axis=(2, 3), keepdims=True)
+        with np.errstate(divide="ignore"):  # classes ruled out by a gold label: log 0
+            lz = np.log(np.exp(ll - top).sum(axis=3)) + top[..., 0]  # (m, P, K)
+        lz -= lz.max(axis=2, keepdims=True)
+        p = np.exp(lz)
+        return p / p.sum(axis=2, keepdims=True)
+
+    def __call__(self, params) -> np.ndarray:
+        m = int(np.asarray(params["prevalence"]).shape[0])
+        q = self.nodes.size
+        per_draw = 8 * self.n_patterns * self.k * (q * 3 + (1 + self.n_ann) * 2)
+        step = max(1, _WORK_BYTES // max(per_draw, 1))
+        out = []
+        for a in range(0, m, step):
+            sub = {key: np.asarray(val)[a : a + step] for key, val in params.items() if key != "_draw_index"}
+            out.append(self.pattern_probabilities(sub, min(step, m - a)))
+        probs = np.concatenate(out, axis=0)
+        return probs[:, self.inverse, :]
+
+
+class _Population:
+    """Population metrics of the classifier from the parameters alone."""
+
+    def __init__(self, spec: AnnotatorError, idata, obs: _Observed):
+        self.spec = spec
+        self.idata = idata
+        self.cp = _ClassProbability(spec, obs)
+
+    def confusion(self) -> np.ndarray:
+        """``P(prediction = c | z = k)``, shape (chain, draw, K_true, K_pred)."""
+        post = self.idata.posterior
+        n_c, n_d = post.sizes["chain"], post.sizes["draw"]
+        params = {name: post[name].values.reshape((n_c * n_d,) + post[name].shape[2:]) for name in post.data_vars}
+        m = n_c * n_d
+        k = self.spec.n_classes
+        eta = self.cp.eta(params, m)[:, 0]  # classifier: (m, K, Q)
+        right = (ndtr(eta) * self.cp.node_w).sum(axis=2)  # (m, K)
+        if k == 2:
+            pick = np.ones((m, 2, 1))
+        else:
+            pick = _param(params, "wrong_class", (1 + self.cp.n_ann, k, k - 1), m)[:, 0]
+        conf = np.zeros((m, k, k))
+        for t in range(k):
+            others = [c for c in range(k) if c != t]
+            conf[:, t, t] = right[:, t]
+            conf[:, t, others] = (1 - right[:, t])[:, None] * pick[:, t, :]
+        return conf.reshape(n_c, n_d, k, k)
+
+    def __call__(self, metric, **kwargs) -> xr.DataArray:
+        if kwargs:
+            raise TypeError(f"Population metrics take no options, got {sorted(kwargs)}.")
+        names = ("accuracy", "precision", "recall")
+        if metric not in names:
+            raise ValueError(f"Population metrics of this model: {list(names)}; got {metric!r}.")
+        post = self.idata.posterior
+        prev = post["prevalence"].values  # (chain, draw, K)
+        conf = self.confusion()
+        joint = prev[..., :, None] * conf  # P(z = k, prediction = c)
+        diag = np.diagonal(joint, axis1=-2, axis2=-1)
+        coords = {"chain": post["chain"].values, "draw": post["draw"].values}
+        if metric == "accuracy":
+            return xr.DataArray(diag.sum(-1), dims=("chain", "draw"), coords=coords, name="accuracy")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if metric == "precision":
+                val = diag / joint.sum(axis=-2)
+            else:
+                val = diag / joint.sum(axis=-1)
+        if self.spec.n_classes == 2:
+            return xr.DataArray(val[..., 1], dims=("chain", "draw"), coords=coords, name=metric)
+        coords["class"] = np.arange(self.spec.n_classes)
+        return xr.DataArray(val, dims=("chain", "draw", "class"), coords=coords, name=metric)
+
+
+# --------------------------------------------------------------- K > 2: categorical labels
+
+
+def _class_counts(z: np.ndarray, pred: np.ndarray, k: int):
+    """Per draw and class: true count, predicted count, true positives. z: (rows, n)."""
+    true_n = np.stack([(z == c).sum(axis=1) for c in range(k)], axis=1).astype(np.float64)
+    pred_n = np.bincount(pred, minlength=k).astype(np.float64)
+    tp = np.stack([(z[:, pred == c] == c).sum(axis=1) for c in range(k)], axis=1).astype(np.float64)
+    return true_n, np.broadcast_to(pred_n, true_n.shape), tp
+
+
+def _ratio(num, den, zero_division):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = num / den
+    return np.where(den > 0, out, zero_division)
+
+
+class CategoricalPosterior(Posterior):
+    """Posterior over ``K``-class true labels and the classifier's metrics on them.
+
+    The multi-class counterpart of :class:`bayeval.Posterior`: parameter draws plus
+    a function giving ``P(z_i = k | theta)`` for every item and class; label
+    draws ``(chain, draw, item)`` hold class indices (int8), generated chunk by
+    chunk, each draw ``(chain, d)`` from its own random stream derived from the
+    seed -- so results do not depend on the chunk size. Gold items keep their
+    class in every draw. ``data`` holds only the predictions (as scores); gold
+    and predictions are the attributes :attr:`gold` and :attr:`predictions`.
+
+    Parameters
+    ----------
+    predictions : array_like of shape (n_items,)
+        The classifier's predicted classes, ``0 .. n_classes - 1``.
+    idata : arviz.InferenceData
+        Parameter draws (``posterior`` group, dims ``chain, draw, ...``).
+    class_probability : callable
+        ``class_probability(params) -> (n_chunk, n_items, n_classes)``, ``params``
+        as for :class:`bayeval.Posterior`.
+    gold : array_like of shape (n_items,), optional
+        Known classes, NaN where unknown.
+    n_classes : int
+    random_seed : int, optional
+    model : str, optional
+    population : callable, optional
+        ``population(metric) -> DataArray``.
+
+    Examples
+    --------
+    >>> import arviz as az
+    >>> import numpy as np
+    >>> from bayeval.models.annotator import CategoricalPosterior
+    >>> idata = az.from_dict(posterior={"x": np.zeros((2, 100))})
+    >>> p = np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]])
+    >>> post = CategoricalPosterior([0, 1, 1], idata, lambda params: p, gold=[0, np.nan, np.nan],
+    ...                             n_classes=3, random_seed=0)
+    >>> post.metric("recall").dims
+    ('chain', 'draw', 'class')
+    >>> round(float(post.metric("accuracy").mean()), 1)
+    0.6
+    """
+
+    def __init__(
+        self,
+        predictions,
+        idata: az.InferenceData,
+        class_probability: Callable[[Mapping[str, np.ndarray]], np.ndarray],
+        *,
+        gold=None,
+        n_classes: int,
+        random_seed: int | None = None,
+        model: str | None = None,
+        population: Callable[..., xr.DataArray] | None = None,
+    ):
+        k = _as_int(n_classes, "n_classes", minimum=2)
+        if k > _MAX_CLASSES:
+            raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {k}.")
+        pred, _ = _to_float_matrix(predictions, "predictions")
+        if pred.ndim != 1 or pred.size == 0:
+            raise ValueError(f"`predictions` must be a non-empty 1-D array, got shape {pred.shape}.")
+        _check_classes(pred, "predictions", k, allow_nan=False)
+        if gold is None:
+            g = np.full(pred.size, np.nan)
+        else:
+            g, _ = _to_float_matrix(gold, "gold")
+            if g.ndim != 1:
+                raise ValueError(f"`gold` must be 1-D, got shape {g.shape}.")
+            V.check_same_length(pred.size, "gold", g.size, reference="predictions")
+            _check_classes(g, "gold", k, allow_nan=True)
+        if not callable(class_probability):
+            raise TypeError("`class_probability` must be a callable params -> (n, n_items, K).")
+        super().__init__(
+            EvalData(pred), idata, class_probability, random_seed=random_seed, model=model, population=population
+        )
+        self.n_classes = k
+        self.predictions = pred.astype(np.int64)
+        self.gold = g
+        self._gold_idx = np.flatnonzero(~np.isnan(g))
+        self._gold_values = g[self._gold_idx].astype(np.int8)
+        for a in (self.predictions, self.gold):
+            a.setflags(write=False)
+
+    # ------------------------------------------------------------ label draws
+
+    def _class_probabilities(self, chain: int, draws: slice) -> np.ndarray:
+        m, n, k = draws.stop - draws.start, self.data.n_items, self.n_classes
+        p = np.asarray(self._probability(self._params(chain, draws)), dtype=np.float64)
+        if p.shape not in ((n, k), (m, n, k)):
+            raise ValueError(
+                f"The class probability function returned shape {p.shape}; expected ({m}, {n}, {k}) "
+                f"or ({n}, {k})."
+            )
+        if not np.all(np.isfinite(p)) or p.min() < 0:
+            raise ValueError("The class probabilities must be finite and >= 0.")
+        return np.broadcast_to(p, (m, n, k))
+
+    def _label_chunks(self, chunk_size: int | None = None):
+        n, k = self.data.n_items, self.n_classes
+        if chunk_size is None:
+            chunk_size = max(1, min(self.n_draws, _CHUNK_BYTES // ((16 * k + 9) * n)))
+        for chain, draws in self._chunk_plan(chunk_size):
+            p = self._class_probabilities(chain, draws)
+            cdf = np.cumsum(p, axis=2)
+            cdf /= cdf[..., -1:]
+            z = np.empty(p.shape[:2], dtype=np.int8)
+            for j, d in enumerate(range(draws.start, draws.stop)):
+                rng = np.random.Generator(
+                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(chain, d)))
+                )
+                u = rng.random(n, dtype=np.float32).astype(np.float64)
+                z[j] = (u[:, None] >= cdf[j, :, :-1]).sum(axis=1)
+            z[:, self._gold_idx] = self._gold_values
+            yield chain, draws, z
+
+    def item_probability(self) -> xr.DataArray:
+        """Posterior probability of each class for each item (gold items: their class).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(item, class)``.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval.models.annotator import CategoricalPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 4))})
+        >>> post = CategoricalPosterior([0, 2], idata, lambda params: np.full((2, 3), 1 / 3),
+        ...                             gold=[np.nan, 2], n_classes=3)
+        >>> post.item_probability().values.round(2).tolist()
+        [[0.33, 0.33, 0.33], [0.0, 0.0, 1.0]]
+        """
+        n, k = self.data.n_items, self.n_classes
+        total = np.zeros((n, k))
+        for chain, draws in self._chunk_plan(None):
+            total += self._class_probabilities(chain, draws).sum(axis=0)
+        p = total / total.sum(axis=1, keepdims=True)
+        p[self._gold_idx] = 0.0
+        p[self._gold_idx, self._gold_values] = 1.0
+        return xr.DataArray(
+            p,
+            dims=("item", "class"),
+            coords={"item": self.data.item_ids, "class": np.arange(k)},
+            name="p_class",
+        )
+
+    # --------------------------------------------------------------- metrics
+
+    def metric(self, metric, *, chunk_size: int | None = None, zero_division: float = 0.0, **kwargs) -> xr.DataArray:
+        """The posterior of a multi-class metric of the predictions on these items.
+
+        Parameters
+        ----------
+        metric : str or callable
+            ``"accuracy"`` (dims ``chain, draw``); per class (dims ``chain, draw,
+            class``): ``"precision"`` (of predicting class c), ``"recall"`` (the
+            accuracy on the items whose true class is c), ``"f_score"`` (F1) and
+            ``"class_accuracy"`` (one-vs-rest accuracy: agreement of "predicted
+            c" with "is c" over all items). Or a callable
+            ``f(labels, predictions, **kwargs)`` mapping class draws
+            ``(rows, n_items)`` to ``(rows,)`` or ``(rows, m)``.
+        chunk_size : int, optional
+            Draws per chunk (memory only; results do not change).
+        zero_division : float, default 0.0
+            Value of precision/recall/F when the denominator is 0.
+        **kwargs
+            Options of a callable metric.
+
+        Returns
+        -------
+        xarray.DataArray
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval.models.annotator import CategoricalPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 3))})
+        >>> post = CategoricalPosterior([0, 1, 2, 2], idata, lambda params: np.eye(3)[[0, 1, 2, 1]],
+        ...                             n_classes=3)
+        >>> post.metric("precision").values[0, 0].tolist()
+        [1.0, 1.0, 0.5]
+        """
+        k = self.n_classes
+        if isinstance(metric, str):
+            V.check_choice(metric, "metric", _CLASS_METRICS)
+            if kwargs:
+                raise TypeError(f"Metric {metric!r} takes no options besides zero_division; got {sorted(kwargs)}.")
+            name, fn = metric, None
+        elif callable(metric):
+            name, fn = getattr(metric, "__name__", "custom"), metric
+        else:
+            raise TypeError(f"`metric` must be one of {list(_CLASS_METRICS)} or a callable, got {metric!r}.")
+        pred = self.predictions
+        n = self.data.n_items
+        results = {}
+        for chain, draws, z in self._label_chunks(chunk_size):
+            if fn is not None:
+                val = np.asarray(fn(z, pred, **kwargs), dtype=np.float64)
+                if val.shape[:1] != (z.shape[0],):
+                    raise ValueError(
+                        f"Custom metric {name!r} returned shape {val.shape}; it must return one value "
+                        f"(or one array) per label row, i.e. a leading axis of {z.shape[0]}."
+                    )
+            elif name == "accuracy":
+                val = (z == pred).mean(axis=1)
+            else:
+                true_n, pred_n, tp = _class_counts(z, pred, k)
+                if name == "precision":
+                    val = _ratio(tp, pred_n, zero_division)
+                elif name == "recall":
+                    val = _ratio(tp, true_n, zero_division)
+                elif name == "f_score":
+                    val = _ratio(2 * tp, true_n + pred_n, zero_division)
+                else:
+                    val = (n - true_n - pred_n + 2 * tp) / n
+            results[(chain, draws.start)] = val
+        first = next(iter(results.values()))
+        out = np.empty((self.n_chains, self.n_draws) + first.shape[1:])
+        for (chain, start), val in results.items():
+            out[chain, start : start + val.shape[0]] = val
+        coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws)}
+        if fn is None and name != "accuracy":
+            dims = ("chain", "draw", "class")
+            coords["class"] = np.arange(k)
+        else:
+            dims = ("chain", "draw") + tuple(f"{name}_dim_{j}" for j in range(out.ndim - 2))
+        return xr.DataArray(out, dims=dims, coords=coords, name=name)
+
+    def summary(self, metrics=("accuracy",), *, hdi_prob: float = 0.94, **kwargs) -> pd.DataFrame:
+        """Mean, sd and HDI of multi-class metrics (one row per metric and class).
+
+        Parameters
+        ----------
+        metrics : str or list of str or callables
+            Names accepted by :meth:`metric`.
+        hdi_prob : float, default 0.94
+        **kwargs
+            Passed to :meth:`metric`.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval.models.annotator import CategoricalPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 20))})
+        >>> post = CategoricalPosterior([0, 1, 2], idata, lambda params: np.full((3, 3), 1 / 3),
+        ...                             n_classes=3, random_seed=0)
+        >>> post.summary(["accuracy", "recall"]).index.tolist()
+        ['accuracy', 'recall[class=0]', 'recall[class=1]', 'recall[class=2]']
+        """
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        if isinstance(metrics, str) or callable(metrics):
+            metrics = [metrics]
+        rows = []
+        for metric in metrics:
+            da = self.metric(metric, **kwargs)
+            rows.extend(_summary_rows(da.name, da, hdi_prob, ("chain", "draw")))
+        return _summary_frame(rows, hdi_prob)
+
+    def __repr__(self) -> str:
+        return (
+            f"CategoricalPosterior(model={self.model!r}, n_classes={self.n_classes}, "
+            f"chains={self.n_chains}, draws={self.n_draws}, items={self.data.n_items}, "
+            f"gold={self._gold_idx.size})"
+        )

@@ -1,0 +1,486 @@
+"""True accuracy under annotator error: the closed forms (bounds, independence formula)
+and the generative model (likelihood against a brute-force sum, agreement with a
+Dawid--Skene EM reference, coverage on simulated data with known truth, what gold
+labels buy)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import arviz as az  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytensor  # noqa: E402
+import pytest  # noqa: E402
+from scipy.special import ndtr, ndtri  # noqa: E402
+
+from bayeval import EvalData, Posterior  # noqa: E402
+from bayeval.annotator import plot_true_accuracy, true_accuracy_bounds  # noqa: E402
+from bayeval.models.annotator import (  # noqa: E402
+    AnnotatorError,
+    CategoricalPosterior,
+    _ClassProbability,
+    _observe,
+)
+
+FIT = dict(draws=200, tune=200, chains=2, progressbar=False)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _simulate(seed, n, *, model, annotators, prevalence=(0.6, 0.4), missing=0.0):
+    """Truth and ratings; ``model`` and each annotator are (skill, loading) pairs.
+
+    Rater r is right with probability logistic(skill - loading * d_i), d_i ~ N(0, 1);
+    when wrong it picks a wrong class uniformly.
+    """
+    rng = np.random.default_rng(seed)
+    k = len(prevalence)
+    z = rng.choice(k, size=n, p=prevalence)
+    d = rng.normal(size=n)
+
+    def rate(skill, loading):
+        right = rng.random(n) < _sigmoid(skill - loading * d)
+        return np.where(right, z, (z + rng.integers(1, k, size=n)) % k)
+
+    pred = rate(*model)
+    ann = np.column_stack([rate(*a) for a in annotators]).astype(float)
+    ann[rng.random(ann.shape) < missing] = np.nan
+    return z, pred, ann
+
+
+def dawid_skene(predictions, annotations, n_classes, *, gold=None, n_iter=2000, tol=1e-10):
+    """Dawid--Skene EM with the classifier as one more rater (reference implementation).
+
+    Returns class prevalences, confusion matrices ``theta[r, true, observed]`` (rater 0
+    is the classifier) and each item's posterior class probabilities.
+    """
+    obs = np.column_stack([predictions, annotations])
+    onehot = np.stack([obs == c for c in range(n_classes)], axis=-1).astype(float)  # NaN: all 0
+    known = np.zeros(len(obs), bool) if gold is None else ~np.isnan(gold)
+    post = onehot[:, 1:].sum(axis=1) + 1e-3  # start from the annotators' votes
+    post /= post.sum(axis=1, keepdims=True)
+    last = -np.inf
+    for _ in range(n_iter):
+        if known.any():
+            post[known] = np.eye(n_classes)[gold[known].astype(int)]
+        prev = post.mean(axis=0)
+        theta = np.einsum("ik,irl->rkl", post, onehot) + 1e-6
+        theta /= theta.sum(axis=2, keepdims=True)
+        log_post = np.log(prev) + np.einsum("irl,rkl->ik", onehot, np.log(theta))
+        top = log_post.max(axis=1, keepdims=True)
+        loglik = float((top[:, 0] + np.log(np.exp(log_post - top).sum(axis=1))).sum())
+        post = np.exp(log_post - top)
+        post /= post.sum(axis=1, keepdims=True)
+        if loglik - last < tol:
+            break
+        last = loglik
+    if known.any():
+        post[known] = np.eye(n_classes)[gold[known].astype(int)]
+    return prev, theta, post
+
+
+def _brute_force(params, pred, ann, gold, n_classes, nodes, weights):
+    """log-likelihood and P(z_i = k | obs) by explicit loops over items, classes, nodes, raters.
+
+    Rater r is right with probability Phi((probit(a[r, k]) - rho[r] d) / sqrt(1 - rho[r]^2)).
+    """
+    n, k = len(pred), n_classes
+    obs = np.column_stack([pred, ann])
+    acc = np.vstack([params["model_class_accuracy"], params["annotator_class_accuracy"]])
+    rho = np.r_[0.95 * (2 * params["model_difficulty_u"] - 1), 0.95 * params["annotator_difficulty_u"]]
+    total, post = 0.0, np.zeros((n, k))
+    for i in range(n):
+        for c in range(k):
+            if not np.isnan(gold[i]) and gold[i] != c:
+                continue
+            for node, w in zip(nodes, weights, strict=True):
+                p = params["prevalence"][c] * w
+                for r in range(obs.shape[1]):
+                    if np.isnan(obs[i, r]):
+                        continue
+                    right = ndtr((ndtri(acc[r, c]) - rho[r] * node) / np.sqrt(1 - rho[r] ** 2))
+                    if obs[i, r] == c:
+                        p *= right
+                    else:
+                        others = [o for o in range(k) if o != c]
+                        pick = params["wrong_class"][r, c, others.index(obs[i, r])] if k > 2 else 1.0
+                        p *= (1 - right) * pick
+                post[i, c] += p
+        total += np.log(post[i].sum())
+        post[i] /= post[i].sum()
+    return total, post
+
+
+def _random_params(rng, k, n_ann):
+    """Free parameters of AnnotatorError(k) at a random point."""
+    params = {
+        "prevalence": rng.dirichlet(np.ones(k)),
+        "model_class_accuracy": rng.uniform(0.55, 0.95, k),
+        "annotator_class_accuracy": rng.uniform(0.6, 0.99, (n_ann, k)),
+        "model_difficulty_u": rng.uniform(0.05, 0.95),
+        "annotator_difficulty_u": rng.uniform(0.05, 0.95, n_ann),
+    }
+    if k > 2:
+        params["wrong_class"] = rng.dirichlet(np.ones(k - 1), size=(1 + n_ann, k))
+    return params
+
+
+def _with_deterministics(model, params):
+    """params plus the model's deterministics at that point (one draw: leading axis 1)."""
+    names = ["rater_skill", "rater_loading", "model_accuracy", "annotator_accuracy", "error_correlation"]
+    fn = pytensor.function([model[n] for n in params], [model[n] for n in names], on_unused_input="ignore", mode="FAST_COMPILE")
+    out = dict(params, **dict(zip(names, fn(*params.values()), strict=True)))
+    return {n: np.asarray(v)[None] for n, v in out.items()}
+
+
+# ------------------------------------------------------------------------ closed forms
+
+
+def test_article_example_exactly():
+    b = true_accuracy_bounds(0.90, 0.96)
+    assert b.lower == pytest.approx(0.86, abs=1e-12)
+    assert b.upper == pytest.approx(0.94, abs=1e-12)
+    # (0.90 + 0.96 - 1) / (2 * 0.96 - 1) = 0.86 / 0.92 = 0.93478..., the article's "93.5%"
+    assert b.independent == pytest.approx(0.86 / 0.92, abs=1e-12)
+    assert round(b.independent, 3) == 0.935
+    assert isinstance(b.lower, float) and b == (b.lower, b.independent, b.upper)
+
+
+def test_multiclass_formula_reduces_to_binary_and_is_vectorized():
+    a_m, a_gt = np.meshgrid(np.linspace(0.3, 0.95, 14), np.linspace(0.55, 1.0, 10))
+    binary = (a_m + a_gt - 1) / (2 * a_gt - 1)
+    got = true_accuracy_bounds(a_m, a_gt, n_classes=2).independent
+    valid = (binary >= 0) & (binary <= 1)
+    np.testing.assert_allclose(got[valid], binary[valid], rtol=0, atol=1e-12)
+    assert np.isnan(got[~valid]).all() and (~valid).any()
+    # array result equals the scalar results, for K > 2 as well
+    vec = true_accuracy_bounds(a_m, a_gt, n_classes=5)
+    for idx in [(0, 0), (3, 7), (9, 13)]:
+        one = true_accuracy_bounds(float(a_m[idx]), float(a_gt[idx]), n_classes=5)
+        for field in range(3):
+            np.testing.assert_equal(vec[field][idx], one[field])
+    # the bounds are the article's, clipped to [0, 1]
+    np.testing.assert_allclose(vec.lower, np.clip(a_m - (1 - a_gt), 0, 1))
+    np.testing.assert_allclose(vec.upper, np.clip(a_m + (1 - a_gt), 0, 1))
+
+
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_independence_formula_matches_simulation(k):
+    rng = np.random.default_rng(k)
+    n, a_true, a_gt = 400_000, 0.8, 0.9
+    z = rng.integers(0, k, n)
+    model_right = rng.random(n) < a_true
+    ann_right = rng.random(n) < a_gt  # independent of the model's errors
+    pred = np.where(model_right, z, (z + rng.integers(1, k, n)) % k)
+    ann = np.where(ann_right, z, (z + rng.integers(1, k, n)) % k)
+    measured = (pred == ann).mean()
+    realized_true, realized_gt = (pred == z).mean(), (ann == z).mean()
+    b = true_accuracy_bounds(measured, realized_gt, n_classes=k)
+    # delta-method sd of the estimate is about sqrt(measured (1 - measured) / n) / (A_gt - ...)
+    sd = np.sqrt(measured * (1 - measured) / n) / (realized_gt - (1 - realized_gt) / (k - 1))
+    assert abs(b.independent - realized_true) < 4 * sd + 1e-4
+    assert b.lower <= realized_true <= b.upper
+    if k > 2:  # the binary formula would be wrong here
+        binary = true_accuracy_bounds(measured, realized_gt, n_classes=2).independent
+        assert abs(binary - realized_true) > 8 * sd
+
+
+def test_bounds_are_attained_by_overlapping_and_disjoint_errors():
+    n = 1000
+    z = np.zeros(n, int)
+    ann = z.copy()
+    ann[:40] = 1  # annotator 96% right
+    same = z.copy()
+    same[:40] = 1  # classifier wrong on the same items, the same way
+    same[40:100] = 1  # and on 60 more
+    disjoint = z.copy()
+    disjoint[40:140] = 1  # classifier wrong only where the annotator is right
+    for pred, field in [(same, "lower"), (disjoint, "upper")]:
+        measured = (pred == ann).mean()
+        b = true_accuracy_bounds(measured, (ann == z).mean())
+        assert getattr(b, field) == pytest.approx((pred == z).mean(), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "match"),
+    [
+        ((0.9, 0.5), {}, "undefined for annotator_accuracy = 1/n_classes = 0.5"),
+        ((0.9, 0.25), {"n_classes": 4}, "1/n_classes = 0.25"),
+        ((0.9, [0.9, 0.5]), {}, "undefined"),
+        ((1.2, 0.9), {}, "model_accuracy.*in \\[0, 1\\]"),
+        ((0.9, 96), {}, "not percentages"),
+        ((0.9, np.nan), {}, "annotator_accuracy"),
+        ((-0.1, 0.9), {}, "model_accuracy"),
+        ((0.9, 0.9), {"n_classes": 1}, "n_classes"),
+        (([0.9, 0.8], [0.9, 0.8, 0.7]), {}, "broadcast"),
+    ],
+)
+def test_bounds_errors(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        true_accuracy_bounds(*args, **kwargs)
+
+
+def test_bounds_type_errors():
+    with pytest.raises(TypeError, match="n_classes"):
+        true_accuracy_bounds(0.9, 0.9, n_classes=2.5)
+    with pytest.raises(TypeError, match="model_accuracy"):
+        true_accuracy_bounds("0.9", 0.9)
+
+
+def test_independent_value_is_nan_when_independence_is_impossible():
+    # agreeing with 96%-right labels 99% of the time cannot happen with independent errors
+    assert np.isnan(true_accuracy_bounds(0.99, 0.96).independent)
+    assert true_accuracy_bounds(0.96, 0.96).independent == pytest.approx(1.0)
+
+
+def test_plot_marks_measured_bounds_and_independence():
+    rng = np.random.default_rng(0)
+    draws = rng.normal(0.91, 0.01, 500)
+    ax = plot_true_accuracy(draws, measured=0.90, annotator_accuracy=0.96)
+    xs = {round(float(line.get_xdata()[0]), 6) for line in ax.lines if len(line.get_xdata()) == 2}
+    assert {0.9, round(0.86 / 0.92, 6)} <= xs
+    span = ax.patches[0]  # the shaded band between the bounds
+    xs_band = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+    np.testing.assert_allclose([xs_band.min(), xs_band.max()], [0.86, 0.94])
+    plt.close(ax.figure)
+    # a Posterior works too (its accuracy draws are plotted) and an axes can be given
+    data = EvalData([0.0, 1.0, 1.0, 0.0], predictions=[0, 1, 1, 0])
+    post = Posterior.from_probabilities(data, [0.1, 0.9, 0.8, 0.3], draws=200, random_seed=0)
+    fig, ax0 = plt.subplots()
+    assert plot_true_accuracy(post, measured=0.75, annotator_accuracy=0.9, ax=ax0) is ax0
+    plt.close(fig)
+    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+        plot_true_accuracy([0.5, 1.5], measured=0.9, annotator_accuracy=0.9)
+
+
+# ------------------------------------------------------------- the model without sampling
+
+
+@pytest.mark.parametrize(("k", "n_ann", "independent"), [(2, 1, False), (2, 3, False), (3, 2, False), (3, 2, True)])
+def test_likelihood_and_class_probabilities_equal_brute_force(k, n_ann, independent):
+    rng = np.random.default_rng(k + n_ann)
+    n = 40
+    pred = rng.integers(0, k, n)
+    ann = rng.integers(0, k, (n, n_ann)).astype(float)
+    ann[rng.random(ann.shape) < 0.3] = np.nan
+    gold = np.where(rng.random(n) < 0.25, rng.integers(0, k, n), np.nan)
+    spec = AnnotatorError(k, n_nodes=5, independent=independent)
+    model = spec.build(pred, ann, gold=gold)
+    params = _random_params(rng, k, n_ann)
+    if independent:
+        nodes, weights = [0.0], [1.0]
+        params["model_difficulty_u"], params["annotator_difficulty_u"] = 0.5, np.zeros(n_ann)
+        free = {n: v for n, v in params.items() if "difficulty" not in n}
+    else:
+        nodes, weights = np.polynomial.hermite_e.hermegauss(5)
+        weights = weights / weights.sum()
+        free = params
+    expected, expected_post = _brute_force(params, pred, ann, gold, k, nodes, weights)
+    loglik = pytensor.function([model[n] for n in free], model.potentials[0], on_unused_input="ignore", mode="FAST_COMPILE")
+    assert float(loglik(*free.values())) == pytest.approx(expected, rel=1e-7)  # erfinv in C: ~1e-9
+    probs = _ClassProbability(spec, _observe(pred, ann, gold, k))(_with_deterministics(model, free))
+    np.testing.assert_allclose(probs[0], expected_post, atol=1e-8)
+    assert np.all(probs[0][~np.isnan(gold), gold[~np.isnan(gold)].astype(int)] == 1)
+
+
+def test_reported_accuracies_match_the_accuracy_parameters():
+    """The population accuracies (on the quadrature nodes) equal prevalence-weighted a[r, k]."""
+    rng = np.random.default_rng(0)
+    pred, ann = rng.integers(0, 2, 50), rng.integers(0, 2, (50, 2)).astype(float)
+    model = AnnotatorError().build(pred, ann)
+    for _ in range(5):
+        params = _random_params(rng, 2, 2)
+        det = _with_deterministics(model, params)
+        prev = params["prevalence"]
+        nominal = np.r_[prev @ params["model_class_accuracy"], params["annotator_class_accuracy"] @ prev]
+        got = np.r_[det["model_accuracy"][0], det["annotator_accuracy"][0]]
+        np.testing.assert_allclose(got, nominal, atol=0.01)
+
+
+def test_missing_annotations_are_skipped_not_read_as_a_class():
+    rng = np.random.default_rng(3)
+    pred = np.array([1, 0, 1, 1])
+    ann = np.array([[1, np.nan], [0, 1], [np.nan, 0], [1, 1]])
+    spec = AnnotatorError()
+    params = _random_params(rng, 2, 2)
+
+    def probs(p, a, prm):
+        model = spec.build(p, a)
+        return _ClassProbability(spec, _observe(p, a, None, 2))(_with_deterministics(model, prm))
+
+    full = probs(pred, ann, params)
+    # an item rated by annotator 0 only has the posterior of a one-annotator item
+    one = dict(params, annotator_class_accuracy=params["annotator_class_accuracy"][:1],
+               annotator_difficulty_u=params["annotator_difficulty_u"][:1])
+    np.testing.assert_allclose(full[0, 0], probs(pred[:1], ann[:1, :1], one)[0, 0], atol=1e-12)
+    assert not np.allclose(full[0, 0], probs(pred, np.nan_to_num(ann), params)[0, 0])
+
+
+@pytest.mark.parametrize(
+    ("pred", "ann", "gold", "k", "error", "match"),
+    [
+        ([0, 1, np.nan], [0, 1, 1], None, 2, ValueError, "predictions.*NaN"),
+        ([0, 1, 3], [0, 1, 1], None, 2, ValueError, "n_classes=4"),
+        ([0, 1, 1], [0, 1, 0.5], None, 2, ValueError, "whole class indices"),
+        ([0, 1, 1], [[0, 1, 1], [1, 1, 0]], None, 2, ValueError, "transposed"),
+        ([0, 1, 1], [[0, np.nan], [1, np.nan], [1, np.nan]], None, 2, ValueError, "column.*\\[1\\].*all NaN"),
+        ([0, 1, 1], [0, 1], None, 2, ValueError, "2 row"),
+        ([0, 1, 1], [0, 1, 1], [0, 2, np.nan], 2, ValueError, "gold"),
+        ([0, 1, 1], [0, 1, 1], [0, 1], 2, ValueError, "gold"),
+        ([0, 1, 1], ["cat", "dog", "dog"], None, 2, TypeError, "Map class names"),
+        ([[0, 1]], [0, 1], None, 2, ValueError, "1-D"),
+        ([], [], None, 2, ValueError, "empty"),
+        ([0, 1, 1], [0, 1, -1], None, 2, ValueError, "outside 0..1"),
+    ],
+)
+def test_input_errors(pred, ann, gold, k, error, match):
+    with pytest.raises(error, match=match):
+        AnnotatorError(k).build(pred, ann, gold=gold)
+
+
+def test_constructor_errors():
+    with pytest.raises(ValueError, match="n_classes"):
+        AnnotatorError(1)
+    with pytest.raises(ValueError, match="> 0"):
+        AnnotatorError(model_difficulty=(1.0, 0.0))
+    with pytest.raises(ValueError, match="2 finite"):
+        AnnotatorError(annotator_accuracy=0.96)
+    with pytest.raises(TypeError, match="independent"):
+        AnnotatorError(independent="yes")
+
+
+def test_categorical_label_draws_follow_probabilities_keep_gold_and_do_not_depend_on_chunks():
+    rng = np.random.default_rng(0)
+    n, k = 30, 4
+    p = rng.dirichlet(np.ones(k), size=n)
+    gold = np.full(n, np.nan)
+    gold[:5] = [0, 1, 2, 3, 3]
+    idata = az.from_dict(posterior={"x": np.zeros((2, 2000))})
+    post = CategoricalPosterior(rng.integers(0, k, n), idata, lambda params: p, gold=gold, n_classes=k, random_seed=1)
+    z = np.concatenate([c.values.reshape(-1, n) for c in post.label_draws(chunk_size=333)])
+    z_other = np.concatenate([c.values.reshape(-1, n) for c in post.label_draws()])
+    np.testing.assert_array_equal(z, z_other)
+    assert (z[:, :5] == gold[:5]).all()
+    freq = np.stack([(z[:, 5:] == c).mean(axis=0) for c in range(k)], axis=1)
+    sd = np.sqrt(p[5:] * (1 - p[5:]) / z.shape[0])
+    assert np.all(np.abs(freq - p[5:]) < 4.5 * sd + 1e-3)
+    # metrics equal a direct computation from the draws
+    acc = post.metric("accuracy").values.reshape(-1)
+    np.testing.assert_allclose(acc, (z == post.predictions).mean(axis=1))
+    rec = post.metric("recall").values.reshape(-1, k)
+    for c in range(k):
+        true_c = z == c
+        expect = np.where(true_c.sum(1) > 0, (true_c & (post.predictions == c)).sum(1) / np.maximum(true_c.sum(1), 1), 0)
+        np.testing.assert_allclose(rec[:, c], expect)
+    prob = post.item_probability()
+    np.testing.assert_allclose(prob.values[5:], p[5:])
+    assert prob.dims == ("item", "class")
+
+
+# ----------------------------------------------------------------------- sampled fits
+
+
+@pytest.fixture(scope="module")
+def independent_fit():
+    """Independent errors (no difficulty effect), three annotators with missing labels."""
+    z, pred, ann = _simulate(
+        11, 500, model=(2.0, 0.0), annotators=[(1.5, 0.0), (2.0, 0.0), (2.5, 0.0)], missing=0.25
+    )
+    post = AnnotatorError().fit(pred, ann, random_seed=5, **FIT)
+    return z, pred, ann, post
+
+
+def test_agrees_with_dawid_skene_em_when_errors_are_independent(independent_fit):
+    z, pred, ann, post = independent_fit
+    prev, theta, item_post = dawid_skene(pred, ann, 2)
+    ds_acc = np.array([(prev * np.diag(t)).sum() for t in theta])  # rater 0 = classifier
+    par = post.idata.posterior
+    bayes = np.r_[par["model_accuracy"].mean().item(), par["annotator_accuracy"].mean(("chain", "draw")).values]
+    sds = np.r_[par["model_accuracy"].std().item(), par["annotator_accuracy"].std(("chain", "draw")).values]
+    np.testing.assert_array_less(np.abs(bayes - ds_acc), 2 * sds)
+    # the true accuracy on these items: DS's expected sample accuracy vs the label draws
+    acc = post.metric("accuracy")
+    ds_sample = item_post[np.arange(len(pred)), pred].mean()
+    assert abs(float(acc.mean()) - ds_sample) < 2 * float(acc.std())
+    # and both are near the truth (the reference itself is sound)
+    assert abs(ds_sample - (pred == z).mean()) < 0.03
+    # errors independent given the class: the implied error correlation is small
+    assert np.all(np.abs(par["error_correlation"].mean(("chain", "draw")).values) < 0.1)
+
+
+def test_summary_and_population(independent_fit):
+    _, pred, _, post = independent_fit
+    table = AnnotatorError().summary(post)
+    assert {"model_accuracy", "true_accuracy", "error_correlation[annotator=0]", "annotator_accuracy[annotator=2]"} <= set(table.index)
+    np.testing.assert_allclose(post.population("accuracy").values, post.idata.posterior["model_accuracy"].values)
+    assert post.population("recall").dims == ("chain", "draw")
+    assert post.data.predictions.tolist() == pred.tolist()
+    assert post.diagnostics()["r_hat"].max() < 1.1
+
+
+@pytest.fixture(scope="module")
+def correlated_fits():
+    """Strongly correlated errors, one annotator; with and without 200 gold labels."""
+    z, pred, ann = _simulate(21, 600, model=(3.0, 2.5), annotators=[(4.0, 2.5)])
+    gold = np.full(len(z), np.nan)
+    pick = np.random.default_rng(0).choice(len(z), 200, replace=False)
+    gold[pick] = z[pick]
+    fits = {g: AnnotatorError().fit(pred, ann, gold=None if g == 0 else gold, random_seed=7, **FIT) for g in (0, 200)}
+    return z, pred, ann, gold, fits
+
+
+def test_interval_covers_the_truth_and_correlation_pulls_below_independence(correlated_fits):
+    z, pred, ann, _, fits = correlated_fits
+    truth = (pred == z).mean()
+    acc = fits[200].metric("accuracy").values.ravel()
+    lo, hi = np.quantile(acc, [0.05, 0.95])
+    assert lo <= truth <= hi
+    # the independence formula, even with the annotator's true accuracy, overshoots here;
+    # the posterior (which learns the correlation from the gold items) does not
+    indep = true_accuracy_bounds((pred == ann[:, 0]).mean(), (ann[:, 0] == z).mean()).independent
+    assert indep > hi
+    corr = fits[200].idata.posterior["error_correlation"].values.ravel()
+    assert np.quantile(corr, 0.05) > 0
+
+
+def test_gold_labels_narrow_the_posterior(correlated_fits):
+    z, pred, _, gold, fits = correlated_fits
+    sd = {g: float(f.metric("accuracy").std()) for g, f in fits.items()}
+    assert sd[200] < 0.7 * sd[0]
+    # gold items keep their label in every draw
+    first = next(fits[200].label_draws())
+    known = ~np.isnan(gold)
+    assert (first.values[..., known] == gold[known]).all()
+    # without gold, the loading (hence the correlation) is barely updated by the data
+    par = {g: f.idata.posterior for g, f in fits.items()}
+    assert float(par[0]["model_difficulty_corr"].std()) > 1.3 * float(par[200]["model_difficulty_corr"].std())
+
+
+def test_multiclass_fit_agrees_with_dawid_skene_and_returns_class_metrics():
+    z, pred, ann = _simulate(
+        31, 400, model=(2.0, 0.0), annotators=[(1.5, 0.0), (2.5, 0.0)], prevalence=(0.5, 0.3, 0.2), missing=0.1
+    )
+    gold = np.where(np.arange(400) < 30, z, np.nan)
+    post = AnnotatorError(3, independent=True).fit(pred, ann, gold=gold, random_seed=3, **FIT)
+    assert isinstance(post, CategoricalPosterior) and post.n_classes == 3
+    prev, theta, item_post = dawid_skene(pred, ann, 3, gold=gold)
+    ds_acc = np.array([(prev * np.diag(t)).sum() for t in theta])
+    par = post.idata.posterior
+    bayes = np.r_[par["model_accuracy"].mean().item(), par["annotator_accuracy"].mean(("chain", "draw")).values]
+    sds = np.r_[par["model_accuracy"].std().item(), par["annotator_accuracy"].std(("chain", "draw")).values]
+    np.testing.assert_array_less(np.abs(bayes - ds_acc), 2 * sds)
+    acc = post.metric("accuracy")
+    assert acc.dims == ("chain", "draw")
+    lo, hi = np.quantile(acc.values, [0.05, 0.95])
+    assert lo <= (pred == z).mean() <= hi
+    for name in ("precision", "recall", "f_score", "class_accuracy"):
+        assert post.metric(name).dims == ("chain", "draw", "class")
+    table = post.summary(["accuracy", "recall"])
+    assert table.shape[0] == 4
+    assert post.population("precision").dims == ("chain", "draw", "class")
