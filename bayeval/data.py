@@ -383,14 +383,14 @@ class EvalData:
         idx = self.index_of(items)
         if idx.size != vals.size:
             raise ValueError(f"`items` has {idx.size} id(s) but `values` has {vals.size}; give one value per item.")
-        if np.unique(idx).size != idx.size:
-            uniq, first = np.unique(idx, return_index=True)
-            for u in uniq:
-                if np.unique(vals[idx == u]).size > 1:
-                    raise ValueError(
-                        f"Item {self._ids[u]!r} is given conflicting labels in one call; "
-                        "resolve the conflict first (see LabelStore for recorded conflicts)."
-                    )
+        order = np.argsort(idx, kind="stable")
+        si, sv = idx[order], vals[order]
+        conflict = (si[1:] == si[:-1]) & (sv[1:] != sv[:-1])
+        if conflict.any():
+            raise ValueError(
+                f"Item {self._ids[si[1:][conflict][0]]!r} is given conflicting labels in one call; "
+                "resolve the conflict first (decide which label is right), then call again."
+            )
         old = self._labels[idx]
         clash = ~np.isnan(old) & (old != vals)
         if clash.any() and not overwrite:
