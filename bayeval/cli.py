@@ -53,8 +53,8 @@ def _demo(args: argparse.Namespace) -> int:
         else "no evidence of misfit"
     )
     print(f"Posterior predictive check of the scores: p = {ppc['p_value']:.2f} ({verdict}).")
-    print("'vetted only' uses the 40 vetted items alone; 'truth' uses every true label "
-          "(known only because this is an example).")
+    print(f"'vetted only' uses the {data.n_vetted} vetted items alone (NaN: fewer vetted items than k); "
+          "'truth' uses every true label (known only because this is an example).")
     return 0
 
 

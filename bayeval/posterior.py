@@ -628,7 +628,9 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
     """The metric on the vetted items alone (active testing's eq. 3).
 
     Unbiased for a random vetted subset but noisy; for ranking metrics the vetted
-    items are ranked among themselves. Categories without vetted items give NaN.
+    items are ranked among themselves. Categories without vetted items give NaN, and
+    so does precision/recall at ``k`` when fewer than ``k`` items are vetted (the
+    paper's "not applicable until K items are vetted").
 
     Parameters
     ----------
@@ -651,7 +653,17 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
     if data.n_vetted == 0:
         raise ValueError("No item is vetted: vetted_only needs at least one vetted label.")
     sub = data.subset(data.vetted)
-    return _point(sub, sub.labels, metric, dict(kwargs))
+    out = _point(sub, sub.labels, metric, dict(kwargs))
+    name = _resolve(metric)[2]
+    if name in ("precision_at_k", "recall_at_k"):
+        ks = xr.DataArray(np.atleast_1d(kwargs["k"]), dims="k") if "k" in out.dims else kwargs["k"]
+        if "category" in out.dims:
+            counts = np.bincount(sub.category_codes, minlength=sub.category_names.size)
+            n = xr.DataArray(counts, dims="category", coords={"category": sub.category_names})
+        else:
+            n = sub.n_items
+        out = out.where(ks <= n)
+    return out
 
 
 def naive(data: EvalData, metric, **kwargs) -> xr.DataArray:

@@ -113,7 +113,14 @@ def test_baselines():
         naive(EvalData(s), "average_precision")
     with pytest.raises(ValueError, match="No item is vetted"):
         vetted_only(EvalData(s), "average_precision")
+    # P@K of the vetted items alone is not defined until k items are vetted
+    assert float(vetted_only(data, "precision_at_k", k=3)) == pytest.approx(2 / 3)
+    assert np.isnan(float(vetted_only(data, "precision_at_k", k=4)))
+    both = vetted_only(data, "precision_at_k", k=[2, 4])
+    assert both.sel(k=2) == 0.5 and np.isnan(both.sel(k=4))
     cat = EvalData(s, [1, np.nan, 0, np.nan, np.nan], categories=["a", "a", "a", "b", "b"])
+    per_k = vetted_only(cat, "precision_at_k", k=2)
+    assert per_k.sel(category="a") == 0.5 and np.isnan(per_k.sel(category="b"))
     per = vetted_only(cat, "average_precision")
     assert per.dims == ("category",) and np.isnan(per.sel(category="b"))
 
