@@ -20,6 +20,7 @@ import xarray as xr
 
 from bayeval.ranking import (
     _check_positive,
+    _q_stats,
     ranking_log_prob_distribution,
     ranking_log_probability,
     ranking_percentile,
@@ -184,8 +185,6 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
     >>> percentile_table(q).shape
     (2, 2)
     """
-    import arviz as az
-
     hdi_prob = _check_positive(hdi_prob, "hdi_prob", upper=1.0)
     epsilon = _check_positive(epsilon, "epsilon", upper=1.0)
     q = _as_q_array(q)
@@ -194,17 +193,7 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
         raise ValueError(f"q needs dims 'attribute' and 'system'; missing {sorted(missing)}.")
     sample = {"chain", "draw"} <= set(q.dims)
     if sample:
-        hdi = az.hdi(q, hdi_prob=hdi_prob)
-        hdi = hdi[list(hdi.data_vars)[0]] if isinstance(hdi, xr.Dataset) else hdi
-        stats = xr.Dataset(
-            {
-                "mean": q.mean(("chain", "draw")),
-                "sd": q.std(("chain", "draw"), ddof=1),
-                "hdi_low": hdi.sel(hdi="lower", drop=True),
-                "hdi_high": hdi.sel(hdi="higher", drop=True),
-                "p_indistinguishable": (q <= 1 - epsilon).mean(("chain", "draw")),
-            }
-        )
+        stats = _q_stats(q, hdi_prob=hdi_prob, epsilon=epsilon)
     else:
         stats = xr.Dataset({"mean": q, "p_indistinguishable": (q <= 1 - epsilon).astype(float)})
     long = stats.to_dataframe().reset_index().set_index(["attribute", "system"])

@@ -125,6 +125,28 @@ _BLOCK = 2**20
 # --------------------------------------------------------------------------------------
 
 
+def _q_stats(q, *, hdi_prob: float, epsilon: float):
+    """Posterior summary of Q draws (dims chain, draw, ...): mean, sd, HDI and
+    ``P(Q <= 1 - epsilon)``, as an ``xarray.Dataset`` over the remaining dims.
+
+    Shared by :meth:`RankingPosterior.summary` and :func:`percentile_table`.
+    """
+    import arviz as az
+    import xarray as xr
+
+    hdi = az.hdi(q, hdi_prob=hdi_prob)
+    hdi = hdi[list(hdi.data_vars)[0]] if isinstance(hdi, xr.Dataset) else hdi
+    return xr.Dataset(
+        {
+            "mean": q.mean(("chain", "draw")),
+            "sd": q.std(("chain", "draw"), ddof=1),
+            "hdi_low": hdi.sel(hdi="lower", drop=True),
+            "hdi_high": hdi.sel(hdi="higher", drop=True),
+            "p_indistinguishable": (q <= 1 - epsilon).mean(("chain", "draw")),
+        }
+    )
+
+
 def _numeric_array(x, name):
     if hasattr(x, "to_numpy"):  # pandas objects
         x = x.to_numpy(dtype=float, na_value=np.nan)

@@ -29,6 +29,7 @@ from bayeval.ranking import (
     _check_mapping,
     _check_positive,
     _pair_rules,
+    _q_stats,
     count_votes,
     estimate_theta,
     ranking_percentile,
@@ -734,27 +735,14 @@ class RankingPosterior:
         >>> list(post.summary([1, 0, 1]).columns)[:4]
         ['mean', 'sd', 'hdi_low', 'hdi_high']
         """
-        import arviz as az
-
         hdi_prob = _check_positive(hdi_prob, "hdi_prob", upper=1.0)
         epsilon = _check_positive(epsilon, "epsilon", upper=1.0)
         ds = self.percentile(ranking, ties=ties, tol=tol, return_bound=True)
-        q = ds["q"]
         thr = 1 - epsilon
-        hdi = az.hdi(q, hdi_prob=hdi_prob)
-        hdi = hdi[list(hdi.data_vars)[0]] if isinstance(hdi, xr.Dataset) else hdi
-        stats = xr.Dataset(
-            {
-                "mean": q.mean(("chain", "draw")),
-                "sd": q.std(("chain", "draw"), ddof=1),
-                "hdi_low": hdi.sel(hdi="lower", drop=True),
-                "hdi_high": hdi.sel(hdi="higher", drop=True),
-                "p_indistinguishable": (q <= thr).mean(("chain", "draw")),
-                "p_indistinguishable_min": (ds["upper"] <= thr).mean(("chain", "draw")),
-                "p_indistinguishable_max": (ds["lower"] <= thr).mean(("chain", "draw")),
-                "max_bound": ds["bound"].max(("chain", "draw")),
-            }
-        )
+        stats = _q_stats(ds["q"], hdi_prob=hdi_prob, epsilon=epsilon)
+        stats["p_indistinguishable_min"] = (ds["upper"] <= thr).mean(("chain", "draw"))
+        stats["p_indistinguishable_max"] = (ds["lower"] <= thr).mean(("chain", "draw"))
+        stats["max_bound"] = ds["bound"].max(("chain", "draw"))
         if stats["mean"].ndim == 0:
             df = pd.DataFrame({k: [float(v)] for k, v in stats.items()}, index=["Q"])
         else:
