@@ -1,0 +1,1013 @@
+"""An append-only label store: every vetted label, kept safe in one SQLite file.
+
+The active-testing loop asks a person to vet batches of items. Those labels are the
+most expensive data in the whole evaluation, so they go to disk *as they are typed*:
+:class:`LabelStore` appends one row per label to an SQLite database (stdlib
+:mod:`sqlite3`) and commits before :meth:`LabelStore.add` returns. Nothing is ever
+updated or deleted (triggers in the file refuse it); a correction is a new row, and
+the rule that turns rows into one label per item (:meth:`LabelStore.resolved`) is
+documented on the class.
+
+Durability and concurrency
+--------------------------
+The file uses write-ahead logging (``PRAGMA journal_mode=WAL``) with
+``synchronous=FULL``: a commit is fsync-ed to the log before ``add`` returns, so a
+label reported as written survives the process being killed (and a power cut, as far
+as the disk honours fsync). Every operation opens its own short-lived connection, so
+a store object can be shared by threads and survives ``fork``; two processes can
+write to the same file at once -- a writer waits for the other's transaction (up to
+``timeout`` seconds, SQLite's ``busy_timeout``) instead of failing. WAL needs shared
+memory between the processes, so the file must be on a local disk, not on a network
+file system.
+
+File format
+-----------
+The database header carries an application id (``0x62796C73``, "byls") and a schema
+version (``PRAGMA user_version``, currently 1). Opening a file that is not a bayeval
+store, or one written by a newer bayeval, raises :class:`StoreFormatError` without
+touching the file. Tables: ``labels`` (id, item, kind, value, annotator, batch, time),
+``batches`` (id, created, strategy, note), ``batch_items`` (batch, pos, item, kind)
+and ``meta`` (id, key, value as JSON, time). Item ids are stored as text with their
+kind (``'int'`` or ``'str'``), so ``5`` and ``"5"`` are different items and each
+comes back as the type it went in as. Times are UTC, ISO 8601 with microseconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import numbers
+import os
+import pathlib
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+__all__ = ["LabelStore", "StoreFormatError"]
+
+APPLICATION_ID = 0x62796C73  # "byls": bayeval label store
+SCHEMA_VERSION = 1
+
+_SCHEMA = [
+    """CREATE TABLE batches (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        created TEXT NOT NULL,
+        strategy TEXT,
+        note TEXT
+    )""",
+    """CREATE TABLE batch_items (
+        batch INTEGER NOT NULL REFERENCES batches(id),
+        pos INTEGER NOT NULL,
+        item TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('int', 'str')),
+        PRIMARY KEY (batch, pos)
+    )""",
+    """CREATE TABLE labels (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        item TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('int', 'str')),
+        value INTEGER NOT NULL CHECK (value IN (0, 1)),
+        annotator TEXT,
+        batch INTEGER REFERENCES batches(id),
+        time TEXT NOT NULL
+    )""",
+    "CREATE INDEX labels_by_item ON labels(kind, item)",
+    """CREATE TABLE meta (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        time TEXT NOT NULL
+    )""",
+    "CREATE INDEX meta_by_key ON meta(key, id)",
+    *(
+        f"""CREATE TRIGGER {table}_no_{op} BEFORE {op.upper()} ON {table}
+        BEGIN SELECT RAISE(ABORT, 'the bayeval label store is append-only'); END"""
+        for table in ("labels", "batches", "batch_items", "meta")
+        for op in ("update", "delete")
+    ),
+    f"PRAGMA application_id = {APPLICATION_ID}",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+]
+
+_VALUE_RULE = "0 or 1 (ints, bools, floats 0.0/1.0 or the strings '0'/'1')"
+_SHOW = 10  # how many offending entries an error message lists
+
+
+class StoreFormatError(ValueError):
+    """The file exists but is not a bayeval label store this version can read.
+
+    Raised by :class:`LabelStore` for a file that is not SQLite at all, an SQLite
+    database made by something else, or a store written by a newer bayeval. The file
+    is left untouched.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore, StoreFormatError
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> notes = pathlib.Path(tmp.name) / "notes.txt"
+    >>> _ = notes.write_text("not a database, just some notes\\n" * 40)
+    >>> try:
+    ...     LabelStore(notes)
+    ... except StoreFormatError as exc:
+    ...     print("not a bayeval label store" in str(exc))
+    True
+    >>> tmp.cleanup()
+    """
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _plain(v):
+    """numpy scalars -> the Python scalar they hold (without importing numpy)."""
+    if type(v).__module__ == "numpy" and hasattr(v, "item"):
+        try:
+            return v.item()
+        except (TypeError, ValueError):
+            return v
+    return v
+
+
+def _as_list(x, name: str) -> list:
+    """A 1-D sequence (list, tuple, array, Series, ...) or a single scalar, as a list."""
+    if x is None:
+        raise TypeError(f"`{name}` is required: expected a list or 1-D array, got None.")
+    if isinstance(x, str | bytes | numbers.Number):
+        return [x]
+    if isinstance(x, dict | set | frozenset):
+        raise TypeError(
+            f"`{name}` must be an ordered sequence (list, tuple, 1-D array), got a "
+            f"{type(x).__name__}, whose order is not the one you meant. Pass a list."
+        )
+    ndim = getattr(x, "ndim", None)
+    if ndim == 0:
+        return [x.item() if hasattr(x, "item") else x]
+    if ndim is not None and ndim != 1:
+        raise ValueError(
+            f"`{name}` must be 1-D (one entry per label), got shape {getattr(x, 'shape', '?')}."
+        )
+    try:
+        return list(x)
+    except TypeError as exc:
+        raise TypeError(
+            f"`{name}` must be a list or 1-D array, got {type(x).__name__} {x!r:.80}."
+        ) from exc
+
+
+def _encode_item(v) -> tuple[str, str] | None:
+    """``(kind, text)`` for a valid item id, None for an invalid one."""
+    v = _plain(v)
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, numbers.Integral):
+        return ("int", str(int(v)))
+    if isinstance(v, str) and v != "":
+        return ("str", str(v))
+    return None
+
+
+def _decode_item(kind: str, text: str):
+    return int(text) if kind == "int" else text
+
+
+def _encode_value(v) -> int | None:
+    v = _plain(v)
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v if v in (0, 1) else None
+    if isinstance(v, float):
+        return int(v) if v in (0.0, 1.0) else None
+    if isinstance(v, str):
+        return {"0": 0, "1": 1}.get(v)
+    return None
+
+
+def _listing(bad: list[tuple[int, object]]) -> str:
+    shown = ", ".join(f"position {i}: {v!r}" for i, v in bad[:_SHOW])
+    more = len(bad) - _SHOW
+    return shown + (f", ... and {more} more" if more > 0 else "")
+
+
+def _encode_items(item_ids, name: str) -> list[tuple[str, str]]:
+    raw = _as_list(item_ids, name)
+    out, bad = [], []
+    for i, v in enumerate(raw):
+        enc = _encode_item(v)
+        if enc is None:
+            bad.append((i, _plain(v)))
+        else:
+            out.append(enc)
+    if bad:
+        raise ValueError(
+            f"`{name}` must hold item ids that are ints (numpy ints are fine) or non-empty "
+            f"strings; {len(bad)} of {len(raw)} are not ({_listing(bad)}). Nothing was "
+            "written. Convert the ids first, e.g. `int(i)` or `str(i)` -- and use the same "
+            "kind everywhere: 5 and '5' are different items."
+        )
+    return out
+
+
+def _opt_str(x, name: str) -> str | None:
+    x = _plain(x)
+    if x is None:
+        return None
+    if not isinstance(x, str) or x == "":
+        raise TypeError(
+            f"`{name}` must be a non-empty string or None, got {type(x).__name__} {x!r:.80}."
+        )
+    return str(x)
+
+
+def _opt_batch(x) -> int | None:
+    x = _plain(x)
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(
+            f"`batch` must be a batch id (an int returned by new_batch()) or None, "
+            f"got {type(x).__name__} {x!r:.80}."
+        )
+    return int(x)
+
+
+def _json_default(obj):
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} {obj!r:.80} is not JSON serializable")
+
+
+def _now(conn: sqlite3.Connection, table: str, column: str) -> str:
+    """UTC time now, but never earlier than the table's latest row (times are monotone)."""
+    now = datetime.now(UTC).isoformat(timespec="microseconds")
+    last = conn.execute(f"SELECT {column} FROM {table} ORDER BY id DESC LIMIT 1").fetchone()
+    return last[0] if last is not None and last[0] > now else now
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class LabelStore:
+    """Append-only SQLite store of every vetted label, safe to stop and resume.
+
+    Each call to :meth:`add` appends one row per label -- item id, value 0/1,
+    annotator, batch, UTC time -- in a single transaction that is committed (and
+    fsync-ed) before it returns. Rows are never updated or deleted. Batches of items
+    proposed for vetting are recorded with :meth:`new_batch`, so an interrupted
+    session resumes with :meth:`pending`. Several processes may open and write the
+    same file at once. See the module docstring for the file format.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's file. Created (with its parent folder required to exist) if it
+        does not exist or is empty; otherwise it must be a bayeval label store.
+    timeout : float, default 30.0
+        Seconds to wait for another process's write transaction before giving up
+        (SQLite ``busy_timeout``).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        Absolute path of the store's file.
+
+    Notes
+    -----
+    **One label per item (the conflict rule).** Per item, each annotator's *most
+    recent* label counts (an annotator may correct themself; rows written with
+    ``annotator=None`` count as one anonymous annotator). Those labels are put to a
+    majority vote across annotators; a tie goes to the most recent of the tied
+    labels (i.e. the latest of the labels that voted). "Most recent" is write order
+    (the row id, equivalently the monotone ``time``). :meth:`conflicts` shows every
+    row of the items whose labels disagree; nothing is ever dropped from the file.
+
+    **Items** are ints (numpy ints are converted) or non-empty strings, and come back
+    as the type they went in as; ``5`` and ``"5"`` are different items. An item
+    counts as *labeled* once it has at least one label row, whatever its batch.
+
+    Raises
+    ------
+    StoreFormatError
+        If ``path`` exists but is not a bayeval label store, or was written by a newer
+        bayeval (upgrade bayeval to read it).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = LabelStore(pathlib.Path(tmp.name) / "labels.db")
+    >>> b = store.new_batch(["img1", "img2", "img3"], strategy="random")
+    >>> store.add(["img1", "img2"], [1, 0], annotator="ana", batch=b)
+    2
+    >>> store.pending()  # interrupted here: resume with the rest of the batch
+    ['img3']
+    >>> store.add(["img3", "img1"], ["1", 0.0], annotator="ben", batch=b)
+    2
+    >>> store.resolved().to_dict()  # img1: ana says 1, ben says 0, tie -> ben (latest)
+    {'img1': 0, 'img2': 0, 'img3': 1}
+    >>> store.conflicts()[["item", "value", "annotator"]].to_dict("list")
+    {'item': ['img1', 'img1'], 'value': [1, 0], 'annotator': ['ana', 'ben']}
+    >>> len(store), store.batches()[["batch", "n_items", "n_labeled"]].values.tolist()
+    (4, [[1, 3, 3]])
+    >>> store.close()
+    >>> tmp.cleanup()
+    """
+
+    def __init__(self, path, *, timeout: float = 30.0):
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(
+                f"`path` must be a file path (str or pathlib.Path), got {type(path).__name__}."
+            )
+        if str(path) in ("", ":memory:") or str(path).startswith("file:"):
+            raise ValueError(
+                f"`path` must name a file on disk, got {str(path)!r}: an in-memory "
+                "database would lose every label when the process ends."
+            )
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout >= 0:
+            raise ValueError(f"`timeout` must be a number of seconds >= 0, got {timeout!r}.")
+        self._path = pathlib.Path(path).expanduser().absolute()
+        self._timeout = float(timeout)
+        self._closed = False
+        if self._path.is_dir():
+            raise IsADirectoryError(
+                f"`path` {str(self._path)!r} is a folder; pass a file name inside it."
+            )
+        if not self._path.parent.is_dir():
+            raise FileNotFoundError(
+                f"The folder {str(self._path.parent)!r} does not exist; create it first "
+                "(the store creates only its own file)."
+            )
+        self._open_or_create()
+
+    # ---------------------------------------------------------------- connections
+
+    @property
+    def path(self) -> pathlib.Path:
+        """Absolute path of the store's file."""
+        return self._path
+
+    @contextlib.contextmanager
+    def _connect(self, *, create: bool = False) -> Iterator[sqlite3.Connection]:
+        if self._closed:
+            raise ValueError(f"This LabelStore ({str(self._path)!r}) is closed; open it again.")
+        # mode=rw: a store whose file vanished must not be silently recreated empty
+        uri = f"{self._path.as_uri()}?mode={'rwc' if create else 'rw'}"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=self._timeout, isolation_level=None)
+        except sqlite3.OperationalError as exc:
+            if not create and not self._path.exists():
+                raise FileNotFoundError(
+                    f"The label store file {str(self._path)!r} has disappeared (deleted or "
+                    "moved) since it was opened. Restore it, or open a store at its new path."
+                ) from exc
+            raise
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            yield conn
+        finally:
+            conn.close()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _transaction(conn: sqlite3.Connection, mode: str) -> Iterator[sqlite3.Connection]:
+        conn.execute(f"BEGIN {mode}")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, holding the write lock from its start."""
+        with self._connect() as conn, self._transaction(conn, "IMMEDIATE"):
+            yield conn
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: a consistent snapshot across several queries."""
+        with self._connect() as conn, self._transaction(conn, "DEFERRED"):
+            yield conn
+
+    def _state(self, conn: sqlite3.Connection) -> str:
+        app = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        n_objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app == APPLICATION_ID:
+            if version > SCHEMA_VERSION:
+                raise StoreFormatError(
+                    f"{str(self._path)!r} is a bayeval label store of schema version "
+                    f"{version}, written by a newer bayeval; this one reads versions up to "
+                    f"{SCHEMA_VERSION}. Upgrade bayeval to open it (the file was not changed)."
+                )
+            if version < 1:
+                raise StoreFormatError(
+                    f"{str(self._path)!r} has the bayeval label store id but no schema "
+                    f"version ({version}); it is damaged or was not made by LabelStore."
+                )
+            return "store"
+        if app == 0 and version == 0 and n_objects == 0:
+            return "empty"
+        raise StoreFormatError(
+            f"{str(self._path)!r} is an SQLite database but not a bayeval label store "
+            f"(application id {app:#x}, {n_objects} schema object(s)); it was left "
+            "untouched. Pass the path of a store made by LabelStore, or a new file name."
+        )
+
+    def _open_or_create(self) -> None:
+        try:
+            self._init_file()
+        except sqlite3.OperationalError:  # locked, I/O error, ...: not a format problem
+            raise
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed", ...
+            raise StoreFormatError(
+                f"{str(self._path)!r} is not a bayeval label store: SQLite cannot read it "
+                f"({exc}). Pass the path of a store made by LabelStore, or a new file name."
+            ) from exc
+
+    def _init_file(self) -> None:
+        with self._connect(create=True) as conn:
+            if self._state(conn) == "empty":
+                # WAL is a property of the file; it cannot be switched inside a transaction.
+                conn.execute("PRAGMA journal_mode = WAL")
+                with self._transaction(conn, "IMMEDIATE"):
+                    if self._state(conn) == "empty":  # another process may have won the race
+                        for statement in _SCHEMA:
+                            conn.execute(statement)
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode.lower() != "wal":
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise OSError(
+                    f"Could not switch {str(self._path)!r} to write-ahead logging (journal "
+                    f"mode is {mode!r}). Is the file on a network or read-only file system? "
+                    "Put the store on a local disk."
+                )
+
+    def close(self) -> None:
+        """Mark the store closed; later calls raise. Idempotent.
+
+        Every operation commits and closes its own connection, so there is nothing to
+        flush: closing only guards against use after ``with`` or ``close()``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> with LabelStore(pathlib.Path(tmp.name) / "s.db") as store:
+        ...     store.add([1], [1])
+        1
+        >>> store.closed
+        True
+        >>> tmp.cleanup()
+        """
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def __enter__(self) -> LabelStore:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __bool__(self) -> bool:
+        # an empty store is still a store: ``if store:`` must not depend on len()
+        return True
+
+    def __len__(self) -> int:
+        with self._connect() as conn:
+            return conn.execute("SELECT count(*) FROM labels").fetchone()[0]
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return f"LabelStore({str(self._path)!r}, closed)"
+        try:
+            with self._read() as conn:
+                n, items = conn.execute(
+                    "SELECT count(*), count(DISTINCT kind || ':' || item) FROM labels"
+                ).fetchone()
+                n_batches = conn.execute("SELECT count(*) FROM batches").fetchone()[0]
+        except (sqlite3.Error, OSError) as exc:
+            return f"LabelStore({str(self._path)!r}, unreadable: {exc})"
+        return f"LabelStore({str(self._path)!r}: {n} labels of {items} items, {n_batches} batches)"
+
+    # ---------------------------------------------------------------- writing
+
+    def add(
+        self, item_ids, values, *, annotator: str | None = None, batch: int | None = None
+    ) -> int:
+        """Append one label per item, all in one transaction, committed before returning.
+
+        Everything is validated first; if anything is wrong nothing is written.
+
+        Parameters
+        ----------
+        item_ids : sequence of int or str, or a single id
+            The labeled items (numpy ints are converted to int).
+        values : sequence, or a single value
+            One label per item: 0 or 1 as ints, bools, floats 0.0/1.0 or the strings
+            ``"0"``/``"1"``.
+        annotator : str, optional
+            Who labeled them. ``None`` rows count as one anonymous annotator.
+        batch : int, optional
+            The id of the batch (from :meth:`new_batch`) these labels answer.
+
+        Returns
+        -------
+        int
+            The number of rows written (``len(item_ids)``).
+
+        Raises
+        ------
+        ValueError
+            Values not 0/1 (the message lists their positions and values), item ids
+            that are not ints or strings, lengths that differ, or an unknown batch.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.add([3, 7], [True, 0], annotator="ana")
+        2
+        >>> store.add([8, 9], [1, 2])
+        Traceback (most recent call last):
+        ...
+        ValueError: `values` must hold labels 0 or 1 (...); 1 of 2 are not (position 1: 2). ...
+        >>> len(store)
+        2
+        >>> tmp.cleanup()
+        """
+        items = _encode_items(item_ids, "item_ids")
+        raw = _as_list(values, "values")
+        if len(raw) != len(items):
+            raise ValueError(
+                f"`item_ids` has {len(items)} entries but `values` has {len(raw)}; pass "
+                "exactly one value per item. Nothing was written."
+            )
+        encoded = [_encode_value(v) for v in raw]
+        bad = [
+            (i, _plain(v)) for i, (v, e) in enumerate(zip(raw, encoded, strict=True)) if e is None
+        ]
+        if bad:
+            raise ValueError(
+                f"`values` must hold labels {_VALUE_RULE}; {len(bad)} of {len(raw)} are not "
+                f"({_listing(bad)}). Nothing was written: fix those values and call add() again."
+            )
+        annotator = _opt_str(annotator, "annotator")
+        batch = _opt_batch(batch)
+        if not items:
+            return 0
+        with self._write() as conn:
+            if batch is not None:
+                self._check_batch(conn, batch)
+            now = _now(conn, "labels", "time")
+            conn.executemany(
+                "INSERT INTO labels (item, kind, value, annotator, batch, time) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (text, kind, v, annotator, batch, now)
+                    for (kind, text), v in zip(items, encoded, strict=True)
+                ],
+            )
+        return len(items)
+
+    def new_batch(self, item_ids, *, strategy: str | None = None, note: str | None = None) -> int:
+        """Record a batch of items proposed for vetting; return its id (1, 2, ...).
+
+        Parameters
+        ----------
+        item_ids : sequence of int or str
+            The proposed items, in the order they will be shown; no duplicates.
+        strategy : str, optional
+            How they were chosen (e.g. ``"random"``, ``"expected_change"``).
+        note : str, optional
+            Free text (e.g. the metric the batch was chosen for).
+
+        Returns
+        -------
+        int
+            The batch id, to pass to :meth:`add`.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.new_batch([4, 2, 9], strategy="random"), store.new_batch([5])
+        (1, 2)
+        >>> store.batch_items(1)
+        [4, 2, 9]
+        >>> tmp.cleanup()
+        """
+        items = _encode_items(item_ids, "item_ids")
+        seen, dup = set(), []
+        for i, key in enumerate(items):
+            if key in seen:
+                dup.append((i, _decode_item(*key)))
+            seen.add(key)
+        if dup:
+            raise ValueError(
+                f"`item_ids` of a batch must be unique; {len(dup)} repeat an earlier id "
+                f"({_listing(dup)}). Drop the duplicates. Nothing was written."
+            )
+        strategy = _opt_str(strategy, "strategy")
+        note = _opt_str(note, "note")
+        with self._write() as conn:
+            now = _now(conn, "batches", "created")
+            cur = conn.execute(
+                "INSERT INTO batches (created, strategy, note) VALUES (?, ?, ?)",
+                (now, strategy, note),
+            )
+            batch = cur.lastrowid
+            conn.executemany(
+                "INSERT INTO batch_items (batch, pos, item, kind) VALUES (?, ?, ?, ?)",
+                [(batch, pos, text, kind) for pos, (kind, text) in enumerate(items)],
+            )
+        return int(batch)
+
+    def set_meta(self, key: str, value) -> None:
+        """Store a small JSON-serializable setting (appended; the latest value wins).
+
+        Parameters
+        ----------
+        key : str
+            Name of the setting.
+        value : JSON-serializable
+            Numbers, strings, bools, None, lists and dicts of those (numpy scalars and
+            arrays are converted). Tuples come back as lists.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.set_meta("metric", {"name": "precision_at_k", "k": 10})
+        >>> store.get_meta("metric")["k"], store.get_meta("missing", default=0)
+        (10, 0)
+        >>> tmp.cleanup()
+        """
+        if not isinstance(key, str) or key == "":
+            raise TypeError(
+                f"`key` must be a non-empty string, got {type(key).__name__} {key!r:.80}."
+            )
+        try:
+            text = json.dumps(value, default=_json_default)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"The value for meta key {key!r} must be JSON-serializable (numbers, strings, "
+                f"bools, None, lists, dicts): {exc}. Convert it first."
+            ) from exc
+        with self._write() as conn:
+            now = _now(conn, "meta", "time")
+            conn.execute("INSERT INTO meta (key, value, time) VALUES (?, ?, ?)", (key, text, now))
+
+    # ---------------------------------------------------------------- reading
+
+    def get_meta(self, key: str, default=None):
+        """The latest value stored under ``key`` by :meth:`set_meta`, or ``default``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.set_meta("seed", 1); store.set_meta("seed", 2)
+        >>> store.get_meta("seed"), store.meta()
+        (2, {'seed': 2})
+        >>> tmp.cleanup()
+        """
+        if not isinstance(key, str):
+            raise TypeError(f"`key` must be a string, got {type(key).__name__} {key!r:.80}.")
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT value FROM meta WHERE key = ? ORDER BY id DESC LIMIT 1", (key,)
+            ).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def meta(self) -> dict:
+        """Every setting's latest value, as a dict (see :meth:`set_meta`).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.set_meta("a", [1, 2])
+        >>> store.meta()
+        {'a': [1, 2]}
+        >>> tmp.cleanup()
+        """
+        with self._connect() as conn:
+            rows = conn.execute("SELECT key, value FROM meta ORDER BY id").fetchall()
+        return {key: json.loads(value) for key, value in rows}
+
+    def _check_batch(self, conn: sqlite3.Connection, batch: int) -> None:
+        if conn.execute("SELECT 1 FROM batches WHERE id = ?", (batch,)).fetchone() is None:
+            n = conn.execute("SELECT count(*) FROM batches").fetchone()[0]
+            have = f"batches 1..{n}" if n else "no batches yet"
+            raise ValueError(
+                f"Unknown batch {batch}: this store has {have} (see batches()). Create the "
+                "batch with new_batch() first, or pass batch=None. Nothing was written."
+            )
+
+    def _label_rows(self) -> list[tuple]:
+        with self._connect() as conn:
+            return conn.execute(
+                "SELECT id, kind, item, value, annotator, batch, time FROM labels ORDER BY id"
+            ).fetchall()
+
+    def labels(self):
+        """Every label row ever written, in write order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``id`` (int64, the write order), ``item`` (the id as it was given:
+            int or str), ``value`` (int8), ``annotator`` (str or None), ``batch``
+            (nullable Int64), ``time`` (datetime64, UTC).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.add([7, "x"], [1, 0], annotator="ana")
+        2
+        >>> store.labels()[["id", "item", "value", "annotator"]].values.tolist()
+        [[1, 7, 1, 'ana'], [2, 'x', 0, 'ana']]
+        >>> tmp.cleanup()
+        """
+        return self._labels_frame(self._label_rows())
+
+    @staticmethod
+    def _labels_frame(rows: list[tuple]):
+        import pandas as pd
+
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 7
+        return pd.DataFrame(
+            {
+                "id": pd.Series(cols[0], dtype="int64"),
+                "item": pd.Series(
+                    [_decode_item(k, t) for k, t in zip(cols[1], cols[2], strict=True)],
+                    dtype=object,
+                ),
+                "value": pd.Series(cols[3], dtype="int8"),
+                "annotator": pd.Series(cols[4], dtype=object),
+                "batch": pd.Series(cols[5], dtype="Int64"),
+                "time": pd.to_datetime(
+                    pd.Series(cols[6], dtype=object), utc=True, format="ISO8601"
+                ),
+            }
+        )
+
+    @staticmethod
+    def _resolve(rows: list[tuple]) -> tuple[dict, set]:
+        """Apply the conflict rule to label rows ordered by id.
+
+        Returns ``{(kind, item): value}`` in order of each item's first label, and the
+        set of row ids that voted (each annotator's latest label per item).
+        """
+        latest: dict[tuple, tuple[int, int]] = {}
+        order: dict[tuple, None] = {}
+        for row_id, kind, item, value, annotator, *_ in rows:
+            key = (kind, item)
+            order.setdefault(key, None)
+            latest[(key, annotator)] = (row_id, value)  # rows come in id order: last wins
+        tally: dict[tuple, list[int]] = {}  # key -> [votes for 1, votes, last id, last value]
+        for (key, _), (row_id, value) in latest.items():
+            t = tally.setdefault(key, [0, 0, -1, 0])
+            t[0] += value
+            t[1] += 1
+            if row_id > t[2]:
+                t[2], t[3] = row_id, value
+        resolved = {}
+        for key in order:
+            ones, n, _, last = tally[key]
+            resolved[key] = 1 if 2 * ones > n else 0 if 2 * ones < n else last
+        return resolved, {row_id for row_id, _ in latest.values()}
+
+    def resolved(self):
+        """One label per labeled item, by the conflict rule (see the class Notes).
+
+        Returns
+        -------
+        pandas.Series
+            int8 values, indexed by item id (an object index holding the ids as given),
+            in order of each item's first label.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> _ = store.add(["a", "b"], [1, 1], annotator="ana")
+        >>> _ = store.add(["a"], [0], annotator="ana")      # ana corrects herself
+        >>> _ = store.add(["b", "b"], [0, 0], annotator="ben")  # ben's latest counts once
+        >>> store.resolved().to_dict()                     # b: ana 1, ben 0 -> tie -> ben
+        {'a': 0, 'b': 0}
+        >>> tmp.cleanup()
+        """
+        import pandas as pd
+
+        resolved, _ = self._resolve(self._label_rows())
+        index = pd.Index([_decode_item(*key) for key in resolved], dtype=object, name="item")
+        return pd.Series(list(resolved.values()), index=index, dtype="int8", name="value")
+
+    def conflicts(self, *, counted_only: bool = False):
+        """Every label row of the items whose labels disagree.
+
+        Parameters
+        ----------
+        counted_only : bool, default False
+            If False, an item is listed when any two of its rows differ (including an
+            annotator's own correction). If True, only when the labels that vote
+            (each annotator's latest) still differ.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The columns of :meth:`labels` plus ``counted`` (bool: the row is its
+            annotator's latest for the item, so it votes) and ``resolved`` (int8: the
+            item's label under the conflict rule), grouped by item (in order of first
+            label) and in write order within an item.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> _ = store.add([1, 2], [1, 1], annotator="ana")
+        >>> _ = store.add([1, 2], [0, 1], annotator="ben")
+        >>> _ = store.add([1], [1], annotator="cai")
+        >>> store.conflicts()[["item", "annotator", "value", "resolved"]].values.tolist()
+        [[1, 'ana', 1, 1], [1, 'ben', 0, 1], [1, 'cai', 1, 1]]
+        >>> tmp.cleanup()
+        """
+        rows = self._label_rows()
+        resolved, counted = self._resolve(rows)
+        values: dict[tuple, set] = {}
+        for row_id, kind, item, value, *_ in rows:
+            if not counted_only or row_id in counted:
+                values.setdefault((kind, item), set()).add(value)
+        disputed = {key for key, seen in values.items() if len(seen) > 1}
+        rank = {key: r for r, key in enumerate(resolved)}
+        keep = sorted(
+            (r for r in rows if (r[1], r[2]) in disputed), key=lambda r: (rank[(r[1], r[2])], r[0])
+        )
+        frame = self._labels_frame(keep)
+        frame["counted"] = [r[0] in counted for r in keep]
+        frame["counted"] = frame["counted"].astype(bool)
+        frame["resolved"] = [resolved[(r[1], r[2])] for r in keep]
+        frame["resolved"] = frame["resolved"].astype("int8")
+        return frame
+
+    def label_vector(self, item_ids):
+        """Resolved labels aligned to ``item_ids``: 1.0/0.0, NaN where not labeled.
+
+        The ``labels`` argument of :class:`bayeval.EvalData` for items in this order.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> _ = store.add(["b", "c"], [1, 0])
+        >>> store.label_vector(["a", "b", "c"]).tolist()
+        [nan, 1.0, 0.0]
+        >>> tmp.cleanup()
+        """
+        import numpy as np
+
+        keys = _encode_items(item_ids, "item_ids")
+        resolved, _ = self._resolve(self._label_rows())
+        return np.array([resolved.get(key, np.nan) for key in keys], dtype=np.float64)
+
+    def batches(self):
+        """Every batch recorded by :meth:`new_batch`, with its progress.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``batch`` (id), ``created`` (datetime64, UTC), ``strategy``,
+            ``note``, ``n_items`` (items proposed) and ``n_labeled`` (of those, how many
+            have at least one label, from any batch or annotator).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> b = store.new_batch(["a", "b"], strategy="random")
+        >>> _ = store.add(["a"], [1], batch=b)
+        >>> store.batches()[["batch", "strategy", "n_items", "n_labeled"]].values.tolist()
+        [[1, 'random', 2, 1]]
+        >>> tmp.cleanup()
+        """
+        import pandas as pd
+
+        with self._connect() as conn:
+            rows = conn.execute(
+                """SELECT b.id, b.created, b.strategy, b.note, count(bi.pos),
+                          coalesce(sum(EXISTS (SELECT 1 FROM labels l
+                                               WHERE l.kind = bi.kind AND l.item = bi.item)), 0)
+                   FROM batches b LEFT JOIN batch_items bi ON bi.batch = b.id
+                   GROUP BY b.id ORDER BY b.id"""
+            ).fetchall()
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 6
+        return pd.DataFrame(
+            {
+                "batch": pd.Series(cols[0], dtype="int64"),
+                "created": pd.to_datetime(
+                    pd.Series(cols[1], dtype=object), utc=True, format="ISO8601"
+                ),
+                "strategy": pd.Series(cols[2], dtype=object),
+                "note": pd.Series(cols[3], dtype=object),
+                "n_items": pd.Series(cols[4], dtype="int64"),
+                "n_labeled": pd.Series(cols[5], dtype="int64"),
+            }
+        )
+
+    def batch_items(self, batch: int) -> list:
+        """The items proposed in ``batch``, in their order.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.batch_items(store.new_batch(["z", "a"]))
+        ['z', 'a']
+        >>> tmp.cleanup()
+        """
+        batch = _opt_batch(batch)
+        if batch is None:
+            raise TypeError(
+                "`batch` must be a batch id (an int returned by new_batch()), got None."
+            )
+        with self._read() as conn:
+            self._check_batch(conn, batch)
+            rows = conn.execute(
+                "SELECT kind, item FROM batch_items WHERE batch = ? ORDER BY pos", (batch,)
+            ).fetchall()
+        return [_decode_item(k, t) for k, t in rows]
+
+    def pending(self, batch: int | None = None) -> list:
+        """Items of the most recent batch (or of ``batch``) that nobody has labeled yet.
+
+        After an interruption, label these to finish the batch. An empty list when
+        there is no batch or it is complete.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.pending()
+        []
+        >>> b = store.new_batch([10, 11, 12])
+        >>> _ = store.add([11], [0], batch=b)
+        >>> store.pending()
+        [10, 12]
+        >>> tmp.cleanup()
+        """
+        batch = _opt_batch(batch)
+        with self._read() as conn:
+            if batch is None:
+                batch = conn.execute("SELECT max(id) FROM batches").fetchone()[0]
+                if batch is None:
+                    return []
+            else:
+                self._check_batch(conn, batch)
+            rows = conn.execute(
+                """SELECT bi.kind, bi.item FROM batch_items bi
+                   WHERE bi.batch = ? AND NOT EXISTS
+                       (SELECT 1 FROM labels l WHERE l.kind = bi.kind AND l.item = bi.item)
+                   ORDER BY bi.pos""",
+                (batch,),
+            ).fetchall()
+        return [_decode_item(k, t) for k, t in rows]
