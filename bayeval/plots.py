@@ -1,4 +1,5 @@
-"""Matplotlib figures: mixture fit, PR curve with credible band, constraint probability.
+"""Matplotlib figures: mixture fit, PR curve with credible band, constraint probability,
+vetting convergence.
 
 Every function draws on ``ax`` (a new figure when None) and returns the Axes; nothing
 is shown or saved, so they work with any backend.
@@ -11,7 +12,7 @@ import numpy as np
 from . import metrics as M
 from .posterior import Posterior, hdi
 
-__all__ = ["mixture_fit", "pr_curve", "threshold_probability"]
+__all__ = ["mixture_fit", "pr_curve", "threshold_probability", "vetting_curve"]
 
 
 def _axes(ax):
@@ -163,4 +164,80 @@ def threshold_probability(recal, *, ax=None, color="tab:blue"):
     ax.set_xlabel("threshold (predict positive where score >= t)")
     ax.set_ylabel("P(constraint holds)")
     ax.legend(fontsize=8)
+    return ax
+
+
+_ESTIMATOR_STYLE = {"vetted_only": ":", "naive": "--", "learned": "-"}
+
+
+def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, band: bool = True):
+    """Estimate error against the fraction vetted, per strategy and estimator
+    (active testing's Figs. 5-8), from :func:`bayeval.active.simulate`.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The result of :func:`bayeval.active.simulate`.
+    ax : matplotlib Axes, optional
+    error : {"abs_error", "category_abs_error", "misranked"}
+        ``"abs_error"``: ``|estimate - truth|`` of the headline value (mean over
+        categories); ``"category_abs_error"``: the mean over categories of each
+        category's absolute error; ``"misranked"``: how often two systems are ordered
+        wrongly (needs ``other_scores`` in the simulation).
+    estimators : sequence of str, optional
+        Subset of ``("vetted_only", "naive", "learned")``.
+    band : bool
+        Shade +-1 standard error of the mean over trials.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np, matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.active import simulate
+    >>> from bayeval.plots import vetting_curve
+    >>> rng = np.random.default_rng(0)
+    >>> truth = rng.integers(0, 2, 30)
+    >>> data = EvalData(rng.random(30), noisy_labels=truth)
+    >>> model = lambda d: Posterior.from_probabilities(d, np.full(30, 0.5), draws=50, random_seed=0)
+    >>> ds = simulate(data, truth, model, k=5, budget=10, batch_size=5, trials=2,
+    ...               strategies=("random",), random_seed=0)
+    >>> vetting_curve(ds).get_xlabel()
+    'fraction of candidates vetted'
+    """
+    if error not in ("abs_error", "category_abs_error", "misranked"):
+        raise ValueError(f"`error` must be 'abs_error', 'category_abs_error' or 'misranked', got {error!r}.")
+    if error not in ds:
+        raise ValueError(
+            f"The simulation has no {error!r}: 'category_abs_error' needs categories, 'misranked' "
+            "needs other_scores=... in simulate()."
+        )
+    ax = _axes(ax)
+    err = ds[error]
+    if error == "category_abs_error":
+        err = err.mean("category", skipna=True)
+    err = err.astype(float)
+    ests = list(ds["estimator"].values) if estimators is None else list(estimators)
+    colors = {s: f"C{i}" for i, s in enumerate(ds["strategy"].values)}
+    for strategy in ds["strategy"].values:
+        x = ds["fraction_vetted"].sel(strategy=strategy).mean("trial").values
+        for est in ests:
+            e = err.sel(strategy=strategy, estimator=est)
+            m = e.mean("trial", skipna=True).values
+            if np.all(np.isnan(m)):
+                continue
+            ax.plot(x, m, ls=_ESTIMATOR_STYLE.get(str(est), "-"), color=colors[strategy], marker="o", ms=3,
+                    label=f"{strategy} + {est}")
+            if band and ds.sizes["trial"] > 1:
+                se = e.std("trial", skipna=True).values / np.sqrt(ds.sizes["trial"])
+                ax.fill_between(x, m - se, m + se, color=colors[strategy], alpha=0.12)
+    ax.set_xlabel("fraction of candidates vetted")
+    ax.set_ylabel({"abs_error": "|estimate - truth|", "category_abs_error": "mean |error| over categories",
+                   "misranked": "fraction of trials misranked"}[error])
+    ax.set_title(f"{ds.attrs.get('metric', '')} {ds.attrs.get('metric_kwargs', '')}", fontsize=9)
+    ax.legend(fontsize=7)
     return ax

@@ -1,5 +1,30 @@
-"""Choosing what to label: ACIS importance sampling for rare-category F-scores."""
+"""Choosing what to label, and keeping labels safe.
+
+* :func:`select` / :func:`expected_change` -- which items to vet next;
+* :class:`ActiveSession` -- the resumable vetting loop (active testing's Algorithm 1),
+  with every label kept in a :class:`LabelStore`;
+* :func:`simulate` -- the loop replayed on fully labeled data, against baselines;
+* :func:`acis` and its baselines -- importance-sampled F-scores for rare categories.
+"""
 
 from .acis import ACISResult, acis, sawade, top_k, uniform_sampling
+from .select import STRATEGIES, expected_change, select
+from .session import ActiveSession
+from .simulate import ESTIMATORS, simulate
+from .store import LabelStore, StoreFormatError
 
-__all__ = ["ACISResult", "acis", "sawade", "top_k", "uniform_sampling"]
+__all__ = [
+    "ACISResult",
+    "ActiveSession",
+    "ESTIMATORS",
+    "LabelStore",
+    "STRATEGIES",
+    "StoreFormatError",
+    "acis",
+    "expected_change",
+    "sawade",
+    "select",
+    "simulate",
+    "top_k",
+    "uniform_sampling",
+]

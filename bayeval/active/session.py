@@ -1,0 +1,394 @@
+"""The vetting loop of active testing (Algorithm 1), as a session a person can stop and resume.
+
+A session ties together an evaluation set, a model, a selection strategy and a
+:class:`~bayeval.active.store.LabelStore`. Every label is written to the store
+(committed to disk) the moment it is recorded; everything else -- the current
+estimate, the proposed batch, the history -- is rebuilt from the store when the
+session is reopened, so stopping (or crashing) at any point loses nothing typed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+from datetime import UTC, datetime
+
+import numpy as np
+import pandas as pd
+
+from .. import _validate as V
+from ..data import EvalData
+from ..posterior import Posterior, _resolve
+from .select import STRATEGIES, select
+from .store import LabelStore
+
+__all__ = ["ActiveSession"]
+
+_META_KEY = "active_session"
+_HISTORY_KEY = "active_session_history"
+
+
+def _fingerprint(data: EvalData) -> str:
+    """A hash of what identifies an evaluation set: its item ids and scores."""
+    h = hashlib.sha256()
+    h.update(str(data.n_items).encode())
+    h.update("\x1f".join(map(str, data.item_ids.tolist())).encode())
+    h.update(np.ascontiguousarray(data.scores).tobytes())
+    return h.hexdigest()[:32]
+
+
+def _label_value(v):
+    """0/1 from what a person may type; None when it is not a label."""
+    if isinstance(v, bool | np.bool_):
+        return int(v)
+    if isinstance(v, int | np.integer) and int(v) in (0, 1):
+        return int(v)
+    if isinstance(v, float | np.floating) and v in (0.0, 1.0):
+        return int(v)
+    if isinstance(v, str) and v.strip() in ("0", "1"):
+        return int(v.strip())
+    return None
+
+
+class ActiveSession:
+    """A resumable active-testing loop: propose a batch, record labels, refit, repeat.
+
+    Parameters
+    ----------
+    data : EvalData
+        The evaluation set (scores, and usually noisy labels and categories). Labels
+        already vetted in ``data`` are kept; labels in the store are applied on top
+        (the store is the record of what people answered).
+    model : object with ``fit(data, **fit_kwargs) -> Posterior``, or a callable ``data -> Posterior``
+        The estimator refitted after each batch, e.g. ``bayeval.models.LabelFlip()``.
+    metric : str
+        The metric to estimate and to choose items for (e.g. ``"precision_at_k"``).
+    store : LabelStore or path
+        Where labels are kept. Reopening a session on the same store resumes it.
+    batch_size : int
+        Items proposed per batch.
+    strategy : str
+        One of :data:`bayeval.active.select.STRATEGIES`.
+    metric_kwargs : dict, optional
+        Options of the metric (``{"k": 48}``).
+    category : {"mean", "pooled", "each"}, optional
+        How categories enter the estimate and the selection; default ``"mean"`` with
+        categories, else ``"pooled"``.
+    hdi_prob : float
+        Probability of the credible intervals in :meth:`estimate` and :meth:`history`.
+    fit_kwargs : dict, optional
+        Passed to ``model.fit`` (``draws``, ``tune``, ``chains``...).
+    random_seed : int, optional
+        Seeds the fits (per number of vetted items, so a resumed session refits
+        identically) and the random strategy.
+    progressbar : bool
+        Show the sampler's progress bar on refits.
+
+    Notes
+    -----
+    Item ids in the store must belong to ``data``: a store opened with a different
+    evaluation set (other ids or scores) is refused, so labels never attach to the
+    wrong items. Conflicting labels for one item are all kept in the store and
+    resolved by :meth:`LabelStore.resolved`'s rule.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.active import ActiveSession
+    >>> data = EvalData(np.linspace(1, 0, 20), noisy_labels=[1, 0] * 10)
+    >>> model = lambda d: Posterior.from_probabilities(d, np.where(d.vetted, 0.5, 0.6),
+    ...                                                draws=200, random_seed=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "labels.sqlite")
+    >>> s = ActiveSession(data, model, metric="precision_at_k", metric_kwargs={"k": 5},
+    ...                   store=path, batch_size=2, strategy="expected_change")
+    >>> batch = s.next_batch()
+    >>> s.record(batch, [1, 0], annotator="ann")
+    2
+    >>> int(s.data.n_vetted)
+    2
+    >>> s.close()
+    >>> s2 = ActiveSession(data, model, metric="precision_at_k", metric_kwargs={"k": 5},
+    ...                    store=path, batch_size=2, strategy="expected_change")
+    >>> int(s2.data.n_vetted)   # resumed from the store
+    2
+    >>> s2.close()
+    """
+
+    def __init__(
+        self,
+        data: EvalData,
+        model,
+        *,
+        metric: str = "average_precision",
+        store,
+        batch_size: int = 20,
+        strategy: str = "expected_change",
+        metric_kwargs: dict | None = None,
+        category: str | None = None,
+        hdi_prob: float = 0.9,
+        fit_kwargs: dict | None = None,
+        random_seed: int | None = None,
+        progressbar: bool = True,
+    ):
+        if not isinstance(data, EvalData):
+            raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+        if not (callable(model) or callable(getattr(model, "fit", None))):
+            raise TypeError(
+                "`model` must have a fit(data, ...) method returning a Posterior (e.g. "
+                f"bayeval.models.LabelFlip()) or be a callable data -> Posterior; got {type(model).__name__}."
+            )
+        _resolve(metric)  # unknown metric names fail here, not after the first batch
+        self.metric = metric
+        self.metric_kwargs = dict(metric_kwargs or {})
+        self.batch_size = V.as_positive_int(batch_size, "batch_size")
+        self.strategy = V.check_choice(strategy, "strategy", STRATEGIES)
+        if category is None:
+            category = "mean" if data.has_categories else "pooled"
+        self.category = V.check_choice(category, "category", ("mean", "pooled", "each"))
+        self.hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        self.fit_kwargs = dict(fit_kwargs or {})
+        self.random_seed = random_seed
+        self.progressbar = bool(progressbar)
+        self.model = model
+
+        if isinstance(store, LabelStore):
+            self.store = store
+            self._owns_store = False
+        elif isinstance(store, str | os.PathLike):
+            self.store = LabelStore(store)
+            self._owns_store = True
+        else:
+            raise TypeError(f"`store` must be a LabelStore or a file path, got {type(store).__name__}.")
+
+        fp = _fingerprint(data)
+        meta = self.store.get_meta(_META_KEY)
+        if meta is None:
+            self.store.set_meta(
+                _META_KEY,
+                {"fingerprint": fp, "n_items": int(data.n_items), "created": datetime.now(UTC).isoformat()},
+            )
+        elif meta.get("fingerprint") != fp:
+            raise ValueError(
+                f"The label store {str(self.store.path)!r} belongs to another evaluation set "
+                f"({meta.get('n_items')} items, fingerprint {meta.get('fingerprint')}); this data has "
+                f"{data.n_items} items (fingerprint {fp}). Open the data the store was made for, or use a "
+                "new store file."
+            )
+        self._base = data
+        self._pos = {item: i for i, item in enumerate(data.item_ids.tolist())}
+        self.data = self._apply_store(data)
+        self._post: Posterior | None = None
+        self._post_key = None
+
+    # ------------------------------------------------------------------ state
+
+    def _apply_store(self, data: EvalData) -> EvalData:
+        resolved = self.store.resolved()
+        if len(resolved) == 0:
+            return data
+        ids = list(resolved.index)
+        unknown = [i for i in ids if i not in self._pos]
+        if unknown:
+            raise ValueError(
+                f"The label store holds labels for {len(unknown)} item(s) not in this data "
+                f"(e.g. {unknown[:5]!r}); open the data the store was made for."
+            )
+        return data.with_labels(ids, resolved.to_numpy(dtype=np.int8), overwrite=True)
+
+    def _fit_seed(self) -> int | None:
+        if self.random_seed is None:
+            return None
+        ss = np.random.SeedSequence([int(self.random_seed), int(self.data.n_vetted)])
+        return int(ss.generate_state(1)[0])
+
+    def _fit(self) -> Posterior:
+        seed = self._fit_seed()
+        if callable(getattr(self.model, "fit", None)):
+            kwargs = dict(self.fit_kwargs)
+            params = inspect.signature(self.model.fit).parameters
+            if "random_seed" in params:
+                kwargs.setdefault("random_seed", seed)
+            if "progressbar" in params:
+                kwargs.setdefault("progressbar", self.progressbar)
+            post = self.model.fit(self.data, **kwargs)
+        else:
+            post = self.model(self.data)
+        if not isinstance(post, Posterior):
+            raise TypeError(f"The model returned {type(post).__name__}, not a bayeval Posterior.")
+        return post
+
+    @property
+    def posterior(self) -> Posterior:
+        """The model fitted to the current labels (refitted only when labels changed)."""
+        key = self.data.labels.tobytes()
+        if self._post is None or self._post_key != key:
+            self._post = self._fit()
+            self._post_key = key
+        return self._post
+
+    # ------------------------------------------------------------------- loop
+
+    def next_batch(self) -> list:
+        """Item ids to vet next.
+
+        If the last proposed batch is not fully labeled yet (the session was stopped
+        half-way), its remaining items are returned again; otherwise the model is
+        refitted if needed and a new batch is chosen with the session's strategy and
+        recorded in the store.
+        """
+        pending = self.store.pending()
+        if pending:
+            return list(pending)
+        unvetted = int(self.data.n_unvetted)
+        if unvetted == 0:
+            return []
+        seed = None
+        if self.random_seed is not None:
+            seed = int(np.random.SeedSequence([int(self.random_seed), int(self.data.n_vetted), 1]).generate_state(1)[0])
+        kwargs = dict(self.metric_kwargs)
+        if self.data.has_categories:
+            kwargs["category"] = self.category
+        positions = select(
+            self.posterior,
+            metric=self.metric,
+            size=min(self.batch_size, unvetted),
+            strategy=self.strategy,
+            random_seed=seed,
+            **kwargs,
+        )
+        ids = self.data.item_ids[np.asarray(positions, dtype=np.int64)].tolist()
+        self.store.new_batch(ids, strategy=self.strategy)
+        return ids
+
+    def record(self, item_ids, labels, *, annotator: str | None = None) -> int:
+        """Record labels for items; returns how many were written.
+
+        Valid labels are written to the store (and applied) first; then, if any
+        entry was for an unknown item or had a value other than 0/1, a
+        ``ValueError`` lists those entries -- the valid ones in the same call are
+        kept.
+
+        Parameters
+        ----------
+        item_ids : sequence
+            Item ids (as in ``data.item_ids``).
+        labels : sequence
+            1/0 (also ``True``/``False``, ``"1"``/``"0"``).
+        annotator : str, optional
+            Who answered.
+        """
+        if isinstance(item_ids, str) or np.ndim(item_ids) == 0:
+            item_ids = [item_ids]
+        if isinstance(labels, str) or np.ndim(labels) == 0:
+            labels = [labels]
+        ids = list(np.asarray(item_ids, dtype=object).tolist()) if not isinstance(item_ids, list) else list(item_ids)
+        vals = list(labels)
+        if len(ids) != len(vals):
+            raise ValueError(
+                f"`item_ids` has {len(ids)} entries but `labels` has {len(vals)}; give one label per item. "
+                "Nothing was recorded."
+            )
+        batch_of = {}
+        batches = self.store.batches()
+        for b in batches["batch"].tolist() if len(batches) else []:
+            for item in self.store.batch_items(int(b)):
+                batch_of[item] = int(b)  # later batches win
+        good: dict[int | None, tuple[list, list]] = {}
+        rejected = []
+        for item, v in zip(ids, vals, strict=True):
+            key = item.item() if isinstance(item, np.generic) else item
+            if key not in self._pos:
+                rejected.append((item, v, "unknown item id"))
+                continue
+            lab = _label_value(v)
+            if lab is None:
+                rejected.append((item, v, "label must be 0 or 1"))
+                continue
+            b = batch_of.get(key)
+            good.setdefault(b, ([], []))
+            good[b][0].append(key)
+            good[b][1].append(lab)
+        written = 0
+        for b, (bids, bvals) in good.items():
+            written += self.store.add(bids, bvals, annotator=annotator, batch=b)
+        if written:
+            self.data = self._apply_store(self._base)
+        if rejected:
+            shown = "; ".join(f"{i!r}: {v!r} ({why})" for i, v, why in rejected[:10])
+            more = f" and {len(rejected) - 10} more" if len(rejected) > 10 else ""
+            raise ValueError(
+                f"{len(rejected)} label(s) were rejected: {shown}{more}. The other {written} label(s) "
+                "of this call were recorded. Fix the rejected entries and record them again."
+            )
+        return written
+
+    def _metric_da(self, post: Posterior):
+        kwargs = dict(self.metric_kwargs)
+        if self.data.has_categories:
+            kwargs["category"] = self.category
+        return post.metric(self.metric, **kwargs)
+
+    def estimate(self) -> pd.DataFrame:
+        """Refit (if labels changed) and summarize the metric: mean, sd and HDI.
+
+        Also appends the headline estimate to the session's history (kept in the store).
+        """
+        post = self.posterior
+        kwargs = dict(self.metric_kwargs)
+        if self.data.has_categories:
+            kwargs["category"] = self.category
+        table = post.summary({self.metric: (self.metric, kwargs)}, hdi_prob=self.hdi_prob)
+        self._append_history(table)
+        return table
+
+    def _append_history(self, table: pd.DataFrame) -> None:
+        hist = self.store.get_meta(_HISTORY_KEY, []) or []
+        n_vetted = int(self.data.n_vetted)
+        batches = self.store.batches()
+        last_batch = int(batches["batch"].iloc[-1]) if len(batches) else 0
+        row = table.iloc[0] if len(table) == 1 else None
+        entry = {
+            "batch": last_batch,
+            "n_vetted": n_vetted,
+            "fraction_vetted": n_vetted / self.data.n_items,
+            "metric": table.index[0] if row is not None else self.metric,
+            "mean": float(row["mean"]) if row is not None else float(table["mean"].mean()),
+            "sd": float(row["sd"]) if row is not None else float("nan"),
+            "lower": float(row.iloc[2]) if row is not None else float("nan"),
+            "upper": float(row.iloc[3]) if row is not None else float("nan"),
+            "hdi_prob": self.hdi_prob,
+            "time": datetime.now(UTC).isoformat(),
+        }
+        if hist and hist[-1]["n_vetted"] == n_vetted and hist[-1]["metric"] == entry["metric"]:
+            hist[-1] = entry
+        else:
+            hist.append(entry)
+        self.store.set_meta(_HISTORY_KEY, hist)
+
+    def history(self) -> pd.DataFrame:
+        """The estimate and its interval after each batch (one row per call of :meth:`estimate`
+        with a new number of vetted items)."""
+        hist = self.store.get_meta(_HISTORY_KEY, []) or []
+        cols = ["batch", "n_vetted", "fraction_vetted", "metric", "mean", "sd", "lower", "upper", "hdi_prob", "time"]
+        return pd.DataFrame(hist, columns=cols)
+
+    # -------------------------------------------------------------- lifecycle
+
+    def close(self) -> None:
+        """Close the store (if the session opened it)."""
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> ActiveSession:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"ActiveSession(metric={self.metric!r}, strategy={self.strategy!r}, batch_size={self.batch_size}, "
+            f"vetted={self.data.n_vetted}/{self.data.n_items}, store={str(self.store.path)!r})"
+        )

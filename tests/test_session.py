@@ -1,0 +1,225 @@
+"""ActiveSession: the resumable vetting loop, and simulate(): the replayed loop."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from bayeval import EvalData, Posterior, metrics
+from bayeval.active.session import ActiveSession
+from bayeval.active.simulate import simulate
+from bayeval.active.store import LabelStore
+
+
+def _data(n=60, seed=0, categories=False):
+    rng = np.random.default_rng(seed)
+    truth = (rng.random(n) < 0.4).astype(int)
+    scores = truth * 0.5 + rng.random(n)
+    noisy = np.where(truth == 1, rng.random(n) < 0.6, rng.random(n) < 0.05).astype(int)
+    cats = np.array(["a", "b", "c"])[np.arange(n) % 3] if categories else None
+    ids = [f"item{i}" for i in range(n)]
+    return EvalData(scores, noisy_labels=noisy, categories=cats, item_ids=ids), truth
+
+
+def _model(d: EvalData) -> Posterior:
+    """A cheap stand-in estimator: P(z=1) from the noisy label (no PyMC)."""
+    p = np.where(d.noisy_labels == 1, 0.9, 0.2)
+    return Posterior.from_probabilities(d, p, draws=300, random_seed=1)
+
+
+def _session(data, path, **kw):
+    opts = dict(metric="precision_at_k", metric_kwargs={"k": 10}, store=path, batch_size=4,
+                strategy="expected_change", random_seed=3)
+    opts.update(kw)
+    return ActiveSession(data, _model, **opts)
+
+
+def test_loop_records_refits_and_keeps_history(tmp_path):
+    data, truth = _data()
+    path = tmp_path / "labels.sqlite"
+    with _session(data, path) as s:
+        for _ in range(3):
+            batch = s.next_batch()
+            assert len(batch) == 4 and len(set(batch)) == 4
+            pos = data.index_of(batch)
+            assert not s.data.vetted[pos].any()  # never proposes what is vetted
+            assert s.record(batch, truth[pos], annotator="ann") == 4
+            table = s.estimate()
+            assert table.shape[0] == 1 and {"mean", "sd"} <= set(table.columns)
+        hist = s.history()
+        assert hist["n_vetted"].tolist() == [4, 8, 12]
+        assert hist["batch"].tolist() == [1, 2, 3]
+        assert (hist["lower"] <= hist["mean"]).all() and (hist["mean"] <= hist["upper"]).all()
+        # the vetted labels are exactly what was recorded
+        v = s.data.vetted
+        assert v.sum() == 12 and np.array_equal(s.data.labels[v], truth[v])
+
+
+def test_reopening_resumes_labels_history_and_an_unfinished_batch(tmp_path):
+    data, truth = _data()
+    path = tmp_path / "labels.sqlite"
+    with _session(data, path) as s:
+        b1 = s.next_batch()
+        s.record(b1, truth[data.index_of(b1)])
+        s.estimate()
+        b2 = s.next_batch()
+        s.record(b2[:1], truth[data.index_of(b2[:1])])  # stopped half-way through batch 2
+        labels_before = s.data.labels.copy()
+        hist_before = s.history()
+    with _session(data, path) as s2:
+        np.testing.assert_array_equal(s2.data.labels, labels_before)
+        assert s2.history().equals(hist_before)
+        assert s2.next_batch() == b2[1:]  # the rest of the unfinished batch, not a new one
+        s2.record(b2[1:], truth[data.index_of(b2[1:])])
+        b3 = s2.next_batch()
+        assert not set(b3) & (set(b1) | set(b2))
+
+
+def test_same_seed_same_first_batch_and_random_strategy(tmp_path):
+    data, _ = _data(categories=True)
+    a = _session(data, tmp_path / "a.sqlite", strategy="random").next_batch()
+    b = _session(data, tmp_path / "b.sqlite", strategy="random").next_batch()
+    c = _session(data, tmp_path / "c.sqlite", strategy="random", random_seed=4).next_batch()
+    assert a == b and a != c
+
+
+def test_invalid_labels_are_rejected_without_losing_valid_ones(tmp_path):
+    data, _ = _data()
+    path = tmp_path / "labels.sqlite"
+    with _session(data, path) as s:
+        with pytest.raises(ValueError, match=r"2 label\(s\) were rejected.*'nope'.*unknown item.*item3.*0 or 1.*2 label"):
+            s.record(["item1", "nope", "item3", "item4"], [1, 0, 7, "0"], annotator="x")
+        assert s.data.labels[data.index_of(["item1", "item4"])].tolist() == [1.0, 0.0]
+        assert np.isnan(s.data.labels[data.index_of(["item3"])][0])
+        with pytest.raises(ValueError, match="one label per item"):
+            s.record(["item5", "item6"], [1])
+    with LabelStore(path) as st:
+        assert len(st) == 2  # exactly the valid ones, on disk
+
+
+def test_conflicting_labels_follow_the_store_rule(tmp_path):
+    data, _ = _data()
+    path = tmp_path / "labels.sqlite"
+    with _session(data, path) as s:
+        s.record(["item0"], [1], annotator="ann")
+        s.record(["item0"], [0], annotator="bob")
+        s.record(["item0"], [0], annotator="cat")  # majority of annotators says 0
+        assert s.data.labels[0] == 0
+        s.record(["item0"], [1], annotator="bob")  # bob corrects himself: 2 vs 1 for 1
+        assert s.data.labels[0] == 1
+    with LabelStore(path) as st:
+        assert len(st) == 4  # every label is kept
+
+
+def test_a_store_of_other_data_is_refused(tmp_path):
+    data, _ = _data()
+    path = tmp_path / "labels.sqlite"
+    _session(data, path).close()
+    other, _ = _data(seed=5)
+    with pytest.raises(ValueError, match="belongs to another evaluation set"):
+        _session(other, path)
+
+
+def test_bad_arguments(tmp_path):
+    data, _ = _data()
+    with pytest.raises(ValueError, match="strategy"):
+        _session(data, tmp_path / "x.sqlite", strategy="best")
+    with pytest.raises(TypeError, match="fit"):
+        ActiveSession(data, object(), store=tmp_path / "y.sqlite")
+    with pytest.raises(TypeError, match="store"):
+        ActiveSession(data, _model, store=3)
+
+
+def test_killed_session_loses_no_recorded_label(tmp_path):
+    """A vetting process killed between two labels: everything it recorded is on disk."""
+    path = tmp_path / "labels.sqlite"
+    code = textwrap.dedent(
+        f"""
+        import sys, numpy as np
+        from bayeval import EvalData, Posterior
+        from bayeval.active.session import ActiveSession
+        rng = np.random.default_rng(0)
+        data = EvalData(rng.random(50), noisy_labels=(rng.random(50) < .3).astype(int))
+        model = lambda d: Posterior.from_probabilities(d, np.full(50, .3), draws=50, random_seed=0)
+        s = ActiveSession(data, model, metric="average_precision", store={str(path)!r}, batch_size=50,
+                          strategy="uncertainty", random_seed=0)
+        for item in s.next_batch():
+            s.record([item], [1], annotator="typist")
+            print(item, flush=True)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    reported = [int(proc.stdout.readline()) for _ in range(5)]
+    proc.kill()
+    proc.wait()
+    with LabelStore(path) as st:
+        stored = st.labels()["item"].tolist()
+    assert set(reported) <= set(stored) and len(stored) <= len(reported) + 1 + 50
+
+
+# ------------------------------------------------------------------ simulate
+
+
+def _oracle_model(truth):
+    def model(d):
+        return Posterior.from_probabilities(d, truth.astype(float), draws=20, random_seed=0)
+
+    return model
+
+
+def test_simulate_shapes_budget_and_errors():
+    data, truth = _data(n=90, categories=True)
+    ds = simulate(data, truth, _model, metric="precision_at_k", k=10, budget=20, batch_size=5,
+                  trials=2, strategies=("random", "expected_change"), random_seed=0)
+    assert ds["estimate"].dims == ("strategy", "trial", "step", "estimator")
+    assert ds.sizes["step"] == 5  # 0 labels, then 4 batches of 5
+    assert ds["n_vetted"].isel(step=-1).values.tolist() == [[20, 20], [20, 20]]
+    assert np.all(np.diff(ds["n_vetted"].values, axis=-1) == 5)
+    # the truth and each estimator's error, by hand
+    true_cat = [metrics.precision_at_k(truth[data.categories == c], data.scores[data.categories == c], k=10)
+                for c in ("a", "b", "c")]
+    assert float(ds["true_value"]) == pytest.approx(np.mean(true_cat))
+    naive0 = [metrics.precision_at_k(data.noisy_labels[data.categories == c], data.scores[data.categories == c], k=10)
+              for c in ("a", "b", "c")]
+    np.testing.assert_allclose(ds["estimate"].sel(estimator="naive").isel(step=0).values, np.mean(naive0))
+    assert np.isnan(ds["estimate"].sel(estimator="vetted_only").isel(step=0)).all()
+    np.testing.assert_allclose(ds["abs_error"], np.abs(ds["estimate"] - ds["true_value"]))
+
+
+def test_simulate_oracle_model_is_exact_and_vetting_converges():
+    data, truth = _data(n=40)
+    ds = simulate(data, truth, _oracle_model(truth), metric="average_precision", budget=1.0, batch_size=10,
+                  trials=1, strategies=("uncertainty",), random_seed=0)
+    assert float(ds["abs_error"].sel(estimator="learned").max()) == 0.0
+    assert bool(ds["covered"].all())
+    # fully vetted at the end: every estimator equals the truth
+    assert ds["n_vetted"].isel(step=-1).item() == 40
+    np.testing.assert_allclose(ds["abs_error"].isel(step=-1).values, 0.0, atol=1e-12)
+
+
+def test_simulate_top_k_candidates_and_misranking():
+    data, truth = _data(n=90, categories=True)
+    other = data.scores[::-1].copy()
+    ds = simulate(data, truth, _model, metric="precision_at_k", k=5, budget=1.0, batch_size=5, trials=1,
+                  strategies=("random",), candidates="top_k", other_scores=other, random_seed=1)
+    assert ds.attrs["n_candidates"] == 15  # three categories x top 5
+    assert ds["n_vetted"].isel(step=-1).item() == 15
+    # with the top-5 lists all vetted, vetted-only P@5 is exact for the first system
+    assert ds["abs_error"].sel(estimator="vetted_only").isel(step=-1).item() == pytest.approx(0.0, abs=1e-12)
+    assert ds["misranked"].dtype == bool and "true_value_other" in ds
+
+
+def test_simulate_rejects_bad_input():
+    data, truth = _data(n=30)
+    with pytest.raises(ValueError, match="disagree with `truth`"):
+        simulate(data.with_labels(["item0"], [1 - truth[0]]), truth, _model, k=5)
+    with pytest.raises(ValueError, match="budget"):
+        simulate(data, truth, _model, k=5, budget=1.5)
+    with pytest.raises(ValueError, match="top_k"):
+        simulate(data, truth, _model, metric="average_precision", candidates="top_k")
+    with pytest.raises(ValueError, match="strateg"):
+        simulate(data, truth, _model, k=5, strategies=("best",))
