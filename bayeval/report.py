@@ -1,0 +1,1079 @@
+"""Credible-interval model-card reports: tables, figures and a plain-language reading.
+
+:func:`report` turns a :class:`~bayeval.Posterior` into a :class:`Report`: what the
+evaluation set holds, the metric table (posterior mean, sd and HDI, next to the
+vetted-only and naive point estimates, and the true value when it is known), the
+precision-recall curve with its credible band, the score-mixture fit and its
+posterior predictive check (for a score-mixture posterior), the threshold that meets
+a precision/recall constraint and how likely it is to meet it, sampler diagnostics,
+and a short reading of the numbers in words.
+
+A :class:`Report` renders to one self-contained HTML page (figures embedded as
+PNG, inline CSS, no script, nothing fetched from elsewhere), to Markdown with the
+figures as PNG files, or straight into a Jupyter cell. Rendering is deterministic:
+the same inputs and seed give byte-identical output.
+
+Everything a user typed (title, description, metric labels, category names) is
+stored as plain text in the report and escaped when it is rendered.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import numbers
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import _validate as V
+from . import metrics as M
+from .posterior import Posterior, _metric_items, _point, _resolve, _summary_rows, naive, vetted_only
+from .recalibrate import Recalibration, recalibrate
+
+__all__ = ["Report", "report"]
+
+_SAMPLE_DIMS = ("chain", "draw")
+_CONSTRAINT_KEYS = ("min_precision", "min_recall")
+_DEFAULT_KS = (10, 50, 100, 500, 1000)
+_WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
+_PPC_ALPHA = 0.05
+_MAX_READ_ROWS = 8  # metric rows read out in words (the table has them all)
+_DPI = 100
+
+# Section layout of the rendered page: (id, heading, tables, figures).
+_SECTIONS = (
+    ("data", "The data", ("data",), ()),
+    ("metrics", "Metrics", ("metrics", "metrics_by_category"), ("pr_curve",)),
+    ("fit", "Score-mixture fit and posterior predictive check", ("fit",), ("mixture_fit",)),
+    (
+        "constraints",
+        "Threshold under constraints",
+        ("constraints", "at_threshold"),
+        ("threshold_probability",),
+    ),
+    ("vetting", "Vetting progress", ("vetting_progress",), ("vetting_progress",)),
+    ("diagnostics", "Sampler diagnostics", ("diagnostics", "diagnostics_by_parameter"), ()),
+)
+
+_CAPTIONS = {
+    "pr_curve": "Precision-recall curve: posterior median and credible band (black: the true curve, when known).",
+    "mixture_fit": (
+        "Left: the fitted score mixture over the score histogram (vetted items as ticks). "
+        "Right: posterior predictive check, observed vs replicated Kolmogorov distance per draw."
+    ),
+    "threshold_probability": "Probability that the constraint holds, against the threshold.",
+    "vetting_progress": "Vetting progress, as recorded by the session.",
+}
+
+_TABLE_CAPTIONS = {
+    "data": "Items and vetted labels (per category).",
+    "metrics": "Posterior of each metric on this evaluation set, next to the point estimates.",
+    "metrics_by_category": "The same, per category.",
+    "fit": "Score-mixture fit and its posterior predictive check.",
+    "constraints": "Probability that each constraint holds at the recommended threshold.",
+    "at_threshold": "Metrics at the recommended threshold.",
+    "vetting_progress": "Vetting history of the session.",
+    "diagnostics": "Sampler diagnostics (summary).",
+    "diagnostics_by_parameter": "Sampler diagnostics per parameter.",
+}
+
+_CSS = """
+.bayeval-report { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+  color: #1a1a1a; max-width: 1100px; margin: 0 auto; padding: 1em 1.5em; line-height: 1.45; }
+.bayeval-report h1 { font-size: 1.7em; margin: 0.2em 0 0.4em; }
+.bayeval-report h2 { font-size: 1.25em; margin-top: 1.6em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+.bayeval-report p.meta { color: #555; font-size: 0.9em; }
+.bayeval-report table.bv-table { border-collapse: collapse; margin: 0.6em 0 1em; font-size: 0.9em; }
+.bayeval-report table.bv-table th, .bayeval-report table.bv-table td {
+  border: 1px solid #d0d0d0; padding: 0.25em 0.6em; }
+.bayeval-report table.bv-table thead th { background: #f0f0f0; }
+.bayeval-report table.bv-table td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.bayeval-report table.bv-table tbody th { text-align: left; font-weight: normal; background: #fafafa; }
+.bayeval-report table.bv-table caption { caption-side: top; text-align: left; color: #444;
+  font-size: 0.9em; padding-bottom: 0.2em; }
+.bayeval-report figure { margin: 0.8em 0; }
+.bayeval-report figure img { max-width: 100%; height: auto; border: 1px solid #e4e4e4; }
+.bayeval-report figcaption { color: #444; font-size: 0.88em; }
+.bayeval-report .bv-warning { background: #fdecea; border: 2px solid #c62828; color: #7f1010;
+  padding: 0.6em 0.9em; margin: 0.8em 0; border-radius: 4px; }
+.bayeval-report .bv-warning strong { color: #b71c1c; }
+.bayeval-report .bv-ok { background: #edf7ed; border: 1px solid #4caf50; padding: 0.4em 0.9em;
+  margin: 0.8em 0; border-radius: 4px; }
+.bayeval-report .bv-note { color: #444; font-size: 0.88em; }
+.bayeval-report ul.bv-reading li { margin-bottom: 0.35em; }
+""".strip()
+
+
+def _esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _fmt(x) -> str:
+    """A number (or other cell) as short text; NaN as an en dash."""
+    if x is None:
+        return "–"
+    if isinstance(x, bool | np.bool_):
+        return "yes" if x else "no"
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    if isinstance(x, numbers.Real):
+        v = float(x)
+        if math.isnan(v):
+            return "–"
+        if math.isinf(v):
+            return "∞" if v > 0 else "-∞"
+        if v == 0:
+            return "0"
+        if v.is_integer() and abs(v) >= 10:
+            return str(int(v))
+        if abs(v) >= 1000 or abs(v) < 0.001:
+            return f"{v:.3g}"
+        return f"{v:.3f}"
+    return str(x)
+
+
+def _is_num(x) -> bool:
+    return isinstance(x, numbers.Number) and not isinstance(x, bool | np.bool_)
+
+
+# ====================================================================== Report
+
+
+class Report:
+    """A rendered-on-demand model-card report: tables, figures and a reading in words.
+
+    Made by :func:`report`; it can also be assembled by hand. Every string it holds
+    is plain text, escaped when rendered. Tables and figures with the names that
+    :func:`report` uses go into their sections; any others follow at the end.
+
+    Parameters
+    ----------
+    title : str
+    tables : dict of str to pandas.DataFrame, optional
+    figures : dict of str to matplotlib.figure.Figure, optional
+    text : list of str, optional
+        The plain-language reading, one paragraph per entry.
+    description : str, optional
+        Free text shown under the title (blank lines separate paragraphs).
+    warnings : dict of str to list of str, optional
+        Warnings per section id (``"fit"``, ``"constraints"``, ``"diagnostics"``...);
+        each is shown in a red box in its section and counted at the top.
+    notes : dict of str to list of str, optional
+        Remarks per section id, shown under that section's tables.
+    meta : list of str, optional
+        Provenance lines shown under the title (model, draws, seed...).
+
+    Attributes
+    ----------
+    title, tables, figures, text, description, warnings, notes, meta
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.report import Report
+    >>> r = Report("Demo <b>", tables={"data": pd.DataFrame({"items": [3]}, index=["all"])},
+    ...            text=["Three items."])
+    >>> "Demo &lt;b&gt;" in r.to_html(), "<script" in r.to_html()
+    (True, False)
+    """
+
+    def __init__(
+        self,
+        title: str,
+        *,
+        tables: Mapping[str, pd.DataFrame] | None = None,
+        figures: Mapping | None = None,
+        text: list[str] | None = None,
+        description: str | None = None,
+        warnings: Mapping[str, list[str]] | None = None,
+        notes: Mapping[str, list[str]] | None = None,
+        meta: list[str] | None = None,
+    ):
+        self.title = _check_title(title)
+        self.description = _check_description(description)
+        self.tables: dict[str, pd.DataFrame] = dict(tables or {})
+        for name, df in self.tables.items():
+            if not isinstance(df, pd.DataFrame):
+                raise TypeError(
+                    f"tables[{name!r}] must be a pandas DataFrame, got {type(df).__name__}."
+                )
+        self.figures: dict = dict(figures or {})
+        for name, fig in self.figures.items():
+            if not hasattr(fig, "savefig"):
+                raise TypeError(
+                    f"figures[{name!r}] must be a matplotlib Figure, got {type(fig).__name__}."
+                )
+        self.text: list[str] = [str(t) for t in (text or [])]
+        self.warnings: dict[str, list[str]] = {
+            k: [str(m) for m in v] for k, v in (warnings or {}).items()
+        }
+        self.notes: dict[str, list[str]] = {
+            k: [str(m) for m in v] for k, v in (notes or {}).items()
+        }
+        self.meta: list[str] = [str(m) for m in (meta or [])]
+
+    # ------------------------------------------------------------ internals
+
+    @staticmethod
+    def _png(fig) -> bytes:
+        buf = io.BytesIO()
+        # No "Software" entry (it carries the matplotlib version); Agg output is
+        # otherwise a pure function of the figure, so the bytes are stable.
+        fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+        return buf.getvalue()
+
+    def _layout(self) -> list[tuple[str, str, list[str], list[str]]]:
+        used_t, used_f = set(), set()
+        out = []
+        for sid, heading, tnames, fnames in _SECTIONS:
+            t = [n for n in tnames if n in self.tables]
+            f = [n for n in fnames if n in self.figures]
+            used_t.update(t)
+            used_f.update(f)
+            if t or f or self.warnings.get(sid) or self.notes.get(sid):
+                out.append((sid, heading, t, f))
+        rest_t = [n for n in self.tables if n not in used_t]
+        rest_f = [n for n in self.figures if n not in used_f]
+        if rest_t or rest_f or self.warnings.get("other") or self.notes.get("other"):
+            out.append(("other", "More", rest_t, rest_f))
+        return out
+
+    def _n_warnings(self) -> int:
+        return sum(len(v) for v in self.warnings.values())
+
+    # ------------------------------------------------------------- HTML
+
+    @staticmethod
+    def _table_html(name: str, df: pd.DataFrame) -> str:
+        index_name = df.index.name if df.index.name is not None else ""
+        head = "".join(f'<th scope="col">{_esc(c)}</th>' for c in df.columns)
+        rows = []
+        for idx, row in zip(df.index, df.itertuples(index=False, name=None), strict=True):
+            cells = "".join(
+                f'<td class="{"num" if _is_num(v) else "txt"}">{_esc(_fmt(v))}</td>' for v in row
+            )
+            rows.append(f'<tr><th scope="row">{_esc(_fmt(idx))}</th>{cells}</tr>')
+        tid = _esc("table-" + name)
+        return (
+            f'<table class="bv-table" id="{tid}"><caption>{_esc(_TABLE_CAPTIONS.get(name, name))}</caption>'
+            f'<thead><tr><th scope="col">{_esc(index_name)}</th>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+
+    def _body_html(self, pngs: Mapping[str, bytes] | None = None) -> str:
+        pngs = pngs or {}
+        parts = [f'<h1 id="report-title">{_esc(self.title)}</h1>']
+        for line in self.meta:
+            parts.append(f'<p class="meta">{_esc(line)}</p>')
+        if self.description:
+            for para in _paragraphs(self.description):
+                parts.append(f'<p class="description">{_esc(para)}</p>')
+        n_warn = self._n_warnings()
+        if n_warn:
+            where = ", ".join(_esc(sid) for sid, v in self.warnings.items() if v)
+            parts.append(
+                f'<div class="bv-warning" role="alert" id="warning-summary"><strong>'
+                f"{n_warn} warning{'s' if n_warn > 1 else ''}</strong>: read the red boxes below "
+                f"(sections: {where}) before relying on these numbers.</div>"
+            )
+        if self.text:
+            parts.append('<section id="reading"><h2>Reading</h2><ul class="bv-reading">')
+            parts.extend(f"<li>{_esc(t)}</li>" for t in self.text)
+            parts.append("</ul></section>")
+        for sid, heading, tnames, fnames in self._layout():
+            parts.append(f'<section id="section-{_esc(sid)}"><h2>{_esc(heading)}</h2>')
+            for msg in self.warnings.get(sid, []):
+                parts.append(
+                    f'<div class="bv-warning" role="alert"><strong>Warning:</strong> {_esc(msg)}</div>'
+                )
+            for name in tnames:
+                parts.append(self._table_html(name, self.tables[name]))
+            for msg in self.notes.get(sid, []):
+                parts.append(f'<p class="bv-note">{_esc(msg)}</p>')
+            for name in fnames:
+                png = pngs[name] if name in pngs else self._png(self.figures[name])
+                data = base64.b64encode(png).decode("ascii")
+                cap = _CAPTIONS.get(name, name)
+                parts.append(
+                    f'<figure id="figure-{_esc(name)}"><img src="data:image/png;base64,{data}" '
+                    f'alt="{_esc(cap)}"><figcaption>{_esc(cap)}</figcaption></figure>'
+                )
+            parts.append("</section>")
+        parts.append('<p class="meta">Made with bayeval.</p>')
+        return "\n".join(parts)
+
+    def to_html(self) -> str:
+        """The report as one self-contained HTML page.
+
+        Figures are embedded as base64 PNG, the CSS is inline, there is no script and
+        no external resource. The output depends only on the report's content.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from bayeval.report import Report
+        >>> page = Report("A title").to_html()
+        >>> page.startswith("<!DOCTYPE html>"), "<title>A title</title>" in page
+        (True, True)
+        """
+        return self._page()
+
+    def _page(self, pngs: Mapping[str, bytes] | None = None) -> str:
+        """The page, reusing already rendered PNGs (save() renders each figure once)."""
+        return (
+            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            '<link rel="icon" href="data:,">\n'
+            f"<title>{_esc(self.title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n<body>\n"
+            f'<main class="bayeval-report">\n{self._body_html(pngs)}\n</main>\n</body>\n</html>\n'
+        )
+
+    def _repr_html_(self) -> str:
+        return f'<div class="bayeval-report"><style>{_CSS}</style>\n{self._body_html()}\n</div>'
+
+    # --------------------------------------------------------- Markdown
+
+    @staticmethod
+    def _table_md(df: pd.DataFrame) -> str:
+        def cell(v) -> str:
+            return _esc(_fmt(v)).replace("|", "\\|").replace("\n", " ")
+
+        index_name = df.index.name if df.index.name is not None else ""
+        header = [cell(index_name)] + [cell(c) for c in df.columns]
+        align = ["---"] + [
+            "---:" if pd.api.types.is_numeric_dtype(df[c]) else "---" for c in df.columns
+        ]
+        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+        for idx, row in zip(df.index, df.itertuples(index=False, name=None), strict=True):
+            lines.append("| " + " | ".join([cell(idx)] + [cell(v) for v in row]) + " |")
+        return "\n".join(lines)
+
+    def to_markdown(self, figure_dir="figures") -> str:
+        """The report as Markdown; figures are linked as ``<figure_dir>/<name>.png``.
+
+        The PNG files are not written here (:meth:`save` writes them). User text is
+        HTML-escaped, so a Markdown renderer shows it literally.
+
+        Parameters
+        ----------
+        figure_dir : str or path-like
+            Folder of the figures, as the links should name it (relative to the
+            Markdown file).
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from bayeval.report import Report
+        >>> Report("A <title>").to_markdown().splitlines()[0]
+        '# A &lt;title&gt;'
+        """
+        fdir = Path(figure_dir).as_posix().rstrip("/")
+        out = [f"# {_esc(self.title)}", ""]
+        for line in self.meta:
+            out += [f"*{_esc(line)}*", ""]
+        if self.description:
+            for para in _paragraphs(self.description):
+                out += [_esc(para), ""]
+        n_warn = self._n_warnings()
+        if n_warn:
+            out += [
+                f"> **{n_warn} warning{'s' if n_warn > 1 else ''}**: see the sections below.",
+                "",
+            ]
+        if self.text:
+            out += ["## Reading", ""]
+            out += [f"- {_esc(t)}" for t in self.text]
+            out.append("")
+        for sid, heading, tnames, fnames in self._layout():
+            out += [f"## {_esc(heading)}", ""]
+            for msg in self.warnings.get(sid, []):
+                out += [f"> **Warning:** {_esc(msg)}", ""]
+            for name in tnames:
+                out += [self._table_md(self.tables[name]), ""]
+            for msg in self.notes.get(sid, []):
+                out += [f"*{_esc(msg)}*", ""]
+            for name in fnames:
+                cap = _CAPTIONS.get(name, name)
+                out += [f"![{_esc(cap)}]({fdir}/{name}.png)", ""]
+        return "\n".join(out).rstrip() + "\n"
+
+    # -------------------------------------------------------------- save
+
+    def save(self, out_dir) -> dict[str, Path]:
+        """Write ``report.html``, ``report.md`` and ``figures/<name>.png`` into ``out_dir``.
+
+        The folder is created if needed; existing files of the same names are
+        overwritten.
+
+        Parameters
+        ----------
+        out_dir : str or path-like
+
+        Returns
+        -------
+        dict of str to pathlib.Path
+            Keys are the paths relative to ``out_dir`` (``"report.html"``,
+            ``"report.md"``, ``"figures/pr_curve.png"``...).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from bayeval.report import Report
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     sorted(Report("x").save(d))
+        ['report.html', 'report.md']
+        """
+        out = Path(out_dir)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"`out_dir` must be a folder, but {str(out)!r} is a file.")
+        out.mkdir(parents=True, exist_ok=True)
+        paths: dict[str, Path] = {}
+        pngs: dict[str, bytes] = {}
+        if self.figures:
+            fig_dir = out / "figures"
+            fig_dir.mkdir(exist_ok=True)
+            for name, fig in self.figures.items():
+                p = fig_dir / f"{_safe_filename(name)}.png"
+                pngs[name] = self._png(fig)
+                p.write_bytes(pngs[name])
+                paths[f"figures/{p.name}"] = p
+        md = out / "report.md"
+        md.write_text(self.to_markdown("figures"), encoding="utf-8")
+        page = out / "report.html"
+        page.write_text(self._page(pngs), encoding="utf-8")
+        return {"report.html": page, "report.md": md, **paths}
+
+    def __repr__(self) -> str:
+        return (
+            f"Report({self.title!r}, tables={list(self.tables)}, figures={list(self.figures)}, "
+            f"warnings={self._n_warnings()})"
+        )
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
+
+
+def _safe_filename(name: str) -> str:
+    keep = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(name))
+    return keep or "figure"
+
+
+def _check_title(title) -> str:
+    if not isinstance(title, str):
+        raise TypeError(f"`title` must be a string, got {type(title).__name__}.")
+    if not title.strip():
+        raise ValueError(
+            "`title` is empty: give the report a title, e.g. title='Tagger v2 on the May sample'."
+        )
+    return title
+
+
+def _check_description(description) -> str | None:
+    if description is not None and not isinstance(description, str):
+        raise TypeError(
+            f"`description` must be a string or None, got {type(description).__name__}."
+        )
+    return description
+
+
+# ====================================================================== report()
+
+
+def _as_posterior(obj) -> tuple[Posterior, object | None]:
+    """The Posterior, and the session object when one was given."""
+    if isinstance(obj, Posterior):
+        return obj, None
+    inner = getattr(obj, "posterior", None)
+    if callable(inner) and not isinstance(inner, Posterior):
+        inner = inner()
+    if isinstance(inner, Posterior):
+        return inner, obj
+    raise TypeError(
+        f"report() needs a bayeval Posterior (from a model's fit() or Posterior.from_probabilities), "
+        f"or an object with a `.posterior` that is one (an active-testing session); got "
+        f"{type(obj).__name__}."
+    )
+
+
+def _check_constraints(constraints) -> dict[str, float] | None:
+    if constraints is None:
+        return None
+    if not isinstance(constraints, Mapping):
+        raise TypeError(
+            "`constraints` must be a dict such as {'min_precision': 0.9, 'min_recall': 0.5}, "
+            f"got {type(constraints).__name__}."
+        )
+    unknown = [k for k in constraints if k not in _CONSTRAINT_KEYS]
+    if unknown:
+        raise ValueError(
+            f"`constraints` has unknown key(s) {unknown}; the keys are 'min_precision' and 'min_recall'."
+        )
+    out = {k: V.as_probability(v, k) for k, v in constraints.items() if v is not None}
+    if not out:
+        raise ValueError(
+            "`constraints` sets no bound: give min_precision, min_recall or both, or pass constraints=None."
+        )
+    return {k: out[k] for k in _CONSTRAINT_KEYS if k in out}
+
+
+def _check_truth(truth, data) -> np.ndarray | None:
+    if truth is None:
+        return None
+    t = V.as_label_vector(truth, "truth", allow_nan=False)
+    V.check_same_length(data.n_items, "truth", t.size)
+    return t.astype(np.int8)
+
+
+def _default_metrics(data, threshold: float | None) -> dict:
+    pooled = {"category": "pooled"} if data.has_categories else {}
+    m: dict = {
+        "average precision": ("average_precision", dict(pooled)),
+        "ROC AUC": ("roc_auc", dict(pooled)),
+    }
+    if data.has_categories:
+        m["mean average precision over categories"] = ("average_precision", {"category": "mean"})
+    ks = [k for k in _DEFAULT_KS if k <= data.n_items] or [data.n_items]
+    for k in ks:
+        m[f"precision@{k}"] = ("precision_at_k", {"k": k, **pooled})
+    if data.predictions is not None:
+        m["precision (predictions)"] = ("precision", dict(pooled))
+        m["recall (predictions)"] = ("recall", dict(pooled))
+        m["F1 (predictions)"] = ("f_score", dict(pooled))
+    return m
+
+
+def _threshold_metrics(data, threshold: float) -> dict:
+    pooled = {"category": "pooled"} if data.has_categories else {}
+    t = f"{threshold:.4g}"
+    return {
+        f"precision at t={t}": ("precision", {"threshold": threshold, **pooled}),
+        f"recall at t={t}": ("recall", {"threshold": threshold, **pooled}),
+        f"F1 at t={t}": ("f_score", {"threshold": threshold, **pooled}),
+    }
+
+
+def _flat(da, other) -> np.ndarray:
+    return np.asarray(da.transpose(*other).values, dtype=np.float64).reshape(-1)
+
+
+def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
+    """Summary rows of every metric, with the vetted-only, naive and true values."""
+    data = post.data
+    rows, vo, nv, tr = [], [], [], []
+    for label, metric, options in items:
+        da = post.metric(metric, **options)
+        other = [d for d in da.dims if d not in _SAMPLE_DIMS]
+        new = _summary_rows(label, da, hdi_prob, _SAMPLE_DIMS)
+        rows.extend(new)
+        n = len(new)
+        if data.n_vetted:
+            vo.extend(_flat(vetted_only(data, metric, **options), other))
+        else:
+            vo.extend([np.nan] * n)
+        if data.noisy_labels is not None:
+            nv.extend(_flat(naive(data, metric, **options), other))
+        if truth is not None:
+            tr.extend(_flat(_point(data, truth, metric, dict(options)), other))
+    lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
+    hi = f"hdi_{100 * (1 + hdi_prob) / 2:g}%"
+    df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
+    df["vetted_only"] = np.asarray(vo, dtype=np.float64)
+    if data.noisy_labels is not None:
+        df["naive"] = np.asarray(nv, dtype=np.float64)
+    if truth is not None:
+        df["truth"] = np.asarray(tr, dtype=np.float64)
+    return df
+
+
+def _diagnostics(post) -> tuple[dict | None, pd.DataFrame | None]:
+    """(summary dict like SPEPosterior.check, per-parameter table) or (None, None)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if hasattr(post, "check"):
+            d = dict(post.check(warn=False))
+            return d, post.diagnostics()
+        table = post.diagnostics()
+    if table is None or len(table) == 0:
+        return None, None
+    div = 0
+    if hasattr(post.idata, "sample_stats") and "diverging" in post.idata.sample_stats:
+        div = int(post.idata.sample_stats["diverging"].values.sum())
+    max_rhat = float(table["r_hat"].max())
+    min_ess = float(table["ess_bulk"].min())
+    msgs = []
+    if post.n_chains > 1 and not max_rhat <= 1.01:
+        msgs.append(f"r_hat up to {max_rhat:.3f} (> 1.01): the chains disagree.")
+    if not min_ess >= 100 * post.n_chains:
+        msgs.append(
+            f"bulk ESS as low as {min_ess:.0f} (< {100 * post.n_chains}): draw more samples."
+        )
+    if div:
+        msgs.append(f"{div} divergent transitions: the posterior may be biased.")
+    return {
+        "max_rhat": max_rhat,
+        "min_ess_bulk": min_ess,
+        "divergences": div,
+        "ok": not msgs,
+        "messages": msgs,
+    }, table
+
+
+def _new_figure(width: float, height: float, ncols: int = 1):
+    # A bare Figure (not pyplot): nothing is registered globally, nothing to close.
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(1, ncols)
+    return fig, axes
+
+
+def _ppc_axes(ax, ppc: dict) -> None:
+    d_obs = np.asarray(ppc["ks_draws"])
+    d_rep = np.asarray(ppc["ks_replicated"])
+    ax.scatter(d_obs, d_rep, s=8, alpha=0.5, color="tab:purple")
+    hi = float(max(d_obs.max(), d_rep.max())) * 1.05 if d_obs.size else 1.0
+    ax.plot([0, hi], [0, hi], color="k", lw=1, ls=":")
+    ax.set_xlim(0, hi)
+    ax.set_ylim(0, hi)
+    ax.set_xlabel("KS distance of the observed scores")
+    ax.set_ylabel("KS distance of replicated scores")
+    ax.set_title(f"posterior predictive check: {_p_text(ppc['p_value'], d_obs.size)}", fontsize=9)
+
+
+def _p_text(p: float, n: int) -> str:
+    """``p = 0.123``, or ``p < 1/n`` when no replicate reached the observed value."""
+    return f"p < {1 / n:.2g}" if p == 0 and n else f"p = {p:.3f}"
+
+
+def _progress_figure(hist: pd.DataFrame):
+    numeric = [
+        c
+        for c in hist.columns
+        if pd.api.types.is_numeric_dtype(hist[c]) and not pd.api.types.is_bool_dtype(hist[c])
+    ]
+    xcol = next(
+        (
+            c
+            for c in (
+                "n_vetted",
+                "vetted",
+                "n_labels",
+                "labels",
+                "labels_spent",
+                "step",
+                "iteration",
+                "round",
+            )
+            if c in numeric
+        ),
+        None,
+    )
+    ys = [c for c in numeric if c != xcol][:6]
+    if not ys or len(hist) == 0:
+        return None
+    fig, ax = _new_figure(6, 3.6)
+    x = hist[xcol].to_numpy() if xcol is not None else np.arange(len(hist))
+    for c in ys:
+        ax.plot(x, hist[c].to_numpy(dtype=float), marker="o", ms=3, lw=1.2, label=str(c))
+    ax.set_xlabel(str(xcol) if xcol is not None else "step")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def report(
+    posterior,
+    *,
+    title: str,
+    metrics=None,
+    constraints=None,
+    hdi_prob: float = 0.9,
+    truth=None,
+    description: str | None = None,
+    thresholds=None,
+) -> Report:
+    """A credible-interval model-card report of a posterior.
+
+    The report holds: the data (items, vetted positives/negatives, per category);
+    the metric table (posterior mean, sd and HDI at ``hdi_prob``, next to the
+    vetted-only estimate, the naive estimate when the data has noisy labels, and the
+    true value when ``truth`` is given); the precision-recall curve with its credible
+    band; for a score-mixture posterior, the mixture fit and its posterior predictive
+    check; with ``constraints``, the recommended threshold, the probability that each
+    constraint (and both) holds there, and the metrics at that threshold; sampler
+    diagnostics; and a short reading of these numbers in words, which says so when an
+    interval is wide, the diagnostics are bad or the predictive check rejects the fit.
+
+    The numbers are the metrics *of this evaluation set* (the unvetted items' labels
+    are drawn from the posterior). The same posterior (same seed) gives the same
+    report, byte for byte.
+
+    Parameters
+    ----------
+    posterior : Posterior
+        Any model's posterior (a :class:`~bayeval.models.SPEPosterior` adds the
+        mixture-fit section), or an object with a ``.posterior`` that is a Posterior,
+        such as an active-testing session; if that object has a ``history()`` method
+        returning a DataFrame, a vetting-progress table and figure are added.
+    title : str
+    metrics : list or dict, optional
+        As in :meth:`Posterior.summary`: names, ``(name, {options})`` pairs, or
+        ``{label: name or (name, {options})}``. With categories in the data, an
+        entry without a ``category`` option is computed over all items pooled (and,
+        in a second table, per category). Default: average precision, ROC AUC,
+        precision@K for K in 10, 50, 100, 500, 1000 (those not above the number of
+        items), precision/recall/F1 of the data's predictions when it has them,
+        and precision/recall/F1 at the recommended threshold when ``constraints``
+        are given.
+    constraints : dict, optional
+        ``{"min_precision": p, "min_recall": r}`` (either or both), passed to
+        :func:`bayeval.recalibrate`.
+    hdi_prob : float in (0, 1), default 0.9
+    truth : array_like of shape (n_items,), optional
+        All true labels (1/0), when known (bundled examples, simulations).
+    description : str, optional
+        Free text under the title.
+    thresholds : 1-D array_like, optional
+        Candidate thresholds for ``constraints`` (default as in :func:`recalibrate`).
+
+    Returns
+    -------
+    Report
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.report import report
+    >>> s = np.linspace(0, 1, 60)
+    >>> y = np.full(60, np.nan); y[[5, 50, 55]] = [0, 1, 1]
+    >>> post = Posterior.from_probabilities(EvalData(s, y), s, draws=200, random_seed=0)
+    >>> r = report(post, title="Toy classifier", constraints={"min_precision": 0.8})
+    >>> sorted(r.tables)
+    ['at_threshold', 'constraints', 'data', 'metrics']
+    >>> r.tables["metrics"].columns.tolist()
+    ['mean', 'sd', 'hdi_5%', 'hdi_95%', 'vetted_only']
+    """
+    post, session = _as_posterior(posterior)
+    title = _check_title(title)
+    description = _check_description(description)
+    hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+    cons = _check_constraints(constraints)
+    if thresholds is not None and cons is None:
+        raise ValueError(
+            "`thresholds` only applies with `constraints`; pass constraints= too, or drop thresholds."
+        )
+    data = post.data
+    truth_arr = _check_truth(truth, data)
+    user_items = None if metrics is None else _metric_items(metrics)
+    if user_items is not None and not user_items:
+        raise ValueError(
+            "`metrics` is empty; give at least one metric, or leave it out for the default set."
+        )
+
+    tables: dict[str, pd.DataFrame] = {}
+    figures: dict = {}
+    text: list[str] = []
+    warn: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
+    N, n = data.n_items, data.n_vetted
+    pct = f"{100 * hdi_prob:g}%"
+
+    # ---------------------------------------------------------------- data
+    tables["data"] = data.counts()
+    sent = (
+        f"The evaluation set has {N} items; {n} are vetted ({data.n_vetted_positive} positive, "
+        f"{data.n_vetted_negative} negative)"
+    )
+    if data.has_categories:
+        sent += f", in {data.category_names.size} categories"
+    if data.noisy_labels is not None:
+        sent += f"; {int(data.noisy_labels.sum())} items carry a noisy positive label"
+    text.append(sent + ".")
+    if n == 0:
+        text.append("No item is vetted: every number below rests on the model's assumptions alone.")
+    n_head = len(text)
+    caveats: list[str] = []  # bad news goes right after the data sentence
+
+    # ------------------------------------------------------- constraints
+    rec: Recalibration | None = None
+    if cons is not None:
+        rec = recalibrate(post, thresholds=thresholds, **cons)
+
+    # ----------------------------------------------------------- metrics
+    if user_items is None:
+        items = _metric_items(_default_metrics(data, None))
+        if rec is not None:
+            items += _metric_items(_threshold_metrics(data, rec.threshold))
+    else:
+        items = [
+            (
+                lab,
+                m,
+                {**opts, "category": "pooled"}
+                if data.has_categories and "category" not in opts
+                else opts,
+            )
+            for lab, m, opts in user_items
+        ]
+    table = _metric_table(post, items, hdi_prob, truth_arr)
+    tables["metrics"] = table
+    if data.has_categories:
+        if user_items is None:
+            by_cat = _metric_items({"average precision": "average_precision", "ROC AUC": "roc_auc"})
+        else:
+            by_cat = [(lab, m, opts) for lab, m, opts in user_items if "category" not in opts]
+        if by_cat:
+            by_cat = [(lab, m, {**opts, "category": "each"}) for lab, m, opts in by_cat]
+            tables["metrics_by_category"] = _metric_table(post, by_cat, hdi_prob, truth_arr)
+    mnotes = notes.setdefault("metrics", [])
+    mnotes.append(
+        f"mean, sd and the {pct} highest-density interval are over {post.n_chains * post.n_draws} "
+        f"posterior draws of the labels of these {N} items."
+    )
+    if n:
+        mnotes.append(
+            f"vetted_only: the metric on the {n} vetted items alone (– where it is undefined, e.g. "
+            "fewer vetted items than k, or only one class vetted)."
+        )
+    else:
+        mnotes.append("vetted_only: undefined, no item is vetted.")
+    if data.noisy_labels is not None:
+        mnotes.append("naive: the metric with noisy labels standing in for the unvetted ones.")
+    else:
+        mnotes.append(
+            "naive: not shown, the data has no noisy labels to stand in for the unvetted ones."
+        )
+    if truth_arr is not None:
+        mnotes.append(
+            "truth: the metric on every true label (known only because this is a study or example)."
+        )
+    if data.has_categories:
+        mnotes.append(
+            "With categories, the metric table pools all items; the second table is per category."
+        )
+
+    lo_col, hi_col = table.columns[2], table.columns[3]
+    label_of = {}
+    for lab, m, _ in items:
+        label_of[lab] = _resolve(m)[2]
+    for i, (row_name, row) in enumerate(table.iterrows()):
+        if i >= _MAX_READ_ROWS:
+            extra = len(table) - _MAX_READ_ROWS
+            text.append(f"The metric table has {extra} more row{'s' if extra > 1 else ''}.")
+            break
+        lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
+        if lo == hi:
+            s = (
+                f"With at least {pct} probability the {row_name} on these {N} items is exactly "
+                f"{_fmt(lo)} (posterior mean {_fmt(mean)})"
+            )
+        else:
+            s = (
+                f"With {pct} probability the {row_name} on these {N} items lies between {_fmt(lo)} "
+                f"and {_fmt(hi)} (posterior mean {_fmt(mean)})"
+            )
+        vo = row["vetted_only"]
+        if n and not math.isnan(vo):
+            s += f"; the vetted-only estimate from {n} labels is {_fmt(vo)}."
+        elif n:
+            s += "; the vetted-only estimate is undefined here."
+        else:
+            s += "."
+        if "naive" in row.index and not math.isnan(row["naive"]):
+            s += f" The naive estimate (noisy labels for the unvetted items) is {_fmt(row['naive'])}."
+        base = label_of.get(str(row_name).split("[")[0])
+        if base in M.METRICS and hi - lo >= _WIDE:
+            s += f" The interval is wide ({_fmt(hi - lo)}): vetting more items would narrow it."
+        if truth_arr is not None and not math.isnan(row["truth"]):
+            t = row["truth"]
+            where = "inside" if lo - 1e-12 <= t <= hi + 1e-12 else "OUTSIDE"
+            s += f" The true value, known for this example, is {_fmt(t)} ({where} the interval)."
+        text.append(s)
+
+    # ------------------------------------------------------------ figures
+    from .plots import mixture_fit, pr_curve, threshold_probability
+
+    fig, ax = _new_figure(6, 4)
+    pr_curve(post, ax=ax, hdi_prob=hdi_prob, truth=truth_arr)
+    ax.set_title(f"precision-recall curve ({N} items, {n} vetted)", fontsize=9)
+    figures["pr_curve"] = fig
+
+    # ---------------------------------------------------- score mixture
+    if hasattr(post, "ppc") and hasattr(post, "density"):
+        ppc = post.ppc()
+        n_ppc = int(np.size(ppc["ks_draws"]))
+        fig, (ax1, ax2) = _new_figure(11, 4, ncols=2)
+        mixture_fit(post, ax=ax1, hdi_prob=hdi_prob)
+        _ppc_axes(ax2, ppc)
+        figures["mixture_fit"] = fig
+        tables["fit"] = pd.DataFrame(
+            {
+                "value": [
+                    str(post.model),
+                    str(post.transform.name),
+                    bool(post.binned),
+                    float(ppc["ks_observed"]),
+                    float(ppc["p_value"]),
+                    n_ppc,
+                ]
+            },
+            index=pd.Index(
+                [
+                    "families",
+                    "score map",
+                    "binned likelihood",
+                    "Kolmogorov distance (observed, mean)",
+                    "PPC p-value",
+                    "PPC draws",
+                ],
+                name="score mixture",
+            ),
+        )
+        p_txt = _p_text(ppc["p_value"], n_ppc)
+        if ppc["p_value"] < _PPC_ALPHA:
+            msg = (
+                f"The posterior predictive check rejects the score-mixture fit ({p_txt}, below "
+                f"{_PPC_ALPHA}): the chosen families do not reproduce the score distribution, so the "
+                "intervals and the recommended threshold may be biased. Compare other families "
+                "(ScoreMixture.auto) before relying on them."
+            )
+            warn.setdefault("fit", []).append(msg)
+            caveats.append(msg)
+        else:
+            text.append(
+                f"The posterior predictive check finds no evidence that the score mixture misfits "
+                f"({p_txt})."
+            )
+
+    # -------------------------------------------------------- constraints
+    if rec is not None:
+        t = rec.threshold
+        cur = rec.curve.sel(threshold=t)
+        names, probs = [], []
+        parts = []
+        if "min_precision" in cons:
+            p = cons["min_precision"]
+            q = float((cur.sel(curve="precision") >= p - 1e-12).mean())
+            names.append(f"precision >= {p:g}")
+            probs.append(q)
+            parts.append(f"precision ≥ {p:g} with probability {q:.2f}")
+        if "min_recall" in cons:
+            r = cons["min_recall"]
+            q = float((cur.sel(curve="recall") >= r - 1e-12).mean())
+            names.append(f"recall >= {r:g}")
+            probs.append(q)
+            parts.append(f"recall ≥ {r:g} with probability {q:.2f}")
+        both = rec.probability_at_threshold
+        if len(cons) == 2:
+            names.append("both")
+            probs.append(both)
+        tables["constraints"] = pd.DataFrame(
+            {"threshold": [t] * len(names), "probability": probs},
+            index=pd.Index(names, name="constraint"),
+        )
+        at = _metric_items(_threshold_metrics(data, t))
+        tables["at_threshold"] = _metric_table(post, at, hdi_prob, truth_arr)
+        notes.setdefault("constraints", []).append(
+            f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: the threshold where the "
+            "constraint most probably holds (the lowest such threshold among ties). The second table is "
+            "the metrics at t."
+        )
+        s = f"Threshold {t:.4g} meets " + " and ".join(parts)
+        s += f", and both with probability {both:.2f}." if len(cons) == 2 else "."
+        text.append(s)
+        if both < 0.5:
+            msg = (
+                f"No candidate threshold meets the constraint with probability above one half (the best, "
+                f"t = {t:.4g}, reaches {both:.2f}): relax the constraint or vet more items."
+            )
+            warn.setdefault("constraints", []).append(msg)
+            text.append(msg)
+        elif both < 0.95:
+            text.append(
+                f"There is a {1 - both:.0%} chance that the constraint fails at this threshold."
+            )
+        fig, ax = _new_figure(6, 3.6)
+        threshold_probability(rec, ax=ax)
+        figures["threshold_probability"] = fig
+
+    # ------------------------------------------------------- vetting loop
+    if session is not None and callable(getattr(session, "history", None)):
+        hist = session.history()
+        if isinstance(hist, pd.DataFrame):
+            tables["vetting_progress"] = hist
+            fig = _progress_figure(hist)
+            if fig is not None:
+                figures["vetting_progress"] = fig
+
+    # -------------------------------------------------------- diagnostics
+    diag, per_param = _diagnostics(post)
+    if diag is None:
+        notes.setdefault("diagnostics", []).append(
+            "No sampler was run for this posterior (e.g. it comes from given probabilities): there are "
+            "no convergence diagnostics to show."
+        )
+    else:
+        target_ess = 100 * post.n_chains
+        tables["diagnostics"] = pd.DataFrame(
+            {
+                "value": [diag["max_rhat"], diag["min_ess_bulk"], int(diag["divergences"])],
+                "target": [
+                    "<= 1.01" if post.n_chains > 1 else "(needs 2+ chains)",
+                    f">= {target_ess}",
+                    "0",
+                ],
+            },
+            index=pd.Index(["max r_hat", "min bulk ESS", "divergences"], name="diagnostic"),
+        )
+        if per_param is not None and len(per_param):
+            tables["diagnostics_by_parameter"] = per_param.rename_axis("parameter")
+        if diag["ok"]:
+            text.append(
+                f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
+                f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences)."
+            )
+        else:
+            msgs = list(
+                diag.get("messages") or ["the sampler diagnostics are outside their targets."]
+            )
+            warn.setdefault("diagnostics", []).extend(msgs)
+            caveats.append(
+                "The sampler diagnostics are bad: "
+                + " ".join(msgs)
+                + " Treat every number in this report as provisional until a longer or "
+                "better-tuned run fixes them."
+            )
+
+    if post.random_seed is None:
+        text.append(
+            "The label draws were not seeded (random_seed=None): re-running gives slightly different numbers."
+        )
+
+    text[n_head:n_head] = caveats
+    meta = [
+        f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws; label-draw seed "
+        f"{post.random_seed}; intervals are {pct} highest-density intervals."
+    ]
+    return Report(
+        title,
+        tables=tables,
+        figures=figures,
+        text=text,
+        description=description,
+        warnings=warn,
+        notes=notes,
+        meta=meta,
+    )

@@ -1,0 +1,526 @@
+"""Model-card report: tables against the library's own functions, escaping,
+determinism, constraint probabilities, the score-mixture section, bad inputs, and the
+rendered page in a headless browser."""
+
+import base64
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeval import EvalData, Posterior, metrics, naive, recalibrate, vetted_only
+from bayeval.report import Report, report
+
+matplotlib.use("Agg")
+
+NASTY = '<script>alert(1)</script> & "x"'
+NASTY_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;"
+CATS = ["cat", "dog", "<b>x</b>"]
+
+
+def toy(n=150, n_vetted=25, seed=0, categories=False, noisy=False, draws=200):
+    """Calibrated scores (truth ~ Bernoulli(score)), a random vetted subset, and the
+    posterior that draws unvetted labels from the scores themselves."""
+    rng = np.random.default_rng(seed)
+    s = rng.random(n)
+    truth = (rng.random(n) < s).astype(int)
+    y = np.full(n, np.nan)
+    idx = rng.choice(n, n_vetted, replace=False)
+    y[idx] = truth[idx]
+    kw = {}
+    if categories:
+        kw["categories"] = rng.choice(CATS, n)
+    if noisy:
+        kw["noisy_labels"] = np.where(rng.random(n) < 0.85, truth, 1 - truth)
+    data = EvalData(s, y, **kw)
+    return Posterior.from_probabilities(data, s, draws=draws, random_seed=seed), truth
+
+
+def _page_without_figures(r):
+    """The HTML of a report's text, tables and warnings (rendering PNGs is the slow part)."""
+    return Report(
+        r.title, tables=r.tables, text=r.text, warnings=r.warnings, notes=r.notes
+    ).to_html()
+
+
+@pytest.fixture(scope="module")
+def plain():
+    return toy()
+
+
+@pytest.fixture(scope="module")
+def plain_report(plain):
+    post, truth = plain
+    return report(
+        post,
+        title="Toy classifier",
+        constraints={"min_precision": 0.75, "min_recall": 0.5},
+        truth=truth,
+    )
+
+
+@pytest.fixture(scope="module")
+def rich():
+    return toy(categories=True, noisy=True, seed=1)
+
+
+# ----------------------------------------------------------------- structure
+
+
+def test_tables_without_categories_match_the_library(plain, plain_report):
+    post, truth = plain
+    r = plain_report
+    assert set(r.tables) == {"data", "metrics", "constraints", "at_threshold"}
+    assert set(r.figures) == {"pr_curve", "threshold_probability"}
+    pd.testing.assert_frame_equal(r.tables["data"], post.data.counts())
+    t = r.tables["metrics"]
+    assert t.columns.tolist() == ["mean", "sd", "hdi_5%", "hdi_95%", "vetted_only", "truth"]
+    rec = recalibrate(post, min_precision=0.75, min_recall=0.5)
+    thr = f"{rec.threshold:.4g}"
+    assert t.index.tolist() == [
+        "average precision",
+        "ROC AUC",
+        "precision@10",
+        "precision@50",
+        "precision@100",
+        f"precision at t={thr}",
+        f"recall at t={thr}",
+        f"F1 at t={thr}",
+    ]
+    # the posterior columns are Posterior.summary's numbers (same seeded draws)
+    ref = post.summary(
+        {"average precision": "average_precision", "precision@50": ("precision_at_k", {"k": 50})},
+        hdi_prob=0.9,
+    )
+    pd.testing.assert_frame_equal(t.loc[ref.index, ref.columns], ref)
+    assert t.loc["average precision", "vetted_only"] == float(
+        vetted_only(post.data, "average_precision")
+    )
+    assert t.loc["average precision", "truth"] == pytest.approx(
+        metrics.average_precision(truth, post.data.scores)
+    )
+    assert t.loc["precision@10", "truth"] == pytest.approx(
+        metrics.precision_at_k(truth, post.data.scores, k=10)
+    )
+    # 25 vetted items: P@50 and P@100 are undefined vetted-only
+    assert np.isnan(t.loc["precision@50", "vetted_only"]) and np.isnan(
+        t.loc["precision@100", "vetted_only"]
+    )
+    f1 = post.summary(["f_score"], hdi_prob=0.9, threshold=rec.threshold)
+    assert t.loc[f"F1 at t={thr}", "mean"] == f1["mean"].iloc[0]
+    assert "naive" not in t.columns
+    assert any("naive: not shown" in m for m in r.notes["metrics"])
+    # no sampler behind given probabilities: no diagnostics table, and it says why
+    assert "diagnostics" not in r.tables and any("No sampler" in m for m in r.notes["diagnostics"])
+
+
+def test_categories_naive_and_per_category_table(rich):
+    post, truth = rich
+    r = report(post, title="Tagger", truth=truth)
+    t = r.tables["metrics"]
+    assert "naive" in t.columns and "mean average precision over categories" in t.index
+    assert t.loc["average precision", "naive"] == float(
+        naive(post.data, "average_precision", category="pooled")
+    )
+    assert t.loc["mean average precision over categories", "mean"] == pytest.approx(
+        float(post.metric("average_precision", category="mean").mean())
+    )
+    by = r.tables["metrics_by_category"]
+    names = sorted(CATS)
+    assert by.index.tolist() == [
+        f"{m}[category={c}]" for m in ("average precision", "ROC AUC") for c in names
+    ]
+    per_cat = vetted_only(post.data, "average_precision", category="each")
+    np.testing.assert_array_equal(by["vetted_only"].iloc[:3].to_numpy(), per_cat.values)
+    assert r.tables["data"].index.tolist() == [*names, "total"]
+    page = r.to_html()
+    assert "&lt;b&gt;x&lt;/b&gt;" in page and "<b>x</b>" not in page
+
+
+def test_user_metrics_dict_pooled_and_by_category(rich):
+    post, _ = rich
+    r = report(
+        post,
+        title="t",
+        metrics={"AP <i>": "average_precision", "P@5": ("precision_at_k", {"k": 5})},
+    )
+    assert r.tables["metrics"].index.tolist() == ["AP <i>", "P@5"]
+    assert len(r.tables["metrics_by_category"]) == 2 * len(CATS)
+    page = r.to_html()
+    assert "AP &lt;i&gt;" in page and "AP <i>" not in page
+
+
+# ------------------------------------------------------------------ escaping
+
+
+def test_user_strings_are_escaped_everywhere(plain):
+    post, _ = plain
+    r = report(
+        post,
+        title=NASTY,
+        description=f"first {NASTY}\n\nsecond",
+        metrics={NASTY: "average_precision"},
+    )
+    page = r.to_html()
+    assert "<script" not in page.lower() and "alert(1)</" not in page
+    assert f"<title>{NASTY_ESCAPED}</title>" in page
+    assert page.count(NASTY_ESCAPED) >= 4  # title tag, h1, description, table row, reading
+    md = r.to_markdown("figs")
+    assert "<script" not in md and NASTY_ESCAPED in md
+    frag = r._repr_html_()
+    assert "<html" not in frag and NASTY_ESCAPED in frag and "<script" not in frag
+    # a table cell with "|" does not break the Markdown table
+    md2 = Report("t", tables={"x": pd.DataFrame({"a|b": [1]}, index=["r|1"])}).to_markdown()
+    assert "a\\|b" in md2 and "r\\|1" in md2
+
+
+# --------------------------------------------------------------- determinism
+
+
+def test_same_inputs_give_identical_tables_html_and_files(plain, tmp_path):
+    post, truth = plain
+    kw = dict(title="Toy", constraints={"min_precision": 0.75}, truth=truth)
+    a, b = report(post, **kw), report(post, **kw)
+    assert a.tables.keys() == b.tables.keys()
+    for name in a.tables:
+        pd.testing.assert_frame_equal(a.tables[name], b.tables[name])
+    assert a.text == b.text
+    pa, pb = a.save(tmp_path / "a"), b.save(tmp_path / "b")
+    assert pa.keys() == pb.keys()
+    for key in pa:  # report.html (with the embedded PNGs), report.md, figures/*.png
+        assert pa[key].read_bytes() == pb[key].read_bytes(), key
+    # the PNGs carry no matplotlib version (metadata is fixed)
+    assert b"matplotlib" not in pa["figures/pr_curve.png"].read_bytes()
+    # ... and the comparison can fail: another seed gives other numbers
+    other = Posterior.from_probabilities(
+        post.data, post.data.scores, draws=post.n_draws, random_seed=99
+    )
+    c = report(other, **kw)
+    assert not np.array_equal(
+        c.tables["metrics"]["mean"].to_numpy(), a.tables["metrics"]["mean"].to_numpy()
+    )
+
+
+def test_no_matplotlib_state_leaks(plain):
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    r = report(plain[0], title="t", constraints={"min_recall": 0.5})
+    assert plt.get_fignums() == before
+    assert len(r.figures) == 2
+
+
+# --------------------------------------------------------------- constraints
+
+
+@pytest.mark.parametrize(
+    "cons",
+    [{"min_precision": 0.75, "min_recall": 0.5}, {"min_precision": 0.8}, {"min_recall": 0.6}],
+)
+def test_constraint_probabilities_equal_recalibrate(plain, cons):
+    post, _ = plain
+    thresholds = np.linspace(0.05, 0.95, 37)
+    r = report(post, title="t", constraints=cons, thresholds=thresholds)
+    rec = recalibrate(post, thresholds=thresholds, **cons)
+    c = r.tables["constraints"]
+    assert (c["threshold"] == rec.threshold).all()
+    expect = {}
+    if "min_precision" in cons:
+        single = recalibrate(post, min_precision=cons["min_precision"], thresholds=thresholds)
+        expect[f"precision >= {cons['min_precision']:g}"] = float(
+            single.probability.sel(threshold=rec.threshold)
+        )
+    if "min_recall" in cons:
+        single = recalibrate(post, min_recall=cons["min_recall"], thresholds=thresholds)
+        expect[f"recall >= {cons['min_recall']:g}"] = float(
+            single.probability.sel(threshold=rec.threshold)
+        )
+    if len(cons) == 2:
+        expect["both"] = rec.probability_at_threshold
+    assert c["probability"].to_dict() == expect
+    at = r.tables["at_threshold"]
+    ref = post.summary(["precision", "recall", "f_score"], hdi_prob=0.9, threshold=rec.threshold)
+    np.testing.assert_array_equal(at["mean"].to_numpy(), ref["mean"].to_numpy())
+    assert any(f"Threshold {rec.threshold:.4g} meets" in s for s in r.text)
+
+
+def test_impossible_constraint_is_flagged(plain):
+    r = report(plain[0], title="t", constraints={"min_precision": 1.0, "min_recall": 1.0})
+    assert r.tables["constraints"].loc["both", "probability"] < 0.5
+    assert r.warnings["constraints"] and 'role="alert"' in _page_without_figures(r)
+
+
+# ----------------------------------------------------------------- the reading
+
+
+def test_reading_mentions_wide_intervals_and_truth():
+    # 3 vetted items out of 60 with uninformative probabilities: AP is very uncertain
+    data = EvalData(np.linspace(0, 1, 60), np.r_[[0, 1, 1], np.full(57, np.nan)])
+    post = Posterior.from_probabilities(data, np.full(60, 0.5), draws=300, random_seed=0)
+    truth = np.r_[[0, 1, 1], np.zeros(57)]
+    r = report(post, title="t", truth=truth, metrics={"average precision": "average_precision"})
+    lo, hi = r.tables["metrics"].iloc[0, 2:4]
+    assert hi - lo >= 0.2
+    line = next(s for s in r.text if s.startswith("With 90% probability the average precision"))
+    assert "wide" in line and f"{lo:.3f} and {hi:.3f}" in line and "from 3 labels" in line
+    inside = lo <= r.tables["metrics"].loc["average precision", "truth"] <= hi
+    assert ("(inside the interval)" if inside else "(OUTSIDE the interval)") in line
+    # a narrow interval is not called wide
+    sure = Posterior.from_probabilities(
+        data, (np.linspace(0, 1, 60) > 0.5).astype(float), draws=300, random_seed=0
+    )
+    r2 = report(sure, title="t", metrics={"average precision": "average_precision"})
+    assert not any("wide" in s for s in r2.text)
+
+
+def test_session_like_object_adds_vetting_progress(plain):
+    post, _ = plain
+
+    class Session:
+        posterior = post
+
+        def history(self):
+            return pd.DataFrame(
+                {"n_vetted": [5, 10, 15], "ap_mean": [0.6, 0.7, 0.72], "ap_sd": [0.1, 0.06, 0.04]}
+            )
+
+    r = report(Session(), title="loop")
+    assert r.tables["vetting_progress"]["n_vetted"].tolist() == [5, 10, 15]
+    ax = r.figures["vetting_progress"].axes[0]
+    assert ax.get_xlabel() == "n_vetted" and len(ax.get_lines()) == 2
+
+
+# ---------------------------------------------------------------- bad inputs
+
+
+def test_bad_inputs_raise_clearly(plain):
+    post, _ = plain
+    with pytest.raises(TypeError, match="needs a bayeval Posterior"):
+        report(np.zeros(3), title="t")
+    with pytest.raises(TypeError, match="needs a bayeval Posterior"):
+        report(type("S", (), {"posterior": 3})(), title="t")
+    with pytest.raises(TypeError, match="constraints.*must be a dict"):
+        report(post, title="t", constraints=0.9)
+    with pytest.raises(ValueError, match="unknown key.*min_precision"):
+        report(post, title="t", constraints={"precision": 0.9})
+    with pytest.raises(ValueError, match="sets no bound"):
+        report(post, title="t", constraints={})
+    with pytest.raises(ValueError, match=r"min_recall.*\[0, 1\]"):
+        report(post, title="t", constraints={"min_recall": 1.5})
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match="hdi_prob"):
+            report(post, title="t", hdi_prob=bad)
+    with pytest.raises(TypeError, match="hdi_prob"):
+        report(post, title="t", hdi_prob="0.9")
+    with pytest.raises(ValueError, match="title.*empty"):
+        report(post, title="  ")
+    with pytest.raises(TypeError, match="title"):
+        report(post, title=None)
+    with pytest.raises(ValueError, match="truth.*has 3 item"):
+        report(post, title="t", truth=[0, 1, 1])
+    with pytest.raises(ValueError, match="thresholds.*only applies"):
+        report(post, title="t", thresholds=[0.5])
+    with pytest.raises(ValueError, match="Unknown metric"):
+        report(post, title="t", metrics=["nope"])
+    with pytest.raises(TypeError, match="DataFrame"):
+        Report("t", tables={"x": [1, 2]})
+
+
+# --------------------------------------------------------------------- files
+
+
+def test_save_writes_a_self_contained_page(plain_report, tmp_path):
+    paths = plain_report.save(tmp_path / "out" / "deep")
+    assert set(paths) == {
+        "report.html",
+        "report.md",
+        "figures/pr_curve.png",
+        "figures/threshold_probability.png",
+    }
+    assert all(p.is_file() for p in paths.values())
+    page = paths["report.html"].read_text(encoding="utf-8")
+    srcs = re.findall(r'(?:src|href)="([^"]*)"', page)
+    assert srcs and all(s.startswith("data:") for s in srcs)
+    assert "<script" not in page and "http" not in re.sub(r'"data:[^"]*"', "", page)
+    imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
+    assert (
+        len(imgs) == 2 and base64.b64decode(imgs[0]) == paths["figures/pr_curve.png"].read_bytes()
+    )
+    md = paths["report.md"].read_text(encoding="utf-8")
+    for link in re.findall(r"\]\(([^)]+\.png)\)", md):
+        assert (paths["report.md"].parent / link).is_file()
+    assert "| average precision |" in md
+
+
+# --------------------------------------------------------- the score mixture
+
+
+@pytest.fixture(scope="module")
+def spe():
+    from bayeval.datasets import load_breast_cancer_scores
+    from bayeval.models import ScoreMixture
+
+    data = load_breast_cancer_scores()
+    truth = load_breast_cancer_scores(as_frame=True)["true_label"].to_numpy()
+    # the SPE paper's pair (as in `bayeval demo`); on this data the PPC rejects it
+    post = ScoreMixture("gamma", "truncnormal").fit(
+        data,
+        draws=200,
+        tune=300,
+        chains=2,
+        cores=1,
+        sampler="pymc",
+        random_seed=0,
+        progressbar=False,
+        warn=False,
+    )
+    return post, truth
+
+
+@pytest.fixture(scope="module")
+def spe_report(spe):
+    post, truth = spe
+    return report(
+        post, title=NASTY, truth=truth, constraints={"min_precision": 0.95, "min_recall": 0.9}
+    )
+
+
+def test_score_mixture_section_and_warnings(spe, spe_report):
+    post, _ = spe
+    r = spe_report
+    ppc = post.ppc()
+    assert r.tables["fit"].loc["PPC p-value", "value"] == ppc["p_value"]
+    assert "mixture_fit" in r.figures and len(r.figures["mixture_fit"].axes) >= 2
+    assert "precision (predictions)" in r.tables["metrics"].index  # the data has predictions
+    # PPC verdict and warning box follow the p-value (the default families misfit this data)
+    rejects = ppc["p_value"] < 0.05
+    assert bool(r.warnings.get("fit")) == rejects
+    assert any(("rejects" if rejects else "no evidence") in s for s in r.text)
+    if r.warnings.get("fit") or r.warnings.get("diagnostics"):  # bad news is read first
+        assert r.text[1] in r.warnings.get("fit", []) or r.text[1].startswith(
+            "The sampler diagnostics are bad"
+        )
+    diag = post.check(warn=False)
+    d = r.tables["diagnostics"]
+    assert (
+        d.loc["max r_hat", "value"] == diag["max_rhat"]
+        and d.loc["divergences", "value"] == diag["divergences"]
+    )
+    assert r.warnings.get("diagnostics", []) == diag["messages"]
+    assert len(r.tables["diagnostics_by_parameter"]) == len(post.diagnostics())
+    n_warn = sum(len(v) for v in r.warnings.values())
+    assert n_warn == len(diag["messages"]) + rejects + len(r.warnings.get("constraints", []))
+    # one red box per warning, plus the summary box at the top when there is any
+    assert _page_without_figures(r).count('class="bv-warning"') == n_warn + (n_warn > 0)
+
+
+def test_score_mixture_good_fit_has_no_warning(spe, monkeypatch):
+    post, _ = spe
+    good = {"max_rhat": 1.001, "min_ess_bulk": 900.0, "divergences": 0, "ok": True, "messages": []}
+    monkeypatch.setattr(post, "check", lambda warn=True: good)
+    monkeypatch.setattr(
+        post,
+        "ppc",
+        lambda **kw: {
+            "ks_observed": 0.03,
+            "p_value": 0.4,
+            "ks_draws": np.full(5, 0.03),
+            "ks_replicated": np.full(5, 0.04),
+        },
+    )
+    r = report(post, title="good", metrics=["average_precision"])
+    assert r.warnings == {} and 'class="bv-warning"' not in _page_without_figures(r)
+    assert any("no evidence" in s for s in r.text) and any("look fine" in s for s in r.text)
+
+
+# ------------------------------------------------------------------- browser
+
+
+def _browser():
+    """A headless Chromium driver, or skip (fail when BAYEVAL_REQUIRE_BROWSER=1)."""
+    required = os.environ.get("BAYEVAL_REQUIRE_BROWSER") == "1"
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing = "selenium is not installed"
+    else:
+        missing = None
+        for path in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
+            if not os.path.exists(path):
+                missing = f"{path} is missing"
+    if missing:
+        if required:
+            pytest.fail(f"BAYEVAL_REQUIRE_BROWSER=1 but {missing}.")
+        pytest.skip(f"no headless browser: {missing}")
+    opts = Options()
+    for arg in (
+        "--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+        "--disable-background-networking --disable-component-update --disable-sync"
+    ).split():
+        opts.add_argument(arg)
+    profile = tempfile.mkdtemp(prefix="bayeval-chrome-")
+    opts.add_argument(f"--user-data-dir={profile}")
+    opts.add_argument("--window-size=1200,1000")
+    opts.binary_location = "/usr/bin/chromium"
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts), profile
+
+
+def test_page_renders_in_headless_chromium(spe_report, tmp_path):
+    import matplotlib.image as mpimg
+
+    r = spe_report
+    paths = r.save(tmp_path / "site")
+    driver, profile = _browser()
+    try:
+        driver.set_page_load_timeout(60)
+        driver.get(paths["report.html"].resolve().as_uri())
+        assert driver.execute_script("return document.readyState") == "complete"
+        assert driver.title == NASTY  # escaped in the source, shown verbatim, never run
+        assert driver.execute_script("return document.querySelectorAll('script').length") == 0
+        rows = driver.execute_script(
+            "return document.querySelectorAll('#table-metrics tbody tr').length"
+        )
+        assert rows == len(r.tables["metrics"])
+        imgs = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight]);"
+        )
+        assert len(imgs) == len(r.figures) and all(c and w > 0 and h > 0 for c, w, h in imgs)
+        warn_boxes = driver.execute_script("return document.querySelectorAll('.bv-warning').length")
+        assert warn_boxes == (sum(len(v) for v in r.warnings.values()) + 1 if r.warnings else 0)
+        # bring the first figure into view and find where it is on the screen
+        rect = driver.execute_script(
+            "const i = document.images[0]; i.scrollIntoView({block: 'start'});"
+            "const r = i.getBoundingClientRect();"
+            "return [r.left, r.top, r.width, r.height, window.innerWidth, window.innerHeight,"
+            " window.devicePixelRatio];"
+        )
+        shot = tmp_path / "screenshot.png"
+        assert driver.save_screenshot(str(shot))
+        severe = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        assert severe == []
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+    left, top, width, height, inner_w, inner_h, dpr = rect
+    img = mpimg.imread(shot)
+    assert img.shape[:2] == (round(inner_h * dpr), round(inner_w * dpr))
+    rgb = img[..., :3]
+    assert rgb.var() > 1e-3  # not a blank page
+    y0, y1 = int(max(top, 0) * dpr), int(min(top + height, inner_h) * dpr)
+    x0, x1 = int(max(left, 0) * dpr), int(min(left + width, inner_w) * dpr)
+    assert y1 - y0 > 50 and x1 - x0 > 50
+    figure_px = rgb[y0:y1, x0:x1]
+    assert (figure_px.min(axis=-1) < 0.9).mean() > 0.01  # the plot is drawn there
+    out = os.environ.get("BAYEVAL_SCREENSHOT_DIR")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(out) / "report_screenshot.png")
