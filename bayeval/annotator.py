@@ -137,7 +137,8 @@ def true_accuracy_bounds(model_accuracy, annotator_accuracy, *, n_classes=2) -> 
     >>> round(b.lower, 6), round(b.independent, 4), round(b.upper, 6)
     (0.86, 0.9348, 0.94)
 
-    (the value under independence is 0.86 / 0.92, about 93.5%).
+    (the value under independence is 0.86 / 0.92, about 93.5%). With ten classes:
+
     >>> true_accuracy_bounds([0.8, 0.9], 0.95, n_classes=10).independent.round(4).tolist()
     [0.8412, 0.9471]
     """

@@ -221,7 +221,7 @@ class EvalData:
 
     @property
     def labels(self) -> np.ndarray:
-        """Vetted labels: 1.0, 0.0, or NaN where not vetted; read-only."""
+        """Vetted labels (1.0, 0.0, or NaN where not vetted), read-only."""
         return self._labels
 
     @property
