@@ -7,31 +7,39 @@ metric comes out as a full posterior distribution.
 """
 
 from . import metrics
-from .active import ACISResult, acis
+from .active import ACISResult, ActiveSession, LabelStore, acis, expected_change, select, simulate
 from .annotator import TrueAccuracyBounds, plot_true_accuracy, true_accuracy_bounds
 from .data import EvalData
 from .posterior import Posterior, hdi, naive, vetted_only
 from .ranking import PercentileResult, ThetaEstimate, estimate_theta, ranking_percentile
 from .recalibrate import Recalibration, recalibrate
+from .report import Report, report
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ACISResult",
+    "ActiveSession",
     "EvalData",
+    "LabelStore",
     "PercentileResult",
     "Posterior",
     "Recalibration",
+    "Report",
     "ThetaEstimate",
     "TrueAccuracyBounds",
     "acis",
     "estimate_theta",
+    "expected_change",
     "hdi",
     "metrics",
     "naive",
     "plot_true_accuracy",
     "ranking_percentile",
     "recalibrate",
+    "report",
+    "select",
+    "simulate",
     "true_accuracy_bounds",
     "vetted_only",
 ]
