@@ -793,8 +793,9 @@ class SPEPosterior(Posterior):
 
         Returns
         -------
-        dict with ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and
-        ``messages``.
+        dict
+            With keys ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and
+            ``messages``.
         """
         summ = self.diagnostics()
         div = 0
