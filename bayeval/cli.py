@@ -1,14 +1,347 @@
-"""The ``bayeval`` command."""
+"""The ``bayeval`` command.
+
+Subcommands::
+
+    bayeval report CARD_DIR [--out DIR]          render a model card's credible-interval report
+    bayeval fit SCORES --score COL --label COL   fit a model, print the metric summary table
+    bayeval threshold SCORES ... --min-precision P --min-recall R
+                                                 the threshold meeting the constraints, with its probability
+    bayeval select SCORES ... --size N           the next items to vet (optionally recorded in a label store)
+    bayeval label STORE LABELS.csv --id COL --label COL
+                                                 record labels typed by people into a label store
+    bayeval demo                                 the bundled breast-cancer example
+
+SCORES is a CSV or Parquet file with one row per item. Errors in the inputs are
+reported in one line on stderr with a non-zero exit status (2 for bad input); set
+``BAYEVAL_DEBUG=1`` for the traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 __all__ = ["main"]
 
+_METRIC_CHOICES = (
+    "average_precision",
+    "roc_auc",
+    "precision_at_k",
+    "recall_at_k",
+    "precision",
+    "recall",
+    "f_score",
+    "accuracy",
+)
 
-def _demo(args: argparse.Namespace) -> int:
+
+class CLIError(Exception):
+    """An error in the command's input, reported without a traceback."""
+
+
+# ----------------------------------------------------------------- inputs
+
+
+def _read_table(path: str):
+    import pandas as pd
+
+    p = Path(path)
+    if not p.exists():
+        raise CLIError(f"{path}: no such file.")
+    if p.is_dir():
+        raise CLIError(f"{path}: is a folder; give a CSV or Parquet file.")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            try:
+                return pd.read_parquet(p)
+            except ImportError as exc:
+                raise CLIError(f"{path}: reading Parquet needs pyarrow; run `pip install pyarrow`.") from exc
+        if suffix in (".csv", ".txt", ".tsv"):
+            return pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",")
+    except CLIError:
+        raise
+    except Exception as exc:  # malformed files: pandas' own message, with the path
+        raise CLIError(f"{path}: could not be read as {suffix[1:].upper()} ({exc}).") from exc
+    raise CLIError(f"{path}: unknown file type {suffix!r}; give a .csv, .tsv or .parquet file.")
+
+
+def _data_args(p: argparse.ArgumentParser, *, need_label: bool = True) -> None:
+    p.add_argument("scores", help="CSV or Parquet file, one row per item")
+    p.add_argument("--score", required=True, help="column of classifier scores")
+    p.add_argument("--label", required=need_label, default=None, help="column of vetted labels (1/0, empty = not vetted)")
+    p.add_argument("--noisy-label", default=None, help="column of noisy labels (1/0), for the label-flip model")
+    p.add_argument("--category", default=None, help="column of categories (tags, classes)")
+    p.add_argument("--prediction", default=None, help="column of hard 0/1 predictions")
+    p.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number)")
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        choices=("score_mixture", "label_flip"),
+        default=None,
+        help="score_mixture (SPE; default) or label_flip (needs --noisy-label; default when given)",
+    )
+    p.add_argument("--negative", default="gamma", help="score-mixture family of negatives (default gamma)")
+    p.add_argument("--positive", default="truncnormal", help="score-mixture family of positives (default truncnormal)")
+    p.add_argument("--transform", default="auto", help="score map for the mixture (default auto)")
+    p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
+    p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default 1000)")
+    p.add_argument("--chains", type=int, default=2, help="chains (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+
+
+def _load_data(args):
+    from .data import EvalData
+
+    df = _read_table(args.scores)
+    try:
+        return EvalData.from_frame(
+            df,
+            score=args.score,
+            label=args.label,
+            noisy_label=args.noisy_label,
+            prediction=getattr(args, "prediction", None),
+            category=args.category,
+            item_id=args.item_id,
+        )
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"{args.scores}: {exc}") from exc
+
+
+def _fit(args, data):
+    name = args.model or ("label_flip" if data.noisy_labels is not None else "score_mixture")
+    if name == "label_flip":
+        from .models import LabelFlip
+
+        model = LabelFlip()
+        fit_kw = {}
+    else:
+        from .models import ScoreMixture
+
+        model = ScoreMixture(args.negative, args.positive, transform=args.transform)
+        fit_kw = {}
+    if data.n_vetted == 0 and name == "score_mixture":
+        raise CLIError("No item is vetted (the --label column is empty): the score mixture needs a few vetted labels.")
+    print(
+        f"Fitting {name} on {data.n_items} items ({data.n_vetted} vetted): {args.chains} chains x "
+        f"{args.draws} draws...",
+        file=sys.stderr,
+        flush=True,
+    )
+    post = model.fit(
+        data,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        random_seed=args.seed,
+        progressbar=not args.no_progress,
+        warn=False,  # reported below as one line on stderr instead of a Python warning
+        **fit_kw,
+    )
+    check = getattr(post, "check", None)
+    if callable(check):
+        diag = check(warn=False)
+        if not diag["ok"]:
+            print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
+    return post
+
+
+def _metric_table(args):
+    out = {}
+    for m in args.metric:
+        if m in ("precision_at_k", "recall_at_k"):
+            for k in args.k:
+                out[f"{m}[k={k}]"] = (m, {"k": k})
+        elif m in ("precision", "recall", "f_score", "accuracy") and args.threshold is not None:
+            out[f"{m}[t={args.threshold:g}]"] = (m, {"threshold": args.threshold})
+        else:
+            out[m] = (m, {})
+    return out
+
+
+def _print_frame(df, *, floatfmt: str = "{:.4f}") -> None:
+    import pandas as pd
+
+    with pd.option_context("display.float_format", floatfmt.format, "display.width", 160, "display.max_rows", 500):
+        print(df)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _cmd_report(args) -> int:
+    from .cards import load_card
+    from .report import report
+
+    try:
+        card = load_card(args.card)
+    except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
+        raise CLIError(str(exc)) from exc
+    out = Path(args.out) if args.out else Path(card.path) / "report"
+    data, truth = card.load_data()
+    print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name}...",
+          file=sys.stderr, flush=True)
+    # bad diagnostics are shown in the report (a warning box), not as a Python warning
+    post = card.fit(progressbar=not args.no_progress, draws=args.draws, tune=args.tune, chains=args.chains,
+                    warn=False)
+    rep = report(
+        post,
+        title=card.title,
+        description=card.description,
+        metrics=card.metrics(),
+        constraints=card.constraints,
+        hdi_prob=card.report_options.get("hdi_prob", 0.9),
+        truth=truth,
+    )
+    paths = rep.save(out)
+    for key in ("metrics",):
+        if key in rep.tables:
+            _print_frame(rep.tables[key])
+    for kind, p in paths.items():
+        print(f"{kind}: {p}")
+    return 0
+
+
+def _cmd_fit(args) -> int:
+    from . import vetted_only
+
+    data = _load_data(args)
+    post = _fit(args, data)
+    kw = {"category": args.category_mode} if data.has_categories else {}
+    table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, **kw)
+    if data.n_vetted:
+        vo = []
+        for _, (m, opts) in _metric_table(args).items():
+            try:
+                v = vetted_only(data, m, **kw, **opts)
+                vo.extend(list(v.values.ravel()) if v.ndim else [float(v)])
+            except ValueError:
+                vo.append(float("nan"))
+        if len(vo) == len(table):
+            table["vetted_only"] = vo
+    _print_frame(table)
+    if args.out:
+        table.to_csv(args.out)
+        print(f"written: {args.out}", file=sys.stderr)
+    return 0
+
+
+def _cmd_threshold(args) -> int:
+    from . import recalibrate
+
+    if args.min_precision is None and args.min_recall is None:
+        raise CLIError("Give --min-precision and/or --min-recall.")
+    data = _load_data(args)
+    post = _fit(args, data)
+    try:
+        rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    print(repr(rec))
+    print(f"threshold: {rec.threshold:.6g}")
+    print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
+    if args.table:
+        _print_frame(rec.table())
+    return 0
+
+
+def _cmd_select(args) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from .active import LabelStore, expected_change, select
+
+    data = _load_data(args)
+    store = None
+    if args.store:
+        store = LabelStore(args.store)
+        pending = store.pending()
+        if pending and not args.new_batch:
+            print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
+            for item in pending:
+                print(item)
+            store.close()
+            return 0
+        res = store.resolved()
+        if len(res):
+            try:
+                data = data.with_labels(list(res.index), res.to_numpy(), overwrite=True)
+            except ValueError as exc:
+                raise CLIError(f"{args.store}: {exc}") from exc
+    post = _fit(args, data)
+    kw = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
+    if data.has_categories:
+        kw["category"] = "mean"
+    try:
+        pos = select(post, metric=args.metric, size=args.size, strategy=args.strategy, random_seed=args.seed, **kw)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    pos = np.asarray(pos, dtype=np.int64)
+    table = pd.DataFrame({"item": data.item_ids[pos], "score": data.scores[pos]})
+    table["p_positive"] = post.item_probability().values[pos]
+    if args.strategy == "expected_change":
+        table["expected_change"] = expected_change(post, args.metric, **kw).values[pos]
+    if data.has_categories:
+        table["category"] = data.categories[pos]
+    _print_frame(table.set_index("item"), floatfmt="{:.4g}")
+    if store is not None:
+        batch = store.new_batch(table["item"].tolist(), strategy=args.strategy)
+        print(f"recorded as batch {batch} in {args.store}", file=sys.stderr)
+        store.close()
+    return 0
+
+
+def _cmd_label(args) -> int:
+    import numpy as np
+
+    from .active import LabelStore
+
+    df = _read_table(args.labels)
+    for col in (args.item_id, args.label):
+        if col not in df.columns:
+            raise CLIError(f"{args.labels}: no column {col!r}; its columns are {list(map(str, df.columns))}.")
+    ids = df[args.item_id].tolist()
+    raw = df[args.label].tolist()
+    good_ids, good_vals, bad = [], [], []
+    for row, (i, v) in enumerate(zip(ids, raw, strict=True), start=2):  # row 1 is the header
+        s = str(v).strip()
+        if isinstance(v, float) and np.isnan(v):
+            bad.append((row, i, "empty label"))
+        elif s in ("0", "1", "0.0", "1.0", "True", "False", "true", "false"):
+            good_ids.append(i.item() if hasattr(i, "item") else i)
+            good_vals.append(1 if s in ("1", "1.0", "True", "true") else 0)
+        else:
+            bad.append((row, i, f"label {v!r} is not 0/1"))
+    known = None
+    if args.scores:
+        data = _load_data(
+            argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
+                               category=None, item_id=args.scores_id or args.item_id)
+        )
+        known = set(data.item_ids.tolist())
+        keep = [(i, v) for i, v in zip(good_ids, good_vals, strict=True) if i in known]
+        bad += [(None, i, "unknown item id") for i in good_ids if i not in known]
+        good_ids, good_vals = [i for i, _ in keep], [v for _, v in keep]
+    with LabelStore(args.store) as store:
+        n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch) if good_ids else 0
+        print(f"recorded {n} label(s) in {args.store} ({len(store)} in all).")
+    if bad:
+        for row, i, why in bad[:20]:
+            where = f"row {row}, " if row else ""
+            print(f"rejected: {where}item {i!r}: {why}", file=sys.stderr)
+        if len(bad) > 20:
+            print(f"... and {len(bad) - 20} more", file=sys.stderr)
+        print(f"bayeval: error: {len(bad)} row(s) rejected; the {n} valid label(s) were recorded.", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _cmd_demo(args) -> int:
     import pandas as pd
 
     from . import metrics, recalibrate, vetted_only
@@ -58,17 +391,110 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bayeval", description="Bayesian evaluation of classifiers.")
-    sub = parser.add_subparsers(dest="command", required=True)
+# ------------------------------------------------------------------- parser
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bayeval",
+        description="Bayesian evaluation of classifiers when labels are scarce or noisy.",
+        epilog="Inputs are CSV or Parquet files, one row per item. BAYEVAL_DEBUG=1 shows tracebacks.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    rep = sub.add_parser("report", help="render a model card's report (HTML + Markdown + PNG)",
+                         description="Fit the card's model and write its credible-interval report.")
+    rep.add_argument("card", help="a model-card folder (with card.toml), e.g. models/breast_cancer_logreg")
+    rep.add_argument("--out", default=None, help="output folder (default CARD/report)")
+    rep.add_argument("--draws", type=int, default=None, help="override the card's draws per chain")
+    rep.add_argument("--tune", type=int, default=None, help="override the card's tuning steps")
+    rep.add_argument("--chains", type=int, default=None, help="override the card's chains")
+    rep.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+    rep.set_defaults(func=_cmd_report)
+
+    fit = sub.add_parser("fit", help="fit a model and print the metric summary table",
+                         description="Fit a model to SCORES and print mean, sd and HDI of each metric.")
+    _data_args(fit)
+    _model_args(fit)
+    fit.add_argument("--metric", nargs="+", choices=_METRIC_CHOICES, default=["average_precision", "roc_auc"],
+                     help="metrics to summarize (default: average_precision roc_auc)")
+    fit.add_argument("--k", type=int, nargs="+", default=[10, 100], help="k for precision_at_k/recall_at_k")
+    fit.add_argument("--threshold", type=float, default=None, help="score cut-off for precision/recall/f_score/accuracy")
+    fit.add_argument("--category-mode", choices=("each", "mean", "pooled"), default="each",
+                     help="with --category: per category, their mean, or pooled")
+    fit.add_argument("--hdi-prob", type=float, default=0.9, help="HDI probability (default 0.9)")
+    fit.add_argument("--out", default=None, help="also write the table to this CSV file")
+    fit.set_defaults(func=_cmd_fit)
+
+    thr = sub.add_parser("threshold", help="the threshold meeting precision/recall constraints",
+                         description="Recommend the score threshold with the highest probability that the "
+                                     "constraints hold on this data.")
+    _data_args(thr)
+    _model_args(thr)
+    thr.add_argument("--min-precision", type=float, default=None, help="required precision")
+    thr.add_argument("--min-recall", type=float, default=None, help="required recall")
+    thr.add_argument("--table", action="store_true", help="also print precision/recall at the recommended threshold")
+    thr.set_defaults(func=_cmd_threshold)
+
+    sel = sub.add_parser("select", help="the next items to vet",
+                         description="Fit the model and print the next items to vet, best first.")
+    _data_args(sel, need_label=False)
+    _model_args(sel)
+    sel.add_argument("--size", type=int, required=True, help="how many items")
+    sel.add_argument("--strategy", default="expected_change",
+                     choices=("expected_change", "uncertainty", "most_confident_mistake", "random"))
+    sel.add_argument("--metric", default="average_precision", choices=("average_precision", "precision_at_k", "recall_at_k", "roc_auc"))
+    sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k")
+    sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")
+    sel.add_argument("--new-batch", action="store_true", help="propose a new batch even if the last one is unfinished")
+    sel.set_defaults(func=_cmd_select)
+
+    lab = sub.add_parser("label", help="record labels from a CSV into a label store",
+                         description="Append labels (item id, 0/1) from a CSV or Parquet file to a label store. "
+                                     "Valid rows are recorded even when others are rejected.")
+    lab.add_argument("store", help="label store file (created if missing)")
+    lab.add_argument("labels", help="CSV or Parquet file with the labels")
+    lab.add_argument("--id", dest="item_id", default="item", help="column of item ids (default 'item')")
+    lab.add_argument("--label", default="label", help="column of 0/1 labels (default 'label')")
+    lab.add_argument("--annotator", default=None, help="who labeled")
+    lab.add_argument("--batch", type=int, default=None, help="the batch these labels answer")
+    lab.add_argument("--scores", default=None, help="the scores file, to reject unknown item ids")
+    lab.add_argument("--score", default=None, help="with --scores: its score column")
+    lab.add_argument("--scores-id", default=None, help="with --scores: its id column (default: same as --id)")
+    lab.set_defaults(func=_cmd_label)
+
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
     demo.add_argument("--chains", type=int, default=2, help="chains (default 2)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     demo.add_argument("--hdi-prob", type=float, default=0.94, help="HDI probability (default 0.94)")
-    demo.set_defaults(func=_demo)
+    demo.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``bayeval`` command; returns the exit status.
+
+    Examples
+    --------
+    >>> from bayeval.cli import main
+    >>> main(["fit", "no-such-file.csv", "--score", "s", "--label", "y"])
+    2
+    """
+    parser = _parser()
     args = parser.parse_args(argv)
-    return args.func(args)
+    if getattr(args, "scores", None) and args.command == "label" and not args.score:
+        parser.error("label: --scores needs --score (the score column of that file).")
+    try:
+        return int(args.func(args) or 0)
+    except CLIError as exc:
+        print(f"bayeval: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError) as exc:
+        if os.environ.get("BAYEVAL_DEBUG"):
+            raise
+        print(f"bayeval: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,15 +1,138 @@
+"""The ``bayeval`` command: every subcommand, its --help, and clear failures on bad input."""
+
+from __future__ import annotations
+
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeval.active import LabelStore
 from bayeval.cli import main
 
+ROOT = Path(__file__).resolve().parents[1]
+BC = ROOT / "models" / "breast_cancer_logreg"
+FAST = ["--draws", "150", "--tune", "150", "--chains", "2", "--no-progress"]
 
-def test_demo_prints_a_summary(capsys):
-    assert main(["demo", "--draws", "200", "--seed", "1"]) == 0
+
+@pytest.fixture()
+def scores_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 300
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.where(y == 1, rng.gamma(8, 0.1, n), rng.gamma(2, 0.1, n))
+    label = np.full(n, np.nan)
+    label[:40] = y[:40]
+    df = pd.DataFrame({"item": [f"i{j}" for j in range(n)], "s": s, "y": label, "truth": y})
+    path = tmp_path / "scores.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+@pytest.mark.parametrize("command", ["report", "fit", "threshold", "select", "label", "demo"])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "average precision" in out and "hdi_3%" in out and "truth" in out
+    assert out.startswith(f"usage: bayeval {command}")
 
 
 def test_module_entry_point_reports_bad_usage():
     res = subprocess.run([sys.executable, "-m", "bayeval", "nope"], capture_output=True, text=True)
     assert res.returncode != 0 and "invalid choice" in res.stderr
+
+
+def test_fit_prints_the_summary_table_and_writes_csv(scores_csv, tmp_path, capsys):
+    path, _ = scores_csv
+    out_csv = tmp_path / "summary.csv"
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--id", "item", "--metric",
+                 "average_precision", "precision_at_k", "--k", "20", "--out", str(out_csv), *FAST])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "average_precision" in out and "precision_at_k[k=20]" in out and "vetted_only" in out
+    table = pd.read_csv(out_csv, index_col=0)
+    assert list(table.index) == ["average_precision", "precision_at_k[k=20]"]
+    assert ((table["hdi_5%"] <= table["mean"]) & (table["mean"] <= table["hdi_95%"])).all()
+
+
+def test_threshold_recommends_a_threshold(scores_csv, capsys):
+    path, _ = scores_csv
+    code = main(["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.8", *FAST])
+    assert code == 0
+    out = capsys.readouterr().out
+    t = float(next(line for line in out.splitlines() if line.startswith("threshold:")).split()[1])
+    assert 0 < t < 3
+    assert "probability the constraint holds" in out
+
+
+def test_select_and_label_round_trip_through_a_store(scores_csv, tmp_path, capsys):
+    path, df = scores_csv
+    store = tmp_path / "labels.sqlite"
+    code = main(["select", str(path), "--score", "s", "--label", "y", "--id", "item", "--size", "5",
+                 "--strategy", "uncertainty", "--store", str(store), *FAST])
+    assert code == 0
+    out = capsys.readouterr().out
+    picked = [line.split()[0] for line in out.splitlines()[2:] if line.strip()]
+    assert len(picked) == 5 and all(p.startswith("i") for p in picked)
+    assert not set(picked) & set(df["item"][:40])  # never a vetted item
+    with LabelStore(store) as st:
+        assert st.pending() == picked
+    # answer them from a CSV, with one bad row and one unknown id
+    answers = pd.DataFrame({"item": picked + ["nope"], "label": [1, 0, 1, "maybe", 0, 1]})
+    answers.to_csv(tmp_path / "answers.csv", index=False)
+    code = main(["label", str(store), str(tmp_path / "answers.csv"), "--annotator", "me",
+                 "--scores", str(path), "--score", "s", "--scores-id", "item"])
+    err = capsys.readouterr().err
+    assert code == 2 and "row 5" in err and "'maybe'" in err and "unknown item id" in err
+    with LabelStore(store) as st:
+        labels = st.labels()
+    assert labels["item"].tolist() == [picked[0], picked[1], picked[2], picked[4]]  # valid rows kept
+    assert labels["value"].tolist() == [1, 0, 1, 0] and set(labels["annotator"]) == {"me"}
+    # the next selection resumes the unfinished batch
+    code = main(["select", str(path), "--score", "s", "--label", "y", "--id", "item", "--size", "5",
+                 "--store", str(store), *FAST])
+    assert code == 0 and capsys.readouterr().out.split() == [picked[3]]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["fit", "missing.csv", "--score", "s", "--label", "y"], "no such file"),
+        (["fit", "{path}", "--score", "nope", "--label", "y"], "not a column"),
+        (["fit", "{bad}", "--score", "s", "--label", "y"], "labels"),
+        (["threshold", "{path}", "--score", "s", "--label", "y"], "--min-precision"),
+        (["fit", "{txt}", "--score", "s", "--label", "y"], "unknown file type"),
+        (["report", "{tmp}"], "card.toml"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2(args, message, scores_csv, tmp_path, capsys):
+    path, df = scores_csv
+    bad = tmp_path / "bad.csv"
+    df.assign(y=df["y"].astype(object).where(df["y"].notna(), "")).assign(y=lambda d: d["y"].replace({1.0: "yes"})).to_csv(bad, index=False)
+    txt = tmp_path / "scores.xlsx"
+    txt.write_text("x")
+    argv = [a.format(path=path, bad=bad, txt=txt, tmp=tmp_path) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bayeval: error:") and message in err
+
+
+def test_report_renders_a_card(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["report", str(BC), "--out", str(out), *FAST])
+    assert code == 0
+    html = (out / "report.html").read_text()
+    assert "Breast-cancer logistic regression" in html and "<table" in html
+    assert (out / "report.md").exists() and list((out / "figures").glob("*.png"))
+    stdout = capsys.readouterr().out
+    assert "report.html" in stdout
+
+
+def test_demo_prints_a_summary(capsys):
+    assert main(["demo", "--draws", "150", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "average precision" in out and "hdi_3%" in out and "truth" in out
