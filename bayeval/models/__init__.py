@@ -2,6 +2,7 @@
 
 from .annotator import AnnotatorError, CategoricalPosterior
 from .human_ranking import HumanRanking, RankingPosterior
+from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
 from .score_mixture import FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior
 
 __all__ = [
@@ -10,7 +11,10 @@ __all__ = [
     "AnnotatorError",
     "CategoricalPosterior",
     "HumanRanking",
+    "LabelFlip",
+    "LabelFlipPosterior",
     "RankingPosterior",
     "ScoreMixture",
     "SPEPosterior",
+    "simulate_tags",
 ]

@@ -1,0 +1,922 @@
+"""Noisy labels with flip rates: the active-testing estimator as a generative model.
+
+The generative story (Nguyen, Ramanan & Fowlkes, 2018, sec. 3.1 and 4.1). Each item
+``i`` (an image--tag pair, a detection) has a true label ``z_i`` in {0, 1}, a cheap
+noisy label ``y_i`` (a user tag, a coarse annotation), a classifier score ``s_i``,
+optionally a category ``c_i`` and features ``x_i``:
+
+* ``z_i | s_i, x_i, c_i ~ Bernoulli(logistic(a_c + b_c g(s_i) + w . x_std_i))``
+* ``y_i | z_i, c_i ~ Bernoulli(p(y = 1 | z_i, c))`` -- the *flip rates*: a relevant
+  tag is listed with probability ``p(y=1|z=1, c)``, an irrelevant one with
+  ``p(y=1|z=0, c)``. Given ``z`` the noisy label does not depend on the score
+  (the paper's conditional-independence assumption).
+
+Vetted items (``labels`` not NaN) observe ``z``; for the others ``z`` is summed out,
+``p(y_i | theta) = sum_z p(y_i | z) p(z | s_i, x_i)`` (computed on the log scale with
+``logaddexp``), so NUTS samples only continuous parameters. Given a parameter draw,
+each unvetted label is Bernoulli with Bayes' rule (the paper's eq. 13)::
+
+    P(z_i = 1 | y_i, s_i, x_i, theta) =
+        p(y_i | z=1) p(z=1 | s_i, x_i) / sum_v p(y_i | z=v) p(z=v | s_i, x_i)
+
+and :class:`bayeval.Posterior` turns those draws into P@K, AP, ... per category.
+
+Parametrization and priors
+--------------------------
+Scores. ``g(s)`` is the standardized score: with ``score_transform="auto"``
+(default) scores that all lie in [0, 1] are treated as probabilities and mapped to
+their logit (clipped to ``[1e-6, 1 - 1e-6]``), other scores are used as they are;
+the result is then centred and scaled by its mean and sd over *all* items (vetted or
+not, so the map does not depend on the labels). Features are standardized the same
+way, column by column. On these scales the priors below are scale-free.
+
+Flip rates, ordered. The two rates of a category are written as a noisy-OR::
+
+    p(y=1 | z=0, c) = f_c                      f_c = logistic(fpr_logit_c)
+    p(y=1 | z=1, c) = f_c + (1 - f_c) r_c      r_c = logistic(lift_logit_c)
+
+an irrelevant tag appears only through noise (``f_c``); a relevant one through the
+same noise or because someone noticed it (``r_c``). This forces
+``p(y=1|z=1) > p(y=1|z=0)`` in every category, which is what makes ``z = 1`` mean
+"relevant": without it the likelihood of unvetted items is unchanged by swapping
+``z`` with ``1 - z`` (and the rates with each other, ``a, b`` with ``-a, -b``), a
+mirror mode that would make chains disagree.
+
+Score slope. ``b_c`` gets a prior centred at a positive value (a classifier's
+scores are expected to rise with relevance) but it is not constrained: a category
+where the classifier is useless or inverted stays representable, and the ordering of
+the flip rates already fixes the labelling.
+
+Pooling across categories (``pooling=``):
+
+``"partial"`` (default)
+    Each of ``fpr_logit``, ``lift_logit``, ``a`` and ``b`` is Normal around a
+    population mean with a population sd (non-centred: ``mu + sigma * offset_c``),
+    so a rare tag borrows strength from the others.
+``"none"``
+    Every category has its own parameters with fixed priors (those of the means).
+``"complete"``
+    One set of parameters for all categories.
+
+With one category (or none) the three are the same model: one pair of rates.
+
+Priors (weakly informative, on the scales above)::
+
+    fpr_mu       ~ Normal(-3, 1.5)   median p(y=1|z=0) = 0.05; 95%: 0.003 .. 0.5
+    lift_mu      ~ Normal(0, 1.5)    median r = 0.5;           95%: 0.05 .. 0.95
+    intercept_mu ~ Normal(0, 2)      logit prevalence at the average score
+    slope_mu     ~ Normal(1.5, 1.5)  per sd of g(s); P(slope_mu < 0) = 0.16
+    *_sigma      ~ HalfNormal(1)     (intercept_sigma: HalfNormal(1.5))
+    w            ~ Normal(0, 1)      per sd of each feature, shared by categories
+
+Vetted subsets chosen by score, by noisy label or by earlier vetting outcomes (top-K
+lists, most-confident mistakes, MEEC) need no correction: the likelihood conditions
+on ``s``, ``x`` and ``y`` and models every item, vetted or not, so selection on these
+observed quantities is ignorable -- provided the model describes the data.
+
+Without vetted items the flip rates are only weakly identified: the noisy labels
+pin down ``p(y=1 | s) = f + (1 - f) r logistic(a + b g(s))``, and a low listing rate
+for relevant items trades off against a low prevalence unless the scores separate
+the classes well. A few vetted items (or other categories, through pooling) resolve
+it; the priors above keep the posterior proper meanwhile.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Mapping, Sequence
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from scipy import special
+
+from .. import _validate as V
+from ..data import EvalData
+from ..posterior import Posterior
+
+__all__ = ["LabelFlip", "LabelFlipPosterior", "simulate_tags"]
+
+POOLINGS = ("partial", "none", "complete")
+SCORE_TRANSFORMS = ("auto", "logit", "identity")
+_EPS_LOGIT = 1e-6
+_ONEHOT_MAX = 1 << 21  # items x categories up to which the category lookup is a dense product
+
+# prior (location, scale) of each population mean, and the scale of its HalfNormal sd
+_PRIORS = {
+    "fpr": (-3.0, 1.5, 1.0),
+    "lift": (0.0, 1.5, 1.0),
+    "intercept": (0.0, 2.0, 1.5),
+    "slope": (1.5, 1.5, 1.0),
+}
+_PRIOR_W = 1.0
+_RATE_NAMES = ("p_y1_z1", "p_y1_z0")
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def _has_nutpie() -> bool:
+    try:
+        import nutpie  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _log_rates(fpr_logit, lift_logit):
+    """log p(y | z) for the four (y, z) pairs from the noisy-OR logits (PyTensor).
+
+    Returns ``(l_y1_z1, l_y0_z1, l_y1_z0, l_y0_z0)``, computed without forming
+    ``1 - p`` explicitly: ``log p(y=0 | z=1) = log(1 - f) + log(1 - r)``.
+    """
+    l_y1_z0 = -pt.softplus(-fpr_logit)
+    l_y0_z0 = -pt.softplus(fpr_logit)
+    l_y0_z1 = l_y0_z0 - pt.softplus(lift_logit)
+    l_y1_z1 = pt.log1mexp(l_y0_z1)  # log(1 - exp(.))
+    return l_y1_z1, l_y0_z1, l_y1_z0, l_y0_z0
+
+
+def _marginal_logp(value, eta, l11, l01, l10, l00):
+    """log p(y | theta) of unvetted items: ``log sum_z p(y | z) p(z | s, x)``.
+
+    ``eta`` is the logit of p(z = 1 | s, x); ``l<y><z>`` are log p(y | z) per item.
+    """
+    listed = pt.eq(value, 1)
+    log_z1, log_z0 = -pt.softplus(-eta), -pt.softplus(eta)
+    return pt.logaddexp(log_z1 + pt.switch(listed, l11, l01), log_z0 + pt.switch(listed, l10, l00))
+
+
+def _marginal_random(eta, l11, l01, l10, l00, rng=None, size=None):
+    """Draw noisy labels: z from p(z | s, x), then y from p(y | z)."""
+    z = rng.random(size) < special.expit(eta)
+    return (rng.random(size) < np.exp(np.where(z, l11, l10))).astype(np.int64)
+
+
+def _standardize(x: np.ndarray, what: str) -> tuple[np.ndarray, float, float]:
+    mean, sd = float(np.mean(x)), float(np.std(x))
+    if not np.isfinite(sd) or sd <= 1e-12 * max(1.0, abs(mean)):
+        raise ValueError(
+            f"All {what} are equal (value {mean:g}): a constant carries no information about the "
+            "true labels and cannot be standardized. "
+            + (
+                "Drop this feature (feature_names=...)."
+                if "feature" in what
+                else "Check the scores."
+            )
+        )
+    return (x - mean) / sd, mean, sd
+
+
+# ----------------------------------------------------------------------- the model
+
+
+class LabelFlip:
+    """Noisy-label model of active testing: flip rates ``p(y | z)`` and a logistic ``p(z | s, x)``.
+
+    See the module documentation for the generative story, the parametrization that
+    keeps ``z = 1`` meaning "relevant", and the priors.
+
+    Parameters
+    ----------
+    pooling : {"partial", "none", "complete"}
+        How per-category parameters (flip rates, intercept and slope of ``p(z | s)``)
+        share information: hierarchical (default), independent, or one set for all.
+    feature_names : sequence of str, optional
+        Which columns of ``data.features`` enter ``p(z | s, x)``; default all of them
+        (none if the data have no features). ``()`` uses none.
+    score_transform : {"auto", "logit", "identity"}
+        Map of the scores before standardizing: ``"logit"`` for probabilities,
+        ``"identity"`` for margins or logits; ``"auto"`` (default) takes the logit
+        when every score lies in [0, 1].
+
+    Examples
+    --------
+    >>> from bayeval.models.label_flip import LabelFlip, simulate_tags
+    >>> data, truth = simulate_tags(3, items_per_category=50, random_seed=0)
+    >>> model = LabelFlip().build(data)
+    >>> sorted(model.coords["category"])
+    ['tag0', 'tag1', 'tag2']
+    >>> LabelFlip(pooling="none")
+    LabelFlip(pooling='none', feature_names=None, score_transform='auto')
+    """
+
+    def __init__(
+        self,
+        *,
+        pooling: str = "partial",
+        feature_names: Sequence[str] | None = None,
+        score_transform: str = "auto",
+    ):
+        self.pooling = V.check_choice(pooling, "pooling", POOLINGS)
+        self.score_transform = V.check_choice(score_transform, "score_transform", SCORE_TRANSFORMS)
+        if feature_names is not None:
+            if isinstance(feature_names, str):
+                feature_names = [feature_names]
+            if not all(isinstance(f, str) for f in feature_names):
+                raise TypeError(
+                    f"`feature_names` must be a sequence of column names (str), got {feature_names!r}."
+                )
+            feature_names = tuple(feature_names)
+        self.feature_names = feature_names
+
+    def __repr__(self) -> str:
+        return (
+            f"LabelFlip(pooling={self.pooling!r}, feature_names={self.feature_names!r}, "
+            f"score_transform={self.score_transform!r})"
+        )
+
+    # ---------------------------------------------------------------- data prep
+
+    def _prepare(self, data) -> dict:
+        """Validate ``data`` and compute everything build() and the posterior need."""
+        if not isinstance(data, EvalData):
+            raise TypeError(
+                f"`data` must be an EvalData, got {type(data).__name__}. Build one with "
+                "bayeval.EvalData(scores, labels, noisy_labels=..., categories=...)."
+            )
+        if data.noisy_labels is None:
+            raise ValueError(
+                "LabelFlip needs noisy labels (the cheap tags whose flip rates it models), but "
+                "`data.noisy_labels` is None. Build the EvalData with noisy_labels=..."
+            )
+        s = np.asarray(data.scores, dtype=np.float64)
+        if not np.all(np.isfinite(s)):
+            bad = np.flatnonzero(~np.isfinite(s))
+            raise ValueError(
+                f"`scores` must be finite, but {bad.size} are NaN or infinite (first at position(s) "
+                f"{V._preview(bad)}). Remove those items or fix their scores."
+            )
+        # categories
+        if data.has_categories:
+            codes = np.asarray(data.category_codes, dtype=np.int64)
+            names = np.asarray(data.category_names)
+            counts = np.bincount(codes, minlength=names.size)
+            if (counts == 0).any():
+                empty = names[counts == 0]
+                raise ValueError(
+                    f"{empty.size} categor{'y has' if empty.size == 1 else 'ies have'} no items "
+                    f"(e.g. {V._preview(empty)}); every category needs at least one item. Rebuild the "
+                    "EvalData from the items you kept (categories=...) so that empty ones disappear."
+                )
+        else:
+            codes = np.zeros(s.size, dtype=np.int64)
+            names = np.array(["all"])
+        # scores
+        lo, hi = float(s.min()), float(s.max())
+        in_unit = lo >= 0 and hi <= 1
+        transform = self.score_transform
+        if transform == "auto":
+            transform = "logit" if in_unit else "identity"
+        if transform == "logit":
+            if not in_unit:
+                raise ValueError(
+                    f"score_transform='logit' needs scores in [0, 1] (probabilities); got scores "
+                    f"from {lo:g} to {hi:g}. Use score_transform='identity' for margins or logits."
+                )
+            c = np.clip(s, _EPS_LOGIT, 1 - _EPS_LOGIT)
+            t = np.log(c) - np.log1p(-c)
+        else:
+            t = s
+        g, g_mean, g_sd = _standardize(t, "scores")
+        # features
+        fnames = np.array([], dtype=str)
+        X = np.zeros((s.size, 0))
+        f_mean = f_sd = np.zeros(0)
+        wanted = self.feature_names
+        if wanted is None:
+            wanted = () if data.features is None else tuple(str(f) for f in data.feature_names)
+        if wanted:
+            if data.features is None:
+                raise ValueError(
+                    f"feature_names={list(wanted)} but the EvalData has no features; build it with "
+                    "features=... or use feature_names=None."
+                )
+            have = [str(f) for f in data.feature_names]
+            missing = [f for f in wanted if f not in have]
+            if missing:
+                raise ValueError(
+                    f"Unknown feature name(s) {missing}; the data's features are {have}."
+                )
+            if len(set(wanted)) != len(wanted):
+                raise ValueError(f"`feature_names` lists a feature twice: {list(wanted)}.")
+            cols = [have.index(f) for f in wanted]
+            raw = np.asarray(data.features, dtype=np.float64)[:, cols]
+            if not np.all(np.isfinite(raw)):
+                raise ValueError(
+                    f"`features` hold {int((~np.isfinite(raw)).sum())} NaN or infinite value(s); "
+                    "impute or drop them first."
+                )
+            X = np.empty_like(raw)
+            f_mean, f_sd = np.empty(len(cols)), np.empty(len(cols))
+            for j, name in enumerate(wanted):
+                X[:, j], f_mean[j], f_sd[j] = _standardize(raw[:, j], f"values of feature {name!r}")
+            fnames = np.asarray(wanted)
+        n_cat = names.size
+        pooling = self.pooling if n_cat > 1 else "complete"
+        return {
+            "g": g,
+            "codes": codes,
+            "names": names,
+            "X": X,
+            "feature_names": fnames,
+            "y": np.asarray(data.noisy_labels, dtype=np.int8),
+            "vetted": data.vetted,
+            "z": np.nan_to_num(data.labels).astype(np.int8),
+            "score_transform": transform,
+            "score_center": g_mean,
+            "score_scale": g_sd,
+            "feature_center": f_mean,
+            "feature_scale": f_sd,
+            "pooling": pooling,
+        }
+
+    # --------------------------------------------------------------------- build
+
+    @staticmethod
+    def _per_category(name: str, pooling: str, n_cat: int):
+        """A per-category parameter (dims "category") under the pooling scheme."""
+        loc, scale, sd_scale = _PRIORS[name]
+        if pooling == "none":
+            return pm.Normal(
+                f"{name}_logit" if name in ("fpr", "lift") else name, loc, scale, dims="category"
+            )
+        mu = pm.Normal(f"{name}_mu", loc, scale)
+        if pooling == "complete":
+            return pt.zeros(n_cat) + mu
+        sigma = pm.HalfNormal(f"{name}_sigma", sd_scale)
+        offset = pm.Normal(f"{name}_offset", 0.0, 1.0, dims="category")
+        return mu + sigma * offset
+
+    def build(self, data: EvalData) -> pm.Model:
+        """The PyMC model for ``data`` (inspect it, change priors, or sample it).
+
+        Coordinates: ``category`` (``["all"]`` without categories), ``feature`` (when
+        features are used), ``vetted_item`` and ``unvetted_item`` (item ids).
+
+        Free variables (``pooling="partial"``): ``fpr_mu, fpr_sigma, fpr_offset``,
+        ``lift_mu, lift_sigma, lift_offset``, ``intercept_mu, intercept_sigma,
+        intercept_offset``, ``slope_mu, slope_sigma, slope_offset`` and ``w`` (per
+        feature). ``"complete"`` keeps only the ``*_mu``; ``"none"`` has
+        ``fpr_logit, lift_logit, intercept, slope`` per category.
+
+        Deterministics (per category): ``p_y1_z1`` = p(y=1 | z=1), ``p_y1_z0`` =
+        p(y=1 | z=0), ``intercept``, ``slope``; with partial pooling also
+        ``p_y1_z1_population`` and ``p_y1_z0_population``, the rates of a category
+        with every parameter at its population mean.
+
+        Observed: ``label_vetted`` (z of vetted items), ``noisy_vetted`` (their y given
+        z) and ``noisy_unvetted`` (y of unvetted items with z summed out). The data
+        containers (prefix ``vetted_`` or ``unvetted_``) are ``*_score`` (the
+        standardized g(s)), ``*_category`` (category codes), ``*_onehot`` (the same
+        as a one-hot matrix, used for the lookup while items x categories stays below
+        2**21), ``*_features`` (standardized), ``unvetted_noisy_label``,
+        ``vetted_noisy_label`` and ``vetted_label``.
+
+        Examples
+        --------
+        >>> from bayeval.models.label_flip import LabelFlip, simulate_tags
+        >>> data, truth = simulate_tags(4, items_per_category=30, random_seed=1)
+        >>> data = data.with_labels([0, 1, 2], truth[:3])
+        >>> model = LabelFlip().build(data)
+        >>> sorted(v.name for v in model.observed_RVs)
+        ['label_vetted', 'noisy_unvetted', 'noisy_vetted']
+        >>> model.named_vars_to_dims["p_y1_z1"]
+        ('category',)
+        """
+        prep = self._prepare(data)
+        pooling, names = prep["pooling"], prep["names"]
+        n_cat = names.size
+        vet = prep["vetted"]
+        ids = data.item_ids
+        coords = {
+            "category": [str(c) for c in names],
+            "vetted_item": ids[vet].tolist(),
+            "unvetted_item": ids[~vet].tolist(),
+        }
+        n_feat = prep["X"].shape[1]
+        if n_feat:
+            coords["feature"] = [str(f) for f in prep["feature_names"]]
+        with pm.Model(coords=coords) as model:
+            fpr_logit = self._per_category("fpr", pooling, n_cat)
+            lift_logit = self._per_category("lift", pooling, n_cat)
+            a = self._per_category("intercept", pooling, n_cat)
+            b = self._per_category("slope", pooling, n_cat)
+            if pooling != "none":
+                a = pm.Deterministic("intercept", a, dims="category")
+                b = pm.Deterministic("slope", b, dims="category")
+            w = pm.Normal("w", 0.0, _PRIOR_W, dims="feature") if n_feat else None
+            l11, l01, l10, l00 = _log_rates(fpr_logit, lift_logit)
+            pm.Deterministic("p_y1_z1", pt.exp(l11), dims="category")
+            pm.Deterministic("p_y1_z0", pt.exp(l10), dims="category")
+            if pooling == "partial":
+                m11, _, m10, _ = _log_rates(model["fpr_mu"], model["lift_mu"])
+                pm.Deterministic("p_y1_z1_population", pt.exp(m11))
+                pm.Deterministic("p_y1_z0_population", pt.exp(m10))
+
+            # one row per category: a, b and log p(y | z) for the four (y, z) pairs;
+            # each item picks its category's row once
+            table = pt.stack([a, b, l11, l01, l10, l00], axis=1)
+
+            def rows(part: str, mask: np.ndarray, dim: str):
+                g = pm.Data(f"{part}_score", prep["g"][mask], dims=dim)
+                codes = prep["codes"][mask]
+                c = pm.Data(f"{part}_category", codes, dims=dim)
+                if codes.size * n_cat <= _ONEHOT_MAX:
+                    # small: a dense one-hot product (its gradient is a matrix product too)
+                    onehot = (codes[:, None] == np.arange(n_cat)).astype(np.float64)
+                    r = pt.dot(pm.Data(f"{part}_onehot", onehot, dims=(dim, "category")), table)
+                else:
+                    r = table[c]
+                eta = r[:, 0] + r[:, 1] * g
+                if n_feat:
+                    x = pm.Data(f"{part}_features", prep["X"][mask], dims=(dim, "feature"))
+                    eta = eta + pt.dot(x, w)
+                return eta, r
+
+            if vet.any():
+                eta, r = rows("vetted", vet, "vetted_item")
+                z = pm.Data("vetted_label", prep["z"][vet], dims="vetted_item")
+                y = pm.Data("vetted_noisy_label", prep["y"][vet], dims="vetted_item")
+                pm.Bernoulli("label_vetted", logit_p=eta, observed=z, dims="vetted_item")
+                # logit p(y = 1 | z) of each vetted item, given its category and true label
+                logit_y = pt.switch(pt.eq(z, 1), r[:, 2] - r[:, 3], r[:, 4] - r[:, 5])
+                pm.Bernoulli("noisy_vetted", logit_p=logit_y, observed=y, dims="vetted_item")
+            if (~vet).any():
+                eta, r = rows("unvetted", ~vet, "unvetted_item")
+                y = pm.Data("unvetted_noisy_label", prep["y"][~vet], dims="unvetted_item")
+                pm.CustomDist(
+                    "noisy_unvetted",
+                    eta,
+                    r[:, 2],
+                    r[:, 3],
+                    r[:, 4],
+                    r[:, 5],
+                    logp=_marginal_logp,
+                    random=_marginal_random,
+                    observed=y,
+                    dims="unvetted_item",
+                )
+        model._bayeval_meta = prep  # read by fit()
+        return model
+
+    # ----------------------------------------------------------------------- fit
+
+    def fit(
+        self,
+        data: EvalData,
+        *,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 2,
+        random_seed: int | None = None,
+        sampler: str = "auto",
+        progressbar: bool = True,
+        target_accept: float = 0.9,
+        cores: int | None = None,
+        warn: bool = True,
+    ) -> LabelFlipPosterior:
+        """Sample the posterior with NUTS and return a :class:`LabelFlipPosterior`.
+
+        Parameters
+        ----------
+        data : EvalData
+            Scores, noisy labels (required), vetted labels (NaN = not vetted),
+            optionally categories and features.
+        draws, tune, chains : int
+        random_seed : int, optional
+            Seeds both the sampler and the label draws.
+        sampler : {"auto", "pymc", "nutpie"}
+            ``"auto"`` uses PyMC's NUTS: for this model nutpie's compilation took
+            longer than PyMC's whole fit on tag sets of ~1,000 items (measured), and a
+            vetting loop refits after every batch. ``"nutpie"`` is there for large data.
+        progressbar : bool
+        target_accept : float
+        cores : int, optional
+            Parallel chains (default: up to 2).
+        warn : bool
+            Emit a warning when r_hat, ESS or divergences look bad.
+
+        Returns
+        -------
+        LabelFlipPosterior
+
+        Examples
+        --------
+        >>> from bayeval.models.label_flip import LabelFlip, simulate_tags
+        >>> data, truth = simulate_tags(3, items_per_category=100, random_seed=2)
+        >>> post = LabelFlip().fit(data, draws=200, tune=200, random_seed=2,
+        ...                        progressbar=False)  # doctest: +SKIP
+        >>> post.flip_rates()["p_y1_z1"].mean(("chain", "draw"))  # doctest: +SKIP
+        """
+        V.check_choice(sampler, "sampler", ("auto", "pymc", "nutpie"))
+        draws = V.as_positive_int(draws, "draws")
+        tune = V.as_positive_int(tune, "tune", minimum=0)
+        chains = V.as_positive_int(chains, "chains")
+        target_accept = V.as_probability(target_accept, "target_accept", open_interval=True)
+        model = self.build(data)
+        prep = model._bayeval_meta
+        if sampler == "auto":
+            # measured on 1,000-item tag sets: nutpie's compilation (40-70 s here) costs
+            # more than PyMC's whole fit (~10 s), and a vetting loop refits after every batch
+            sampler = "pymc"
+        with warnings.catch_warnings():
+            # PyMC/arviz chatter (e.g. "chains < 4") is not the user's concern; we
+            # report convergence ourselves below.
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            if sampler == "nutpie":
+                import nutpie
+
+                compiled = nutpie.compile_pymc_model(model)
+                idata = nutpie.sample(
+                    compiled,
+                    draws=draws,
+                    tune=tune,
+                    chains=chains,
+                    seed=random_seed
+                    if random_seed is not None
+                    else np.random.SeedSequence().entropy % 2**32,
+                    progress_bar=progressbar,
+                    target_accept=target_accept,
+                    cores=cores or min(chains, 2),
+                )
+            else:
+                with model:
+                    idata = pm.sample(
+                        draws=draws,
+                        tune=tune,
+                        chains=chains,
+                        cores=cores or min(chains, 2),
+                        random_seed=random_seed,
+                        progressbar=progressbar,
+                        target_accept=target_accept,
+                        compute_convergence_checks=False,
+                    )
+        post = LabelFlipPosterior(
+            data, idata, model=self, prep=prep, sampler=sampler, random_seed=random_seed
+        )
+        if warn:
+            post.check(warn=True)
+        return post
+
+
+# ------------------------------------------------------------------ the posterior
+
+
+class LabelFlipPosterior(Posterior):
+    """Posterior of a :class:`LabelFlip` fit: label draws by Bayes' rule, flip rates, diagnostics.
+
+    Created by :meth:`LabelFlip.fit`; everything of :class:`bayeval.Posterior`
+    applies (``metric``, ``summary``, ``label_draws``, ``item_probability``...). The
+    label draws of unvetted items come from :meth:`probability`, which uses each
+    item's noisy label, score and features; vetted items keep their label.
+
+    Examples
+    --------
+    >>> from bayeval.models.label_flip import LabelFlipPosterior
+    >>> LabelFlipPosterior.flip_rates.__doc__.splitlines()[0]
+    'Posterior draws of the flip rates p(y=1 | z=1) and p(y=1 | z=0) per category.'
+    """
+
+    def __init__(
+        self,
+        data: EvalData,
+        idata: az.InferenceData,
+        *,
+        model: LabelFlip,
+        prep: Mapping | None = None,
+        sampler: str = "unknown",
+        random_seed: int | None = None,
+    ):
+        if not isinstance(model, LabelFlip):
+            raise TypeError(
+                f"`model` must be the LabelFlip that was fitted, got {type(model).__name__}."
+            )
+        self.label_flip = model
+        self.sampler = sampler
+        self._prep = dict(prep) if prep is not None else model._prepare(data)
+        self.pooling = self._prep["pooling"]
+        super().__init__(data, idata, self.probability, random_seed=random_seed, model=repr(model))
+
+    # ------------------------------------------------------------- label model
+
+    def probability(self, params: Mapping[str, np.ndarray]) -> np.ndarray:
+        """``P(z_i = 1 | y_i, s_i, x_i, theta)`` per parameter draw and item (Bayes' rule).
+
+        ``logit P = a_c + b_c g(s_i) + w . x_i + log p(y_i | z=1, c) - log p(y_i | z=0, c)``.
+
+        Parameters
+        ----------
+        params : mapping
+            ``intercept``, ``slope``, ``p_y1_z1``, ``p_y1_z0`` of shape
+            ``(n_draws, n_categories)`` (or ``(n_categories,)`` for one draw) and, with
+            features, ``w`` of shape ``(n_draws, n_features)``.
+
+        Returns
+        -------
+        ndarray of shape ``(n_draws, n_items)`` (vetted items included; the label
+        draws replace them by their vetted value).
+        """
+        prep = self._prep
+        a = np.atleast_2d(np.asarray(params["intercept"], dtype=np.float64))
+        b = np.atleast_2d(np.asarray(params["slope"], dtype=np.float64))
+        p1 = np.atleast_2d(np.asarray(params["p_y1_z1"], dtype=np.float64))
+        p0 = np.atleast_2d(np.asarray(params["p_y1_z0"], dtype=np.float64))
+        codes, y = prep["codes"], prep["y"].astype(bool)
+        with np.errstate(divide="ignore"):
+            llr1 = np.log(p1) - np.log(p0)  # noisy label 1: evidence for z = 1
+            llr0 = np.log1p(-p1) - np.log1p(-p0)  # noisy label 0: evidence for z = 0 (< 0)
+        logit = np.take(a, codes, axis=1)
+        logit += np.take(b, codes, axis=1) * prep["g"]
+        if prep["X"].shape[1]:
+            w = np.atleast_2d(np.asarray(params["w"], dtype=np.float64))
+            logit += w @ prep["X"].T
+        logit += np.where(y, np.take(llr1, codes, axis=1), np.take(llr0, codes, axis=1))
+        return special.expit(logit, out=logit)
+
+    # ---------------------------------------------------------------- summaries
+
+    def flip_rates(self) -> xr.Dataset:
+        """Posterior draws of the flip rates p(y=1 | z=1) and p(y=1 | z=0) per category.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``p_y1_z1`` (a relevant item is labelled 1) and ``p_y1_z0`` (an irrelevant
+            one is), dims ``(chain, draw, category)``; with partial pooling also
+            ``p_y1_z1_population`` and ``p_y1_z0_population`` (dims ``(chain, draw)``),
+            the rates of a typical category.
+
+        Examples
+        --------
+        >>> from bayeval.models.label_flip import LabelFlipPosterior
+        >>> # post.flip_rates()["p_y1_z1"].mean(("chain", "draw"))
+        """
+        post = self.idata.posterior
+        names = [n for n in (*_RATE_NAMES, "p_y1_z1_population", "p_y1_z0_population") if n in post]
+        return post[names]
+
+    def _param_names(self) -> list[str]:
+        post = self.idata.posterior
+        names = ["p_y1_z1", "p_y1_z0", "intercept", "slope"]
+        if self.pooling == "partial":
+            names += [
+                f"{p}_{k}" for p in ("fpr", "lift", "intercept", "slope") for k in ("mu", "sigma")
+            ]
+        names += ["w"] if "w" in post else []
+        return [n for n in names if n in post]
+
+    def diagnostics(self) -> pd.DataFrame:
+        """r_hat, bulk and tail ESS of the model's parameters (one row per scalar).
+
+        Covers the flip rates, intercepts and slopes per category, the feature
+        weights and, with partial pooling, the population means and sds.
+
+        Examples
+        --------
+        >>> from bayeval.models.label_flip import LabelFlipPosterior
+        >>> # LabelFlip().fit(data).diagnostics().head()
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            summ = az.summary(self.idata, var_names=self._param_names(), kind="diagnostics")
+        return summ[["r_hat", "ess_bulk", "ess_tail"]]
+
+    def check(self, *, warn: bool = True) -> dict:
+        """Convergence diagnostics, with a warning when they are bad.
+
+        Bad means: any r_hat > 1.01 (with more than one chain), any bulk ESS below
+        100 per chain, or any divergent transition.
+
+        Returns
+        -------
+        dict with ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and
+        ``messages``.
+
+        Examples
+        --------
+        >>> from bayeval.models.label_flip import LabelFlipPosterior
+        >>> # LabelFlip().fit(data, warn=False).check()["ok"]
+        """
+        summ = self.diagnostics()
+        div = 0
+        if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
+            div = int(self.idata.sample_stats["diverging"].values.sum())
+        max_rhat = float(summ["r_hat"].max()) if len(summ) else float("nan")
+        min_ess = float(summ["ess_bulk"].min()) if len(summ) else float("nan")
+        msgs = []
+        if self.n_chains > 1 and not max_rhat <= 1.01:
+            msgs.append(
+                f"r_hat up to {max_rhat:.3f} (> 1.01): chains disagree. With few vetted labels the "
+                "flip rates are weakly identified; vet more items, tune longer, or pool categories."
+            )
+        if not min_ess >= 100 * self.n_chains:
+            msgs.append(
+                f"bulk ESS as low as {min_ess:.0f} (< {100 * self.n_chains}): draw more samples."
+            )
+        if div:
+            msgs.append(
+                f"{div} divergent transitions: the posterior may be biased; raise target_accept."
+            )
+        if warn and msgs:
+            warnings.warn(
+                "bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning, stacklevel=3
+            )
+        return {
+            "max_rhat": max_rhat,
+            "min_ess_bulk": min_ess,
+            "divergences": div,
+            "ok": not msgs,
+            "messages": msgs,
+        }
+
+
+# ------------------------------------------------------------------- simulation
+
+
+def _per_category_values(value, name: str, n_cat: int, *, lo: float, hi: float, draw) -> np.ndarray:
+    """A float (same for every category), a sequence (one per category) or None (draw)."""
+    if value is None:
+        if draw is None:
+            raise TypeError(f"`{name}` must be a number or one number per category, got None.")
+        return draw()
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        arr = np.full(n_cat, float(value))
+    else:
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"`{name}` must be a number or one number per category, got {value!r}."
+            ) from exc
+        if arr.shape != (n_cat,):
+            raise ValueError(
+                f"`{name}` must be a number or a sequence of {n_cat} numbers (one per category), "
+                f"got shape {arr.shape}."
+            )
+    if not np.all(np.isfinite(arr)) or arr.min() <= lo or arr.max() >= hi:
+        raise ValueError(
+            f"`{name}` must lie strictly between {lo:g} and {hi:g}, got {V._preview(arr)}."
+        )
+    return arr
+
+
+def simulate_tags(
+    n_categories: int,
+    *,
+    items_per_category=200,
+    size_tail: float = 0.5,
+    p_relevant_listed=0.38,
+    p_irrelevant_listed=0.01,
+    prevalence=None,
+    score_quality=None,
+    random_seed: int | None = None,
+) -> tuple[EvalData, np.ndarray]:
+    """A synthetic NUS-WIDE-like tag set: true labels, noisy user tags, classifier scores.
+
+    For each category (tag) ``c`` with ``n_c`` items (images considered for it):
+
+    1. every item has a latent evidence ``u_i ~ Normal(0, 1)``;
+    2. its true label is ``z_i ~ Bernoulli(logistic(a_c + q_c u_i))``, where ``q_c``
+       is the category's score quality and ``a_c`` is solved so that the expected
+       share of relevant items is the category's prevalence;
+    3. the classifier reports the probability ``s_i = logistic(a_c + q_c u_i)``
+       (calibrated within the category, so ``p(z | s)`` is exactly logistic in
+       ``logit(s)`` -- the link :class:`LabelFlip` assumes);
+    4. the user tag is ``y_i ~ Bernoulli(p_relevant_listed)`` if ``z_i = 1`` and
+       ``Bernoulli(p_irrelevant_listed)`` otherwise (NUS-WIDE: 38% and 1%, as the
+       active-testing paper quotes).
+
+    No item is vetted (``labels`` all NaN); vet some with
+    ``data.with_labels(ids, truth[ids])``. Predictions are ``s >= 0.5``.
+
+    Parameters
+    ----------
+    n_categories : int
+        Number of tags, named ``tag0, tag1, ...`` (zero-padded so that the sorted
+        names keep this order).
+    items_per_category : int or sequence of int, default 200
+        An int is the size of the largest category; the others follow a long tail,
+        ``n_c = max(5, round(items_per_category * (c + 1) ** -size_tail))``. A
+        sequence gives each category's size exactly.
+    size_tail : float, default 0.5
+        Exponent of that long tail; 0 gives equal sizes.
+    p_relevant_listed, p_irrelevant_listed : float or sequence of float
+        p(y=1 | z=1) and p(y=1 | z=0), one value for all categories or one per
+        category. Must satisfy ``p_relevant_listed > p_irrelevant_listed``.
+    prevalence : float, sequence of float, or None
+        Expected share of relevant items per category; None (default) draws them
+        from a logit-normal with median 0.1 and logit-sd 0.7, clipped to
+        [0.01, 0.6] (rare tags are common).
+    score_quality : float, sequence of float, or None
+        Slope ``q_c`` of the true log-odds on the evidence (higher = scores separate
+        the classes better; 2 gives an AUC near 0.85). None (default) draws
+        ``q_c = 2 exp(0.35 N(0, 1))``, so quality varies by category.
+    random_seed : int or None
+
+    Returns
+    -------
+    data : EvalData
+        ``scores``, ``noisy_labels``, ``categories``, ``predictions``; item ids
+        ``0 .. N-1`` in category order; nothing vetted.
+    truth : ndarray of int8, shape (N,)
+        The true labels ``z``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.label_flip import simulate_tags
+    >>> data, truth = simulate_tags(5, items_per_category=100, size_tail=0, random_seed=0)
+    >>> data.n_items, data.n_vetted, truth.dtype
+    (500, 0, dtype('int8'))
+    >>> data.counts()["items"].tolist()
+    [100, 100, 100, 100, 100, 500]
+    >>> big, z = simulate_tags(81, items_per_category=2000, random_seed=0)
+    >>> listed = big.noisy_labels == 1
+    >>> bool(abs(listed[z == 1].mean() - 0.38) < 0.03), bool(abs(listed[z == 0].mean() - 0.01) < 0.003)
+    (True, True)
+    """
+    n_cat = V.as_positive_int(n_categories, "n_categories")
+    if (
+        isinstance(size_tail, bool)
+        or not isinstance(size_tail, numbers.Real)
+        or not np.isfinite(size_tail)
+        or size_tail < 0
+    ):
+        raise ValueError(f"`size_tail` must be a finite number >= 0, got {size_tail!r}.")
+    rng = np.random.default_rng(random_seed)
+    # sizes
+    if isinstance(items_per_category, numbers.Integral) and not isinstance(
+        items_per_category, bool
+    ):
+        top = V.as_positive_int(int(items_per_category), "items_per_category")
+        sizes = np.maximum(
+            5, np.round(top * np.arange(1, n_cat + 1, dtype=float) ** -float(size_tail))
+        )
+        sizes = np.minimum(sizes, top).astype(np.int64)
+    else:
+        sizes = np.asarray(items_per_category)
+        if sizes.shape != (n_cat,) or sizes.dtype.kind not in "iu" or sizes.min() < 1:
+            raise ValueError(
+                f"`items_per_category` must be a positive int or {n_cat} positive ints (one per "
+                f"category), got {items_per_category!r}."
+            )
+        sizes = sizes.astype(np.int64)
+    tpr = _per_category_values(
+        p_relevant_listed, "p_relevant_listed", n_cat, lo=0.0, hi=1.0, draw=None
+    )
+    fpr = _per_category_values(
+        p_irrelevant_listed, "p_irrelevant_listed", n_cat, lo=0.0, hi=1.0, draw=None
+    )
+    if np.any(tpr <= fpr):
+        raise ValueError(
+            "`p_relevant_listed` must exceed `p_irrelevant_listed` in every category (a relevant tag "
+            f"is listed more often than an irrelevant one); got {V._preview(tpr)} vs {V._preview(fpr)}."
+        )
+    prev = _per_category_values(
+        prevalence,
+        "prevalence",
+        n_cat,
+        lo=0.0,
+        hi=1.0,
+        draw=lambda: np.clip(
+            special.expit(special.logit(0.1) + 0.7 * rng.standard_normal(n_cat)), 0.01, 0.6
+        ),
+    )
+    quality = _per_category_values(
+        score_quality,
+        "score_quality",
+        n_cat,
+        lo=0.0,
+        hi=np.inf,
+        draw=lambda: 2.0 * np.exp(0.35 * rng.standard_normal(n_cat)),
+    )
+    # intercepts: E[logistic(a + q u)] = prevalence, by bisection on Gauss-Hermite nodes
+    nodes, weights = np.polynomial.hermite_e.hermegauss(40)
+    weights = weights / weights.sum()
+    lo, hi = np.full(n_cat, -40.0), np.full(n_cat, 40.0)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        mean = special.expit(mid[:, None] + quality[:, None] * nodes) @ weights
+        lo, hi = np.where(mean < prev, mid, lo), np.where(mean < prev, hi, mid)
+    a = 0.5 * (lo + hi)
+    cat = np.repeat(np.arange(n_cat), sizes)
+    u = rng.standard_normal(cat.size)
+    logit = a[cat] + quality[cat] * u
+    scores = special.expit(logit)
+    truth = (rng.random(cat.size) < scores).astype(np.int8)
+    listed = rng.random(cat.size) < np.where(truth == 1, tpr[cat], fpr[cat])
+    width = len(str(n_cat - 1))
+    names = np.array([f"tag{c:0{width}d}" for c in range(n_cat)])
+    data = EvalData(
+        scores,
+        noisy_labels=listed.astype(np.int8),
+        predictions=(scores >= 0.5).astype(np.int8),
+        categories=names[cat],
+    )
+    return data, truth
