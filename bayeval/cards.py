@@ -1,0 +1,819 @@
+"""Model cards: one folder per classifier under evaluation, described by ``card.toml``.
+
+A model card folder (by convention under the repository's top-level ``models/``)
+holds the scores a classifier gave to an evaluation set, the script that made them,
+and a ``card.toml`` that says how to evaluate it: which columns hold the scores and
+the labels, which generative model to fit with which sampling settings, which
+metrics to report and which constraints a threshold must meet. ``bayeval report
+models/NAME`` renders the card's report; :func:`load_card` is the loader behind it.
+
+The ``card.toml`` schema
+------------------------
+::
+
+    title = "..."                   # required: a short name
+    description = "..."             # required: one paragraph: classifier, data, how vetted
+
+    [data]                          # required
+    file = "scores.csv"             # required: CSV or Parquet, relative to the card folder
+    score = "score"                 # required: column of classifier scores
+    label = "label"                 # vetted labels: 1 / 0, empty = not vetted
+    noisy_label = "noisy"           # optional: cheap 0/1 labels of every item
+    prediction = "prediction"       # optional: the classifier's hard 0/1 decisions
+    category = "category"           # optional: category (tag, class) of each item
+    id = "id"                       # optional: unique item ids
+    truth = "truth"                 # optional: known true labels, only for comparison
+    features = ["f1", "f2"]         # optional: feature columns (models that use them)
+
+    [model]                         # required
+    name = "score_mixture"          # "score_mixture" or "label_flip"
+    # every other key is passed to the model's constructor, e.g. for score_mixture
+    # negative = "normal", positive = "studentt", transform = "logit"
+
+    [sampling]                      # optional; defaults shown
+    draws = 1000                    # posterior draws per chain (>= 1)
+    tune = 1000                     # tuning steps per chain (>= 0)
+    chains = 2                      # chains (>= 1)
+    seed = 0                        # seeds the sampler and the label draws (>= 0)
+    # target_accept = 0.9           # optional, passed to the model's fit()
+
+    [report]                        # optional; defaults shown
+    hdi_prob = 0.94                 # probability of the highest-density intervals
+    metrics = ["average_precision"] # names, or inline tables {name = ..., label = ..., options}
+    # e.g. ["average_precision", "roc_auc", { name = "precision_at_k", k = 50 }]
+
+    [constraints]                   # optional: what a threshold must achieve
+    min_precision = 0.9             # in [0, 1]
+    min_recall = 0.8                # in [0, 1]
+
+Label columns are read strictly: a vetted label (and a noisy label, and a truth
+value) must be ``1`` or ``0`` (``1.0``/``0.0`` and booleans are accepted); an empty
+cell in the ``label`` column means "not vetted". Anything else (``yes``, ``2``,
+``NA``...) is an error that lists the offending rows: labels a person typed are
+never silently dropped. Every error names the card file and the key at fault.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> from bayeval.cards import load_card
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "scores.csv").write_text("score,label\\n0.9,1\\n0.7,\\n0.2,0\\n")
+>>> _ = (folder / "card.toml").write_text('''
+... title = "toy"
+... description = "three scores"
+... [data]
+... file = "scores.csv"
+... score = "score"
+... label = "label"
+... [model]
+... name = "score_mixture"
+... ''')
+>>> card = load_card(folder)
+>>> data, truth = card.load_data()
+>>> data.n_vetted, truth is None
+(2, True)
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import numbers
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import _validate as V
+from .data import EvalData
+from .metrics import METRICS
+
+__all__ = ["Card", "CardError", "MODELS", "load_card", "list_cards"]
+
+CARD_FILE = "card.toml"
+
+#: Model names a card may use, and where their classes live.
+MODELS: dict[str, tuple[str, str]] = {
+    "score_mixture": ("bayeval.models.score_mixture", "ScoreMixture"),
+    "label_flip": ("bayeval.models.label_flip", "LabelFlip"),
+}
+
+# Columns each model needs besides ``score`` (checked when the card is loaded).
+_MODEL_NEEDS = {"label_flip": ("noisy_label",)}
+
+_TOP_KEYS = ("title", "description", "data", "model", "sampling", "report", "constraints")
+_DATA_KEYS = (
+    "file",
+    "score",
+    "label",
+    "noisy_label",
+    "prediction",
+    "category",
+    "id",
+    "truth",
+    "features",
+)
+_SAMPLING_KEYS = ("draws", "tune", "chains", "seed", "target_accept")
+_REPORT_KEYS = ("hdi_prob", "metrics")
+_CONSTRAINT_KEYS = ("min_precision", "min_recall")
+_SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
+_REPORT_DEFAULTS = {"hdi_prob": 0.94, "metrics": ["average_precision"]}
+_BINARY_COLUMNS = ("label", "noisy_label", "prediction", "truth")
+_TRUE_STRINGS = {"1", "1.0"}
+_FALSE_STRINGS = {"0", "0.0"}
+
+
+class CardError(ValueError):
+    """A model card that cannot be read: the message names the card file and the key.
+
+    Examples
+    --------
+    >>> from bayeval.cards import CardError, load_card
+    >>> try:
+    ...     load_card("no/such/folder")
+    ... except CardError as exc:
+    ...     print(str(exc).split(":")[0])
+    no/such/folder/card.toml
+    """
+
+
+# ------------------------------------------------------------------ the card
+
+
+@dataclass(frozen=True)
+class Card:
+    """One classifier under evaluation, as described by its ``card.toml``.
+
+    Create it with :func:`load_card`; the fields are the validated content of the
+    file (see the module documentation for the schema).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The card folder.
+    title, description : str
+    data_file : pathlib.Path
+        The scores file (absolute).
+    columns : dict
+        ``{role: column}`` for the roles present (``score``, ``label``,
+        ``noisy_label``, ``prediction``, ``category``, ``id``, ``truth``; ``features``
+        maps to a list of columns).
+    model_name : str
+        A key of :data:`MODELS`.
+    model_options : dict
+        Keyword arguments of the model's constructor.
+    sampling : dict
+        ``draws``, ``tune``, ``chains``, ``seed`` (and ``target_accept`` if given).
+    report_options : dict
+        ``hdi_prob`` and ``metrics`` (the entries as written in the file).
+    constraints : dict or None
+        ``min_precision`` and/or ``min_recall``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from bayeval.cards import load_card
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "s.csv").write_text("s,y\\n0.9,1\\n0.4,\\n0.1,0\\n0.3,\\n0.8,\\n")
+    >>> _ = (folder / "card.toml").write_text('''
+    ... title = "toy"
+    ... description = "five scores"
+    ... data = { file = "s.csv", score = "s", label = "y" }
+    ... model = { name = "score_mixture", negative = "normal", positive = "normal" }
+    ... report = { metrics = ["average_precision", { name = "precision_at_k", k = 2 }] }
+    ... ''')
+    >>> card = load_card(folder)
+    >>> card.model_name, card.sampling["chains"], card.metrics()
+    ('score_mixture', 2, {'average_precision': 'average_precision', 'precision_at_k[k=2]': ('precision_at_k', {'k': 2})})
+    >>> card.build_model()
+    ScoreMixture(negative='normal', positive='normal', transform='auto')
+    >>> post = card.fit(progressbar=False, draws=50, tune=50)  # doctest: +SKIP
+    """
+
+    path: Path
+    title: str
+    description: str
+    data_file: Path
+    columns: dict
+    model_name: str
+    model_options: dict = field(default_factory=dict)
+    sampling: dict = field(default_factory=lambda: dict(_SAMPLING_DEFAULTS))
+    report_options: dict = field(default_factory=lambda: dict(_REPORT_DEFAULTS))
+    constraints: dict | None = None
+
+    @property
+    def card_file(self) -> Path:
+        """The ``card.toml`` this card was read from."""
+        return self.path / CARD_FILE
+
+    def _error(self, key: str, message: str) -> CardError:
+        return CardError(f"{self.card_file}: {key}: {message}")
+
+    # ------------------------------------------------------------------ data
+
+    def load_data(self) -> tuple[EvalData, np.ndarray | None]:
+        """Read the scores file into an :class:`~bayeval.EvalData`.
+
+        Returns
+        -------
+        data : EvalData
+            Scores, vetted labels (NaN where not vetted) and whichever of noisy
+            labels, predictions, categories, features and ids the card names.
+        truth : numpy.ndarray of int8, or None
+            The known true label of every item (``[data] truth``), for comparison
+            only; None when the card has no truth column.
+
+        Raises
+        ------
+        CardError
+            Missing columns (the message lists the file's columns), label values
+            other than 1/0/empty (the message lists the rows), invalid scores or ids.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s,y,t\\n0.9,1,1\\n0.4,,0\\n0.1,0,0\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "three scores"
+        ... data = { file = "s.csv", score = "s", label = "y", truth = "t" }
+        ... model = { name = "score_mixture" }
+        ... ''')
+        >>> data, truth = load_card(folder).load_data()
+        >>> data.labels.tolist(), truth.tolist()
+        ([1.0, nan, 0.0], [1, 0, 0])
+        """
+        df, raw = _read_table(self)
+        cols = self.columns
+        present = [str(c) for c in df.columns]
+        wanted = [(role, name) for role, name in cols.items() if role != "features"]
+        wanted += [("features", name) for name in cols.get("features", [])]
+        for role, name in wanted:
+            if name not in df.columns:
+                raise self._error(
+                    f"[data] {role}",
+                    f"column {name!r} is not in {self.data_file.name}; its columns are {present}. "
+                    f"Fix the column name in {CARD_FILE} or in the file.",
+                )
+        parsed = {}
+        for role in _BINARY_COLUMNS:
+            if role in cols:
+                values = (
+                    raw[cols[role]] if raw is not None and cols[role] in raw else df[cols[role]]
+                )
+                parsed[role] = _binary_column(
+                    self, role, cols[role], values, allow_empty=role == "label"
+                )
+        n = len(df)
+        checks = {
+            "score": lambda v, what: V.as_scores(v, what),
+            "category": lambda v, what: V.as_categories(v, n, what),
+            "id": lambda v, what: V.as_item_ids(v, n, what),
+            "features": lambda v, what: V.as_features(v, n, what),
+        }
+        for role, check in checks.items():
+            if role in cols:
+                values = df[cols[role]] if role == "features" else df[cols[role]].to_numpy()
+                try:
+                    check(values, f"column {cols[role]!r}")
+                except (TypeError, ValueError) as exc:
+                    raise self._error(f"[data] {role}", f"in {self.data_file.name}: {exc}") from exc
+        data = EvalData(
+            df[cols["score"]].to_numpy(),
+            parsed.get("label"),
+            noisy_labels=parsed.get("noisy_label"),
+            predictions=parsed.get("prediction"),
+            categories=df[cols["category"]].to_numpy() if "category" in cols else None,
+            features=df[list(cols["features"])] if "features" in cols else None,
+            item_ids=df[cols["id"]].to_numpy() if "id" in cols else None,
+        )
+        truth = parsed.get("truth")
+        return data, None if truth is None else truth.astype(np.int8)
+
+    # ----------------------------------------------------------------- model
+
+    def build_model(self):
+        """The ``bayeval.models`` object the card describes (constructed, not fitted).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s\\n0.9\\n0.4\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "two scores"
+        ... data = { file = "s.csv", score = "s" }
+        ... model = { name = "score_mixture", negative = "beta", positive = "beta" }
+        ... ''')
+        >>> load_card(folder).build_model()
+        ScoreMixture(negative='beta', positive='beta', transform='auto')
+        """
+        cls = _model_class(self.model_name, self.card_file)
+        return _construct(cls, self.model_name, self.model_options, self.card_file)
+
+    def fit(
+        self,
+        *,
+        progressbar: bool = True,
+        draws: int | None = None,
+        tune: int | None = None,
+        chains: int | None = None,
+        seed: int | None = None,
+        **fit_options,
+    ):
+        """Load the data, build the model and sample it with the card's settings.
+
+        Parameters
+        ----------
+        progressbar : bool, default True
+        draws, tune, chains, seed : int, optional
+            Override the card's ``[sampling]`` values (e.g. tiny settings for a quick
+            look); None keeps the card's value.
+        **fit_options
+            Passed on to the model's ``fit()`` (e.g. ``sampler="pymc"``, ``cores=1``,
+            ``warn=False``).
+
+        Returns
+        -------
+        Posterior
+            The model's posterior (an :class:`~bayeval.models.SPEPosterior` for
+            ``score_mixture``).
+
+        Examples
+        --------
+        >>> from bayeval.cards import load_card
+        >>> post = load_card("models/breast_cancer_logreg").fit(progressbar=False)  # doctest: +SKIP
+        >>> post.summary(load_card("models/breast_cancer_logreg").metrics())  # doctest: +SKIP
+        """
+        overrides = {"draws": draws, "tune": tune, "chains": chains, "seed": seed}
+        settings = dict(self.sampling)
+        for key, value in overrides.items():
+            if value is not None:
+                settings[key] = value
+        settings = _check_sampling(settings, f"{self.card_file}: fit()")
+        data, _ = self.load_data()
+        model = self.build_model()
+        kwargs = {
+            "draws": settings["draws"],
+            "tune": settings["tune"],
+            "chains": settings["chains"],
+            "random_seed": settings["seed"],
+            "progressbar": progressbar,
+        }
+        if "target_accept" in settings:
+            kwargs["target_accept"] = settings["target_accept"]
+        clash = sorted(set(fit_options) & {*kwargs, "seed", "data"})
+        if clash:
+            raise TypeError(
+                f"fit() got {clash} as fit options; use the keyword arguments of Card.fit."
+            )
+        kwargs.update(fit_options)
+        accepted = inspect.signature(model.fit).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+            takes = [k for k in accepted if k != "data"]
+            for key in kwargs:
+                if key in accepted:
+                    continue
+                if key in fit_options:
+                    raise TypeError(
+                        f"{self.model_name!r}: fit() takes no option {key!r}; it takes {takes}."
+                    )
+                raise self._error(
+                    f"[sampling] {'seed' if key == 'random_seed' else key}",
+                    f"model {self.model_name!r} does not take this setting; its fit() takes {takes}.",
+                )
+        return model.fit(data, **kwargs)
+
+    # --------------------------------------------------------------- metrics
+
+    def metrics(self) -> dict:
+        """The report's metrics in :meth:`Posterior.summary`'s format.
+
+        Returns
+        -------
+        dict
+            ``{label: name}`` for plain entries and ``{label: (name, {options})}`` for
+            entries with options. The label is the entry's ``label`` if it has one,
+            else the name followed by its options, e.g. ``precision_at_k[k=50]``.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s\\n0.9\\n0.4\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "two scores"
+        ... data = { file = "s.csv", score = "s" }
+        ... model = { name = "score_mixture" }
+        ... [report]
+        ... metrics = ["roc_auc", { name = "recall_at_k", k = 1, label = "R@1" }]
+        ... ''')
+        >>> load_card(folder).metrics()
+        {'roc_auc': 'roc_auc', 'R@1': ('recall_at_k', {'k': 1})}
+        """
+        return _parse_metrics(self.report_options["metrics"], self.card_file)
+
+
+# ----------------------------------------------------------------- loading
+
+
+def load_card(path) -> Card:
+    """Read and validate a model card.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A card folder, or its ``card.toml`` (the file must have that name).
+
+    Returns
+    -------
+    Card
+
+    Raises
+    ------
+    CardError
+        A missing ``card.toml`` or scores file, invalid TOML, unknown or missing keys
+        (the message lists the allowed ones), an unknown model name or model option,
+        bad sampling, report or constraint values. The message names the card file
+        and the key. The scores file's *content* is checked by :meth:`Card.load_data`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from bayeval.cards import CardError, load_card
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "s.csv").write_text("s\\n0.9\\n0.4\\n")
+    >>> _ = (folder / "card.toml").write_text('''
+    ... title = "toy"
+    ... description = "two scores"
+    ... data = { file = "s.csv", score = "s" }
+    ... model = { name = "score_mixture" }
+    ... sampling = { draw = 100 }
+    ... ''')
+    >>> try:
+    ...     load_card(folder)
+    ... except CardError as exc:
+    ...     print(str(exc).split(": ", 1)[1])
+    [sampling]: unknown key(s) ['draw']; allowed keys are ['draws', 'tune', 'chains', 'seed', 'target_accept'].
+    """
+    p = Path(path)
+    if p.is_file() and p.name != CARD_FILE:
+        raise CardError(
+            f"{p}: not a card file; give a card folder or its {CARD_FILE} (the file must have "
+            "that name)."
+        )
+    card_file = p if p.name == CARD_FILE else p / CARD_FILE
+    folder = card_file.parent
+    if not card_file.is_file():
+        hint = (
+            f"the folder {str(folder)!r} does not exist"
+            if not folder.exists()
+            else f"{folder} has no {CARD_FILE}"
+        )
+        raise CardError(
+            f"{card_file}: no such card file ({hint}). A card is a folder with a {CARD_FILE}."
+        )
+    try:
+        with open(card_file, "rb") as fh:
+            doc = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise CardError(f"{card_file}: not valid TOML ({exc}).") from exc
+
+    def err(key: str, message: str) -> CardError:
+        return CardError(f"{card_file}: {key}: {message}")
+
+    _check_keys(doc, _TOP_KEYS, "(top level)", err)
+    for key in ("title", "description", "data", "model"):
+        if key not in doc:
+            raise err(key, f"missing; a card needs {['title', 'description', 'data', 'model']}.")
+    title = _string(doc["title"], "title", err)
+    description = _string(doc["description"], "description", err)
+
+    data = _table(doc["data"], "[data]", err)
+    _check_keys(data, _DATA_KEYS, "[data]", err)
+    for key in ("file", "score"):
+        if key not in data:
+            raise err(f"[data] {key}", "missing; [data] needs at least `file` and `score`.")
+    columns: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "file":
+            continue
+        if key == "features":
+            if isinstance(value, str):
+                value = [value]
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(isinstance(v, str) and v for v in value)
+            ):
+                raise err("[data] features", f"expected a list of column names, got {value!r}.")
+            columns[key] = list(value)
+        else:
+            columns[key] = _string(value, f"[data] {key}", err)
+    file_name = _string(data["file"], "[data] file", err)
+    data_file = (folder / file_name).resolve()
+    if not data_file.is_file():
+        raise err("[data] file", f"{file_name!r} not found (looked for {data_file}).")
+    if _file_kind(data_file) is None:
+        raise err("[data] file", f"{file_name!r}: expected a .csv or .parquet file.")
+
+    model = dict(_table(doc["model"], "[model]", err))
+    if "name" not in model:
+        raise err("[model] name", f"missing; choose one of {sorted(MODELS)}.")
+    model_name = model.pop("name")
+    if model_name not in MODELS:
+        raise err("[model] name", f"unknown model {model_name!r}; choose one of {sorted(MODELS)}.")
+    for need in _MODEL_NEEDS.get(model_name, ()):
+        if need not in columns:
+            raise err(
+                f"[data] {need}", f"model {model_name!r} needs this column; name it in [data]."
+            )
+    cls = _model_class(model_name, card_file, required=False)
+    if cls is not None:
+        _construct(cls, model_name, model, card_file)  # unknown options and bad values fail now
+
+    sampling_in = _table(doc.get("sampling", {}), "[sampling]", err)
+    _check_keys(sampling_in, _SAMPLING_KEYS, "[sampling]", err)
+    sampling = _check_sampling({**_SAMPLING_DEFAULTS, **sampling_in}, str(card_file))
+
+    report_in = _table(doc.get("report", {}), "[report]", err)
+    _check_keys(report_in, _REPORT_KEYS, "[report]", err)
+    report = {**_REPORT_DEFAULTS, **report_in}
+    report["hdi_prob"] = _fraction(report["hdi_prob"], "[report] hdi_prob", err, open_interval=True)
+    if not isinstance(report["metrics"], list) or not report["metrics"]:
+        raise err(
+            "[report] metrics", f"expected a non-empty list of metrics, got {report['metrics']!r}."
+        )
+    _parse_metrics(report["metrics"], card_file)
+
+    constraints = None
+    if "constraints" in doc:
+        constraints = dict(_table(doc["constraints"], "[constraints]", err))
+        _check_keys(constraints, _CONSTRAINT_KEYS, "[constraints]", err)
+        if not constraints:
+            raise err("[constraints]", f"empty; give {list(_CONSTRAINT_KEYS)} or remove the table.")
+        for key, value in constraints.items():
+            constraints[key] = _fraction(value, f"[constraints] {key}", err)
+
+    return Card(
+        path=folder.resolve(),
+        title=title,
+        description=description,
+        data_file=data_file,
+        columns=columns,
+        model_name=model_name,
+        model_options=model,
+        sampling=sampling,
+        report_options=report,
+        constraints=constraints,
+    )
+
+
+def list_cards(root="models") -> list[Card]:
+    """Every card under ``root``: its sub-folders that hold a ``card.toml``, by name.
+
+    A broken card raises (see :func:`load_card`) rather than being skipped.
+
+    Parameters
+    ----------
+    root : str or os.PathLike, default "models"
+
+    Returns
+    -------
+    list of Card
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from bayeval.cards import list_cards
+    >>> list_cards(tempfile.mkdtemp())
+    []
+    """
+    base = Path(root)
+    if not base.is_dir():
+        raise CardError(
+            f"{base}: not a folder; list_cards(root) needs the folder that holds the cards."
+        )
+    return [load_card(sub) for sub in sorted(base.iterdir()) if (sub / CARD_FILE).is_file()]
+
+
+# ----------------------------------------------------------------- helpers
+
+
+def _check_keys(table: dict, allowed, where: str, err) -> None:
+    unknown = [k for k in table if k not in allowed]
+    if unknown:
+        raise err(where, f"unknown key(s) {unknown}; allowed keys are {list(allowed)}.")
+
+
+def _table(value, where: str, err) -> dict:
+    if not isinstance(value, dict):
+        raise err(where, f"expected a table, got {type(value).__name__} {value!r}.")
+    return value
+
+
+def _string(value, key: str, err) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise err(key, f"expected a non-empty string, got {value!r}.")
+    return value
+
+
+def _integer(value, key: str, err, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise err(key, f"expected an integer >= {minimum}, got {value!r}.")
+    if value < minimum:
+        raise err(key, f"expected an integer >= {minimum}, got {value}.")
+    return int(value)
+
+
+def _fraction(value, key: str, err, *, open_interval: bool = False) -> float:
+    rng = "(0, 1)" if open_interval else "[0, 1]"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise err(key, f"expected a number in {rng}, got {value!r}.")
+    ok = 0 < value < 1 if open_interval else 0 <= value <= 1
+    if not ok:
+        raise err(key, f"expected a number in {rng}, got {value}.")
+    return float(value)
+
+
+def _check_sampling(settings: dict, where: str) -> dict:
+    def err(key, message):
+        return CardError(f"{where}: {key}: {message}")
+
+    out = {
+        "draws": _integer(settings["draws"], "[sampling] draws", err, 1),
+        "tune": _integer(settings["tune"], "[sampling] tune", err, 0),
+        "chains": _integer(settings["chains"], "[sampling] chains", err, 1),
+        "seed": _integer(settings["seed"], "[sampling] seed", err, 0),
+    }
+    if "target_accept" in settings:
+        out["target_accept"] = _fraction(
+            settings["target_accept"], "[sampling] target_accept", err, open_interval=True
+        )
+    return out
+
+
+def _parse_metrics(entries, card_file) -> dict:
+    def err(key, message):
+        return CardError(f"{card_file}: {key}: {message}")
+
+    out: dict[str, Any] = {}
+    for j, entry in enumerate(entries):
+        key = f"[report] metrics[{j}]"
+        if isinstance(entry, str):
+            name, options, label = entry, {}, entry
+        elif isinstance(entry, dict):
+            options = dict(entry)
+            if "name" not in options:
+                raise err(
+                    key,
+                    f'an inline table needs `name` (e.g. {{ name = "precision_at_k", k = 50 }}), got {entry!r}.',
+                )
+            name = options.pop("name")
+            label = options.pop("label", None)
+            if not isinstance(name, str):
+                raise err(key, f"`name` must be a string, got {name!r}.")
+            if label is None:
+                label = name + (
+                    "[" + ", ".join(f"{k}={v}" for k, v in options.items()) + "]" if options else ""
+                )
+            elif not isinstance(label, str) or not label:
+                raise err(key, f"`label` must be a non-empty string, got {label!r}.")
+        else:
+            raise err(key, f"expected a metric name or an inline table, got {entry!r}.")
+        if name not in METRICS:
+            raise err(key, f"unknown metric {name!r}; known metrics are {sorted(METRICS)}.")
+        if label in out:
+            raise err(key, f"the label {label!r} is used twice; give one of the entries a `label`.")
+        out[label] = (name, options) if options else name
+    return out
+
+
+def _model_class(name: str, card_file, *, required: bool = True):
+    module_name, class_name = MODELS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        if not required:
+            return None
+        raise CardError(
+            f"{card_file}: [model] name: model {name!r} needs {module_name}, which cannot be imported ({exc})."
+        ) from exc
+    return getattr(module, class_name)
+
+
+def _construct(cls, name: str, options: dict, card_file):
+    params = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        allowed = [
+            k for k, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        ]
+        unknown = [k for k in options if k not in allowed]
+        if unknown:
+            raise CardError(
+                f"{card_file}: [model]: unknown option(s) {unknown} for model {name!r}; "
+                f"allowed keys are {['name', *allowed]}."
+            )
+    try:
+        return cls(**options)
+    except (TypeError, ValueError) as exc:
+        raise CardError(f"{card_file}: [model]: invalid options for model {name!r}: {exc}") from exc
+
+
+def _file_kind(path: Path) -> str | None:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in (".parquet", ".pq"):
+        return "parquet"
+    if ".csv" in suffixes[-2:]:
+        return "csv"
+    return None
+
+
+def _read_table(card: Card) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The scores file, and (for CSV) its binary columns re-read as raw text."""
+    path = card.data_file
+    if not path.is_file():
+        raise card._error("[data] file", f"{path} not found.")
+    binary = sorted({card.columns[r] for r in _BINARY_COLUMNS if r in card.columns})
+    if _file_kind(path) == "parquet":
+        try:
+            df = pd.read_parquet(path)
+        except ImportError as exc:
+            raise card._error(
+                "[data] file",
+                f"reading {path.name} needs a Parquet engine: `pip install pyarrow` ({exc}).",
+            ) from exc
+        except Exception as exc:
+            raise card._error(
+                "[data] file", f"{path.name} could not be read as Parquet ({exc})."
+            ) from exc
+        return df, None
+    try:
+        df = pd.read_csv(path)
+        cols = [c for c in binary if c in df.columns]
+        raw = pd.read_csv(path, usecols=cols, dtype=str, keep_default_na=False) if cols else None
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise card._error("[data] file", f"{path.name} could not be read as CSV ({exc}).") from exc
+    return df, raw
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (for readable messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _binary_column(
+    card: Card, role: str, name: str, values: pd.Series, *, allow_empty: bool
+) -> np.ndarray:
+    """1.0 / 0.0 (/ NaN for empty cells when allowed); anything else lists its rows."""
+    arr = values.to_numpy()
+    out = np.full(arr.size, np.nan)
+    bad = []
+    for i, v in enumerate(arr):
+        if isinstance(v, bool | np.bool_):
+            out[i] = float(v)
+            continue
+        if isinstance(v, str):
+            t = v.strip()
+            if t in _TRUE_STRINGS:
+                out[i] = 1.0
+            elif t in _FALSE_STRINGS:
+                out[i] = 0.0
+            elif t == "" and allow_empty:
+                pass
+            else:
+                bad.append(i)
+            continue
+        if v is None or v is pd.NA or (isinstance(v, float | np.floating) and math.isnan(v)):
+            if not allow_empty:
+                bad.append(i)
+            continue
+        if isinstance(v, numbers.Real) and v in (0, 1):
+            out[i] = float(v)
+        else:
+            bad.append(i)
+    if bad:
+        csv = _file_kind(card.data_file) == "csv"
+        where = [
+            f"{'line ' + str(i + 2) if csv else 'row ' + str(i)}: {_plain(arr[i])!r}"
+            for i in bad[:10]
+        ]
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        expected = "1, 0 or empty (not vetted)" if allow_empty else "1 or 0 for every item"
+        note = " (line 1 is the header)" if csv else " (0-based)"
+        raise card._error(
+            f"[data] {role}",
+            f"column {name!r} of {card.data_file.name} must hold {expected}; {len(bad)} row(s) "
+            f"hold other values{note}: {', '.join(where)}{more}. Fix them in the file.",
+        )
+    return out

@@ -1,0 +1,444 @@
+"""Model cards: every card in models/ loads and is consistent; broken cards fail with
+messages that name the card file and the key; metrics parse; a real (tiny) fit."""
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeval import Posterior
+from bayeval.cards import MODELS, Card, CardError, list_cards, load_card
+from bayeval.models import ScoreMixture
+
+ROOT = Path(__file__).resolve().parents[1] / "models"
+
+# What each card's make_scores.py docstring documents (items, vetted, vetted positives).
+DOCUMENTED = {
+    "breast_cancer_logreg": {"items": 569, "vetted": 30, "positives": 212},
+    "digits_svm": {"items": 1797, "vetted": 30, "positives": 174},
+    "noisy_tags_digits": {"items": 17970, "vetted": 50, "positives": 1797},
+    "rare_fraud_gbm": {"items": 40000, "vetted": 100, "positives": 200},
+}
+
+
+def _has_label_flip() -> bool:
+    try:
+        return importlib.util.find_spec("bayeval.models.label_flip") is not None
+    except ImportError:
+        return False
+
+
+# ------------------------------------------------------------- the real cards
+
+
+@pytest.fixture(scope="module")
+def cards() -> dict[str, Card]:
+    return {c.path.name: c for c in list_cards(ROOT)}
+
+
+@pytest.fixture(scope="module")
+def loaded(cards):
+    return {name: card.load_data() for name, card in cards.items()}
+
+
+def test_the_documented_cards_are_all_there(cards):
+    assert set(DOCUMENTED) <= set(cards)
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTED))
+def test_card_data_is_consistent(name, cards, loaded):
+    card = cards[name]
+    data, truth = loaded[name]
+    doc = DOCUMENTED[name]
+    assert card.title and card.description
+    assert card.data_file.stat().st_size < 1.5e6
+    script = card.path / "make_scores.py"
+    assert script.is_file() and '"""' in script.read_text()[:10]
+    assert (data.n_items, data.n_vetted) == (doc["items"], doc["vetted"])
+    assert truth is not None and truth.shape == (data.n_items,)
+    assert int(truth.sum()) == doc["positives"]
+    vetted = data.vetted
+    # the vetted labels are the true labels of the vetted items
+    np.testing.assert_array_equal(data.labels[vetted], truth[vetted])
+    # the report's metrics parse, and the model can be built (label_flip once it exists)
+    assert card.metrics()
+    if card.model_name != "label_flip" or _has_label_flip():
+        assert card.build_model() is not None
+
+
+def test_breast_cancer_and_digits_vet_at_random_with_some_positives(loaded):
+    for name in ("breast_cancer_logreg", "digits_svm"):
+        data, _ = loaded[name]
+        assert 0 < data.n_vetted_positive < data.n_vetted
+
+
+def test_noisy_tags_card_vets_the_top_of_each_category(loaded):
+    data, truth = loaded["noisy_tags_digits"]
+    assert data.category_names.size == 10
+    assert data.counts()["vetted"].drop("total").tolist() == [5] * 10
+    for c in range(10):
+        members = np.flatnonzero(data.category_codes == c)
+        top = members[np.argsort(-data.scores[members], kind="stable")[:5]]
+        assert data.vetted[top].all()
+    # the simulated tags follow the documented rates (38% / 1%); binomial 4-sigma bounds
+    noisy = data.noisy_labels
+    n1, n0 = int(truth.sum()), int((1 - truth).sum())
+    assert abs(noisy[truth == 1].mean() - 0.38) < 4 * np.sqrt(0.38 * 0.62 / n1)
+    assert abs(noisy[truth == 0].mean() - 0.01) < 4 * np.sqrt(0.01 * 0.99 / n0)
+
+
+def test_fraud_card_vets_uniform_items_and_the_top_of_the_ranking(loaded):
+    data, truth = loaded["rare_fraud_gbm"]
+    assert abs(truth.mean() - 0.005) < 1e-9
+    top = np.argsort(-data.scores, kind="stable")[:50]
+    assert data.vetted[top].all()
+    rest = np.setdiff1d(np.flatnonzero(data.vetted), top)
+    assert rest.size == 50
+
+
+def test_card_fields_of_a_real_card(cards):
+    card = cards["digits_svm"]
+    assert card.model_name == "score_mixture"
+    assert card.columns == {"score": "score", "label": "label", "id": "id", "truth": "truth"}
+    assert card.sampling == {"draws": 2000, "tune": 1000, "chains": 2, "seed": 1}
+    assert card.report_options["hdi_prob"] == 0.9
+    assert card.constraints == {"min_precision": 0.8, "min_recall": 0.8}
+    assert isinstance(card.build_model(), ScoreMixture)
+    assert load_card(card.card_file) == card  # folder or card.toml: the same card
+
+
+# noisy_tags_digits (~10 s) and rare_fraud_gbm (~1 min) are left out to keep the file fast.
+@pytest.mark.parametrize("name", ["breast_cancer_logreg", "digits_svm"])
+def test_make_scores_is_deterministic(name, tmp_path, monkeypatch):
+    """Re-running the (fast) scripts into a temporary file reproduces scores.csv."""
+    spec = importlib.util.spec_from_file_location(f"_make_{name}", ROOT / name / "make_scores.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "OUT", tmp_path / "scores.csv")
+    out = module.main()
+    # same rows, ids and labels; scores equal up to the last written decimal (another
+    # scikit-learn or BLAS build may move the 6th decimal; the vetting does not use scores)
+    fresh, stored = pd.read_csv(out), pd.read_csv(ROOT / name / "scores.csv")
+    pd.testing.assert_frame_equal(fresh.drop(columns="score"), stored.drop(columns="score"))
+    np.testing.assert_allclose(fresh["score"], stored["score"], rtol=0, atol=2e-6)
+
+
+# ------------------------------------------------------------- broken cards
+
+GOOD = """
+title = "toy"
+description = "a toy card"
+
+[data]
+file = "scores.csv"
+score = "score"
+label = "label"
+truth = "truth"
+
+[model]
+name = "score_mixture"
+negative = "normal"
+positive = "normal"
+
+[sampling]
+draws = 10
+tune = 10
+chains = 1
+seed = 3
+
+[report]
+hdi_prob = 0.9
+metrics = ["average_precision", { name = "precision_at_k", k = 2 }]
+
+[constraints]
+min_precision = 0.9
+"""
+
+CSV = "score,label,truth\n0.9,1,1\n0.8,,1\n0.4,,0\n0.3,0,0\n0.1,,0\n0.6,,1\n"
+
+
+def make_card(folder: Path, toml: str = GOOD, csv: str = CSV, **replace) -> Path:
+    for old, new in replace.items():
+        assert old in toml, old
+        toml = toml.replace(old, new)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "card.toml").write_text(textwrap.dedent(toml))
+    if csv is not None:
+        (folder / "scores.csv").write_text(csv)
+    return folder
+
+
+def fails(folder: Path, *fragments: str) -> str:
+    """Loading (and reading the data of) the card fails, naming the card file and fragments."""
+    with pytest.raises(CardError) as info:
+        load_card(folder).load_data()
+    msg = str(info.value)
+    assert str(folder / "card.toml") in msg, msg
+    for f in fragments:
+        assert f in msg, (f, msg)
+    return msg
+
+
+def test_good_toy_card_loads(tmp_path):
+    card = load_card(make_card(tmp_path / "cards" / "toy"))
+    data, truth = card.load_data()
+    assert data.labels[[0, 3]].tolist() == [1.0, 0.0] and data.n_vetted == 2
+    assert truth.tolist() == [1, 1, 0, 0, 0, 1] and truth.dtype == np.int8
+    assert card.model_options == {"negative": "normal", "positive": "normal"}
+    assert card.constraints == {"min_precision": 0.9}
+    assert list_cards(tmp_path / "cards") == [card]
+
+
+def test_missing_card_file(tmp_path):
+    with pytest.raises(CardError, match="card.toml.*no such card file"):
+        load_card(tmp_path)
+    with pytest.raises(CardError, match="does not exist"):
+        load_card(tmp_path / "nope")
+    with pytest.raises(CardError, match="not a folder"):
+        list_cards(tmp_path / "nope")
+    (tmp_path / "other.toml").write_text(GOOD)
+    with pytest.raises(CardError, match="other.toml: not a card file"):
+        load_card(tmp_path / "other.toml")
+
+
+def test_invalid_toml(tmp_path):
+    fails(make_card(tmp_path, GOOD + "\nthis is not toml\n"), "not valid TOML")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "allowed"),
+    [
+        ("[sampling]", "[sampeling]", "(top level)", "'sampling'"),
+        ('label = "label"', 'lable = "label"', "[data]", "'noisy_label'"),
+        ("draws = 10", "draw = 10", "[sampling]", "'draws'"),
+        ("hdi_prob = 0.9", "hdi = 0.9", "[report]", "'hdi_prob'"),
+        ("min_precision = 0.9", "min_precison = 0.9", "[constraints]", "'min_recall'"),
+        ('negative = "normal"', 'negativ = "normal"', "[model]", "'negative'"),
+    ],
+)
+def test_unknown_keys_list_the_allowed_ones(tmp_path, old, new, key, allowed):
+    msg = fails(make_card(tmp_path, **{old: new}), key, "unknown", "allowed keys")
+    assert allowed in msg
+
+
+def test_missing_required_keys(tmp_path):
+    fails(make_card(tmp_path / "a", **{'title = "toy"': ""}), "title: missing")
+    fails(make_card(tmp_path / "b", **{'score = "score"': ""}), "[data] score: missing")
+    fails(make_card(tmp_path / "c", **{'name = "score_mixture"': ""}), "[model] name: missing")
+
+
+def test_missing_or_unreadable_data_file(tmp_path):
+    fails(make_card(tmp_path / "a", csv=None), "[data] file", "not found")
+    fails(
+        make_card(tmp_path / "b", **{'file = "scores.csv"': 'file = "scores.txt"'}), "[data] file"
+    )
+    (tmp_path / "b" / "scores.txt").write_text(CSV)
+    fails(tmp_path / "b", "[data] file", ".csv or .parquet")
+
+
+def test_missing_columns_name_the_file_and_its_columns(tmp_path):
+    folder = make_card(tmp_path, **{'truth = "truth"': 'truth = "true_label"'})
+    fails(folder, "[data] truth", "'true_label'", "scores.csv", "['score', 'label', 'truth']")
+
+
+def test_unknown_model_and_bad_model_options(tmp_path):
+    fails(
+        make_card(tmp_path / "a", **{'"score_mixture"': '"spe"'}),
+        "[model] name",
+        "'spe'",
+        "label_flip",
+    )
+    fails(
+        make_card(tmp_path / "b", **{'negative = "normal"': 'negative = "gauss"'}),
+        "[model]",
+        "gauss",
+    )
+    # label_flip needs noisy labels, whether or not its module exists yet
+    msg = fails(
+        make_card(
+            tmp_path / "c",
+            **{
+                'name = "score_mixture"\nnegative = "normal"\npositive = "normal"': 'name = "label_flip"'
+            },
+        ),
+        "[data] noisy_label",
+    )
+    assert "label_flip" in msg
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key"),
+    [
+        ("draws = 10", "draws = 0", "[sampling] draws"),
+        ("draws = 10", "draws = true", "[sampling] draws"),
+        ("tune = 10", 'tune = "many"', "[sampling] tune"),
+        ("tune = 10", "tune = -1", "[sampling] tune"),
+        ("chains = 1", "chains = 1.5", "[sampling] chains"),
+        ("seed = 3", "seed = -2", "[sampling] seed"),
+        ("seed = 3", "seed = 3\ntarget_accept = 1.2", "[sampling] target_accept"),
+        ("hdi_prob = 0.9", "hdi_prob = 1.0", "[report] hdi_prob"),
+        ("min_precision = 0.9", "min_precision = 1.5", "[constraints] min_precision"),
+        ("min_precision = 0.9", "", "[constraints]"),
+    ],
+)
+def test_bad_values_name_the_key(tmp_path, old, new, key):
+    fails(make_card(tmp_path, **{old: new}), key)
+
+
+def test_bad_metrics(tmp_path):
+    m = 'metrics = ["average_precision", { name = "precision_at_k", k = 2 }]'
+    fails(
+        make_card(tmp_path / "a", **{m: 'metrics = ["avg_precision"]'}),
+        "[report] metrics[0]",
+        "unknown metric",
+    )
+    fails(
+        make_card(tmp_path / "b", **{m: "metrics = [{ k = 2 }]"}),
+        "[report] metrics[0]",
+        "needs `name`",
+    )
+    fails(make_card(tmp_path / "c", **{m: "metrics = [3]"}), "[report] metrics[0]")
+    fails(make_card(tmp_path / "d", **{m: "metrics = []"}), "[report] metrics", "non-empty")
+    fails(
+        make_card(
+            tmp_path / "e", **{m: 'metrics = ["roc_auc", { name = "roc_auc", label = "roc_auc" }]'}
+        ),
+        "[report] metrics[1]",
+        "used twice",
+    )
+
+
+def test_label_values_other_than_1_0_empty_list_the_rows(tmp_path):
+    csv = "score,label,truth\n0.9,1,1\n0.8,yes,1\n0.4,NA,0\n0.3,0,0\n0.1,2,0\n0.6, ,1\n"
+    msg = fails(
+        make_card(tmp_path, csv=csv), "[data] label", "3 row(s)", "line 3: 'yes'", "line 4: 'NA'"
+    )
+    assert "line 6: '2'" in msg and "line 7" not in msg  # whitespace-only = empty = not vetted
+
+
+def test_truth_must_be_complete(tmp_path):
+    csv = "score,label,truth\n0.9,1,1\n0.8,,\n0.4,,0\n0.3,0,0\n0.1,,0\n0.6,,1\n"
+    fails(make_card(tmp_path, csv=csv), "[data] truth", "1 or 0 for every item", "line 3")
+
+
+def test_scores_and_ids_are_validated_with_the_key(tmp_path):
+    csv = "score,label,truth\n0.9,1,1\nhigh,,1\n0.4,,0\n0.3,0,0\n0.1,,0\n0.6,,1\n"
+    fails(make_card(tmp_path / "a", csv=csv), "[data] score", "'score'")
+    csv = "score,label,truth,id\n0.9,1,1,a\n0.8,,1,a\n0.4,,0,b\n0.3,0,0,c\n0.1,,0,d\n0.6,,1,e\n"
+    folder = make_card(tmp_path / "b", csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    fails(folder, "[data] id", "unique")
+
+
+def test_parquet_data(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    folder = make_card(tmp_path, csv=None, **{'"scores.csv"': '"scores.parquet"'})
+    frame = pd.DataFrame(
+        {
+            "score": [0.9, 0.8, 0.4, 0.3],
+            "label": pd.array([1, None, None, 0], dtype="Int64"),
+            "truth": [True, True, False, False],
+        }
+    )
+    frame.to_parquet(folder / "scores.parquet")
+    data, truth = load_card(folder).load_data()
+    assert np.array_equal(data.labels, [1, np.nan, np.nan, 0], equal_nan=True)
+    assert truth.tolist() == [1, 1, 0, 0]
+    frame.assign(label=[1.0, 3.0, np.nan, 0.0]).to_parquet(folder / "scores.parquet")
+    fails(folder, "[data] label", "row 1: 3.0", "(0-based)")
+
+    def no_engine(*args, **kwargs):
+        raise ImportError("Unable to find a usable engine")
+
+    monkeypatch.setattr(pd, "read_parquet", no_engine)
+    fails(folder, "[data] file", "pip install pyarrow")
+
+
+# ------------------------------------------------------------------- metrics
+
+
+def test_metrics_parsing(tmp_path):
+    m = 'metrics = ["average_precision", { name = "precision_at_k", k = 2 }]'
+    new = (
+        'metrics = ["roc_auc", { name = "precision_at_k", k = 2 }, '
+        '{ name = "precision_at_recall", recall = [0.5, 0.9], interpolate = true }, '
+        '{ name = "recall", threshold = 0.5, label = "recall at 0.5" }]'
+    )
+    card = load_card(make_card(tmp_path, **{m: new}))
+    assert card.metrics() == {
+        "roc_auc": "roc_auc",
+        "precision_at_k[k=2]": ("precision_at_k", {"k": 2}),
+        "precision_at_recall[recall=[0.5, 0.9], interpolate=True]": (
+            "precision_at_recall",
+            {"recall": [0.5, 0.9], "interpolate": True},
+        ),
+        "recall at 0.5": ("recall", {"threshold": 0.5}),
+    }
+    # the parsed form is what Posterior.summary takes
+    data, truth = card.load_data()
+    post = Posterior.from_probabilities(data, truth.astype(float), draws=3, random_seed=0)
+    table = post.summary(card.metrics(), hdi_prob=card.report_options["hdi_prob"])
+    assert table.loc["recall at 0.5", "mean"] == 1.0
+    assert table.loc["precision_at_k[k=2]", "mean"] == 1.0
+    assert {"precision_at_recall[recall=[0.5, 0.9], interpolate=True][recall=0.5]"} <= set(
+        table.index
+    )
+
+
+def test_defaults_when_optional_tables_are_absent(tmp_path):
+    toml = GOOD.split("[sampling]")[0]
+    card = load_card(make_card(tmp_path, toml))
+    assert card.sampling == {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
+    assert card.report_options == {"hdi_prob": 0.94, "metrics": ["average_precision"]}
+    assert card.metrics() == {"average_precision": "average_precision"}
+    assert card.constraints is None
+
+
+def test_registry_names_the_two_models():
+    assert set(MODELS) == {"score_mixture", "label_flip"}
+
+
+# ------------------------------------------------------------------ real fits
+
+# PyMC's sampler on one core: its compiled model is cached on disk across runs, so a
+# tiny fit costs seconds once warm (nutpie recompiles in every process).
+TINY = {"draws": 60, "tune": 60, "chains": 1, "sampler": "pymc", "cores": 1, "progressbar": False}
+
+
+@pytest.mark.filterwarnings("ignore:bayeval. sampler diagnostics are bad:UserWarning")
+def test_fit_of_the_smallest_card_returns_a_posterior(cards):
+    card = cards["breast_cancer_logreg"]
+    post = card.fit(**TINY)
+    assert isinstance(post, Posterior)
+    assert (post.n_chains, post.n_draws) == (1, 60)
+    assert post.random_seed == card.sampling["seed"]
+    assert repr(card.build_model()) in post.model
+    table = post.summary(card.metrics(), hdi_prob=card.report_options["hdi_prob"])
+    assert list(table.index) == list(card.metrics())
+    assert table["mean"].between(0, 1).all()
+    with pytest.raises(CardError, match=r"fit\(\): \[sampling\] draws"):
+        card.fit(progressbar=False, draws=0)
+    with pytest.raises(TypeError, match="takes no option 'nonsense'"):
+        card.fit(progressbar=False, nonsense=1)
+
+
+@pytest.mark.skipif(not _has_label_flip(), reason="bayeval.models.label_flip is not written yet")
+@pytest.mark.filterwarnings("ignore:bayeval. sampler diagnostics are bad:UserWarning")
+def test_a_label_flip_card_fits(tmp_path, cards):
+    """The label_flip path of Card.fit, on a slice of the noisy-tags card (2 tags, 300 items)."""
+    frame = pd.read_csv(cards["noisy_tags_digits"].data_file)
+    frame = frame[frame["category"].isin(["digit 3", "digit 8"])].head(300)
+    frame.to_csv(tmp_path / "scores.csv", index=False)
+    toml = (cards["noisy_tags_digits"].card_file).read_text()
+    (tmp_path / "card.toml").write_text(toml)
+    card = load_card(tmp_path)
+    assert card.model_name == "label_flip" and card.model_options == {"pooling": "partial"}
+    post = card.fit(**TINY)
+    assert isinstance(post, Posterior)
+    table = post.summary(card.metrics())
+    assert "mean average precision" in table.index
+    assert table["mean"].between(0, 1).all()
