@@ -22,8 +22,6 @@ import argparse
 import time
 import warnings
 
-import numpy as np
-
 from bayeval.active import simulate
 from bayeval.models import LabelFlip, simulate_tags
 
