@@ -136,3 +136,15 @@ def test_demo_prints_a_summary(capsys):
     assert main(["demo", "--draws", "150", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "average precision" in out and "hdi_3%" in out and "truth" in out
+
+
+def test_select_reads_parquet(scores_csv, tmp_path, capsys):
+    pytest.importorskip("pyarrow")  # a test dependency (pyproject's `test` extra)
+    _, df = scores_csv
+    pq = tmp_path / "scores.parquet"
+    df.to_parquet(pq)
+    code = main(["select", str(pq), "--score", "s", "--label", "y", "--id", "item", "--size", "3",
+                 "--strategy", "random", *FAST])
+    assert code == 0
+    picked = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:] if line.strip()]
+    assert len(picked) == 3 and not set(picked) & set(df["item"][:40])
