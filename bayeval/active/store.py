@@ -40,6 +40,7 @@ import numbers
 import os
 import pathlib
 import sqlite3
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -433,18 +434,37 @@ class LabelStore:
                 f"({exc}). Pass the path of a store made by LabelStore, or a new file name."
             ) from exc
 
+    def _set_wal(self, conn: sqlite3.Connection) -> str:
+        """Switch the file to WAL, retrying while another process holds it.
+
+        Changing the journal mode needs an exclusive lock and SQLite may answer "database
+        is locked" at once instead of calling the busy handler (seen when two processes
+        create the same store together), so the wait is done here, up to ``timeout``.
+        """
+        deadline = time.monotonic() + self._timeout
+        delay = 0.005
+        while True:
+            try:
+                return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(0.1, delay * 2)
+
     def _init_file(self) -> None:
         with self._connect(create=True) as conn:
             if self._state(conn) == "empty":
                 # WAL is a property of the file; it cannot be switched inside a transaction.
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._set_wal(conn)
                 with self._transaction(conn, "IMMEDIATE"):
                     if self._state(conn) == "empty":  # another process may have won the race
                         for statement in _SCHEMA:
                             conn.execute(statement)
             mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
             if mode.lower() != "wal":
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = self._set_wal(conn)
             if mode.lower() != "wal":
                 raise OSError(
                     f"Could not switch {str(self._path)!r} to write-ahead logging (journal "
