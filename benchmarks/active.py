@@ -10,7 +10,8 @@ estimator, at each fraction vetted:
 
 * the mean over trials of the mean absolute error across categories of P@K (the
   paper's "2-3%" at 50% vetted), and of the error of the mean P@K over categories;
-* the coverage of the learned estimator's 90% interval of mean P@K.
+* the coverage of the learned estimator's 90% intervals of mean P@K and of each
+  category's P@K.
 
 Run: ``python benchmarks/active.py`` (``--quick`` for a small version). Results go to
 ``benchmarks/results/active.md`` (written by hand from the printed tables).
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("--trials", type=int, default=None)
     ap.add_argument("--categories", type=int, default=None)
     ap.add_argument("--k", type=int, default=48)
+    ap.add_argument("--save", default=None, help="pickle the full xarray Dataset to this file")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     trials = args.trials or (2 if args.quick else 10)
@@ -69,6 +71,15 @@ def main():
     print("\ncoverage of the learned 90% interval of mean P@K (per step)")
     for s, strategy in enumerate(all_["strategy"].values):
         print(f"  {strategy:16s} " + " ".join(f"{v:6.2f}" for v in cov[s]))
+    cov_cat = all_["covered_category"].mean(("trial", "category")).values
+    print("\ncoverage of the learned 90% intervals of per-category P@K (per step)")
+    for s, strategy in enumerate(all_["strategy"].values):
+        print(f"  {strategy:16s} " + " ".join(f"{v:6.2f}" for v in cov_cat[s]))
+    if args.save:
+        import pickle
+
+        with open(args.save, "wb") as fh:
+            pickle.dump(all_, fh)
     print(f"\n({trials} trials x {all_.sizes['step']} steps; {time.time() - t0:.0f} s)")
 
 

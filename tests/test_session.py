@@ -188,6 +188,11 @@ def test_simulate_shapes_budget_and_errors():
     np.testing.assert_allclose(ds["estimate"].sel(estimator="naive").isel(step=0).values, np.mean(naive0))
     assert np.isnan(ds["estimate"].sel(estimator="vetted_only").isel(step=0)).all()
     np.testing.assert_allclose(ds["abs_error"], np.abs(ds["estimate"] - ds["true_value"]))
+    # per-category intervals bracket the per-category learned estimate; coverage is their check
+    est_cat = ds["estimate_category"].sel(estimator="learned")
+    assert bool((ds["lower_category"] <= est_cat + 1e-12).all() & (est_cat <= ds["upper_category"] + 1e-12).all())
+    expect = (ds["lower_category"] <= ds["true_category"]) & (ds["true_category"] <= ds["upper_category"])
+    assert (ds["covered_category"] == expect).all()
 
 
 def test_simulate_oracle_model_is_exact_and_vetting_converges():
@@ -196,6 +201,7 @@ def test_simulate_oracle_model_is_exact_and_vetting_converges():
                   trials=1, strategies=("uncertainty",), random_seed=0)
     assert float(ds["abs_error"].sel(estimator="learned").max()) == 0.0
     assert bool(ds["covered"].all())
+    assert "covered_category" not in ds  # no categories, no per-category intervals
     # fully vetted at the end: every estimator equals the truth
     assert ds["n_vetted"].isel(step=-1).item() == 40
     np.testing.assert_allclose(ds["abs_error"].isel(step=-1).values, 0.0, atol=1e-12)

@@ -166,8 +166,10 @@ def simulate(
         Dims ``strategy, trial, step, estimator`` (and ``category`` with categories).
         Variables: ``n_vetted``, ``fraction_vetted`` (of the candidate pool),
         ``estimate``, ``abs_error``, ``true_value``; for the learned estimator
-        ``lower``, ``upper``, ``covered``; with categories ``estimate_category`` and
-        ``true_category``; with ``other_scores`` ``estimate_other``,
+        ``lower``, ``upper``, ``covered``; with categories ``estimate_category``,
+        ``true_category``, ``category_abs_error`` and the learned estimator's
+        per-category interval ``lower_category``, ``upper_category``,
+        ``covered_category``; with ``other_scores`` ``estimate_other``,
         ``true_value_other`` and ``misranked``.
 
     Examples
@@ -250,6 +252,8 @@ def simulate(
     est_b = np.full((S, T, K, 3), np.nan)
     lower = np.full((S, T, K), np.nan)
     upper = np.full((S, T, K), np.nan)
+    lower_cat = np.full((S, T, K, n_cat), np.nan)
+    upper_cat = np.full((S, T, K, n_cat), np.nan)
     n_vetted = np.zeros((S, T, K), dtype=np.int64)
 
     root = np.random.SeedSequence(random_seed)
@@ -262,11 +266,12 @@ def simulate(
             raise ValueError(f"simulate needs a scalar metric per category; {name!r} gave shape {q.shape}.")
         head_draws = draws.mean(axis=1)
         lo, hi = hdi(head_draws, hdi_prob)
+        cat_lo, cat_hi = np.array([hdi(draws[:, c], hdi_prob) for c in range(n_cat)]).T
         cat = np.stack(
             [point(vetted_only, d), point(naive, d) if has_naive else np.full(n_cat, np.nan), draws.mean(axis=0)]
         )
         head = np.array([_headline(c) for c in cat])
-        return head, cat, float(lo), float(hi)
+        return head, cat, float(lo), float(hi), cat_lo, cat_hi
 
     for t in range(T):
         seeds = trial_seeds[t].generate_state(S * K * 3).reshape(S, K, 3)
@@ -275,9 +280,10 @@ def simulate(
             for step in range(K):
                 n_vetted[s_i, t, step] = int((d.vetted & mask).sum())
                 post = _fit(model, d, int(seeds[s_i, step, 0]), fit_kwargs, progressbar)
-                head, cat, lo, hi = estimates(d, post)
+                head, cat, lo, hi, cat_lo, cat_hi = estimates(d, post)
                 est[s_i, t, step], est_cat[s_i, t, step] = head, cat
                 lower[s_i, t, step], upper[s_i, t, step] = lo, hi
+                lower_cat[s_i, t, step], upper_cat[s_i, t, step] = cat_lo, cat_hi
                 if data_b is not None:
                     db = _with_scores(d, data_b.scores)
                     post_b = _fit(model, db, int(seeds[s_i, step, 1]), fit_kwargs, progressbar)
@@ -331,6 +337,11 @@ def simulate(
         ds["estimate_category"] = (dims4 + ("category",), est_cat)
         ds["true_category"] = (("category",), true_cat)
         ds["category_abs_error"] = np.abs(ds["estimate_category"] - ds["true_category"])
+        ds["lower_category"] = (dims3 + ("category",), lower_cat)
+        ds["upper_category"] = (dims3 + ("category",), upper_cat)
+        ds["covered_category"] = (ds["lower_category"] <= ds["true_category"]) & (
+            ds["true_category"] <= ds["upper_category"]
+        )
     if data_b is not None:
         tb = _headline(true_b)
         ds["estimate_other"] = (dims4, est_b)

@@ -12,9 +12,9 @@ label draws: the label generation and the metric are the same work as one
   of the top candidates, then the greedy residualization runs in memory);
 
 for ``m`` = P@K (k=100) and AP, and prints the times (best of ``--repeat``) and the
-ratio ``expected_change / metric``. Results go to ``benchmarks/results/select.md``.
+ratio ``expected_change / metric``. Results go to ``benchmarks/results/selection_speed.md``.
 
-Run: ``python benchmarks/select.py`` (N=100,000, D=2,000), ``--quick`` for a small
+Run: ``python benchmarks/selection_speed.py`` (N=100,000, D=2,000), ``--quick`` for a small
 version (N=10,000, D=500; not written to the results file unless ``--write``).
 """
 
@@ -90,7 +90,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     ap.add_argument("--batch", type=int, default=100, help="batch size for select()")
     ap.add_argument(
-        "--write", action="store_true", help="write results/select.md even with --quick"
+        "--write", action="store_true", help="write results/selection_speed.md even with --quick"
     )
     args = ap.parse_args(argv)
     n_items, n_draws = (10_000, 500) if args.quick else (100_000, 2_000)
@@ -105,11 +105,11 @@ def main(argv=None):
         print(line)
     if args.quick and not args.write:
         return
-    out = pathlib.Path(__file__).parent / "results" / "select.md"
+    out = pathlib.Path(__file__).parent / "results" / "selection_speed.md"
     out.parent.mkdir(exist_ok=True)
     text = (
         "# Expected-change selection: cost against one metric pass\n\n"
-        f"Output of `python benchmarks/select.py{' --quick' if args.quick else ''}` "
+        f"Output of `python benchmarks/selection_speed.py{' --quick' if args.quick else ''}` "
         f"({datetime.date.today().isoformat()}).\n\n"
         f"{header}\n\n```\n" + "\n".join(lines) + "\n```\n\n"
         "How to read it: `post.metric` and `expected_change` both generate the label draws "
