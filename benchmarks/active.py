@@ -34,6 +34,9 @@ def main():
     ap.add_argument("--categories", type=int, default=None)
     ap.add_argument("--k", type=int, default=48)
     ap.add_argument("--save", default=None, help="pickle the full xarray Dataset to this file")
+    ap.add_argument("--first-trial", type=int, default=0, help="index of the first trial (to split a run over processes)")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="PICKLE",
+                    help="print the tables of saved runs (from --save) together instead of running")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     trials = args.trials or (2 if args.quick else 10)
@@ -42,7 +45,18 @@ def main():
     fit = {"draws": 300, "tune": 300, "chains": 2, "cores": 1, "target_accept": 0.85}
     rows = []
     t0 = time.time()
-    for trial in range(trials):
+    import xarray as xr
+
+    if args.merge:
+        import pickle
+
+        parts = []
+        for path in args.merge:
+            with open(path, "rb") as fh:
+                parts.append(pickle.load(fh))
+        report(xr.concat(parts, dim="trial"), k, t0, None)
+        return
+    for trial in range(args.first_trial, args.first_trial + trials):
         data, truth = simulate_tags(n_cat, items_per_category=400, random_seed=1000 + trial)
         ds = simulate(
             data, truth, LabelFlip(), metric="precision_at_k", k=k, strategies=("random", "expected_change"),
@@ -50,10 +64,18 @@ def main():
             random_seed=trial,
         )
         rows.append(ds)
-        print(f"trial {trial + 1}/{trials} done ({time.time() - t0:.0f} s)", flush=True)
-    import xarray as xr
-
+        print(f"trial {trial + 1 - args.first_trial}/{trials} done ({time.time() - t0:.0f} s)", flush=True)
     all_ = xr.concat(rows, dim="trial")
+    if args.save:
+        import pickle
+
+        with open(args.save, "wb") as fh:
+            pickle.dump(all_, fh)
+    report(all_, k, t0, args)
+
+
+def report(all_, k, t0, args):
+    trials, n_cat = all_.sizes["trial"], all_.sizes["category"]
     frac = all_["fraction_vetted"].mean(("trial", "strategy")).values
     mae_cat = all_["category_abs_error"].mean("category", skipna=True)
     print(f"\nP@{k}: mean over {trials} trials of the mean |error| across {n_cat} categories")
@@ -75,11 +97,6 @@ def main():
     print("\ncoverage of the learned 90% intervals of per-category P@K (per step)")
     for s, strategy in enumerate(all_["strategy"].values):
         print(f"  {strategy:16s} " + " ".join(f"{v:6.2f}" for v in cov_cat[s]))
-    if args.save:
-        import pickle
-
-        with open(args.save, "wb") as fh:
-            pickle.dump(all_, fh)
     print(f"\n({trials} trials x {all_.sizes['step']} steps; {time.time() - t0:.0f} s)")
 
 

@@ -410,8 +410,13 @@ def test_agrees_with_dawid_skene_em_when_errors_are_independent(independent_fit)
     assert abs(float(acc.mean()) - ds_sample) < 2 * float(acc.std())
     # and both are near the truth (the reference itself is sound)
     assert abs(ds_sample - (pred == z).mean()) < 0.03
-    # errors independent given the class: the implied error correlation is small
-    assert np.all(np.abs(par["error_correlation"].mean(("chain", "draw")).values) < 0.1)
+    # errors independent given the class (the classifier's loading is 0 in the
+    # simulation, so the population error correlation is exactly 0): 0 lies inside the
+    # posterior's central 95% for every annotator, and the prior's pull is modest
+    corr = par["error_correlation"]
+    lo, hi = corr.quantile([0.025, 0.975], ("chain", "draw")).values
+    assert np.all(lo <= 0) and np.all(hi >= 0), (lo, hi)
+    assert np.all(corr.mean(("chain", "draw")).values < 0.2)
 
 
 def test_summary_and_population(independent_fit):

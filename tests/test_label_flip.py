@@ -159,6 +159,57 @@ def test_marginal_and_vetted_loglik_equal_hand_computation(lookup, monkeypatch):
     np.testing.assert_allclose(got0, p0, rtol=1e-12)
 
 
+def _logp_at(model, point):
+    return float(model.compile_logp(jacobian=False)(point))
+
+
+def test_binned_likelihood_is_the_exact_one_at_fine_bins_and_close_at_the_default():
+    data, truth = simulate_tags(3, items_per_category=150, random_seed=4)
+    data = data.with_labels(data.item_ids[:9], truth[:9])
+    exact = LabelFlip(binned=False).build(data)
+    fine = LabelFlip(binned=True, n_bins=10**7).build(data)  # one item per bin
+    coarse = LabelFlip(binned=True, n_bins=20).build(data)
+    default = LabelFlip(binned=True).build(data)  # 200 bins per group
+    assert "noisy_unvetted" in exact.named_vars and "noisy_unvetted_binned" not in exact.named_vars
+    assert "noisy_unvetted_binned" in fine.named_vars and "noisy_unvetted" not in fine.named_vars
+    n_unvetted = int((~data.vetted).sum())
+    assert len(fine.coords["unvetted_bin"]) == n_unvetted
+    assert len(coarse.coords["unvetted_bin"]) <= 3 * 2 * 20
+    # the counts add up to the unvetted items of each (category, noisy label) group
+    counts = coarse["unvetted_bin_count"].get_value()
+    cat = coarse["unvetted_bin_category"].get_value()
+    y = coarse["unvetted_bin_noisy_label"].get_value()
+    for c in range(3):
+        for v in (0, 1):
+            want = int(((data.category_codes == c) & (data.noisy_labels == v) & ~data.vetted).sum())
+            assert counts[(cat == c) & (y == v)].sum() == want
+    rng = np.random.default_rng(0)
+    base = exact.initial_point()
+    for _ in range(3):
+        point = {k: v + rng.normal(0, 0.5, np.shape(v)) for k, v in base.items()}
+        le, lf_, lc, ld = (_logp_at(m, point) for m in (exact, fine, coarse, default))
+        assert lf_ == pytest.approx(le, rel=1e-10)
+        # binned: off by a fraction of a nat (of ~250), less with more bins
+        assert 0 < abs(lc - le) < 0.5
+        assert abs(ld - le) < 0.02
+
+
+def test_binning_switches_on_above_bin_above_and_never_with_features():
+    data, _ = simulate_tags(2, items_per_category=60, random_seed=5)
+    assert "unvetted_bin" in LabelFlip(bin_above=100).build(data).coords
+    assert "unvetted_bin" not in LabelFlip(bin_above=120).build(data).coords
+    with_x = tiny_data()
+    assert "unvetted_bin" not in LabelFlip(bin_above=0).build(with_x).coords  # auto: features -> exact
+    with pytest.raises(ValueError, match="without features"):
+        LabelFlip(binned=True).build(with_x)
+    assert "unvetted_bin" in LabelFlip(binned=True, feature_names=()).build(with_x).coords
+    for bad in ("yes", 1, None):
+        with pytest.raises(ValueError, match="binned"):
+            LabelFlip(binned=bad)
+    with pytest.raises(ValueError, match="n_bins"):
+        LabelFlip(n_bins=1)
+
+
 def test_prior_keeps_relevant_tags_listed_more_often():
     """Identifiability: p(y=1|z=1) > p(y=1|z=0) in every prior draw, and slopes mostly > 0."""
     data, _ = simulate_tags(3, items_per_category=20, random_seed=0)

@@ -13,7 +13,10 @@ optionally a category ``c_i`` and features ``x_i``:
 
 Vetted items (``labels`` not NaN) observe ``z``; for the others ``z`` is summed out,
 ``p(y_i | theta) = sum_z p(y_i | z) p(z | s_i, x_i)`` (computed on the log scale with
-``logaddexp``), so NUTS samples only continuous parameters. Given a parameter draw,
+``logaddexp``), so NUTS samples only continuous parameters. On large tag sets without
+features the unvetted terms are evaluated on histograms of the scores per (category,
+noisy label) group (``LabelFlip(binned=...)``), which makes a gradient cost the number
+of bins instead of the number of items. Given a parameter draw,
 each unvetted label is Bernoulli with Bayes' rule (the paper's eq. 13)::
 
     P(z_i = 1 | y_i, s_i, x_i, theta) =
@@ -98,6 +101,7 @@ from scipy import special
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
+from .score_mixture import _histogram
 
 __all__ = ["LabelFlip", "LabelFlipPosterior", "simulate_tags"]
 
@@ -157,6 +161,27 @@ def _marginal_random(eta, l11, l01, l10, l00, rng=None, size=None):
     return (rng.random(size) < np.exp(np.where(z, l11, l10))).astype(np.int64)
 
 
+def _group_histograms(prep: dict, mask: np.ndarray, n_bins: int):
+    """Histograms of the standardized scores per (category, noisy label) group.
+
+    Returns the bins' mean scores, category codes, noisy labels and counts (empty
+    bins dropped). Within a group every item has the same ``p(y | z)`` and its
+    ``p(z | s)`` depends on the score alone, so a bin's items share one likelihood
+    term evaluated at their mean score (exact to first order in the bin width).
+    """
+    g, codes, y = prep["g"][mask], prep["codes"][mask], prep["y"][mask].astype(np.int64)
+    key = codes * 2 + y
+    out = ([], [], [], [])
+    for k in np.unique(key):
+        sel = key == k
+        pts, counts = _histogram(g[sel], n_bins)
+        out[0].append(pts)
+        out[1].append(np.full(pts.size, k // 2, dtype=np.int64))
+        out[2].append(np.full(pts.size, k % 2, dtype=np.int8))
+        out[3].append(counts)
+    return tuple(np.concatenate(a) for a in out)
+
+
 def _standardize(x: np.ndarray, what: str) -> tuple[np.ndarray, float, float]:
     mean, sd = float(np.mean(x)), float(np.std(x))
     if not np.isfinite(sd) or sd <= 1e-12 * max(1.0, abs(mean)):
@@ -193,6 +218,19 @@ class LabelFlip:
         Map of the scores before standardizing: ``"logit"`` for probabilities,
         ``"identity"`` for margins or logits; ``"auto"`` (default) takes the logit
         when every score lies in [0, 1].
+    binned : bool or "auto"
+        Evaluate the unvetted items' likelihood on histograms: within each
+        (category, noisy label) group the standardized scores are put in ``n_bins``
+        equal-width bins, each represented by the mean score of its items and
+        weighted by their number. Only possible without features (with features
+        every item keeps its own term). ``"auto"`` (default) bins when more than
+        ``bin_above`` items are unvetted. The label draws always use each item's own
+        score; only the likelihood that the parameters are fitted to is binned.
+    n_bins : int
+        Bins per (category, noisy label) group (default 200).
+    bin_above : int
+        Number of unvetted items above which ``binned="auto"`` bins (default
+        5,000; ``benchmarks/label_flip_binning.py`` measures speed and accuracy).
 
     Examples
     --------
@@ -202,7 +240,7 @@ class LabelFlip:
     >>> sorted(model.coords["category"])
     ['tag0', 'tag1', 'tag2']
     >>> LabelFlip(pooling="none")
-    LabelFlip(pooling='none', feature_names=None, score_transform='auto')
+    LabelFlip(pooling='none', feature_names=None, score_transform='auto', binned='auto')
     """
 
     def __init__(
@@ -211,9 +249,17 @@ class LabelFlip:
         pooling: str = "partial",
         feature_names: Sequence[str] | None = None,
         score_transform: str = "auto",
+        binned: bool | str = "auto",
+        n_bins: int = 200,
+        bin_above: int = 5_000,
     ):
         self.pooling = V.check_choice(pooling, "pooling", POOLINGS)
         self.score_transform = V.check_choice(score_transform, "score_transform", SCORE_TRANSFORMS)
+        if not (isinstance(binned, bool | np.bool_) or (isinstance(binned, str) and binned == "auto")):
+            raise ValueError(f"`binned` must be True, False or 'auto', got {binned!r}.")
+        self.binned = binned if isinstance(binned, str) else bool(binned)
+        self.n_bins = V.as_positive_int(n_bins, "n_bins", minimum=2)
+        self.bin_above = V.as_positive_int(bin_above, "bin_above", minimum=0)
         if feature_names is not None:
             if isinstance(feature_names, str):
                 feature_names = [feature_names]
@@ -227,8 +273,24 @@ class LabelFlip:
     def __repr__(self) -> str:
         return (
             f"LabelFlip(pooling={self.pooling!r}, feature_names={self.feature_names!r}, "
-            f"score_transform={self.score_transform!r})"
+            f"score_transform={self.score_transform!r}, binned={self.binned!r})"
         )
+
+    def _use_bins(self, prep: dict) -> bool:
+        n_unvetted = int((~prep["vetted"]).sum())
+        if n_unvetted == 0:
+            return False
+        if prep["X"].shape[1]:
+            if self.binned is True:
+                raise ValueError(
+                    "binned=True needs a model without features: with features each item's "
+                    "p(z | s, x) differs, so items cannot share a bin. Use binned='auto' or "
+                    "False, or feature_names=()."
+                )
+            return False
+        if self.binned == "auto":
+            return n_unvetted > self.bin_above
+        return bool(self.binned)
 
     # ---------------------------------------------------------------- data prep
 
@@ -370,7 +432,11 @@ class LabelFlip:
         with every parameter at its population mean.
 
         Observed: ``label_vetted`` (z of vetted items), ``noisy_vetted`` (their y given
-        z) and ``noisy_unvetted`` (y of unvetted items with z summed out). The data
+        z) and ``noisy_unvetted`` (y of unvetted items with z summed out). When the
+        unvetted likelihood is binned (see ``binned``) the last is replaced by the
+        potential ``noisy_unvetted_binned`` (dims ``unvetted_bin``; containers
+        ``unvetted_bin_score``, ``unvetted_bin_category``,
+        ``unvetted_bin_noisy_label``, ``unvetted_bin_count``). The data
         containers (prefix ``vetted_`` or ``unvetted_``) are ``*_score`` (the
         standardized g(s)), ``*_category`` (category codes), ``*_onehot`` (the same
         as a one-hot matrix, used for the lookup while items x categories stays below
@@ -401,6 +467,10 @@ class LabelFlip:
         n_feat = prep["X"].shape[1]
         if n_feat:
             coords["feature"] = [str(f) for f in prep["feature_names"]]
+        binned = self._use_bins(prep)
+        if binned:
+            bins = _group_histograms(prep, ~vet, self.n_bins)
+            coords["unvetted_bin"] = np.arange(bins[0].size)
         with pm.Model(coords=coords) as model:
             fpr_logit = self._per_category("fpr", pooling, n_cat)
             lift_logit = self._per_category("lift", pooling, n_cat)
@@ -422,9 +492,8 @@ class LabelFlip:
             # each item picks its category's row once
             table = pt.stack([a, b, l11, l01, l10, l00], axis=1)
 
-            def rows(part: str, mask: np.ndarray, dim: str):
-                g = pm.Data(f"{part}_score", prep["g"][mask], dims=dim)
-                codes = prep["codes"][mask]
+            def rows(part: str, g_values: np.ndarray, codes: np.ndarray, dim: str, x_values=None):
+                g = pm.Data(f"{part}_score", g_values, dims=dim)
                 c = pm.Data(f"{part}_category", codes, dims=dim)
                 if codes.size * n_cat <= _ONEHOT_MAX:
                     # small: a dense one-hot product (its gradient is a matrix product too)
@@ -434,20 +503,27 @@ class LabelFlip:
                     r = table[c]
                 eta = r[:, 0] + r[:, 1] * g
                 if n_feat:
-                    x = pm.Data(f"{part}_features", prep["X"][mask], dims=(dim, "feature"))
+                    x = pm.Data(f"{part}_features", x_values, dims=(dim, "feature"))
                     eta = eta + pt.dot(x, w)
                 return eta, r
 
             if vet.any():
-                eta, r = rows("vetted", vet, "vetted_item")
+                eta, r = rows("vetted", prep["g"][vet], prep["codes"][vet], "vetted_item", prep["X"][vet])
                 z = pm.Data("vetted_label", prep["z"][vet], dims="vetted_item")
                 y = pm.Data("vetted_noisy_label", prep["y"][vet], dims="vetted_item")
                 pm.Bernoulli("label_vetted", logit_p=eta, observed=z, dims="vetted_item")
                 # logit p(y = 1 | z) of each vetted item, given its category and true label
                 logit_y = pt.switch(pt.eq(z, 1), r[:, 2] - r[:, 3], r[:, 4] - r[:, 5])
                 pm.Bernoulli("noisy_vetted", logit_p=logit_y, observed=y, dims="vetted_item")
-            if (~vet).any():
-                eta, r = rows("unvetted", ~vet, "unvetted_item")
+            if binned:
+                g_bin, c_bin, y_bin, n_bin = bins
+                eta, r = rows("unvetted_bin", g_bin, c_bin, "unvetted_bin")
+                y = pm.Data("unvetted_bin_noisy_label", y_bin, dims="unvetted_bin")
+                count = pm.Data("unvetted_bin_count", n_bin, dims="unvetted_bin")
+                per_bin = _marginal_logp(y, eta, r[:, 2], r[:, 3], r[:, 4], r[:, 5])
+                pm.Potential("noisy_unvetted_binned", count * per_bin, dims="unvetted_bin")
+            elif (~vet).any():
+                eta, r = rows("unvetted", prep["g"][~vet], prep["codes"][~vet], "unvetted_item", prep["X"][~vet])
                 y = pm.Data("unvetted_noisy_label", prep["y"][~vet], dims="unvetted_item")
                 pm.CustomDist(
                     "noisy_unvetted",
@@ -461,6 +537,7 @@ class LabelFlip:
                     observed=y,
                     dims="unvetted_item",
                 )
+        prep["binned"] = binned
         model._bayeval_meta = prep  # read by fit()
         return model
 
