@@ -197,11 +197,21 @@ class _Evaluator:
 
 
 def _default_thresholds(scores: np.ndarray) -> np.ndarray:
-    """Distinct scores if there are few, else evenly spaced score quantiles (ascending)."""
+    """Candidate thresholds (ascending): the distinct scores if there are few, else
+    evenly spaced score quantiles *and* the scores at geometrically spaced ranks from
+    the top (ranks 1, 2, 3, ..., N).
+
+    The ranks matter for rare positives: with 0.5% prevalence every threshold worth
+    choosing lies among the top 1-2% of the scores, where evenly spaced quantiles
+    leave only two or three candidates.
+    """
     uniq = np.unique(scores)
     if uniq.size <= _MAX_DEFAULT_THRESHOLDS:
         return uniq
-    return np.unique(np.quantile(scores, np.linspace(0, 1, _MAX_DEFAULT_THRESHOLDS), method="inverted_cdf"))
+    grid = np.quantile(scores, np.linspace(0, 1, _MAX_DEFAULT_THRESHOLDS), method="inverted_cdf")
+    ranks = np.unique(np.round(np.geomspace(1, uniq.size, _MAX_DEFAULT_THRESHOLDS)).astype(np.int64))
+    top = uniq[uniq.size - ranks]  # the rank-r largest distinct score
+    return np.unique(np.concatenate([grid, top]))
 
 
 # ------------------------------------------------------------------- Posterior

@@ -105,8 +105,10 @@ def recalibrate(
     min_precision, min_recall : float in [0, 1], optional
         At least one is required.
     thresholds : 1-D array_like, optional
-        Candidate thresholds; default the distinct scores, or 201 score quantiles when
-        there are more.
+        Candidate thresholds; default the distinct scores, or, when there are more
+        than 201, 201 evenly spaced score quantiles together with the scores at 201
+        geometrically spaced ranks from the top (so that rare positives, whose useful
+        thresholds all lie among the top 1-2% of scores, get dozens of candidates).
 
     Returns
     -------

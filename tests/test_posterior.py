@@ -165,12 +165,29 @@ def test_posterior_from_2d_probabilities_uses_one_row_per_draw():
     np.testing.assert_array_equal(z, p.astype(np.int8))
 
 
+def test_default_threshold_grid_is_dense_among_the_top_scores():
+    from bayeval.posterior import _default_thresholds
+
+    s = np.random.default_rng(0).random(20_000)
+    t = _default_thresholds(s)
+    top = np.sort(s)[::-1]
+    # every one of the 10 highest scores is a candidate, and the top 1% (where the
+    # thresholds of a 0.5%-prevalence problem lie) holds dozens of them
+    assert set(top[:10]) <= set(t)
+    assert (t >= top[199]).sum() >= 50
+    # the evenly spaced quantiles are still there, and the grid stays small
+    assert np.all(np.isin(np.quantile(s, [0.1, 0.5, 0.9], method="inverted_cdf"), t))
+    assert t.size <= 402 and np.all(np.diff(t) > 0)
+    # few distinct scores: all of them
+    np.testing.assert_array_equal(_default_thresholds(np.array([0.3, 0.1, 0.3, 0.2])), [0.1, 0.2, 0.3])
+
+
 def test_curves_through_the_posterior_use_a_shared_threshold_grid():
     data, p = _data(n=500)
     post = Posterior.from_probabilities(data, p, draws=20, random_seed=6)
     roc = post.metric("roc_curve")
     t = roc["threshold"].values
-    assert np.isinf(t[0]) and np.all(np.diff(t[1:]) < 0) and t.size <= 202  # inf + 201 quantiles
+    assert np.isinf(t[0]) and np.all(np.diff(t[1:]) < 0) and t.size <= 403  # inf + 201 quantiles + 201 ranks
     z = np.concatenate([c.values[0] for c in post.label_draws()])
     fpr, tpr, _ = metrics.roc_curve(z, data.scores, thresholds=t)
     np.testing.assert_allclose(roc.sel(curve="fpr").values[0], fpr)

@@ -4,10 +4,12 @@
 * :class:`ActiveSession` -- the resumable vetting loop (active testing's Algorithm 1),
   with every label kept in a :class:`LabelStore`;
 * :func:`simulate` -- the loop replayed on fully labeled data, against baselines;
-* :func:`acis` and its baselines -- importance-sampled F-scores for rare categories.
+* :func:`acis` and its baselines -- importance-sampled F-scores for rare categories,
+  and :func:`score_mixture_fscore`, the Bayesian (score-mixture) route beside them.
 """
 
 from .acis import ACISResult, acis, sawade, top_k, uniform_sampling
+from .fscore_posterior import score_mixture_fscore
 from .select import STRATEGIES, expected_change, select
 from .session import ActiveSession
 from .simulate import ESTIMATORS, simulate
@@ -23,6 +25,7 @@ __all__ = [
     "acis",
     "expected_change",
     "sawade",
+    "score_mixture_fscore",
     "select",
     "simulate",
     "top_k",

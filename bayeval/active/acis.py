@@ -187,13 +187,16 @@ class ACISResult:
         it), and the reported ``estimate``, ``variance``, ``ci_low``, ``ci_high`` after
         the batch (for ACIS: averaged over the last iterations).
     method : str
-        ``"acis"``, ``"sawade"``, ``"uniform"`` or ``"top_k"``.
+        ``"acis"``, ``"sawade"``, ``"uniform"``, ``"top_k"`` or ``"score_mixture"``
+        (:func:`bayeval.active.fscore_posterior.score_mixture_fscore`).
     alpha : float
         Weight of precision in F_alpha (0.5 is F1).
     confidence : float
         Coverage of ``interval``.
     n_items : int
         Size of the pool.
+    posterior : Posterior or None
+        The fitted score-mixture posterior (``method == "score_mixture"`` only).
 
     Examples
     --------
@@ -218,6 +221,7 @@ class ACISResult:
     alpha: float
     confidence: float
     n_items: int
+    posterior: object = None
 
     @property
     def std_error(self) -> float:
