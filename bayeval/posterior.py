@@ -27,6 +27,11 @@ from .data import EvalData
 __all__ = ["Posterior", "vetted_only", "naive", "hdi"]
 
 _CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
+#: Label draws are kept in memory, one bit per label, when they fit in this many bytes
+#: (100,000 items x 4,000 draws = 50 MB): the second and later passes over the draws
+#: (a metric after another, expected-change selection after an estimate) unpack them
+#: instead of drawing them again, which is 5-10x cheaper.
+_CACHE_BYTES = 1 << 26
 _CURVES = ("precision_recall_curve", "roc_curve")
 _MAX_DEFAULT_THRESHOLDS = 201
 
@@ -280,6 +285,12 @@ class Posterior:
         self._entropy = np.random.SeedSequence(random_seed).entropy
         self._vetted = np.flatnonzero(data.vetted)
         self._vetted_values = data.labels[self._vetted].astype(np.int8)
+        n_bytes = self.n_chains * self.n_draws * ((data.n_items + 7) // 8)
+        self._bits = None  # (chain, draw, packed items), filled as draws are generated
+        self._bits_filled = None
+        if n_bytes <= _CACHE_BYTES:
+            self._bits = np.zeros((self.n_chains, self.n_draws, (data.n_items + 7) // 8), dtype=np.uint8)
+            self._bits_filled = np.zeros((self.n_chains, self.n_draws), dtype=bool)
 
     # ---------------------------------------------------------------- builders
 
@@ -380,6 +391,10 @@ class Posterior:
     def _label_chunks(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
         n = self.data.n_items
         for chain, draws in self._chunk_plan(chunk_size):
+            if self._bits is not None and self._bits_filled[chain, draws].all():
+                z = np.unpackbits(self._bits[chain, draws], axis=1, count=n).view(np.int8)
+                yield chain, draws, z
+                continue
             p = self._probabilities(chain, draws)
             z = np.empty(p.shape, dtype=np.int8)
             for j, d in enumerate(range(draws.start, draws.stop)):
@@ -388,6 +403,9 @@ class Posterior:
                 )
                 np.less(rng.random(n, dtype=np.float32), p[j], out=z[j], casting="unsafe")
             z[:, self._vetted] = self._vetted_values
+            if self._bits is not None:
+                self._bits[chain, draws] = np.packbits(z.view(np.uint8), axis=1)
+                self._bits_filled[chain, draws] = True
             yield chain, draws, z
 
     def label_draws(self, chunk_size: int | None = None) -> Iterator[xr.DataArray]:

@@ -194,3 +194,28 @@ def test_curves_through_the_posterior_use_a_shared_threshold_grid():
     np.testing.assert_allclose(roc.sel(curve="tpr").values[0], tpr)
     auc = post.metric("roc_auc").values[0]
     np.testing.assert_allclose(auc, metrics.roc_auc(z, data.scores))
+
+
+def test_label_draws_are_cached_as_bits_and_equal_the_regenerated_ones(monkeypatch):
+    import bayeval.posterior as module
+
+    data, p = _data(n=301)  # not a multiple of 8: the packed rows are padded
+    post = Posterior.from_probabilities(data, p, draws=37, chains=2, random_seed=11)
+    assert post._bits is not None and not post._bits_filled.any()
+    first = np.concatenate([c.values for c in post.label_draws(chunk_size=5)], axis=1)
+    assert post._bits_filled.all()
+    # second pass comes from the cache: same labels, whatever the chunking
+    second = np.concatenate([c.values for c in post.label_draws(chunk_size=8)], axis=1)
+    np.testing.assert_array_equal(first, second)
+    assert second.dtype == np.int8 and set(np.unique(second)) <= {0, 1}
+    # vetted items keep their label in the cached draws too
+    vet = data.vetted
+    assert (second[..., vet] == data.labels[vet].astype(np.int8)).all()
+    # without a cache (too big for the budget) the draws are the same
+    monkeypatch.setattr(module, "_CACHE_BYTES", 0)
+    nocache = Posterior.from_probabilities(data, p, draws=37, chains=2, random_seed=11)
+    assert nocache._bits is None
+    again = np.concatenate([c.values for c in nocache.label_draws(chunk_size=37)], axis=1)
+    np.testing.assert_array_equal(first, again)
+    # a metric computed from the cache equals the one computed while drawing
+    np.testing.assert_array_equal(post.metric("average_precision").values, nocache.metric("average_precision").values)
