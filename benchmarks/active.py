@@ -35,6 +35,7 @@ def main():
     ap.add_argument("--k", type=int, default=48)
     ap.add_argument("--save", default=None, help="pickle the full xarray Dataset to this file")
     ap.add_argument("--first-trial", type=int, default=0, help="index of the first trial (to split a run over processes)")
+    ap.add_argument("--plot", default=None, metavar="PNG", help="save the error-vs-fraction-vetted figure")
     ap.add_argument("--merge", nargs="+", default=None, metavar="PICKLE",
                     help="print the tables of saved runs (from --save) together instead of running")
     args = ap.parse_args()
@@ -54,7 +55,7 @@ def main():
         for path in args.merge:
             with open(path, "rb") as fh:
                 parts.append(pickle.load(fh))
-        report(xr.concat(parts, dim="trial"), k, t0, None)
+        report(xr.concat(parts, dim="trial"), k, t0, args)
         return
     for trial in range(args.first_trial, args.first_trial + trials):
         data, truth = simulate_tags(n_cat, items_per_category=400, random_seed=1000 + trial)
@@ -98,6 +99,26 @@ def report(all_, k, t0, args):
     for s, strategy in enumerate(all_["strategy"].values):
         print(f"  {strategy:16s} " + " ".join(f"{v:6.2f}" for v in cov_cat[s]))
     print(f"\n({trials} trials x {all_.sizes['step']} steps; {time.time() - t0:.0f} s)")
+    if args is not None and args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 3.8))
+        styles = {"naive": "--", "learned": "-"}
+        for strategy, color in zip(all_["strategy"].values, ("C0", "C3")):
+            for est, ls in styles.items():
+                m = mae_cat.sel(strategy=strategy, estimator=est).mean("trial").values
+                ax.plot(frac * 100, m, ls, color=color, marker="o", label=f"{strategy} + {est}")
+        ax.axhline(0.03, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("% of the top-K lists vetted")
+        ax.set_ylabel(f"mean |error| of P@{k} across categories")
+        ax.set_title(f"Simulated noisy tags ({trials} trials x {n_cat} categories)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=110)
+        print(f"wrote {args.plot}")
 
 
 if __name__ == "__main__":
