@@ -120,7 +120,7 @@ def test_index_links_every_page(html):
                 "bayeval.models.annotator.AnnotatorError",
             ],
         ),
-        ("api/active.html", ["bayeval.active.acis.acis", "bayeval.active.acis.ACISResult"]),
+        ("api/active.html", ["bayeval.active.acis.acis", "bayeval.active.acis.ACISResult", "bayeval.active.fscore_posterior.score_mixture_fscore"]),
         (
             "api/recalibrate.html",
             ["bayeval.recalibrate.recalibrate", "bayeval.recalibrate.Recalibration"],
