@@ -114,6 +114,13 @@ def _esc(text) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _md(text) -> str:
+    """User text for Markdown: ``&``, ``<`` and ``>`` escaped so no raw HTML gets
+    through; quotes stay as they are (they mean nothing to Markdown, and entities
+    such as ``&#x27;`` are unreadable in the .md file itself)."""
+    return html.escape(str(text), quote=False)
+
+
 def _fmt(x) -> str:
     """A number (or other cell) as short text; NaN as an en dash."""
     if x is None:
@@ -345,7 +352,7 @@ class Report:
     @staticmethod
     def _table_md(df: pd.DataFrame) -> str:
         def cell(v) -> str:
-            return _esc(_fmt(v)).replace("|", "\\|").replace("\n", " ")
+            return _md(_fmt(v)).replace("|", "\\|").replace("\n", " ")
 
         index_name = df.index.name if df.index.name is not None else ""
         header = [cell(index_name)] + [cell(c) for c in df.columns]
@@ -360,8 +367,9 @@ class Report:
     def to_markdown(self, figure_dir="figures") -> str:
         """The report as Markdown; figures are linked as ``<figure_dir>/<name>.png``.
 
-        The PNG files are not written here (:meth:`save` writes them). User text is
-        HTML-escaped, so a Markdown renderer shows it literally.
+        The PNG files are not written here (:meth:`save` writes them). In user text
+        ``&``, ``<`` and ``>`` are HTML-escaped, so a Markdown renderer shows it
+        literally and no raw HTML gets through; quotes are left as they are.
 
         Parameters
         ----------
@@ -380,12 +388,12 @@ class Report:
         '# A &lt;title&gt;'
         """
         fdir = Path(figure_dir).as_posix().rstrip("/")
-        out = [f"# {_esc(self.title)}", ""]
+        out = [f"# {_md(self.title)}", ""]
         for line in self.meta:
-            out += [f"*{_esc(line)}*", ""]
+            out += [f"*{_md(line)}*", ""]
         if self.description:
             for para in _paragraphs(self.description):
-                out += [_esc(para), ""]
+                out += [_md(para), ""]
         n_warn = self._n_warnings()
         if n_warn:
             out += [
@@ -394,19 +402,19 @@ class Report:
             ]
         if self.text:
             out += ["## Reading", ""]
-            out += [f"- {_esc(t)}" for t in self.text]
+            out += [f"- {_md(t)}" for t in self.text]
             out.append("")
         for sid, heading, tnames, fnames in self._layout():
-            out += [f"## {_esc(heading)}", ""]
+            out += [f"## {_md(heading)}", ""]
             for msg in self.warnings.get(sid, []):
-                out += [f"> **Warning:** {_esc(msg)}", ""]
+                out += [f"> **Warning:** {_md(msg)}", ""]
             for name in tnames:
                 out += [self._table_md(self.tables[name]), ""]
             for msg in self.notes.get(sid, []):
-                out += [f"*{_esc(msg)}*", ""]
+                out += [f"*{_md(msg)}*", ""]
             for name in fnames:
                 cap = _CAPTIONS.get(name, name)
-                out += [f"![{_esc(cap)}]({fdir}/{name}.png)", ""]
+                out += [f"![{_md(cap)}]({fdir}/{name}.png)", ""]
         return "\n".join(out).rstrip() + "\n"
 
     # -------------------------------------------------------------- save

@@ -81,3 +81,12 @@ def test_bad_input(kwargs, error, match):
     args = {"budget": 20, **kwargs}
     with pytest.raises(error, match=match):
         score_mixture_fscore(s, yhat, lambda i: y[i], **args)
+
+
+def test_same_seed_same_result():
+    s, yhat, y = _pool(n=400, prevalence=0.2, seed=3)
+    kw = dict(budget=20, random_seed=np.int64(9), model=ScoreMixture("gamma", "truncnormal", transform="minmax"),
+              fit_kwargs={**FIT, "draws": 100, "tune": 100})
+    a = score_mixture_fscore(s, yhat, lambda i: y[i], **kw)
+    b = score_mixture_fscore(s, yhat, lambda i: y[i], **kw)
+    assert a.estimate == b.estimate and a.interval == b.interval

@@ -172,7 +172,9 @@ def test_user_strings_are_escaped_everywhere(plain):
     assert f"<title>{NASTY_ESCAPED}</title>" in page
     assert page.count(NASTY_ESCAPED) >= 4  # title tag, h1, description, table row, reading
     md = r.to_markdown("figs")
-    assert "<script" not in md and NASTY_ESCAPED in md
+    # Markdown: & < > escaped (no raw HTML), quotes left readable
+    assert "<script" not in md and '&lt;script&gt;alert(1)&lt;/script&gt; &amp; "x"' in md
+    assert "&quot;" not in md and "&#x27;" not in md
     frag = r._repr_html_()
     assert "<html" not in frag and NASTY_ESCAPED in frag and "<script" not in frag
     # a table cell with "|" does not break the Markdown table

@@ -24,6 +24,7 @@ such a model, only on the sampling design.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -114,7 +115,9 @@ def score_mixture_fscore(
         s, yhat, oracle, budget=budget, alpha=alpha, first_batch=first_batch, random_seed=random_seed,
         confidence=confidence,
     )
-    seed = int(np.random.default_rng(random_seed if isinstance(random_seed, int) else None).integers(2**31 - 1))
+    # the sampler's seed: reproducible from an integer seed or a Generator
+    seed_source = random_seed if isinstance(random_seed, numbers.Integral | np.random.Generator) else None
+    seed = int(np.random.default_rng(seed_source).integers(2**31 - 1))
     labels = np.full(s.size, np.nan)
     labels[run.labeled["item"].to_numpy()] = run.labeled["label"].to_numpy()
     data = EvalData(s, labels, predictions=yhat)
