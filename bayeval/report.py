@@ -1071,9 +1071,16 @@ def report(
         )
 
     text[n_head:n_head] = caveats
+    sampler = getattr(post, "sampler", None)
+    sampled_by = (
+        f" sampled by {sampler} (the same inputs and seed give the same numbers with the same sampler;"
+        " PyMC's and nutpie's NUTS give different draws)"
+        if sampler
+        else ""
+    )
     meta = [
-        f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws; label-draw seed "
-        f"{post.random_seed}; intervals are {pct} highest-density intervals."
+        f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws{sampled_by}; label-draw "
+        f"seed {post.random_seed}; intervals are {pct} highest-density intervals."
     ]
     return Report(
         title,

@@ -526,3 +526,15 @@ def test_page_renders_in_headless_chromium(spe_report, tmp_path):
     if out:
         Path(out).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(out) / "report_screenshot.png")
+
+
+def test_first_line_names_the_sampler_when_there_was_one(plain):
+    post, _ = plain
+    assert "sampled by" not in report(post, title="t").to_markdown()  # given probabilities
+    post.sampler = "nutpie"
+    try:
+        md = report(post, title="t").to_markdown()
+    finally:
+        del post.sampler
+    first = [line for line in md.splitlines() if line.startswith("*Model:")][0]
+    assert "sampled by nutpie" in first
