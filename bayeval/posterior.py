@@ -28,9 +28,9 @@ __all__ = ["Posterior", "vetted_only", "naive", "hdi"]
 
 _CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
 #: Label draws are kept in memory, one bit per label, when they fit in this many bytes
-#: (100,000 items x 4,000 draws = 50 MB): the second and later passes over the draws
+#: (100,000 items x 5,000 draws = 62.5 MB): the second and later passes over the draws
 #: (a metric after another, expected-change selection after an estimate) unpack them
-#: instead of drawing them again, which is 5-10x cheaper.
+#: instead of drawing them again (about 50x cheaper: 0.03 s vs 1.49 s at that size).
 _CACHE_BYTES = 1 << 26
 _CURVES = ("precision_recall_curve", "roc_curve")
 _MAX_DEFAULT_THRESHOLDS = 201
@@ -243,6 +243,14 @@ class Posterior:
     population : callable, optional
         ``population(metric, **kwargs) -> DataArray`` giving the population version of
         a metric from the parameters alone, where the model defines it.
+
+    Notes
+    -----
+    The label draws are generated on demand, chunk by chunk, from one random stream per
+    draw. When all of them fit in 64 MiB at one bit per label (e.g. 100,000 items x
+    5,000 draws) they are also kept, packed, after the first pass, so later metrics and
+    expected-change selection unpack them instead of drawing them again (about 50 times
+    cheaper; ``benchmarks/results/selection_speed.md``). The draws are the same either way.
 
     Examples
     --------
