@@ -90,3 +90,17 @@ def test_same_seed_same_result():
     a = score_mixture_fscore(s, yhat, lambda i: y[i], **kw)
     b = score_mixture_fscore(s, yhat, lambda i: y[i], **kw)
     assert a.estimate == b.estimate and a.interval == b.interval
+
+
+def test_labels_survive_a_failing_fit():
+    s, yhat, y = _pool(n=300, prevalence=0.2, seed=5)
+
+    class Broken:
+        def fit(self, data, **kw):
+            raise FloatingPointError("sampler blew up")
+
+    with pytest.raises(FloatingPointError, match="blew up") as info:
+        score_mixture_fscore(s, yhat, lambda i: y[i], budget=25, random_seed=2, model=Broken())
+    labeled = info.value.labeled
+    assert len(labeled) == 25 and (labeled["label"].to_numpy() == y[labeled["item"].to_numpy()]).all()
+    assert any("labels were bought" in n for n in info.value.__notes__)

@@ -83,6 +83,12 @@ def score_mixture_fscore(
         fitted once, to all the labels. The fitted posterior is attached as
         ``result.posterior``.
 
+    Raises
+    ------
+    Exception
+        Whatever the fit raises, with the labels already bought attached as
+        ``exc.labeled`` (nothing a person typed is lost).
+
     Examples
     --------
     >>> import numpy as np
@@ -123,7 +129,15 @@ def score_mixture_fscore(
     data = EvalData(s, labels, predictions=yhat)
     kw = {"draws": 500, "tune": 500, "chains": 2, "progressbar": False, "random_seed": seed}
     kw.update(fit_kwargs or {})
-    post = model.fit(data, **kw)
+    try:
+        post = model.fit(data, **kw)
+    except Exception as exc:  # the labels were bought (perhaps from a person): hand them back
+        exc.labeled = run.labeled
+        exc.add_note(
+            f"score_mixture_fscore: the fit failed after {len(run.labeled)} labels were bought; "
+            "they are in this exception's `.labeled` (a DataFrame: item, label, ...)."
+        )
+        raise
     beta = math.sqrt((1.0 - alpha) / alpha)
     f = post.metric("f_score", beta=beta).values.ravel()
     tail = (1.0 - confidence) / 2
