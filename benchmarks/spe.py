@@ -8,6 +8,10 @@ Parts (``--part``):
   binning moves the posterior (AP and precision at fixed recall levels).
 * ``coverage``: data simulated from the model; how often the 90% intervals of AP and
   of precision at recall 0.25/0.5/0.75 cover the true *sample* value.
+* ``modes``: how often chains land in different modes (max r_hat > 1.05) on the
+  digits data, for the chains' starting points (``init="labels"`` jittered, EM start
+  jittered, EM start without jitter = the default) and without the ordering
+  potential, for two family pairs.
 * ``digits``: scikit-learn's digits data, one-vs-rest logistic regression with
   cross-validated scores; for each digit as the positive class and several random
   sets of 20 vetted labels, the area between the estimated and the true PR curve, for
@@ -106,7 +110,8 @@ def coverage(trials, n, n_vetted, draws):
         print(f"  {name:9s} {c:.3f}")
 
 
-def digits(label_sets, draws, model_args=()):
+def digits_scores():
+    """Cross-validated one-vs-rest logistic-regression probabilities on sklearn's digits."""
     from sklearn.datasets import load_digits
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import cross_val_predict
@@ -115,21 +120,62 @@ def digits(label_sets, draws, model_args=()):
 
     X, target = load_digits(return_X_y=True)
     clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-    proba = cross_val_predict(clf, X, target, cv=5, method="predict_proba")
+    return cross_val_predict(clf, X, target, cv=5, method="predict_proba"), target
+
+
+def digit_labels(target, digit, rep, n=20):
+    """The rep-th random set of n vetted labels for one digit (same sets in every part)."""
+    y = (target == digit).astype(int)
+    rng = np.random.default_rng(100 * digit + rep)
+    idx = rng.choice(y.size, n, replace=False)
+    labels = np.full(y.size, np.nan)
+    labels[idx] = y[idx]
+    return y, idx, labels
+
+
+MODE_SETTINGS = {
+    "labels start, jittered": {"init": "labels"},
+    "EM start, jittered": {"init": "em", "_jitter": True},
+    "EM start (default)": {"init": "em"},
+    "EM start, no ordering": {"init": "em", "order_components": False},
+}
+
+
+def modes(label_sets, draws, pairs=(("gamma", "truncnormal", "auto"), ("normal", "normal", "logit"))):
+    proba, target = digits_scores()
+    print(f"\nSpurious modes on digits (4 chains x {draws} draws, {label_sets} label set(s) of 20 per digit):")
+    print("fits whose chains disagree (max r_hat > 1.05) and mean area between PR curves")
+    for neg, pos, tr in pairs:
+        for name, opts in MODE_SETTINGS.items():
+            bad, areas = 0, []
+            for digit in range(10):
+                s = proba[:, digit]
+                for rep in range(label_sets):
+                    y, _, labels = digit_labels(target, digit, rep)
+                    true = metrics.precision_at_recall(y, s, recall=GRID)
+                    model = ScoreMixture(neg, pos, transform=tr, **{k: v for k, v in opts.items() if k != "_jitter"})
+                    if "_jitter" in opts:
+                        model._jitter = opts["_jitter"]
+                    post = model.fit(EvalData(s, labels), draws=draws, tune=draws, chains=4, random_seed=rep, **FIT)
+                    bad += post.check(warn=False)["max_rhat"] > 1.05
+                    est = np.median(post.metric("precision_at_recall", recall=GRID).values.reshape(-1, GRID.size), axis=0)
+                    areas.append(np.trapezoid(np.abs(est - true), GRID))
+            n = 10 * label_sets
+            print(f"  {neg}/{pos}/{tr:6s} {name:24s} disagree {bad:2d}/{n}   area {np.mean(areas):.3f}", flush=True)
+
+
+def digits(label_sets, draws, model_args=()):
+    proba, target = digits_scores()
     label = "/".join(model_args) if model_args else "package default"
     print(f"\nDigits, one-vs-rest logistic regression, 20 random labels ({label}): area between PR curves")
     print(f"{'digit':>5s} {'SPE':>8s} {'naive':>8s}")
     rows = []
     for digit in range(10):
-        y = (target == digit).astype(int)
         s = proba[:, digit]
-        true = metrics.precision_at_recall(y, s, recall=GRID)
         spe_err, naive_err = [], []
         for rep in range(label_sets):
-            rng = np.random.default_rng(100 * digit + rep)
-            idx = rng.choice(y.size, 20, replace=False)
-            labels = np.full(y.size, np.nan)
-            labels[idx] = y[idx]
+            y, idx, labels = digit_labels(target, digit, rep)
+            true = metrics.precision_at_recall(y, s, recall=GRID)
             data = EvalData(s, labels)
             post = ScoreMixture(*model_args[:2], **({"transform": model_args[2]} if len(model_args) > 2 else {})).fit(
                 data, draws=draws, tune=draws, chains=2, random_seed=rep, **FIT
@@ -146,7 +192,7 @@ def digits(label_sets, draws, model_args=()):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["speed", "coverage", "digits", "all"], default="all")
+    ap.add_argument("--part", choices=["speed", "coverage", "modes", "digits", "all"], default="all")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--model", nargs="+", default=(), metavar="NEG POS [TRANSFORM]",
                     help="score-mixture families (and map) for the digits part; default: the package default")
@@ -158,6 +204,8 @@ def main():
         binning_accuracy(10_000 if args.quick else 100_000, 300 if args.quick else 500, 2)
     if args.part in ("coverage", "all"):
         coverage(6 if args.quick else 100, 500, 20, 300 if args.quick else 500)
+    if args.part in ("modes", "all"):
+        modes(1 if args.quick else 2, 200 if args.quick else 300)
     if args.part in ("digits", "all"):
         digits(1 if args.quick else 5, 300 if args.quick else 500, tuple(args.model))
 

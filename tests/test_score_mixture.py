@@ -8,7 +8,7 @@ import pytest
 
 from bayeval import EvalData, metrics, recalibrate
 from bayeval.models import FAMILIES, ScoreMixture
-from bayeval.models.score_mixture import _make_transform, _Transform
+from bayeval.models.score_mixture import _em_start, _make_transform, _Transform
 
 matplotlib.use("Agg")
 
@@ -63,6 +63,68 @@ def test_transform_choice_and_errors():
         ScoreMixture().build(margins)
 
 
+def test_logit_map_moves_only_exact_zeros_and_ones():
+    """Confident probabilities keep their logits; a fixed clip would pile them on one point."""
+    s = np.array([0.0, 1e-12, 1e-7, 0.3, 0.9, 1 - 1e-10, 1.0])
+    with pytest.warns(UserWarning, match="29% of the scores are exactly 0 or 1"):
+        t = _make_transform("logit", "real", s)
+    x = t(s)
+    np.testing.assert_allclose(x[1:6], np.log(s[1:6]) - np.log1p(-s[1:6]))
+    assert x[0] == x[1] and x[6] == x[5]  # exact 0/1 go to the most extreme other score
+    assert len(np.unique(x)) == 5
+    assert np.all(np.isfinite(t.log_jacobian(s)))
+    with pytest.warns(UserWarning, match="exactly 0 or 1"):
+        _make_transform("logit", "real", np.r_[np.zeros(10), np.linspace(0.1, 0.9, 50)])
+    with pytest.raises(ValueError, match="all scores are exactly 0 or 1"):
+        _make_transform("logit", "real", np.r_[np.zeros(5), np.ones(5)])
+    with pytest.raises(ValueError, match="init"):
+        ScoreMixture(init="random")
+
+
+def logit_like_digits(seed, n=1800, pi=0.09):
+    """Scores shaped like a one-vs-rest classifier's logits: wide negatives, a small
+    positive class far above them; 20 vetted items with a single positive."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < pi).astype(int)
+    x = np.where(y == 1, rng.normal(6.0, 2.7, n), rng.normal(-11.0, 5.0, n))
+    labels = np.full(n, np.nan)
+    neg_idx = rng.choice(np.flatnonzero(y == 0), 19, replace=False)
+    labels[neg_idx] = 0
+    labels[rng.choice(np.flatnonzero(y == 1))] = 1
+    return x, y, labels
+
+
+def test_em_start_separates_the_classes():
+    """With one vetted positive, the vetted-mean start falls back to a score quantile
+    inside the negatives; the EM start must find the component above them."""
+    x, y, labels = logit_like_digits(0)
+    (m0, s0), (m1, s1), pi = _em_start(x, labels)
+    assert abs(m1 - x[y == 1].mean()) < 0.5 and abs(s1 - x[y == 1].std()) < 0.5
+    assert abs(m0 - x[y == 0].mean()) < 0.5
+    assert abs(pi - y.mean()) < 0.02
+    # the model starts there
+    model = ScoreMixture("normal", "normal", transform="identity").build(EvalData(x, labels))
+    assert abs(float(model.initial_point()["pos_mu"]) - m1) < 1e-9
+    old = ScoreMixture("normal", "normal", transform="identity", init="labels").build(EvalData(x, labels))
+    assert float(old.initial_point()["pos_mu"]) < 0  # the quantile start, among the negatives
+    # binned unvetted scores give the same start
+    (b0, _), (b1, _), bpi = _em_start(x, labels, n_bins=200)
+    assert abs(b1 - m1) < 0.1 and abs(b0 - m0) < 0.1 and abs(bpi - pi) < 0.005
+
+
+def test_all_chains_find_the_class_separating_mode():
+    """The default start keeps every chain out of the spurious mode in which the
+    positive component sits inside the negatives (benchmarks/spe.py --part modes)."""
+    x, y, labels = logit_like_digits(0)
+    post = ScoreMixture("normal", "normal", transform="identity").fit(
+        EvalData(x, labels), draws=200, tune=300, chains=4, cores=1, random_seed=1, progressbar=False, warn=False
+    )
+    pi_chain = post.idata.posterior["pi"].mean("draw").values
+    mu_chain = post.idata.posterior["pos_mu"].mean("draw").values
+    assert np.all(np.abs(pi_chain - y.mean()) < 0.02), pi_chain
+    assert np.all(mu_chain > 4), mu_chain
+
+
 @pytest.mark.parametrize("name", ["identity", "minmax", "logit", "log"])
 def test_log_jacobian_is_the_derivative_of_the_map(name):
     s = np.linspace(0.05, 0.95, 7)
@@ -77,7 +139,7 @@ def test_numpy_density_equals_pymc_density(family):
     """The label draws use scipy; the sampler uses PyMC: they must be the same density."""
     fam = FAMILIES[family]
     x = np.linspace(0.05, 0.95, 9)
-    values = {"mean": 0.4, "sd": 0.2, "mu": 0.3, "sigma": 0.25, "nu": 4.0, "concentration": 6.0}
+    values = {"mean": 0.4, "sd": 0.2, "mu": 0.3, "sigma": 0.25, "nu": 4.0, "concentration": 6.0, "alpha": -2.0}
     params = {k: values[k] for k in fam.params}
     ref = pm.logp(fam.dist(params), x).eval()
     ours = fam.logpdf(x, {k: np.array([v]) for k, v in params.items()})[0]

@@ -25,9 +25,14 @@ and Student-t take any real value. Scores are mapped to a family's support by a
     ``eps = 0.001`` -- the paper's normalization to (0, 1]. Any scale, but it keeps the
     shape: probabilities piled up against 0 and 1 stay piled up.
 ``"logit"``
-    ``x = log(s / (1 - s))`` for scores in [0, 1] (clipped to ``[1e-6, 1 - 1e-6]``):
-    unpiles calibrated probabilities, whose classes are often close to Normal on the
-    logit scale. For real-support families.
+    ``x = log(s / (1 - s))`` for scores in [0, 1]: unpiles calibrated probabilities,
+    whose classes are often close to Normal or Student-t on the logit scale. For
+    real-support families. Only exact 0s and 1s are moved, to the smallest positive
+    and the largest below-one score of the data: a fixed clip (say at 1e-6) would put
+    every more confident probability on one point -- 20-75% of the items of a
+    rare-category pool -- a spike no family follows. Many exact 0s or 1s (tree
+    ensembles) still make such a spike; ``fit`` warns, and ``minmax`` is then the map
+    to use.
 ``"log"``
     ``x = log(s)`` for positive scores, for real-support families.
 ``"auto"``
@@ -62,7 +67,7 @@ from ..posterior import Posterior
 __all__ = ["ScoreMixture", "FAMILIES", "TRANSFORMS", "SPEPosterior"]
 
 _EPS_MINMAX = 1e-3
-_EPS_LOGIT = 1e-6
+_TIES_WARN = 0.05  # share of exact 0/1 probabilities above which the logit map warns
 
 
 # ------------------------------------------------------------------- transforms
@@ -70,6 +75,9 @@ _EPS_LOGIT = 1e-6
 
 @dataclass(frozen=True)
 class _Transform:
+    """A monotone map of scores. ``lo``/``hi``: the data's range (``minmax``) or the
+    clip bounds of the probabilities (``logit``: smallest positive, largest below one)."""
+
     name: str
     lo: float = 0.0
     hi: float = 1.0
@@ -81,7 +89,7 @@ class _Transform:
         if self.name == "minmax":
             return _EPS_MINMAX + (1 - 2 * _EPS_MINMAX) * (s - self.lo) / (self.hi - self.lo)
         if self.name == "logit":
-            c = np.clip(s, _EPS_LOGIT, 1 - _EPS_LOGIT)
+            c = np.clip(s, self.lo, self.hi)
             return np.log(c) - np.log1p(-c)
         if self.name == "log":
             return np.log(s)
@@ -95,7 +103,7 @@ class _Transform:
         if self.name == "minmax":
             return np.full_like(s, np.log((1 - 2 * _EPS_MINMAX) / (self.hi - self.lo)))
         if self.name == "logit":
-            c = np.clip(s, _EPS_LOGIT, 1 - _EPS_LOGIT)
+            c = np.clip(s, self.lo, self.hi)
             return -np.log(c) - np.log1p(-c)
         if self.name == "log":
             return -np.log(s)
@@ -120,11 +128,28 @@ def _make_transform(name: str, support: str, scores: np.ndarray) -> _Transform:
         raise ValueError("All scores are equal: a score mixture cannot separate the classes.")
     t = _Transform(name, lo, hi)
     # does the mapped score fit the family's support?
-    if name == "logit" and not in_unit:
-        raise ValueError(
-            f"transform='logit' needs scores in [0, 1] (probabilities); got scores from {lo:g} to {hi:g}. "
-            "Use 'identity' for logits or margins, or 'minmax'."
-        )
+    if name == "logit":
+        if not in_unit:
+            raise ValueError(
+                f"transform='logit' needs scores in [0, 1] (probabilities); got scores from {lo:g} to {hi:g}. "
+                "Use 'identity' for logits or margins, or 'minmax'."
+            )
+        inner = scores[(scores > 0) & (scores < 1)]
+        if inner.size == 0:
+            raise ValueError(
+                "transform='logit' needs some scores strictly between 0 and 1; all scores are exactly 0 or 1. "
+                "Scores that only take two values cannot be modelled by a score mixture."
+            )
+        ties = float(np.mean((scores == 0) | (scores == 1)))
+        if ties > _TIES_WARN:
+            warnings.warn(
+                f"bayeval: {ties:.0%} of the scores are exactly 0 or 1; on the logit scale they sit on one point "
+                "(the most extreme other score), a spike no density follows. Use transform='minmax' with "
+                "positive-support families (e.g. ScoreMixture('gamma', 'truncnormal')) for such scores.",
+                UserWarning,
+                stacklevel=4,
+            )
+        t = _Transform(name, float(inner.min()), float(inner.max()))
     if name == "log" and lo <= 0:
         raise ValueError(f"transform='log' needs positive scores; the smallest is {lo:g}. Use 'minmax'.")
     x = t(scores)
@@ -172,6 +197,10 @@ class _Family:
             v["nu"] = pm.Gamma(f"{prefix}_nu", alpha=2.0, beta=0.1, initval=10.0)
             v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=init["loc"])
             v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=init["scale"])
+        elif n == "skewnormal":
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=init["loc"])
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=init["scale"])
+            v["alpha"] = pm.Normal(f"{prefix}_alpha", mu=0.0, sigma=3.0, initval=0.0)
         elif n == "beta":
             v["mean"] = pm.Beta(f"{prefix}_mean", alpha=1.0, beta=1.0, initval=float(np.clip(init["loc"], 0.02, 0.98)))
             v["concentration"] = pm.LogNormal(f"{prefix}_concentration", mu=np.log(10.0), sigma=2.0, initval=10.0)
@@ -193,6 +222,8 @@ class _Family:
             return pm.Truncated.dist(pm.StudentT.dist(nu=v["nu"], mu=v["mu"], sigma=v["sigma"]), lower=0.0)
         if n == "studentt":
             return pm.StudentT.dist(nu=v["nu"], mu=v["mu"], sigma=v["sigma"])
+        if n == "skewnormal":
+            return pm.SkewNormal.dist(mu=v["mu"], sigma=v["sigma"], alpha=v["alpha"])
         if n == "beta":
             m, k = v["mean"], v["concentration"]
             return pm.Beta.dist(alpha=m * k, beta=(1 - m) * k)
@@ -204,6 +235,8 @@ class _Family:
             return v["mean"]
         if self.name == "lognormal":
             return pt.exp(v["mu"])
+        if self.name == "skewnormal":  # the mean
+            return v["mu"] + v["sigma"] * v["alpha"] / pt.sqrt(1 + v["alpha"] ** 2) * np.sqrt(2 / np.pi)
         return v["mu"]
 
     # -- numpy -----------------------------------------------------------------
@@ -220,6 +253,8 @@ class _Family:
             return stats.norm(loc=p["mu"], scale=p["sigma"]), None
         if n == "studentt":
             return stats.t(df=p["nu"], loc=p["mu"], scale=p["sigma"]), None
+        if n == "skewnormal":
+            return stats.skewnorm(a=p["alpha"], loc=p["mu"], scale=p["sigma"]), None
         if n == "truncnormal":
             d = stats.norm(loc=p["mu"], scale=p["sigma"])
             return d, d.logsf(0.0)
@@ -263,6 +298,7 @@ FAMILIES: dict[str, _Family] = {
     "beta": _Family("beta", "unit", ("mean", "concentration")),
     "normal": _Family("normal", "real", ("mu", "sigma")),
     "studentt": _Family("studentt", "real", ("nu", "mu", "sigma")),
+    "skewnormal": _Family("skewnormal", "real", ("mu", "sigma", "alpha")),
 }
 
 
@@ -287,6 +323,71 @@ def _histogram(x: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     sums = np.bincount(idx, weights=x, minlength=n_bins)
     keep = counts > 0
     return sums[keep] / counts[keep], counts[keep]
+
+
+# ---------------------------------------------------------------- initialization
+
+
+def _em_start(x: np.ndarray, labels: np.ndarray, *, n_bins: int = 1000, iters: int = 200):
+    """Semi-supervised EM for a Gaussian pair on the mapped scores, from several starts.
+
+    Two-component mixtures have local modes in which one component splits a class
+    (a narrow component inside a wide one) instead of separating the classes; chains
+    started inside such a basin stay there. EM is cheap, so it is run from starts
+    that put the positive component at several upper quantiles of the scores (and at
+    the vetted positives), keeping the vetted labels fixed, and the start whose
+    solution has the highest observed-data log-likelihood (vetted + unvetted) with the
+    positive component above the negative one wins. Unvetted scores enter as a
+    histogram above ``n_bins`` items, so this costs milliseconds at any size.
+
+    Returns ``((mu0, sd0), (mu1, sd1), pi)``.
+    """
+    vetted = ~np.isnan(labels)
+    xv, yv = x[vetted], labels[vetted]
+    xu = x[~vetted]
+    if xu.size > n_bins:
+        xu, wu = _histogram(xu, n_bins)
+    else:
+        wu = np.ones_like(xu)
+    pts = np.r_[xv, xu]
+    w = np.r_[np.ones_like(xv), wu]
+    fixed = np.r_[yv, np.full(xu.size, np.nan)]
+    is_fixed = ~np.isnan(fixed)
+    sd_all = float(np.std(x)) or 1.0
+    floor = 1e-3 * sd_all
+    starts = [float(q) for q in np.quantile(x, [0.6, 0.8, 0.9, 0.97, 0.99])]
+    if np.any(yv == 1):
+        starts.append(float(np.mean(xv[yv == 1])))
+    neg0 = float(np.mean(xv[yv == 0])) if np.any(yv == 0) else float(np.quantile(x, 0.25))
+    best, best_ll = None, -np.inf
+    for m1 in starts:
+        m0 = min(neg0, m1 - 0.5 * sd_all)
+        s0 = s1 = sd_all / 2
+        pi = float(np.clip(np.mean(x > m1) * 2, 0.01, 0.5))
+        ll = -np.inf
+        for _ in range(iters):
+            l0 = np.log1p(-pi) + stats.norm.logpdf(pts, m0, s0)
+            l1 = np.log(pi) + stats.norm.logpdf(pts, m1, s1)
+            r = np.where(is_fixed, np.nan_to_num(fixed), special.expit(l1 - l0))
+            mix = np.where(is_fixed, np.where(fixed == 1, l1, l0), np.logaddexp(l0, l1))
+            new_ll = float(np.sum(w * mix))
+            w1, w0 = w * r, w * (1 - r)
+            if w1.sum() < 1e-9 or w0.sum() < 1e-9:
+                break
+            pi = float(np.clip(w1.sum() / w.sum(), 1e-4, 1 - 1e-4))
+            m1, m0 = float(np.sum(w1 * pts) / w1.sum()), float(np.sum(w0 * pts) / w0.sum())
+            s1 = max(float(np.sqrt(np.sum(w1 * (pts - m1) ** 2) / w1.sum())), floor)
+            s0 = max(float(np.sqrt(np.sum(w0 * (pts - m0) ** 2) / w0.sum())), floor)
+            if abs(new_ll - ll) < 1e-6 * abs(new_ll):
+                ll = new_ll
+                break
+            ll = new_ll
+        if m1 > m0 and ll > best_ll:
+            best, best_ll = ((m0, s0), (m1, s1), pi), ll
+    if best is None:  # no start kept the order: fall back to the quantile split
+        q0, q1 = np.quantile(x, [0.25, 0.75])
+        best = ((float(q0), sd_all / 2), (float(q1), sd_all / 2), 0.25)
+    return best
 
 
 # --------------------------------------------------------------------- the model
@@ -319,6 +420,13 @@ class ScoreMixture:
     order_components : bool
         Softly require the positive component's location to lie above the negative
         one's (prevents label switching). Default True.
+    init : {"em", "labels"}
+        Where the chains start. ``"em"`` (default): every chain starts, without
+        jitter, at the best of several semi-supervised EM fits of a Gaussian pair to
+        the mapped scores -- in the basin that separates the classes rather than in a
+        spurious mode where one component splits a class (measured in
+        ``benchmarks/spe.py --part modes``). ``"labels"``: the vetted items' class
+        means (score quantiles for a class with < 2 vetted items), jittered per chain.
 
     Examples
     --------
@@ -339,6 +447,7 @@ class ScoreMixture:
         n_bins: int = 2000,
         bin_above: int = 20_000,
         order_components: bool = True,
+        init: str = "em",
     ):
         self.negative = _family(negative)
         self.positive = _family(positive)
@@ -356,6 +465,9 @@ class ScoreMixture:
         self.n_bins = V.as_positive_int(n_bins, "n_bins", minimum=10)
         self.bin_above = V.as_positive_int(bin_above, "bin_above")
         self.order_components = bool(order_components)
+        V.check_choice(init, "init", ("em", "labels"))
+        self.init = init
+        self._jitter = init == "labels"  # benchmarks/spe.py --part modes separates the two effects
 
     def __repr__(self) -> str:
         return (
@@ -395,18 +507,32 @@ class ScoreMixture:
             raise ValueError(f"A score mixture needs at least 5 items, got {data.n_items}.")
         return data
 
-    def _init(self, x: np.ndarray, labels: np.ndarray, t: _Transform) -> tuple[dict, dict]:
-        """Initial values from the vetted items of each class (else score quantiles)."""
-        out = []
-        for cls, q in ((0, 0.25), (1, 0.75)):
-            xs = x[labels == cls]
-            loc = float(np.mean(xs)) if xs.size >= 2 else float(np.quantile(x, q))
-            scale = float(np.std(xs)) if xs.size >= 3 else float(np.std(x)) / 2
-            scale = max(scale, 1e-3 * (float(np.std(x)) or 1.0), 1e-6)
+    def _init(self, x: np.ndarray, labels: np.ndarray) -> tuple[dict, dict, float]:
+        """Starting point of the chains: (negative loc/scale, positive loc/scale, pi).
+
+        ``init="em"``: the best of several semi-supervised EM fits of a Gaussian pair to
+        the mapped scores (see :func:`_em_start`); ``init="labels"``: the vetted items'
+        class means (score quantiles when a class has fewer than 2 vetted items).
+        """
+        vetted = ~np.isnan(labels)
+        if self.init == "em":
+            (m0, s0), (m1, s1), pi = _em_start(x, labels)
+            out = [{"loc": m0, "scale": s0}, {"loc": m1, "scale": s1}]
+        else:
+            out = []
+            for cls, q in ((0, 0.25), (1, 0.75)):
+                xs = x[vetted & (labels == cls)]
+                loc = float(np.mean(xs)) if xs.size >= 2 else float(np.quantile(x, q))
+                scale = float(np.std(xs)) if xs.size >= 3 else float(np.std(x)) / 2
+                out.append({"loc": loc, "scale": scale})
+            yv = labels[vetted]
+            pi = (float(yv.sum()) + 1) / (yv.size + 2)
+        sd = float(np.std(x)) or 1.0
+        for o in out:
+            o["scale"] = max(o["scale"], 1e-3 * sd, 1e-6)
             if self.negative.support != "real":
-                loc = max(loc, 1e-6)
-            out.append({"loc": loc, "scale": scale})
-        return out[0], out[1]
+                o["loc"] = max(o["loc"], 1e-6)
+        return out[0], out[1], float(np.clip(pi, 0.02, 0.98))
 
     # ------------------------------------------------------------------ build
 
@@ -438,9 +564,7 @@ class ScoreMixture:
         vetted = data.vetted
         xv, yv = x[vetted], data.labels[vetted].astype(np.int8)
         xu = x[~vetted]
-        init0, init1 = self._init(x, data.labels, t)
-        n_pos = int(yv.sum())
-        pi_init = float(np.clip((n_pos + 1) / (yv.size + 2), 0.02, 0.98))
+        init0, init1, pi_init = self._init(x, data.labels)
         use_bins = self._use_bins(xu.size)
         coords = {"vetted_item": data.item_ids[vetted]}
         with pm.Model(coords=coords) as model:
@@ -534,7 +658,9 @@ class ScoreMixture:
             if sampler == "nutpie":
                 import nutpie
 
-                compiled = nutpie.compile_pymc_model(model)
+                # init="em": every chain starts at the EM point (no jitter), see __init__
+                jitter = {} if self._jitter else {"jitter_rvs": set()}
+                compiled = nutpie.compile_pymc_model(model, **jitter)
                 idata = nutpie.sample(
                     compiled,
                     draws=draws,
@@ -555,6 +681,7 @@ class ScoreMixture:
                         random_seed=random_seed,
                         progressbar=progressbar,
                         target_accept=target_accept,
+                        init="jitter+adapt_diag" if self._jitter else "adapt_diag",
                         compute_convergence_checks=False,
                     )
         post = SPEPosterior(
