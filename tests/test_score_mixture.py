@@ -284,3 +284,29 @@ def test_auto_ranks_candidates_by_elpd():
     assert (table["error"] != "").any()
     # the true model (Gamma / truncated Normal on these scores) is the best description
     assert ok.index[0].startswith("gamma/truncnormal")
+
+
+def test_check_names_the_chain_stuck_in_a_spurious_mode():
+    """Chain 1 is given the spurious solution (positive component inside the
+    negatives, wide negative component): check() must say the chains disagree and
+    name chain 1 as the one far below in log-likelihood."""
+    import arviz as az
+
+    from bayeval.models.score_mixture import SPEPosterior, _make_transform
+
+    x, y, labels = logit_like_digits(0)
+    data = EvalData(x, labels)
+    rng = np.random.default_rng(0)
+    n = 200
+    good = {"pi": 0.09, "neg_mu": -11.0, "neg_sigma": 5.0, "pos_mu": 6.0, "pos_sigma": 2.7}
+    bad = {"pi": 0.46, "neg_mu": -9.9, "neg_sigma": 9.5, "pos_mu": -10.2, "pos_sigma": 3.2}
+    draws = {k: np.stack([good[k] + 0.01 * rng.standard_normal(n), bad[k] + 0.01 * rng.standard_normal(n)]) for k in good}
+    idata = az.from_dict(posterior=draws)
+    mix = ScoreMixture("normal", "normal", transform="identity")
+    post = SPEPosterior(data, idata, mixture=mix, transform=_make_transform("identity", "real", x), binned=False, sampler="pymc")
+    with pytest.warns(UserWarning, match=r"Chain\(s\) \[1\] sit \d+\+ nats below"):
+        diag = post.check(warn=True)
+    chains = diag["chains"]
+    assert chains.loc[0, "loglik"] - chains.loc[1, "loglik"] > 20
+    assert chains.loc[0, "population_ap"] > 0.9 > chains.loc[1, "population_ap"]
+    np.testing.assert_allclose(chains["pi"], [0.09, 0.46], atol=0.01)

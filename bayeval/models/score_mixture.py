@@ -785,13 +785,7 @@ class ScoreMixture:
             except ValueError as exc:  # e.g. transform incompatible with these scores
                 rows.append({"model": key, "error": str(exc)})
                 continue
-            ll = post.pointwise_loglik(items=subset)
-            ll_da = xr.DataArray(ll, dims=("chain", "draw", "item"))
-            idata = az.InferenceData(posterior=post.idata.posterior, log_likelihood=xr.Dataset({"scores": ll_da}))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = az.loo(idata, pointwise=True) if criterion == "loo" else az.waic(idata, pointwise=True)
-            pointwise = np.asarray(res[f"{criterion}_i"]).ravel()
+            pointwise, p_eff = post.elpd_pointwise(items=subset, criterion=criterion)
             scale = data.n_items / pointwise.size
             diag = post.check(warn=False)
             rows.append(
@@ -802,7 +796,7 @@ class ScoreMixture:
                     "transform": post.transform.name,
                     "elpd": float(pointwise.sum() * scale),
                     "se": float(np.sqrt(pointwise.size * pointwise.var()) * scale),
-                    "p_eff": float(res[f"p_{criterion}"]) * scale,
+                    "p_eff": p_eff * scale,
                     "max_rhat": diag["max_rhat"],
                     "divergences": diag["divergences"],
                     "ppc_p": post.ppc(n_draws=100, random_seed=0)["p_value"],
@@ -909,6 +903,22 @@ class SPEPosterior(Posterior):
         out += self.transform.log_jacobian(s)
         return out.reshape(self.n_chains, self.n_draws, sel.size)
 
+    def elpd_pointwise(self, items=None, *, criterion: str = "loo") -> tuple[np.ndarray, float]:
+        """Expected log predictive density per item (PSIS-LOO or WAIC) of the scores
+        on the original scale, and the effective number of parameters.
+
+        The quantity :meth:`ScoreMixture.auto` ranks candidates by; comparable across
+        families and score maps (the map's log-Jacobian is included).
+        """
+        V.check_choice(criterion, "criterion", ("loo", "waic"))
+        ll = self.pointwise_loglik(items=items)
+        ll_da = xr.DataArray(ll, dims=("chain", "draw", "item"))
+        idata = az.InferenceData(posterior=self.idata.posterior, log_likelihood=xr.Dataset({"scores": ll_da}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = az.loo(idata, pointwise=True) if criterion == "loo" else az.waic(idata, pointwise=True)
+        return np.asarray(res[f"{criterion}_i"]).ravel(), float(res[f"p_{criterion}"])
+
     # -------------------------------------------------------------- diagnostics
 
     def check(self, *, warn: bool = True) -> dict:
@@ -921,8 +931,10 @@ class SPEPosterior(Posterior):
         Returns
         -------
         dict
-            With keys ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and
-            ``messages``.
+            With keys ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok``,
+            ``messages`` and ``chains`` (:meth:`chain_summary` when the chains
+            disagree, else None). The message then names the chains whose
+            log-likelihood lies far below the best chain's: stuck in a worse mode.
         """
         summ = self.diagnostics()
         div = 0
@@ -931,18 +943,56 @@ class SPEPosterior(Posterior):
         max_rhat = float(summ["r_hat"].max()) if len(summ) else float("nan")
         min_ess = float(summ["ess_bulk"].min()) if len(summ) else float("nan")
         msgs = []
+        chains = None
         if self.n_chains > 1 and not max_rhat <= 1.01:
-            msgs.append(
+            chains = self.chain_summary()
+            msg = (
                 f"r_hat up to {max_rhat:.3f} (> 1.01): chains disagree -- possibly a spurious mode "
                 "(a component splitting one class). Try more tuning, another family, or more vetted labels."
             )
+            gap = chains["loglik"].max() - chains["loglik"]
+            low = chains.index[gap > 5].tolist()
+            if low:
+                msg += (
+                    f" Chain(s) {low} sit {gap[low].min():.0f}+ nats below the best chain's log-likelihood "
+                    f"(prevalence by chain: {', '.join(f'{v:.3f}' for v in chains['pi'])}); "
+                    "see post.chain_summary()."
+                )
+            msgs.append(msg)
         if min_ess < 100 * self.n_chains:
             msgs.append(f"bulk ESS as low as {min_ess:.0f} (< {100 * self.n_chains}): draw more samples.")
         if div:
             msgs.append(f"{div} divergent transitions: the posterior may be biased; raise target_accept.")
         if warn and msgs:
             warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning, stacklevel=3)
-        return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div, "ok": not msgs, "messages": msgs}
+        return {
+            "max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div, "ok": not msgs, "messages": msgs,
+            "chains": chains,
+        }
+
+    def chain_summary(self, *, max_items: int = 5000) -> pd.DataFrame:
+        """Per chain: mean prevalence, mean log-likelihood of the data and the AP of the
+        mixture's own split (population AP), to tell which chains found which mode.
+
+        The log-likelihood (vetted and unvetted items, original score scale) is the
+        posterior mean over the chain's draws; above ``max_items`` items it is computed
+        on a fixed random subset and scaled up. A chain far below the best one (many
+        nats) is stuck in a spurious mode: its draws describe the data worse.
+        """
+        n = self.data.n_items
+        items = None
+        if n > max_items:
+            items = np.sort(np.random.default_rng(0).choice(n, max_items, replace=False))
+        ll = self.pointwise_loglik(items=items).sum(axis=2) * (n / (max_items if items is not None else n))
+        post = self.idata.posterior
+        return pd.DataFrame(
+            {
+                "pi": post["pi"].mean("draw").values,
+                "loglik": ll.mean(axis=1),
+                "population_ap": self.population("average_precision", n_grid=401).mean("draw").values,
+            },
+            index=pd.Index(np.arange(self.n_chains), name="chain"),
+        )
 
     def diagnostics(self) -> pd.DataFrame:
         names = ["pi"] + [f"neg_{k}" for k in self.mixture.negative.params] + [f"pos_{k}" for k in self.mixture.positive.params]
