@@ -6,6 +6,9 @@ Parts (``--part``):
   likelihood), timed after a warm-up fit of the same structure (so the C compilation
   is cached), with the ratios against N = 10,000; and, at 100,000 items, how much
   binning moves the posterior (AP and precision at fixed recall levels).
+* ``sampler``: nutpie against PyMC's NUTS on the same fits (first fit, with
+  compilation, and a second fit of the same structure), for three family pairs on
+  the digits probabilities and for 100,000 simulated items (binned).
 * ``coverage``: data simulated from the model; how often the 90% intervals of AP and
   of precision at recall 0.25/0.5/0.75 cover the true *sample* value.
 * ``modes``: how often chains land in different modes (max r_hat > 1.05) on the
@@ -71,6 +74,36 @@ def speed(sizes, draws, chains):
             ratios = ", ".join(f"N={n:,}: {times[(n, binned)] / base:.2f}x" for n in sizes if (n, binned) in times)
             print(f"  {'binned' if binned else 'exact'} relative to N={ref:,}: {ratios}")
     return times
+
+
+def sampler_speed(draws):
+    try:
+        import nutpie  # noqa: F401
+    except ImportError:
+        print("\nnutpie is not installed: nothing to compare.")
+        return
+    proba, target = digits_scores()
+    _, _, labels = digit_labels(target, 4, 0)
+    digits_data = EvalData(proba[:, 4], labels)
+    big, _ = simulate(100_000, 50, 5)
+    cases = [
+        ("digits 1,797", digits_data, ("gamma", "truncnormal", "auto")),
+        ("digits 1,797", digits_data, ("normal", "normal", "logit")),
+        ("digits 1,797", digits_data, ("skewnormal", "skewnormal", "logit")),
+        ("simulated 100,000", big, ("gamma", "truncnormal", "auto")),
+    ]
+    print(f"\nnutpie vs PyMC NUTS (2 chains x {draws} draws + {draws} tune, one core; first fit / second fit)")
+    for name, data, (neg, pos, tr) in cases:
+        cells = []
+        for sampler in ("pymc", "nutpie"):
+            times = []
+            for seed in (0, 1):
+                t0 = time.perf_counter()
+                ScoreMixture(neg, pos, transform=tr).fit(data, draws=draws, tune=draws, chains=2, random_seed=seed,
+                                                         sampler=sampler, **FIT)
+                times.append(time.perf_counter() - t0)
+            cells.append(f"{sampler} {times[0]:6.1f} / {times[1]:6.1f} s")
+        print(f"  {name:18s} {neg + '/' + pos + '/' + tr:30s} " + "   ".join(cells), flush=True)
 
 
 def binning_accuracy(n, draws, chains):
@@ -260,7 +293,7 @@ def digits(label_sets, draws, models=DIGIT_MODELS):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["speed", "coverage", "modes", "mappings", "digits", "all"], default="all")
+    ap.add_argument("--part", choices=["speed", "sampler", "coverage", "modes", "mappings", "digits", "all"], default="all")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--model", nargs=3, action="append", default=None, metavar=("NEG", "POS", "TRANSFORM"),
                     help="a candidate for the digits part (repeat for several); default: "
@@ -272,6 +305,8 @@ def main():
         sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
         speed(sizes, 200 if args.quick else 500, 2)
         binning_accuracy(10_000 if args.quick else 100_000, 300 if args.quick else 500, 2)
+    if args.part in ("sampler", "all"):
+        sampler_speed(200 if args.quick else 500)
     if args.part in ("coverage", "all"):
         coverage(6 if args.quick else 100, 500, 20, 300 if args.quick else 500)
     if args.part in ("modes", "all"):

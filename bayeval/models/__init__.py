@@ -3,9 +3,10 @@
 from .annotator import AnnotatorError, CategoricalPosterior
 from .human_ranking import HumanRanking, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
-from .score_mixture import FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior
+from .score_mixture import AUTO_CANDIDATES, FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior
 
 __all__ = [
+    "AUTO_CANDIDATES",
     "FAMILIES",
     "TRANSFORMS",
     "AnnotatorError",
