@@ -310,3 +310,40 @@ def test_check_names_the_chain_stuck_in_a_spurious_mode():
     assert chains.loc[0, "loglik"] - chains.loc[1, "loglik"] > 20
     assert chains.loc[0, "population_ap"] > 0.9 > chains.loc[1, "population_ap"]
     np.testing.assert_allclose(chains["pi"], [0.09, 0.46], atol=0.01)
+
+
+def test_auto_sampler_uses_nutpie_only_where_it_was_faster(monkeypatch):
+    """sampler='auto': nutpie for a skew-normal component when installed, PyMC otherwise
+    (benchmarks/spe.py --part sampler measured PyMC faster for the other pairs)."""
+    import bayeval.models.score_mixture as sm
+
+    used = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_sample(*a, **k):
+        used.append("pymc")
+        raise Stop
+
+    monkeypatch.setattr(sm.pm, "sample", fake_sample)
+    monkeypatch.setattr(sm, "_has_nutpie", lambda: True)
+
+    def fake_compile(*a, **k):
+        used.append("nutpie")
+        raise Stop
+
+    # a stand-in module: the choice is tested whether or not nutpie is installed
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "nutpie", types.SimpleNamespace(compile_pymc_model=fake_compile))
+    data = EvalData(np.linspace(0.01, 0.99, 50), np.r_[0, 1, np.full(48, np.nan)])
+    for neg, pos in (("gamma", "truncnormal"), ("normal", "normal"), ("skewnormal", "skewnormal"), ("normal", "skewnormal")):
+        with pytest.raises(Stop):
+            ScoreMixture(neg, pos).fit(data, progressbar=False, warn=False)
+    assert used == ["pymc", "pymc", "nutpie", "nutpie"]
+    monkeypatch.setattr(sm, "_has_nutpie", lambda: False)
+    with pytest.raises(Stop):
+        ScoreMixture("skewnormal", "skewnormal").fit(data, progressbar=False, warn=False)
+    assert used[-1] == "pymc"
