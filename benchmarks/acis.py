@@ -26,6 +26,13 @@ positives. Miscalibration is a monotone transform, so it changes nothing for the
 rank-based methods (ACIS's isotonic calibration, top-K, uniform) -- only for Sawade's
 baseline, which reads the scores as probabilities.
 
+``--bayes`` runs instead a small study of the Bayesian route
+(``bayeval.active.score_mixture_fscore``: a score-mixture posterior fitted to the
+labels ACIS buys with the same seed) against ACIS on those same labels: each fit costs
+tens of seconds, so it uses few trials (``--trials``, default 10), the settings and
+budgets named by ``--settings`` and ``--budgets``, and the families ``--families``
+(default the skew-normal pair, on the logit scale of these probabilities).
+
 Run ``python benchmarks/acis.py`` (full study: about 20 minutes on two shared cores;
 it writes ``benchmarks/results/acis.md``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of
@@ -150,6 +157,55 @@ def speed(repeats: int = 5) -> tuple[float, float]:
     return float(np.median(times)), float(np.max(times))
 
 
+def bayes_study(settings, budgets, trials, families) -> str:
+    """ACIS and the score-mixture posterior on the same labels: MSE, bias, coverage."""
+    import warnings
+
+    from bayeval.active import score_mixture_fscore
+    from bayeval.models import ScoreMixture
+
+    warnings.simplefilter("ignore")
+    lines = [
+        f"Bayesian route (ScoreMixture{families}) vs ACIS on the same labels; {trials} trials "
+        "per setting and budget; 95% intervals (posterior interval for the mixture).",
+        "",
+        "| setting | labels | method | MSE | bias | cover | mean width | s/run |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for st in settings:
+        scores, predictions, y = _pool(st)
+        truth = f1(y, predictions)
+        for b in budgets:
+            res = {"acis": [], "score mixture": []}
+            for t in range(trials):
+                seed = 7_000 + t
+                t0 = time.perf_counter()
+                r = acis(scores, predictions, lambda i: y[i], budget=b, random_seed=seed)
+                res["acis"].append((r.estimate, *r.interval, time.perf_counter() - t0))
+                t0 = time.perf_counter()
+                r = score_mixture_fscore(
+                    scores, predictions, lambda i: y[i], budget=b, random_seed=seed,
+                    model=ScoreMixture(*families), fit_kwargs={"draws": 300, "tune": 300, "chains": 2, "cores": 1,
+                                                               "progressbar": False, "warn": False},
+                )
+                res["score mixture"].append((r.estimate, *r.interval, time.perf_counter() - t0))
+                print(f"  {st.name} {b} trial {t + 1}: acis {res['acis'][-1][0]:.3f}, mixture "
+                      f"{res['score mixture'][-1][0]:.3f} [{res['score mixture'][-1][1]:.3f}, "
+                      f"{res['score mixture'][-1][2]:.3f}] (true {truth:.3f})", file=sys.stderr, flush=True)
+            for m, rows in res.items():
+                est, lo, hi, sec = np.array(rows, dtype=float).T
+                est = np.where(np.isfinite(est), est, 0.0)
+                sq = (est - truth) ** 2
+                lines.append(
+                    f"| {st.name} (true F1 {truth:.3f}) | {b} | {m} | {sq.mean():.4f} ± {sq.std(ddof=1) / np.sqrt(trials):.4f} "
+                    f"| {est.mean() - truth:+.4f} | {np.mean((lo <= truth) & (truth <= hi)):.2f} | {np.mean(hi - lo):.3f} "
+                    f"| {np.median(sec):.1f} |"
+                )
+    report = "\n".join(lines)
+    print(report)
+    return report
+
+
 def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small version (a minute)")
@@ -158,7 +214,14 @@ def main(argv=None) -> str:
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
+    parser.add_argument("--bayes", action="store_true", help="the Bayesian-route study instead (see the module docs)")
+    parser.add_argument("--settings", nargs="+", default=["A", "C"], help="settings of the --bayes study")
+    parser.add_argument("--budgets", nargs="+", type=int, default=[100], help="budgets of the --bayes study")
+    parser.add_argument("--families", nargs=2, default=["skewnormal", "skewnormal"], help="mixture pair of --bayes")
     args = parser.parse_args(argv)
+    if args.bayes:
+        chosen = [st for st in FULL if st.name in args.settings]
+        return bayes_study(chosen, args.budgets, args.trials or 10, tuple(args.families))
     settings = QUICK if args.quick else FULL
     trials = args.trials or (40 if args.quick else 300)
     out_path = args.out or (None if args.quick else Path(__file__).parent / "results" / "acis.md")
