@@ -32,7 +32,7 @@ pile up against 0 and 1. Scores are mapped to a family's support by a
     whose classes are often close to Normal or Student-t on the logit scale. For
     real-support families. Only exact 0s and 1s are moved, to the smallest positive
     and the largest below-one score of the data: a fixed clip (say at 1e-6) would put
-    every more confident probability on one point -- 20-75% of the items of a
+    every more confident probability on one point -- 19-75% of the items of a
     rare-category pool -- a spike no family follows. Many exact 0s or 1s (tree
     ensembles) still make such a spike; ``fit`` warns, and ``minmax`` is then the map
     to use.
