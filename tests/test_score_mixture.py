@@ -310,6 +310,11 @@ def test_check_names_the_chain_stuck_in_a_spurious_mode():
     assert chains.loc[0, "loglik"] - chains.loc[1, "loglik"] > 20
     assert chains.loc[0, "population_ap"] > 0.9 > chains.loc[1, "population_ap"]
     np.testing.assert_allclose(chains["pi"], [0.09, 0.46], atol=0.01)
+    # a subset of the items gives the same ordering of the chains
+    sub = post.chain_summary(max_items=500)
+    assert sub.loc[0, "loglik"] - sub.loc[1, "loglik"] > 20
+    with pytest.raises(ValueError, match="max_items"):
+        post.chain_summary(max_items=0)
 
 
 def test_auto_sampler_uses_nutpie_only_where_it_was_faster(monkeypatch):

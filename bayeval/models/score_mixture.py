@@ -1008,6 +1008,7 @@ class SPEPosterior(Posterior):
         on a fixed random subset and scaled up. A chain far below the best one (many
         nats) is stuck in a spurious mode: its draws describe the data worse.
         """
+        max_items = V.as_positive_int(max_items, "max_items")
         n = self.data.n_items
         items = None
         if n > max_items:
