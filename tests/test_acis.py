@@ -459,6 +459,20 @@ def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):
     assert res.estimate == pytest.approx(f_alpha(y[top], predictions[top]))
 
 
+def test_sawade_spends_few_draws_on_clear_negatives(pool):
+    # With calibrated scores Sawade's proposal gives an item with p ~ 1e-4 a share
+    # ~sqrt(p); a floor of 0.02 (ACIS's epsilon) would lift each of the ~19,000 clear
+    # negatives to sqrt(0.02) and send 72-82% of the draws to them (5 runs on this
+    # pool). With the default floor the share with score < 1e-3 is 0.09-0.25 (mean
+    # 0.17); 0.45 separates the two by far more than the runs' spread.
+    scores, predictions, y = pool
+    shares = [
+        np.mean(sawade(scores, predictions, lambda i: y[i], budget=100, random_seed=k).labeled["score"] < 1e-3)
+        for k in range(5)
+    ]
+    assert np.mean(shares) < 0.45
+
+
 def test_probabilities_extension_point(pool):
     scores, predictions, y = pool
     calls = []

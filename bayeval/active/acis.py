@@ -1051,7 +1051,7 @@ def sawade(
     alpha: float = 0.5,
     first_batch: int = 10,
     random_seed=None,
-    epsilon: float = 0.02,
+    epsilon: float = 1e-6,
     confidence: float = 0.95,
 ) -> ACISResult:
     """Baseline: Sawade et al.'s importance sampling with the raw scores as probabilities.
@@ -1066,8 +1066,16 @@ def sawade(
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, epsilon, confidence
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence
         As in :func:`acis`.
+    epsilon : float in (0, 0.5), default 1e-6
+        Floor of the probabilities, only so that every item keeps a positive
+        inclusion probability (Sawade et al. use the model's probabilities as they
+        are). ACIS's default of 0.02 would be a handicap here: without the top-K
+        domain it gives each of the tens of thousands of clear negatives a share
+        ``sqrt(0.02)`` of the proposal, which on the benchmark's calibrated 1% pool
+        sends most draws to them (MSE 0.117 at 100 labels against 0.026 with 1e-6,
+        100 runs).
 
     Returns
     -------
