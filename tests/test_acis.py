@@ -603,3 +603,70 @@ def test_boolean_and_float_labels_are_accepted():
         random_seed=1,
     )
     assert a.estimate == b.estimate
+
+
+# ---------------------------------------------------------------------------------
+# Stopping rule and keeping the labels when a run fails
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method,target", [(acis, 0.08), (sawade, 0.08), (uniform_sampling, 0.13)])
+def test_target_std_error_stops_at_the_first_batch_that_meets_it(pool, method, target):
+    scores, predictions, y = pool
+    full = method(scores, predictions, lambda i: y[i], budget=630, random_seed=3)
+    se = np.sqrt(full.history["variance"].to_numpy())
+    ok = (se <= target) & (full.history["variance_floor"].to_numpy() == 0) & np.isfinite(se)
+    ok[0] = False  # never after the first batch
+    assert ok.any()  # the target is reachable within the budget
+    first = int(np.argmax(ok))
+    assert first < len(ok) - 1  # ... before its last batch, so stopping saves labels
+    stopped = method(scores, predictions, lambda i: y[i], budget=630, random_seed=3, target_std_error=target)
+    # same seed, same draws: the stopped run is the full run cut after that batch
+    assert stopped.n_labels == full.history["labels_spent"].iloc[first] < 630
+    pd.testing.assert_frame_equal(stopped.history, full.history.iloc[: first + 1])
+    assert stopped.std_error <= target
+    # an unreachable target spends the whole budget
+    assert method(scores, predictions, lambda i: y[i], budget=70, random_seed=3, target_std_error=1e-4).n_labels == 70
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_labels_of_completed_batches_survive_a_failing_oracle(pool, method):
+    scores, predictions, y = pool
+    calls = []
+
+    def person(idx):  # answers two batches, then walks away
+        if len(calls) == 2:
+            raise RuntimeError("the annotator closed the window")
+        calls.append(np.asarray(idx).copy())
+        return y[idx]
+
+    with pytest.raises(RuntimeError, match="closed the window") as info:
+        method(scores, predictions, person, budget=100, random_seed=4)
+    kept = info.value.labeled
+    asked = np.concatenate(calls)
+    assert len(kept) == asked.size == 30
+    np.testing.assert_array_equal(kept["item"].to_numpy(), asked)
+    np.testing.assert_array_equal(kept["label"].to_numpy(), y[asked])
+    assert "`.labeled`" in "".join(info.value.__notes__)
+
+
+def test_labels_survive_a_failing_probabilities_callable(pool):
+    scores, predictions, y = pool
+
+    def provider(items, labels):
+        if items.size:
+            raise ValueError("model fit diverged")
+        return scores
+
+    with pytest.raises(ValueError, match="diverged") as info:
+        acis(scores, predictions, lambda i: y[i], budget=50, random_seed=5, probabilities=provider)
+    assert len(info.value.labeled) == 10
+    np.testing.assert_array_equal(info.value.labeled["label"], y[info.value.labeled["item"]])
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("bad,error", [(0.0, ValueError), (0.6, ValueError), ("0.05", TypeError), (True, TypeError)])
+def test_target_std_error_is_validated(method, bad, error):
+    scores, predictions, oracle = _ok()
+    with pytest.raises(error, match="target_std_error"):
+        method(scores, predictions, oracle, budget=20, target_std_error=bad)

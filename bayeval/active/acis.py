@@ -108,6 +108,17 @@ Intervals are normal: ``estimate ± z * sqrt(variance)``, clipped to [0, 1]. If 
 informative item (a predicted or a true positive) has been labeled, the F-score is
 not identified: the estimate and variance are NaN and the interval is [0, 1].
 
+When to stop, and what survives a failure
+-----------------------------------------
+``target_std_error`` turns the budget into a cap: the run stops after the first batch
+(from the second on) whose reported standard error is at most the target, once the
+estimate is defined and no zero-variance floor is in play. The history shows how the standard error fell
+batch by batch (``res.plot()`` draws it as the interval's width), which is what a
+person labeling by hand watches. If anything fails during a run -- the oracle raises
+(a person interrupts), returns malformed labels, or a ``probabilities`` callable
+breaks -- the exception carries the labels of the completed batches as
+``exc.labeled`` (the same table as ``ACISResult.labeled``), so no answer is lost.
+
 Extension point
 ---------------
 ``acis(..., probabilities=...)`` replaces the isotonic calibration by per-item
@@ -121,6 +132,7 @@ mixture refitted to the labels) plugs in there; nothing else changes.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 from collections.abc import Callable
@@ -390,6 +402,21 @@ def _check_common(scores, predictions, oracle, budget, alpha, first_batch, confi
     return s, yhat, alpha, first_batch, budget, confidence
 
 
+def _check_target(target_std_error):
+    """``target_std_error``: None or a standard error in (0, 0.5]."""
+    if target_std_error is None:
+        return None
+    return _check_real(
+        target_std_error,
+        "target_std_error",
+        lo=0,
+        hi=0.5,
+        lo_open=True,
+        hi_open=False,
+        hint=" It is the standard error at which to stop labeling, e.g. 0.05; None labels the whole budget.",
+    )
+
+
 def _check_probability_vector(p, n: int, name: str) -> np.ndarray:
     arr = np.asarray(p)
     if arr.dtype == object or arr.dtype.kind not in "biuf":
@@ -652,8 +679,9 @@ def _interval(est: float, var: float, z: float) -> tuple[float, float]:
 class _Book:
     """Labels bought so far, running sums of the labeled stratum, and the history."""
 
-    def __init__(self, s, yhat, alpha, confidence, average_last):
+    def __init__(self, s, yhat, alpha, confidence, average_last, target_std_error=None):
         self.s, self.yhat, self.alpha = s, yhat, alpha
+        self.target_std_error = target_std_error
         self.z = float(norm.ppf(0.5 + confidence / 2.0))
         self.average_last = average_last
         self.is_labeled = np.zeros(s.size, dtype=bool)
@@ -720,10 +748,22 @@ class _Book:
         var = float(np.dot(w**2, [r["iteration_variance"] for r in usable]))
         return est, var
 
-    def result(self, method: str, confidence: float) -> ACISResult:
+    def should_stop(self) -> bool:
+        """The stopping rule of ``target_std_error`` (see :func:`acis`)."""
+        if self.target_std_error is None or len(self.rows) < 2:
+            return False  # the first batch's variance rests on a handful of labels
+        last = self.rows[-1]
+        return (
+            math.isfinite(last["estimate"])
+            and last["variance_floor"] == 0.0
+            and math.sqrt(last["variance"]) <= self.target_std_error
+        )
+
+    def labeled_frame(self) -> pd.DataFrame:
+        """The labeled items so far, one row each, in the order of labeling."""
         items, labels = self.labeled_arrays()
         pi = np.concatenate(self.pis) if self.pis else np.empty(0)
-        labeled = pd.DataFrame(
+        return pd.DataFrame(
             {
                 "item": items.astype(np.int64),
                 "label": labels.astype(np.int8),
@@ -734,6 +774,9 @@ class _Book:
                 "weight": 1.0 / pi,
             }
         )
+
+    def result(self, method: str, confidence: float) -> ACISResult:
+        labeled = self.labeled_frame()
         history = pd.DataFrame(self.rows, columns=_HISTORY_COLUMNS)
         last = self.rows[-1]
         return ACISResult(
@@ -747,6 +790,25 @@ class _Book:
             confidence=confidence,
             n_items=int(self.s.size),
         )
+
+
+@contextlib.contextmanager
+def _keep_labels(book: _Book, method: str):
+    """Re-raise any error of a run with the labels bought so far attached.
+
+    The oracle may be a person: whatever fails (the oracle itself, its output, a
+    ``probabilities`` callable), the completed batches' labels come back on the
+    exception as ``exc.labeled`` (the ``labeled`` table of a result).
+    """
+    try:
+        yield
+    except Exception as exc:
+        exc.labeled = book.labeled_frame()
+        exc.add_note(
+            f"{method}: stopped after {book.n_labeled} label(s) in completed batches; they are in "
+            "this exception's `.labeled` (a DataFrame: item, label, prediction, score, batch, ...)."
+        )
+        raise
 
 
 def _top_order(s: np.ndarray, k: int) -> np.ndarray:
@@ -785,11 +847,12 @@ def _importance_sampling_run(
     initial_estimate,
     confidence,
     method,
+    target_std_error=None,
 ):
     n = s.size
     n_pred = int(yhat.sum())
     sizes = _batch_sizes(budget, first_batch)
-    book = _Book(s, yhat, alpha, confidence, average_last)
+    book = _Book(s, yhat, alpha, confidence, average_last, target_std_error)
 
     # Sampling domain per iteration (nested, known in advance).
     ks = []
@@ -825,75 +888,78 @@ def _importance_sampling_run(
     def take(x, idx):  # x[idx], with idx None meaning "every working position"
         return x if idx is None else x[idx]
 
-    g_prev = initial_estimate
-    for i, b in enumerate(sizes, start=1):
-        if top_k_prior:
-            in_domain[order[k_done : ks[i - 1]]] = True
-            k_done = ks[i - 1]
-            cand = np.flatnonzero(in_domain & ~labeled_w)
-            cand = cand[rng.permutation(cand.size)]
-            n_cand = cand.size
-        else:
-            # Every working position is a candidate; labeled ones get q = 0 below.
-            # (Avoids gathering whole-pool arrays at every batch.)
-            cand = None
-            n_cand = n - book.n_labeled
+    with _keep_labels(book, method):
+        g_prev = initial_estimate
+        for i, b in enumerate(sizes, start=1):
+            if top_k_prior:
+                in_domain[order[k_done : ks[i - 1]]] = True
+                k_done = ks[i - 1]
+                cand = np.flatnonzero(in_domain & ~labeled_w)
+                cand = cand[rng.permutation(cand.size)]
+                n_cand = cand.size
+            else:
+                # Every working position is a candidate; labeled ones get q = 0 below.
+                # (Avoids gathering whole-pool arrays at every batch.)
+                cand = None
+                n_cand = n - book.n_labeled
 
-        # Probability of a positive for each candidate.
-        if c0_w is not None:
-            if i == 1:
-                c = take(c0_w, cand)
+            # Probability of a positive for each candidate.
+            if c0_w is not None:
+                if i == 1:
+                    c = take(c0_w, cand)
+                else:
+                    items, labels = book.labeled_arrays()
+                    ux, fit = _isotonic(s[items], labels)
+                    c_fit = np.interp(take(s_w, cand), ux, fit)
+                    b_i = beta * max(0.0, 1.0 - (i - 2) / beta_iterations)
+                    c = b_i * take(c0_w, cand) + (1.0 - b_i) * c_fit
+            elif p_w is not None:
+                c = take(p_w, cand)  # already rescaled to [epsilon, 1 - epsilon]
             else:
                 items, labels = book.labeled_arrays()
-                ux, fit = _isotonic(s[items], labels)
-                c_fit = np.interp(take(s_w, cand), ux, fit)
-                b_i = beta * max(0.0, 1.0 - (i - 2) / beta_iterations)
-                c = b_i * take(c0_w, cand) + (1.0 - b_i) * c_fit
-        elif p_w is not None:
-            c = take(p_w, cand)  # already rescaled to [epsilon, 1 - epsilon]
-        else:
-            items, labels = book.labeled_arrays()
-            p_all = _check_probability_vector(
-                probabilities(items.copy(), labels.copy()), n, "probabilities(...) output"
+                p_all = _check_probability_vector(
+                    probabilities(items.copy(), labels.copy()), n, "probabilities(...) output"
+                )
+                c = take(p_all if perm is None else p_all[perm], cand)
+            if p_w is None:
+                c = epsilon + (1.0 - 2.0 * epsilon) * c
+
+            yhat_c = take(yhat_w, cand)
+            q = _proposal(c, yhat_c, g_prev, alpha)
+            if cand is None:
+                q[labeled_w] = 0.0  # never drawn again (zero-width systematic interval)
+            pi = _inclusion_probabilities(q, b)
+            pick = _systematic_sample(pi, b, rng)
+            pos_b, pi_b = (pick if cand is None else cand[pick]), pi[pick]
+            items_b = pos_b if perm is None else perm[pos_b]
+            labels_b = _call_oracle(oracle, items_b)
+
+            # Typical inclusion probability of a would-be draw of each kind (for the
+            # zero-variance floor): candidates weighted by the calibrated probability
+            # of being of that kind. Computed only if needed.
+            def typical(pi=pi, c=c, yhat_c=yhat_c, unl=None if cand is not None else ~labeled_w):
+                if unl is None:
+                    return _typical_draws(pi, c, yhat_c)
+                return _typical_draws(pi[unl], c[unl], yhat_c[unl])
+
+            labeled_w[pos_b] = True
+            g_i, var_i, floor_i = _estimate(
+                alpha=alpha,
+                a_fixed=book.a_fixed,
+                v_fixed=book.v_fixed,
+                y=labels_b,
+                yhat=yhat[items_b],
+                d=1.0 / pi_b,
+                pi=pi_b,
+                typical=typical,
             )
-            c = take(p_all if perm is None else p_all[perm], cand)
-        if p_w is None:
-            c = epsilon + (1.0 - 2.0 * epsilon) * c
-
-        yhat_c = take(yhat_w, cand)
-        q = _proposal(c, yhat_c, g_prev, alpha)
-        if cand is None:
-            q[labeled_w] = 0.0  # never drawn again (zero-width systematic interval)
-        pi = _inclusion_probabilities(q, b)
-        pick = _systematic_sample(pi, b, rng)
-        pos_b, pi_b = (pick if cand is None else cand[pick]), pi[pick]
-        items_b = pos_b if perm is None else perm[pos_b]
-        labels_b = _call_oracle(oracle, items_b)
-
-        # Typical inclusion probability of a would-be draw of each kind (for the
-        # zero-variance floor): candidates weighted by the calibrated probability
-        # of being of that kind. Computed only if needed.
-        def typical(pi=pi, c=c, yhat_c=yhat_c, unl=None if cand is not None else ~labeled_w):
-            if unl is None:
-                return _typical_draws(pi, c, yhat_c)
-            return _typical_draws(pi[unl], c[unl], yhat_c[unl])
-
-        labeled_w[pos_b] = True
-        g_i, var_i, floor_i = _estimate(
-            alpha=alpha,
-            a_fixed=book.a_fixed,
-            v_fixed=book.v_fixed,
-            y=labels_b,
-            yhat=yhat[items_b],
-            d=1.0 / pi_b,
-            pi=pi_b,
-            typical=typical,
-        )
-        book.add(items_b, labels_b, pi_b)
-        domain_size = int(np.count_nonzero(in_domain)) if top_k_prior else n
-        book.record(b, domain_size, g_i, var_i, floor_i, exact=b == n_cand)
-        if math.isfinite(g_i):
-            g_prev = g_i
+            book.add(items_b, labels_b, pi_b)
+            domain_size = int(np.count_nonzero(in_domain)) if top_k_prior else n
+            book.record(b, domain_size, g_i, var_i, floor_i, exact=b == n_cand)
+            if math.isfinite(g_i):
+                g_prev = g_i
+            if book.should_stop():
+                break
     return book.result(method, confidence)
 
 
@@ -920,6 +986,7 @@ def acis(
     initial_estimate: float = 0.5,
     confidence: float = 0.95,
     probabilities=None,
+    target_std_error: float | None = None,
 ) -> ACISResult:
     """Estimate the F-score of a classifier on a pool with active calibration + importance sampling.
 
@@ -978,6 +1045,17 @@ def acis(
         per-item probabilities of a positive (used at every iteration), or a callable
         ``probabilities(labeled_items, labeled_labels) -> array (n_items,)`` called
         before every batch. ``beta`` is then unused.
+    target_std_error : float in (0, 0.5], optional
+        When to stop labeling: stop after the first batch, from the second on, whose
+        reported standard error (``sqrt(variance)``) is at most this value, provided
+        the estimate is defined and no zero-variance floor is in play (a floor means
+        no error of some kind has been seen yet, so the variance is a guess). Never
+        after the first batch: its variance rests on ``first_batch`` labels drawn
+        before any calibration (on the tests' pool it once read 0.08 where the next
+        batch read 0.17). ``budget`` is then a cap. E.g. ``0.05`` for a 95% interval about +-0.1 wide. With few labels
+        the delta-method variance tends to be low, so the stopped run's interval
+        covers somewhat less often than a fixed-budget run's; the benchmark
+        (``benchmarks/acis.py --stopping``) reports labels spent, MSE and coverage.
 
     Returns
     -------
@@ -1039,6 +1117,7 @@ def acis(
         initial_estimate=initial_estimate,
         confidence=confidence,
         method="acis",
+        target_std_error=_check_target(target_std_error),
     )
 
 
@@ -1053,6 +1132,7 @@ def sawade(
     random_seed=None,
     epsilon: float = 1e-6,
     confidence: float = 0.95,
+    target_std_error: float | None = None,
 ) -> ACISResult:
     """Baseline: Sawade et al.'s importance sampling with the raw scores as probabilities.
 
@@ -1066,7 +1146,7 @@ def sawade(
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence, target_std_error
         As in :func:`acis`.
     epsilon : float in (0, 0.5), default 1e-6
         Floor of the probabilities, only so that every item keeps a positive
@@ -1128,10 +1208,13 @@ def sawade(
         initial_estimate=g0,
         confidence=confidence,
         method="sawade",
+        target_std_error=_check_target(target_std_error),
     )
 
 
-def _checkpoint_run(s, yhat, oracle, order, *, budget, alpha, first_batch, confidence, method, srs):
+def _checkpoint_run(
+    s, yhat, oracle, order, *, budget, alpha, first_batch, confidence, method, srs, target_std_error=None
+):
     """Label ``order[:budget]`` in doubling batches; estimate after each batch.
 
     ``srs=True``: the labeled prefix is a simple random sample of the pool
@@ -1140,41 +1223,44 @@ def _checkpoint_run(s, yhat, oracle, order, *, budget, alpha, first_batch, confi
     with-replacement variance (weights 1, no population correction).
     """
     n = s.size
-    book = _Book(s, yhat, alpha, confidence, average_last=1)
+    book = _Book(s, yhat, alpha, confidence, average_last=1, target_std_error=target_std_error)
     spent = 0
     n_cell = (int(np.count_nonzero(yhat == 0)), int(np.count_nonzero(yhat == 1)))
-    for b in _batch_sizes(budget, first_batch):
-        items_b = order[spent : spent + b]
-        labels_b = _call_oracle(oracle, items_b)
-        spent += b
-        book.add(items_b, labels_b, np.ones(b))
-        items, labels = book.labeled_arrays()
-        yh = yhat[items]
-        if srs:
-            f = spent / n
-            pi, d = np.full(spent, f), np.full(spent, 1.0 / f)
-            left = [n_cell[k] - int(np.count_nonzero(yh == k)) for k in (0, 1)]
-            typ = (1.0 / f, 1.0 - f)
-        elif spent < n:
-            pi, d = np.zeros(spent), np.ones(spent)
-            left = [int(np.count_nonzero(yh == k)) for k in (0, 1)]
-            typ = (1.0, 1.0)
-        else:  # the whole pool is labeled: a census, no sampling variance
-            pi, d, left, typ = np.ones(spent), np.ones(spent), [0, 0], None
-        typical = {
-            "tp": typ if left[1] else None,
-            "fp": typ if left[1] else None,
-            "fn": typ if left[0] else None,
-        }
-        g, var, floor = _estimate(
-            alpha=alpha, a_fixed=0.0, v_fixed=0.0, y=labels, yhat=yh, d=d, pi=pi, typical=typical
-        )
-        book.record(b, n, g, var, floor, exact=spent == n)
+    with _keep_labels(book, method):
+        for b in _batch_sizes(budget, first_batch):
+            items_b = order[spent : spent + b]
+            labels_b = _call_oracle(oracle, items_b)
+            spent += b
+            book.add(items_b, labels_b, np.ones(b))
+            items, labels = book.labeled_arrays()
+            yh = yhat[items]
+            if srs:
+                f = spent / n
+                pi, d = np.full(spent, f), np.full(spent, 1.0 / f)
+                left = [n_cell[k] - int(np.count_nonzero(yh == k)) for k in (0, 1)]
+                typ = (1.0 / f, 1.0 - f)
+            elif spent < n:
+                pi, d = np.zeros(spent), np.ones(spent)
+                left = [int(np.count_nonzero(yh == k)) for k in (0, 1)]
+                typ = (1.0, 1.0)
+            else:  # the whole pool is labeled: a census, no sampling variance
+                pi, d, left, typ = np.ones(spent), np.ones(spent), [0, 0], None
+            typical = {
+                "tp": typ if left[1] else None,
+                "fp": typ if left[1] else None,
+                "fn": typ if left[0] else None,
+            }
+            g, var, floor = _estimate(
+                alpha=alpha, a_fixed=0.0, v_fixed=0.0, y=labels, yhat=yh, d=d, pi=pi, typical=typical
+            )
+            book.record(b, n, g, var, floor, exact=spent == n)
+            if book.should_stop():
+                break
     res = book.result(method, confidence)
     lab = res.labeled
     if srs:  # inclusion probability of an item in a simple random sample of this size
-        lab["inclusion_probability"] = budget / n
-        lab["weight"] = n / budget
+        lab["inclusion_probability"] = len(lab) / n
+        lab["weight"] = n / len(lab)
     return res
 
 
@@ -1188,6 +1274,7 @@ def uniform_sampling(
     first_batch: int = 10,
     random_seed=None,
     confidence: float = 0.95,
+    target_std_error: float | None = None,
 ) -> ACISResult:
     """Baseline: simple random sampling without replacement, F estimated from the sample.
 
@@ -1201,7 +1288,7 @@ def uniform_sampling(
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence, target_std_error
         As in :func:`acis` (``scores`` only fill the ``labeled`` table).
 
     Returns
@@ -1236,6 +1323,7 @@ def uniform_sampling(
         confidence=confidence,
         method="uniform",
         srs=True,
+        target_std_error=_check_target(target_std_error),
     )
 
 
@@ -1249,6 +1337,7 @@ def top_k(
     first_batch: int = 10,
     random_seed=None,
     confidence: float = 0.95,
+    target_std_error: float | None = None,
 ) -> ACISResult:
     """Baseline: label the top-scoring items and compute F on them.
 
@@ -1265,8 +1354,8 @@ def top_k(
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence
-        As in :func:`acis`.
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence, target_std_error
+        As in :func:`acis` (the stopping rule reads top-K's nominal variance).
 
     Returns
     -------
@@ -1300,4 +1389,5 @@ def top_k(
         confidence=confidence,
         method="top_k",
         srs=False,
+        target_std_error=_check_target(target_std_error),
     )
