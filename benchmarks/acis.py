@@ -15,7 +15,8 @@ method and budget:
   then returns NaN; here such a run is scored as F1 = 0, as scikit-learn's ``f1_score``
   reports by default, with variance 1/12 (no information) and interval [0, 1].
 
-Then the speed of one ACIS run with a budget of 400 on a 1,000,000-item pool, and a
+Then ACIS with a stopping rule (``target_std_error`` 0.1 and 0.05, budget cap 1,000):
+labels spent, error and coverage at the stop. Then the speed of one ACIS run with a budget of 400 on a 1,000,000-item pool, and a
 check of the paper's headline (MSE < 0.01 with fewer than 100 labels; lower MSE than
 every baseline below 300 labels).
 
@@ -83,6 +84,7 @@ FULL = [
     Setting("C", 50_000, 0.001, 3.5, temperature=0.5, shift=-1.0, seed=3),
     Setting("D", 200_000, 0.001, 2.5, seed=4),
     Setting("E", 1_000_000, 0.001, 3.0, temperature=2.0, shift=1.0, seed=5),
+    Setting("F", 200_000, 0.001, 4.5, seed=6),
 ]
 QUICK = [
     Setting("A", 20_000, 0.01, 3.5, seed=1),
@@ -129,6 +131,47 @@ def _work(task):
     return st.name, method, budget, out
 
 
+STOP_TARGETS = (0.1, 0.05)
+STOP_CAP = 1000
+
+
+def _stop_work(task):
+    """ACIS with ``target_std_error``: labels spent, estimate, interval per seed."""
+    st, target, seeds = task
+    scores, predictions, y = _pool(st)
+    out = np.empty((len(seeds), 4))
+    for k, seed in enumerate(seeds):
+        r = acis(scores, predictions, lambda i: y[i], budget=STOP_CAP, random_seed=int(seed),
+                 target_std_error=target)
+        out[k] = (r.n_labels, r.estimate, *r.interval)
+    return st.name, target, out
+
+
+def _stopping_table(settings, truths, stops) -> list[str]:
+    lines = [
+        "## Stopping at a target standard error",
+        "",
+        f"ACIS with `target_std_error` (budget cap {STOP_CAP}); labels = labels spent "
+        "(median and 90th percentile); |err| <= 2 target = share of runs whose error is "
+        "within twice the target; cover = coverage of the 95 % interval at the stop.",
+        "",
+        "| setting | target SE | labels (median / p90) | hit the cap | RMSE | bias | abs err <= 2 target | cover |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for st in settings:
+        truth = truths[st.name]
+        for target in STOP_TARGETS:
+            n_lab, est, lo, hi = np.concatenate(stops[(st.name, target)]).T
+            est = np.where(np.isfinite(est), est, 0.0)
+            err = est - truth
+            lines.append(
+                f"| {st.name} | {target:g} | {np.median(n_lab):.0f} / {np.quantile(n_lab, 0.9):.0f} "
+                f"| {np.mean(n_lab >= STOP_CAP):.2f} | {np.sqrt(np.mean(err**2)):.3f} | {err.mean():+.3f} "
+                f"| {np.mean(np.abs(err) <= 2 * target):.2f} | {np.mean((lo <= truth) & (truth <= hi)):.2f} |"
+            )
+    return lines + [""]
+
+
 def summarize(truth: float, out: np.ndarray) -> dict:
     est, var, lo, hi, sec = out.T
     undef = ~np.isfinite(est)
@@ -147,6 +190,48 @@ def summarize(truth: float, out: np.ndarray) -> dict:
     }
 
 
+def _summary_tables(settings, truths, parts) -> list[str]:
+    """Compact tables for the docs: ACIS per budget; every method's MSE per budget."""
+    cols = " | ".join(st.name for st in settings)
+    rule = "|---|" + "---:|" * len(settings)
+    out = [
+        "## Summary",
+        "",
+        "ACIS: MSE / var ratio / coverage of the 95 % interval, by budget and setting.",
+        "",
+        f"| labels | {cols} |",
+        rule,
+    ]
+    summ = {
+        (st.name, m, b): summarize(truths[st.name], np.concatenate(parts[(st.name, m, b)]))
+        for st in settings
+        for m in METHODS
+        for b in BUDGETS
+    }
+    for b in BUDGETS:
+        cells = []
+        for st in settings:
+            s = summ[(st.name, "acis", b)]
+            cells.append(f"{s['mse']:.4f} / {s['ratio']:.2f} / {s['cover']:.2f}")
+        out.append(f"| {b} | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "MSE of every method (best per setting and budget in bold).",
+        "",
+        f"| labels | method | {cols} |",
+        "|---|---|" + "---:|" * len(settings),
+    ]
+    for b in BUDGETS:
+        for m in METHODS:
+            cells = []
+            for st in settings:
+                best = min(summ[(st.name, mm, b)]["mse"] for mm in METHODS)
+                v = summ[(st.name, m, b)]["mse"]
+                cells.append(f"**{v:.4f}**" if v == best else f"{v:.4f}")
+            out.append(f"| {b} | {m} | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
 def speed(repeats: int = 5) -> tuple[float, float]:
     scores, predictions, y = make_pool(Setting("speed", 1_000_000, 0.001, 3.0, seed=99))
     times = []
@@ -157,51 +242,108 @@ def speed(repeats: int = 5) -> tuple[float, float]:
     return float(np.median(times)), float(np.max(times))
 
 
-def bayes_study(settings, budgets, trials, families) -> str:
-    """ACIS and the score-mixture posterior on the same labels: MSE, bias, coverage."""
+def mixture_calibration(scores, predictions, families, *, n_bins=300, draws=200, seed=0):
+    """The calibrated-posterior variant's probabilities: a callable for ``acis(probabilities=)``.
+
+    Before the first label it returns ACIS's calibration prior (the isotonic fit to the
+    predictions); afterwards the posterior probability that each item is positive
+    under a score mixture (``families``, binned) fitted to all scores and the labels so far.
+    """
+    from bayeval import EvalData
+    from bayeval.active.acis import _calibration_prior
+    from bayeval.models import ScoreMixture
+
+    prior = _calibration_prior(np.asarray(scores, float), np.asarray(predictions))
+
+    def probabilities(items, labels):
+        if items.size == 0:
+            return prior
+        lab = np.full(len(scores), np.nan)
+        lab[items] = labels
+        post = ScoreMixture(*families, binned=True, n_bins=n_bins).fit(
+            EvalData(scores, lab, predictions=predictions), draws=draws, tune=draws, chains=2,
+            cores=1, progressbar=False, random_seed=seed + items.size,
+        )
+        return post.item_probability().values
+
+    return probabilities
+
+
+def _bayes_work(task):
     import warnings
 
     from bayeval.active import score_mixture_fscore
     from bayeval.models import ScoreMixture
 
     warnings.simplefilter("ignore")
+    st, budget, seed, families = task
+    scores, predictions, y = _pool(st)
+    oracle = lambda i: y[i]  # noqa: E731
+    rows = {}
+    t0 = time.perf_counter()
+    r = acis(scores, predictions, oracle, budget=budget, random_seed=seed)
+    rows["acis"] = (r.estimate, *r.interval, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    r = acis(scores, predictions, oracle, budget=budget, random_seed=seed,
+             probabilities=mixture_calibration(scores, predictions, families, seed=seed))
+    rows["acis, mixture calibration"] = (r.estimate, *r.interval, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    r = score_mixture_fscore(
+        scores, predictions, oracle, budget=budget, random_seed=seed, model=ScoreMixture(*families),
+        fit_kwargs={"draws": 300, "tune": 300, "chains": 2, "cores": 1, "progressbar": False, "warn": False},
+    )
+    rows["score mixture (Bayesian route)"] = (r.estimate, *r.interval, time.perf_counter() - t0)
+    print(f"  {st.name} {budget} seed {seed}: " + ", ".join(f"{m} {v[0]:.3f}" for m, v in rows.items()),
+          file=sys.stderr, flush=True)
+    return st.name, budget, rows
+
+
+def bayes_study(settings, budgets, trials, families, jobs) -> str:
+    """ACIS, ACIS with mixture calibration, and the mixture posterior on the same labels."""
+    tasks = [(st, b, 7_000 + t, families) for st in settings for b in budgets for t in range(trials)]
+    t_start = time.perf_counter()
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            results = list(ex.map(_bayes_work, tasks, chunksize=1))
+    else:
+        results = [_bayes_work(t) for t in tasks]
+    minutes = (time.perf_counter() - t_start) / 60
     lines = [
-        f"Bayesian route (ScoreMixture{families}) vs ACIS on the same labels; {trials} trials "
-        "per setting and budget; 95% intervals (posterior interval for the mixture).",
+        "# ACIS, its calibrated-posterior variant and the Bayesian route, on the same labels",
         "",
-        "| setting | labels | method | MSE | bias | cover | mean width | s/run |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
+        f"Output of `python benchmarks/acis.py --bayes --trials {trials} --settings "
+        f"{' '.join(st.name for st in settings)} --budgets {' '.join(map(str, budgets))} "
+        f"--families {' '.join(families)}` ({minutes:.0f} min with {jobs} worker(s) on "
+        f"{os.cpu_count()} CPUs). Mixture: ScoreMixture{families}. Per trial (seed) the three "
+        "methods label the same first batch; ACIS and the Bayesian route the same items throughout. "
+        "95% intervals (the posterior interval for the Bayesian route). "
+        "'d SE vs ACIS' = mean paired difference of squared errors against ACIS ± its SE "
+        "(negative = better than ACIS).",
+        "",
+        "| setting | labels | method | MSE | d SE vs ACIS | bias | cover | mean width | s/run |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for st in settings:
-        scores, predictions, y = _pool(st)
-        truth = f1(y, predictions)
+        truth = f1(_pool(st)[2], _pool(st)[1])
         for b in budgets:
-            res = {"acis": [], "score mixture": []}
-            for t in range(trials):
-                seed = 7_000 + t
-                t0 = time.perf_counter()
-                r = acis(scores, predictions, lambda i: y[i], budget=b, random_seed=seed)
-                res["acis"].append((r.estimate, *r.interval, time.perf_counter() - t0))
-                t0 = time.perf_counter()
-                r = score_mixture_fscore(
-                    scores, predictions, lambda i: y[i], budget=b, random_seed=seed,
-                    model=ScoreMixture(*families), fit_kwargs={"draws": 300, "tune": 300, "chains": 2, "cores": 1,
-                                                               "progressbar": False, "warn": False},
-                )
-                res["score mixture"].append((r.estimate, *r.interval, time.perf_counter() - t0))
-                print(f"  {st.name} {b} trial {t + 1}: acis {res['acis'][-1][0]:.3f}, mixture "
-                      f"{res['score mixture'][-1][0]:.3f} [{res['score mixture'][-1][1]:.3f}, "
-                      f"{res['score mixture'][-1][2]:.3f}] (true {truth:.3f})", file=sys.stderr, flush=True)
-            for m, rows in res.items():
-                est, lo, hi, sec = np.array(rows, dtype=float).T
+            mine = [rows for name, bb, rows in results if name == st.name and bb == b]
+            sq_acis = None
+            for m in mine[0]:
+                est, lo, hi, sec = np.array([r[m] for r in mine], dtype=float).T
                 est = np.where(np.isfinite(est), est, 0.0)
                 sq = (est - truth) ** 2
+                if sq_acis is None:
+                    sq_acis, diff = sq, "--"
+                else:
+                    d = sq - sq_acis
+                    diff = f"{d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(d.size):.4f}"
                 lines.append(
-                    f"| {st.name} (true F1 {truth:.3f}) | {b} | {m} | {sq.mean():.4f} ± {sq.std(ddof=1) / np.sqrt(trials):.4f} "
-                    f"| {est.mean() - truth:+.4f} | {np.mean((lo <= truth) & (truth <= hi)):.2f} | {np.mean(hi - lo):.3f} "
+                    f"| {st.name} (true F1 {truth:.3f}) | {b} | {m} | {sq.mean():.4f} ± "
+                    f"{sq.std(ddof=1) / np.sqrt(sq.size):.4f} | {diff} | {est.mean() - truth:+.4f} "
+                    f"| {np.mean((lo <= truth) & (truth <= hi)):.2f} | {np.mean(hi - lo):.3f} "
                     f"| {np.median(sec):.1f} |"
                 )
-    report = "\n".join(lines)
+    report = "\n".join(lines) + "\n"
     print(report)
     return report
 
@@ -217,11 +359,14 @@ def main(argv=None) -> str:
     parser.add_argument("--bayes", action="store_true", help="the Bayesian-route study instead (see the module docs)")
     parser.add_argument("--settings", nargs="+", default=["A", "C"], help="settings of the --bayes study")
     parser.add_argument("--budgets", nargs="+", type=int, default=[100], help="budgets of the --bayes study")
-    parser.add_argument("--families", nargs=2, default=["skewnormal", "skewnormal"], help="mixture pair of --bayes")
+    parser.add_argument("--families", nargs=2, default=["normal", "normal"], help="mixture pair of --bayes")
     args = parser.parse_args(argv)
     if args.bayes:
         chosen = [st for st in FULL if st.name in args.settings]
-        return bayes_study(chosen, args.budgets, args.trials or 10, tuple(args.families))
+        report = bayes_study(chosen, args.budgets, args.trials or 10, tuple(args.families), args.jobs)
+        if args.out is not None:
+            args.out.write_text(report)
+        return report
     settings = QUICK if args.quick else FULL
     trials = args.trials or (40 if args.quick else 300)
     out_path = args.out or (None if args.quick else Path(__file__).parent / "results" / "acis.md")
@@ -236,12 +381,23 @@ def main(argv=None) -> str:
         for b in BUDGETS
         for lo in range(0, trials, chunk)
     ]
+    stop_tasks = [
+        (st, target, np.arange(lo, min(lo + chunk, trials)) + 2_000_003 * i)
+        for i, st in enumerate(settings)
+        for target in STOP_TARGETS
+        for lo in range(0, trials, chunk)
+    ]
     parts: dict = {}
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as ex:
             results = list(ex.map(_work, tasks, chunksize=1))
+            stop_results = list(ex.map(_stop_work, stop_tasks, chunksize=1))
     else:
         results = [_work(t) for t in tasks]
+        stop_results = [_stop_work(t) for t in stop_tasks]
+    stops: dict = {}
+    for name, target, out in stop_results:
+        stops.setdefault((name, target), []).append(out)
     for name, m, b, out in results:
         parts.setdefault((name, m, b), []).append(out)
     study_s = time.perf_counter() - t_start
@@ -291,6 +447,8 @@ def main(argv=None) -> str:
             + ", ".join(f"{b}: {'yes' if w else 'no (' + bm + ')'}" for b, w, bm in wins)
             + " |"
         )
+    lines += _summary_tables(settings, truths, parts)
+    lines += _stopping_table(settings, truths, stops)
     lines += [
         "## Paper's headline",
         "",
