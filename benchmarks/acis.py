@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from bayeval.active.acis import acis, sawade, top_k, uniform_sampling
+from bayeval.active.fscore_study import summarize_runs
 
 METHODS = {"acis": acis, "sawade": sawade, "uniform": uniform_sampling, "top_k": top_k}
 BUDGETS = (25, 50, 100, 200, 400)
@@ -174,18 +175,14 @@ def _stopping_table(settings, truths, stops) -> list[str]:
 
 def summarize(truth: float, out: np.ndarray) -> dict:
     est, var, lo, hi, sec = out.T
-    undef = ~np.isfinite(est)
-    est = np.where(undef, 0.0, est)
-    var = np.where(undef | ~np.isfinite(var), 1 / 12, var)
-    sq = (est - truth) ** 2
-    emp = est.var(ddof=1)
+    s = summarize_runs(est, var, lo, hi, truth)  # the library's own study summary
     return {
-        "mse": sq.mean(),
-        "mse_se": sq.std(ddof=1) / np.sqrt(len(sq)),
-        "bias": est.mean() - truth,
-        "ratio": var.mean() / emp if emp > 1e-15 else np.nan,
-        "cover": np.mean(undef | ((lo <= truth) & (truth <= hi))),
-        "undef": undef.mean(),
+        "mse": s["mse"],
+        "mse_se": s["mse_se"],
+        "bias": s["bias"],
+        "ratio": s["var_ratio"],
+        "cover": s["coverage"],
+        "undef": s["undefined"],
         "sec": np.median(sec),
     }
 

@@ -5,11 +5,14 @@
   with every label kept in a :class:`LabelStore`;
 * :func:`simulate` -- the loop replayed on fully labeled data, against baselines;
 * :func:`acis` and its baselines -- importance-sampled F-scores for rare categories,
-  and :func:`score_mixture_fscore`, the Bayesian (score-mixture) route beside them.
+  and :func:`score_mixture_fscore`, the Bayesian (score-mixture) route beside them;
+* :func:`simulate_fscore` -- those methods replayed on a fully labeled pool (MSE, bias,
+  variance ratio, coverage per budget).
 """
 
 from .acis import ACISResult, acis, sawade, top_k, uniform_sampling
 from .fscore_posterior import score_mixture_fscore
+from .fscore_study import FSCORE_METHODS, FScoreStudy, simulate_fscore
 from .select import STRATEGIES, expected_change, select
 from .session import ActiveSession
 from .simulate import ESTIMATORS, simulate
@@ -19,6 +22,8 @@ __all__ = [
     "ACISResult",
     "ActiveSession",
     "ESTIMATORS",
+    "FSCORE_METHODS",
+    "FScoreStudy",
     "LabelStore",
     "STRATEGIES",
     "StoreFormatError",
@@ -28,6 +33,7 @@ __all__ = [
     "score_mixture_fscore",
     "select",
     "simulate",
+    "simulate_fscore",
     "top_k",
     "uniform_sampling",
 ]
