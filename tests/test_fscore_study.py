@@ -103,6 +103,14 @@ def test_plot_draws_one_line_per_method(study):
     ax = study.plot()
     assert len(ax.get_lines()) == 3
     assert ax.get_yscale() == "log"
+    ax = study.plot(kind="variance")  # top-K has no spread: left out
+    lines = ax.get_lines()
+    assert len(lines) == 4
+    g = study.runs[(study.runs["method"] == "acis")]
+    np.testing.assert_allclose(lines[0].get_ydata(), g.groupby("budget")["estimate"].var(ddof=1).to_numpy())
+    np.testing.assert_allclose(lines[1].get_ydata(), g.groupby("budget")["variance"].mean().to_numpy())
+    with pytest.raises(ValueError, match="kind"):
+        study.plot(kind="bias")
 
 
 @pytest.mark.parametrize(

@@ -114,26 +114,51 @@ class FScoreStudy:
             f"trials={trials})"
         )
 
-    def plot(self, ax=None):
-        """MSE against the budget, one line per method (log scales), with ±2 Monte Carlo SE.
+    def plot(self, ax=None, *, kind: str = "mse"):
+        """Accuracy against the budget, one line per method (log scales).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure is created when omitted.
+        kind : {"mse", "variance"}
+            ``"mse"``: MSE with a band of ±2 Monte Carlo SE. ``"variance"``: the
+            empirical variance of the estimates across trials (solid) against the mean
+            variance the runs predicted for themselves (dashed) -- the view of the ACIS
+            paper's Figure 7; a dashed line below the solid one means intervals that are
+            too narrow. Deterministic methods (no spread) are left out of this view.
 
         Returns
         -------
         matplotlib.axes.Axes
         """
+        if kind not in ("mse", "variance"):
+            raise ValueError(f"`kind` must be 'mse' or 'variance', got {kind!r}.")
         if ax is None:
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots(figsize=(5.5, 3.8))
         s = self.summary().reset_index()
         for m, g in s.groupby("method", sort=False):
-            x, y, se = g["budget"].to_numpy(), g["mse"].to_numpy(), g["mse_se"].to_numpy()
-            (line,) = ax.plot(x, y, marker="o", ms=4, label=m)
-            ax.fill_between(x, np.maximum(y - 2 * se, y / 10), y + 2 * se, color=line.get_color(), alpha=0.15, lw=0)
+            x = g["budget"].to_numpy()
+            if kind == "mse":
+                y, se = g["mse"].to_numpy(), g["mse_se"].to_numpy()
+                (line,) = ax.plot(x, y, marker="o", ms=4, label=m)
+                lo = np.maximum(y - 2 * se, y / 10)
+                ax.fill_between(x, lo, y + 2 * se, color=line.get_color(), alpha=0.15, lw=0)
+                continue
+            runs = self.runs[self.runs["method"] == m]
+            est = runs["estimate"].fillna(0.0)
+            emp = est.groupby(runs["budget"]).var(ddof=1).reindex(x).to_numpy()
+            if not np.any(emp > 1e-15):
+                continue
+            pred = runs["variance"].fillna(1.0 / 12.0).groupby(runs["budget"]).mean().reindex(x).to_numpy()
+            (line,) = ax.plot(x, emp, marker="o", ms=4, label=f"{m}: across trials")
+            ax.plot(x, pred, marker="s", ms=3, ls="--", color=line.get_color(), label=f"{m}: predicted (mean)")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("labels (budget)")
-        ax.set_ylabel("MSE of the F estimate")
+        ax.set_ylabel("MSE of the F estimate" if kind == "mse" else "variance of the F estimate")
         ax.legend(fontsize="small")
         return ax
 
