@@ -463,8 +463,44 @@ def main(argv=None) -> str:
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(report)
-        print(f"\nwritten to {out_path}", file=sys.stderr)
+        figure(settings, truths, parts, out_path.with_suffix(".png"))
+        print(f"\nwritten to {out_path} and {out_path.with_suffix('.png')}", file=sys.stderr)
     return report
+
+
+def figure(settings, truths, parts, path: Path) -> None:
+    """MSE (top) and predicted vs empirical variance (bottom) per setting, via FScoreStudy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from bayeval.active import FScoreStudy
+
+    fig, axes = plt.subplots(2, len(settings), figsize=(3.6 * len(settings), 7), squeeze=False)
+    for j, st in enumerate(settings):
+        frames = []
+        for m in METHODS:
+            for b in BUDGETS:
+                est, var, lo, hi, sec = np.concatenate(parts[(st.name, m, b)]).T
+                frames.append(pd.DataFrame({
+                    "method": m, "budget": b, "trial": np.arange(est.size), "estimate": est, "variance": var,
+                    "ci_low": lo, "ci_high": hi, "n_labels": b, "seconds": sec,
+                }))
+        study = FScoreStudy(runs=pd.concat(frames, ignore_index=True), truth=truths[st.name], alpha=0.5,
+                            confidence=0.95)
+        study.plot(axes[0, j])
+        axes[0, j].set_title(f"{st.name}: true F1 {truths[st.name]:.2f}", fontsize=9)
+        study.plot(axes[1, j], kind="variance")
+        for ax in axes[:, j]:
+            if j:
+                ax.get_legend().remove()
+            else:
+                ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

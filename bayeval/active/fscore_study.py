@@ -134,6 +134,8 @@ class FScoreStudy:
         """
         if kind not in ("mse", "variance"):
             raise ValueError(f"`kind` must be 'mse' or 'variance', got {kind!r}.")
+        from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -153,10 +155,15 @@ class FScoreStudy:
             if not np.any(emp > 1e-15):
                 continue
             pred = runs["variance"].fillna(1.0 / 12.0).groupby(runs["budget"]).mean().reindex(x).to_numpy()
+            emp = np.where(emp > 1e-15, emp, np.nan)  # no spread at that budget: no point on a log scale
             (line,) = ax.plot(x, emp, marker="o", ms=4, label=f"{m}: across trials")
             ax.plot(x, pred, marker="s", ms=3, ls="--", color=line.get_color(), label=f"{m}: predicted (mean)")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        budgets = sorted(set(self.runs["budget"]))
+        ax.xaxis.set_major_locator(FixedLocator(budgets))
+        ax.xaxis.set_major_formatter(FixedFormatter([str(b) for b in budgets]))
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("labels (budget)")
         ax.set_ylabel("MSE of the F estimate" if kind == "mse" else "variance of the F estimate")
         ax.legend(fontsize="small")
