@@ -650,6 +650,21 @@ def test_labels_of_completed_batches_survive_a_failing_oracle(pool, method):
     assert "`.labeled`" in "".join(info.value.__notes__)
 
 
+def test_labels_survive_a_keyboard_interrupt(pool):
+    scores, predictions, y = pool
+    asked = []
+
+    def person(idx):  # Ctrl-C (or the notebook's interrupt) during the third batch
+        if len(asked) == 2:
+            raise KeyboardInterrupt
+        asked.append(np.asarray(idx).copy())
+        return y[idx]
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        acis(scores, predictions, person, budget=100, random_seed=6)
+    np.testing.assert_array_equal(info.value.labeled["item"].to_numpy(), np.concatenate(asked))
+
+
 def test_labels_survive_a_failing_probabilities_callable(pool):
     scores, predictions, y = pool
 

@@ -112,12 +112,13 @@ When to stop, and what survives a failure
 -----------------------------------------
 ``target_std_error`` turns the budget into a cap: the run stops after the first batch
 (from the second on) whose reported standard error is at most the target, once the
-estimate is defined and no zero-variance floor is in play. The history shows how the standard error fell
-batch by batch (``res.plot()`` draws it as the interval's width), which is what a
-person labeling by hand watches. If anything fails during a run -- the oracle raises
-(a person interrupts), returns malformed labels, or a ``probabilities`` callable
-breaks -- the exception carries the labels of the completed batches as
-``exc.labeled`` (the same table as ``ACISResult.labeled``), so no answer is lost.
+estimate is defined and no zero-variance floor is in play. The history shows how the
+standard error fell batch by batch (``res.plot()`` draws it as the interval's width),
+which is what a person labeling by hand watches. If anything interrupts a run -- the
+oracle raises, a person presses Ctrl-C (``KeyboardInterrupt``), the oracle returns
+malformed labels, or a ``probabilities`` callable breaks -- the exception carries the
+labels of the completed batches as ``exc.labeled`` (the same table as
+``ACISResult.labeled``), so no answer is lost.
 
 Extension point
 ---------------
@@ -802,7 +803,7 @@ def _keep_labels(book: _Book, method: str):
     """
     try:
         yield
-    except Exception as exc:
+    except BaseException as exc:  # KeyboardInterrupt too: a person stopping mid-run
         exc.labeled = book.labeled_frame()
         exc.add_note(
             f"{method}: stopped after {book.n_labeled} label(s) in completed batches; they are in "
