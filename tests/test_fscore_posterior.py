@@ -104,3 +104,17 @@ def test_labels_survive_a_failing_fit():
     labeled = info.value.labeled
     assert len(labeled) == 25 and (labeled["label"].to_numpy() == y[labeled["item"].to_numpy()]).all()
     assert any("labels were bought" in n for n in info.value.__notes__)
+
+
+def test_default_model_is_the_skew_normal_pair(monkeypatch):
+    s, yhat, y = _pool(n=300, prevalence=0.2, seed=5)
+    fitted = []
+
+    def spy(self, data, **kw):
+        fitted.append((self.negative, self.positive))
+        raise RuntimeError("stop before sampling")
+
+    monkeypatch.setattr(ScoreMixture, "fit", spy)
+    with pytest.raises(RuntimeError, match="stop before sampling"):
+        score_mixture_fscore(s, yhat, lambda i: y[i], budget=25, random_seed=2)
+    assert fitted == [(ScoreMixture("skewnormal", "skewnormal").negative, ScoreMixture("skewnormal", "skewnormal").positive)]

@@ -66,8 +66,14 @@ def score_mixture_fscore(
         ``random_seed`` as a plain ``acis(...)`` call the same items are labeled, so
         the two estimates compare two estimators on one set of labels.
     model : ScoreMixture, optional
-        The model to fit (default ``ScoreMixture()``, the paper's Gamma / truncated
-        Normal pair with the automatic score mapping).
+        The model to fit. Default: ``ScoreMixture("skewnormal", "skewnormal")``, a
+        skew-normal pair on the logit scale of probability scores (the real line for
+        other scores) -- the pair the SPE validation found best on real probabilities
+        (digits: half the naive PR-curve error, PSIS-LOO's pick in 27 of 30 label
+        sets). The SPE paper's Gamma / truncated-Normal pair on min-max-mapped
+        probabilities is not the default here: on the benchmark's calibrated 1% pool it
+        put F1 at 0.204 [0.203, 0.206] (true 0.746), because rare-category
+        probabilities pile up against 0 where that pair cannot follow them.
     fit_kwargs : mapping, optional
         Passed to ``model.fit`` (default ``draws=500, tune=500, chains=2``, no progress
         bar); the sampler's ``random_seed`` is derived from the run's.
@@ -110,7 +116,7 @@ def score_mixture_fscore(
     if model is None:
         from ..models.score_mixture import ScoreMixture
 
-        model = ScoreMixture()
+        model = ScoreMixture("skewnormal", "skewnormal")
     if not hasattr(model, "fit"):
         raise TypeError(f"`model` must be a bayeval model with .fit(data), got {_describe(model)}.")
     if fit_kwargs is not None and not isinstance(fit_kwargs, Mapping):
