@@ -27,15 +27,19 @@ positives. Miscalibration is a monotone transform, so it changes nothing for the
 rank-based methods (ACIS's isotonic calibration, top-K, uniform) -- only for Sawade's
 baseline, which reads the scores as probabilities.
 
-``--bayes`` runs instead a small study of the Bayesian route
-(``bayeval.active.score_mixture_fscore``: a score-mixture posterior fitted to the
-labels ACIS buys with the same seed) against ACIS on those same labels: each fit costs
-tens of seconds, so it uses few trials (``--trials``, default 10), the settings and
-budgets named by ``--settings`` and ``--budgets``, and the families ``--families``
-(default the skew-normal pair, on the logit scale of these probabilities).
+``--bayes`` runs instead a paired study of three estimators per seed: ACIS; ACIS with
+the calibrated-posterior variant (``mixture_calibration``: the importance distribution
+built from a score mixture's per-item posterior probabilities, refitted before every
+batch, instead of isotonic regression); and the Bayesian route
+(``bayeval.active.score_mixture_fscore``: a score-mixture posterior fitted to the labels
+ACIS buys with the same seed). Model fits cost seconds each, so it uses few trials
+(``--trials``, default 10), the settings and budgets named by ``--settings`` and
+``--budgets``, and the families ``--families`` (default the Normal pair, on the logit
+scale of these probabilities: the true class-conditional family of the synthetic pools).
+``--out`` writes its table (``benchmarks/results/acis_bayes.md``: 40 trials, 42 minutes).
 
-Run ``python benchmarks/acis.py`` (full study: about 20 minutes on two shared cores;
-it writes ``benchmarks/results/acis.md``) or ``python benchmarks/acis.py --quick``
+Run ``python benchmarks/acis.py`` (full study: about 25 minutes on two shared cores;
+it writes ``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of
 worker processes (default 2).
 """
