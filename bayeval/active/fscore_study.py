@@ -29,7 +29,7 @@ import pandas as pd
 
 from .acis import _check_common, _describe, acis, sawade, top_k, uniform_sampling
 
-__all__ = ["FScoreStudy", "simulate_fscore", "FSCORE_METHODS"]
+__all__ = ["FScoreStudy", "simulate_fscore", "summarize_runs", "FSCORE_METHODS"]
 
 #: Methods known by name to :func:`simulate_fscore` (``"score_mixture"`` fits a
 #: PyMC model per run: tens of seconds each).
@@ -53,6 +53,13 @@ def summarize_runs(estimate, variance, ci_low, ci_high, truth: float) -> dict:
     ``var_ratio`` (mean predicted variance / empirical variance of the estimates; NaN
     when the estimates do not vary), ``coverage`` and ``undefined`` (share of NaN
     estimates, scored as F = 0 with variance 1/12 and interval [0, 1]).
+
+    Examples
+    --------
+    >>> s = summarize_runs([0.5, 0.7, float("nan")], [0.01, 0.01, float("nan")],
+    ...                    [0.3, 0.5, 0.0], [0.7, 0.9, 1.0], truth=0.6)
+    >>> round(s["mse"], 4), round(s["bias"], 4), s["coverage"], round(s["undefined"], 3)
+    (0.1267, -0.2, 1.0, 0.333)
     """
     est = np.asarray(estimate, dtype=float)
     var = np.asarray(variance, dtype=float)
@@ -87,6 +94,19 @@ class FScoreStudy:
         The pool's true F_alpha.
     alpha, confidence : float
         As passed to the methods.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.active import simulate_fscore
+    >>> rng = np.random.default_rng(1)
+    >>> y = (rng.random(4000) < 0.03).astype(int)
+    >>> scores = np.clip(0.6 * y + rng.normal(0.2, 0.15, 4000), 0, 1)
+    >>> study = simulate_fscore(scores, scores > 0.5, y, methods=["acis"], budgets=[40], trials=5)
+    >>> study.runs[["method", "budget", "trial"]].shape
+    (5, 3)
+    >>> bool(np.isclose(study.truth, 2 * np.sum(y * (scores > 0.5)) / (y.sum() + (scores > 0.5).sum())))
+    True
     """
 
     runs: pd.DataFrame
