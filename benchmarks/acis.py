@@ -16,8 +16,8 @@ method and budget:
   reports by default, with variance 1/12 (no information) and interval [0, 1].
 
 Then ACIS with a stopping rule (``target_std_error`` 0.1 and 0.05, budget cap 1,000):
-labels spent, error and coverage at the stop. Then the speed of one ACIS run with a budget of 400 on a 1,000,000-item pool, and a
-check of the paper's headline (MSE < 0.01 with fewer than 100 labels; lower MSE than
+labels spent, error and coverage at the stop. Then the speed of one ACIS run with a
+budget of 400 on a 1,000,000-item pool, and a check of the paper's headline (MSE < 0.01 with fewer than 100 labels; lower MSE than
 every baseline below 300 labels).
 
 Synthetic classifier: a latent ``x = d' * y + N(0, 1)``; the calibrated score is the
@@ -38,8 +38,8 @@ ACIS buys with the same seed). Model fits cost seconds each, so it uses few tria
 scale of these probabilities: the true class-conditional family of the synthetic pools).
 ``--out`` writes its table (``benchmarks/results/acis_bayes.md``: 40 trials, 42 minutes).
 
-Run ``python benchmarks/acis.py`` (full study: about 25 minutes on two shared cores;
-it writes ``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
+Run ``python benchmarks/acis.py`` (full study: about 6 minutes on two cores; it writes
+``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of
 worker processes (default 2).
 """

@@ -119,6 +119,7 @@ def test_plot_draws_one_line_per_method(study):
         (dict(y_true=np.r_[np.nan, np.zeros(7999)]), ValueError, "true label, 0 or 1"),
         (dict(y_true=np.zeros(10)), ValueError, "10 labels"),
         (dict(trials=1), ValueError, "trials"),
+        (dict(trials=2.5), TypeError, "trials"),
         (dict(methods=["acis", "magic"]), ValueError, "Unknown method"),
         (dict(methods={"a": "acis"}), TypeError, "function like"),
         (dict(method_kwargs={"sawade": {}}), ValueError, "not in `methods`"),

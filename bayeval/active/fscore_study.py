@@ -267,8 +267,10 @@ def simulate_fscore(
             f"pool labeled); got values such as {', '.join(repr(v.item()) for v in bad)}."
         )
     y = y.astype(np.int8)
-    if isinstance(trials, bool) or not isinstance(trials, numbers.Integral) or trials < 2:
-        raise ValueError(f"`trials` must be an integer >= 2 (variances need two runs), got {_describe(trials)}.")
+    if isinstance(trials, bool) or not isinstance(trials, numbers.Integral):
+        raise TypeError(f"`trials` must be an integer >= 2, got {_describe(trials)}.")
+    if trials < 2:
+        raise ValueError(f"`trials` must be at least 2 (variances need two runs), got {trials}.")
     if isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral):
         raise TypeError(f"`random_seed` must be an integer, got {_describe(random_seed)}.")
     if isinstance(budgets, (str, bytes)) or not isinstance(budgets, Sequence) or len(budgets) == 0:
