@@ -124,6 +124,7 @@ def test_plot_draws_one_line_per_method(study):
         (dict(methods={"a": "acis"}), TypeError, "function like"),
         (dict(method_kwargs={"sawade": {}}), ValueError, "not in `methods`"),
         (dict(budgets=[20, 9000]), ValueError, "exceeds the number of items"),
+        (dict(budgets=[50, 5]), ValueError, "smaller than `first_batch`"),
         (dict(budgets=100), TypeError, "budgets"),
         (dict(random_seed="x"), TypeError, "random_seed"),
     ],

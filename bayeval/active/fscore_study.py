@@ -298,6 +298,11 @@ def simulate_fscore(
     stray = sorted(set(kwargs_of) - set(chosen))
     if stray:
         raise ValueError(f"`method_kwargs` names method(s) {stray} that are not in `methods` ({list(chosen)}).")
+    if not isinstance(methods, Mapping):  # the built-in methods' first batch (10 unless set)
+        for label in chosen:
+            first = dict(kwargs_of.get(label, {})).get("first_batch", 10)
+            for b in budgets:
+                _check_common(s, yhat, oracle, b, alpha, first, confidence)
 
     tp = int(np.sum((y == 1) & (yhat == 1)))
     den = alpha * int(yhat.sum()) + (1 - alpha) * int(y.sum())
