@@ -10,6 +10,7 @@ from . import metrics
 from .active import ACISResult, ActiveSession, LabelStore, acis, expected_change, select, simulate
 from .annotator import TrueAccuracyBounds, plot_true_accuracy, true_accuracy_bounds
 from .data import EvalData
+from .models.stacking import fit
 from .posterior import Posterior, hdi, naive, vetted_only
 from .ranking import PercentileResult, ThetaEstimate, estimate_theta, ranking_percentile
 from .recalibrate import Recalibration, recalibrate
@@ -31,6 +32,7 @@ __all__ = [
     "acis",
     "estimate_theta",
     "expected_change",
+    "fit",
     "hdi",
     "metrics",
     "naive",

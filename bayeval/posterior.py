@@ -311,12 +311,18 @@ class Posterior:
         draws: int = 1000,
         chains: int = 1,
         random_seed: int | None = None,
+        check: bool = True,
     ) -> Posterior:
-        """A Posterior from given per-item probabilities ``p(z_i = 1 | O)``.
+        """A plug-in Posterior that *trusts* given per-item probabilities ``p(z_i = 1)``.
 
-        This is the active-testing paper's learned estimator (eq. 6): unvetted labels
-        independent Bernoulli(``p_i``), vetted labels fixed. No PyMC involved, so the
-        metrics and selection work with probabilities from any source.
+        Unvetted labels are independent Bernoulli(``p_i``), vetted labels fixed (the
+        active-testing paper's learned estimator). No PyMC involved, so the metrics and
+        selection work with probabilities from any source. It never learns from the
+        vetted labels: if ``p`` is miscalibrated, the intervals are tight and wrong (on
+        a pool whose model reported ``q = p**2``, 90% intervals for accuracy covered 0
+        of 500 times). To learn the calibration from the vetted labels, use
+        :func:`bayeval.fit` (or :class:`bayeval.models.Calibration`), which is what the
+        validation in ``docs/validation.md`` supports.
 
         Parameters
         ----------
@@ -327,6 +333,11 @@ class Posterior:
         draws, chains : int
             Number of label draws per chain (ignored for 2-D ``p``).
         random_seed : int or None
+        check : bool, default True
+            Warn when the vetted labels contradict ``p``: a likelihood-ratio test of the
+            logistic recalibration ``logit P(y = 1) = a + b logit(p)`` against ``a = 0,
+            b = 1`` on the vetted items rejects at level 0.01 (needs 5 or more vetted
+            items).
 
         Examples
         --------
@@ -353,6 +364,8 @@ class Posterior:
             chains = V.as_positive_int(chains, "chains")
             draws = V.as_positive_int(draws, "draws")
         arr.setflags(write=False)
+        if check and data.n_vetted:
+            _warn_if_contradicted(data, arr if arr.ndim == 1 else arr.mean(axis=0))
         coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
         mean_p = np.broadcast_to(arr.mean(axis=-1), (chains, draws)) if arr.ndim == 1 else arr.mean(axis=1)[None]
         ds = xr.Dataset({"mean_probability": (("chain", "draw"), np.array(mean_p))}, coords=coords)
@@ -599,6 +612,42 @@ class Posterior:
 
 
 # ------------------------------------------------------------------ summaries
+
+
+def _warn_if_contradicted(data: EvalData, p: np.ndarray, alpha: float = 0.01) -> None:
+    """Warn when the vetted labels reject the plug-in probabilities ``p`` (level ``alpha``).
+
+    A likelihood-ratio test of the logistic recalibration ``logit P(y = 1) = a + b logit(p)``
+    against ``a = 0, b = 1`` (the probabilities as given), chi-squared with 2 degrees of
+    freedom, on the vetted items.
+    """
+    from scipy import optimize, special, stats
+
+    y = data.labels[data.vetted]
+    q = np.clip(p[data.vetted], 1e-9, 1 - 1e-9)
+    if y.size < 5:
+        return
+    x = special.logit(q)
+
+    def nll(ab):
+        eta = ab[0] + ab[1] * x
+        return float(np.sum(np.logaddexp(0.0, eta) - y * eta))
+
+    fit = optimize.minimize(nll, np.array([0.0, 1.0]), method="BFGS")
+    lr = 2.0 * (nll(np.array([0.0, 1.0])) - min(fit.fun, nll(np.array([0.0, 1.0]))))
+    p_value = float(stats.chi2.sf(lr, 2))
+    if p_value < alpha:
+        import warnings
+
+        warnings.warn(
+            f"bayeval: the vetted labels contradict the given probabilities: {int(y.sum())} of {y.size} vetted "
+            f"items are positive where the probabilities expect {q.sum():.1f}, and a recalibration test rejects "
+            f"them (p = {p_value:.2g}). This plug-in posterior trusts the probabilities and will give tight, wrong "
+            "intervals; bayeval.fit(data) learns the calibration from the vetted labels instead (or pass "
+            "check=False to silence this).",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _metric_items(metrics) -> list[tuple[str, Any, dict]]:

@@ -24,12 +24,21 @@ class Recalibration:
         ``P(precision(t) >= min_precision and recall(t) >= min_recall)`` over the
         posterior, dim ``threshold`` (rule: predict positive where ``score >= t``).
     threshold : float
-        The recommended threshold: highest probability; among equals, the lowest
-        threshold (highest recall).
+        The recommended threshold. With ``prob=None``: the highest probability; among
+        equals, the lowest threshold (highest recall). With ``prob``: among the
+        thresholds whose probability is at least ``prob``, the one with the highest
+        expected recall (a precision floor) or the highest expected precision (a recall
+        floor only); when none qualifies, the threshold with the highest probability
+        (``met`` is then False).
     curve : xarray.DataArray
         The posterior precision/recall draws at each threshold,
         dims ``(chain, draw, threshold, curve)``.
     min_precision, min_recall : float or None
+    prob : float or None
+        The probability the constraint must hold with (None: the most probable rule).
+    met : bool
+        Whether the recommended threshold meets ``prob`` (always True with
+        ``prob=None``).
 
     Examples
     --------
@@ -49,6 +58,8 @@ class Recalibration:
     curve: xr.DataArray
     min_precision: float | None
     min_recall: float | None
+    prob: float | None = None
+    met: bool = True
 
     @property
     def probability_at_threshold(self) -> float:
@@ -79,10 +90,13 @@ class Recalibration:
             cons.append(f"precision >= {self.min_precision:g}")
         if self.min_recall is not None:
             cons.append(f"recall >= {self.min_recall:g}")
-        return (
+        text = (
             f"Recalibration({' and '.join(cons)}: threshold {self.threshold:.4g} "
-            f"holds with probability {self.probability_at_threshold:.3f})"
+            f"holds with probability {self.probability_at_threshold:.3f}"
         )
+        if self.prob is not None and not self.met:
+            text += f"; no threshold meets probability {self.prob:g}, this is the best available"
+        return text + ")"
 
 
 def recalibrate(
@@ -90,6 +104,7 @@ def recalibrate(
     *,
     min_precision: float | None = None,
     min_recall: float | None = None,
+    prob: float | None = None,
     thresholds=None,
 ) -> Recalibration:
     """For each threshold, the probability that the precision/recall constraint holds.
@@ -104,6 +119,13 @@ def recalibrate(
     post : Posterior
     min_precision, min_recall : float in [0, 1], optional
         At least one is required.
+    prob : float in (0, 1), optional
+        The rule for a model card: "precision >= min_precision with probability at least
+        ``prob``". Among the thresholds that meet it, the one with the highest expected
+        recall is recommended (with only ``min_recall``: the highest expected
+        precision). When none meets it, ``met`` is False and the threshold with the
+        highest probability is returned as the best available. Default None: the
+        threshold with the highest probability (the SPE paper's rule).
     thresholds : 1-D array_like, optional
         Candidate thresholds; default the distinct scores, or, when there are more
         than 201, 201 evenly spaced score quantiles together with the scores at 201
@@ -123,6 +145,9 @@ def recalibrate(
     >>> r = recalibrate(post, min_precision=0.7, min_recall=0.5)
     >>> float(r.probability.max()) <= 1.0
     True
+    >>> r = recalibrate(post, min_precision=0.5, prob=0.9)
+    >>> bool(r.probability.sel(threshold=r.threshold) >= 0.9) == r.met
+    True
     """
     if not isinstance(post, Posterior):
         raise TypeError(f"`post` must be a bayeval Posterior, got {type(post).__name__}.")
@@ -130,6 +155,7 @@ def recalibrate(
         raise ValueError("Give min_precision=, min_recall= or both: there is no constraint to check.")
     p_min = None if min_precision is None else V.as_probability(min_precision, "min_precision")
     r_min = None if min_recall is None else V.as_probability(min_recall, "min_recall")
+    level = None if prob is None else V.as_probability(prob, "prob", open_interval=True)
     t = _default_thresholds(post.data.scores) if thresholds is None else V.as_grid(thresholds, "thresholds")
     t = np.unique(t)
     curve = post.metric("precision_recall_curve", thresholds=t, category="pooled")
@@ -138,9 +164,20 @@ def recalibrate(
         ok &= curve.sel(curve="precision") >= p_min - 1e-12
     if r_min is not None:
         ok &= curve.sel(curve="recall") >= r_min - 1e-12
-    prob = ok.mean(("chain", "draw")).drop_vars("curve", errors="ignore").rename("p_constraint")
-    best = float(prob.max())
+    p_c = ok.mean(("chain", "draw")).drop_vars("curve", errors="ignore").rename("p_constraint")
+    best = float(p_c.max())
     # ties (within one draw's weight) -> lowest threshold, i.e. highest recall
     tol = 0.5 / (post.n_chains * post.n_draws)
-    choice = float(prob["threshold"].values[np.flatnonzero(prob.values >= best - tol)[0]])
-    return Recalibration(prob, choice, curve, p_min, r_min)
+    t_vals = p_c["threshold"].values
+    choice = float(t_vals[np.flatnonzero(p_c.values >= best - tol)[0]])
+    met = True
+    if level is not None:
+        feasible = np.flatnonzero(p_c.values >= level - 1e-12)
+        if feasible.size:
+            goal = "recall" if p_min is not None else "precision"
+            expected = curve.sel(curve=goal).mean(("chain", "draw")).values
+            pick = feasible[np.argmax(np.nan_to_num(expected[feasible], nan=-1.0))]
+            choice = float(t_vals[pick])
+        else:
+            met = False
+    return Recalibration(p_c, choice, curve, p_min, r_min, level, met)

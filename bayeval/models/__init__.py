@@ -1,8 +1,10 @@
 """Generative models (PyMC). Each has ``build(...) -> pm.Model`` and ``fit(...) -> posterior``."""
 
 from .annotator import AnnotatorError, CategoricalPosterior
+from .calibration import CURVES, Calibration, CalibrationPosterior
 from .human_ranking import HumanRanking, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
+from .stacking import StackedPosterior, fit
 from .score_mixture import AUTO_CANDIDATES, FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior
 
 __all__ = [
@@ -10,6 +12,9 @@ __all__ = [
     "FAMILIES",
     "TRANSFORMS",
     "AnnotatorError",
+    "CURVES",
+    "Calibration",
+    "CalibrationPosterior",
     "CategoricalPosterior",
     "HumanRanking",
     "LabelFlip",
@@ -17,5 +22,7 @@ __all__ = [
     "RankingPosterior",
     "ScoreMixture",
     "SPEPosterior",
+    "StackedPosterior",
+    "fit",
     "simulate_tags",
 ]

@@ -1,0 +1,400 @@
+"""Calibration models: a Bayesian curve ``P(y = 1 | score)`` fitted to the vetted labels.
+
+A score mixture learns the class split from the *shape* of all scores, and is
+confidently wrong when its families do not fit. A calibration model learns only what
+the vetted labels say: the probability that an item with a given score is positive.
+Unvetted items are not modelled as a density; they are the items whose labels are drawn,
+each Bernoulli with the curve's probability at its score (vetted items keep their
+labels). The resulting :class:`CalibrationPosterior` is a :class:`bayeval.Posterior`, so
+every metric, :func:`bayeval.recalibrate`, :func:`bayeval.select` and the report work on
+it unchanged.
+
+Curves (``eta`` is the log-odds of being positive)
+--------------------------------------------------
+``"logistic"`` (Platt scaling)
+    ``eta = a + b * z``.
+``"beta"`` (Beta calibration; Kull, Silva Filho & Flach, 2017; probabilities only)
+    ``eta = c + a * log(s) - b * log(1 - s)``, ``a, b > 0``; ``a = b`` is the logistic
+    curve on ``logit(s)``, ``a != b`` bends it differently near 0 and near 1.
+``"monotone"``
+    A monotone piecewise-linear curve in ``z``: the slope ``b`` is multiplied by
+    ``exp(delta_k)`` in each of the segments between knots at score quantiles 0.5,
+    0.9 and 0.99 (ranks that matter for rare positives), with ``delta_k ~ Normal(0,
+    0.7)``: it shrinks towards the logistic curve, so 20-30 labels still give a sensible
+    curve, and bends where the labels ask for it.
+
+The score feature ``z``
+-----------------------
+For probabilities (all scores in [0, 1]) ``z = logit(s)`` (exact 0s and 1s are moved to
+the most extreme other score, as in :class:`ScoreMixture`'s ``logit`` map) and the
+prior is centred on *the scores are calibrated*: ``a ~ Normal(0, 1)``, ``log b ~
+Normal(0, 0.75)`` -- intercept 0 and slope 1. For any other scale (margins, log-odds,
+similarities) ``z`` is the score standardized by the pool's standard deviation and
+centred at the pool's ``1 - pi`` quantile, ``pi`` being the vetted prevalence
+(smoothed: ``(positives + 1) / (vetted + 2)``): the prior says the curve crosses 0.5
+near the share of top scores that matches the prevalence, ``a ~ Normal(0, 1.5)``, and
+``log b ~ Normal(log 2, 1)`` (a standardized slope between 0.3 and 14 with 95%
+probability: from weak to near-perfect classifiers). The slope is positive: a higher
+score never means a lower probability of being positive.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from scipy import special
+
+from .. import _validate as V
+from ..data import EvalData
+from ..posterior import Posterior
+from ._sampling import SAMPLERS, SamplingInfo, sample_model
+from .score_mixture import _make_transform
+
+__all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
+
+CURVES = ("logistic", "beta", "monotone")
+_KNOT_QUANTILES = (0.5, 0.9, 0.99)
+_DELTA_SD = 0.7
+
+
+def _eta(curve: str, params: dict, feats, exp):
+    """The log-odds of the curve, written once for numpy and PyTensor.
+
+    ``params`` values have a leading draw axis (numpy) or are scalars / vectors
+    (PyTensor); ``feats`` has a trailing feature axis; the broadcasting is the caller's.
+    """
+    if curve == "logistic":
+        return params["a"] + params["b"] * feats[..., 0]
+    if curve == "beta":
+        return params["c"] + params["a"] * feats[..., 0] - params["b"] * feats[..., 1]
+    # monotone: feats[..., k] = the part of (z - pivot) lying in segment k
+    slopes = exp(params["delta"])
+    return params["a"] + params["b"] * (feats * slopes).sum(axis=-1)
+
+
+class Calibration:
+    """A Bayesian calibration curve ``P(y = 1 | score)`` fitted to the vetted labels.
+
+    Parameters
+    ----------
+    curve : {"logistic", "beta", "monotone"}
+        The family of the curve (see the module docs). ``"beta"`` needs scores in
+        [0, 1].
+    transform : {"auto", "logit", "standardize"}
+        The score feature ``z``. ``"auto"``: ``logit`` for scores in [0, 1], else
+        ``standardize``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.models import Calibration
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(1, 3, 500)
+    >>> y = np.full(500, np.nan); y[:40] = rng.random(40) < p[:40]
+    >>> post = Calibration("logistic").fit(EvalData(p, y), random_seed=0)
+    >>> post.sampling.sampler
+    'importance'
+    >>> float(post.metric("average_precision").mean()) > 0.3
+    True
+    """
+
+    def __init__(self, curve: str = "logistic", *, transform: str = "auto"):
+        self.curve = V.check_choice(curve, "curve", CURVES)
+        self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize"))
+
+    def __repr__(self) -> str:
+        return f"Calibration(curve={self.curve!r}, transform={self.transform!r})"
+
+    @property
+    def name(self) -> str:
+        """A short name for tables: ``calibration/<curve>``."""
+        return f"calibration/{self.curve}"
+
+    # ------------------------------------------------------------- features
+
+    def _scale(self, scores: np.ndarray) -> str:
+        in_unit = scores.min() >= 0 and scores.max() <= 1
+        t = self.transform
+        if t == "auto":
+            t = "logit" if in_unit else "standardize"
+        if (t == "logit" or self.curve == "beta") and not in_unit:
+            raise ValueError(
+                f"{self!r} needs scores in [0, 1] (probabilities); got scores from {scores.min():g} to "
+                f"{scores.max():g}. Use Calibration('logistic') or Calibration('monotone') with "
+                "transform='standardize' for margins or log-odds."
+            )
+        return t
+
+    def features(self, data: EvalData) -> tuple[np.ndarray, dict]:
+        """Per-item features of the curve ``(n_items, n_features)`` and what they rest on.
+
+        The second value holds the score feature's definition: ``scale`` (``"logit"``
+        or ``"standardize"``), the standardization ``center``/``sd``, the logit map's
+        ``clip`` bounds and the monotone curve's ``knots``; :meth:`CalibrationPosterior.curve`
+        reuses it for new scores.
+        """
+        s = data.scores
+        scale = self._scale(s)
+        if scale == "logit":
+            tr = _make_transform("logit", "real", s)
+            info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": (tr.lo, tr.hi)}
+        else:
+            yv = data.labels[data.vetted]
+            pi = (float(yv.sum()) + 1.0) / (yv.size + 2.0)
+            info = {"scale": "standardize", "center": float(np.quantile(s, 1.0 - pi)), "sd": float(np.std(s)) or 1.0}
+        if self.curve == "monotone":
+            info["knots"] = np.unique(np.quantile(self._z(s, info), _KNOT_QUANTILES))
+        return self._feats(s, info), info
+
+    @staticmethod
+    def _z(s: np.ndarray, info: dict) -> np.ndarray:
+        if info["scale"] == "logit":
+            c = np.clip(s, *info["clip"])
+            return np.log(c) - np.log1p(-c)
+        return (s - info["center"]) / info["sd"]
+
+    def _feats(self, s: np.ndarray, info: dict) -> np.ndarray:
+        if self.curve == "beta":
+            c = np.clip(s, *info["clip"])
+            feats = np.column_stack([np.log(c), np.log1p(-c)])
+        elif self.curve == "logistic":
+            feats = self._z(s, info)[:, None]
+        else:  # the part of z (pivot 0) lying in each segment between knots
+            edges = np.r_[-np.inf, info["knots"], np.inf]
+            lo, hi = edges[:-1], edges[1:]
+            feats = np.clip(self._z(s, info)[:, None], lo, hi) - np.clip(0.0, lo, hi)
+        return np.ascontiguousarray(feats, dtype=np.float64)
+
+    def _prior(self, info: dict) -> dict:
+        if info["scale"] == "logit":
+            return {"a": (0.0, 1.0), "log_b": (0.0, 0.75), "c": (0.0, 1.0)}
+        return {"a": (0.0, 1.5), "log_b": (float(np.log(2.0)), 1.0), "c": (0.0, 1.5)}
+
+    def _key(self, info: dict, n_feats: int):
+        return ("calibration", self.curve, info["scale"], n_feats)
+
+    # ---------------------------------------------------------------- build
+
+    def build(self, data: EvalData) -> pm.Model:
+        """The PyMC model of the vetted labels given their scores.
+
+        Free variables: the curve's parameters (``a``, ``b`` for the logistic curve;
+        ``a``, ``b``, ``c`` for Beta calibration; ``a``, ``b``, ``delta`` for the
+        monotone curve). Data containers ``features`` and ``vetted_label`` hold the vetted
+        items; the observed variable ``label`` is Bernoulli with log-odds ``eta``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData
+        >>> from bayeval.models import Calibration
+        >>> d = EvalData([0.1, 0.4, 0.8, 0.9], [0, np.nan, 1, np.nan])
+        >>> sorted(v.name for v in Calibration("beta").build(d).free_RVs)
+        ['a', 'b', 'c']
+        """
+        data = _check_data(data)
+        feats, info = self.features(data)
+        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), info)
+
+    def _build(self, fv: np.ndarray, yv: np.ndarray, info: dict) -> pm.Model:
+        pr = self._prior(info)
+        with pm.Model() as model:
+            f = pm.Data("features", fv)
+            y = pm.Data("vetted_label", yv)
+            a_mu = pm.Data("a_mu", pr["a"][0])
+            logb_mu = pm.Data("log_b_mu", pr["log_b"][0])
+            if self.curve == "beta":
+                a = pm.LogNormal("a", mu=0.0, sigma=0.75)
+                b = pm.LogNormal("b", mu=0.0, sigma=0.75)
+                c = pm.Normal("c", mu=0.0, sigma=pr["c"][1])
+                params = {"a": a, "b": b, "c": c}
+            else:
+                a = pm.Normal("a", mu=a_mu, sigma=pr["a"][1])
+                b = pm.LogNormal("b", mu=logb_mu, sigma=pr["log_b"][1])
+                params = {"a": a, "b": b}
+                if self.curve == "monotone":
+                    params["delta"] = pm.Normal("delta", 0.0, _DELTA_SD, shape=fv.shape[1])
+            eta = _eta(self.curve, params, f, pt.exp)
+            pm.Bernoulli("label", logit_p=eta, observed=y)
+        return model
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(
+        self,
+        data: EvalData,
+        *,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 2,
+        random_seed=None,
+        sampler: str = "auto",
+        progressbar: bool = False,
+        target_accept: float = 0.9,
+        cores: int | None = None,
+        warn: bool = True,
+    ) -> CalibrationPosterior:
+        """Sample the curve's posterior; return a :class:`CalibrationPosterior`.
+
+        Parameters
+        ----------
+        data : EvalData
+        draws, tune, chains : int
+            Posterior draws per chain (``tune`` only for NUTS).
+        random_seed : int, optional
+            Seeds the sampler and the label draws: the same seed gives the same draws.
+        sampler : {"auto", "importance", "pymc", "nutpie"}
+            ``"auto"``: importance sampling from the posterior mode (exact up to Monte
+            Carlo error, a fraction of a second), falling back to NUTS when its Pareto
+            k exceeds 0.7.
+        progressbar, target_accept, cores
+            NUTS settings.
+        warn : bool
+            Warn when the vetted labels hold no positive or no negative (the curve then
+            rests on its prior) or the sampler's diagnostics are bad.
+        """
+        data = _check_data(data)
+        V.check_choice(sampler, "sampler", SAMPLERS)
+        draws = V.as_positive_int(draws, "draws")
+        chains = V.as_positive_int(chains, "chains")
+        tune = V.as_positive_int(tune, "tune", minimum=0)
+        feats, info = self.features(data)
+        fv = feats[data.vetted]
+        yv = data.labels[data.vetted].astype(np.int64)
+        key = self._key(info, feats.shape[1])
+        from ._sampling import _CACHE
+
+        cached = _CACHE.get(key)
+        if cached is not None:
+            model = cached.model
+            pr = self._prior(info)
+            pm.set_data({"features": fv, "vetted_label": yv, "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}, model=model)
+        else:
+            model = self._build(fv, yv, info)
+        idata, sampling = sample_model(
+            model, draws=draws, tune=tune, chains=chains, random_seed=random_seed, sampler=sampler,
+            progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
+        )
+        post = CalibrationPosterior(data, idata, calibration=self, features=feats, info=info, sampling=sampling,
+                                    random_seed=random_seed)
+        if warn:
+            post.check(warn=True)
+        return post
+
+
+def _check_data(data) -> EvalData:
+    if not isinstance(data, EvalData):
+        raise TypeError(
+            f"`data` must be an EvalData, got {type(data).__name__}. Build one with bayeval.EvalData(scores, labels)."
+        )
+    if data.n_items < 2:
+        raise ValueError(f"A calibration model needs at least 2 items, got {data.n_items}.")
+    return data
+
+
+class CalibrationPosterior(Posterior):
+    """Posterior of a :class:`Calibration` fit.
+
+    Everything of :class:`bayeval.Posterior` applies. In addition: :meth:`curve` (the
+    calibration curve with its band), :meth:`label_loglik` (the vetted labels'
+    pointwise log-likelihood, also stored in ``idata.log_likelihood`` so that
+    ``az.loo(post.idata)`` works), :meth:`check`, and ``sampling`` (how it was sampled).
+    """
+
+    def __init__(self, data, idata, *, calibration: Calibration, features, info, sampling: SamplingInfo,
+                 random_seed=None):
+        self.calibration = calibration
+        self.features = features
+        self.info = info
+        self.sampling = sampling
+        super().__init__(data, idata, self._prob, random_seed=random_seed, model=calibration.name)
+        if "log_likelihood" not in self.idata.groups():
+            ll = self.label_loglik()
+            self.idata.add_groups(
+                log_likelihood=xr.Dataset(
+                    {"label": (("chain", "draw", "vetted_item"), ll)},
+                    coords={"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws),
+                            "vetted_item": data.item_ids[data.vetted]},
+                )
+            )
+
+    def _eta_of(self, params, feats) -> np.ndarray:
+        """Log-odds ``(n_draws, n_rows)`` for a chunk of parameter draws and feature rows."""
+        p = {k: np.asarray(params[k], dtype=np.float64)[:, None] for k in ("a", "b", "c") if k in params}
+        if "delta" in params:
+            p["delta"] = np.asarray(params["delta"], dtype=np.float64)[:, None, :]
+        return _eta(self.calibration.curve, p, feats[None], np.exp)
+
+    def _prob(self, params):
+        return special.expit(self._eta_of(params, self.features))
+
+    def _flat_params(self) -> dict:
+        post = self.idata.posterior
+        out = {}
+        for name in post.data_vars:
+            v = post[name].values
+            out[name] = v.reshape((-1,) + v.shape[2:])
+        return out
+
+    def label_loglik(self) -> np.ndarray:
+        """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``."""
+        fv = self.features[self.data.vetted]
+        y = self.data.labels[self.data.vetted]
+        eta = self._eta_of(self._flat_params(), fv)
+        ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
+        return ll.reshape(self.n_chains, self.n_draws, -1)
+
+    def curve(self, scores=None, *, hdi_prob: float = 0.9, n_grid: int = 200) -> xr.Dataset:
+        """The calibration curve ``P(y = 1 | score)``: posterior mean and HDI per score.
+
+        ``scores`` default: a grid over the pool's score range. Returns a Dataset with
+        ``mean``, ``lower`` and ``upper`` along dim ``score``.
+        """
+        from ..posterior import hdi
+
+        s = self.data.scores
+        grid = np.linspace(s.min(), s.max(), n_grid) if scores is None else V.as_1d_float(scores, "scores")
+        feats = self.calibration._feats(grid, self.info)
+        p = special.expit(self._eta_of(self._flat_params(), feats))
+        band = hdi(p, hdi_prob, axis=0)
+        return xr.Dataset(
+            {"mean": ("score", p.mean(axis=0)), "lower": ("score", band[:, 0]), "upper": ("score", band[:, 1])},
+            coords={"score": grid},
+        )
+
+    def check(self, *, warn: bool = True) -> dict:
+        """Diagnostics: the sampler's (Pareto k and ESS, or r_hat/ESS/divergences for NUTS)
+        and whether the vetted labels hold both classes. Warns when something is off."""
+        msgs = []
+        d = self.data
+        if d.n_vetted_positive == 0 or d.n_vetted_negative == 0:
+            which = "positives" if d.n_vetted_positive == 0 else "negatives"
+            msgs.append(
+                f"no vetted {which} among the {d.n_vetted} vetted labels: the calibration curve rests on its prior. "
+                f"Vet a few more items (e.g. bayeval.select) before trusting the interval."
+            )
+        out = {"sampler": self.sampling.sampler, "pareto_k": self.sampling.pareto_k, "ess": self.sampling.ess,
+               "max_rhat": float("nan"), "divergences": 0}
+        if self.sampling.sampler != "importance":
+            import arviz as az
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                summ = az.summary(self.idata, kind="diagnostics")
+            out["max_rhat"] = float(summ["r_hat"].max())
+            if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
+                out["divergences"] = int(self.idata.sample_stats["diverging"].values.sum())
+            if not out["max_rhat"] <= 1.01:
+                msgs.append(f"r_hat up to {out['max_rhat']:.3f} (> 1.01): draw more samples.")
+            if out["divergences"]:
+                msgs.append(f"{out['divergences']} divergent transitions: raise target_accept.")
+        out["ok"] = not msgs
+        out["messages"] = msgs
+        if warn and msgs:
+            warnings.warn("bayeval: " + " ".join(msgs), UserWarning, stacklevel=3)
+        return out

@@ -1,0 +1,365 @@
+"""Choosing and combining models by what they must predict: the vetted labels.
+
+Every candidate -- a calibration curve or a score mixture -- implies a probability that
+an item with score ``s`` is positive. :func:`fit` scores each candidate by the
+leave-one-out predictive density of every vetted label given its score,
+``log p(y_i | s_i, data without y_i)`` (PSIS-LOO on those terms), and combines the
+candidates by *stacking* (Yao, Vehtari, Simpson & Gelman, 2018): the weights that make
+the mixture of the candidates' leave-one-out predictions best at predicting the vetted
+labels. The :class:`StackedPosterior` draws each label draw's parameters from one
+candidate, chosen in proportion to its weight, so every metric, ``recalibrate``,
+``select`` and the report work on it as on any posterior.
+
+For a score mixture, leaving out item ``i``'s *label* keeps its score as an unvetted
+item, so the importance ratio is ``1 / p(y_i | s_i, theta)`` -- the same PSIS-LOO as for a
+calibration curve, and the two kinds are comparable. How well a mixture fits the score
+histogram is a separate check (its predictive check), not the criterion.
+
+:func:`fit` is the default way to fit: its candidates and their priors were chosen by
+measurement on real classifiers' scores (``benchmarks/real_scores.py``; the coverage
+it reached is in ``docs/validation.md``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import special, stats
+
+from .. import _validate as V
+from ..data import EvalData
+from ..posterior import Posterior
+from .calibration import Calibration, CalibrationPosterior
+
+__all__ = ["fit", "StackedPosterior", "default_candidates", "label_loo", "calibration_check"]
+
+#: |z| above which the vetted labels are said to contradict a candidate's probabilities.
+CHECK_Z = 2.5
+
+
+def default_candidates(data: EvalData) -> list:
+    """The candidates :func:`fit` uses by default for these scores.
+
+    Probabilities (scores in [0, 1]): the logistic, Beta and monotone calibration
+    curves on the logit of the score. Any other scale: the logistic and monotone curves
+    on the standardized score.
+    """
+    s = data.scores
+    if s.min() >= 0 and s.max() <= 1:
+        return [Calibration("logistic"), Calibration("beta"), Calibration("monotone")]
+    return [Calibration("logistic"), Calibration("monotone")]
+
+
+def _flat(post: Posterior, name: str) -> np.ndarray:
+    v = post.idata.posterior[name].values
+    return v.reshape((-1,) + v.shape[2:])
+
+
+def _params_at(post: Posterior, flat_idx: np.ndarray) -> dict:
+    out = {name: _flat(post, name)[flat_idx] for name in post.idata.posterior.data_vars}
+    out["_draw_index"] = flat_idx
+    return out
+
+
+def label_loglik(post: Posterior) -> np.ndarray:
+    """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``.
+
+    For any posterior: from the item probabilities it implies at each parameter draw.
+    """
+    if isinstance(post, CalibrationPosterior):
+        return post.label_loglik()
+    vet = post.data.vetted
+    y = post.data.labels[vet]
+    out = np.empty((post.n_chains, post.n_draws, int(vet.sum())))
+    for c in range(post.n_chains):
+        step = max(1, (1 << 22) // max(1, post.data.n_items))
+        for a in range(0, post.n_draws, step):
+            sl = slice(a, min(post.n_draws, a + step))
+            p = post._probabilities(c, sl)[:, vet]
+            with np.errstate(divide="ignore"):
+                out[c, sl] = np.where(y == 1, np.log(p), np.log1p(-p))
+    return np.maximum(out, -1e3)  # a probability of exactly 0 for an observed label
+
+
+def label_loo(post: Posterior) -> az.ELPDData:
+    """PSIS-LOO of the vetted labels given their scores (pointwise, with Pareto k)."""
+    ll = label_loglik(post)
+    idata = az.InferenceData(
+        posterior=xr.Dataset({"_": (("chain", "draw"), np.zeros(ll.shape[:2]))}),
+        log_likelihood=xr.Dataset({"label": (("chain", "draw", "vetted_item"), ll)}),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return az.loo(idata, pointwise=True)
+
+
+def calibration_check(post: Posterior, loo: az.ELPDData | None = None) -> dict:
+    """Do the vetted labels contradict the probabilities the model gives them?
+
+    Compares the number of vetted positives with the sum of their leave-one-out
+    predictive probabilities (each label predicted without itself):
+    ``z = (sum y - sum p) / sqrt(sum p (1 - p))``. ``|z| > 2.5`` flags the model.
+    Also gives the rank correlation's sign check: whether positives get higher
+    predicted probabilities than negatives (the leave-one-out AUC).
+    """
+    if loo is None:
+        loo = label_loo(post)
+    y = post.data.labels[post.data.vetted]
+    p = np.exp(np.asarray(loo.loo_i)).clip(1e-12, 1 - 1e-12)
+    p1 = np.where(y == 1, p, 1 - p)  # LOO predictive probability of a positive
+    var = float(np.sum(p1 * (1 - p1)))
+    z = float((y.sum() - p1.sum()) / np.sqrt(var)) if var > 0 else 0.0
+    auc = float("nan")
+    if 0 < y.sum() < y.size:
+        auc = float(stats.mannwhitneyu(p1[y == 1], p1[y == 0]).statistic / (y.sum() * (y.size - y.sum())))
+    return {"z": z, "flagged": bool(abs(z) > CHECK_Z), "expected_positives": float(p1.sum()),
+            "vetted_positives": int(y.sum()), "loo_auc": auc}
+
+
+class StackedPosterior(Posterior):
+    """Label draws from several candidate posteriors, in proportion to their stacking weights.
+
+    Created by :func:`fit`. ``candidates`` maps each candidate's name to its fitted
+    posterior; ``comparison`` is the table by which they were weighted (one row per
+    candidate: ``elpd_loo``, its ``se``, ``weight``, the worst Pareto ``k``, the
+    calibration check's ``z`` and ``flagged``). Each draw of this posterior is one draw of
+    one candidate: ``idata.posterior`` holds ``candidate`` (its index) and ``source_draw``
+    (the flat index of the draw in that candidate's posterior).
+    """
+
+    def __init__(self, data, candidates: dict, comparison: pd.DataFrame, *, chains: int, draws: int, random_seed=None):
+        self.candidates = candidates
+        self.comparison = comparison
+        names = list(candidates)
+        w = comparison.loc[names, "weight"].to_numpy(dtype=float)
+        total = chains * draws
+        counts = _allocate(w, total)
+        rng = np.random.default_rng(np.random.SeedSequence(random_seed).spawn(1)[0])
+        which = np.repeat(np.arange(len(names)), counts)
+        src = np.empty(total, dtype=np.int64)
+        for k, name in enumerate(names):
+            n_k = candidates[name].n_chains * candidates[name].n_draws
+            pick = rng.choice(n_k, size=counts[k], replace=counts[k] > n_k)
+            src[which == k] = pick
+        order = rng.permutation(total)
+        which, src = which[order], src[order]
+        coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
+        ds = xr.Dataset(
+            {"candidate": (("chain", "draw"), which.reshape(chains, draws)),
+             "source_draw": (("chain", "draw"), src.reshape(chains, draws))},
+            coords=coords,
+        )
+        ds.attrs["candidates"] = ", ".join(names)
+        self._names = names
+        label = ", ".join(f"{n} ({wt:.2f})" for n, wt in zip(names, w, strict=True) if wt > 0)
+        super().__init__(data, az.InferenceData(posterior=ds), self._prob, random_seed=random_seed,
+                         model=f"stacked: {label}" if len(names) > 1 else names[0])
+
+    def _prob(self, params):
+        which = np.asarray(params["candidate"])
+        src = np.asarray(params["source_draw"])
+        out = np.empty((which.size, self.data.n_items))
+        for k in np.unique(which):
+            rows = which == k
+            cand = self.candidates[self._names[k]]
+            p = cand._probability(_params_at(cand, src[rows]))
+            out[rows] = np.broadcast_to(np.asarray(p, dtype=np.float64), (int(rows.sum()), self.data.n_items))
+        return out
+
+    @property
+    def weights(self) -> pd.Series:
+        """The stacking weight of each candidate."""
+        return self.comparison["weight"]
+
+    def check(self, *, warn: bool = True) -> dict:
+        """Each candidate's diagnostics, and the calibration check of those with weight.
+
+        Warns when a candidate with weight > 0.1 is flagged by the calibration check or
+        its sampler diagnostics are bad.
+        """
+        msgs = []
+        for name, cand in self.candidates.items():
+            if self.comparison.loc[name, "weight"] <= 0.1:
+                continue
+            if self.comparison.loc[name, "flagged"]:
+                msgs.append(
+                    f"the vetted labels contradict {name} (calibration z = {self.comparison.loc[name, 'z']:+.1f})."
+                )
+            if hasattr(cand, "check"):
+                res = cand.check(warn=False)
+                msgs.extend(f"{name}: {m}" for m in res.get("messages", []))
+        if warn and msgs:
+            warnings.warn("bayeval: " + " ".join(msgs), UserWarning, stacklevel=3)
+        return {"ok": not msgs, "messages": msgs}
+
+
+def _allocate(w: np.ndarray, total: int) -> np.ndarray:
+    """Integer counts proportional to ``w`` summing to ``total`` (largest remainder)."""
+    raw = w / w.sum() * total
+    counts = np.floor(raw).astype(int)
+    rest = total - counts.sum()
+    if rest:
+        counts[np.argsort(-(raw - counts), kind="stable")[:rest]] += 1
+    return counts
+
+
+def _name(model, used: set) -> str:
+    name = getattr(model, "name", None) or repr(model)
+    base, j = name, 2
+    while name in used:
+        name = f"{base}#{j}"
+        j += 1
+    used.add(name)
+    return name
+
+
+def fit(
+    data: EvalData,
+    *,
+    candidates: Sequence | None = None,
+    draws: int = 1000,
+    chains: int = 2,
+    random_seed=None,
+    sampler: str = "auto",
+    progressbar: bool = False,
+    warn: bool = True,
+    **fit_kwargs,
+) -> StackedPosterior:
+    """Fit the candidates, weight them by the vetted labels, and return their stack.
+
+    The default way to get a posterior over the labels of an evaluation set: it needs
+    only scores and some vetted labels (random ones give honest intervals; see
+    ``docs/validation.md`` for the coverage measured on real classifiers).
+
+    Parameters
+    ----------
+    data : EvalData
+        Scores and vetted labels (NaN = not vetted).
+    candidates : sequence of models, optional
+        Models with ``fit(data, ...)`` returning a :class:`bayeval.Posterior`, e.g.
+        ``Calibration("beta")`` or ``ScoreMixture("skewnormal", "skewnormal")``. Default
+        :func:`default_candidates`.
+    draws, chains : int
+        Posterior draws of the stack (each candidate is fitted with the same numbers).
+    random_seed : int, optional
+        Seeds every candidate's sampler, the allocation of draws and the label draws.
+    sampler : str
+        Passed to every candidate's ``fit``.
+    progressbar, warn : bool
+    **fit_kwargs
+        Passed to every candidate's ``fit`` (e.g. ``tune=``).
+
+    Returns
+    -------
+    StackedPosterior
+        With ``comparison`` (the weights and the label-LOO table) and ``candidates``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bayeval as be
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(1, 4, 2000)
+    >>> y = np.full(2000, np.nan); y[:50] = rng.random(50) < p[:50]
+    >>> post = be.fit(be.EvalData(p, y), random_seed=0)
+    >>> list(post.comparison.columns[:3])
+    ['elpd_loo', 'se', 'weight']
+    >>> round(float(post.weights.sum()), 6)
+    1.0
+    """
+    if not isinstance(data, EvalData):
+        raise TypeError(
+            f"`data` must be an EvalData, got {type(data).__name__}. Build one with bayeval.EvalData(scores, labels)."
+        )
+    draws = V.as_positive_int(draws, "draws")
+    chains = V.as_positive_int(chains, "chains")
+    cands = default_candidates(data) if candidates is None else list(candidates)
+    if not cands:
+        raise ValueError("`candidates` is empty: give at least one model, or leave it out for the default.")
+    for m in cands:
+        if not callable(getattr(m, "fit", None)):
+            raise TypeError(f"Every candidate must be a model with a fit(data, ...) method; got {m!r}.")
+    used: set = set()
+    fits, rows, errors = {}, {}, {}
+    for m in cands:
+        name = _name(m, used)
+        try:
+            post = m.fit(data, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
+                         progressbar=progressbar, warn=False, **fit_kwargs)
+        except (ValueError, RuntimeError) as exc:
+            if len(cands) == 1:
+                raise
+            errors[name] = str(exc)
+            continue
+        fits[name] = post
+    if not fits:
+        raise ValueError(f"No candidate could be fitted: {errors}")
+    n_vet = data.n_vetted
+    loos = {}
+    for name, post in fits.items():
+        if n_vet:
+            loo = label_loo(post)
+            chk = calibration_check(post, loo)
+            loos[name] = loo
+            rows[name] = {"elpd_loo": float(loo.elpd_loo), "se": float(loo.se),
+                          "pareto_k_max": float(np.max(loo.pareto_k)), "z": chk["z"], "flagged": chk["flagged"]}
+        else:
+            rows[name] = {"elpd_loo": np.nan, "se": np.nan, "pareto_k_max": np.nan, "z": np.nan, "flagged": False}
+    names = list(fits)
+    if len(names) > 1 and n_vet:
+        w = _stacking_weights(np.column_stack([np.asarray(loos[n].loo_i) for n in names]))
+    else:
+        w = np.full(len(names), 1.0 / len(names))
+    for n, wt in zip(names, w, strict=True):
+        rows[n]["weight"] = float(wt)
+    table = pd.DataFrame.from_dict(rows, orient="index")[["elpd_loo", "se", "weight", "pareto_k_max", "z", "flagged"]]
+    table.index.name = "candidate"
+    table = table.sort_values("weight", ascending=False, kind="stable")
+    for name, msg in errors.items():
+        table.loc[name] = [np.nan, np.nan, 0.0, np.nan, np.nan, False]
+    table.attrs["errors"] = errors
+    post = StackedPosterior(data, fits, table.loc[names].sort_values("weight", ascending=False, kind="stable"),
+                            chains=chains, draws=draws, random_seed=random_seed)
+    post.comparison = table
+    if warn:
+        if n_vet == 0:
+            warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
+                          "Vet a random sample of items first.", UserWarning, stacklevel=2)
+        post.check(warn=True)
+        for cand in fits.values():
+            if isinstance(cand, CalibrationPosterior):
+                res = cand.check(warn=False)
+                if res["messages"] and "no vetted" in res["messages"][0]:
+                    warnings.warn("bayeval: " + res["messages"][0], UserWarning, stacklevel=2)
+                break
+    return post
+
+
+def _stacking_weights(lpd: np.ndarray) -> np.ndarray:
+    """Stacking weights maximizing ``sum_i log sum_k w_k exp(lpd[i, k])`` over the simplex."""
+    from scipy import optimize
+
+    n, k = lpd.shape
+    m = lpd.max(axis=1, keepdims=True)
+    e = np.exp(lpd - m)
+
+    def obj(v):
+        w = special.softmax(np.r_[v, 0.0])
+        return -np.sum(np.log(e @ w))
+
+    def grad(v):
+        w = special.softmax(np.r_[v, 0.0])
+        dens = e @ w
+        g_w = -(e / dens[:, None]).sum(axis=0)
+        g_v = w * (g_w - w @ g_w)
+        return g_v[:-1]
+
+    res = optimize.minimize(obj, np.zeros(k - 1), jac=grad, method="BFGS")
+    w = special.softmax(np.r_[res.x, 0.0])
+    w[w < 1e-4] = 0.0
+    return w / w.sum()

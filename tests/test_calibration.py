@@ -1,0 +1,276 @@
+"""Calibration models, the importance sampler, stacking by the vetted labels, the default fit."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import arviz as az
+import numpy as np
+import pytest
+from scipy import special
+
+import bayeval as be
+from bayeval import EvalData, Posterior, metrics as M, recalibrate
+from bayeval.models import Calibration, CalibrationPosterior, StackedPosterior
+from bayeval.models import _sampling
+from bayeval.models.stacking import _allocate, _stacking_weights, calibration_check, label_loglik, label_loo
+
+
+def _pool(n=2000, n_vet=40, seed=0, a=0.0, b=1.0, prior=(1.0, 3.0)):
+    """Probabilities q of a classifier whose true calibration is logit P = a + b logit(q)."""
+    rng = np.random.default_rng(seed)
+    q = rng.beta(*prior, n).clip(1e-4, 1 - 1e-4)
+    p = special.expit(a + b * special.logit(q))
+    y = (rng.random(n) < p).astype(float)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, n_vet, replace=False)
+    lab[idx] = y[idx]
+    return q, y, lab
+
+
+# ------------------------------------------------------------ calibration
+
+
+def test_importance_sampler_matches_nuts():
+    q, _, lab = _pool(n=800, n_vet=40, seed=1)
+    data = EvalData(q, lab)
+    fast = Calibration("logistic").fit(data, random_seed=3, draws=1000, chains=2)
+    nuts = Calibration("logistic").fit(data, random_seed=3, draws=1000, chains=2, sampler="pymc")
+    assert fast.sampling.sampler == "importance" and fast.sampling.pareto_k < 0.7
+    assert nuts.sampling.sampler == "pymc"
+    for v in ("a", "b"):
+        x, y = fast.idata.posterior[v].values.ravel(), nuts.idata.posterior[v].values.ravel()
+        # Monte Carlo error of each mean is below sd / sqrt(ESS) with ESS >= 500 for both
+        tol = 4 * np.sqrt(x.var() / 500 + y.var() / 500)
+        assert abs(x.mean() - y.mean()) < tol, (v, x.mean(), y.mean(), tol)
+        assert 0.8 < x.std() / y.std() < 1.25
+
+
+def test_same_seed_same_draws_and_refit_equals_fresh_fit():
+    q, _, lab = _pool(seed=2)
+    data = EvalData(q, lab)
+    first = Calibration("monotone").fit(data, random_seed=5)
+    # another fit with other data goes through the compiled model in between
+    Calibration("monotone").fit(EvalData(q, np.where(np.isnan(lab), np.nan, 1 - lab)), random_seed=1, warn=False)
+    again = Calibration("monotone").fit(data, random_seed=5)
+    _sampling._CACHE.clear()
+    fresh = Calibration("monotone").fit(data, random_seed=5)
+    for other in (again, fresh):
+        for v in ("a", "b", "delta"):
+            np.testing.assert_array_equal(first.idata.posterior[v].values, other.idata.posterior[v].values)
+    np.testing.assert_array_equal(first.metric("average_precision").values, fresh.metric("average_precision").values)
+    other_seed = Calibration("monotone").fit(data, random_seed=6)
+    assert not np.array_equal(first.idata.posterior["a"].values, other_seed.idata.posterior["a"].values)
+
+
+def test_default_learns_a_miscalibration_the_plug_in_trusts():
+    """Scores q = p**2 (overconfident negatives): the default learns it from 200 labels."""
+    err_fit, err_plug, plug_hits, fit_hits, slopes = [], [], 0, 0, []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        p = rng.beta(1, 2, 3000)
+        q = p**2
+        y = (rng.random(3000) < p).astype(float)
+        lab = np.full(3000, np.nan)
+        idx = rng.choice(3000, 200, replace=False)
+        lab[idx] = y[idx]
+        truth = float(np.mean((q >= 0.5) == y))
+        post = be.fit(EvalData(q, lab), random_seed=seed, draws=500)
+        plug = Posterior.from_probabilities(EvalData(q, lab), q, draws=500, random_seed=0, check=False)
+        for est, errs in ((post, err_fit), (plug, err_plug)):
+            acc = est.metric("accuracy", threshold=0.5).values.ravel()
+            errs.append(abs(acc.mean() - truth))
+            lo, hi = be.hdi(acc, 0.9)
+            if est is plug:
+                plug_hits += lo <= truth <= hi
+            else:
+                fit_hits += lo <= truth <= hi
+        slopes.append(float(post.candidates["calibration/logistic"].idata.posterior["b"].mean()))
+    assert plug_hits == 0  # the plug-in is confidently wrong every time
+    assert np.mean(err_fit) < np.mean(err_plug) / 3
+    assert fit_hits >= 3  # 5 trials at 90%: P(fewer than 3) < 0.01
+    assert np.mean(slopes) < 0.8  # learned a slope below the prior's 1
+
+
+def test_curves_and_their_errors():
+    q, _, lab = _pool(seed=3)
+    d = EvalData(q, lab)
+    beta = Calibration("beta").fit(d, random_seed=0)
+    assert sorted(beta.idata.posterior.data_vars) == ["a", "b", "c"]
+    c = beta.curve(n_grid=50)
+    assert c["mean"].dims == ("score",) and bool((c["lower"] <= c["upper"]).all())
+    # the monotone curve is monotone in every draw
+    mono = Calibration("monotone").fit(d, random_seed=0)
+    grid = np.linspace(0.001, 0.999, 200)
+    p = special.expit(mono._eta_of(mono._flat_params(), mono.calibration._feats(grid, mono.info)))
+    assert np.all(np.diff(p, axis=1) >= -1e-12)
+    with pytest.raises(ValueError, match="needs scores in \\[0, 1\\]"):
+        Calibration("beta").fit(EvalData(np.linspace(-2, 2, 50), np.r_[1, 0, np.full(48, np.nan)]))
+    with pytest.raises(ValueError, match="curve"):
+        Calibration("isotonic")
+    with pytest.raises(TypeError, match="EvalData"):
+        Calibration().fit(q)
+    with pytest.raises(ValueError, match="sampler"):
+        Calibration().fit(d, sampler="hmc")
+
+
+def test_no_vetted_negatives_warns():
+    q, _, _ = _pool(seed=4)
+    lab = np.full(q.size, np.nan)
+    lab[np.argsort(q)[-10:]] = 1
+    with pytest.warns(UserWarning, match="no vetted negatives"):
+        Calibration().fit(EvalData(q, lab), random_seed=0)
+
+
+def test_label_loglik_in_idata_and_az_loo():
+    q, _, lab = _pool(seed=5)
+    post = Calibration().fit(EvalData(q, lab), random_seed=0)
+    assert post.idata.log_likelihood["label"].shape == (2, 1000, 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loo = az.loo(post.idata)
+    np.testing.assert_allclose(float(loo.elpd_loo), float(label_loo(post).elpd_loo), rtol=1e-4)  # r_eff differs
+    # the generic path (item probabilities) agrees with the model's own
+    generic = Posterior.__new__(Posterior)
+    generic.__dict__.update(post.__dict__)
+    generic.__class__ = Posterior
+    np.testing.assert_allclose(label_loglik(generic), post.label_loglik(), rtol=1e-6, atol=1e-9)
+
+
+def test_calibration_check_z():
+    rng = np.random.default_rng(0)
+    q = rng.uniform(0.05, 0.3, 400)
+    lab = np.full(400, np.nan)
+    lab[:100] = 1.0 * (rng.random(100) < 0.8)  # far more positives than q says
+    bad = Posterior.from_probabilities(EvalData(q, lab), q, draws=200, random_seed=0, check=False)
+    assert calibration_check(bad)["flagged"] and calibration_check(bad)["z"] > 5
+    lab[:100] = 1.0 * (rng.random(100) < q[:100])
+    good = Posterior.from_probabilities(EvalData(q, lab), q, draws=200, random_seed=0)
+    assert not calibration_check(good)["flagged"]
+
+
+def test_from_probabilities_warns_when_labels_contradict():
+    rng = np.random.default_rng(1)
+    p = rng.beta(1, 2, 2000)
+    y = (rng.random(2000) < p).astype(float)
+    lab = np.full(2000, np.nan)
+    lab[:200] = y[:200]
+    with pytest.warns(UserWarning, match="contradict the given probabilities"):
+        Posterior.from_probabilities(EvalData(p**2, lab), p**2, draws=10, random_seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Posterior.from_probabilities(EvalData(p, lab), p, draws=10, random_seed=0)
+
+
+def test_coverage_of_a_well_specified_curve():
+    """40 seeded pools from a logistic truth: the 90% AP interval covers within MC error."""
+    hits = 0
+    trials = 40
+    for t in range(trials):
+        q, y, lab = _pool(n=600, n_vet=30, seed=100 + t, a=0.3, b=1.4)
+        post = Calibration("logistic").fit(EvalData(q, lab), random_seed=t, draws=500)
+        lo, hi = be.hdi(post.metric("average_precision").values.ravel(), 0.9)
+        truth = M.average_precision(y[None].astype(np.int8), q)[0]
+        hits += lo <= truth <= hi
+    # binomial sd at 0.9 over 40 trials is 0.047; 3 sd below nominal
+    assert hits / trials >= 0.9 - 3 * np.sqrt(0.09 / trials), hits
+
+
+# --------------------------------------------------------------- stacking
+
+
+def test_stacking_weights_maximize_the_log_score():
+    rng = np.random.default_rng(0)
+    lpd = np.column_stack([rng.normal(-0.5, 0.3, 60), rng.normal(-0.6, 0.5, 60), rng.normal(-0.9, 0.2, 60)])
+    w = _stacking_weights(lpd)
+    # the same objective maximized by a generic constrained optimizer on the simplex
+    from scipy.optimize import minimize
+
+    e = np.exp(lpd)
+    res = minimize(lambda v: -np.sum(np.log(e @ v)), np.full(3, 1 / 3), method="SLSQP",
+                   bounds=[(0, 1)] * 3, constraints={"type": "eq", "fun": lambda v: v.sum() - 1})
+    np.testing.assert_allclose(w, res.x, atol=5e-3)
+    dom = np.column_stack([np.full(50, -0.1), np.full(50, -2.0)])
+    np.testing.assert_allclose(_stacking_weights(dom), [1.0, 0.0])
+
+
+def test_allocate_counts():
+    assert _allocate(np.array([0.5, 0.25, 0.25]), 10).tolist() == [5, 3, 2]
+    assert _allocate(np.array([1.0, 0.0]), 7).tolist() == [7, 0]
+    assert _allocate(np.array([0.3, 0.7]), 1000).sum() == 1000
+
+
+def test_default_fit_stacks_candidates():
+    q, y, lab = _pool(n=1500, n_vet=60, seed=6)
+    post = be.fit(EvalData(q, lab), random_seed=0)
+    assert isinstance(post, StackedPosterior)
+    assert set(post.candidates) == {"calibration/logistic", "calibration/beta", "calibration/monotone"}
+    assert abs(post.weights.sum() - 1) < 1e-9
+    which = post.idata.posterior["candidate"].values.ravel()
+    counts = np.bincount(which, minlength=3)
+    w = post.comparison.loc[post._names, "weight"].to_numpy()
+    np.testing.assert_array_equal(counts, _allocate(w, which.size))
+    # every draw is its candidate's draw: item probabilities agree with the candidates', weighted
+    ip = post.item_probability().values
+    mix = sum(wt * post.candidates[n].item_probability().values for n, wt in zip(post._names, w, strict=True))
+    assert np.max(np.abs(ip - mix)) < 0.06
+    again = be.fit(EvalData(q, lab), random_seed=0)
+    np.testing.assert_array_equal(post.metric("average_precision").values, again.metric("average_precision").values)
+    margins = be.fit(EvalData(special.logit(q) * 3 + 1, lab), random_seed=0)
+    assert set(margins.candidates) == {"calibration/logistic", "calibration/monotone"}
+
+
+def test_fit_boundary_errors():
+    q, _, lab = _pool(seed=7)
+    with pytest.raises(TypeError, match="EvalData"):
+        be.fit(q)
+    with pytest.raises(ValueError, match="empty"):
+        be.fit(EvalData(q, lab), candidates=[])
+    with pytest.raises(TypeError, match="fit"):
+        be.fit(EvalData(q, lab), candidates=["logistic"])
+    with pytest.warns(UserWarning, match="no vetted labels"):
+        be.fit(EvalData(q), random_seed=0, draws=200)
+
+
+# --------------------------------------------------------------- threshold rule
+
+
+def test_recalibrate_prob_rule():
+    rng = np.random.default_rng(0)
+    s = np.sort(rng.uniform(0, 1, 400))
+    post = Posterior.from_probabilities(EvalData(s), s**0.5, draws=400, random_seed=0)
+    rec = recalibrate(post, min_precision=0.85, prob=0.9)
+    assert rec.met
+    table = rec.table()
+    feasible = table[table["p_constraint"] >= 0.9]
+    assert rec.threshold == feasible["recall_mean"].idxmax()
+    assert rec.threshold == feasible.index.min()  # recall falls with the threshold
+    best = recalibrate(post, min_precision=0.85)
+    assert best.probability_at_threshold >= rec.probability_at_threshold
+    none = recalibrate(post, min_precision=0.95, min_recall=0.95, prob=0.95)
+    assert not none.met and "no threshold meets" in repr(none)
+    assert none.threshold == float(none.probability.idxmax())
+    rec_r = recalibrate(post, min_recall=0.5, prob=0.9)
+    feas = rec_r.table()[rec_r.table()["p_constraint"] >= 0.9]
+    assert rec_r.threshold == feas["precision_mean"].idxmax()
+    with pytest.raises(ValueError, match="prob"):
+        recalibrate(post, min_precision=0.8, prob=1.0)
+
+
+# ------------------------------------------------------------------ the study
+
+
+def test_quick_real_scores_study():
+    """The fast version of benchmarks/real_scores.py: two real pools, 3 label sets, 2 budgets."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import real_scores
+
+    df = real_scores.main(["--quick", "--sets", "3"])
+    iv = df[(df["model"] == "default") & (df["metric"] != "threshold_rule")]
+    assert len(iv) == 2 * 2 * 3 * 5
+    # 60 intervals, correlated within a label set: require well above chance, not the nominal 0.9
+    assert iv["covered"].mean() >= 0.7
+    tr = df[(df["model"] == "default") & (df["metric"] == "threshold_rule")]
+    assert tr["met"].all() and tr["covered"].mean() >= 0.8
