@@ -12,7 +12,7 @@ import numpy as np
 from . import metrics as M
 from .posterior import Posterior, hdi
 
-__all__ = ["mixture_fit", "pr_curve", "threshold_probability", "vetting_curve"]
+__all__ = ["calibration_curve", "mixture_fit", "pr_curve", "threshold_probability", "vetting_curve"]
 
 
 def _axes(ax):
@@ -240,4 +240,53 @@ def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, ban
                    "misranked": "fraction of trials misranked"}[error])
     ax.set_title(f"{ds.attrs.get('metric', '')} {ds.attrs.get('metric_kwargs', '')}", fontsize=9)
     ax.legend(fontsize=7)
+    return ax
+
+
+def calibration_curve(post, *, ax=None, hdi_prob: float = 0.9, n_grid: int = 200, truth=None, bins: int = 10,
+                      color="tab:blue"):
+    """The posterior calibration curve ``P(positive | score)`` with its band and the vetted labels.
+
+    For a posterior of :func:`bayeval.fit` or :class:`bayeval.models.Calibration`: the
+    posterior mean and ``hdi_prob`` band of the curve over the pool's score range, the
+    vetted labels as ticks at 0 and 1, and, with ``truth`` (every item's true label, when
+    known), the observed share of positives in ``bins`` score-quantile bins.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bayeval as be
+    >>> from bayeval.plots import calibration_curve
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(1, 3, 300); y = np.full(300, np.nan); y[:30] = rng.random(30) < p[:30]
+    >>> ax = calibration_curve(be.fit(be.EvalData(p, y), random_seed=0, draws=200))
+    >>> ax.get_ylabel()
+    'P(positive | score)'
+    """
+    if not hasattr(post, "curve_draws"):
+        raise TypeError(
+            f"calibration_curve needs a posterior with a calibration curve (bayeval.fit or Calibration), "
+            f"got {type(post).__name__}; for a score mixture use mixture_fit."
+        )
+    ax = _axes(ax)
+    c = post.curve(hdi_prob=hdi_prob, n_grid=n_grid)
+    x = c["score"].values
+    ax.fill_between(x, c["lower"].values, c["upper"].values, color=color, alpha=0.25,
+                    label=f"{hdi_prob:.0%} band")
+    ax.plot(x, c["mean"].values, color=color, label="posterior mean")
+    d = post.data
+    vs, vy = d.scores[d.vetted], d.labels[d.vetted]
+    ax.plot(vs, np.where(vy == 1, 1.0, 0.0), "|", color="k", ms=10, alpha=0.6, label=f"vetted labels ({vs.size})")
+    if truth is not None:
+        t = np.asarray(truth, dtype=float)
+        edges = np.unique(np.quantile(d.scores, np.linspace(0, 1, bins + 1)))
+        idx = np.clip(np.searchsorted(edges, d.scores, side="right") - 1, 0, edges.size - 2)
+        share = np.array([t[idx == b].mean() if np.any(idx == b) else np.nan for b in range(edges.size - 1)])
+        mid = np.array([d.scores[idx == b].mean() if np.any(idx == b) else np.nan for b in range(edges.size - 1)])
+        ax.plot(mid, share, "o", color="tab:red", ms=4, label="true share (score bins)")
+    ax.set_xlim(x.min(), x.max())
+    ax.set_ylim(-0.04, 1.04)
+    ax.set_xlabel("score")
+    ax.set_ylabel("P(positive | score)")
+    ax.legend(fontsize=7, loc="upper left")
     return ax

@@ -274,3 +274,31 @@ def test_quick_real_scores_study():
     assert iv["covered"].mean() >= 0.7
     tr = df[(df["model"] == "default") & (df["metric"] == "threshold_rule")]
     assert tr["met"].all() and tr["covered"].mean() >= 0.8
+
+
+def test_categories_partially_pooled():
+    rng = np.random.default_rng(0)
+    n = 3000
+    cats = rng.choice(["a", "b", "c"], n)
+    q = rng.beta(1, 3, n)
+    shift = {"a": -1.0, "b": 0.0, "c": 1.0}
+    p = special.expit(special.logit(q) + np.vectorize(shift.get)(cats))
+    y = (rng.random(n) < p).astype(float)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, 300, replace=False)
+    lab[idx] = y[idx]
+    data = EvalData(q, lab, categories=cats)
+    post = Calibration("logistic").fit(data, random_seed=0)
+    assert {"tau_a", "z_a", "z_b"} <= set(post.idata.posterior.data_vars)
+    # each category's curve at q = 0.5 recovers its shift's ordering
+    mid = [float(post.curve_draws([0.5], category=c).mean()) for c in ("a", "b", "c")]
+    assert mid[0] < mid[1] < mid[2]
+    prec = post.metric("precision", threshold=0.3, category="each")
+    assert prec.dims == ("chain", "draw", "category")
+    truth = [y[(cats == c) & (q >= 0.3)].mean() for c in prec["category"].values]
+    lo_hi = be.hdi(prec.values.reshape(-1, 3), 0.99, axis=0)
+    assert np.all((lo_hi[:, 0] <= truth) & (truth <= lo_hi[:, 1]))
+    shared = Calibration("logistic", categories=False).fit(data, random_seed=0)
+    assert "tau_a" not in shared.idata.posterior
+    with pytest.raises(ValueError, match="categories"):
+        Calibration(categories="yes")

@@ -4,7 +4,7 @@ from .annotator import AnnotatorError, CategoricalPosterior
 from .calibration import CURVES, Calibration, CalibrationPosterior
 from .human_ranking import HumanRanking, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
-from .stacking import StackedPosterior, fit
+from .stacking import Stack, StackedPosterior, fit
 from .score_mixture import AUTO_CANDIDATES, FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "RankingPosterior",
     "ScoreMixture",
     "SPEPosterior",
+    "Stack",
     "StackedPosterior",
     "fit",
     "simulate_tags",

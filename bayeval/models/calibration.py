@@ -87,6 +87,12 @@ class Calibration:
     transform : {"auto", "logit", "standardize"}
         The score feature ``z``. ``"auto"``: ``logit`` for scores in [0, 1], else
         ``standardize``.
+    categories : {"auto", True, False}
+        Partially pool the curve across the data's categories: category ``c`` has the
+        log-odds ``alpha_c + exp(beta_c) * eta(s)``, with ``alpha_c ~ Normal(0, tau_a)``,
+        ``beta_c ~ Normal(0, tau_b)``, ``tau_a ~ HalfNormal(1)``, ``tau_b ~
+        HalfNormal(0.5)`` (a shift and a stretch of the shared curve, shrunk to it when
+        the categories agree). ``"auto"``: when the data has categories.
 
     Examples
     --------
@@ -103,12 +109,24 @@ class Calibration:
     True
     """
 
-    def __init__(self, curve: str = "logistic", *, transform: str = "auto"):
+    def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto"):
         self.curve = V.check_choice(curve, "curve", CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize"))
+        if categories not in ("auto", True, False):
+            raise ValueError(f"`categories` must be 'auto', True or False, got {categories!r}.")
+        self.categories = categories
 
     def __repr__(self) -> str:
-        return f"Calibration(curve={self.curve!r}, transform={self.transform!r})"
+        extra = "" if self.categories == "auto" else f", categories={self.categories!r}"
+        return f"Calibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
+
+    def _n_groups(self, data: EvalData) -> int:
+        """Number of categories pooled over (0: one curve for all items)."""
+        if self.categories is False or (self.categories == "auto" and not data.has_categories):
+            return 0
+        if not data.has_categories:
+            raise ValueError("categories=True needs an EvalData with categories=...; or use categories='auto'.")
+        return int(data.category_names.size)
 
     @property
     def name(self) -> str:
@@ -199,9 +217,11 @@ class Calibration:
         """
         data = _check_data(data)
         feats, info = self.features(data)
-        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), info)
+        k = self._n_groups(data)
+        codes = data.category_codes[data.vetted] if k else None
+        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), info, k, codes)
 
-    def _build(self, fv: np.ndarray, yv: np.ndarray, info: dict) -> pm.Model:
+    def _build(self, fv: np.ndarray, yv: np.ndarray, info: dict, n_groups: int = 0, codes=None) -> pm.Model:
         pr = self._prior(info)
         with pm.Model() as model:
             f = pm.Data("features", fv)
@@ -220,6 +240,13 @@ class Calibration:
                 if self.curve == "monotone":
                     params["delta"] = pm.Normal("delta", 0.0, _DELTA_SD, shape=fv.shape[1])
             eta = _eta(self.curve, params, f, pt.exp)
+            if n_groups:
+                g = pm.Data("vetted_category", np.asarray(codes, dtype=np.int64))
+                tau_a = pm.HalfNormal("tau_a", 1.0)
+                tau_b = pm.HalfNormal("tau_b", 0.5)
+                z_a = pm.Normal("z_a", 0.0, 1.0, shape=n_groups)
+                z_b = pm.Normal("z_b", 0.0, 1.0, shape=n_groups)
+                eta = tau_a * z_a[g] + pt.exp(tau_b * z_b[g]) * eta
             pm.Bernoulli("label", logit_p=eta, observed=y)
         return model
 
@@ -235,7 +262,7 @@ class Calibration:
         random_seed=None,
         sampler: str = "auto",
         progressbar: bool = False,
-        target_accept: float = 0.9,
+        target_accept: float = 0.95,
         cores: int | None = None,
         warn: bool = True,
     ) -> CalibrationPosterior:
@@ -266,25 +293,44 @@ class Calibration:
         feats, info = self.features(data)
         fv = feats[data.vetted]
         yv = data.labels[data.vetted].astype(np.int64)
-        key = self._key(info, feats.shape[1])
+        n_groups = self._n_groups(data)
+        codes = data.category_codes if n_groups else None
+        key = self._key(info, feats.shape[1]) + (n_groups,)
         from ._sampling import _CACHE
 
         cached = _CACHE.get(key)
         if cached is not None:
             model = cached.model
             pr = self._prior(info)
-            pm.set_data({"features": fv, "vetted_label": yv, "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}, model=model)
+            new = {"features": fv, "vetted_label": yv, "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}
+            if n_groups:
+                new["vetted_category"] = codes[data.vetted].astype(np.int64)
+            pm.set_data(new, model=model)
         else:
-            model = self._build(fv, yv, info)
+            model = self._build(fv, yv, info, n_groups, None if codes is None else codes[data.vetted])
         idata, sampling = sample_model(
             model, draws=draws, tune=tune, chains=chains, random_seed=random_seed, sampler=sampler,
             progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
         )
         post = CalibrationPosterior(data, idata, calibration=self, features=feats, info=info, sampling=sampling,
-                                    random_seed=random_seed)
+                                    random_seed=random_seed, codes=codes)
         if warn:
             post.check(warn=True)
         return post
+
+
+def _curve_summary(post, scores, hdi_prob: float, n_grid: int) -> xr.Dataset:
+    from ..posterior import hdi
+
+    s = post.data.scores
+    grid = np.linspace(s.min(), s.max(), V.as_positive_int(n_grid, "n_grid", minimum=2)) if scores is None \
+        else V.as_1d_float(scores, "scores")
+    p = post.curve_draws(grid)
+    band = hdi(p, hdi_prob, axis=0)
+    return xr.Dataset(
+        {"mean": ("score", p.mean(axis=0)), "lower": ("score", band[:, 0]), "upper": ("score", band[:, 1])},
+        coords={"score": grid},
+    )
 
 
 def _check_data(data) -> EvalData:
@@ -307,9 +353,10 @@ class CalibrationPosterior(Posterior):
     """
 
     def __init__(self, data, idata, *, calibration: Calibration, features, info, sampling: SamplingInfo,
-                 random_seed=None):
+                 random_seed=None, codes=None):
         self.calibration = calibration
         self.features = features
+        self.codes = codes  # category code per item when the curve is pooled across categories
         self.info = info
         self.sampling = sampling
         super().__init__(data, idata, self._prob, random_seed=random_seed, model=calibration.name)
@@ -323,15 +370,24 @@ class CalibrationPosterior(Posterior):
                 )
             )
 
-    def _eta_of(self, params, feats) -> np.ndarray:
-        """Log-odds ``(n_draws, n_rows)`` for a chunk of parameter draws and feature rows."""
+    def _eta_of(self, params, feats, codes=None) -> np.ndarray:
+        """Log-odds ``(n_draws, n_rows)`` for a chunk of parameter draws and feature rows.
+
+        ``codes``: the rows' categories, for a curve pooled across categories (None: the
+        shared curve, i.e. a category at the centre of the pooling distribution).
+        """
         p = {k: np.asarray(params[k], dtype=np.float64)[:, None] for k in ("a", "b", "c") if k in params}
         if "delta" in params:
             p["delta"] = np.asarray(params["delta"], dtype=np.float64)[:, None, :]
-        return _eta(self.calibration.curve, p, feats[None], np.exp)
+        eta = _eta(self.calibration.curve, p, feats[None], np.exp)
+        if codes is not None and "z_a" in params:
+            shift = np.asarray(params["tau_a"])[:, None] * np.asarray(params["z_a"])[:, codes]
+            stretch = np.exp(np.asarray(params["tau_b"])[:, None] * np.asarray(params["z_b"])[:, codes])
+            eta = shift + stretch * eta
+        return eta
 
     def _prob(self, params):
-        return special.expit(self._eta_of(params, self.features))
+        return special.expit(self._eta_of(params, self.features, self.codes))
 
     def _flat_params(self) -> dict:
         post = self.idata.posterior
@@ -345,9 +401,27 @@ class CalibrationPosterior(Posterior):
         """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``."""
         fv = self.features[self.data.vetted]
         y = self.data.labels[self.data.vetted]
-        eta = self._eta_of(self._flat_params(), fv)
+        codes = None if self.codes is None else self.codes[self.data.vetted]
+        eta = self._eta_of(self._flat_params(), fv, codes)
         ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
         return ll.reshape(self.n_chains, self.n_draws, -1)
+
+    def curve_draws(self, scores, *, category=None) -> np.ndarray:
+        """``P(y = 1 | score)`` at ``scores`` for every draw, ``(n_chains * n_draws, n_scores)``.
+
+        ``category``: one of the data's categories, for a curve pooled across them
+        (default: the shared curve).
+        """
+        grid = V.as_1d_float(scores, "scores")
+        codes = None
+        if category is not None:
+            if self.codes is None:
+                raise ValueError("This curve is not pooled across categories; leave `category` out.")
+            names = list(self.data.category_names)
+            if category not in names:
+                raise ValueError(f"Unknown category {category!r}; the data's categories are {names}.")
+            codes = np.full(grid.size, names.index(category))
+        return special.expit(self._eta_of(self._flat_params(), self.calibration._feats(grid, self.info), codes))
 
     def curve(self, scores=None, *, hdi_prob: float = 0.9, n_grid: int = 200) -> xr.Dataset:
         """The calibration curve ``P(y = 1 | score)``: posterior mean and HDI per score.
@@ -355,17 +429,7 @@ class CalibrationPosterior(Posterior):
         ``scores`` default: a grid over the pool's score range. Returns a Dataset with
         ``mean``, ``lower`` and ``upper`` along dim ``score``.
         """
-        from ..posterior import hdi
-
-        s = self.data.scores
-        grid = np.linspace(s.min(), s.max(), n_grid) if scores is None else V.as_1d_float(scores, "scores")
-        feats = self.calibration._feats(grid, self.info)
-        p = special.expit(self._eta_of(self._flat_params(), feats))
-        band = hdi(p, hdi_prob, axis=0)
-        return xr.Dataset(
-            {"mean": ("score", p.mean(axis=0)), "lower": ("score", band[:, 0]), "upper": ("score", band[:, 1])},
-            coords={"score": grid},
-        )
+        return _curve_summary(self, scores, hdi_prob, n_grid)
 
     def check(self, *, warn: bool = True) -> dict:
         """Diagnostics: the sampler's (Pareto k and ESS, or r_hat/ESS/divergences for NUTS)

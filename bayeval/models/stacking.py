@@ -36,7 +36,7 @@ from ..data import EvalData
 from ..posterior import Posterior
 from .calibration import Calibration, CalibrationPosterior
 
-__all__ = ["fit", "StackedPosterior", "default_candidates", "label_loo", "calibration_check"]
+__all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "label_loo", "calibration_check"]
 
 #: |z| above which the vetted labels are said to contradict a candidate's probabilities.
 CHECK_Z = 2.5
@@ -171,6 +171,27 @@ class StackedPosterior(Posterior):
             out[rows] = np.broadcast_to(np.asarray(p, dtype=np.float64), (int(rows.sum()), self.data.n_items))
         return out
 
+    def curve_draws(self, scores) -> np.ndarray:
+        """``P(y = 1 | score)`` at ``scores`` for every draw of the stack (each from its candidate)."""
+        which = self.idata.posterior["candidate"].values.ravel()
+        src = self.idata.posterior["source_draw"].values.ravel()
+        grid = V.as_1d_float(scores, "scores")
+        out = np.empty((which.size, grid.size))
+        for k in np.unique(which):
+            cand = self.candidates[self._names[k]]
+            if not hasattr(cand, "curve_draws"):
+                raise NotImplementedError(
+                    f"{self._names[k]} defines no calibration curve; use post.item_probability() for its items."
+                )
+            out[which == k] = cand.curve_draws(grid)[src[which == k]]
+        return out
+
+    def curve(self, scores=None, *, hdi_prob: float = 0.9, n_grid: int = 200) -> xr.Dataset:
+        """The stacked calibration curve ``P(y = 1 | score)``: mean and HDI per score."""
+        from .calibration import _curve_summary
+
+        return _curve_summary(self, scores, hdi_prob, n_grid)
+
     @property
     def weights(self) -> pd.Series:
         """The stacking weight of each candidate."""
@@ -216,6 +237,35 @@ def _name(model, used: set) -> str:
         j += 1
     used.add(name)
     return name
+
+
+class Stack:
+    """The default model: candidates weighted by the vetted labels (see :func:`fit`).
+
+    A model object with the same ``fit(data, ...)`` form as the others, for model cards
+    (``[model] name = "default"``), the CLI and :class:`bayeval.ActiveSession`.
+
+    Parameters
+    ----------
+    candidates : sequence of models, optional
+        Default :func:`default_candidates` for the data's scores.
+
+    Examples
+    --------
+    >>> from bayeval.models import Calibration, Stack
+    >>> Stack([Calibration("logistic"), Calibration("monotone")])
+    Stack(candidates=[Calibration(curve='logistic', transform='auto'), Calibration(curve='monotone', transform='auto')])
+    """
+
+    def __init__(self, candidates: Sequence | None = None):
+        self.candidates = None if candidates is None else list(candidates)
+
+    def __repr__(self) -> str:
+        return "Stack(candidates=default)" if self.candidates is None else f"Stack(candidates={self.candidates!r})"
+
+    def fit(self, data: EvalData, **kwargs) -> StackedPosterior:
+        """Fit and stack the candidates; keyword arguments as :func:`fit`'s."""
+        return fit(data, candidates=self.candidates, **kwargs)
 
 
 def fit(
