@@ -11,6 +11,9 @@ Parts
 ``pools``  (default) coverage, width and error of AP, P@K (K = 1% of N), precision,
            recall and F1 at a fixed threshold; the vetted-only estimate's error and
            bootstrap width; the precision-floor threshold rule's success rate.
+``mixture`` the SPE paper's score mixture (Gamma / truncated Normal, the former
+           default) on the same label sets (the first ``--sets`` of each), for
+           comparison; NUTS, so slow.
 ``ppi``    against prediction-powered inference (ppi-python's ``ppi_mean_ci``, power
            tuned): accuracy and precision on a synthetic pool (N = 10,000) whose model
            probabilities are calibrated (``q = p``) or not (``q = p**2``).
@@ -41,7 +44,7 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 
 import bayeval as be  # noqa: E402
 from bayeval import metrics as M  # noqa: E402
-from bayeval.models.calibration import CalibrationPosterior  # noqa: E402
+from bayeval.models import ScoreMixture  # noqa: E402
 
 HDI = 0.9
 
@@ -186,7 +189,17 @@ def _vetted_only(data, specs, rng, n_boot=200) -> dict:
     return out
 
 
-def run_pools(pools, budgets, n_sets, seed=0, log=print) -> pd.DataFrame:
+def _label_set(pool: Pool, budget: int, rep: int, seed: int):
+    """The rep-th random label set of a pool and budget (the same in every part)."""
+    rng = np.random.default_rng([seed, budget, rep, zlib.crc32(pool.name.encode())])
+    idx = rng.choice(pool.scores.size, budget, replace=False)
+    lab = np.full(pool.scores.size, np.nan)
+    lab[idx] = pool.truth[idx]
+    return be.EvalData(pool.scores, lab), rng
+
+
+def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False) -> pd.DataFrame:
+    """Fit every label set; ``mixture=True`` fits the SPE paper's score mixture instead."""
     rows = []
     for pool in pools:
         specs = _metric_specs(pool)
@@ -197,19 +210,22 @@ def run_pools(pools, budgets, n_sets, seed=0, log=print) -> pd.DataFrame:
             if budget >= pool.scores.size:
                 continue
             for rep in range(n_sets):
-                rng = np.random.default_rng([seed, budget, rep, zlib.crc32(pool.name.encode())])
-                idx = rng.choice(pool.scores.size, budget, replace=False)
-                lab = np.full(pool.scores.size, np.nan)
-                lab[idx] = pool.truth[idx]
-                data = be.EvalData(pool.scores, lab)
+                data, rng = _label_set(pool, budget, rep, seed)
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    post = be.fit(data, random_seed=rep, warn=False)
+                    if mixture:
+                        post = ScoreMixture().fit(data, draws=500, tune=500, chains=2, random_seed=rep,
+                                                  progressbar=False, warn=False)
+                    else:
+                        post = be.fit(data, random_seed=rep, warn=False)
                 fit_s = time.perf_counter() - t0
                 vo = _vetted_only(data, specs, rng)
-                fits = {"default": post}
-                fits.update({name: c for name, c in post.candidates.items()})
+                if mixture:
+                    fits = {"score mixture (gamma/truncnormal)": post}
+                else:
+                    fits = {"default": post}
+                    fits.update({name: c for name, c in post.candidates.items()})
                 for model, p in fits.items():
                     ints = _interval(p, specs)
                     for mlab, (mean, lo, hi) in ints.items():
@@ -235,9 +251,10 @@ def run_pools(pools, budgets, n_sets, seed=0, log=print) -> pd.DataFrame:
                         "abs_err": np.nan, "vo_abs_err": np.nan, "vo_width": np.nan, "fit_s": np.nan,
                         "met": rec.met,
                     })
+            first = next(iter(fits))
             sub = pd.DataFrame([r for r in rows if r["pool"] == pool.name and r["budget"] == budget
-                                and r["model"] == "default" and r["metric"] != "threshold_rule"])
-            log(f"  budget {budget}: default coverage {sub['covered'].mean():.3f} over {len(sub)} intervals, "
+                                and r["model"] == first and r["metric"] != "threshold_rule"])
+            log(f"  budget {budget}: {first} coverage {sub['covered'].mean():.3f} over {len(sub)} intervals, "
                 f"fit {np.nanmean(sub['fit_s']):.1f} s")
     return pd.DataFrame(rows)
 
@@ -249,17 +266,18 @@ def run_ppi(budgets, trials, n=10_000, seed=0, log=print) -> pd.DataFrame:
     from ppi_py import ppi_mean_ci
 
     rows = []
-    rng0 = np.random.default_rng(seed)
-    p = rng0.beta(1.0, 2.0, n)
-    y = (rng0.random(n) < p).astype(float)
-    for setting, q in (("calibrated q = p", p), ("miscalibrated q = p^2", p**2)):
-        pred = (q >= 0.5).astype(int)
-        acc_true = float(np.mean(pred == y))
-        prec_true = float(y[pred == 1].mean())
-        f_acc = np.where(pred == 1, q, 1 - q)  # model-implied P(prediction correct)
+    for s_i, (setting, power) in enumerate((("calibrated q = p", 1.0), ("miscalibrated q = p^2", 2.0))):
         for budget in budgets:
             for t in range(trials):
-                rng = np.random.default_rng([seed, budget, t, len(setting)])
+                # a new pool every trial: p ~ Beta(1, 2), y ~ Bernoulli(p); the classifier reports q = p**power
+                rng = np.random.default_rng([seed, s_i, budget, t])
+                p = rng.beta(1.0, 2.0, n)
+                y = (rng.random(n) < p).astype(float)
+                q = p**power
+                pred = (q >= 0.5).astype(int)
+                acc_true = float(np.mean(pred == y))
+                prec_true = float(y[pred == 1].mean())
+                f_acc = np.where(pred == 1, q, 1 - q)  # model-implied P(prediction correct)
                 idx = rng.choice(n, budget, replace=False)
                 unl = np.setdiff1d(np.arange(n), idx)
                 lab = np.full(n, np.nan)
@@ -268,7 +286,7 @@ def run_ppi(budgets, trials, n=10_000, seed=0, log=print) -> pd.DataFrame:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     post = be.fit(data, random_seed=t, warn=False, draws=500)
-                    plug = be.Posterior.from_probabilities(data, q, draws=1000, random_seed=t)
+                    plug = be.Posterior.from_probabilities(data, q, draws=1000, random_seed=t, check=False)
                 for metric, truth in (("accuracy", acc_true), ("precision", prec_true)):
                     # PPI++: a mean over items (all for accuracy, predicted positives for precision)
                     if metric == "accuracy":
@@ -318,7 +336,7 @@ def summarize_pools(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
         "coverage": g["covered"].mean(), "n_intervals": g["covered"].count(), "mean_width": g["width"].mean(),
         "vetted_only_boot_width": g["vo_width"].mean(), "mae": g["abs_err"].mean(), "vetted_only_mae": g["vo_abs_err"].mean(),
     }).round(3)
-    d = iv[iv["model"] == "default"]
+    d = iv[iv["model"] == ("default" if (iv["model"] == "default").any() else iv["model"].iloc[0])]
     g = d.groupby(["pool", "budget"])
     closer = d.assign(closer=d["abs_err"] < d["vo_abs_err"]).groupby(["pool", "budget"])["closer"].mean()
     out["default_by_pool"] = pd.DataFrame({
@@ -337,6 +355,40 @@ def summarize_pools(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
+def figure(df: pd.DataFrame, path: str, extra: pd.DataFrame | None = None) -> None:
+    """Coverage of the 90% intervals per pool and budget, for every model (one panel per budget)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    iv = df[df["metric"] != "threshold_rule"]
+    if extra is not None:
+        iv = pd.concat([iv, extra[extra["metric"] != "threshold_rule"]])
+    budgets = sorted(iv["budget"].unique())
+    fig, axes = plt.subplots(1, len(budgets), figsize=(6 * len(budgets), 4.2), sharey=True, squeeze=False)
+    models = list(dict.fromkeys(iv["model"]))
+    pools = list(dict.fromkeys(iv["pool"]))
+    width = 0.8 / len(models)
+    for ax, b in zip(axes[0], budgets, strict=True):
+        sub = iv[iv["budget"] == b]
+        cov = sub.groupby(["pool", "model"])["covered"].mean()
+        for j, m in enumerate(models):
+            y = [cov.get((p, m), np.nan) for p in pools]
+            ax.bar(np.arange(len(pools)) + (j - (len(models) - 1) / 2) * width, y, width,
+                   label=m, color="k" if m == "default" else f"C{j}", alpha=0.9 if m == "default" else 0.6)
+        ax.axhline(0.9, color="k", ls="--", lw=1)
+        ax.axhline(0.75, color="tab:red", ls=":", lw=1)
+        ax.set_xticks(np.arange(len(pools)), pools, rotation=35, ha="right", fontsize=8)
+        ax.set_title(f"{b} random vetted labels", fontsize=10)
+        ax.set_ylim(0, 1.02)
+    axes[0][0].set_ylabel("coverage of the 90% intervals")
+    axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def _md(df: pd.DataFrame) -> str:
     df = df.reset_index()
     cols = list(df.columns)
@@ -348,7 +400,7 @@ def _md(df: pd.DataFrame) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["pools", "ppi"], default="pools")
+    ap.add_argument("--part", choices=["pools", "mixture", "ppi"], default="pools")
     ap.add_argument("--sets", type=int, default=20, help="label sets per pool and budget")
     ap.add_argument("--budgets", type=int, nargs="+", default=None)
     ap.add_argument("--trials", type=int, default=300, help="PPI part: trials per setting and budget")
@@ -356,10 +408,14 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="two pools, 3 label sets (the tests' version)")
     ap.add_argument("--out", default=None, help="write a Markdown results file here")
     ap.add_argument("--csv", default=None, help="write the raw rows here")
+    ap.add_argument("--figure", default=None, help="pools part: write the coverage figure (PNG) here")
+    ap.add_argument("--with-mixture", default=None,
+                    help="pools part: the mixture part's CSV, added to the tables and the figure")
+    ap.add_argument("--from-csv", default=None, help="make the tables from an earlier run's --csv instead of running")
     args = ap.parse_args(argv)
     t0 = time.time()
     cmd = "python benchmarks/real_scores.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    if args.part == "pools":
+    if args.part in ("pools", "mixture"):
         pools = make_pools()
         if args.quick:
             pools = [p for p in pools if p.name in ("breast_cancer_logreg", "wine_svm_margin")]
@@ -367,8 +423,14 @@ def main(argv=None):
         if args.pools:
             pools = [p for p in pools if p.name in args.pools]
         budgets = args.budgets or [30, 100]
-        df = run_pools(pools, budgets, args.sets)
-        tables = summarize_pools(df)
+        if args.from_csv:
+            df = pd.read_csv(args.from_csv)
+        else:
+            df = run_pools(pools, budgets, args.sets, mixture=args.part == "mixture")
+        extra = pd.read_csv(args.with_mixture) if args.with_mixture else None
+        if args.figure:
+            figure(df, args.figure, extra)
+        tables = summarize_pools(df if extra is None else pd.concat([df, extra]))
         text = [f"# Real classifiers' scores: does the default's 90% interval hold?\n",
                 f"Made by `{cmd}` in {time.time() - t0:.0f} s with {_versions()}.\n",
                 "## Pools\n", _md(pd.DataFrame([{"pool": p.name, "N": p.scores.size, "prevalence": round(float(p.truth.mean()), 3),
@@ -388,8 +450,11 @@ def main(argv=None):
         tab = pd.DataFrame({"coverage": g["covered"].mean(), "n": g["covered"].count(), "mean_width": g["width"].mean()}).round(3)
         text = [f"# The default against prediction-powered inference (PPI++)\n",
                 f"Made by `{cmd}` in {time.time() - t0:.0f} s with {_versions()}, ppi-python.\n",
-                "90% intervals for the accuracy and the precision of the rule q >= 0.5 on a pool of 10,000 items "
-                "(p ~ Beta(1, 2), y ~ Bernoulli(p)); the classifier reports q.\n", _md(tab)]
+                "90% intervals for the accuracy and the precision of the rule q >= 0.5 on a pool of 10,000 items, "
+                "drawn anew in every trial (p ~ Beta(1, 2), y ~ Bernoulli(p)); the classifier reports q; the labels "
+                "are a random sample of `budget` items. PPI++ (ppi-python's `ppi_mean_ci`, power-tuned) targets "
+                "the mean over items: of 1[prediction correct] (accuracy) and of y among predicted positives "
+                "(precision), with q as its prediction.\n", _md(tab)]
     if args.csv:
         df.to_csv(args.csv, index=False)
     out = "\n".join(text) + "\n"
