@@ -107,6 +107,10 @@ def make_pools() -> list[Pool]:
     pools.append(Pool("digits3_rare_logreg", _cv_scores(lr3, Xd[keep], y3, "predict_proba"), y3, "probabilities", 0.5, 0.8,
                       "digit 3 subsampled to 1% (17 of 1,631), logistic regression probabilities"))
 
+    y5 = (dg.target == 5).astype(int)
+    pools.append(Pool("digits5_nb_prob", _cv_scores(GaussianNB(), Xd, y5, "predict_proba"), y5, "probabilities", 0.5, 0.6,
+                      "Gaussian naive Bayes probabilities, digit 5 against the rest (10%): massively over-confident"))
+
     fair = sm.datasets.fair.load_pandas().data
     Xf = fair.drop(columns="affairs").to_numpy(float)
     yf = (fair["affairs"] > 0).to_numpy(int)
@@ -127,6 +131,54 @@ def make_pools() -> list[Pool]:
     svw = make_pipeline(StandardScaler(), LinearSVC(C=0.01, max_iter=20000))
     pools.append(Pool("wine_svm_margin", _cv_scores(svw, wn.data, yw, "decision_function"), yw, "margins", 0.0, 0.9,
                       "wine cultivar 2 against the rest (40%), linear SVM margins, 178 items"))
+    return pools
+
+
+def make_heldout_pools() -> list[Pool]:
+    """Pools kept out of every choice of the default: evaluated once, after it was fixed."""
+    import statsmodels.api as sm
+    from sklearn.datasets import load_breast_cancer, load_digits, load_iris
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
+    pools = []
+    an = sm.datasets.anes96.load_pandas().data
+    ya = an["vote"].to_numpy(int)
+    Xa = an.drop(columns=["vote"]).to_numpy(float)
+    lra = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    pools.append(Pool("anes96_logreg", _cv_scores(lra, Xa, ya, "predict_proba"), ya, "probabilities", 0.5, 0.9,
+                      "1996 US election survey (statsmodels 'anes96'): vote, logistic regression probabilities"))
+    bc = load_breast_cancer()
+    yb = (bc.target == 0).astype(int)
+    rf = RandomForestClassifier(n_estimators=200, random_state=0)
+    pools.append(Pool("breast_cancer_rf", _cv_scores(rf, bc.data, yb, "predict_proba"), yb, "probabilities", 0.5, 0.95,
+                      "breast cancer, random forest probabilities (under-confident)"))
+    dg = load_digits()
+    y9 = (dg.target == 9).astype(int)
+    lr9 = make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000))
+    pools.append(Pool("digits9_logreg_logodds", _cv_scores(lr9, dg.data, y9, "decision_function"), y9, "log-odds", 0.0,
+                      0.8, "digit 9 against the rest (10%), logistic regression decision function (log-odds)"))
+    rng = np.random.default_rng(7)
+    pos, neg = np.flatnonzero(dg.target == 7), np.flatnonzero(dg.target != 7)
+    keep = np.r_[rng.choice(pos, 33, replace=False), neg]
+    y7 = (dg.target[keep] == 7).astype(int)
+    rf7 = RandomForestClassifier(n_estimators=200, random_state=0)
+    pools.append(Pool("digits7_rare_rf", _cv_scores(rf7, dg.data[keep], y7, "predict_proba"), y7, "probabilities",
+                      0.5, 0.8, "digit 7 subsampled to 2% (33 of 1,650), random forest probabilities"))
+    ir = load_iris()
+    yi = (ir.target == 1).astype(int)
+    pools.append(Pool("iris_versicolor_nb", _cv_scores(GaussianNB(), ir.data[:, :2], yi, "predict_proba"), yi,
+                      "probabilities", 0.5, 0.6, "iris versicolor against the rest from two sepal features, naive Bayes"))
+    fair = sm.datasets.fair.load_pandas().data
+    Xf = fair.drop(columns="affairs").to_numpy(float)
+    yf = (fair["affairs"] > 0).to_numpy(int)
+    svf = make_pipeline(StandardScaler(), LinearSVC(C=0.01, max_iter=20000))
+    pools.append(Pool("fair_svm_margin", _cv_scores(svf, Xf, yf, "decision_function"), yf, "margins", 0.0, 0.6,
+                      "affairs, linear SVM margins"))
     return pools
 
 
@@ -301,7 +353,9 @@ def run_ppi(budgets, trials, n=10_000, seed=0, log=print) -> pd.DataFrame:
                         lo, hi = np.nan, np.nan
                     rows.append({"setting": setting, "budget": budget, "trial": t, "method": "PPI++", "metric": metric,
                                  "covered": (lo <= truth <= hi) if np.isfinite(lo) else np.nan, "width": hi - lo})
-                    for name, pp in (("bayeval.fit (default)", post), ("from_probabilities (plug-in)", plug)):
+                    each = [("bayeval.fit (default)", post), ("from_probabilities (plug-in)", plug)]
+                    each += [(f"candidate {k}", c) for k, c in post.candidates.items()]
+                    for name, pp in each:
                         v = pp.metric(metric).values.ravel()
                         v = v[np.isfinite(v)]
                         blo, bhi = be.hdi(v, HDI)
@@ -405,6 +459,7 @@ def main(argv=None):
     ap.add_argument("--budgets", type=int, nargs="+", default=None)
     ap.add_argument("--trials", type=int, default=300, help="PPI part: trials per setting and budget")
     ap.add_argument("--pools", nargs="+", default=None, help="only these pools")
+    ap.add_argument("--heldout", action="store_true", help="the held-out pools (evaluated once the default was fixed)")
     ap.add_argument("--quick", action="store_true", help="two pools, 3 label sets (the tests' version)")
     ap.add_argument("--out", default=None, help="write a Markdown results file here")
     ap.add_argument("--csv", default=None, help="write the raw rows here")
@@ -416,7 +471,7 @@ def main(argv=None):
     t0 = time.time()
     cmd = "python benchmarks/real_scores.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.part in ("pools", "mixture"):
-        pools = make_pools()
+        pools = make_heldout_pools() if args.heldout else make_pools()
         if args.quick:
             pools = [p for p in pools if p.name in ("breast_cancer_logreg", "wine_svm_margin")]
             args.sets = min(args.sets, 3)

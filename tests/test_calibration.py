@@ -206,20 +206,29 @@ def test_default_fit_stacks_candidates():
     q, y, lab = _pool(n=1500, n_vet=60, seed=6)
     post = be.fit(EvalData(q, lab), random_seed=0)
     assert isinstance(post, StackedPosterior)
-    assert set(post.candidates) == {"calibration/logistic", "calibration/beta", "calibration/monotone"}
+    assert set(post.candidates) == {"calibration/logistic", "calibration/monotone"}
     assert abs(post.weights.sum() - 1) < 1e-9
     which = post.idata.posterior["candidate"].values.ravel()
-    counts = np.bincount(which, minlength=3)
+    counts = np.bincount(which, minlength=2)
     w = post.comparison.loc[post._names, "weight"].to_numpy()
     np.testing.assert_array_equal(counts, _allocate(w, which.size))
     # every draw is its candidate's draw: item probabilities agree with the candidates', weighted
     ip = post.item_probability().values
     mix = sum(wt * post.candidates[n].item_probability().values for n, wt in zip(post._names, w, strict=True))
     assert np.max(np.abs(ip - mix)) < 0.06
+    diag = post.check(warn=False)
+    assert {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages"} <= set(diag)
+    assert diag["ok"] and diag["min_ess_bulk"] > 500  # importance sampling: ESS of the weights
+    table = post.diagnostics()
+    assert all(i.split(": ")[0] in post.candidates for i in table.index)
     again = be.fit(EvalData(q, lab), random_seed=0)
     np.testing.assert_array_equal(post.metric("average_precision").values, again.metric("average_precision").values)
     margins = be.fit(EvalData(special.logit(q) * 3 + 1, lab), random_seed=0)
-    assert set(margins.candidates) == {"calibration/logistic", "calibration/monotone"}
+    assert margins.candidates["calibration/logistic"].info["scale"] == "standardize"
+    three = be.fit(EvalData(q, lab), candidates=[Calibration("beta"), Calibration(), Calibration("monotone")],
+                   random_seed=0, draws=300)
+    assert list(three.comparison.index) != [] and set(three.candidates) == {
+        "calibration/beta", "calibration/logistic", "calibration/monotone"}
 
 
 def test_fit_boundary_errors():

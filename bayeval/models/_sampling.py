@@ -124,6 +124,8 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         if not ok:
             return None, SamplingInfo("importance", fallback_reason="no posterior mode found")
         neg_h = -_hessian(c, mode)
+        if not np.all(np.isfinite(neg_h)):
+            return None, SamplingInfo("importance", fallback_reason="the posterior curvature at the mode is not finite")
         try:
             chol_prec = np.linalg.cholesky(neg_h)
         except np.linalg.LinAlgError:
@@ -207,7 +209,10 @@ def sample_model(
         c = compiled(model, key)
         rng = np.random.default_rng(seed_seq)
         st = None if start is None else c.ravel({**c.ip, **start})
-        u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st)
+        try:
+            u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st)
+        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:  # numerical trouble: use NUTS
+            u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
         if u is not None:
             return _to_idata(c, u, chains, draws), info
         if sampler == "importance":

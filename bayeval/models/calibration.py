@@ -25,10 +25,12 @@ Curves (``eta`` is the log-odds of being positive)
 
 The score feature ``z``
 -----------------------
-For probabilities (all scores in [0, 1]) ``z = logit(s)`` (exact 0s and 1s are moved to
-the most extreme other score, as in :class:`ScoreMixture`'s ``logit`` map) and the
+For probabilities (all scores in [0, 1]) ``z = logit(s)``, with the probabilities
+clipped to [1e-7, 1 - 1e-7] (exact 0s and 1s are first moved to the most extreme other
+score, as in :class:`ScoreMixture`'s ``logit`` map), and the
 prior is centred on *the scores are calibrated*: ``a ~ Normal(0, 1)``, ``log b ~
-Normal(0, 0.75)`` -- intercept 0 and slope 1. For any other scale (margins, log-odds,
+Normal(0, 1)`` -- intercept 0 and slope 1, with room for the slopes of 0.1-0.2 that
+over-confident models (boosted trees, naive Bayes) need. For any other scale (margins, log-odds,
 similarities) ``z`` is the score standardized by the pool's standard deviation and
 centred at the pool's ``1 - pi`` quantile, ``pi`` being the vetted prevalence
 (smoothed: ``(positives + 1) / (vetted + 2)``): the prior says the curve crosses 0.5
@@ -43,6 +45,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
@@ -59,6 +62,7 @@ __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
 CURVES = ("logistic", "beta", "monotone")
 _KNOT_QUANTILES = (0.5, 0.9, 0.99)
 _DELTA_SD = 0.7
+_P_CLIP = 1e-7  # probabilities are clipped to [1e-7, 1 - 1e-7] for the logit feature (|logit| <= 16.1)
 
 
 def _eta(curve: str, params: dict, feats, exp):
@@ -130,8 +134,8 @@ class Calibration:
 
     @property
     def name(self) -> str:
-        """A short name for tables: ``calibration/<curve>``."""
-        return f"calibration/{self.curve}"
+        """A short name for tables: ``calibration/<curve>`` (``/standardized`` when forced)."""
+        return f"calibration/{self.curve}" + ("/standardized" if self.transform == "standardize" else "")
 
     # ------------------------------------------------------------- features
 
@@ -159,8 +163,15 @@ class Calibration:
         s = data.scores
         scale = self._scale(s)
         if scale == "logit":
-            tr = _make_transform("logit", "real", s)
-            info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": (tr.lo, tr.hi)}
+            with warnings.catch_warnings():
+                # exact 0s and 1s (tree ensembles) share one feature value: harmless for a
+                # curve of P(y | s), unlike for a score density
+                warnings.filterwarnings("ignore", message=".*exactly 0 or 1.*")
+                tr = _make_transform("logit", "real", s)
+            # probabilities beyond 1e-7 / 1 - 1e-7 say nothing a curve can use, and logits of
+            # hundreds (naive Bayes) make the posterior numerically degenerate
+            clip = (max(tr.lo, _P_CLIP), min(tr.hi, 1.0 - _P_CLIP))
+            info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip}
         else:
             yv = data.labels[data.vetted]
             pi = (float(yv.sum()) + 1.0) / (yv.size + 2.0)
@@ -190,7 +201,7 @@ class Calibration:
 
     def _prior(self, info: dict) -> dict:
         if info["scale"] == "logit":
-            return {"a": (0.0, 1.0), "log_b": (0.0, 0.75), "c": (0.0, 1.0)}
+            return {"a": (0.0, 1.0), "log_b": (0.0, 1.0), "c": (0.0, 1.0)}
         return {"a": (0.0, 1.5), "log_b": (float(np.log(2.0)), 1.0), "c": (0.0, 1.5)}
 
     def _key(self, info: dict, n_feats: int):
@@ -229,8 +240,8 @@ class Calibration:
             a_mu = pm.Data("a_mu", pr["a"][0])
             logb_mu = pm.Data("log_b_mu", pr["log_b"][0])
             if self.curve == "beta":
-                a = pm.LogNormal("a", mu=0.0, sigma=0.75)
-                b = pm.LogNormal("b", mu=0.0, sigma=0.75)
+                a = pm.LogNormal("a", mu=0.0, sigma=1.0)
+                b = pm.LogNormal("b", mu=0.0, sigma=1.0)
                 c = pm.Normal("c", mu=0.0, sigma=pr["c"][1])
                 params = {"a": a, "b": b, "c": c}
             else:
@@ -431,9 +442,21 @@ class CalibrationPosterior(Posterior):
         """
         return _curve_summary(self, scores, hdi_prob, n_grid)
 
+    def diagnostics(self) -> pd.DataFrame:
+        """Per parameter: r_hat, bulk and tail ESS (NUTS), or the importance sampler's ESS
+        (r_hat is then undefined: the draws are not chains)."""
+        if self.sampling.sampler != "importance":
+            return super().diagnostics()
+        names = list(self.idata.posterior.data_vars)
+        return pd.DataFrame({"r_hat": np.nan, "ess_bulk": self.sampling.ess, "ess_tail": self.sampling.ess},
+                            index=pd.Index(names, name="parameter"))
+
     def check(self, *, warn: bool = True) -> dict:
-        """Diagnostics: the sampler's (Pareto k and ESS, or r_hat/ESS/divergences for NUTS)
-        and whether the vetted labels hold both classes. Warns when something is off."""
+        """Diagnostics and whether the vetted labels hold both classes; warns when something is off.
+
+        Returns a dict with ``max_rhat``, ``min_ess_bulk``, ``divergences`` (NUTS), the
+        importance sampler's ``pareto_k`` and ``ess``, ``sampler``, ``ok`` and ``messages``.
+        """
         msgs = []
         d = self.data
         if d.n_vetted_positive == 0 or d.n_vetted_negative == 0:
@@ -443,14 +466,13 @@ class CalibrationPosterior(Posterior):
                 f"Vet a few more items (e.g. bayeval.select) before trusting the interval."
             )
         out = {"sampler": self.sampling.sampler, "pareto_k": self.sampling.pareto_k, "ess": self.sampling.ess,
-               "max_rhat": float("nan"), "divergences": 0}
+               "max_rhat": float("nan"), "min_ess_bulk": self.sampling.ess, "divergences": 0}
         if self.sampling.sampler != "importance":
-            import arviz as az
-
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                summ = az.summary(self.idata, kind="diagnostics")
+                summ = self.diagnostics()
             out["max_rhat"] = float(summ["r_hat"].max())
+            out["min_ess_bulk"] = float(summ["ess_bulk"].min())
             if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
                 out["divergences"] = int(self.idata.sample_stats["diverging"].values.sum())
             if not out["max_rhat"] <= 1.01:
