@@ -27,7 +27,22 @@ __all__ = [
     "as_grid",
     "check_same_length",
     "check_choice",
+    "LABEL_SPELLINGS",
+    "label_cell",
+    "parse_label_cells",
+    "as_label_cells",
 ]
+
+#: What every entry point (CSV reader, card, ``bayeval label``, the label store, the
+#: active session) accepts as a typed label. Compared after stripping blanks and
+#: ignoring case. Anything else -- ``NA``, ``n/a``, ``null``, ``yes``, ``no``, ``2`` --
+#: is an error that lists where it is: a label a person typed is never read as
+#: "not vetted". An *empty* cell means "not vetted" where that is allowed (the vetted
+#: label column of a scores file), and is an error where a label is required.
+LABEL_SPELLINGS = "1 or 0 (also 1.0/0.0 and true/false in any case)"
+_TRUE_CELLS = frozenset({"1", "1.0", "true"})
+_FALSE_CELLS = frozenset({"0", "0.0", "false"})
+_EMPTY = float("nan")
 
 
 def _describe(x) -> str:
@@ -41,6 +56,122 @@ def _preview(values, limit: int = 5) -> str:
     values = list(values)
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
     return shown + (", ..." if len(values) > limit else "")
+
+
+def label_cell(v):
+    """One typed label as 1.0 / 0.0, NaN for an empty cell, or None when it is not a label.
+
+    Accepted: the numbers 0 and 1 (ints, floats, numpy scalars, bools) and the strings
+    ``1``/``0``/``1.0``/``0.0``/``true``/``false`` in any case, with blanks around them.
+    Empty: None, NaN, ``pd.NA`` and blank strings. Everything else returns None.
+
+    Examples
+    --------
+    >>> from bayeval._validate import label_cell
+    >>> [label_cell(v) for v in ["1", " TRUE ", "false", 0, 1.0, True]]
+    [1.0, 1.0, 0.0, 0.0, 1.0, 1.0]
+    >>> [label_cell(v) for v in ["NA", "n/a", "null", "yes", 2]]
+    [None, None, None, None, None]
+    >>> label_cell("")
+    nan
+    """
+    if v is None:
+        return _EMPTY
+    if isinstance(v, bool | np.bool_):
+        return float(v)
+    if isinstance(v, str | np.str_):
+        t = v.strip().lower()
+        if t in _TRUE_CELLS:
+            return 1.0
+        if t in _FALSE_CELLS:
+            return 0.0
+        return _EMPTY if t == "" else None
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if f != f:
+            return _EMPTY
+        return f if f in (0.0, 1.0) else None
+    if str(v) == "<NA>":  # pandas.NA
+        return _EMPTY
+    return None
+
+
+def parse_label_cells(values, *, allow_empty: bool) -> tuple[np.ndarray, list[int]]:
+    """``(labels, bad)``: 1.0/0.0/NaN per cell and the positions that are not labels.
+
+    With ``allow_empty=False`` an empty cell counts as bad too.
+    """
+    cells = list(values.tolist() if hasattr(values, "tolist") else values)
+    out = np.full(len(cells), np.nan)
+    bad = []
+    for i, v in enumerate(cells):
+        lab = label_cell(v)
+        if lab is None or (lab != lab and not allow_empty):
+            bad.append(i)
+        else:
+            out[i] = lab
+    return out, bad
+
+
+def label_cells_message(name: str, values, bad: list[int], *, allow_empty: bool,
+                        first_line: int | None = None, limit: int = 10) -> str:
+    """The error for :func:`parse_label_cells`'s ``bad`` positions, listing where they are.
+
+    ``first_line`` is the file line of the first value (2 for a CSV with a header):
+    positions are then shown as file lines; otherwise as 0-based positions.
+    """
+    cells = list(values.tolist() if hasattr(values, "tolist") else values)
+
+    def where(i):
+        return f"line {i + first_line}" if first_line is not None else f"row {i}"
+
+    def shown(v):
+        v = v.item() if isinstance(v, np.generic) else v
+        return "an empty cell" if label_cell(v) is not None else repr(v)
+
+    listed = ", ".join(f"{where(i)}: {shown(cells[i])}" for i in bad[:limit])
+    more = f" and {len(bad) - limit} more" if len(bad) > limit else ""
+    expected = "1, 0 or empty (not vetted)" if allow_empty else "1 or 0 for every item"
+    note = " (line 1 is the header)" if first_line == 2 else " (0-based)" if first_line is None else ""
+    return (
+        f"{name} must hold {expected}, where 1.0/0.0 and true/false in any case are accepted "
+        f"too; {len(bad)} row(s) hold other values{note}: {listed}{more}. "
+        "Fix them (NA, n/a, null, yes/no are not accepted"
+        + ("; leave a cell empty if the item was not vetted)." if allow_empty else ").")
+    )
+
+
+def as_label_cells(values, name: str, *, allow_empty: bool = True,
+                   first_line: int | None = None) -> np.ndarray:
+    """Typed labels (strings or numbers) as 1.0/0.0 (NaN = empty); a ValueError lists the rest.
+
+    Examples
+    --------
+    >>> from bayeval._validate import as_label_cells
+    >>> as_label_cells(["1", "", "FALSE"], "column 'y'").tolist()
+    [1.0, nan, 0.0]
+    >>> as_label_cells(["1", "NA"], "column 'y'", first_line=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'y' must hold 1, 0 or empty (not vetted), ...; 1 row(s) hold other values (line 1 is the header): line 3: 'NA'. ...
+    """
+    out, bad = parse_label_cells(values, allow_empty=allow_empty)
+    if bad:
+        raise ValueError(label_cells_message(name, values, bad, allow_empty=allow_empty, first_line=first_line))
+    return out
+
+
+def _not_numbers(arr: np.ndarray) -> list[tuple[int, object]]:
+    """Positions and values of the entries of an object/str array that are not numbers."""
+    out = []
+    for i, v in enumerate(arr.ravel().tolist()):
+        if v is None or (isinstance(v, float) and v != v) or str(v) == "<NA>":
+            continue
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            out.append((i, v))
+    return out
 
 
 def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
@@ -61,9 +192,12 @@ def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
                 dtype=float,
             ).reshape(arr.shape)
         except (TypeError, ValueError) as exc:
+            bad = _not_numbers(np.asarray(x, dtype=object))
+            shown = ", ".join(f"position {i}: {v!r}" for i, v in bad[:5])
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
             raise TypeError(
-                f"`{name}` must hold numbers, got {_describe(np.asarray(x))} with values "
-                f"such as {_preview(np.asarray(x).ravel())}. Convert it to floats first."
+                f"`{name}` must hold numbers, but {len(bad)} value(s) are not numbers "
+                f"({shown}{more}). Fix or remove them, or convert the column to floats first."
             ) from exc
     if arr.dtype.kind == "c":
         raise TypeError(f"`{name}` must be real-valued, got complex dtype {arr.dtype}.")
@@ -93,7 +227,17 @@ def as_scores(x, name: str = "scores") -> np.ndarray:
 
 
 def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True) -> np.ndarray:
-    """1-D float64 array of 1/0 (and NaN for 'not known' when ``allow_nan``)."""
+    """1-D float64 array of 1/0 (and NaN for 'not known' when ``allow_nan``).
+
+    Text labels (a column read from a file) go through the same parser as every other
+    entry point (:func:`label_cell`): ``"TRUE"`` is 1, ``"yes"`` or ``"NA"`` is an error.
+    """
+    if not isinstance(x, str | bytes):
+        raw = np.asarray(x) if not hasattr(x, "dtype") else x
+        if getattr(raw, "dtype", None) is not None and (raw.dtype == object or raw.dtype.kind in "US"):
+            raw = np.asarray(raw)
+            if raw.ndim == 1:
+                x = as_label_cells(raw, f"`{name}`", allow_empty=allow_nan)
     arr = as_1d_float(x, name, allow_nan=True)
     if np.isinf(arr).any():
         raise ValueError(f"`{name}` holds infinite values; expected 1, 0" + (" or NaN." if allow_nan else "."))

@@ -9,6 +9,7 @@ Subcommands::
     bayeval select SCORES ... --size N           the next items to vet (optionally recorded in a label store)
     bayeval label STORE LABELS.csv --id COL --label COL
                                                  record labels typed by people into a label store
+    bayeval export-labels STORE OUT.csv          save the readable rows of a (damaged) label store
     bayeval demo                                 the bundled breast-cancer example
 
 SCORES is a CSV or Parquet file with one row per item. Errors in the inputs are
@@ -44,8 +45,18 @@ class CLIError(Exception):
 # ----------------------------------------------------------------- inputs
 
 
-def _read_table(path: str):
+def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=()):
+    """Read a CSV/TSV/Parquet file.
+
+    ``text_columns`` (ids) are read as text, so ``007`` and ``7`` stay different ids.
+    ``label_columns`` are read as the raw cells and parsed by the one label parser of
+    every entry point (:func:`bayeval._validate.label_cell`): ``NA``, ``n/a``, ``null``
+    or ``yes`` in a label column is an error with its line number, never "not vetted".
+    ``raw_columns`` are read as the cells' text, unparsed (``NA`` stays ``"NA"``).
+    """
     import pandas as pd
+
+    from . import _validate as V
 
     p = Path(path)
     if not p.exists():
@@ -53,19 +64,38 @@ def _read_table(path: str):
     if p.is_dir():
         raise CLIError(f"{path}: is a folder; give a CSV or Parquet file.")
     suffix = p.suffix.lower()
+    csv = suffix in (".csv", ".txt", ".tsv")
     try:
         if suffix in (".parquet", ".pq"):
             try:
-                return pd.read_parquet(p)
+                df = pd.read_parquet(p)
             except ImportError as exc:
                 raise CLIError(f"{path}: reading Parquet needs pyarrow; run `pip install pyarrow`.") from exc
-        if suffix in (".csv", ".txt", ".tsv"):
-            return pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",")
+        elif csv:
+            sep = "\t" if suffix == ".tsv" else ","
+            header = pd.read_csv(p, sep=sep, nrows=0).columns
+            text = [c for c in {*text_columns, *label_columns} if c and c in header]
+            df = pd.read_csv(p, sep=sep, dtype={c: str for c in text_columns if c in text},
+                             keep_default_na=True)
+            labels = [c for c in (*label_columns, *raw_columns) if c and c in header]
+            if labels:
+                raw = pd.read_csv(p, sep=sep, usecols=labels, dtype=str, keep_default_na=False)
+                for c in labels:
+                    df[c] = raw[c]
+        else:
+            raise CLIError(f"{path}: unknown file type {suffix!r}; give a .csv, .tsv or .parquet file.")
     except CLIError:
         raise
     except Exception as exc:  # malformed files: pandas' own message, with the path
         raise CLIError(f"{path}: could not be read as {suffix[1:].upper()} ({exc}).") from exc
-    raise CLIError(f"{path}: unknown file type {suffix!r}; give a .csv, .tsv or .parquet file.")
+    for c in label_columns:
+        if c and c in df.columns:
+            try:
+                df[c] = V.as_label_cells(df[c].to_numpy(dtype=object), f"{path}: column {c!r}",
+                                         allow_empty=True, first_line=2 if csv else None)
+            except ValueError as exc:
+                raise CLIError(str(exc)) from exc
+    return df
 
 
 def _data_args(p: argparse.ArgumentParser, *, need_label: bool = True) -> None:
@@ -98,7 +128,8 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 def _load_data(args):
     from .data import EvalData
 
-    df = _read_table(args.scores)
+    labels = [args.label, args.noisy_label, getattr(args, "prediction", None)]
+    df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels)
     try:
         return EvalData.from_frame(
             df,
@@ -260,6 +291,8 @@ def _cmd_select(args) -> int:
     store = None
     if args.store:
         store = LabelStore(args.store)
+        if store.damaged:  # refuse before the fit, not after it
+            store.new_batch(["check"])  # raises StoreDamagedError with the recovery steps
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
@@ -297,47 +330,91 @@ def _cmd_select(args) -> int:
 
 
 def _cmd_label(args) -> int:
-    import numpy as np
-
+    from . import _validate as V
     from .active import LabelStore
 
-    df = _read_table(args.labels)
-    for col in (args.item_id, args.label):
+    df = _read_table(args.labels, text_columns=[args.item_id], raw_columns=[args.label])
+    for col, flag in ((args.item_id, "--id"), (args.label, "--label")):
         if col not in df.columns:
-            raise CLIError(f"{args.labels}: no column {col!r}; its columns are {list(map(str, df.columns))}.")
+            raise CLIError(f"{args.labels}: no column {col!r} (see {flag}); its columns are "
+                           f"{list(map(str, df.columns))}.")
+    csv = Path(args.labels).suffix.lower() in (".csv", ".txt", ".tsv")
+    first = 2 if csv else 0  # line 1 of a CSV is the header
+
+    def where(j):
+        return f"line {j + first}" if csv else f"row {j}"
+
     ids = df[args.item_id].tolist()
-    raw = df[args.label].tolist()
-    good_ids, good_vals, bad = [], [], []
-    for row, (i, v) in enumerate(zip(ids, raw, strict=True), start=2):  # row 1 is the header
-        s = str(v).strip()
-        if isinstance(v, float) and np.isnan(v):
-            bad.append((row, i, "empty label"))
-        elif s in ("0", "1", "0.0", "1.0", "True", "False", "true", "false"):
-            good_ids.append(i.item() if hasattr(i, "item") else i)
-            good_vals.append(1 if s in ("1", "1.0", "True", "true") else 0)
+    raw = df[args.label].to_numpy(dtype=object)
+    values, not_labels = V.parse_label_cells(raw, allow_empty=False)
+    not_labels = set(not_labels)
+    bad = []  # (row index or None, item, why)
+    for j in not_labels:
+        v = raw[j]
+        why = "empty label" if V.label_cell(v) is not None else f"label {v!r} is not {V.LABEL_SPELLINGS}"
+        bad.append((j, ids[j], why))
+    rows: dict = {}  # item -> [(row, value)]
+    for j, (i, v) in enumerate(zip(ids, values, strict=True)):
+        if j in not_labels:
+            continue
+        if i is None or (isinstance(i, float) and i != i) or str(i).strip() == "":
+            bad.append((j, i, "empty item id"))
+            continue
+        rows.setdefault(i.item() if hasattr(i, "item") else i, []).append((j, int(v)))
+    good_ids, good_vals = [], []
+    for i, seen in rows.items():
+        if len({v for _, v in seen}) > 1:
+            listed = ", ".join(f"{where(j)}: {v}" for j, v in seen)
+            bad.append((seen[0][0], i, f"conflicting labels in this file ({listed}); decide which is right"))
         else:
-            bad.append((row, i, f"label {v!r} is not 0/1"))
-    known = None
+            good_ids.append(i)
+            good_vals.append(seen[0][1])
     if args.scores:
         data = _load_data(
             argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
                                category=None, item_id=args.scores_id or args.item_id)
         )
         known = set(data.item_ids.tolist())
+        row_of = {i: seen[0][0] for i, seen in rows.items()}
+        bad += [(row_of[i], i, "unknown item id (not in --scores)") for i in good_ids if i not in known]
         keep = [(i, v) for i, v in zip(good_ids, good_vals, strict=True) if i in known]
-        bad += [(None, i, "unknown item id") for i in good_ids if i not in known]
         good_ids, good_vals = [i for i, _ in keep], [v for _, v in keep]
     with LabelStore(args.store) as store:
-        n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch) if good_ids else 0
-        print(f"recorded {n} label(s) in {args.store} ({len(store)} in all).")
+        if args.batch is not None and args.batch not in store.batches()["batch"].tolist():
+            n_b = len(store.batches())
+            have = f"batches 1..{n_b}" if n_b else "no batches yet"
+            raise CLIError(f"--batch {args.batch}: {args.store} has {have}; give one of those "
+                           "(`bayeval select --store` records batches) or leave --batch out.")
+        n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch, new_only=True) if good_ids else 0
+        skipped = len(good_ids) - n
+        again = f"; {skipped} were already in the store and were not added again" if skipped else ""
+        print(f"recorded {n} new label(s) in {args.store}{again} ({len(store)} in all).")
     if bad:
+        bad.sort(key=lambda b: (b[0] is None, b[0] if b[0] is not None else 0))
         for row, i, why in bad[:20]:
-            where = f"row {row}, " if row else ""
-            print(f"rejected: {where}item {i!r}: {why}", file=sys.stderr)
+            at = f"{where(row)}, " if row is not None else ""
+            print(f"rejected: {at}item {i!r}: {why}", file=sys.stderr)
         if len(bad) > 20:
             print(f"... and {len(bad) - 20} more", file=sys.stderr)
-        print(f"bayeval: error: {len(bad)} row(s) rejected; the {n} valid label(s) were recorded.", file=sys.stderr)
+        print(f"bayeval: error: {len(bad)} row(s) rejected; the {n} valid new label(s) were recorded. "
+              "Fix the rejected rows and run the same command again: labels already recorded are "
+              "not added twice.", file=sys.stderr)
         return 2
+    return 0
+
+
+def _cmd_export_labels(args) -> int:
+    from .active.store import export_readable
+
+    try:
+        res = export_readable(args.store, args.out)
+    except (FileNotFoundError, FileExistsError) as exc:
+        raise CLIError(str(exc)) from exc
+    top = res["max_id"]
+    of = f" of at most {top}" if top is not None else ""
+    print(f"saved {res['rows']}{of} label row(s) to {args.out}.")
+    for err in res["errors"]:
+        print(f"warning: unreadable part of {args.store}: {err}", file=sys.stderr)
     return 0
 
 
@@ -451,7 +528,12 @@ def _parser() -> argparse.ArgumentParser:
 
     lab = sub.add_parser("label", help="record labels from a CSV into a label store",
                          description="Append labels (item id, 0/1) from a CSV or Parquet file to a label store. "
-                                     "Valid rows are recorded even when others are rejected.")
+                                     "Labels are 1 or 0 (also 1.0/0.0 and true/false in any case); anything "
+                                     "else (NA, n/a, null, yes, an empty cell) is rejected with its line. "
+                                     "Item ids are read as text ('007' and '7' differ). Valid rows are "
+                                     "recorded even when others are rejected; importing the same file "
+                                     "again adds nothing (a label equal to the annotator's latest label "
+                                     "for that item is not added again).")
     lab.add_argument("store", help="label store file (created if missing)")
     lab.add_argument("labels", help="CSV or Parquet file with the labels")
     lab.add_argument("--id", dest="item_id", default="item", help="column of item ids (default 'item')")
@@ -462,6 +544,13 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--score", default=None, help="with --scores: its score column")
     lab.add_argument("--scores-id", default=None, help="with --scores: its id column (default: same as --id)")
     lab.set_defaults(func=_cmd_label)
+
+    exp = sub.add_parser("export-labels", help="save the readable label rows of a (damaged) store to CSV",
+                         description="Save every label row that can still be read from a label store "
+                                     "(for example a damaged one) to a CSV file; the store is not changed.")
+    exp.add_argument("store", help="label store file")
+    exp.add_argument("out", help="CSV file to write (must not exist)")
+    exp.set_defaults(func=_cmd_export_labels)
 
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
