@@ -8,6 +8,7 @@ that says what was expected, what arrived, and how to fix it.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,7 +32,17 @@ __all__ = [
     "label_cell",
     "parse_label_cells",
     "as_label_cells",
+    "check_job_size",
+    "MAX_MEMORY_ENV",
+    "FIT_BYTES_PER_DRAW",
 ]
+
+#: Environment variable that raises (or lowers) the memory limit of :func:`check_job_size`.
+MAX_MEMORY_ENV = "BAYEVAL_MAX_MEMORY_GB"
+_DEFAULT_MAX_MEMORY_GB = 4.0
+#: Memory a PyMC fit keeps per draw and chain: the parameters and the sampler's
+#: statistics (about 30 float64 values), for the size estimate.
+FIT_BYTES_PER_DRAW = 256
 
 #: What every entry point (CSV reader, card, ``bayeval label``, the label store, the
 #: active session) accepts as a typed label. Compared after stripping blanks and
@@ -294,6 +305,60 @@ def as_label_draws(x, name: str = "labels") -> np.ndarray:
             f"`{name}` must hold only 0 and 1, got values such as {_preview(np.unique(arr[~ok]))}."
         )
     return arr.astype(np.int8)
+
+
+def _max_memory_gb(max_memory_gb) -> float:
+    if max_memory_gb is None:
+        env = os.environ.get(MAX_MEMORY_ENV)
+        if env is None or env.strip() == "":
+            return _DEFAULT_MAX_MEMORY_GB
+        try:
+            value = float(env)
+        except ValueError:
+            raise ValueError(
+                f"The environment variable {MAX_MEMORY_ENV}={env!r} must be a number of GB "
+                "(e.g. 16)."
+            ) from None
+        name = MAX_MEMORY_ENV
+    else:
+        value, name = max_memory_gb, "max_memory_gb"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise ValueError(f"`{name}` must be a positive number of GB, got {value!r}.")
+    return float(value)
+
+
+def check_job_size(chains: int, draws: int, *, bytes_per_draw: float, what: str,
+                   max_memory_gb=None, draws_per_second: float | None = None,
+                   how_to_raise: str = "pass max_memory_gb=") -> float:
+    """Estimate a job's memory up front; raise a clear error above the limit.
+
+    The limit is ``max_memory_gb``, else the environment variable
+    ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB. Returns the estimate in GB.
+
+    Examples
+    --------
+    >>> from bayeval._validate import check_job_size
+    >>> round(check_job_size(2, 1000, bytes_per_draw=256, what="fit"), 6)
+    0.000512
+    >>> check_job_size(2, 10**8, bytes_per_draw=256, what="the fit")
+    Traceback (most recent call last):
+    ...
+    ValueError: the fit: 2 chains x 100000000 draws would need about 51.2 GB of memory, above the limit of 4 GB. ...
+    """
+    gb = chains * draws * bytes_per_draw / 1e9
+    limit = _max_memory_gb(max_memory_gb)
+    if gb > limit:
+        eta = ""
+        if draws_per_second:
+            hours = chains * draws / draws_per_second / 3600
+            eta = f" and roughly {hours:.1f} hour(s) at {draws_per_second:g} draws per second"
+        raise ValueError(
+            f"{what}: {chains} chains x {draws} draws would need about {gb:.1f} GB of memory"
+            f"{eta}, above the limit of {limit:g} GB. 1000-4000 draws per chain are plenty for "
+            f"credible intervals: use fewer draws; or, if you really mean it, raise the limit "
+            f"({how_to_raise}, or the environment variable {MAX_MEMORY_ENV})."
+        )
+    return gb
 
 
 def check_same_length(n_items: int, name: str, arr_len: int, reference: str = "scores") -> None:

@@ -15,7 +15,8 @@ The ``card.toml`` schema
     description = "..."             # required: one paragraph: classifier, data, how vetted
 
     [data]                          # required
-    file = "scores.csv"             # required: CSV or Parquet, relative to the card folder
+    file = "scores.csv"             # required: CSV or Parquet, inside the card folder
+                                    # (a path out of it needs `--allow-outside`)
     score = "score"                 # required: column of classifier scores
     label = "label"                 # vetted labels: 1 / 0, empty = not vetted
     noisy_label = "noisy"           # optional: cheap 0/1 labels of every item
@@ -31,7 +32,9 @@ The ``card.toml`` schema
     # negative = "normal", positive = "studentt", transform = "logit"
 
     [sampling]                      # optional; defaults shown
-    draws = 1000                    # posterior draws per chain (>= 1)
+    draws = 1000                    # posterior draws per chain (>= 1; chains x draws is
+                                    # checked against a memory limit, 4 GB by default:
+                                    # BAYEVAL_MAX_MEMORY_GB or --max-memory-gb raise it)
     tune = 1000                     # tuning steps per chain (>= 0)
     chains = 2                      # chains (>= 1)
     seed = 0                        # seeds the sampler and the label draws (>= 0)
@@ -428,13 +431,17 @@ class Card:
 # ----------------------------------------------------------------- loading
 
 
-def load_card(path) -> Card:
+def load_card(path, *, allow_outside: bool = False) -> Card:
     """Read and validate a model card.
 
     Parameters
     ----------
     path : str or os.PathLike
         A card folder, or its ``card.toml`` (the file must have that name).
+    allow_outside : bool, default False
+        A card reads only files inside its own folder: ``[data] file`` that leads
+        elsewhere (``../x.csv``, an absolute path, a link out of the folder) is an
+        error unless this is True.
 
     Returns
     -------
@@ -523,6 +530,14 @@ def load_card(path) -> Card:
             columns[key] = _string(value, f"[data] {key}", err)
     file_name = _string(data["file"], "[data] file", err)
     data_file = (folder / file_name).resolve()
+    inside = data_file.is_relative_to(folder.resolve())
+    if not inside and not allow_outside:
+        raise err(
+            "[data] file",
+            f"{file_name!r} is outside the card folder ({data_file}). A card reads only the "
+            "files in its own folder: copy the file there, or, if you trust this card, allow "
+            "it explicitly (`bayeval report --allow-outside`, or load_card(..., allow_outside=True)).",
+        )
     if not data_file.is_file():
         raise err("[data] file", f"{file_name!r} not found (looked for {data_file}).")
     if _file_kind(data_file) is None:
@@ -657,6 +672,12 @@ def _check_sampling(settings: dict, where: str) -> dict:
         "chains": _integer(settings["chains"], "[sampling] chains", err, 1),
         "seed": _integer(settings["seed"], "[sampling] seed", err, 0),
     }
+    try:
+        V.check_job_size(out["chains"], out["draws"], bytes_per_draw=V.FIT_BYTES_PER_DRAW,
+                         what="[sampling] draws", draws_per_second=2000,
+                         how_to_raise="`bayeval report --max-memory-gb`")
+    except ValueError as exc:
+        raise CardError(f"{where}: {exc}") from exc
     if "target_accept" in settings:
         out["target_accept"] = _fraction(
             settings["target_accept"], "[sampling] target_accept", err, open_interval=True

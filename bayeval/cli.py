@@ -123,6 +123,73 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chains", type=int, default=2, help="chains (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+    _memory_arg(p)
+
+
+def _memory_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-memory-gb", type=float, default=None,
+                   help="refuse fits estimated to need more memory than this (default 4, or "
+                        "the environment variable BAYEVAL_MAX_MEMORY_GB)")
+
+
+def _fraction(value, flag: str, *, open_interval: bool) -> None:
+    import math
+
+    ok = value is not None and math.isfinite(value) and (0 < value < 1 if open_interval else 0 <= value <= 1)
+    if value is not None and not ok:
+        rng = "between 0 and 1 (exclusive)" if open_interval else "between 0 and 1"
+        hint = f"; did you mean {value / 100:g}?" if 1 < value <= 100 else "."
+        raise CLIError(f"{flag} must be a probability {rng}, got {value:g}{hint}")
+
+
+def _check_args(args) -> None:
+    """Every option checked before anything is read or fitted, with the flag's name."""
+    from . import _validate as V
+
+    cmd = args.command
+    if getattr(args, "max_memory_gb", None) is not None:
+        if not args.max_memory_gb > 0:
+            raise CLIError(f"--max-memory-gb must be a positive number of GB, got {args.max_memory_gb:g}.")
+        os.environ[V.MAX_MEMORY_ENV] = str(args.max_memory_gb)  # seen by every size check of this run
+    for flag, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("seed", 0), ("size", 1), ("batch", 1)):
+        value = getattr(args, flag, None)
+        if value is not None and value < minimum:
+            raise CLIError(f"--{flag} must be an integer >= {minimum}, got {value}.")
+    for k in getattr(args, "k", None) or []:
+        if k < 1:
+            raise CLIError(f"--k must be a whole number >= 1 (the number of top-ranked items), got {k}.")
+    if hasattr(args, "hdi_prob"):
+        _fraction(args.hdi_prob, "--hdi-prob", open_interval=True)
+    for flag in ("min_precision", "min_recall"):
+        if hasattr(args, flag):
+            _fraction(getattr(args, flag), "--" + flag.replace("_", "-"), open_interval=False)
+    if getattr(args, "threshold", None) is not None and not abs(args.threshold) < float("inf"):
+        raise CLIError(f"--threshold must be a finite score, got {args.threshold}.")
+    if cmd == "fit":
+        needs = [m for m in args.metric if m in ("precision", "recall", "f_score", "accuracy")]
+        if needs and args.threshold is None and args.prediction is None:
+            raise CLIError(
+                f"--metric {' '.join(needs)} needs a decision: give --threshold T (the score "
+                "cut-off) or --prediction COL (a column of the classifier's 0/1 decisions)."
+            )
+    if cmd == "threshold" and args.min_precision is None and args.min_recall is None:
+        raise CLIError("Give --min-precision and/or --min-recall.")
+    out = getattr(args, "out", None)
+    if out and cmd in ("fit", "report"):
+        p = Path(out)
+        if cmd == "report" and p.exists() and not p.is_dir():
+            raise CLIError(f"--out {out}: is a file; --out names the folder the report is written to.")
+        if cmd == "fit" and p.is_dir():
+            raise CLIError(f"--out {out}: is a folder; --out names the CSV file to write.")
+        parent = p.parent if cmd == "fit" else p.parent
+        if not parent.exists():
+            raise CLIError(f"--out {out}: the folder {str(parent)!r} does not exist; create it first.")
+    if cmd in ("fit", "threshold", "select"):
+        try:
+            V.check_job_size(args.chains, args.draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW,
+                             what="--draws", draws_per_second=2000, how_to_raise="--max-memory-gb")
+        except ValueError as exc:
+            raise CLIError(str(exc)) from exc
 
 
 def _load_data(args):
@@ -144,6 +211,20 @@ def _load_data(args):
         raise CLIError(f"{args.scores}: {exc}") from exc
 
 
+def _warn_one_class(data) -> None:
+    """Say so when the vetted labels hold one class only: the fit cannot anchor the other."""
+    if data.n_vetted and data.n_vetted_negative == 0:
+        print(f"warning: all {data.n_vetted} vetted labels are positive (no vetted negatives): the "
+              "negatives' score distribution is learned from unvetted scores alone, so intervals "
+              "may be wide or the sampler may not converge. Vet a few low-scored items.",
+              file=sys.stderr)
+    elif data.n_vetted and data.n_vetted_positive == 0:
+        print(f"warning: all {data.n_vetted} vetted labels are negative (no vetted positives): the "
+              "positives' score distribution is learned from unvetted scores alone, so intervals "
+              "may be wide or the sampler may not converge. Vet a few high-scored items.",
+              file=sys.stderr)
+
+
 def _fit(args, data):
     name = args.model or ("label_flip" if data.noisy_labels is not None else "score_mixture")
     if name == "label_flip":
@@ -158,6 +239,7 @@ def _fit(args, data):
         fit_kw = {}
     if data.n_vetted == 0 and name == "score_mixture":
         raise CLIError("No item is vetted (the --label column is empty): the score mixture needs a few vetted labels.")
+    _warn_one_class(data)
     print(
         f"Fitting {name} on {data.n_items} items ({data.n_vetted} vetted): {args.chains} chains x "
         f"{args.draws} draws...",
@@ -210,11 +292,26 @@ def _cmd_report(args) -> int:
     from .report import report
 
     try:
-        card = load_card(args.card)
+        card = load_card(args.card, allow_outside=args.allow_outside)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
     out = Path(args.out) if args.out else Path(card.path) / "report"
-    data, truth = card.load_data()
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out}: is a file; the report is written to a folder (see --out).")
+    from . import _validate as V
+
+    chains = args.chains or card.sampling["chains"]
+    draws = args.draws or card.sampling["draws"]
+    try:
+        V.check_job_size(chains, draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW, what="--draws/--chains",
+                         draws_per_second=2000, how_to_raise="--max-memory-gb")
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    try:
+        data, truth = card.load_data()
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from exc
+    _warn_one_class(data)
     print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name}...",
           file=sys.stderr, flush=True)
     # bad diagnostics are shown in the report (a warning box), not as a Python warning
@@ -487,6 +584,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--tune", type=int, default=None, help="override the card's tuning steps")
     rep.add_argument("--chains", type=int, default=None, help="override the card's chains")
     rep.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+    rep.add_argument("--allow-outside", action="store_true",
+                     help="let the card read a data file outside its folder (off by default)")
+    _memory_arg(rep)
     rep.set_defaults(func=_cmd_report)
 
     fit = sub.add_parser("fit", help="fit a model and print the metric summary table",
@@ -574,7 +674,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "scores", None) and args.command == "label" and not args.score:
         parser.error("label: --scores needs --score (the score column of that file).")
+    from ._validate import MAX_MEMORY_ENV
+
+    saved_limit = os.environ.get(MAX_MEMORY_ENV)
     try:
+        _check_args(args)
         return int(args.func(args) or 0)
     except CLIError as exc:
         print(f"bayeval: error: {exc}", file=sys.stderr)
@@ -584,6 +688,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"bayeval: error: {exc}", file=sys.stderr)
         return 2
+    finally:  # --max-memory-gb applies to this run only
+        if saved_limit is None:
+            os.environ.pop(MAX_MEMORY_ENV, None)
+        else:
+            os.environ[MAX_MEMORY_ENV] = saved_limit
 
 
 if __name__ == "__main__":

@@ -311,6 +311,7 @@ class Posterior:
         draws: int = 1000,
         chains: int = 1,
         random_seed: int | None = None,
+        max_memory_gb: float | None = None,
     ) -> Posterior:
         """A Posterior from given per-item probabilities ``p(z_i = 1 | O)``.
 
@@ -327,6 +328,10 @@ class Posterior:
         draws, chains : int
             Number of label draws per chain (ignored for 2-D ``p``).
         random_seed : int or None
+        max_memory_gb : float, optional
+            A larger ``chains * draws`` than fits in this much memory (default: the
+            environment variable ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB) raises a
+            ``ValueError`` up front instead of running out of memory later.
 
         Examples
         --------
@@ -352,6 +357,9 @@ class Posterior:
         else:
             chains = V.as_positive_int(chains, "chains")
             draws = V.as_positive_int(draws, "draws")
+            # per draw: its mean probability, its random stream, a few metric values
+            V.check_job_size(chains, draws, bytes_per_draw=64, what="Posterior.from_probabilities",
+                             max_memory_gb=max_memory_gb)
         arr.setflags(write=False)
         coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
         mean_p = np.broadcast_to(arr.mean(axis=-1), (chains, draws)) if arr.ndim == 1 else arr.mean(axis=1)[None]

@@ -442,3 +442,48 @@ def test_a_label_flip_card_fits(tmp_path, cards):
     table = post.summary(card.metrics())
     assert "mean average precision" in table.index
     assert table["mean"].between(0, 1).all()
+
+
+# ------------------------------------------------- new-user faults: paths, sizes, labels, ids
+
+
+@pytest.mark.parametrize("where", ["../outside.csv", "ABS"])
+def test_a_card_reads_only_files_in_its_folder(tmp_path, where):
+    outside = tmp_path / "outside.csv"
+    outside.write_text(CSV)
+    name = str(outside) if where == "ABS" else where
+    folder = make_card(tmp_path / "card", **{'file = "scores.csv"': f"file = {name!r}"})
+    with pytest.raises(CardError, match=r"\[data\] file.*outside the card folder.*--allow-outside"):
+        load_card(folder)
+    card = load_card(folder, allow_outside=True)  # explicitly allowed
+    assert card.data_file == outside.resolve() and card.load_data()[0].n_items == 6
+
+
+def test_cli_report_refuses_a_card_reading_outside_its_folder(tmp_path, capsys):
+    from bayeval.cli import main
+
+    (tmp_path / "x.csv").write_text(CSV)
+    folder = make_card(tmp_path / "card", **{'file = "scores.csv"': 'file = "../x.csv"'})
+    assert main(["report", str(folder), "--no-progress"]) == 2
+    assert "outside the card folder" in capsys.readouterr().err
+
+
+def test_huge_draws_in_a_card_are_refused_at_load(tmp_path, monkeypatch):
+    from bayeval._validate import MAX_MEMORY_ENV
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    folder = make_card(tmp_path, **{"draws = 10": "draws = 100000000"})
+    with pytest.raises(CardError, match=r"\[sampling\] draws.*GB of memory.*above the limit"):
+        load_card(folder)
+    monkeypatch.setenv(MAX_MEMORY_ENV, "1000")
+    assert load_card(folder).sampling["draws"] == 100000000
+
+
+def test_card_labels_use_the_shared_parser_and_ids_are_text(tmp_path):
+    csv = "id,score,label,truth\n007,0.9,TRUE,1\n7,0.8,,1\n0.40,0.4,false,0\n3,0.3,0,0\n"
+    folder = make_card(tmp_path, csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    data, _ = load_card(folder).load_data()
+    assert data.item_ids.tolist() == ["007", "7", "0.40", "3"]
+    assert data.labels[[0, 2, 3]].tolist() == [1.0, 0.0, 0.0] and np.isnan(data.labels[1])
+    bad = make_card(tmp_path / "b", csv=csv.replace("TRUE", "null"), **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    fails(bad, "[data] label", "line 2: 'null'")

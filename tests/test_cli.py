@@ -87,7 +87,7 @@ def test_select_and_label_round_trip_through_a_store(scores_csv, tmp_path, capsy
     code = main(["label", str(store), str(tmp_path / "answers.csv"), "--annotator", "me",
                  "--scores", str(path), "--score", "s", "--scores-id", "item"])
     err = capsys.readouterr().err
-    assert code == 2 and "row 5" in err and "'maybe'" in err and "unknown item id" in err
+    assert code == 2 and "line 5" in err and "'maybe'" in err and "unknown item id" in err
     with LabelStore(store) as st:
         labels = st.labels()
     assert labels["item"].tolist() == [picked[0], picked[1], picked[2], picked[4]]  # valid rows kept
@@ -251,3 +251,74 @@ def test_damaged_store_refuses_label_and_select_and_exports(scores_csv, tmp_path
     assert "label row(s)" in capsys.readouterr().out
     saved = pd.read_csv(out)
     assert len(saved) > 0 and {"item", "value", "annotator"} <= set(saved.columns)
+
+
+# ------------------------------------------------- options checked before any fit
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["fit", "--hdi-prob", "94"], "--hdi-prob must be a probability between 0 and 1 (exclusive), got 94; did you mean 0.94?"),
+        (["fit", "--metric", "precision"], "--metric precision needs a decision: give --threshold T"),
+        (["fit", "--out", "{tmp}"], "--out {tmp}: is a folder"),
+        (["fit", "--out", "{tmp}/no/such/x.csv"], "does not exist"),
+        (["fit", "--draws", "0"], "--draws must be an integer >= 1"),
+        (["fit", "--k", "0", "--metric", "precision_at_k"], "--k must be a whole number >= 1"),
+        (["fit", "--draws", "100000000"], "--draws: 2 chains x 100000000 draws would need about"),
+        (["threshold", "--min-precision", "95"], "--min-precision must be a probability between 0 and 1, got 95; did you mean 0.95?"),
+        (["select", "--size", "0"], "--size must be an integer >= 1"),
+    ],
+)
+def test_options_are_checked_before_the_fit_with_flag_names(extra, message, scores_csv, tmp_path, capsys):
+    path, _ = scores_csv
+    cmd, *rest = extra
+    argv = [cmd, str(path), "--score", "s", "--label", "y", *[a.format(tmp=tmp_path) for a in rest]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Fitting" not in err  # refused before sampling started
+    assert err.startswith("bayeval: error:") and message.format(tmp=tmp_path) in err, err
+    for python_name in ("threshold=", "out_dir", "hdi_prob", "new_batch()", "fit()"):
+        assert python_name not in err
+
+
+def test_max_memory_gb_raises_the_limit_for_one_run_only(scores_csv, tmp_path, capsys, monkeypatch):
+    import os
+
+    from bayeval._validate import MAX_MEMORY_ENV
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    path, _ = scores_csv
+    # passes the size check, then fails on the next check (the missing folder): nothing is fitted
+    argv = ["fit", str(path), "--score", "s", "--label", "y", "--draws", "100000000",
+            "--max-memory-gb", "1000", "--out", str(tmp_path / "no" / "x.csv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "GB" not in err
+    assert MAX_MEMORY_ENV not in os.environ
+
+
+def test_report_out_pointing_to_a_file_fails_before_the_fit(tmp_path, capsys):
+    f = tmp_path / "report.html"
+    f.write_text("x")
+    assert main(["report", str(BC), "--out", str(f), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "is a file" in err and "fitting" not in err.lower().split("error")[0]
+
+
+def test_report_refuses_huge_draws_before_the_fit(capsys):
+    assert main(["report", str(BC), "--draws", "100000000", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--draws/--chains" in err and "GB of memory" in err and "--max-memory-gb" in err
+
+
+def test_one_class_of_vetted_labels_is_named(capsys):
+    from bayeval import EvalData
+    from bayeval.cli import _warn_one_class
+
+    _warn_one_class(EvalData([0.9, 0.8, 0.1], [1, 1, np.nan]))
+    assert "no vetted negatives" in capsys.readouterr().err
+    _warn_one_class(EvalData([0.9, 0.8, 0.1], [np.nan, 0, 0]))
+    assert "no vetted positives" in capsys.readouterr().err
+    _warn_one_class(EvalData([0.9, 0.8, 0.1], [1, 0, np.nan]))
+    assert capsys.readouterr().err == ""
