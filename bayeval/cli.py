@@ -325,6 +325,7 @@ def _cmd_report(args) -> int:
         constraints=card.constraints,
         hdi_prob=card.report_options.get("hdi_prob", 0.9),
         truth=truth,
+        source=card.data_file,
     )
     paths = rep.save(out)
     for key in ("metrics",):

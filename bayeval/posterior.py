@@ -626,6 +626,14 @@ def _metric_items(metrics) -> list[tuple[str, Any, dict]]:
             metric, options = entry, {}
         name = _resolve(metric)[2]
         out.append((label or name, metric, options))
+    # two unlabelled entries of one metric with different options (k=10, k=100) get
+    # distinct names: "precision_at_k[k=10]", "precision_at_k[k=100]"
+    auto = [label is None for label, _ in pairs]
+    names = [lab for lab, _, _ in out]
+    for i, (lab, metric, options) in enumerate(out):
+        if auto[i] and options and names.count(lab) > 1:
+            shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in options.items())
+            out[i] = (f"{lab}[{shown}]", metric, options)
     return out
 
 
