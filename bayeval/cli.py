@@ -312,13 +312,16 @@ def _cmd_report(args) -> int:
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
     _warn_one_class(data)
-    print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name}...",
-          file=sys.stderr, flush=True)
+    if not args.quiet:
+        print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name} "
+              f"({chains} chains x {draws} draws)...", file=sys.stderr, flush=True)
     # bad diagnostics are shown in the report (a warning box), not as a Python warning
-    post = card.fit(progressbar=not args.no_progress, draws=args.draws, tune=args.tune, chains=args.chains,
+    post = card.fit(progressbar=not (args.no_progress or args.quiet), draws=args.draws, tune=args.tune, chains=args.chains,
                     warn=False)
+    say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     rep = report(
         post,
+        progress=say,
         title=card.title,
         description=card.description,
         metrics=card.metrics(),
@@ -327,6 +330,8 @@ def _cmd_report(args) -> int:
         truth=truth,
         source=card.data_file,
     )
+    if say:
+        say(f"report: writing {out}...")
     paths = rep.save(out)
     for key in ("metrics",):
         if key in rep.tables:
@@ -585,6 +590,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--tune", type=int, default=None, help="override the card's tuning steps")
     rep.add_argument("--chains", type=int, default=None, help="override the card's chains")
     rep.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+    rep.add_argument("--quiet", action="store_true",
+                     help="no progress messages on stderr (implies --no-progress)")
     rep.add_argument("--allow-outside", action="store_true",
                      help="let the card read a data file outside its folder (off by default)")
     _memory_arg(rep)

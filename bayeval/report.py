@@ -850,6 +850,7 @@ def report(
     description: str | None = None,
     thresholds=None,
     source=None,
+    progress=None,
 ) -> Report:
     """A credible-interval model-card report of a posterior.
 
@@ -896,6 +897,10 @@ def report(
         Candidate thresholds for ``constraints`` (default as in :func:`recalibrate`).
     source : str or path-like, optional
         The file the data was read from; its name and SHA-256 are recorded too.
+    progress : callable, optional
+        Called with a short message (e.g. ``"report: posterior predictive check..."``)
+        as each step starts, so a long report is not silent; ``print`` works. Default:
+        silent.
 
     Every report records how to reproduce it, under the title: the versions of
     bayeval, PyMC, PyTensor, NumPy and ArviZ, the date it was made, and a SHA-256 of
@@ -920,6 +925,16 @@ def report(
     ['mean', 'sd', '90% HDI lower', '90% HDI upper', 'vetted_only']
     """
     post, session = _as_posterior(posterior)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
+    import time
+
+    t_start = time.perf_counter()
+
+    def step(message: str) -> None:
+        if progress is not None:
+            progress(f"report: {message} ({time.perf_counter() - t_start:.0f} s so far)")
+
     title = _check_title(title)
     description = _check_description(description)
     hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
@@ -963,6 +978,7 @@ def report(
     # ------------------------------------------------------- constraints
     rec: Recalibration | None = None
     if cons is not None:
+        step("choosing the threshold under the constraints...")
         rec = recalibrate(post, thresholds=thresholds, **cons)
 
     # ----------------------------------------------------------- metrics
@@ -981,6 +997,7 @@ def report(
             )
             for lab, m, opts in user_items
         ]
+    step(f"metric table ({len(items)} metric(s))...")
     table = _metric_table(post, items, hdi_prob, truth_arr)
     tables["metrics"] = table
     if data.has_categories:
@@ -1064,6 +1081,7 @@ def report(
     # ------------------------------------------------------------ figures
     from .plots import mixture_fit, pr_curve, threshold_probability
 
+    step("precision-recall curve...")
     fig, ax = _new_figure(6, 4)
     pr_curve(post, ax=ax, hdi_prob=hdi_prob, truth=truth_arr)
     ax.set_title(f"precision-recall curve ({N} items, {n} vetted)", fontsize=9)
@@ -1071,6 +1089,7 @@ def report(
 
     # ---------------------------------------------------- score mixture
     if hasattr(post, "ppc") and hasattr(post, "density"):
+        step("posterior predictive check and mixture plot...")
         ppc = post.ppc()
         n_ppc = int(np.size(ppc["ks_draws"]))
         fig, (ax1, ax2) = _new_figure(11, 4, ncols=2)
@@ -1189,6 +1208,7 @@ def report(
                 figures["vetting_progress"] = fig
 
     # -------------------------------------------------------- diagnostics
+    step("sampler diagnostics...")
     diag, per_param = _diagnostics(post)
     if diag is None:
         notes.setdefault("diagnostics", []).append(

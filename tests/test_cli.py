@@ -128,8 +128,12 @@ def test_report_renders_a_card(tmp_path, capsys):
     html = (out / "report.html").read_text()
     assert "Breast-cancer logistic regression" in html and "<table" in html
     assert (out / "report.md").exists() and list((out / "figures").glob("*.png"))
-    stdout = capsys.readouterr().out
-    assert "report.html" in stdout
+    captured = capsys.readouterr()
+    assert "report.html" in captured.out
+    # no silent minute after sampling: each rendering step is announced on stderr
+    assert "report: metric table" in captured.err and "report: writing" in captured.err
+    md = (out / "report.md").read_text()
+    assert "PyMC" in md and "SHA-256" in md and "scores.csv SHA-256" in md  # reproducible
 
 
 def test_demo_prints_a_summary(capsys):

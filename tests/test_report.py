@@ -598,3 +598,13 @@ def test_reading_uses_plain_names_and_headings(plain):
     assert "Monte Carlo error" in prose and "not comparable with the interval" in prose
     page = _page_without_figures(r)
     assert "(sections: constraints)" not in page and "“Threshold under constraints”" in page
+
+
+def test_report_says_what_it_is_doing_when_asked(plain):
+    post, _ = plain
+    said = []
+    report(post, title="t", constraints={"min_precision": 0.8}, progress=said.append)
+    assert said and all(m.startswith("report: ") and "s so far)" in m for m in said)
+    assert any("metric table" in m for m in said) and any("threshold" in m for m in said)
+    with pytest.raises(TypeError, match="progress"):
+        report(post, title="t", progress="loud")
