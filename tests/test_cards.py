@@ -487,3 +487,41 @@ def test_card_labels_use_the_shared_parser_and_ids_are_text(tmp_path):
     assert data.labels[[0, 2, 3]].tolist() == [1.0, 0.0, 0.0] and np.isnan(data.labels[1])
     bad = make_card(tmp_path / "b", csv=csv.replace("TRUE", "null"), **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
     fails(bad, "[data] label", "line 2: 'null'")
+
+
+def _committed_metrics(md: str) -> dict[str, tuple[float, float]]:
+    """{metric: (mean, sd)} from the Metrics table of a committed report.md."""
+    section = md.split("## Metrics", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 3 and cells[0] not in ("metric", "---"):
+            try:
+                out[cells[0]] = (float(cells[1]), float(cells[2]))
+            except ValueError:
+                continue
+    return out
+
+
+def test_re_rendered_card_matches_the_committed_report_within_monte_carlo_error():
+    """A fresh fit of the breast-cancer card gives the committed report's numbers.
+
+    The committed means are compared with a fresh fit at the card's own settings, with a
+    tolerance of four Monte Carlo standard errors (sd / sqrt(ESS), ESS taken as a
+    conservative 400 of the 2000 draws) plus the table's rounding.
+    """
+    from bayeval.report import report
+
+    folder = Path(__file__).resolve().parents[1] / "models" / "breast_cancer_logreg"
+    committed = _committed_metrics((folder / "report" / "report.md").read_text(encoding="utf-8"))
+    assert {"average_precision", "roc_auc", "recall at 0.5"} <= set(committed)
+    card = load_card(folder)
+    post = card.fit(progressbar=False, warn=False)
+    table = post.summary(card.metrics(), hdi_prob=card.report_options["hdi_prob"])
+    for name, (mean, sd) in committed.items():
+        tol = 4 * max(sd, 1e-3) / np.sqrt(400) + 0.0015
+        assert table.loc[name, "mean"] == pytest.approx(mean, abs=tol), (name, table.loc[name, "mean"], mean)
+    # the verdict near the PPC cut-off is read with its Monte Carlo error, not as a cliff
+    r = report(post, title=card.title, metrics=card.metrics(), constraints=card.constraints)
+    p = float(r.tables["fit"].loc["PPC p-value", "value"])
+    assert 0.0 < p < 0.2  # the committed 0.050 within Monte Carlo error of 200 draws
