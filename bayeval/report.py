@@ -64,7 +64,8 @@ _SECTIONS = (
 _CAPTIONS = {
     "pr_curve": "Precision-recall curve: posterior median and credible band (black: the true curve, when known).",
     "mixture_fit": (
-        "Left: the fitted score mixture over the score histogram (vetted items as ticks). "
+        "Left: the fitted score mixture over the histogram of the classifier's scores, on their "
+        "original scale (vetted items as ticks). "
         "Right: posterior predictive check, observed vs replicated Kolmogorov distance per draw."
     ),
     "threshold_probability": "Probability that the constraint holds, against the threshold.",
@@ -1093,7 +1094,7 @@ def report(
         ppc = post.ppc()
         n_ppc = int(np.size(ppc["ks_draws"]))
         fig, (ax1, ax2) = _new_figure(11, 4, ncols=2)
-        mixture_fit(post, ax=ax1, hdi_prob=hdi_prob)
+        mixture_fit(post, ax=ax1, hdi_prob=hdi_prob, scale="score")  # the classifier's own scores
         _ppc_axes(ax2, ppc)
         figures["mixture_fit"] = fig
         tables["fit"] = pd.DataFrame(
@@ -1261,8 +1262,9 @@ def report(
         else ""
     )
     meta = [
-        f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws{sampled_by}; label-draw "
-        f"seed {post.random_seed}; intervals are {pct} highest-density intervals.",
+        f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws{sampled_by}; label draws "
+        f"seeded with {post.random_seed}. Each interval is a {pct} highest-density interval: the "
+        f"narrowest range that holds the metric with {pct} probability.",
         _provenance(data, source),
     ]
     return Report(

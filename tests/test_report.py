@@ -400,6 +400,7 @@ def test_score_mixture_section_and_warnings(spe, spe_report):
     ppc = post.ppc()
     assert r.tables["fit"].loc["PPC p-value", "value"] == ppc["p_value"]
     assert "mixture_fit" in r.figures and len(r.figures["mixture_fit"].axes) >= 2
+    assert r.figures["mixture_fit"].axes[0].get_xlabel() == "score"  # the classifier's own scale
     assert "precision (predictions)" in r.tables["metrics"].index  # the data has predictions
     # PPC verdict and warning box follow the p-value and its Monte Carlo error
     from bayeval.report import _ppc_verdict
@@ -608,3 +609,13 @@ def test_report_says_what_it_is_doing_when_asked(plain):
     assert any("metric table" in m for m in said) and any("threshold" in m for m in said)
     with pytest.raises(TypeError, match="progress"):
         report(post, title="t", progress="loud")
+
+
+def test_pr_curve_is_zoomed_to_the_data():
+    rng = np.random.default_rng(3)
+    s = np.sort(rng.random(300))
+    p = np.where(s > 0.3, 0.97, 0.6)  # precision stays high everywhere
+    post = Posterior.from_probabilities(EvalData(s), p, draws=100, random_seed=0)
+    ax = report(post, title="t", metrics=["average_precision"]).figures["pr_curve"].axes[0]
+    lo, hi = ax.get_ylim()
+    assert 0.4 <= lo < 0.9 and hi == pytest.approx(1.02)
