@@ -394,8 +394,7 @@ def _cmd_select(args) -> int:
     store = None
     if args.store:
         store = LabelStore(args.store)
-        if store.damaged:  # refuse before the fit, not after it
-            store.new_batch(["check"])  # raises StoreDamagedError with the recovery steps
+        store.check_writable()  # a damaged store is refused before the fit, not after it
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)

@@ -428,6 +428,19 @@ class LabelStore:
         """Whether the file failed SQLite's integrity check when it was opened."""
         return self._damage is not None
 
+    def check_writable(self) -> None:
+        """Raise :class:`StoreDamagedError` (with the recovery steps) if the store is damaged.
+
+        Every write does this check itself; call it to refuse early, before a long
+        computation whose result would be written.
+        """
+        if self._damage is not None:
+            raise StoreDamagedError(
+                f"The label store {str(self._path)!r} is damaged (SQLite integrity check: "
+                f"{self._damage}); nothing was written, so the damage cannot spread. "
+                + _recovery_hint(self._path)
+            )
+
     # ---------------------------------------------------------------- connections
 
     @property
@@ -473,12 +486,7 @@ class LabelStore:
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, holding the write lock from its start."""
-        if self._damage is not None:
-            raise StoreDamagedError(
-                f"The label store {str(self._path)!r} is damaged (SQLite integrity check: "
-                f"{self._damage}); nothing was written, so the damage cannot spread. "
-                + _recovery_hint(self._path)
-            )
+        self.check_writable()
         with self._connect() as conn, self._transaction(conn, "IMMEDIATE"):
             yield conn
 
