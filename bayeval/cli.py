@@ -487,6 +487,12 @@ def _cmd_label(args) -> int:
             have = f"batches 1..{n_b}" if n_b else "no batches yet"
             raise CLIError(f"--batch {args.batch}: {args.store} has {have}; give one of those "
                            "(`bayeval select --store` records batches) or leave --batch out.")
+        # a store written before ids were read as text holds numeric ids as ints: keep
+        # answering those items (exactly "5" -> 5; "007" stays "007")
+        known_ints = {str(i): i for i in store.labels()["item"].tolist() if isinstance(i, int)}
+        for b in store.batches()["batch"].tolist():
+            known_ints.update({str(i): i for i in store.batch_items(int(b)) if isinstance(i, int)})
+        good_ids = [known_ints.get(i, i) if isinstance(i, str) else i for i in good_ids]
         n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch, new_only=True) if good_ids else 0
         skipped = len(good_ids) - n
         again = f"; {skipped} were already in the store and were not added again" if skipped else ""

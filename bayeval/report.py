@@ -1105,6 +1105,7 @@ def report(
                     bool(post.binned),
                     float(ppc["ks_observed"]),
                     float(ppc["p_value"]),
+                    _mc_se(float(ppc["p_value"]), n_ppc),
                     n_ppc,
                 ]
             },
@@ -1115,6 +1116,7 @@ def report(
                     "binned likelihood",
                     "Kolmogorov distance (observed, mean)",
                     "PPC p-value",
+                    "PPC p-value, Monte Carlo error (±)",
                     "PPC draws",
                 ],
                 name="score mixture",

@@ -326,3 +326,14 @@ def test_one_class_of_vetted_labels_is_named(capsys):
     assert "no vetted positives" in capsys.readouterr().err
     _warn_one_class(EvalData([0.9, 0.8, 0.1], [1, 0, np.nan]))
     assert capsys.readouterr().err == ""
+
+
+def test_label_answers_int_ids_of_an_older_store(tmp_path, capsys):
+    store = tmp_path / "s.db"
+    with LabelStore(store) as st:  # ids recorded as ints, as older versions did
+        st.new_batch([5, 7])
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item,label\n5,1\n007,0\n")
+    assert _label(store, csv) == 0
+    with LabelStore(store) as st:
+        assert st.resolved().to_dict() == {5: 1, "007": 0} and st.pending() == [7]

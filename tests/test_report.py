@@ -399,6 +399,9 @@ def test_score_mixture_section_and_warnings(spe, spe_report):
     r = spe_report
     ppc = post.ppc()
     assert r.tables["fit"].loc["PPC p-value", "value"] == ppc["p_value"]
+    se = r.tables["fit"].loc["PPC p-value, Monte Carlo error (±)", "value"]
+    n_ppc = len(ppc["ks_draws"])
+    assert se == pytest.approx(np.sqrt(max(ppc["p_value"], 1 / n_ppc) * (1 - max(ppc["p_value"], 1 / n_ppc)) / n_ppc))
     assert "mixture_fit" in r.figures and len(r.figures["mixture_fit"].axes) >= 2
     assert r.figures["mixture_fit"].axes[0].get_xlabel() == "score"  # the classifier's own scale
     assert "precision (predictions)" in r.tables["metrics"].index  # the data has predictions
