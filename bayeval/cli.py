@@ -74,9 +74,8 @@ def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=())
         elif csv:
             sep = "\t" if suffix == ".tsv" else ","
             header = pd.read_csv(p, sep=sep, nrows=0).columns
-            text = [c for c in {*text_columns, *label_columns} if c and c in header]
-            df = pd.read_csv(p, sep=sep, dtype={c: str for c in text_columns if c in text},
-                             keep_default_na=True)
+            text = [c for c in text_columns if c and c in header]
+            df = pd.read_csv(p, sep=sep, dtype={c: str for c in text})
             labels = [c for c in (*label_columns, *raw_columns) if c and c in header]
             if labels:
                 raw = pd.read_csv(p, sep=sep, usecols=labels, dtype=str, keep_default_na=False)
@@ -181,10 +180,9 @@ def _check_args(args) -> None:
             raise CLIError(f"--out {out}: is a file; --out names the folder the report is written to.")
         if cmd == "fit" and p.is_dir():
             raise CLIError(f"--out {out}: is a folder; --out names the CSV file to write.")
-        parent = p.parent if cmd == "fit" else p.parent
-        if not parent.exists():
-            raise CLIError(f"--out {out}: the folder {str(parent)!r} does not exist; create it first.")
-    if cmd in ("fit", "threshold", "select"):
+        if cmd == "fit" and not p.parent.exists():  # (a report creates its folder)
+            raise CLIError(f"--out {out}: the folder {str(p.parent)!r} does not exist; create it first.")
+    if cmd in ("fit", "threshold", "select", "demo"):
         try:
             V.check_job_size(args.chains, args.draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW,
                              what="--draws", draws_per_second=2000, how_to_raise="--max-memory-gb")
