@@ -195,6 +195,18 @@ def _load_data(args):
 
     labels = [args.label, args.noisy_label, getattr(args, "prediction", None)]
     df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels)
+    csv = Path(args.scores).suffix.lower() in (".csv", ".txt", ".tsv")
+    if args.score in df.columns and not (  # text among the scores
+        df[args.score].dtype.kind in "fiub"
+    ):
+        from . import _validate as V
+
+        bad = V._not_numbers(df[args.score].to_numpy(dtype=object))
+        if bad:
+            where = ", ".join(f"{'line ' + str(i + 2) if csv else 'row ' + str(i)}: {v!r}" for i, v in bad[:10])
+            more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+            raise CLIError(f"{args.scores}: column {args.score!r} (--score) must hold numbers; "
+                           f"{len(bad)} value(s) are not numbers: {where}{more}. Fix or remove those rows.")
     try:
         return EvalData.from_frame(
             df,

@@ -337,3 +337,11 @@ def test_label_answers_int_ids_of_an_older_store(tmp_path, capsys):
     assert _label(store, csv) == 0
     with LabelStore(store) as st:
         assert st.resolved().to_dict() == {5: 1, "007": 0} and st.pending() == [7]
+
+
+def test_text_in_the_score_column_is_shown_with_its_line(tmp_path, capsys):
+    bad = tmp_path / "s.csv"
+    bad.write_text("s,y\n0.049639,1\n0.2,0\nhigh,\n0.7,\n")
+    assert main(["fit", str(bad), "--score", "s", "--label", "y"]) == 2
+    err = capsys.readouterr().err
+    assert "1 value(s) are not numbers: line 4: 'high'" in err and "0.049639" not in err

@@ -124,6 +124,25 @@ class StoreDamagedError(StoreFormatError):
     keep a copy of the file, save the readable rows with :func:`export_readable`
     (``bayeval export-labels STORE OUT.csv``), and import them into a new store
     (``bayeval label NEW_STORE OUT.csv``).
+
+    Examples
+    --------
+    >>> import pathlib, random, tempfile
+    >>> from bayeval.active.store import LabelStore, StoreDamagedError
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> LabelStore(tmp / "s.db").add([f"w{i}" for i in range(1000)], [i % 2 for i in range(1000)])
+    1000
+    >>> raw = bytearray((tmp / "s.db").read_bytes())  # a disk error in the middle
+    >>> raw[len(raw) // 2:len(raw) // 2 + 4096] = random.Random(0).randbytes(4096)
+    >>> _ = (tmp / "s.db").write_bytes(bytes(raw))
+    >>> store = LabelStore(tmp / "s.db")
+    >>> store.damaged
+    True
+    >>> try:
+    ...     store.add(["x"], [1])
+    ... except StoreDamagedError as exc:
+    ...     print("export-labels" in str(exc))
+    True
     """
 
 
