@@ -335,6 +335,11 @@ class LabelStore:
     (the row id, equivalently the monotone ``time``). :meth:`conflicts` shows every
     row of the items whose labels disagree; nothing is ever dropped from the file.
 
+    **Damage.** Opening runs SQLite's ``PRAGMA quick_check``. A store that fails it is
+    opened read-only in effect: every write raises :class:`StoreDamagedError`, whose
+    message says how to recover (keep a copy, :func:`export_readable`, import the
+    export into a new store). :attr:`damaged` tells whether this happened.
+
     **Items** are ints (numpy ints are converted) or non-empty strings, and come back
     as the type they went in as; ``5`` and ``"5"`` are different items. An item
     counts as *labeled* once it has at least one label row, whatever its batch.
@@ -344,13 +349,6 @@ class LabelStore:
     StoreFormatError
         If ``path`` exists but is not a bayeval label store, is an empty file, or was
         written by a newer bayeval (upgrade bayeval to read it).
-
-    Notes on damage
-    ---------------
-    Opening runs SQLite's ``PRAGMA quick_check``. A store that fails it is opened
-    read-only in effect: every write raises :class:`StoreDamagedError`, whose message
-    says how to recover (keep a copy, :func:`export_readable`, import the export into
-    a new store). :attr:`damaged` tells whether this happened.
 
     Examples
     --------
