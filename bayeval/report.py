@@ -289,11 +289,11 @@ class Report:
                 parts.append(f'<p class="description">{_esc(para)}</p>')
         n_warn = self._n_warnings()
         if n_warn:
-            where = "; ".join(f"“{_esc(self._heading(sid))}”" for sid, v in self.warnings.items() if v)
+            where = " and ".join(f"“{_esc(self._heading(sid))}”" for sid, v in self.warnings.items() if v)
             parts.append(
                 f'<div class="bv-warning" role="alert" id="warning-summary"><strong>'
                 f"{n_warn} warning{'s' if n_warn > 1 else ''}</strong>: read the red boxes below "
-                f"(in the section{'s' if where.count(';') else ''} {where}) before relying on these "
+                f"(in the section{'s' if ' and ' in where else ''} {where}) before relying on these "
                 "numbers.</div>"
             )
         if self.text:
@@ -403,7 +403,7 @@ class Report:
                 out += [_md(para), ""]
         n_warn = self._n_warnings()
         if n_warn:
-            where = "; ".join(f"“{_md(self._heading(sid))}”" for sid, v in self.warnings.items() if v)
+            where = " and ".join(f"“{_md(self._heading(sid))}”" for sid, v in self.warnings.items() if v)
             out += [
                 f"> **{n_warn} warning{'s' if n_warn > 1 else ''}**: read the warnings in {where} "
                 "below before relying on these numbers.",
@@ -1040,6 +1040,7 @@ def report(
     label_of = {}
     for lab, m, _ in items:
         label_of[lab] = _resolve(m)[2]
+    caveat_said = False
     for i, (row_name, row) in enumerate(table.iterrows()):
         if i >= _MAX_READ_ROWS:
             extra = len(table) - _MAX_READ_ROWS
@@ -1059,11 +1060,15 @@ def report(
             )
         vo = row["vetted_only"]
         if n and not math.isnan(vo):
-            s += (
-                f"; the vetted-only estimate from {n} labels is {_fmt(vo)} (a point estimate "
-                f"from the vetted items alone, not comparable with the interval: from so few "
-                f"labels it is uncertain by up to about ±{min(1.0, 1 / math.sqrt(n)):.2f})."
-            )
+            s += f"; the vetted-only estimate from {n} labels is {_fmt(vo)}"
+            if not caveat_said:  # said once, for the first vetted-only number
+                s += (
+                    f" (a point estimate from the vetted items alone, not comparable with the "
+                    f"interval: from so few labels it is uncertain by up to about "
+                    f"±{min(1.0, 1 / math.sqrt(n)):.2f}; so are the vetted-only numbers below)"
+                )
+                caveat_said = True
+            s += "."
         elif n:
             s += "; the vetted-only estimate is undefined here."
         else:

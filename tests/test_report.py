@@ -622,3 +622,11 @@ def test_pr_curve_is_zoomed_to_the_data():
     ax = report(post, title="t", metrics=["average_precision"]).figures["pr_curve"].axes[0]
     lo, hi = ax.get_ylim()
     assert 0.4 <= lo < 0.9 and hi == pytest.approx(1.02)
+
+
+def test_vetted_only_caveat_is_said_once(plain):
+    post, truth = plain
+    r = report(post, title="t", metrics=["average_precision", "roc_auc"], truth=truth)
+    prose = " ".join(r.text)
+    assert prose.count("not comparable with the interval") == 1
+    assert prose.count("the vetted-only estimate from 25 labels is") == 2
