@@ -8,6 +8,7 @@ that says what was expected, what arrived, and how to fix it.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,7 +28,32 @@ __all__ = [
     "as_grid",
     "check_same_length",
     "check_choice",
+    "LABEL_SPELLINGS",
+    "label_cell",
+    "parse_label_cells",
+    "as_label_cells",
+    "check_job_size",
+    "MAX_MEMORY_ENV",
+    "FIT_BYTES_PER_DRAW",
 ]
+
+#: Environment variable that raises (or lowers) the memory limit of :func:`check_job_size`.
+MAX_MEMORY_ENV = "BAYEVAL_MAX_MEMORY_GB"
+_DEFAULT_MAX_MEMORY_GB = 4.0
+#: Memory a PyMC fit keeps per draw and chain: the parameters and the sampler's
+#: statistics (about 30 float64 values), for the size estimate.
+FIT_BYTES_PER_DRAW = 256
+
+#: What every entry point (CSV reader, card, ``bayeval label``, the label store, the
+#: active session) accepts as a typed label. Compared after stripping blanks and
+#: ignoring case. Anything else -- ``NA``, ``n/a``, ``null``, ``yes``, ``no``, ``2`` --
+#: is an error that lists where it is: a label a person typed is never read as
+#: "not vetted". An *empty* cell means "not vetted" where that is allowed (the vetted
+#: label column of a scores file), and is an error where a label is required.
+LABEL_SPELLINGS = "1 or 0 (also 1.0/0.0 and true/false in any case)"
+_TRUE_CELLS = frozenset({"1", "1.0", "true"})
+_FALSE_CELLS = frozenset({"0", "0.0", "false"})
+_EMPTY = float("nan")
 
 
 def _describe(x) -> str:
@@ -41,6 +67,122 @@ def _preview(values, limit: int = 5) -> str:
     values = list(values)
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
     return shown + (", ..." if len(values) > limit else "")
+
+
+def label_cell(v):
+    """One typed label as 1.0 / 0.0, NaN for an empty cell, or None when it is not a label.
+
+    Accepted: the numbers 0 and 1 (ints, floats, numpy scalars, bools) and the strings
+    ``1``/``0``/``1.0``/``0.0``/``true``/``false`` in any case, with blanks around them.
+    Empty: None, NaN, ``pd.NA`` and blank strings. Everything else returns None.
+
+    Examples
+    --------
+    >>> from bayeval._validate import label_cell
+    >>> [label_cell(v) for v in ["1", " TRUE ", "false", 0, 1.0, True]]
+    [1.0, 1.0, 0.0, 0.0, 1.0, 1.0]
+    >>> [label_cell(v) for v in ["NA", "n/a", "null", "yes", 2]]
+    [None, None, None, None, None]
+    >>> label_cell("")
+    nan
+    """
+    if v is None:
+        return _EMPTY
+    if isinstance(v, bool | np.bool_):
+        return float(v)
+    if isinstance(v, str | np.str_):
+        t = v.strip().lower()
+        if t in _TRUE_CELLS:
+            return 1.0
+        if t in _FALSE_CELLS:
+            return 0.0
+        return _EMPTY if t == "" else None
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if f != f:
+            return _EMPTY
+        return f if f in (0.0, 1.0) else None
+    if str(v) == "<NA>":  # pandas.NA
+        return _EMPTY
+    return None
+
+
+def parse_label_cells(values, *, allow_empty: bool) -> tuple[np.ndarray, list[int]]:
+    """``(labels, bad)``: 1.0/0.0/NaN per cell and the positions that are not labels.
+
+    With ``allow_empty=False`` an empty cell counts as bad too.
+    """
+    cells = list(values.tolist() if hasattr(values, "tolist") else values)
+    out = np.full(len(cells), np.nan)
+    bad = []
+    for i, v in enumerate(cells):
+        lab = label_cell(v)
+        if lab is None or (lab != lab and not allow_empty):
+            bad.append(i)
+        else:
+            out[i] = lab
+    return out, bad
+
+
+def label_cells_message(name: str, values, bad: list[int], *, allow_empty: bool,
+                        first_line: int | None = None, limit: int = 10) -> str:
+    """The error for :func:`parse_label_cells`'s ``bad`` positions, listing where they are.
+
+    ``first_line`` is the file line of the first value (2 for a CSV with a header):
+    positions are then shown as file lines; otherwise as 0-based positions.
+    """
+    cells = list(values.tolist() if hasattr(values, "tolist") else values)
+
+    def where(i):
+        return f"line {i + first_line}" if first_line is not None else f"row {i}"
+
+    def shown(v):
+        v = v.item() if isinstance(v, np.generic) else v
+        return "an empty cell" if label_cell(v) is not None else repr(v)
+
+    listed = ", ".join(f"{where(i)}: {shown(cells[i])}" for i in bad[:limit])
+    more = f" and {len(bad) - limit} more" if len(bad) > limit else ""
+    expected = "1, 0 or empty (not vetted)" if allow_empty else "1 or 0 for every item"
+    note = " (line 1 is the header)" if first_line == 2 else " (0-based)" if first_line is None else ""
+    return (
+        f"{name} must hold {expected}, where 1.0/0.0 and true/false in any case are accepted "
+        f"too; {len(bad)} row(s) hold other values{note}: {listed}{more}. "
+        "Fix them (NA, n/a, null, yes/no are not accepted"
+        + ("; leave a cell empty if the item was not vetted)." if allow_empty else ").")
+    )
+
+
+def as_label_cells(values, name: str, *, allow_empty: bool = True,
+                   first_line: int | None = None) -> np.ndarray:
+    """Typed labels (strings or numbers) as 1.0/0.0 (NaN = empty); a ValueError lists the rest.
+
+    Examples
+    --------
+    >>> from bayeval._validate import as_label_cells
+    >>> as_label_cells(["1", "", "FALSE"], "column 'y'").tolist()
+    [1.0, nan, 0.0]
+    >>> as_label_cells(["1", "NA"], "column 'y'", first_line=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: column 'y' must hold 1, 0 or empty (not vetted), ...; 1 row(s) hold other values (line 1 is the header): line 3: 'NA'. ...
+    """
+    out, bad = parse_label_cells(values, allow_empty=allow_empty)
+    if bad:
+        raise ValueError(label_cells_message(name, values, bad, allow_empty=allow_empty, first_line=first_line))
+    return out
+
+
+def _not_numbers(arr: np.ndarray) -> list[tuple[int, object]]:
+    """Positions and values of the entries of an object/str array that are not numbers."""
+    out = []
+    for i, v in enumerate(arr.ravel().tolist()):
+        if v is None or (isinstance(v, float) and v != v) or str(v) == "<NA>":
+            continue
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            out.append((i, v))
+    return out
 
 
 def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
@@ -61,9 +203,12 @@ def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
                 dtype=float,
             ).reshape(arr.shape)
         except (TypeError, ValueError) as exc:
+            bad = _not_numbers(np.asarray(x, dtype=object))
+            shown = ", ".join(f"position {i}: {v!r}" for i, v in bad[:5])
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
             raise TypeError(
-                f"`{name}` must hold numbers, got {_describe(np.asarray(x))} with values "
-                f"such as {_preview(np.asarray(x).ravel())}. Convert it to floats first."
+                f"`{name}` must hold numbers, but {len(bad)} value(s) are not numbers "
+                f"({shown}{more}). Fix or remove them, or convert the column to floats first."
             ) from exc
     if arr.dtype.kind == "c":
         raise TypeError(f"`{name}` must be real-valued, got complex dtype {arr.dtype}.")
@@ -93,7 +238,17 @@ def as_scores(x, name: str = "scores") -> np.ndarray:
 
 
 def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True) -> np.ndarray:
-    """1-D float64 array of 1/0 (and NaN for 'not known' when ``allow_nan``)."""
+    """1-D float64 array of 1/0 (and NaN for 'not known' when ``allow_nan``).
+
+    Text labels (a column read from a file) go through the same parser as every other
+    entry point (:func:`label_cell`): ``"TRUE"`` is 1, ``"yes"`` or ``"NA"`` is an error.
+    """
+    if not isinstance(x, str | bytes):
+        raw = np.asarray(x) if not hasattr(x, "dtype") else x
+        if getattr(raw, "dtype", None) is not None and (raw.dtype == object or raw.dtype.kind in "US"):
+            raw = np.asarray(raw)
+            if raw.ndim == 1:
+                x = as_label_cells(raw, f"`{name}`", allow_empty=allow_nan)
     arr = as_1d_float(x, name, allow_nan=True)
     if np.isinf(arr).any():
         raise ValueError(f"`{name}` holds infinite values; expected 1, 0" + (" or NaN." if allow_nan else "."))
@@ -150,6 +305,60 @@ def as_label_draws(x, name: str = "labels") -> np.ndarray:
             f"`{name}` must hold only 0 and 1, got values such as {_preview(np.unique(arr[~ok]))}."
         )
     return arr.astype(np.int8)
+
+
+def _max_memory_gb(max_memory_gb) -> float:
+    if max_memory_gb is None:
+        env = os.environ.get(MAX_MEMORY_ENV)
+        if env is None or env.strip() == "":
+            return _DEFAULT_MAX_MEMORY_GB
+        try:
+            value = float(env)
+        except ValueError:
+            raise ValueError(
+                f"The environment variable {MAX_MEMORY_ENV}={env!r} must be a number of GB "
+                "(e.g. 16)."
+            ) from None
+        name = MAX_MEMORY_ENV
+    else:
+        value, name = max_memory_gb, "max_memory_gb"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise ValueError(f"`{name}` must be a positive number of GB, got {value!r}.")
+    return float(value)
+
+
+def check_job_size(chains: int, draws: int, *, bytes_per_draw: float, what: str,
+                   max_memory_gb=None, draws_per_second: float | None = None,
+                   how_to_raise: str = "pass max_memory_gb=") -> float:
+    """Estimate a job's memory up front; raise a clear error above the limit.
+
+    The limit is ``max_memory_gb``, else the environment variable
+    ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB. Returns the estimate in GB.
+
+    Examples
+    --------
+    >>> from bayeval._validate import check_job_size
+    >>> round(check_job_size(2, 1000, bytes_per_draw=256, what="fit"), 6)
+    0.000512
+    >>> check_job_size(2, 10**8, bytes_per_draw=256, what="the fit")
+    Traceback (most recent call last):
+    ...
+    ValueError: the fit: 2 chains x 100000000 draws would need about 51.2 GB of memory, above the limit of 4 GB. ...
+    """
+    gb = chains * draws * bytes_per_draw / 1e9
+    limit = _max_memory_gb(max_memory_gb)
+    if gb > limit:
+        eta = ""
+        if draws_per_second:
+            hours = chains * draws / draws_per_second / 3600
+            eta = f" and roughly {hours:.1f} hour(s) at {draws_per_second:g} draws per second"
+        raise ValueError(
+            f"{what}: {chains} chains x {draws} draws would need about {gb:.1f} GB of memory"
+            f"{eta}, above the limit of {limit:g} GB. 1000-4000 draws per chain are plenty for "
+            f"credible intervals: use fewer draws; or, if you really mean it, raise the limit "
+            f"({how_to_raise}, or the environment variable {MAX_MEMORY_ENV})."
+        )
+    return gb
 
 
 def check_same_length(n_items: int, name: str, arr_len: int, reference: str = "scores") -> None:

@@ -15,7 +15,8 @@ The ``card.toml`` schema
     description = "..."             # required: one paragraph: classifier, data, how vetted
 
     [data]                          # required
-    file = "scores.csv"             # required: CSV or Parquet, relative to the card folder
+    file = "scores.csv"             # required: CSV or Parquet, inside the card folder
+                                    # (a path out of it needs `--allow-outside`)
     score = "score"                 # required: column of classifier scores
     label = "label"                 # vetted labels: 1 / 0, empty = not vetted
     noisy_label = "noisy"           # optional: cheap 0/1 labels of every item
@@ -31,7 +32,9 @@ The ``card.toml`` schema
     # negative = "normal", positive = "studentt", transform = "logit"
 
     [sampling]                      # optional; defaults shown
-    draws = 1000                    # posterior draws per chain (>= 1)
+    draws = 1000                    # posterior draws per chain (>= 1; chains x draws is
+                                    # checked against a memory limit, 4 GB by default:
+                                    # BAYEVAL_MAX_MEMORY_GB or --max-memory-gb raise it)
     tune = 1000                     # tuning steps per chain (>= 0)
     chains = 2                      # chains (>= 1)
     seed = 0                        # seeds the sampler and the label draws (>= 0)
@@ -46,11 +49,14 @@ The ``card.toml`` schema
     min_precision = 0.9             # in [0, 1]
     min_recall = 0.8                # in [0, 1]
 
-Label columns are read strictly: a vetted label (and a noisy label, and a truth
-value) must be ``1`` or ``0`` (``1.0``/``0.0`` and booleans are accepted); an empty
-cell in the ``label`` column means "not vetted". Anything else (``yes``, ``2``,
-``NA``...) is an error that lists the offending rows: labels a person typed are
-never silently dropped. Every error names the card file and the key at fault.
+Label columns are read strictly, by the same rule as every other entry point
+(the ``bayeval`` command, the label store, the active session): a vetted label (and
+a noisy label, a prediction, a truth value) must be ``1`` or ``0`` (``1.0``/``0.0``
+and ``true``/``false`` in any case are accepted too); an empty cell in the ``label``
+column means "not vetted". Anything else (``yes``, ``2``, ``NA``, ``n/a``,
+``null``...) is an error that lists the offending lines: labels a person typed are
+never silently dropped. Item ids are read as text, so ``007`` and ``7`` are different
+items. Every error names the card file and the key at fault.
 
 Examples
 --------
@@ -123,8 +129,6 @@ _CONSTRAINT_KEYS = ("min_precision", "min_recall")
 _SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
 _REPORT_DEFAULTS = {"hdi_prob": 0.94, "metrics": ["average_precision"]}
 _BINARY_COLUMNS = ("label", "noisy_label", "prediction", "truth")
-_TRUE_STRINGS = {"1", "1.0"}
-_FALSE_STRINGS = {"0", "0.0"}
 
 
 class CardError(ValueError):
@@ -427,13 +431,17 @@ class Card:
 # ----------------------------------------------------------------- loading
 
 
-def load_card(path) -> Card:
+def load_card(path, *, allow_outside: bool = False) -> Card:
     """Read and validate a model card.
 
     Parameters
     ----------
     path : str or os.PathLike
         A card folder, or its ``card.toml`` (the file must have that name).
+    allow_outside : bool, default False
+        A card reads only files inside its own folder: ``[data] file`` that leads
+        elsewhere (``../x.csv``, an absolute path, a link out of the folder) is an
+        error unless this is True.
 
     Returns
     -------
@@ -522,6 +530,14 @@ def load_card(path) -> Card:
             columns[key] = _string(value, f"[data] {key}", err)
     file_name = _string(data["file"], "[data] file", err)
     data_file = (folder / file_name).resolve()
+    inside = data_file.is_relative_to(folder.resolve())
+    if not inside and not allow_outside:
+        raise err(
+            "[data] file",
+            f"{file_name!r} is outside the card folder ({data_file}). A card reads only the "
+            "files in its own folder: copy the file there, or, if you trust this card, allow "
+            "it explicitly (`bayeval report --allow-outside`, or load_card(..., allow_outside=True)).",
+        )
     if not data_file.is_file():
         raise err("[data] file", f"{file_name!r} not found (looked for {data_file}).")
     if _file_kind(data_file) is None:
@@ -656,6 +672,12 @@ def _check_sampling(settings: dict, where: str) -> dict:
         "chains": _integer(settings["chains"], "[sampling] chains", err, 1),
         "seed": _integer(settings["seed"], "[sampling] seed", err, 0),
     }
+    try:
+        V.check_job_size(out["chains"], out["draws"], bytes_per_draw=V.FIT_BYTES_PER_DRAW,
+                         what="[sampling] draws", draws_per_second=2000,
+                         how_to_raise="`bayeval report --max-memory-gb`")
+    except ValueError as exc:
+        raise CardError(f"{where}: {exc}") from exc
     if "target_accept" in settings:
         out["target_accept"] = _fraction(
             settings["target_accept"], "[sampling] target_accept", err, open_interval=True
@@ -759,7 +781,10 @@ def _read_table(card: Card) -> tuple[pd.DataFrame, pd.DataFrame | None]:
             ) from exc
         return df, None
     try:
-        df = pd.read_csv(path)
+        header = pd.read_csv(path, nrows=0).columns
+        # ids are text: "007" and "7" are different items
+        ids = {card.columns["id"]: str} if card.columns.get("id") in header else None
+        df = pd.read_csv(path, dtype=ids)
         cols = [c for c in binary if c in df.columns]
         raw = pd.read_csv(path, usecols=cols, dtype=str, keep_default_na=False) if cols else None
     except (ValueError, pd.errors.ParserError) as exc:
@@ -775,45 +800,19 @@ def _plain(value):
 def _binary_column(
     card: Card, role: str, name: str, values: pd.Series, *, allow_empty: bool
 ) -> np.ndarray:
-    """1.0 / 0.0 (/ NaN for empty cells when allowed); anything else lists its rows."""
-    arr = values.to_numpy()
-    out = np.full(arr.size, np.nan)
-    bad = []
-    for i, v in enumerate(arr):
-        if isinstance(v, bool | np.bool_):
-            out[i] = float(v)
-            continue
-        if isinstance(v, str):
-            t = v.strip()
-            if t in _TRUE_STRINGS:
-                out[i] = 1.0
-            elif t in _FALSE_STRINGS:
-                out[i] = 0.0
-            elif t == "" and allow_empty:
-                pass
-            else:
-                bad.append(i)
-            continue
-        if v is None or v is pd.NA or (isinstance(v, float | np.floating) and math.isnan(v)):
-            if not allow_empty:
-                bad.append(i)
-            continue
-        if isinstance(v, numbers.Real) and v in (0, 1):
-            out[i] = float(v)
-        else:
-            bad.append(i)
+    """1.0 / 0.0 (/ NaN for empty cells when allowed); anything else lists its rows.
+
+    The same parser as every other entry point (:func:`bayeval._validate.label_cell`).
+    """
+    out, bad = V.parse_label_cells(values.to_numpy(), allow_empty=allow_empty)
     if bad:
         csv = _file_kind(card.data_file) == "csv"
-        where = [
-            f"{'line ' + str(i + 2) if csv else 'row ' + str(i)}: {_plain(arr[i])!r}"
-            for i in bad[:10]
-        ]
-        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
-        expected = "1, 0 or empty (not vetted)" if allow_empty else "1 or 0 for every item"
-        note = " (line 1 is the header)" if csv else " (0-based)"
-        raise card._error(
-            f"[data] {role}",
-            f"column {name!r} of {card.data_file.name} must hold {expected}; {len(bad)} row(s) "
-            f"hold other values{note}: {', '.join(where)}{more}. Fix them in the file.",
+        message = V.label_cells_message(
+            f"column {name!r} of {card.data_file.name}",
+            values.to_numpy(),
+            bad,
+            allow_empty=allow_empty,
+            first_line=2 if csv else None,
         )
+        raise card._error(f"[data] {role}", message)
     return out

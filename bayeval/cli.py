@@ -9,6 +9,7 @@ Subcommands::
     bayeval select SCORES ... --size N           the next items to vet (optionally recorded in a label store)
     bayeval label STORE LABELS.csv --id COL --label COL
                                                  record labels typed by people into a label store
+    bayeval export-labels STORE OUT.csv          save the readable rows of a (damaged) label store
     bayeval demo                                 the bundled breast-cancer example
 
 SCORES is a CSV or Parquet file with one row per item. Errors in the inputs are
@@ -44,8 +45,18 @@ class CLIError(Exception):
 # ----------------------------------------------------------------- inputs
 
 
-def _read_table(path: str):
+def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=()):
+    """Read a CSV/TSV/Parquet file.
+
+    ``text_columns`` (ids) are read as text, so ``007`` and ``7`` stay different ids.
+    ``label_columns`` are read as the raw cells and parsed by the one label parser of
+    every entry point (:func:`bayeval._validate.label_cell`): ``NA``, ``n/a``, ``null``
+    or ``yes`` in a label column is an error with its line number, never "not vetted".
+    ``raw_columns`` are read as the cells' text, unparsed (``NA`` stays ``"NA"``).
+    """
     import pandas as pd
+
+    from . import _validate as V
 
     p = Path(path)
     if not p.exists():
@@ -53,19 +64,37 @@ def _read_table(path: str):
     if p.is_dir():
         raise CLIError(f"{path}: is a folder; give a CSV or Parquet file.")
     suffix = p.suffix.lower()
+    csv = suffix in (".csv", ".txt", ".tsv")
     try:
         if suffix in (".parquet", ".pq"):
             try:
-                return pd.read_parquet(p)
+                df = pd.read_parquet(p)
             except ImportError as exc:
                 raise CLIError(f"{path}: reading Parquet needs pyarrow; run `pip install pyarrow`.") from exc
-        if suffix in (".csv", ".txt", ".tsv"):
-            return pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",")
+        elif csv:
+            sep = "\t" if suffix == ".tsv" else ","
+            header = pd.read_csv(p, sep=sep, nrows=0).columns
+            text = [c for c in text_columns if c and c in header]
+            df = pd.read_csv(p, sep=sep, dtype={c: str for c in text})
+            labels = [c for c in (*label_columns, *raw_columns) if c and c in header]
+            if labels:
+                raw = pd.read_csv(p, sep=sep, usecols=labels, dtype=str, keep_default_na=False)
+                for c in labels:
+                    df[c] = raw[c]
+        else:
+            raise CLIError(f"{path}: unknown file type {suffix!r}; give a .csv, .tsv or .parquet file.")
     except CLIError:
         raise
     except Exception as exc:  # malformed files: pandas' own message, with the path
         raise CLIError(f"{path}: could not be read as {suffix[1:].upper()} ({exc}).") from exc
-    raise CLIError(f"{path}: unknown file type {suffix!r}; give a .csv, .tsv or .parquet file.")
+    for c in label_columns:
+        if c and c in df.columns:
+            try:
+                df[c] = V.as_label_cells(df[c].to_numpy(dtype=object), f"{path}: column {c!r}",
+                                         allow_empty=True, first_line=2 if csv else None)
+            except ValueError as exc:
+                raise CLIError(str(exc)) from exc
+    return df
 
 
 def _data_args(p: argparse.ArgumentParser, *, need_label: bool = True) -> None:
@@ -93,12 +122,91 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chains", type=int, default=2, help="chains (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+    _memory_arg(p)
+
+
+def _memory_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-memory-gb", type=float, default=None,
+                   help="refuse fits estimated to need more memory than this (default 4, or "
+                        "the environment variable BAYEVAL_MAX_MEMORY_GB)")
+
+
+def _fraction(value, flag: str, *, open_interval: bool) -> None:
+    import math
+
+    ok = value is not None and math.isfinite(value) and (0 < value < 1 if open_interval else 0 <= value <= 1)
+    if value is not None and not ok:
+        rng = "between 0 and 1 (exclusive)" if open_interval else "between 0 and 1"
+        hint = f"; did you mean {value / 100:g}?" if 1 < value <= 100 else "."
+        raise CLIError(f"{flag} must be a probability {rng}, got {value:g}{hint}")
+
+
+def _check_args(args) -> None:
+    """Every option checked before anything is read or fitted, with the flag's name."""
+    from . import _validate as V
+
+    cmd = args.command
+    if getattr(args, "max_memory_gb", None) is not None:
+        if not args.max_memory_gb > 0:
+            raise CLIError(f"--max-memory-gb must be a positive number of GB, got {args.max_memory_gb:g}.")
+        os.environ[V.MAX_MEMORY_ENV] = str(args.max_memory_gb)  # seen by every size check of this run
+    for flag, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("seed", 0), ("size", 1), ("batch", 1)):
+        value = getattr(args, flag, None)
+        if value is not None and value < minimum:
+            raise CLIError(f"--{flag} must be an integer >= {minimum}, got {value}.")
+    for k in getattr(args, "k", None) or []:
+        if k < 1:
+            raise CLIError(f"--k must be a whole number >= 1 (the number of top-ranked items), got {k}.")
+    if hasattr(args, "hdi_prob"):
+        _fraction(args.hdi_prob, "--hdi-prob", open_interval=True)
+    for flag in ("min_precision", "min_recall"):
+        if hasattr(args, flag):
+            _fraction(getattr(args, flag), "--" + flag.replace("_", "-"), open_interval=False)
+    if getattr(args, "threshold", None) is not None and not abs(args.threshold) < float("inf"):
+        raise CLIError(f"--threshold must be a finite score, got {args.threshold}.")
+    if cmd == "fit":
+        needs = [m for m in args.metric if m in ("precision", "recall", "f_score", "accuracy")]
+        if needs and args.threshold is None and args.prediction is None:
+            raise CLIError(
+                f"--metric {' '.join(needs)} needs a decision: give --threshold T (the score "
+                "cut-off) or --prediction COL (a column of the classifier's 0/1 decisions)."
+            )
+    if cmd == "threshold" and args.min_precision is None and args.min_recall is None:
+        raise CLIError("Give --min-precision and/or --min-recall.")
+    out = getattr(args, "out", None)
+    if out and cmd in ("fit", "report"):
+        p = Path(out)
+        if cmd == "report" and p.exists() and not p.is_dir():
+            raise CLIError(f"--out {out}: is a file; --out names the folder the report is written to.")
+        if cmd == "fit" and p.is_dir():
+            raise CLIError(f"--out {out}: is a folder; --out names the CSV file to write.")
+        if cmd == "fit" and not p.parent.exists():  # (a report creates its folder)
+            raise CLIError(f"--out {out}: the folder {str(p.parent)!r} does not exist; create it first.")
+    if cmd in ("fit", "threshold", "select", "demo"):
+        try:
+            V.check_job_size(args.chains, args.draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW,
+                             what="--draws", draws_per_second=2000, how_to_raise="--max-memory-gb")
+        except ValueError as exc:
+            raise CLIError(str(exc)) from exc
 
 
 def _load_data(args):
     from .data import EvalData
 
-    df = _read_table(args.scores)
+    labels = [args.label, args.noisy_label, getattr(args, "prediction", None)]
+    df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels)
+    csv = Path(args.scores).suffix.lower() in (".csv", ".txt", ".tsv")
+    if args.score in df.columns and not (  # text among the scores
+        df[args.score].dtype.kind in "fiub"
+    ):
+        from . import _validate as V
+
+        bad = V._not_numbers(df[args.score].to_numpy(dtype=object))
+        if bad:
+            where = ", ".join(f"{'line ' + str(i + 2) if csv else 'row ' + str(i)}: {v!r}" for i, v in bad[:10])
+            more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+            raise CLIError(f"{args.scores}: column {args.score!r} (--score) must hold numbers; "
+                           f"{len(bad)} value(s) are not numbers: {where}{more}. Fix or remove those rows.")
     try:
         return EvalData.from_frame(
             df,
@@ -111,6 +219,20 @@ def _load_data(args):
         )
     except (TypeError, ValueError) as exc:
         raise CLIError(f"{args.scores}: {exc}") from exc
+
+
+def _warn_one_class(data) -> None:
+    """Say so when the vetted labels hold one class only: the fit cannot anchor the other."""
+    if data.n_vetted and data.n_vetted_negative == 0:
+        print(f"warning: all {data.n_vetted} vetted labels are positive (no vetted negatives): the "
+              "negatives' score distribution is learned from unvetted scores alone, so intervals "
+              "may be wide or the sampler may not converge. Vet a few low-scored items.",
+              file=sys.stderr)
+    elif data.n_vetted and data.n_vetted_positive == 0:
+        print(f"warning: all {data.n_vetted} vetted labels are negative (no vetted positives): the "
+              "positives' score distribution is learned from unvetted scores alone, so intervals "
+              "may be wide or the sampler may not converge. Vet a few high-scored items.",
+              file=sys.stderr)
 
 
 def _fit(args, data):
@@ -127,6 +249,7 @@ def _fit(args, data):
         fit_kw = {}
     if data.n_vetted == 0 and name == "score_mixture":
         raise CLIError("No item is vetted (the --label column is empty): the score mixture needs a few vetted labels.")
+    _warn_one_class(data)
     print(
         f"Fitting {name} on {data.n_items} items ({data.n_vetted} vetted): {args.chains} chains x "
         f"{args.draws} draws...",
@@ -179,25 +302,46 @@ def _cmd_report(args) -> int:
     from .report import report
 
     try:
-        card = load_card(args.card)
+        card = load_card(args.card, allow_outside=args.allow_outside)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
     out = Path(args.out) if args.out else Path(card.path) / "report"
-    data, truth = card.load_data()
-    print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name}...",
-          file=sys.stderr, flush=True)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"{out}: is a file; the report is written to a folder (see --out).")
+    from . import _validate as V
+
+    chains = args.chains or card.sampling["chains"]
+    draws = args.draws or card.sampling["draws"]
+    try:
+        V.check_job_size(chains, draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW, what="--draws/--chains",
+                         draws_per_second=2000, how_to_raise="--max-memory-gb")
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    try:
+        data, truth = card.load_data()
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from exc
+    _warn_one_class(data)
+    if not args.quiet:
+        print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name} "
+              f"({chains} chains x {draws} draws)...", file=sys.stderr, flush=True)
     # bad diagnostics are shown in the report (a warning box), not as a Python warning
-    post = card.fit(progressbar=not args.no_progress, draws=args.draws, tune=args.tune, chains=args.chains,
+    post = card.fit(progressbar=not (args.no_progress or args.quiet), draws=args.draws, tune=args.tune, chains=args.chains,
                     warn=False)
+    say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     rep = report(
         post,
+        progress=say,
         title=card.title,
         description=card.description,
         metrics=card.metrics(),
         constraints=card.constraints,
         hdi_prob=card.report_options.get("hdi_prob", 0.9),
         truth=truth,
+        source=card.data_file,
     )
+    if say:
+        say(f"report: writing {out}...")
     paths = rep.save(out)
     for key in ("metrics",):
         if key in rep.tables:
@@ -260,6 +404,7 @@ def _cmd_select(args) -> int:
     store = None
     if args.store:
         store = LabelStore(args.store)
+        store.check_writable()  # a damaged store is refused before the fit, not after it
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
@@ -297,47 +442,97 @@ def _cmd_select(args) -> int:
 
 
 def _cmd_label(args) -> int:
-    import numpy as np
-
+    from . import _validate as V
     from .active import LabelStore
 
-    df = _read_table(args.labels)
-    for col in (args.item_id, args.label):
+    df = _read_table(args.labels, text_columns=[args.item_id], raw_columns=[args.label])
+    for col, flag in ((args.item_id, "--id"), (args.label, "--label")):
         if col not in df.columns:
-            raise CLIError(f"{args.labels}: no column {col!r}; its columns are {list(map(str, df.columns))}.")
+            raise CLIError(f"{args.labels}: no column {col!r} (see {flag}); its columns are "
+                           f"{list(map(str, df.columns))}.")
+    csv = Path(args.labels).suffix.lower() in (".csv", ".txt", ".tsv")
+    first = 2 if csv else 0  # line 1 of a CSV is the header
+
+    def where(j):
+        return f"line {j + first}" if csv else f"row {j}"
+
     ids = df[args.item_id].tolist()
-    raw = df[args.label].tolist()
-    good_ids, good_vals, bad = [], [], []
-    for row, (i, v) in enumerate(zip(ids, raw, strict=True), start=2):  # row 1 is the header
-        s = str(v).strip()
-        if isinstance(v, float) and np.isnan(v):
-            bad.append((row, i, "empty label"))
-        elif s in ("0", "1", "0.0", "1.0", "True", "False", "true", "false"):
-            good_ids.append(i.item() if hasattr(i, "item") else i)
-            good_vals.append(1 if s in ("1", "1.0", "True", "true") else 0)
+    raw = df[args.label].to_numpy(dtype=object)
+    values, not_labels = V.parse_label_cells(raw, allow_empty=False)
+    not_labels = set(not_labels)
+    bad = []  # (row index or None, item, why)
+    for j in not_labels:
+        v = raw[j]
+        why = "empty label" if V.label_cell(v) is not None else f"label {v!r} is not {V.LABEL_SPELLINGS}"
+        bad.append((j, ids[j], why))
+    rows: dict = {}  # item -> [(row, value)]
+    for j, (i, v) in enumerate(zip(ids, values, strict=True)):
+        if j in not_labels:
+            continue
+        if i is None or (isinstance(i, float) and i != i) or str(i).strip() == "":
+            bad.append((j, i, "empty item id"))
+            continue
+        rows.setdefault(i.item() if hasattr(i, "item") else i, []).append((j, int(v)))
+    good_ids, good_vals = [], []
+    for i, seen in rows.items():
+        if len({v for _, v in seen}) > 1:
+            listed = ", ".join(f"{where(j)}: {v}" for j, v in seen)
+            bad.append((seen[0][0], i, f"conflicting labels in this file ({listed}); decide which is right"))
         else:
-            bad.append((row, i, f"label {v!r} is not 0/1"))
-    known = None
+            good_ids.append(i)
+            good_vals.append(seen[0][1])
     if args.scores:
         data = _load_data(
             argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
                                category=None, item_id=args.scores_id or args.item_id)
         )
         known = set(data.item_ids.tolist())
+        row_of = {i: seen[0][0] for i, seen in rows.items()}
+        bad += [(row_of[i], i, "unknown item id (not in --scores)") for i in good_ids if i not in known]
         keep = [(i, v) for i, v in zip(good_ids, good_vals, strict=True) if i in known]
-        bad += [(None, i, "unknown item id") for i in good_ids if i not in known]
         good_ids, good_vals = [i for i, _ in keep], [v for _, v in keep]
     with LabelStore(args.store) as store:
-        n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch) if good_ids else 0
-        print(f"recorded {n} label(s) in {args.store} ({len(store)} in all).")
+        if args.batch is not None and args.batch not in store.batches()["batch"].tolist():
+            n_b = len(store.batches())
+            have = f"batches 1..{n_b}" if n_b else "no batches yet"
+            raise CLIError(f"--batch {args.batch}: {args.store} has {have}; give one of those "
+                           "(`bayeval select --store` records batches) or leave --batch out.")
+        # a store written before ids were read as text holds numeric ids as ints: keep
+        # answering those items (exactly "5" -> 5; "007" stays "007")
+        known_ints = {str(i): i for i in store.labels()["item"].tolist() if isinstance(i, int)}
+        for b in store.batches()["batch"].tolist():
+            known_ints.update({str(i): i for i in store.batch_items(int(b)) if isinstance(i, int)})
+        good_ids = [known_ints.get(i, i) if isinstance(i, str) else i for i in good_ids]
+        n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch, new_only=True) if good_ids else 0
+        skipped = len(good_ids) - n
+        again = f"; {skipped} were already in the store and were not added again" if skipped else ""
+        print(f"recorded {n} new label(s) in {args.store}{again} ({len(store)} in all).")
     if bad:
+        bad.sort(key=lambda b: (b[0] is None, b[0] if b[0] is not None else 0))
         for row, i, why in bad[:20]:
-            where = f"row {row}, " if row else ""
-            print(f"rejected: {where}item {i!r}: {why}", file=sys.stderr)
+            at = f"{where(row)}, " if row is not None else ""
+            print(f"rejected: {at}item {i!r}: {why}", file=sys.stderr)
         if len(bad) > 20:
             print(f"... and {len(bad) - 20} more", file=sys.stderr)
-        print(f"bayeval: error: {len(bad)} row(s) rejected; the {n} valid label(s) were recorded.", file=sys.stderr)
+        print(f"bayeval: error: {len(bad)} row(s) rejected; the {n} valid new label(s) were recorded. "
+              "Fix the rejected rows and run the same command again: labels already recorded are "
+              "not added twice.", file=sys.stderr)
         return 2
+    return 0
+
+
+def _cmd_export_labels(args) -> int:
+    from .active.store import export_readable
+
+    try:
+        res = export_readable(args.store, args.out)
+    except (FileNotFoundError, FileExistsError) as exc:
+        raise CLIError(str(exc)) from exc
+    top = res["max_id"]
+    of = f" of at most {top}" if top is not None else ""
+    print(f"saved {res['rows']}{of} label row(s) to {args.out}.")
+    for err in res["errors"]:
+        print(f"warning: unreadable part of {args.store}: {err}", file=sys.stderr)
     return 0
 
 
@@ -410,6 +605,11 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--tune", type=int, default=None, help="override the card's tuning steps")
     rep.add_argument("--chains", type=int, default=None, help="override the card's chains")
     rep.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
+    rep.add_argument("--quiet", action="store_true",
+                     help="no progress messages on stderr (implies --no-progress)")
+    rep.add_argument("--allow-outside", action="store_true",
+                     help="let the card read a data file outside its folder (off by default)")
+    _memory_arg(rep)
     rep.set_defaults(func=_cmd_report)
 
     fit = sub.add_parser("fit", help="fit a model and print the metric summary table",
@@ -451,7 +651,12 @@ def _parser() -> argparse.ArgumentParser:
 
     lab = sub.add_parser("label", help="record labels from a CSV into a label store",
                          description="Append labels (item id, 0/1) from a CSV or Parquet file to a label store. "
-                                     "Valid rows are recorded even when others are rejected.")
+                                     "Labels are 1 or 0 (also 1.0/0.0 and true/false in any case); anything "
+                                     "else (NA, n/a, null, yes, an empty cell) is rejected with its line. "
+                                     "Item ids are read as text ('007' and '7' differ). Valid rows are "
+                                     "recorded even when others are rejected; importing the same file "
+                                     "again adds nothing (a label equal to the annotator's latest label "
+                                     "for that item is not added again).")
     lab.add_argument("store", help="label store file (created if missing)")
     lab.add_argument("labels", help="CSV or Parquet file with the labels")
     lab.add_argument("--id", dest="item_id", default="item", help="column of item ids (default 'item')")
@@ -462,6 +667,13 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--score", default=None, help="with --scores: its score column")
     lab.add_argument("--scores-id", default=None, help="with --scores: its id column (default: same as --id)")
     lab.set_defaults(func=_cmd_label)
+
+    exp = sub.add_parser("export-labels", help="save the readable label rows of a (damaged) store to CSV",
+                         description="Save every label row that can still be read from a label store "
+                                     "(for example a damaged one) to a CSV file; the store is not changed.")
+    exp.add_argument("store", help="label store file")
+    exp.add_argument("out", help="CSV file to write (must not exist)")
+    exp.set_defaults(func=_cmd_export_labels)
 
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
@@ -485,7 +697,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "scores", None) and args.command == "label" and not args.score:
         parser.error("label: --scores needs --score (the score column of that file).")
+    from ._validate import MAX_MEMORY_ENV
+
+    saved_limit = os.environ.get(MAX_MEMORY_ENV)
     try:
+        _check_args(args)
         return int(args.func(args) or 0)
     except CLIError as exc:
         print(f"bayeval: error: {exc}", file=sys.stderr)
@@ -495,6 +711,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"bayeval: error: {exc}", file=sys.stderr)
         return 2
+    finally:  # --max-memory-gb applies to this run only
+        if saved_limit is None:
+            os.environ.pop(MAX_MEMORY_ENV, None)
+        else:
+            os.environ[MAX_MEMORY_ENV] = saved_limit
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ is shown or saved, so they work with any backend.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import metrics as M
@@ -123,7 +125,11 @@ def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = 0.9, tr
         true = M.precision_at_recall(np.asarray(truth), post.data.scores, recall=grid)
         ax.plot(grid, true, color="k", lw=1.2, label="true curve")
     ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.02)
+    # zoom the y-axis to the data (down to the nearest 0.05 below the lowest band or curve)
+    low = [band[:, 0]] + ([np.asarray(true, dtype=float)] if truth is not None else [])
+    finite = np.concatenate(low)[np.isfinite(np.concatenate(low))]
+    y0 = max(0.0, math.floor((float(finite.min()) - 0.02) * 20) / 20) if finite.size else 0.0
+    ax.set_ylim(y0, 1.02)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
     ax.legend(fontsize=8, loc="lower left")

@@ -312,6 +312,7 @@ class Posterior:
         chains: int = 1,
         random_seed: int | None = None,
         check: bool = True,
+        max_memory_gb: float | None = None,
     ) -> Posterior:
         """A plug-in Posterior that *trusts* given per-item probabilities ``p(z_i = 1)``.
 
@@ -338,6 +339,10 @@ class Posterior:
             logistic recalibration ``logit P(y = 1) = a + b logit(p)`` against ``a = 0,
             b = 1`` on the vetted items rejects at level 0.01 (needs 5 or more vetted
             items).
+        max_memory_gb : float, optional
+            A larger ``chains * draws`` than fits in this much memory (default: the
+            environment variable ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB) raises a
+            ``ValueError`` up front instead of running out of memory later.
 
         Examples
         --------
@@ -363,6 +368,9 @@ class Posterior:
         else:
             chains = V.as_positive_int(chains, "chains")
             draws = V.as_positive_int(draws, "draws")
+            # per draw: its mean probability, its random stream, a few metric values
+            V.check_job_size(chains, draws, bytes_per_draw=64, what="Posterior.from_probabilities",
+                             max_memory_gb=max_memory_gb)
         arr.setflags(write=False)
         if check and data.n_vetted:
             _warn_if_contradicted(data, arr if arr.ndim == 1 else arr.mean(axis=0))
@@ -667,6 +675,14 @@ def _metric_items(metrics) -> list[tuple[str, Any, dict]]:
             metric, options = entry, {}
         name = _resolve(metric)[2]
         out.append((label or name, metric, options))
+    # two unlabelled entries of one metric with different options (k=10, k=100) get
+    # distinct names: "precision_at_k[k=10]", "precision_at_k[k=100]"
+    auto = [label is None for label, _ in pairs]
+    names = [lab for lab, _, _ in out]
+    for i, (lab, metric, options) in enumerate(out):
+        if auto[i] and options and names.count(lab) > 1:
+            shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in options.items())
+            out[i] = (f"{lab}[{shown}]", metric, options)
     return out
 
 

@@ -36,7 +36,7 @@ from . import metrics as M
 from .posterior import Posterior, _metric_items, _point, _resolve, _summary_rows, naive, vetted_only
 from .recalibrate import Recalibration, recalibrate
 
-__all__ = ["Report", "report"]
+__all__ = ["Report", "report", "data_hash"]
 
 _SAMPLE_DIMS = ("chain", "draw")
 _CONSTRAINT_KEYS = ("min_precision", "min_recall")
@@ -64,7 +64,8 @@ _SECTIONS = (
 _CAPTIONS = {
     "pr_curve": "Precision-recall curve: posterior median and credible band (black: the true curve, when known).",
     "mixture_fit": (
-        "Left: the fitted score mixture over the score histogram (vetted items as ticks). "
+        "Left: the fitted score mixture over the histogram of the classifier's scores, on their "
+        "original scale (vetted items as ticks). "
         "Right: posterior predictive check, observed vs replicated Kolmogorov distance per draw."
     ),
     "threshold_probability": "Probability that the constraint holds, against the threshold.",
@@ -251,6 +252,11 @@ class Report:
             out.append(("other", "More", rest_t, rest_f))
         return out
 
+    @staticmethod
+    def _heading(sid: str) -> str:
+        """The heading a section id is shown under (warnings name sections by heading)."""
+        return next((h for i, h, _, _ in _SECTIONS if i == sid), "More")
+
     def _n_warnings(self) -> int:
         return sum(len(v) for v in self.warnings.values())
 
@@ -283,11 +289,12 @@ class Report:
                 parts.append(f'<p class="description">{_esc(para)}</p>')
         n_warn = self._n_warnings()
         if n_warn:
-            where = ", ".join(_esc(sid) for sid, v in self.warnings.items() if v)
+            where = " and ".join(f"“{_esc(self._heading(sid))}”" for sid, v in self.warnings.items() if v)
             parts.append(
                 f'<div class="bv-warning" role="alert" id="warning-summary"><strong>'
                 f"{n_warn} warning{'s' if n_warn > 1 else ''}</strong>: read the red boxes below "
-                f"(sections: {where}) before relying on these numbers.</div>"
+                f"(in the section{'s' if ' and ' in where else ''} {where}) before relying on these "
+                "numbers.</div>"
             )
         if self.text:
             parts.append('<section id="reading"><h2>Reading</h2><ul class="bv-reading">')
@@ -396,8 +403,10 @@ class Report:
                 out += [_md(para), ""]
         n_warn = self._n_warnings()
         if n_warn:
+            where = " and ".join(f"“{_md(self._heading(sid))}”" for sid, v in self.warnings.items() if v)
             out += [
-                f"> **{n_warn} warning{'s' if n_warn > 1 else ''}**: see the sections below.",
+                f"> **{n_warn} warning{'s' if n_warn > 1 else ''}**: read the warnings in {where} "
+                "below before relying on these numbers.",
                 "",
             ]
         if self.text:
@@ -595,8 +604,8 @@ def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
             nv.extend(_flat(naive(data, metric, **options), other))
         if truth is not None:
             tr.extend(_flat(_point(data, truth, metric, dict(options)), other))
-    lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
-    hi = f"hdi_{100 * (1 + hdi_prob) / 2:g}%"
+    lo = f"{100 * hdi_prob:g}% HDI lower"
+    hi = f"{100 * hdi_prob:g}% HDI upper"
     df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
     df["vetted_only"] = np.asarray(vo, dtype=np.float64)
     if data.noisy_labels is not None:
@@ -648,6 +657,46 @@ def _new_figure(width: float, height: float, ncols: int = 1):
     return fig, axes
 
 
+_PLAIN_METRICS = {
+    "average_precision": "average precision",
+    "roc_auc": "ROC AUC",
+    "precision_at_k": "precision at {k}",
+    "recall_at_k": "recall at {k}",
+    "f_score": "F1 score",
+}
+
+
+def _plain_name(label: str) -> str:
+    """A metric label as prose: ``precision_at_k[k=100]`` -> ``precision at 100``.
+
+    Labels a user chose (anything that is not a metric name with options) are kept.
+    """
+    base, _, rest = label.partition("[")
+    opts = {}
+    if rest.endswith("]"):
+        for part in rest[:-1].split(","):
+            key, eq, value = part.strip().partition("=")
+            if not eq:
+                return label
+            opts[key] = value
+    if base not in M.METRICS:
+        return label
+    template = _PLAIN_METRICS.get(base, base.replace("_", " "))
+    if "{k}" in template:
+        if "k" not in opts:
+            return template.replace(" at {k}", " at k")
+        template = template.format(k=opts.pop("k"))
+    extra = []
+    for key, value in opts.items():
+        if key in ("t", "threshold"):
+            extra.append(f"at threshold {value}")
+        elif key == "category":
+            extra.append(f"for category {value}")
+        else:
+            extra.append(f"with {key} = {value}")
+    return " ".join([template, *extra])
+
+
 def _ppc_axes(ax, ppc: dict) -> None:
     d_obs = np.asarray(ppc["ks_draws"])
     d_rep = np.asarray(ppc["ks_replicated"])
@@ -661,9 +710,99 @@ def _ppc_axes(ax, ppc: dict) -> None:
     ax.set_title(f"posterior predictive check: {_p_text(ppc['p_value'], d_obs.size)}", fontsize=9)
 
 
+_VERSIONED = ("bayeval", "pymc", "pytensor", "numpy", "arviz")
+_DISPLAY = {"bayeval": "bayeval", "pymc": "PyMC", "pytensor": "PyTensor", "numpy": "NumPy", "arviz": "ArviZ"}
+
+
+def _versions() -> dict[str, str]:
+    """Installed versions of the packages that decide a report's numbers."""
+    from importlib import metadata
+
+    out = {}
+    for pkg in _VERSIONED:
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            mod = __import__(pkg) if pkg != "bayeval" else None
+            out[pkg] = getattr(mod, "__version__", "unknown") if mod else "unknown"
+    return out
+
+
+def data_hash(data) -> str:
+    """SHA-256 of an EvalData's content: scores, labels, ids and every other column.
+
+    Examples
+    --------
+    >>> from bayeval import EvalData
+    >>> from bayeval.report import data_hash
+    >>> a, b = EvalData([0.1, 0.9], [0, 1]), EvalData([0.1, 0.9], [0, float("nan")])
+    >>> len(data_hash(a)), data_hash(a) == data_hash(EvalData([0.1, 0.9], [0, 1])), data_hash(a) == data_hash(b)
+    (64, True, False)
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(b"bayeval-evaldata-1")
+    for name, arr in (
+        ("scores", data.scores),
+        ("labels", data.labels),
+        ("noisy", data.noisy_labels),
+        ("predictions", data.predictions),
+        ("categories", data.categories),
+        ("features", data.features),
+        ("ids", data.item_ids),
+    ):
+        h.update(name.encode())
+        if arr is None:
+            h.update(b"-")
+        elif arr.dtype.kind in "OUS":
+            h.update("\x1f".join(map(str, arr.tolist())).encode())
+        else:
+            h.update(str(arr.dtype).encode() + np.ascontiguousarray(arr).tobytes())
+    return h.hexdigest()
+
+
+def _provenance(data, source) -> str:
+    import datetime
+
+    v = _versions()
+    line = (
+        f"Made on {datetime.date.today().isoformat()} with "
+        + ", ".join(f"{_DISPLAY[k]} {v[k]}" for k in _VERSIONED)
+        + f". Data SHA-256: {data_hash(data)}"
+    )
+    if source is not None:
+        import hashlib
+
+        path = Path(source)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        line += f"; file {path.name} SHA-256: {digest}"
+    return line + "."
+
+
+def _mc_se(p: float, n: int) -> float:
+    """Monte Carlo standard error of a probability estimated from ``n`` draws."""
+    if not n:
+        return float("nan")
+    q = min(max(p, 1 / n), 1 - 1 / n) if n > 1 else p
+    return math.sqrt(q * (1 - q) / n)
+
+
 def _p_text(p: float, n: int) -> str:
-    """``p = 0.123``, or ``p < 1/n`` when no replicate reached the observed value."""
-    return f"p < {1 / n:.2g}" if p == 0 and n else f"p = {p:.3f}"
+    """``p = 0.045 ± 0.015`` (Monte Carlo error), or ``p < 1/n`` when no replicate reached it."""
+    if p == 0 and n:
+        return f"p < {1 / n:.2g}"
+    return f"p = {p:.3f} ± {_mc_se(p, n):.3f}" if n else f"p = {p:.3f}"
+
+
+def _ppc_verdict(p: float, n: int, alpha: float = _PPC_ALPHA) -> str:
+    """"misfit", "borderline" (within two Monte Carlo errors of ``alpha``) or "fine"."""
+    se = _mc_se(p, n) if n else 0.0
+    if p + 2 * se < alpha:
+        return "misfit"
+    if p - 2 * se < alpha:
+        return "borderline"
+    return "fine"
 
 
 def _progress_figure(hist: pd.DataFrame):
@@ -711,6 +850,8 @@ def report(
     truth=None,
     description: str | None = None,
     thresholds=None,
+    source=None,
+    progress=None,
 ) -> Report:
     """A credible-interval model-card report of a posterior.
 
@@ -755,6 +896,16 @@ def report(
         Free text under the title.
     thresholds : 1-D array_like, optional
         Candidate thresholds for ``constraints`` (default as in :func:`recalibrate`).
+    source : str or path-like, optional
+        The file the data was read from; its name and SHA-256 are recorded too.
+    progress : callable, optional
+        Called with a short message (e.g. ``"report: posterior predictive check..."``)
+        as each step starts, so a long report is not silent; ``print`` works. Default:
+        silent.
+
+    Every report records how to reproduce it, under the title: the versions of
+    bayeval, PyMC, PyTensor, NumPy and ArviZ, the date it was made, and a SHA-256 of
+    the evaluation data (scores, labels, ids and the other columns the model saw).
 
     Returns
     -------
@@ -772,9 +923,19 @@ def report(
     >>> sorted(r.tables)
     ['at_threshold', 'constraints', 'data', 'metrics']
     >>> r.tables["metrics"].columns.tolist()
-    ['mean', 'sd', 'hdi_5%', 'hdi_95%', 'vetted_only']
+    ['mean', 'sd', '90% HDI lower', '90% HDI upper', 'vetted_only']
     """
     post, session = _as_posterior(posterior)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
+    import time
+
+    t_start = time.perf_counter()
+
+    def step(message: str) -> None:
+        if progress is not None:
+            progress(f"report: {message} ({time.perf_counter() - t_start:.0f} s so far)")
+
     title = _check_title(title)
     description = _check_description(description)
     hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
@@ -818,6 +979,7 @@ def report(
     # ------------------------------------------------------- constraints
     rec: Recalibration | None = None
     if cons is not None:
+        step("choosing the threshold under the constraints...")
         rec = recalibrate(post, thresholds=thresholds, **cons)
 
     # ----------------------------------------------------------- metrics
@@ -836,6 +998,7 @@ def report(
             )
             for lab, m, opts in user_items
         ]
+    step(f"metric table ({len(items)} metric(s))...")
     table = _metric_table(post, items, hdi_prob, truth_arr)
     tables["metrics"] = table
     if data.has_categories:
@@ -877,25 +1040,35 @@ def report(
     label_of = {}
     for lab, m, _ in items:
         label_of[lab] = _resolve(m)[2]
+    caveat_said = False
     for i, (row_name, row) in enumerate(table.iterrows()):
         if i >= _MAX_READ_ROWS:
             extra = len(table) - _MAX_READ_ROWS
             text.append(f"The metric table has {extra} more row{'s' if extra > 1 else ''}.")
             break
         lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
+        said = _plain_name(str(row_name))
         if lo == hi:
             s = (
-                f"With at least {pct} probability the {row_name} on these {N} items is exactly "
+                f"With at least {pct} probability the {said} on these {N} items is exactly "
                 f"{_fmt(lo)} (posterior mean {_fmt(mean)})"
             )
         else:
             s = (
-                f"With {pct} probability the {row_name} on these {N} items lies between {_fmt(lo)} "
+                f"With {pct} probability the {said} on these {N} items lies between {_fmt(lo)} "
                 f"and {_fmt(hi)} (posterior mean {_fmt(mean)})"
             )
         vo = row["vetted_only"]
         if n and not math.isnan(vo):
-            s += f"; the vetted-only estimate from {n} labels is {_fmt(vo)}."
+            s += f"; the vetted-only estimate from {n} labels is {_fmt(vo)}"
+            if not caveat_said:  # said once, for the first vetted-only number
+                s += (
+                    f" (a point estimate from the vetted items alone, not comparable with the "
+                    f"interval: from so few labels it is uncertain by up to about "
+                    f"±{min(1.0, 1 / math.sqrt(n)):.2f}; so are the vetted-only numbers below)"
+                )
+                caveat_said = True
+            s += "."
         elif n:
             s += "; the vetted-only estimate is undefined here."
         else:
@@ -914,6 +1087,7 @@ def report(
     # ------------------------------------------------------------ figures
     from .plots import mixture_fit, pr_curve, threshold_probability
 
+    step("precision-recall curve...")
     fig, ax = _new_figure(6, 4)
     pr_curve(post, ax=ax, hdi_prob=hdi_prob, truth=truth_arr)
     ax.set_title(f"precision-recall curve ({N} items, {n} vetted)", fontsize=9)
@@ -921,10 +1095,11 @@ def report(
 
     # ---------------------------------------------------- score mixture
     if hasattr(post, "ppc") and hasattr(post, "density"):
+        step("posterior predictive check and mixture plot...")
         ppc = post.ppc()
         n_ppc = int(np.size(ppc["ks_draws"]))
         fig, (ax1, ax2) = _new_figure(11, 4, ncols=2)
-        mixture_fit(post, ax=ax1, hdi_prob=hdi_prob)
+        mixture_fit(post, ax=ax1, hdi_prob=hdi_prob, scale="score")  # the classifier's own scores
         _ppc_axes(ax2, ppc)
         figures["mixture_fit"] = fig
         tables["fit"] = pd.DataFrame(
@@ -935,6 +1110,7 @@ def report(
                     bool(post.binned),
                     float(ppc["ks_observed"]),
                     float(ppc["p_value"]),
+                    _mc_se(float(ppc["p_value"]), n_ppc),
                     n_ppc,
                 ]
             },
@@ -945,18 +1121,30 @@ def report(
                     "binned likelihood",
                     "Kolmogorov distance (observed, mean)",
                     "PPC p-value",
+                    "PPC p-value, Monte Carlo error (±)",
                     "PPC draws",
                 ],
                 name="score mixture",
             ),
         )
         p_txt = _p_text(ppc["p_value"], n_ppc)
-        if ppc["p_value"] < _PPC_ALPHA:
+        verdict = _ppc_verdict(float(ppc["p_value"]), n_ppc)
+        if verdict == "misfit":
             msg = (
-                f"The posterior predictive check rejects the score-mixture fit ({p_txt}, below "
-                f"{_PPC_ALPHA}): the chosen families do not reproduce the score distribution, so the "
-                "intervals and the recommended threshold may be biased. Compare other families "
-                "(ScoreMixture.auto) before relying on them."
+                f"The posterior predictive check rejects the score-mixture fit ({p_txt}, clearly below "
+                f"{_PPC_ALPHA} given its Monte Carlo error): the chosen families do not reproduce the "
+                "score distribution, so the intervals and the recommended threshold may be biased. "
+                "Compare other families (ScoreMixture.auto) before relying on them."
+            )
+            warn.setdefault("fit", []).append(msg)
+            caveats.append(msg)
+        elif verdict == "borderline":
+            msg = (
+                f"The posterior predictive check is borderline ({p_txt}: within two Monte Carlo "
+                f"errors of the {_PPC_ALPHA} cut-off, so another seed or dependency version may land "
+                "on either side). The families may not reproduce the score distribution well; "
+                "compare other families (ScoreMixture.auto) before relying on the intervals and "
+                "the recommended threshold."
             )
             warn.setdefault("fit", []).append(msg)
             caveats.append(msg)
@@ -999,8 +1187,13 @@ def report(
             "constraint most probably holds (the lowest such threshold among ties). The second table is "
             "the metrics at t."
         )
+        n_total = post.n_chains * post.n_draws
         s = f"Threshold {t:.4g} meets " + " and ".join(parts)
-        s += f", and both with probability {both:.2f}." if len(cons) == 2 else "."
+        s += f", and both with probability {both:.2f}" if len(cons) == 2 else ""
+        s += (
+            f" (Monte Carlo error ± {_mc_se(both, n_total):.2f} from {n_total} draws; "
+            "thresholds whose probabilities differ by less than that are equally good)."
+        )
         text.append(s)
         if both < 0.5:
             msg = (
@@ -1009,10 +1202,6 @@ def report(
             )
             warn.setdefault("constraints", []).append(msg)
             text.append(msg)
-        elif both < 0.95:
-            text.append(
-                f"There is a {1 - both:.0%} chance that the constraint fails at this threshold."
-            )
         fig, ax = _new_figure(6, 3.6)
         threshold_probability(rec, ax=ax)
         figures["threshold_probability"] = fig
@@ -1027,6 +1216,7 @@ def report(
                 figures["vetting_progress"] = fig
 
     # -------------------------------------------------------- diagnostics
+    step("sampler diagnostics...")
     diag, per_param = _diagnostics(post)
     if diag is None:
         notes.setdefault("diagnostics", []).append(
@@ -1079,8 +1269,10 @@ def report(
         else ""
     )
     meta = [
-        f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws{sampled_by}; label-draw "
-        f"seed {post.random_seed}; intervals are {pct} highest-density intervals."
+        f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws{sampled_by}; label draws "
+        f"seeded with {post.random_seed}. Each interval is a {pct} highest-density interval: the "
+        f"narrowest range that holds the metric with {pct} probability.",
+        _provenance(data, source),
     ]
     return Report(
         title,

@@ -442,3 +442,96 @@ def test_a_label_flip_card_fits(tmp_path, cards):
     table = post.summary(card.metrics())
     assert "mean average precision" in table.index
     assert table["mean"].between(0, 1).all()
+
+
+# ------------------------------------------------- new-user faults: paths, sizes, labels, ids
+
+
+@pytest.mark.parametrize("where", ["../outside.csv", "ABS"])
+def test_a_card_reads_only_files_in_its_folder(tmp_path, where):
+    outside = tmp_path / "outside.csv"
+    outside.write_text(CSV)
+    name = str(outside) if where == "ABS" else where
+    folder = make_card(tmp_path / "card", **{'file = "scores.csv"': f"file = {name!r}"})
+    with pytest.raises(CardError, match=r"\[data\] file.*outside the card folder.*--allow-outside"):
+        load_card(folder)
+    card = load_card(folder, allow_outside=True)  # explicitly allowed
+    assert card.data_file == outside.resolve() and card.load_data()[0].n_items == 6
+
+
+def test_cli_report_refuses_a_card_reading_outside_its_folder(tmp_path, capsys):
+    from bayeval.cli import main
+
+    (tmp_path / "x.csv").write_text(CSV)
+    folder = make_card(tmp_path / "card", **{'file = "scores.csv"': 'file = "../x.csv"'})
+    assert main(["report", str(folder), "--no-progress"]) == 2
+    assert "outside the card folder" in capsys.readouterr().err
+
+
+def test_huge_draws_in_a_card_are_refused_at_load(tmp_path, monkeypatch):
+    from bayeval._validate import MAX_MEMORY_ENV
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    folder = make_card(tmp_path, **{"draws = 10": "draws = 100000000"})
+    with pytest.raises(CardError, match=r"\[sampling\] draws.*GB of memory.*above the limit"):
+        load_card(folder)
+    monkeypatch.setenv(MAX_MEMORY_ENV, "1000")
+    assert load_card(folder).sampling["draws"] == 100000000
+
+
+def test_card_labels_use_the_shared_parser_and_ids_are_text(tmp_path):
+    csv = "id,score,label,truth\n007,0.9,TRUE,1\n7,0.8,,1\n0.40,0.4,false,0\n3,0.3,0,0\n"
+    folder = make_card(tmp_path, csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    data, _ = load_card(folder).load_data()
+    assert data.item_ids.tolist() == ["007", "7", "0.40", "3"]
+    assert data.labels[[0, 2, 3]].tolist() == [1.0, 0.0, 0.0] and np.isnan(data.labels[1])
+    bad = make_card(tmp_path / "b", csv=csv.replace("TRUE", "null"), **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    fails(bad, "[data] label", "line 2: 'null'")
+
+
+def _committed_metrics(md: str) -> dict[str, tuple[float, float]]:
+    """{metric: (mean, sd)} from the Metrics table of a committed report.md."""
+    section = md.split("## Metrics", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 3 and cells[0] not in ("metric", "---"):
+            try:
+                out[cells[0]] = (float(cells[1]), float(cells[2]))
+            except ValueError:
+                continue
+    return out
+
+
+def test_re_rendered_card_matches_the_committed_report_within_monte_carlo_error():
+    """A fresh fit of the breast-cancer card gives the committed report's numbers.
+
+    The committed means are compared with a fresh fit at the card's own settings, with a
+    tolerance of four Monte Carlo standard errors (sd / sqrt(ESS), ESS taken as a
+    conservative 400 of the 2000 draws) plus the table's rounding.
+    """
+    from bayeval.report import report
+
+    folder = Path(__file__).resolve().parents[1] / "models" / "breast_cancer_logreg"
+    md = (folder / "report" / "report.md").read_text(encoding="utf-8")
+    committed = _committed_metrics(md)
+    assert {"average_precision", "roc_auc", "recall at 0.5"} <= set(committed)
+    card = load_card(folder)
+    post = card.fit(progressbar=False, warn=False)
+    table = post.summary(card.metrics(), hdi_prob=card.report_options["hdi_prob"])
+    for name, (mean, sd) in committed.items():
+        tol = 4 * max(sd, 1e-3) / np.sqrt(400) + 0.0015
+        assert table.loc[name, "mean"] == pytest.approx(mean, abs=tol), (name, table.loc[name, "mean"], mean)
+    # the verdict near the PPC cut-off is read with its Monte Carlo error, not as a cliff
+    r = report(post, title=card.title, metrics=card.metrics(), constraints=card.constraints)
+    from bayeval.report import _mc_se
+
+    import re
+
+    found = re.search(r"\| PPC p-value \| ([0-9.]+)", md)
+    if found is not None or "fit" in r.tables:  # a score-mixture card: compare its PPC too
+        assert found is not None and "fit" in r.tables
+        fit = r.tables["fit"]["value"]
+        p, n = float(fit["PPC p-value"]), int(fit["PPC draws"])
+        committed_p = float(found.group(1))
+        assert abs(p - committed_p) <= 4 * _mc_se(committed_p, n) + 0.0005, (p, committed_p)

@@ -32,7 +32,7 @@ def scores_csv(tmp_path):
     return path, df
 
 
-@pytest.mark.parametrize("command", ["report", "fit", "threshold", "select", "label", "demo"])
+@pytest.mark.parametrize("command", ["report", "fit", "threshold", "select", "label", "export-labels", "demo"])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exc:
         main([command, "--help"])
@@ -87,7 +87,7 @@ def test_select_and_label_round_trip_through_a_store(scores_csv, tmp_path, capsy
     code = main(["label", str(store), str(tmp_path / "answers.csv"), "--annotator", "me",
                  "--scores", str(path), "--score", "s", "--scores-id", "item"])
     err = capsys.readouterr().err
-    assert code == 2 and "row 5" in err and "'maybe'" in err and "unknown item id" in err
+    assert code == 2 and "line 5" in err and "'maybe'" in err and "unknown item id" in err
     with LabelStore(store) as st:
         labels = st.labels()
     assert labels["item"].tolist() == [picked[0], picked[1], picked[2], picked[4]]  # valid rows kept
@@ -103,7 +103,7 @@ def test_select_and_label_round_trip_through_a_store(scores_csv, tmp_path, capsy
     [
         (["fit", "missing.csv", "--score", "s", "--label", "y"], "no such file"),
         (["fit", "{path}", "--score", "nope", "--label", "y"], "not a column"),
-        (["fit", "{bad}", "--score", "s", "--label", "y"], "labels"),
+        (["fit", "{bad}", "--score", "s", "--label", "y"], "line 3: 'yes'"),  # not "nan"
         (["threshold", "{path}", "--score", "s", "--label", "y"], "--min-precision"),
         (["fit", "{txt}", "--score", "s", "--label", "y"], "unknown file type"),
         (["report", "{tmp}"], "card.toml"),
@@ -128,8 +128,12 @@ def test_report_renders_a_card(tmp_path, capsys):
     html = (out / "report.html").read_text()
     assert "Breast-cancer logistic regression" in html and "<table" in html
     assert (out / "report.md").exists() and list((out / "figures").glob("*.png"))
-    stdout = capsys.readouterr().out
-    assert "report.html" in stdout
+    captured = capsys.readouterr()
+    assert "report.html" in captured.out
+    # no silent minute after sampling: each rendering step is announced on stderr
+    assert "report: metric table" in captured.err and "report: writing" in captured.err
+    md = (out / "report.md").read_text()
+    assert "PyMC" in md and "SHA-256" in md and "scores.csv SHA-256" in md  # reproducible
 
 
 def test_demo_prints_a_summary(capsys):
@@ -148,3 +152,196 @@ def test_select_reads_parquet(scores_csv, tmp_path, capsys):
     assert code == 0
     picked = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:] if line.strip()]
     assert len(picked) == 3 and not set(picked) & set(df["item"][:40])
+
+
+# ------------------------------------------------- labels: one parser, loud failures
+
+
+def test_na_label_cells_in_a_scores_file_fail_loudly_with_lines(scores_csv, tmp_path, capsys):
+    _, df = scores_csv
+    bad = tmp_path / "na.csv"
+    y = df["y"].map({1.0: "1", 0.0: "0"}).fillna("")
+    y[[3, 7, 9]] = ["NA", "n/a", "null"]  # typed by a person: never "not vetted"
+    df.assign(y=y).to_csv(bad, index=False)
+    assert main(["fit", str(bad), "--score", "s", "--label", "y", *FAST]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bayeval: error:") and "3 row(s)" in err
+    assert "line 5: 'NA'" in err and "line 9: 'n/a'" in err and "line 11: 'null'" in err
+
+
+def test_true_false_in_any_case_are_labels_everywhere(tmp_path):
+    from bayeval.cli import _read_table
+
+    path = tmp_path / "s.csv"
+    path.write_text("s,y\n0.9,TRUE\n0.8,True\n0.2,false\n0.5,\n0.1,0\n")
+    df = _read_table(str(path), label_columns=["y"])
+    assert df["y"].tolist()[:3] == [1.0, 1.0, 0.0] and np.isnan(df["y"][3]) and df["y"][4] == 0.0
+
+
+def _label(store, csv, *extra):
+    return main(["label", str(store), str(csv), *extra])
+
+
+def test_label_command_rejects_na_with_its_line(tmp_path, capsys):
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item,label\na,1\nb,NA\nc,TRUE\nd,yes\ne,\n")
+    assert _label(tmp_path / "s.db", csv) == 2
+    err = capsys.readouterr().err
+    assert "line 3, item 'b'" in err and "'NA'" in err and "line 5, item 'd'" in err
+    assert "line 6, item 'e': empty label" in err
+    with LabelStore(tmp_path / "s.db") as st:
+        assert st.resolved().to_dict() == {"a": 1, "c": 1}
+
+
+def test_importing_the_same_file_twice_is_a_no_op(tmp_path, capsys):
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item,label\na,1\nb,0\nc,1\n")
+    store = tmp_path / "s.db"
+    assert _label(store, csv, "--annotator", "ana") == 0
+    assert _label(store, csv, "--annotator", "ana") == 0
+    out = capsys.readouterr().out
+    assert "recorded 0 new label(s)" in out and "3 were already in the store" in out
+    with LabelStore(store) as st:
+        assert len(st) == 3
+
+
+def test_conflicting_labels_in_one_file_are_an_error_listing_them(tmp_path, capsys):
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item,label\nw003,1\nw004,1\nw005,0\nw004,0\n")
+    assert _label(tmp_path / "s.db", csv) == 2
+    err = capsys.readouterr().err
+    assert "item 'w004': conflicting labels in this file (line 3: 1, line 5: 0)" in err
+    with LabelStore(tmp_path / "s.db") as st:
+        assert st.resolved().to_dict() == {"w003": 1, "w005": 0}  # w004 not recorded
+
+
+def test_ids_are_read_as_strings(tmp_path, capsys):
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item,label\n007,1\n7,0\n")
+    assert _label(tmp_path / "s.db", csv) == 0  # two items, not a conflict on item 7
+    with LabelStore(tmp_path / "s.db") as st:
+        assert st.resolved().to_dict() == {"007": 1, "7": 0}
+    from bayeval.cli import _load_data
+    import argparse
+
+    scores = tmp_path / "scores.csv"
+    scores.write_text("id,s,y\n007,0.9,1\n7,0.1,0\n")
+    data = _load_data(argparse.Namespace(scores=str(scores), score="s", label="y", noisy_label=None,
+                                         category=None, item_id="id"))
+    assert data.item_ids.tolist() == ["007", "7"]
+
+
+def test_damaged_store_refuses_label_and_select_and_exports(scores_csv, tmp_path, capsys):
+    import random
+
+    store = tmp_path / "labels.db"
+    with LabelStore(store) as st:
+        st.add([f"w{i:04d}" for i in range(1000)], [i % 2 for i in range(1000)])
+    size = store.stat().st_size
+    with open(store, "r+b") as fh:
+        fh.seek(size // 2)
+        fh.write(random.Random(0).randbytes(4096))
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item,label\nw9999,1\n")
+    assert _label(store, csv) == 2
+    err = capsys.readouterr().err
+    assert "damaged" in err and "export-labels" in err and "recorded" not in err
+    path, _ = scores_csv
+    # refused before any fit: the sampler's "Fitting" line is never printed
+    assert main(["select", str(path), "--score", "s", "--size", "2", "--store", str(store), *FAST]) == 2
+    assert "Fitting" not in capsys.readouterr().err
+    out = tmp_path / "saved.csv"
+    assert main(["export-labels", str(store), str(out)]) == 0
+    assert "label row(s)" in capsys.readouterr().out
+    saved = pd.read_csv(out)
+    assert len(saved) > 0 and {"item", "value", "annotator"} <= set(saved.columns)
+
+
+# ------------------------------------------------- options checked before any fit
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["fit", "--hdi-prob", "94"], "--hdi-prob must be a probability between 0 and 1 (exclusive), got 94; did you mean 0.94?"),
+        (["fit", "--metric", "precision"], "--metric precision needs a decision: give --threshold T"),
+        (["fit", "--out", "{tmp}"], "--out {tmp}: is a folder"),
+        (["fit", "--out", "{tmp}/no/such/x.csv"], "does not exist"),
+        (["fit", "--draws", "0"], "--draws must be an integer >= 1"),
+        (["fit", "--k", "0", "--metric", "precision_at_k"], "--k must be a whole number >= 1"),
+        (["fit", "--draws", "100000000"], "--draws: 2 chains x 100000000 draws would need about"),
+        (["threshold", "--min-precision", "95"], "--min-precision must be a probability between 0 and 1, got 95; did you mean 0.95?"),
+        (["select", "--size", "0"], "--size must be an integer >= 1"),
+    ],
+)
+def test_options_are_checked_before_the_fit_with_flag_names(extra, message, scores_csv, tmp_path, capsys):
+    path, _ = scores_csv
+    cmd, *rest = extra
+    argv = [cmd, str(path), "--score", "s", "--label", "y", *[a.format(tmp=tmp_path) for a in rest]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Fitting" not in err  # refused before sampling started
+    assert err.startswith("bayeval: error:") and message.format(tmp=tmp_path) in err, err
+    for python_name in ("threshold=", "out_dir", "hdi_prob", "new_batch()", "fit()"):
+        assert python_name not in err
+
+
+def test_max_memory_gb_raises_the_limit_for_one_run_only(scores_csv, tmp_path, capsys, monkeypatch):
+    import os
+
+    from bayeval._validate import MAX_MEMORY_ENV
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    path, _ = scores_csv
+    # passes the size check, then fails on the next check (the missing folder): nothing is fitted
+    argv = ["fit", str(path), "--score", "s", "--label", "y", "--draws", "100000000",
+            "--max-memory-gb", "1000", "--out", str(tmp_path / "no" / "x.csv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "GB" not in err
+    assert MAX_MEMORY_ENV not in os.environ
+
+
+def test_report_out_pointing_to_a_file_fails_before_the_fit(tmp_path, capsys):
+    f = tmp_path / "report.html"
+    f.write_text("x")
+    assert main(["report", str(BC), "--out", str(f), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "is a file" in err and "fitting" not in err.lower().split("error")[0]
+
+
+def test_report_refuses_huge_draws_before_the_fit(capsys):
+    assert main(["report", str(BC), "--draws", "100000000", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--draws/--chains" in err and "GB of memory" in err and "--max-memory-gb" in err
+
+
+def test_one_class_of_vetted_labels_is_named(capsys):
+    from bayeval import EvalData
+    from bayeval.cli import _warn_one_class
+
+    _warn_one_class(EvalData([0.9, 0.8, 0.1], [1, 1, np.nan]))
+    assert "no vetted negatives" in capsys.readouterr().err
+    _warn_one_class(EvalData([0.9, 0.8, 0.1], [np.nan, 0, 0]))
+    assert "no vetted positives" in capsys.readouterr().err
+    _warn_one_class(EvalData([0.9, 0.8, 0.1], [1, 0, np.nan]))
+    assert capsys.readouterr().err == ""
+
+
+def test_label_answers_int_ids_of_an_older_store(tmp_path, capsys):
+    store = tmp_path / "s.db"
+    with LabelStore(store) as st:  # ids recorded as ints, as older versions did
+        st.new_batch([5, 7])
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item,label\n5,1\n007,0\n")
+    assert _label(store, csv) == 0
+    with LabelStore(store) as st:
+        assert st.resolved().to_dict() == {5: 1, "007": 0} and st.pending() == [7]
+
+
+def test_text_in_the_score_column_is_shown_with_its_line(tmp_path, capsys):
+    bad = tmp_path / "s.csv"
+    bad.write_text("s,y\n0.049639,1\n0.2,0\nhigh,\n0.7,\n")
+    assert main(["fit", str(bad), "--score", "s", "--label", "y"]) == 2
+    err = capsys.readouterr().err
+    assert "1 value(s) are not numbers: line 4: 'high'" in err and "0.049639" not in err

@@ -181,3 +181,18 @@ def test_validation_page_quotes_results_files():
         assert f"benchmarks/results/{md.name}" in text, (
             f"{md.name} is not summarized in docs/validation.md"
         )
+
+
+def test_readme_python_snippets_run_and_point_inside_the_repository():
+    import re
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert blocks
+    for code in blocks:  # every name is defined in the snippet itself
+        exec(compile(code, "README.md", "exec"), {})
+    assert "shared folder" not in readme and "DESIGN.md" not in readme
+    assert "pip install -c constraints.txt -e ." in readme and (DOCS.parent / "constraints.txt").is_file()
+    assert "chromedriver" in readme
+    for path in (DOCS.parent / "bayeval").rglob("*.py"):
+        assert "shared/papers" not in path.read_text(encoding="utf-8"), path

@@ -140,3 +140,14 @@ def test_bad_input_is_rejected(change, error, match):
 def test_study_result_type(study):
     assert isinstance(study, FScoreStudy)
     assert study.alpha == 0.5 and study.confidence == 0.95
+
+
+def test_simulate_fscore_reports_progress_when_asked():
+    scores, predictions, y = pool()
+    said = []
+    simulate_fscore(scores, predictions, y, methods=["uniform", "top_k"], budgets=[20, 40], trials=2,
+                    random_seed=1, progress=said.append)
+    assert len(said) == 3 and said[0].startswith("simulate_fscore: 1/4 (method, budget) cells done")
+    assert said[-1].endswith("now top_k at budget 40")
+    with pytest.raises(TypeError, match="progress"):
+        simulate_fscore(scores, predictions, y, methods=["top_k"], budgets=[20], trials=2, progress=1)

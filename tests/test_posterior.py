@@ -219,3 +219,24 @@ def test_label_draws_are_cached_as_bits_and_equal_the_regenerated_ones(monkeypat
     np.testing.assert_array_equal(first, again)
     # a metric computed from the cache equals the one computed while drawing
     np.testing.assert_array_equal(post.metric("average_precision").values, nocache.metric("average_precision").values)
+
+
+def test_from_probabilities_refuses_a_huge_job_up_front(monkeypatch):
+    import time
+
+    from bayeval import EvalData, Posterior
+    from bayeval._validate import MAX_MEMORY_ENV
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    data = EvalData([0.9, 0.5, 0.1])
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"1 chains x 1000000000 draws would need about 64.0 GB.*max_memory_gb="):
+        Posterior.from_probabilities(data, [0.9, 0.5, 0.1], draws=10**9)
+    assert time.perf_counter() - t0 < 1  # refused before allocating anything
+    with pytest.raises(ValueError, match="above the limit of 0.001 GB"):
+        Posterior.from_probabilities(data, [0.9, 0.5, 0.1], draws=100_000, max_memory_gb=0.001)
+    monkeypatch.setenv(MAX_MEMORY_ENV, "0.001")
+    with pytest.raises(ValueError, match="BAYEVAL_MAX_MEMORY_GB"):
+        Posterior.from_probabilities(data, [0.9, 0.5, 0.1], draws=100_000)
+    post = Posterior.from_probabilities(data, [0.9, 0.5, 0.1], draws=100_000, max_memory_gb=1)
+    assert post.n_draws == 100_000

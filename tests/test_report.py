@@ -80,7 +80,7 @@ def test_tables_without_categories_match_the_library(plain, plain_report):
     assert set(r.figures) == {"pr_curve", "threshold_probability"}
     pd.testing.assert_frame_equal(r.tables["data"], post.data.counts())
     t = r.tables["metrics"]
-    assert t.columns.tolist() == ["mean", "sd", "hdi_5%", "hdi_95%", "vetted_only", "truth"]
+    assert t.columns.tolist() == ["mean", "sd", "90% HDI lower", "90% HDI upper", "vetted_only", "truth"]
     rec = recalibrate(post, min_precision=0.75, min_recall=0.5)
     thr = f"{rec.threshold:.4g}"
     assert t.index.tolist() == [
@@ -98,6 +98,7 @@ def test_tables_without_categories_match_the_library(plain, plain_report):
         {"average precision": "average_precision", "precision@50": ("precision_at_k", {"k": 50})},
         hdi_prob=0.9,
     )
+    ref.columns = ["mean", "sd", "90% HDI lower", "90% HDI upper"]  # plain headers in the report
     pd.testing.assert_frame_equal(t.loc[ref.index, ref.columns], ref)
     assert t.loc["average precision", "vetted_only"] == float(
         vetted_only(post.data, "average_precision")
@@ -398,12 +399,22 @@ def test_score_mixture_section_and_warnings(spe, spe_report):
     r = spe_report
     ppc = post.ppc()
     assert r.tables["fit"].loc["PPC p-value", "value"] == ppc["p_value"]
+    se = r.tables["fit"].loc["PPC p-value, Monte Carlo error (±)", "value"]
+    n_ppc = len(ppc["ks_draws"])
+    assert se == pytest.approx(np.sqrt(max(ppc["p_value"], 1 / n_ppc) * (1 - max(ppc["p_value"], 1 / n_ppc)) / n_ppc))
     assert "mixture_fit" in r.figures and len(r.figures["mixture_fit"].axes) >= 2
+    assert r.figures["mixture_fit"].axes[0].get_xlabel() == "score"  # the classifier's own scale
     assert "precision (predictions)" in r.tables["metrics"].index  # the data has predictions
-    # PPC verdict and warning box follow the p-value (the default families misfit this data)
-    rejects = ppc["p_value"] < 0.05
+    # PPC verdict and warning box follow the p-value and its Monte Carlo error
+    from bayeval.report import _ppc_verdict
+
+    verdict = _ppc_verdict(ppc["p_value"], len(ppc["ks_draws"]))
+    rejects = verdict != "fine"
     assert bool(r.warnings.get("fit")) == rejects
-    assert any(("rejects" if rejects else "no evidence") in s for s in r.text)
+    word = {"misfit": "rejects", "borderline": "borderline", "fine": "no evidence"}[verdict]
+    assert any(word in s for s in r.text)
+    said = r.text[[word in s for s in r.text].index(True)]
+    assert " ± " in said or "p < " in said  # the p-value comes with its Monte Carlo error
     if r.warnings.get("fit") or r.warnings.get("diagnostics"):  # bad news is read first
         assert r.text[1] in r.warnings.get("fit", []) or r.text[1].startswith(
             "The sampler diagnostics are bad"
@@ -432,8 +443,8 @@ def test_score_mixture_good_fit_has_no_warning(spe, monkeypatch):
         lambda **kw: {
             "ks_observed": 0.03,
             "p_value": 0.4,
-            "ks_draws": np.full(5, 0.03),
-            "ks_replicated": np.full(5, 0.04),
+            "ks_draws": np.full(200, 0.03),  # p = 0.4 ± 0.035: clearly above the cut-off
+            "ks_replicated": np.full(200, 0.04),
         },
     )
     r = report(post, title="good", metrics=["average_precision"])
@@ -538,3 +549,84 @@ def test_first_line_names_the_sampler_when_there_was_one(plain):
         del post.sampler
     first = [line for line in md.splitlines() if line.startswith("*Model:")][0]
     assert "sampled by nutpie" in first
+
+
+# ------------------------------------------------- reproducibility and wording
+
+
+def test_report_records_versions_date_and_data_hash(plain, tmp_path):
+    import datetime
+    from importlib import metadata
+
+    from bayeval.report import data_hash
+
+    post, _ = plain
+    src = tmp_path / "scores.csv"
+    src.write_text("s\n0.1\n")
+    r = report(post, title="t", source=src)
+    md = r.to_markdown()
+    html_page = _page_without_figures(r)
+    for name, pkg in (("bayeval", "bayeval"), ("PyMC", "pymc"), ("PyTensor", "pytensor"),
+                      ("NumPy", "numpy"), ("ArviZ", "arviz")):
+        assert f"{name} {metadata.version(pkg)}" in md
+    assert datetime.date.today().isoformat() in md
+    assert data_hash(post.data) in md and len(data_hash(post.data)) == 64
+    import hashlib
+
+    assert hashlib.sha256(src.read_bytes()).hexdigest() in md
+    assert "scores.csv SHA-256" in md
+    # another data set, another hash
+    other = toy(seed=5)[0]
+    assert data_hash(other.data) != data_hash(post.data)
+    assert report(post, title="t").meta[1][:-1] in r.meta[1]  # without source: the rest is the same
+
+
+def test_p_values_near_the_cut_off_show_their_monte_carlo_error():
+    from bayeval.report import _p_text, _ppc_verdict
+
+    assert _p_text(0.045, 200) == "p = 0.045 ± 0.015"
+    # 0.045 and 0.050 (the same fit on two installs) get the same verdict: no cliff
+    assert _ppc_verdict(0.045, 200) == _ppc_verdict(0.050, 200) == "borderline"
+    assert _ppc_verdict(0.0, 200) == "misfit" and _ppc_verdict(0.4, 200) == "fine"
+    assert _p_text(0.0, 200) == "p < 0.005"
+
+
+def test_reading_uses_plain_names_and_headings(plain):
+    post, _ = plain
+    r = report(post, title="t", metrics=[("precision_at_k", {"k": 100}), ("precision_at_k", {"k": 10})],
+               constraints={"min_precision": 0.99, "min_recall": 0.99})
+    assert r.tables["metrics"].index.tolist() == ["precision_at_k[k=100]", "precision_at_k[k=10]"]
+    prose = " ".join(r.text)
+    assert "precision at 100" in prose and "precision_at_k" not in prose
+    assert "chance that the constraint fails" not in prose  # no sentence repeating the one above
+    assert "Monte Carlo error" in prose and "not comparable with the interval" in prose
+    page = _page_without_figures(r)
+    assert "(sections: constraints)" not in page and "“Threshold under constraints”" in page
+
+
+def test_report_says_what_it_is_doing_when_asked(plain):
+    post, _ = plain
+    said = []
+    report(post, title="t", constraints={"min_precision": 0.8}, progress=said.append)
+    assert said and all(m.startswith("report: ") and "s so far)" in m for m in said)
+    assert any("metric table" in m for m in said) and any("threshold" in m for m in said)
+    with pytest.raises(TypeError, match="progress"):
+        report(post, title="t", progress="loud")
+
+
+def test_pr_curve_is_zoomed_to_the_data():
+    rng = np.random.default_rng(3)
+    s = np.sort(rng.random(300))
+    p = np.where(s > 0.3, 0.97, 0.6)  # precision stays high everywhere
+    post = Posterior.from_probabilities(EvalData(s), p, draws=100, random_seed=0)
+    ax = report(post, title="t", metrics=["average_precision"]).figures["pr_curve"].axes[0]
+    lo, hi = ax.get_ylim()
+    assert 0.4 <= lo < 0.9 and hi == pytest.approx(1.02)
+
+
+def test_vetted_only_caveat_is_said_once(plain):
+    post, truth = plain
+    r = report(post, title="t", metrics=["average_precision", "roc_auc"], truth=truth)
+    prose = " ".join(r.text)
+    assert prose.count("not comparable with the interval") == 1
+    assert prose.count("the vetted-only estimate from 25 labels is") == 2

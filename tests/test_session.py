@@ -229,3 +229,13 @@ def test_simulate_rejects_bad_input():
         simulate(data, truth, _model, metric="average_precision", candidates="top_k")
     with pytest.raises(ValueError, match="strateg"):
         simulate(data, truth, _model, k=5, strategies=("best",))
+
+
+def test_simulate_reports_progress_when_asked():
+    data, truth = _data(n=90, categories=True)
+    said = []
+    simulate(data, truth, _model, metric="precision_at_k", k=10, budget=10, batch_size=5, trials=2,
+             strategies=("random",), random_seed=0, progress=said.append)
+    assert len(said) == 1 and said[0].startswith("simulate: 1/2 runs done") and "s left" in said[0]
+    with pytest.raises(TypeError, match="progress"):
+        simulate(data, truth, _model, budget=10, batch_size=5, trials=1, progress=True, k=10)

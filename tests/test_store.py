@@ -164,7 +164,9 @@ def test_arrays_and_series_are_accepted(store):
 # ------------------------------------------------------------------ validation
 
 
-@pytest.mark.parametrize("bad", [2, -1, 0.5, math.nan, math.inf, "yes", "1.0", " 1", None, b"1"])
+@pytest.mark.parametrize(
+    "bad", [2, -1, 0.5, math.nan, math.inf, "yes", "no", "NA", "n/a", "null", "", None, b"1"]
+)
 def test_invalid_value_is_rejected_and_nothing_written(store, bad):
     with pytest.raises(ValueError, match=r"`values` must hold labels 0 or 1") as err:
         store.add(["a", "b", "c"], [1, bad, 0])
@@ -173,6 +175,30 @@ def test_invalid_value_is_rejected_and_nothing_written(store, bad):
     assert "position 0" not in msg and "position 2" not in msg
     assert "Nothing was written" in msg
     assert len(store) == 0
+
+
+@pytest.mark.parametrize("typed, value", [("1.0", 1), (" 1", 1), ("TRUE", 1), ("False", 0), ("0.0", 0)])
+def test_values_use_the_same_spellings_as_every_entry_point(store, typed, value):
+    # the store, the CSV reader, the card and the session share one label parser
+    from bayeval._validate import label_cell
+
+    assert label_cell(typed) == value
+    assert store.add(["a"], [typed]) == 1
+    assert store.resolved().to_dict() == {"a": value}
+
+
+def test_store_and_every_other_entry_point_accept_the_same_spellings():
+    import numpy as np
+
+    from bayeval._validate import label_cell
+
+    cells = [0, 1, 2, -1, 0.0, 1.0, 0.5, True, False, np.int64(1), np.float32(0), np.bool_(True),
+             "1", "0", "1.0", "0.0", " 1 ", "true", "TRUE", "False", "yes", "no", "NA", "n/a",
+             "null", "", "  ", None, math.nan, math.inf, b"1", "01", "1e0"]
+    for v in cells:
+        lab = label_cell(v)
+        expected = None if lab is None or lab != lab else int(lab)
+        assert store_module._encode_value(v) == expected, v
 
 
 def test_message_names_every_offending_position(store):
@@ -445,10 +471,14 @@ def test_newer_schema_is_refused(tmp_path):
         LabelStore(path)
 
 
-def test_empty_file_becomes_a_store_in_wal_mode(tmp_path):
+def test_empty_file_is_refused_not_silently_a_new_store(tmp_path):
     path = tmp_path / "labels.db"
-    path.touch()
-    LabelStore(path).add([1], [1])
+    path.touch()  # e.g. a store truncated by a bad copy: its labels are gone
+    with pytest.raises(StoreFormatError, match=r"empty file \(0 bytes\).*Restore it from a backup"):
+        LabelStore(path)
+    assert path.stat().st_size == 0  # left untouched
+    path.unlink()
+    LabelStore(path).add([1], [1])  # a new file name is a new store, in WAL mode
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -456,6 +486,65 @@ def test_empty_file_becomes_a_store_in_wal_mode(tmp_path):
     finally:
         conn.close()
     assert len(LabelStore(path)) == 1
+
+
+def _damaged_store(tmp_path, n=1000):
+    path = tmp_path / "labels.db"
+    st = LabelStore(path)
+    st.add([f"w{i:04d}" for i in range(n)], [i % 2 for i in range(n)], annotator="ana")
+    st.close()
+    assert not (tmp_path / "labels.db-wal").exists() or (tmp_path / "labels.db-wal").stat().st_size == 0
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:  # damage the middle of the file, as a bad disk would
+        fh.seek(size // 2)
+        fh.write(random.Random(0).randbytes(4096))
+    return path
+
+
+def test_damaged_store_refuses_writes_and_says_how_to_recover(tmp_path):
+    path = _damaged_store(tmp_path)
+    before = path.read_bytes()
+    store = LabelStore(path)
+    assert store.damaged
+    with pytest.raises(store_module.StoreDamagedError, match="damaged") as err:
+        store.add(["new"], [1])
+    msg = str(err.value)
+    assert "nothing was written" in msg and "cp " in msg and "export-labels" in msg
+    with pytest.raises(store_module.StoreDamagedError):
+        store.new_batch(["a"])
+    with pytest.raises(store_module.StoreDamagedError):
+        store.set_meta("k", 1)
+    assert path.read_bytes() == before
+    assert isinstance(err.value, StoreFormatError)  # old `except StoreFormatError` still catches it
+
+
+def test_sound_store_passes_the_check(store):
+    store.add(["a"], [1])
+    assert not LabelStore(store.path).damaged
+
+
+def test_export_readable_saves_the_rows_of_a_damaged_store(tmp_path):
+    path = _damaged_store(tmp_path)
+    out = tmp_path / "saved.csv"
+    res = store_module.export_readable(path, out)
+    import pandas as pd
+
+    saved = pd.read_csv(out, dtype={"item": str})
+    assert res["rows"] == len(saved) > 0
+    assert set(saved["item"]) <= {f"w{i:04d}" for i in range(1000)}
+    assert (saved["value"] == saved["item"].str[1:].astype(int) % 2).all()  # rows are intact
+    with pytest.raises(FileExistsError):
+        store_module.export_readable(path, out)  # never overwrites
+
+
+def test_add_new_only_makes_a_reimport_a_no_op(store):
+    assert store.add(["a", "b", "b"], [1, 0, 0], annotator="ana", new_only=True) == 2
+    assert store.add(["a", "b"], [1, 0], annotator="ana", new_only=True) == 0
+    assert len(store) == 2
+    # a changed label is written; another annotator's equal label is written
+    assert store.add(["a", "b"], [0, 0], annotator="ana", new_only=True) == 1
+    assert store.add(["b"], [0], annotator="ben", new_only=True) == 1
+    assert store.resolved().to_dict() == {"a": 0, "b": 0} and len(store) == 4
 
 
 # ------------------------------------------------------------------ crashes and concurrency

@@ -16,7 +16,7 @@ from .fscore_study import FSCORE_METHODS, FScoreStudy, simulate_fscore
 from .select import STRATEGIES, expected_change, select
 from .session import ActiveSession
 from .simulate import ESTIMATORS, simulate
-from .store import LabelStore, StoreFormatError
+from .store import LabelStore, StoreDamagedError, StoreFormatError
 
 __all__ = [
     "ACISResult",
@@ -27,6 +27,7 @@ __all__ = [
     "LabelStore",
     "STRATEGIES",
     "StoreFormatError",
+    "StoreDamagedError",
     "acis",
     "expected_change",
     "sawade",

@@ -1,8 +1,9 @@
 """Active calibration and importance sampling (ACIS) for F-scores of rare categories.
 
 This module estimates the F-score of a binary classifier on a large, unlabeled pool
-from a small labeling budget, following the ACIS algorithm of Poms et al. (2021,
-"Low-shot validation", ``shared/papers/low-shot-validation-acis-poms-2021.txt``),
+from a small labeling budget, following the ACIS algorithm of Poms, Sarukkai,
+Mullapudi, Sohoni, Mark, Ramanan and Fatahalian (2021, "Low-Shot Validation: Active
+Importance Sampling for Estimating Classifier Performance on Rare Categories", ICCV),
 together with three baselines that share its interface and result type.
 
 The F-score

@@ -202,6 +202,7 @@ def simulate_fscore(
     confidence: float = 0.95,
     random_seed: int = 0,
     method_kwargs: Mapping[str, Mapping] | None = None,
+    progress: Callable[[str], object] | None = None,
 ) -> FScoreStudy:
     """Run F-score estimators repeatedly on a fully labeled pool and measure their accuracy.
 
@@ -228,6 +229,9 @@ def simulate_fscore(
     method_kwargs : mapping, optional
         ``{label: {keyword: value}}`` passed to that method, e.g.
         ``{"acis": {"top_k_prior": False}}``.
+    progress : callable, optional
+        Called with a one-line message after each (method, budget) cell (how many are
+        done, the time so far and an estimate of the time left); ``print`` works.
 
     Returns
     -------
@@ -308,10 +312,20 @@ def simulate_fscore(
     den = alpha * int(yhat.sum()) + (1 - alpha) * int(y.sum())
     truth = tp / den
     seeds = np.random.SeedSequence(int(random_seed)).generate_state(trials)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
     rows = []
+    t_start, n_cells, done = time.perf_counter(), len(chosen) * len(budgets), 0
     for label, fn in chosen.items():
         kw = dict(kwargs_of.get(label, {}))
         for b in budgets:
+            if progress is not None and done:
+                spent = time.perf_counter() - t_start
+                progress(
+                    f"simulate_fscore: {done}/{n_cells} (method, budget) cells done ({spent:.0f} s; "
+                    f"about {spent / done * (n_cells - done):.0f} s left); now {label} at budget {b}"
+                )
+            done += 1
             for t in range(trials):
                 t0 = time.perf_counter()
                 r = fn(s, yhat, oracle, budget=int(b), alpha=alpha, random_seed=int(seeds[t]), confidence=confidence, **kw)

@@ -1,7 +1,8 @@
 """Choosing which items to vet next, from a :class:`bayeval.Posterior`.
 
 Four strategies (:data:`STRATEGIES`), after section 3.2 of active testing (Nguyen,
-Ramanan and Fowlkes, 2018, ``shared/papers/active-testing-nguyen-2018.txt``):
+Ramanan and Fowlkes, 2018, "Active Testing: An Efficient and Robust Framework for
+Estimating Accuracy", ICML):
 
 ``"random"``
     Hierarchical random sampling: draw a category uniformly among the categories that

@@ -39,16 +39,13 @@ def _fingerprint(data: EvalData) -> str:
 
 
 def _label_value(v):
-    """0/1 from what a person may type; None when it is not a label."""
-    if isinstance(v, bool | np.bool_):
-        return int(v)
-    if isinstance(v, int | np.integer) and int(v) in (0, 1):
-        return int(v)
-    if isinstance(v, float | np.floating) and v in (0.0, 1.0):
-        return int(v)
-    if isinstance(v, str) and v.strip() in ("0", "1"):
-        return int(v.strip())
-    return None
+    """0/1 from what a person may type; None when it is not a label.
+
+    The parser every entry point shares (:func:`bayeval._validate.label_cell`);
+    an empty value is not a label here.
+    """
+    lab = V.label_cell(v)
+    return None if lab is None or lab != lab else int(lab)
 
 
 class ActiveSession:
@@ -275,7 +272,8 @@ class ActiveSession:
         item_ids : sequence
             Item ids (as in ``data.item_ids``).
         labels : sequence
-            1/0 (also ``True``/``False``, ``"1"``/``"0"``).
+            1/0 (also ``True``/``False``, ``"1"``/``"0"``, ``"true"``/``"false"`` in
+            any case). Anything else (``"NA"``, ``"yes"``, None, NaN) is rejected.
         annotator : str, optional
             Who answered.
         """
@@ -304,7 +302,7 @@ class ActiveSession:
                 continue
             lab = _label_value(v)
             if lab is None:
-                rejected.append((item, v, "label must be 0 or 1"))
+                rejected.append((item, v, "label must be 0 or 1 (also 1.0/0.0 and true/false in any case)"))
                 continue
             b = batch_of.get(key)
             good.setdefault(b, ([], []))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import time
 
 import numpy as np
 import xarray as xr
@@ -114,6 +115,7 @@ def simulate(
     fit_kwargs: dict | None = None,
     random_seed: int | None = None,
     progressbar: bool = False,
+    progress=None,
     **metric_kwargs,
 ) -> xr.Dataset:
     """Replay the vetting loop with the true labels as oracle, for several strategies.
@@ -157,6 +159,9 @@ def simulate(
     random_seed : int, optional
     progressbar : bool
         Sampler progress bars (off by default: many fits).
+    progress : callable, optional
+        Called with a one-line message after each trial of each strategy (how many
+        are done, the time so far and an estimate of the time left); ``print`` works.
     **metric_kwargs
         Options of the metric (``k=48``).
 
@@ -273,9 +278,19 @@ def simulate(
         head = np.array([_headline(c) for c in cat])
         return head, cat, float(lo), float(hi), cat_lo, cat_hi
 
+    if progress is not None and not callable(progress):
+        raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
+    t_start = time.perf_counter()
     for t in range(T):
         seeds = trial_seeds[t].generate_state(S * K * 3).reshape(S, K, 3)
         for s_i, strategy in enumerate(strategies):
+            if progress is not None and (t or s_i):
+                done = t * S + s_i
+                spent = time.perf_counter() - t_start
+                progress(
+                    f"simulate: {done}/{T * S} runs done ({spent:.0f} s; about "
+                    f"{spent / done * (T * S - done):.0f} s left); now trial {t + 1}, {strategy}"
+                )
             d = data
             for step in range(K):
                 n_vetted[s_i, t, step] = int((d.vetted & mask).sum())

@@ -44,7 +44,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-__all__ = ["LabelStore", "StoreFormatError"]
+__all__ = ["LabelStore", "StoreFormatError", "StoreDamagedError", "export_readable"]
 
 APPLICATION_ID = 0x62796C73  # "byls": bayeval label store
 SCHEMA_VERSION = 1
@@ -90,7 +90,7 @@ _SCHEMA = [
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 ]
 
-_VALUE_RULE = "0 or 1 (ints, bools, floats 0.0/1.0 or the strings '0'/'1')"
+_VALUE_RULE = "0 or 1 (ints, bools, floats 0.0/1.0, or the strings '1'/'0'/'1.0'/'0.0'/'true'/'false' in any case)"
 _SHOW = 10  # how many offending entries an error message lists
 
 
@@ -115,6 +115,47 @@ class StoreFormatError(ValueError):
     True
     >>> tmp.cleanup()
     """
+
+
+class StoreDamagedError(StoreFormatError):
+    """The store's file is damaged (SQLite's ``PRAGMA quick_check`` fails): writes are refused.
+
+    Reading may still work for the undamaged part. The message says how to recover:
+    keep a copy of the file, save the readable rows with :func:`export_readable`
+    (``bayeval export-labels STORE OUT.csv``), and import them into a new store
+    (``bayeval label NEW_STORE OUT.csv``).
+
+    Examples
+    --------
+    >>> import pathlib, random, tempfile
+    >>> from bayeval.active.store import LabelStore, StoreDamagedError
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> LabelStore(tmp / "s.db").add([f"w{i}" for i in range(1000)], [i % 2 for i in range(1000)])
+    1000
+    >>> raw = bytearray((tmp / "s.db").read_bytes())  # a disk error in the middle
+    >>> raw[len(raw) // 2:len(raw) // 2 + 4096] = random.Random(0).randbytes(4096)
+    >>> _ = (tmp / "s.db").write_bytes(bytes(raw))
+    >>> store = LabelStore(tmp / "s.db")
+    >>> store.damaged
+    True
+    >>> try:
+    ...     store.add(["x"], [1])
+    ... except StoreDamagedError as exc:
+    ...     print("export-labels" in str(exc))
+    True
+    """
+
+
+def _recovery_hint(path) -> str:
+    p = str(path)
+    return (
+        f"To recover: (1) keep a copy of the damaged file (e.g. `cp {p} {p}.damaged`); "
+        f"(2) save the rows that can still be read: `bayeval export-labels {p} labels.csv` "
+        "(Python: `bayeval.active.store.export_readable(path, 'labels.csv')`); "
+        "(3) import them into a new store: `bayeval label NEW_STORE.db labels.csv "
+        "--id item --label value` (one run per annotator, with --annotator), and check "
+        "the missing items against your own records."
+    )
 
 
 # --------------------------------------------------------------------------- helpers
@@ -172,16 +213,25 @@ def _decode_item(kind: str, text: str):
     return int(text) if kind == "int" else text
 
 
+_TRUE_TEXT = frozenset({"1", "1.0", "true"})
+_FALSE_TEXT = frozenset({"0", "0.0", "false"})
+
+
 def _encode_value(v) -> int | None:
+    """0/1 for a label, None for anything else.
+
+    The same spellings as every other entry point (``bayeval._validate.label_cell``,
+    checked by the tests; this module stays standard-library only): the numbers 0/1,
+    bools, and the strings 1/0/1.0/0.0/true/false in any case with blanks around.
+    """
     v = _plain(v)
     if isinstance(v, bool):
         return int(v)
-    if isinstance(v, int):
-        return v if v in (0, 1) else None
-    if isinstance(v, float):
-        return int(v) if v in (0.0, 1.0) else None
     if isinstance(v, str):
-        return {"0": 0, "1": 1}.get(v)
+        t = v.strip().lower()
+        return 1 if t in _TRUE_TEXT else 0 if t in _FALSE_TEXT else None
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return int(v) if v in (0, 1) else None
     return None
 
 
@@ -263,7 +313,9 @@ class LabelStore:
     ----------
     path : str or path-like
         The store's file. Created (with its parent folder required to exist) if it
-        does not exist or is empty; otherwise it must be a bayeval label store.
+        does not exist; otherwise it must be a bayeval label store. An existing empty
+        (0-byte) file is refused, not silently made a new store: its labels were
+        probably lost.
     timeout : float, default 30.0
         Seconds to wait for another process's write transaction before giving up
         (SQLite ``busy_timeout``).
@@ -283,6 +335,11 @@ class LabelStore:
     (the row id, equivalently the monotone ``time``). :meth:`conflicts` shows every
     row of the items whose labels disagree; nothing is ever dropped from the file.
 
+    **Damage.** Opening runs SQLite's ``PRAGMA quick_check``. A store that fails it is
+    opened read-only in effect: every write raises :class:`StoreDamagedError`, whose
+    message says how to recover (keep a copy, :func:`export_readable`, import the
+    export into a new store). :attr:`damaged` tells whether this happened.
+
     **Items** are ints (numpy ints are converted) or non-empty strings, and come back
     as the type they went in as; ``5`` and ``"5"`` are different items. An item
     counts as *labeled* once it has at least one label row, whatever its batch.
@@ -290,8 +347,8 @@ class LabelStore:
     Raises
     ------
     StoreFormatError
-        If ``path`` exists but is not a bayeval label store, or was written by a newer
-        bayeval (upgrade bayeval to read it).
+        If ``path`` exists but is not a bayeval label store, is an empty file, or was
+        written by a newer bayeval (upgrade bayeval to read it).
 
     Examples
     --------
@@ -342,7 +399,64 @@ class LabelStore:
                 f"The folder {str(self._path.parent)!r} does not exist; create it first "
                 "(the store creates only its own file)."
             )
+        if self._empty_file():
+            raise StoreFormatError(
+                f"{str(self._path)!r} is an empty file (0 bytes), not a label store: a store "
+                "is never empty once created, so its content was probably lost (truncated, "
+                "or an interrupted copy). Restore it from a backup; to start a new store, "
+                "delete the empty file or give another file name. The file was left untouched."
+            )
+        self._damage: str | None = None
         self._open_or_create()
+        self._damage = self._quick_check()
+
+    def _empty_file(self) -> bool:
+        """True for an existing 0-byte file that no other process is creating a store in.
+
+        Another process that is creating the store at this path holds a 0-byte file for
+        a moment (until its first write); that is waited for (up to 2 s or ``timeout``),
+        not refused.
+        """
+        deadline = time.monotonic() + min(2.0, self._timeout)
+        companions = [self._path.with_name(self._path.name + s) for s in ("-wal", "-journal")]
+        while True:
+            try:
+                size = self._path.stat().st_size
+            except FileNotFoundError:
+                return False
+            if size > 0 or any(c.exists() for c in companions):
+                return False
+            if time.monotonic() > deadline:
+                return True
+            time.sleep(0.02)
+
+    def _quick_check(self) -> str | None:
+        """None if SQLite's ``PRAGMA quick_check`` finds the file sound, else its findings."""
+        try:
+            with self._connect() as conn:
+                rows = conn.execute("PRAGMA quick_check(20)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        found = [" ".join(str(r[0]).split()) for r in rows]
+        return None if found == ["ok"] else "; ".join(found[:5])
+
+    @property
+    def damaged(self) -> bool:
+        """Whether the file failed SQLite's integrity check when it was opened."""
+        return self._damage is not None
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreDamagedError` (with the recovery steps) if the store is damaged.
+
+        Every write does this check itself; call it to refuse early, before a long
+        computation whose result would be written.
+        """
+        if self._damage is not None:
+            raise StoreDamagedError(
+                f"The label store {str(self._path)!r} is damaged (SQLite integrity check: "
+                f"{self._damage}); nothing was written, so the damage cannot spread. "
+                + _recovery_hint(self._path)
+            )
 
     # ---------------------------------------------------------------- connections
 
@@ -389,6 +503,7 @@ class LabelStore:
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, holding the write lock from its start."""
+        self.check_writable()
         with self._connect() as conn, self._transaction(conn, "IMMEDIATE"):
             yield conn
 
@@ -429,6 +544,11 @@ class LabelStore:
         except sqlite3.OperationalError:  # locked, I/O error, ...: not a format problem
             raise
         except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed", ...
+            if "malformed" in str(exc):
+                raise StoreDamagedError(
+                    f"{str(self._path)!r} is a damaged SQLite file ({exc}). "
+                    + _recovery_hint(self._path)
+                ) from exc
             raise StoreFormatError(
                 f"{str(self._path)!r} is not a bayeval label store: SQLite cannot read it "
                 f"({exc}). Pass the path of a store made by LabelStore, or a new file name."
@@ -527,7 +647,13 @@ class LabelStore:
     # ---------------------------------------------------------------- writing
 
     def add(
-        self, item_ids, values, *, annotator: str | None = None, batch: int | None = None
+        self,
+        item_ids,
+        values,
+        *,
+        annotator: str | None = None,
+        batch: int | None = None,
+        new_only: bool = False,
     ) -> int:
         """Append one label per item, all in one transaction, committed before returning.
 
@@ -544,11 +670,16 @@ class LabelStore:
             Who labeled them. ``None`` rows count as one anonymous annotator.
         batch : int, optional
             The id of the batch (from :meth:`new_batch`) these labels answer.
+        new_only : bool, default False
+            Skip every label that is already this annotator's latest label for the
+            item (and repeats within the call), so that importing the same file twice
+            writes nothing the second time. A label that *changes* the annotator's
+            latest label is written. Used by ``bayeval label``.
 
         Returns
         -------
         int
-            The number of rows written (``len(item_ids)``).
+            The number of rows written (``len(item_ids)``, fewer with ``new_only``).
 
         Raises
         ------
@@ -595,15 +726,27 @@ class LabelStore:
         with self._write() as conn:
             if batch is not None:
                 self._check_batch(conn, batch)
+            pairs = list(zip(items, encoded, strict=True))
+            if new_only:
+                latest = dict(
+                    ((kind, item), value)
+                    for kind, item, value in conn.execute(
+                        "SELECT kind, item, value FROM labels WHERE annotator IS ? ORDER BY id",
+                        (annotator,),
+                    )
+                )
+                fresh = []
+                for key, v in pairs:
+                    if latest.get(key) != v:
+                        fresh.append((key, v))
+                        latest[key] = v
+                pairs = fresh
             now = _now(conn, "labels", "time")
             conn.executemany(
                 "INSERT INTO labels (item, kind, value, annotator, batch, time) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (text, kind, v, annotator, batch, now)
-                    for (kind, text), v in zip(items, encoded, strict=True)
-                ],
+                [(text, kind, v, annotator, batch, now) for (kind, text), v in pairs],
             )
-        return len(items)
+        return len(pairs)
 
     def new_batch(self, item_ids, *, strategy: str | None = None, note: str | None = None) -> int:
         """Record a batch of items proposed for vetting; return its id (1, 2, ...).
@@ -1031,3 +1174,90 @@ class LabelStore:
                 (batch,),
             ).fetchall()
         return [_decode_item(k, t) for k, t in rows]
+
+
+def export_readable(path, out) -> dict:
+    """Save every label row that can still be read from a (possibly damaged) store to CSV.
+
+    Reads the ``labels`` table row by row, skipping past rows SQLite cannot read, and
+    writes ``id, item, kind, value, annotator, batch, time`` to ``out``. The store's
+    file is opened read-only and never changed. Import the result into a new store
+    with ``bayeval label NEW_STORE OUT.csv --id item --label value``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's file.
+    out : str or path-like
+        The CSV file to write (must not exist yet).
+
+    Returns
+    -------
+    dict
+        ``rows`` (how many were saved), ``max_id`` (the highest row id seen, or None)
+        and ``errors`` (the read errors met, at most 10).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore, export_readable
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = LabelStore(tmp / "s.db").add(["a", "b"], [1, 0], annotator="ana")
+    >>> export_readable(tmp / "s.db", tmp / "labels.csv")["rows"]
+    2
+    >>> (tmp / "labels.csv").read_text().splitlines()[1].split(",")[:5]
+    ['1', 'a', 'str', '1', 'ana']
+    """
+    import csv
+
+    src = pathlib.Path(path).expanduser().absolute()
+    dst = pathlib.Path(out).expanduser()
+    if not src.is_file():
+        raise FileNotFoundError(f"{str(src)!r}: no such store file.")
+    if dst.exists():
+        raise FileExistsError(f"{str(dst)!r} exists already; give a new file name for the export.")
+    conn = sqlite3.connect(f"{src.as_uri()}?mode=ro", uri=True)
+    rows: list[tuple] = []
+    errors: list[str] = []
+    last = 0
+    try:
+        try:
+            top = conn.execute("SELECT max(id) FROM labels").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            errors.append(str(exc))
+            top = None
+        while True:
+            query = (
+                "SELECT id, item, kind, value, annotator, batch, time FROM labels "
+                "WHERE id > ? ORDER BY id"
+            )
+            try:
+                for row in conn.execute(query, (last,)):
+                    rows.append(row)
+                    last = row[0]
+                break
+            except sqlite3.DatabaseError as exc:
+                if len(errors) < 10:
+                    errors.append(str(exc))
+                # skip past the unreadable part: try further ahead, bounded by max(id)
+                step = 1
+                while True:
+                    probe = last + step
+                    if top is not None and probe > top or step > 1 << 40:
+                        probe = None
+                        break
+                    try:
+                        conn.execute(query + " LIMIT 1", (probe,)).fetchall()
+                        break
+                    except sqlite3.DatabaseError:
+                        step *= 2
+                if probe is None:
+                    break
+                last = probe
+    finally:
+        conn.close()
+    with open(dst, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "item", "kind", "value", "annotator", "batch", "time"])
+        w.writerows(rows)
+    return {"rows": len(rows), "max_id": top, "errors": errors}

@@ -326,7 +326,9 @@ def fit(
         Passed to every candidate's ``fit``.
     progressbar, warn : bool
     **fit_kwargs
-        Passed to every candidate's ``fit`` (e.g. ``tune=``).
+        Passed to every candidate's ``fit`` (e.g. ``tune=``); ``max_memory_gb=`` raises
+        the limit of the up-front memory check (default 4 GB, or the environment
+        variable ``BAYEVAL_MAX_MEMORY_GB``).
 
     Returns
     -------
@@ -353,6 +355,9 @@ def fit(
     draws = V.as_positive_int(draws, "draws")
     chains = V.as_positive_int(chains, "chains")
     cands = default_candidates(data) if candidates is None else list(candidates)
+    # each candidate keeps its draws, and importance sampling proposes 4 per draw
+    V.check_job_size(chains, draws, bytes_per_draw=256 * max(1, len(cands)) * 4, what="bayeval.fit",
+                     max_memory_gb=fit_kwargs.pop("max_memory_gb", None))
     if not cands:
         raise ValueError("`candidates` is empty: give at least one model, or leave it out for the default.")
     for m in cands:
