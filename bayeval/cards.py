@@ -48,6 +48,7 @@ The ``card.toml`` schema
     [constraints]                   # optional: what a threshold must achieve
     min_precision = 0.9             # in [0, 1]
     min_recall = 0.8                # in [0, 1]
+    prob = 0.9                      # optional: the threshold must meet them with this probability
 
 Label columns are read strictly, by the same rule as every other entry point
 (the ``bayeval`` command, the label store, the active session): a vetted label (and
@@ -104,6 +105,8 @@ CARD_FILE = "card.toml"
 
 #: Model names a card may use, and where their classes live.
 MODELS: dict[str, tuple[str, str]] = {
+    "default": ("bayeval.models.stacking", "Stack"),
+    "calibration": ("bayeval.models.calibration", "Calibration"),
     "score_mixture": ("bayeval.models.score_mixture", "ScoreMixture"),
     "label_flip": ("bayeval.models.label_flip", "LabelFlip"),
 }
@@ -125,7 +128,7 @@ _DATA_KEYS = (
 )
 _SAMPLING_KEYS = ("draws", "tune", "chains", "seed", "target_accept")
 _REPORT_KEYS = ("hdi_prob", "metrics")
-_CONSTRAINT_KEYS = ("min_precision", "min_recall")
+_CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
 _SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
 _REPORT_DEFAULTS = {"hdi_prob": 0.94, "metrics": ["average_precision"]}
 _BINARY_COLUMNS = ("label", "noisy_label", "prediction", "truth")

@@ -110,9 +110,11 @@ def _data_args(p: argparse.ArgumentParser, *, need_label: bool = True) -> None:
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
-        choices=("score_mixture", "label_flip"),
+        choices=("default", "score_mixture", "label_flip"),
         default=None,
-        help="score_mixture (SPE; default) or label_flip (needs --noisy-label; default when given)",
+        help="default (calibration curves learned from the vetted labels, weighted by how well each "
+        "predicts them; the validated default), score_mixture (SPE: needs families that fit the "
+        "scores) or label_flip (needs --noisy-label; default when given)",
     )
     p.add_argument("--negative", default="gamma", help="score-mixture family of negatives (default gamma)")
     p.add_argument("--positive", default="truncnormal", help="score-mixture family of positives (default truncnormal)")
@@ -162,6 +164,8 @@ def _check_args(args) -> None:
     for flag in ("min_precision", "min_recall"):
         if hasattr(args, flag):
             _fraction(getattr(args, flag), "--" + flag.replace("_", "-"), open_interval=False)
+    if getattr(args, "prob", None) is not None:
+        _fraction(args.prob, "--prob", open_interval=True)
     if getattr(args, "threshold", None) is not None and not abs(args.threshold) < float("inf"):
         raise CLIError(f"--threshold must be a finite score, got {args.threshold}.")
     if cmd == "fit":
@@ -224,31 +228,35 @@ def _load_data(args):
 def _warn_one_class(data) -> None:
     """Say so when the vetted labels hold one class only: the fit cannot anchor the other."""
     if data.n_vetted and data.n_vetted_negative == 0:
-        print(f"warning: all {data.n_vetted} vetted labels are positive (no vetted negatives): the "
-              "negatives' score distribution is learned from unvetted scores alone, so intervals "
-              "may be wide or the sampler may not converge. Vet a few low-scored items.",
-              file=sys.stderr)
+        print(f"warning: all {data.n_vetted} vetted labels are positive (no vetted negatives): nothing "
+              "anchors where the negatives are, so the intervals rest on the model's assumptions and may "
+              "be wide or wrong. Vet a few low-scored items.", file=sys.stderr)
     elif data.n_vetted and data.n_vetted_positive == 0:
-        print(f"warning: all {data.n_vetted} vetted labels are negative (no vetted positives): the "
-              "positives' score distribution is learned from unvetted scores alone, so intervals "
-              "may be wide or the sampler may not converge. Vet a few high-scored items.",
-              file=sys.stderr)
+        print(f"warning: all {data.n_vetted} vetted labels are negative (no vetted positives): nothing "
+              "anchors where the positives are, so the intervals rest on the model's assumptions and may "
+              "be wide or wrong. Vet a few high-scored items.", file=sys.stderr)
 
 
 def _fit(args, data):
-    name = args.model or ("label_flip" if data.noisy_labels is not None else "score_mixture")
+    name = args.model or ("label_flip" if data.noisy_labels is not None else "default")
     if name == "label_flip":
         from .models import LabelFlip
 
         model = LabelFlip()
+        fit_kw = {}
+    elif name == "default":
+        from .models import Stack
+
+        model = Stack()
         fit_kw = {}
     else:
         from .models import ScoreMixture
 
         model = ScoreMixture(args.negative, args.positive, transform=args.transform)
         fit_kw = {}
-    if data.n_vetted == 0 and name == "score_mixture":
-        raise CLIError("No item is vetted (the --label column is empty): the score mixture needs a few vetted labels.")
+    if data.n_vetted == 0 and name in ("score_mixture", "default"):
+        raise CLIError(f"No item is vetted (the --label column is empty): the {name} model needs a few vetted labels, "
+                       "ideally 30 or more chosen at random.")
     _warn_one_class(data)
     print(
         f"Fitting {name} on {data.n_items} items ({data.n_vetted} vetted): {args.chains} chains x "
@@ -383,10 +391,13 @@ def _cmd_threshold(args) -> int:
     data = _load_data(args)
     post = _fit(args, data)
     try:
-        rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall)
+        rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall, prob=args.prob)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     print(repr(rec))
+    if not rec.met:
+        print(f"warning: no threshold meets the constraint with probability {args.prob:g}; the best available "
+              "is shown. Relax the constraint or vet more items.", file=sys.stderr)
     print(f"threshold: {rec.threshold:.6g}")
     print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
@@ -541,15 +552,15 @@ def _cmd_demo(args) -> int:
 
     from . import metrics, recalibrate, vetted_only
     from .datasets import load_breast_cancer_scores
-    from .models import ScoreMixture
+    from .models import Stack
 
     frame = load_breast_cancer_scores(as_frame=True)
     data = load_breast_cancer_scores()
     print("bayeval demo: a logistic regression on the breast-cancer data (positive = malignant)")
     print(f"  {data.n_items} items, {data.n_vetted} vetted ({data.n_vetted_positive} malignant).")
-    print("  Model: SPE score mixture, Gamma negatives / truncated-Normal positives (scores min-max mapped).")
+    print("  Model: the default -- calibration curves P(malignant | score) learned from the vetted labels.")
     print(f"  Sampling {args.chains} chains x {args.draws} draws (seed {args.seed})...", flush=True)
-    post = ScoreMixture("gamma", "truncnormal").fit(
+    post = Stack().fit(
         data, draws=args.draws, tune=args.draws, chains=args.chains, random_seed=args.seed, progressbar=False, warn=False
     )
     wanted = {
@@ -633,6 +644,9 @@ def _parser() -> argparse.ArgumentParser:
     _model_args(thr)
     thr.add_argument("--min-precision", type=float, default=None, help="required precision")
     thr.add_argument("--min-recall", type=float, default=None, help="required recall")
+    thr.add_argument("--prob", type=float, default=None,
+                     help="the probability the constraint must hold with, e.g. 0.95: then the threshold with "
+                     "the highest expected recall among those that meet it (default: the most probable)")
     thr.add_argument("--table", action="store_true", help="also print precision/recall at the recommended threshold")
     thr.set_defaults(func=_cmd_threshold)
 

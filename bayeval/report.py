@@ -39,7 +39,7 @@ from .recalibrate import Recalibration, recalibrate
 __all__ = ["Report", "report", "data_hash"]
 
 _SAMPLE_DIMS = ("chain", "draw")
-_CONSTRAINT_KEYS = ("min_precision", "min_recall")
+_CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
 _DEFAULT_KS = (10, 50, 100, 500, 1000)
 _WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 _PPC_ALPHA = 0.05
@@ -50,6 +50,7 @@ _DPI = 100
 _SECTIONS = (
     ("data", "The data", ("data",), ()),
     ("metrics", "Metrics", ("metrics", "metrics_by_category"), ("pr_curve",)),
+    ("calibration", "Calibration curve learned from the vetted labels", ("calibration",), ("calibration_curve",)),
     ("fit", "Score-mixture fit and posterior predictive check", ("fit",), ("mixture_fit",)),
     (
         "constraints",
@@ -69,6 +70,10 @@ _CAPTIONS = {
         "Right: posterior predictive check, observed vs replicated Kolmogorov distance per draw."
     ),
     "threshold_probability": "Probability that the constraint holds, against the threshold.",
+    "calibration_curve": (
+        "P(positive | score): posterior mean and credible band of the calibration curve, the vetted "
+        "labels as ticks at 0 and 1 (red dots: the true share of positives in score bins, when known)."
+    ),
     "vetting_progress": "Vetting progress, as recorded by the session.",
 }
 
@@ -77,6 +82,11 @@ _TABLE_CAPTIONS = {
     "metrics": "Posterior of each metric on this evaluation set, next to the point estimates.",
     "metrics_by_category": "The same, per category.",
     "fit": "Score-mixture fit and its posterior predictive check.",
+    "calibration": (
+        "The candidate curves, scored by how well each predicts the vetted labels it did not see "
+        "(leave-one-out, PSIS-LOO; a worst Pareto k above 0.7 means one vetted label is so influential "
+        "that its leave-one-out score is approximate), and their stacking weights."
+    ),
     "constraints": "Probability that each constraint holds at the recommended threshold.",
     "at_threshold": "Metrics at the recommended threshold.",
     "vetting_progress": "Vetting history of the session.",
@@ -536,10 +546,11 @@ def _check_constraints(constraints) -> dict[str, float] | None:
     unknown = [k for k in constraints if k not in _CONSTRAINT_KEYS]
     if unknown:
         raise ValueError(
-            f"`constraints` has unknown key(s) {unknown}; the keys are 'min_precision' and 'min_recall'."
+            f"`constraints` has unknown key(s) {unknown}; the keys are 'min_precision', 'min_recall' and "
+            "'prob' (the probability the constraint must hold with)."
         )
-    out = {k: V.as_probability(v, k) for k, v in constraints.items() if v is not None}
-    if not out:
+    out = {k: V.as_probability(v, k, open_interval=k == "prob") for k, v in constraints.items() if v is not None}
+    if not any(k in out for k in ("min_precision", "min_recall")):
         raise ValueError(
             "`constraints` sets no bound: give min_precision, min_recall or both, or pass constraints=None."
         )
@@ -981,6 +992,7 @@ def report(
     if cons is not None:
         step("choosing the threshold under the constraints...")
         rec = recalibrate(post, thresholds=thresholds, **cons)
+        cons = {k: v for k, v in cons.items() if k != "prob"}
 
     # ----------------------------------------------------------- metrics
     if user_items is None:
@@ -1093,6 +1105,42 @@ def report(
     ax.set_title(f"precision-recall curve ({N} items, {n} vetted)", fontsize=9)
     figures["pr_curve"] = fig
 
+    # --------------------------------------------------- calibration curve
+    if hasattr(post, "curve_draws"):
+        step("calibration curve...")
+        from .plots import calibration_curve
+
+        fig, ax = _new_figure(6, 4)
+        try:
+            calibration_curve(post, ax=ax, hdi_prob=hdi_prob, truth=truth_arr)
+            ax.set_title(f"calibration curve ({n} vetted labels)", fontsize=9)
+            figures["calibration_curve"] = fig
+        except NotImplementedError:  # a stack with a candidate that has no curve (a score mixture)
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+        comp = getattr(post, "comparison", None)
+        if isinstance(comp, pd.DataFrame):
+            tables["calibration"] = comp.rename(columns={
+                "elpd_loo": "LOO log score", "se": "its se", "pareto_k_max": "worst Pareto k",
+                "z": "calibration z", "flagged": "contradicted by the labels"})
+            flagged = [c for c in comp.index if comp.loc[c, "flagged"] and comp.loc[c, "weight"] > 0.1]
+            if flagged:
+                msg = (
+                    f"The vetted labels contradict {', '.join(flagged)} (more or fewer positives than its "
+                    "leave-one-out probabilities predict, |z| > 2.5), yet it carries weight: vet more items "
+                    "at random, or add other candidates (bayeval.fit(data, candidates=...))."
+                )
+                warn.setdefault("calibration", []).append(msg)
+                caveats.append(msg)
+            else:
+                best = comp.index[0]
+                text.append(
+                    f"The labels of the unvetted items are drawn from calibration curves learned from the "
+                    f"{n} vetted labels; {best} carries the most weight ({comp.loc[best, 'weight']:.2f}), and "
+                    "the vetted labels contradict none of the weighted curves."
+                )
+
     # ---------------------------------------------------- score mixture
     if hasattr(post, "ppc") and hasattr(post, "density"):
         step("posterior predictive check and mixture plot...")
@@ -1182,10 +1230,19 @@ def report(
         )
         at = _metric_items(_threshold_metrics(data, t))
         tables["at_threshold"] = _metric_table(post, at, hdi_prob, truth_arr)
+        if rec.prob is None:
+            rule = ("the threshold where the constraint most probably holds (the lowest such threshold "
+                    "among ties)")
+        elif rec.met:
+            goal = "recall" if rec.min_precision is not None else "precision"
+            rule = (f"among the thresholds where the constraint holds with probability at least "
+                    f"{rec.prob:g}, the one with the highest expected {goal}")
+        else:
+            rule = (f"no threshold meets the constraint with probability {rec.prob:g}; this is the one "
+                    "where it most probably holds")
         notes.setdefault("constraints", []).append(
-            f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: the threshold where the "
-            "constraint most probably holds (the lowest such threshold among ties). The second table is "
-            "the metrics at t."
+            f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: {rule}. The second table "
+            "is the metrics at t."
         )
         n_total = post.n_chains * post.n_draws
         s = f"Threshold {t:.4g} meets " + " and ".join(parts)

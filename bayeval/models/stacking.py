@@ -156,7 +156,7 @@ class StackedPosterior(Posterior):
         )
         ds.attrs["candidates"] = ", ".join(names)
         self._names = names
-        label = ", ".join(f"{n} ({wt:.2f})" for n, wt in zip(names, w, strict=True) if wt > 0)
+        label = ", ".join(f"{n} ({wt:.2f})" for n, wt in zip(names, w, strict=True) if wt >= 0.005)
         super().__init__(data, az.InferenceData(posterior=ds), self._prob, random_seed=random_seed,
                          model=f"stacked: {label}" if len(names) > 1 else names[0])
 
