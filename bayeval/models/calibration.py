@@ -63,6 +63,7 @@ CURVES = ("logistic", "beta", "monotone")
 _KNOT_QUANTILES = (0.5, 0.9, 0.99)
 _DELTA_SD = 0.7
 _P_CLIP = 1e-7  # probabilities are clipped to [1e-7, 1 - 1e-7] for the logit feature (|logit| <= 16.1)
+_LOGIT_MAX = float(np.log((1 - _P_CLIP) / _P_CLIP))  # the same bound for scores given as log-odds
 
 
 def _eta(curve: str, params: dict, feats, exp):
@@ -88,9 +89,13 @@ class Calibration:
     curve : {"logistic", "beta", "monotone"}
         The family of the curve (see the module docs). ``"beta"`` needs scores in
         [0, 1].
-    transform : {"auto", "logit", "standardize"}
+    transform : {"auto", "logit", "standardize", "logodds"}
         The score feature ``z``. ``"auto"``: ``logit`` for scores in [0, 1], else
-        ``standardize``.
+        ``standardize``. ``"logodds"``: the scores *are* log-odds (a logistic model's
+        decision function, a boosted model's raw output): ``z = s`` with the prior
+        centred on "calibrated", as for probabilities. Say so when you know it: on rare
+        positives the difference is large (the standardized prior cannot know that a
+        log-odds of -10 means one positive in 20,000).
     categories : {"auto", True, False}
         Partially pool the curve across the data's categories: category ``c`` has the
         log-odds ``alpha_c + exp(beta_c) * eta(s)``, with ``alpha_c ~ Normal(0, tau_a)``,
@@ -115,7 +120,7 @@ class Calibration:
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto"):
         self.curve = V.check_choice(curve, "curve", CURVES)
-        self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize"))
+        self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         if categories not in ("auto", True, False):
             raise ValueError(f"`categories` must be 'auto', True or False, got {categories!r}.")
         self.categories = categories
@@ -135,7 +140,8 @@ class Calibration:
     @property
     def name(self) -> str:
         """A short name for tables: ``calibration/<curve>`` (``/standardized`` when forced)."""
-        return f"calibration/{self.curve}" + ("/standardized" if self.transform == "standardize" else "")
+        suffix = {"standardize": "/standardized", "logodds": "/logodds"}.get(self.transform, "")
+        return f"calibration/{self.curve}{suffix}"
 
     # ------------------------------------------------------------- features
 
@@ -172,6 +178,8 @@ class Calibration:
             # hundreds (naive Bayes) make the posterior numerically degenerate
             clip = (max(tr.lo, _P_CLIP), min(tr.hi, 1.0 - _P_CLIP))
             info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip}
+        elif scale == "logodds":
+            info = {"scale": "logodds", "center": 0.0, "sd": 1.0}
         else:
             yv = data.labels[data.vetted]
             pi = (float(yv.sum()) + 1.0) / (yv.size + 2.0)
@@ -185,6 +193,8 @@ class Calibration:
         if info["scale"] == "logit":
             c = np.clip(s, *info["clip"])
             return np.log(c) - np.log1p(-c)
+        if info["scale"] == "logodds":
+            return np.clip(s, -_LOGIT_MAX, _LOGIT_MAX)
         return (s - info["center"]) / info["sd"]
 
     def _feats(self, s: np.ndarray, info: dict) -> np.ndarray:
@@ -200,7 +210,7 @@ class Calibration:
         return np.ascontiguousarray(feats, dtype=np.float64)
 
     def _prior(self, info: dict) -> dict:
-        if info["scale"] == "logit":
+        if info["scale"] in ("logit", "logodds"):
             return {"a": (0.0, 1.0), "log_b": (0.0, 1.0), "c": (0.0, 1.0)}
         return {"a": (0.0, 1.5), "log_b": (float(np.log(2.0)), 1.0), "c": (0.0, 1.5)}
 

@@ -42,7 +42,7 @@ __all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "label_loo"
 CHECK_Z = 2.5
 
 
-def default_candidates(data: EvalData) -> list:
+def default_candidates(data: EvalData, transform: str = "auto") -> list:
     """The candidates :func:`fit` uses by default: the logistic and the monotone curve.
 
     On probabilities their priors are centred on "calibrated" (on the logit of the
@@ -52,7 +52,7 @@ def default_candidates(data: EvalData) -> list:
     with 30 labels, against 0.86 for these two), and weighting them in made the stack
     worse, not better.
     """
-    return [Calibration("logistic"), Calibration("monotone")]
+    return [Calibration("logistic", transform=transform), Calibration("monotone", transform=transform)]
 
 
 def _flat(post: Posterior, name: str) -> np.ndarray:
@@ -273,6 +273,9 @@ class Stack:
     ----------
     candidates : sequence of models, optional
         Default :func:`default_candidates` for the data's scores.
+    transform : str
+        The score feature of the default candidates (see :class:`Calibration`), e.g.
+        ``"logodds"`` for scores that are a model's log-odds. Default ``"auto"``.
 
     Examples
     --------
@@ -281,15 +284,25 @@ class Stack:
     Stack(candidates=[Calibration(curve='logistic', transform='auto'), Calibration(curve='monotone', transform='auto')])
     """
 
-    def __init__(self, candidates: Sequence | None = None):
+    def __init__(self, candidates: Sequence | None = None, *, transform: str = "auto"):
+        if candidates is not None and transform != "auto":
+            raise ValueError("Give `candidates` or `transform`, not both: the transform applies to the default ones.")
+        V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.candidates = None if candidates is None else list(candidates)
+        self.transform = transform
 
     def __repr__(self) -> str:
-        return "Stack(candidates=default)" if self.candidates is None else f"Stack(candidates={self.candidates!r})"
+        if self.candidates is None:
+            extra = "" if self.transform == "auto" else f", transform={self.transform!r}"
+            return f"Stack(candidates=default{extra})"
+        return f"Stack(candidates={self.candidates!r})"
 
     def fit(self, data: EvalData, **kwargs) -> StackedPosterior:
         """Fit and stack the candidates; keyword arguments as :func:`fit`'s."""
-        return fit(data, candidates=self.candidates, **kwargs)
+        cands = self.candidates
+        if cands is None and self.transform != "auto":
+            cands = default_candidates(data, self.transform)
+        return fit(data, candidates=cands, **kwargs)
 
 
 def fit(
