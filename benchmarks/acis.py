@@ -38,6 +38,26 @@ ACIS buys with the same seed). Model fits cost seconds each, so it uses few tria
 scale of these probabilities: the true class-conditional family of the synthetic pools).
 ``--out`` writes its table (``benchmarks/results/acis_bayes.md``: 40 trials, 42 minutes).
 
+``--peers`` adds the study of the interval and against OASIS (Marchant & Rubinstein,
+2017, "In search of an entity resolution OASIS: optimal asymptotic sequential
+importance sampling", the ``oasis`` package): on settings A-D and F and on three hard
+pools -- R, a real rare pool (digit 8 of scikit-learn's bundled ``load_digits``
+subsampled to 1 % against the other digits, 5-fold cross-validated logistic
+regression); W, a weak classifier (F1 0.25); M, an overconfident classifier
+thresholded at 0.5 -- every trial runs, with the same seed, ACIS with its default
+(Jeffreys) interval, the same runs with the delta interval, ACIS without the rest
+stratum (the paper's design), and OASIS until it has labeled as many *distinct*
+items as the budget (budgets 50, 100, 200, 500; ``--peer-trials`` paired trials,
+default ``--trials``). E is left out: OASIS takes about 45 s a run on its 1,000,000
+items. OASIS is a benchmark-only dependency::
+
+    pip install --no-deps oasis   # its metadata requires the retired ``sklearn`` package
+
+(``_import_oasis`` supplies ``scipy.percentile``/``scipy.ptp``, which it calls and
+current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
+where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
+``PYTHONPATH=.``).
+
 Run ``python benchmarks/acis.py`` (full study: about 6 minutes on two cores; it writes
 ``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of

@@ -2,8 +2,11 @@
 
 This module estimates the F-score of a binary classifier on a large, unlabeled pool
 from a small labeling budget, following the ACIS algorithm of Poms et al. (2021,
-"Low-shot validation", ``shared/papers/low-shot-validation-acis-poms-2021.txt``),
-together with three baselines that share its interface and result type.
+"Low-shot validation: active importance sampling for estimating classifier
+performance on rare categories"), together with three baselines that share its
+interface and result type. Unlike the paper, ACIS here also samples outside its
+top-K domain and, by default, reports an interval that accounts for what may hide
+there (see "The rest stratum" below).
 
 The F-score
 -----------
@@ -37,12 +40,16 @@ the last one is cut so that exactly ``budget`` items are labeled). Before each b
    ``q ∝ (1 - alpha) sqrt(c) G`` for predicted negatives (paper, eq. 4).
 3. *Sampling domain* (``top_k_prior=True``, the paper's adaptive top-K prior). Only
    the ``top_k_factor * (i + 1) * n_pred`` highest-scored items (iteration ``i`` =
-   1, 2, ..., ``n_pred`` = number of predicted positives) can be drawn, plus every
-   predicted positive; the domain is widened when it has fewer than twice the batch
-   size of unlabeled items. Items outside the domain are treated as negatives, which
-   biases the F estimate upwards when false negatives hide in the low scores: the
-   variance and interval do not cover that bias (they are conditional on the domain).
-4. *Sampling design.* The batch is drawn *without replacement* from the unlabeled
+   1, 2, ..., ``n_pred`` = number of predicted positives) are drawn by importance
+   sampling, plus every predicted positive; the domain is widened when it has fewer
+   than twice the batch size of unlabeled items. Everything else is the *rest
+   stratum* (predicted negatives only): ``ceil(rest_share * batch)`` items of each
+   batch (at least one, at most all but one) are a simple random sample of its
+   unlabeled items (see "The rest stratum"). With ``rest_share=0`` (the paper's
+   design) the rest is never sampled and is taken as negatives, which biases the F
+   estimate upwards when false negatives hide in the low scores; neither interval
+   can see that bias then.
+4. *Sampling design.* The domain's part of the batch is drawn *without replacement* from the unlabeled
    items of the domain, with inclusion probabilities ``pi`` proportional to ``q``
    (capped at 1, summing to the batch size), by systematic sampling in a random
    order. This is the without-replacement counterpart of the paper's i.i.d.
@@ -57,6 +64,9 @@ the last one is cut so that exactly ``budget`` items are labeled). Before each b
        v = alpha * yhat + (1 - alpha) * y,
 
    which is Sawade's self-normalized estimator (paper, eq. 2) applied to both parts.
+   The rest stratum's draws enter the same sums with weight ``M / n_rest`` (``M``
+   unlabeled rest items, ``n_rest`` of them drawn); they are predicted negatives, so
+   they only add their positives, ``(1 - alpha) * M * x / n_rest``, to the denominator.
    This is our reading of the paper's rule that reused items enter with the weight
    of a deterministic draw. Numerator and denominator are unbiased for the pool
    totals (within the domain); the ratio is consistent.
@@ -104,9 +114,34 @@ the degenerate case; when some residuals differ, the delta method is used as is
 (which, like the paper's estimator, tends to underestimate the variance when very few
 labels have been spent -- see the benchmark's variance ratios).
 
-Intervals are normal: ``estimate ± z * sqrt(variance)``, clipped to [0, 1]. If no
-informative item (a predicted or a true positive) has been labeled, the F-score is
-not identified: the estimate and variance are NaN and the interval is [0, 1].
+With ``interval="delta"`` intervals are normal: ``estimate ± z * sqrt(variance)``,
+clipped to [0, 1], where the variance adds the rest stratum's simple-random-sampling
+term (per batch, like the domain's). If no informative item (a predicted or a true
+positive) has been labeled, the F-score is not identified: the estimate and variance
+are NaN and the interval is [0, 1].
+
+The rest stratum (``rest_share``, ``interval="jeffreys"``)
+----------------------------------------------------------
+Defensive sampling: a small guaranteed share of every batch goes outside the top-K
+domain, so the estimator targets the F-score of the whole pool (unbiased numerator
+and denominator; only the ratio's bias remains) instead of the F-score of the domain.
+The rest is usually most of the pool and its positives are rare, so a handful of
+rest draws seldom finds one; when none is found the delta-method variance of the
+rest is 0, although thousands of positives could hide there. The default interval
+(``interval="jeffreys"``) therefore treats the number ``R`` of positives in the
+current rest as a Poisson count seen through the rest's sampling: every rest item
+has been drawn with the same probability ``e`` (exact: ``1 - prod(1 - n_b / M_b)``
+over the batches), and ``x`` positives were found, so ``R`` gets the Jeffreys
+posterior ``Gamma(x + 1/2, rate=e)``, capped at the rest's size. F decreases in
+``R``; the interval's ends are the F values at the posterior's 2.5 % and 97.5 %
+quantiles (for a 95 % interval), combined in quadrature with the domain's normal
+half-width on each side. The reported variance is the domain's plus the
+linearized variance of ``R``'s posterior. This interval holds whatever the rest
+contains, at a price: it stays wide (often reaching far below the estimate) until
+enough rest items are labeled to rule out a large hidden count. That is what the
+labels can say without a model of the low scores; ``interval="delta"`` is the
+paper's single-run variance (with the rest's term), narrower and over-confident
+where positives hide outside the domain (``benchmarks/results/acis.md`` has both).
 
 When to stop, and what survives a failure
 -----------------------------------------
@@ -197,7 +232,7 @@ class ACISResult:
     variance : float
         Estimated sampling variance of ``estimate`` (with the zero-variance floor).
     interval : tuple of float
-        Normal ``confidence`` interval, clipped to [0, 1].
+        ``confidence`` interval, clipped to [0, 1] (see ``interval_method``).
     labeled : pandas.DataFrame
         One row per labeled item, in the order of labeling: ``item`` (position in
         the pool), ``label`` (0/1 from the oracle), ``prediction``, ``score``,
@@ -209,8 +244,10 @@ class ACISResult:
         One row per batch: ``iteration``, ``batch_size``, ``labels_spent``,
         ``domain_size``, ``iteration_estimate`` and ``iteration_variance`` (this
         batch's own estimate), ``variance_floor`` (the zero-variance floor included in
-        it), and the reported ``estimate``, ``variance``, ``ci_low``, ``ci_high`` after
-        the batch (for ACIS: averaged over the last iterations).
+        it), ``rest_labels`` and ``rest_positives`` (items labeled in, and positives
+        found in, ACIS's current rest stratum; 0 for the other methods), and the
+        reported ``estimate``, ``variance``, ``ci_low``, ``ci_high`` after the batch
+        (for ACIS: averaged over the last iterations).
     method : str
         ``"acis"``, ``"sawade"``, ``"uniform"``, ``"top_k"`` or ``"score_mixture"``
         (:func:`bayeval.active.fscore_posterior.score_mixture_fscore`).
@@ -1152,7 +1189,9 @@ def acis(
     Algorithm 1 of Poms et al. (2021): isotonic calibration of the scores, Sawade's
     variance-minimizing importance distribution for F_alpha, doubling batches drawn
     from the unlabeled items, reuse of all earlier labels, averaging of the last
-    iteration estimates and the single-trial variance estimator. See the module
+    iteration estimates and the single-trial variance estimator -- plus a small
+    random share of every batch outside the top-K domain (``rest_share``) and an
+    interval that accounts for positives that may hide there (``interval``). See the module
     docstring (``bayeval.active.acis``) for the exact estimator, sampling design and
     variance, and for how to plug in other probabilities.
 
@@ -1210,17 +1249,38 @@ def acis(
         (``sqrt(variance)``) is at most this value, provided the estimate is defined
         and no zero-variance floor is in play (a floor means no error of some kind
         has been seen yet, so the variance is a guess). ``budget`` is then a cap.
-        E.g. ``0.05`` for a 95% interval about +-0.1 wide. Not earlier: the variance
+        E.g. ``0.05`` for a 95% interval about +-0.1 wide. With the default
+        ``interval="jeffreys"`` the standard error includes the rest stratum's,
+        which stays large until many rest items are labeled, so the target is seldom
+        met below some thousands of labels; stop on ``interval="delta"`` only where
+        you trust that no positives hide outside the top-K domain. Not earlier: the variance
         of the first batches rests on a few dozen labels and is too often too low
         (on the benchmark's 1% pool, runs allowed to stop at 30 labels had an error
         twice their reported standard error). Stopping on an estimated variance stays
         somewhat optimistic: the benchmark (``benchmarks/acis.py``, "Stopping at a
         target standard error") reports labels spent, RMSE and coverage at the stop.
+    rest_share : float in [0, 1), default 0.05
+        Share of each batch drawn uniformly from the items outside the top-K domain
+        (``ceil(rest_share * batch)``, at least one and at most all but one item of
+        a batch), so that positives there can be found and the estimate targets the
+        whole pool. 0 gives the paper's design (never sampled, taken as negatives).
+        Unused with ``top_k_prior=False`` (every item is then in the domain). On the
+        benchmark's pools where top-K was harmless, 0.05 changed the MSE by a few
+        percent (``benchmarks/results/acis.md``, "share cost").
+    interval : {"jeffreys", "delta"}, default "jeffreys"
+        How the variance and interval account for the rest stratum: ``"jeffreys"``
+        gives its count of positives a Jeffreys posterior (honest when no or few
+        positives have been found there, and wide); ``"delta"`` is the paper's
+        single-run delta-method variance with a normal interval. Both give the same
+        estimate. Without a rest stratum (``rest_share=0``) the two coincide and
+        ``ACISResult.interval_method`` is ``"delta"``.
 
     Returns
     -------
     ACISResult
-        Estimate, variance, interval, labeled items with weights, per-batch history.
+        Estimate, variance, interval, labeled items with weights, per-batch history
+        (with ``rest_labels`` and ``rest_positives``: items labeled in, and positives
+        found in, the current rest stratum).
 
     Raises
     ------
