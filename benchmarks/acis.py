@@ -635,6 +635,8 @@ def main(argv=None) -> str:
     parser.add_argument("--families", nargs=2, default=["normal", "normal"], help="mixture pair of --bayes")
     parser.add_argument("--peers", action="store_true",
                         help="add the study against OASIS on settings A-F and the hard pools R, W, M")
+    parser.add_argument("--peers-only", action="store_true",
+                        help="only the --peers study (its Markdown to --out, or printed)")
     parser.add_argument("--peer-trials", type=int, default=None,
                         help="paired trials per pool and budget of --peers (default: --trials)")
     args = parser.parse_args(argv)
@@ -646,6 +648,8 @@ def main(argv=None) -> str:
         return report
     settings = QUICK if args.quick else FULL
     trials = args.trials or (40 if args.quick else 300)
+    if args.peers_only:
+        return _peers_only(args, argv, trials)
     out_path = args.out or (None if args.quick else Path(__file__).parent / "results" / "acis.md")
 
     t_start = time.perf_counter()
@@ -771,6 +775,42 @@ def main(argv=None) -> str:
         out_path.write_text(report)
         figure(settings, truths, parts, out_path.with_suffix(".png"))
         print(f"\nwritten to {out_path} and {out_path.with_suffix('.png')}", file=sys.stderr)
+    return report
+
+
+def _versions(peers: bool) -> str:
+    import scipy
+
+    import bayeval
+
+    out = (
+        f"bayeval {bayeval.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"Python {platform.python_version()}"
+    )
+    if peers:
+        from importlib.metadata import version
+
+        out += f", oasis {version('oasis')}, scikit-learn {version('scikit-learn')}"
+    return out
+
+
+def _peers_only(args, argv, trials) -> str:
+    """``--peers-only``: the study against OASIS alone (same seeds as within the full study)."""
+    peer_settings = (QUICK[:1] + HARD[:1]) if args.quick else [
+        st for st in FULL + HARD if st.name != "E"
+    ]
+    peer_trials = args.peer_trials or trials
+    lines, minutes = peers_study(peer_settings, PEER_BUDGETS, peer_trials, args.jobs)
+    command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    head = [
+        f"Made by `{command.strip()}` with {_versions(True)}; {minutes:.1f} min with "
+        f"{args.jobs} worker(s) on {os.cpu_count()} CPUs.",
+        "",
+    ]
+    report = "\n".join([lines[0][1:], "", *head, *lines[2:]]) + "\n"
+    print(report)
+    if args.out is not None:
+        args.out.write_text(report)
     return report
 
 
