@@ -1252,7 +1252,8 @@ def acis(
         E.g. ``0.05`` for a 95% interval about +-0.1 wide. With the default
         ``interval="jeffreys"`` the standard error includes the rest stratum's,
         which stays large until many rest items are labeled, so the target is seldom
-        met below some thousands of labels; stop on ``interval="delta"`` only where
+        met (on the benchmark's pools, never within 1,000 labels); stop on
+        ``interval="delta"`` only where
         you trust that no positives hide outside the top-K domain. Not earlier: the variance
         of the first batches rests on a few dozen labels and is too often too low
         (on the benchmark's 1% pool, runs allowed to stop at 30 labels had an error
@@ -1264,9 +1265,11 @@ def acis(
         (``ceil(rest_share * batch)``, at least one and at most all but one item of
         a batch), so that positives there can be found and the estimate targets the
         whole pool. 0 gives the paper's design (never sampled, taken as negatives).
-        Unused with ``top_k_prior=False`` (every item is then in the domain). On the
-        benchmark's pools where top-K was harmless, 0.05 changed the MSE by a few
-        percent (``benchmarks/results/acis.md``, "share cost").
+        Unused with ``top_k_prior=False`` (every item is then in the domain). It
+        costs accuracy: on the benchmark's pools where top-K was harmless, 0.05 raised
+        the MSE by 4--56% (about +28% on average, paired runs), because a rare rest
+        draw that finds a positive carries the weight of thousands of items
+        (``benchmarks/results/acis.md``, "share cost").
     interval : {"jeffreys", "delta"}, default "jeffreys"
         How the variance and interval account for the rest stratum: ``"jeffreys"``
         gives its count of positives a Jeffreys posterior (honest when no or few
