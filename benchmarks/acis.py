@@ -692,18 +692,7 @@ def main(argv=None) -> str:
         peer_lines, peer_min = peers_study(peer_settings, PEER_BUDGETS, peer_trials, args.jobs)
     med, worst = speed()
 
-    import scipy
-
-    import bayeval
-
-    versions = (
-        f"bayeval {bayeval.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
-        f"Python {platform.python_version()}"
-    )
-    if args.peers:
-        from importlib.metadata import version
-
-        versions += f", oasis {version('oasis')}, scikit-learn {version('scikit-learn')}"
+    versions = _versions(args.peers)
     command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [
         "# ACIS vs baselines: F1 of synthetic rare categories",
