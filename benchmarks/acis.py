@@ -49,7 +49,8 @@ thresholded at 0.5 -- every trial runs, with the same seed, ACIS with its defaul
 stratum (the paper's design), and OASIS until it has labeled as many *distinct*
 items as the budget (budgets 50, 100, 200, 500; ``--peer-trials`` paired trials,
 default ``--trials``). E is left out: OASIS takes about 45 s a run on its 1,000,000
-items. OASIS is a benchmark-only dependency::
+items. ``--peers-only`` runs this study alone (same seeds; the first N trials of a
+longer run are those of a shorter one). OASIS is a benchmark-only dependency::
 
     pip install --no-deps oasis   # its metadata requires the retired ``sklearn`` package
 
