@@ -38,6 +38,27 @@ ACIS buys with the same seed). Model fits cost seconds each, so it uses few tria
 scale of these probabilities: the true class-conditional family of the synthetic pools).
 ``--out`` writes its table (``benchmarks/results/acis_bayes.md``: 40 trials, 42 minutes).
 
+``--peers`` adds the study of the interval and against OASIS (Marchant & Rubinstein,
+2017, "In search of an entity resolution OASIS: optimal asymptotic sequential
+importance sampling", the ``oasis`` package): on settings A-D and F and on three hard
+pools -- R, a real rare pool (digit 8 of scikit-learn's bundled ``load_digits``
+subsampled to 1 % against the other digits, 5-fold cross-validated logistic
+regression); W, a weak classifier (F1 0.25); M, an overconfident classifier
+thresholded at 0.5 -- every trial runs, with the same seed, ACIS with its default
+(Jeffreys) interval, the same runs with the delta interval, ACIS without the rest
+stratum (the paper's design), and OASIS until it has labeled as many *distinct*
+items as the budget (budgets 50, 100, 200, 500; ``--peer-trials`` paired trials,
+default ``--trials``). E is left out: OASIS takes about 45 s a run on its 1,000,000
+items. ``--peers-only`` runs this study alone (same seeds; the first N trials of a
+longer run are those of a shorter one). OASIS is a benchmark-only dependency::
+
+    pip install --no-deps oasis   # its metadata requires the retired ``sklearn`` package
+
+(``_import_oasis`` supplies ``scipy.percentile``/``scipy.ptp``, which it calls and
+current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
+where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
+``PYTHONPATH=.``).
+
 Run ``python benchmarks/acis.py`` (full study: about 6 minutes on two cores; it writes
 ``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of
@@ -73,8 +94,23 @@ class Setting:
     temperature: float = 1.0
     shift: float = 0.0
     seed: int = 0
+    #: "latent" (synthetic, predictions = as many as positives), "threshold" (synthetic,
+    #: predictions = score >= 0.5) or "digits" (real data, see ``make_digits_pool``).
+    kind: str = "latent"
 
     def describe(self) -> str:
+        if self.kind == "digits":
+            return (
+                f"real: digit {self.seed} of scikit-learn's load_digits against the rest, "
+                f"digit subsampled to {self.prevalence:.0%}; logistic regression, 5-fold "
+                "cross-validated probabilities, predictions p >= 0.5"
+            )
+        if self.kind == "threshold":
+            return (
+                f"prevalence {self.prevalence:.1%}, {self.n:,} items, d'={self.dprime:g}, "
+                f"overconfident (T={self.temperature:g}, shift={self.shift:g}), predictions "
+                "score >= 0.5"
+            )
         cal = (
             "calibrated"
             if (self.temperature, self.shift) == (1.0, 0.0)
@@ -91,18 +127,57 @@ FULL = [
     Setting("E", 1_000_000, 0.001, 3.0, temperature=2.0, shift=1.0, seed=5),
     Setting("F", 200_000, 0.001, 4.5, seed=6),
 ]
+#: Pools that are hard in the ways that matter for the interval (``--peers``): a real
+#: rare pool, a weak classifier and an overconfident, 0.5-thresholded one.
+HARD = [
+    Setting("R", 1_639, 0.01, 0.0, seed=8, kind="digits"),
+    Setting("W", 50_000, 0.01, 1.75, seed=7),
+    Setting("M", 50_000, 0.01, 2.5, temperature=3.0, shift=3.0, seed=8, kind="threshold"),
+]
+PEER_BUDGETS = (50, 100, 200, 500)
+#: Methods of the ``--peers`` study, run on the same pool with the same seed.
+PEER_METHODS = ("acis", "acis (delta interval)", "acis (no rest, paper)", "oasis")
 QUICK = [
     Setting("A", 20_000, 0.01, 3.5, seed=1),
     Setting("C", 50_000, 0.001, 3.5, temperature=0.5, shift=-1.0, seed=3),
 ]
 
 
+def make_digits_pool(digit: int, prevalence: float):
+    """A real rare pool: one digit of ``load_digits`` (bundled with scikit-learn) vs the rest.
+
+    All other digits are kept and the digit is subsampled (seeded) to ``prevalence``;
+    the scores are 5-fold cross-validated probabilities of a standardized logistic
+    regression, the predictions ``score >= 0.5``.
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, t = load_digits(return_X_y=True)
+    rng = np.random.default_rng(0)
+    pos, neg = np.flatnonzero(t == digit), np.flatnonzero(t != digit)
+    k = round(prevalence * neg.size / (1 - prevalence))
+    keep = np.sort(np.r_[neg, rng.choice(pos, k, replace=False)])
+    y = (t[keep] == digit).astype(np.int8)
+    clf = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000))
+    cv = StratifiedKFold(5, shuffle=True, random_state=0)
+    scores = cross_val_predict(clf, x[keep], y, cv=cv, method="predict_proba")[:, 1]
+    return scores, (scores >= 0.5).astype(np.int8), y
+
+
 def make_pool(st: Setting):
+    if st.kind == "digits":
+        return make_digits_pool(st.seed, st.prevalence)
     rng = np.random.default_rng(st.seed)
     y = (rng.random(st.n) < st.prevalence).astype(np.int8)
     x = st.dprime * y + rng.normal(size=st.n)
     logit = st.dprime * x - st.dprime**2 / 2 + np.log(st.prevalence / (1 - st.prevalence))
     scores = 1.0 / (1.0 + np.exp(-(st.temperature * logit + st.shift)))
+    if st.kind == "threshold":
+        return scores, (scores >= 0.5).astype(np.int8), y
     n_pos = max(int(y.sum()), 1)
     threshold = np.sort(scores)[-n_pos]
     predictions = (scores >= threshold).astype(np.int8)
@@ -173,6 +248,204 @@ def _stopping_table(settings, truths, stops) -> list[str]:
                 f"| {st.name} | {target:g} | {np.median(n_lab):.0f} / {np.quantile(n_lab, 0.9):.0f} "
                 f"| {np.mean(n_lab >= STOP_CAP):.2f} | {np.sqrt(np.mean(err**2)):.3f} | {err.mean():+.3f} "
                 f"| {np.mean(np.abs(err) <= 2 * target):.2f} | {np.mean((lo <= truth) & (truth <= hi)):.2f} |"
+            )
+    return lines + [""]
+
+
+def _import_oasis():
+    """Import the ``oasis`` package (Marchant & Rubinstein, 2017), a benchmark-only peer.
+
+    Install it with ``pip install --no-deps oasis`` (its metadata requires the retired
+    ``sklearn`` placeholder package). It calls ``scipy.percentile`` and ``scipy.ptp``,
+    which current SciPy lacks (numpy's are the same functions), and its ``experiments``
+    module imports PyTables, which its samplers do not use.
+    """
+    import types
+
+    import scipy
+
+    for name in ("percentile", "ptp"):
+        if not hasattr(scipy, name):
+            setattr(scipy, name, getattr(np, name))
+    sys.modules.setdefault("tables", types.ModuleType("tables"))
+    import oasis
+
+    return oasis
+
+
+#: OASIS's automatic stratification picks the number of score bins by the
+#: Freedman-Diaconis rule, which exhausts memory on the 1,000,000-item pool; it is
+#: capped here (the number of strata is still chosen automatically).
+OASIS_MAX_BINS = 20_000
+_STRATA: dict = {}
+
+
+def oasis_strata(scores):
+    """OASIS's automatic stratification of a pool (cached: it depends on the scores only)."""
+    import contextlib
+    import io
+    import warnings
+
+    key = (scores.size, float(scores.sum()))
+    if key not in _STRATA:
+        _STRATA.clear()
+        from oasis.stratification import stratify_by_scores
+
+        _import_oasis()
+        fd = np.histogram_bin_edges(scores, bins="fd").size - 1
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Failed to create N strata": it uses fewer
+            _STRATA[key] = stratify_by_scores(scores, "auto", n_bins=min(fd, OASIS_MAX_BINS))
+    return _STRATA[key]
+
+
+def run_oasis(scores, predictions, y, budget, seed):
+    """OASIS until ``budget`` distinct items are labeled (it samples with replacement).
+
+    Default settings of ``OASISSampler`` (epsilon 1e-3, prior strength twice the number
+    of strata, stratification by the scores as in its automatic mode, see
+    ``oasis_strata``; scores read as probabilities when they lie in [0, 1]); seeded
+    through numpy's global generator, which the package uses. Returns (estimate, draws).
+    """
+    import contextlib
+    import io
+
+    oasis = _import_oasis()
+    strata = oasis_strata(scores)
+    np.random.seed(seed)
+    proba = bool(scores.min() >= 0 and scores.max() <= 1)
+    with contextlib.redirect_stdout(io.StringIO()):
+        smp = oasis.OASISSampler(0.5, predictions, scores, lambda i: int(y[i]), proba=proba,
+                                 strata=strata, max_iter=max(100 * budget, 20_000))
+        smp.sample_distinct(budget)
+    est = float(smp.estimate_[-1])
+    return (est if np.isfinite(est) else np.nan), int(smp.t_)
+
+
+def _peer_work(task):
+    """All ``PEER_METHODS`` on one pool, budget and block of seeds (paired)."""
+    st, budget, seeds = task
+    scores, predictions, y = _pool(st)
+    oracle = lambda i: y[i]  # noqa: E731
+    out = np.full((len(seeds), len(PEER_METHODS), 6), np.nan)
+    for k, seed in enumerate(seeds):
+        seed = int(seed)
+        for j, kw in enumerate(({}, {"interval": "delta"}, {"rest_share": 0.0, "interval": "delta"})):
+            t0 = time.perf_counter()
+            r = acis(scores, predictions, oracle, budget=budget, random_seed=seed, **kw)
+            out[k, j] = (r.estimate, r.variance, *r.interval, time.perf_counter() - t0, budget)
+        t0 = time.perf_counter()
+        est, draws = run_oasis(scores, predictions, y, budget, seed)
+        out[k, 3] = (est, np.nan, np.nan, np.nan, time.perf_counter() - t0, draws)
+    print(f"  peers: {st.name} {budget} seeds {seeds[0]}..{seeds[-1]} done", file=sys.stderr, flush=True)
+    return st.name, budget, out
+
+
+def peers_study(settings, budgets, trials, jobs) -> tuple[list[str], float]:
+    """ACIS (both intervals, with and without the rest stratum) against OASIS, paired."""
+    chunk = max(1, min(25, trials // 4))
+    tasks = [
+        (st, b, np.arange(lo, min(lo + chunk, trials)) + 3_000_017 * (i + 1))
+        for i, st in enumerate(settings)
+        for b in budgets
+        for lo in range(0, trials, chunk)
+    ]
+    t0 = time.perf_counter()
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            results = list(ex.map(_peer_work, tasks, chunksize=1))
+    else:
+        results = [_peer_work(t) for t in tasks]
+    minutes = (time.perf_counter() - t0) / 60
+    parts: dict = {}
+    for name, b, out in results:
+        parts.setdefault((name, b), []).append(out)
+    return _peer_tables(settings, budgets, trials, {k: np.concatenate(v) for k, v in parts.items()}), minutes
+
+
+def _peer_tables(settings, budgets, trials, runs) -> list[str]:
+    lines = [
+        "## ACIS against OASIS, and its two intervals",
+        "",
+        f"{trials} paired trials per pool and budget: per trial (seed) every method runs on the same "
+        "pool. `acis` = the defaults (rest share 0.05, `interval=\"jeffreys\"`); `acis (delta)` = "
+        "the same runs with the delta-method normal interval (same estimates); `acis (no rest, "
+        "paper)` = `rest_share=0, interval=\"delta\"`, the paper's top-K-only sampling as before "
+        "this change; `oasis` = the `oasis` package's `OASISSampler` (defaults), stopped at the "
+        "budget in *distinct* labels (`draws` = its median number of draws with replacement; it "
+        "reports no interval). MSE ± Monte Carlo s.e.; cover = share of 95 % intervals holding "
+        "the true F1 (s.e. at most 0.5/sqrt(trials)); width = mean interval width; "
+        "d vs OASIS = mean paired difference of squared errors, ACIS minus OASIS, ± its s.e. "
+        "(negative: ACIS better). Undefined estimates (no informative label) are scored as F1 = 0.",
+        "",
+    ]
+    for st in settings:
+        _, predictions, y = _pool(st)
+        truth = f1(y, predictions)
+        lines += [
+            f"### Pool {st.name}: {st.describe()}",
+            "",
+            f"{predictions.size:,} items, {int(y.sum())} positives, {int(predictions.sum())} "
+            f"predicted positives, true F1 = {truth:.4f}.",
+            "",
+            "| labels | method | MSE | bias | cover | width | d vs OASIS | s/run |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for b in budgets:
+            out = runs[(st.name, b)]
+            est = np.where(np.isfinite(out[:, :, 0]), out[:, :, 0], 0.0)
+            sq = (est - truth) ** 2
+            n = sq.shape[0]
+            for j, m in enumerate(PEER_METHODS):
+                lo, hi = out[:, j, 2], out[:, j, 3]
+                if m == "oasis":
+                    cover = width = "—"
+                    diff = f"{np.median(out[:, j, 5]):.0f} draws"
+                else:
+                    cover = f"{np.mean((lo <= truth) & (truth <= hi)):.2f}"
+                    width = f"{np.mean(hi - lo):.3f}"
+                    d = sq[:, j] - sq[:, 3]
+                    diff = f"{d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(n):.4f}"
+                lines.append(
+                    f"| {b} | {m} | {sq[:, j].mean():.4f} ± {sq[:, j].std(ddof=1) / np.sqrt(n):.4f} "
+                    f"| {est[:, j].mean() - truth:+.4f} | {cover} | {width} | {diff} "
+                    f"| {np.median(out[:, j, 4]):.3f} |"
+                )
+        lines.append("")
+    lines += _peer_summary(settings, budgets, runs)
+    return lines
+
+
+def _peer_summary(settings, budgets, runs) -> list[str]:
+    """One line per pool and budget: the issue's targets at a glance."""
+    lines = [
+        "### Summary against the targets",
+        "",
+        "Coverage of ACIS's default (Jeffreys) and delta intervals; MSE of ACIS and OASIS; "
+        "'ACIS <= OASIS' = the paired difference is below 2 s.e.; 'share cost' = MSE of ACIS "
+        "with the rest stratum / without it (paired runs), ± s.e. of the ratio (delta method).",
+        "",
+        "| pool | labels | cover (jeffreys) | cover (delta) | cover (no rest) | MSE acis | MSE oasis | ACIS <= OASIS | share cost |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for st in settings:
+        _, predictions, y = _pool(st)
+        truth = f1(y, predictions)
+        for b in budgets:
+            out = runs[(st.name, b)]
+            est = np.where(np.isfinite(out[:, :, 0]), out[:, :, 0], 0.0)
+            sq = (est - truth) ** 2
+            n = sq.shape[0]
+            cov = [np.mean((out[:, j, 2] <= truth) & (truth <= out[:, j, 3])) for j in range(3)]
+            d = sq[:, 0] - sq[:, 3]
+            ok = d.mean() <= 2 * d.std(ddof=1) / np.sqrt(n)
+            m1, m0 = sq[:, 0].mean(), sq[:, 2].mean()
+            # s.e. of the ratio of paired means (delta method)
+            g = sq[:, 0] / m0 - m1 * sq[:, 2] / m0**2
+            lines.append(
+                f"| {st.name} | {b} | {cov[0]:.2f} | {cov[1]:.2f} | {cov[2]:.2f} | {m1:.4f} "
+                f"| {sq[:, 3].mean():.4f} | {'yes' if ok else 'no'} "
+                f"| {m1 / m0:.2f} ± {g.std(ddof=1) / np.sqrt(n):.2f} |"
             )
     return lines + [""]
 
@@ -361,6 +634,12 @@ def main(argv=None) -> str:
     parser.add_argument("--settings", nargs="+", default=["A", "C"], help="settings of the --bayes study")
     parser.add_argument("--budgets", nargs="+", type=int, default=[100], help="budgets of the --bayes study")
     parser.add_argument("--families", nargs=2, default=["normal", "normal"], help="mixture pair of --bayes")
+    parser.add_argument("--peers", action="store_true",
+                        help="add the study against OASIS on settings A-F and the hard pools R, W, M")
+    parser.add_argument("--peers-only", action="store_true",
+                        help="only the --peers study (its Markdown to --out, or printed)")
+    parser.add_argument("--peer-trials", type=int, default=None,
+                        help="paired trials per pool and budget of --peers (default: --trials)")
     args = parser.parse_args(argv)
     if args.bayes:
         chosen = [st for st in FULL if st.name in args.settings]
@@ -370,6 +649,8 @@ def main(argv=None) -> str:
         return report
     settings = QUICK if args.quick else FULL
     trials = args.trials or (40 if args.quick else 300)
+    if args.peers_only:
+        return _peers_only(args, argv, trials)
     out_path = args.out or (None if args.quick else Path(__file__).parent / "results" / "acis.md")
 
     t_start = time.perf_counter()
@@ -402,13 +683,27 @@ def main(argv=None) -> str:
     for name, m, b, out in results:
         parts.setdefault((name, m, b), []).append(out)
     study_s = time.perf_counter() - t_start
+    peer_lines, peer_min = [], 0.0
+    if args.peers:
+        # E is left out: OASIS takes about 45 s per run on its 1,000,000 items.
+        peer_settings = (QUICK[:1] + HARD[:1]) if args.quick else [
+            st for st in FULL + HARD if st.name != "E"
+        ]
+        peer_trials = args.peer_trials or trials
+        peer_lines, peer_min = peers_study(peer_settings, PEER_BUDGETS, peer_trials, args.jobs)
     med, worst = speed()
 
+    versions = _versions(args.peers)
+    command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [
         "# ACIS vs baselines: F1 of synthetic rare categories",
         "",
+        f"Made by `{command.strip()}` with {versions}.",
+        "",
         f"{trials} trials per setting, method and budget (same pool, new seed per trial); "
-        f"study time {study_s / 60:.1f} min with {args.jobs} worker(s) on "
+        f"study time {study_s / 60:.1f} min"
+        + (f" (+ {peer_min:.1f} min for the study against OASIS)" if args.peers else "")
+        + f" with {args.jobs} worker(s) on "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs.",
         "MSE ± its Monte Carlo SE; var ratio = mean predicted variance / empirical variance; "
         "cover = coverage of the 95 % interval; undef = share of runs without an informative "
@@ -449,6 +744,7 @@ def main(argv=None) -> str:
             + " |"
         )
     lines += _summary_tables(settings, truths, parts)
+    lines += peer_lines
     lines += _stopping_table(settings, truths, stops)
     lines += [
         "## Paper's headline",
@@ -469,6 +765,42 @@ def main(argv=None) -> str:
         out_path.write_text(report)
         figure(settings, truths, parts, out_path.with_suffix(".png"))
         print(f"\nwritten to {out_path} and {out_path.with_suffix('.png')}", file=sys.stderr)
+    return report
+
+
+def _versions(peers: bool) -> str:
+    import scipy
+
+    import bayeval
+
+    out = (
+        f"bayeval {bayeval.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"Python {platform.python_version()}"
+    )
+    if peers:
+        from importlib.metadata import version
+
+        out += f", oasis {version('oasis')}, scikit-learn {version('scikit-learn')}"
+    return out
+
+
+def _peers_only(args, argv, trials) -> str:
+    """``--peers-only``: the study against OASIS alone (same seeds as within the full study)."""
+    peer_settings = (QUICK[:1] + HARD[:1]) if args.quick else [
+        st for st in FULL + HARD if st.name != "E"
+    ]
+    peer_trials = args.peer_trials or trials
+    lines, minutes = peers_study(peer_settings, PEER_BUDGETS, peer_trials, args.jobs)
+    command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    head = [
+        f"Made by `{command.strip()}` with {_versions(True)}; {minutes:.1f} min with "
+        f"{args.jobs} worker(s) on {os.cpu_count()} CPUs.",
+        "",
+    ]
+    report = "\n".join([lines[0][1:], "", *head, *lines[2:]]) + "\n"
+    print(report)
+    if args.out is not None:
+        args.out.write_text(report)
     return report
 
 
