@@ -311,3 +311,27 @@ def test_categories_partially_pooled():
     assert "tau_a" not in shared.idata.posterior
     with pytest.raises(ValueError, match="categories"):
         Calibration(categories="yes")
+
+
+def test_logodds_transform_uses_the_calibrated_prior():
+    """Scores that are log-odds: z = s with the 'calibrated' prior; on a rare pool it matters."""
+    rng = np.random.default_rng(0)
+    n = 20000
+    s = rng.normal(-9.0, 2.0, n)  # calibrated log-odds: about 0.1% positives
+    y = (rng.random(n) < special.expit(s)).astype(float)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, 60, replace=False)
+    lab[idx] = y[idx]
+    data = EvalData(s, lab)
+    with pytest.warns(UserWarning, match="no vetted positives"):  # 60 labels at 0.1%: none positive
+        post = be.models.Stack(transform="logodds").fit(data, random_seed=0, draws=500)
+    assert set(post.candidates) == {"calibration/logistic/logodds", "calibration/monotone/logodds"}
+    cand = post.candidates["calibration/logistic/logodds"]
+    assert cand.info["scale"] == "logodds"
+    prev = post.metric(lambda z, s: z.mean(axis=-1)).values.ravel()
+    lo, hi = be.hdi(prev, 0.9)
+    assert lo <= y.mean() <= hi
+    with pytest.raises(ValueError, match="not both"):
+        be.models.Stack([Calibration()], transform="logodds")
+    with pytest.raises(ValueError, match="transform"):
+        Calibration(transform="probit")

@@ -12,7 +12,7 @@ import pytest
 
 from bayeval import Posterior
 from bayeval.cards import MODELS, Card, CardError, list_cards, load_card
-from bayeval.models import ScoreMixture
+from bayeval.models import ScoreMixture, Stack
 
 ROOT = Path(__file__).resolve().parents[1] / "models"
 
@@ -102,12 +102,12 @@ def test_fraud_card_vets_uniform_items_and_the_top_of_the_ranking(loaded):
 
 def test_card_fields_of_a_real_card(cards):
     card = cards["digits_svm"]
-    assert card.model_name == "score_mixture"
+    assert card.model_name == "default"
     assert card.columns == {"score": "score", "label": "label", "id": "id", "truth": "truth"}
     assert card.sampling == {"draws": 2000, "tune": 1000, "chains": 2, "seed": 1}
     assert card.report_options["hdi_prob"] == 0.9
     assert card.constraints == {"min_precision": 0.8, "min_recall": 0.8}
-    assert isinstance(card.build_model(), ScoreMixture)
+    assert isinstance(card.build_model(), Stack)
     assert load_card(card.card_file) == card  # folder or card.toml: the same card
 
 
@@ -399,7 +399,7 @@ def test_defaults_when_optional_tables_are_absent(tmp_path):
 
 
 def test_registry_names_the_two_models():
-    assert set(MODELS) == {"score_mixture", "label_flip"}
+    assert set(MODELS) == {"default", "calibration", "score_mixture", "label_flip"}
 
 
 # ------------------------------------------------------------------ real fits
@@ -416,7 +416,8 @@ def test_fit_of_the_smallest_card_returns_a_posterior(cards):
     assert isinstance(post, Posterior)
     assert (post.n_chains, post.n_draws) == (1, 60)
     assert post.random_seed == card.sampling["seed"]
-    assert repr(card.build_model()) in post.model
+    comp = post.comparison  # the default model: a stack of calibration curves, named in post.model
+    assert all(name in post.model for name in comp.index[comp["weight"] >= 0.005])
     table = post.summary(card.metrics(), hdi_prob=card.report_options["hdi_prob"])
     assert list(table.index) == list(card.metrics())
     assert table["mean"].between(0, 1).all()

@@ -345,3 +345,17 @@ def test_text_in_the_score_column_is_shown_with_its_line(tmp_path, capsys):
     assert main(["fit", str(bad), "--score", "s", "--label", "y"]) == 2
     err = capsys.readouterr().err
     assert "1 value(s) are not numbers: line 4: 'high'" in err and "0.049639" not in err
+
+
+def test_threshold_with_prob_uses_the_default_model(scores_csv, capsys):
+    path, _ = scores_csv
+    code = main(["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.8",
+                 "--prob", "0.9", *FAST])
+    assert code == 0
+    out = capsys.readouterr()
+    assert "Fitting default" in out.err
+    assert "threshold:" in out.out and "Recalibration(precision >= 0.8" in out.out
+    assert main(["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.8",
+                 "--prob", "90"]) != 0
+    err = capsys.readouterr().err
+    assert "--prob" in err and "did you mean 0.9" in err and "Fitting" not in err  # checked before the fit

@@ -630,3 +630,21 @@ def test_vetted_only_caveat_is_said_once(plain):
     prose = " ".join(r.text)
     assert prose.count("not comparable with the interval") == 1
     assert prose.count("the vetted-only estimate from 25 labels is") == 2
+
+
+def test_default_model_has_a_calibration_section():
+    import bayeval as be
+
+    rng = np.random.default_rng(3)
+    q = rng.beta(1, 3, 400)
+    truth = (rng.random(400) < q).astype(int)
+    lab = np.full(400, np.nan)
+    lab[:40] = truth[:40]
+    post = be.fit(EvalData(q, lab), random_seed=0, draws=300)
+    r = report(post, title="calibration", truth=truth, constraints={"min_precision": 0.5, "prob": 0.8})
+    assert "calibration_curve" in r.figures and "calibration" in r.tables
+    assert list(r.tables["calibration"].index) == list(post.comparison.index)
+    md = r.to_markdown()
+    assert "## Calibration curve learned from the vetted labels" in md
+    assert "with probability at least 0.8, the one with the highest expected recall" in md
+    assert r.figures["calibration_curve"].axes[0].get_ylabel() == "P(positive | score)"

@@ -485,7 +485,7 @@ class CalibrationPosterior(Posterior):
             out["min_ess_bulk"] = float(summ["ess_bulk"].min())
             if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
                 out["divergences"] = int(self.idata.sample_stats["diverging"].values.sum())
-            if not out["max_rhat"] <= 1.01:
+            if self.n_chains > 1 and not out["max_rhat"] <= 1.01:
                 msgs.append(f"r_hat up to {out['max_rhat']:.3f} (> 1.01): draw more samples.")
             if out["divergences"]:
                 msgs.append(f"{out['divergences']} divergent transitions: raise target_accept.")

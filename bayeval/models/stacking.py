@@ -297,12 +297,29 @@ class Stack:
             return f"Stack(candidates=default{extra})"
         return f"Stack(candidates={self.candidates!r})"
 
-    def fit(self, data: EvalData, **kwargs) -> StackedPosterior:
-        """Fit and stack the candidates; keyword arguments as :func:`fit`'s."""
+    def fit(
+        self,
+        data: EvalData,
+        *,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 2,
+        random_seed=None,
+        sampler: str = "auto",
+        progressbar: bool = False,
+        target_accept: float = 0.95,
+        cores: int | None = None,
+        warn: bool = True,
+        max_memory_gb: float | None = None,
+    ) -> StackedPosterior:
+        """Fit and stack the candidates (see :func:`fit`); ``tune``, ``target_accept`` and
+        ``cores`` are NUTS settings, used where a candidate falls back to NUTS."""
         cands = self.candidates
         if cands is None and self.transform != "auto":
             cands = default_candidates(data, self.transform)
-        return fit(data, candidates=cands, **kwargs)
+        return fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
+                   progressbar=progressbar, warn=warn, tune=tune, target_accept=target_accept, cores=cores,
+                   max_memory_gb=max_memory_gb)
 
 
 def fit(
