@@ -71,11 +71,39 @@ def _cv_scores(est, X, y, method, seed=0):
     return out[:, 1] if out.ndim == 2 else out
 
 
-def make_pools() -> list[Pool]:
-    """The real-score pools (deterministic: fixed seeds)."""
+def _fair_pools() -> list[Pool]:
+    """The three pools on statsmodels' 'fair' (affairs) data."""
     import statsmodels.api as sm
-    from sklearn.datasets import load_breast_cancer, load_digits, load_wine
     from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    pools = []
+    fair = sm.datasets.fair.load_pandas().data
+    Xf = fair.drop(columns="affairs").to_numpy(float)
+    yf = (fair["affairs"] > 0).to_numpy(int)
+    lrf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    pools.append(Pool("fair_logreg", _cv_scores(lrf, Xf, yf, "predict_proba"), yf, "probabilities", 0.5, 0.6,
+                      "affairs (statsmodels 'fair'), logistic regression probabilities (32%)"))
+    gb = GradientBoostingClassifier(n_estimators=300, max_depth=5, learning_rate=0.3, random_state=0)
+    pools.append(Pool("fair_gbm_overfit", _cv_scores(gb, Xf, yf, "predict_proba"), yf, "probabilities", 0.5, 0.6,
+                      "affairs, an over-fitted gradient-boosting model's raw probabilities (miscalibrated)"))
+    yr = (fair["affairs"] > 4).to_numpy(int)  # rarer outcome, weak features only
+    weak = fair[["age", "educ", "occupation"]].to_numpy(float)
+    rf = RandomForestClassifier(n_estimators=200, min_samples_leaf=20, random_state=0)
+    pools.append(Pool("fair_weak_rf", _cv_scores(rf, weak, yr, "predict_proba"), yr, "probabilities", 0.15, 0.3,
+                      "affairs > 4 from age/education/occupation only: a weak random forest"))
+    return pools
+
+
+def make_pools(names=None) -> list[Pool]:
+    """The real-score pools (deterministic: fixed seeds); ``names``: only these.
+
+    The statsmodels pools (``fair_*``) are built only when asked for, so the quick
+    version (the tests') needs scikit-learn alone.
+    """
+    from sklearn.datasets import load_breast_cancer, load_digits, load_wine
     from sklearn.linear_model import LogisticRegression
     from sklearn.naive_bayes import GaussianNB
     from sklearn.pipeline import make_pipeline
@@ -111,20 +139,8 @@ def make_pools() -> list[Pool]:
     pools.append(Pool("digits5_nb_prob", _cv_scores(GaussianNB(), Xd, y5, "predict_proba"), y5, "probabilities", 0.5, 0.6,
                       "Gaussian naive Bayes probabilities, digit 5 against the rest (10%): massively over-confident"))
 
-    fair = sm.datasets.fair.load_pandas().data
-    Xf = fair.drop(columns="affairs").to_numpy(float)
-    yf = (fair["affairs"] > 0).to_numpy(int)
-    lrf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-    pools.append(Pool("fair_logreg", _cv_scores(lrf, Xf, yf, "predict_proba"), yf, "probabilities", 0.5, 0.6,
-                      "affairs (statsmodels 'fair'), logistic regression probabilities (32%)"))
-    gb = GradientBoostingClassifier(n_estimators=300, max_depth=5, learning_rate=0.3, random_state=0)
-    pools.append(Pool("fair_gbm_overfit", _cv_scores(gb, Xf, yf, "predict_proba"), yf, "probabilities", 0.5, 0.6,
-                      "affairs, an over-fitted gradient-boosting model's raw probabilities (miscalibrated)"))
-    yr = (fair["affairs"] > 4).to_numpy(int)  # rarer outcome, weak features only
-    weak = fair[["age", "educ", "occupation"]].to_numpy(float)
-    rf = RandomForestClassifier(n_estimators=200, min_samples_leaf=20, random_state=0)
-    pools.append(Pool("fair_weak_rf", _cv_scores(rf, weak, yr, "predict_proba"), yr, "probabilities", 0.15, 0.3,
-                      "affairs > 4 from age/education/occupation only: a weak random forest"))
+    if names is None or any(n.startswith("fair") for n in names):
+        pools += _fair_pools()
 
     wn = load_wine()
     yw = (wn.target == 1).astype(int)
@@ -314,11 +330,13 @@ def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False) -> pd.Da
 # ------------------------------------------------------------------------ PPI
 
 
-def run_ppi(budgets, trials, n=10_000, seed=0, log=print) -> pd.DataFrame:
+def run_ppi(budgets, trials, n=10_000, seed=0, log=print, settings=("calibrated", "miscalibrated")) -> pd.DataFrame:
     from ppi_py import ppi_mean_ci
 
     rows = []
     for s_i, (setting, power) in enumerate((("calibrated q = p", 1.0), ("miscalibrated q = p^2", 2.0))):
+        if setting.split()[0] not in settings:
+            continue
         for budget in budgets:
             for t in range(trials):
                 # a new pool every trial: p ~ Beta(1, 2), y ~ Bernoulli(p); the classifier reports q = p**power
@@ -458,6 +476,8 @@ def main(argv=None):
     ap.add_argument("--sets", type=int, default=20, help="label sets per pool and budget")
     ap.add_argument("--budgets", type=int, nargs="+", default=None)
     ap.add_argument("--trials", type=int, default=300, help="PPI part: trials per setting and budget")
+    ap.add_argument("--setting", choices=["calibrated", "miscalibrated"], nargs="+",
+                    default=["calibrated", "miscalibrated"], help="PPI part: which settings (default both)")
     ap.add_argument("--pools", nargs="+", default=None, help="only these pools")
     ap.add_argument("--heldout", action="store_true", help="the held-out pools (evaluated once the default was fixed)")
     ap.add_argument("--quick", action="store_true", help="two pools, 3 label sets (the tests' version)")
@@ -471,9 +491,10 @@ def main(argv=None):
     t0 = time.time()
     cmd = "python benchmarks/real_scores.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.part in ("pools", "mixture"):
-        pools = make_heldout_pools() if args.heldout else make_pools()
+        quick = ["breast_cancer_logreg", "wine_svm_margin"]
+        pools = make_heldout_pools() if args.heldout else make_pools(quick if args.quick else args.pools)
         if args.quick:
-            pools = [p for p in pools if p.name in ("breast_cancer_logreg", "wine_svm_margin")]
+            pools = [p for p in pools if p.name in quick]
             args.sets = min(args.sets, 3)
         if args.pools:
             pools = [p for p in pools if p.name in args.pools]
@@ -500,7 +521,10 @@ def main(argv=None):
                 _md(tables["threshold_rule"])]
     else:
         budgets = args.budgets or [50, 100, 200]
-        df = run_ppi(budgets, args.trials)
+        if args.from_csv:
+            df = pd.concat([pd.read_csv(f) for f in args.from_csv.split(",")])
+        else:
+            df = run_ppi(budgets, args.trials, settings=tuple(args.setting))
         g = df.groupby(["setting", "metric", "budget", "method"])
         tab = pd.DataFrame({"coverage": g["covered"].mean(), "n": g["covered"].count(), "mean_width": g["width"].mean()}).round(3)
         text = [f"# The default against prediction-powered inference (PPI++)\n",
