@@ -141,7 +141,7 @@ def _check_classes(arr: np.ndarray, name: str, n_classes: int, *, allow_nan: boo
     if out.any():
         top, bottom = int(known.max()), int(known.min())
         if (known == -1).any() and allow_nan:
-            fix = "-1 is not a class: mark unknown or missing labels with NaN (np.nan), not -1"
+            fix = "-1 is not a class: use NaN (np.nan) for unknown or missing labels, not -1"
         elif (known == -1).any():
             fix = f"-1 is not a class; `{name}` needs a class index 0..{n_classes - 1} for every item"
         elif bottom >= 1 and top == n_classes:
