@@ -678,3 +678,58 @@ def test_fit_takes_sampler_options_and_reports_convergence():
 def test_fit_argument_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
         AnnotatorError().fit([0, 1, 1], [0, 1, 1], **kwargs)
+
+
+# ------------------------------------------------------------------- long-format input
+
+
+def test_annotations_from_long_by_annotator_and_by_slot():
+    import pandas as pd
+
+    from bayeval.models.annotator import annotations_from_long
+
+    long = pd.DataFrame(
+        {
+            "task": [3, 3, 1, 2, 2, 2, 1],
+            "worker": ["x", "y", "x", "x", "y", "z", "z"],
+            "answer": [1, 1, 0, 0, 1, np.nan, 1],
+        }
+    )
+    wide = annotations_from_long(long, item="task", annotator="worker", label="answer", items=[1, 2, 3, 4])
+    assert wide.index.tolist() == [1, 2, 3, 4] and wide.columns.tolist() == ["x", "y", "z"]
+    np.testing.assert_array_equal(
+        wide.to_numpy(), [[0, np.nan, 1], [0, 1, np.nan], [1, 1, np.nan], [np.nan] * 3]
+    )
+    slots = annotations_from_long(long, item="task", annotator="worker", label="answer", pool="slot")
+    np.testing.assert_array_equal(slots.to_numpy(), [[0, 1], [0, 1], [1, 1]])
+    assert slots.columns.tolist() == ["label_0", "label_1"]
+    one = annotations_from_long(long, item="task", annotator="worker", label="answer", pool="slot", max_labels=1)
+    assert one.shape == (3, 1)
+    # the matrix goes straight into the model (items without a label: all-NaN rows are fine)
+    model = AnnotatorError().build([0, 1, 1], slots)
+    assert list(model.coords["annotator"]) == ["label_0", "label_1"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"data": [[1, "x", 0]]}, TypeError, "DataFrame"),
+        ({"label": "answer"}, ValueError, "lacks the column.*answer"),
+        ({"pool": "worker"}, ValueError, "pool"),
+        ({"items": ["a"]}, ValueError, "not in `items`.*b"),
+        ({"items": ["a", "a", "b"]}, ValueError, "duplicate"),
+        ({"data": "dup"}, ValueError, "more than once.*pool='slot'"),
+        ({"max_labels": 0, "pool": "slot"}, ValueError, "max_labels"),
+    ],
+)
+def test_annotations_from_long_errors(kwargs, error, match):
+    import pandas as pd
+
+    from bayeval.models.annotator import annotations_from_long
+
+    data = pd.DataFrame({"item": ["a", "b"], "annotator": ["x", "x"], "label": [0, 1]})
+    if kwargs.get("data") == "dup":
+        kwargs["data"] = pd.DataFrame({"item": ["a", "a"], "annotator": ["x", "x"], "label": [0, 1]})
+    kwargs.setdefault("data", data)
+    with pytest.raises(error, match=match):
+        annotations_from_long(**kwargs)

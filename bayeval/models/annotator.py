@@ -40,7 +40,7 @@ from .. import _validate as V
 from ..data import EvalData
 from ..posterior import _CHUNK_BYTES, Posterior, _summary_frame, _summary_rows
 
-__all__ = ["AnnotatorError", "CategoricalPosterior"]
+__all__ = ["AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
 
 _MAX_CLASSES = 127  # label draws are int8
 _WORK_BYTES = 1 << 25  # working set of one block of the likelihood in numpy (~32 MiB)
@@ -157,6 +157,116 @@ def _check_classes(arr: np.ndarray, name: str, n_classes: int, *, allow_nan: boo
             f"`{name}` holds class indices {V._preview(np.unique(known[out]).astype(int))} outside "
             f"0..{n_classes - 1} (n_classes={n_classes}); {fix}."
         )
+
+
+_POOLS = ("annotator", "slot")
+
+
+def annotations_from_long(
+    data,
+    *,
+    items=None,
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+    pool: str = "annotator",
+    max_labels: int | None = None,
+) -> pd.DataFrame:
+    """Crowd labels in long format ``(item, annotator, label)`` as an annotation matrix.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per label, with columns ``item``, ``annotator`` and ``label`` (names
+        set by the keyword arguments). Labels are class indices ``0 .. K - 1``; rows
+        with a missing label are dropped.
+    items : array_like, optional
+        The item ids in the order of the classifier's ``predictions``; the result has
+        one row per id, in this order (all NaN for an item nobody labelled). By
+        default the sorted ids found in ``data``.
+    item, annotator, label : str
+        Column names.
+    pool : {"annotator", "slot"}, default "annotator"
+        ``"annotator"``: one column per annotator, NaN where they did not label the
+        item -- every annotator gets their own accuracy and error correlation (right
+        when a few annotators label most items). ``"slot"``: column ``j`` holds the
+        ``j``-th label each item received (in the order of ``data``), whoever gave it
+        -- each column is then "a random crowd worker", which suits crowds of many
+        workers who each label a few items (the model's parameters stay few).
+    max_labels : int, optional
+        With ``pool="slot"``: keep at most this many labels per item.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by item id, one column per annotator (or slot), NaN where missing;
+        pass it as ``annotations`` to :meth:`AnnotatorError.fit`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.models.annotator import annotations_from_long
+    >>> long = pd.DataFrame({"item": ["a", "a", "b", "c", "c", "c"],
+    ...                      "annotator": ["x", "y", "x", "x", "y", "z"],
+    ...                      "label": [1, 1, 0, 0, 1, 0]})
+    >>> annotations_from_long(long, items=["c", "b", "a"])  # doctest: +NORMALIZE_WHITESPACE
+          x    y    z
+    item
+    c   0.0  1.0  0.0
+    b   0.0  NaN  NaN
+    a   1.0  1.0  NaN
+    >>> annotations_from_long(long, pool="slot", max_labels=2).columns.tolist()
+    ['label_0', 'label_1']
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            f"`data` must be a pandas DataFrame with one row per label, got {type(data).__name__}."
+        )
+    missing = [c for c in (item, annotator, label) if c not in data.columns]
+    if missing:
+        raise ValueError(
+            f"`data` lacks the column(s) {missing}; it has {list(data.columns)[:10]}. Name the "
+            "columns with item=, annotator=, label=."
+        )
+    pool = V.check_choice(pool, "pool", _POOLS)
+    if max_labels is not None:
+        max_labels = _as_int(max_labels, "max_labels", minimum=1)
+    df = data[[item, annotator, label]].dropna(subset=[label])
+    vals, _ = _to_float_matrix(df[label], "label")
+    df = df.assign(**{label: vals})
+    if pool == "annotator":
+        dup = df.duplicated(subset=[item, annotator])
+        if dup.any():
+            first = df[dup].iloc[0]
+            raise ValueError(
+                f"{int(dup.sum())} (item, annotator) pair(s) appear more than once, e.g. item "
+                f"{first[item]!r} by annotator {first[annotator]!r}; keep one label per pair, or "
+                "use pool='slot'."
+            )
+        wide = df.pivot(index=item, columns=annotator, values=label)
+        wide.columns = [str(c) for c in wide.columns]
+    else:
+        slot = df.groupby(item, sort=False).cumcount()
+        df = df.assign(_slot=slot.to_numpy())
+        if max_labels is not None:
+            df = df[df["_slot"] < max_labels]
+        wide = df.pivot(index=item, columns="_slot", values=label)
+        wide.columns = [f"label_{int(c)}" for c in wide.columns]
+    if items is not None:
+        ids = pd.Index(np.asarray(items).ravel())
+        if ids.has_duplicates:
+            raise ValueError(f"`items` holds duplicate ids, e.g. {ids[ids.duplicated()][0]!r}.")
+        unknown = wide.index.difference(ids)
+        if len(unknown):
+            raise ValueError(
+                f"`data` has labels for {len(unknown)} item(s) not in `items`, e.g. "
+                f"{V._preview(np.asarray(unknown))}; check that the ids match (type and spelling)."
+            )
+        wide = wide.reindex(ids)
+    else:
+        wide = wide.sort_index()
+    wide.index.name = item
+    return wide.astype(np.float64)
 
 
 @dataclass(frozen=True)
