@@ -234,6 +234,11 @@ def main(argv=None):
     ap.add_argument("--max-trials", type=int, default=20, help="trials per setting (default 20)")
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
     ap.add_argument("--out", default=str(RESULTS / "annotator_real"))
+    ap.add_argument("--first-seed", type=int, default=0, help="seed of the first round (default 0)")
+    ap.add_argument(
+        "--merge", nargs="*", default=[],
+        help="per-trial CSVs of earlier runs (other seeds) to add to this run's table",
+    )
     args = ap.parse_args(argv)
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)
@@ -254,11 +259,16 @@ def main(argv=None):
     while rounds < args.max_trials and time.perf_counter() - t_start < args.budget:
         for name, r, g in settings:
             labels, z = data[name]
-            rows.append(trial(samplers[r], name, labels, z, r, g, seed=rounds))
+            rows.append(trial(samplers[r], name, labels, z, r, g, seed=args.first_seed + rounds))
         rounds += 1
         pd.DataFrame(rows).to_csv(csv, index=False)
         print(f"round {rounds} done, {time.perf_counter() - t_start:.0f} s", flush=True)
-    df = pd.DataFrame(rows)
+    earlier = [pd.read_csv(f) for f in args.merge]
+    df = pd.concat([*earlier, pd.DataFrame(rows)], ignore_index=True)
+    if df.duplicated(subset=["dataset", "refs", "gold", "seed"]).any():
+        raise SystemExit("the merged runs share seeds; give each run its own --first-seed")
+    df.to_csv(csv, index=False)
+    seeds = sorted(df.seed.unique())
     table = summarize(df)
     wall = (time.perf_counter() - t_start) / 60
     cmd = "python benchmarks/annotator_real.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -267,11 +277,15 @@ def main(argv=None):
         f"arviz {arviz.__version__}, crowd-kit {crowdkit.__version__}, numpy {np.__version__}, "
         f"Python {platform.python_version()}"
     )
+    merged = ""
+    if earlier:
+        merged = f", plus {sum(len(e) for e in earlier)} trials of earlier runs (other seeds)"
     text = f"""# True accuracy on real crowds (`benchmarks/annotator_real.py`)
 
 Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
-({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall ({compile_s:.0f} s of
-it compiling), {rounds} round(s) of trials (every setting once per round, seeds 0..{rounds - 1}).
+({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run ({compile_s:.0f} s
+of it compiling){merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
+rounds).
 Per-trial results: `annotator_real.csv`. Setup: see the script's docstring.
 
 Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
