@@ -509,6 +509,19 @@ class AnnotatorError:
     ``post.metric("accuracy")`` is the posterior of the true accuracy on these
     items and ``AnnotatorError().summary(post)`` tabulates annotator accuracies and
     error correlations.
+
+    Crowd data in long format (one row per ``item, annotator, label``): several
+    references per item are the path that identifies the accuracies without
+    gold; turn them into annotator columns with :func:`annotations_from_long`,
+    aligned to the predictions' items:
+
+    >>> import pandas as pd
+    >>> from bayeval.models.annotator import annotations_from_long
+    >>> crowd = pd.DataFrame({"item": [1, 1, 1, 2, 2, 3], "annotator": list("abcabc"),
+    ...                       "label": [1, 1, 0, 0, 0, 1]})
+    >>> ann = annotations_from_long(crowd, items=[1, 2, 3], pool="slot")
+    >>> [str(a) for a in AnnotatorError().build([1, 0, 1], ann).coords["annotator"]]
+    ['label_0', 'label_1', 'label_2']
     """
 
     def __init__(
