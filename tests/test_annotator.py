@@ -733,3 +733,18 @@ def test_annotations_from_long_errors(kwargs, error, match):
     kwargs.setdefault("data", data)
     with pytest.raises(error, match=match):
         annotations_from_long(**kwargs)
+
+
+def test_check_reports_disagreeing_chains_and_divergences():
+    rng = np.random.default_rng(0)
+    acc = np.stack([rng.normal(0.80, 0.01, (300, 2)), rng.normal(0.90, 0.01, (300, 2))])  # two modes
+    diverging = np.zeros((2, 300), dtype=bool)
+    diverging[0, :3] = True
+    idata = az.from_dict(posterior={"model_class_accuracy": acc}, sample_stats={"diverging": diverging})
+    post = Posterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
+    with pytest.warns(UserWarning, match="r_hat up to .*chains disagree.*gold subset.*3 divergent"):
+        out = AnnotatorError().check(post)
+    assert out["max_rhat"] > 1.5 and out["divergences"] == 3 and not out["ok"]
+    assert len(out["messages"]) == 3  # r_hat, ESS (two modes: a few effective draws), divergences
+    with pytest.raises(TypeError, match="Posterior"):
+        AnnotatorError().check(idata)
