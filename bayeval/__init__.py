@@ -8,7 +8,7 @@ metric comes out as a full posterior distribution.
 
 from . import metrics
 from .active import ACISResult, ActiveSession, LabelStore, acis, expected_change, select, simulate
-from .annotator import TrueAccuracyBounds, plot_true_accuracy, true_accuracy_bounds
+from .annotator import TrueAccuracyBounds, TrueAccuracyInterval, plot_true_accuracy, true_accuracy_bounds
 from .data import EvalData
 from .models.stacking import fit
 from .posterior import Posterior, hdi, naive, vetted_only
@@ -29,6 +29,7 @@ __all__ = [
     "Report",
     "ThetaEstimate",
     "TrueAccuracyBounds",
+    "TrueAccuracyInterval",
     "acis",
     "estimate_theta",
     "expected_change",

@@ -23,7 +23,7 @@ from bayeval.models.annotator import (  # noqa: E402
     _observe,
 )
 
-FIT = dict(draws=200, tune=200, chains=2, progressbar=False)
+FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -210,15 +210,18 @@ def test_bounds_are_attained_by_overlapping_and_disjoint_errors():
 @pytest.mark.parametrize(
     ("args", "kwargs", "match"),
     [
-        ((0.9, 0.5), {}, "undefined for annotator_accuracy = 1/n_classes = 0.5"),
-        ((0.9, 0.25), {"n_classes": 4}, "1/n_classes = 0.25"),
-        ((0.9, [0.9, 0.5]), {}, "undefined"),
         ((1.2, 0.9), {}, "model_accuracy.*in \\[0, 1\\]"),
         ((0.9, 96), {}, "not percentages"),
         ((0.9, np.nan), {}, "annotator_accuracy"),
         ((-0.1, 0.9), {}, "model_accuracy"),
         ((0.9, 0.9), {"n_classes": 1}, "n_classes"),
         (([0.9, 0.8], [0.9, 0.8, 0.7]), {}, "broadcast"),
+        ((0.9, 0.9), {"n_gold": 30}, "count.*27 of 30"),
+        ((0.9, 31), {"n_gold": 30}, "0..n_gold"),
+        ((0.9, 20.5), {"n_gold": 30}, "whole number"),
+        ((0.9, 20), {"n_gold": 0}, "n_gold"),
+        ((0.9, 20), {"n_gold": 30, "prob": 1.0}, "prob"),
+        (([0.9, 0.8], [20, 21, 22]), {"n_gold": 30}, "broadcast"),
     ],
 )
 def test_bounds_errors(args, kwargs, match):
@@ -231,6 +234,57 @@ def test_bounds_type_errors():
         true_accuracy_bounds(0.9, 0.9, n_classes=2.5)
     with pytest.raises(TypeError, match="model_accuracy"):
         true_accuracy_bounds("0.9", 0.9)
+
+
+def test_chance_level_annotators_give_bounds_and_an_undefined_independent_value():
+    b = true_accuracy_bounds(0.62, 0.5)
+    assert (b.lower, b.upper) == pytest.approx((0.12, 1.0))
+    assert np.isnan(b.independent) and b.independent_defined is False
+    vec = true_accuracy_bounds(0.4, [0.9, 0.5, 0.25], n_classes=4)
+    assert vec.independent_defined.tolist() == [True, True, False]
+    np.testing.assert_allclose(vec.lower, [0.3, 0.0, 0.0])
+
+
+def test_bounds_never_return_negative_zero():
+    b = true_accuracy_bounds(0.6, 0.4)  # (0.6 + 0.4 - 1) / (0.8 - 1) = 0 / -0.2
+    assert b.independent == 0.0 and not np.signbit(b.independent)
+    vec = true_accuracy_bounds([0.6, 0.3], [0.4, 0.7])
+    for field in vec:
+        assert not np.signbit(np.asarray(field)).any()
+
+
+def test_bounds_with_a_measured_annotator_accuracy():
+    from scipy.stats import beta
+
+    b = true_accuracy_bounds(0.85, 27, n_gold=30, prob=0.9)
+    a_lo, a_hi = beta(28, 4).ppf([0.05, 0.95])
+    assert b.annotator_accuracy == pytest.approx((a_lo, a_hi))
+    assert b.lower == pytest.approx(0.85 - (1 - a_lo)) and b.upper == 1.0
+    indep = [(0.85 + a - 1) / (2 * a - 1) for a in (a_lo, a_hi)]
+    assert b.independent_interval == pytest.approx((min(indep), min(1.0, max(indep))))
+    assert b.independent == pytest.approx((0.85 + beta(28, 4).median() - 1) / (2 * beta(28, 4).median() - 1))
+    # wider than the bounds that treat 27/30 as exact, and a larger n_gold narrows it
+    exact = true_accuracy_bounds(0.85, 0.9)
+    more = true_accuracy_bounds(0.85, 270, n_gold=300)
+    assert b.lower < more.lower < exact.lower
+    # an annotator accuracy that may be at chance level: bounds, no independent interval
+    weak = true_accuracy_bounds(0.7, 16, n_gold=30)
+    assert not weak.independent_defined and np.isfinite(weak.lower)
+    # vectorized like the exact version
+    vec = true_accuracy_bounds([0.85, 0.7], [27, 16], n_gold=30)
+    assert vec.independent_defined.tolist() == [True, False]
+    assert vec.lower[0] == pytest.approx(b.lower)
+
+
+def test_measured_bounds_cover_the_true_bounds_at_least_at_the_nominal_rate():
+    # repeated gold samples of 30 items from annotators 85% right: the lower end lies
+    # below the lower bound at the true annotator accuracy in >= 90% of the samples (one
+    # tail of a 90% interval, so 95% nominally; the Beta(1, 1) prior makes it approximate)
+    rng = np.random.default_rng(3)
+    counts = rng.binomial(30, 0.85, size=4000)
+    lower = true_accuracy_bounds(0.8, counts, n_gold=30).lower
+    hit = (lower <= 0.8 - 0.15 + 1e-12).mean()
+    assert hit >= 0.9, hit
 
 
 def test_independent_value_is_nan_when_independence_is_impossible():
@@ -336,7 +390,11 @@ def test_missing_annotations_are_skipped_not_read_as_a_class():
         ([0, 1, 1], ["cat", "dog", "dog"], None, 2, TypeError, "Map class names"),
         ([[0, 1]], [0, 1], None, 2, ValueError, "1-D"),
         ([], [], None, 2, ValueError, "empty"),
-        ([0, 1, 1], [0, 1, -1], None, 2, ValueError, "outside 0..1"),
+        ([0, 1, 1], [0, 1, -1], None, 2, ValueError, "outside 0..1.*use NaN"),
+        ([0, 1, 1], [0, 1, 1], [0, -1, -1], 2, ValueError, "gold.*NaN"),
+        ([0, 1, -1], [0, 1, 1], None, 2, ValueError, "-1 is not a class"),
+        ([1, 2, 2], [1, 2, 1], None, 2, ValueError, "coded 1..2: shift them to 0..1"),
+        ([1, 2, 3], [1, 3, 1], None, 3, ValueError, "coded 1..3: shift them to 0..2"),
     ],
 )
 def test_input_errors(pred, ann, gold, k, error, match):
@@ -489,3 +547,204 @@ def test_multiclass_fit_agrees_with_dawid_skene_and_returns_class_metrics():
     table = post.summary(["accuracy", "recall"])
     assert table.shape[0] == 4
     assert post.population("precision").dims == ("chain", "draw", "class")
+
+
+# ------------------------------------------------------- gold items: stacking and check
+
+
+def _fake_idata(skill, loading, prevalence, draws=400, chains=2):
+    """Posterior draws fixed at given probit skills (R, K), loadings (R,) and prevalences."""
+    skill, loading, prevalence = (np.asarray(v, dtype=float) for v in (skill, loading, prevalence))
+    rep = (chains, draws)
+    return az.from_dict(
+        posterior={
+            "rater_skill": np.broadcast_to(skill, rep + skill.shape).copy(),
+            "rater_loading": np.broadcast_to(loading, rep + loading.shape).copy(),
+            "prevalence": np.broadcast_to(prevalence, rep + prevalence.shape).copy(),
+        }
+    )
+
+
+def _shared_errors(seed, n=400, n_gold=150):
+    """The annotator is 90% right; the classifier errs on the same items, and on 5% more."""
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 2, n)
+    ann_wrong = rng.random(n) < 0.10
+    pred_wrong = ann_wrong | (rng.random(n) < 0.05)
+    ann = np.where(ann_wrong, 1 - z, z).astype(float)
+    pred = np.where(pred_wrong, 1 - z, z)
+    gold = np.full(n, np.nan)
+    pick = rng.choice(n, n_gold, replace=False)
+    gold[pick] = z[pick]
+    return z, pred, ann, gold
+
+
+def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_gold():
+    from bayeval.models.annotator import _gold_stacking
+
+    z, pred, ann, gold = _shared_errors(0)
+    obs = _observe(pred, ann, gold, 2)
+    spec = AnnotatorError()
+    # a model that believes the errors are independent (loading 0), accuracies as realized
+    wrong = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5])
+    check = _gold_stacking(spec, obs, wrong)
+    assert check["contradicts"] and check["p_value"] < 0.01
+    assert check["right"] == int((pred == z)[~np.isnan(gold)].sum())
+    assert check["right"] < check["range_90"][0] <= check["expected"]
+    assert check["weight"] < 0.8
+    assert "contradict" in check["message"]
+    # the stacked posterior covers the truth; the structured one alone does not
+    truth = (pred == z).mean()
+    stacked = spec._wrap(obs, wrong, pred.astype(float), 1, gold_fallback="stack")
+    alone = spec._wrap(obs, wrong, pred.astype(float), 1, gold_fallback="off")
+    lo, hi = np.quantile(stacked.metric("accuracy").values, [0.05, 0.95])
+    assert lo <= truth <= hi
+    assert np.quantile(alone.metric("accuracy").values, 0.05) > truth
+    assert alone.gold_check["weight"] == 1.0 and stacked.gold_check["weight"] == check["weight"]
+    # the mixture: the share of structured draws per chain is the weight
+    comp = stacked.idata.posterior["structured_component"].values
+    np.testing.assert_allclose(comp.mean(axis=1), round(check["weight"] * 400) / 400)
+
+
+def test_stacking_keeps_a_model_that_fits_the_gold_items():
+    from bayeval.models.annotator import _gold_stacking
+
+    rng = np.random.default_rng(1)
+    n = 400
+    z = rng.integers(0, 2, n)
+    pred = np.where(rng.random(n) < 0.85, z, 1 - z)
+    ann = np.where(rng.random(n) < 0.9, z, 1 - z).astype(float)  # independent errors
+    gold = np.where(np.arange(n) < 150, z, np.nan)
+    good = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5])
+    check = _gold_stacking(AnnotatorError(), _observe(pred, ann, gold, 2), good)
+    assert not check["contradicts"] and check["p_value"] > 0.05
+    assert check["weight"] > 0.9
+    assert check["elpd_loo_structured"] > check["elpd_loo_gold_only"]
+
+
+def test_gold_only_draws_follow_the_gold_confusion_table():
+    z, pred, ann, gold = _shared_errors(2)
+    obs = _observe(pred, ann, gold, 2)
+    spec = AnnotatorError()
+    idata = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=1000)
+    post = spec._wrap(obs, idata, pred.astype(float), 3, gold_fallback="stack")
+    par = post.idata.posterior
+    go = par["structured_component"].values == 0
+    known = ~np.isnan(gold)
+    right, n_g = int((pred == z)[known].sum()), int(known.sum())
+    acc = post.metric("accuracy").values[go]
+    # gold-only draws: accuracy on the unlabelled items ~ Beta(1 + right, 1 + wrong) (stratified
+    # by predicted class, which this data barely distinguishes): mean within Monte Carlo error
+    unl = (acc * len(z) - right) / (len(z) - n_g)
+    expect = (1 + right) / (2 + n_g)
+    sd = np.sqrt(expect * (1 - expect) / (n_g + 3))
+    assert abs(unl.mean() - expect) < 0.25 * sd + 4 * unl.std() / np.sqrt(go.sum())
+    # population accuracy of the gold-only draws: P(pred = c) P(z = c | pred = c) summed
+    pop = post.population("accuracy").values
+    share = np.bincount(pred, minlength=2) / len(pred)
+    conf = par["gold_only_confusion"].values
+    np.testing.assert_allclose(pop[go], (share * np.diagonal(conf, axis1=-2, axis2=-1)).sum(-1)[go])
+
+
+def test_fit_takes_sampler_options_and_reports_convergence():
+    z, pred, ann = _simulate(41, 200, model=(2.0, 1.0), annotators=[(2.5, 1.0)])
+    gold = np.where(np.arange(200) < 40, z, np.nan)
+    spec = AnnotatorError()
+    with pytest.warns(UserWarning, match="sampler diagnostics are bad.*ESS"):
+        post = spec.fit(
+            pred, ann, gold=gold, draws=30, tune=30, random_seed=2, progressbar=False,
+            target_accept=0.95, init="adapt_diag",
+        )
+    conv = post.convergence
+    assert set(conv) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages"}
+    assert not conv["ok"] and conv == spec.check(post, warn=False)
+    table = spec.summary(post)
+    assert table.loc["structured_weight", "mean"] == pytest.approx(post.gold_check["weight"])
+    assert 0 <= table.loc["gold_check_p", "mean"] <= 1
+    assert "structured_component" in post.idata.posterior
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"target_accept": 1.5}, ValueError, "target_accept"),
+        ({"warn": "yes"}, TypeError, "warn"),
+        ({"gold_fallback": "gold"}, ValueError, "gold_fallback"),
+        ({"sample_kwargs": {"target_accept": 0.9}}, ValueError, "target_accept.*argument of fit"),
+        ({"sample_kwargs": {"init": "adapt_diag"}, "init": "jitter+adapt_diag"}, ValueError, "both"),
+        ({"sample_kwargs": [1]}, TypeError, "sample_kwargs"),
+    ],
+)
+def test_fit_argument_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        AnnotatorError().fit([0, 1, 1], [0, 1, 1], **kwargs)
+
+
+# ------------------------------------------------------------------- long-format input
+
+
+def test_annotations_from_long_by_annotator_and_by_slot():
+    import pandas as pd
+
+    from bayeval.models.annotator import annotations_from_long
+
+    long = pd.DataFrame(
+        {
+            "task": [3, 3, 1, 2, 2, 2, 1],
+            "worker": ["x", "y", "x", "x", "y", "z", "z"],
+            "answer": [1, 1, 0, 0, 1, np.nan, 1],
+        }
+    )
+    wide = annotations_from_long(long, item="task", annotator="worker", label="answer", items=[1, 2, 3, 4])
+    assert wide.index.tolist() == [1, 2, 3, 4] and wide.columns.tolist() == ["x", "y", "z"]
+    np.testing.assert_array_equal(
+        wide.to_numpy(), [[0, np.nan, 1], [0, 1, np.nan], [1, 1, np.nan], [np.nan] * 3]
+    )
+    slots = annotations_from_long(long, item="task", annotator="worker", label="answer", pool="slot")
+    np.testing.assert_array_equal(slots.to_numpy(), [[0, 1], [0, 1], [1, 1]])
+    assert slots.columns.tolist() == ["label_0", "label_1"]
+    one = annotations_from_long(long, item="task", annotator="worker", label="answer", pool="slot", max_labels=1)
+    assert one.shape == (3, 1)
+    # the matrix goes straight into the model (items without a label: all-NaN rows are fine)
+    model = AnnotatorError().build([0, 1, 1], slots)
+    assert list(model.coords["annotator"]) == ["label_0", "label_1"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"data": [[1, "x", 0]]}, TypeError, "DataFrame"),
+        ({"label": "answer"}, ValueError, "lacks the column.*answer"),
+        ({"pool": "worker"}, ValueError, "pool"),
+        ({"items": ["a"]}, ValueError, "not in `items`.*b"),
+        ({"items": ["a", "a", "b"]}, ValueError, "duplicate"),
+        ({"data": "dup"}, ValueError, "more than once.*pool='slot'"),
+        ({"max_labels": 0, "pool": "slot"}, ValueError, "max_labels"),
+    ],
+)
+def test_annotations_from_long_errors(kwargs, error, match):
+    import pandas as pd
+
+    from bayeval.models.annotator import annotations_from_long
+
+    data = pd.DataFrame({"item": ["a", "b"], "annotator": ["x", "x"], "label": [0, 1]})
+    if kwargs.get("data") == "dup":
+        kwargs["data"] = pd.DataFrame({"item": ["a", "a"], "annotator": ["x", "x"], "label": [0, 1]})
+    kwargs.setdefault("data", data)
+    with pytest.raises(error, match=match):
+        annotations_from_long(**kwargs)
+
+
+def test_check_reports_disagreeing_chains_and_divergences():
+    rng = np.random.default_rng(0)
+    acc = np.stack([rng.normal(0.80, 0.01, (300, 2)), rng.normal(0.90, 0.01, (300, 2))])  # two modes
+    diverging = np.zeros((2, 300), dtype=bool)
+    diverging[0, :3] = True
+    idata = az.from_dict(posterior={"model_class_accuracy": acc}, sample_stats={"diverging": diverging})
+    post = Posterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
+    with pytest.warns(UserWarning, match="r_hat up to .*chains disagree.*gold subset.*3 divergent"):
+        out = AnnotatorError().check(post)
+    assert out["max_rhat"] > 1.5 and out["divergences"] == 3 and not out["ok"]
+    assert len(out["messages"]) == 3  # r_hat, ESS (two modes: a few effective draws), divergences
+    with pytest.raises(TypeError, match="Posterior"):
+        AnnotatorError().check(idata)

@@ -1,6 +1,6 @@
 """Generative models (PyMC). Each has ``build(...) -> pm.Model`` and ``fit(...) -> posterior``."""
 
-from .annotator import AnnotatorError, CategoricalPosterior
+from .annotator import AnnotatorError, CategoricalPosterior, annotations_from_long
 from .calibration import CURVES, Calibration, CalibrationPosterior
 from .human_ranking import HumanRanking, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
@@ -16,6 +16,7 @@ __all__ = [
     "Calibration",
     "CalibrationPosterior",
     "CategoricalPosterior",
+    "annotations_from_long",
     "HumanRanking",
     "LabelFlip",
     "LabelFlipPosterior",

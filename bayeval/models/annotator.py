@@ -32,18 +32,35 @@ import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.special import log_ndtr, ndtr
+from scipy.optimize import minimize_scalar
+from scipy.special import log_ndtr, logsumexp, ndtr
 
+from .. import _diagnostics as _diag
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import _CHUNK_BYTES, Posterior, _summary_frame, _summary_rows
 
-__all__ = ["AnnotatorError", "CategoricalPosterior"]
+__all__ = ["AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
 
 _MAX_CLASSES = 127  # label draws are int8
 _WORK_BYTES = 1 << 25  # working set of one block of the likelihood in numpy (~32 MiB)
 _CLASS_METRICS = ("accuracy", "class_accuracy", "precision", "recall", "f_score")
 _RHO_MAX = 0.95  # largest |correlation| of a rater's errors with the difficulty
+_GOLD_FALLBACKS = ("stack", "off")
+_GOLD_CHECK_LEVEL = 0.05  # two-sided p-value below which the gold items contradict the model
+_PARAM_NAMES = (
+    "prevalence",
+    "model_class_accuracy",
+    "annotator_class_accuracy",
+    "model_difficulty_u",
+    "annotator_difficulty_u",
+    "wrong_class",
+)
+_RHAT_ADVICE = (
+    "With one annotator and few or no gold items the error correlation is weakly identified "
+    "and chains can settle in different modes: label a random gold subset, add annotators, "
+    "or tune longer."
+)
 
 
 # --------------------------------------------------------------------------- input checks
@@ -122,14 +139,134 @@ def _check_classes(arr: np.ndarray, name: str, n_classes: int, *, allow_nan: boo
         )
     out = (known < 0) | (known > n_classes - 1)
     if out.any():
-        top = int(known.max())
-        fix = (
-            f"build AnnotatorError(n_classes={top + 1})" if top >= n_classes else "use indices from 0"
-        )
+        top, bottom = int(known.max()), int(known.min())
+        if (known == -1).any() and allow_nan:
+            fix = "-1 is not a class: use NaN (np.nan) for unknown or missing labels, not -1"
+        elif (known == -1).any():
+            fix = f"-1 is not a class; `{name}` needs a class index 0..{n_classes - 1} for every item"
+        elif bottom >= 1 and top == n_classes:
+            fix = (
+                f"the labels look coded 1..{n_classes}: shift them to 0..{n_classes - 1} "
+                "(subtract 1)"
+            )
+        elif top >= n_classes:
+            fix = f"if there really are {top + 1} classes, build AnnotatorError(n_classes={top + 1})"
+        else:
+            fix = "use indices from 0"
         raise ValueError(
             f"`{name}` holds class indices {V._preview(np.unique(known[out]).astype(int))} outside "
             f"0..{n_classes - 1} (n_classes={n_classes}); {fix}."
         )
+
+
+_POOLS = ("annotator", "slot")
+
+
+def annotations_from_long(
+    data,
+    *,
+    items=None,
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+    pool: str = "annotator",
+    max_labels: int | None = None,
+) -> pd.DataFrame:
+    """Crowd labels in long format ``(item, annotator, label)`` as an annotation matrix.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per label, with columns ``item``, ``annotator`` and ``label`` (names
+        set by the keyword arguments). Labels are class indices ``0 .. K - 1``; rows
+        with a missing label are dropped.
+    items : array_like, optional
+        The item ids in the order of the classifier's ``predictions``; the result has
+        one row per id, in this order (all NaN for an item nobody labelled). By
+        default the sorted ids found in ``data``.
+    item, annotator, label : str
+        Column names.
+    pool : {"annotator", "slot"}, default "annotator"
+        ``"annotator"``: one column per annotator, NaN where they did not label the
+        item -- every annotator gets their own accuracy and error correlation (right
+        when a few annotators label most items). ``"slot"``: column ``j`` holds the
+        ``j``-th label each item received (in the order of ``data``), whoever gave it
+        -- each column is then "a random crowd worker", which suits crowds of many
+        workers who each label a few items (the model's parameters stay few).
+    max_labels : int, optional
+        With ``pool="slot"``: keep at most this many labels per item.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by item id, one column per annotator (or slot), NaN where missing;
+        pass it as ``annotations`` to :meth:`AnnotatorError.fit`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.models.annotator import annotations_from_long
+    >>> long = pd.DataFrame({"item": ["a", "a", "b", "c", "c", "c"],
+    ...                      "annotator": ["x", "y", "x", "x", "y", "z"],
+    ...                      "label": [1, 1, 0, 0, 1, 0]})
+    >>> annotations_from_long(long, items=["c", "b", "a"])  # doctest: +NORMALIZE_WHITESPACE
+          x    y    z
+    item
+    c   0.0  1.0  0.0
+    b   0.0  NaN  NaN
+    a   1.0  1.0  NaN
+    >>> annotations_from_long(long, pool="slot", max_labels=2).columns.tolist()
+    ['label_0', 'label_1']
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            f"`data` must be a pandas DataFrame with one row per label, got {type(data).__name__}."
+        )
+    missing = [c for c in (item, annotator, label) if c not in data.columns]
+    if missing:
+        raise ValueError(
+            f"`data` lacks the column(s) {missing}; it has {list(data.columns)[:10]}. Name the "
+            "columns with item=, annotator=, label=."
+        )
+    pool = V.check_choice(pool, "pool", _POOLS)
+    if max_labels is not None:
+        max_labels = _as_int(max_labels, "max_labels", minimum=1)
+    df = data[[item, annotator, label]].dropna(subset=[label])
+    vals, _ = _to_float_matrix(df[label], "label")
+    df = df.assign(**{label: vals})
+    if pool == "annotator":
+        dup = df.duplicated(subset=[item, annotator])
+        if dup.any():
+            first = df[dup].iloc[0]
+            raise ValueError(
+                f"{int(dup.sum())} (item, annotator) pair(s) appear more than once, e.g. item "
+                f"{first[item]!r} by annotator {first[annotator]!r}; keep one label per pair, or "
+                "use pool='slot'."
+            )
+        wide = df.pivot(index=item, columns=annotator, values=label)
+        wide.columns = [str(c) for c in wide.columns]
+    else:
+        slot = df.groupby(item, sort=False).cumcount()
+        df = df.assign(_slot=slot.to_numpy())
+        if max_labels is not None:
+            df = df[df["_slot"] < max_labels]
+        wide = df.pivot(index=item, columns="_slot", values=label)
+        wide.columns = [f"label_{int(c)}" for c in wide.columns]
+    if items is not None:
+        ids = pd.Index(np.asarray(items).ravel())
+        if ids.has_duplicates:
+            raise ValueError(f"`items` holds duplicate ids, e.g. {ids[ids.duplicated()][0]!r}.")
+        unknown = wide.index.difference(ids)
+        if len(unknown):
+            raise ValueError(
+                f"`data` has labels for {len(unknown)} item(s) not in `items`, e.g. "
+                f"{V._preview(np.asarray(unknown))}; check that the ids match (type and spelling)."
+            )
+        wide = wide.reindex(ids)
+    else:
+        wide = wide.sort_index()
+    wide.index.name = item
+    return wide.astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -279,6 +416,17 @@ class AnnotatorError:
     Accuracies that differ by class make it slightly non-zero even with
     ``rho = 0``.
 
+    *How much shared error it can represent.* With both ``rho`` at the cap 0.95
+    (and the 15 quadrature nodes the model is defined on), the largest error
+    correlation is about 0.74, 0.64, 0.72 and 0.56 for two raters that are both
+    70%, 80%, 90% and 95% right; for raters of unequal accuracy (80% and 95%) it
+    is 0.45, which is 98.5% of the rarer errors shared -- near the most any
+    model can give there. Real crowds can share more (a realized error
+    correlation of 0.88 between two workers on a product-matching task); with gold items
+    :meth:`fit` then leans on the gold-only model (see ``gold_fallback``), and
+    the gold check in :meth:`summary` says so. The cap stays because near
+    ``rho = 1`` the quadrature and the sampler degrade.
+
     *Identifiability.* What can be learned about the correlation depends on the data:
 
     * **With gold labels** (a random subset whose true class is known) the joint
@@ -361,6 +509,19 @@ class AnnotatorError:
     ``post.metric("accuracy")`` is the posterior of the true accuracy on these
     items and ``AnnotatorError().summary(post)`` tabulates annotator accuracies and
     error correlations.
+
+    Crowd data in long format (one row per ``item, annotator, label``): several
+    references per item are the path that identifies the accuracies without
+    gold; turn them into annotator columns with :func:`annotations_from_long`,
+    aligned to the predictions' items:
+
+    >>> import pandas as pd
+    >>> from bayeval.models.annotator import annotations_from_long
+    >>> crowd = pd.DataFrame({"item": [1, 1, 1, 2, 2, 3], "annotator": list("abcabc"),
+    ...                       "label": [1, 1, 0, 0, 0, 1]})
+    >>> ann = annotations_from_long(crowd, items=[1, 2, 3], pool="slot")
+    >>> [str(a) for a in AnnotatorError().build([1, 0, 1], ann).coords["annotator"]]
+    ['label_0', 'label_1', 'label_2']
     """
 
     def __init__(
@@ -545,7 +706,11 @@ class AnnotatorError:
         cores: int | None = 1,
         random_seed: int | None = None,
         progressbar: bool = True,
+        target_accept: float = 0.9,
+        warn: bool = True,
+        gold_fallback: str = "stack",
         sample_kwargs: Mapping | None = None,
+        **sample_options,
     ) -> Posterior:
         """Sample the posterior (NUTS) and wrap it with draws of the true classes.
 
@@ -567,9 +732,33 @@ class AnnotatorError:
         random_seed : int, optional
             Seeds both the sampler and the label draws.
         progressbar : bool, default True
+        target_accept : float, default 0.9
+            NUTS target acceptance rate; raise it (e.g. 0.95) when the fit reports
+            divergent transitions.
+        warn : bool, default True
+            Warn when the sampler diagnostics are bad (any r_hat > 1.01, bulk ESS
+            below 100 per chain, divergences; see :meth:`check`) and when the gold
+            items contradict the structured model (see ``gold_fallback``).
+        gold_fallback : {"stack", "off"}, default "stack"
+            With gold items: ``"stack"`` reports a mixture of this model and a
+            *gold-only* model (the true class of an unlabelled item drawn from a
+            Dirichlet/Beta posterior of the gold items' confusion table given the
+            predicted class, ignoring the annotators), weighted by stacking on the
+            gold items' leave-one-out predictive densities (PSIS-LOO for this
+            model, exact for the gold-only one). When the annotators tell the truth
+            about the gold items better than the gold base rate does, the weight
+            goes to this model; when the model's picture of shared errors is wrong
+            on the gold items, weight moves to the gold-only model, whose interval
+            is honest whatever the annotators do. ``"off"``: this model alone. The
+            weights and a check of the gold items against the model are in
+            ``post.gold_check`` and in :meth:`summary`. Without gold items both
+            settings are this model alone.
         sample_kwargs : dict, optional
-            More arguments for :func:`pymc.sample` (e.g. ``target_accept``,
-            ``nuts_sampler="nutpie"``).
+            More arguments for :func:`pymc.sample`, as a dict (the same as passing
+            them as keyword arguments).
+        **sample_options
+            More arguments for :func:`pymc.sample`, e.g. ``nuts_sampler="nutpie"``
+            or ``init="adapt_diag"``.
 
         Returns
         -------
@@ -580,7 +769,9 @@ class AnnotatorError:
             the true classes, so ``post.metric("accuracy")`` is the posterior of
             the classifier's true accuracy on these items and
             ``post.population("accuracy")`` its population accuracy. For
-            ``K > 2`` a :class:`CategoricalPosterior`.
+            ``K > 2`` a :class:`CategoricalPosterior`. Either has the attributes
+            ``gold_check`` (a dict, None without gold items; see
+            :meth:`gold_check`) and ``convergence`` (the dict of :meth:`check`).
 
         Examples
         --------
@@ -601,29 +792,103 @@ class AnnotatorError:
             raise ValueError("`scores` applies to the binary case only (n_classes=2).")
         score_arr = obs.predictions.astype(np.float64) if scores is None else V.as_scores(scores)
         V.check_same_length(obs.n_items, "scores", score_arr.size, reference="predictions")
+        target_accept = V.as_probability(target_accept, "target_accept", open_interval=True)
+        if not isinstance(warn, bool | np.bool_):
+            raise TypeError(f"`warn` must be True or False, got {warn!r}.")
+        gold_fallback = V.check_choice(gold_fallback, "gold_fallback", _GOLD_FALLBACKS)
+        if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
+            raise TypeError(f"`sample_kwargs` must be a dict, got {type(sample_kwargs).__name__}.")
         kwargs = dict(sample_kwargs or {})
-        for key in ("draws", "tune", "chains", "cores", "random_seed", "progressbar", "model"):
+        both = sorted(set(kwargs) & set(sample_options))
+        if both:
+            raise ValueError(f"{both} given both in `sample_kwargs` and as keyword arguments; give each once.")
+        kwargs.update(sample_options)
+        own = ("draws", "tune", "chains", "cores", "random_seed", "progressbar", "model", "target_accept")
+        for key in own:
             if key in kwargs:
                 raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
+        kwargs.setdefault("compute_convergence_checks", False)
+
+        import warnings
 
         import pymc as pm
 
         model = self._build(obs)
-        idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            random_seed=random_seed,
-            progressbar=progressbar,
-            model=model,
-            **kwargs,
+        with warnings.catch_warnings():
+            # PyMC's own chatter ("chains < 4", r_hat notes): bayeval reports convergence below
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            idata = pm.sample(
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                cores=cores,
+                random_seed=random_seed,
+                progressbar=progressbar,
+                model=model,
+                target_accept=target_accept,
+                **kwargs,
+            )
+        post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=gold_fallback)
+        post.convergence = _diag.convergence_check(
+            idata, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE, stacklevel=3
         )
-        return self._wrap(obs, idata, score_arr, random_seed)
+        if warn and post.gold_check is not None and post.gold_check["contradicts"]:
+            warnings.warn("bayeval: " + post.gold_check["message"], UserWarning, stacklevel=2)
+        return post
 
-    def _wrap(self, obs: _Observed, idata, score_arr, random_seed):
+    def check(self, posterior: Posterior, *, warn: bool = True) -> dict:
+        """Convergence diagnostics of a fit, with a warning when they are bad.
+
+        Bad means: any r_hat > 1.01 (with more than one chain), any bulk ESS below
+        100 per chain, or any divergent transition, over the model's parameters
+        (accuracies, difficulty correlations, prevalences). :meth:`fit` runs this
+        check itself (``warn=True``) and keeps the result as ``post.convergence``.
+
+        Parameters
+        ----------
+        posterior : Posterior
+            Returned by :meth:`fit`.
+        warn : bool, default True
+
+        Returns
+        -------
+        dict
+            ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and ``messages``.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> from bayeval.models.annotator import AnnotatorError
+        >>> rng = np.random.default_rng(0)
+        >>> idata = az.from_dict(posterior={"model_class_accuracy": rng.uniform(0.8, 0.9, (2, 500, 2))},
+        ...                      sample_stats={"diverging": np.zeros((2, 500), dtype=bool)})
+        >>> post = Posterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
+        >>> AnnotatorError().check(post)["ok"]
+        True
+        """
+        if not isinstance(posterior, Posterior):
+            raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
+        return _diag.convergence_check(posterior.idata, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
+
+    def _wrap(self, obs: _Observed, idata, score_arr, random_seed, *, gold_fallback: str = "stack"):
+        gold_check = None
+        if np.isfinite(obs.gold).any():
+            gold_check = _gold_stacking(self, obs, idata)
+            if gold_fallback == "stack":
+                idata = _mix_gold_only(idata, obs, gold_check["weight"], self.n_classes, random_seed)
+            else:
+                gold_check["weight"] = 1.0
         class_prob = _ClassProbability(self, obs)
         population = _Population(self, idata, obs)
+        post = self._wrap_posterior(obs, idata, score_arr, random_seed, class_prob, population)
+        post.gold_check = gold_check
+        post.convergence = None
+        return post
+
+    def _wrap_posterior(self, obs, idata, score_arr, random_seed, class_prob, population):
         if self.n_classes == 2:
             noisy = None
             if obs.annotations.shape[1] == 1 and not np.isnan(obs.annotations).any():
@@ -699,7 +964,11 @@ class AnnotatorError:
             raise ValueError(f"This posterior was not produced by AnnotatorError: it lacks {missing}.")
         rows = []
         sample = ("chain", "draw")
-        rows += _summary_rows("model_accuracy", post["model_accuracy"], hdi_prob, sample)
+        if "structured_component" in post and posterior._population is not None:
+            population = posterior.population("accuracy")
+        else:
+            population = post["model_accuracy"]
+        rows += _summary_rows("model_accuracy", population, hdi_prob, sample)
         rows += _summary_rows("true_accuracy", posterior.metric("accuracy"), hdi_prob, sample)
         for name in (
             "annotator_accuracy",
@@ -712,7 +981,137 @@ class AnnotatorError:
                 da = post[name]
                 da = da.rename({d: "annotator" for d in da.dims if d.endswith("_dim_0")})
                 rows += _summary_rows(name, da, hdi_prob, sample)
+        check = getattr(posterior, "gold_check", None)
+        if check is not None:
+            nan = float("nan")
+            rows.append(("structured_weight", check["weight"], nan, nan, nan))
+            rows.append(("gold_check_p", check["p_value"], nan, nan, nan))
         return _summary_frame(rows, hdi_prob)
+
+
+# ------------------------------------------------------------- the gold items: stacking
+
+
+def _poisson_binomial(q: np.ndarray) -> np.ndarray:
+    """Distribution of the number of successes of independent Bernoulli(q_i)."""
+    pmf = np.zeros(q.size + 1)
+    pmf[0] = 1.0
+    for j, qi in enumerate(q):
+        pmf[1 : j + 2] = pmf[1 : j + 2] * (1 - qi) + pmf[: j + 1] * qi
+        pmf[0] *= 1 - qi
+    return pmf
+
+
+def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata) -> dict:
+    """Stacking weight of the structured model against the gold-only model, and a check.
+
+    Each gold item's true class is predicted leave-one-out: by the structured model from
+    the item's annotations (PSIS-LOO: the posterior without the item's gold label is the
+    posterior reweighted by ``1 / p(z_i | observations_i, theta)``), and by the gold-only
+    model from the other gold items with the same predicted class (Dirichlet(1) prior,
+    exact). The weight ``w`` maximizes ``sum_i log(w p_struct_i + (1 - w) p_gold_i)``.
+    The check compares the number of gold items the classifier gets right with its
+    leave-one-out predictive distribution under the structured model (Poisson-binomial).
+    """
+    k = spec.n_classes
+    idx = np.flatnonzero(np.isfinite(obs.gold))
+    z = obs.gold[idx].astype(np.int64)
+    pred = obs.predictions[idx]
+    upat, inv = np.unique(obs.inverse[idx], return_inverse=True)
+    reduced = _Observed(
+        predictions=pred,
+        annotations=obs.annotations[idx],
+        gold=np.full(idx.size, np.nan),
+        annotator_names=obs.annotator_names,
+        patterns=obs.patterns[upat],
+        pattern_gold=np.full(upat.size, -1),
+        counts=np.ones(upat.size),
+        inverse=np.asarray(inv).reshape(-1),
+    )
+    post = idata.posterior
+    m = post.sizes["chain"] * post.sizes["draw"]
+    params = {name: post[name].values.reshape((m,) + post[name].shape[2:]) for name in post.data_vars}
+    p = _ClassProbability(spec, reduced)(params)  # (m, n_gold, K), annotations only
+    rows = np.arange(idx.size)
+    with np.errstate(divide="ignore"):
+        ll = np.log(np.maximum(p[:, rows, z], 1e-300)).T  # (n_gold, m)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # arviz's note on few draws / large k
+        lw, khat = az.psislw(-ll)
+    loo_struct = logsumexp(lw + ll, axis=1)
+    q_right = (np.exp(lw) * p[:, rows, pred].T).sum(axis=1).clip(0.0, 1.0)
+    counts = np.zeros((k, k))
+    np.add.at(counts, (pred, z), 1.0)
+    n_c = counts.sum(axis=1)
+    loo_gold = np.log(counts[pred, z] / (n_c[pred] - 1 + k))
+
+    def neg(w):
+        return -np.logaddexp(np.log(w) + loo_struct, np.log1p(-w) + loo_gold).sum()
+
+    with np.errstate(divide="ignore"):
+        ends = {0.0: -loo_gold.sum(), 1.0: -loo_struct.sum()}
+        res = minimize_scalar(neg, bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-4})
+    cands = {**ends, float(res.x): float(res.fun)}
+    weight = min(cands, key=cands.get)
+
+    right = int((pred == z).sum())
+    pmf = _poisson_binomial(q_right)
+    cdf = np.cumsum(pmf)
+    p_value = float(min(1.0, 2 * min(cdf[right], 1 - (cdf[right - 1] if right > 0 else 0.0))))
+    lo = int(np.searchsorted(cdf, 0.05))
+    hi = int(np.searchsorted(cdf, 0.95))
+    expected = float(q_right.sum())
+    contradicts = p_value < _GOLD_CHECK_LEVEL
+    if contradicts:
+        message = (
+            f"the gold items contradict the annotator-error model: the classifier is right on "
+            f"{right} of {idx.size} gold items, where the model (leave-one-out, from the "
+            f"annotations) expects {expected:.1f} (90% range {lo}-{hi}; p = {p_value:.2g}). Its "
+            "picture of how the classifier's errors overlap the annotators' does not fit; "
+            f"the stacked posterior gives the gold-only model weight {1 - weight:.2f}."
+        )
+    else:
+        message = (
+            f"the classifier is right on {right} of {idx.size} gold items; the annotator-error "
+            f"model expects {expected:.1f} (90% range {lo}-{hi}; p = {p_value:.2g})."
+        )
+    return {
+        "weight": float(weight),
+        "n_gold": int(idx.size),
+        "right": right,
+        "expected": expected,
+        "range_90": (lo, hi),
+        "p_value": p_value,
+        "contradicts": bool(contradicts),
+        "elpd_loo_structured": float(loo_struct.sum()),
+        "elpd_loo_gold_only": float(loo_gold.sum()),
+        "max_pareto_k": float(np.max(khat)),
+        "message": message,
+    }
+
+
+def _mix_gold_only(idata, obs: _Observed, weight: float, k: int, random_seed):
+    """Add the gold-only model's draws and which draws are the structured model's."""
+    post = idata.posterior
+    n_c, n_d = post.sizes["chain"], post.sizes["draw"]
+    entropy = np.random.SeedSequence(random_seed).entropy
+    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(20,)))
+    comp = np.zeros((n_c, n_d), dtype=np.int8)
+    n_struct = int(round(weight * n_d))
+    for c in range(n_c):
+        comp[c, rng.permutation(n_d)[:n_struct]] = 1
+    idx = np.flatnonzero(np.isfinite(obs.gold))
+    counts = np.zeros((k, k))
+    np.add.at(counts, (obs.predictions[idx], obs.gold[idx].astype(np.int64)), 1.0)
+    conf = np.stack([rng.dirichlet(1.0 + counts[c], size=(n_c, n_d)) for c in range(k)], axis=2)
+    new = post.assign(
+        structured_component=(("chain", "draw"), comp),
+        gold_only_confusion=(("chain", "draw", "predicted_class", "true_class"), conf),
+    )
+    groups = {g: idata[g] for g in idata.groups() if g != "posterior"}
+    return az.InferenceData(posterior=new, **groups)
 
 
 # ------------------------------------------------------- P(z | theta, observations) in numpy
@@ -738,6 +1137,7 @@ class _ClassProbability:
         )
         self.widx = _wrong_index(pat, self.k) if self.k > 2 else None
         self.inverse = obs.inverse
+        self.predictions = obs.predictions
         self.n_patterns = pat.shape[0]
 
     def eta(self, params, m):
@@ -779,8 +1179,12 @@ class _ClassProbability:
         for a in range(0, m, step):
             sub = {key: np.asarray(val)[a : a + step] for key, val in params.items() if key != "_draw_index"}
             out.append(self.pattern_probabilities(sub, min(step, m - a)))
-        probs = np.concatenate(out, axis=0)
-        return probs[:, self.inverse, :]
+        probs = np.concatenate(out, axis=0)[:, self.inverse, :]
+        if "structured_component" in params:  # mixture with the gold-only model (fit's "stack")
+            comp = np.asarray(params["structured_component"]).reshape(m) > 0
+            conf = np.asarray(params["gold_only_confusion"], dtype=np.float64).reshape(m, self.k, self.k)
+            probs = np.where(comp[:, None, None], probs, conf[:, self.predictions, :])
+        return probs
 
 
 class _Population:
@@ -790,6 +1194,7 @@ class _Population:
         self.spec = spec
         self.idata = idata
         self.cp = _ClassProbability(spec, obs)
+        self.pred_share = np.bincount(obs.predictions, minlength=spec.n_classes) / obs.n_items
 
     def confusion(self) -> np.ndarray:
         """``P(prediction = c | z = k)``, shape (chain, draw, K_true, K_pred)."""
@@ -821,6 +1226,10 @@ class _Population:
         prev = post["prevalence"].values  # (chain, draw, K)
         conf = self.confusion()
         joint = prev[..., :, None] * conf  # P(z = k, prediction = c)
+        if "structured_component" in post:  # draws of the gold-only model: P(z | c) P(c)
+            comp = post["structured_component"].values > 0
+            go = np.swapaxes(post["gold_only_confusion"].values, -1, -2) * self.pred_share
+            joint = np.where(comp[..., None, None], joint, go)
         diag = np.diagonal(joint, axis1=-2, axis2=-1)
         coords = {"chain": post["chain"].values, "draw": post["draw"].values}
         if metric == "accuracy":

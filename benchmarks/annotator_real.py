@@ -1,0 +1,307 @@
+"""True accuracy on real crowds: AnnotatorError against the gold items alone and Dawid--Skene.
+
+Three public crowdsourcing data sets with gold labels (``benchmarks/data/crowd/``, see its
+README): textual entailment (RTE, 800 items, 10 labels each), temporal ordering (TEMP, 462
+items, 10 labels each) and bird identification (DUCK, 108 items, 39 labels each). Their
+errors are real: hard items make many workers wrong at once.
+
+One trial, for a data set and a random seed: every item's crowd labels are shuffled into
+slots. The *classifier* under evaluation is the majority vote of slots 0-2 (a "crowd of
+three"; its errors follow the item difficulty, as a trained classifier's do). The
+*reference* is slot 3 (``refs=1``) or slots 3-5 as three annotator columns (``refs=3``).
+A random subset of ``gold`` items (0, 30 or 100; DUCK, with 108 items, 0 and 30) keeps its
+gold label; the gold labels of all items give the true accuracy of the classifier on
+these items, the target of every interval.
+
+Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
+
+* ``stacked``: ``AnnotatorError()`` (default priors, 2 chains x 1000 draws after 1000
+  tuning steps, ``target_accept=0.9``) with ``gold_fallback="stack"`` -- the default of
+  ``fit`` -- i.e. the mixture of the annotator-error model and the gold-only model,
+  weighted by stacking on the gold items; without gold it is the model alone;
+* ``structured``: the same fit with ``gold_fallback="off"``;
+* ``gold_only``: the gold items alone, Beta(1 + right, 1 + wrong) for the classifier's
+  accuracy, the unlabelled items' correctness drawn from it;
+* ``ds_same`` and ``ds_crowd`` (point estimates only): crowd-kit's ``DawidSkene`` (100
+  iterations) estimate of the true labels -- from the classifier and the reference
+  column(s) (the labels the model sees), and from the whole crowd except the
+  classifier's three slots (7 or 36 labels per item: far more than the model sees) --
+  with gold items set to their gold label; the accuracy of the classifier against them.
+
+Speed: as ``benchmarks/annotator.py``, the model lists all observation patterns, is
+compiled once per number of annotator columns by nutpie (numba backend) and each trial
+swaps the pattern counts; the posterior is then wrapped by the same code as
+``AnnotatorError.fit`` (``_wrap``: stacking, check, label draws). Sampler diagnostics are
+``check`` 's (r_hat of every parameter, bulk ESS, divergences). Trials go round-robin over
+the settings until the time budget is spent.
+
+Run: ``python benchmarks/annotator_real.py [--budget SECONDS] [--max-trials N]``; writes
+``benchmarks/results/annotator_real.md`` and ``annotator_real.csv``. Needs crowd-kit
+(``pip install -e .[bench]``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "crowd"
+RESULTS = HERE / "results"
+sys.path.insert(0, str(HERE.parent))  # this checkout's bayeval, not an installed one
+DATASETS = ("rte", "temp", "duck")
+GOLD = {"rte": (0, 30, 100), "temp": (0, 30, 100), "duck": (0, 30)}
+REFS = (1, 3)
+CLASSIFIER_SLOTS = 3
+
+
+def load(name: str) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per item: its crowd labels (0/1); and the gold labels."""
+    df = pd.read_csv(DATA / f"{name}.csv", dtype={"item": str})
+    if name == "temp":  # coded 1/2 in the source
+        df["label"] -= 1
+        df["gold"] -= 1
+    labels, gold = [], []
+    for _, g in df.groupby("item", sort=True):
+        labels.append(g["label"].to_numpy(dtype=np.int64))
+        gold.append(int(g["gold"].iloc[0]))
+    return labels, np.asarray(gold)
+
+
+def majority(votes: np.ndarray, rng) -> np.ndarray:
+    ones = votes.sum(axis=1)
+    tie = 2 * ones == votes.shape[1]
+    return np.where(tie, rng.integers(0, 2, len(ones)), (2 * ones > votes.shape[1]).astype(np.int64))
+
+
+class Sampler:
+    """One AnnotatorError graph per number of annotator columns, compiled once by nutpie."""
+
+    def __init__(self, n_refs: int):
+        import nutpie
+
+        from bayeval.models.annotator import AnnotatorError, _observe
+
+        self.spec = AnnotatorError()
+        self.observe = _observe
+        ann = np.zeros((4, n_refs))
+        obs = _observe([0, 1, 0, 1], ann, None, 2, all_patterns=True)
+        self.model = self.spec._build(obs)
+        self.compiled = nutpie.compile_pymc_model(self.model, backend="numba")
+
+    def fit(self, obs, seed):
+        import nutpie
+
+        compiled = self.compiled.with_data(pattern_count=obs.counts)
+        return nutpie.sample(
+            compiled, draws=1000, tune=1000, chains=2, cores=1, seed=seed, progress_bar=False,
+            target_accept=0.9,
+        )
+
+
+def dawid_skene(pred, refs, extra, gold, rng):
+    from crowdkit.aggregation import DawidSkene
+
+    def run(columns):
+        rows = [
+            (f"w{j}", i, int(v))
+            for j, col in enumerate(columns)
+            for i, v in enumerate(col)
+            if v >= 0
+        ]
+        df = pd.DataFrame(rows, columns=["worker", "task", "label"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = DawidSkene(n_iter=100).fit_predict(df)
+        z = est.reindex(np.arange(len(pred))).to_numpy().copy()
+        known = gold >= 0
+        z[known] = gold[known]
+        return float((pred == z).mean())
+
+    return run([pred, *refs.T]), run(list(extra.T))
+
+
+def gold_only(pred, z, known, rng, draws=4000):
+    right = int((pred[known] == z[known]).sum())
+    n_g, n = int(known.sum()), pred.size
+    p = rng.beta(1 + right, 1 + n_g - right, size=draws)
+    acc = (right + rng.binomial(n - n_g, p)) / n
+    return acc
+
+
+def interval(draws):
+    lo, hi = np.quantile(draws, [0.05, 0.95])
+    return float(np.mean(draws)), float(lo), float(hi)
+
+
+def trial(sampler, name, labels, truth_z, n_refs, n_gold, seed):
+    from bayeval import _diagnostics as diag
+    from bayeval.models.annotator import _PARAM_NAMES
+
+    rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, n_gold])
+    slots = np.stack([rng.permutation(lab) for lab in labels])  # DUCK: 39 slots, others 10
+    pred = majority(slots[:, :CLASSIFIER_SLOTS], rng)
+    refs = slots[:, CLASSIFIER_SLOTS : CLASSIFIER_SLOTS + n_refs]
+    extra = slots[:, CLASSIFIER_SLOTS:]
+    n = pred.size
+    gold = np.full(n, np.nan)
+    pick = rng.choice(n, n_gold, replace=False)
+    gold[pick] = truth_z[pick]
+    known = np.isfinite(gold)
+    truth = float((pred == truth_z).mean())
+    obs = sampler.observe(pred, refs.astype(float), gold, 2, all_patterns=True)
+    t0 = time.perf_counter()
+    idata = sampler.fit(obs, seed)
+    fit_s = time.perf_counter() - t0
+    conv = diag.convergence_check(idata, _PARAM_NAMES, warn=False)
+    out = dict(
+        dataset=name, refs=n_refs, gold=n_gold, seed=seed, n_items=n, truth=truth,
+        measured=float((pred == refs[:, 0]).mean()),
+        ref_accuracy=float((refs == truth_z[:, None]).mean()),
+        error_phi=float(np.corrcoef(pred != truth_z, refs[:, 0] != truth_z)[0, 1]),
+        max_rhat=conv["max_rhat"], min_ess=conv["min_ess_bulk"], divergences=conv["divergences"],
+        converged=conv["ok"], fit_seconds=fit_s,
+    )
+    for method, fallback in (("stacked", "stack"), ("structured", "off")):
+        post = sampler.spec._wrap(obs, idata, pred.astype(float), seed, gold_fallback=fallback)
+        m, lo, hi = interval(post.metric("accuracy").values.ravel())
+        out.update({f"{method}_mean": m, f"{method}_lo": lo, f"{method}_hi": hi})
+        if method == "stacked" and post.gold_check is not None:
+            out.update(weight=post.gold_check["weight"], check_p=post.gold_check["p_value"],
+                       contradicts=post.gold_check["contradicts"])
+    if n_gold:
+        m, lo, hi = interval(gold_only(pred, truth_z, known, rng))
+        out.update(gold_only_mean=m, gold_only_lo=lo, gold_only_hi=hi)
+    gz = np.where(known, truth_z, -1)
+    out["ds_same_mean"], out["ds_crowd_mean"] = dawid_skene(pred, refs, extra, gz, rng)
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+METHODS = ("stacked", "structured", "gold_only")
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (name, refs, n_gold), g in df.groupby(["dataset", "refs", "gold"], sort=False):
+        row = dict(dataset=name, refs=refs, gold=n_gold, trials=len(g), true_acc=g.truth.mean(),
+                   error_phi=g.error_phi.mean())
+        for m in METHODS:
+            if f"{m}_lo" not in g or g[f"{m}_lo"].isna().all():
+                continue
+            cov = ((g[f"{m}_lo"] <= g.truth) & (g.truth <= g[f"{m}_hi"])).sum()
+            row[f"{m}_cover"] = f"{cov}/{len(g)}"
+            row[f"{m}_mae"] = (g[f"{m}_mean"] - g.truth).abs().mean()
+            row[f"{m}_width"] = (g[f"{m}_hi"] - g[f"{m}_lo"]).mean()
+        for m in ("ds_same", "ds_crowd"):
+            row[f"{m}_mae"] = (g[f"{m}_mean"] - g.truth).abs().mean()
+        if "weight" in g and g.weight.notna().any():
+            row["weight"] = g.weight.mean()
+            row["flagged"] = f"{int(g.contradicts.fillna(False).sum())}/{len(g)}"
+        row["converged"] = f"{int(g.converged.sum())}/{len(g)}"
+        row["max_rhat"] = g.max_rhat.max()
+        row["div_fits"] = int((g.divergences > 0).sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    cols = list(table.columns)
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in table.iterrows():
+        cells = []
+        for c in cols:
+            v = r[c]
+            if isinstance(v, float):
+                cells.append("" if np.isnan(v) else f"{v:.3f}")
+            else:
+                cells.append(str(v))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=float, default=2400, help="seconds of trials (default 2400)")
+    ap.add_argument("--max-trials", type=int, default=20, help="trials per setting (default 20)")
+    ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
+    ap.add_argument("--out", default=str(RESULTS / "annotator_real"))
+    ap.add_argument("--first-seed", type=int, default=0, help="seed of the first round (default 0)")
+    ap.add_argument(
+        "--merge", nargs="*", default=[],
+        help="per-trial CSVs of earlier runs (other seeds) to add to this run's table",
+    )
+    args = ap.parse_args(argv)
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    import arviz
+    import crowdkit
+    import nutpie
+    import pymc
+
+    import bayeval
+
+    data = {name: load(name) for name in args.datasets}
+    t_start = time.perf_counter()
+    samplers = {r: Sampler(r) for r in REFS}
+    compile_s = time.perf_counter() - t_start
+    settings = [(name, r, g) for name in args.datasets for r in REFS for g in GOLD[name]]
+    rows, rounds = [], 0
+    csv = Path(args.out + ".csv")
+    while rounds < args.max_trials and time.perf_counter() - t_start < args.budget:
+        for name, r, g in settings:
+            labels, z = data[name]
+            rows.append(trial(samplers[r], name, labels, z, r, g, seed=args.first_seed + rounds))
+        rounds += 1
+        pd.DataFrame(rows).to_csv(csv, index=False)
+        print(f"round {rounds} done, {time.perf_counter() - t_start:.0f} s", flush=True)
+    earlier = [pd.read_csv(f) for f in args.merge]
+    df = pd.concat([*earlier, pd.DataFrame(rows)], ignore_index=True)
+    if df.duplicated(subset=["dataset", "refs", "gold", "seed"]).any():
+        raise SystemExit("the merged runs share seeds; give each run its own --first-seed")
+    df.to_csv(csv, index=False)
+    seeds = sorted(df.seed.unique())
+    table = summarize(df)
+    wall = (time.perf_counter() - t_start) / 60
+    cmd = "python benchmarks/annotator_real.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    versions = (
+        f"bayeval {bayeval.__version__}, pymc {pymc.__version__}, nutpie {nutpie.__version__}, "
+        f"arviz {arviz.__version__}, crowd-kit {crowdkit.__version__}, numpy {np.__version__}, "
+        f"Python {platform.python_version()}"
+    )
+    merged = ""
+    if earlier:
+        merged = f", plus {sum(len(e) for e in earlier)} trials of earlier runs (other seeds)"
+    text = f"""# True accuracy on real crowds (`benchmarks/annotator_real.py`)
+
+Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
+({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run ({compile_s:.0f} s
+of it compiling){merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
+rounds).
+Per-trial results: `annotator_real.csv`. Setup: see the script's docstring.
+
+Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
+`error_phi` mean realized correlation of the classifier's and the first reference's error
+indicators; for each method, `cover` = trials whose 90% interval contains the true accuracy,
+`mae` = mean absolute error of the point estimate (posterior mean), `width` = mean interval
+width; `ds_same_mae`, `ds_crowd_mae`: crowd-kit Dawid-Skene point estimates (no interval);
+`weight`: mean stacking weight of the annotator-error model; `flagged`: trials whose gold
+check says the gold items contradict the model (p < 0.05); `converged`: fits with every
+r_hat <= 1.01, bulk ESS >= 200 and no divergence; `div_fits`: fits with any divergence.
+
+{to_markdown(table)}
+"""
+    Path(args.out + ".md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
