@@ -397,7 +397,16 @@ def _versions() -> str:
 
     return (f"bayeval {be.__version__}, PyMC {pymc.__version__}, PyTensor {pytensor.__version__}, "
             f"ArviZ {arviz.__version__}, NumPy {np.__version__}, SciPy {scipy.__version__}, "
-            f"scikit-learn {sklearn.__version__}, Python {platform.python_version()}")
+            f"scikit-learn {sklearn.__version__}, statsmodels {_statsmodels_version()}, "
+            f"Python {platform.python_version()}")
+
+
+def _statsmodels_version() -> str:
+    try:
+        import statsmodels
+    except ImportError:
+        return "not installed"
+    return statsmodels.__version__
 
 
 def summarize_pools(df: pd.DataFrame) -> dict[str, pd.DataFrame]:

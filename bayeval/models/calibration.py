@@ -371,6 +371,20 @@ class CalibrationPosterior(Posterior):
     calibration curve with its band), :meth:`label_loglik` (the vetted labels'
     pointwise log-likelihood, also stored in ``idata.log_likelihood`` so that
     ``az.loo(post.idata)`` works), :meth:`check`, and ``sampling`` (how it was sampled).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.models import Calibration
+    >>> rng = np.random.default_rng(1)
+    >>> q = rng.beta(1, 3, 300); y = np.full(300, np.nan); y[:40] = rng.random(40) < q[:40]
+    >>> post = Calibration("monotone").fit(EvalData(q, y), random_seed=0, draws=300)
+    >>> post.idata.log_likelihood["label"].shape
+    (2, 300, 40)
+    >>> c = post.curve(n_grid=5)
+    >>> bool((c["lower"] <= c["mean"]).all() and (c["mean"] <= c["upper"]).all())
+    True
     """
 
     def __init__(self, data, idata, *, calibration: Calibration, features, info, sampling: SamplingInfo,

@@ -51,6 +51,13 @@ def default_candidates(data: EvalData, transform: str = "auto") -> list:
     curve on the raw probability covered less often (0.81 and 0.67 of the 90% intervals
     with 30 labels, against 0.86 for these two), and weighting them in made the stack
     worse, not better.
+
+    Examples
+    --------
+    >>> from bayeval import EvalData
+    >>> from bayeval.models.stacking import default_candidates
+    >>> default_candidates(EvalData([0.2, 0.9]))
+    [Calibration(curve='logistic', transform='auto'), Calibration(curve='monotone', transform='auto')]
     """
     return [Calibration("logistic", transform=transform), Calibration("monotone", transform=transform)]
 
@@ -87,7 +94,18 @@ def label_loglik(post: Posterior) -> np.ndarray:
 
 
 def label_loo(post: Posterior) -> az.ELPDData:
-    """PSIS-LOO of the vetted labels given their scores (pointwise, with Pareto k)."""
+    """PSIS-LOO of the vetted labels given their scores (pointwise, with Pareto k).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.models.stacking import label_loo
+    >>> q = np.linspace(0.05, 0.95, 50); y = np.full(50, np.nan); y[::5] = [0, 0, 0, 1, 0, 1, 1, 1, 1, 1]
+    >>> loo = label_loo(Posterior.from_probabilities(EvalData(q, y), q, draws=100, random_seed=0))
+    >>> loo.loo_i.shape
+    (10,)
+    """
     ll = label_loglik(post)
     idata = az.InferenceData(
         posterior=xr.Dataset({"_": (("chain", "draw"), np.zeros(ll.shape[:2]))}),
@@ -106,6 +124,16 @@ def calibration_check(post: Posterior, loo: az.ELPDData | None = None) -> dict:
     ``z = (sum y - sum p) / sqrt(sum p (1 - p))``. ``|z| > 2.5`` flags the model.
     Also gives the rank correlation's sign check: whether positives get higher
     predicted probabilities than negatives (the leave-one-out AUC).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.models.stacking import calibration_check
+    >>> q = np.full(40, 0.1); y = np.r_[np.ones(20), np.full(20, np.nan)]  # 20 of 20 positive at 10%
+    >>> post = Posterior.from_probabilities(EvalData(q, y), q, draws=50, random_seed=0, check=False)
+    >>> calibration_check(post)["flagged"]
+    True
     """
     if loo is None:
         loo = label_loo(post)
@@ -130,6 +158,18 @@ class StackedPosterior(Posterior):
     calibration check's ``z`` and ``flagged``). Each draw of this posterior is one draw of
     one candidate: ``idata.posterior`` holds ``candidate`` (its index) and ``source_draw``
     (the flat index of the draw in that candidate's posterior).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bayeval as be
+    >>> rng = np.random.default_rng(2)
+    >>> q = rng.beta(1, 3, 300); y = np.full(300, np.nan); y[:40] = rng.random(40) < q[:40]
+    >>> post = be.fit(be.EvalData(q, y), random_seed=0, draws=300)
+    >>> sorted(post.candidates)
+    ['calibration/logistic', 'calibration/monotone']
+    >>> post.idata.posterior["candidate"].shape
+    (2, 300)
     """
 
     def __init__(self, data, candidates: dict, comparison: pd.DataFrame, *, chains: int, draws: int, random_seed=None):
