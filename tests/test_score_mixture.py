@@ -352,3 +352,22 @@ def test_auto_sampler_uses_nutpie_only_where_it_was_faster(monkeypatch):
     with pytest.raises(Stop):
         ScoreMixture("skewnormal", "skewnormal").fit(data, progressbar=False, warn=False)
     assert used[-1] == "pymc"
+
+
+def test_auto_says_which_candidate_it_is_fitting(monkeypatch, capsys):
+    """A long model comparison is never silent: one line per candidate on stderr."""
+    from bayeval import EvalData
+    from bayeval.models import ScoreMixture
+
+    def fail(self, data, **kwargs):
+        raise ValueError("not fitted in this test")
+
+    monkeypatch.setattr(ScoreMixture, "fit", fail)
+    data = EvalData(np.linspace(0.01, 0.99, 50), np.r_[[0, 1], np.full(48, np.nan)])
+    with pytest.raises(ValueError, match="No candidate could be fitted"):
+        ScoreMixture.auto(data, families=[("normal", "normal"), ("studentt", "studentt")])
+    err = capsys.readouterr().err
+    assert "candidate 1/2 (normal/normal/auto)" in err and "candidate 2/2 (studentt/studentt/auto)" in err
+    with pytest.raises(ValueError):
+        ScoreMixture.auto(data, families=[("normal", "normal")], progress=False)
+    assert capsys.readouterr().err == ""

@@ -50,6 +50,8 @@ well as families.
 
 from __future__ import annotations
 
+import sys
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -732,6 +734,7 @@ class ScoreMixture:
         chains: int = 2,
         random_seed: int | None = None,
         progressbar: bool = False,
+        progress: bool = True,
         **model_kwargs,
     ) -> tuple[SPEPosterior, pd.DataFrame]:
         """Fit several (negative, positive, transform) combinations; rank them by PSIS-LOO.
@@ -759,6 +762,9 @@ class ScoreMixture:
         criterion : {"loo", "waic"}
         max_items, draws, tune, chains, random_seed, progressbar
             Sampling settings of each candidate fit.
+        progress : bool, default True
+            Print one line per candidate on stderr (which one, how long it took, how
+            many are left): the candidates' fits take minutes in all.
         **model_kwargs
             Passed to :class:`ScoreMixture` (e.g. ``binned=``).
 
@@ -796,11 +802,16 @@ class ScoreMixture:
         if data.n_items > max_items:
             subset = np.sort(rng.choice(data.n_items, max_items, replace=False))
         rows, fits = [], {}
-        for (neg, pos), tr in product(pairs, transforms):
-            fneg, fpos = _family(neg), _family(pos)
-            if (fneg.support == "real") != (fpos.support == "real"):
-                continue
+        todo = [(np_, tr) for np_, tr in product(pairs, transforms)
+                if (_family(np_[0]).support == "real") == (_family(np_[1]).support == "real")]
+        started = time.perf_counter()
+        for j, ((neg, pos), tr) in enumerate(todo, start=1):
             key = f"{neg}/{pos}/{tr}"
+            if progress:
+                spent = time.perf_counter() - started
+                left = f", about {spent / (j - 1) * (len(todo) - j + 1):.0f} s left" if j > 1 else ""
+                print(f"ScoreMixture.auto: fitting candidate {j}/{len(todo)} ({key}); {spent:.0f} s so far{left}",
+                      file=sys.stderr, flush=True)
             model = cls(neg, pos, transform=tr, **model_kwargs)
             try:
                 post = model.fit(
