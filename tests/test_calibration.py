@@ -170,7 +170,7 @@ def test_coverage_of_a_well_specified_curve():
     trials = 40
     for t in range(trials):
         q, y, lab = _pool(n=600, n_vet=30, seed=100 + t, a=0.3, b=1.4)
-        post = Calibration("logistic").fit(EvalData(q, lab), random_seed=t, draws=500)
+        post = Calibration("logistic").fit(EvalData(q, lab), random_seed=t, draws=500, warn=False)
         lo, hi = be.hdi(post.metric("average_precision").values.ravel(), 0.9)
         truth = M.average_precision(y[None].astype(np.int8), q)[0]
         hits += lo <= truth <= hi

@@ -174,7 +174,7 @@ def test_result_does_not_depend_on_chunk_size():
     cats = np.array(["a", "b", "c"])[rng.integers(0, 3, 40)]
     data = EvalData(s, np.where(rng.random(40) < 0.3, 0.0, np.nan), categories=cats)
     post = Posterior.from_probabilities(
-        data, 1 / (1 + np.exp(-s)), draws=60, chains=2, random_seed=1
+        data, 1 / (1 + np.exp(-s)), draws=60, chains=2, random_seed=1, check=False  # made-up probabilities
     )
     ref = expected_change(post, "average_precision").values
     for cs in (1, 7, 60):
@@ -304,7 +304,7 @@ def _posterior(n=40, n_vetted=10, seed=0, draws=200, categories=None):
     labels[rng.choice(n, n_vetted, replace=False)] = rng.integers(0, 2, n_vetted)
     data = EvalData(s, labels, categories=categories)
     return Posterior.from_probabilities(
-        data, 1 / (1 + np.exp(-2 * s)), draws=draws, random_seed=seed
+        data, 1 / (1 + np.exp(-2 * s)), draws=draws, random_seed=seed, check=False  # made-up probabilities
     )
 
 
