@@ -320,8 +320,8 @@ class Posterior:
         active-testing paper's learned estimator). No PyMC involved, so the metrics and
         selection work with probabilities from any source. It never learns from the
         vetted labels: if ``p`` is miscalibrated, the intervals are tight and wrong (on
-        a pool whose model reported ``q = p**2``, 90% intervals for accuracy covered 0
-        of 500 times). To learn the calibration from the vetted labels, use
+        pools whose model reported ``q = p**2``, 90% intervals for accuracy covered 0
+        of 300 times: ``benchmarks/results/real_scores_ppi.md``). To learn the calibration from the vetted labels, use
         :func:`bayeval.fit` (or :class:`bayeval.models.Calibration`), which is what the
         validation in ``docs/validation.md`` supports.
 
