@@ -127,7 +127,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         if not np.all(np.isfinite(neg_h)):
             return None, SamplingInfo("importance", fallback_reason="the posterior curvature at the mode is not finite")
         try:
-            chol_prec = np.linalg.cholesky(neg_h)
+            np.linalg.cholesky(neg_h)  # raises unless the curvature is positive definite
         except np.linalg.LinAlgError:
             return None, SamplingInfo("importance", fallback_reason="the posterior curvature at the mode is not positive definite")
         cov = np.linalg.inv(neg_h) * _PROPOSAL_INFLATE**2
@@ -138,7 +138,6 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         u = np.atleast_2d(prop.rvs(size=m)).reshape(m, d)
         logq = prop.logpdf(u)
         logp = np.array([c.f(x) for x in u])
-    del chol_prec
     finite = np.isfinite(logp)
     if finite.mean() < 0.9:
         return None, SamplingInfo("importance", fallback_reason="the proposal reached regions of zero density")
