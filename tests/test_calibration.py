@@ -241,6 +241,8 @@ def test_fit_boundary_errors():
         be.fit(EvalData(q, lab), candidates=["logistic"])
     with pytest.warns(UserWarning, match="no vetted labels"):
         be.fit(EvalData(q), random_seed=0, draws=200)
+    with pytest.raises(TypeError, match="Posterior"):
+        label_loo(q)
 
 
 # --------------------------------------------------------------- threshold rule

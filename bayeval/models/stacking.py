@@ -78,6 +78,8 @@ def label_loglik(post: Posterior) -> np.ndarray:
 
     For any posterior: from the item probabilities it implies at each parameter draw.
     """
+    if not isinstance(post, Posterior):
+        raise TypeError(f"`post` must be a bayeval Posterior (from a model's fit()), got {type(post).__name__}.")
     if isinstance(post, CalibrationPosterior):
         return post.label_loglik()
     vet = post.data.vetted
