@@ -28,6 +28,7 @@ __all__ = [
     "as_grid",
     "check_same_length",
     "check_choice",
+    "as_seed_sequence",
     "LABEL_SPELLINGS",
     "label_cell",
     "parse_label_cells",
@@ -498,3 +499,26 @@ def check_choice(value, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise ValueError(f"`{name}` must be one of {list(choices)}, got {value!r}.")
     return value
+
+
+def as_seed_sequence(random_seed, name: str = "random_seed") -> np.random.SeedSequence:
+    """The one reading of a seed everywhere in bayeval: ``None``, an int >= 0, a
+    :class:`numpy.random.SeedSequence` or a :class:`numpy.random.Generator`.
+
+    ``None`` gives fresh entropy; a ``Generator`` is consumed once (one 63-bit draw),
+    so passing the same generator twice gives two different, reproducible streams.
+    """
+    if random_seed is None:
+        return np.random.SeedSequence()
+    if isinstance(random_seed, np.random.SeedSequence):
+        return random_seed
+    if isinstance(random_seed, np.random.Generator):
+        return np.random.SeedSequence(int(random_seed.integers(0, 2**63 - 1)))
+    if isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral):
+        raise TypeError(
+            f"`{name}` must be None, a non-negative integer, a numpy SeedSequence or a numpy Generator, "
+            f"got {_describe(random_seed)}. For example {name}=0."
+        )
+    if random_seed < 0:
+        raise ValueError(f"`{name}` must be >= 0, got {random_seed}.")
+    return np.random.SeedSequence(int(random_seed))
