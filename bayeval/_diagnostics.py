@@ -51,3 +51,32 @@ def convergence_check(
     if warn and msgs:
         warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning, stacklevel=stacklevel)
     return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div, "ok": not msgs, "messages": msgs}
+
+
+def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, advice: str = "",
+                      stacklevel: int = 3) -> dict:
+    """The one convergence check of a fit, whatever sampled it.
+
+    Importance sampling (``sampling.sampler == "importance"``): bad when the Pareto k
+    of the weights is >= 0.7 or their effective sample size is below 100 per chain.
+    NUTS: :func:`convergence_check` (r_hat, bulk ESS, divergences). Returns the same
+    dict in both cases, with ``sampler``, ``pareto_k`` and ``ess`` added.
+    """
+    sampler = getattr(sampling, "sampler", "pymc")
+    if sampler == "importance":
+        n_chains = int(idata.posterior.sizes["chain"])
+        k, ess = float(sampling.pareto_k), float(sampling.ess)
+        msgs = []
+        if not k < 0.7:
+            msgs.append(f"importance weights unreliable (Pareto k = {k:.2f} >= 0.7): refit with sampler='pymc'.")
+        if not ess >= ESS_PER_CHAIN * n_chains:
+            msgs.append(f"importance-sampling ESS {ess:.0f} (< {ESS_PER_CHAIN * n_chains}): draw more samples.")
+        if warn and msgs:
+            warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning,
+                          stacklevel=stacklevel)
+        out = {"max_rhat": float("nan"), "min_ess_bulk": ess, "divergences": 0, "ok": not msgs, "messages": msgs}
+    else:
+        out = convergence_check(idata, var_names, warn=warn, advice=advice, stacklevel=stacklevel + 1)
+    out.update(sampler=sampler, pareto_k=float(getattr(sampling, "pareto_k", float("nan"))),
+               ess=float(getattr(sampling, "ess", float("nan"))))
+    return out

@@ -417,6 +417,13 @@ class Posterior:
             )
         return np.broadcast_to(p, (m, self.data.n_items))
 
+    def _probabilities_of(self, chain: int, draws: slice, items: np.ndarray) -> np.ndarray:
+        """``P(y_i = 1 | theta)`` of the given items only, ``(n_draws_in_slice, n_items_given)``.
+
+        Models whose probability can be computed per item override this to skip the rest.
+        """
+        return self._probabilities(chain, draws)[:, items]
+
     def _label_chunks(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
         n = self.data.n_items
         for chain, draws in self._chunk_plan(chunk_size):

@@ -17,6 +17,7 @@ the ``pm.Data`` containers and pay no compilation.
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -27,7 +28,9 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import optimize, special, stats
 
-__all__ = ["SamplingInfo", "sample_model", "importance_sample", "SAMPLERS"]
+from .. import _validate as V
+
+__all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS"]
 
 SAMPLERS = ("auto", "importance", "pymc", "nutpie")
 _K_MAX = 0.7  # Pareto k above which importance weights are not trusted
@@ -44,6 +47,12 @@ class SamplingInfo:
     ess: float = float("nan")
     n_proposals: int = 0
     fallback_reason: str = ""
+    #: log-density and gradient evaluations the fit made (NUTS: leapfrog steps,
+    #: tuning included; each evaluates both)
+    n_logp_evals: int = 0
+    n_grad_evals: int = 0
+    #: wall time of the sampling, seconds (compilation included)
+    seconds: float = float("nan")
     extra: dict = field(default_factory=dict)
 
 
@@ -62,6 +71,8 @@ class _Compiled:
         self.ip = model.initial_point()
         self.names = [v.name for v in self.value_vars]
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
+        self.n_f = 0
+        self.n_g = 0
 
     def unravel(self, u: np.ndarray) -> dict:
         return DictToArrayBijection.rmap(RaveledVars(u, self.point_map))
@@ -70,9 +81,11 @@ class _Compiled:
         return DictToArrayBijection.map({k: point[k] for k in self.names}).data
 
     def f(self, u):
+        self.n_f += 1
         return float(self.logp(self.unravel(u)))
 
     def g(self, u):
+        self.n_g += 1
         return np.asarray(self.dlogp(self.unravel(u)), dtype=np.float64)
 
 
@@ -96,6 +109,12 @@ def compiled(model: pm.Model, key=None) -> _Compiled:
     return hit
 
 
+def cached_model(key):
+    """The PyMC model compiled earlier under ``key`` (set its data before use), or None."""
+    hit = _CACHE.get(key)
+    return None if hit is None else hit.model
+
+
 def _mode(c: _Compiled, start: np.ndarray) -> tuple[np.ndarray, bool]:
     res = optimize.minimize(lambda u: -c.f(u), start, jac=lambda u: -c.g(u), method="BFGS",
                             options={"gtol": 1e-6, "maxiter": 2000})
@@ -115,7 +134,7 @@ def _hessian(c: _Compiled, u: np.ndarray) -> np.ndarray:
 
 
 def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, start: np.ndarray | None = None,
-                      oversample: int = 4) -> tuple[np.ndarray | None, SamplingInfo]:
+                      oversample: int = 1) -> tuple[np.ndarray | None, SamplingInfo]:
     """Equally weighted draws (unconstrained, ``(n_draws, d)``) or None with the reason."""
     u0 = c.ravel(c.ip) if start is None else start
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -179,6 +198,36 @@ def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int) -> az.Infere
     return az.InferenceData(posterior=post)
 
 
+_NUTPIE_CACHE: dict = {}
+
+
+def _value_space(model: pm.Model, start: dict) -> dict:
+    """Constrained starting values by variable name -> the sampler's unconstrained values."""
+    out = {}
+    for name, val in start.items():
+        rv = model[name]
+        vv = model.rvs_to_values[rv]
+        tr = model.rvs_to_transforms.get(rv)
+        val = np.asarray(val, dtype=np.float64)
+        if tr is None:
+            out[vv.name] = val
+        elif type(tr).__name__ == "LogTransform":
+            out[vv.name] = np.log(val)
+        elif type(tr).__name__ == "LogOddsTransform":
+            out[vv.name] = special.logit(val)
+        else:
+            out[vv.name] = np.asarray(tr.forward(val, *rv.owner.inputs).eval())
+    return out
+
+
+def _nuts_steps(idata) -> int:
+    n = 0
+    for group in ("warmup_sample_stats", "sample_stats"):
+        if hasattr(idata, group) and "n_steps" in idata[group]:
+            n += int(np.asarray(idata[group]["n_steps"].values).sum())
+    return n
+
+
 def sample_model(
     model: pm.Model,
     *,
@@ -193,31 +242,47 @@ def sample_model(
     key=None,
     start: dict | None = None,
     jitter: bool = True,
+    fallback: str = "pymc",
+    **nuts_kwargs,
 ) -> tuple[az.InferenceData, SamplingInfo]:
     """Sample ``model``'s posterior: ``(chains, draws)`` draws and how they were made.
 
     ``sampler``: ``"importance"`` (importance sampling from the mode, error when the
     weights are unreliable), ``"pymc"`` (PyMC's NUTS), ``"nutpie"``, or ``"auto"``
     (importance sampling, falling back to PyMC's NUTS when its Pareto k exceeds 0.7).
+    ``random_seed``: anything :func:`bayeval._validate.as_seed_sequence` reads. ``key``:
+    the model's structure; with a key, the compiled log-density (importance sampling)
+    and nutpie's compiled model are kept and reused by later fits under the same key.
+    ``start``: starting values (constrained, by variable name). ``nuts_kwargs``: more
+    settings for :func:`pymc.sample` (``init``, ``max_treedepth``). ``fallback``: the
+    NUTS that ``"auto"`` falls back to (``"pymc"`` or ``"nutpie"``).
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"`sampler` must be one of {SAMPLERS}, got {sampler!r}.")
-    seed_seq = np.random.SeedSequence(random_seed)
-    fallback = ""
+    t0 = time.perf_counter()
+    seed_seq = V.as_seed_sequence(random_seed)
+    n_f = n_g = 0
     if sampler in ("auto", "importance"):
         c = compiled(model, key)
+        f0, g0 = c.n_f, c.n_g
         rng = np.random.default_rng(seed_seq)
-        st = None if start is None else c.ravel({**c.ip, **start})
+        st = None if start is None else c.ravel({**c.ip, **_value_space(model, start)})
         try:
             u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st)
         except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:  # numerical trouble: use NUTS
             u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
+        n_f, n_g = c.n_f - f0, c.n_g - g0
         if u is not None:
-            return _to_idata(c, u, chains, draws), info
+            idata = _to_idata(c, u, chains, draws)
+            info.n_logp_evals, info.n_grad_evals = n_f, n_g
+            info.seconds = time.perf_counter() - t0
+            return idata, info
         if sampler == "importance":
             raise RuntimeError(f"bayeval: importance sampling failed: {info.fallback_reason}. Use sampler='pymc'.")
-        fallback = info.fallback_reason
-        sampler = "pymc"
+        reason = info.fallback_reason
+        sampler = fallback
+    else:
+        reason = ""
     nuts_seed = int(seed_seq.generate_state(1)[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -225,13 +290,29 @@ def sample_model(
         if sampler == "nutpie":
             import nutpie
 
-            compiled_model = nutpie.compile_pymc_model(model, **({} if jitter else {"jitter_rvs": set()}))
-            idata = nutpie.sample(compiled_model, draws=draws, tune=tune, chains=chains, seed=nuts_seed,
-                                  progress_bar=progressbar, target_accept=target_accept, cores=cores or min(chains, 2))
+            cm = _NUTPIE_CACHE.get(key) if key is not None else None
+            if cm is None:
+                cm = nutpie.compile_pymc_model(model, **({} if jitter else {"jitter_rvs": set()}))
+                if key is not None:
+                    _NUTPIE_CACHE[key] = cm
+            else:
+                data = {v.name: v.get_value() for v in model.data_vars}
+                cm = cm.with_data(**data)
+            extra = {"maxdepth": nuts_kwargs["max_treedepth"]} if "max_treedepth" in nuts_kwargs else {}
+            idata = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, seed=nuts_seed,
+                                  progress_bar=progressbar, target_accept=target_accept,
+                                  cores=cores or min(chains, 2), save_warmup=True, **extra)
         else:
+            init = nuts_kwargs.pop("init", "jitter+adapt_diag" if jitter else "adapt_diag")
             with model:
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
                                   random_seed=nuts_seed, progressbar=progressbar, target_accept=target_accept,
-                                  init="jitter+adapt_diag" if jitter else "adapt_diag", initvals=start,
-                                  compute_convergence_checks=False)
-    return idata, SamplingInfo(sampler, fallback_reason=fallback)
+                                  init=init, initvals=start, compute_convergence_checks=False,
+                                  discard_tuned_samples=False, **nuts_kwargs)
+    steps = _nuts_steps(idata)
+    for group in ("warmup_posterior", "warmup_sample_stats"):
+        if group in idata.groups():
+            del idata[group]
+    info = SamplingInfo(sampler, fallback_reason=reason, n_logp_evals=n_f + steps, n_grad_evals=n_g + steps,
+                        seconds=time.perf_counter() - t0)
+    return idata, info

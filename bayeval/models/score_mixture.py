@@ -68,6 +68,7 @@ from scipy import special, stats
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
+from ._base import Model
 
 __all__ = ["ScoreMixture", "FAMILIES", "TRANSFORMS", "AUTO_CANDIDATES", "SPEPosterior"]
 
@@ -183,32 +184,50 @@ class _Family:
     params: tuple[str, ...]
 
     # -- PyMC ------------------------------------------------------------------
-    def priors(self, prefix: str, x: np.ndarray, init: dict[str, float]) -> dict[str, pt.TensorVariable]:
-        """Weakly informative priors scaled to the mapped scores ``x`` (all items)."""
-        med = float(np.median(x))
-        spread = float(np.std(x)) or 1.0
+    def start(self, init: dict[str, float]) -> dict[str, float]:
+        """Starting values of this family's parameters from a location/scale guess."""
+        n, loc, scale = self.name, init["loc"], init["scale"]
+        if n == "gamma":
+            return {"mean": loc, "sd": scale}
+        if n == "lognormal":
+            return {"mu": float(np.log(loc)), "sigma": min(1.0, scale / loc)}
+        if n in ("truncnormal", "normal"):
+            return {"mu": loc, "sigma": scale}
+        if n in ("truncstudentt", "studentt"):
+            return {"nu": 10.0, "mu": loc, "sigma": scale}
+        if n == "skewnormal":
+            return {"mu": loc, "sigma": scale, "alpha": 0.0}
+        if n == "beta":
+            return {"mean": float(np.clip(loc, 0.02, 0.98)), "concentration": 10.0}
+        raise AssertionError(n)  # pragma: no cover - guarded by FAMILIES
+
+    def priors(self, prefix: str, med, spread, init: dict[str, float]) -> dict[str, pt.TensorVariable]:
+        """Weakly informative priors scaled to the mapped scores: ``med`` and ``spread`` are
+        their median and standard deviation (data containers, so refits reuse the graph)."""
         n = self.name
+        iv = self.start(init)
         v = {}
         if n == "gamma":
-            v["mean"] = pm.LogNormal(f"{prefix}_mean", mu=np.log(max(med, 1e-6)), sigma=1.5, initval=init["loc"])
-            v["sd"] = pm.LogNormal(f"{prefix}_sd", mu=np.log(spread), sigma=1.5, initval=init["scale"])
+            v["mean"] = pm.LogNormal(f"{prefix}_mean", mu=pt.log(pt.maximum(med, 1e-6)), sigma=1.5, initval=iv["mean"])
+            v["sd"] = pm.LogNormal(f"{prefix}_sd", mu=pt.log(spread), sigma=1.5, initval=iv["sd"])
         elif n == "lognormal":
-            v["mu"] = pm.Normal(f"{prefix}_mu", mu=np.log(max(med, 1e-6)), sigma=3.0, initval=np.log(init["loc"]))
-            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2.0, initval=min(1.0, init["scale"] / init["loc"]))
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=pt.log(pt.maximum(med, 1e-6)), sigma=3.0, initval=iv["mu"])
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2.0, initval=iv["sigma"])
         elif n in ("truncnormal", "normal"):
-            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=init["loc"])
-            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=init["scale"])
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=iv["mu"])
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=iv["sigma"])
         elif n in ("truncstudentt", "studentt"):
-            v["nu"] = pm.Gamma(f"{prefix}_nu", alpha=2.0, beta=0.1, initval=10.0)
-            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=init["loc"])
-            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=init["scale"])
+            v["nu"] = pm.Gamma(f"{prefix}_nu", alpha=2.0, beta=0.1, initval=iv["nu"])
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=iv["mu"])
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=iv["sigma"])
         elif n == "skewnormal":
-            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=init["loc"])
-            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=init["scale"])
-            v["alpha"] = pm.Normal(f"{prefix}_alpha", mu=0.0, sigma=3.0, initval=0.0)
+            v["mu"] = pm.Normal(f"{prefix}_mu", mu=med, sigma=3 * spread, initval=iv["mu"])
+            v["sigma"] = pm.HalfNormal(f"{prefix}_sigma", sigma=2 * spread, initval=iv["sigma"])
+            v["alpha"] = pm.Normal(f"{prefix}_alpha", mu=0.0, sigma=3.0, initval=iv["alpha"])
         elif n == "beta":
-            v["mean"] = pm.Beta(f"{prefix}_mean", alpha=1.0, beta=1.0, initval=float(np.clip(init["loc"], 0.02, 0.98)))
-            v["concentration"] = pm.LogNormal(f"{prefix}_concentration", mu=np.log(10.0), sigma=2.0, initval=10.0)
+            v["mean"] = pm.Beta(f"{prefix}_mean", alpha=1.0, beta=1.0, initval=iv["mean"])
+            v["concentration"] = pm.LogNormal(f"{prefix}_concentration", mu=np.log(10.0), sigma=2.0,
+                                              initval=iv["concentration"])
         else:  # pragma: no cover - guarded by FAMILIES
             raise AssertionError(n)
         return v
@@ -409,7 +428,7 @@ def _em_start(x: np.ndarray, labels: np.ndarray, *, n_bins: int = 1000, iters: i
 # --------------------------------------------------------------------- the model
 
 
-class ScoreMixture:
+class ScoreMixture(Model):
     """Two-component mixture of class-conditional score densities (SPE).
 
     Parameters
@@ -575,46 +594,109 @@ class ScoreMixture:
         ['neg_mean', 'neg_sd', 'pi', 'pos_mu', 'pos_sigma']
         """
         data = self._check_data(data)
-        t = self._transforms(data.scores)
-        x = t(data.scores)
-        vetted = data.vetted
-        xv, yv = x[vetted], data.labels[vetted].astype(np.int8)
-        xu = x[~vetted]
-        init0, init1, pi_init = self._init(x, data.labels)
-        use_bins = self._use_bins(xu.size)
-        coords = {"vetted_item": data.item_ids[vetted]}
-        with pm.Model(coords=coords) as model:
+        v = self._prepared(data)
+        init0, init1, pi_init = v["init"]
+        with pm.Model() as model:
+            med = pm.Data("score_median", v["score_median"])
+            spread = pm.Data("score_spread", v["score_spread"])
             pi = pm.Beta("pi", alpha=self.prior_pi[0], beta=self.prior_pi[1], initval=pi_init)
-            neg = self.negative.priors("neg", x, init0)
-            pos = self.positive.priors("pos", x, init1)
+            neg = self.negative.priors("neg", med, spread, init0)
+            pos = self.positive.priors("pos", med, spread, init1)
             d0, d1 = self.negative.dist(neg), self.positive.dist(pos)
             log_pi, log_1m = pt.log(pi), pt.log1p(-pi)
-            # data as pm.Data: the compiled graph does not depend on the values, so
-            # PyTensor's compilation cache is reused across fits of the same structure
-            if xv.size:
-                xv_d = pm.Data("vetted_score", xv)
-                yv_d = pm.Data("vetted_label", yv)
+            # data as pm.Data: the compiled graph does not depend on the values, so a
+            # refit of the same structure swaps them and pays no compilation
+            if v["vetted_score"].size:
+                xv_d = pm.Data("vetted_score", v["vetted_score"])
+                yv_d = pm.Data("vetted_label", v["vetted_label"])
                 lp = pt.switch(pt.eq(yv_d, 1), log_pi + pm.logp(d1, xv_d), log_1m + pm.logp(d0, xv_d))
                 pm.Potential("vetted", lp.sum())
-            if xu.size:
-                if use_bins:
-                    pts, counts = _histogram(xu, self.n_bins)
-                else:
-                    pts, counts = xu, np.ones_like(xu)
-                pts_d = pm.Data("unvetted_score", pts)
-                w_d = pm.Data("unvetted_weight", counts)
+            if v["unvetted_score"].size:
+                pts_d = pm.Data("unvetted_score", v["unvetted_score"])
+                w_d = pm.Data("unvetted_weight", v["unvetted_weight"])
                 mix = pt.logaddexp(log_1m + pm.logp(d0, pts_d), log_pi + pm.logp(d1, pts_d))
                 pm.Potential("unvetted", (w_d * mix).sum())
             if self.order_components:
                 loc0, loc1 = self.negative.location(neg), self.positive.location(pos)
-                scale = float(np.std(x)) or 1.0
                 # ~0 when the positive component sits above the negative one, steep otherwise
-                pm.Potential("order", -pt.softplus(-50.0 * (loc1 - loc0) / scale))
+                pm.Potential("order", -pt.softplus(-50.0 * (loc1 - loc0) / spread))
             pm.Deterministic("prevalence", pi)
-        model._bayeval_meta = {"transform": t, "binned": use_bins}  # read by fit()
         return model
 
     # -------------------------------------------------------------------- fit
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return ("pi", *(f"neg_{k}" for k in self.negative.params), *(f"pos_{k}" for k in self.positive.params))
+
+    @property
+    def default_chains(self) -> int:
+        # NUTS: four chains, so that a spurious mode shows as disagreeing chains
+        return 4
+
+    @property
+    def auto_sampler(self) -> str:
+        return "auto"
+
+    def _fallback(self) -> str:
+        # measured (benchmarks/spe.py --part sampler): nutpie is faster for skew-normal pairs
+        return "nutpie" if {self.negative.name, self.positive.name} & _NUTPIE_FASTER and _has_nutpie() else "pymc"
+
+    def _nuts_jitter(self) -> bool:
+        return self._jitter
+
+    def _prepared(self, data: EvalData) -> dict:
+        """Everything the model graph reads from the data (memoized for one data object)."""
+        memo = getattr(self, "_memo", None)
+        if memo is not None and memo[0] is data:
+            return memo[1]
+        t = self._transforms(data.scores)
+        x = t(data.scores)
+        vetted = data.vetted
+        xu = x[~vetted]
+        use_bins = self._use_bins(xu.size)
+        if use_bins:
+            pts, counts = _histogram(xu, self.n_bins)
+        else:
+            pts, counts = xu, np.ones_like(xu)
+        out = {
+            "transform": t, "binned": use_bins, "init": self._init(x, data.labels),
+            "score_median": float(np.median(x)), "score_spread": float(np.std(x)) or 1.0,
+            "vetted_score": x[vetted], "vetted_label": data.labels[vetted].astype(np.int8),
+            "unvetted_score": pts, "unvetted_weight": counts,
+        }
+        self._memo = (data, out)
+        return out
+
+    def _structure(self, data) -> tuple:
+        v = self._prepared(data)
+        return (self.negative.name, self.positive.name, self.prior_pi, self.order_components,
+                bool(v["vetted_score"].size), bool(v["unvetted_score"].size))
+
+    def _data_values(self, data) -> dict:
+        v = self._prepared(data)
+        names = ["score_median", "score_spread"]
+        if v["vetted_score"].size:
+            names += ["vetted_score", "vetted_label"]
+        if v["unvetted_score"].size:
+            names += ["unvetted_score", "unvetted_weight"]
+        return {k: v[k] for k in names}
+
+    def _start(self, data) -> dict:
+        init0, init1, pi = self._prepared(data)["init"]
+        out = {"pi": pi}
+        out.update({f"neg_{k}": val for k, val in self.negative.start(init0).items()})
+        out.update({f"pos_{k}": val for k, val in self.positive.start(init1).items()})
+        return out
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        v = self._prepared(data)
+        self._memo = None
+        return SPEPosterior(data, idata, mixture=self, transform=v["transform"], binned=v["binned"],
+                            sampler=sampling.sampler, random_seed=random_seed)
+
+    def _convergence(self, post, *, warn: bool) -> dict:
+        return post.check(warn=warn, stacklevel=5)
 
     def fit(
         self,
@@ -622,34 +704,37 @@ class ScoreMixture:
         *,
         draws: int = 1000,
         tune: int = 1000,
-        chains: int = 4,
-        random_seed: int | None = None,
-        sampler: str = "auto",
-        progressbar: bool = True,
-        target_accept: float = 0.9,
+        chains: int | None = None,
         cores: int | None = None,
+        random_seed=None,
+        progressbar: bool = True,
+        sampler: str = "auto",
         warn: bool = True,
+        **sample_kwargs,
     ) -> SPEPosterior:
-        """Sample the posterior with NUTS and return an :class:`SPEPosterior`.
+        """Sample the posterior and return an :class:`SPEPosterior`.
 
         Parameters
         ----------
         data : EvalData
-        draws, tune, chains : int
-        random_seed : int, optional
-            Seeds both the sampler and the label draws.
-        sampler : {"auto", "pymc", "nutpie"}
-            ``"auto"`` uses nutpie where it was measured faster and is installed (a
-            skew-normal component: 24.5 s against 39.0 s for PyMC on the digits),
-            else PyMC's NUTS, which was faster for the other pairs measured (Gamma /
-            truncated Normal 12.9 s vs 16.6 s; Normal pair 5.7 s vs 8.7 s; see
-            ``benchmarks/spe.py --part sampler``).
-        progressbar : bool
-        target_accept : float
+        draws, tune : int
+        chains : int, optional
+            Default 4 (with NUTS, a spurious mode shows as chains that disagree).
         cores : int, optional
-            Parallel chains for PyMC's sampler (default: up to 2).
+            Parallel NUTS chains (default: up to 2).
+        random_seed : int, numpy Generator or SeedSequence, optional
+            Seeds both the sampler and the label draws.
+        progressbar : bool
+        sampler : {"auto", "importance", "pymc", "nutpie"}
+            ``"auto"``: importance sampling from the posterior mode found from the EM
+            start (exact up to Monte Carlo error when its Pareto k is below 0.7; about
+            a second on 10,000 items once the model is compiled), else NUTS: nutpie
+            for a skew-normal component when installed (measured faster: 24.5 s
+            against 39.0 s on the digits), PyMC's NUTS otherwise.
         warn : bool
-            Emit a warning when r_hat, ESS or divergences look bad.
+            Emit a warning when the diagnostics look bad.
+        **sample_kwargs
+            NUTS settings: ``target_accept`` (default 0.9), ``init``, ``max_treedepth``.
 
         Examples
         --------
@@ -659,64 +744,12 @@ class ScoreMixture:
         >>> rng = np.random.default_rng(1)
         >>> s = np.r_[rng.gamma(3, 0.08, 300), rng.normal(0.75, 0.1, 100).clip(0.01)]
         >>> y = np.full(400, np.nan); y[[0, 1, 2, 300, 301]] = [0, 0, 0, 1, 1]
-        >>> post = ScoreMixture().fit(EvalData(s, y), draws=200, tune=300, chains=2,
-        ...                           random_seed=1, progressbar=False)  # doctest: +SKIP
+        >>> post = ScoreMixture().fit(EvalData(s, y), draws=200, random_seed=1, progressbar=False)
+        >>> post.sampling.sampler
+        'importance'
         """
-        V.check_choice(sampler, "sampler", ("auto", "pymc", "nutpie"))
-        draws = V.as_positive_int(draws, "draws")
-        tune = V.as_positive_int(tune, "tune", minimum=0)
-        chains = V.as_positive_int(chains, "chains")
-        model = self.build(data)
-        meta = model._bayeval_meta
-        if sampler == "auto":
-            faster = {self.negative.name, self.positive.name} & _NUTPIE_FASTER
-            sampler = "nutpie" if faster and _has_nutpie() else "pymc"
-        with warnings.catch_warnings():
-            # PyMC/arviz chatter (e.g. "chains < 4") is not the user's concern; we
-            # report convergence ourselves below.
-            warnings.simplefilter("ignore", UserWarning)
-            warnings.simplefilter("ignore", FutureWarning)
-            if sampler == "nutpie":
-                import nutpie
-
-                # init="em": every chain starts at the EM point (no jitter), see __init__
-                jitter = {} if self._jitter else {"jitter_rvs": set()}
-                compiled = nutpie.compile_pymc_model(model, **jitter)
-                idata = nutpie.sample(
-                    compiled,
-                    draws=draws,
-                    tune=tune,
-                    chains=chains,
-                    seed=random_seed if random_seed is not None else np.random.SeedSequence().entropy % 2**32,
-                    progress_bar=progressbar,
-                    target_accept=target_accept,
-                    cores=cores or min(chains, 2),
-                )
-            else:
-                with model:
-                    idata = pm.sample(
-                        draws=draws,
-                        tune=tune,
-                        chains=chains,
-                        cores=cores or min(chains, 2),
-                        random_seed=random_seed,
-                        progressbar=progressbar,
-                        target_accept=target_accept,
-                        init="jitter+adapt_diag" if self._jitter else "adapt_diag",
-                        compute_convergence_checks=False,
-                    )
-        post = SPEPosterior(
-            data,
-            idata,
-            mixture=self,
-            transform=meta["transform"],
-            binned=meta["binned"],
-            sampler=sampler,
-            random_seed=random_seed,
-        )
-        if warn:
-            post.check(warn=True)
-        return post
+        return super().fit(data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                           progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
     # --------------------------------------------------------------- selection
 
@@ -908,8 +941,11 @@ class SPEPosterior(Posterior):
             l1 = np.log(pi)[:, None] + self.mixture.positive.logpdf(x, pos)
         return l0, l1
 
-    def _prob(self, params):
-        l0, l1 = self._log_components(params, self._x)
+    def _probabilities_of(self, chain: int, draws: slice, items: np.ndarray) -> np.ndarray:
+        return np.asarray(self._prob(self._params(chain, draws), items), dtype=np.float64)
+
+    def _prob(self, params, items=None):
+        l0, l1 = self._log_components(params, self._x if items is None else self._x[items])
         with np.errstate(invalid="ignore"):
             p = special.expit(l1 - l0)
         # both densities zero (far outside both supports): fall back to the prior pi
@@ -961,54 +997,50 @@ class SPEPosterior(Posterior):
 
     # -------------------------------------------------------------- diagnostics
 
-    def check(self, *, warn: bool = True) -> dict:
+    def check(self, *, warn: bool = True, stacklevel: int = 3) -> dict:
         """Convergence diagnostics, with a warning when they are bad.
 
-        Bad means: any r_hat > 1.01, any bulk ESS < 100 per chain, or any divergent
-        transition. Two-component mixtures have spurious modes (a component splitting
-        one class, label switching); they show up as chains that disagree (high r_hat).
+        Importance sampling: bad when the weights' Pareto k >= 0.7 or their ESS is
+        below 100 per chain. NUTS: any r_hat > 1.01, any bulk ESS < 100 per chain, or
+        any divergent transition. Two-component mixtures have spurious modes (a
+        component splitting one class, label switching); under NUTS they show up as
+        chains that disagree (high r_hat).
 
         Returns
         -------
         dict
             With keys ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok``,
-            ``messages`` and ``chains`` (:meth:`chain_summary` when the chains
-            disagree, else None). The message then names the chains whose
-            log-likelihood lies far below the best chain's: stuck in a worse mode.
+            ``messages``, ``sampler``, ``pareto_k``, ``ess`` and ``chains``
+            (:meth:`chain_summary` when NUTS chains disagree, else None). The message
+            then names the chains whose log-likelihood lies far below the best
+            chain's: stuck in a worse mode.
         """
-        summ = self.diagnostics()
-        div = 0
-        if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
-            div = int(self.idata.sample_stats["diverging"].values.sum())
-        max_rhat = float(summ["r_hat"].max()) if len(summ) else float("nan")
-        min_ess = float(summ["ess_bulk"].min()) if len(summ) else float("nan")
-        msgs = []
-        chains = None
-        if self.n_chains > 1 and not max_rhat <= 1.01:
+        from .._diagnostics import RHAT_MAX, check_convergence
+
+        sampling = getattr(self, "sampling", None)
+        if sampling is None:
+            from ._sampling import SamplingInfo
+
+            sampling = SamplingInfo(self.sampler)
+        out = check_convergence(self.idata, sampling, self.mixture.param_names, warn=False)
+        out["chains"] = None
+        if out["sampler"] != "importance" and self.n_chains > 1 and not out["max_rhat"] <= RHAT_MAX:
             chains = self.chain_summary()
-            msg = (
-                f"r_hat up to {max_rhat:.3f} (> 1.01): chains disagree -- possibly a spurious mode "
-                "(a component splitting one class). Try more tuning, another family, or more vetted labels."
-            )
             gap = chains["loglik"].max() - chains["loglik"]
             low = chains.index[gap > 5].tolist()
+            msg = "possibly a spurious mode (a component splitting one class). Try more tuning, another family, or more vetted labels."
             if low:
                 msg += (
                     f" Chain(s) {low} sit {gap[low].min():.0f}+ nats below the best chain's log-likelihood "
                     f"(prevalence by chain: {', '.join(f'{v:.3f}' for v in chains['pi'])}); "
                     "see post.chain_summary()."
                 )
-            msgs.append(msg)
-        if min_ess < 100 * self.n_chains:
-            msgs.append(f"bulk ESS as low as {min_ess:.0f} (< {100 * self.n_chains}): draw more samples.")
-        if div:
-            msgs.append(f"{div} divergent transitions: the posterior may be biased; raise target_accept.")
-        if warn and msgs:
-            warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning, stacklevel=3)
-        return {
-            "max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div, "ok": not msgs, "messages": msgs,
-            "chains": chains,
-        }
+            out["messages"] = [m + " " + msg if m.startswith("r_hat") else m for m in out["messages"]]
+            out["chains"] = chains
+        if warn and out["messages"]:
+            warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(out["messages"]), UserWarning,
+                          stacklevel=stacklevel)
+        return out
 
     def chain_summary(self, *, max_items: int = 5000) -> pd.DataFrame:
         """Per chain: mean prevalence, mean log-likelihood of the data and the AP of the

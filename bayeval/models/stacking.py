@@ -82,14 +82,14 @@ def label_loglik(post: Posterior) -> np.ndarray:
         raise TypeError(f"`post` must be a bayeval Posterior (from a model's fit()), got {type(post).__name__}.")
     if isinstance(post, CalibrationPosterior):
         return post.label_loglik()
-    vet = post.data.vetted
+    vet = np.flatnonzero(post.data.vetted)
     y = post.data.labels[vet]
-    out = np.empty((post.n_chains, post.n_draws, int(vet.sum())))
+    out = np.empty((post.n_chains, post.n_draws, vet.size))
     for c in range(post.n_chains):
         step = max(1, (1 << 22) // max(1, post.data.n_items))
         for a in range(0, post.n_draws, step):
             sl = slice(a, min(post.n_draws, a + step))
-            p = post._probabilities(c, sl)[:, vet]
+            p = post._probabilities_of(c, sl, vet)
             with np.errstate(divide="ignore"):
                 out[c, sl] = np.where(y == 1, np.log(p), np.log1p(-p))
     return np.maximum(out, -1e3)  # a probability of exactly 0 for an observed label

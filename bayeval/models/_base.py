@@ -1,0 +1,218 @@
+"""The one contract every bayeval model follows.
+
+A model is a small configuration object (its constructor arguments, nothing learned).
+It turns a data container into a PyMC model and a fit into a posterior:
+
+* ``build(data) -> pymc.Model``: the generative model, with no hidden state: the data
+  enter through named ``pm.Data`` containers, so that a model of the same *structure*
+  (the same families, options and which parts of the data are present) can be refitted
+  on new values without compiling again;
+* ``fit(data, *, draws, tune, chains, cores, random_seed, progressbar, sampler, warn,
+  **sample_kwargs) -> Posterior``: the same keywords for every model. Sampling goes
+  through :func:`bayeval.models._sampling.sample_model` (importance sampling from the
+  posterior mode where its Pareto k says it is exact enough, NUTS otherwise); the
+  result carries ``sampling`` (how it was sampled), ``convergence`` (one diagnostics
+  dict) and, in ``idata.log_likelihood``, the pointwise log-likelihood of what the
+  model must predict, so that ``az.loo(post.idata)`` and ``az.compare`` work.
+
+A subclass provides ``_check_data``, ``build``, ``_posterior`` and, to refit through the
+compiled-model cache, ``_structure`` and ``_data_values``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from .. import _validate as V
+from .._diagnostics import check_convergence
+from ._sampling import SAMPLERS, cached_model, sample_model
+
+__all__ = ["Model", "FIT_KEYWORDS"]
+
+#: The keyword arguments every model's ``fit`` accepts (and their meaning is the same).
+FIT_KEYWORDS = ("draws", "tune", "chains", "cores", "random_seed", "progressbar", "sampler", "warn")
+
+
+class Model:
+    """Base class of bayeval's generative models (see the module docstring)."""
+
+    #: chains when ``fit`` is called without ``chains``
+    default_chains: int = 2
+    #: what ``sampler="auto"`` means for this model: ``"auto"`` (importance sampling
+    #: with a NUTS fallback) or ``"pymc"`` (NUTS straight away, for posteriors that
+    #: are far from Gaussian)
+    auto_sampler: str = "auto"
+    #: NUTS target acceptance when the caller gives none
+    target_accept: float = 0.9
+    #: the free parameters whose r_hat / ESS the convergence check reads
+    param_names: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------ configuration
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments of this model (what ``type(self)(**params)`` rebuilds).
+
+        Examples
+        --------
+        >>> from bayeval.models import Calibration
+        >>> Calibration(curve="beta").get_params()["curve"]
+        'beta'
+        """
+        out = {}
+        for name, p in inspect.signature(type(self).__init__).parameters.items():
+            if name == "self" or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                continue
+            value = getattr(self, name, p.default)
+            out[name] = getattr(value, "name", value) if hasattr(value, "params") else value
+        return out
+
+    # ------------------------------------------------------------------- hooks
+
+    def _check_data(self, data):
+        """Return the validated data container, or raise TypeError / ValueError."""
+        raise NotImplementedError
+
+    def build(self, data):  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _structure(self, data) -> tuple | None:
+        """What the compiled model depends on besides data values; None: no reuse."""
+        return None
+
+    def _data_values(self, data) -> dict[str, np.ndarray]:
+        """The values of the model's ``pm.Data`` containers for ``data``."""
+        return {}
+
+    def _start(self, data) -> dict | None:
+        """Where the sampler starts (unconstrained values by variable), or None."""
+        return None
+
+    def _nuts_jitter(self) -> bool:
+        """Whether NUTS chains start jittered around the starting point."""
+        return True
+
+    def _fallback(self) -> str:
+        """The NUTS that ``sampler="auto"`` falls back to: ``"pymc"`` or ``"nutpie"``."""
+        return "pymc"
+
+    def _convergence(self, post, *, warn: bool) -> dict:
+        """The diagnostics dict of a fit (:func:`bayeval._diagnostics.check_convergence`)."""
+        return check_convergence(post.idata, post.sampling, self.param_names, warn=warn, stacklevel=5)
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        raise NotImplementedError
+
+    def _log_likelihood(self, post) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
+        """Pointwise log-likelihood terms ``{name: (dims, array (chain, draw, n))}``."""
+        from .stacking import label_loglik
+
+        if not getattr(post.data, "n_vetted", 0):
+            return {}
+        return {"label": (("chain", "draw", "vetted_item"), label_loglik(post))}
+
+    def _after_fit(self, post, *, warn: bool) -> None:
+        """Model-specific checks run at the end of ``fit`` (warnings go to the user)."""
+
+    # --------------------------------------------------------------------- fit
+
+    def _model(self, data):
+        key = self._structure(data)
+        if key is None:
+            return self.build(data), None
+        key = (type(self).__name__, *key)
+        model = cached_model(key)
+        if model is None:
+            return self.build(data), key
+        import pymc as pm
+
+        pm.set_data(self._data_values(data), model=model)
+        return model, key
+
+    def fit(
+        self,
+        data,
+        *,
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int | None = None,
+        cores: int | None = None,
+        random_seed=None,
+        progressbar: bool = True,
+        sampler: str = "auto",
+        warn: bool = True,
+        **sample_kwargs,
+    ):
+        """Sample the posterior and return it (a :class:`bayeval.Posterior`).
+
+        Parameters
+        ----------
+        data
+            The model's data container (an :class:`bayeval.EvalData` for the score
+            models; see the model's class docstring).
+        draws, tune, chains : int
+            Posterior draws per chain, NUTS tuning steps (unused by importance
+            sampling), chains (default: the model's ``default_chains``).
+        cores : int, optional
+            Processes for NUTS chains (default: up to 2).
+        random_seed : int, numpy Generator or SeedSequence, optional
+            Seeds the sampler and the label draws: the same seed gives the same draws.
+        progressbar : bool
+            The sampler's progress bar (NUTS; importance sampling takes about a second).
+        sampler : {"auto", "importance", "pymc", "nutpie"}
+            ``"auto"``: the model's measured choice (``auto_sampler``): importance
+            sampling from the posterior mode, falling back to PyMC's NUTS when its
+            Pareto k exceeds 0.7, or NUTS directly.
+        warn : bool
+            Warn when the diagnostics are bad (see ``post.convergence``).
+        **sample_kwargs
+            NUTS settings, e.g. ``target_accept=0.95``.
+        """
+        data = self._check_data(data)
+        draws = V.as_positive_int(draws, "draws")
+        tune = V.as_positive_int(tune, "tune", minimum=0)
+        chains = V.as_positive_int(self.default_chains if chains is None else chains, "chains")
+        if cores is not None:
+            cores = V.as_positive_int(cores, "cores")
+        V.check_choice(sampler, "sampler", SAMPLERS)
+        if not isinstance(warn, bool | np.bool_):
+            raise TypeError(f"`warn` must be True or False, got {warn!r}.")
+        target_accept = V.as_probability(
+            sample_kwargs.pop("target_accept", self.target_accept), "target_accept", open_interval=True
+        )
+        unknown = sorted(set(sample_kwargs) - {"init", "max_treedepth"})
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__}.fit() got unexpected keyword argument(s) {unknown}; it takes "
+                f"{list(FIT_KEYWORDS)} and the NUTS settings target_accept, init and max_treedepth."
+            )
+        seed = V.as_seed_sequence(random_seed)
+        # an int seed is passed on as is (the posterior's label draws are seeded by it);
+        # otherwise one number drawn from the seed sequence stands for it
+        label_seed = random_seed if isinstance(random_seed, int) and not isinstance(random_seed, bool) else int(
+            seed.generate_state(1, np.uint32)[0]
+        )
+        model, key = self._model(data)
+        chosen = self.auto_sampler if sampler == "auto" else sampler
+        idata, info = sample_model(
+            model, draws=draws, tune=tune, chains=chains, random_seed=seed, sampler=chosen,
+            progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
+            start=self._start(data), jitter=self._nuts_jitter(), fallback=self._fallback(), **sample_kwargs,
+        )
+        post = self._posterior(data, idata, sampling=info, random_seed=label_seed)
+        post.sampling = info
+        post.model_spec = self
+        terms = self._log_likelihood(post)
+        if terms and "log_likelihood" not in post.idata.groups():
+            ds = xr.Dataset({name: (dims, arr) for name, (dims, arr) in terms.items()})
+            ds = ds.assign_coords(chain=post.idata.posterior["chain"].values, draw=post.idata.posterior["draw"].values)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                post.idata.add_groups(log_likelihood=ds)
+        post.convergence = self._convergence(post, warn=warn)
+        self._after_fit(post, warn=warn)
+        return post
