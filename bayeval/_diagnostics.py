@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Sequence
 
@@ -11,6 +13,18 @@ import pandas as pd
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for :func:`warnings.warn` that points at the caller's own code:
+    the first frame outside the bayeval package, counted from the caller of this function."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def parameter_diagnostics(idata, var_names: Sequence[str]) -> pd.DataFrame:
@@ -54,7 +68,7 @@ def convergence_check(
 
 
 def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, advice: str = "",
-                      stacklevel: int = 3) -> dict:
+                      stacklevel: int | None = None) -> dict:
     """The one convergence check of a fit, whatever sampled it.
 
     Importance sampling (``sampling.sampler == "importance"``): bad when the Pareto k
@@ -73,10 +87,11 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
             msgs.append(f"importance-sampling ESS {ess:.0f} (< {ESS_PER_CHAIN * n_chains}): draw more samples.")
         if warn and msgs:
             warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning,
-                          stacklevel=stacklevel)
+                          stacklevel=stacklevel or user_stacklevel())
         out = {"max_rhat": float("nan"), "min_ess_bulk": ess, "divergences": 0, "ok": not msgs, "messages": msgs}
     else:
-        out = convergence_check(idata, var_names, warn=warn, advice=advice, stacklevel=stacklevel + 1)
+        out = convergence_check(idata, var_names, warn=warn, advice=advice,
+                                stacklevel=stacklevel + 1 if stacklevel else user_stacklevel())
     out.update(sampler=sampler, pareto_k=float(getattr(sampling, "pareto_k", float("nan"))),
                ess=float(getattr(sampling, "ess", float("nan"))))
     return out

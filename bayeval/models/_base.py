@@ -88,6 +88,10 @@ class Model:
         """The values of the model's ``pm.Data`` containers for ``data``."""
         return {}
 
+    def _coords(self, data) -> dict | None:
+        """New lengths of the dims the data containers use (for a refit), or None."""
+        return None
+
     def _start(self, data) -> dict | None:
         """Where the sampler starts (unconstrained values by variable), or None."""
         return None
@@ -102,7 +106,7 @@ class Model:
 
     def _convergence(self, post, *, warn: bool) -> dict:
         """The diagnostics dict of a fit (:func:`bayeval._diagnostics.check_convergence`)."""
-        return check_convergence(post.idata, post.sampling, self.param_names, warn=warn, stacklevel=5)
+        return check_convergence(post.idata, post.sampling, self.param_names, warn=warn)
 
     def _posterior(self, data, idata, *, sampling, random_seed):
         raise NotImplementedError
@@ -130,7 +134,7 @@ class Model:
             return self.build(data), key
         import pymc as pm
 
-        pm.set_data(self._data_values(data), model=model)
+        pm.set_data(self._data_values(data), model=model, coords=self._coords(data))
         return model, key
 
     def fit(

@@ -101,6 +101,7 @@ from scipy import special
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
+from ._base import Model
 from .score_mixture import _histogram
 
 __all__ = ["LabelFlip", "LabelFlipPosterior", "simulate_tags"]
@@ -200,7 +201,7 @@ def _standardize(x: np.ndarray, what: str) -> tuple[np.ndarray, float, float]:
 # ----------------------------------------------------------------------- the model
 
 
-class LabelFlip:
+class LabelFlip(Model):
     """Noisy-label model of active testing: flip rates ``p(y | z)`` and a logistic ``p(z | s, x)``.
 
     See the module documentation for the generative story, the parametrization that
@@ -293,6 +294,10 @@ class LabelFlip:
         return bool(self.binned)
 
     # ---------------------------------------------------------------- data prep
+
+    def _check_data(self, data):
+        self._prepared(data)
+        return data
 
     def _prepare(self, data) -> dict:
         """Validate ``data`` and compute everything build() and the posterior need."""
@@ -454,23 +459,11 @@ class LabelFlip:
         >>> model.named_vars_to_dims["p_y1_z1"]
         ('category',)
         """
-        prep = self._prepare(data)
+        prep = self._prepared(data)
         pooling, names = prep["pooling"], prep["names"]
         n_cat = names.size
-        vet = prep["vetted"]
-        ids = data.item_ids
-        coords = {
-            "category": [str(c) for c in names],
-            "vetted_item": ids[vet].tolist(),
-            "unvetted_item": ids[~vet].tolist(),
-        }
+        vals, coords, layout = self._containers(data, prep)
         n_feat = prep["X"].shape[1]
-        if n_feat:
-            coords["feature"] = [str(f) for f in prep["feature_names"]]
-        binned = self._use_bins(prep)
-        if binned:
-            bins = _group_histograms(prep, ~vet, self.n_bins)
-            coords["unvetted_bin"] = np.arange(bins[0].size)
         with pm.Model(coords=coords) as model:
             fpr_logit = self._per_category("fpr", pooling, n_cat)
             lift_logit = self._per_category("lift", pooling, n_cat)
@@ -492,39 +485,37 @@ class LabelFlip:
             # each item picks its category's row once
             table = pt.stack([a, b, l11, l01, l10, l00], axis=1)
 
-            def rows(part: str, g_values: np.ndarray, codes: np.ndarray, dim: str, x_values=None):
-                g = pm.Data(f"{part}_score", g_values, dims=dim)
-                c = pm.Data(f"{part}_category", codes, dims=dim)
-                if codes.size * n_cat <= _ONEHOT_MAX:
+            def rows(part: str, dim: str):
+                g = pm.Data(f"{part}_score", vals[f"{part}_score"], dims=dim)
+                c = pm.Data(f"{part}_category", vals[f"{part}_category"], dims=dim)
+                if f"{part}_onehot" in vals:
                     # small: a dense one-hot product (its gradient is a matrix product too)
-                    onehot = (codes[:, None] == np.arange(n_cat)).astype(np.float64)
-                    r = pt.dot(pm.Data(f"{part}_onehot", onehot, dims=(dim, "category")), table)
+                    r = pt.dot(pm.Data(f"{part}_onehot", vals[f"{part}_onehot"], dims=(dim, "category")), table)
                 else:
                     r = table[c]
                 eta = r[:, 0] + r[:, 1] * g
-                if n_feat:
-                    x = pm.Data(f"{part}_features", x_values, dims=(dim, "feature"))
+                if n_feat and f"{part}_features" in vals:
+                    x = pm.Data(f"{part}_features", vals[f"{part}_features"], dims=(dim, "feature"))
                     eta = eta + pt.dot(x, w)
                 return eta, r
 
-            if vet.any():
-                eta, r = rows("vetted", prep["g"][vet], prep["codes"][vet], "vetted_item", prep["X"][vet])
-                z = pm.Data("vetted_label", prep["z"][vet], dims="vetted_item")
-                y = pm.Data("vetted_noisy_label", prep["y"][vet], dims="vetted_item")
+            if layout["vetted"]:
+                eta, r = rows("vetted", "vetted_item")
+                z = pm.Data("vetted_label", vals["vetted_label"], dims="vetted_item")
+                y = pm.Data("vetted_noisy_label", vals["vetted_noisy_label"], dims="vetted_item")
                 pm.Bernoulli("label_vetted", logit_p=eta, observed=z, dims="vetted_item")
                 # logit p(y = 1 | z) of each vetted item, given its category and true label
                 logit_y = pt.switch(pt.eq(z, 1), r[:, 2] - r[:, 3], r[:, 4] - r[:, 5])
                 pm.Bernoulli("noisy_vetted", logit_p=logit_y, observed=y, dims="vetted_item")
-            if binned:
-                g_bin, c_bin, y_bin, n_bin = bins
-                eta, r = rows("unvetted_bin", g_bin, c_bin, "unvetted_bin")
-                y = pm.Data("unvetted_bin_noisy_label", y_bin, dims="unvetted_bin")
-                count = pm.Data("unvetted_bin_count", n_bin, dims="unvetted_bin")
+            if layout["binned"]:
+                eta, r = rows("unvetted_bin", "unvetted_bin")
+                y = pm.Data("unvetted_bin_noisy_label", vals["unvetted_bin_noisy_label"], dims="unvetted_bin")
+                count = pm.Data("unvetted_bin_count", vals["unvetted_bin_count"], dims="unvetted_bin")
                 per_bin = _marginal_logp(y, eta, r[:, 2], r[:, 3], r[:, 4], r[:, 5])
                 pm.Potential("noisy_unvetted_binned", count * per_bin, dims="unvetted_bin")
-            elif (~vet).any():
-                eta, r = rows("unvetted", prep["g"][~vet], prep["codes"][~vet], "unvetted_item", prep["X"][~vet])
-                y = pm.Data("unvetted_noisy_label", prep["y"][~vet], dims="unvetted_item")
+            elif layout["unvetted"]:
+                eta, r = rows("unvetted", "unvetted_item")
+                y = pm.Data("unvetted_noisy_label", vals["unvetted_noisy_label"], dims="unvetted_item")
                 pm.CustomDist(
                     "noisy_unvetted",
                     eta,
@@ -537,9 +528,83 @@ class LabelFlip:
                     observed=y,
                     dims="unvetted_item",
                 )
-        prep["binned"] = binned
-        model._bayeval_meta = prep  # read by fit()
         return model
+
+    def _prepared(self, data) -> dict:
+        """:meth:`_prepare`, memoized for one data object (build, refit and posterior share it)."""
+        memo = getattr(self, "_memo", None)
+        if memo is not None and memo[0] is data:
+            return memo[1]
+        prep = self._prepare(data)
+        prep["binned"] = self._use_bins(prep)
+        self._memo = (data, prep)
+        return prep
+
+    def _containers(self, data, prep: dict) -> tuple[dict, dict, dict]:
+        """The values of the model's data containers, its coords, and which parts exist."""
+        names = prep["names"]
+        n_cat = names.size
+        vet = prep["vetted"]
+        ids = data.item_ids
+        coords = {"category": [str(c) for c in names], "vetted_item": ids[vet].tolist(),
+                  "unvetted_item": ids[~vet].tolist()}
+        n_feat = prep["X"].shape[1]
+        if n_feat:
+            coords["feature"] = [str(f) for f in prep["feature_names"]]
+        vals = {}
+
+        def rows(part, g_values, codes, x_values=None):
+            vals[f"{part}_score"] = g_values
+            vals[f"{part}_category"] = codes
+            if codes.size * n_cat <= _ONEHOT_MAX:
+                vals[f"{part}_onehot"] = (codes[:, None] == np.arange(n_cat)).astype(np.float64)
+            if n_feat and x_values is not None:
+                vals[f"{part}_features"] = x_values
+
+        layout = {"vetted": bool(vet.any()), "binned": bool(prep["binned"]), "unvetted": bool((~vet).any())}
+        if layout["vetted"]:
+            rows("vetted", prep["g"][vet], prep["codes"][vet], prep["X"][vet])
+            vals["vetted_label"] = prep["z"][vet]
+            vals["vetted_noisy_label"] = prep["y"][vet]
+        if layout["binned"]:
+            g_bin, c_bin, y_bin, n_bin = _group_histograms(prep, ~vet, self.n_bins)
+            coords["unvetted_bin"] = np.arange(g_bin.size)
+            rows("unvetted_bin", g_bin, c_bin)
+            vals["unvetted_bin_noisy_label"] = y_bin
+            vals["unvetted_bin_count"] = n_bin
+        elif layout["unvetted"]:
+            rows("unvetted", prep["g"][~vet], prep["codes"][~vet], prep["X"][~vet])
+            vals["unvetted_noisy_label"] = prep["y"][~vet]
+        layout["onehot"] = tuple(sorted(k for k in vals if k.endswith("_onehot")))
+        return vals, coords, layout
+
+    def _structure(self, data) -> tuple:
+        prep = self._prepared(data)
+        _, _, layout = self._containers(data, prep)
+        return (prep["pooling"], prep["names"].size, tuple(prep["feature_names"]),
+                *sorted(layout.items()))
+
+    def _data_values(self, data) -> dict:
+        vals, _, _ = self._containers(data, self._prepared(data))
+        return vals
+
+    def _coords(self, data) -> dict:
+        _, coords, _ = self._containers(data, self._prepared(data))
+        return {k: v for k, v in coords.items() if k != "category"}
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        prep = self._prepared(data)
+        self._memo = None
+        return LabelFlipPosterior(data, idata, model=self, prep=prep, sampler=sampling.sampler,
+                                  random_seed=random_seed)
+
+    def _convergence(self, post, *, warn: bool) -> dict:
+        return post.check(warn=warn)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return ("p_y1_z1", "p_y1_z0", "intercept", "slope",
+                *(f"{p}_{k}" for p in ("fpr", "lift", "intercept", "slope") for k in ("mu", "sigma")), "w")
 
     # ----------------------------------------------------------------------- fit
 
@@ -549,34 +614,40 @@ class LabelFlip:
         *,
         draws: int = 1000,
         tune: int = 1000,
-        chains: int = 2,
-        random_seed: int | None = None,
-        sampler: str = "auto",
-        progressbar: bool = True,
-        target_accept: float = 0.9,
+        chains: int | None = None,
         cores: int | None = None,
+        random_seed=None,
+        progressbar: bool = True,
+        sampler: str = "auto",
         warn: bool = True,
+        **sample_kwargs,
     ) -> LabelFlipPosterior:
-        """Sample the posterior with NUTS and return a :class:`LabelFlipPosterior`.
+        """Sample the posterior and return a :class:`LabelFlipPosterior`.
 
         Parameters
         ----------
         data : EvalData
             Scores, noisy labels (required), vetted labels (NaN = not vetted),
             optionally categories and features.
-        draws, tune, chains : int
-        random_seed : int, optional
-            Seeds both the sampler and the label draws.
-        sampler : {"auto", "pymc", "nutpie"}
-            ``"auto"`` uses PyMC's NUTS: for this model nutpie's compilation took
-            longer than PyMC's whole fit on tag sets of ~1,000 items (measured), and a
-            vetting loop refits after every batch. ``"nutpie"`` is there for large data.
-        progressbar : bool
-        target_accept : float
+        draws, tune : int
+        chains : int, optional
+            Default 2.
         cores : int, optional
-            Parallel chains (default: up to 2).
+            Parallel NUTS chains (default: up to 2).
+        random_seed : int, numpy Generator or SeedSequence, optional
+            Seeds both the sampler and the label draws.
+        progressbar : bool
+        sampler : {"auto", "importance", "pymc", "nutpie"}
+            ``"auto"``: importance sampling from the posterior mode when its Pareto k
+            is below 0.7 (one category, or pooled categories: about a second once
+            compiled; a vetting loop's refits reuse the compiled model), else PyMC's
+            NUTS (hierarchical per-category rates, whose funnel the mode does not
+            describe). ``"nutpie"`` is there for large data: its compilation took
+            longer than PyMC's whole fit on 1,000-item tag sets (measured).
         warn : bool
-            Emit a warning when r_hat, ESS or divergences look bad.
+            Emit a warning when the diagnostics look bad.
+        **sample_kwargs
+            NUTS settings: ``target_accept`` (default 0.9), ``init``, ``max_treedepth``.
 
         Returns
         -------
@@ -585,61 +656,14 @@ class LabelFlip:
         Examples
         --------
         >>> from bayeval.models.label_flip import LabelFlip, simulate_tags
-        >>> data, truth = simulate_tags(3, items_per_category=100, random_seed=2)
-        >>> post = LabelFlip().fit(data, draws=200, tune=200, random_seed=2,
-        ...                        progressbar=False)  # doctest: +SKIP
-        >>> post.flip_rates()["p_y1_z1"].mean(("chain", "draw"))  # doctest: +SKIP
+        >>> data, truth = simulate_tags(1, items_per_category=300, random_seed=2)
+        >>> data = data.with_labels(list(range(0, 300, 10)), truth[::10])
+        >>> post = LabelFlip().fit(data, draws=200, random_seed=2, progressbar=False)
+        >>> post.sampling.sampler
+        'importance'
         """
-        V.check_choice(sampler, "sampler", ("auto", "pymc", "nutpie"))
-        draws = V.as_positive_int(draws, "draws")
-        tune = V.as_positive_int(tune, "tune", minimum=0)
-        chains = V.as_positive_int(chains, "chains")
-        target_accept = V.as_probability(target_accept, "target_accept", open_interval=True)
-        model = self.build(data)
-        prep = model._bayeval_meta
-        if sampler == "auto":
-            # measured on 1,000-item tag sets: nutpie's compilation (40-70 s here) costs
-            # more than PyMC's whole fit (~10 s), and a vetting loop refits after every batch
-            sampler = "pymc"
-        with warnings.catch_warnings():
-            # PyMC/arviz chatter (e.g. "chains < 4") is not the user's concern; we
-            # report convergence ourselves below.
-            warnings.simplefilter("ignore", UserWarning)
-            warnings.simplefilter("ignore", FutureWarning)
-            if sampler == "nutpie":
-                import nutpie
-
-                compiled = nutpie.compile_pymc_model(model)
-                idata = nutpie.sample(
-                    compiled,
-                    draws=draws,
-                    tune=tune,
-                    chains=chains,
-                    seed=random_seed
-                    if random_seed is not None
-                    else np.random.SeedSequence().entropy % 2**32,
-                    progress_bar=progressbar,
-                    target_accept=target_accept,
-                    cores=cores or min(chains, 2),
-                )
-            else:
-                with model:
-                    idata = pm.sample(
-                        draws=draws,
-                        tune=tune,
-                        chains=chains,
-                        cores=cores or min(chains, 2),
-                        random_seed=random_seed,
-                        progressbar=progressbar,
-                        target_accept=target_accept,
-                        compute_convergence_checks=False,
-                    )
-        post = LabelFlipPosterior(
-            data, idata, model=self, prep=prep, sampler=sampler, random_seed=random_seed
-        )
-        if warn:
-            post.check(warn=True)
-        return post
+        return super().fit(data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                           progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
 # ------------------------------------------------------------------ the posterior
@@ -764,53 +788,31 @@ class LabelFlipPosterior(Posterior):
             summ = az.summary(self.idata, var_names=self._param_names(), kind="diagnostics")
         return summ[["r_hat", "ess_bulk", "ess_tail"]]
 
-    def check(self, *, warn: bool = True) -> dict:
+    def check(self, *, warn: bool = True, stacklevel: int | None = None) -> dict:
         """Convergence diagnostics, with a warning when they are bad.
 
-        Bad means: any r_hat > 1.01 (with more than one chain), any bulk ESS below
-        100 per chain, or any divergent transition.
+        Importance sampling: bad when the weights' Pareto k >= 0.7 or their ESS is below
+        100 per chain. NUTS: any r_hat > 1.01 (with more than one chain), any bulk ESS
+        below 100 per chain, or any divergent transition.
 
         Returns
         -------
-        dict with ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and
-        ``messages``.
+        dict with ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok``,
+        ``messages``, ``sampler``, ``pareto_k`` and ``ess``.
 
         Examples
         --------
         >>> from bayeval.models.label_flip import LabelFlipPosterior
         >>> # LabelFlip().fit(data, warn=False).check()["ok"]
         """
-        summ = self.diagnostics()
-        div = 0
-        if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
-            div = int(self.idata.sample_stats["diverging"].values.sum())
-        max_rhat = float(summ["r_hat"].max()) if len(summ) else float("nan")
-        min_ess = float(summ["ess_bulk"].min()) if len(summ) else float("nan")
-        msgs = []
-        if self.n_chains > 1 and not max_rhat <= 1.01:
-            msgs.append(
-                f"r_hat up to {max_rhat:.3f} (> 1.01): chains disagree. With few vetted labels the "
-                "flip rates are weakly identified; vet more items, tune longer, or pool categories."
-            )
-        if not min_ess >= 100 * self.n_chains:
-            msgs.append(
-                f"bulk ESS as low as {min_ess:.0f} (< {100 * self.n_chains}): draw more samples."
-            )
-        if div:
-            msgs.append(
-                f"{div} divergent transitions: the posterior may be biased; raise target_accept."
-            )
-        if warn and msgs:
-            warnings.warn(
-                "bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning, stacklevel=3
-            )
-        return {
-            "max_rhat": max_rhat,
-            "min_ess_bulk": min_ess,
-            "divergences": div,
-            "ok": not msgs,
-            "messages": msgs,
-        }
+        from .._diagnostics import check_convergence
+        from ._sampling import SamplingInfo
+
+        sampling = getattr(self, "sampling", None) or SamplingInfo(self.sampler)
+        advice = ("With few vetted labels the flip rates are weakly identified; vet more items, tune longer, "
+                  "or pool categories.")
+        return check_convergence(self.idata, sampling, self._param_names(), warn=warn, advice=advice,
+                                 stacklevel=stacklevel)
 
 
 # ------------------------------------------------------------------- simulation

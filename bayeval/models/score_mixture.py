@@ -696,7 +696,7 @@ class ScoreMixture(Model):
                             sampler=sampling.sampler, random_seed=random_seed)
 
     def _convergence(self, post, *, warn: bool) -> dict:
-        return post.check(warn=warn, stacklevel=5)
+        return post.check(warn=warn)
 
     def fit(
         self,
@@ -997,7 +997,7 @@ class SPEPosterior(Posterior):
 
     # -------------------------------------------------------------- diagnostics
 
-    def check(self, *, warn: bool = True, stacklevel: int = 3) -> dict:
+    def check(self, *, warn: bool = True, stacklevel: int | None = None) -> dict:
         """Convergence diagnostics, with a warning when they are bad.
 
         Importance sampling: bad when the weights' Pareto k >= 0.7 or their ESS is
@@ -1038,8 +1038,10 @@ class SPEPosterior(Posterior):
             out["messages"] = [m + " " + msg if m.startswith("r_hat") else m for m in out["messages"]]
             out["chains"] = chains
         if warn and out["messages"]:
+            from .._diagnostics import user_stacklevel
+
             warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(out["messages"]), UserWarning,
-                          stacklevel=stacklevel)
+                          stacklevel=stacklevel or user_stacklevel())
         return out
 
     def chain_summary(self, *, max_items: int = 5000) -> pd.DataFrame:
