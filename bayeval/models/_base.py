@@ -32,10 +32,22 @@ from .. import _validate as V
 from .._diagnostics import check_convergence
 from ._sampling import SAMPLERS, cached_model, sample_model
 
-__all__ = ["Model", "FIT_KEYWORDS"]
+__all__ = ["Model", "FIT_KEYWORDS", "seeds"]
 
 #: The keyword arguments every model's ``fit`` accepts (and their meaning is the same).
 FIT_KEYWORDS = ("draws", "tune", "chains", "cores", "random_seed", "progressbar", "sampler", "warn")
+
+
+def seeds(random_seed) -> tuple[np.random.SeedSequence, int]:
+    """The sampler's seed sequence and the integer that seeds a posterior's label draws.
+
+    An int seed is passed on as is; otherwise (None, a Generator, a SeedSequence) one
+    number drawn from the seed sequence stands for it, so a fit is reproducible from it.
+    """
+    seq = V.as_seed_sequence(random_seed)
+    if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool):
+        return seq, int(random_seed)
+    return seq, int(seq.generate_state(1, np.uint32)[0])
 
 
 class Model:
@@ -194,12 +206,7 @@ class Model:
                 f"{type(self).__name__}.fit() got unexpected keyword argument(s) {unknown}; it takes "
                 f"{list(FIT_KEYWORDS)} and the NUTS settings target_accept, init and max_treedepth."
             )
-        seed = V.as_seed_sequence(random_seed)
-        # an int seed is passed on as is (the posterior's label draws are seeded by it);
-        # otherwise one number drawn from the seed sequence stands for it
-        label_seed = random_seed if isinstance(random_seed, int) and not isinstance(random_seed, bool) else int(
-            seed.generate_state(1, np.uint32)[0]
-        )
+        seed, label_seed = seeds(random_seed)
         model, key = self._model(data)
         chosen = self.auto_sampler if sampler == "auto" else sampler
         idata, info = sample_model(

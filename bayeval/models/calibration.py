@@ -54,7 +54,8 @@ from scipy import special
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
-from ._sampling import SAMPLERS, SamplingInfo, sample_model
+from ._base import Model
+from ._sampling import SamplingInfo
 from .score_mixture import _make_transform
 
 __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
@@ -81,7 +82,7 @@ def _eta(curve: str, params: dict, feats, exp):
     return params["a"] + params["b"] * (feats * slopes).sum(axis=-1)
 
 
-class Calibration:
+class Calibration(Model):
     """A Bayesian calibration curve ``P(y = 1 | score)`` fitted to the vetted labels.
 
     Parameters
@@ -117,6 +118,8 @@ class Calibration:
     >>> float(post.metric("average_precision").mean()) > 0.3
     True
     """
+
+    target_accept = 0.95
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto"):
         self.curve = V.check_choice(curve, "curve", CURVES)
@@ -214,9 +217,6 @@ class Calibration:
             return {"a": (0.0, 1.0), "log_b": (0.0, 1.0), "c": (0.0, 1.0)}
         return {"a": (0.0, 1.5), "log_b": (float(np.log(2.0)), 1.0), "c": (0.0, 1.5)}
 
-    def _key(self, info: dict, n_feats: int):
-        return ("calibration", self.curve, info["scale"], n_feats)
-
     # ---------------------------------------------------------------- build
 
     def build(self, data: EvalData) -> pm.Model:
@@ -273,71 +273,89 @@ class Calibration:
 
     # ------------------------------------------------------------------ fit
 
+    def _check_data(self, data):
+        return _check_data(data)
+
+    def _prepared(self, data) -> dict:
+        memo = getattr(self, "_memo", None)
+        if memo is not None and memo[0] is data:
+            return memo[1]
+        feats, info = self.features(data)
+        n_groups = self._n_groups(data)
+        codes = data.category_codes if n_groups else None
+        out = {"feats": feats, "info": info, "n_groups": n_groups, "codes": codes}
+        self._memo = (data, out)
+        return out
+
+    def _structure(self, data) -> tuple:
+        v = self._prepared(data)
+        return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"])
+
+    def _data_values(self, data) -> dict:
+        v = self._prepared(data)
+        pr = self._prior(v["info"])
+        new = {"features": v["feats"][data.vetted], "vetted_label": data.labels[data.vetted].astype(np.int64),
+               "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}
+        if v["n_groups"]:
+            new["vetted_category"] = v["codes"][data.vetted].astype(np.int64)
+        return new
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        v = self._prepared(data)
+        self._memo = None
+        return CalibrationPosterior(data, idata, calibration=self, features=v["feats"], info=v["info"],
+                                    sampling=sampling, random_seed=random_seed, codes=v["codes"])
+
+    def _log_likelihood(self, post) -> dict:
+        return {}  # CalibrationPosterior stores its own (with the vetted items' ids)
+
+    def _convergence(self, post, *, warn: bool) -> dict:
+        return post.check(warn=warn)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return ("a", "b", "c", "delta", "tau_a", "tau_b")
+
     def fit(
         self,
         data: EvalData,
         *,
         draws: int = 1000,
         tune: int = 1000,
-        chains: int = 2,
-        random_seed=None,
-        sampler: str = "auto",
-        progressbar: bool = False,
-        target_accept: float = 0.95,
+        chains: int | None = None,
         cores: int | None = None,
+        random_seed=None,
+        progressbar: bool = False,
+        sampler: str = "auto",
         warn: bool = True,
+        **sample_kwargs,
     ) -> CalibrationPosterior:
         """Sample the curve's posterior; return a :class:`CalibrationPosterior`.
 
         Parameters
         ----------
         data : EvalData
-        draws, tune, chains : int
+        draws, tune : int
             Posterior draws per chain (``tune`` only for NUTS).
-        random_seed : int, optional
+        chains : int, optional
+            Default 2.
+        cores : int, optional
+            Parallel NUTS chains.
+        random_seed : int, numpy Generator or SeedSequence, optional
             Seeds the sampler and the label draws: the same seed gives the same draws.
+        progressbar : bool
         sampler : {"auto", "importance", "pymc", "nutpie"}
             ``"auto"``: importance sampling from the posterior mode (exact up to Monte
             Carlo error, a fraction of a second), falling back to NUTS when its Pareto
             k exceeds 0.7.
-        progressbar, target_accept, cores
-            NUTS settings.
         warn : bool
             Warn when the vetted labels hold no positive or no negative (the curve then
             rests on its prior) or the sampler's diagnostics are bad.
+        **sample_kwargs
+            NUTS settings: ``target_accept`` (default 0.95), ``init``, ``max_treedepth``.
         """
-        data = _check_data(data)
-        V.check_choice(sampler, "sampler", SAMPLERS)
-        draws = V.as_positive_int(draws, "draws")
-        chains = V.as_positive_int(chains, "chains")
-        tune = V.as_positive_int(tune, "tune", minimum=0)
-        feats, info = self.features(data)
-        fv = feats[data.vetted]
-        yv = data.labels[data.vetted].astype(np.int64)
-        n_groups = self._n_groups(data)
-        codes = data.category_codes if n_groups else None
-        key = self._key(info, feats.shape[1]) + (n_groups,)
-        from ._sampling import _CACHE
-
-        cached = _CACHE.get(key)
-        if cached is not None:
-            model = cached.model
-            pr = self._prior(info)
-            new = {"features": fv, "vetted_label": yv, "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}
-            if n_groups:
-                new["vetted_category"] = codes[data.vetted].astype(np.int64)
-            pm.set_data(new, model=model)
-        else:
-            model = self._build(fv, yv, info, n_groups, None if codes is None else codes[data.vetted])
-        idata, sampling = sample_model(
-            model, draws=draws, tune=tune, chains=chains, random_seed=random_seed, sampler=sampler,
-            progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
-        )
-        post = CalibrationPosterior(data, idata, calibration=self, features=feats, info=info, sampling=sampling,
-                                    random_seed=random_seed, codes=codes)
-        if warn:
-            post.check(warn=True)
-        return post
+        return super().fit(data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                           progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
 def _curve_summary(post, scores, hdi_prob: float, n_grid: int) -> xr.Dataset:
@@ -478,33 +496,22 @@ class CalibrationPosterior(Posterior):
     def check(self, *, warn: bool = True) -> dict:
         """Diagnostics and whether the vetted labels hold both classes; warns when something is off.
 
-        Returns a dict with ``max_rhat``, ``min_ess_bulk``, ``divergences`` (NUTS), the
-        importance sampler's ``pareto_k`` and ``ess``, ``sampler``, ``ok`` and ``messages``.
+        Returns the dict of :func:`bayeval._diagnostics.check_convergence` (``max_rhat``,
+        ``min_ess_bulk``, ``divergences`` for NUTS; the importance sampler's
+        ``pareto_k`` and ``ess``; ``sampler``, ``ok`` and ``messages``), with a message
+        added when the vetted labels hold only one class.
         """
-        msgs = []
+        from .._diagnostics import check_convergence, user_stacklevel
+
+        out = check_convergence(self.idata, self.sampling, self.calibration.param_names, warn=False)
         d = self.data
         if d.n_vetted_positive == 0 or d.n_vetted_negative == 0:
             which = "positives" if d.n_vetted_positive == 0 else "negatives"
-            msgs.append(
+            out["messages"].insert(0,
                 f"no vetted {which} among the {d.n_vetted} vetted labels: the calibration curve rests on its prior. "
                 f"Vet a few more items (e.g. bayeval.select) before trusting the interval."
             )
-        out = {"sampler": self.sampling.sampler, "pareto_k": self.sampling.pareto_k, "ess": self.sampling.ess,
-               "max_rhat": float("nan"), "min_ess_bulk": self.sampling.ess, "divergences": 0}
-        if self.sampling.sampler != "importance":
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                summ = self.diagnostics()
-            out["max_rhat"] = float(summ["r_hat"].max())
-            out["min_ess_bulk"] = float(summ["ess_bulk"].min())
-            if hasattr(self.idata, "sample_stats") and "diverging" in self.idata.sample_stats:
-                out["divergences"] = int(self.idata.sample_stats["diverging"].values.sum())
-            if self.n_chains > 1 and not out["max_rhat"] <= 1.01:
-                msgs.append(f"r_hat up to {out['max_rhat']:.3f} (> 1.01): draw more samples.")
-            if out["divergences"]:
-                msgs.append(f"{out['divergences']} divergent transitions: raise target_accept.")
-        out["ok"] = not msgs
-        out["messages"] = msgs
-        if warn and msgs:
-            warnings.warn("bayeval: " + " ".join(msgs), UserWarning, stacklevel=3)
+            out["ok"] = False
+        if warn and out["messages"]:
+            warnings.warn("bayeval: " + " ".join(out["messages"]), UserWarning, stacklevel=user_stacklevel())
         return out

@@ -34,6 +34,8 @@ from scipy import special, stats
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
+from ._base import Model, seeds
+from ._sampling import SAMPLERS
 from .calibration import Calibration, CalibrationPosterior
 
 __all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "label_loo", "calibration_check"]
@@ -277,7 +279,9 @@ class StackedPosterior(Posterior):
                 by_msg.setdefault(m, []).append(name)
         msgs += [f"{', '.join(names)}: {m}" for m, names in by_msg.items()]
         if warn and msgs:
-            warnings.warn("bayeval: " + " ".join(msgs), UserWarning, stacklevel=3)
+            from .._diagnostics import user_stacklevel
+
+            warnings.warn("bayeval: " + " ".join(msgs), UserWarning, stacklevel=user_stacklevel())
         finite_r = [r for r in rhats if np.isfinite(r)]
         finite_e = [e for e in ess if np.isfinite(e)]
         return {"max_rhat": max(finite_r) if finite_r else float("nan"),
@@ -305,7 +309,7 @@ def _name(model, used: set) -> str:
     return name
 
 
-class Stack:
+class Stack(Model):
     """The default model: candidates weighted by the vetted labels (see :func:`fit`).
 
     A model object with the same ``fit(data, ...)`` form as the others, for model cards
@@ -339,29 +343,38 @@ class Stack:
             return f"Stack(candidates=default{extra})"
         return f"Stack(candidates={self.candidates!r})"
 
+    def build(self, data):
+        raise TypeError(
+            "A Stack has no single PyMC model: it fits each candidate's own model "
+            "(e.g. Stack().candidates or default_candidates(data)) and weights them. Call build() on a candidate."
+        )
+
+    def get_params(self) -> dict:
+        return {"candidates": self.candidates, "transform": self.transform}
+
     def fit(
         self,
         data: EvalData,
         *,
         draws: int = 1000,
         tune: int = 1000,
-        chains: int = 2,
-        random_seed=None,
-        sampler: str = "auto",
-        progressbar: bool = False,
-        target_accept: float = 0.95,
+        chains: int | None = None,
         cores: int | None = None,
+        random_seed=None,
+        progressbar: bool = False,
+        sampler: str = "auto",
         warn: bool = True,
-        max_memory_gb: float | None = None,
+        **sample_kwargs,
     ) -> StackedPosterior:
-        """Fit and stack the candidates (see :func:`fit`); ``tune``, ``target_accept`` and
-        ``cores`` are NUTS settings, used where a candidate falls back to NUTS."""
+        """Fit and stack the candidates (see :func:`fit`); ``tune``, ``cores`` and the NUTS
+        settings in ``sample_kwargs`` are used where a candidate falls back to NUTS;
+        ``max_memory_gb=`` raises the memory guard."""
         cands = self.candidates
         if cands is None and self.transform != "auto":
             cands = default_candidates(data, self.transform)
+        chains = self.default_chains if chains is None else chains
         return fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
-                   progressbar=progressbar, warn=warn, tune=tune, target_accept=target_accept, cores=cores,
-                   max_memory_gb=max_memory_gb)
+                   progressbar=progressbar, warn=warn, tune=tune, cores=cores, **sample_kwargs)
 
 
 def fit(
@@ -426,6 +439,10 @@ def fit(
         )
     draws = V.as_positive_int(draws, "draws")
     chains = V.as_positive_int(chains, "chains")
+    V.check_choice(sampler, "sampler", SAMPLERS)
+    # every candidate gets the same seed: an int as is, anything else read once
+    seq, label_seed = seeds(random_seed)
+    random_seed = label_seed if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool) else seq
     cands = default_candidates(data) if candidates is None else list(candidates)
     # each candidate keeps its draws, and importance sampling proposes 4 per draw
     V.check_job_size(chains, draws, bytes_per_draw=256 * max(1, len(cands)) * 4, what="bayeval.fit",
@@ -475,14 +492,17 @@ def fit(
         table.loc[name] = [np.nan, np.nan, 0.0, np.nan, np.nan, False]
     table.attrs["errors"] = errors
     post = StackedPosterior(data, fits, table.loc[names].sort_values("weight", ascending=False, kind="stable"),
-                            chains=chains, draws=draws, random_seed=random_seed)
+                            chains=chains, draws=draws, random_seed=label_seed)
+    post.model_spec = Stack(candidates=list(cands))
     post.comparison = table
-    if warn:
-        if n_vet == 0:
-            warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
-                          "Vet a random sample of items first.", UserWarning, stacklevel=2)
-        else:
-            post.check(warn=True)
+    samplings = [getattr(p, "sampling", None) for p in fits.values()]
+    post.sampling = samplings[0] if len(samplings) == 1 else None
+    if warn and n_vet == 0:
+        from .._diagnostics import user_stacklevel
+
+        warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
+                      "Vet a random sample of items first.", UserWarning, stacklevel=user_stacklevel())
+    post.convergence = post.check(warn=warn and n_vet > 0)
     return post
 
 
