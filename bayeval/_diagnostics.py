@@ -74,7 +74,8 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
     Importance sampling (``sampling.sampler == "importance"``): bad when the Pareto k
     of the weights is >= 0.7 or their effective sample size is below 100 per chain.
     NUTS: :func:`convergence_check` (r_hat, bulk ESS, divergences). Returns the same
-    dict in both cases, with ``sampler``, ``pareto_k`` and ``ess`` added.
+    dict in both cases, with ``sampler``, ``pareto_k`` and ``ess`` added (the last two
+    None for NUTS).
     """
     sampler = getattr(sampling, "sampler", "pymc")
     if sampler == "importance":
@@ -92,6 +93,8 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
     else:
         out = convergence_check(idata, var_names, warn=warn, advice=advice,
                                 stacklevel=stacklevel + 1 if stacklevel else user_stacklevel())
-    out.update(sampler=sampler, pareto_k=float(getattr(sampling, "pareto_k", float("nan"))),
-               ess=float(getattr(sampling, "ess", float("nan"))))
+    if sampler == "importance":
+        out.update(sampler=sampler, pareto_k=float(sampling.pareto_k), ess=float(sampling.ess))
+    else:  # not applicable
+        out.update(sampler=sampler, pareto_k=None, ess=None)
     return out

@@ -17,6 +17,7 @@ from scipy.special import ndtr, ndtri  # noqa: E402
 from bayeval import EvalData, Posterior  # noqa: E402
 from bayeval.annotator import plot_true_accuracy, true_accuracy_bounds  # noqa: E402
 from bayeval.models.annotator import (  # noqa: E402
+    AnnotationData,
     AnnotatorError,
     CategoricalPosterior,
     _ClassProbability,
@@ -325,7 +326,7 @@ def test_likelihood_and_class_probabilities_equal_brute_force(k, n_ann, independ
     ann[rng.random(ann.shape) < 0.3] = np.nan
     gold = np.where(rng.random(n) < 0.25, rng.integers(0, k, n), np.nan)
     spec = AnnotatorError(k, n_nodes=5, independent=independent)
-    model = spec.build(pred, ann, gold=gold)
+    model = spec.build(AnnotationData(pred, ann, gold=gold))
     params = _random_params(rng, k, n_ann)
     if independent:
         nodes, weights = [0.0], [1.0]
@@ -347,7 +348,7 @@ def test_reported_accuracies_match_the_accuracy_parameters():
     """The population accuracies (on the quadrature nodes) equal prevalence-weighted a[r, k]."""
     rng = np.random.default_rng(0)
     pred, ann = rng.integers(0, 2, 50), rng.integers(0, 2, (50, 2)).astype(float)
-    model = AnnotatorError().build(pred, ann)
+    model = AnnotatorError().build(AnnotationData(pred, ann))
     for _ in range(5):
         params = _random_params(rng, 2, 2)
         det = _with_deterministics(model, params)
@@ -365,7 +366,7 @@ def test_missing_annotations_are_skipped_not_read_as_a_class():
     params = _random_params(rng, 2, 2)
 
     def probs(p, a, prm):
-        model = spec.build(p, a)
+        model = spec.build(AnnotationData(p, a))
         return _ClassProbability(spec, _observe(p, a, None, 2))(_with_deterministics(model, prm))
 
     full = probs(pred, ann, params)
@@ -399,7 +400,7 @@ def test_missing_annotations_are_skipped_not_read_as_a_class():
 )
 def test_input_errors(pred, ann, gold, k, error, match):
     with pytest.raises(error, match=match):
-        AnnotatorError(k).build(pred, ann, gold=gold)
+        AnnotatorError(k).build(AnnotationData(pred, ann, gold=gold))
 
 
 def test_constructor_errors():
@@ -450,7 +451,7 @@ def independent_fit():
     z, pred, ann = _simulate(
         11, 500, model=(2.0, 0.0), annotators=[(1.5, 0.0), (2.0, 0.0), (2.5, 0.0)], missing=0.25
     )
-    post = AnnotatorError().fit(pred, ann, random_seed=5, **FIT)
+    post = AnnotatorError().fit(AnnotationData(pred, ann), random_seed=5, **FIT)
     return z, pred, ann, post
 
 
@@ -494,7 +495,7 @@ def correlated_fits():
     gold = np.full(len(z), np.nan)
     pick = np.random.default_rng(0).choice(len(z), 200, replace=False)
     gold[pick] = z[pick]
-    fits = {g: AnnotatorError().fit(pred, ann, gold=None if g == 0 else gold, random_seed=7, **FIT) for g in (0, 200)}
+    fits = {g: AnnotatorError().fit(AnnotationData(pred, ann, gold=None if g == 0 else gold), random_seed=7, **FIT) for g in (0, 200)}
     return z, pred, ann, gold, fits
 
 
@@ -530,7 +531,7 @@ def test_multiclass_fit_agrees_with_dawid_skene_and_returns_class_metrics():
         31, 400, model=(2.0, 0.0), annotators=[(1.5, 0.0), (2.5, 0.0)], prevalence=(0.5, 0.3, 0.2), missing=0.1
     )
     gold = np.where(np.arange(400) < 30, z, np.nan)
-    post = AnnotatorError(3, independent=True).fit(pred, ann, gold=gold, random_seed=3, **FIT)
+    post = AnnotatorError(3, independent=True).fit(AnnotationData(pred, ann, gold=gold), random_seed=3, **FIT)
     assert isinstance(post, CategoricalPosterior) and post.n_classes == 3
     prev, theta, item_post = dawid_skene(pred, ann, 3, gold=gold)
     ds_acc = np.array([(prev * np.diag(t)).sum() for t in theta])
@@ -540,7 +541,8 @@ def test_multiclass_fit_agrees_with_dawid_skene_and_returns_class_metrics():
     np.testing.assert_array_less(np.abs(bayes - ds_acc), 2 * sds)
     acc = post.metric("accuracy")
     assert acc.dims == ("chain", "draw")
-    lo, hi = np.quantile(acc.values, [0.05, 0.95])
+    # one seeded trial: a 99% interval (a 90% one misses by design in 1 of 10 seeds)
+    lo, hi = np.quantile(acc.values, [0.005, 0.995])
     assert lo <= (pred == z).mean() <= hi
     for name in ("precision", "recall", "f_score", "class_accuracy"):
         assert post.metric(name).dims == ("chain", "draw", "class")
@@ -652,11 +654,12 @@ def test_fit_takes_sampler_options_and_reports_convergence():
     spec = AnnotatorError()
     with pytest.warns(UserWarning, match="sampler diagnostics are bad.*ESS"):
         post = spec.fit(
-            pred, ann, gold=gold, draws=30, tune=30, random_seed=2, progressbar=False,
+            AnnotationData(pred, ann, gold=gold), draws=30, tune=30, random_seed=2, progressbar=False,
             target_accept=0.95, init="adapt_diag",
         )
     conv = post.convergence
-    assert set(conv) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages"}
+    assert set(conv) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages", "sampler", "pareto_k", "ess"}
+    assert conv["sampler"] == "pymc"
     assert not conv["ok"] and conv == spec.check(post, warn=False)
     table = spec.summary(post)
     assert table.loc["structured_weight", "mean"] == pytest.approx(post.gold_check["weight"])
@@ -670,14 +673,31 @@ def test_fit_takes_sampler_options_and_reports_convergence():
         ({"target_accept": 1.5}, ValueError, "target_accept"),
         ({"warn": "yes"}, TypeError, "warn"),
         ({"gold_fallback": "gold"}, ValueError, "gold_fallback"),
-        ({"sample_kwargs": {"target_accept": 0.9}}, ValueError, "target_accept.*argument of fit"),
+        ({"sample_kwargs": {"draws": 9}}, ValueError, "draws.*argument of fit"),
         ({"sample_kwargs": {"init": "adapt_diag"}, "init": "jitter+adapt_diag"}, ValueError, "both"),
         ({"sample_kwargs": [1]}, TypeError, "sample_kwargs"),
+        ({"nuts_sampler": "numpyro"}, TypeError, "unexpected keyword.*nuts_sampler"),
     ],
 )
 def test_fit_argument_errors(kwargs, error, match):
-    with pytest.raises(error, match=match):
-        AnnotatorError().fit([0, 1, 1], [0, 1, 1], **kwargs)
+    import warnings
+
+    with pytest.raises(error, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        AnnotatorError().fit(AnnotationData([0, 1, 1], [0, 1, 1]), **kwargs)
+
+
+def test_the_older_call_forms_still_work_with_a_warning():
+    pred, ann, gold = [0, 1, 1, 0], [[0], [1], [1], [1]], [0, np.nan, np.nan, np.nan]
+    with pytest.warns(DeprecationWarning, match="AnnotationData"):
+        old = AnnotatorError().build(pred, ann, gold=gold)
+    new = AnnotatorError().build(AnnotationData(pred, ann, gold=gold))
+    assert sorted(v.name for v in old.free_RVs) == sorted(v.name for v in new.free_RVs)
+    np.testing.assert_array_equal(old["pattern_count"].get_value(), new["pattern_count"].get_value())
+    with pytest.warns(DeprecationWarning, match="gold_fallback"), pytest.raises(ValueError, match="gold_fallback"):
+        AnnotatorError().fit(AnnotationData(pred, ann), gold_fallback="x")
+    with pytest.raises(TypeError, match="one AnnotationData"):
+        AnnotatorError().fit(np.array(pred))
 
 
 # ------------------------------------------------------------------- long-format input
@@ -706,7 +726,7 @@ def test_annotations_from_long_by_annotator_and_by_slot():
     one = annotations_from_long(long, item="task", annotator="worker", label="answer", pool="slot", max_labels=1)
     assert one.shape == (3, 1)
     # the matrix goes straight into the model (items without a label: all-NaN rows are fine)
-    model = AnnotatorError().build([0, 1, 1], slots)
+    model = AnnotatorError().build(AnnotationData([0, 1, 1], slots))
     assert list(model.coords["annotator"]) == ["label_0", "label_1"]
 
 

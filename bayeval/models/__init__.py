@@ -1,6 +1,6 @@
 """Generative models (PyMC). Each has ``build(...) -> pm.Model`` and ``fit(...) -> posterior``."""
 
-from .annotator import AnnotatorError, CategoricalPosterior, annotations_from_long
+from .annotator import AnnotationData, AnnotatorError, CategoricalPosterior, annotations_from_long
 from .calibration import CURVES, Calibration, CalibrationPosterior
 from .human_ranking import HumanRanking, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
@@ -11,6 +11,7 @@ __all__ = [
     "AUTO_CANDIDATES",
     "FAMILIES",
     "TRANSFORMS",
+    "AnnotationData",
     "AnnotatorError",
     "CURVES",
     "Calibration",

@@ -38,9 +38,10 @@ from scipy.special import log_ndtr, logsumexp, ndtr
 from .. import _diagnostics as _diag
 from .. import _validate as V
 from ..data import EvalData
+from ._base import Model
 from ..posterior import _CHUNK_BYTES, Posterior, _summary_frame, _summary_rows
 
-__all__ = ["AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
+__all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
 
 _MAX_CLASSES = 127  # label draws are int8
 _WORK_BYTES = 1 << 25  # working set of one block of the likelihood in numpy (~32 MiB)
@@ -269,6 +270,70 @@ def annotations_from_long(
     return wide.astype(np.float64)
 
 
+class AnnotationData:
+    """What :class:`AnnotatorError` is fitted to: predictions, annotations, gold, scores.
+
+    Parameters
+    ----------
+    predictions : array_like of shape (n_items,)
+        The classifier's predicted class of each item, integers ``0 .. K - 1``.
+    annotations : array_like of shape (n_items,) or (n_items, n_annotators)
+        Annotator labels, NaN where an annotator did not label an item (a DataFrame's
+        column names name the annotators; :func:`annotations_from_long` builds one from
+        a long table). Missing cells are never read as a class.
+    gold : array_like of shape (n_items,), optional
+        Known true classes, NaN where unknown.
+    scores : array_like of shape (n_items,), optional
+        Binary case only: the classifier's scores, kept for ranking metrics (AP, ROC);
+        by default the 0/1 predictions stand in for them.
+
+    The arrays are checked against the number of classes when a model is fitted (or
+    built), where the message names the argument and the first bad cell.
+
+    Examples
+    --------
+    >>> from bayeval.models import AnnotationData
+    >>> AnnotationData([1, 0, 1], [[1, 1], [0, 1], [1, float("nan")]], gold=[1, float("nan"), float("nan")])
+    AnnotationData(n_items=3, n_annotators=2, n_gold=1)
+    """
+
+    def __init__(self, predictions, annotations, *, gold=None, scores=None):
+        self.predictions = predictions
+        self.annotations = annotations
+        self.gold = gold
+        self.scores = scores
+
+    @property
+    def n_items(self) -> int:
+        return int(np.asarray(self.predictions).size)
+
+    def __repr__(self) -> str:
+        shape = np.shape(self.annotations)
+        n_ann = 1 if len(shape) == 1 else shape[1]
+        n_gold = 0 if self.gold is None else int(np.isfinite(np.asarray(self.gold, dtype=float)).sum())
+        return f"AnnotationData(n_items={self.n_items}, n_annotators={n_ann}, n_gold={n_gold})"
+
+
+def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> AnnotationData:
+    """``build``/``fit``'s data argument: an AnnotationData, or the older positional form."""
+    import warnings
+
+    if len(args) == 1 and isinstance(args[0], AnnotationData) and "gold" not in kwargs and "scores" not in kwargs:
+        return args[0]
+    if len(args) == 2:
+        warnings.warn(
+            f"AnnotatorError.{what}(predictions, annotations, gold=..., scores=...) is deprecated; pass one "
+            f"AnnotationData(predictions, annotations, gold=..., scores=...) instead.",
+            DeprecationWarning, stacklevel=stacklevel,
+        )
+        return AnnotationData(args[0], args[1], gold=kwargs.pop("gold", None), scores=kwargs.pop("scores", None))
+    raise TypeError(
+        f"AnnotatorError.{what}() takes one AnnotationData(predictions, annotations, gold=..., scores=...), "
+        f"got {len(args)} positional argument(s)"
+        + (f" of type {type(args[0]).__name__}" if len(args) == 1 else "") + "."
+    )
+
+
 @dataclass(frozen=True)
 class _Observed:
     """Validated data, compressed to distinct observation patterns."""
@@ -381,7 +446,7 @@ def _normal_nodes(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------------------- the model
 
 
-class AnnotatorError:
+class AnnotatorError(Model):
     """Generative model of a classifier's true accuracy under correlated annotator error.
 
     Raters are the classifier (rater ``"model"``) and the annotators. Item ``i``
@@ -490,14 +555,27 @@ class AnnotatorError:
     independent : bool, default False
         Fix every ``rho`` at 0: errors independent given the true class (then the
         model is Dawid--Skene with the classifier as one more rater).
+    gold_fallback : {"stack", "off"}, default "stack"
+        With gold items: ``"stack"`` reports a mixture of this model and a
+        *gold-only* model (the true class of an unlabelled item drawn from a
+        Dirichlet/Beta posterior of the gold items' confusion table given the
+        predicted class, ignoring the annotators), weighted by stacking on the gold
+        items' leave-one-out predictive densities (PSIS-LOO for this model, exact for
+        the gold-only one). When the annotators tell the truth about the gold items
+        better than the gold base rate does, the weight goes to this model; when the
+        model's picture of shared errors is wrong on the gold items, weight moves to
+        the gold-only model, whose interval is honest whatever the annotators do.
+        ``"off"``: this model alone. The weights and a check of the gold items
+        against the model are in ``post.gold_check`` and in :meth:`summary`. Without
+        gold items both settings are this model alone.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.models.annotator import AnnotatorError
+    >>> from bayeval.models.annotator import AnnotationData, AnnotatorError
     >>> pred = np.array([1, 0, 1, 1, 0, 0])
     >>> ann = np.array([[1, 1], [0, np.nan], [0, 1], [1, 1], [0, 0], [1, np.nan]])
-    >>> m = AnnotatorError().build(pred, ann, gold=[1, np.nan, np.nan, np.nan, 0, np.nan])
+    >>> m = AnnotatorError().build(AnnotationData(pred, ann, gold=[1, np.nan, np.nan, np.nan, 0, np.nan]))
     >>> sorted(v.name for v in m.free_RVs)  # doctest: +NORMALIZE_WHITESPACE
     ['annotator_class_accuracy', 'annotator_difficulty_u', 'model_class_accuracy',
      'model_difficulty_u', 'prevalence']
@@ -505,7 +583,7 @@ class AnnotatorError:
     ('model', '0', '1')
 
     Fitting samples with NUTS (seconds to a minute, whatever the number of items):
-    ``post = AnnotatorError().fit(pred, ann, random_seed=1)``; then
+    ``post = AnnotatorError().fit(AnnotationData(pred, ann), random_seed=1)``; then
     ``post.metric("accuracy")`` is the posterior of the true accuracy on these
     items and ``AnnotatorError().summary(post)`` tabulates annotator accuracies and
     error correlations.
@@ -520,7 +598,7 @@ class AnnotatorError:
     >>> crowd = pd.DataFrame({"item": [1, 1, 1, 2, 2, 3], "annotator": list("abcabc"),
     ...                       "label": [1, 1, 0, 0, 0, 1]})
     >>> ann = annotations_from_long(crowd, items=[1, 2, 3], pool="slot")
-    >>> [str(a) for a in AnnotatorError().build([1, 0, 1], ann).coords["annotator"]]
+    >>> [str(a) for a in AnnotatorError().build(AnnotationData([1, 0, 1], ann)).coords["annotator"]]
     ['label_0', 'label_1', 'label_2']
     """
 
@@ -535,7 +613,9 @@ class AnnotatorError:
         prevalence_concentration: float = 1.0,
         n_nodes: int = 15,
         independent: bool = False,
+        gold_fallback: str = "stack",
     ):
+        self.gold_fallback = V.check_choice(gold_fallback, "gold_fallback", _GOLD_FALLBACKS)
         self.n_classes = _as_int(n_classes, "n_classes", minimum=2)
         if self.n_classes > _MAX_CLASSES:
             raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {self.n_classes}.")
@@ -567,19 +647,15 @@ class AnnotatorError:
 
     # ------------------------------------------------------------------ build
 
-    def build(self, predictions, annotations, *, gold=None):
+    def build(self, data, *args, **kwargs):
         """The PyMC model for these observations.
 
         Parameters
         ----------
-        predictions : array_like of shape (n_items,)
-            The classifier's predicted class of each item, integers ``0 .. K - 1``.
-        annotations : array_like of shape (n_items,) or (n_items, n_annotators)
-            Annotator labels, NaN where an annotator did not label an item (a
-            DataFrame's column names name the annotators). Missing cells are never
-            read as a class.
-        gold : array_like of shape (n_items,), optional
-            Known true classes, NaN where unknown.
+        data : AnnotationData
+            Predictions, annotations and gold labels (the older form
+            ``build(predictions, annotations, gold=...)`` still works, with a
+            DeprecationWarning).
 
         Returns
         -------
@@ -600,11 +676,20 @@ class AnnotatorError:
         Examples
         --------
         >>> from bayeval.models.annotator import AnnotatorError
-        >>> m = AnnotatorError(3).build([0, 1, 2, 2], [0, 1, 1, 2])
+        >>> from bayeval.models import AnnotationData
+        >>> m = AnnotatorError(3).build(AnnotationData([0, 1, 2, 2], [0, 1, 1, 2]))
         >>> m["wrong_class"].eval().shape, sorted(m.coords)
         ((2, 3, 2), ['annotator', 'class', 'other', 'pattern', 'rater'])
         """
-        return self._build(_observe(predictions, annotations, gold, self.n_classes))
+        return self._build(self._observed(_as_annotation_data((data, *args), kwargs, "build")))
+
+    def _observed(self, data: AnnotationData) -> _Observed:
+        memo = getattr(self, "_memo", None)
+        if memo is not None and memo[0] is data:
+            return memo[1]
+        obs = _observe(data.predictions, data.annotations, data.gold, self.n_classes)
+        self._memo = (data, obs)
+        return obs
 
     def _nodes(self) -> tuple[np.ndarray, np.ndarray]:
         if self.independent:
@@ -693,72 +778,90 @@ class AnnotatorError:
 
     # ------------------------------------------------------------------ fit
 
-    def fit(
-        self,
-        predictions,
-        annotations,
-        *,
-        gold=None,
-        scores=None,
-        draws: int = 1000,
-        tune: int = 1000,
-        chains: int = 2,
-        cores: int | None = 1,
-        random_seed: int | None = None,
-        progressbar: bool = True,
-        target_accept: float = 0.9,
-        warn: bool = True,
-        gold_fallback: str = "stack",
-        sample_kwargs: Mapping | None = None,
-        **sample_options,
-    ) -> Posterior:
+    # ------------------------------------------------------------ the contract
+
+    auto_sampler = "pymc"  # the difficulty correlations' posterior is far from Gaussian
+    param_names = _PARAM_NAMES
+
+    def _check_data(self, data):
+        if not isinstance(data, AnnotationData):
+            raise TypeError(
+                f"`data` must be an AnnotationData(predictions, annotations, gold=..., scores=...), "
+                f"got {type(data).__name__}."
+            )
+        obs = self._observed(data)
+        if data.scores is not None and self.n_classes > 2:
+            raise ValueError("`scores` applies to the binary case only (n_classes=2).")
+        if data.scores is not None:
+            V.check_same_length(obs.n_items, "scores", V.as_scores(data.scores).size, reference="predictions")
+        return data
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        obs = self._observed(data)
+        self._memo = None
+        score_arr = obs.predictions.astype(np.float64) if data.scores is None else V.as_scores(data.scores)
+        post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=self.gold_fallback)
+        post._observed = obs
+        return post
+
+    def _log_likelihood(self, post) -> dict:
+        """``log p(observations_i | theta)`` per item: the annotations and prediction of each
+        item with its true class summed out (gold items: their class fixed)."""
+        obs = post._observed
+        cp = _ClassProbability(self, obs)
+        postd = post.idata.posterior
+        n_c, n_d = postd.sizes["chain"], postd.sizes["draw"]
+        m = n_c * n_d
+        params = {name: postd[name].values.reshape((m,) + postd[name].shape[2:]) for name in _STRUCT_VARS
+                  if name in postd}
+        q = cp.nodes.size
+        per_draw = 8 * cp.n_patterns * cp.k * (q * 3 + (1 + cp.n_ann) * 2)
+        step = max(1, _WORK_BYTES // max(per_draw, 1))
+        out = np.concatenate([cp.pattern_loglik({k: v[a:a + step] for k, v in params.items()}, min(step, m - a))
+                              for a in range(0, m, step)], axis=0)
+        return {"observations": (("chain", "draw", "item"), out[:, obs.inverse].reshape(n_c, n_d, obs.n_items))}
+
+    def _convergence(self, post, *, warn: bool) -> dict:
+        return _diag.check_convergence(post.idata, post.sampling, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
+
+    def _after_fit(self, post, *, warn: bool) -> None:
+        import warnings
+
+        if warn and post.gold_check is not None and post.gold_check["contradicts"]:
+            warnings.warn("bayeval: " + post.gold_check["message"], UserWarning, stacklevel=_diag.user_stacklevel())
+
+    def fit(self, data=None, *args, draws: int = 1000, tune: int = 1000, chains: int | None = None,
+            cores: int | None = None, random_seed=None, progressbar: bool = True, sampler: str = "auto",
+            warn: bool = True, **sample_kwargs) -> Posterior:
         """Sample the posterior (NUTS) and wrap it with draws of the true classes.
 
         Parameters
         ----------
-        predictions, annotations, gold
-            As in :meth:`build`.
-        scores : array_like of shape (n_items,), optional
-            Binary case only: the classifier's scores, stored in the Posterior's
-            EvalData for ranking metrics (AP, ROC). By default the predictions
-            themselves (0/1) stand in for scores: hard-prediction metrics
-            (accuracy, precision, recall, F) do not use scores, and ranking metrics
-            of the 0/1 scores are those of the hard classifier.
-        draws, tune, chains : int
+        data : AnnotationData
+            Predictions, annotations, gold labels and (binary case) scores. The older
+            form ``fit(predictions, annotations, gold=..., scores=...)`` still works,
+            with a DeprecationWarning.
+        draws, tune : int
             As in :func:`pymc.sample`.
-        cores : int or None, default 1
-            Processes for the chains (1: sequential, cheapest for this small
-            model; None: PyMC's default).
-        random_seed : int, optional
+        chains : int, optional
+            Default 2.
+        cores : int, optional
+            Processes for the chains (default: up to 2).
+        random_seed : int, numpy Generator or SeedSequence, optional
             Seeds both the sampler and the label draws.
         progressbar : bool, default True
-        target_accept : float, default 0.9
-            NUTS target acceptance rate; raise it (e.g. 0.95) when the fit reports
-            divergent transitions.
+        sampler : {"auto", "pymc", "nutpie", "importance"}
+            ``"auto"``: PyMC's NUTS (the posterior of the difficulty correlations is
+            far from Gaussian, so importance sampling from the mode is not offered by
+            default).
         warn : bool, default True
             Warn when the sampler diagnostics are bad (any r_hat > 1.01, bulk ESS
             below 100 per chain, divergences; see :meth:`check`) and when the gold
-            items contradict the structured model (see ``gold_fallback``).
-        gold_fallback : {"stack", "off"}, default "stack"
-            With gold items: ``"stack"`` reports a mixture of this model and a
-            *gold-only* model (the true class of an unlabelled item drawn from a
-            Dirichlet/Beta posterior of the gold items' confusion table given the
-            predicted class, ignoring the annotators), weighted by stacking on the
-            gold items' leave-one-out predictive densities (PSIS-LOO for this
-            model, exact for the gold-only one). When the annotators tell the truth
-            about the gold items better than the gold base rate does, the weight
-            goes to this model; when the model's picture of shared errors is wrong
-            on the gold items, weight moves to the gold-only model, whose interval
-            is honest whatever the annotators do. ``"off"``: this model alone. The
-            weights and a check of the gold items against the model are in
-            ``post.gold_check`` and in :meth:`summary`. Without gold items both
-            settings are this model alone.
-        sample_kwargs : dict, optional
-            More arguments for :func:`pymc.sample`, as a dict (the same as passing
-            them as keyword arguments).
-        **sample_options
-            More arguments for :func:`pymc.sample`, e.g. ``nuts_sampler="nutpie"``
-            or ``init="adapt_diag"``.
+            items contradict the structured model (see ``gold_fallback`` in the
+            class parameters).
+        **sample_kwargs
+            NUTS settings: ``target_accept`` (default 0.9; raise it, e.g. to 0.95,
+            when the fit reports divergent transitions), ``init``, ``max_treedepth``.
 
         Returns
         -------
@@ -771,71 +874,44 @@ class AnnotatorError:
             ``post.population("accuracy")`` its population accuracy. For
             ``K > 2`` a :class:`CategoricalPosterior`. Either has the attributes
             ``gold_check`` (a dict, None without gold items; see
-            :meth:`gold_check`) and ``convergence`` (the dict of :meth:`check`).
+            :meth:`gold_check`), ``convergence`` (the dict of :meth:`check`) and
+            ``sampling``; ``idata.log_likelihood["observations"]`` holds each item's
+            log-likelihood, so ``az.loo(post.idata)`` works.
 
         Examples
         --------
         >>> import numpy as np
-        >>> from bayeval.models.annotator import AnnotatorError
-        >>> AnnotatorError().fit([1, 0], [[1], [0.5]], draws=10)  # doctest: +ELLIPSIS
+        >>> from bayeval.models.annotator import AnnotationData, AnnotatorError
+        >>> AnnotatorError().fit(AnnotationData([1, 0], [[1], [0.5]]), draws=10)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         ValueError: `annotations` must hold whole class indices 0..1, got non-integers such as 0.5.
         """
-        obs = _observe(predictions, annotations, gold, self.n_classes)
-        draws = _as_int(draws, "draws", minimum=1)
-        tune = _as_int(tune, "tune", minimum=0)
-        chains = _as_int(chains, "chains", minimum=1)
-        if cores is not None:
-            cores = _as_int(cores, "cores", minimum=1)
-        if scores is not None and self.n_classes > 2:
-            raise ValueError("`scores` applies to the binary case only (n_classes=2).")
-        score_arr = obs.predictions.astype(np.float64) if scores is None else V.as_scores(scores)
-        V.check_same_length(obs.n_items, "scores", score_arr.size, reference="predictions")
-        target_accept = V.as_probability(target_accept, "target_accept", open_interval=True)
-        if not isinstance(warn, bool | np.bool_):
-            raise TypeError(f"`warn` must be True or False, got {warn!r}.")
-        gold_fallback = V.check_choice(gold_fallback, "gold_fallback", _GOLD_FALLBACKS)
-        if sample_kwargs is not None and not isinstance(sample_kwargs, Mapping):
-            raise TypeError(f"`sample_kwargs` must be a dict, got {type(sample_kwargs).__name__}.")
-        kwargs = dict(sample_kwargs or {})
-        both = sorted(set(kwargs) & set(sample_options))
-        if both:
-            raise ValueError(f"{both} given both in `sample_kwargs` and as keyword arguments; give each once.")
-        kwargs.update(sample_options)
-        own = ("draws", "tune", "chains", "cores", "random_seed", "progressbar", "model", "target_accept")
-        for key in own:
-            if key in kwargs:
-                raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
-        kwargs.setdefault("compute_convergence_checks", False)
-
         import warnings
 
-        import pymc as pm
-
-        model = self._build(obs)
-        with warnings.catch_warnings():
-            # PyMC's own chatter ("chains < 4", r_hat notes): bayeval reports convergence below
-            warnings.simplefilter("ignore", UserWarning)
-            warnings.simplefilter("ignore", FutureWarning)
-            idata = pm.sample(
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                cores=cores,
-                random_seed=random_seed,
-                progressbar=progressbar,
-                model=model,
-                target_accept=target_accept,
-                **kwargs,
-            )
-        post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=gold_fallback)
-        post.convergence = _diag.convergence_check(
-            idata, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE, stacklevel=3
-        )
-        if warn and post.gold_check is not None and post.gold_check["contradicts"]:
-            warnings.warn("bayeval: " + post.gold_check["message"], UserWarning, stacklevel=2)
-        return post
+        old = {k: sample_kwargs.pop(k) for k in ("gold", "scores") if k in sample_kwargs}
+        data = _as_annotation_data((data, *args) if data is not None else args, old, "fit", stacklevel=3)
+        if "gold_fallback" in sample_kwargs:
+            warnings.warn("fit(gold_fallback=...) is deprecated; give it to AnnotatorError(gold_fallback=...).",
+                          DeprecationWarning, stacklevel=2)
+            spec = _copy_with(self, gold_fallback=sample_kwargs.pop("gold_fallback"))
+        else:
+            spec = self
+        extra = sample_kwargs.pop("sample_kwargs", None)
+        if extra is not None:
+            if not isinstance(extra, Mapping):
+                raise TypeError(f"`sample_kwargs` must be a dict, got {type(extra).__name__}.")
+            warnings.warn("fit(sample_kwargs={...}) is deprecated; pass NUTS settings as keyword arguments.",
+                          DeprecationWarning, stacklevel=2)
+            both = sorted(set(extra) & set(sample_kwargs))
+            if both:
+                raise ValueError(f"{both} given both in `sample_kwargs` and as keyword arguments; give each once.")
+            own = {"draws", "tune", "chains", "cores", "random_seed", "progressbar", "model"}
+            for key in own & set(extra):
+                raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
+            sample_kwargs.update(extra)
+        return Model.fit(spec, data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                         progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
     def check(self, posterior: Posterior, *, warn: bool = True) -> dict:
         """Convergence diagnostics of a fit, with a warning when they are bad.
@@ -871,7 +947,8 @@ class AnnotatorError:
         """
         if not isinstance(posterior, Posterior):
             raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
-        return _diag.convergence_check(posterior.idata, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
+        sampling = getattr(posterior, "sampling", None)
+        return _diag.check_convergence(posterior.idata, sampling, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
 
     def _wrap(self, obs: _Observed, idata, score_arr, random_seed, *, gold_fallback: str = "stack"):
         gold_check = None
@@ -1117,6 +1194,15 @@ def _mix_gold_only(idata, obs: _Observed, weight: float, k: int, random_seed):
 # ------------------------------------------------------- P(z | theta, observations) in numpy
 
 
+def _copy_with(spec: AnnotatorError, **changes) -> AnnotatorError:
+    params = spec.get_params()
+    params.update(changes)
+    return type(spec)(**params)
+
+
+_STRUCT_VARS = ("rater_skill", "rater_loading", "wrong_class", "prevalence")
+
+
 def _param(params: Mapping[str, np.ndarray], name: str, shape_tail: tuple, m: int) -> np.ndarray:
     return np.asarray(params[name], dtype=np.float64).reshape((m,) + shape_tail)
 
@@ -1147,7 +1233,8 @@ class _ClassProbability:
         loading = _param(params, "rater_loading", (r,), m)
         return skill[..., None] - loading[:, :, None, None] * self.nodes
 
-    def pattern_probabilities(self, params, m) -> np.ndarray:
+    def pattern_log_joint(self, params, m) -> np.ndarray:
+        """``log p(pattern_p, z = k | theta)`` per draw, pattern and class: (m, P, K)."""
         eta = self.eta(params, m)
         ll = np.einsum("prk,mrkq->mpkq", self.eq, log_ndtr(eta)) + np.einsum(
             "prk,mrkq->mpkq", self.neq, log_ndtr(-eta)
@@ -1165,8 +1252,18 @@ class _ClassProbability:
         ll = ll + (log_prev[:, None, :] + self.gold_mask[None])[..., None] + np.log(self.node_w)
         top = ll.max(axis=(2, 3), keepdims=True)
         with np.errstate(divide="ignore"):  # classes ruled out by a gold label: log 0
-            lz = np.log(np.exp(ll - top).sum(axis=3)) + top[..., 0]  # (m, P, K)
-        lz -= lz.max(axis=2, keepdims=True)
+            return np.log(np.exp(ll - top).sum(axis=3)) + top[..., 0]  # (m, P, K)
+
+    def pattern_loglik(self, params, m) -> np.ndarray:
+        """``log p(pattern_p | theta)`` (the true class summed out) per draw and pattern: (m, P)."""
+        lz = self.pattern_log_joint(params, m)
+        top = lz.max(axis=2, keepdims=True)
+        with np.errstate(divide="ignore"):
+            return (np.log(np.exp(lz - top).sum(axis=2)) + top[..., 0])
+
+    def pattern_probabilities(self, params, m) -> np.ndarray:
+        lz = self.pattern_log_joint(params, m)
+        lz = lz - lz.max(axis=2, keepdims=True)
         p = np.exp(lz)
         return p / p.sum(axis=2, keepdims=True)
 
