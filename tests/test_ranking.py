@@ -516,30 +516,36 @@ def _quadrature_theta_mean(m, counts, mapping, grid=1500):
 @pytest.fixture(scope="module")
 def fitted():
     pytest.importorskip("pymc")
-    from bayeval.models.human_ranking import HumanRanking
+    from bayeval.models.human_ranking import HumanRanking, PairwiseVotes
 
     votes, conf = _simulated_votes()
     model = HumanRanking(theta_prior=(1.0, 1.0))
     post = model.fit(
-        votes, conf, draws=300, tune=300, chains=2, random_seed=11, progressbar=False, cores=1
+        PairwiseVotes(votes, conf), draws=300, tune=300, chains=2, random_seed=11, progressbar=False, cores=1,
+        warn=False,
     )
     return model, votes, conf, post
 
 
 def test_model_build_has_named_dims():
     pytest.importorskip("pymc")
-    from bayeval.models.human_ranking import HumanRanking
+    from bayeval.models.human_ranking import HumanRanking, PairwiseVotes
 
     votes, conf = _simulated_votes()
-    model = HumanRanking().build(votes, conf)
+    model = HumanRanking().build(PairwiseVotes(votes, conf))
     assert model.named_vars_to_dims["theta"] == ("pair",)
     assert model.named_vars_to_dims["q"] == ("confident_pair", "confidence_level")
     assert model.named_vars_to_dims["q_stick"] == ("confident_pair", "stick")
     assert list(model.coords["confident_pair"]) == [1, 2]
     assert "concentration" in model.named_vars
     assert len(model.coords["vote_pair"]) == 18
-    half = HumanRanking(undecided="half", use_confidence=False).build(votes, conf)
+    half = HumanRanking(undecided="half", use_confidence=False).build(PairwiseVotes(votes, conf))
     assert "q" not in half.named_vars and "votes" in half.named_vars
+    with pytest.warns(DeprecationWarning, match="PairwiseVotes"):
+        old = HumanRanking().build(votes, conf)
+    assert sorted(v.name for v in old.free_RVs) == sorted(v.name for v in model.free_RVs)
+    with pytest.raises(TypeError, match="PairwiseVotes"):
+        HumanRanking().fit(PairwiseVotes(votes), conf)
 
 
 def test_posterior_means_match_votes_within_monte_carlo_error(fitted):
@@ -623,7 +629,7 @@ def test_model_density_is_the_papers_likelihood_times_prior(conc):
     import pytensor.tensor as pt
     from scipy import stats
 
-    from bayeval.models.human_ranking import HumanRanking
+    from bayeval.models.human_ranking import HumanRanking, PairwiseVotes
 
     votes = np.array(
         [[1, 0, 1, 1, 0, 1], [0, 0, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, np.nan]]
@@ -632,7 +638,7 @@ def test_model_density_is_the_papers_likelihood_times_prior(conc):
     conf[2] = [0, 1, 2, 2, 1, 2]
     conf[3, :5] = [0, 1, 1, 2, 0]
     model = HumanRanking(theta_prior=(1, 1), confidence_prior=conc)
-    m = model.build(votes, conf)
+    m = model.build(PairwiseVotes(votes, conf))
     logp = m.compile_logp(jacobian=False, mode="FAST_COMPILE")
     counts = count_votes(votes, conf)
     c = np.array(model.mapping)

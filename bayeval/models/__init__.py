@@ -2,7 +2,7 @@
 
 from .annotator import AnnotationData, AnnotatorError, CategoricalPosterior, annotations_from_long
 from .calibration import CURVES, Calibration, CalibrationPosterior
-from .human_ranking import HumanRanking, RankingPosterior
+from .human_ranking import HumanRanking, PairwiseVotes, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
 from .stacking import Stack, StackedPosterior, fit
 from .score_mixture import AUTO_CANDIDATES, FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior
@@ -21,6 +21,7 @@ __all__ = [
     "HumanRanking",
     "LabelFlip",
     "LabelFlipPosterior",
+    "PairwiseVotes",
     "RankingPosterior",
     "ScoreMixture",
     "SPEPosterior",

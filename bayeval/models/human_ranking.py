@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._base import Model
 from bayeval.ranking import (
     _UNDECIDED_RULES,
     DEFAULT_MAPPING,
@@ -35,7 +36,7 @@ from bayeval.ranking import (
     ranking_percentile,
 )
 
-__all__ = ["HumanRanking", "RankingPosterior"]
+__all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
 
 
 def _pair_labels(votes, n_pairs):
@@ -51,7 +52,53 @@ def _pair_labels(votes, n_pairs):
     return np.arange(n_pairs)
 
 
-class HumanRanking:
+class PairwiseVotes:
+    """What :class:`HumanRanking` is fitted to: people's answers on pairs of items.
+
+    Parameters
+    ----------
+    votes : array-like, shape (n_pairs, n_annotators)
+        ``1`` first item, ``0`` second item, ``-1`` unable to decide, ``NaN`` no answer.
+        A DataFrame's index becomes the ``pair`` coordinate.
+    confidence : array-like, shape (n_pairs, n_annotators), optional
+        Confidence level (``0 .. len(mapping) - 1``) of each decided answer, NaN elsewhere.
+
+    The arrays are checked when a model is built or fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models import PairwiseVotes
+    >>> PairwiseVotes(np.array([[1, 1, 0], [0, -1, 0]]))
+    PairwiseVotes(n_pairs=2, n_annotators=3, confidence=False)
+    """
+
+    def __init__(self, votes, confidence=None):
+        self.votes = votes
+        self.confidence = confidence
+
+    def __repr__(self) -> str:
+        shape = np.shape(self.votes)
+        n_ann = shape[1] if len(shape) > 1 else 1
+        return f"PairwiseVotes(n_pairs={shape[0] if shape else 0}, n_annotators={n_ann}, confidence={self.confidence is not None})"
+
+
+def _as_votes(args, kwargs, what: str) -> PairwiseVotes:
+    import warnings
+
+    if len(args) == 1 and isinstance(args[0], PairwiseVotes) and "confidence" not in kwargs:
+        return args[0]
+    if 1 <= len(args) <= 2 and not any(isinstance(a, PairwiseVotes) for a in args):
+        warnings.warn(
+            f"HumanRanking.{what}(votes, confidence) is deprecated; pass one PairwiseVotes(votes, confidence).",
+            DeprecationWarning, stacklevel=3,
+        )
+        conf = args[1] if len(args) == 2 else kwargs.pop("confidence", None)
+        return PairwiseVotes(args[0], conf)
+    raise TypeError(f"HumanRanking.{what}() takes one PairwiseVotes(votes, confidence), got {len(args)} arguments.")
+
+
+class HumanRanking(Model):
     """Bernoulli model of human pairwise rankings, with confidence scores.
 
     Model, for pair ``i`` with ``n1`` votes for the first item and ``n0`` for
@@ -100,7 +147,7 @@ class HumanRanking:
     >>> from bayeval.models.human_ranking import HumanRanking
     >>> votes = np.array([[1, 1, 1, 1, 1], [1, 0, 1, -1, 0]])
     >>> conf = np.array([[2, 1, 2, 2, 1], [np.nan] * 5])
-    >>> model = HumanRanking().build(votes, conf)
+    >>> model = HumanRanking().build(PairwiseVotes(votes, conf))
     >>> sorted(model.coords)
     ['confidence_level', 'confident_pair', 'pair', 'stick', 'vote_pair']
     """
@@ -171,17 +218,14 @@ class HumanRanking:
         """
         return estimate_theta(votes, confidence, mapping=self.mapping, undecided=self.undecided)
 
-    def build(self, votes, confidence=None):
+    def build(self, data, *args, **kwargs):
         """Build the PyMC model.
 
         Parameters
         ----------
-        votes : array-like, shape (n_pairs, n_annotators)
-            ``1`` first item, ``0`` second item, ``-1`` unable to decide, ``NaN``
-            no answer. A DataFrame's index becomes the ``pair`` coordinate.
-        confidence : array-like, shape (n_pairs, n_annotators), optional
-            Confidence level (``0 .. len(mapping) - 1``) of each decided answer,
-            NaN elsewhere.
+        data : PairwiseVotes
+            The votes and, optionally, their confidence levels (the older form
+            ``build(votes, confidence)`` still works, with a DeprecationWarning).
 
         Returns
         -------
@@ -195,14 +239,16 @@ class HumanRanking:
         --------
         >>> import numpy as np
         >>> from bayeval.models.human_ranking import HumanRanking
-        >>> model = HumanRanking(theta_prior=(1, 1)).build(np.array([[1, 0], [1, 1]]))
+        >>> from bayeval.models import PairwiseVotes
+        >>> model = HumanRanking(theta_prior=(1, 1)).build(PairwiseVotes(np.array([[1, 0], [1, 1]])))
         >>> model.named_vars_to_dims["theta"]
         ('pair',)
         """
         import pymc as pm
         import pytensor.tensor as pt
 
-        counts, unanimous, use_conf, labels = self._data(votes, confidence)
+        data = _as_votes((data, *args), kwargs, "build")
+        counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
         n1 = counts.n_first
         n0 = counts.n_second
         u = counts.n_undecided
@@ -271,70 +317,78 @@ class HumanRanking:
                 )
         return model
 
-    def fit(
-        self,
-        votes,
-        confidence=None,
-        *,
-        draws=1000,
-        tune=1000,
-        chains=2,
-        random_seed=None,
-        progressbar=True,
-        **sample_kwargs,
-    ):
+    # ------------------------------------------------------------ the contract
+
+    auto_sampler = "pymc"  # one theta per pair: too many dimensions for importance sampling
+    param_names = ("theta", "concentration")
+
+    def _check_data(self, data):
+        if not isinstance(data, PairwiseVotes):
+            raise TypeError(f"`data` must be a PairwiseVotes(votes, confidence), got {type(data).__name__}.")
+        self._data(data.votes, data.confidence)  # the checks, with their messages
+        return data
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
+        return RankingPosterior(idata, counts=counts, unanimous=unanimous, used_confidence=use_conf,
+                                pair_labels=labels, undecided=self.undecided)
+
+    def _log_likelihood(self, post) -> dict:
+        """The votes' log-likelihood per pair (undecided answers as the model counts them)."""
+        c = post.counts
+        theta = np.clip(post.theta.values, 1e-12, 1 - 1e-12)
+        if self.undecided == "exclude":
+            k1, k0 = c.n_first, c.n_second
+        else:
+            k1, k0 = c.n_first + 0.5 * c.n_undecided, c.n_second + 0.5 * c.n_undecided
+        return {"votes": (("chain", "draw", "pair"), k1 * np.log(theta) + k0 * np.log1p(-theta))}
+
+    def fit(self, data=None, *args, draws: int = 1000, tune: int = 1000, chains: int | None = None,
+            cores: int | None = None, random_seed=None, progressbar: bool = True, sampler: str = "auto",
+            warn: bool = True, **sample_kwargs):
         """Sample the posterior with NUTS.
 
         Parameters
         ----------
-        votes, confidence : array-like
-            As in :meth:`build`.
-        draws, tune, chains : int
-            Passed to :func:`pymc.sample`.
-        random_seed : int, optional
+        data : PairwiseVotes
+            The votes and their confidence levels (the older form
+            ``fit(votes, confidence)`` still works, with a DeprecationWarning).
+        draws, tune : int
+        chains : int, optional
+            Default 2.
+        cores : int, optional
+            Processes for the chains (default: up to 2).
+        random_seed : int, numpy Generator or SeedSequence, optional
             Seed for reproducible draws.
         progressbar : bool, default True
-            Show PyMC's progress bar.
+        sampler : {"auto", "pymc", "nutpie", "importance"}
+            ``"auto"``: PyMC's NUTS.
+        warn : bool, default True
+            Warn when r_hat, ESS or divergences look bad (``post.convergence``).
         **sample_kwargs
-            Further arguments for :func:`pymc.sample` (e.g. ``cores=1``,
-            ``target_accept=0.95``, ``nuts_sampler="nutpie"``).
+            NUTS settings: ``target_accept``, ``init``, ``max_treedepth``.
 
         Returns
         -------
         RankingPosterior
+            With ``sampling``, ``convergence``, and the votes' log-likelihood per pair in
+            ``idata.log_likelihood`` (so ``az.loo(post.idata)`` works).
 
         Examples
         --------
         >>> import numpy as np
-        >>> from bayeval.models.human_ranking import HumanRanking
+        >>> from bayeval.models.human_ranking import HumanRanking, PairwiseVotes
         >>> rng = np.random.default_rng(0)
         >>> votes = (rng.uniform(size=(10, 5)) < 0.7).astype(float)
-        >>> post = HumanRanking().fit(votes, draws=100, tune=100, chains=1,
-        ...                           random_seed=1, progressbar=False, cores=1)
+        >>> post = HumanRanking().fit(PairwiseVotes(votes), draws=100, tune=100, chains=1,
+        ...                           random_seed=1, progressbar=False, cores=1, warn=False)
         >>> post.theta.dims
         ('chain', 'draw', 'pair')
         """
-        import pymc as pm
-
-        counts, unanimous, use_conf, labels = self._data(votes, confidence)
-        model = self.build(votes, confidence)
-        with model:
-            idata = pm.sample(
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                random_seed=random_seed,
-                progressbar=progressbar,
-                **sample_kwargs,
-            )
-        return RankingPosterior(
-            idata,
-            counts=counts,
-            unanimous=unanimous,
-            used_confidence=use_conf,
-            pair_labels=labels,
-            undecided=self.undecided,
-        )
+        conf = {"confidence": sample_kwargs.pop("confidence")} if "confidence" in sample_kwargs else {}
+        data = _as_votes((data, *args) if data is not None else args, conf, "fit")
+        return super().fit(data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                           progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
 class RankingPosterior:
