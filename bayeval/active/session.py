@@ -10,7 +10,6 @@ session is reopened, so stopping (or crashing) at any point loses nothing typed.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 from datetime import UTC, datetime
 
@@ -19,6 +18,7 @@ import pandas as pd
 
 from .. import _validate as V
 from ..data import EvalData
+from ..models._base import Model
 from ..posterior import Posterior, _resolve
 from .select import STRATEGIES, select
 from .store import LabelStore
@@ -202,14 +202,13 @@ class ActiveSession:
 
     def _fit(self) -> Posterior:
         seed = self._fit_seed()
-        if callable(getattr(self.model, "fit", None)):
+        if isinstance(self.model, Model):  # the model contract: the same keywords for every model
             kwargs = dict(self.fit_kwargs)
-            params = inspect.signature(self.model.fit).parameters
-            if "random_seed" in params:
-                kwargs.setdefault("random_seed", seed)
-            if "progressbar" in params:
-                kwargs.setdefault("progressbar", self.progressbar)
+            kwargs.setdefault("random_seed", seed)
+            kwargs.setdefault("progressbar", self.progressbar)
             post = self.model.fit(self.data, **kwargs)
+        elif callable(getattr(self.model, "fit", None)):  # another object with a fit(data, ...)
+            post = self.model.fit(self.data, **self.fit_kwargs)
         else:
             post = self.model(self.data)
         if not isinstance(post, Posterior):

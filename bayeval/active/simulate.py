@@ -8,7 +8,6 @@ batch, the vetted-only, naive and learned (model) estimates against the truth.
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 
@@ -17,6 +16,7 @@ import xarray as xr
 
 from .. import _validate as V
 from ..data import EvalData
+from ..models._base import Model
 from ..posterior import Posterior, _resolve, hdi, naive, vetted_only
 from .select import STRATEGIES, select
 
@@ -26,16 +26,14 @@ ESTIMATORS = ("vetted_only", "naive", "learned")
 
 
 def _fit(model, data: EvalData, seed: int, fit_kwargs: dict, progressbar: bool) -> Posterior:
-    if callable(getattr(model, "fit", None)):
+    if isinstance(model, Model):  # the model contract: the same keywords for every model
         kwargs = dict(fit_kwargs)
-        params = inspect.signature(model.fit).parameters
-        if "random_seed" in params:
-            kwargs.setdefault("random_seed", seed)
-        if "progressbar" in params:
-            kwargs.setdefault("progressbar", progressbar)
-        if "warn" in params:
-            kwargs.setdefault("warn", False)
+        kwargs.setdefault("random_seed", seed)
+        kwargs.setdefault("progressbar", progressbar)
+        kwargs.setdefault("warn", False)
         post = model.fit(data, **kwargs)
+    elif callable(getattr(model, "fit", None)):  # another object with a fit(data, ...)
+        post = model.fit(data, **fit_kwargs)
     else:
         post = model(data)
     if not isinstance(post, Posterior):

@@ -88,14 +88,17 @@ def _as_votes(args, kwargs, what: str) -> PairwiseVotes:
 
     if len(args) == 1 and isinstance(args[0], PairwiseVotes) and "confidence" not in kwargs:
         return args[0]
-    if 1 <= len(args) <= 2 and not any(isinstance(a, PairwiseVotes) for a in args):
+    if 1 <= len(args) <= 2 and (hasattr(args[0], "__array__") or isinstance(args[0], list | tuple)):
         warnings.warn(
             f"HumanRanking.{what}(votes, confidence) is deprecated; pass one PairwiseVotes(votes, confidence).",
             DeprecationWarning, stacklevel=3,
         )
         conf = args[1] if len(args) == 2 else kwargs.pop("confidence", None)
         return PairwiseVotes(args[0], conf)
-    raise TypeError(f"HumanRanking.{what}() takes one PairwiseVotes(votes, confidence), got {len(args)} arguments.")
+    raise TypeError(
+        f"HumanRanking.{what}() takes one PairwiseVotes(votes, confidence), got "
+        + ", ".join(type(a).__name__ for a in args) + "."
+    )
 
 
 class HumanRanking(Model):

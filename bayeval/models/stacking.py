@@ -495,6 +495,12 @@ def fit(
                             chains=chains, draws=draws, random_seed=label_seed)
     post.model_spec = Stack(candidates=list(cands))
     post.comparison = table
+    if n_vet:  # each draw's vetted-label log-likelihood under the candidate it came from
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            post.idata.add_groups(log_likelihood=xr.Dataset(
+                {"label": (("chain", "draw", "vetted_item"), label_loglik(post))},
+                coords={"chain": post.idata.posterior["chain"].values, "draw": post.idata.posterior["draw"].values}))
     samplings = [getattr(p, "sampling", None) for p in fits.values()]
     post.sampling = samplings[0] if len(samplings) == 1 else None
     if warn and n_vet == 0:
