@@ -627,36 +627,27 @@ def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
 
 
 def _diagnostics(post) -> tuple[dict | None, pd.DataFrame | None]:
-    """(summary dict like SPEPosterior.check, per-parameter table) or (None, None)."""
+    """(the fit's convergence dict, per-parameter table) or (None, None) without a sampler.
+
+    The dict is :func:`bayeval._diagnostics.check_convergence`'s, whatever the sampler:
+    the one check with its thresholds in one place.
+    """
+    from ._diagnostics import check_convergence
+    from .models._sampling import SamplingInfo
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        table = post.diagnostics() if hasattr(post, "diagnostics") else None
         if hasattr(post, "check"):
             d = dict(post.check(warn=False))
-            return d, post.diagnostics()
-        table = post.diagnostics()
-    if table is None or len(table) == 0:
-        return None, None
-    div = 0
-    if hasattr(post.idata, "sample_stats") and "diverging" in post.idata.sample_stats:
-        div = int(post.idata.sample_stats["diverging"].values.sum())
-    max_rhat = float(table["r_hat"].max())
-    min_ess = float(table["ess_bulk"].min())
-    msgs = []
-    if post.n_chains > 1 and not max_rhat <= 1.01:
-        msgs.append(f"r_hat up to {max_rhat:.3f} (> 1.01): the chains disagree.")
-    if not min_ess >= 100 * post.n_chains:
-        msgs.append(
-            f"bulk ESS as low as {min_ess:.0f} (< {100 * post.n_chains}): draw more samples."
-        )
-    if div:
-        msgs.append(f"{div} divergent transitions: the posterior may be biased.")
-    return {
-        "max_rhat": max_rhat,
-        "min_ess_bulk": min_ess,
-        "divergences": div,
-        "ok": not msgs,
-        "messages": msgs,
-    }, table
+        elif getattr(post, "convergence", None):
+            d = dict(post.convergence)
+        elif table is not None and len(table):
+            sampling = getattr(post, "sampling", None) or SamplingInfo("pymc")
+            d = check_convergence(post.idata, sampling, list(post.idata.posterior.data_vars), warn=False)
+        else:
+            return None, None
+    return d, table
 
 
 def _new_figure(width: float, height: float, ncols: int = 1):
@@ -1282,20 +1273,31 @@ def report(
         )
     else:
         target_ess = 100 * post.n_chains
-        tables["diagnostics"] = pd.DataFrame(
-            {
-                "value": [diag["max_rhat"], diag["min_ess_bulk"], int(diag["divergences"])],
-                "target": [
-                    "<= 1.01" if post.n_chains > 1 else "(needs 2+ chains)",
-                    f">= {target_ess}",
-                    "0",
-                ],
-            },
-            index=pd.Index(["max r_hat", "min bulk ESS", "divergences"], name="diagnostic"),
-        )
+        if diag.get("sampler") == "importance":
+            tables["diagnostics"] = pd.DataFrame(
+                {"value": [diag["pareto_k"], diag["ess"]], "target": ["< 0.7", f">= {target_ess}"]},
+                index=pd.Index(["importance sampling: Pareto k", "importance sampling: ESS"], name="diagnostic"),
+            )
+        else:
+            tables["diagnostics"] = pd.DataFrame(
+                {
+                    "value": [diag["max_rhat"], diag["min_ess_bulk"], int(diag["divergences"])],
+                    "target": [
+                        "<= 1.01" if post.n_chains > 1 else "(needs 2+ chains)",
+                        f">= {target_ess}",
+                        "0",
+                    ],
+                },
+                index=pd.Index(["max r_hat", "min bulk ESS", "divergences"], name="diagnostic"),
+            )
         if per_param is not None and len(per_param):
             tables["diagnostics_by_parameter"] = per_param.rename_axis("parameter")
-        if diag["ok"]:
+        if diag["ok"] and diag.get("sampler") == "importance":
+            text.append(
+                f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
+                f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f})."
+            )
+        elif diag["ok"]:
             text.append(
                 f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
                 f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences)."

@@ -382,3 +382,22 @@ def test_auto_says_which_candidate_it_is_fitting(monkeypatch, capsys):
     with pytest.raises(ValueError):
         ScoreMixture.auto(data, families=[("normal", "normal")], progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_importance_sampler_matches_nuts():
+    """The default sampler (importance sampling from the EM mode) against NUTS on the same
+    data: posterior means within Monte Carlo error, spreads alike."""
+    data, _ = simulate(2000, 40, seed=8)
+    fast = ScoreMixture().fit(data, random_seed=3, draws=1000, chains=2, progressbar=False)
+    nuts = ScoreMixture().fit(data, random_seed=3, draws=1000, tune=1000, chains=2, cores=1, progressbar=False,
+                              sampler="pymc")
+    assert fast.sampling.sampler == "importance" and fast.sampling.pareto_k < 0.7
+    assert nuts.sampling.sampler == "pymc" and nuts.convergence["ok"]
+    ess = min(fast.sampling.ess, float(nuts.convergence["min_ess_bulk"]))
+    for v in ("pi", "neg_mean", "pos_mu", "pos_sigma"):
+        x, y = fast.idata.posterior[v].values.ravel(), nuts.idata.posterior[v].values.ravel()
+        tol = 4 * np.sqrt(x.var() / ess + y.var() / ess)
+        assert abs(x.mean() - y.mean()) < tol, (v, x.mean(), y.mean(), tol)
+        assert 0.75 < x.std() / y.std() < 1.33, (v, x.std(), y.std())
+    ap_f, ap_n = fast.metric("average_precision").values.ravel(), nuts.metric("average_precision").values.ravel()
+    assert abs(ap_f.mean() - ap_n.mean()) < 4 * np.sqrt(ap_f.var() / ess + ap_n.var() / ess)

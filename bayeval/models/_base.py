@@ -202,8 +202,9 @@ class Model:
         )
         unknown = sorted(set(sample_kwargs) - {"init", "max_treedepth"})
         if unknown:
+            what = f"option {unknown[0]!r}" if len(unknown) == 1 else "options " + ", ".join(map(repr, unknown))
             raise TypeError(
-                f"{type(self).__name__}.fit() got unexpected keyword argument(s) {unknown}; it takes "
+                f"{type(self).__name__}.fit() takes no {what}; it takes "
                 f"{list(FIT_KEYWORDS)} and the NUTS settings target_accept, init and max_treedepth."
             )
         seed, label_seed = seeds(random_seed)

@@ -262,10 +262,12 @@ class StackedPosterior(Posterior):
         candidates with weight), ``ok`` and ``messages``. Warns when a candidate with weight
         > 0.1 is flagged by the calibration check or its sampler diagnostics are bad.
         """
-        msgs, rhats, ess, div, by_msg = [], [], [], 0, {}
+        msgs, rhats, ess, div, by_msg, samplers, ks = [], [], [], 0, {}, [], []
         for name in self._weighted():
             cand = self.candidates[name]
             res = cand.check(warn=False) if hasattr(cand, "check") else {}
+            samplers.append(res.get("sampler") or "unknown")
+            ks.append(res.get("pareto_k") if res.get("pareto_k") is not None else np.nan)
             rhats.append(float(res.get("max_rhat", np.nan)))
             ess.append(float(res.get("min_ess_bulk", np.nan)))
             div += int(res.get("divergences", 0))
@@ -284,9 +286,13 @@ class StackedPosterior(Posterior):
             warnings.warn("bayeval: " + " ".join(msgs), UserWarning, stacklevel=user_stacklevel())
         finite_r = [r for r in rhats if np.isfinite(r)]
         finite_e = [e for e in ess if np.isfinite(e)]
-        return {"max_rhat": max(finite_r) if finite_r else float("nan"),
-                "min_ess_bulk": min(finite_e) if finite_e else float("nan"),
-                "divergences": div, "ok": not msgs, "messages": msgs}
+        out = {"max_rhat": max(finite_r) if finite_r else float("nan"),
+               "min_ess_bulk": min(finite_e) if finite_e else float("nan"),
+               "divergences": div, "ok": not msgs, "messages": msgs,
+               "sampler": "+".join(sorted(set(samplers))) or "none", "pareto_k": None, "ess": None}
+        if samplers and set(samplers) == {"importance"}:
+            out.update(pareto_k=max(ks), ess=min(ess))
+        return out
 
 
 def _allocate(w: np.ndarray, total: int) -> np.ndarray:
