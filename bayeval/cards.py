@@ -41,7 +41,7 @@ The ``card.toml`` schema
     # target_accept = 0.9           # optional, passed to the model's fit()
 
     [report]                        # optional; defaults shown
-    hdi_prob = 0.94                 # probability of the highest-density intervals
+    hdi_prob = 0.9                  # probability of the highest-density intervals
     metrics = ["average_precision"] # names, or inline tables {name = ..., label = ..., options}
     # e.g. ["average_precision", "roc_auc", { name = "precision_at_k", k = 50 }]
 
@@ -95,6 +95,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._defaults import HDI_PROB
 from . import _validate as V
 from .data import EvalData
 from .metrics import METRICS
@@ -130,7 +131,7 @@ _SAMPLING_KEYS = ("draws", "tune", "chains", "seed", "target_accept")
 _REPORT_KEYS = ("hdi_prob", "metrics")
 _CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
 _SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
-_REPORT_DEFAULTS = {"hdi_prob": 0.94, "metrics": ["average_precision"]}
+_REPORT_DEFAULTS = {"hdi_prob": HDI_PROB, "metrics": ["average_precision"]}
 _BINARY_COLUMNS = ("label", "noisy_label", "prediction", "truth")
 
 

@@ -24,6 +24,8 @@ import os
 import sys
 from pathlib import Path
 
+from ._defaults import HDI_PROB
+
 __all__ = ["main"]
 
 _METRIC_CHOICES = (
@@ -344,7 +346,7 @@ def _cmd_report(args) -> int:
         description=card.description,
         metrics=card.metrics(),
         constraints=card.constraints,
-        hdi_prob=card.report_options.get("hdi_prob", 0.9),
+        hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
         truth=truth,
         source=card.data_file,
     )
@@ -632,7 +634,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--threshold", type=float, default=None, help="score cut-off for precision/recall/f_score/accuracy")
     fit.add_argument("--category-mode", choices=("each", "mean", "pooled"), default="each",
                      help="with --category: per category, their mean, or pooled")
-    fit.add_argument("--hdi-prob", type=float, default=0.9, help="HDI probability (default 0.9)")
+    fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     fit.add_argument("--out", default=None, help="also write the table to this CSV file")
     fit.set_defaults(func=_cmd_fit)
 
@@ -692,7 +694,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
     demo.add_argument("--chains", type=int, default=2, help="chains (default 2)")
     demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--hdi-prob", type=float, default=0.94, help="HDI probability (default 0.94)")
+    demo.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     demo.set_defaults(func=_cmd_demo)
     return parser
 

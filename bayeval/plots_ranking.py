@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayeval._defaults import HDI_PROB
 from bayeval.ranking import (
     _check_positive,
     _q_stats,
@@ -146,7 +147,7 @@ def _as_q_array(q):
     )
 
 
-def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
+def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=True):
     """Table of Q per attribute and system with posterior intervals (Table 1 view).
 
     Parameters
@@ -157,7 +158,7 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
         concatenated over attributes), or a dict ``{(attribute, system):
         DataArray(chain, draw)}``. A DataArray without ``chain``/``draw`` dims
         is read as point values (no interval).
-    hdi_prob : float, default 0.94
+    hdi_prob : float, default 0.9
         Mass of the highest-density interval.
     epsilon : float, default 0.1
         ``p_indistinguishable = P(Q <= 1 - epsilon)``; the paper's Table 1 uses
@@ -218,14 +219,14 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
     return table
 
 
-def plot_percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, ax=None):
+def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
     """Dot-and-interval chart of Q per attribute (rows) and system (colours).
 
     Parameters
     ----------
     q : xarray.DataArray or dict
         As in :func:`percentile_table` (draws needed for intervals).
-    hdi_prob : float, default 0.94
+    hdi_prob : float, default 0.9
         Mass of the intervals drawn.
     epsilon : float, default 0.1
         A vertical line marks ``1 - epsilon``; beyond it a ranking is

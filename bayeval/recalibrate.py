@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._defaults import HDI_PROB
 from . import _validate as V
 from .posterior import Posterior, _default_thresholds
 
@@ -66,7 +67,7 @@ class Recalibration:
         """Probability that the constraint holds at the recommended threshold."""
         return float(self.probability.sel(threshold=self.threshold))
 
-    def table(self, hdi_prob: float = 0.9) -> pd.DataFrame:
+    def table(self, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
         """Per threshold: the constraint probability and posterior precision/recall (mean, HDI)."""
         from .posterior import hdi
 

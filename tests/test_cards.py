@@ -393,7 +393,7 @@ def test_defaults_when_optional_tables_are_absent(tmp_path):
     toml = GOOD.split("[sampling]")[0]
     card = load_card(make_card(tmp_path, toml))
     assert card.sampling == {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
-    assert card.report_options == {"hdi_prob": 0.94, "metrics": ["average_precision"]}
+    assert card.report_options == {"hdi_prob": 0.9, "metrics": ["average_precision"]}
     assert card.metrics() == {"average_precision": "average_precision"}
     assert card.constraints is None
 

@@ -139,7 +139,7 @@ def test_report_renders_a_card(tmp_path, capsys):
 def test_demo_prints_a_summary(capsys):
     assert main(["demo", "--draws", "150", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "average precision" in out and "hdi_3%" in out and "truth" in out
+    assert "average precision" in out and "hdi_5%" in out and "truth" in out
 
 
 def test_select_reads_parquet(scores_csv, tmp_path, capsys):

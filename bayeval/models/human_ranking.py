@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayeval._defaults import HDI_PROB
 from bayeval.ranking import (
     _UNDECIDED_RULES,
     DEFAULT_MAPPING,
@@ -702,14 +703,14 @@ class RankingPosterior:
         p = (q <= 1 - epsilon).mean(("chain", "draw"))
         return float(p) if p.ndim == 0 else p.rename("p_indistinguishable")
 
-    def summary(self, ranking, *, hdi_prob=0.94, epsilon=0.05, ties="strict", tol=1e-3):
+    def summary(self, ranking, *, hdi_prob=HDI_PROB, epsilon=0.05, ties="strict", tol=1e-3):
         """Posterior summary of Q: mean, sd, HDI and decision probability.
 
         Parameters
         ----------
         ranking : array-like, dict, pandas.Series or xarray.DataArray
             As in :meth:`percentile`.
-        hdi_prob : float, default 0.94
+        hdi_prob : float, default 0.9
             Mass of the highest-density interval.
         epsilon : float, default 0.05
             Level for ``p_indistinguishable = P(Q <= 1 - epsilon)``.
