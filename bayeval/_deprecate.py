@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 
 __all__ = ["renamed_keywords", "warn_renamed"]
 
 
-def warn_renamed(old: str, new: str, where: str, *, stacklevel: int = 3) -> None:
-    """Warn that ``old`` (a keyword, attribute, card key or flag) is now ``new``."""
+def warn_renamed(old: str, new: str, where: str, *, stacklevel: int | None = None) -> None:
+    """Warn that ``old`` (a keyword, attribute, card key or flag) is now ``new``.
+
+    The warning points at the first line outside bayeval unless ``stacklevel`` is given.
+    """
+    if stacklevel is None:
+        stacklevel = _outside_bayeval()
     warnings.warn(
         f"{where}: `{old}` is deprecated and will be removed in the next release; "
         f"use `{new}` instead (same meaning).",
@@ -41,3 +47,14 @@ def renamed_keywords(**renames: str):
         return wrapper
 
     return decorate
+
+
+def _outside_bayeval() -> int:
+    """The ``stacklevel`` of the first frame outside bayeval, seen from ``warn_renamed``:
+    the warning points at the user's line, however deep inside bayeval it was raised."""
+    frame = sys._getframe(2)  # the caller of warn_renamed
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "bayeval":
+        frame = frame.f_back
+        level += 1
+    return level

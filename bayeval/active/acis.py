@@ -295,7 +295,7 @@ class ACISResult:
     @property
     def confidence(self) -> float:
         """Deprecated name of :attr:`interval_prob`."""
-        warn_renamed("ACISResult.confidence", "ACISResult.interval_prob", "ACISResult", stacklevel=3)
+        warn_renamed("ACISResult.confidence", "ACISResult.interval_prob", "ACISResult")
         return self.interval_prob
 
     @property

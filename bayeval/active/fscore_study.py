@@ -121,7 +121,7 @@ class FScoreStudy:
     @property
     def confidence(self) -> float:
         """Deprecated name of :attr:`interval_prob`."""
-        warn_renamed("FScoreStudy.confidence", "FScoreStudy.interval_prob", "FScoreStudy", stacklevel=3)
+        warn_renamed("FScoreStudy.confidence", "FScoreStudy.interval_prob", "FScoreStudy")
         return self.interval_prob
 
     def summary(self) -> pd.DataFrame:
@@ -212,7 +212,7 @@ def _interval_keyword(fn, label) -> str:
         return "interval_prob"
     if "confidence" in params:
         warn_renamed(
-            f"confidence (a keyword of method {label!r})", "interval_prob", "simulate_fscore", stacklevel=5
+            f"confidence (a keyword of method {label!r})", "interval_prob", "simulate_fscore"
         )
         return "confidence"
     return "interval_prob"
