@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._defaults import HDI_PROB
+from ._defaults import HDI_PROB, hdi_columns
 from . import _validate as V
 from . import metrics as M
 from .data import EvalData
@@ -718,8 +718,7 @@ def _summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) ->
 
 
 def _summary_frame(rows, hdi_prob) -> pd.DataFrame:
-    lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
-    hi = f"hdi_{100 * (1 + hdi_prob) / 2:g}%"
+    lo, hi = hdi_columns(hdi_prob)
     df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
     return df
 

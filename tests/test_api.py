@@ -168,3 +168,33 @@ def test_simulate_fscore_old_keyword_attribute_and_method_interface():
                               budgets=[20], trials=2, random_seed=0)
     ref = simulate_fscore(_SCORES, _SCORES > 0.5, _ORACLE_Y, interval_prob=0.8, **kw)
     np.testing.assert_allclose(old.runs["ci_low"], ref.runs["ci_low"])
+
+
+# ------------------------------------------------------------------ summary columns
+
+
+def test_summary_tables_name_the_same_quantities_alike():
+    import arviz as az
+    import xarray as xr
+
+    from bayeval import recalibrate
+    from bayeval.models import CategoricalPosterior, RankingPosterior
+    from bayeval.plots_ranking import percentile_table
+
+    ref = ["mean", "sd", "hdi_5%", "hdi_95%"]
+    post = Posterior.from_probabilities(_DATA, _P, draws=50, random_seed=0, check=False)
+    assert post.summary().columns.tolist() == ref
+    assert post.summary(hdi_prob=0.5).columns.tolist() == ["mean", "sd", "hdi_25%", "hdi_75%"]
+    cat = CategoricalPosterior([0, 1, 2], az.from_dict(posterior={"x": np.zeros((1, 20))}),
+                               lambda params: np.full((3, 3), 1 / 3), n_classes=3, random_seed=0)
+    assert cat.summary("accuracy").columns.tolist() == ref
+    draws = np.random.default_rng(3).beta([5, 1, 2], [1, 3, 2], size=(2, 100, 3))
+    ranking = RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
+    assert ranking.summary([1, 0, 1]).columns.tolist()[:4] == ref
+    q = xr.DataArray(np.random.default_rng(0).beta(2, 5, size=(2, 50, 1, 1)),
+                     dims=("chain", "draw", "attribute", "system"),
+                     coords={"attribute": ["a"], "system": ["s"]})
+    assert percentile_table(q, wide=False).columns.tolist()[:4] == ref
+    table = recalibrate(post, min_precision=0.5).table()
+    for quantity in ("precision", "recall"):
+        assert [c for c in table.columns if c.startswith(quantity)] == [f"{quantity}_{c}" for c in ref]

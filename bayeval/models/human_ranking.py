@@ -720,7 +720,8 @@ class RankingPosterior:
         Returns
         -------
         pandas.DataFrame
-            One row per ranking: ``mean``, ``sd``, ``hdi_low``, ``hdi_high``,
+            One row per ranking: ``mean``, ``sd``, ``hdi_5%``, ``hdi_95%`` (for
+            the default ``hdi_prob``; named as in :meth:`bayeval.Posterior.summary`),
             ``p_indistinguishable`` and its numerical range
             (``p_indistinguishable_min``/``_max``, from the per-draw brackets of
             Q), ``max_bound`` (largest numerical error bound of a draw), and
@@ -734,7 +735,7 @@ class RankingPosterior:
         >>> draws = np.random.default_rng(3).beta([5, 1, 2], [1, 3, 2], size=(2, 100, 3))
         >>> post = RankingPosterior.from_draws(draws, votes)
         >>> list(post.summary([1, 0, 1]).columns)[:4]
-        ['mean', 'sd', 'hdi_low', 'hdi_high']
+        ['mean', 'sd', 'hdi_5%', 'hdi_95%']
         """
         hdi_prob = _check_positive(hdi_prob, "hdi_prob", upper=1.0)
         epsilon = _check_positive(epsilon, "epsilon", upper=1.0)
