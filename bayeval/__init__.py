@@ -4,7 +4,13 @@ The pipeline: an :class:`EvalData` (scores, vetted labels, noisy labels, ...) go
 into a generative model (``bayeval.models``), whose :class:`Posterior` draws the
 true labels; :mod:`bayeval.metrics` turns every draw into a metric value, so each
 metric comes out as a full posterior distribution.
+
+Every sub-module is reachable from the package itself, imported on first use:
+``import bayeval as be`` then ``be.models.ScoreMixture``, ``be.active.select``,
+``be.plots``, ``be.datasets``, ``be.cards``...
 """
+
+import importlib as _importlib
 
 from . import metrics
 from .active import ACISResult, ActiveSession, LabelStore, acis, expected_change, select, simulate
@@ -17,6 +23,35 @@ from .recalibrate import Recalibration, recalibrate
 from .report import Report, report
 
 __version__ = "0.1.0.dev0"
+
+#: Sub-modules imported on first attribute access (``be.plots``), so that
+#: ``import bayeval`` stays as light as its eager names allow.
+_SUBMODULES = (
+    "active",
+    "annotator",
+    "cards",
+    "cli",
+    "data",
+    "datasets",
+    "metrics",
+    "models",
+    "plots",
+    "plots_ranking",
+    "posterior",
+    "ranking",
+    "recalibrate",
+)  # not "report": ``be.report`` is the function bayeval.report.report
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SUBMODULES})
+
 
 __all__ = [
     "ACISResult",

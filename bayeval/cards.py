@@ -37,11 +37,11 @@ The ``card.toml`` schema
                                     # BAYEVAL_MAX_MEMORY_GB or --max-memory-gb raise it)
     tune = 1000                     # tuning steps per chain (>= 0)
     chains = 2                      # chains (>= 1)
-    seed = 0                        # seeds the sampler and the label draws (>= 0)
+    random_seed = 0                 # seeds the sampler and the label draws (>= 0)
     # target_accept = 0.9           # optional, passed to the model's fit()
 
     [report]                        # optional; defaults shown
-    hdi_prob = 0.94                 # probability of the highest-density intervals
+    hdi_prob = 0.9                  # probability of the highest-density intervals
     metrics = ["average_precision"] # names, or inline tables {name = ..., label = ..., options}
     # e.g. ["average_precision", "roc_auc", { name = "precision_at_k", k = 50 }]
 
@@ -95,7 +95,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._defaults import HDI_PROB
 from . import _validate as V
+from ._deprecate import renamed_keywords, warn_renamed
 from .data import EvalData
 from .metrics import METRICS
 
@@ -126,11 +128,11 @@ _DATA_KEYS = (
     "truth",
     "features",
 )
-_SAMPLING_KEYS = ("draws", "tune", "chains", "seed", "target_accept")
+_SAMPLING_KEYS = ("draws", "tune", "chains", "random_seed", "target_accept")
 _REPORT_KEYS = ("hdi_prob", "metrics")
 _CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
-_SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
-_REPORT_DEFAULTS = {"hdi_prob": 0.94, "metrics": ["average_precision"]}
+_SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "random_seed": 0}
+_REPORT_DEFAULTS = {"hdi_prob": HDI_PROB, "metrics": ["average_precision"]}
 _BINARY_COLUMNS = ("label", "noisy_label", "prediction", "truth")
 
 
@@ -174,7 +176,7 @@ class Card:
     model_options : dict
         Keyword arguments of the model's constructor.
     sampling : dict
-        ``draws``, ``tune``, ``chains``, ``seed`` (and ``target_accept`` if given).
+        ``draws``, ``tune``, ``chains``, ``random_seed`` (and ``target_accept`` if given).
     report_options : dict
         ``hdi_prob`` and ``metrics`` (the entries as written in the file).
     constraints : dict or None
@@ -326,6 +328,7 @@ class Card:
         cls = _model_class(self.model_name, self.card_file)
         return _construct(cls, self.model_name, self.model_options, self.card_file)
 
+    @renamed_keywords(seed="random_seed")
     def fit(
         self,
         *,
@@ -333,7 +336,7 @@ class Card:
         draws: int | None = None,
         tune: int | None = None,
         chains: int | None = None,
-        seed: int | None = None,
+        random_seed: int | None = None,
         **fit_options,
     ):
         """Load the data, build the model and sample it with the card's settings.
@@ -341,9 +344,10 @@ class Card:
         Parameters
         ----------
         progressbar : bool, default True
-        draws, tune, chains, seed : int, optional
+        draws, tune, chains, random_seed : int, optional
             Override the card's ``[sampling]`` values (e.g. tiny settings for a quick
-            look); None keeps the card's value.
+            look); None keeps the card's value. ``seed``, the former name of
+            ``random_seed``, still works, with a DeprecationWarning.
         **fit_options
             Passed on to the model's ``fit()`` (e.g. ``sampler="pymc"``, ``cores=1``,
             ``warn=False``).
@@ -360,7 +364,7 @@ class Card:
         >>> post = load_card("models/breast_cancer_logreg").fit(progressbar=False)  # doctest: +SKIP
         >>> post.summary(load_card("models/breast_cancer_logreg").metrics())  # doctest: +SKIP
         """
-        overrides = {"draws": draws, "tune": tune, "chains": chains, "seed": seed}
+        overrides = {"draws": draws, "tune": tune, "chains": chains, "random_seed": random_seed}
         settings = dict(self.sampling)
         for key, value in overrides.items():
             if value is not None:
@@ -372,12 +376,12 @@ class Card:
             "draws": settings["draws"],
             "tune": settings["tune"],
             "chains": settings["chains"],
-            "random_seed": settings["seed"],
+            "random_seed": settings["random_seed"],
             "progressbar": progressbar,
         }
         if "target_accept" in settings:
             kwargs["target_accept"] = settings["target_accept"]
-        clash = sorted(set(fit_options) & {*kwargs, "seed", "data"})
+        clash = sorted(set(fit_options) & {*kwargs, "data"})
         if clash:
             raise TypeError(
                 f"fit() got {clash} as fit options; use the keyword arguments of Card.fit."
@@ -394,7 +398,7 @@ class Card:
                         f"{self.model_name!r}: fit() takes no option {key!r}; it takes {takes}."
                     )
                 raise self._error(
-                    f"[sampling] {'seed' if key == 'random_seed' else key}",
+                    f"[sampling] {key}",
                     f"model {self.model_name!r} does not take this setting; its fit() takes {takes}.",
                 )
         return model.fit(data, **kwargs)
@@ -475,7 +479,7 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
     ...     load_card(folder)
     ... except CardError as exc:
     ...     print(str(exc).split(": ", 1)[1])
-    [sampling]: unknown key(s) ['draw']; allowed keys are ['draws', 'tune', 'chains', 'seed', 'target_accept'].
+    [sampling]: unknown key(s) ['draw']; allowed keys are ['draws', 'tune', 'chains', 'random_seed', 'target_accept'].
     """
     p = Path(path)
     if p.is_file() and p.name != CARD_FILE:
@@ -561,7 +565,12 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
     if cls is not None:
         _construct(cls, model_name, model, card_file)  # unknown options and bad values fail now
 
-    sampling_in = _table(doc.get("sampling", {}), "[sampling]", err)
+    sampling_in = dict(_table(doc.get("sampling", {}), "[sampling]", err))
+    if "seed" in sampling_in:  # the former name of random_seed
+        if "random_seed" in sampling_in:
+            raise err("[sampling] seed", "the former name of random_seed, given next to it; keep only random_seed.")
+        warn_renamed("[sampling] seed", "[sampling] random_seed", f"{card_file}")
+        sampling_in["random_seed"] = sampling_in.pop("seed")
     _check_keys(sampling_in, _SAMPLING_KEYS, "[sampling]", err)
     sampling = _check_sampling({**_SAMPLING_DEFAULTS, **sampling_in}, str(card_file))
 
@@ -673,7 +682,7 @@ def _check_sampling(settings: dict, where: str) -> dict:
         "draws": _integer(settings["draws"], "[sampling] draws", err, 1),
         "tune": _integer(settings["tune"], "[sampling] tune", err, 0),
         "chains": _integer(settings["chains"], "[sampling] chains", err, 1),
-        "seed": _integer(settings["seed"], "[sampling] seed", err, 0),
+        "random_seed": _integer(settings["random_seed"], "[sampling] random_seed", err, 0),
     }
     try:
         V.check_job_size(out["chains"], out["draws"], bytes_per_draw=V.FIT_BYTES_PER_DRAW,

@@ -22,7 +22,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
+
+from ._defaults import HDI_PROB
 
 __all__ = ["main"]
 
@@ -122,9 +125,14 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
     p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default 1000)")
     p.add_argument("--chains", type=int, default=2, help="chains (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _seed_args(p)
     p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
     _memory_arg(p)
+
+
+def _seed_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--random-seed", type=int, default=None, help="random seed (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="deprecated spelling of --random-seed")
 
 
 def _memory_arg(p: argparse.ArgumentParser) -> None:
@@ -152,10 +160,19 @@ def _check_args(args) -> None:
         if not args.max_memory_gb > 0:
             raise CLIError(f"--max-memory-gb must be a positive number of GB, got {args.max_memory_gb:g}.")
         os.environ[V.MAX_MEMORY_ENV] = str(args.max_memory_gb)  # seen by every size check of this run
-    for flag, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("seed", 0), ("size", 1), ("batch", 1)):
+    if hasattr(args, "random_seed"):
+        if args.seed is not None:
+            if args.random_seed is not None:
+                raise CLIError("--seed is the former name of --random-seed; give only --random-seed.")
+            print("bayeval: warning: --seed is deprecated and will be removed in the next release; "
+                  "use --random-seed (same meaning).", file=sys.stderr)
+            args.random_seed = args.seed
+        if args.random_seed is None:
+            args.random_seed = 0
+    for flag, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("random_seed", 0), ("size", 1), ("batch", 1)):
         value = getattr(args, flag, None)
         if value is not None and value < minimum:
-            raise CLIError(f"--{flag} must be an integer >= {minimum}, got {value}.")
+            raise CLIError(f"--{flag.replace('_', '-')} must be an integer >= {minimum}, got {value}.")
     for k in getattr(args, "k", None) or []:
         if k < 1:
             raise CLIError(f"--k must be a whole number >= 1 (the number of top-ranked items), got {k}.")
@@ -269,7 +286,7 @@ def _fit(args, data):
         draws=args.draws,
         tune=args.tune,
         chains=args.chains,
-        random_seed=args.seed,
+        random_seed=args.random_seed,
         progressbar=not args.no_progress,
         warn=False,  # reported below as one line on stderr instead of a Python warning
         **fit_kw,
@@ -310,9 +327,16 @@ def _cmd_report(args) -> int:
     from .report import report
 
     try:
-        card = load_card(args.card, allow_outside=args.allow_outside)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DeprecationWarning)
+            card = load_card(args.card, allow_outside=args.allow_outside)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
+    for w in caught:  # a card's deprecated keys: say so where a command-line user sees it
+        if issubclass(w.category, DeprecationWarning):
+            print(f"bayeval: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     out = Path(args.out) if args.out else Path(card.path) / "report"
     if out.exists() and not out.is_dir():
         raise CLIError(f"{out}: is a file; the report is written to a folder (see --out).")
@@ -344,7 +368,7 @@ def _cmd_report(args) -> int:
         description=card.description,
         metrics=card.metrics(),
         constraints=card.constraints,
-        hdi_prob=card.report_options.get("hdi_prob", 0.9),
+        hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
         truth=truth,
         source=card.data_file,
     )
@@ -434,7 +458,7 @@ def _cmd_select(args) -> int:
     if data.has_categories:
         kw["category"] = "mean"
     try:
-        pos = select(post, metric=args.metric, size=args.size, strategy=args.strategy, random_seed=args.seed, **kw)
+        pos = select(post, metric=args.metric, size=args.size, strategy=args.strategy, random_seed=args.random_seed, **kw)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     pos = np.asarray(pos, dtype=np.int64)
@@ -559,9 +583,9 @@ def _cmd_demo(args) -> int:
     print("bayeval demo: a logistic regression on the breast-cancer data (positive = malignant)")
     print(f"  {data.n_items} items, {data.n_vetted} vetted ({data.n_vetted_positive} malignant).")
     print("  Model: the default -- calibration curves P(malignant | score) learned from the vetted labels.")
-    print(f"  Sampling {args.chains} chains x {args.draws} draws (seed {args.seed})...", flush=True)
+    print(f"  Sampling {args.chains} chains x {args.draws} draws (random seed {args.random_seed})...", flush=True)
     post = Stack().fit(
-        data, draws=args.draws, tune=args.draws, chains=args.chains, random_seed=args.seed, progressbar=False, warn=False
+        data, draws=args.draws, tune=args.draws, chains=args.chains, random_seed=args.random_seed, progressbar=False, warn=False
     )
     wanted = {
         "average precision": ("average_precision", {}),
@@ -632,7 +656,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--threshold", type=float, default=None, help="score cut-off for precision/recall/f_score/accuracy")
     fit.add_argument("--category-mode", choices=("each", "mean", "pooled"), default="each",
                      help="with --category: per category, their mean, or pooled")
-    fit.add_argument("--hdi-prob", type=float, default=0.9, help="HDI probability (default 0.9)")
+    fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     fit.add_argument("--out", default=None, help="also write the table to this CSV file")
     fit.set_defaults(func=_cmd_fit)
 
@@ -691,8 +715,8 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
     demo.add_argument("--chains", type=int, default=2, help="chains (default 2)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    demo.add_argument("--hdi-prob", type=float, default=0.94, help="HDI probability (default 0.94)")
+    _seed_args(demo)
+    demo.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     demo.set_defaults(func=_cmd_demo)
     return parser
 

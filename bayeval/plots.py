@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ._defaults import HDI_PROB
 from . import metrics as M
 from .posterior import Posterior, hdi
 
@@ -25,7 +26,7 @@ def _axes(ax):
     return ax
 
 
-def mixture_fit(post, *, ax=None, bins: int = 50, hdi_prob: float = 0.9, n_grid: int = 300, scale: str = "model"):
+def mixture_fit(post, *, ax=None, bins: int = 50, hdi_prob: float = HDI_PROB, n_grid: int = 300, scale: str = "model"):
     """The fitted score mixture over the score histogram, vetted items marked (SPE Fig. 2A).
 
     Shows the posterior mean of each class's weighted density and of the mixture, a
@@ -81,7 +82,7 @@ def mixture_fit(post, *, ax=None, bins: int = 50, hdi_prob: float = 0.9, n_grid:
     return ax
 
 
-def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = 0.9, truth=None, label: str = "posterior", color="tab:blue"):
+def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PROB, truth=None, label: str = "posterior", color="tab:blue"):
     """Precision-recall curve with a credible band (SPE Fig. 2C).
 
     The band is the HDI of the precision at each recall level over the label draws
@@ -249,7 +250,7 @@ def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, ban
     return ax
 
 
-def calibration_curve(post, *, ax=None, hdi_prob: float = 0.9, n_grid: int = 200, truth=None, bins: int = 10,
+def calibration_curve(post, *, ax=None, hdi_prob: float = HDI_PROB, n_grid: int = 200, truth=None, bins: int = 10,
                       color="tab:blue"):
     """The posterior calibration curve ``P(positive | score)`` with its band and the vetted labels.
 

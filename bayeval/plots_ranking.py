@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayeval._defaults import HDI_PROB, hdi_columns
 from bayeval.ranking import (
     _check_positive,
     _q_stats,
@@ -146,7 +147,7 @@ def _as_q_array(q):
     )
 
 
-def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
+def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=True):
     """Table of Q per attribute and system with posterior intervals (Table 1 view).
 
     Parameters
@@ -157,7 +158,7 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
         concatenated over attributes), or a dict ``{(attribute, system):
         DataArray(chain, draw)}``. A DataArray without ``chain``/``draw`` dims
         is read as point values (no interval).
-    hdi_prob : float, default 0.94
+    hdi_prob : float, default 0.9
         Mass of the highest-density interval.
     epsilon : float, default 0.1
         ``p_indistinguishable = P(Q <= 1 - epsilon)``; the paper's Table 1 uses
@@ -165,7 +166,8 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
     wide : bool, default True
         True: attributes as rows, systems as columns, cells formatted as
         ``"mean [low, high]"``. False: one row per (attribute, system) with the
-        numeric columns ``mean``, ``sd``, ``hdi_low``, ``hdi_high``,
+        numeric columns ``mean``, ``sd``, ``hdi_5%``, ``hdi_95%`` (for the
+        default ``hdi_prob``; named as in :meth:`bayeval.Posterior.summary`),
         ``p_indistinguishable``.
     percent : bool, default True
         Show Q in percent in the wide table.
@@ -204,12 +206,12 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
     scale = 100.0 if percent else 1.0
     fmt = "{:.1f}" if percent else "{:.3f}"
 
+    lo, hi = hdi_columns(hdi_prob)
+
     def cell(row):
         text = fmt.format(scale * row["mean"])
         if sample:
-            text += (
-                f" [{fmt.format(scale * row['hdi_low'])}, {fmt.format(scale * row['hdi_high'])}]"
-            )
+            text += f" [{fmt.format(scale * row[lo])}, {fmt.format(scale * row[hi])}]"
         return text
 
     table = long.apply(cell, axis=1).unstack("system")
@@ -218,14 +220,14 @@ def percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, wide=True, percent=True):
     return table
 
 
-def plot_percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, ax=None):
+def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
     """Dot-and-interval chart of Q per attribute (rows) and system (colours).
 
     Parameters
     ----------
     q : xarray.DataArray or dict
         As in :func:`percentile_table` (draws needed for intervals).
-    hdi_prob : float, default 0.94
+    hdi_prob : float, default 0.9
         Mass of the intervals drawn.
     epsilon : float, default 0.1
         A vertical line marks ``1 - epsilon``; beyond it a ranking is
@@ -255,8 +257,9 @@ def plot_percentile_table(q, *, hdi_prob=0.94, epsilon=0.1, ax=None):
     for j, s in enumerate(systems):
         sub = long.xs(s, level="system").reindex(attrs)
         y = np.arange(len(attrs)) + offsets[j]
-        if "hdi_low" in sub:
-            ax.hlines(y, sub["hdi_low"], sub["hdi_high"], color=f"C{j}", lw=2)
+        lo, hi = hdi_columns(hdi_prob)
+        if lo in sub:
+            ax.hlines(y, sub[lo], sub[hi], color=f"C{j}", lw=2)
         ax.plot(sub["mean"], y, "o", color=f"C{j}", label=str(s))
     ax.axvline(1 - epsilon, color="k", ls=":", lw=1)
     ax.set_yticks(np.arange(len(attrs)), [str(a) for a in attrs])

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._defaults import HDI_PROB, hdi_columns
 from . import _validate as V
 from . import metrics as M
 from .data import EvalData
@@ -39,7 +40,7 @@ _MAX_DEFAULT_THRESHOLDS = 201
 # --------------------------------------------------------------------------- HDI
 
 
-def hdi(samples, prob: float = 0.94, axis: int = 0) -> np.ndarray:
+def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
     """Highest-density interval of samples along ``axis`` (vectorized over the rest).
 
     The narrowest interval spanning ``floor(prob * n) + 1`` of the sorted samples, as
@@ -236,8 +237,9 @@ class Posterior:
         ``idata.posterior`` to its values for a chunk of draws (leading axis = the
         draws of the chunk) and the result, of shape ``(n_chunk, n_items)`` or
         ``(n_items,)``, is ``P(z_i = 1 | theta, data)`` for every item.
-    random_seed : int or None
-        Seed of the label draws. None draws fresh entropy once (kept on the object).
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Seed of the label draws: the same seed gives the same draws. None draws fresh
+        entropy once (kept on the object); a Generator is drawn from once.
     model : str, optional
         A name for summaries and reports.
     population : callable, optional
@@ -269,7 +271,7 @@ class Posterior:
         idata: az.InferenceData,
         probability: Callable[[Mapping[str, np.ndarray]], np.ndarray],
         *,
-        random_seed: int | None = None,
+        random_seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         model: str | None = None,
         population: Callable[..., xr.DataArray] | None = None,
     ):
@@ -289,8 +291,15 @@ class Posterior:
         self.model = model or "model"
         self.n_chains = int(post.sizes["chain"])
         self.n_draws = int(post.sizes["draw"])
-        self.random_seed = random_seed
-        self._entropy = np.random.SeedSequence(random_seed).entropy
+        seed = V.as_seed_sequence(random_seed)
+        # what reproduces these draws: the int as given, a Generator's one draw (an
+        # int), a SeedSequence as given; None stays None (fresh entropy, not repeatable)
+        if random_seed is None or isinstance(random_seed, np.random.SeedSequence):
+            self.random_seed = random_seed
+        else:
+            self.random_seed = int(seed.entropy)
+        self._entropy = seed.entropy
+        self._spawn_key = tuple(seed.spawn_key)
         self._vetted = np.flatnonzero(data.vetted)
         self._vetted_values = data.labels[self._vetted].astype(np.int8)
         n_bytes = self.n_chains * self.n_draws * ((data.n_items + 7) // 8)
@@ -310,7 +319,7 @@ class Posterior:
         *,
         draws: int = 1000,
         chains: int = 1,
-        random_seed: int | None = None,
+        random_seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         check: bool = True,
         max_memory_gb: float | None = None,
     ) -> Posterior:
@@ -333,7 +342,8 @@ class Posterior:
             draw (e.g. from a bootstrap); then ``draws = n_samples`` and ``chains = 1``.
         draws, chains : int
             Number of label draws per chain (ignored for 2-D ``p``).
-        random_seed : int or None
+        random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+            Seed of the label draws (as in :class:`Posterior`).
         check : bool, default True
             Warn when the vetted labels contradict ``p``: a likelihood-ratio test of the
             logistic recalibration ``logit P(y = 1) = a + b logit(p)`` against ``a = 0,
@@ -435,7 +445,7 @@ class Posterior:
             z = np.empty(p.shape, dtype=np.int8)
             for j, d in enumerate(range(draws.start, draws.stop)):
                 rng = np.random.Generator(
-                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(chain, d)))
+                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(*self._spawn_key, chain, d)))
                 )
                 np.less(rng.random(n, dtype=np.float32), p[j], out=z[j], casting="unsafe")
             z[:, self._vetted] = self._vetted_values
@@ -574,7 +584,7 @@ class Posterior:
             )
         return self._population(metric, **kwargs)
 
-    def summary(self, metrics=("average_precision",), *, hdi_prob: float = 0.94, **kwargs) -> pd.DataFrame:
+    def summary(self, metrics=("average_precision",), *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
         """Mean, sd and HDI of several metrics, one row per metric (and coordinate).
 
         Parameters
@@ -582,7 +592,7 @@ class Posterior:
         metrics : list
             Each entry a metric name or callable, or ``(metric, {options})``. A dict
             ``{label: metric or (metric, {options})}`` names the rows.
-        hdi_prob : float, default 0.94
+        hdi_prob : float, default 0.9 (``bayeval._defaults.HDI_PROB``)
         **kwargs
             Options passed to every metric (e.g. ``category="mean"``, ``threshold=``).
 
@@ -599,7 +609,7 @@ class Posterior:
         >>> data = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, np.nan, 0])
         >>> post = Posterior.from_probabilities(data, [1, 0.5, 0.5, 0], draws=200, random_seed=0)
         >>> post.summary(["average_precision", ("precision_at_k", {"k": 2})]).columns.tolist()
-        ['mean', 'sd', 'hdi_3%', 'hdi_97%']
+        ['mean', 'sd', 'hdi_5%', 'hdi_95%']
         """
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         items = _metric_items(metrics)
@@ -715,8 +725,7 @@ def _summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) ->
 
 
 def _summary_frame(rows, hdi_prob) -> pd.DataFrame:
-    lo = f"hdi_{100 * (1 - hdi_prob) / 2:g}%"
-    hi = f"hdi_{100 * (1 + hdi_prob) / 2:g}%"
+    lo, hi = hdi_columns(hdi_prob)
     df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
     return df
 

@@ -134,14 +134,17 @@ def _q_stats(q, *, hdi_prob: float, epsilon: float):
     import arviz as az
     import xarray as xr
 
+    from ._defaults import hdi_columns
+
     hdi = az.hdi(q, hdi_prob=hdi_prob)
     hdi = hdi[list(hdi.data_vars)[0]] if isinstance(hdi, xr.Dataset) else hdi
+    lo, hi = hdi_columns(hdi_prob)  # the column names of Posterior.summary
     return xr.Dataset(
         {
             "mean": q.mean(("chain", "draw")),
             "sd": q.std(("chain", "draw"), ddof=1),
-            "hdi_low": hdi.sel(hdi="lower", drop=True),
-            "hdi_high": hdi.sel(hdi="higher", drop=True),
+            lo: hdi.sel(hdi="lower", drop=True),
+            hi: hdi.sel(hdi="higher", drop=True),
             "p_indistinguishable": (q <= 1 - epsilon).mean(("chain", "draw")),
         }
     )

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._defaults import HDI_PROB, hdi_columns
 from . import _validate as V
 from .posterior import Posterior, _default_thresholds
 
@@ -66,16 +67,25 @@ class Recalibration:
         """Probability that the constraint holds at the recommended threshold."""
         return float(self.probability.sel(threshold=self.threshold))
 
-    def table(self, hdi_prob: float = 0.9) -> pd.DataFrame:
-        """Per threshold: the constraint probability and posterior precision/recall (mean, HDI)."""
+    def table(self, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
+        """Per threshold: the constraint probability and posterior precision/recall.
+
+        Columns ``p_constraint`` and, for ``precision`` and ``recall``, the columns of
+        :meth:`bayeval.Posterior.summary` prefixed by the quantity: ``precision_mean``,
+        ``precision_sd``, ``precision_hdi_5%``, ``precision_hdi_95%`` (for the default
+        ``hdi_prob``), and the same for ``recall``.
+        """
         from .posterior import hdi
 
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        lo, hi = hdi_columns(hdi_prob)
         rows = {"threshold": self.probability["threshold"].values, "p_constraint": self.probability.values}
         for q in ("precision", "recall"):
             draws = self.curve.sel(curve=q).stack(s=("chain", "draw")).transpose("threshold", "s").values
             rows[f"{q}_mean"] = draws.mean(axis=1)
+            rows[f"{q}_sd"] = draws.std(axis=1, ddof=1) if draws.shape[1] > 1 else np.nan
             b = hdi(draws, hdi_prob, axis=1)
-            rows[f"{q}_lo"], rows[f"{q}_hi"] = b[:, 0], b[:, 1]
+            rows[f"{q}_{lo}"], rows[f"{q}_{hi}"] = b[:, 0], b[:, 1]
         return pd.DataFrame(rows).set_index("threshold")
 
     def plot(self, ax=None, **kwargs):

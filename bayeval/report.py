@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._defaults import HDI_PROB
 from . import _validate as V
 from . import metrics as M
 from .posterior import Posterior, _metric_items, _point, _resolve, _summary_rows, naive, vetted_only
@@ -848,7 +849,7 @@ def report(
     title: str,
     metrics=None,
     constraints=None,
-    hdi_prob: float = 0.9,
+    hdi_prob: float = HDI_PROB,
     truth=None,
     description: str | None = None,
     thresholds=None,

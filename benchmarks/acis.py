@@ -825,7 +825,7 @@ def figure(settings, truths, parts, path: Path) -> None:
                     "ci_low": lo, "ci_high": hi, "n_labels": b, "seconds": sec,
                 }))
         study = FScoreStudy(runs=pd.concat(frames, ignore_index=True), truth=truths[st.name], alpha=0.5,
-                            confidence=0.95)
+                            interval_prob=0.95)
         study.plot(axes[0, j])
         axes[0, j].set_title(f"{st.name}: true F1 {truths[st.name]:.2f}", fontsize=9)
         study.plot(axes[1, j], kind="variance")

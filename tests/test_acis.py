@@ -415,18 +415,18 @@ def test_rest_interval_is_the_jeffreys_quantile_with_no_rest_positive():
 
     est, den, alpha, exposure, size = 0.6, 100.0, 0.5, 0.01, 10_000
     rest = dict(size=size, x=0, n_drawn=50, exposure=exposure)
-    e, var, lo, hi = _rest_interval(est, 0.0, den, rest, alpha=alpha, confidence=0.95)
+    e, var, lo, hi = _rest_interval(est, 0.0, den, rest, alpha=alpha, interval_prob=0.95)
     r_hi = chi2.ppf(0.975, 1) / 2 / exposure  # Gamma(1/2, rate=exposure)
     assert e == est and hi == pytest.approx(est)
     assert lo == pytest.approx(est * den / (den + (1 - alpha) * r_hi))
     # with domain variance, the two half-widths add in quadrature
-    _, var2, lo2, hi2 = _rest_interval(est, 0.01**2, den, rest, alpha=alpha, confidence=0.95)
+    _, var2, lo2, hi2 = _rest_interval(est, 0.01**2, den, rest, alpha=alpha, interval_prob=0.95)
     assert est - lo2 == pytest.approx(np.hypot(1.959964 * 0.01, est - lo), rel=1e-5)
     assert hi2 - est == pytest.approx(1.959964 * 0.01, rel=1e-5)
     assert var2 > var > 0
     # never more positives than items: capped at the rest's size
     tiny = dict(size=20, x=0, n_drawn=1, exposure=1e-6)
-    assert _rest_interval(est, 0.0, den, tiny, alpha=alpha, confidence=0.95)[2] == pytest.approx(
+    assert _rest_interval(est, 0.0, den, tiny, alpha=alpha, interval_prob=0.95)[2] == pytest.approx(
         est * den / (den + (1 - alpha) * 20)
     )
 
@@ -576,7 +576,7 @@ def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):
 
 def test_sawade_spends_few_draws_on_clear_negatives(pool):
     # With calibrated scores Sawade's proposal gives an item with p ~ 1e-4 a share
-    # ~sqrt(p); a floor of 0.02 (ACIS's epsilon) would lift each of the ~19,000 clear
+    # ~sqrt(p); a floor of 0.02 (ACIS's proposal_floor) would lift each of the ~19,000 clear
     # negatives to sqrt(0.02) and send 72-82% of the draws to them (5 runs on this
     # pool). With the default floor the share with score < 1e-3 is 0.09-0.25 (mean
     # 0.17); 0.45 separates the two by far more than the runs' spread.
@@ -650,7 +650,7 @@ def _ok():
         (dict(alpha="0.5"), TypeError, "alpha"),
         (dict(first_batch=0), ValueError, "first_batch"),
         (dict(random_seed="x"), TypeError, "random_seed"),
-        (dict(confidence=1.5), ValueError, "confidence"),
+        (dict(interval_prob=1.5), ValueError, "interval_prob"),
     ],
 )
 @pytest.mark.parametrize("method", METHODS)
@@ -665,8 +665,8 @@ def test_bad_input_is_rejected_with_a_clear_message(method, change, error, match
 @pytest.mark.parametrize(
     "change,error,match",
     [
-        (dict(epsilon=0.0), ValueError, "epsilon"),
-        (dict(epsilon=0.5), ValueError, "epsilon"),
+        (dict(proposal_floor=0.0), ValueError, "proposal_floor"),
+        (dict(proposal_floor=0.5), ValueError, "proposal_floor"),
         (dict(beta=1.5), ValueError, "beta"),
         (dict(beta_iterations=0), ValueError, "beta_iterations"),
         (dict(average_last=0), ValueError, "average_last"),

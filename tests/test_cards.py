@@ -104,7 +104,7 @@ def test_card_fields_of_a_real_card(cards):
     card = cards["digits_svm"]
     assert card.model_name == "default"
     assert card.columns == {"score": "score", "label": "label", "id": "id", "truth": "truth"}
-    assert card.sampling == {"draws": 2000, "tune": 1000, "chains": 2, "seed": 1}
+    assert card.sampling == {"draws": 2000, "tune": 1000, "chains": 2, "random_seed": 1}
     assert card.report_options["hdi_prob"] == 0.9
     assert card.constraints == {"min_precision": 0.8, "min_recall": 0.8}
     assert isinstance(card.build_model(), Stack)
@@ -149,7 +149,7 @@ positive = "normal"
 draws = 10
 tune = 10
 chains = 1
-seed = 3
+random_seed = 3
 
 [report]
 hdi_prob = 0.9
@@ -279,8 +279,9 @@ def test_unknown_model_and_bad_model_options(tmp_path):
         ("tune = 10", 'tune = "many"', "[sampling] tune"),
         ("tune = 10", "tune = -1", "[sampling] tune"),
         ("chains = 1", "chains = 1.5", "[sampling] chains"),
-        ("seed = 3", "seed = -2", "[sampling] seed"),
-        ("seed = 3", "seed = 3\ntarget_accept = 1.2", "[sampling] target_accept"),
+        ("random_seed = 3", "random_seed = -2", "[sampling] random_seed"),
+        ("random_seed = 3", "random_seed = 3.5", "[sampling] random_seed"),
+        ("random_seed = 3", "random_seed = 3\ntarget_accept = 1.2", "[sampling] target_accept"),
         ("hdi_prob = 0.9", "hdi_prob = 1.0", "[report] hdi_prob"),
         ("min_precision = 0.9", "min_precision = 1.5", "[constraints] min_precision"),
         ("min_precision = 0.9", "", "[constraints]"),
@@ -288,6 +289,28 @@ def test_unknown_model_and_bad_model_options(tmp_path):
 )
 def test_bad_values_name_the_key(tmp_path, old, new, key):
     fails(make_card(tmp_path, **{old: new}), key)
+
+
+def test_former_seed_key_still_read_with_a_deprecation_warning(tmp_path):
+    folder = make_card(tmp_path / "old", **{"random_seed = 3": "seed = 3"})
+    with pytest.warns(DeprecationWarning, match=r"\[sampling\] seed.*use `\[sampling\] random_seed`"):
+        card = load_card(folder)
+    assert card.sampling["random_seed"] == 3 and "seed" not in card.sampling
+    with pytest.warns(DeprecationWarning):
+        fails(make_card(tmp_path / "neg", **{"random_seed = 3": "seed = -1"}), "[sampling] random_seed", ">= 0")
+    fails(make_card(tmp_path / "both", **{"random_seed = 3": "seed = 3\nrandom_seed = 3"}),
+          "[sampling] seed", "keep only random_seed")
+
+
+def test_card_fit_former_seed_keyword(tmp_path):
+    card = load_card(make_card(tmp_path))
+    with pytest.raises(TypeError, match="got both `seed`.*pass only `random_seed`"):
+        card.fit(seed=1, random_seed=1)
+    # the old keyword is read as random_seed: its bad value is caught by the same check
+    with pytest.warns(DeprecationWarning, match="use `random_seed`"), pytest.raises(
+        CardError, match=r"fit\(\): \[sampling\] random_seed"
+    ):
+        card.fit(seed=-1)
 
 
 def test_bad_metrics(tmp_path):
@@ -392,8 +415,8 @@ def test_metrics_parsing(tmp_path):
 def test_defaults_when_optional_tables_are_absent(tmp_path):
     toml = GOOD.split("[sampling]")[0]
     card = load_card(make_card(tmp_path, toml))
-    assert card.sampling == {"draws": 1000, "tune": 1000, "chains": 2, "seed": 0}
-    assert card.report_options == {"hdi_prob": 0.94, "metrics": ["average_precision"]}
+    assert card.sampling == {"draws": 1000, "tune": 1000, "chains": 2, "random_seed": 0}
+    assert card.report_options == {"hdi_prob": 0.9, "metrics": ["average_precision"]}
     assert card.metrics() == {"average_precision": "average_precision"}
     assert card.constraints is None
 
@@ -415,7 +438,7 @@ def test_fit_of_the_smallest_card_returns_a_posterior(cards):
     post = card.fit(**TINY)
     assert isinstance(post, Posterior)
     assert (post.n_chains, post.n_draws) == (1, 60)
-    assert post.random_seed == card.sampling["seed"]
+    assert post.random_seed == card.sampling["random_seed"]
     comp = post.comparison  # the default model: a stack of calibration curves, named in post.model
     assert all(name in post.model for name in comp.index[comp["weight"] >= 0.005])
     table = post.summary(card.metrics(), hdi_prob=card.report_options["hdi_prob"])

@@ -137,9 +137,20 @@ def test_report_renders_a_card(tmp_path, capsys):
 
 
 def test_demo_prints_a_summary(capsys):
-    assert main(["demo", "--draws", "150", "--seed", "1"]) == 0
+    assert main(["demo", "--draws", "150", "--random-seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "average precision" in out and "hdi_3%" in out and "truth" in out
+    assert "average precision" in out and "hdi_5%" in out and "truth" in out
+
+
+def test_former_seed_flag(capsys):
+    # still read (here the run then stops at the missing file), with a note on stderr
+    assert main(["fit", "no-such-file.csv", "--score", "s", "--label", "y", "--seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--seed is deprecated" in err and "use --random-seed" in err
+    assert main(["fit", "no-such-file.csv", "--score", "s", "--label", "y", "--seed", "-1"]) == 2
+    assert "--random-seed must be an integer >= 0, got -1" in capsys.readouterr().err
+    assert main(["demo", "--seed", "1", "--random-seed", "1"]) == 2
+    assert "give only --random-seed" in capsys.readouterr().err
 
 
 def test_select_reads_parquet(scores_csv, tmp_path, capsys):

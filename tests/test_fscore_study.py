@@ -85,10 +85,10 @@ def test_custom_methods_and_their_keywords():
     scores, predictions, y = pool()
     seen = []
 
-    def my_method(scores, predictions, oracle, *, budget, alpha, random_seed, confidence, flag):
+    def my_method(scores, predictions, oracle, *, budget, alpha, random_seed, interval_prob, flag):
         seen.append(flag)
         return acis(scores, predictions, oracle, budget=budget, alpha=alpha, random_seed=random_seed,
-                    confidence=confidence, top_k_prior=False)
+                    interval_prob=interval_prob, top_k_prior=False)
 
     st = simulate_fscore(
         scores, predictions, y, methods={"no domain": my_method, "acis": acis}, budgets=[40], trials=3,
@@ -139,7 +139,7 @@ def test_bad_input_is_rejected(change, error, match):
 
 def test_study_result_type(study):
     assert isinstance(study, FScoreStudy)
-    assert study.alpha == 0.5 and study.confidence == 0.95
+    assert study.alpha == 0.5 and study.interval_prob == 0.95
 
 
 def test_simulate_fscore_reports_progress_when_asked():

@@ -611,7 +611,7 @@ def test_posterior_percentile_equals_core_per_draw(fitted):
     summ = post.summary(systems, epsilon=0.1)
     assert list(summ.index) == ["good", "random"]
     np.testing.assert_allclose(summ["mean"], q.mean(("chain", "draw")).values)
-    assert np.all(summ["hdi_low"] <= summ["mean"]) and np.all(summ["mean"] <= summ["hdi_high"])
+    assert np.all(summ["hdi_5%"] <= summ["mean"]) and np.all(summ["mean"] <= summ["hdi_95%"])
     assert np.all(summ["p_indistinguishable_min"] <= summ["p_indistinguishable"])
     assert np.all(summ["n_undecided"] == 4) and np.all(summ["max_bound"] <= 1e-3)
     assert summ.loc["good", "mean"] < summ.loc["random", "mean"]

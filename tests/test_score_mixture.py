@@ -213,7 +213,7 @@ def test_recalibration_probabilities(fitted):
     ax = rec.plot()
     assert ax.get_ylabel() == "P(constraint holds)"
     table = rec.table()
-    assert {"p_constraint", "precision_mean", "recall_lo"} <= set(table.columns)
+    assert {"p_constraint", "precision_mean", "recall_hdi_5%", "recall_sd"} <= set(table.columns)
     with pytest.raises(ValueError, match="no constraint"):
         recalibrate(post)
 

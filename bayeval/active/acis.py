@@ -32,7 +32,7 @@ the last one is cut so that exactly ``budget`` items are labeled). Before each b
    afterwards to the true labels bought so far, blended with the prior as
    ``b * c0 + (1 - b) * c``, where ``b`` starts at ``beta`` and falls linearly to 0
    over ``beta_iterations`` iterations. The result is rescaled linearly from [0, 1]
-   to [epsilon, 1 - epsilon] so that every candidate keeps a positive probability.
+   to [proposal_floor, 1 - proposal_floor] so that every candidate keeps a positive probability.
 2. *Importance distribution.* Sawade's variance-minimizing proposal for F_alpha,
    with ``c`` in place of p(y=1|x) and the previous estimate ``G`` (0.5 at the
    start; clipped below at 0.05 so that predicted negatives keep positive mass):
@@ -185,7 +185,8 @@ import pandas as pd
 from scipy.optimize import isotonic_regression
 from scipy.stats import gamma, norm
 
-from bayeval._validate import as_binary_vector, as_scores, check_same_length
+from bayeval._deprecate import renamed_keywords, warn_renamed
+from bayeval._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
 __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 
@@ -232,7 +233,7 @@ class ACISResult:
     variance : float
         Estimated sampling variance of ``estimate`` (with the zero-variance floor).
     interval : tuple of float
-        ``confidence`` interval, clipped to [0, 1] (see ``interval_method``).
+        ``interval_prob`` interval, clipped to [0, 1] (see ``interval_method``).
     labeled : pandas.DataFrame
         One row per labeled item, in the order of labeling: ``item`` (position in
         the pool), ``label`` (0/1 from the oracle), ``prediction``, ``score``,
@@ -253,8 +254,9 @@ class ACISResult:
         (:func:`bayeval.active.fscore_posterior.score_mixture_fscore`).
     alpha : float
         Weight of precision in F_alpha (0.5 is F1).
-    confidence : float
-        Coverage of ``interval``.
+    interval_prob : float
+        Coverage of ``interval`` (formerly ``confidence``; that name still reads it,
+        with a DeprecationWarning).
     n_items : int
         Size of the pool.
     posterior : Posterior or None
@@ -285,10 +287,16 @@ class ACISResult:
     history: pd.DataFrame
     method: str
     alpha: float
-    confidence: float
+    interval_prob: float
     n_items: int
     posterior: object = None
     interval_method: str = "delta"
+
+    @property
+    def confidence(self) -> float:
+        """Deprecated name of :attr:`interval_prob`."""
+        warn_renamed("ACISResult.confidence", "ACISResult.interval_prob", "ACISResult")
+        return self.interval_prob
 
     @property
     def std_error(self) -> float:
@@ -361,7 +369,7 @@ class ACISResult:
             ax.axhline(truth, color="0.3", linestyle="--", linewidth=1, label="true F")
         ax.set_xlabel("labels spent")
         f_name = "F1" if self.alpha == 0.5 else f"F (alpha={self.alpha:g})"
-        ax.set_ylabel(f"{f_name} estimate, {self.confidence:.0%} interval")
+        ax.set_ylabel(f"{f_name} estimate, {self.interval_prob:.0%} interval")
         ax.set_ylim(-0.02, 1.02)
         ax.legend(loc="best", fontsize="small")
         return ax
@@ -400,21 +408,11 @@ def _check_real(
 
 
 def _check_rng(random_seed) -> np.random.Generator:
-    if isinstance(random_seed, np.random.Generator):
-        return random_seed
-    if random_seed is None or (
-        isinstance(random_seed, numbers.Integral) and not isinstance(random_seed, bool)
-    ):
-        if random_seed is not None and random_seed < 0:
-            raise ValueError(f"`random_seed` must be a non-negative integer, got {random_seed}.")
-        return np.random.default_rng(random_seed)
-    raise TypeError(
-        "`random_seed` must be None, a non-negative integer or a numpy.random.Generator, "
-        f"got {_describe(random_seed)}."
-    )
+    """The run's random stream, from any seed :func:`bayeval._validate.as_seed_sequence` reads."""
+    return np.random.default_rng(as_seed_sequence(random_seed))
 
 
-def _check_common(scores, predictions, oracle, budget, alpha, first_batch, confidence):
+def _check_common(scores, predictions, oracle, budget, alpha, first_batch, interval_prob):
     """Checks shared by ``acis`` and the baselines; returns clean arrays and numbers."""
     s = as_scores(scores, "scores")
     yhat = as_binary_vector(predictions, "predictions")
@@ -453,8 +451,8 @@ def _check_common(scores, predictions, oracle, budget, alpha, first_batch, confi
             f"`budget` ({budget}) exceeds the number of items in the pool ({n}); an item "
             "is labeled at most once. Use budget <= len(scores)."
         )
-    confidence = _check_real(confidence, "confidence", lo=0, hi=1, lo_open=True, hi_open=True)
-    return s, yhat, alpha, first_batch, budget, confidence
+    interval_prob = _check_real(interval_prob, "interval_prob", lo=0, hi=1, lo_open=True, hi_open=True)
+    return s, yhat, alpha, first_batch, budget, interval_prob
 
 
 def _check_target(target_std_error):
@@ -747,7 +745,7 @@ def _rest_variance(y: np.ndarray, m: int, g: float, alpha: float, den: float) ->
     return ((1.0 - alpha) * g * m) ** 2 * (1.0 - n / m) * s2 / n / den**2
 
 
-def _rest_interval(est, var_domain, den, rest, *, alpha, confidence):
+def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob):
     """Estimate, variance and interval with a Jeffreys treatment of the rest stratum.
 
     ``rest`` describes the items outside the current top-K domain: ``size`` (how
@@ -762,13 +760,13 @@ def _rest_interval(est, var_domain, den, rest, *, alpha, confidence):
     interval adds the rest's (asymmetric) quantile offsets and the domain's normal
     half-width in quadrature on each side.
     """
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(norm.ppf(0.5 + interval_prob / 2.0))
     if not (math.isfinite(est) and math.isfinite(var_domain)) or not den > 0:
         return est, var_domain, 0.0, 1.0
     size, x, exposure = rest["size"], rest["x"], rest["exposure"]
     if exposure > 0:
         r_hat = x / exposure
-        tail = (1.0 - confidence) / 2.0
+        tail = (1.0 - interval_prob) / 2.0
         r_lo, r_hi = gamma.ppf([tail, 1.0 - tail], x + 0.5, scale=1.0 / exposure)
         var_r = (x + 0.5) / exposure**2
     else:  # nothing drawn from the rest yet: anything from 0 to all of it
@@ -789,13 +787,13 @@ class _Book:
     """Labels bought so far, running sums of the labeled stratum, and the history."""
 
     def __init__(
-        self, s, yhat, alpha, confidence, average_last, target_std_error=None, interval="delta"
+        self, s, yhat, alpha, interval_prob, average_last, target_std_error=None, interval="delta"
     ):
         self.s, self.yhat, self.alpha = s, yhat, alpha
         self.target_std_error = target_std_error
-        self.confidence = confidence
+        self.interval_prob = interval_prob
         self.interval = interval
-        self.z = float(norm.ppf(0.5 + confidence / 2.0))
+        self.z = float(norm.ppf(0.5 + interval_prob / 2.0))
         # Rest stratum (outside the top-K domain), see ``_rest_interval``: its current
         # size, the items drawn from it with their labels, and the probability that an
         # item of the current rest has been drawn by now.
@@ -885,7 +883,7 @@ class _Book:
         var_domain = float(np.dot(w**2, [r["_var_domain"] for r in usable]))
         den = float(np.dot(w, [r["_den"] for r in usable]))
         return _rest_interval(
-            est, var_domain, den, self.rest, alpha=self.alpha, confidence=self.confidence
+            est, var_domain, den, self.rest, alpha=self.alpha, interval_prob=self.interval_prob
         )
 
     def should_stop(self) -> bool:
@@ -915,7 +913,7 @@ class _Book:
             }
         )
 
-    def result(self, method: str, confidence: float) -> ACISResult:
+    def result(self, method: str, interval_prob: float) -> ACISResult:
         labeled = self.labeled_frame()
         history = pd.DataFrame(self.rows, columns=_HISTORY_COLUMNS)
         last = self.rows[-1]
@@ -927,7 +925,7 @@ class _Book:
             history=history,
             method=method,
             alpha=self.alpha,
-            confidence=confidence,
+            interval_prob=interval_prob,
             n_items=int(self.s.size),
             interval_method=self.interval if self.rest is not None else "delta",
         )
@@ -978,7 +976,7 @@ def _importance_sampling_run(
     alpha,
     first_batch,
     rng,
-    epsilon,
+    proposal_floor,
     probabilities,
     beta,
     beta_iterations,
@@ -986,7 +984,7 @@ def _importance_sampling_run(
     top_k_factor,
     average_last,
     initial_estimate,
-    confidence,
+    interval_prob,
     method,
     target_std_error=None,
     rest_share=0.0,
@@ -995,7 +993,7 @@ def _importance_sampling_run(
     n = s.size
     n_pred = int(yhat.sum())
     sizes = _batch_sizes(budget, first_batch)
-    book = _Book(s, yhat, alpha, confidence, average_last, target_std_error, interval)
+    book = _Book(s, yhat, alpha, interval_prob, average_last, target_std_error, interval)
     use_rest = top_k_prior and rest_share > 0
     if use_rest:
         book.rest = dict(size=0, x=0, n_drawn=0, exposure=0.0)
@@ -1032,7 +1030,7 @@ def _importance_sampling_run(
         p_w = fixed_p[perm] if fixed_p is not None else None
     labeled_w = np.zeros(n, dtype=bool)
     if p_w is not None:
-        p_w = epsilon + (1.0 - 2.0 * epsilon) * p_w
+        p_w = proposal_floor + (1.0 - 2.0 * proposal_floor) * p_w
 
     def take(x, idx):  # x[idx], with idx None meaning "every working position"
         return x if idx is None else x[idx]
@@ -1068,7 +1066,7 @@ def _importance_sampling_run(
                     b_i = beta * max(0.0, 1.0 - (i - 2) / beta_iterations)
                     c = b_i * take(c0_w, cand) + (1.0 - b_i) * c_fit
             elif p_w is not None:
-                c = take(p_w, cand)  # already rescaled to [epsilon, 1 - epsilon]
+                c = take(p_w, cand)  # already rescaled to [proposal_floor, 1 - proposal_floor]
             else:
                 items, labels = book.labeled_arrays()
                 p_all = _check_probability_vector(
@@ -1076,7 +1074,7 @@ def _importance_sampling_run(
                 )
                 c = take(p_all if perm is None else p_all[perm], cand)
             if p_w is None:
-                c = epsilon + (1.0 - 2.0 * epsilon) * c
+                c = proposal_floor + (1.0 - 2.0 * proposal_floor) * c
 
             yhat_c = take(yhat_w, cand)
             q = _proposal(c, yhat_c, g_prev, alpha)
@@ -1154,7 +1152,7 @@ def _importance_sampling_run(
                 g_prev = g_i
             if book.should_stop():
                 break
-    return book.result(method, confidence)
+    return book.result(method, interval_prob)
 
 
 # ----------------------------------------------------------------------------------
@@ -1162,6 +1160,7 @@ def _importance_sampling_run(
 # ----------------------------------------------------------------------------------
 
 
+@renamed_keywords(confidence="interval_prob", epsilon="proposal_floor")
 def acis(
     scores,
     predictions,
@@ -1171,14 +1170,14 @@ def acis(
     alpha: float = 0.5,
     first_batch: int = 10,
     random_seed=None,
-    epsilon: float = 0.02,
+    proposal_floor: float = 0.02,
     beta: float = 0.5,
     beta_iterations: int = 3,
     top_k_prior: bool = True,
     top_k_factor: float = 3.0,
     average_last: int = 3,
     initial_estimate: float = 0.5,
-    confidence: float = 0.95,
+    interval_prob: float = 0.95,
     probabilities=None,
     target_std_error: float | None = None,
     rest_share: float = 0.05,
@@ -1213,10 +1212,12 @@ def acis(
         0.5 gives F1.
     first_batch : int, default 10
         Size of the first batch; each next batch is twice the previous one.
-    random_seed : None, int or numpy.random.Generator
-        Source of randomness.
-    epsilon : float in (0, 0.5), default 0.02
-        Calibrated probabilities are rescaled from [0, 1] to [epsilon, 1 - epsilon].
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Source of randomness: the same seed labels the same items.
+    proposal_floor : float in (0, 0.5), default 0.02
+        Calibrated probabilities are rescaled from [0, 1] to [proposal_floor, 1 -
+        proposal_floor], so that every candidate keeps a positive probability of
+        being drawn (formerly ``epsilon``).
         (The paper gives no value; 0.02 and ``average_last=3`` did best among the few
         values we tried on synthetic rare-category pools: smaller values leave false
         negatives unsampled more often, which biases F upwards and makes the interval
@@ -1236,8 +1237,8 @@ def acis(
         Number of final iteration estimates averaged (weighted by batch size).
     initial_estimate : float in (0, 1], default 0.5
         F value plugged into the proposal of the first batch.
-    confidence : float in (0, 1), default 0.95
-        Coverage of the reported normal interval.
+    interval_prob : float in (0, 1), default 0.95
+        Coverage of the reported interval (formerly ``confidence``).
     probabilities : array-like or callable, optional
         Extension point that replaces the isotonic calibration: an array of
         per-item probabilities of a positive (used at every iteration), or a callable
@@ -1304,11 +1305,11 @@ def acis(
     >>> bool(res.interval[0] <= res.estimate <= res.interval[1])
     True
     """
-    s, yhat, alpha, first_batch, budget, confidence = _check_common(
-        scores, predictions, oracle, budget, alpha, first_batch, confidence
+    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+        scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = _check_rng(random_seed)
-    epsilon = _check_real(epsilon, "epsilon", lo=0, hi=0.5, lo_open=True, hi_open=True)
+    proposal_floor = _check_real(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
     beta = _check_real(beta, "beta", lo=0, hi=1, lo_open=False, hi_open=False)
     beta_iterations = _check_int(beta_iterations, "beta_iterations", minimum=1)
     if not isinstance(top_k_prior, bool | np.bool_):
@@ -1343,7 +1344,7 @@ def acis(
         alpha=alpha,
         first_batch=first_batch,
         rng=rng,
-        epsilon=epsilon,
+        proposal_floor=proposal_floor,
         probabilities=probabilities,
         beta=beta,
         beta_iterations=beta_iterations,
@@ -1351,7 +1352,7 @@ def acis(
         top_k_factor=top_k_factor,
         average_last=average_last,
         initial_estimate=initial_estimate,
-        confidence=confidence,
+        interval_prob=interval_prob,
         method="acis",
         target_std_error=_check_target(target_std_error),
         rest_share=rest_share,
@@ -1359,6 +1360,7 @@ def acis(
     )
 
 
+@renamed_keywords(confidence="interval_prob", epsilon="proposal_floor")
 def sawade(
     scores,
     predictions,
@@ -1368,8 +1370,8 @@ def sawade(
     alpha: float = 0.5,
     first_batch: int = 10,
     random_seed=None,
-    epsilon: float = 1e-6,
-    confidence: float = 0.95,
+    proposal_floor: float = 1e-6,
+    interval_prob: float = 0.95,
     target_std_error: float | None = None,
 ) -> ACISResult:
     """Baseline: Sawade et al.'s importance sampling with the raw scores as probabilities.
@@ -1379,14 +1381,14 @@ def sawade(
     but p(y=1|x) is the classifier's score itself (no isotonic calibration, no
     top-K prior, no averaging). Scores inside [0, 1] are used as they are; other
     scores are min-max rescaled to [0, 1]. Either way they are rescaled to
-    [epsilon, 1 - epsilon]. The F value in the first proposal is the plug-in F
+    [proposal_floor, 1 - proposal_floor]. The F value in the first proposal is the plug-in F
     implied by those probabilities (expected tp, fp, fn), as in Sawade et al.
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence, target_std_error
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, interval_prob, target_std_error
         As in :func:`acis`.
-    epsilon : float in (0, 0.5), default 1e-6
+    proposal_floor : float in (0, 0.5), default 1e-6
         Floor of the probabilities, only so that every item keeps a positive
         inclusion probability (Sawade et al. use the model's probabilities as they
         are). ACIS's default of 0.02 would be a handicap here: without the top-K
@@ -1411,11 +1413,11 @@ def sawade(
     >>> res.method, res.n_labels
     ('sawade', 100)
     """
-    s, yhat, alpha, first_batch, budget, confidence = _check_common(
-        scores, predictions, oracle, budget, alpha, first_batch, confidence
+    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+        scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = _check_rng(random_seed)
-    epsilon = _check_real(epsilon, "epsilon", lo=0, hi=0.5, lo_open=True, hi_open=True)
+    proposal_floor = _check_real(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
     lo, hi = float(s.min()), float(s.max())
     if lo >= 0.0 and hi <= 1.0:
         p = s.copy()
@@ -1436,7 +1438,7 @@ def sawade(
         alpha=alpha,
         first_batch=first_batch,
         rng=rng,
-        epsilon=epsilon,
+        proposal_floor=proposal_floor,
         probabilities=p,
         beta=0.0,
         beta_iterations=1,
@@ -1444,14 +1446,14 @@ def sawade(
         top_k_factor=3.0,
         average_last=1,
         initial_estimate=g0,
-        confidence=confidence,
+        interval_prob=interval_prob,
         method="sawade",
         target_std_error=_check_target(target_std_error),
     )
 
 
 def _checkpoint_run(
-    s, yhat, oracle, order, *, budget, alpha, first_batch, confidence, method, srs, target_std_error=None
+    s, yhat, oracle, order, *, budget, alpha, first_batch, interval_prob, method, srs, target_std_error=None
 ):
     """Label ``order[:budget]`` in doubling batches; estimate after each batch.
 
@@ -1461,7 +1463,7 @@ def _checkpoint_run(
     with-replacement variance (weights 1, no population correction).
     """
     n = s.size
-    book = _Book(s, yhat, alpha, confidence, average_last=1, target_std_error=target_std_error)
+    book = _Book(s, yhat, alpha, interval_prob, average_last=1, target_std_error=target_std_error)
     spent = 0
     n_cell = (int(np.count_nonzero(yhat == 0)), int(np.count_nonzero(yhat == 1)))
     with _keep_labels(book, method):
@@ -1494,7 +1496,7 @@ def _checkpoint_run(
             book.record(b, n, g, var, floor, exact=spent == n)
             if book.should_stop():
                 break
-    res = book.result(method, confidence)
+    res = book.result(method, interval_prob)
     lab = res.labeled
     if srs:  # inclusion probability of an item in a simple random sample of this size
         lab["inclusion_probability"] = len(lab) / n
@@ -1502,6 +1504,7 @@ def _checkpoint_run(
     return res
 
 
+@renamed_keywords(confidence="interval_prob")
 def uniform_sampling(
     scores,
     predictions,
@@ -1511,7 +1514,7 @@ def uniform_sampling(
     alpha: float = 0.5,
     first_batch: int = 10,
     random_seed=None,
-    confidence: float = 0.95,
+    interval_prob: float = 0.95,
     target_std_error: float | None = None,
 ) -> ACISResult:
     """Baseline: simple random sampling without replacement, F estimated from the sample.
@@ -1526,7 +1529,7 @@ def uniform_sampling(
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence, target_std_error
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, interval_prob, target_std_error
         As in :func:`acis` (``scores`` only fill the ``labeled`` table).
 
     Returns
@@ -1545,8 +1548,8 @@ def uniform_sampling(
     >>> res.method, res.n_labels
     ('uniform', 100)
     """
-    s, yhat, alpha, first_batch, budget, confidence = _check_common(
-        scores, predictions, oracle, budget, alpha, first_batch, confidence
+    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+        scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = _check_rng(random_seed)
     order = rng.choice(s.size, size=budget, replace=False)
@@ -1558,13 +1561,14 @@ def uniform_sampling(
         budget=budget,
         alpha=alpha,
         first_batch=first_batch,
-        confidence=confidence,
+        interval_prob=interval_prob,
         method="uniform",
         srs=True,
         target_std_error=_check_target(target_std_error),
     )
 
 
+@renamed_keywords(confidence="interval_prob")
 def top_k(
     scores,
     predictions,
@@ -1574,7 +1578,7 @@ def top_k(
     alpha: float = 0.5,
     first_batch: int = 10,
     random_seed=None,
-    confidence: float = 0.95,
+    interval_prob: float = 0.95,
     target_std_error: float | None = None,
 ) -> ACISResult:
     """Baseline: label the top-scoring items and compute F on them.
@@ -1592,7 +1596,7 @@ def top_k(
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence, target_std_error
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, interval_prob, target_std_error
         As in :func:`acis` (the stopping rule reads top-K's nominal variance).
 
     Returns
@@ -1611,8 +1615,8 @@ def top_k(
     >>> bool(res.labeled["score"].min() >= np.sort(scores)[-100])
     True
     """
-    s, yhat, alpha, first_batch, budget, confidence = _check_common(
-        scores, predictions, oracle, budget, alpha, first_batch, confidence
+    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+        scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     _check_rng(random_seed)
     order = _top_order(s, budget)
@@ -1624,7 +1628,7 @@ def top_k(
         budget=budget,
         alpha=alpha,
         first_batch=first_batch,
-        confidence=confidence,
+        interval_prob=interval_prob,
         method="top_k",
         srs=False,
         target_std_error=_check_target(target_std_error),

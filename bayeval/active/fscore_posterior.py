@@ -24,20 +24,22 @@ such a model, only on the sampling design.
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
+from .._deprecate import renamed_keywords
+from .._validate import as_seed_sequence
 from ..data import EvalData
-from .acis import _HISTORY_COLUMNS, ACISResult, _check_common, _check_rng, _describe, acis, uniform_sampling
+from .acis import _HISTORY_COLUMNS, ACISResult, _check_common, _describe, acis, uniform_sampling
 
 __all__ = ["score_mixture_fscore"]
 
 _SELECTIONS = ("acis", "uniform")
 
 
+@renamed_keywords(confidence="interval_prob")
 def score_mixture_fscore(
     scores,
     predictions,
@@ -47,7 +49,7 @@ def score_mixture_fscore(
     alpha: float = 0.5,
     first_batch: int = 10,
     random_seed=None,
-    confidence: float = 0.95,
+    interval_prob: float = 0.95,
     selection: str = "acis",
     model=None,
     fit_kwargs: Mapping | None = None,
@@ -56,7 +58,7 @@ def score_mixture_fscore(
 
     Parameters
     ----------
-    scores, predictions, oracle, budget, alpha, first_batch, random_seed, confidence
+    scores, predictions, oracle, budget, alpha, first_batch, random_seed, interval_prob
         As in :func:`bayeval.acis`. ``alpha`` weights precision:
         ``F_alpha = 1 / (alpha / P + (1 - alpha) / R)``, i.e. F-beta with
         ``beta**2 = (1 - alpha) / alpha``.
@@ -83,7 +85,7 @@ def score_mixture_fscore(
     ACISResult
         With ``method == "score_mixture"``: ``estimate`` is the posterior mean of
         F_alpha, ``variance`` its posterior variance, ``interval`` the central
-        ``confidence`` posterior interval (not a normal interval), ``labeled`` the
+        ``interval_prob`` posterior interval (not a normal interval), ``labeled`` the
         labeled items (with the design's inclusion probabilities, which the posterior
         does not use) and ``history`` one row, after the last batch: the model is
         fitted once, to all the labels. The fitted posterior is attached as
@@ -107,10 +109,11 @@ def score_mixture_fscore(
     >>> res.method, res.n_labels  # doctest: +SKIP
     ('score_mixture', 40)
     """
-    s, yhat, alpha, first_batch, budget, confidence = _check_common(
-        scores, predictions, oracle, budget, alpha, first_batch, confidence
+    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+        scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
-    _check_rng(random_seed)
+    # one reading of the seed, shared by the labeling run and the sampler's seed
+    seed_seq = as_seed_sequence(random_seed)
     if not isinstance(selection, str) or selection not in _SELECTIONS:
         raise ValueError(f"`selection` must be one of {_SELECTIONS}, got {_describe(selection)}.")
     if model is None:
@@ -124,12 +127,11 @@ def score_mixture_fscore(
     design = acis if selection == "acis" else uniform_sampling
     # the same seed as a plain acis()/uniform_sampling() call: the same items get labeled
     run = design(
-        s, yhat, oracle, budget=budget, alpha=alpha, first_batch=first_batch, random_seed=random_seed,
-        confidence=confidence,
+        s, yhat, oracle, budget=budget, alpha=alpha, first_batch=first_batch, random_seed=seed_seq,
+        interval_prob=interval_prob,
     )
-    # the sampler's seed: reproducible from an integer seed or a Generator
-    seed_source = random_seed if isinstance(random_seed, numbers.Integral | np.random.Generator) else None
-    seed = int(np.random.default_rng(seed_source).integers(2**31 - 1))
+    # the sampler's seed: reproducible whenever random_seed is not None
+    seed = int(np.random.default_rng(seed_seq).integers(2**31 - 1))
     labels = np.full(s.size, np.nan)
     labels[run.labeled["item"].to_numpy()] = run.labeled["label"].to_numpy()
     data = EvalData(s, labels, predictions=yhat)
@@ -146,7 +148,7 @@ def score_mixture_fscore(
         raise
     beta = math.sqrt((1.0 - alpha) / alpha)
     f = post.metric("f_score", beta=beta).values.ravel()
-    tail = (1.0 - confidence) / 2
+    tail = (1.0 - interval_prob) / 2
     lo, hi = (float(v) for v in np.quantile(f, [tail, 1.0 - tail]))
     est, var = float(f.mean()), float(f.var(ddof=1)) if f.size > 1 else 0.0
     row = {
@@ -170,7 +172,7 @@ def score_mixture_fscore(
         history=pd.DataFrame([row], columns=_HISTORY_COLUMNS),
         method="score_mixture",
         alpha=alpha,
-        confidence=confidence,
+        interval_prob=interval_prob,
         n_items=int(s.size),
         posterior=post,
     )

@@ -18,6 +18,7 @@ such runs as ``undefined``.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import time
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._deprecate import renamed_keywords, warn_renamed
+from .._validate import as_seed_sequence
 from .acis import _check_common, _describe, acis, sawade, top_k, uniform_sampling
 
 __all__ = ["FScoreStudy", "simulate_fscore", "summarize_runs", "FSCORE_METHODS"]
@@ -92,8 +95,9 @@ class FScoreStudy:
         budget only with ``target_std_error``) and ``seconds``.
     truth : float
         The pool's true F_alpha.
-    alpha, confidence : float
-        As passed to the methods.
+    alpha, interval_prob : float
+        As passed to the methods (``confidence``, the former name of
+        ``interval_prob``, still reads it, with a DeprecationWarning).
 
     Examples
     --------
@@ -112,7 +116,13 @@ class FScoreStudy:
     runs: pd.DataFrame
     truth: float
     alpha: float
-    confidence: float
+    interval_prob: float
+
+    @property
+    def confidence(self) -> float:
+        """Deprecated name of :attr:`interval_prob`."""
+        warn_renamed("FScoreStudy.confidence", "FScoreStudy.interval_prob", "FScoreStudy")
+        return self.interval_prob
 
     def summary(self) -> pd.DataFrame:
         """MSE, its Monte Carlo SE, bias, variance ratio, coverage, undefined share, seconds.
@@ -190,6 +200,25 @@ class FScoreStudy:
         return ax
 
 
+
+def _interval_keyword(fn, label) -> str:
+    """The keyword a method takes the interval level under: ``interval_prob``, or
+    ``confidence`` for a method written against the old interface (with a warning)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # no signature to read (a builtin): use the current name
+        return "interval_prob"
+    if "interval_prob" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return "interval_prob"
+    if "confidence" in params:
+        warn_renamed(
+            f"confidence (a keyword of method {label!r})", "interval_prob", "simulate_fscore"
+        )
+        return "confidence"
+    return "interval_prob"
+
+
+@renamed_keywords(confidence="interval_prob")
 def simulate_fscore(
     scores,
     predictions,
@@ -199,8 +228,8 @@ def simulate_fscore(
     budgets: Sequence[int] = (25, 50, 100, 200, 400),
     trials: int = 100,
     alpha: float = 0.5,
-    confidence: float = 0.95,
-    random_seed: int = 0,
+    interval_prob: float = 0.95,
+    random_seed: int | np.random.SeedSequence | np.random.Generator | None = 0,
     method_kwargs: Mapping[str, Mapping] | None = None,
     progress: Callable[[str], object] | None = None,
 ) -> FScoreStudy:
@@ -216,16 +245,16 @@ def simulate_fscore(
         Names from ``FSCORE_METHODS`` (``"acis"``, ``"sawade"``, ``"uniform"``,
         ``"top_k"``, ``"score_mixture"``), or ``{label: function}`` for functions with
         the interface of :func:`bayeval.acis` (``f(scores, predictions, oracle, *,
-        budget, alpha, random_seed, confidence, **kwargs) -> ACISResult``).
+        budget, alpha, random_seed, interval_prob, **kwargs) -> ACISResult``).
     budgets : sequence of int
         Label budgets; each at least the methods' ``first_batch`` (10 by default).
     trials : int, default 100
         Runs per method and budget (at least 2). Trial ``t`` uses the same seed for
         every method and budget.
-    alpha, confidence : float
+    alpha, interval_prob : float
         Passed to every method (``alpha = 0.5``: F1).
-    random_seed : int, default 0
-        Seeds every run reproducibly.
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Seeds every run reproducibly (None: fresh entropy).
     method_kwargs : mapping, optional
         ``{label: {keyword: value}}`` passed to that method, e.g.
         ``{"acis": {"top_k_prior": False}}``.
@@ -275,15 +304,14 @@ def simulate_fscore(
         raise TypeError(f"`trials` must be an integer >= 2, got {_describe(trials)}.")
     if trials < 2:
         raise ValueError(f"`trials` must be at least 2 (variances need two runs), got {trials}.")
-    if isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral):
-        raise TypeError(f"`random_seed` must be an integer, got {_describe(random_seed)}.")
+    root_seed = as_seed_sequence(random_seed)
     if isinstance(budgets, (str, bytes)) or not isinstance(budgets, Sequence) or len(budgets) == 0:
         raise TypeError(f"`budgets` must be a non-empty sequence of integers, got {_describe(budgets)}.")
     oracle = lambda idx: y[idx]  # noqa: E731
     # the methods' own checks of the inputs and of every budget, before any run
-    s, yhat, alpha, _, _, confidence = _check_common(scores, predictions, oracle, budgets[0], alpha, 1, confidence)
+    s, yhat, alpha, _, _, interval_prob = _check_common(scores, predictions, oracle, budgets[0], alpha, 1, interval_prob)
     for b in budgets[1:]:
-        _check_common(s, yhat, oracle, b, alpha, 1, confidence)
+        _check_common(s, yhat, oracle, b, alpha, 1, interval_prob)
     if y.size != s.size:
         raise ValueError(f"`y_true` has {y.size} labels but there are {s.size} scores; give one label per item.")
     if isinstance(methods, Mapping):
@@ -306,18 +334,19 @@ def simulate_fscore(
         for label in chosen:
             first = dict(kwargs_of.get(label, {})).get("first_batch", 10)
             for b in budgets:
-                _check_common(s, yhat, oracle, b, alpha, first, confidence)
+                _check_common(s, yhat, oracle, b, alpha, first, interval_prob)
 
     tp = int(np.sum((y == 1) & (yhat == 1)))
     den = alpha * int(yhat.sum()) + (1 - alpha) * int(y.sum())
     truth = tp / den
-    seeds = np.random.SeedSequence(int(random_seed)).generate_state(trials)
+    seeds = root_seed.generate_state(trials)
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
     rows = []
     t_start, n_cells, done = time.perf_counter(), len(chosen) * len(budgets), 0
     for label, fn in chosen.items():
         kw = dict(kwargs_of.get(label, {}))
+        level = _interval_keyword(fn, label)
         for b in budgets:
             if progress is not None and done:
                 spent = time.perf_counter() - t_start
@@ -328,10 +357,10 @@ def simulate_fscore(
             done += 1
             for t in range(trials):
                 t0 = time.perf_counter()
-                r = fn(s, yhat, oracle, budget=int(b), alpha=alpha, random_seed=int(seeds[t]), confidence=confidence, **kw)
+                r = fn(s, yhat, oracle, budget=int(b), alpha=alpha, random_seed=int(seeds[t]), **{level: interval_prob}, **kw)
                 rows.append(
                     (label, int(b), t, r.estimate, r.variance, r.interval[0], r.interval[1], r.n_labels,
                      time.perf_counter() - t0)
                 )
     runs = pd.DataFrame(rows, columns=_RUN_COLUMNS)
-    return FScoreStudy(runs=runs, truth=float(truth), alpha=alpha, confidence=confidence)
+    return FScoreStudy(runs=runs, truth=float(truth), alpha=alpha, interval_prob=interval_prob)

@@ -160,17 +160,7 @@ def _as_exclude(exclude, n_items: int) -> np.ndarray:
 
 
 def _rng(random_seed) -> np.random.Generator:
-    if isinstance(random_seed, bool):
-        raise TypeError(
-            f"`random_seed` must be None, an int or a numpy Generator, got {random_seed!r}."
-        )
-    try:
-        return np.random.default_rng(random_seed)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"`random_seed` must be None, a non-negative int, a SeedSequence or a numpy "
-            f"Generator, got {random_seed!r}."
-        ) from exc
+    return np.random.default_rng(V.as_seed_sequence(random_seed))
 
 
 def _as_size(size) -> int:
@@ -483,7 +473,7 @@ def select(
         How many items to return.
     strategy : {"random", "most_confident_mistake", "uncertainty", "expected_change"}
         See :data:`STRATEGIES` and the module documentation.
-    random_seed : int, numpy Generator or None
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seed of the ``"random"`` strategy (the others are deterministic).
     category : {"each", "mean", "pooled"}, optional
         For ``"expected_change"``: as in :func:`expected_change`. For ``"random"``:

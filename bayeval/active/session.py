@@ -10,6 +10,7 @@ session is reopened, so stopping (or crashing) at any point loses nothing typed.
 from __future__ import annotations
 
 import hashlib
+import numbers
 import os
 from datetime import UTC, datetime
 
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _validate as V
+from .._defaults import HDI_PROB
 from ..data import EvalData
 from ..models._base import Model
 from ..posterior import Posterior, _resolve
@@ -27,6 +29,17 @@ __all__ = ["ActiveSession"]
 
 _META_KEY = "active_session"
 _HISTORY_KEY = "active_session_history"
+
+
+def _as_int_seed(random_seed) -> int | None:
+    """None stays None (unseeded); an int stays itself; a SeedSequence or Generator
+    becomes the int it determines, so the session can derive per-batch seeds from it."""
+    if random_seed is None:
+        return None
+    seed = V.as_seed_sequence(random_seed)
+    if isinstance(random_seed, numbers.Integral):
+        return int(random_seed)
+    return int(seed.generate_state(1, np.uint64)[0])
 
 
 def _fingerprint(data: EvalData) -> str:
@@ -76,9 +89,10 @@ class ActiveSession:
         Probability of the credible intervals in :meth:`estimate` and :meth:`history`.
     fit_kwargs : dict, optional
         Passed to ``model.fit`` (``draws``, ``tune``, ``chains``...).
-    random_seed : int, optional
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Seeds the fits (per number of vetted items, so a resumed session refits
-        identically) and the random strategy.
+        identically) and the random strategy. Kept as an int (``random_seed``
+        attribute): a SeedSequence or Generator is turned into one once.
     progressbar : bool
         Show the sampler's progress bar on refits.
 
@@ -124,9 +138,9 @@ class ActiveSession:
         strategy: str = "expected_change",
         metric_kwargs: dict | None = None,
         category: str | None = None,
-        hdi_prob: float = 0.9,
+        hdi_prob: float = HDI_PROB,
         fit_kwargs: dict | None = None,
-        random_seed: int | None = None,
+        random_seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         progressbar: bool = True,
     ):
         if not isinstance(data, EvalData):
@@ -146,7 +160,7 @@ class ActiveSession:
         self.category = V.check_choice(category, "category", ("mean", "pooled", "each"))
         self.hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         self.fit_kwargs = dict(fit_kwargs or {})
-        self.random_seed = random_seed
+        self.random_seed = _as_int_seed(random_seed)
         self.progressbar = bool(progressbar)
         self.model = model
 

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import xarray as xr
 
+from .._defaults import HDI_PROB
 from .. import _validate as V
 from ..data import EvalData
 from ..models._base import Model
@@ -108,10 +109,10 @@ def simulate(
     batch_size: int | None = None,
     trials: int = 3,
     candidates=None,
-    hdi_prob: float = 0.9,
+    hdi_prob: float = HDI_PROB,
     other_scores=None,
     fit_kwargs: dict | None = None,
-    random_seed: int | None = None,
+    random_seed: int | np.random.SeedSequence | np.random.Generator | None = None,
     progressbar: bool = False,
     progress=None,
     **metric_kwargs,
@@ -154,7 +155,7 @@ def simulate(
         records whether each estimator orders the two systems wrongly (Figure 8).
     fit_kwargs : dict, optional
         Passed to ``model.fit``.
-    random_seed : int, optional
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
     progressbar : bool
         Sampler progress bars (off by default: many fits).
     progress : callable, optional
@@ -259,7 +260,7 @@ def simulate(
     upper_cat = np.full((S, T, K, n_cat), np.nan)
     n_vetted = np.zeros((S, T, K), dtype=np.int64)
 
-    root = np.random.SeedSequence(random_seed)
+    root = V.as_seed_sequence(random_seed)
     trial_seeds = root.spawn(T)
 
     def estimates(d: EvalData, post: Posterior) -> tuple[np.ndarray, np.ndarray, float, float]:

@@ -35,6 +35,7 @@ import xarray as xr
 from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr, logsumexp, ndtr
 
+from .._defaults import HDI_PROB
 from .. import _diagnostics as _diag
 from .. import _validate as V
 from ..data import EvalData
@@ -996,7 +997,7 @@ class AnnotatorError(Model):
 
     # ------------------------------------------------------------------ summary
 
-    def summary(self, posterior: Posterior, *, hdi_prob: float = 0.94) -> pd.DataFrame:
+    def summary(self, posterior: Posterior, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
         """Annotator accuracies, error correlations and the classifier's accuracy.
 
         Rows: ``model_accuracy`` (population true accuracy of the classifier),
@@ -1010,7 +1011,7 @@ class AnnotatorError(Model):
         ----------
         posterior : Posterior
             Returned by :meth:`fit`.
-        hdi_prob : float, default 0.94
+        hdi_prob : float, default 0.9
 
         Returns
         -------
@@ -1467,7 +1468,7 @@ class CategoricalPosterior(Posterior):
             z = np.empty(p.shape[:2], dtype=np.int8)
             for j, d in enumerate(range(draws.start, draws.stop)):
                 rng = np.random.Generator(
-                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(chain, d)))
+                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(*self._spawn_key, chain, d)))
                 )
                 u = rng.random(n, dtype=np.float32).astype(np.float64)
                 z[j] = (u[:, None] >= cdf[j, :, :-1]).sum(axis=1)
@@ -1590,14 +1591,14 @@ class CategoricalPosterior(Posterior):
             dims = ("chain", "draw") + tuple(f"{name}_dim_{j}" for j in range(out.ndim - 2))
         return xr.DataArray(out, dims=dims, coords=coords, name=name)
 
-    def summary(self, metrics=("accuracy",), *, hdi_prob: float = 0.94, **kwargs) -> pd.DataFrame:
+    def summary(self, metrics=("accuracy",), *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
         """Mean, sd and HDI of multi-class metrics (one row per metric and class).
 
         Parameters
         ----------
         metrics : str or list of str or callables
             Names accepted by :meth:`metric`.
-        hdi_prob : float, default 0.94
+        hdi_prob : float, default 0.9
         **kwargs
             Passed to :meth:`metric`.
 

@@ -51,6 +51,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from scipy import special
 
+from .._defaults import HDI_PROB
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
@@ -476,7 +477,7 @@ class CalibrationPosterior(Posterior):
             codes = np.full(grid.size, names.index(category))
         return special.expit(self._eta_of(self._flat_params(), self.calibration._feats(grid, self.info), codes))
 
-    def curve(self, scores=None, *, hdi_prob: float = 0.9, n_grid: int = 200) -> xr.Dataset:
+    def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200) -> xr.Dataset:
         """The calibration curve ``P(y = 1 | score)``: posterior mean and HDI per score.
 
         ``scores`` default: a grid over the pool's score range. Returns a Dataset with

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayeval._defaults import HDI_PROB
 from ._base import Model
 from bayeval.ranking import (
     _UNDECIDED_RULES,
@@ -759,14 +760,14 @@ class RankingPosterior:
         p = (q <= 1 - epsilon).mean(("chain", "draw"))
         return float(p) if p.ndim == 0 else p.rename("p_indistinguishable")
 
-    def summary(self, ranking, *, hdi_prob=0.94, epsilon=0.05, ties="strict", tol=1e-3):
+    def summary(self, ranking, *, hdi_prob=HDI_PROB, epsilon=0.05, ties="strict", tol=1e-3):
         """Posterior summary of Q: mean, sd, HDI and decision probability.
 
         Parameters
         ----------
         ranking : array-like, dict, pandas.Series or xarray.DataArray
             As in :meth:`percentile`.
-        hdi_prob : float, default 0.94
+        hdi_prob : float, default 0.9
             Mass of the highest-density interval.
         epsilon : float, default 0.05
             Level for ``p_indistinguishable = P(Q <= 1 - epsilon)``.
@@ -776,7 +777,8 @@ class RankingPosterior:
         Returns
         -------
         pandas.DataFrame
-            One row per ranking: ``mean``, ``sd``, ``hdi_low``, ``hdi_high``,
+            One row per ranking: ``mean``, ``sd``, ``hdi_5%``, ``hdi_95%`` (for
+            the default ``hdi_prob``; named as in :meth:`bayeval.Posterior.summary`),
             ``p_indistinguishable`` and its numerical range
             (``p_indistinguishable_min``/``_max``, from the per-draw brackets of
             Q), ``max_bound`` (largest numerical error bound of a draw), and
@@ -790,7 +792,7 @@ class RankingPosterior:
         >>> draws = np.random.default_rng(3).beta([5, 1, 2], [1, 3, 2], size=(2, 100, 3))
         >>> post = RankingPosterior.from_draws(draws, votes)
         >>> list(post.summary([1, 0, 1]).columns)[:4]
-        ['mean', 'sd', 'hdi_low', 'hdi_high']
+        ['mean', 'sd', 'hdi_5%', 'hdi_95%']
         """
         hdi_prob = _check_positive(hdi_prob, "hdi_prob", upper=1.0)
         epsilon = _check_positive(epsilon, "epsilon", upper=1.0)

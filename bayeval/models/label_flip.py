@@ -896,7 +896,7 @@ def simulate_tags(
         Slope ``q_c`` of the true log-odds on the evidence (higher = scores separate
         the classes better; 2 gives an AUC near 0.85). None (default) draws
         ``q_c = 2 exp(0.35 N(0, 1))``, so quality varies by category.
-    random_seed : int or None
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
 
     Returns
     -------
@@ -928,7 +928,7 @@ def simulate_tags(
         or size_tail < 0
     ):
         raise ValueError(f"`size_tail` must be a finite number >= 0, got {size_tail!r}.")
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(V.as_seed_sequence(random_seed))
     # sizes
     if isinstance(items_per_category, numbers.Integral) and not isinstance(
         items_per_category, bool

@@ -830,7 +830,7 @@ class ScoreMixture(Model):
             pairs = [(a, b) for a, b in product(families, repeat=2)]
         else:
             pairs = [tuple(p) for p in families]
-        rng = np.random.default_rng(random_seed)
+        rng = np.random.default_rng(V.as_seed_sequence(random_seed))
         subset = None
         if data.n_items > max_items:
             subset = np.sort(rng.choice(data.n_items, max_items, replace=False))
@@ -1117,7 +1117,7 @@ class SPEPosterior(Posterior):
         """CDF of the mapped scores under one parameter draw (arrays of length 1)."""
         return (1 - pi[0]) * (1 - self.mixture.negative.sf(x, neg)[0]) + pi[0] * (1 - self.mixture.positive.sf(x, pos)[0])
 
-    def ppc(self, *, n_draws: int = 200, random_seed: int | None = 0) -> dict:
+    def ppc(self, *, n_draws: int = 200, random_seed: int | np.random.SeedSequence | np.random.Generator | None = 0) -> dict:
         """Posterior predictive check of the score distribution (Kolmogorov distance).
 
         For ``n_draws`` parameter draws, N scores are simulated from the mixture and
@@ -1130,7 +1130,7 @@ class SPEPosterior(Posterior):
         -------
         dict with ``ks_observed`` (mean over draws), ``p_value`` and the per-draw arrays.
         """
-        rng = np.random.default_rng(random_seed)
+        rng = np.random.default_rng(V.as_seed_sequence(random_seed))
         params = self._all_params()
         total = params["pi"].size
         pick = rng.choice(total, size=min(n_draws, total), replace=False)

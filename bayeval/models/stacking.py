@@ -31,6 +31,7 @@ import pandas as pd
 import xarray as xr
 from scipy import special, stats
 
+from .._defaults import HDI_PROB
 from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
@@ -230,7 +231,7 @@ class StackedPosterior(Posterior):
             out[which == k] = cand.curve_draws(grid)[src[which == k]]
         return out
 
-    def curve(self, scores=None, *, hdi_prob: float = 0.9, n_grid: int = 200) -> xr.Dataset:
+    def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200) -> xr.Dataset:
         """The stacked calibration curve ``P(y = 1 | score)``: mean and HDI per score."""
         from .calibration import _curve_summary
 
