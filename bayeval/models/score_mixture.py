@@ -806,9 +806,11 @@ class ScoreMixture(Model):
         best : SPEPosterior
         ranking : pandas.DataFrame
             One row per candidate, best first: ``elpd``, ``se``, ``elpd_diff``,
-            ``dse`` (standard error of the difference), ``p_eff``, ``max_rhat``,
-            ``divergences``, ``ppc_p`` (the predictive check's p-value, see
-            :meth:`SPEPosterior.ppc`); failed candidates are listed with their error.
+            ``dse`` (standard error of the difference), ``p_eff``, ``weight`` (stacking
+            weight), all from :func:`arviz.compare` on the scores' pointwise
+            log-likelihood; ``max_rhat``, ``divergences``, ``ppc_p`` (the predictive
+            check's p-value, see :meth:`SPEPosterior.ppc`); failed candidates are
+            listed with their error.
             A high ``elpd`` says the mixture describes the score *histogram* well; it
             does not guarantee the class split is right, so look at ``ppc_p``,
             ``max_rhat`` and the mixture plot too. Measured on real scores
@@ -854,8 +856,6 @@ class ScoreMixture(Model):
             except ValueError as exc:  # e.g. transform incompatible with these scores
                 rows.append({"model": key, "error": str(exc)})
                 continue
-            pointwise, p_eff = post.elpd_pointwise(items=subset, criterion=criterion)
-            scale = data.n_items / pointwise.size
             diag = post.check(warn=False)
             rows.append(
                 {
@@ -863,30 +863,39 @@ class ScoreMixture(Model):
                     "negative": neg,
                     "positive": pos,
                     "transform": post.transform.name,
-                    "elpd": float(pointwise.sum() * scale),
-                    "se": float(np.sqrt(pointwise.size * pointwise.var()) * scale),
-                    "p_eff": p_eff * scale,
                     "max_rhat": diag["max_rhat"],
                     "divergences": diag["divergences"],
                     "ppc_p": post.ppc(n_draws=100, random_seed=0)["p_value"],
                     "error": "",
                 }
             )
-            fits[key] = (post, pointwise)
+            # the scores' pointwise log-likelihood (original scale, map's Jacobian included)
+            ll = xr.DataArray(post.pointwise_loglik(items=subset), dims=("chain", "draw", "item"))
+            fits[key] = (post, az.InferenceData(posterior=post.idata.posterior,
+                                                log_likelihood=xr.Dataset({"scores": ll})))
         ok = [r for r in rows if not r.get("error")]
         if not ok:
             raise ValueError(f"No candidate could be fitted: {[r['error'] for r in rows]}")
-        ok.sort(key=lambda r: -r["elpd"])
+        # az.compare ranks them (PSIS-LOO or WAIC of the scores), on the subset when there is one
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            comp = az.compare({k: v[1] for k, v in fits.items()}, ic=criterion, var_name="scores")
+        n_used = data.n_items if subset is None else subset.size
+        scale = data.n_items / n_used
+        by_key = {r["model"]: r for r in ok}
+        for key, c in comp.iterrows():
+            r = by_key[key]
+            r["elpd"] = float(c[f"elpd_{criterion}"]) * scale
+            r["se"] = float(c["se"]) * scale
+            r["elpd_diff"] = -float(c["elpd_diff"]) * scale  # this candidate minus the best (<= 0)
+            r["dse"] = float(c["dse"]) * scale
+            r["p_eff"] = float(c[f"p_{criterion}"]) * scale
+            r["weight"] = float(c["weight"])
+        ok = [by_key[k] for k in comp.index]
         best_key = ok[0]["model"]
-        best_pw = fits[best_key][1]
-        for r in ok:
-            pw = fits[r["model"]][1]
-            d = pw - best_pw
-            scale = data.n_items / pw.size
-            r["elpd_diff"] = float(d.sum() * scale)
-            r["dse"] = float(np.sqrt(d.size * d.var()) * scale)
         table = pd.DataFrame(ok + [r for r in rows if r.get("error")]).set_index("model")
-        cols = ["negative", "positive", "transform", "elpd", "se", "elpd_diff", "dse", "p_eff", "max_rhat", "divergences", "ppc_p", "error"]
+        cols = ["negative", "positive", "transform", "elpd", "se", "elpd_diff", "dse", "p_eff", "weight", "max_rhat",
+                "divergences", "ppc_p", "error"]
         return fits[best_key][0], table[[c for c in cols if c in table.columns]]
 
 
