@@ -296,7 +296,8 @@ def sample_model(
                 if key is not None:
                     _NUTPIE_CACHE[key] = cm
             else:
-                data = {v.name: v.get_value() for v in model.data_vars}
+                # the values the compiled model reads (containers it optimized away are left out)
+                data = {v.name: v.get_value() for v in model.data_vars if v.name in cm.shared_data}
                 cm = cm.with_data(**data)
             extra = {"maxdepth": nuts_kwargs["max_treedepth"]} if "max_treedepth" in nuts_kwargs else {}
             idata = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, seed=nuts_seed,
