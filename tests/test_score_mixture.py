@@ -8,7 +8,9 @@ import pytest
 
 from bayeval import EvalData, metrics, recalibrate
 from bayeval.models import FAMILIES, ScoreMixture
-from bayeval.models.score_mixture import _em_start, _make_transform, _Transform
+from bayeval.models._scales import Transform as _Transform
+from bayeval.models._scales import make_transform as _make_transform
+from bayeval.models.score_mixture import _em_start
 
 matplotlib.use("Agg")
 

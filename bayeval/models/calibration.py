@@ -57,7 +57,7 @@ from ..data import EvalData
 from ..posterior import Posterior
 from ._base import Model
 from ._sampling import SamplingInfo
-from .score_mixture import _make_transform
+from ._scales import make_transform
 
 __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
 
@@ -177,7 +177,7 @@ class Calibration(Model):
                 # exact 0s and 1s (tree ensembles) share one feature value: harmless for a
                 # curve of P(y | s), unlike for a score density
                 warnings.filterwarnings("ignore", message=".*exactly 0 or 1.*")
-                tr = _make_transform("logit", "real", s)
+                tr = make_transform("logit", "real", s)
             # probabilities beyond 1e-7 / 1 - 1e-7 say nothing a curve can use, and logits of
             # hundreds (naive Bayes) make the posterior numerically degenerate
             clip = (max(tr.lo, _P_CLIP), min(tr.hi, 1.0 - _P_CLIP))

@@ -102,7 +102,7 @@ from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
 from ._base import Model
-from .score_mixture import _histogram
+from ._scales import histogram
 
 __all__ = ["LabelFlip", "LabelFlipPosterior", "simulate_tags"]
 
@@ -175,7 +175,7 @@ def _group_histograms(prep: dict, mask: np.ndarray, n_bins: int):
     out = ([], [], [], [])
     for k in np.unique(key):
         sel = key == k
-        pts, counts = _histogram(g[sel], n_bins)
+        pts, counts = histogram(g[sel], n_bins)
         out[0].append(pts)
         out[1].append(np.full(pts.size, k // 2, dtype=np.int64))
         out[2].append(np.full(pts.size, k % 2, dtype=np.int8))

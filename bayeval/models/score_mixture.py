@@ -69,107 +69,13 @@ from .. import _validate as V
 from ..data import EvalData
 from ..posterior import Posterior
 from ._base import Model
+from ._scales import TRANSFORMS
+from ._scales import Transform as _Transform
+from ._scales import histogram as _histogram
+from ._scales import make_transform as _make_transform
 
 __all__ = ["ScoreMixture", "FAMILIES", "TRANSFORMS", "AUTO_CANDIDATES", "SPEPosterior"]
 
-_EPS_MINMAX = 1e-3
-_TIES_WARN = 0.05  # share of exact 0/1 probabilities above which the logit map warns
-
-
-# ------------------------------------------------------------------- transforms
-
-
-@dataclass(frozen=True)
-class _Transform:
-    """A monotone map of scores. ``lo``/``hi``: the data's range (``minmax``) or the
-    clip bounds of the probabilities (``logit``: smallest positive, largest below one)."""
-
-    name: str
-    lo: float = 0.0
-    hi: float = 1.0
-
-    def __call__(self, s):
-        s = np.asarray(s, dtype=np.float64)
-        if self.name == "identity":
-            return s
-        if self.name == "minmax":
-            return _EPS_MINMAX + (1 - 2 * _EPS_MINMAX) * (s - self.lo) / (self.hi - self.lo)
-        if self.name == "logit":
-            c = np.clip(s, self.lo, self.hi)
-            return np.log(c) - np.log1p(-c)
-        if self.name == "log":
-            return np.log(s)
-        raise AssertionError(self.name)
-
-    def log_jacobian(self, s):
-        """log |dx/ds| per score (added to log p(x) to get log p(s))."""
-        s = np.asarray(s, dtype=np.float64)
-        if self.name == "identity":
-            return np.zeros_like(s)
-        if self.name == "minmax":
-            return np.full_like(s, np.log((1 - 2 * _EPS_MINMAX) / (self.hi - self.lo)))
-        if self.name == "logit":
-            c = np.clip(s, self.lo, self.hi)
-            return -np.log(c) - np.log1p(-c)
-        if self.name == "log":
-            return -np.log(s)
-        raise AssertionError(self.name)
-
-
-TRANSFORMS = ("auto", "identity", "minmax", "logit", "log")
-
-
-def _make_transform(name: str, support: str, scores: np.ndarray) -> _Transform:
-    V.check_choice(name, "transform", TRANSFORMS)
-    lo, hi = float(scores.min()), float(scores.max())
-    in_unit = lo >= 0 and hi <= 1
-    if name == "auto":
-        if support == "real":
-            name = "logit" if in_unit else "identity"
-        elif support == "positive":
-            name = "identity" if lo > 0 and not in_unit else "minmax"
-        else:
-            name = "identity" if lo > 0 and hi < 1 else "minmax"
-    if name == "minmax" and hi == lo:
-        raise ValueError("All scores are equal: a score mixture cannot separate the classes.")
-    t = _Transform(name, lo, hi)
-    # does the mapped score fit the family's support?
-    if name == "logit":
-        if not in_unit:
-            raise ValueError(
-                f"transform='logit' needs scores in [0, 1] (probabilities); got scores from {lo:g} to {hi:g}. "
-                "Use 'identity' for logits or margins, or 'minmax'."
-            )
-        inner = scores[(scores > 0) & (scores < 1)]
-        if inner.size == 0:
-            raise ValueError(
-                "transform='logit' needs some scores strictly between 0 and 1; all scores are exactly 0 or 1. "
-                "Scores that only take two values cannot be modelled by a score mixture."
-            )
-        ties = float(np.mean((scores == 0) | (scores == 1)))
-        if ties > _TIES_WARN:
-            warnings.warn(
-                f"bayeval: {ties:.0%} of the scores are exactly 0 or 1; on the logit scale they sit on one point "
-                "(the most extreme other score), a spike no density follows. Use transform='minmax' with "
-                "positive-support families (e.g. ScoreMixture('gamma', 'truncnormal')) for such scores.",
-                UserWarning,
-                stacklevel=4,
-            )
-        t = _Transform(name, float(inner.min()), float(inner.max()))
-    if name == "log" and lo <= 0:
-        raise ValueError(f"transform='log' needs positive scores; the smallest is {lo:g}. Use 'minmax'.")
-    x = t(scores)
-    if support == "positive" and x.min() <= 0:
-        raise ValueError(
-            f"This family needs positive values, but the {name!r}-mapped scores reach {x.min():g}. "
-            "Use transform='minmax' (maps any scale into (0, 1))."
-        )
-    if support == "unit" and (x.min() <= 0 or x.max() >= 1):
-        raise ValueError(
-            f"The Beta family needs values strictly inside (0, 1), but the {name!r}-mapped scores span "
-            f"[{x.min():g}, {x.max():g}]. Use transform='minmax'."
-        )
-    return t
 
 
 # ---------------------------------------------------------------------- families
@@ -341,23 +247,6 @@ def _family(name) -> _Family:
     if name not in FAMILIES:
         raise ValueError(f"Unknown score family {name!r}; choose from {sorted(FAMILIES)}.")
     return FAMILIES[name]
-
-
-# ----------------------------------------------------------------------- binning
-
-
-def _histogram(x: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-width bins over the mapped unvetted scores: (representative points, counts).
-
-    Each bin is represented by the mean of the scores that fall in it, which removes
-    the first-order error of the midpoint rule; empty bins are dropped.
-    """
-    edges = np.linspace(x.min(), x.max(), n_bins + 1)
-    idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, n_bins - 1)
-    counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
-    sums = np.bincount(idx, weights=x, minlength=n_bins)
-    keep = counts > 0
-    return sums[keep] / counts[keep], counts[keep]
 
 
 # ---------------------------------------------------------------- initialization
