@@ -7,6 +7,7 @@ that says what was expected, what arrived, and how to fix it.
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from collections.abc import Sequence
@@ -29,6 +30,8 @@ __all__ = [
     "check_same_length",
     "check_choice",
     "as_seed_sequence",
+    "as_positive_number",
+    "as_confidence_mapping",
     "LABEL_SPELLINGS",
     "label_cell",
     "parse_label_cells",
@@ -522,3 +525,32 @@ def as_seed_sequence(random_seed, name: str = "random_seed") -> np.random.SeedSe
     if random_seed < 0:
         raise ValueError(f"`{name}` must be >= 0, got {random_seed}.")
     return np.random.SeedSequence(int(random_seed))
+
+
+def as_positive_number(value, name: str, *, upper=None) -> float:
+    """A finite number > 0 (and < ``upper`` when given)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+        raise TypeError(f"{name} must be a number; got {type(value).__name__}.")
+    if not (math.isfinite(value) and value > 0) or (upper is not None and value >= upper):
+        rng = f"in (0, {upper})" if upper is not None else "positive and finite"
+        raise ValueError(f"{name} must be {rng}; got {value!r}.")
+    return float(value)
+
+
+def as_confidence_mapping(mapping) -> np.ndarray:
+    """Theta implied by each confidence level of a human ranking: increasing, in (0, 1]."""
+    try:
+        c = np.asarray(mapping, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"mapping must be a sequence of numbers; got {mapping!r}.") from err
+    if c.ndim != 1 or c.size < 2:
+        raise ValueError(
+            "mapping must list the theta value of each confidence level, lowest level first, "
+            f"e.g. (0.5, 0.75, 1.0); got {mapping!r}."
+        )
+    if not (np.all(np.isfinite(c)) and np.all(c > 0) and np.all(c <= 1) and np.all(np.diff(c) > 0)):
+        raise ValueError(
+            "mapping must be strictly increasing values in (0, 1] (theta implied by each "
+            f"confidence level, lowest first); got {mapping!r}."
+        )
+    return c

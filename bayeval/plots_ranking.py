@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayeval import _validate as V
 from bayeval._defaults import HDI_PROB, hdi_columns
 from bayeval.ranking import (
-    _check_positive,
-    _q_stats,
+    q_stats,
     ranking_log_prob_distribution,
     ranking_log_probability,
     ranking_percentile,
@@ -81,7 +81,7 @@ def plot_log_prob_distribution(
     >>> fig.axes[0].get_xlabel()
     'log-probability of a human ranking'
     """
-    epsilon = _check_positive(epsilon, "epsilon", upper=1.0)
+    epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
     dist = ranking_log_prob_distribution(theta, bins=bins, tol=tol)
     fig, ax = _new_axes(ax, (7, 3.6))
     edges = dist.edges
@@ -187,15 +187,15 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
     >>> percentile_table(q).shape
     (2, 2)
     """
-    hdi_prob = _check_positive(hdi_prob, "hdi_prob", upper=1.0)
-    epsilon = _check_positive(epsilon, "epsilon", upper=1.0)
+    hdi_prob = V.as_positive_number(hdi_prob, "hdi_prob", upper=1.0)
+    epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
     q = _as_q_array(q)
     missing = {"attribute", "system"} - set(q.dims)
     if missing:
         raise ValueError(f"q needs dims 'attribute' and 'system'; missing {sorted(missing)}.")
     sample = {"chain", "draw"} <= set(q.dims)
     if sample:
-        stats = _q_stats(q, hdi_prob=hdi_prob, epsilon=epsilon)
+        stats = q_stats(q, hdi_prob=hdi_prob, epsilon=epsilon)
     else:
         stats = xr.Dataset({"mean": q, "p_indistinguishable": (q <= 1 - epsilon).astype(float)})
     long = stats.to_dataframe().reset_index().set_index(["attribute", "system"])

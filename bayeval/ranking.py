@@ -87,6 +87,8 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from . import _validate as V
 from scipy import stats
 
 __all__ = [
@@ -111,7 +113,7 @@ DEFAULT_MAPPING = (0.5, 0.75, 1.0)
 
 _METHODS = ("auto", "exact", "fourier")
 _TIES = ("strict", "inclusive")
-_UNDECIDED_RULES = ("exclude", "half")
+UNDECIDED_RULES = ("exclude", "half")
 # Exact method: largest half (number of enumerated support points) it may build.
 _EXACT_BUDGET = 2**21
 # Exact method: binomial points with smaller probability are skipped (mass -> bound).
@@ -125,7 +127,7 @@ _BLOCK = 2**20
 # --------------------------------------------------------------------------------------
 
 
-def _q_stats(q, *, hdi_prob: float, epsilon: float):
+def q_stats(q, *, hdi_prob: float, epsilon: float):
     """Posterior summary of Q draws (dims chain, draw, ...): mean, sd, HDI and
     ``P(Q <= 1 - epsilon)``, as an ``xarray.Dataset`` over the remaining dims.
 
@@ -214,37 +216,6 @@ def _check_ranking(ranking, n_pairs):
     return r.astype(np.int8)
 
 
-def _check_choice(value, name, allowed):
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-    return value
-
-
-def _check_positive(value, name, *, upper=None):
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__}.")
-    if not (math.isfinite(value) and value > 0) or (upper is not None and value >= upper):
-        rng = f"in (0, {upper})" if upper is not None else "positive and finite"
-        raise ValueError(f"{name} must be {rng}; got {value!r}.")
-    return float(value)
-
-
-def _check_mapping(mapping):
-    try:
-        c = np.asarray(mapping, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"mapping must be a sequence of numbers; got {mapping!r}.") from err
-    if c.ndim != 1 or c.size < 2:
-        raise ValueError(
-            "mapping must list the theta value of each confidence level, lowest level first, "
-            f"e.g. (0.5, 0.75, 1.0); got {mapping!r}."
-        )
-    if not (np.all(np.isfinite(c)) and np.all(c > 0) and np.all(c <= 1) and np.all(np.diff(c) > 0)):
-        raise ValueError(
-            "mapping must be strictly increasing values in (0, 1] (theta implied by each "
-            f"confidence level, lowest first); got {mapping!r}."
-        )
-    return c
 
 
 # --------------------------------------------------------------------------------------
@@ -430,7 +401,7 @@ def confidence_mle(n_votes, confidence_counts, *, mapping=DEFAULT_MAPPING):
     >>> round(float(theta[0]), 6), q.round(6).tolist()
     (0.75, [[0.5, 0.0, 0.5]])
     """
-    c = _check_mapping(mapping)
+    c = V.as_confidence_mapping(mapping)
     m = _numeric_array(n_votes, "n_votes")
     cnt = _numeric_array(confidence_counts, "confidence_counts")
     if m.ndim != 1:
@@ -576,7 +547,7 @@ class ThetaEstimate:
         )
 
 
-def _pair_rules(counts: VoteCounts, undecided: str, use_confidence: bool):
+def pair_rules(counts: VoteCounts, undecided: str, use_confidence: bool):
     """Shared by the point estimate and the Bayesian model: which pairs are unanimous,
     which use the confidence likelihood, and the effective vote counts."""
     n1, n0, u = counts.n_first, counts.n_second, counts.n_undecided
@@ -633,8 +604,8 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
     >>> est.theta.round(4).tolist(), est.used_confidence.tolist()
     ([0.9302, 0.6667], [True, False])
     """
-    c = _check_mapping(mapping)
-    undecided = _check_choice(undecided, "undecided", _UNDECIDED_RULES)
+    c = V.as_confidence_mapping(mapping)
+    undecided = V.check_choice(undecided, "undecided", UNDECIDED_RULES)
     counts = count_votes(votes, confidence, n_levels=c.size)
     n1, n0, u = counts.n_first, counts.n_second, counts.n_undecided
     if undecided == "half":
@@ -650,7 +621,7 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
             "whose prior covers them."
         )
     theta = num / den
-    unanimous, use_conf = _pair_rules(counts, undecided, True)
+    unanimous, use_conf = pair_rules(counts, undecided, True)
     q = np.full((theta.size, c.size), np.nan)
     if use_conf.any():
         idx = np.flatnonzero(use_conf)
@@ -1131,10 +1102,10 @@ def ranking_percentile(
     >>> float(ranking_percentile([1.0, 0.5], [0, 1]))  # impossible for humans
     1.0
     """
-    ties = _check_choice(ties, "ties", _TIES)
-    method = _check_choice(method, "method", _METHODS)
-    tol = _check_positive(tol, "tol", upper=0.5)
-    tie_rtol = _check_positive(tie_rtol, "tie_rtol", upper=1e-3)
+    ties = V.check_choice(ties, "ties", _TIES)
+    method = V.check_choice(method, "method", _METHODS)
+    tol = V.as_positive_number(tol, "tol", upper=0.5)
+    tie_rtol = V.as_positive_number(tie_rtol, "tie_rtol", upper=1e-3)
     if isinstance(max_terms, bool) or not isinstance(max_terms, int | np.integer) or max_terms < 64:
         raise ValueError(f"max_terms must be an integer >= 64; got {max_terms!r}.")
     th = _check_theta(theta)
@@ -1307,8 +1278,8 @@ def ranking_log_prob_distribution(theta, *, bins=100, tol=1e-4, method="auto", m
     th = _check_theta(theta)
     if th.ndim != 1:
         raise ValueError(f"theta must be 1-D (n_pairs,) here; got shape {th.shape}.")
-    method = _check_choice(method, "method", _METHODS)
-    tol = _check_positive(tol, "tol", upper=0.5)
+    method = V.check_choice(method, "method", _METHODS)
+    tol = V.as_positive_number(tol, "tol", upper=0.5)
     if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
         raise ValueError(f"bins must be a positive integer; got {bins!r}.")
     pi = _minor_prob(th)

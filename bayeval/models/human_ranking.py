@@ -21,21 +21,20 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayeval import _validate as V
 from bayeval._defaults import HDI_PROB
-from ._base import Model
 from bayeval.ranking import (
-    _UNDECIDED_RULES,
     DEFAULT_MAPPING,
+    UNDECIDED_RULES,
     VoteCounts,
-    _check_choice,
-    _check_mapping,
-    _check_positive,
-    _pair_rules,
-    _q_stats,
     count_votes,
     estimate_theta,
+    pair_rules,
+    q_stats,
     ranking_percentile,
 )
+
+from ._base import Model
 
 __all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
 
@@ -165,9 +164,9 @@ class HumanRanking(Model):
         undecided="exclude",
         use_confidence=True,
     ):
-        self.mapping = tuple(float(x) for x in _check_mapping(mapping))
+        self.mapping = tuple(float(x) for x in V.as_confidence_mapping(mapping))
         if isinstance(theta_prior, str):
-            _check_choice(theta_prior, "theta_prior", ("hierarchical",))
+            V.check_choice(theta_prior, "theta_prior", ("hierarchical",))
         else:
             try:
                 a, b = theta_prior
@@ -177,12 +176,12 @@ class HumanRanking(Model):
                     f"got {theta_prior!r}."
                 ) from err
             theta_prior = (
-                _check_positive(a, "theta_prior[0]"),
-                _check_positive(b, "theta_prior[1]"),
+                V.as_positive_number(a, "theta_prior[0]"),
+                V.as_positive_number(b, "theta_prior[1]"),
             )
         self.theta_prior = theta_prior
-        self.confidence_prior = _check_positive(confidence_prior, "confidence_prior")
-        self.undecided = _check_choice(undecided, "undecided", _UNDECIDED_RULES)
+        self.confidence_prior = V.as_positive_number(confidence_prior, "confidence_prior")
+        self.undecided = V.check_choice(undecided, "undecided", UNDECIDED_RULES)
         if not isinstance(use_confidence, bool | np.bool_):
             raise TypeError(f"use_confidence must be True or False; got {use_confidence!r}.")
         self.use_confidence = bool(use_confidence)
@@ -196,7 +195,7 @@ class HumanRanking(Model):
 
     def _data(self, votes, confidence):
         counts = count_votes(votes, confidence, n_levels=len(self.mapping))
-        unanimous, use_conf = _pair_rules(counts, self.undecided, self.use_confidence)
+        unanimous, use_conf = pair_rules(counts, self.undecided, self.use_confidence)
         labels = _pair_labels(votes, counts.n_pairs)
         return counts, unanimous, use_conf, labels
 
@@ -714,8 +713,8 @@ class RankingPosterior:
         >>> post.percentile({"a": [1, 0, 1], "b": [0, 1, 0]}).dims
         ('chain', 'draw', 'system')
         """
-        ties = _check_choice(ties, "ties", ("strict", "inclusive"))
-        tol = _check_positive(tol, "tol", upper=0.5)
+        ties = V.check_choice(ties, "ties", ("strict", "inclusive"))
+        tol = V.as_positive_number(tol, "tol", upper=0.5)
         ds = self._percentile(ranking, ties, tol)
         if return_bound:
             return ds
@@ -755,7 +754,7 @@ class RankingPosterior:
         >>> 0.0 <= p <= 1.0
         True
         """
-        epsilon = _check_positive(epsilon, "epsilon", upper=1.0)
+        epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
         q = self.percentile(ranking, ties=ties, tol=tol)
         p = (q <= 1 - epsilon).mean(("chain", "draw"))
         return float(p) if p.ndim == 0 else p.rename("p_indistinguishable")
@@ -794,11 +793,11 @@ class RankingPosterior:
         >>> list(post.summary([1, 0, 1]).columns)[:4]
         ['mean', 'sd', 'hdi_5%', 'hdi_95%']
         """
-        hdi_prob = _check_positive(hdi_prob, "hdi_prob", upper=1.0)
-        epsilon = _check_positive(epsilon, "epsilon", upper=1.0)
+        hdi_prob = V.as_positive_number(hdi_prob, "hdi_prob", upper=1.0)
+        epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
         ds = self.percentile(ranking, ties=ties, tol=tol, return_bound=True)
         thr = 1 - epsilon
-        stats = _q_stats(ds["q"], hdi_prob=hdi_prob, epsilon=epsilon)
+        stats = q_stats(ds["q"], hdi_prob=hdi_prob, epsilon=epsilon)
         stats["p_indistinguishable_min"] = (ds["upper"] <= thr).mean(("chain", "draw"))
         stats["p_indistinguishable_max"] = (ds["lower"] <= thr).mean(("chain", "draw"))
         stats["max_bound"] = ds["bound"].max(("chain", "draw"))
