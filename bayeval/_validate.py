@@ -30,6 +30,8 @@ __all__ = [
     "check_same_length",
     "check_choice",
     "as_seed_sequence",
+    "as_real_in",
+    "describe",
     "as_positive_number",
     "as_confidence_mapping",
     "LABEL_SPELLINGS",
@@ -462,12 +464,29 @@ def as_probability(x, name: str, *, open_interval: bool = False) -> float:
     return x
 
 
-def as_positive_int(x, name: str, *, minimum: int = 1) -> int:
+def as_positive_int(x, name: str, *, minimum: int = 1, hint: str = "") -> int:
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer >= {minimum}, got {_describe(x)}.")
+        raise TypeError(f"`{name}` must be an integer >= {minimum}, got {_describe(x)}.{hint}")
     if x < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {x}.")
+        raise ValueError(f"`{name}` must be >= {minimum}, got {x}.{hint}")
     return int(x)
+
+
+def as_real_in(x, name: str, *, lo: float, hi: float, lo_open: bool, hi_open: bool, hint: str = "") -> float:
+    """A real number in the interval from ``lo`` to ``hi`` (each end open or closed)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"`{name}` must be a number, got {_describe(x)}.{hint}")
+    x = float(x)
+    ok = math.isfinite(x) and (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
+    if not ok:
+        span = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+        raise ValueError(f"`{name}` must lie in {span}, got {x!r}.{hint}")
+    return x
+
+
+def describe(x) -> str:
+    """A short description of what arrived, for error messages."""
+    return _describe(x)
 
 
 def as_k(k, name: str = "k") -> tuple[np.ndarray, bool]:

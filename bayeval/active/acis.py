@@ -176,7 +176,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -185,6 +184,7 @@ import pandas as pd
 from scipy.optimize import isotonic_regression
 from scipy.stats import gamma, norm
 
+from bayeval import _validate as V
 from bayeval._deprecate import renamed_keywords, warn_renamed
 from bayeval._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
@@ -200,7 +200,7 @@ _CERTAIN = 1.0 - 1e-12
 #: Ways to compute the interval (``acis(interval=...)``).
 _INTERVALS = ("jeffreys", "delta")
 
-_HISTORY_COLUMNS = [
+HISTORY_COLUMNS = [
     "iteration",
     "batch_size",
     "labels_spent",
@@ -380,39 +380,12 @@ class ACISResult:
 # ----------------------------------------------------------------------------------
 
 
-def _describe(x) -> str:
-    if isinstance(x, np.ndarray):
-        return f"an array of dtype {x.dtype} and shape {x.shape}"
-    return f"{type(x).__name__} {x!r}"[:120]
-
-
-def _check_int(x, name: str, *, minimum: int, hint: str = "") -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer >= {minimum}, got {_describe(x)}.{hint}")
-    if x < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {x}.{hint}")
-    return int(x)
-
-
-def _check_real(
-    x, name: str, *, lo: float, hi: float, lo_open: bool, hi_open: bool, hint: str = ""
-):
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"`{name}` must be a number, got {_describe(x)}.{hint}")
-    x = float(x)
-    ok = math.isfinite(x) and (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
-    if not ok:
-        span = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-        raise ValueError(f"`{name}` must lie in {span}, got {x!r}.{hint}")
-    return x
-
-
 def _check_rng(random_seed) -> np.random.Generator:
     """The run's random stream, from any seed :func:`bayeval._validate.as_seed_sequence` reads."""
     return np.random.default_rng(as_seed_sequence(random_seed))
 
 
-def _check_common(scores, predictions, oracle, budget, alpha, first_batch, interval_prob):
+def check_fscore_inputs(scores, predictions, oracle, budget, alpha, first_batch, interval_prob):
     """Checks shared by ``acis`` and the baselines; returns clean arrays and numbers."""
     s = as_scores(scores, "scores")
     yhat = as_binary_vector(predictions, "predictions")
@@ -420,7 +393,7 @@ def _check_common(scores, predictions, oracle, budget, alpha, first_batch, inter
     if not callable(oracle):
         raise TypeError(
             "`oracle` must be a callable that takes an int array of item positions and "
-            f"returns their 0/1 labels (e.g. `lambda idx: y_true[idx]`), got {_describe(oracle)}."
+            f"returns their 0/1 labels (e.g. `lambda idx: y_true[idx]`), got {V.describe(oracle)}."
         )
     n = s.size
     n_pred = int(yhat.sum())
@@ -430,7 +403,7 @@ def _check_common(scores, predictions, oracle, budget, alpha, first_batch, inter
             "pool holds any positive) or undefined; there is nothing to estimate. Check "
             "the threshold that produced the predictions."
         )
-    alpha = _check_real(
+    alpha = V.as_real_in(
         alpha,
         "alpha",
         lo=0,
@@ -439,8 +412,8 @@ def _check_common(scores, predictions, oracle, budget, alpha, first_batch, inter
         hi_open=True,
         hint=" It weights precision against recall; 0.5 gives F1.",
     )
-    first_batch = _check_int(first_batch, "first_batch", minimum=1)
-    budget = _check_int(budget, "budget", minimum=1, hint=" It is the number of items to label.")
+    first_batch = V.as_positive_int(first_batch, "first_batch", minimum=1)
+    budget = V.as_positive_int(budget, "budget", minimum=1, hint=" It is the number of items to label.")
     if budget < first_batch:
         raise ValueError(
             f"`budget` ({budget}) is smaller than `first_batch` ({first_batch}); lower "
@@ -451,7 +424,7 @@ def _check_common(scores, predictions, oracle, budget, alpha, first_batch, inter
             f"`budget` ({budget}) exceeds the number of items in the pool ({n}); an item "
             "is labeled at most once. Use budget <= len(scores)."
         )
-    interval_prob = _check_real(interval_prob, "interval_prob", lo=0, hi=1, lo_open=True, hi_open=True)
+    interval_prob = V.as_real_in(interval_prob, "interval_prob", lo=0, hi=1, lo_open=True, hi_open=True)
     return s, yhat, alpha, first_batch, budget, interval_prob
 
 
@@ -459,7 +432,7 @@ def _check_target(target_std_error):
     """``target_std_error``: None or a standard error in (0, 0.5]."""
     if target_std_error is None:
         return None
-    return _check_real(
+    return V.as_real_in(
         target_std_error,
         "target_std_error",
         lo=0,
@@ -473,7 +446,7 @@ def _check_target(target_std_error):
 def _check_probability_vector(p, n: int, name: str) -> np.ndarray:
     arr = np.asarray(p)
     if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be a numeric array of probabilities, got {_describe(arr)}.")
+        raise TypeError(f"`{name}` must be a numeric array of probabilities, got {V.describe(arr)}.")
     arr = arr.astype(np.float64)
     if arr.shape != (n,):
         raise ValueError(
@@ -500,13 +473,13 @@ def _call_oracle(oracle, items: np.ndarray) -> np.ndarray:
     if arr.shape != items.shape:
         raise ValueError(
             f"`oracle` must return one 0/1 label per requested item: it was asked for "
-            f"{items.size} item(s) and returned {_describe(arr)}. Return e.g. "
+            f"{items.size} item(s) and returned {V.describe(arr)}. Return e.g. "
             "`y_true[idx]` for the int array `idx` it receives."
         )
     if arr.dtype == bool:
         return arr.astype(np.int8)
     if arr.dtype.kind not in "iuf":
-        raise TypeError(f"`oracle` must return numeric 0/1 labels, got {_describe(arr)}.")
+        raise TypeError(f"`oracle` must return numeric 0/1 labels, got {V.describe(arr)}.")
     ok = (arr == 0) | (arr == 1)
     if not ok.all():
         bad = np.unique(arr[~ok])[:5]
@@ -915,7 +888,7 @@ class _Book:
 
     def result(self, method: str, interval_prob: float) -> ACISResult:
         labeled = self.labeled_frame()
-        history = pd.DataFrame(self.rows, columns=_HISTORY_COLUMNS)
+        history = pd.DataFrame(self.rows, columns=HISTORY_COLUMNS)
         last = self.rows[-1]
         return ACISResult(
             estimate=float(last["estimate"]),
@@ -1305,25 +1278,25 @@ def acis(
     >>> bool(res.interval[0] <= res.estimate <= res.interval[1])
     True
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = _check_rng(random_seed)
-    proposal_floor = _check_real(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
-    beta = _check_real(beta, "beta", lo=0, hi=1, lo_open=False, hi_open=False)
-    beta_iterations = _check_int(beta_iterations, "beta_iterations", minimum=1)
+    proposal_floor = V.as_real_in(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
+    beta = V.as_real_in(beta, "beta", lo=0, hi=1, lo_open=False, hi_open=False)
+    beta_iterations = V.as_positive_int(beta_iterations, "beta_iterations", minimum=1)
     if not isinstance(top_k_prior, bool | np.bool_):
-        raise TypeError(f"`top_k_prior` must be True or False, got {_describe(top_k_prior)}.")
-    top_k_factor = _check_real(
+        raise TypeError(f"`top_k_prior` must be True or False, got {V.describe(top_k_prior)}.")
+    top_k_factor = V.as_real_in(
         top_k_factor, "top_k_factor", lo=0, hi=math.inf, lo_open=True, hi_open=True
     )
-    average_last = _check_int(average_last, "average_last", minimum=1)
-    initial_estimate = _check_real(
+    average_last = V.as_positive_int(average_last, "average_last", minimum=1)
+    initial_estimate = V.as_real_in(
         initial_estimate, "initial_estimate", lo=0, hi=1, lo_open=True, hi_open=False
     )
     if probabilities is not None and not callable(probabilities):
         probabilities = _check_probability_vector(probabilities, s.size, "probabilities")
-    rest_share = _check_real(
+    rest_share = V.as_real_in(
         rest_share,
         "rest_share",
         lo=0,
@@ -1334,7 +1307,7 @@ def acis(
     )
     if not isinstance(interval, str) or interval not in _INTERVALS:
         raise ValueError(
-            f"`interval` must be one of {', '.join(map(repr, _INTERVALS))}, got {_describe(interval)}."
+            f"`interval` must be one of {', '.join(map(repr, _INTERVALS))}, got {V.describe(interval)}."
         )
     return _importance_sampling_run(
         s,
@@ -1413,11 +1386,11 @@ def sawade(
     >>> res.method, res.n_labels
     ('sawade', 100)
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = _check_rng(random_seed)
-    proposal_floor = _check_real(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
+    proposal_floor = V.as_real_in(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
     lo, hi = float(s.min()), float(s.max())
     if lo >= 0.0 and hi <= 1.0:
         p = s.copy()
@@ -1548,7 +1521,7 @@ def uniform_sampling(
     >>> res.method, res.n_labels
     ('uniform', 100)
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = _check_rng(random_seed)
@@ -1615,7 +1588,7 @@ def top_k(
     >>> bool(res.labeled["score"].min() >= np.sort(scores)[-100])
     True
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     _check_rng(random_seed)

@@ -29,10 +29,11 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from .. import _validate as V
 from .._deprecate import renamed_keywords
 from .._validate import as_seed_sequence
 from ..data import EvalData
-from .acis import _HISTORY_COLUMNS, ACISResult, _check_common, _describe, acis, uniform_sampling
+from .acis import HISTORY_COLUMNS, ACISResult, acis, check_fscore_inputs, uniform_sampling
 
 __all__ = ["score_mixture_fscore"]
 
@@ -109,21 +110,21 @@ def score_mixture_fscore(
     >>> res.method, res.n_labels  # doctest: +SKIP
     ('score_mixture', 40)
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = _check_common(
+    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     # one reading of the seed, shared by the labeling run and the sampler's seed
     seed_seq = as_seed_sequence(random_seed)
     if not isinstance(selection, str) or selection not in _SELECTIONS:
-        raise ValueError(f"`selection` must be one of {_SELECTIONS}, got {_describe(selection)}.")
+        raise ValueError(f"`selection` must be one of {_SELECTIONS}, got {V.describe(selection)}.")
     if model is None:
         from ..models.score_mixture import ScoreMixture
 
         model = ScoreMixture("skewnormal", "skewnormal")
     if not hasattr(model, "fit"):
-        raise TypeError(f"`model` must be a bayeval model with .fit(data), got {_describe(model)}.")
+        raise TypeError(f"`model` must be a bayeval model with .fit(data), got {V.describe(model)}.")
     if fit_kwargs is not None and not isinstance(fit_kwargs, Mapping):
-        raise TypeError(f"`fit_kwargs` must be a mapping of keyword arguments, got {_describe(fit_kwargs)}.")
+        raise TypeError(f"`fit_kwargs` must be a mapping of keyword arguments, got {V.describe(fit_kwargs)}.")
     design = acis if selection == "acis" else uniform_sampling
     # the same seed as a plain acis()/uniform_sampling() call: the same items get labeled
     run = design(
@@ -169,7 +170,7 @@ def score_mixture_fscore(
         variance=var,
         interval=(lo, hi),
         labeled=run.labeled,
-        history=pd.DataFrame([row], columns=_HISTORY_COLUMNS),
+        history=pd.DataFrame([row], columns=HISTORY_COLUMNS),
         method="score_mixture",
         alpha=alpha,
         interval_prob=interval_prob,

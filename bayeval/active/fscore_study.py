@@ -29,8 +29,9 @@ import numpy as np
 import pandas as pd
 
 from .._deprecate import renamed_keywords, warn_renamed
+from .. import _validate as V
 from .._validate import as_seed_sequence
-from .acis import _check_common, _describe, acis, sawade, top_k, uniform_sampling
+from .acis import acis, check_fscore_inputs, sawade, top_k, uniform_sampling
 
 __all__ = ["FScoreStudy", "simulate_fscore", "summarize_runs", "FSCORE_METHODS"]
 
@@ -292,7 +293,7 @@ def simulate_fscore(
     if y.dtype == bool:
         y = y.astype(np.int8)
     if y.dtype.kind not in "iuf" or y.ndim != 1:
-        raise TypeError(f"`y_true` must be a 1-D array of 0/1 labels, got {_describe(y)}.")
+        raise TypeError(f"`y_true` must be a 1-D array of 0/1 labels, got {V.describe(y)}.")
     if not np.isin(y, (0, 1)).all():
         bad = np.unique(y[~np.isin(y, (0, 1))])[:5]
         raise ValueError(
@@ -301,24 +302,24 @@ def simulate_fscore(
         )
     y = y.astype(np.int8)
     if isinstance(trials, bool) or not isinstance(trials, numbers.Integral):
-        raise TypeError(f"`trials` must be an integer >= 2, got {_describe(trials)}.")
+        raise TypeError(f"`trials` must be an integer >= 2, got {V.describe(trials)}.")
     if trials < 2:
         raise ValueError(f"`trials` must be at least 2 (variances need two runs), got {trials}.")
     root_seed = as_seed_sequence(random_seed)
     if isinstance(budgets, (str, bytes)) or not isinstance(budgets, Sequence) or len(budgets) == 0:
-        raise TypeError(f"`budgets` must be a non-empty sequence of integers, got {_describe(budgets)}.")
+        raise TypeError(f"`budgets` must be a non-empty sequence of integers, got {V.describe(budgets)}.")
     oracle = lambda idx: y[idx]  # noqa: E731
     # the methods' own checks of the inputs and of every budget, before any run
-    s, yhat, alpha, _, _, interval_prob = _check_common(scores, predictions, oracle, budgets[0], alpha, 1, interval_prob)
+    s, yhat, alpha, _, _, interval_prob = check_fscore_inputs(scores, predictions, oracle, budgets[0], alpha, 1, interval_prob)
     for b in budgets[1:]:
-        _check_common(s, yhat, oracle, b, alpha, 1, interval_prob)
+        check_fscore_inputs(s, yhat, oracle, b, alpha, 1, interval_prob)
     if y.size != s.size:
         raise ValueError(f"`y_true` has {y.size} labels but there are {s.size} scores; give one label per item.")
     if isinstance(methods, Mapping):
         chosen = dict(methods)
         for label, fn in chosen.items():
             if not callable(fn):
-                raise TypeError(f"`methods[{label!r}]` must be a function like bayeval.acis, got {_describe(fn)}.")
+                raise TypeError(f"`methods[{label!r}]` must be a function like bayeval.acis, got {V.describe(fn)}.")
     else:
         if isinstance(methods, str):
             methods = [methods]
@@ -334,7 +335,7 @@ def simulate_fscore(
         for label in chosen:
             first = dict(kwargs_of.get(label, {})).get("first_batch", 10)
             for b in budgets:
-                _check_common(s, yhat, oracle, b, alpha, first, interval_prob)
+                check_fscore_inputs(s, yhat, oracle, b, alpha, first, interval_prob)
 
     tp = int(np.sum((y == 1) & (yhat == 1)))
     den = alpha * int(yhat.sum()) + (1 - alpha) * int(y.sum())
