@@ -27,7 +27,10 @@ from its arrays, then asks the model for its posterior
 (``model._posterior(data, idata, sampling=..., random_seed=...)``) and restores
 ``sampling``, ``convergence`` and ``model_spec``: no sampling happens, and the label
 draws -- hence every metric -- are the same, draw for draw, as those of the posterior
-that was saved.
+that was saved. A model whose ``_posterior`` adds variables to the sampled draws names
+them in ``_posterior_adds`` (e.g. :class:`~bayeval.models.AnnotatorError`'s gold-only
+mixture): they are dropped before the hook runs again, and a rebuilt posterior whose
+draws differ from the saved ones is an error, never a silent change.
 """
 
 from __future__ import annotations
@@ -450,7 +453,17 @@ def _read(filename: str, shown, base: str):
         post = _read_stack(filename, shown, base, attrs, data, idata, seed)
     else:
         model = _model_class(attrs["bayeval_model_class"])(**_unjson(attrs["bayeval_model_params"]))
+        saved = idata.posterior
+        added = [v for v in getattr(model, "_posterior_adds", ()) if v in saved]
+        if added:  # the sampled draws, as the model's hook got them after the fit
+            idata = _with_posterior(idata, saved.drop_vars(added))
         post = model._posterior(data, idata, sampling=sampling, random_seed=seed)
+        if not post.idata.posterior.equals(saved):
+            raise ValueError(
+                f"{shown}{where}: rebuilding the {type(model).__name__} posterior from the saved draws changed them "
+                f"(variables {sorted(post.idata.posterior.data_vars)} against {sorted(saved.data_vars)} saved); "
+                "the model's _posterior() is not reproducible from its own output. Please report this."
+            )
         post.model_spec = model
         # groups the fit added after the model's hook (log_likelihood), and any the hook left out
         with warnings.catch_warnings():
@@ -463,6 +476,13 @@ def _read(filename: str, shown, base: str):
     post.sampling = sampling
     post.convergence = convergence
     return post
+
+
+def _with_posterior(idata, posterior: xr.Dataset):
+    groups = {g: idata[g] for g in idata.groups() if g != "posterior"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return az.InferenceData(posterior=posterior, **groups)
 
 
 def _sampling_info(d):
