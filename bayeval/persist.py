@@ -368,6 +368,22 @@ def save(post, path, *, overwrite: bool = False) -> Path:
     pathlib.Path
         The file written. It is written to a temporary file first and moved into place,
         so a failed save never leaves a half-written file behind.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> import arviz as az
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.persist import save
+    >>> post = Posterior.from_probabilities(EvalData([0.9, 0.2, 0.4], [1, np.nan, np.nan]), [1, 0.2, 0.4],
+    ...                                     draws=50, random_seed=0)
+    >>> path = save(post, os.path.join(tempfile.mkdtemp(), "fit.nc"))
+    >>> az.from_netcdf(path).attrs["bayeval_kind"]
+    'probabilities'
+    >>> save(post, path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileExistsError: bayeval.save: ... already exists; pass overwrite=True to replace it.
     """
     path = Path(os.fspath(path))
     if path.is_dir():
