@@ -390,3 +390,13 @@ def test_cli_from_fit_errors_are_one_clear_line(extra, message, fits, tmp_path, 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("bayeval: error:") and message in err, err
+
+
+@pytest.mark.parametrize("name", ["Stack", "AnnotatorError"])
+def test_a_reloaded_fit_saves_and_loads_again(name, fits, tmp_path):
+    post = fits[name]
+    once = be.load(post.save(tmp_path / "a.nc"))
+    twice = be.load(once.save(tmp_path / "b.nc"))
+    np.testing.assert_array_equal(_draws(twice)[next(iter(_draws(post)))], _draws(post)[next(iter(_draws(post)))])
+    assert twice.idata.posterior.equals(post.idata.posterior)
+    assert "load" in be.__all__
