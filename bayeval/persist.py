@@ -169,7 +169,9 @@ def _data_dataset(container) -> xr.Dataset:
         votes = _numeric_array(container.votes, "votes")
         labels = _pair_labels(container.votes, votes.shape[0])
         cols = getattr(container.votes, "columns", None)
-        ann = np.asarray([str(c) for c in cols]) if cols is not None else np.arange(votes.shape[1])
+        ann = np.asarray(list(cols)) if cols is not None else np.arange(votes.shape[1])
+        if ann.dtype.kind not in "iuU":
+            ann = ann.astype(str)
         ds = xr.Dataset({"votes": (("pair", "annotator"), votes)}, coords={"pair": labels, "annotator": ann})
         if container.confidence is not None:
             ds["confidence"] = (("pair", "annotator"), _numeric_array(container.confidence, "confidence"))

@@ -400,3 +400,32 @@ def test_a_reloaded_fit_saves_and_loads_again(name, fits, tmp_path):
     np.testing.assert_array_equal(_draws(twice)[next(iter(_draws(post)))], _draws(post)[next(iter(_draws(post)))])
     assert twice.idata.posterior.equals(post.idata.posterior)
     assert "load" in be.__all__
+
+
+def test_a_stack_with_a_failed_candidate_keeps_its_error(tmp_path):
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.3).astype(float)
+    data = EvalData(rng.normal(2 * y, 1.0), np.where(np.arange(200) < 40, y, np.nan))  # margins: no Beta curve
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = Stack([Calibration("logistic"), Calibration("beta")]).fit(data, draws=50, random_seed=1)
+    assert list(post.candidates) == ["calibration/logistic"] and "calibration/beta" in post.comparison.index
+    again = be.load(post.save(tmp_path / "fit.nc"))
+    pd.testing.assert_frame_equal(again.comparison, post.comparison)
+    assert again.comparison.attrs["errors"] == post.comparison.attrs["errors"] != {}
+    np.testing.assert_array_equal(again.metric("average_precision"), post.metric("average_precision"))
+
+
+def test_votes_with_integer_columns_and_no_frame_travel(tmp_path):
+    rng = np.random.default_rng(2)
+    v = (rng.random((8, 4)) < 0.7).astype(float)
+    for votes in (v, pd.DataFrame(v, index=np.arange(10, 18), columns=[3, 5, 7, 9])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            post = HumanRanking().fit(PairwiseVotes(votes), **FIT)
+        again = be.load(post.save(tmp_path / "r.nc", overwrite=True))
+        assert type(again.data.votes) is type(votes)
+        if isinstance(votes, pd.DataFrame):
+            pd.testing.assert_frame_equal(again.data.votes, votes)
+        np.testing.assert_array_equal(again.pair_labels, post.pair_labels)
+        np.testing.assert_array_equal(again.theta, post.theta)
