@@ -359,8 +359,21 @@ def _save_fit(post, args) -> None:
         print(f"fit saved: {args.save}", file=sys.stderr)
 
 
-def _load_fit(path: str, data):
-    """A saved fit, checked to have been made on ``data`` (the card's)."""
+def _same_model(spec, expected) -> bool:
+    """Whether a saved fit's model is the one a card describes (class and parameters)."""
+    from .models import Stack
+    from .persist import _json
+
+    if type(spec) is not type(expected):
+        return False
+    a, b = spec.get_params(), expected.get_params()
+    if isinstance(expected, Stack) and b.get("candidates") is None:  # the fit lists the default candidates
+        a, b = {}, {}
+    return _json(a, "fit") == _json(b, "card")
+
+
+def _load_fit(path: str, data, card):
+    """A saved fit, checked to have been made on ``data`` (the card's) with the card's model."""
     from .persist import load
     from .report import data_hash
 
@@ -373,6 +386,10 @@ def _load_fit(path: str, data):
         what = repr(fitted) if fitted is not None else "no EvalData"
         raise CLIError(f"--from-fit {path}: the fit was made on other data ({what}) than the card's ({data!r}); "
                        "render it with the card it was made from, or refit without --from-fit.")
+    expected = card.build_model()
+    if not _same_model(getattr(post, "model_spec", None), expected):
+        raise CLIError(f"--from-fit {path}: the fit's model ({getattr(post, 'model_spec', None)!r}) is not the card's "
+                       f"({expected!r}); a card's report shows the card's model: refit without --from-fit.")
     return post
 
 
@@ -412,7 +429,7 @@ def _cmd_report(args) -> int:
         raise CLIError(str(exc)) from exc
     _warn_one_class(data)
     if args.from_fit:
-        post = _load_fit(args.from_fit, data)
+        post = _load_fit(args.from_fit, data, card)
         if not args.quiet:
             print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; the fit saved in {args.from_fit} "
                   f"({post.n_chains} chains x {post.n_draws} draws)...", file=sys.stderr, flush=True)

@@ -429,3 +429,14 @@ def test_votes_with_integer_columns_and_no_frame_travel(tmp_path):
             pd.testing.assert_frame_equal(again.data.votes, votes)
         np.testing.assert_array_equal(again.pair_labels, post.pair_labels)
         np.testing.assert_array_equal(again.theta, post.theta)
+
+
+def test_cli_from_fit_refuses_a_fit_of_another_model(tmp_path, capsys):
+    from bayeval.cards import load_card
+    from bayeval.cli import main
+
+    data, _ = load_card(BC).load_data()
+    fit = Calibration("logistic").fit(data, **FIT).save(tmp_path / "logistic.nc")
+    assert main(["report", str(BC), "--out", str(tmp_path / "r"), "--quiet", "--from-fit", str(fit)]) == 2
+    err = capsys.readouterr().err
+    assert "is not the card's" in err and "Calibration(curve='logistic'" in err and "Stack(" in err
