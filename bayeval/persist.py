@@ -177,7 +177,7 @@ def _data_dataset(container) -> xr.Dataset:
             ds["confidence"] = (("pair", "annotator"), _numeric_array(container.confidence, "confidence"))
         ds.attrs["container"] = "PairwiseVotes"
         ds.attrs["dtypes"] = json.dumps({"pair": np.asarray(labels).dtype.str, "annotator": ann.dtype.str})
-        ds.attrs["frame"] = int(cols is not None or hasattr(container.votes, "index"))
+        ds.attrs["frame"] = int(isinstance(container.votes, pd.DataFrame))
         return ds
     raise TypeError(f"bayeval.save: cannot store a data container of type {type(container).__name__}.")
 
