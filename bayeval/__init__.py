@@ -17,6 +17,7 @@ from .active import ACISResult, ActiveSession, LabelStore, acis, expected_change
 from .annotator import TrueAccuracyBounds, TrueAccuracyInterval, plot_true_accuracy, true_accuracy_bounds
 from .data import EvalData
 from .models.stacking import fit
+from .persist import load
 from .posterior import Posterior, hdi, naive, vetted_only
 from .ranking import PercentileResult, ThetaEstimate, estimate_theta, ranking_percentile
 from .recalibrate import Recalibration, recalibrate
@@ -70,6 +71,7 @@ __all__ = [
     "expected_change",
     "fit",
     "hdi",
+    "load",
     "metrics",
     "naive",
     "plot_true_accuracy",

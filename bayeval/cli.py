@@ -3,7 +3,10 @@
 Subcommands::
 
     bayeval report CARD_DIR [--out DIR]          render a model card's credible-interval report
+                            [--save FIT.nc]      ... and keep the fit
+                            [--from-fit FIT.nc]  ... from a kept fit, without sampling again
     bayeval fit SCORES --score COL --label COL   fit a model, print the metric summary table
+                            [--save FIT.nc]      ... and keep the fit (bayeval.load reads it)
     bayeval threshold SCORES ... --min-precision P --min-recall R
                                                  the threshold meeting the constraints, with its probability
     bayeval select SCORES ... --size N           the next items to vet (optionally recorded in a label store)
@@ -319,6 +322,77 @@ def _print_frame(df, *, floatfmt: str = "{:.4f}") -> None:
         print(df)
 
 
+def _save_args(p: argparse.ArgumentParser, *, from_fit: bool = False) -> None:
+    p.add_argument("--save", metavar="FIT.nc", default=None,
+                   help="also save the fit to this netCDF file (bayeval.load and arviz.from_netcdf read it)")
+    p.add_argument("--overwrite", action="store_true", help="let --save replace an existing file")
+    if from_fit:
+        p.add_argument("--from-fit", metavar="FIT.nc", default=None,
+                       help="render from a fit saved with --save instead of fitting again (no sampling); "
+                       "it must have been made on the card's data")
+
+
+def _check_save_args(args) -> None:
+    """--save / --from-fit checked before anything is read or fitted."""
+    save, from_fit = getattr(args, "save", None), getattr(args, "from_fit", None)
+    if save:
+        p = Path(save)
+        if p.is_dir():
+            raise CLIError(f"--save {save}: is a folder; --save names the .nc file to write.")
+        if p.exists() and not args.overwrite:
+            raise CLIError(f"--save {save}: the file exists; pass --overwrite to replace it.")
+        if not p.parent.exists():
+            raise CLIError(f"--save {save}: the folder {str(p.parent)!r} does not exist; create it first.")
+    if from_fit:
+        if save:
+            raise CLIError("--from-fit reads a saved fit and --save writes a new one; give one of them.")
+        given = [f"--{k}" for k in ("draws", "tune", "chains") if getattr(args, k, None) is not None]
+        if given:
+            raise CLIError(f"{' '.join(given)} set how to sample, but --from-fit does not sample; drop them.")
+        if not Path(from_fit).is_file():
+            raise CLIError(f"--from-fit {from_fit}: no such file (save one with --save FIT.nc).")
+
+
+def _save_fit(post, args) -> None:
+    if getattr(args, "save", None):
+        post.save(args.save, overwrite=args.overwrite)
+        print(f"fit saved: {args.save}", file=sys.stderr)
+
+
+def _same_model(spec, expected) -> bool:
+    """Whether a saved fit's model is the one a card describes (class and parameters)."""
+    from .models import Stack
+    from .persist import _json
+
+    if type(spec) is not type(expected):
+        return False
+    a, b = spec.get_params(), expected.get_params()
+    if isinstance(expected, Stack) and b.get("candidates") is None:  # the fit lists the default candidates
+        a, b = {}, {}
+    return _json(a, "fit") == _json(b, "card")
+
+
+def _load_fit(path: str, data, card):
+    """A saved fit, checked to have been made on ``data`` (the card's) with the card's model."""
+    from .persist import load
+    from .report import data_hash
+
+    try:
+        post = load(path)
+    except (FileNotFoundError, ValueError) as exc:
+        raise CLIError(str(exc)) from exc
+    fitted = getattr(post, "data", None)
+    if fitted is None or not hasattr(fitted, "scores") or data_hash(fitted) != data_hash(data):
+        what = repr(fitted) if fitted is not None else "no EvalData"
+        raise CLIError(f"--from-fit {path}: the fit was made on other data ({what}) than the card's ({data!r}); "
+                       "render it with the card it was made from, or refit without --from-fit.")
+    expected = card.build_model()
+    if not _same_model(getattr(post, "model_spec", None), expected):
+        raise CLIError(f"--from-fit {path}: the fit's model ({getattr(post, 'model_spec', None)!r}) is not the card's "
+                       f"({expected!r}); a card's report shows the card's model: refit without --from-fit.")
+    return post
+
+
 # ---------------------------------------------------------------- commands
 
 
@@ -354,12 +428,19 @@ def _cmd_report(args) -> int:
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
     _warn_one_class(data)
-    if not args.quiet:
-        print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name} "
-              f"({chains} chains x {draws} draws)...", file=sys.stderr, flush=True)
-    # bad diagnostics are shown in the report (a warning box), not as a Python warning
-    post = card.fit(progressbar=not (args.no_progress or args.quiet), draws=args.draws, tune=args.tune, chains=args.chains,
-                    warn=False)
+    if args.from_fit:
+        post = _load_fit(args.from_fit, data, card)
+        if not args.quiet:
+            print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; the fit saved in {args.from_fit} "
+                  f"({post.n_chains} chains x {post.n_draws} draws)...", file=sys.stderr, flush=True)
+    else:
+        if not args.quiet:
+            print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name} "
+                  f"({chains} chains x {draws} draws)...", file=sys.stderr, flush=True)
+        # bad diagnostics are shown in the report (a warning box), not as a Python warning
+        post = card.fit(progressbar=not (args.no_progress or args.quiet), draws=args.draws, tune=args.tune,
+                        chains=args.chains, warn=False)
+        _save_fit(post, args)
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     rep = report(
         post,
@@ -388,6 +469,7 @@ def _cmd_fit(args) -> int:
 
     data = _load_data(args)
     post = _fit(args, data)
+    _save_fit(post, args)
     kw = {"category": args.category_mode} if data.has_categories else {}
     table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, **kw)
     if data.n_vetted:
@@ -632,7 +714,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     rep = sub.add_parser("report", help="render a model card's report (HTML + Markdown + PNG)",
-                         description="Fit the card's model and write its credible-interval report.")
+                         description="Fit the card's model and write its credible-interval report (or render it "
+                                     "from a fit kept with --save: --from-fit FIT.nc, no sampling).")
     rep.add_argument("card", help="a model-card folder (with card.toml), e.g. models/breast_cancer_logreg")
     rep.add_argument("--out", default=None, help="output folder (default CARD/report)")
     rep.add_argument("--draws", type=int, default=None, help="override the card's draws per chain")
@@ -644,6 +727,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--allow-outside", action="store_true",
                      help="let the card read a data file outside its folder (off by default)")
     _memory_arg(rep)
+    _save_args(rep, from_fit=True)
     rep.set_defaults(func=_cmd_report)
 
     fit = sub.add_parser("fit", help="fit a model and print the metric summary table",
@@ -658,6 +742,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --category: per category, their mean, or pooled")
     fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     fit.add_argument("--out", default=None, help="also write the table to this CSV file")
+    _save_args(fit)
     fit.set_defaults(func=_cmd_fit)
 
     thr = sub.add_parser("threshold", help="the threshold meeting precision/recall constraints",
@@ -739,6 +824,7 @@ def main(argv: list[str] | None = None) -> int:
     saved_limit = os.environ.get(MAX_MEMORY_ENV)
     try:
         _check_args(args)
+        _check_save_args(args)
         return int(args.func(args) or 0)
     except CLIError as exc:
         print(f"bayeval: error: {exc}", file=sys.stderr)

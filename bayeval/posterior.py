@@ -396,7 +396,9 @@ class Posterior:
             def probability(params):
                 return arr[params["_draw_index"]]
 
-        return cls(data, idata, probability, random_seed=random_seed, model="given probabilities")
+        post = cls(data, idata, probability, random_seed=random_seed, model="given probabilities")
+        post._plugin_p = arr  # what save() stores to rebuild it
+        return post
 
     # ------------------------------------------------------------ label draws
 
@@ -618,6 +620,112 @@ class Posterior:
             da = self.metric(metric, **{**kwargs, **options})
             rows.extend(_summary_rows(label, da, hdi_prob, ("chain", "draw")))
         return _summary_frame(rows, hdi_prob)
+
+    def to_inference_data(self, metrics=("average_precision",), **kwargs) -> az.InferenceData:
+        """A copy of :attr:`idata` with a ``metrics`` group holding each metric's draws.
+
+        The ArviZ view of the fit: the parameter draws, the log-likelihood and the
+        posterior of each metric on this evaluation set side by side, so ``az.summary(
+        idata, group="metrics")``, ``az.plot_posterior(idata, group="metrics")`` or
+        ``idata.to_netcdf(path)`` work on them.
+
+        Parameters
+        ----------
+        metrics : list or dict
+            As in :meth:`summary`: metric names, ``(name, {options})`` pairs, or
+            ``{label: name or (name, {options})}``; each becomes one variable of the
+            ``metrics`` group, named as its row in :meth:`summary` (e.g.
+            ``precision_at_k[k=10]`` when one metric appears with several options).
+        **kwargs
+            Options passed to every metric (``category=``, ``threshold=``...).
+
+        Returns
+        -------
+        arviz.InferenceData
+            Every group of :attr:`idata` (copied) plus ``metrics``, dims ``(chain,
+            draw, ...)`` with each metric's own dims (``k``, ``category``...). Where two
+            metrics use a dim of the same name with different coordinates, the second
+            one's dim is renamed ``<metric>_<dim>``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> data = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, np.nan, 0])
+        >>> post = Posterior.from_probabilities(data, [1, 0.5, 0.5, 0], draws=100, random_seed=0)
+        >>> idata = post.to_inference_data(["average_precision", ("precision_at_k", {"k": [1, 2]})])
+        >>> list(idata.metrics.data_vars), idata.metrics["precision_at_k"].dims
+        (['average_precision', 'precision_at_k'], ('chain', 'draw', 'k'))
+        >>> "metrics" in post.idata.groups()  # the posterior's own idata is unchanged
+        False
+        """
+        import re
+        import warnings
+
+        items = _metric_items(metrics)
+        labels = [label for label, _, _ in items]
+        dup = sorted({lab for lab in labels if labels.count(lab) > 1})
+        if dup:
+            raise ValueError(
+                f"Metric name(s) {dup} appear more than once in `metrics`; give each entry a distinct label, "
+                "e.g. {'ap': 'average_precision', 'p@10': ('precision_at_k', {'k': 10})}."
+            )
+        if "metrics" in self.idata.groups():
+            raise ValueError("This posterior's idata already has a `metrics` group; drop it first.")
+        out, seen = {}, {}
+        for label, metric, options in items:
+            da = self.metric(metric, **{**kwargs, **options})
+            rename = {}
+            for dim in da.dims:
+                if dim in ("chain", "draw"):
+                    continue
+                coord = da[dim].values if dim in da.coords else np.arange(da.sizes[dim])
+                if dim in seen and not (seen[dim].shape == coord.shape and np.array_equal(seen[dim], coord)):
+                    rename[dim] = re.sub(r"\W+", "_", f"{label}_{dim}")
+                else:
+                    seen[dim] = coord
+            out[label] = da.rename(rename).rename(None)
+        ds = xr.Dataset(out)
+        idata = self.idata.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "metrics" is not one of ArviZ's schema groups
+            idata.add_groups(metrics=ds)
+        return idata
+
+    def save(self, path, *, overwrite: bool = False):
+        """Save this fit to one netCDF file, to reload with :func:`bayeval.load`.
+
+        The file holds the InferenceData (``arviz.from_netcdf`` reads it), the data the
+        model was fitted to, the model's class and parameters, the seed of the label
+        draws and how the fit was sampled (layout: :mod:`bayeval.persist`). The reloaded
+        posterior gives the same metric draws, without sampling again.
+
+        Parameters
+        ----------
+        path : str or path-like
+        overwrite : bool, default False
+            Replace an existing file (otherwise ``FileExistsError``).
+
+        Returns
+        -------
+        pathlib.Path
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(0)
+        >>> q = rng.beta(1, 3, 200); y = np.full(200, np.nan); y[:30] = rng.random(30) < q[:30]
+        >>> post = be.fit(be.EvalData(q, y), draws=200, random_seed=1)  # doctest: +SKIP
+        >>> path = post.save(os.path.join(tempfile.mkdtemp(), "fit.nc"))  # doctest: +SKIP
+        >>> again = be.load(path)  # doctest: +SKIP
+        >>> again.metric("average_precision").equals(post.metric("average_precision"))  # doctest: +SKIP
+        True
+        """
+        from .persist import save
+
+        return save(self, path, overwrite=overwrite)
 
     def diagnostics(self) -> pd.DataFrame:
         """Sampler diagnostics of the parameter draws: r_hat, ESS, divergences.

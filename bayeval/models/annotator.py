@@ -783,6 +783,9 @@ class AnnotatorError(Model):
 
     auto_sampler = "pymc"  # the difficulty correlations' posterior is far from Gaussian
     param_names = _PARAM_NAMES
+    #: posterior variables ``_posterior`` adds to the sampled draws (the gold-only mixture):
+    #: ``bayeval.load`` drops them before rebuilding, which adds them again, the same
+    _posterior_adds = ("structured_component", "gold_only_confusion")
 
     def _check_data(self, data):
         if not isinstance(data, AnnotationData):

@@ -333,8 +333,10 @@ class HumanRanking(Model):
 
     def _posterior(self, data, idata, *, sampling, random_seed):
         counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
-        return RankingPosterior(idata, counts=counts, unanimous=unanimous, used_confidence=use_conf,
+        post = RankingPosterior(idata, counts=counts, unanimous=unanimous, used_confidence=use_conf,
                                 pair_labels=labels, undecided=self.undecided)
+        post.data = data  # the votes it was fitted to (post.save stores them)
+        return post
 
     def _log_likelihood(self, post) -> dict:
         """The votes' log-likelihood per pair (undecided answers as the model counts them)."""
@@ -502,6 +504,14 @@ class RankingPosterior:
             pair_labels=labels,
             undecided=undecided,
         )
+
+    def save(self, path, *, overwrite: bool = False):
+        """Save this fit (draws, votes, model, seed) to one netCDF file; :func:`bayeval.load`
+        rebuilds it (see :meth:`bayeval.Posterior.save`). Only fits made by
+        :meth:`HumanRanking.fit` can be saved."""
+        from ..persist import save
+
+        return save(self, path, overwrite=overwrite)
 
     def select(self, pairs):
         """The posterior restricted to some pairs (e.g. one attribute's pairs).

@@ -1,0 +1,590 @@
+"""Keep a fit: save a posterior to one netCDF file and load it back.
+
+:meth:`bayeval.Posterior.save` writes, and :func:`bayeval.load` reads, one netCDF
+(HDF5) file through ArviZ's ``InferenceData.to_netcdf``:
+
+* the root of the file is the posterior's ``InferenceData`` (``posterior``,
+  ``log_likelihood``, ``sample_stats``...), so ``arviz.from_netcdf(path)`` reads the
+  fit as any other ArviZ file (the extra ``bayeval_*`` groups come along);
+* ``bayeval_data`` holds the arrays of the data container the model was fitted to
+  (an :class:`~bayeval.EvalData`, :class:`~bayeval.models.AnnotationData` or
+  :class:`~bayeval.models.PairwiseVotes`);
+* the root's attributes (all prefixed ``bayeval_``) hold the model's class (module and
+  qualified name), its ``get_params()`` as JSON, the seed of the label draws, the
+  :class:`~bayeval.models._sampling.SamplingInfo` and the convergence dict as JSON, and
+  the versions of bayeval, PyMC, ArviZ, NumPy and xarray that wrote the file;
+* a plug-in posterior (:meth:`~bayeval.Posterior.from_probabilities`) keeps its
+  probabilities in ``bayeval_probabilities``;
+* a :class:`~bayeval.models.StackedPosterior` keeps its comparison table in
+  ``bayeval_comparison`` and each candidate's fit, saved the same way, under
+  ``bayeval_candidates/c0``, ``bayeval_candidates/c1``... (its name in that group's
+  ``bayeval_name`` attribute);
+  ``arviz.InferenceData.from_netcdf(path, base_group="bayeval_candidates/c0")`` reads
+  one candidate's InferenceData.
+
+:func:`load` rebuilds the model from its class and parameters and the data container
+from its arrays, then asks the model for its posterior
+(``model._posterior(data, idata, sampling=..., random_seed=...)``) and restores
+``sampling``, ``convergence`` and ``model_spec``: no sampling happens, and the label
+draws -- hence every metric -- are the same, draw for draw, as those of the posterior
+that was saved. A model whose ``_posterior`` adds variables to the sampled draws names
+them in ``_posterior_adds`` (e.g. :class:`~bayeval.models.AnnotatorError`'s gold-only
+mixture): they are dropped before the hook runs again, and a rebuilt posterior whose
+draws differ from the saved ones is an error, never a silent change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import tempfile
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = ["save", "load", "FORMAT", "FORMAT_VERSION"]
+
+#: The value of the ``bayeval_format`` attribute that marks a file as a bayeval fit.
+FORMAT = "bayeval-fit"
+#: Incremented when the layout changes in a way older readers cannot read.
+FORMAT_VERSION = 1
+
+_DATA = "bayeval_data"
+_PROBS = "bayeval_probabilities"
+_COMPARISON = "bayeval_comparison"
+_CANDIDATES = "bayeval_candidates"
+_OURS = (_DATA, _PROBS, _COMPARISON, _CANDIDATES)
+_ENGINE = "h5netcdf"
+
+
+# ------------------------------------------------------------------ JSON of parameters
+
+
+def _encode(value, where: str):
+    """A JSON-able form of a model parameter that :func:`_decode` turns back into it."""
+    from .models._base import Model
+
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        return v if math.isfinite(v) else {"__float__": repr(v)}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]}
+    if isinstance(value, list):
+        return [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        bad = [k for k in value if not isinstance(k, str)]
+        if bad:
+            raise TypeError(f"bayeval.save: {where} is a dict with non-string key(s) {bad[:3]}; it cannot be stored.")
+        out = {k: _encode(v, f"{where}[{k!r}]") for k, v in value.items()}
+        return {"__dict__": out} if any(k.startswith("__") for k in out) else out
+    if isinstance(value, np.ndarray):
+        return {"__ndarray__": _encode(value.tolist(), where), "dtype": value.dtype.str}
+    if isinstance(value, Model):
+        cls = type(value)
+        return {"__model__": f"{cls.__module__}:{cls.__qualname__}",
+                "params": _encode(value.get_params(), f"{where}.get_params()")}
+    raise TypeError(
+        f"bayeval.save: {where} is a {type(value).__name__} ({value!r}), which cannot be stored as JSON; "
+        "a model's get_params() must hold numbers, strings, None, lists, tuples, dicts, arrays or models."
+    )
+
+
+def _decode(value):
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__tuple__" in value:
+        return tuple(_decode(v) for v in value["__tuple__"])
+    if "__float__" in value:
+        return float(value["__float__"])
+    if "__dict__" in value:
+        return {k: _decode(v) for k, v in value["__dict__"].items()}
+    if "__ndarray__" in value:
+        return np.asarray(_decode(value["__ndarray__"]), dtype=np.dtype(value["dtype"]))
+    if "__model__" in value:
+        return _model_class(value["__model__"])(**_decode(value["params"]))
+    return {k: _decode(v) for k, v in value.items()}
+
+
+def _model_class(spec: str):
+    """The Model subclass named ``module:qualname`` (only bayeval models and their subclasses)."""
+    from .models._base import Model
+
+    module, _, qualname = spec.partition(":")
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(
+            f"the model class {spec!r} cannot be imported ({exc}); install the package that defines it."
+        ) from exc
+    if not (isinstance(obj, type) and issubclass(obj, Model)):
+        raise ValueError(f"{spec!r} is not a bayeval model class (a subclass of bayeval.models._base.Model).")
+    return obj
+
+
+def _json(value, where: str) -> str:
+    return json.dumps(_encode(value, where))
+
+
+def _unjson(text: str):
+    return _decode(json.loads(text))
+
+
+# ------------------------------------------------------------------ data containers
+
+
+def _data_dataset(container) -> xr.Dataset:
+    """The arrays of a data container as a Dataset (attribute ``container`` names its type)."""
+    from .data import EvalData
+    from .models.human_ranking import PairwiseVotes
+
+    if isinstance(container, EvalData):
+        f = container._fields()
+        dims = {"s": ("item",), "lab": ("item",), "noisy": ("item",), "pred": ("item",), "codes": ("item",),
+                "names": ("category",), "feats": ("item", "feature"), "fnames": ("feature",), "ids": ("item",)}
+        ds = xr.Dataset({k: (dims[k], np.asarray(v)) for k, v in f.items() if v is not None})
+        ds.attrs["container"] = "EvalData"
+        ds.attrs["dtypes"] = json.dumps({k: np.asarray(v).dtype.str for k, v in f.items() if v is not None})
+        return ds
+    if isinstance(container, PairwiseVotes):
+        from .models.human_ranking import _pair_labels
+        from .ranking import _numeric_array
+
+        votes = _numeric_array(container.votes, "votes")
+        labels = _pair_labels(container.votes, votes.shape[0])
+        cols = getattr(container.votes, "columns", None)
+        ann = np.asarray(list(cols)) if cols is not None else np.arange(votes.shape[1])
+        if ann.dtype.kind not in "iuU":
+            ann = ann.astype(str)
+        ds = xr.Dataset({"votes": (("pair", "annotator"), votes)}, coords={"pair": labels, "annotator": ann})
+        if container.confidence is not None:
+            ds["confidence"] = (("pair", "annotator"), _numeric_array(container.confidence, "confidence"))
+        ds.attrs["container"] = "PairwiseVotes"
+        ds.attrs["dtypes"] = json.dumps({"pair": np.asarray(labels).dtype.str, "annotator": ann.dtype.str})
+        ds.attrs["frame"] = int(isinstance(container.votes, pd.DataFrame))
+        return ds
+    raise TypeError(f"bayeval.save: cannot store a data container of type {type(container).__name__}.")
+
+
+def _annotation_dataset(obs, scores) -> xr.Dataset:
+    """An AnnotationData's arrays, from the validated form an annotator posterior keeps."""
+    ds = xr.Dataset(
+        {"predictions": ("item", np.asarray(obs.predictions)),
+         "annotations": (("item", "annotator"), np.asarray(obs.annotations)),
+         "gold": ("item", np.asarray(obs.gold))},
+        coords={"annotator": np.asarray(obs.annotator_names).astype(str)},
+    )
+    if scores is not None:
+        ds["scores"] = ("item", np.asarray(scores, dtype=np.float64))
+    ds.attrs["container"] = "AnnotationData"
+    return ds
+
+
+def _restore_dtype(arr: np.ndarray, dtype: str) -> np.ndarray:
+    dt = np.dtype(dtype)
+    if dt.kind == "U":
+        return np.asarray([str(v) for v in np.asarray(arr).ravel()], dtype=dt).reshape(np.shape(arr))
+    return np.asarray(arr).astype(dt)
+
+
+def _container(ds: xr.Dataset, path):
+    """The data container stored in ``ds`` (see :func:`_data_dataset`)."""
+    kind = ds.attrs.get("container")
+    if kind == "EvalData":
+        from .data import EvalData, _frozen
+
+        dtypes = json.loads(ds.attrs["dtypes"])
+        keys = ("s", "lab", "noisy", "pred", "codes", "names", "feats", "fnames", "ids")
+        fields = {k: (_frozen(_restore_dtype(ds[k].values, dtypes[k])) if k in ds else None) for k in keys}
+        return EvalData._trusted(**fields)
+    if kind == "AnnotationData":
+        from .models.annotator import AnnotationData
+
+        ann = pd.DataFrame(ds["annotations"].values, columns=[str(a) for a in ds["annotator"].values])
+        scores = ds["scores"].values if "scores" in ds else None
+        return AnnotationData(ds["predictions"].values, ann, gold=ds["gold"].values, scores=scores)
+    if kind == "PairwiseVotes":
+        from .models.human_ranking import PairwiseVotes
+
+        dtypes = json.loads(ds.attrs["dtypes"])
+        pairs = _restore_dtype(ds["pair"].values, dtypes["pair"])
+        ann = _restore_dtype(ds["annotator"].values, dtypes["annotator"])
+        votes, conf = ds["votes"].values, (ds["confidence"].values if "confidence" in ds else None)
+        if int(ds.attrs.get("frame", 0)):
+            votes = pd.DataFrame(votes, index=pairs, columns=ann)
+            conf = None if conf is None else pd.DataFrame(conf, index=pairs, columns=ann)
+        return PairwiseVotes(votes, conf)
+    raise ValueError(f"{path}: group {_DATA!r} holds an unknown data container {kind!r}.")
+
+
+# ------------------------------------------------------------------------ saving
+
+
+def _versions() -> dict:
+    import pymc
+
+    from . import __version__
+
+    return {"bayeval": __version__, "pymc": pymc.__version__, "arviz": az.__version__,
+            "numpy": np.__version__, "xarray": xr.__version__}
+
+
+def _kind(post) -> str:
+    from .models._base import Model
+    from .models.stacking import StackedPosterior
+    from .posterior import Posterior
+
+    if isinstance(post, StackedPosterior):
+        return "stack"
+    if isinstance(getattr(post, "model_spec", None), Model):
+        return "model"
+    if isinstance(post, Posterior) and getattr(post, "_plugin_p", None) is not None:
+        return "probabilities"
+    raise ValueError(
+        f"bayeval.save: this {type(post).__name__} has no `model_spec`: only posteriors returned by a model's "
+        "fit() (or bayeval.fit), and Posterior.from_probabilities(...), can be saved and rebuilt."
+    )
+
+
+def _fit_container(post):
+    """The data container the model was fitted to, as a Dataset."""
+    if hasattr(post, "_observed"):  # AnnotatorError: its Posterior's EvalData is derived from an AnnotationData
+        obs = post._observed
+        scores = None
+        if getattr(post.model_spec, "n_classes", 2) == 2:
+            s = post.data.scores
+            if not np.array_equal(s, obs.predictions.astype(np.float64)):
+                scores = s
+        return _annotation_dataset(obs, scores)
+    data = getattr(post, "data", None)
+    if data is None:
+        raise ValueError(
+            f"bayeval.save: this {type(post).__name__} does not keep the data it was fitted to (`post.data`); "
+            "fit it with the model's fit() to save it."
+        )
+    return _data_dataset(data)
+
+
+def _clean(ds: xr.Dataset) -> xr.Dataset:
+    ds = ds.copy()
+    ds.encoding = {}
+    for v in ds.variables.values():
+        v.encoding = {}
+    return ds
+
+
+def _meta(post, kind: str) -> dict:
+    entropy = getattr(post, "_entropy", None)
+    sampling = getattr(post, "sampling", None)
+    meta = {
+        "bayeval_format": FORMAT,
+        "bayeval_format_version": FORMAT_VERSION,
+        "bayeval_kind": kind,
+        "bayeval_posterior_class": f"{type(post).__module__}:{type(post).__qualname__}",
+        "bayeval_model_name": str(getattr(post, "model", "")),
+        "bayeval_random_seed": json.dumps(getattr(post, "random_seed", None)),
+        "bayeval_entropy": "" if entropy is None else str(int(entropy)),
+        "bayeval_sampling": json.dumps(None if sampling is None else _encode(asdict(sampling), "post.sampling")),
+        "bayeval_convergence": _json(getattr(post, "convergence", None), "post.convergence"),
+        "bayeval_versions": json.dumps(_versions()),
+    }
+    spec = getattr(post, "model_spec", None)
+    if spec is not None:
+        cls = type(spec)
+        params = spec.get_params()
+        text = _json(params, f"{cls.__name__}.get_params()")
+        again = _json(_model_class(f"{cls.__module__}:{cls.__qualname__}")(**_unjson(text)).get_params(), "")
+        if again != text:
+            raise ValueError(
+                f"bayeval.save: {cls.__name__}'s parameters do not survive a round trip: get_params() gave {text}, "
+                f"the model rebuilt from them gives {again}."
+            )
+        meta["bayeval_model_class"] = f"{cls.__module__}:{cls.__qualname__}"
+        meta["bayeval_model_params"] = text
+    return meta
+
+
+def _write(post, filename: str, base: str, *, first: bool) -> None:
+    kind = _kind(post)
+    meta = _meta(post, kind)
+    groups = {g: _clean(post.idata[g]) for g in post.idata.groups()}
+    clash = sorted(set(groups) & set(_OURS))
+    if clash:
+        raise ValueError(f"bayeval.save: the posterior's InferenceData has group(s) {clash}, names bayeval reserves.")
+    groups[_DATA] = _fit_container(post)
+    if kind == "probabilities":
+        p = np.asarray(post._plugin_p)
+        groups[_PROBS] = xr.Dataset({"p": (("item",) if p.ndim == 1 else ("sample", "item"), p)})
+    if kind == "stack":
+        table = post.comparison
+        ds = xr.Dataset.from_dataframe(table.rename_axis("candidate"))
+        ds.attrs["errors"] = json.dumps(table.attrs.get("errors", {}))
+        ds.attrs["index_name"] = str(table.index.name)
+        groups[_COMPARISON] = ds
+        meta["bayeval_candidate_names"] = json.dumps(list(post.candidates))
+        meta["bayeval_chains"] = int(post.n_chains)
+        meta["bayeval_draws"] = int(post.n_draws)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the bayeval_* groups are not part of ArviZ's schema
+        idata = az.InferenceData(attrs=meta, **groups)
+        idata.to_netcdf(filename, base_group=base, overwrite_existing=first)
+    if kind == "stack":
+        for i, (name, cand) in enumerate(post.candidates.items()):
+            sub = f"{base.rstrip('/')}/{_CANDIDATES}/c{i}"
+            _write(cand, filename, sub, first=False)
+            xr.Dataset(attrs={"bayeval_name": name}).to_netcdf(filename, mode="a", engine=_ENGINE, group=sub)
+
+
+def save(post, path, *, overwrite: bool = False) -> Path:
+    """Save a posterior (and what rebuilds it) to one netCDF file; see the module docs.
+
+    Parameters
+    ----------
+    post : Posterior or RankingPosterior
+        A fit returned by a model's ``fit()`` or :func:`bayeval.fit`, or a
+        :meth:`~bayeval.Posterior.from_probabilities` posterior.
+    path : str or path-like
+        The file to write (``.nc`` by convention).
+    overwrite : bool, default False
+        Replace ``path`` if it exists; otherwise an existing file raises
+        ``FileExistsError``.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written. It is written to a temporary file first and moved into place,
+        so a failed save never leaves a half-written file behind.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> import arviz as az
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.persist import save
+    >>> post = Posterior.from_probabilities(EvalData([0.9, 0.2, 0.4], [1, np.nan, np.nan]), [1, 0.2, 0.4],
+    ...                                     draws=50, random_seed=0)
+    >>> path = save(post, os.path.join(tempfile.mkdtemp(), "fit.nc"))
+    >>> az.from_netcdf(path).attrs["bayeval_kind"]
+    'probabilities'
+    >>> save(post, path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    FileExistsError: bayeval.save: ... already exists; pass overwrite=True to replace it.
+    """
+    path = Path(os.fspath(path))
+    if path.is_dir():
+        raise IsADirectoryError(f"bayeval.save: {path} is a folder; give a file name such as {path / 'fit.nc'}.")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"bayeval.save: {path} already exists; pass overwrite=True to replace it.")
+    if not path.parent.exists():
+        raise FileNotFoundError(f"bayeval.save: the folder {path.parent} does not exist; create it first.")
+    fd, tmp = tempfile.mkstemp(suffix=".nc.tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        _write(post, tmp, "/", first=True)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+# ------------------------------------------------------------------------ loading
+
+
+def _groups_and_attrs(filename: str, base: str) -> tuple[list[str], dict]:
+    import h5netcdf
+
+    with h5netcdf.File(filename, mode="r") as f:
+        node = f if base == "/" else f[base]
+        names = list(node.groups)
+    with xr.open_dataset(filename, engine=_ENGINE, group=base) as ds:
+        attrs = dict(ds.attrs)
+    return names, attrs
+
+
+def _read_group(filename: str, group: str) -> xr.Dataset:
+    with xr.open_dataset(filename, engine=_ENGINE, group=group) as ds:
+        return _clean(ds.load())
+
+
+def _read(filename: str, shown, base: str):
+    names, attrs = _groups_and_attrs(filename, base)
+    where = "" if base == "/" else f" (group {base})"
+    if attrs.get("bayeval_format") != FORMAT:
+        raise ValueError(
+            f"{shown}{where} is not a bayeval fit: it has no bayeval_format = {FORMAT!r} attribute (its groups: "
+            f"{names}). bayeval.load reads files written by post.save(path); for a plain ArviZ file use "
+            "arviz.from_netcdf."
+        )
+    version = int(attrs.get("bayeval_format_version", 0))
+    if version > FORMAT_VERSION:
+        raise ValueError(
+            f"{shown}{where} was written in bayeval fit format {version}, newer than this bayeval reads "
+            f"({FORMAT_VERSION}); upgrade bayeval (the file was written by {attrs.get('bayeval_versions')})."
+        )
+    kind = attrs.get("bayeval_kind")
+    needed = ["posterior", _DATA] + ({"probabilities": [_PROBS], "stack": [_COMPARISON, _CANDIDATES]}.get(kind, []))
+    missing = [g for g in needed if g not in names]
+    if kind == "model":
+        missing += [a for a in ("bayeval_model_class", "bayeval_model_params") if a not in attrs]
+    if kind not in ("model", "probabilities", "stack"):
+        missing.append("bayeval_kind (one of 'model', 'probabilities', 'stack')")
+    if missing:
+        raise ValueError(
+            f"{shown}{where} is not a complete bayeval fit: it lacks {missing} (groups found: {names}). "
+            "Save the posterior again with post.save(path)."
+        )
+    groups = {g: _read_group(filename, f"{base.rstrip('/')}/{g}") for g in names if g not in _OURS}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata = az.InferenceData(**groups)
+    data = _container(_read_group(filename, f"{base.rstrip('/')}/{_DATA}"), shown)
+    seed = json.loads(attrs["bayeval_random_seed"])
+    sampling = _sampling_info(json.loads(attrs["bayeval_sampling"]))
+    convergence = _unjson(attrs["bayeval_convergence"])
+
+    if kind == "probabilities":
+        from .posterior import Posterior
+
+        p = _read_group(filename, f"{base.rstrip('/')}/{_PROBS}")["p"].values
+        post_ = idata.posterior
+        post = Posterior.from_probabilities(data, p, draws=int(post_.sizes["draw"]), chains=int(post_.sizes["chain"]),
+                                            random_seed=seed, check=False)
+    elif kind == "stack":
+        post = _read_stack(filename, shown, base, attrs, data, idata, seed)
+    else:
+        model = _model_class(attrs["bayeval_model_class"])(**_unjson(attrs["bayeval_model_params"]))
+        saved = idata.posterior
+        added = [v for v in getattr(model, "_posterior_adds", ()) if v in saved]
+        if added:  # the sampled draws, as the model's hook got them after the fit
+            idata = _with_posterior(idata, saved.drop_vars(added))
+        post = model._posterior(data, idata, sampling=sampling, random_seed=seed)
+        if not post.idata.posterior.equals(saved):
+            raise ValueError(
+                f"{shown}{where}: rebuilding the {type(model).__name__} posterior from the saved draws changed them "
+                f"(variables {sorted(post.idata.posterior.data_vars)} against {sorted(saved.data_vars)} saved); "
+                "the model's _posterior() is not reproducible from its own output. Please report this."
+            )
+        post.model_spec = model
+        # groups the fit added after the model's hook (log_likelihood), and any the hook left out
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for g in idata.groups():
+                if g not in post.idata.groups():
+                    post.idata.add_groups({g: idata[g]})
+    if attrs.get("bayeval_entropy"):
+        post._entropy = int(attrs["bayeval_entropy"])
+    post.sampling = sampling
+    post.convergence = convergence
+    return post
+
+
+def _with_posterior(idata, posterior: xr.Dataset):
+    groups = {g: idata[g] for g in idata.groups() if g != "posterior"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return az.InferenceData(posterior=posterior, **groups)
+
+
+def _sampling_info(d):
+    from .models._sampling import SamplingInfo
+
+    if d is None:
+        return None
+    return SamplingInfo(**_decode(d))
+
+
+def _read_stack(filename, shown, base, attrs, data, idata, seed):
+    from .models.stacking import Stack, StackedPosterior
+
+    names = json.loads(attrs["bayeval_candidate_names"])
+    cands = {}
+    for i, name in enumerate(names):
+        cands[name] = _read(filename, shown, f"{base.rstrip('/')}/{_CANDIDATES}/c{i}")
+    ds = _read_group(filename, f"{base.rstrip('/')}/{_COMPARISON}")
+    table = ds.to_dataframe()
+    table.index = pd.Index(table.index.astype(str), name=ds.attrs.get("index_name", "candidate"))
+    table["flagged"] = table["flagged"].astype(bool)
+    table.attrs["errors"] = json.loads(ds.attrs.get("errors", "{}"))
+    ranked = table.loc[names].sort_values("weight", ascending=False, kind="stable")
+    post = StackedPosterior(data, cands, ranked, chains=int(attrs["bayeval_chains"]), draws=int(attrs["bayeval_draws"]),
+                            random_seed=seed)
+    post.comparison = table
+    post.idata = idata  # the saved draws (candidate, source_draw) and log-likelihood, as they were
+    post.model_spec = Stack(**_unjson(attrs["bayeval_model_params"]))
+    return post
+
+
+def load(path):
+    """Load a posterior saved with ``post.save(path)``, without sampling again.
+
+    The model is rebuilt from its class and parameters, the data container from its
+    arrays, and the posterior from the model, the data and the saved draws; its label
+    draws use the saved seed, so every metric equals, draw for draw, that of the
+    posterior that was saved.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    Posterior or RankingPosterior
+        Of the class the model gives (``SPEPosterior``, ``CalibrationPosterior``,
+        ``StackedPosterior``...), with ``model_spec``, ``sampling``, ``convergence``,
+        ``random_seed`` and ``data`` as after the fit.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    ValueError
+        ``path`` is not a bayeval fit (not netCDF, or the bayeval attributes and groups
+        are missing); the message names the file and what is missing.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> import bayeval as be
+    >>> data = be.EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, np.nan, 0])
+    >>> post = be.Posterior.from_probabilities(data, [1, 0.6, 0.3, 0], draws=100, random_seed=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "fit.nc")
+    >>> _ = post.save(path)
+    >>> again = be.load(path)
+    >>> bool((again.metric("average_precision") == post.metric("average_precision")).all())
+    True
+    """
+    shown = os.fspath(path)
+    if not os.path.exists(shown):
+        raise FileNotFoundError(f"bayeval.load: {shown} does not exist.")
+    if os.path.isdir(shown):
+        raise IsADirectoryError(f"bayeval.load: {shown} is a folder; give the .nc file that post.save wrote.")
+    try:
+        import h5py
+
+        ok = h5py.is_hdf5(shown)
+    except OSError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{shown} is not a bayeval fit: it is not a netCDF4/HDF5 file. bayeval.load reads files written by "
+            "post.save(path)."
+        )
+    return _read(shown, shown, "/")

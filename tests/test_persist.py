@@ -1,0 +1,442 @@
+"""Keep a fit: post.save(path) / bayeval.load(path), post.to_inference_data(metrics).
+
+A reloaded posterior must give the same label draws -- hence the same metric draws,
+exactly -- as the one that was saved, for every model, without sampling again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import arviz as az
+import h5netcdf
+import h5py
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeval as be
+from bayeval import EvalData, Posterior
+from bayeval.models import (
+    AnnotationData,
+    AnnotatorError,
+    Calibration,
+    HumanRanking,
+    LabelFlip,
+    PairwiseVotes,
+    RankingPosterior,
+    ScoreMixture,
+    Stack,
+    simulate_tags,
+)
+from bayeval.models import _base, _sampling
+from bayeval.persist import _decode, _encode
+
+FIT = dict(draws=50, tune=50, chains=2, progressbar=False, warn=False, cores=1, random_seed=3)
+
+
+def _scores(seed=0, n=300, n_vetted=40):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(float)
+    s = np.clip(np.where(y == 1, rng.normal(0.7, 0.15, n), rng.gamma(2.0, 0.12, n)), 1e-3, 1 - 1e-3)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, n_vetted, replace=False)
+    lab[idx] = y[idx]
+    return EvalData(s, lab, item_ids=[f"item{j}" for j in range(n)])
+
+
+def _tags(seed=0, n_vetted=40):
+    data, truth = simulate_tags(2, items_per_category=150, random_seed=seed)
+    idx = np.random.default_rng(seed).choice(data.n_items, n_vetted, replace=False)
+    return data.with_labels(idx, truth[idx])
+
+
+def _annotations(seed=0, k=2):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, k, 120)
+    flip = lambda acc: np.where(rng.random(120) < acc, z, (z + rng.integers(1, k, 120)) % k)  # noqa: E731
+    ann = pd.DataFrame({"ann_a": flip(0.9).astype(float), "ann_b": flip(0.85).astype(float)})
+    ann.iloc[::7, 1] = np.nan
+    gold = np.where(np.arange(120) < 20, z, np.nan)
+    scores = rng.random(120) if k == 2 else None
+    return AnnotationData(flip(0.8), ann, gold=gold, scores=scores)
+
+
+def _votes(seed=0):
+    rng = np.random.default_rng(seed)
+    v = (rng.random((12, 5)) < rng.uniform(0.2, 0.9, (12, 1))).astype(float)
+    v[0, 0], v[1, 1] = -1, np.nan
+    conf = np.where(np.isin(v, [0, 1]), rng.integers(0, 3, v.shape), np.nan)
+    frame = pd.DataFrame(v, index=[f"pair{j}" for j in range(12)], columns=list("abcde"))
+    return PairwiseVotes(frame, pd.DataFrame(conf, index=frame.index, columns=frame.columns))
+
+
+CASES = {
+    "ScoreMixture": (lambda: ScoreMixture(negative="gamma", positive="truncnormal", prior_pi=(2, 3)), _scores),
+    "Calibration": (lambda: Calibration("logistic", transform="logit"), _scores),
+    "Calibration-monotone": (lambda: Calibration("monotone"), _scores),
+    "LabelFlip": (lambda: LabelFlip(feature_names=None), _tags),
+    "AnnotatorError": (lambda: AnnotatorError(n_nodes=5, model_accuracy=(4.0, 1.0)), _annotations),
+    "AnnotatorError-3": (lambda: AnnotatorError(3, n_nodes=5), lambda: _annotations(k=3)),
+    "HumanRanking": (lambda: HumanRanking(mapping=(0.5, 0.7, 0.9), theta_prior=(1.0, 1.0)), _votes),
+    "Stack": (lambda: Stack([Calibration("logistic"), ScoreMixture("gamma", "truncnormal")]), _scores),
+}
+
+
+def _draws(post):
+    """What must be identical after a reload: metric draws (theta for rankings)."""
+    if isinstance(post, RankingPosterior):
+        return {"theta": post.theta.values, "percentile": post.percentile(np.ones(post.theta.sizes["pair"])).values}
+    if post.model == "annotator error":
+        return {"accuracy": post.metric("accuracy").values}
+    return {"average_precision": post.metric("average_precision").values,
+            "precision_at_k": post.metric("precision_at_k", k=[5, 20]).values}
+
+
+def _same(a, b) -> bool:
+    """Equality that treats NaN as equal to NaN (JSON-able values)."""
+    return json.dumps(_encode(a, "a"), sort_keys=True) == json.dumps(_encode(b, "b"), sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def fits():
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, (make, data) in CASES.items():
+            out[name] = make().fit(data(), **FIT)
+    return out
+
+
+@pytest.fixture()
+def no_sampling(monkeypatch):
+    """Any attempt to sample raises: loading must not sample."""
+    import pymc as pm
+
+    def boom(*args, **kwargs):
+        raise AssertionError("sampling happened")
+
+    monkeypatch.setattr(_sampling, "sample_model", boom)
+    monkeypatch.setattr(_base, "sample_model", boom)
+    monkeypatch.setattr(pm, "sample", boom)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_reloaded_fit_gives_identical_draws(name, fits, tmp_path, no_sampling):
+    post = fits[name]
+    before = _draws(post)
+    path = post.save(tmp_path / "fit.nc")
+    again = be.load(path)
+    assert type(again) is type(post)
+    after = _draws(again)
+    for key in before:
+        assert before[key].shape == after[key].shape
+        np.testing.assert_array_equal(before[key], after[key], err_msg=f"{name}: {key}")
+    # the model, how it was sampled, its diagnostics and its seed travel with it
+    assert type(again.model_spec) is type(post.model_spec)
+    assert _same(again.model_spec.get_params(), post.model_spec.get_params())
+    assert _same(again.convergence, post.convergence)
+    assert (again.sampling is None) == (post.sampling is None)
+    if post.sampling is not None:
+        assert _same(vars(again.sampling), vars(post.sampling))
+    assert getattr(again, "random_seed", None) == getattr(post, "random_seed", None)
+    assert sorted(again.idata.groups()) == sorted(post.idata.groups())
+    assert again.idata.posterior.equals(post.idata.posterior)
+    assert again.idata.log_likelihood.equals(post.idata.log_likelihood)
+    assert not set(vars(post)) - set(vars(again)), "attributes of the fit missing after load"
+
+
+@pytest.mark.parametrize("name", ["AnnotatorError", "HumanRanking", "LabelFlip"])
+def test_the_data_container_travels(name, fits, tmp_path):
+    post = fits[name]
+    again = be.load(post.save(tmp_path / "fit.nc"))
+    if name == "HumanRanking":
+        a, b = post.data, again.data
+        pd.testing.assert_frame_equal(b.votes, a.votes)
+        pd.testing.assert_frame_equal(b.confidence, a.confidence.astype(float))
+        np.testing.assert_array_equal(again.pair_labels, post.pair_labels)
+        return
+    for field in ("scores", "labels", "noisy_labels", "predictions", "category_codes", "category_names",
+                  "features", "feature_names", "item_ids"):
+        a, b = getattr(post.data, field), getattr(again.data, field)
+        if a is None:
+            assert b is None, field
+        else:
+            assert a.dtype == b.dtype, field
+            np.testing.assert_array_equal(a, b, err_msg=field)
+    if name == "AnnotatorError":
+        np.testing.assert_array_equal(again._observed.annotator_names, ["ann_a", "ann_b"])
+        np.testing.assert_array_equal(again._observed.annotations, post._observed.annotations)
+        assert again.gold_check == post.gold_check
+
+
+def test_a_stack_keeps_each_candidate_fit(fits, tmp_path):
+    post = fits["Stack"]
+    again = be.load(post.save(tmp_path / "fit.nc"))
+    assert list(again.candidates) == list(post.candidates)
+    for name, cand in post.candidates.items():
+        other = again.candidates[name]
+        assert type(other) is type(cand) and other.idata.posterior.equals(cand.idata.posterior)
+        np.testing.assert_array_equal(other.metric("average_precision"), cand.metric("average_precision"))
+    pd.testing.assert_frame_equal(again.comparison, post.comparison)
+    assert again.comparison.attrs["errors"] == post.comparison.attrs["errors"]
+    assert isinstance(again.model_spec, Stack) and len(again.model_spec.candidates) == 2
+    # ArviZ reads the file, and one candidate's fit from its group
+    idata = az.from_netcdf(tmp_path / "fit.nc")
+    assert {"posterior", "log_likelihood"} <= set(idata.groups())
+    cand = az.InferenceData.from_netcdf(str(tmp_path / "fit.nc"), base_group="bayeval_candidates/c0")
+    assert cand.posterior.equals(post.candidates[list(post.candidates)[0]].idata.posterior)
+
+
+@pytest.mark.parametrize("seed", [5, None])
+@pytest.mark.parametrize("two_d", [False, True])
+def test_plug_in_posteriors_store_their_probabilities(seed, two_d, tmp_path):
+    rng = np.random.default_rng(1)
+    n = 40
+    data = EvalData(rng.random(n), np.r_[rng.integers(0, 2, 8), np.full(n - 8, np.nan)],
+                    categories=rng.choice(["x", "y", "z"], n), features=rng.normal(size=(n, 2)),
+                    predictions=rng.integers(0, 2, n), noisy_labels=rng.integers(0, 2, n))
+    p = rng.random((30, n)) if two_d else rng.random(n)
+    post = Posterior.from_probabilities(data, p, draws=30, chains=2, random_seed=seed, check=False)
+    again = be.load(post.save(tmp_path / "p.nc"))
+    for metric in ("average_precision", "accuracy"):
+        np.testing.assert_array_equal(again.metric(metric, threshold=0.5 if metric == "accuracy" else None),
+                                      post.metric(metric, threshold=0.5 if metric == "accuracy" else None))
+    np.testing.assert_array_equal(again.data.categories, post.data.categories)
+    np.testing.assert_array_equal(again.data.feature_names, post.data.feature_names)
+    assert again.random_seed == seed and again.model == "given probabilities"
+
+
+def test_refuses_to_overwrite_and_to_save_what_it_cannot_rebuild(fits, tmp_path):
+    post = fits["Calibration"]
+    path = post.save(tmp_path / "fit.nc")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        post.save(path)
+    fits["Calibration-monotone"].save(path, overwrite=True)
+    assert be.load(path).model_spec.curve == "monotone"
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        post.save(tmp_path / "no" / "such" / "fit.nc")
+    hand_made = Posterior(post.data, post.idata, lambda params: np.full(post.data.n_items, 0.5))
+    with pytest.raises(ValueError, match="model_spec"):
+        hand_made.save(tmp_path / "hand.nc")
+    assert not (tmp_path / "hand.nc").exists() and len(list(tmp_path.iterdir())) == 1  # no temporary file left
+    votes = np.array([[1, 1, 0], [0, 0, 1]])
+    from_draws = RankingPosterior.from_draws(np.full((1, 5, 2), 0.5), votes)
+    with pytest.raises(ValueError, match="model_spec"):
+        from_draws.save(tmp_path / "r.nc")
+
+
+def test_bad_files_give_clear_errors(fits, tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.nc"):
+        be.load(tmp_path / "nope.nc")
+    text = tmp_path / "notes.nc"
+    text.write_text("hello")
+    with pytest.raises(ValueError, match=r"notes\.nc is not a bayeval fit: it is not a netCDF4/HDF5 file"):
+        be.load(text)
+    plain = tmp_path / "plain.nc"
+    fits["Calibration"].idata.to_netcdf(str(plain))
+    with pytest.raises(ValueError, match=r"plain\.nc is not a bayeval fit: .*bayeval_format.*arviz.from_netcdf"):
+        be.load(plain)
+    # a bayeval file that lost its data group
+    path = fits["Calibration"].save(tmp_path / "fit.nc")
+    with h5py.File(path, "a") as f:
+        del f["bayeval_data"]
+    with pytest.raises(ValueError, match=r"fit\.nc is not a complete bayeval fit: it lacks \['bayeval_data'\]"):
+        be.load(path)
+
+
+def test_load_only_builds_bayeval_models(fits, tmp_path):
+    path = fits["Calibration"].save(tmp_path / "fit.nc")
+    with h5netcdf.File(path, "a") as f:
+        f.attrs["bayeval_model_class"] = "subprocess:Popen"
+    with pytest.raises(ValueError, match="'subprocess:Popen' is not a bayeval model class"):
+        be.load(path)
+
+
+def test_parameters_round_trip_through_json():
+    params = {"t": (1.0, 2.0), "nested": [(1, "a"), None], "inf": float("inf"), "arr": np.arange(3),
+              "model": Calibration("beta"), "__odd": {"__tuple__": 1}}
+    back = _decode(json.loads(json.dumps(_encode(params, "params"))))
+    assert back["t"] == (1.0, 2.0) and back["nested"] == [(1, "a"), None] and math.isinf(back["inf"])
+    assert back["arr"].dtype == params["arr"].dtype and back["model"].curve == "beta"
+    assert back["__odd"] == {"__tuple__": 1}
+    with pytest.raises(TypeError, match=r"params\['f'\] is a function"):
+        _encode({"f": lambda x: x}, "params")
+
+
+def test_to_inference_data_adds_the_metrics_group(fits, tmp_path):
+    post = fits["Calibration"]
+    groups = list(post.idata.groups())
+    idata = post.to_inference_data(
+        ["average_precision", ("precision_at_k", {"k": 10}), ("precision_at_k", {"k": [5, 20]}),
+         ("recall_at_k", {"k": [10, 20, 50]})],
+    )
+    assert list(post.idata.groups()) == groups  # a copy: the posterior's own idata is unchanged
+    m = idata.metrics
+    assert list(m.data_vars) == ["average_precision", "precision_at_k[k=10]", "precision_at_k[k=[5, 20]]",
+                                 "recall_at_k"]
+    np.testing.assert_array_equal(m["average_precision"], post.metric("average_precision"))
+    np.testing.assert_array_equal(m["precision_at_k[k=[5, 20]]"], post.metric("precision_at_k", k=[5, 20]))
+    # a dim of the same name with other coordinates is renamed, not silently aligned
+    assert m["precision_at_k[k=[5, 20]]"].dims == ("chain", "draw", "k")
+    assert m["recall_at_k"].dims == ("chain", "draw", "recall_at_k_k")
+    np.testing.assert_array_equal(m["recall_at_k"], post.metric("recall_at_k", k=[10, 20, 50]))
+    assert az.summary(idata, group="metrics", kind="stats").shape[0] == 1 + 1 + 2 + 3
+    idata.to_netcdf(str(tmp_path / "with_metrics.nc"))
+    assert "metrics" in az.from_netcdf(tmp_path / "with_metrics.nc").groups()
+    with pytest.raises(ValueError, match="more than once"):
+        post.to_inference_data(["roc_auc", "roc_auc"])
+
+
+def test_to_inference_data_passes_metric_options(fits):
+    post = fits["LabelFlip"]
+    idata = post.to_inference_data({"ap": "average_precision"}, category="mean")
+    assert idata.metrics["ap"].dims == ("chain", "draw")
+    np.testing.assert_array_equal(idata.metrics["ap"], post.metric("average_precision", category="mean"))
+    each = post.to_inference_data({"ap": "average_precision"})
+    assert each.metrics["ap"].dims == ("chain", "draw", "category")
+
+
+def test_report_from_a_saved_fit_equals_the_original(fits, tmp_path, no_sampling):
+    from bayeval.report import report
+
+    post = fits["Stack"]
+    again = be.load(post.save(tmp_path / "fit.nc"))
+    kw = dict(title="t", metrics=["average_precision", ("precision_at_k", {"k": 10})],
+              constraints={"min_precision": 0.6})
+    a, b = report(post, **kw), report(again, **kw)
+    assert sorted(a.tables) == sorted(b.tables)
+    for key in a.tables:
+        pd.testing.assert_frame_equal(a.tables[key], b.tables[key])
+
+
+# ------------------------------------------------------------------------------ CLI
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+BC = ROOT / "models" / "breast_cancer_logreg"
+FAST = ["--draws", "150", "--tune", "150", "--chains", "2", "--no-progress"]
+
+
+def _tables(md: str) -> list[str]:
+    """The table rows of a Markdown report (the numbers), without the provenance line."""
+    return [line for line in md.splitlines() if line.startswith("|")]
+
+
+def test_cli_report_from_a_saved_fit_equals_the_fitted_report(tmp_path, monkeypatch, capsys):
+    from bayeval.cli import main
+
+    fit = tmp_path / "bc.nc"
+    assert main(["report", str(BC), "--out", str(tmp_path / "r1"), *FAST, "--save", str(fit), "--quiet"]) == 0
+    assert fit.exists() and "fit saved" in capsys.readouterr().err
+    # no sampling from here on
+    import pymc as pm
+
+    def boom(*args, **kwargs):
+        raise AssertionError("sampling happened")
+
+    monkeypatch.setattr(_sampling, "sample_model", boom)
+    monkeypatch.setattr(_base, "sample_model", boom)
+    monkeypatch.setattr(pm, "sample", boom)
+    assert main(["report", str(BC), "--out", str(tmp_path / "r2"), "--from-fit", str(fit), "--quiet"]) == 0
+    first = (tmp_path / "r1" / "report.md").read_text()
+    second = (tmp_path / "r2" / "report.md").read_text()
+    assert len(_tables(first)) > 10
+    assert _tables(first) == _tables(second)
+
+
+def test_cli_fit_save_writes_a_loadable_fit(tmp_path, capsys):
+    from bayeval.cli import main
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.3).astype(int)
+    s = np.where(y == 1, rng.gamma(8, 0.1, 200), rng.gamma(2, 0.1, 200))
+    lab = np.where(np.arange(200) < 40, y, np.nan)
+    csv = tmp_path / "scores.csv"
+    pd.DataFrame({"s": s, "y": lab}).to_csv(csv, index=False)
+    fit = tmp_path / "fit.nc"
+    args = ["fit", str(csv), "--score", "s", "--label", "y", "--metric", "average_precision", *FAST]
+    assert main([*args, "--save", str(fit)]) == 0
+    printed = capsys.readouterr().out
+    post = be.load(fit)
+    mean = float(post.summary(["average_precision"], hdi_prob=0.9)["mean"].iloc[0])
+    assert f"{mean:.4f}" in printed
+    # an existing file is kept unless --overwrite
+    assert main([*args, "--save", str(fit)]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert main([*args, "--save", str(fit), "--overwrite", "--draws", "60"]) == 0
+    assert be.load(fit).n_draws == 60
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--from-fit", "{tmp}/missing.nc"], "no such file"),
+        (["--from-fit", "{fit}", "--draws", "10"], "--from-fit does not sample"),
+        (["--from-fit", "{fit}", "--save", "{tmp}/x.nc"], "give one of them"),
+        (["--from-fit", "{other}"], "made on other data"),
+        (["--from-fit", "{text}"], "is not a bayeval fit"),
+    ],
+)
+def test_cli_from_fit_errors_are_one_clear_line(extra, message, fits, tmp_path, capsys):
+    from bayeval.cli import main
+
+    other = fits["Calibration"].save(tmp_path / "other.nc")
+    text = tmp_path / "text.nc"
+    text.write_text("not a fit")
+    names = {"tmp": tmp_path, "fit": other, "other": other, "text": text}
+    argv = ["report", str(BC), "--out", str(tmp_path / "r"), "--quiet"] + [a.format(**names) for a in extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bayeval: error:") and message in err, err
+
+
+@pytest.mark.parametrize("name", ["Stack", "AnnotatorError"])
+def test_a_reloaded_fit_saves_and_loads_again(name, fits, tmp_path):
+    post = fits[name]
+    once = be.load(post.save(tmp_path / "a.nc"))
+    twice = be.load(once.save(tmp_path / "b.nc"))
+    np.testing.assert_array_equal(_draws(twice)[next(iter(_draws(post)))], _draws(post)[next(iter(_draws(post)))])
+    assert twice.idata.posterior.equals(post.idata.posterior)
+    assert "load" in be.__all__
+
+
+def test_a_stack_with_a_failed_candidate_keeps_its_error(tmp_path):
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.3).astype(float)
+    data = EvalData(rng.normal(2 * y, 1.0), np.where(np.arange(200) < 40, y, np.nan))  # margins: no Beta curve
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = Stack([Calibration("logistic"), Calibration("beta")]).fit(data, draws=50, random_seed=1)
+    assert list(post.candidates) == ["calibration/logistic"] and "calibration/beta" in post.comparison.index
+    again = be.load(post.save(tmp_path / "fit.nc"))
+    pd.testing.assert_frame_equal(again.comparison, post.comparison)
+    assert again.comparison.attrs["errors"] == post.comparison.attrs["errors"] != {}
+    np.testing.assert_array_equal(again.metric("average_precision"), post.metric("average_precision"))
+
+
+def test_votes_with_integer_columns_and_no_frame_travel(tmp_path):
+    rng = np.random.default_rng(2)
+    v = (rng.random((8, 4)) < 0.7).astype(float)
+    for votes in (v, pd.DataFrame(v, index=np.arange(10, 18), columns=[3, 5, 7, 9])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            post = HumanRanking().fit(PairwiseVotes(votes), **FIT)
+        again = be.load(post.save(tmp_path / "r.nc", overwrite=True))
+        assert type(again.data.votes) is type(votes)
+        if isinstance(votes, pd.DataFrame):
+            pd.testing.assert_frame_equal(again.data.votes, votes)
+        np.testing.assert_array_equal(again.pair_labels, post.pair_labels)
+        np.testing.assert_array_equal(again.theta, post.theta)
+
+
+def test_cli_from_fit_refuses_a_fit_of_another_model(tmp_path, capsys):
+    from bayeval.cards import load_card
+    from bayeval.cli import main
+
+    data, _ = load_card(BC).load_data()
+    fit = Calibration("logistic").fit(data, **FIT).save(tmp_path / "logistic.nc")
+    assert main(["report", str(BC), "--out", str(tmp_path / "r"), "--quiet", "--from-fit", str(fit)]) == 2
+    err = capsys.readouterr().err
+    assert "is not the card's" in err and "Calibration(curve='logistic'" in err and "Stack(" in err
