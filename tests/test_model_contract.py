@@ -178,3 +178,9 @@ def test_bad_data_and_bad_options_are_rejected_at_the_boundary(name):
     if name != "Stack":
         with pytest.raises(TypeError, match="takes no option"):
             model.fit(CASES[name][1](0), **FIT, step_size=0.1)
+
+
+def test_pairwise_votes_as_nested_lists():
+    """Votes typed as a list of lists (a list has an .index method: not pair labels)."""
+    post = HumanRanking().fit(PairwiseVotes([[1, 0, 1], [0, 0, 1], [1, 1, 1]]), **FIT)
+    assert post.theta.sizes["pair"] == 3

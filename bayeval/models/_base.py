@@ -63,6 +63,9 @@ class Model:
     target_accept: float = 0.9
     #: the free parameters whose r_hat / ESS the convergence check reads
     param_names: tuple[str, ...] = ()
+    #: variables ``_posterior`` adds to the idata itself (dropped before a saved fit is
+    #: rebuilt, see :mod:`bayeval.persist`)
+    _posterior_adds: tuple[str, ...] = ()
 
     # ------------------------------------------------------------ configuration
 

@@ -40,7 +40,7 @@ __all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
 
 
 def _pair_labels(votes, n_pairs):
-    index = getattr(votes, "index", None)
+    index = votes.index if isinstance(votes, pd.DataFrame | pd.Series) else None
     if index is not None and len(index) == n_pairs:
         labels = np.asarray(index)
         if pd.Index(labels).is_unique:
