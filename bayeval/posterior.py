@@ -27,7 +27,7 @@ from .data import EvalData
 
 __all__ = ["Posterior", "vetted_only", "naive", "hdi"]
 
-_CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
+CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
 #: Label draws are kept in memory, one bit per label, when they fit in this many bytes
 #: (100,000 items x 5,000 draws = 62.5 MB): the second and later passes over the draws
 #: (a metric after another, expected-change selection after an estimate) unpack them
@@ -83,7 +83,7 @@ def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
 # ------------------------------------------------------------- metric evaluation
 
 
-def _resolve(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
+def resolve_metric(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
     """(spec, custom_fn, name) for a metric name, kernel function or callable."""
     if isinstance(metric, str):
         if metric not in M.METRICS:
@@ -102,12 +102,12 @@ def _resolve(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
     raise TypeError(f"`metric` must be a metric name, a bayeval.metrics function or a callable, got {metric!r}.")
 
 
-class _Evaluator:
+class MetricEvaluator:
     """A metric bound to one EvalData: prepared once, then applied to label rows."""
 
     def __init__(self, data: EvalData, metric, *, category=None, threshold=None, kwargs=None):
         kwargs = dict(kwargs or {})
-        self.spec, self.custom, self.name = _resolve(metric)
+        self.spec, self.custom, self.name = resolve_metric(metric)
         needs = self.spec.needs if self.spec is not None else "scores"
         if threshold is not None:
             if needs != "predictions":
@@ -128,7 +128,7 @@ class _Evaluator:
         else:
             x = data.scores
         if self.spec is not None and self.spec.name in _CURVES and kwargs.get("thresholds") is None:
-            kwargs["thresholds"] = _default_thresholds(data.scores)
+            kwargs["thresholds"] = default_thresholds(data.scores)
             if self.spec.name == "roc_curve":
                 kwargs["thresholds"] = np.r_[np.inf, kwargs["thresholds"][::-1]]
         if category is None:
@@ -202,7 +202,7 @@ class _Evaluator:
         return c
 
 
-def _default_thresholds(scores: np.ndarray) -> np.ndarray:
+def default_thresholds(scores: np.ndarray) -> np.ndarray:
     """Candidate thresholds (ascending): the distinct scores if there are few, else
     evenly spaced score quantiles *and* the scores at geometrically spaced ranks from
     the top (ranks 1, 2, 3, ..., N).
@@ -404,7 +404,7 @@ class Posterior:
 
     def _chunk_plan(self, chunk_size: int | None) -> list[tuple[int, slice]]:
         if chunk_size is None:
-            chunk_size = max(1, min(self.n_draws, _CHUNK_BYTES // (9 * self.data.n_items)))
+            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // (9 * self.data.n_items)))
         else:
             chunk_size = V.as_positive_int(chunk_size, "chunk_size")
         return [
@@ -562,7 +562,7 @@ class Posterior:
         >>> post.metric("precision_at_k", k=[1, 2]).dims
         ('chain', 'draw', 'k')
         """
-        ev = _Evaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
+        ev = MetricEvaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
         out = np.empty((self.n_chains, self.n_draws) + self._evaluated_shape(ev))
         for chain, draws, z in self._label_chunks(chunk_size):
             out[chain, draws] = ev(z)
@@ -570,7 +570,7 @@ class Posterior:
         return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name)
 
     @staticmethod
-    def _evaluated_shape(ev: _Evaluator) -> tuple[int, ...]:
+    def _evaluated_shape(ev: MetricEvaluator) -> tuple[int, ...]:
         lead = (len(ev.cat_names),) if ev.category == "each" else ()
         return lead + ev.extra_shape
 
@@ -614,12 +614,12 @@ class Posterior:
         ['mean', 'sd', 'hdi_5%', 'hdi_95%']
         """
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
-        items = _metric_items(metrics)
+        items = metric_items(metrics)
         rows = []
         for label, metric, options in items:
             da = self.metric(metric, **{**kwargs, **options})
-            rows.extend(_summary_rows(label, da, hdi_prob, ("chain", "draw")))
-        return _summary_frame(rows, hdi_prob)
+            rows.extend(summary_rows(label, da, hdi_prob, ("chain", "draw")))
+        return summary_frame(rows, hdi_prob)
 
     def to_inference_data(self, metrics=("average_precision",), **kwargs) -> az.InferenceData:
         """A copy of :attr:`idata` with a ``metrics`` group holding each metric's draws.
@@ -662,7 +662,7 @@ class Posterior:
         import re
         import warnings
 
-        items = _metric_items(metrics)
+        items = metric_items(metrics)
         labels = [label for label, _, _ in items]
         dup = sorted({lab for lab in labels if labels.count(lab) > 1})
         if dup:
@@ -783,7 +783,7 @@ def _warn_if_contradicted(data: EvalData, p: np.ndarray, alpha: float = 0.01) ->
         )
 
 
-def _metric_items(metrics) -> list[tuple[str, Any, dict]]:
+def metric_items(metrics) -> list[tuple[str, Any, dict]]:
     if isinstance(metrics, str | M.MetricSpec) or callable(metrics):
         metrics = [metrics]
     out = []
@@ -798,7 +798,7 @@ def _metric_items(metrics) -> list[tuple[str, Any, dict]]:
             metric, options = entry[0], dict(entry[1])
         else:
             metric, options = entry, {}
-        name = _resolve(metric)[2]
+        name = resolve_metric(metric)[2]
         out.append((label or name, metric, options))
     # two unlabelled entries of one metric with different options (k=10, k=100) get
     # distinct names: "precision_at_k[k=10]", "precision_at_k[k=100]"
@@ -811,7 +811,7 @@ def _metric_items(metrics) -> list[tuple[str, Any, dict]]:
     return out
 
 
-def _summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> list[tuple]:
+def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> list[tuple]:
     other = [d for d in da.dims if d not in sample_dims]
     stacked = da.stack(_sample=sample_dims).transpose(*other, "_sample")
     values = stacked.values.reshape(-1, stacked.sizes["_sample"])
@@ -832,7 +832,7 @@ def _summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) ->
     return [(n, m, s, b[0], b[1]) for n, m, s, b in zip(names, means, sds, bounds, strict=True)]
 
 
-def _summary_frame(rows, hdi_prob) -> pd.DataFrame:
+def summary_frame(rows, hdi_prob) -> pd.DataFrame:
     lo, hi = hdi_columns(hdi_prob)
     df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
     return df
@@ -841,10 +841,10 @@ def _summary_frame(rows, hdi_prob) -> pd.DataFrame:
 # ------------------------------------------------------------------ baselines
 
 
-def _point(data: EvalData, labels: np.ndarray, metric, kwargs) -> xr.DataArray:
+def point_metric(data: EvalData, labels: np.ndarray, metric, kwargs) -> xr.DataArray:
     category = kwargs.pop("category", None)
     threshold = kwargs.pop("threshold", None)
-    ev = _Evaluator(data, metric, category=category, threshold=threshold, kwargs=kwargs)
+    ev = MetricEvaluator(data, metric, category=category, threshold=threshold, kwargs=kwargs)
     out = ev(labels[None].astype(np.int8))[0]
     return xr.DataArray(out, dims=tuple(ev.dims), coords=ev.coords, name=ev.name)
 
@@ -878,8 +878,8 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
     if data.n_vetted == 0:
         raise ValueError("No item is vetted: vetted_only needs at least one vetted label.")
     sub = data.subset(data.vetted)
-    out = _point(sub, sub.labels, metric, dict(kwargs))
-    name = _resolve(metric)[2]
+    out = point_metric(sub, sub.labels, metric, dict(kwargs))
+    name = resolve_metric(metric)[2]
     if name in ("precision_at_k", "recall_at_k"):
         ks = xr.DataArray(np.atleast_1d(kwargs["k"]), dims="k") if "k" in out.dims else kwargs["k"]
         if "category" in out.dims:
@@ -917,4 +917,4 @@ def naive(data: EvalData, metric, **kwargs) -> xr.DataArray:
     if data.noisy_labels is None:
         raise ValueError("naive() needs noisy labels: build the EvalData with noisy_labels=...")
     z = np.where(data.vetted, data.labels, data.noisy_labels)
-    return _point(data, z, metric, dict(kwargs))
+    return point_metric(data, z, metric, dict(kwargs))

@@ -10,7 +10,7 @@ import xarray as xr
 
 from ._defaults import HDI_PROB, hdi_columns
 from . import _validate as V
-from .posterior import Posterior, _default_thresholds
+from .posterior import Posterior, default_thresholds
 
 __all__ = ["recalibrate", "Recalibration"]
 
@@ -166,7 +166,7 @@ def recalibrate(
     p_min = None if min_precision is None else V.as_probability(min_precision, "min_precision")
     r_min = None if min_recall is None else V.as_probability(min_recall, "min_recall")
     level = None if prob is None else V.as_probability(prob, "prob", open_interval=True)
-    t = _default_thresholds(post.data.scores) if thresholds is None else V.as_grid(thresholds, "thresholds")
+    t = default_thresholds(post.data.scores) if thresholds is None else V.as_grid(thresholds, "thresholds")
     t = np.unique(t)
     curve = post.metric("precision_recall_curve", thresholds=t, category="pooled")
     ok = xr.ones_like(curve.sel(curve="precision"), dtype=bool)

@@ -34,7 +34,7 @@ import pandas as pd
 from ._defaults import HDI_PROB
 from . import _validate as V
 from . import metrics as M
-from .posterior import Posterior, _metric_items, _point, _resolve, _summary_rows, naive, vetted_only
+from .posterior import Posterior, metric_items, point_metric, resolve_metric, summary_rows, naive, vetted_only
 from .recalibrate import Recalibration, recalibrate
 
 __all__ = ["Report", "report", "data_hash"]
@@ -605,7 +605,7 @@ def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
     for label, metric, options in items:
         da = post.metric(metric, **options)
         other = [d for d in da.dims if d not in _SAMPLE_DIMS]
-        new = _summary_rows(label, da, hdi_prob, _SAMPLE_DIMS)
+        new = summary_rows(label, da, hdi_prob, _SAMPLE_DIMS)
         rows.extend(new)
         n = len(new)
         if data.n_vetted:
@@ -615,7 +615,7 @@ def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
         if data.noisy_labels is not None:
             nv.extend(_flat(naive(data, metric, **options), other))
         if truth is not None:
-            tr.extend(_flat(_point(data, truth, metric, dict(options)), other))
+            tr.extend(_flat(point_metric(data, truth, metric, dict(options)), other))
     lo = f"{100 * hdi_prob:g}% HDI lower"
     hi = f"{100 * hdi_prob:g}% HDI upper"
     df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
@@ -949,7 +949,7 @@ def report(
         )
     data = post.data
     truth_arr = _check_truth(truth, data)
-    user_items = None if metrics is None else _metric_items(metrics)
+    user_items = None if metrics is None else metric_items(metrics)
     if user_items is not None and not user_items:
         raise ValueError(
             "`metrics` is empty; give at least one metric, or leave it out for the default set."
@@ -988,9 +988,9 @@ def report(
 
     # ----------------------------------------------------------- metrics
     if user_items is None:
-        items = _metric_items(_default_metrics(data, None))
+        items = metric_items(_default_metrics(data, None))
         if rec is not None:
-            items += _metric_items(_threshold_metrics(data, rec.threshold))
+            items += metric_items(_threshold_metrics(data, rec.threshold))
     else:
         items = [
             (
@@ -1007,7 +1007,7 @@ def report(
     tables["metrics"] = table
     if data.has_categories:
         if user_items is None:
-            by_cat = _metric_items({"average precision": "average_precision", "ROC AUC": "roc_auc"})
+            by_cat = metric_items({"average precision": "average_precision", "ROC AUC": "roc_auc"})
         else:
             by_cat = [(lab, m, opts) for lab, m, opts in user_items if "category" not in opts]
         if by_cat:
@@ -1043,7 +1043,7 @@ def report(
     lo_col, hi_col = table.columns[2], table.columns[3]
     label_of = {}
     for lab, m, _ in items:
-        label_of[lab] = _resolve(m)[2]
+        label_of[lab] = resolve_metric(m)[2]
     caveat_said = False
     for i, (row_name, row) in enumerate(table.iterrows()):
         if i >= _MAX_READ_ROWS:
@@ -1220,7 +1220,7 @@ def report(
             {"threshold": [t] * len(names), "probability": probs},
             index=pd.Index(names, name="constraint"),
         )
-        at = _metric_items(_threshold_metrics(data, t))
+        at = metric_items(_threshold_metrics(data, t))
         tables["at_threshold"] = _metric_table(post, at, hdi_prob, truth_arr)
         if rec.prob is None:
             rule = ("the threshold where the constraint most probably holds (the lowest such threshold "

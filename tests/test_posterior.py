@@ -166,10 +166,10 @@ def test_posterior_from_2d_probabilities_uses_one_row_per_draw():
 
 
 def test_default_threshold_grid_is_dense_among_the_top_scores():
-    from bayeval.posterior import _default_thresholds
+    from bayeval.posterior import default_thresholds
 
     s = np.random.default_rng(0).random(20_000)
-    t = _default_thresholds(s)
+    t = default_thresholds(s)
     top = np.sort(s)[::-1]
     # every one of the 10 highest scores is a candidate, and the top 1% (where the
     # thresholds of a 0.5%-prevalence problem lie) holds dozens of them
@@ -179,7 +179,7 @@ def test_default_threshold_grid_is_dense_among_the_top_scores():
     assert np.all(np.isin(np.quantile(s, [0.1, 0.5, 0.9], method="inverted_cdf"), t))
     assert t.size <= 402 and np.all(np.diff(t) > 0)
     # few distinct scores: all of them
-    np.testing.assert_array_equal(_default_thresholds(np.array([0.3, 0.1, 0.3, 0.2])), [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(default_thresholds(np.array([0.3, 0.1, 0.3, 0.2])), [0.1, 0.2, 0.3])
 
 
 def test_curves_through_the_posterior_use_a_shared_threshold_grid():

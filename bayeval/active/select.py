@@ -89,7 +89,7 @@ import numpy as np
 import xarray as xr
 
 from .. import _validate as V
-from ..posterior import Posterior, _Evaluator
+from ..posterior import Posterior, MetricEvaluator
 
 __all__ = ["STRATEGIES", "expected_change", "select"]
 
@@ -181,7 +181,7 @@ class _ChangeSetup:
         threshold = kwargs.pop("threshold", None)
         self.category = _resolve_category(data, category)
         ev_category = "pooled" if self.category == "pooled" else "each"
-        ev = _Evaluator(data, metric, category=ev_category, threshold=threshold, kwargs=kwargs)
+        ev = MetricEvaluator(data, metric, category=ev_category, threshold=threshold, kwargs=kwargs)
         if ev.extra_shape:
             dims = ", ".join(f"{d}={len(c)}" for d, c in ev.extra)
             raise ValueError(

@@ -21,7 +21,7 @@ from .. import _validate as V
 from .._defaults import HDI_PROB
 from ..data import EvalData
 from ..models._base import Model
-from ..posterior import Posterior, _resolve
+from ..posterior import Posterior, resolve_metric
 from .select import STRATEGIES, select
 from .store import LabelStore
 
@@ -150,7 +150,7 @@ class ActiveSession:
                 "`model` must have a fit(data, ...) method returning a Posterior (e.g. "
                 f"bayeval.models.LabelFlip()) or be a callable data -> Posterior; got {type(model).__name__}."
             )
-        _resolve(metric)  # unknown metric names fail here, not after the first batch
+        resolve_metric(metric)  # unknown metric names fail here, not after the first batch
         self.metric = metric
         self.metric_kwargs = dict(metric_kwargs or {})
         self.batch_size = V.as_positive_int(batch_size, "batch_size")

@@ -18,7 +18,7 @@ from .._defaults import HDI_PROB
 from .. import _validate as V
 from ..data import EvalData
 from ..models._base import Model
-from ..posterior import Posterior, _resolve, hdi, naive, vetted_only
+from ..posterior import Posterior, resolve_metric, hdi, naive, vetted_only
 from .select import STRATEGIES, select
 
 __all__ = ["simulate", "ESTIMATORS"]
@@ -201,7 +201,7 @@ def simulate(
         raise ValueError("Some vetted labels in `data` disagree with `truth`; the oracle must agree with them.")
     if not (callable(model) or callable(getattr(model, "fit", None))):
         raise TypeError("`model` must have fit(data, ...) -> Posterior or be a callable data -> Posterior.")
-    spec = _resolve(metric)
+    spec = resolve_metric(metric)
     name = spec[2]
     if isinstance(strategies, str):
         strategies = (strategies,)

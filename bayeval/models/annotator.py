@@ -40,7 +40,7 @@ from .. import _diagnostics as _diag
 from .. import _validate as V
 from ..data import EvalData
 from ._base import Model
-from ..posterior import _CHUNK_BYTES, Posterior, _summary_frame, _summary_rows
+from ..posterior import CHUNK_BYTES, Posterior, summary_frame, summary_rows
 
 __all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
 
@@ -1049,8 +1049,8 @@ class AnnotatorError(Model):
             population = posterior.population("accuracy")
         else:
             population = post["model_accuracy"]
-        rows += _summary_rows("model_accuracy", population, hdi_prob, sample)
-        rows += _summary_rows("true_accuracy", posterior.metric("accuracy"), hdi_prob, sample)
+        rows += summary_rows("model_accuracy", population, hdi_prob, sample)
+        rows += summary_rows("true_accuracy", posterior.metric("accuracy"), hdi_prob, sample)
         for name in (
             "annotator_accuracy",
             "error_correlation",
@@ -1061,13 +1061,13 @@ class AnnotatorError(Model):
             if name in post:
                 da = post[name]
                 da = da.rename({d: "annotator" for d in da.dims if d.endswith("_dim_0")})
-                rows += _summary_rows(name, da, hdi_prob, sample)
+                rows += summary_rows(name, da, hdi_prob, sample)
         check = getattr(posterior, "gold_check", None)
         if check is not None:
             nan = float("nan")
             rows.append(("structured_weight", check["weight"], nan, nan, nan))
             rows.append(("gold_check_p", check["p_value"], nan, nan, nan))
-        return _summary_frame(rows, hdi_prob)
+        return summary_frame(rows, hdi_prob)
 
 
 # ------------------------------------------------------------- the gold items: stacking
@@ -1463,7 +1463,7 @@ class CategoricalPosterior(Posterior):
     def _label_chunks(self, chunk_size: int | None = None):
         n, k = self.data.n_items, self.n_classes
         if chunk_size is None:
-            chunk_size = max(1, min(self.n_draws, _CHUNK_BYTES // ((16 * k + 9) * n)))
+            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // ((16 * k + 9) * n)))
         for chain, draws in self._chunk_plan(chunk_size):
             p = self._class_probabilities(chain, draws)
             cdf = np.cumsum(p, axis=2)
@@ -1626,8 +1626,8 @@ class CategoricalPosterior(Posterior):
         rows = []
         for metric in metrics:
             da = self.metric(metric, **kwargs)
-            rows.extend(_summary_rows(da.name, da, hdi_prob, ("chain", "draw")))
-        return _summary_frame(rows, hdi_prob)
+            rows.extend(summary_rows(da.name, da, hdi_prob, ("chain", "draw")))
+        return summary_frame(rows, hdi_prob)
 
     def __repr__(self) -> str:
         return (
