@@ -362,14 +362,14 @@ def _save_fit(post, args) -> None:
 def _same_model(spec, expected) -> bool:
     """Whether a saved fit's model is the one a card describes (class and parameters)."""
     from .models import Stack
-    from .persist import _json
+    from .persist import params_json
 
     if type(spec) is not type(expected):
         return False
     a, b = spec.get_params(), expected.get_params()
     if isinstance(expected, Stack) and b.get("candidates") is None:  # the fit lists the default candidates
         a, b = {}, {}
-    return _json(a, "fit") == _json(b, "card")
+    return params_json(a, "fit") == params_json(b, "card")
 
 
 def _load_fit(path: str, data, card):

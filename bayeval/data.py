@@ -13,7 +13,7 @@ from . import _validate as V
 __all__ = ["EvalData"]
 
 
-def _frozen(a: np.ndarray | None) -> np.ndarray | None:
+def frozen_array(a: np.ndarray | None) -> np.ndarray | None:
     if a is not None:
         a.setflags(write=False)
     return a
@@ -105,15 +105,15 @@ class EvalData:
         self._init(s, lab, noisy, pred, codes, names, feats, fnames, ids)
 
     def _init(self, s, lab, noisy, pred, codes, names, feats, fnames, ids):
-        self._scores = _frozen(s)
-        self._labels = _frozen(lab)
-        self._noisy = _frozen(noisy)
-        self._pred = _frozen(pred)
-        self._cat_codes = _frozen(codes)
-        self._cat_names = _frozen(names)
-        self._features = _frozen(feats)
-        self._feature_names = _frozen(fnames)
-        self._ids = _frozen(ids)
+        self._scores = frozen_array(s)
+        self._labels = frozen_array(lab)
+        self._noisy = frozen_array(noisy)
+        self._pred = frozen_array(pred)
+        self._cat_codes = frozen_array(codes)
+        self._cat_names = frozen_array(names)
+        self._features = frozen_array(feats)
+        self._feature_names = frozen_array(fnames)
+        self._ids = frozen_array(ids)
         self._id_index = None
 
     @classmethod
@@ -402,7 +402,7 @@ class EvalData:
         lab = self._labels.copy()
         lab[idx] = vals
         fields = self._fields()
-        fields["lab"] = _frozen(lab)
+        fields["lab"] = frozen_array(lab)
         return EvalData._trusted(**fields)
 
     def subset(self, items) -> EvalData:
@@ -427,7 +427,7 @@ class EvalData:
             if key in ("names", "fnames") or val is None:
                 out[key] = val
             else:
-                out[key] = _frozen(np.array(val[sel]))
+                out[key] = frozen_array(np.array(val[sel]))
         return EvalData._trusted(**out)
 
     # --------------------------------------------------------------------- views

@@ -138,7 +138,7 @@ def _model_class(spec: str):
     return obj
 
 
-def _json(value, where: str) -> str:
+def params_json(value, where: str) -> str:
     return json.dumps(_encode(value, where))
 
 
@@ -163,18 +163,18 @@ def _data_dataset(container) -> xr.Dataset:
         ds.attrs["dtypes"] = json.dumps({k: np.asarray(v).dtype.str for k, v in f.items() if v is not None})
         return ds
     if isinstance(container, PairwiseVotes):
-        from .models.human_ranking import _pair_labels
-        from .ranking import _numeric_array
+        from .models.human_ranking import pair_labels
+        from .ranking import numeric_array
 
-        votes = _numeric_array(container.votes, "votes")
-        labels = _pair_labels(container.votes, votes.shape[0])
+        votes = numeric_array(container.votes, "votes")
+        labels = pair_labels(container.votes, votes.shape[0])
         cols = getattr(container.votes, "columns", None)
         ann = np.asarray(list(cols)) if cols is not None else np.arange(votes.shape[1])
         if ann.dtype.kind not in "iuU":
             ann = ann.astype(str)
         ds = xr.Dataset({"votes": (("pair", "annotator"), votes)}, coords={"pair": labels, "annotator": ann})
         if container.confidence is not None:
-            ds["confidence"] = (("pair", "annotator"), _numeric_array(container.confidence, "confidence"))
+            ds["confidence"] = (("pair", "annotator"), numeric_array(container.confidence, "confidence"))
         ds.attrs["container"] = "PairwiseVotes"
         ds.attrs["dtypes"] = json.dumps({"pair": np.asarray(labels).dtype.str, "annotator": ann.dtype.str})
         ds.attrs["frame"] = int(isinstance(container.votes, pd.DataFrame))
@@ -207,11 +207,11 @@ def _container(ds: xr.Dataset, path):
     """The data container stored in ``ds`` (see :func:`_data_dataset`)."""
     kind = ds.attrs.get("container")
     if kind == "EvalData":
-        from .data import EvalData, _frozen
+        from .data import EvalData, frozen_array
 
         dtypes = json.loads(ds.attrs["dtypes"])
         keys = ("s", "lab", "noisy", "pred", "codes", "names", "feats", "fnames", "ids")
-        fields = {k: (_frozen(_restore_dtype(ds[k].values, dtypes[k])) if k in ds else None) for k in keys}
+        fields = {k: (frozen_array(_restore_dtype(ds[k].values, dtypes[k])) if k in ds else None) for k in keys}
         return EvalData._trusted(**fields)
     if kind == "AnnotationData":
         from .models.annotator import AnnotationData
@@ -301,15 +301,15 @@ def _meta(post, kind: str) -> dict:
         "bayeval_random_seed": json.dumps(getattr(post, "random_seed", None)),
         "bayeval_entropy": "" if entropy is None else str(int(entropy)),
         "bayeval_sampling": json.dumps(None if sampling is None else _encode(asdict(sampling), "post.sampling")),
-        "bayeval_convergence": _json(getattr(post, "convergence", None), "post.convergence"),
+        "bayeval_convergence": params_json(getattr(post, "convergence", None), "post.convergence"),
         "bayeval_versions": json.dumps(_versions()),
     }
     spec = getattr(post, "model_spec", None)
     if spec is not None:
         cls = type(spec)
         params = spec.get_params()
-        text = _json(params, f"{cls.__name__}.get_params()")
-        again = _json(_model_class(f"{cls.__module__}:{cls.__qualname__}")(**_unjson(text)).get_params(), "")
+        text = params_json(params, f"{cls.__name__}.get_params()")
+        again = params_json(_model_class(f"{cls.__module__}:{cls.__qualname__}")(**_unjson(text)).get_params(), "")
         if again != text:
             raise ValueError(
                 f"bayeval.save: {cls.__name__}'s parameters do not survive a round trip: get_params() gave {text}, "

@@ -152,7 +152,7 @@ def q_stats(q, *, hdi_prob: float, epsilon: float):
     )
 
 
-def _numeric_array(x, name):
+def numeric_array(x, name):
     if hasattr(x, "to_numpy"):  # pandas objects
         x = x.to_numpy(dtype=float, na_value=np.nan)
     try:
@@ -177,7 +177,7 @@ def _first_bad(mask, limit=5):
 
 
 def _check_theta(theta):
-    th = _numeric_array(theta, "theta")
+    th = numeric_array(theta, "theta")
     if th.ndim == 0 or th.shape[-1] == 0:
         raise ValueError(
             f"theta must have shape (..., n_pairs) with n_pairs >= 1; got shape {th.shape}. "
@@ -200,7 +200,7 @@ def _check_theta(theta):
 
 
 def _check_ranking(ranking, n_pairs):
-    r = _numeric_array(ranking, "ranking")
+    r = numeric_array(ranking, "ranking")
     if r.ndim == 0 or r.shape[-1] != n_pairs:
         raise ValueError(
             f"ranking must have shape (..., {n_pairs}) to match theta's last axis "
@@ -301,7 +301,7 @@ def count_votes(votes, confidence=None, *, n_levels=3) -> VoteCounts:
     >>> count_votes(v, s).confidence_counts.tolist()
     [[0, 1, 2], [0, 0, 0]]
     """
-    v = _numeric_array(votes, "votes")
+    v = numeric_array(votes, "votes")
     if v.ndim != 2 or v.shape[0] == 0 or v.shape[1] == 0:
         hint = " Use votes.reshape(-1, 1) for one annotator." if v.ndim == 1 else ""
         raise ValueError(
@@ -324,7 +324,7 @@ def count_votes(votes, confidence=None, *, n_levels=3) -> VoteCounts:
     n_missing = np.isnan(v).sum(axis=1)
     counts = np.zeros((v.shape[0], int(n_levels)), dtype=np.int64)
     if confidence is not None:
-        s = _numeric_array(confidence, "confidence")
+        s = numeric_array(confidence, "confidence")
         if s.shape != v.shape:
             raise ValueError(
                 f"confidence must have the same shape as votes {v.shape}; got {s.shape}. "
@@ -402,8 +402,8 @@ def confidence_mle(n_votes, confidence_counts, *, mapping=DEFAULT_MAPPING):
     (0.75, [[0.5, 0.0, 0.5]])
     """
     c = V.as_confidence_mapping(mapping)
-    m = _numeric_array(n_votes, "n_votes")
-    cnt = _numeric_array(confidence_counts, "confidence_counts")
+    m = numeric_array(n_votes, "n_votes")
+    cnt = numeric_array(confidence_counts, "confidence_counts")
     if m.ndim != 1:
         raise ValueError(f"n_votes must be 1-D (n_pairs,); got shape {m.shape}.")
     if cnt.shape != (m.shape[0], c.size):

@@ -359,7 +359,7 @@ class Calibration(Model):
                            progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
-def _curve_summary(post, scores, hdi_prob: float, n_grid: int) -> xr.Dataset:
+def curve_summary(post, scores, hdi_prob: float, n_grid: int) -> xr.Dataset:
     from ..posterior import hdi
 
     s = post.data.scores
@@ -483,7 +483,7 @@ class CalibrationPosterior(Posterior):
         ``scores`` default: a grid over the pool's score range. Returns a Dataset with
         ``mean``, ``lower`` and ``upper`` along dim ``score``.
         """
-        return _curve_summary(self, scores, hdi_prob, n_grid)
+        return curve_summary(self, scores, hdi_prob, n_grid)
 
     def diagnostics(self) -> pd.DataFrame:
         """Per parameter: r_hat, bulk and tail ESS (NUTS), or the importance sampler's ESS

@@ -39,7 +39,7 @@ from ._base import Model
 __all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
 
 
-def _pair_labels(votes, n_pairs):
+def pair_labels(votes, n_pairs):
     index = votes.index if isinstance(votes, pd.DataFrame | pd.Series) else None
     if index is not None and len(index) == n_pairs:
         labels = np.asarray(index)
@@ -196,7 +196,7 @@ class HumanRanking(Model):
     def _data(self, votes, confidence):
         counts = count_votes(votes, confidence, n_levels=len(self.mapping))
         unanimous, use_conf = pair_rules(counts, self.undecided, self.use_confidence)
-        labels = _pair_labels(votes, counts.n_pairs)
+        labels = pair_labels(votes, counts.n_pairs)
         return counts, unanimous, use_conf, labels
 
     def point_estimate(self, votes, confidence=None):

@@ -233,9 +233,9 @@ class StackedPosterior(Posterior):
 
     def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200) -> xr.Dataset:
         """The stacked calibration curve ``P(y = 1 | score)``: mean and HDI per score."""
-        from .calibration import _curve_summary
+        from .calibration import curve_summary
 
-        return _curve_summary(self, scores, hdi_prob, n_grid)
+        return curve_summary(self, scores, hdi_prob, n_grid)
 
     @property
     def weights(self) -> pd.Series:
