@@ -6,7 +6,7 @@ import functools
 import sys
 import warnings
 
-__all__ = ["renamed_keywords", "warn_renamed"]
+__all__ = ["renamed_keywords", "warn_renamed", "moved_module"]
 
 
 def warn_renamed(old: str, new: str, where: str, *, stacklevel: int | None = None) -> None:
@@ -58,3 +58,51 @@ def _outside_bayeval() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+def _outside_bayeval_and_imports() -> int:
+    """Like :func:`_outside_bayeval` seen from ``moved_module``, also skipping the import
+    machinery's frames: the warning points at the user's ``import`` line."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and (
+        frame.f_globals.get("__name__", "").partition(".")[0] == "bayeval"
+        or frame.f_code.co_filename.startswith("<frozen importlib")
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def moved_module(old: str, new: str, *, call: str | None = None):
+    """Make module ``old`` an alias of module ``new`` for one release, with a warning.
+
+    Called from the old module's file: imports ``new``, puts it in ``sys.modules`` under
+    the old name (so every name, private ones included, keeps resolving), and warns.
+    ``call``: the old module's package also exported a *function* of the old module's
+    name (``bayeval.active.acis``); the alias is then callable as that function, so
+    ``bayeval.active.acis(...)`` keeps working after the old module path was imported.
+    """
+    import importlib
+    import types
+
+    warnings.warn(
+        f"the module `{old}` has moved to `{new}`; import from there "
+        "(the old path is removed in the next release).",
+        DeprecationWarning,
+        stacklevel=_outside_bayeval_and_imports(),
+    )
+    module = importlib.import_module(new)
+    if call is not None:
+        fn = getattr(module, call)
+        alias = types.ModuleType(old, module.__doc__)
+        alias.__dict__.update({k: v for k, v in module.__dict__.items() if k not in ("__name__", "__spec__")})
+
+        class _CallableModule(types.ModuleType):
+            def __call__(self, *args, **kwargs):
+                return fn(*args, **kwargs)
+
+        alias.__class__ = _CallableModule
+        module = alias
+    sys.modules[old] = module
+    return module

@@ -152,7 +152,7 @@ def _unjson(text: str):
 def _data_dataset(container) -> xr.Dataset:
     """The arrays of a data container as a Dataset (attribute ``container`` names its type)."""
     from .data import EvalData
-    from .models.human_ranking import PairwiseVotes
+    from .rankings.model import PairwiseVotes
 
     if isinstance(container, EvalData):
         f = container._fields()
@@ -163,8 +163,8 @@ def _data_dataset(container) -> xr.Dataset:
         ds.attrs["dtypes"] = json.dumps({k: np.asarray(v).dtype.str for k, v in f.items() if v is not None})
         return ds
     if isinstance(container, PairwiseVotes):
-        from .models.human_ranking import pair_labels
-        from .ranking import numeric_array
+        from .rankings.model import pair_labels
+        from .rankings.percentile import numeric_array
 
         votes = numeric_array(container.votes, "votes")
         labels = pair_labels(container.votes, votes.shape[0])
@@ -214,13 +214,13 @@ def _container(ds: xr.Dataset, path):
         fields = {k: (frozen_array(_restore_dtype(ds[k].values, dtypes[k])) if k in ds else None) for k in keys}
         return EvalData._trusted(**fields)
     if kind == "AnnotationData":
-        from .models.annotator import AnnotationData
+        from .annotators.model import AnnotationData
 
         ann = pd.DataFrame(ds["annotations"].values, columns=[str(a) for a in ds["annotator"].values])
         scores = ds["scores"].values if "scores" in ds else None
         return AnnotationData(ds["predictions"].values, ann, gold=ds["gold"].values, scores=scores)
     if kind == "PairwiseVotes":
-        from .models.human_ranking import PairwiseVotes
+        from .rankings.model import PairwiseVotes
 
         dtypes = json.loads(ds.attrs["dtypes"])
         pairs = _restore_dtype(ds["pair"].values, dtypes["pair"])

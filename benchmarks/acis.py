@@ -78,8 +78,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bayeval.active.acis import acis, sawade, top_k, uniform_sampling
-from bayeval.active.fscore_study import summarize_runs
+from bayeval.fscore.acis import acis, sawade, top_k, uniform_sampling
+from bayeval.fscore.study import summarize_runs
 
 METHODS = {"acis": acis, "sawade": sawade, "uniform": uniform_sampling, "top_k": top_k}
 BUDGETS = (25, 50, 100, 200, 400)
@@ -524,7 +524,7 @@ def mixture_calibration(scores, predictions, families, *, n_bins=300, draws=200,
     under a score mixture (``families``, binned) fitted to all scores and the labels so far.
     """
     from bayeval import EvalData
-    from bayeval.active.acis import _calibration_prior
+    from bayeval.fscore.acis import _calibration_prior
     from bayeval.models import ScoreMixture
 
     prior = _calibration_prior(np.asarray(scores, float), np.asarray(predictions))

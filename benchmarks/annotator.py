@@ -50,7 +50,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 N_ITEMS = 1000
-RHO_MAX = 0.95  # as in bayeval.models.annotator
+RHO_MAX = 0.95  # as in bayeval.annotators.model
 GOLD_SIZES = (0, 50, 100, 200)
 REGIMES = {
     # logistic (skill, loading) of the classifier and of the annotator; class-1 prevalence 0.4
@@ -112,7 +112,7 @@ class Sampler:
     def __init__(self, **priors):
         import nutpie
 
-        from bayeval.models.annotator import AnnotatorError, _observe
+        from bayeval.annotators.model import AnnotatorError, _observe
 
         self.spec = AnnotatorError(**priors)
         self.observe = _observe
@@ -136,7 +136,7 @@ class Setting:
     def trial(self, seed):
         import arviz as az
 
-        from bayeval.annotator import true_accuracy_bounds
+        from bayeval.annotators.bounds import true_accuracy_bounds
 
         rng = np.random.default_rng([seed, self.n_gold, list(REGIMES).index(self.regime)])
         z, pred, ann, gold = simulate(rng, self.regime, self.spec, self.n_gold)

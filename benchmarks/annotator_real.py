@@ -88,7 +88,7 @@ class Sampler:
     def __init__(self, n_refs: int):
         import nutpie
 
-        from bayeval.models.annotator import AnnotatorError, _observe
+        from bayeval.annotators.model import AnnotatorError, _observe
 
         self.spec = AnnotatorError()
         self.observe = _observe
@@ -144,7 +144,7 @@ def interval(draws):
 
 def trial(sampler, name, labels, truth_z, n_refs, n_gold, seed):
     from bayeval import _diagnostics as diag
-    from bayeval.models.annotator import _PARAM_NAMES
+    from bayeval.annotators.model import _PARAM_NAMES
 
     rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, n_gold])
     slots = np.stack([rng.permutation(lab) for lab in labels])  # DUCK: 39 slots, others 10

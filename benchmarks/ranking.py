@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from bayeval.ranking import ranking_percentile
+from bayeval.rankings.percentile import ranking_percentile
 
 
 def _best_time(fn, repeat):

@@ -1,4 +1,4 @@
-"""Tests of bayeval.active.acis: ACIS and its baselines.
+"""Tests of bayeval.fscore.acis: ACIS and its baselines.
 
 Stochastic tests are seeded; their tolerances are stated next to them in terms of the
 Monte Carlo standard error (SE) of the quantity checked.
@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import fbeta_score
 
-from bayeval.active.acis import (
+from bayeval.fscore.acis import (
     ACISResult,
     _batch_sizes,
     _calibration_prior,

@@ -15,8 +15,8 @@ import pytest  # noqa: E402
 from scipy.special import ndtr, ndtri  # noqa: E402
 
 from bayeval import EvalData, Posterior  # noqa: E402
-from bayeval.annotator import plot_true_accuracy, true_accuracy_bounds  # noqa: E402
-from bayeval.models.annotator import (  # noqa: E402
+from bayeval.annotators.bounds import plot_true_accuracy, true_accuracy_bounds  # noqa: E402
+from bayeval.annotators.model import (  # noqa: E402
     AnnotationData,
     AnnotatorError,
     CategoricalPosterior,
@@ -582,7 +582,7 @@ def _shared_errors(seed, n=400, n_gold=150):
 
 
 def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_gold():
-    from bayeval.models.annotator import _gold_stacking
+    from bayeval.annotators.model import _gold_stacking
 
     z, pred, ann, gold = _shared_errors(0)
     obs = _observe(pred, ann, gold, 2)
@@ -609,7 +609,7 @@ def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_g
 
 
 def test_stacking_keeps_a_model_that_fits_the_gold_items():
-    from bayeval.models.annotator import _gold_stacking
+    from bayeval.annotators.model import _gold_stacking
 
     rng = np.random.default_rng(1)
     n = 400
@@ -706,7 +706,7 @@ def test_the_older_call_forms_still_work_with_a_warning():
 def test_annotations_from_long_by_annotator_and_by_slot():
     import pandas as pd
 
-    from bayeval.models.annotator import annotations_from_long
+    from bayeval.annotators.model import annotations_from_long
 
     long = pd.DataFrame(
         {
@@ -745,7 +745,7 @@ def test_annotations_from_long_by_annotator_and_by_slot():
 def test_annotations_from_long_errors(kwargs, error, match):
     import pandas as pd
 
-    from bayeval.models.annotator import annotations_from_long
+    from bayeval.annotators.model import annotations_from_long
 
     data = pd.DataFrame({"item": ["a", "b"], "annotator": ["x", "x"], "label": [0, 1]})
     if kwargs.get("data") == "dup":

@@ -179,7 +179,7 @@ def test_summary_tables_name_the_same_quantities_alike():
 
     from bayeval import recalibrate
     from bayeval.models import CategoricalPosterior, RankingPosterior
-    from bayeval.plots_ranking import percentile_table
+    from bayeval.rankings.plots import percentile_table
 
     ref = ["mean", "sd", "hdi_5%", "hdi_95%"]
     post = Posterior.from_probabilities(_DATA, _P, draws=50, random_seed=0, check=False)

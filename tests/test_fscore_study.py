@@ -1,4 +1,4 @@
-"""Tests of bayeval.active.fscore_study: replaying F-score estimators on a labeled pool."""
+"""Tests of bayeval.fscore.study: replaying F-score estimators on a labeled pool."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from sklearn.metrics import fbeta_score
 
 from bayeval.active import FScoreStudy, acis, simulate_fscore, uniform_sampling
-from bayeval.active.fscore_study import summarize_runs
+from bayeval.fscore.study import summarize_runs
 
 
 def pool(n=8000, prevalence=0.02, seed=0):

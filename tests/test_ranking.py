@@ -13,7 +13,7 @@ import pytest
 from scipy import optimize
 
 from bayeval import ranking as R
-from bayeval.ranking import (
+from bayeval.rankings.percentile import (
     UNDECIDED,
     confidence_mle,
     count_votes,
@@ -516,7 +516,7 @@ def _quadrature_theta_mean(m, counts, mapping, grid=1500):
 @pytest.fixture(scope="module")
 def fitted():
     pytest.importorskip("pymc")
-    from bayeval.models.human_ranking import HumanRanking, PairwiseVotes
+    from bayeval.rankings.model import HumanRanking, PairwiseVotes
 
     votes, conf = _simulated_votes()
     model = HumanRanking(theta_prior=(1.0, 1.0))
@@ -529,7 +529,7 @@ def fitted():
 
 def test_model_build_has_named_dims():
     pytest.importorskip("pymc")
-    from bayeval.models.human_ranking import HumanRanking, PairwiseVotes
+    from bayeval.rankings.model import HumanRanking, PairwiseVotes
 
     votes, conf = _simulated_votes()
     model = HumanRanking().build(PairwiseVotes(votes, conf))
@@ -629,7 +629,7 @@ def test_model_density_is_the_papers_likelihood_times_prior(conc):
     import pytensor.tensor as pt
     from scipy import stats
 
-    from bayeval.models.human_ranking import HumanRanking, PairwiseVotes
+    from bayeval.rankings.model import HumanRanking, PairwiseVotes
 
     votes = np.array(
         [[1, 0, 1, 1, 0, 1], [0, 0, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, np.nan]]
@@ -689,7 +689,7 @@ def test_model_density_is_the_papers_likelihood_times_prior(conc):
 
 
 def test_model_rejects_bad_settings():
-    from bayeval.models.human_ranking import HumanRanking, RankingPosterior
+    from bayeval.rankings.model import HumanRanking, RankingPosterior
 
     with pytest.raises(ValueError, match="theta_prior"):
         HumanRanking(theta_prior="flat")
@@ -715,7 +715,7 @@ def test_model_rejects_bad_settings():
 def test_percentile_table_and_plots():
     import xarray as xr
 
-    from bayeval.plots_ranking import (
+    from bayeval.rankings.plots import (
         percentile_table,
         plot_log_prob_distribution,
         plot_percentile_table,

@@ -10,9 +10,9 @@
   variance ratio, coverage per budget).
 """
 
-from .acis import ACISResult, acis, sawade, top_k, uniform_sampling
-from .fscore_posterior import score_mixture_fscore
-from .fscore_study import FSCORE_METHODS, FScoreStudy, simulate_fscore
+from ..fscore.acis import ACISResult, acis, sawade, top_k, uniform_sampling
+from ..fscore.bayesian import score_mixture_fscore
+from ..fscore.study import FSCORE_METHODS, FScoreStudy, simulate_fscore
 from .select import STRATEGIES, expected_change, select
 from .session import ActiveSession
 from .simulate import ESTIMATORS, simulate

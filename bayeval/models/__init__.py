@@ -1,8 +1,8 @@
 """Generative models (PyMC). Each has ``build(...) -> pm.Model`` and ``fit(...) -> posterior``."""
 
-from .annotator import AnnotationData, AnnotatorError, CategoricalPosterior, annotations_from_long
+from ..annotators.model import AnnotationData, AnnotatorError, CategoricalPosterior, annotations_from_long
 from .calibration import CURVES, Calibration, CalibrationPosterior
-from .human_ranking import HumanRanking, PairwiseVotes, RankingPosterior
+from ..rankings.model import HumanRanking, PairwiseVotes, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
 from .stacking import Stack, StackedPosterior, fit
 from .score_mixture import AUTO_CANDIDATES, FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior

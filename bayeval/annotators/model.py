@@ -1,0 +1,1637 @@
+"""True accuracy of a classifier under (correlated) annotator error: a generative model.
+
+Each item ``i`` has a true class ``z_i`` (one of ``K``; binary is the main case) and
+a latent difficulty ``d_i ~ Normal(0, 1)``. The classifier under evaluation and
+every annotator are *raters*: rater ``r`` is right about an item of class ``k``
+with probability ``Phi((probit(a[r, k]) - rho[r] d_i) / sqrt(1 - rho[r]^2))`` -- its
+accuracy ``a[r, k]`` averaged over difficulty, shifted by how strongly its errors
+follow the difficulty (``rho[r]``) -- and, when wrong, picks a wrong class from its
+own distribution over the ``K - 1`` other classes (a Dawid--Skene confusion row;
+nothing to choose for ``K = 2``). Given ``(z_i, d_i)`` the raters are independent;
+a hard item makes every rater with a positive ``rho`` err more often, which is what
+correlates the classifier's errors with the annotators'. Both ``z_i`` and ``d_i``
+are summed out of the likelihood (``d_i`` on Gauss--Hermite nodes), so the
+posterior has only global parameters and NUTS samples it quickly; items with the
+same observations share one likelihood term, so the cost does not grow with the
+number of items.
+
+The true classes are then drawn from ``P(z_i | theta, observations)`` by
+:class:`bayeval.Posterior` (``K = 2``) or :class:`CategoricalPosterior`
+(``K > 2``), so the classifier's accuracy, precision and recall on *this* item
+set come out as posterior distributions; gold (expert-verified) labels are fixed
+in every draw.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.optimize import minimize_scalar
+from scipy.special import log_ndtr, logsumexp, ndtr
+
+from .._defaults import HDI_PROB
+from .. import _diagnostics as _diag
+from .. import _validate as V
+from ..data import EvalData
+from ..models._base import Model
+from ..posterior import CHUNK_BYTES, Posterior, summary_frame, summary_rows
+
+__all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
+
+_MAX_CLASSES = 127  # label draws are int8
+_WORK_BYTES = 1 << 25  # working set of one block of the likelihood in numpy (~32 MiB)
+_CLASS_METRICS = ("accuracy", "class_accuracy", "precision", "recall", "f_score")
+_RHO_MAX = 0.95  # largest |correlation| of a rater's errors with the difficulty
+_GOLD_FALLBACKS = ("stack", "off")
+_GOLD_CHECK_LEVEL = 0.05  # two-sided p-value below which the gold items contradict the model
+_PARAM_NAMES = (
+    "prevalence",
+    "model_class_accuracy",
+    "annotator_class_accuracy",
+    "model_difficulty_u",
+    "annotator_difficulty_u",
+    "wrong_class",
+)
+_RHAT_ADVICE = (
+    "With one annotator and few or no gold items the error correlation is weakly identified "
+    "and chains can settle in different modes: label a random gold subset, add annotators, "
+    "or tune longer."
+)
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def _as_int(x, name: str, *, minimum: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"`{name}` must be an integer >= {minimum}, got {x!r}.")
+    if x < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}, got {x}.")
+    return int(x)
+
+
+def _as_prior(x, name: str, *, n: int) -> tuple[float, ...]:
+    try:
+        vals = tuple(float(v) for v in np.atleast_1d(np.asarray(x, dtype=float)))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be {n} number(s), got {x!r}.") from exc
+    if len(vals) != n or not all(np.isfinite(vals)):
+        raise ValueError(f"`{name}` must be {n} finite number(s), got {x!r}.")
+    return vals
+
+
+def _to_float_matrix(x, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Numbers with NaN for missing (None / pd.NA accepted); column names of a frame."""
+    names = None
+    if isinstance(x, pd.DataFrame):
+        names = np.asarray([str(c) for c in x.columns])
+        x = x.to_numpy(dtype=object)
+    elif isinstance(x, pd.Series):
+        x = x.to_numpy(dtype=object)
+    if x is None or isinstance(x, str | bytes):
+        raise TypeError(f"`{name}` must be an array of class indices, got {x!r}.")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists
+        raise TypeError(f"`{name}` could not be read as an array ({exc}).") from exc
+    if arr.dtype == bool:
+        arr = arr.astype(np.float64)
+    elif arr.dtype == object or arr.dtype.kind in "USV":
+        flat = []
+        for v in arr.ravel():
+            if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+                flat.append(np.nan)
+            elif isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_):
+                flat.append(float(v))
+            elif isinstance(v, bool | np.bool_):
+                flat.append(float(v))
+            else:
+                raise TypeError(
+                    f"`{name}` must hold class indices 0..K-1 (and NaN for missing), got "
+                    f"{v!r}. Map class names to integers first, e.g. with "
+                    "`pd.Categorical(values, categories=classes).codes` (then -1, missing, to NaN)."
+                )
+        arr = np.asarray(flat, dtype=np.float64).reshape(arr.shape)
+    elif arr.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be numeric class indices, got dtype {arr.dtype}.")
+    return arr.astype(np.float64), names
+
+
+def _check_classes(arr: np.ndarray, name: str, n_classes: int, *, allow_nan: bool) -> None:
+    if np.isinf(arr).any():
+        raise ValueError(f"`{name}` holds infinite values; expected class indices 0..{n_classes - 1}.")
+    nan = np.isnan(arr)
+    if nan.any() and not allow_nan:
+        raise ValueError(
+            f"`{name}` must be complete, but {int(nan.sum())} value(s) are NaN "
+            f"(first at position {int(np.flatnonzero(nan.ravel())[0])}). Every item needs one."
+        )
+    known = arr[~nan]
+    frac = known != np.round(known)
+    if frac.any():
+        raise ValueError(
+            f"`{name}` must hold whole class indices 0..{n_classes - 1}, got non-integers such "
+            f"as {V._preview(np.unique(known[frac]))}."
+        )
+    out = (known < 0) | (known > n_classes - 1)
+    if out.any():
+        top, bottom = int(known.max()), int(known.min())
+        if (known == -1).any() and allow_nan:
+            fix = "-1 is not a class: use NaN (np.nan) for unknown or missing labels, not -1"
+        elif (known == -1).any():
+            fix = f"-1 is not a class; `{name}` needs a class index 0..{n_classes - 1} for every item"
+        elif bottom >= 1 and top == n_classes:
+            fix = (
+                f"the labels look coded 1..{n_classes}: shift them to 0..{n_classes - 1} "
+                "(subtract 1)"
+            )
+        elif top >= n_classes:
+            fix = f"if there really are {top + 1} classes, build AnnotatorError(n_classes={top + 1})"
+        else:
+            fix = "use indices from 0"
+        raise ValueError(
+            f"`{name}` holds class indices {V._preview(np.unique(known[out]).astype(int))} outside "
+            f"0..{n_classes - 1} (n_classes={n_classes}); {fix}."
+        )
+
+
+_POOLS = ("annotator", "slot")
+
+
+def annotations_from_long(
+    data,
+    *,
+    items=None,
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+    pool: str = "annotator",
+    max_labels: int | None = None,
+) -> pd.DataFrame:
+    """Crowd labels in long format ``(item, annotator, label)`` as an annotation matrix.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per label, with columns ``item``, ``annotator`` and ``label`` (names
+        set by the keyword arguments). Labels are class indices ``0 .. K - 1``; rows
+        with a missing label are dropped.
+    items : array_like, optional
+        The item ids in the order of the classifier's ``predictions``; the result has
+        one row per id, in this order (all NaN for an item nobody labelled). By
+        default the sorted ids found in ``data``.
+    item, annotator, label : str
+        Column names.
+    pool : {"annotator", "slot"}, default "annotator"
+        ``"annotator"``: one column per annotator, NaN where they did not label the
+        item -- every annotator gets their own accuracy and error correlation (right
+        when a few annotators label most items). ``"slot"``: column ``j`` holds the
+        ``j``-th label each item received (in the order of ``data``), whoever gave it
+        -- each column is then "a random crowd worker", which suits crowds of many
+        workers who each label a few items (the model's parameters stay few).
+    max_labels : int, optional
+        With ``pool="slot"``: keep at most this many labels per item.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by item id, one column per annotator (or slot), NaN where missing;
+        pass it as ``annotations`` to :meth:`AnnotatorError.fit`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.annotators.model import annotations_from_long
+    >>> long = pd.DataFrame({"item": ["a", "a", "b", "c", "c", "c"],
+    ...                      "annotator": ["x", "y", "x", "x", "y", "z"],
+    ...                      "label": [1, 1, 0, 0, 1, 0]})
+    >>> annotations_from_long(long, items=["c", "b", "a"])  # doctest: +NORMALIZE_WHITESPACE
+          x    y    z
+    item
+    c   0.0  1.0  0.0
+    b   0.0  NaN  NaN
+    a   1.0  1.0  NaN
+    >>> annotations_from_long(long, pool="slot", max_labels=2).columns.tolist()
+    ['label_0', 'label_1']
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            f"`data` must be a pandas DataFrame with one row per label, got {type(data).__name__}."
+        )
+    missing = [c for c in (item, annotator, label) if c not in data.columns]
+    if missing:
+        raise ValueError(
+            f"`data` lacks the column(s) {missing}; it has {list(data.columns)[:10]}. Name the "
+            "columns with item=, annotator=, label=."
+        )
+    pool = V.check_choice(pool, "pool", _POOLS)
+    if max_labels is not None:
+        max_labels = _as_int(max_labels, "max_labels", minimum=1)
+    df = data[[item, annotator, label]].dropna(subset=[label])
+    vals, _ = _to_float_matrix(df[label], "label")
+    df = df.assign(**{label: vals})
+    if pool == "annotator":
+        dup = df.duplicated(subset=[item, annotator])
+        if dup.any():
+            first = df[dup].iloc[0]
+            raise ValueError(
+                f"{int(dup.sum())} (item, annotator) pair(s) appear more than once, e.g. item "
+                f"{first[item]!r} by annotator {first[annotator]!r}; keep one label per pair, or "
+                "use pool='slot'."
+            )
+        wide = df.pivot(index=item, columns=annotator, values=label)
+        wide.columns = [str(c) for c in wide.columns]
+    else:
+        slot = df.groupby(item, sort=False).cumcount()
+        df = df.assign(_slot=slot.to_numpy())
+        if max_labels is not None:
+            df = df[df["_slot"] < max_labels]
+        wide = df.pivot(index=item, columns="_slot", values=label)
+        wide.columns = [f"label_{int(c)}" for c in wide.columns]
+    if items is not None:
+        ids = pd.Index(np.asarray(items).ravel())
+        if ids.has_duplicates:
+            raise ValueError(f"`items` holds duplicate ids, e.g. {ids[ids.duplicated()][0]!r}.")
+        unknown = wide.index.difference(ids)
+        if len(unknown):
+            raise ValueError(
+                f"`data` has labels for {len(unknown)} item(s) not in `items`, e.g. "
+                f"{V._preview(np.asarray(unknown))}; check that the ids match (type and spelling)."
+            )
+        wide = wide.reindex(ids)
+    else:
+        wide = wide.sort_index()
+    wide.index.name = item
+    return wide.astype(np.float64)
+
+
+class AnnotationData:
+    """What :class:`AnnotatorError` is fitted to: predictions, annotations, gold, scores.
+
+    Parameters
+    ----------
+    predictions : array_like of shape (n_items,)
+        The classifier's predicted class of each item, integers ``0 .. K - 1``.
+    annotations : array_like of shape (n_items,) or (n_items, n_annotators)
+        Annotator labels, NaN where an annotator did not label an item (a DataFrame's
+        column names name the annotators; :func:`annotations_from_long` builds one from
+        a long table). Missing cells are never read as a class.
+    gold : array_like of shape (n_items,), optional
+        Known true classes, NaN where unknown.
+    scores : array_like of shape (n_items,), optional
+        Binary case only: the classifier's scores, kept for ranking metrics (AP, ROC);
+        by default the 0/1 predictions stand in for them.
+
+    The arrays are checked against the number of classes when a model is fitted (or
+    built), where the message names the argument and the first bad cell.
+
+    Examples
+    --------
+    >>> from bayeval.models import AnnotationData
+    >>> AnnotationData([1, 0, 1], [[1, 1], [0, 1], [1, float("nan")]], gold=[1, float("nan"), float("nan")])
+    AnnotationData(n_items=3, n_annotators=2, n_gold=1)
+    """
+
+    def __init__(self, predictions, annotations, *, gold=None, scores=None):
+        self.predictions = predictions
+        self.annotations = annotations
+        self.gold = gold
+        self.scores = scores
+
+    @property
+    def n_items(self) -> int:
+        return int(np.asarray(self.predictions).size)
+
+    def __repr__(self) -> str:
+        shape = np.shape(self.annotations)
+        n_ann = 1 if len(shape) == 1 else shape[1]
+        n_gold = 0 if self.gold is None else int(np.isfinite(np.asarray(self.gold, dtype=float)).sum())
+        return f"AnnotationData(n_items={self.n_items}, n_annotators={n_ann}, n_gold={n_gold})"
+
+
+def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> AnnotationData:
+    """``build``/``fit``'s data argument: an AnnotationData, or the older positional form."""
+    import warnings
+
+    if len(args) == 1 and isinstance(args[0], AnnotationData) and "gold" not in kwargs and "scores" not in kwargs:
+        return args[0]
+    if len(args) == 2:
+        warnings.warn(
+            f"AnnotatorError.{what}(predictions, annotations, gold=..., scores=...) is deprecated; pass one "
+            f"AnnotationData(predictions, annotations, gold=..., scores=...) instead.",
+            DeprecationWarning, stacklevel=stacklevel,
+        )
+        return AnnotationData(args[0], args[1], gold=kwargs.pop("gold", None), scores=kwargs.pop("scores", None))
+    raise TypeError(
+        f"AnnotatorError.{what}() takes one AnnotationData(predictions, annotations, gold=..., scores=...), "
+        f"got {len(args)} positional argument(s)"
+        + (f" of type {type(args[0]).__name__}" if len(args) == 1 else "") + "."
+    )
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """Validated data, compressed to distinct observation patterns."""
+
+    predictions: np.ndarray  # (n,) int
+    annotations: np.ndarray  # (n, J) float, NaN = missing
+    gold: np.ndarray  # (n,) float, NaN = unknown
+    annotator_names: np.ndarray
+    patterns: np.ndarray  # (P, R) int, -1 = missing; R = 1 + J (rater 0 = the classifier)
+    pattern_gold: np.ndarray  # (P,) int, -1 = unknown
+    counts: np.ndarray  # (P,)
+    inverse: np.ndarray  # (n,) pattern of each item
+
+    @property
+    def n_items(self) -> int:
+        return int(self.predictions.size)
+
+
+def _observe(predictions, annotations, gold, n_classes: int, *, all_patterns: bool = False) -> _Observed:
+    """Validate and compress. ``all_patterns``: list every possible pattern (zero counts
+    allowed), so models of data sets of the same shape share one graph (benchmarks)."""
+    pred, _ = _to_float_matrix(predictions, "predictions")
+    if pred.ndim != 1:
+        raise ValueError(
+            f"`predictions` must be 1-D (one predicted class per item), got shape {pred.shape}."
+        )
+    if pred.size == 0:
+        raise ValueError("`predictions` is empty: the evaluation needs at least one item.")
+    _check_classes(pred, "predictions", n_classes, allow_nan=False)
+    n = pred.size
+    ann, names = _to_float_matrix(annotations, "annotations")
+    if ann.ndim == 1:
+        ann = ann[:, None]
+    if ann.ndim != 2:
+        raise ValueError(
+            f"`annotations` must have shape (n_items,) or (n_items, n_annotators), got {ann.shape}."
+        )
+    if ann.shape[0] != n:
+        hint = " (did you pass it transposed?)" if ann.shape[1] == n else ""
+        raise ValueError(
+            f"`annotations` has {ann.shape[0]} row(s) but `predictions` has {n} item(s){hint}; "
+            "give one row per item, NaN where an annotator did not label it."
+        )
+    if ann.shape[1] == 0:
+        raise ValueError("`annotations` has no annotator column; give at least one.")
+    _check_classes(ann, "annotations", n_classes, allow_nan=True)
+    empty = np.flatnonzero(np.isnan(ann).all(axis=0))
+    if empty.size:
+        raise ValueError(
+            f"Annotator column(s) {empty.tolist()} hold no label at all (all NaN); drop them."
+        )
+    if names is None:
+        names = np.asarray([str(j) for j in range(ann.shape[1])])
+    if gold is None:
+        g = np.full(n, np.nan)
+    else:
+        g, _ = _to_float_matrix(gold, "gold")
+        if g.ndim != 1:
+            raise ValueError(f"`gold` must be 1-D (NaN where unknown), got shape {g.shape}.")
+        V.check_same_length(n, "gold", g.size, reference="predictions")
+        _check_classes(g, "gold", n_classes, allow_nan=True)
+    obs = np.column_stack([pred, ann])
+    obs = np.where(np.isnan(obs), -1, obs).astype(np.int64)
+    gcode = np.where(np.isnan(g), -1, g).astype(np.int64)
+    keys = np.column_stack([obs, gcode])
+    uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    if all_patterns:
+        values = [np.arange(n_classes)] + [np.arange(-1, n_classes)] * obs.shape[1]
+        grid = np.stack(np.meshgrid(*values, indexing="ij"), axis=-1).reshape(-1, len(values))
+        where = {tuple(row): j for j, row in enumerate(grid.tolist())}
+        full = np.zeros(grid.shape[0])
+        full[[where[tuple(row)] for row in uniq.tolist()]] = counts
+        inverse = np.array([where[tuple(row)] for row in uniq.tolist()])[np.asarray(inverse).reshape(-1)]
+        uniq, counts = grid, full
+    pred_i = pred.astype(np.int64)
+    for a in (pred_i, ann, g, uniq, counts):
+        a.setflags(write=False)
+    return _Observed(
+        predictions=pred_i,
+        annotations=ann,
+        gold=g,
+        annotator_names=names,
+        patterns=uniq[:, :-1],
+        pattern_gold=uniq[:, -1],
+        counts=counts.astype(np.float64),
+        inverse=np.asarray(inverse).reshape(-1),
+    )
+
+
+# ----------------------------------------------------------------- shared likelihood pieces
+
+
+def _wrong_index(patterns: np.ndarray, n_classes: int) -> np.ndarray:
+    """Position of observed class ``l`` among the wrong classes of true class ``k``.
+
+    Shape ``(P, R, K)``; 0 where the rater is missing or right (the term is masked).
+    """
+    obs = patterns[:, :, None]
+    k = np.arange(n_classes)[None, None, :]
+    idx = np.where(obs < k, obs, obs - 1)
+    return np.where((obs >= 0) & (obs != k), idx, 0)
+
+
+def _normal_nodes(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss--Hermite nodes and weights for a standard normal."""
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    return x, w / w.sum()
+
+
+# ------------------------------------------------------------------------------- the model
+
+
+class AnnotatorError(Model):
+    """Generative model of a classifier's true accuracy under correlated annotator error.
+
+    Raters are the classifier (rater ``"model"``) and the annotators. Item ``i``
+    has a true class ``z_i`` and a difficulty ``d_i ~ Normal(0, 1)``; rater ``r``
+    gives the true class ``k`` with probability
+
+        P(right | z_i = k, d_i) = Phi((probit(a[r, k]) - rho[r] * d_i) / sqrt(1 - rho[r]^2))
+
+    (a multivariate probit: rater ``r`` errs when ``rho[r] d_i + sqrt(1 - rho[r]^2)
+    e_ir`` exceeds a threshold, ``e_ir`` independent standard normal noise). So
+    ``a[r, k]`` is the rater's accuracy on items of class ``k`` averaged over
+    difficulty, and ``rho[r]`` the correlation of its error propensity with the
+    difficulty; two raters' error propensities correlate by ``rho[r] rho[s]``.
+    When wrong, a rater picks one of the ``K - 1`` wrong classes with its own
+    probabilities (a Dawid--Skene confusion row per rater and true class, with a
+    Dirichlet(1) prior; nothing to choose for ``K = 2``). Class prevalences have
+    a Dirichlet prior. The true class and the difficulty are summed out of the
+    likelihood, the difficulty on ``n_nodes`` Gauss--Hermite nodes (the model is
+    exactly the one whose difficulty takes those values with those weights; the
+    accuracies it reports are computed on the same nodes, so they can differ
+    from the nominal ``a`` by the quadrature error, below 0.01 for ``rho < 0.9``).
+
+    *Correlated errors.* Annotator correlations ``rho`` lie in ``[0, 0.95]``: they
+    define what "hard" means. The classifier's lies in ``[-0.95, 0.95]``: positive
+    -- it struggles on the items the annotators struggle on (correlated errors,
+    true accuracy nearer the lower bound ``A_model - (1 - A_gt)``); zero --
+    independent errors given the class; negative -- its errors avoid theirs. The
+    ``error_correlation`` reported by :meth:`summary` is the correlation (phi
+    coefficient) between the indicators "the classifier is wrong" and "annotator
+    j is wrong" on a random item, implied by the parameters (difficulty and
+    class integrated out) -- the quantity the independence formula sets to 0.
+    Accuracies that differ by class make it slightly non-zero even with
+    ``rho = 0``.
+
+    *How much shared error it can represent.* With both ``rho`` at the cap 0.95
+    (and the 15 quadrature nodes the model is defined on), the largest error
+    correlation is about 0.74, 0.64, 0.72 and 0.56 for two raters that are both
+    70%, 80%, 90% and 95% right; for raters of unequal accuracy (80% and 95%) it
+    is 0.45, which is 98.5% of the rarer errors shared -- near the most any
+    model can give there. Real crowds can share more (a realized error
+    correlation of 0.88 between two workers on a product-matching task); with gold items
+    :meth:`fit` then leans on the gold-only model (see ``gold_fallback``), and
+    the gold check in :meth:`summary` says so. The cap stays because near
+    ``rho = 1`` the quadrature and the sampler degrade.
+
+    *Identifiability.* What can be learned about the correlation depends on the data:
+
+    * **With gold labels** (a random subset whose true class is known) the joint
+      error pattern of classifier and annotators is observed on those items, so
+      the correlation -- and the true accuracy on the other items -- is
+      identified, more sharply as the subset grows. Errors are rare, so it takes
+      a few hundred gold items to pin down a strong correlation; until then the
+      prior still matters. The gold subset must be a random (or at least
+      difficulty-blind) sample: gold items picked because they were easy or
+      disputed bias every parameter.
+    * **Several annotators per item, no gold.** Under the model's assumptions
+      (raters independent given class and difficulty) the annotators' mutual
+      agreement reveals the latent class, so accuracies are identified (the
+      Dawid--Skene argument, up to relabelling the classes, which the priors rule
+      out by putting most mass on better-than-chance raters). The correlations
+      rest on higher-order agreement patterns: in the binary case there are
+      ``2^R - 1`` pattern frequencies for ``1 + 3R`` parameters with ``R`` raters,
+      so at least three annotators per item plus the classifier are needed, and
+      even then they are weakly identified unless there are many items.
+    * **One (or two) annotators per item, no gold** -- the setting of the
+      closed-form bounds: the data fix only the agreement rates, not who is wrong
+      nor how errors overlap. The correlation, and hence where the true accuracy
+      lies between the bounds, comes from the prior (``model_difficulty``,
+      ``annotator_difficulty`` and the accuracy priors), and the posterior says so
+      with a wide interval. Put what is known into the priors (e.g. annotators
+      known to be about 96% right: ``annotator_accuracy=(96, 4)``), or label a
+      gold subset.
+
+    Parameters
+    ----------
+    n_classes : int, default 2
+        Number of classes ``K``; classes are the integers ``0 .. K - 1`` and, for
+        ``K = 2``, class 1 is "positive" for precision and recall.
+    model_accuracy : (float, float), default (3.0, 1.0)
+        Beta prior ``(alpha, beta)`` of the classifier's accuracy on the items of
+        each true class (mean 0.75).
+    annotator_accuracy : (float, float), default (6.0, 1.0)
+        The same for each annotator (mean 0.86).
+    model_difficulty : (float, float), default (3.0, 1.0)
+        Beta prior of ``(rho_model / 0.95 + 1) / 2``, i.e. of the classifier's
+        difficulty correlation mapped to (0, 1). The default leans towards
+        positive correlation (mean ``rho_model = 0.48``; errors tend to be
+        shared, as they usually are) and leaves 12.5% to negative values.
+    annotator_difficulty : (float, float), default (2.0, 1.0)
+        Beta prior of ``rho_annotator / 0.95`` (density rising linearly on
+        [0, 0.95]; mean 0.63).
+
+        Why these two: with one annotator per item only the *product*
+        ``rho_model * rho_annotator`` (the correlation of their error
+        propensities) is identified, and it is what moves the true accuracy
+        between the independence value and the lower bound. The defaults spread
+        that product over its range (prior median 0.30, 90% in [-0.15, 0.73]).
+        The earlier defaults ``(2, 1)`` and ``(1, 1)`` put half of it below 0.1,
+        i.e. near independence, and with 50 gold labels and strongly shared
+        errors their 90% intervals covered the true accuracy in only 68% of
+        simulated trials (91% with these; ``benchmarks/results/annotator.md``).
+    prevalence_concentration : float, default 1.0
+        Dirichlet concentration of the class prevalences.
+    n_nodes : int, default 15
+        Gauss--Hermite nodes for the difficulty.
+    independent : bool, default False
+        Fix every ``rho`` at 0: errors independent given the true class (then the
+        model is Dawid--Skene with the classifier as one more rater).
+    gold_fallback : {"stack", "off"}, default "stack"
+        With gold items: ``"stack"`` reports a mixture of this model and a
+        *gold-only* model (the true class of an unlabelled item drawn from a
+        Dirichlet/Beta posterior of the gold items' confusion table given the
+        predicted class, ignoring the annotators), weighted by stacking on the gold
+        items' leave-one-out predictive densities (PSIS-LOO for this model, exact for
+        the gold-only one). When the annotators tell the truth about the gold items
+        better than the gold base rate does, the weight goes to this model; when the
+        model's picture of shared errors is wrong on the gold items, weight moves to
+        the gold-only model, whose interval is honest whatever the annotators do.
+        ``"off"``: this model alone. The weights and a check of the gold items
+        against the model are in ``post.gold_check`` and in :meth:`summary`. Without
+        gold items both settings are this model alone.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.annotators.model import AnnotationData, AnnotatorError
+    >>> pred = np.array([1, 0, 1, 1, 0, 0])
+    >>> ann = np.array([[1, 1], [0, np.nan], [0, 1], [1, 1], [0, 0], [1, np.nan]])
+    >>> m = AnnotatorError().build(AnnotationData(pred, ann, gold=[1, np.nan, np.nan, np.nan, 0, np.nan]))
+    >>> sorted(v.name for v in m.free_RVs)  # doctest: +NORMALIZE_WHITESPACE
+    ['annotator_class_accuracy', 'annotator_difficulty_u', 'model_class_accuracy',
+     'model_difficulty_u', 'prevalence']
+    >>> dict(m.coords)["rater"]
+    ('model', '0', '1')
+
+    Fitting samples with NUTS (seconds to a minute, whatever the number of items):
+    ``post = AnnotatorError().fit(AnnotationData(pred, ann), random_seed=1)``; then
+    ``post.metric("accuracy")`` is the posterior of the true accuracy on these
+    items and ``AnnotatorError().summary(post)`` tabulates annotator accuracies and
+    error correlations.
+
+    Crowd data in long format (one row per ``item, annotator, label``): several
+    references per item are the path that identifies the accuracies without
+    gold; turn them into annotator columns with :func:`annotations_from_long`,
+    aligned to the predictions' items:
+
+    >>> import pandas as pd
+    >>> from bayeval.annotators.model import annotations_from_long
+    >>> crowd = pd.DataFrame({"item": [1, 1, 1, 2, 2, 3], "annotator": list("abcabc"),
+    ...                       "label": [1, 1, 0, 0, 0, 1]})
+    >>> ann = annotations_from_long(crowd, items=[1, 2, 3], pool="slot")
+    >>> [str(a) for a in AnnotatorError().build(AnnotationData([1, 0, 1], ann)).coords["annotator"]]
+    ['label_0', 'label_1', 'label_2']
+    """
+
+    def __init__(
+        self,
+        n_classes: int = 2,
+        *,
+        model_accuracy=(3.0, 1.0),
+        annotator_accuracy=(6.0, 1.0),
+        model_difficulty=(3.0, 1.0),
+        annotator_difficulty=(2.0, 1.0),
+        prevalence_concentration: float = 1.0,
+        n_nodes: int = 15,
+        independent: bool = False,
+        gold_fallback: str = "stack",
+    ):
+        self.gold_fallback = V.check_choice(gold_fallback, "gold_fallback", _GOLD_FALLBACKS)
+        self.n_classes = _as_int(n_classes, "n_classes", minimum=2)
+        if self.n_classes > _MAX_CLASSES:
+            raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {self.n_classes}.")
+        self.model_accuracy = _as_prior(model_accuracy, "model_accuracy", n=2)
+        self.annotator_accuracy = _as_prior(annotator_accuracy, "annotator_accuracy", n=2)
+        self.model_difficulty = _as_prior(model_difficulty, "model_difficulty", n=2)
+        self.annotator_difficulty = _as_prior(annotator_difficulty, "annotator_difficulty", n=2)
+        (self.prevalence_concentration,) = _as_prior(
+            prevalence_concentration, "prevalence_concentration", n=1
+        )
+        for name in (
+            "model_accuracy",
+            "annotator_accuracy",
+            "model_difficulty",
+            "annotator_difficulty",
+            "prevalence_concentration",
+        ):
+            if min(np.atleast_1d(getattr(self, name))) <= 0:
+                raise ValueError(
+                    f"The Beta/Dirichlet parameters in `{name}` must be > 0, got {getattr(self, name)}."
+                )
+        self.n_nodes = _as_int(n_nodes, "n_nodes", minimum=1)
+        if not isinstance(independent, bool | np.bool_):
+            raise TypeError(f"`independent` must be True or False, got {independent!r}.")
+        self.independent = bool(independent)
+
+    def __repr__(self) -> str:
+        return f"AnnotatorError(n_classes={self.n_classes}, independent={self.independent})"
+
+    # ------------------------------------------------------------------ build
+
+    def build(self, data, *args, **kwargs):
+        """The PyMC model for these observations.
+
+        Parameters
+        ----------
+        data : AnnotationData
+            Predictions, annotations and gold labels (the older form
+            ``build(predictions, annotations, gold=...)`` still works, with a
+            DeprecationWarning).
+
+        Returns
+        -------
+        pymc.Model
+            Coords ``class``, ``annotator``, ``rater`` (``"model"`` then the
+            annotators), ``pattern`` (distinct observation patterns) and, for
+            ``K > 2``, ``other`` (the ``K - 1`` wrong classes). Free variables
+            ``prevalence``, ``model_class_accuracy``, ``annotator_class_accuracy``,
+            ``model_difficulty_u``, ``annotator_difficulty_u`` (and
+            ``wrong_class``); data ``pattern_count`` (items per pattern);
+            deterministics ``model_difficulty_corr``,
+            ``annotator_difficulty_corr``, ``rater_skill``, ``rater_loading``
+            (probit intercept and slope on the difficulty), ``model_accuracy``
+            (population true accuracy), ``annotator_accuracy`` and
+            ``error_correlation`` (per annotator); the likelihood is the potential
+            ``loglik``.
+
+        Examples
+        --------
+        >>> from bayeval.annotators.model import AnnotatorError
+        >>> from bayeval.models import AnnotationData
+        >>> m = AnnotatorError(3).build(AnnotationData([0, 1, 2, 2], [0, 1, 1, 2]))
+        >>> m["wrong_class"].eval().shape, sorted(m.coords)
+        ((2, 3, 2), ['annotator', 'class', 'other', 'pattern', 'rater'])
+        """
+        return self._build(self._observed(_as_annotation_data((data, *args), kwargs, "build")))
+
+    def _observed(self, data: AnnotationData) -> _Observed:
+        memo = getattr(self, "_memo", None)
+        if memo is not None and memo[0] is data:
+            return memo[1]
+        obs = _observe(data.predictions, data.annotations, data.gold, self.n_classes)
+        self._memo = (data, obs)
+        return obs
+
+    def _nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.independent:
+            return np.zeros(1), np.ones(1)
+        return _normal_nodes(self.n_nodes)
+
+    def _build(self, obs: _Observed):
+        import pymc as pm
+        import pytensor.tensor as pt
+        from pymc.distributions.dist_math import normal_lcdf
+
+        k_cls = self.n_classes
+        n_ann = obs.annotations.shape[1]
+        rater_names = ["model", *obs.annotator_names.tolist()]
+        coords = {
+            "class": np.arange(k_cls),
+            "annotator": obs.annotator_names,
+            "rater": rater_names,
+            "pattern": np.arange(obs.patterns.shape[0]),
+        }
+        if k_cls > 2:
+            coords["other"] = np.arange(k_cls - 1)
+        nodes, node_w = self._nodes()
+        pat = obs.patterns
+        cls = np.arange(k_cls)
+        eq = (pat[:, :, None] == cls).astype(np.float64)  # (P, R, K)
+        neq = ((pat[:, :, None] >= 0) & (pat[:, :, None] != cls)).astype(np.float64)
+        gold_mask = np.where(
+            (obs.pattern_gold[:, None] < 0) | (obs.pattern_gold[:, None] == cls), 0.0, -np.inf
+        )
+        with pm.Model(coords=coords) as model:
+            prevalence = pm.Dirichlet(
+                "prevalence", a=np.full(k_cls, self.prevalence_concentration), dims="class"
+            )
+            m_acc = pm.Beta("model_class_accuracy", *self.model_accuracy, dims="class")
+            a_acc = pm.Beta("annotator_class_accuracy", *self.annotator_accuracy, dims=("annotator", "class"))
+            acc_rk = pt.concatenate([m_acc[None, :], a_acc], axis=0)  # (R, K)
+            if self.independent:
+                rho = pt.zeros(1 + n_ann)
+            else:
+                m_u = pm.Beta("model_difficulty_u", *self.model_difficulty)
+                a_u = pm.Beta("annotator_difficulty_u", *self.annotator_difficulty, dims="annotator")
+                m_rho = pm.Deterministic("model_difficulty_corr", _RHO_MAX * (2 * m_u - 1))
+                a_rho = pm.Deterministic("annotator_difficulty_corr", _RHO_MAX * a_u, dims="annotator")
+                rho = pt.concatenate([m_rho[None], a_rho])
+            scale = 1 / pt.sqrt(1 - rho**2)
+            probit = pt.sqrt(2.0) * pt.erfinv(2 * acc_rk - 1)
+            skill = pm.Deterministic("rater_skill", probit * scale[:, None], dims=("rater", "class"))
+            loading = pm.Deterministic("rater_loading", rho * scale, dims="rater")
+            eta = skill[:, :, None] - loading[:, None, None] * nodes[None, None, :]  # (R, K, Q)
+            # log P(observations of pattern p | z = k, d = node q): (P, K, Q)
+            ll = (eq[:, :, :, None] * normal_lcdf(0.0, 1.0, eta)[None]).sum(axis=1) + (
+                neq[:, :, :, None] * normal_lcdf(0.0, 1.0, -eta)[None]
+            ).sum(axis=1)
+            if k_cls > 2:
+                wrong = pm.Dirichlet(
+                    "wrong_class", a=np.ones((1 + n_ann, k_cls, k_cls - 1)), dims=("rater", "class", "other")
+                )
+                # one-hot of the wrong class each rater picked, (P, R, K, K - 1)
+                pick = (_wrong_index(pat, k_cls)[..., None] == np.arange(k_cls - 1)) & (neq[..., None] > 0)
+                log_pick = (pick * pt.log(wrong)[None]).sum(axis=(1, 3))  # (P, K)
+                ll = ll + log_pick[:, :, None]
+            log_w = np.log(node_w)
+            joint = ll + (pt.log(prevalence) + gold_mask)[:, :, None] + log_w[None, None, :]
+            flat = joint.reshape((joint.shape[0], -1))
+            top = pt.max(flat, axis=1, keepdims=True)
+            lse = pt.log(pt.exp(flat - top).sum(axis=1)) + top[:, 0]
+            counts = pm.Data("pattern_count", obs.counts, dims="pattern")
+            pm.Potential("loglik", (counts * lse).sum())
+
+            # population quantities implied by the parameters (on the same nodes)
+            p_right = 0.5 * pt.erfc(-eta / np.sqrt(2.0))  # (R, K, Q)
+            acc = (prevalence[None, :, None] * p_right * node_w[None, None, :]).sum(axis=(1, 2))
+            pm.Deterministic("model_accuracy", acc[0])
+            pm.Deterministic("annotator_accuracy", acc[1:], dims="annotator")
+            both_wrong = (
+                prevalence[None, :, None] * (1 - p_right[0])[None] * (1 - p_right[1:]) * node_w[None, None, :]
+            ).sum(axis=(1, 2))
+            e_m, e_a = 1 - acc[0], 1 - acc[1:]
+            pm.Deterministic(
+                "error_correlation",
+                (both_wrong - e_m * e_a) / pt.sqrt(e_m * (1 - e_m) * e_a * (1 - e_a)),
+                dims="annotator",
+            )
+        return model
+
+    # ------------------------------------------------------------------ fit
+
+    # ------------------------------------------------------------ the contract
+
+    auto_sampler = "pymc"  # the difficulty correlations' posterior is far from Gaussian
+    param_names = _PARAM_NAMES
+    #: posterior variables ``_posterior`` adds to the sampled draws (the gold-only mixture):
+    #: ``bayeval.load`` drops them before rebuilding, which adds them again, the same
+    _posterior_adds = ("structured_component", "gold_only_confusion")
+
+    def _check_data(self, data):
+        if not isinstance(data, AnnotationData):
+            raise TypeError(
+                f"`data` must be an AnnotationData(predictions, annotations, gold=..., scores=...), "
+                f"got {type(data).__name__}."
+            )
+        obs = self._observed(data)
+        if data.scores is not None and self.n_classes > 2:
+            raise ValueError("`scores` applies to the binary case only (n_classes=2).")
+        if data.scores is not None:
+            V.check_same_length(obs.n_items, "scores", V.as_scores(data.scores).size, reference="predictions")
+        return data
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        obs = self._observed(data)
+        self._memo = None
+        score_arr = obs.predictions.astype(np.float64) if data.scores is None else V.as_scores(data.scores)
+        post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=self.gold_fallback)
+        post._observed = obs
+        return post
+
+    def _log_likelihood(self, post) -> dict:
+        """``log p(observations_i | theta)`` per item: the annotations and prediction of each
+        item with its true class summed out (gold items: their class fixed)."""
+        obs = post._observed
+        cp = _ClassProbability(self, obs)
+        postd = post.idata.posterior
+        n_c, n_d = postd.sizes["chain"], postd.sizes["draw"]
+        m = n_c * n_d
+        params = {name: postd[name].values.reshape((m,) + postd[name].shape[2:]) for name in _STRUCT_VARS
+                  if name in postd}
+        q = cp.nodes.size
+        per_draw = 8 * cp.n_patterns * cp.k * (q * 3 + (1 + cp.n_ann) * 2)
+        step = max(1, _WORK_BYTES // max(per_draw, 1))
+        out = np.concatenate([cp.pattern_loglik({k: v[a:a + step] for k, v in params.items()}, min(step, m - a))
+                              for a in range(0, m, step)], axis=0)
+        return {"observations": (("chain", "draw", "item"), out[:, obs.inverse].reshape(n_c, n_d, obs.n_items))}
+
+    def _convergence(self, post, *, warn: bool) -> dict:
+        return _diag.check_convergence(post.idata, post.sampling, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
+
+    def _after_fit(self, post, *, warn: bool) -> None:
+        import warnings
+
+        if warn and post.gold_check is not None and post.gold_check["contradicts"]:
+            warnings.warn("bayeval: " + post.gold_check["message"], UserWarning, stacklevel=_diag.user_stacklevel())
+
+    def fit(self, data=None, *args, draws: int = 1000, tune: int = 1000, chains: int | None = None,
+            cores: int | None = None, random_seed=None, progressbar: bool = True, sampler: str = "auto",
+            warn: bool = True, **sample_kwargs) -> Posterior:
+        """Sample the posterior (NUTS) and wrap it with draws of the true classes.
+
+        Parameters
+        ----------
+        data : AnnotationData
+            Predictions, annotations, gold labels and (binary case) scores. The older
+            form ``fit(predictions, annotations, gold=..., scores=...)`` still works,
+            with a DeprecationWarning.
+        draws, tune : int
+            As in :func:`pymc.sample`.
+        chains : int, optional
+            Default 2.
+        cores : int, optional
+            Processes for the chains (default: up to 2).
+        random_seed : int, numpy Generator or SeedSequence, optional
+            Seeds both the sampler and the label draws.
+        progressbar : bool, default True
+        sampler : {"auto", "pymc", "nutpie", "importance"}
+            ``"auto"``: PyMC's NUTS (the posterior of the difficulty correlations is
+            far from Gaussian, so importance sampling from the mode is not offered by
+            default).
+        warn : bool, default True
+            Warn when the sampler diagnostics are bad (any r_hat > 1.01, bulk ESS
+            below 100 per chain, divergences; see :meth:`check`) and when the gold
+            items contradict the structured model (see ``gold_fallback`` in the
+            class parameters).
+        **sample_kwargs
+            NUTS settings: ``target_accept`` (default 0.9; raise it, e.g. to 0.95,
+            when the fit reports divergent transitions), ``init``, ``max_treedepth``.
+
+        Returns
+        -------
+        Posterior or CategoricalPosterior
+            For ``K = 2`` a :class:`bayeval.Posterior` whose EvalData has
+            ``labels=gold``, ``predictions=predictions`` (and ``noisy_labels`` when
+            there is a single, complete annotator column), whose label draws are
+            the true classes, so ``post.metric("accuracy")`` is the posterior of
+            the classifier's true accuracy on these items and
+            ``post.population("accuracy")`` its population accuracy. For
+            ``K > 2`` a :class:`CategoricalPosterior`. Either has the attributes
+            ``gold_check`` (a dict, None without gold items; see
+            :meth:`gold_check`), ``convergence`` (the dict of :meth:`check`) and
+            ``sampling``; ``idata.log_likelihood["observations"]`` holds each item's
+            log-likelihood, so ``az.loo(post.idata)`` works.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.annotators.model import AnnotationData, AnnotatorError
+        >>> AnnotatorError().fit(AnnotationData([1, 0], [[1], [0.5]]), draws=10)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: `annotations` must hold whole class indices 0..1, got non-integers such as 0.5.
+        """
+        import warnings
+
+        old = {k: sample_kwargs.pop(k) for k in ("gold", "scores") if k in sample_kwargs}
+        data = _as_annotation_data((data, *args) if data is not None else args, old, "fit", stacklevel=3)
+        if "gold_fallback" in sample_kwargs:
+            warnings.warn("fit(gold_fallback=...) is deprecated; give it to AnnotatorError(gold_fallback=...).",
+                          DeprecationWarning, stacklevel=2)
+            spec = _copy_with(self, gold_fallback=sample_kwargs.pop("gold_fallback"))
+        else:
+            spec = self
+        extra = sample_kwargs.pop("sample_kwargs", None)
+        if extra is not None:
+            if not isinstance(extra, Mapping):
+                raise TypeError(f"`sample_kwargs` must be a dict, got {type(extra).__name__}.")
+            warnings.warn("fit(sample_kwargs={...}) is deprecated; pass NUTS settings as keyword arguments.",
+                          DeprecationWarning, stacklevel=2)
+            both = sorted(set(extra) & set(sample_kwargs))
+            if both:
+                raise ValueError(f"{both} given both in `sample_kwargs` and as keyword arguments; give each once.")
+            own = {"draws", "tune", "chains", "cores", "random_seed", "progressbar", "model"}
+            for key in own & set(extra):
+                raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
+            sample_kwargs.update(extra)
+        return Model.fit(spec, data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                         progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
+
+    def check(self, posterior: Posterior, *, warn: bool = True) -> dict:
+        """Convergence diagnostics of a fit, with a warning when they are bad.
+
+        Bad means: any r_hat > 1.01 (with more than one chain), any bulk ESS below
+        100 per chain, or any divergent transition, over the model's parameters
+        (accuracies, difficulty correlations, prevalences). :meth:`fit` runs this
+        check itself (``warn=True``) and keeps the result as ``post.convergence``.
+
+        Parameters
+        ----------
+        posterior : Posterior
+            Returned by :meth:`fit`.
+        warn : bool, default True
+
+        Returns
+        -------
+        dict
+            ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok`` and ``messages``.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> from bayeval.annotators.model import AnnotatorError
+        >>> rng = np.random.default_rng(0)
+        >>> idata = az.from_dict(posterior={"model_class_accuracy": rng.uniform(0.8, 0.9, (2, 500, 2))},
+        ...                      sample_stats={"diverging": np.zeros((2, 500), dtype=bool)})
+        >>> post = Posterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
+        >>> AnnotatorError().check(post)["ok"]
+        True
+        """
+        if not isinstance(posterior, Posterior):
+            raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
+        sampling = getattr(posterior, "sampling", None)
+        return _diag.check_convergence(posterior.idata, sampling, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
+
+    def _wrap(self, obs: _Observed, idata, score_arr, random_seed, *, gold_fallback: str = "stack"):
+        gold_check = None
+        if np.isfinite(obs.gold).any():
+            gold_check = _gold_stacking(self, obs, idata)
+            if gold_fallback == "stack":
+                idata = _mix_gold_only(idata, obs, gold_check["weight"], self.n_classes, random_seed)
+            else:
+                gold_check["weight"] = 1.0
+        class_prob = _ClassProbability(self, obs)
+        population = _Population(self, idata, obs)
+        post = self._wrap_posterior(obs, idata, score_arr, random_seed, class_prob, population)
+        post.gold_check = gold_check
+        post.convergence = None
+        return post
+
+    def _wrap_posterior(self, obs, idata, score_arr, random_seed, class_prob, population):
+        if self.n_classes == 2:
+            noisy = None
+            if obs.annotations.shape[1] == 1 and not np.isnan(obs.annotations).any():
+                noisy = obs.annotations[:, 0]
+            data = EvalData(score_arr, obs.gold, noisy_labels=noisy, predictions=obs.predictions)
+
+            def probability(params):
+                return class_prob(params)[..., 1]
+
+            return Posterior(
+                data,
+                idata,
+                probability,
+                random_seed=random_seed,
+                model="annotator error",
+                population=population,
+            )
+        return CategoricalPosterior(
+            obs.predictions,
+            idata,
+            class_prob,
+            gold=obs.gold,
+            n_classes=self.n_classes,
+            random_seed=random_seed,
+            model="annotator error",
+            population=population,
+        )
+
+    # ------------------------------------------------------------------ summary
+
+    def summary(self, posterior: Posterior, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
+        """Annotator accuracies, error correlations and the classifier's accuracy.
+
+        Rows: ``model_accuracy`` (population true accuracy of the classifier),
+        ``true_accuracy`` (on these items, from the label draws),
+        ``annotator_accuracy[annotator=j]``, ``error_correlation[annotator=j]``
+        (phi coefficient between "the classifier is wrong" and "annotator j is
+        wrong" on a random item, implied by the parameters; 0 = independent
+        errors), the difficulty correlations ``rho`` and the class prevalences.
+
+        Parameters
+        ----------
+        posterior : Posterior
+            Returned by :meth:`fit`.
+        hdi_prob : float, default 0.9
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> from bayeval.annotators.model import AnnotatorError
+        >>> rng = np.random.default_rng(0)
+        >>> idata = az.from_dict(posterior={
+        ...     "model_accuracy": rng.uniform(0.8, 0.9, (1, 50)),
+        ...     "annotator_accuracy": rng.uniform(0.9, 1, (1, 50, 1)),
+        ...     "error_correlation": rng.uniform(0, 0.3, (1, 50, 1))})
+        >>> post = Posterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
+        >>> AnnotatorError().summary(post).index[:2].tolist()
+        ['model_accuracy', 'true_accuracy']
+        """
+        if not isinstance(posterior, Posterior):
+            raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        post = posterior.idata.posterior
+        missing = [v for v in ("model_accuracy", "annotator_accuracy", "error_correlation") if v not in post]
+        if missing:
+            raise ValueError(f"This posterior was not produced by AnnotatorError: it lacks {missing}.")
+        rows = []
+        sample = ("chain", "draw")
+        if "structured_component" in post and posterior._population is not None:
+            population = posterior.population("accuracy")
+        else:
+            population = post["model_accuracy"]
+        rows += summary_rows("model_accuracy", population, hdi_prob, sample)
+        rows += summary_rows("true_accuracy", posterior.metric("accuracy"), hdi_prob, sample)
+        for name in (
+            "annotator_accuracy",
+            "error_correlation",
+            "model_difficulty_corr",
+            "annotator_difficulty_corr",
+            "prevalence",
+        ):
+            if name in post:
+                da = post[name]
+                da = da.rename({d: "annotator" for d in da.dims if d.endswith("_dim_0")})
+                rows += summary_rows(name, da, hdi_prob, sample)
+        check = getattr(posterior, "gold_check", None)
+        if check is not None:
+            nan = float("nan")
+            rows.append(("structured_weight", check["weight"], nan, nan, nan))
+            rows.append(("gold_check_p", check["p_value"], nan, nan, nan))
+        return summary_frame(rows, hdi_prob)
+
+
+# ------------------------------------------------------------- the gold items: stacking
+
+
+def _poisson_binomial(q: np.ndarray) -> np.ndarray:
+    """Distribution of the number of successes of independent Bernoulli(q_i)."""
+    pmf = np.zeros(q.size + 1)
+    pmf[0] = 1.0
+    for j, qi in enumerate(q):
+        pmf[1 : j + 2] = pmf[1 : j + 2] * (1 - qi) + pmf[: j + 1] * qi
+        pmf[0] *= 1 - qi
+    return pmf
+
+
+def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata) -> dict:
+    """Stacking weight of the structured model against the gold-only model, and a check.
+
+    Each gold item's true class is predicted leave-one-out: by the structured model from
+    the item's annotations (PSIS-LOO: the posterior without the item's gold label is the
+    posterior reweighted by ``1 / p(z_i | observations_i, theta)``), and by the gold-only
+    model from the other gold items with the same predicted class (Dirichlet(1) prior,
+    exact). The weight ``w`` maximizes ``sum_i log(w p_struct_i + (1 - w) p_gold_i)``.
+    The check compares the number of gold items the classifier gets right with its
+    leave-one-out predictive distribution under the structured model (Poisson-binomial).
+    """
+    k = spec.n_classes
+    idx = np.flatnonzero(np.isfinite(obs.gold))
+    z = obs.gold[idx].astype(np.int64)
+    pred = obs.predictions[idx]
+    upat, inv = np.unique(obs.inverse[idx], return_inverse=True)
+    reduced = _Observed(
+        predictions=pred,
+        annotations=obs.annotations[idx],
+        gold=np.full(idx.size, np.nan),
+        annotator_names=obs.annotator_names,
+        patterns=obs.patterns[upat],
+        pattern_gold=np.full(upat.size, -1),
+        counts=np.ones(upat.size),
+        inverse=np.asarray(inv).reshape(-1),
+    )
+    post = idata.posterior
+    m = post.sizes["chain"] * post.sizes["draw"]
+    params = {name: post[name].values.reshape((m,) + post[name].shape[2:]) for name in post.data_vars}
+    p = _ClassProbability(spec, reduced)(params)  # (m, n_gold, K), annotations only
+    rows = np.arange(idx.size)
+    with np.errstate(divide="ignore"):
+        ll = np.log(np.maximum(p[:, rows, z], 1e-300)).T  # (n_gold, m)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # arviz's note on few draws / large k
+        lw, khat = az.psislw(-ll)
+    loo_struct = logsumexp(lw + ll, axis=1)
+    q_right = (np.exp(lw) * p[:, rows, pred].T).sum(axis=1).clip(0.0, 1.0)
+    counts = np.zeros((k, k))
+    np.add.at(counts, (pred, z), 1.0)
+    n_c = counts.sum(axis=1)
+    loo_gold = np.log(counts[pred, z] / (n_c[pred] - 1 + k))
+
+    def neg(w):
+        return -np.logaddexp(np.log(w) + loo_struct, np.log1p(-w) + loo_gold).sum()
+
+    with np.errstate(divide="ignore"):
+        ends = {0.0: -loo_gold.sum(), 1.0: -loo_struct.sum()}
+        res = minimize_scalar(neg, bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-4})
+    cands = {**ends, float(res.x): float(res.fun)}
+    weight = min(cands, key=cands.get)
+
+    right = int((pred == z).sum())
+    pmf = _poisson_binomial(q_right)
+    cdf = np.cumsum(pmf)
+    p_value = float(min(1.0, 2 * min(cdf[right], 1 - (cdf[right - 1] if right > 0 else 0.0))))
+    lo = int(np.searchsorted(cdf, 0.05))
+    hi = int(np.searchsorted(cdf, 0.95))
+    expected = float(q_right.sum())
+    contradicts = p_value < _GOLD_CHECK_LEVEL
+    if contradicts:
+        message = (
+            f"the gold items contradict the annotator-error model: the classifier is right on "
+            f"{right} of {idx.size} gold items, where the model (leave-one-out, from the "
+            f"annotations) expects {expected:.1f} (90% range {lo}-{hi}; p = {p_value:.2g}). Its "
+            "picture of how the classifier's errors overlap the annotators' does not fit; "
+            f"the stacked posterior gives the gold-only model weight {1 - weight:.2f}."
+        )
+    else:
+        message = (
+            f"the classifier is right on {right} of {idx.size} gold items; the annotator-error "
+            f"model expects {expected:.1f} (90% range {lo}-{hi}; p = {p_value:.2g})."
+        )
+    return {
+        "weight": float(weight),
+        "n_gold": int(idx.size),
+        "right": right,
+        "expected": expected,
+        "range_90": (lo, hi),
+        "p_value": p_value,
+        "contradicts": bool(contradicts),
+        "elpd_loo_structured": float(loo_struct.sum()),
+        "elpd_loo_gold_only": float(loo_gold.sum()),
+        "max_pareto_k": float(np.max(khat)),
+        "message": message,
+    }
+
+
+def _mix_gold_only(idata, obs: _Observed, weight: float, k: int, random_seed):
+    """Add the gold-only model's draws and which draws are the structured model's."""
+    post = idata.posterior
+    n_c, n_d = post.sizes["chain"], post.sizes["draw"]
+    entropy = np.random.SeedSequence(random_seed).entropy
+    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(20,)))
+    comp = np.zeros((n_c, n_d), dtype=np.int8)
+    n_struct = int(round(weight * n_d))
+    for c in range(n_c):
+        comp[c, rng.permutation(n_d)[:n_struct]] = 1
+    idx = np.flatnonzero(np.isfinite(obs.gold))
+    counts = np.zeros((k, k))
+    np.add.at(counts, (obs.predictions[idx], obs.gold[idx].astype(np.int64)), 1.0)
+    conf = np.stack([rng.dirichlet(1.0 + counts[c], size=(n_c, n_d)) for c in range(k)], axis=2)
+    new = post.assign(
+        structured_component=(("chain", "draw"), comp),
+        gold_only_confusion=(("chain", "draw", "predicted_class", "true_class"), conf),
+    )
+    groups = {g: idata[g] for g in idata.groups() if g != "posterior"}
+    return az.InferenceData(posterior=new, **groups)
+
+
+# ------------------------------------------------------- P(z | theta, observations) in numpy
+
+
+def _copy_with(spec: AnnotatorError, **changes) -> AnnotatorError:
+    params = spec.get_params()
+    params.update(changes)
+    return type(spec)(**params)
+
+
+_STRUCT_VARS = ("rater_skill", "rater_loading", "wrong_class", "prevalence")
+
+
+def _param(params: Mapping[str, np.ndarray], name: str, shape_tail: tuple, m: int) -> np.ndarray:
+    return np.asarray(params[name], dtype=np.float64).reshape((m,) + shape_tail)
+
+
+class _ClassProbability:
+    """``params -> P(z_i = k | theta, observations)``, shape (n_draws, n_items, K)."""
+
+    def __init__(self, spec: AnnotatorError, obs: _Observed):
+        self.k = spec.n_classes
+        self.n_ann = obs.annotations.shape[1]
+        self.nodes, self.node_w = spec._nodes()
+        cls = np.arange(self.k)
+        pat = obs.patterns
+        self.eq = (pat[:, :, None] == cls).astype(np.float64)
+        self.neq = ((pat[:, :, None] >= 0) & (pat[:, :, None] != cls)).astype(np.float64)
+        self.gold_mask = np.where(
+            (obs.pattern_gold[:, None] < 0) | (obs.pattern_gold[:, None] == cls), 0.0, -np.inf
+        )
+        self.widx = _wrong_index(pat, self.k) if self.k > 2 else None
+        self.inverse = obs.inverse
+        self.predictions = obs.predictions
+        self.n_patterns = pat.shape[0]
+
+    def eta(self, params, m):
+        """Probit of P(right) per draw, rater, class and node: (m, R, K, Q)."""
+        r = 1 + self.n_ann
+        skill = _param(params, "rater_skill", (r, self.k), m)
+        loading = _param(params, "rater_loading", (r,), m)
+        return skill[..., None] - loading[:, :, None, None] * self.nodes
+
+    def pattern_log_joint(self, params, m) -> np.ndarray:
+        """``log p(pattern_p, z = k | theta)`` per draw, pattern and class: (m, P, K)."""
+        eta = self.eta(params, m)
+        ll = np.einsum("prk,mrkq->mpkq", self.eq, log_ndtr(eta)) + np.einsum(
+            "prk,mrkq->mpkq", self.neq, log_ndtr(-eta)
+        )
+        if self.k > 2:
+            wrong = _param(params, "wrong_class", (1 + self.n_ann, self.k, self.k - 1), m)
+            r_idx = np.arange(1 + self.n_ann)[None, :, None]
+            k_idx = np.arange(self.k)[None, None, :]
+            with np.errstate(divide="ignore"):
+                log_pick = np.log(wrong[:, r_idx, k_idx, self.widx])  # (m, P, R, K)
+            log_pick = np.where(self.neq[None] > 0, log_pick, 0.0)
+            ll = ll + log_pick.sum(axis=2)[..., None]
+        with np.errstate(divide="ignore"):
+            log_prev = np.log(_param(params, "prevalence", (self.k,), m))
+        ll = ll + (log_prev[:, None, :] + self.gold_mask[None])[..., None] + np.log(self.node_w)
+        top = ll.max(axis=(2, 3), keepdims=True)
+        with np.errstate(divide="ignore"):  # classes ruled out by a gold label: log 0
+            return np.log(np.exp(ll - top).sum(axis=3)) + top[..., 0]  # (m, P, K)
+
+    def pattern_loglik(self, params, m) -> np.ndarray:
+        """``log p(pattern_p | theta)`` (the true class summed out) per draw and pattern: (m, P)."""
+        lz = self.pattern_log_joint(params, m)
+        top = lz.max(axis=2, keepdims=True)
+        with np.errstate(divide="ignore"):
+            return (np.log(np.exp(lz - top).sum(axis=2)) + top[..., 0])
+
+    def pattern_probabilities(self, params, m) -> np.ndarray:
+        lz = self.pattern_log_joint(params, m)
+        lz = lz - lz.max(axis=2, keepdims=True)
+        p = np.exp(lz)
+        return p / p.sum(axis=2, keepdims=True)
+
+    def __call__(self, params) -> np.ndarray:
+        m = int(np.asarray(params["prevalence"]).shape[0])
+        q = self.nodes.size
+        per_draw = 8 * self.n_patterns * self.k * (q * 3 + (1 + self.n_ann) * 2)
+        step = max(1, _WORK_BYTES // max(per_draw, 1))
+        out = []
+        for a in range(0, m, step):
+            sub = {key: np.asarray(val)[a : a + step] for key, val in params.items() if key != "_draw_index"}
+            out.append(self.pattern_probabilities(sub, min(step, m - a)))
+        probs = np.concatenate(out, axis=0)[:, self.inverse, :]
+        if "structured_component" in params:  # mixture with the gold-only model (fit's "stack")
+            comp = np.asarray(params["structured_component"]).reshape(m) > 0
+            conf = np.asarray(params["gold_only_confusion"], dtype=np.float64).reshape(m, self.k, self.k)
+            probs = np.where(comp[:, None, None], probs, conf[:, self.predictions, :])
+        return probs
+
+
+class _Population:
+    """Population metrics of the classifier from the parameters alone."""
+
+    def __init__(self, spec: AnnotatorError, idata, obs: _Observed):
+        self.spec = spec
+        self.idata = idata
+        self.cp = _ClassProbability(spec, obs)
+        self.pred_share = np.bincount(obs.predictions, minlength=spec.n_classes) / obs.n_items
+
+    def confusion(self) -> np.ndarray:
+        """``P(prediction = c | z = k)``, shape (chain, draw, K_true, K_pred)."""
+        post = self.idata.posterior
+        n_c, n_d = post.sizes["chain"], post.sizes["draw"]
+        params = {name: post[name].values.reshape((n_c * n_d,) + post[name].shape[2:]) for name in post.data_vars}
+        m = n_c * n_d
+        k = self.spec.n_classes
+        eta = self.cp.eta(params, m)[:, 0]  # classifier: (m, K, Q)
+        right = (ndtr(eta) * self.cp.node_w).sum(axis=2)  # (m, K)
+        if k == 2:
+            pick = np.ones((m, 2, 1))
+        else:
+            pick = _param(params, "wrong_class", (1 + self.cp.n_ann, k, k - 1), m)[:, 0]
+        conf = np.zeros((m, k, k))
+        for t in range(k):
+            others = [c for c in range(k) if c != t]
+            conf[:, t, t] = right[:, t]
+            conf[:, t, others] = (1 - right[:, t])[:, None] * pick[:, t, :]
+        return conf.reshape(n_c, n_d, k, k)
+
+    def __call__(self, metric, **kwargs) -> xr.DataArray:
+        if kwargs:
+            raise TypeError(f"Population metrics take no options, got {sorted(kwargs)}.")
+        names = ("accuracy", "precision", "recall")
+        if metric not in names:
+            raise ValueError(f"Population metrics of this model: {list(names)}; got {metric!r}.")
+        post = self.idata.posterior
+        prev = post["prevalence"].values  # (chain, draw, K)
+        conf = self.confusion()
+        joint = prev[..., :, None] * conf  # P(z = k, prediction = c)
+        if "structured_component" in post:  # draws of the gold-only model: P(z | c) P(c)
+            comp = post["structured_component"].values > 0
+            go = np.swapaxes(post["gold_only_confusion"].values, -1, -2) * self.pred_share
+            joint = np.where(comp[..., None, None], joint, go)
+        diag = np.diagonal(joint, axis1=-2, axis2=-1)
+        coords = {"chain": post["chain"].values, "draw": post["draw"].values}
+        if metric == "accuracy":
+            return xr.DataArray(diag.sum(-1), dims=("chain", "draw"), coords=coords, name="accuracy")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if metric == "precision":
+                val = diag / joint.sum(axis=-2)
+            else:
+                val = diag / joint.sum(axis=-1)
+        if self.spec.n_classes == 2:
+            return xr.DataArray(val[..., 1], dims=("chain", "draw"), coords=coords, name=metric)
+        coords["class"] = np.arange(self.spec.n_classes)
+        return xr.DataArray(val, dims=("chain", "draw", "class"), coords=coords, name=metric)
+
+
+# --------------------------------------------------------------- K > 2: categorical labels
+
+
+def _class_counts(z: np.ndarray, pred: np.ndarray, k: int):
+    """Per draw and class: true count, predicted count, true positives. z: (rows, n)."""
+    true_n = np.stack([(z == c).sum(axis=1) for c in range(k)], axis=1).astype(np.float64)
+    pred_n = np.bincount(pred, minlength=k).astype(np.float64)
+    tp = np.stack([(z[:, pred == c] == c).sum(axis=1) for c in range(k)], axis=1).astype(np.float64)
+    return true_n, np.broadcast_to(pred_n, true_n.shape), tp
+
+
+def _ratio(num, den, zero_division):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = num / den
+    return np.where(den > 0, out, zero_division)
+
+
+class CategoricalPosterior(Posterior):
+    """Posterior over ``K``-class true labels and the classifier's metrics on them.
+
+    The multi-class counterpart of :class:`bayeval.Posterior`: parameter draws plus
+    a function giving ``P(z_i = k | theta)`` for every item and class; label
+    draws ``(chain, draw, item)`` hold class indices (int8), generated chunk by
+    chunk, each draw ``(chain, d)`` from its own random stream derived from the
+    seed -- so results do not depend on the chunk size. Gold items keep their
+    class in every draw. ``data`` holds only the predictions (as scores); gold
+    and predictions are the attributes :attr:`gold` and :attr:`predictions`.
+
+    Parameters
+    ----------
+    predictions : array_like of shape (n_items,)
+        The classifier's predicted classes, ``0 .. n_classes - 1``.
+    idata : arviz.InferenceData
+        Parameter draws (``posterior`` group, dims ``chain, draw, ...``).
+    class_probability : callable
+        ``class_probability(params) -> (n_chunk, n_items, n_classes)``, ``params``
+        as for :class:`bayeval.Posterior`.
+    gold : array_like of shape (n_items,), optional
+        Known classes, NaN where unknown.
+    n_classes : int
+    random_seed : int, optional
+    model : str, optional
+    population : callable, optional
+        ``population(metric) -> DataArray``.
+
+    Examples
+    --------
+    >>> import arviz as az
+    >>> import numpy as np
+    >>> from bayeval.annotators.model import CategoricalPosterior
+    >>> idata = az.from_dict(posterior={"x": np.zeros((2, 100))})
+    >>> p = np.array([[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]])
+    >>> post = CategoricalPosterior([0, 1, 1], idata, lambda params: p, gold=[0, np.nan, np.nan],
+    ...                             n_classes=3, random_seed=0)
+    >>> post.metric("recall").dims
+    ('chain', 'draw', 'class')
+    >>> round(float(post.metric("accuracy").mean()), 1)
+    0.6
+    """
+
+    def __init__(
+        self,
+        predictions,
+        idata: az.InferenceData,
+        class_probability: Callable[[Mapping[str, np.ndarray]], np.ndarray],
+        *,
+        gold=None,
+        n_classes: int,
+        random_seed: int | None = None,
+        model: str | None = None,
+        population: Callable[..., xr.DataArray] | None = None,
+    ):
+        k = _as_int(n_classes, "n_classes", minimum=2)
+        if k > _MAX_CLASSES:
+            raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {k}.")
+        pred, _ = _to_float_matrix(predictions, "predictions")
+        if pred.ndim != 1 or pred.size == 0:
+            raise ValueError(f"`predictions` must be a non-empty 1-D array, got shape {pred.shape}.")
+        _check_classes(pred, "predictions", k, allow_nan=False)
+        if gold is None:
+            g = np.full(pred.size, np.nan)
+        else:
+            g, _ = _to_float_matrix(gold, "gold")
+            if g.ndim != 1:
+                raise ValueError(f"`gold` must be 1-D, got shape {g.shape}.")
+            V.check_same_length(pred.size, "gold", g.size, reference="predictions")
+            _check_classes(g, "gold", k, allow_nan=True)
+        if not callable(class_probability):
+            raise TypeError("`class_probability` must be a callable params -> (n, n_items, K).")
+        super().__init__(
+            EvalData(pred), idata, class_probability, random_seed=random_seed, model=model, population=population
+        )
+        self.n_classes = k
+        self.predictions = pred.astype(np.int64)
+        self.gold = g
+        self._gold_idx = np.flatnonzero(~np.isnan(g))
+        self._gold_values = g[self._gold_idx].astype(np.int8)
+        for a in (self.predictions, self.gold):
+            a.setflags(write=False)
+
+    # ------------------------------------------------------------ label draws
+
+    def _class_probabilities(self, chain: int, draws: slice) -> np.ndarray:
+        m, n, k = draws.stop - draws.start, self.data.n_items, self.n_classes
+        p = np.asarray(self._probability(self._params(chain, draws)), dtype=np.float64)
+        if p.shape not in ((n, k), (m, n, k)):
+            raise ValueError(
+                f"The class probability function returned shape {p.shape}; expected ({m}, {n}, {k}) "
+                f"or ({n}, {k})."
+            )
+        if not np.all(np.isfinite(p)) or p.min() < 0:
+            raise ValueError("The class probabilities must be finite and >= 0.")
+        return np.broadcast_to(p, (m, n, k))
+
+    def _label_chunks(self, chunk_size: int | None = None):
+        n, k = self.data.n_items, self.n_classes
+        if chunk_size is None:
+            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // ((16 * k + 9) * n)))
+        for chain, draws in self._chunk_plan(chunk_size):
+            p = self._class_probabilities(chain, draws)
+            cdf = np.cumsum(p, axis=2)
+            cdf /= cdf[..., -1:]
+            z = np.empty(p.shape[:2], dtype=np.int8)
+            for j, d in enumerate(range(draws.start, draws.stop)):
+                rng = np.random.Generator(
+                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(*self._spawn_key, chain, d)))
+                )
+                u = rng.random(n, dtype=np.float32).astype(np.float64)
+                z[j] = (u[:, None] >= cdf[j, :, :-1]).sum(axis=1)
+            z[:, self._gold_idx] = self._gold_values
+            yield chain, draws, z
+
+    def item_probability(self) -> xr.DataArray:
+        """Posterior probability of each class for each item (gold items: their class).
+
+        Returns
+        -------
+        xarray.DataArray
+            Dims ``(item, class)``.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval.annotators.model import CategoricalPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 4))})
+        >>> post = CategoricalPosterior([0, 2], idata, lambda params: np.full((2, 3), 1 / 3),
+        ...                             gold=[np.nan, 2], n_classes=3)
+        >>> post.item_probability().values.round(2).tolist()
+        [[0.33, 0.33, 0.33], [0.0, 0.0, 1.0]]
+        """
+        n, k = self.data.n_items, self.n_classes
+        total = np.zeros((n, k))
+        for chain, draws in self._chunk_plan(None):
+            total += self._class_probabilities(chain, draws).sum(axis=0)
+        p = total / total.sum(axis=1, keepdims=True)
+        p[self._gold_idx] = 0.0
+        p[self._gold_idx, self._gold_values] = 1.0
+        return xr.DataArray(
+            p,
+            dims=("item", "class"),
+            coords={"item": self.data.item_ids, "class": np.arange(k)},
+            name="p_class",
+        )
+
+    # --------------------------------------------------------------- metrics
+
+    def metric(self, metric, *, chunk_size: int | None = None, zero_division: float = 0.0, **kwargs) -> xr.DataArray:
+        """The posterior of a multi-class metric of the predictions on these items.
+
+        Parameters
+        ----------
+        metric : str or callable
+            ``"accuracy"`` (dims ``chain, draw``); per class (dims ``chain, draw,
+            class``): ``"precision"`` (of predicting class c), ``"recall"`` (the
+            accuracy on the items whose true class is c), ``"f_score"`` (F1) and
+            ``"class_accuracy"`` (one-vs-rest accuracy: agreement of "predicted
+            c" with "is c" over all items). Or a callable
+            ``f(labels, predictions, **kwargs)`` mapping class draws
+            ``(rows, n_items)`` to ``(rows,)`` or ``(rows, m)``.
+        chunk_size : int, optional
+            Draws per chunk (memory only; results do not change).
+        zero_division : float, default 0.0
+            Value of precision/recall/F when the denominator is 0.
+        **kwargs
+            Options of a callable metric.
+
+        Returns
+        -------
+        xarray.DataArray
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval.annotators.model import CategoricalPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 3))})
+        >>> post = CategoricalPosterior([0, 1, 2, 2], idata, lambda params: np.eye(3)[[0, 1, 2, 1]],
+        ...                             n_classes=3)
+        >>> post.metric("precision").values[0, 0].tolist()
+        [1.0, 1.0, 0.5]
+        """
+        k = self.n_classes
+        if isinstance(metric, str):
+            V.check_choice(metric, "metric", _CLASS_METRICS)
+            if kwargs:
+                raise TypeError(f"Metric {metric!r} takes no options besides zero_division; got {sorted(kwargs)}.")
+            name, fn = metric, None
+        elif callable(metric):
+            name, fn = getattr(metric, "__name__", "custom"), metric
+        else:
+            raise TypeError(f"`metric` must be one of {list(_CLASS_METRICS)} or a callable, got {metric!r}.")
+        pred = self.predictions
+        n = self.data.n_items
+        results = {}
+        for chain, draws, z in self._label_chunks(chunk_size):
+            if fn is not None:
+                val = np.asarray(fn(z, pred, **kwargs), dtype=np.float64)
+                if val.shape[:1] != (z.shape[0],):
+                    raise ValueError(
+                        f"Custom metric {name!r} returned shape {val.shape}; it must return one value "
+                        f"(or one array) per label row, i.e. a leading axis of {z.shape[0]}."
+                    )
+            elif name == "accuracy":
+                val = (z == pred).mean(axis=1)
+            else:
+                true_n, pred_n, tp = _class_counts(z, pred, k)
+                if name == "precision":
+                    val = _ratio(tp, pred_n, zero_division)
+                elif name == "recall":
+                    val = _ratio(tp, true_n, zero_division)
+                elif name == "f_score":
+                    val = _ratio(2 * tp, true_n + pred_n, zero_division)
+                else:
+                    val = (n - true_n - pred_n + 2 * tp) / n
+            results[(chain, draws.start)] = val
+        first = next(iter(results.values()))
+        out = np.empty((self.n_chains, self.n_draws) + first.shape[1:])
+        for (chain, start), val in results.items():
+            out[chain, start : start + val.shape[0]] = val
+        coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws)}
+        if fn is None and name != "accuracy":
+            dims = ("chain", "draw", "class")
+            coords["class"] = np.arange(k)
+        else:
+            dims = ("chain", "draw") + tuple(f"{name}_dim_{j}" for j in range(out.ndim - 2))
+        return xr.DataArray(out, dims=dims, coords=coords, name=name)
+
+    def summary(self, metrics=("accuracy",), *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
+        """Mean, sd and HDI of multi-class metrics (one row per metric and class).
+
+        Parameters
+        ----------
+        metrics : str or list of str or callables
+            Names accepted by :meth:`metric`.
+        hdi_prob : float, default 0.9
+        **kwargs
+            Passed to :meth:`metric`.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval.annotators.model import CategoricalPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 20))})
+        >>> post = CategoricalPosterior([0, 1, 2], idata, lambda params: np.full((3, 3), 1 / 3),
+        ...                             n_classes=3, random_seed=0)
+        >>> post.summary(["accuracy", "recall"]).index.tolist()
+        ['accuracy', 'recall[class=0]', 'recall[class=1]', 'recall[class=2]']
+        """
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        if isinstance(metrics, str) or callable(metrics):
+            metrics = [metrics]
+        rows = []
+        for metric in metrics:
+            da = self.metric(metric, **kwargs)
+            rows.extend(summary_rows(da.name, da, hdi_prob, ("chain", "draw")))
+        return summary_frame(rows, hdi_prob)
+
+    def __repr__(self) -> str:
+        return (
+            f"CategoricalPosterior(model={self.model!r}, n_classes={self.n_classes}, "
+            f"chains={self.n_chains}, draws={self.n_draws}, items={self.data.n_items}, "
+            f"gold={self._gold_idx.size})"
+        )

@@ -1,0 +1,828 @@
+"""Bayesian model of human pairwise rankings with confidence scores (PyMC).
+
+Each item pair ``i`` has ``theta[i]``, the probability that a human picks its
+first item. Votes are Binomial given ``theta``; for pairs whose votes are
+unanimous and that carry confidence scores, the confidence levels inform
+``theta`` through the same mapping as the paper's constrained MLE (eqs. 12-14).
+The posterior of ``theta`` is pushed through
+:func:`bayeval.rankings.percentile.ranking_percentile`, giving the percentile ``Q`` of a
+machine ranking as a full distribution.
+
+The numpy core (vote counting, point estimates, ``Q``) is in
+:mod:`bayeval.rankings.percentile`; this module only builds the PyMC model and wraps draws
+in xarray.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayeval import _validate as V
+from bayeval._defaults import HDI_PROB
+from bayeval.rankings.percentile import (
+    DEFAULT_MAPPING,
+    UNDECIDED_RULES,
+    VoteCounts,
+    count_votes,
+    estimate_theta,
+    pair_rules,
+    q_stats,
+    ranking_percentile,
+)
+
+from ..models._base import Model
+
+__all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
+
+
+def pair_labels(votes, n_pairs):
+    index = votes.index if isinstance(votes, pd.DataFrame | pd.Series) else None
+    if index is not None and len(index) == n_pairs:
+        labels = np.asarray(index)
+        if pd.Index(labels).is_unique:
+            return labels
+        raise ValueError(
+            "votes' index must label each pair once; found duplicated labels "
+            f"{pd.Index(labels)[pd.Index(labels).duplicated()][:5].tolist()}."
+        )
+    return np.arange(n_pairs)
+
+
+class PairwiseVotes:
+    """What :class:`HumanRanking` is fitted to: people's answers on pairs of items.
+
+    Parameters
+    ----------
+    votes : array-like, shape (n_pairs, n_annotators)
+        ``1`` first item, ``0`` second item, ``-1`` unable to decide, ``NaN`` no answer.
+        A DataFrame's index becomes the ``pair`` coordinate.
+    confidence : array-like, shape (n_pairs, n_annotators), optional
+        Confidence level (``0 .. len(mapping) - 1``) of each decided answer, NaN elsewhere.
+
+    The arrays are checked when a model is built or fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models import PairwiseVotes
+    >>> PairwiseVotes(np.array([[1, 1, 0], [0, -1, 0]]))
+    PairwiseVotes(n_pairs=2, n_annotators=3, confidence=False)
+    """
+
+    def __init__(self, votes, confidence=None):
+        self.votes = votes
+        self.confidence = confidence
+
+    def __repr__(self) -> str:
+        shape = np.shape(self.votes)
+        n_ann = shape[1] if len(shape) > 1 else 1
+        return f"PairwiseVotes(n_pairs={shape[0] if shape else 0}, n_annotators={n_ann}, confidence={self.confidence is not None})"
+
+
+def _as_votes(args, kwargs, what: str) -> PairwiseVotes:
+    import warnings
+
+    if len(args) == 1 and isinstance(args[0], PairwiseVotes) and "confidence" not in kwargs:
+        return args[0]
+    if 1 <= len(args) <= 2 and (hasattr(args[0], "__array__") or isinstance(args[0], list | tuple)):
+        warnings.warn(
+            f"HumanRanking.{what}(votes, confidence) is deprecated; pass one PairwiseVotes(votes, confidence).",
+            DeprecationWarning, stacklevel=3,
+        )
+        conf = args[1] if len(args) == 2 else kwargs.pop("confidence", None)
+        return PairwiseVotes(args[0], conf)
+    raise TypeError(
+        f"HumanRanking.{what}() takes one PairwiseVotes(votes, confidence), got "
+        + ", ".join(type(a).__name__ for a in args) + "."
+    )
+
+
+class HumanRanking(Model):
+    """Bernoulli model of human pairwise rankings, with confidence scores.
+
+    Model, for pair ``i`` with ``n1`` votes for the first item and ``n0`` for
+    the second (``theta_i`` = P(first item picked)):
+
+    - pairs without usable confidence scores:
+      ``theta_i ~ Beta(kappa, kappa)``, with ``log kappa ~ Normal(0, 1)``
+      (``theta_prior="hierarchical"``; symmetric because the order of the two
+      items in a pair is arbitrary), or a fixed ``Beta(a, b)``;
+    - unanimous pairs with confidence scores (the paper's design): the
+      confidence level of each answer is a categorical draw with pair-specific
+      probabilities ``q_i ~ Dirichlet(confidence_prior)`` (sampled through its
+      exact stick-breaking form, Beta variables ``q_stick``), and the probability
+      that the chosen item is picked again is ``sum_s c_s q_is`` (``c`` =
+      ``mapping``, (0.5, 0.75, 1.0) by default). This is exactly the paper's
+      likelihood (eqs. 12-14) with a prior on ``q``: with a flat Dirichlet the
+      posterior density of ``(theta, q)`` is proportional to that likelihood, so
+      its mode is the constrained MLE and the Bayesian and point routes agree
+      where data are plentiful. It rests on the paper's assumption
+      that confidence measures how reliably the chosen item would be chosen
+      again, which only makes sense for the (unanimous) majority side;
+      confidence scores of non-unanimous pairs are therefore not used, and are
+      counted (``n_confidence_unused`` in :meth:`RankingPosterior.counts_frame`);
+    - votes: ``n1 ~ Binomial(n1 + n0, theta_i)``. "Unable to decide" answers
+      are excluded from the Binomial (``undecided="exclude"``) or enter as half
+      a vote for each item (``undecided="half"``, a pm.Potential); either way
+      they are counted and reported.
+
+    Parameters
+    ----------
+    mapping : sequence of float, default (0.5, 0.75, 1.0)
+        Theta implied by each confidence level, lowest level first.
+    theta_prior : "hierarchical" or (float, float), default "hierarchical"
+        Prior for pairs without confidence scores.
+    confidence_prior : float, default 1.0
+        Concentration of the Dirichlet prior on confidence-level probabilities
+        (1 = flat on the simplex).
+    undecided : {"exclude", "half"}, default "exclude"
+        How "unable to decide" answers enter the likelihood.
+    use_confidence : bool, default True
+        Use confidence scores (else every pair gets the vote-only model).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.rankings.model import HumanRanking
+    >>> votes = np.array([[1, 1, 1, 1, 1], [1, 0, 1, -1, 0]])
+    >>> conf = np.array([[2, 1, 2, 2, 1], [np.nan] * 5])
+    >>> model = HumanRanking().build(PairwiseVotes(votes, conf))
+    >>> sorted(model.coords)
+    ['confidence_level', 'confident_pair', 'pair', 'stick', 'vote_pair']
+    """
+
+    def __init__(
+        self,
+        *,
+        mapping=DEFAULT_MAPPING,
+        theta_prior="hierarchical",
+        confidence_prior=1.0,
+        undecided="exclude",
+        use_confidence=True,
+    ):
+        self.mapping = tuple(float(x) for x in V.as_confidence_mapping(mapping))
+        if isinstance(theta_prior, str):
+            V.check_choice(theta_prior, "theta_prior", ("hierarchical",))
+        else:
+            try:
+                a, b = theta_prior
+            except (TypeError, ValueError) as err:
+                raise ValueError(
+                    "theta_prior must be 'hierarchical' or a pair (a, b) of Beta parameters; "
+                    f"got {theta_prior!r}."
+                ) from err
+            theta_prior = (
+                V.as_positive_number(a, "theta_prior[0]"),
+                V.as_positive_number(b, "theta_prior[1]"),
+            )
+        self.theta_prior = theta_prior
+        self.confidence_prior = V.as_positive_number(confidence_prior, "confidence_prior")
+        self.undecided = V.check_choice(undecided, "undecided", UNDECIDED_RULES)
+        if not isinstance(use_confidence, bool | np.bool_):
+            raise TypeError(f"use_confidence must be True or False; got {use_confidence!r}.")
+        self.use_confidence = bool(use_confidence)
+
+    def __repr__(self) -> str:
+        return (
+            f"HumanRanking(mapping={self.mapping}, theta_prior={self.theta_prior!r}, "
+            f"confidence_prior={self.confidence_prior}, undecided={self.undecided!r}, "
+            f"use_confidence={self.use_confidence})"
+        )
+
+    def _data(self, votes, confidence):
+        counts = count_votes(votes, confidence, n_levels=len(self.mapping))
+        unanimous, use_conf = pair_rules(counts, self.undecided, self.use_confidence)
+        labels = pair_labels(votes, counts.n_pairs)
+        return counts, unanimous, use_conf, labels
+
+    def point_estimate(self, votes, confidence=None):
+        """The paper's point estimates of theta, with this model's settings.
+
+        Parameters
+        ----------
+        votes, confidence : array-like
+            As in :meth:`build`.
+
+        Returns
+        -------
+        bayeval.rankings.percentile.ThetaEstimate
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import HumanRanking
+        >>> est = HumanRanking().point_estimate(np.array([[1, 0, 1, 1]]))
+        >>> float(est.theta[0])
+        0.75
+        """
+        return estimate_theta(votes, confidence, mapping=self.mapping, undecided=self.undecided)
+
+    def build(self, data, *args, **kwargs):
+        """Build the PyMC model.
+
+        Parameters
+        ----------
+        data : PairwiseVotes
+            The votes and, optionally, their confidence levels (the older form
+            ``build(votes, confidence)`` still works, with a DeprecationWarning).
+
+        Returns
+        -------
+        pymc.Model
+            Variables: ``theta`` (dims ``pair``), ``theta_votes`` (``vote_pair``),
+            ``q_stick`` (``confident_pair``, ``stick``) and the derived ``q``
+            (``confident_pair``, ``confidence_level``), observed ``votes`` and
+            ``confidence``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import HumanRanking
+        >>> from bayeval.models import PairwiseVotes
+        >>> model = HumanRanking(theta_prior=(1, 1)).build(PairwiseVotes(np.array([[1, 0], [1, 1]])))
+        >>> model.named_vars_to_dims["theta"]
+        ('pair',)
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        data = _as_votes((data, *args), kwargs, "build")
+        counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
+        n1 = counts.n_first
+        n0 = counts.n_second
+        u = counts.n_undecided
+        vote_idx = np.flatnonzero(~use_conf)
+        conf_idx = np.flatnonzero(use_conf)
+        c = np.asarray(self.mapping)
+        coords = {"pair": labels}
+        if vote_idx.size:
+            coords["vote_pair"] = labels[vote_idx]
+        if conf_idx.size:
+            coords["confident_pair"] = labels[conf_idx]
+            coords["confidence_level"] = np.arange(c.size)
+            coords["stick"] = np.arange(c.size - 1)
+        with pm.Model(coords=coords) as model:
+            theta = pt.zeros(labels.size)
+            if vote_idx.size:
+                if self.theta_prior == "hierarchical":
+                    log_kappa = pm.Normal("log_concentration", 0.0, 1.0)
+                    kappa = pm.Deterministic("concentration", pt.exp(log_kappa))
+                    theta_v = pm.Beta("theta_votes", alpha=kappa, beta=kappa, dims="vote_pair")
+                else:
+                    a, b = self.theta_prior
+                    theta_v = pm.Beta("theta_votes", alpha=a, beta=b, dims="vote_pair")
+                theta = pt.set_subtensor(theta[vote_idx], theta_v)
+            if conf_idx.size:
+                # q_i ~ Dirichlet(a, ..., a) by stick-breaking: v_k ~ Beta(a, a (L - 1 - k)),
+                # q_k = v_k prod_{j<k} (1 - v_j) (exact; elementwise ops sample faster)
+                a = self.confidence_prior
+                v = pm.Beta(
+                    "q_stick",
+                    alpha=a,
+                    beta=a * np.arange(c.size - 1, 0, -1, dtype=float),
+                    dims=("confident_pair", "stick"),
+                )
+                cols, rest = [], 1.0
+                for k in range(c.size - 1):  # L is small: elementwise ops, no cumprod
+                    cols.append(v[:, k] * rest)
+                    rest = rest * (1 - v[:, k])
+                q = pm.Deterministic(
+                    "q",
+                    pt.stack([*cols, rest], axis=1),
+                    dims=("confident_pair", "confidence_level"),
+                )
+                chosen = pm.Deterministic(
+                    "theta_chosen", (q * c).sum(axis=1), dims="confident_pair"
+                )
+                first = (n1[conf_idx] > 0).astype(float)
+                theta = pt.set_subtensor(
+                    theta[conf_idx], first * chosen + (1 - first) * (1 - chosen)
+                )
+                pm.Multinomial(
+                    "confidence",
+                    n=counts.n_confidence[conf_idx],
+                    p=q,
+                    observed=counts.confidence_counts[conf_idx],
+                    dims=("confident_pair", "confidence_level"),
+                )
+            theta = pm.Deterministic("theta", theta, dims="pair")
+            if self.undecided == "exclude":
+                pm.Binomial("votes", n=n1 + n0, p=theta, observed=n1, dims="pair")
+            else:
+                k1, k0 = n1 + 0.5 * u, n0 + 0.5 * u
+                pm.Potential(
+                    "votes",
+                    pt.sum(k1 * pt.log(theta) + k0 * pt.log1p(-theta)),
+                )
+        return model
+
+    # ------------------------------------------------------------ the contract
+
+    auto_sampler = "pymc"  # one theta per pair: too many dimensions for importance sampling
+    param_names = ("theta", "concentration")
+
+    def _check_data(self, data):
+        if not isinstance(data, PairwiseVotes):
+            raise TypeError(f"`data` must be a PairwiseVotes(votes, confidence), got {type(data).__name__}.")
+        self._data(data.votes, data.confidence)  # the checks, with their messages
+        return data
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
+        post = RankingPosterior(idata, counts=counts, unanimous=unanimous, used_confidence=use_conf,
+                                pair_labels=labels, undecided=self.undecided)
+        post.data = data  # the votes it was fitted to (post.save stores them)
+        return post
+
+    def _log_likelihood(self, post) -> dict:
+        """The votes' log-likelihood per pair (undecided answers as the model counts them)."""
+        c = post.counts
+        theta = np.clip(post.theta.values, 1e-12, 1 - 1e-12)
+        if self.undecided == "exclude":
+            k1, k0 = c.n_first, c.n_second
+        else:
+            k1, k0 = c.n_first + 0.5 * c.n_undecided, c.n_second + 0.5 * c.n_undecided
+        return {"votes": (("chain", "draw", "pair"), k1 * np.log(theta) + k0 * np.log1p(-theta))}
+
+    def fit(self, data=None, *args, draws: int = 1000, tune: int = 1000, chains: int | None = None,
+            cores: int | None = None, random_seed=None, progressbar: bool = True, sampler: str = "auto",
+            warn: bool = True, **sample_kwargs):
+        """Sample the posterior with NUTS.
+
+        Parameters
+        ----------
+        data : PairwiseVotes
+            The votes and their confidence levels (the older form
+            ``fit(votes, confidence)`` still works, with a DeprecationWarning).
+        draws, tune : int
+        chains : int, optional
+            Default 2.
+        cores : int, optional
+            Processes for the chains (default: up to 2).
+        random_seed : int, numpy Generator or SeedSequence, optional
+            Seed for reproducible draws.
+        progressbar : bool, default True
+        sampler : {"auto", "pymc", "nutpie", "importance"}
+            ``"auto"``: PyMC's NUTS.
+        warn : bool, default True
+            Warn when r_hat, ESS or divergences look bad (``post.convergence``).
+        **sample_kwargs
+            NUTS settings: ``target_accept``, ``init``, ``max_treedepth``.
+
+        Returns
+        -------
+        RankingPosterior
+            With ``sampling``, ``convergence``, and the votes' log-likelihood per pair in
+            ``idata.log_likelihood`` (so ``az.loo(post.idata)`` works).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import HumanRanking, PairwiseVotes
+        >>> rng = np.random.default_rng(0)
+        >>> votes = (rng.uniform(size=(10, 5)) < 0.7).astype(float)
+        >>> post = HumanRanking().fit(PairwiseVotes(votes), draws=100, tune=100, chains=1,
+        ...                           random_seed=1, progressbar=False, cores=1, warn=False)
+        >>> post.theta.dims
+        ('chain', 'draw', 'pair')
+        """
+        conf = {"confidence": sample_kwargs.pop("confidence")} if "confidence" in sample_kwargs else {}
+        data = _as_votes((data, *args) if data is not None else args, conf, "fit")
+        return super().fit(data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
+                           progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
+
+
+class RankingPosterior:
+    """Posterior draws of theta and the percentile Q of machine rankings.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        Output of :meth:`HumanRanking.fit` (must hold ``posterior["theta"]``
+        with dims ``(chain, draw, pair)``).
+    counts : bayeval.rankings.percentile.VoteCounts
+        Answers per pair.
+    unanimous, used_confidence : ndarray of bool, shape (n_pairs,)
+        Pair flags from the model.
+    pair_labels : array-like, shape (n_pairs,)
+        Pair coordinate.
+    undecided : str
+        How "unable to decide" answers entered the likelihood.
+
+    Attributes
+    ----------
+    idata : arviz.InferenceData
+    theta : xarray.DataArray, dims (chain, draw, pair)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.rankings.model import RankingPosterior
+    >>> votes = np.array([[1, 1, 1, -1], [0, 1, 0, 0], [1, 0, 1, 0]])
+    >>> draws = np.random.default_rng(0).beta([4, 2, 2], [1, 4, 2], size=(2, 100, 3))
+    >>> post = RankingPosterior.from_draws(draws, votes)
+    >>> post.undecided_total
+    1
+    >>> post.percentile([1, 0, 1]).dims
+    ('chain', 'draw')
+    """
+
+    def __init__(self, idata, *, counts, unanimous, used_confidence, pair_labels, undecided):
+        if "posterior" not in idata.groups() or "theta" not in idata.posterior:
+            raise ValueError(
+                "idata must hold posterior['theta'] (dims chain, draw, pair); got groups "
+                f"{list(idata.groups())}. Use HumanRanking.fit to create a RankingPosterior."
+            )
+        self.idata = idata
+        self.counts = counts
+        self.unanimous = np.asarray(unanimous, dtype=bool)
+        self.used_confidence = np.asarray(used_confidence, dtype=bool)
+        self.pair_labels = np.asarray(pair_labels)
+        self.undecided = undecided
+        self._cache = {}
+
+    @classmethod
+    def from_draws(
+        cls,
+        theta,
+        votes,
+        confidence=None,
+        *,
+        mapping=DEFAULT_MAPPING,
+        undecided="exclude",
+        use_confidence=True,
+    ):
+        """Wrap draws of theta obtained elsewhere (another sampler, a bootstrap).
+
+        Parameters
+        ----------
+        theta : array-like or xarray.DataArray, shape (chain, draw, pair)
+            Draws of the probability that the first item is picked.
+        votes, confidence : array-like
+            The data behind the draws (for the answer counts), as in
+            :meth:`HumanRanking.build`.
+        mapping, undecided, use_confidence
+            As in :class:`HumanRanking`.
+
+        Returns
+        -------
+        RankingPosterior
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import RankingPosterior
+        >>> votes = np.array([[1, 1, 1, -1], [0, 1, 0, 0]])
+        >>> draws = np.random.default_rng(0).beta([4, 2], [1, 4], size=(2, 100, 2))
+        >>> post = RankingPosterior.from_draws(draws, votes)
+        >>> post.theta.dims, post.undecided_total
+        (('chain', 'draw', 'pair'), 1)
+        """
+        import arviz as az
+
+        model = HumanRanking(mapping=mapping, undecided=undecided, use_confidence=use_confidence)
+        counts, unanimous, use_conf, labels = model._data(votes, confidence)
+        if isinstance(theta, xr.DataArray):
+            theta = theta.transpose("chain", "draw", "pair").values
+        th = np.asarray(theta, dtype=float)
+        if th.ndim != 3 or th.shape[-1] != labels.size:
+            raise ValueError(
+                f"theta draws must have shape (chain, draw, pair={labels.size}); got {th.shape}."
+            )
+        idata = az.from_dict(
+            posterior={"theta": th}, dims={"theta": ["pair"]}, coords={"pair": labels}
+        )
+        return cls(
+            idata,
+            counts=counts,
+            unanimous=unanimous,
+            used_confidence=use_conf,
+            pair_labels=labels,
+            undecided=undecided,
+        )
+
+    def save(self, path, *, overwrite: bool = False):
+        """Save this fit (draws, votes, model, seed) to one netCDF file; :func:`bayeval.load`
+        rebuilds it (see :meth:`bayeval.Posterior.save`). Only fits made by
+        :meth:`HumanRanking.fit` can be saved."""
+        from ..persist import save
+
+        return save(self, path, overwrite=overwrite)
+
+    def select(self, pairs):
+        """The posterior restricted to some pairs (e.g. one attribute's pairs).
+
+        Parameters
+        ----------
+        pairs : array-like
+            Pair labels, or a boolean mask over pairs.
+
+        Returns
+        -------
+        RankingPosterior
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import RankingPosterior
+        >>> votes = np.array([[1, 1, -1], [0, 1, 0], [1, 1, 0]])
+        >>> post = RankingPosterior.from_draws(np.full((1, 20, 3), 0.7), votes)
+        >>> sub = post.select([0, 2])
+        >>> sub.theta.sizes["pair"], sub.undecided_total
+        (2, 1)
+        """
+        sel = np.asarray(pairs)
+        if sel.dtype == bool:
+            if sel.shape != self.pair_labels.shape:
+                raise ValueError(
+                    f"a boolean pair mask must have length {self.pair_labels.size}; got "
+                    f"shape {sel.shape}."
+                )
+            idx = np.flatnonzero(sel)
+        else:
+            idx = pd.Index(self.pair_labels).get_indexer(sel.ravel())
+            if (idx < 0).any():
+                raise ValueError(
+                    f"unknown pair labels {sel.ravel()[idx < 0][:5].tolist()}; the posterior's "
+                    "pairs are posterior.pair_labels."
+                )
+        if idx.size == 0:
+            raise ValueError("select() needs at least one pair.")
+        counts = VoteCounts(
+            **{f.name: getattr(self.counts, f.name)[idx] for f in fields(VoteCounts)}
+        )
+        return RankingPosterior(
+            self.idata.isel(pair=idx),
+            counts=counts,
+            unanimous=self.unanimous[idx],
+            used_confidence=self.used_confidence[idx],
+            pair_labels=self.pair_labels[idx],
+            undecided=self.undecided,
+        )
+
+    @property
+    def theta(self) -> xr.DataArray:
+        """Posterior draws of theta, dims (chain, draw, pair)."""
+        return self.idata.posterior["theta"].transpose("chain", "draw", "pair")
+
+    @property
+    def n_undecided(self) -> xr.DataArray:
+        """Number of "unable to decide" answers per pair."""
+        return xr.DataArray(self.counts.n_undecided, dims="pair", coords={"pair": self.pair_labels})
+
+    @property
+    def undecided_total(self) -> int:
+        """Total number of "unable to decide" answers."""
+        return int(self.counts.n_undecided.sum())
+
+    def counts_frame(self) -> pd.DataFrame:
+        """Per-pair answer counts and model flags.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns n_first, n_second, n_undecided, n_missing, n_confidence,
+            unanimous, used_confidence, n_confidence_unused.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import RankingPosterior
+        >>> draws = np.full((1, 10, 2), 0.5)
+        >>> post = RankingPosterior.from_draws(draws, np.array([[1, -1], [0, 1]]))
+        >>> post.counts_frame()["n_undecided"].tolist()
+        [1, 0]
+        """
+        c = self.counts
+        return pd.DataFrame(
+            {
+                "n_first": c.n_first,
+                "n_second": c.n_second,
+                "n_undecided": c.n_undecided,
+                "n_missing": c.n_missing,
+                "n_confidence": c.n_confidence,
+                "unanimous": self.unanimous,
+                "used_confidence": self.used_confidence,
+                "n_confidence_unused": np.where(self.used_confidence, 0, c.n_confidence),
+            },
+            index=pd.Index(self.pair_labels, name="pair"),
+        )
+
+    def _ranking_da(self, ranking):
+        if isinstance(ranking, dict):
+            if not ranking:
+                raise ValueError("ranking dict is empty; pass {name: ranking, ...}.")
+            names = list(ranking)
+            arrs = [np.asarray(self._ranking_da(ranking[k]).transpose(..., "pair")) for k in names]
+            shapes = {a.shape for a in arrs}
+            if len(shapes) != 1 or len(next(iter(shapes))) != 1:
+                raise ValueError(
+                    "each ranking in the dict must be 1-D over pairs; got shapes "
+                    f"{[a.shape for a in arrs]}."
+                )
+            return xr.DataArray(
+                np.stack(arrs),
+                dims=("system", "pair"),
+                coords={"system": names, "pair": self.pair_labels},
+            )
+        if isinstance(ranking, xr.DataArray):
+            if "pair" not in ranking.dims:
+                raise ValueError(
+                    f"a DataArray ranking needs a 'pair' dimension; got dims {ranking.dims}."
+                )
+            if "pair" in ranking.coords:
+                try:
+                    ranking, _ = xr.align(ranking, self.theta.isel(chain=0, draw=0), join="exact")
+                except ValueError as err:
+                    raise ValueError(
+                        "ranking's 'pair' labels differ from the posterior's; reindex it to "
+                        "posterior.theta.pair."
+                    ) from err
+            elif ranking.sizes["pair"] != self.pair_labels.size:
+                raise ValueError(
+                    f"ranking has {ranking.sizes['pair']} pairs; the posterior has "
+                    f"{self.pair_labels.size}."
+                )
+            return ranking.assign_coords(pair=self.pair_labels)
+        if isinstance(ranking, pd.Series):
+            ranking = xr.DataArray.from_series(ranking.rename_axis("pair"))
+            return self._ranking_da(ranking)
+        arr = np.asarray(ranking)
+        if arr.ndim == 0 or arr.shape[-1] != self.pair_labels.size:
+            raise ValueError(
+                f"ranking must have shape (..., n_pairs={self.pair_labels.size}); got {arr.shape}."
+            )
+        if arr.ndim > 2:
+            raise ValueError(
+                "a plain-array ranking must be 1-D (pair,) or 2-D (ranking, pair); for more "
+                "axes pass an xarray.DataArray with named dims."
+            )
+        dims = ("pair",) if arr.ndim == 1 else ("ranking", "pair")
+        return xr.DataArray(arr, dims=dims, coords={"pair": self.pair_labels})
+
+    def _percentile(self, ranking, ties, tol):
+        da = self._ranking_da(ranking)
+        key = (
+            da.dims,
+            np.asarray(da).tobytes(),
+            tuple((k, tuple(np.asarray(v).tolist())) for k, v in da.coords.items() if k != "pair"),
+            ties,
+            float(tol),
+        )
+        if key not in self._cache:
+
+            def core(th, r):
+                res = ranking_percentile(th, r, ties=ties, tol=tol, return_bound=True)
+                return np.stack(np.broadcast_arrays(res.q, res.lower, res.upper, res.bound), -1)
+
+            out = xr.apply_ufunc(
+                core,
+                self.theta,
+                da,
+                input_core_dims=[["pair"], ["pair"]],
+                output_core_dims=[["stat"]],
+            )
+            ds = out.assign_coords(stat=["q", "lower", "upper", "bound"]).to_dataset("stat")
+            ds.attrs.update(ties=ties, tol=float(tol))
+            self._cache[key] = ds
+        return self._cache[key]
+
+    def percentile(self, ranking, *, ties="strict", tol=1e-3, return_bound=False):
+        """Percentile Q of a machine ranking, one value per posterior draw.
+
+        Parameters
+        ----------
+        ranking : array-like, dict, pandas.Series or xarray.DataArray
+            ``1`` = first item picked, per pair. A 2-D array adds a ``ranking``
+            dimension; a dict ``{name: ranking}`` adds a ``system`` dimension; a
+            DataArray with a ``pair`` dimension keeps its other dimensions.
+        ties : {"strict", "inclusive"}, default "strict"
+            See :func:`bayeval.rankings.percentile.ranking_percentile`.
+        tol : float, default 1e-3
+            Numerical accuracy per draw (far below the posterior spread of Q;
+            the cost per draw grows like 1/tol).
+        return_bound : bool, default False
+            Return a Dataset with ``q``, ``lower``, ``upper`` and ``bound``.
+
+        Returns
+        -------
+        xarray.DataArray or xarray.Dataset
+            Dims ``(chain, draw, ...)``, the ranking's own dims last.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import RankingPosterior
+        >>> votes = np.array([[1, 1, 0], [0, 0, 1], [1, 1, 1]])
+        >>> draws = np.random.default_rng(1).beta([3, 2, 5], [2, 3, 1], size=(2, 50, 3))
+        >>> post = RankingPosterior.from_draws(draws, votes)
+        >>> post.percentile({"a": [1, 0, 1], "b": [0, 1, 0]}).dims
+        ('chain', 'draw', 'system')
+        """
+        ties = V.check_choice(ties, "ties", ("strict", "inclusive"))
+        tol = V.as_positive_number(tol, "tol", upper=0.5)
+        ds = self._percentile(ranking, ties, tol)
+        if return_bound:
+            return ds
+        q = ds["q"].rename("Q")
+        q.attrs.update(ds.attrs)
+        return q
+
+    def indistinguishable(self, ranking, *, epsilon=0.05, ties="strict", tol=1e-3):
+        """Posterior probability that a ranking is indistinguishable from humans.
+
+        That is ``P(Q <= 1 - epsilon | votes)``, the share of posterior draws in
+        which the ranking lies in the most probable ``1 - epsilon`` of human
+        rankings.
+
+        Parameters
+        ----------
+        ranking : array-like, dict, pandas.Series or xarray.DataArray
+            As in :meth:`percentile`.
+        epsilon : float, default 0.05
+            Level (the paper's Table 1 uses ``epsilon = 0.1``).
+        ties, tol
+            As in :meth:`percentile`.
+
+        Returns
+        -------
+        float or xarray.DataArray
+            A float for a single ranking, else one value per ranking.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import RankingPosterior
+        >>> votes = np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]])
+        >>> draws = np.random.default_rng(2).beta([6, 1, 2], [1, 4, 2], size=(2, 200, 3))
+        >>> post = RankingPosterior.from_draws(draws, votes)
+        >>> p = post.indistinguishable([1, 0, 1], epsilon=0.1)
+        >>> 0.0 <= p <= 1.0
+        True
+        """
+        epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
+        q = self.percentile(ranking, ties=ties, tol=tol)
+        p = (q <= 1 - epsilon).mean(("chain", "draw"))
+        return float(p) if p.ndim == 0 else p.rename("p_indistinguishable")
+
+    def summary(self, ranking, *, hdi_prob=HDI_PROB, epsilon=0.05, ties="strict", tol=1e-3):
+        """Posterior summary of Q: mean, sd, HDI and decision probability.
+
+        Parameters
+        ----------
+        ranking : array-like, dict, pandas.Series or xarray.DataArray
+            As in :meth:`percentile`.
+        hdi_prob : float, default 0.9
+            Mass of the highest-density interval.
+        epsilon : float, default 0.05
+            Level for ``p_indistinguishable = P(Q <= 1 - epsilon)``.
+        ties, tol
+            As in :meth:`percentile`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per ranking: ``mean``, ``sd``, ``hdi_5%``, ``hdi_95%`` (for
+            the default ``hdi_prob``; named as in :meth:`bayeval.Posterior.summary`),
+            ``p_indistinguishable`` and its numerical range
+            (``p_indistinguishable_min``/``_max``, from the per-draw brackets of
+            Q), ``max_bound`` (largest numerical error bound of a draw), and
+            ``n_undecided`` (total "unable to decide" answers in the data).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import RankingPosterior
+        >>> votes = np.array([[1, 1, -1], [0, 0, 1], [1, 0, 1]])
+        >>> draws = np.random.default_rng(3).beta([5, 1, 2], [1, 3, 2], size=(2, 100, 3))
+        >>> post = RankingPosterior.from_draws(draws, votes)
+        >>> list(post.summary([1, 0, 1]).columns)[:4]
+        ['mean', 'sd', 'hdi_5%', 'hdi_95%']
+        """
+        hdi_prob = V.as_positive_number(hdi_prob, "hdi_prob", upper=1.0)
+        epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
+        ds = self.percentile(ranking, ties=ties, tol=tol, return_bound=True)
+        thr = 1 - epsilon
+        stats = q_stats(ds["q"], hdi_prob=hdi_prob, epsilon=epsilon)
+        stats["p_indistinguishable_min"] = (ds["upper"] <= thr).mean(("chain", "draw"))
+        stats["p_indistinguishable_max"] = (ds["lower"] <= thr).mean(("chain", "draw"))
+        stats["max_bound"] = ds["bound"].max(("chain", "draw"))
+        if stats["mean"].ndim == 0:
+            df = pd.DataFrame({k: [float(v)] for k, v in stats.items()}, index=["Q"])
+        else:
+            df = stats.to_dataframe()
+        df["n_undecided"] = self.undecided_total
+        df.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, ties=ties)
+        return df
+
+    def __repr__(self) -> str:
+        post = self.idata.posterior
+        return (
+            f"RankingPosterior(pairs={self.pair_labels.size}, chains={post.sizes['chain']}, "
+            f"draws={post.sizes['draw']}, confidence_pairs={int(self.used_confidence.sum())}, "
+            f"undecided_answers={self.undecided_total})"
+        )

@@ -1,0 +1,270 @@
+"""Figures and tables for the human-ranking percentile Q.
+
+Two views:
+
+- :func:`plot_log_prob_distribution`: the distribution of human-ranking
+  log-probabilities with a machine ranking's position marked (the paper's
+  Figure 2 view), computed with the same machinery as
+  :func:`bayeval.rankings.percentile.ranking_percentile`;
+- :func:`percentile_table` / :func:`plot_percentile_table`: Q per attribute and
+  system with posterior intervals (the paper's Table 1 view).
+
+Only the object-oriented matplotlib API is used (no ``pyplot.show``), so the
+functions work with any backend, Agg included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayeval import _validate as V
+from bayeval._defaults import HDI_PROB, hdi_columns
+from bayeval.rankings.percentile import (
+    q_stats,
+    ranking_log_prob_distribution,
+    ranking_log_probability,
+    ranking_percentile,
+)
+
+__all__ = ["percentile_table", "plot_log_prob_distribution", "plot_percentile_table"]
+
+
+def _new_axes(ax, figsize):
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def plot_log_prob_distribution(
+    theta, ranking=None, *, bins=80, tol=1e-4, epsilon=0.1, ax=None, label="machine"
+):
+    """Distribution of human-ranking log-probabilities, machine ranking marked.
+
+    Bars show the probability that a human ranking's log-probability falls in
+    each bin (most probable rankings on the right). The shaded part holds the
+    rankings strictly more probable than the machine's; its mass is Q. The
+    dotted line marks the level below which the least probable ``epsilon`` of
+    human rankings lie (the ``1 - epsilon`` percentile).
+
+    Parameters
+    ----------
+    theta : array-like, shape (n_pairs,)
+        Probability that a human picks the first item of each pair.
+    ranking : array-like of 0/1, shape (n_pairs,), optional
+        Machine ranking to mark.
+    bins : int, default 80
+        Number of bins.
+    tol : float, default 1e-4
+        Numerical accuracy of the CDF values (see :func:`ranking_percentile`).
+    epsilon : float, default 0.1
+        Level of the indistinguishability threshold drawn.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new Figure is made otherwise.
+    label : str, default "machine"
+        Legend label of the ranking.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.rankings.plots import plot_log_prob_distribution
+    >>> rng = np.random.default_rng(0)
+    >>> theta = rng.uniform(size=300)
+    >>> fig = plot_log_prob_distribution(theta, (theta > 0.4).astype(int), tol=1e-3)
+    >>> fig.axes[0].get_xlabel()
+    'log-probability of a human ranking'
+    """
+    epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
+    dist = ranking_log_prob_distribution(theta, bins=bins, tol=tol)
+    fig, ax = _new_axes(ax, (7, 3.6))
+    edges = dist.edges
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    widths = edges[:-1] - edges[1:]
+    cum = np.cumsum(dist.mass)  # mass from the most probable end
+    thr_idx = int(np.searchsorted(cum, 1 - epsilon))
+    colors = np.full(centres.size, "0.75", dtype=object)
+    title = f"{dist.method}, bound {dist.bound:.1g}"
+    if ranking is not None:
+        lp = float(ranking_log_probability(theta, ranking))
+        res = ranking_percentile(theta, ranking, tol=tol, return_bound=True)
+        if np.isfinite(lp):
+            colors[centres > lp] = "C0"
+            ax.axvline(lp, color="C3", lw=2, label=f"{label}: Q = {float(res.q):.3f}")
+        else:
+            ax.plot([], [], color="C3", lw=2, label=f"{label}: impossible for humans (Q = 1)")
+    ax.bar(centres, dist.mass, width=widths, color=list(colors), align="center")
+    if thr_idx < edges.size - 1:
+        ax.axvline(
+            edges[thr_idx + 1], color="k", ls=":", lw=1, label=f"{1 - epsilon:.0%} of human mass"
+        )
+    ax.set_xlim(edges[-1], edges[0] + 0.02 * (edges[0] - edges[-1]))
+    ax.set_xlabel("log-probability of a human ranking")
+    ax.set_ylabel("probability per bin")
+    ax.set_title(f"Human rankings of {np.size(theta)} pairs, {title}", fontsize=10)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def _as_q_array(q):
+    if isinstance(q, xr.DataArray):
+        return q
+    if isinstance(q, dict):
+        if not q:
+            raise ValueError("q dict is empty; pass {(attribute, system): DataArray, ...}.")
+        keys = list(q)
+        if not all(isinstance(k, tuple) and len(k) == 2 for k in keys):
+            raise ValueError(
+                f"q dict keys must be (attribute, system) tuples; got e.g. {keys[0]!r}."
+            )
+        attrs = list(dict.fromkeys(k[0] for k in keys))
+        systems = list(dict.fromkeys(k[1] for k in keys))
+        first = xr.DataArray(q[keys[0]])
+        out = xr.DataArray(
+            np.full((len(attrs), len(systems)) + first.shape, np.nan),
+            dims=("attribute", "system") + first.dims,
+            coords={"attribute": attrs, "system": systems},
+        )
+        for (a, s), v in q.items():
+            v = xr.DataArray(v)
+            if v.dims != first.dims or v.shape != first.shape:
+                raise ValueError(
+                    f"all entries of q must share dims/shape {first.dims}{first.shape}; "
+                    f"({a!r}, {s!r}) has {v.dims}{v.shape}."
+                )
+            out.loc[{"attribute": a, "system": s}] = v.values
+        return out.transpose(..., "attribute", "system")
+    raise TypeError(
+        "q must be an xarray.DataArray with dims (chain, draw, attribute, system) or a "
+        f"dict {{(attribute, system): DataArray}}; got {type(q).__name__}."
+    )
+
+
+def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=True):
+    """Table of Q per attribute and system with posterior intervals (Table 1 view).
+
+    Parameters
+    ----------
+    q : xarray.DataArray or dict
+        Posterior draws of Q with dims ``(chain, draw, attribute, system)``
+        (e.g. from :meth:`RankingPosterior.percentile` with a dict of systems,
+        concatenated over attributes), or a dict ``{(attribute, system):
+        DataArray(chain, draw)}``. A DataArray without ``chain``/``draw`` dims
+        is read as point values (no interval).
+    hdi_prob : float, default 0.9
+        Mass of the highest-density interval.
+    epsilon : float, default 0.1
+        ``p_indistinguishable = P(Q <= 1 - epsilon)``; the paper's Table 1 uses
+        the 90 % threshold, ``epsilon = 0.1``.
+    wide : bool, default True
+        True: attributes as rows, systems as columns, cells formatted as
+        ``"mean [low, high]"``. False: one row per (attribute, system) with the
+        numeric columns ``mean``, ``sd``, ``hdi_5%``, ``hdi_95%`` (for the
+        default ``hdi_prob``; named as in :meth:`bayeval.Posterior.summary`),
+        ``p_indistinguishable``.
+    percent : bool, default True
+        Show Q in percent in the wide table.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayeval.rankings.plots import percentile_table
+    >>> rng = np.random.default_rng(0)
+    >>> q = xr.DataArray(rng.beta(2, 5, size=(2, 50, 2, 2)),
+    ...                  dims=("chain", "draw", "attribute", "system"),
+    ...                  coords={"attribute": ["aged", "wet"], "system": ["A", "B"]})
+    >>> percentile_table(q).shape
+    (2, 2)
+    """
+    hdi_prob = V.as_positive_number(hdi_prob, "hdi_prob", upper=1.0)
+    epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
+    q = _as_q_array(q)
+    missing = {"attribute", "system"} - set(q.dims)
+    if missing:
+        raise ValueError(f"q needs dims 'attribute' and 'system'; missing {sorted(missing)}.")
+    sample = {"chain", "draw"} <= set(q.dims)
+    if sample:
+        stats = q_stats(q, hdi_prob=hdi_prob, epsilon=epsilon)
+    else:
+        stats = xr.Dataset({"mean": q, "p_indistinguishable": (q <= 1 - epsilon).astype(float)})
+    long = stats.to_dataframe().reset_index().set_index(["attribute", "system"])
+    long = long[[c for c in stats.data_vars]]
+    if not wide:
+        long.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon)
+        return long
+    scale = 100.0 if percent else 1.0
+    fmt = "{:.1f}" if percent else "{:.3f}"
+
+    lo, hi = hdi_columns(hdi_prob)
+
+    def cell(row):
+        text = fmt.format(scale * row["mean"])
+        if sample:
+            text += f" [{fmt.format(scale * row[lo])}, {fmt.format(scale * row[hi])}]"
+        return text
+
+    table = long.apply(cell, axis=1).unstack("system")
+    table = table.reindex(index=q["attribute"].values, columns=q["system"].values)
+    table.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, percent=percent)
+    return table
+
+
+def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
+    """Dot-and-interval chart of Q per attribute (rows) and system (colours).
+
+    Parameters
+    ----------
+    q : xarray.DataArray or dict
+        As in :func:`percentile_table` (draws needed for intervals).
+    hdi_prob : float, default 0.9
+        Mass of the intervals drawn.
+    epsilon : float, default 0.1
+        A vertical line marks ``1 - epsilon``; beyond it a ranking is
+        distinguishable from human ones.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayeval.rankings.plots import plot_percentile_table
+    >>> q = xr.DataArray(np.random.default_rng(1).beta(2, 5, size=(2, 40, 3, 2)),
+    ...                  dims=("chain", "draw", "attribute", "system"),
+    ...                  coords={"attribute": ["a", "b", "c"], "system": ["X", "Y"]})
+    >>> len(plot_percentile_table(q).axes)
+    1
+    """
+    long = percentile_table(q, hdi_prob=hdi_prob, epsilon=epsilon, wide=False)
+    attrs = list(dict.fromkeys(long.index.get_level_values("attribute")))
+    systems = list(dict.fromkeys(long.index.get_level_values("system")))
+    fig, ax = _new_axes(ax, (7, 0.35 * len(attrs) + 1.5))
+    offsets = np.linspace(-0.3, 0.3, len(systems)) if len(systems) > 1 else np.zeros(1)
+    for j, s in enumerate(systems):
+        sub = long.xs(s, level="system").reindex(attrs)
+        y = np.arange(len(attrs)) + offsets[j]
+        lo, hi = hdi_columns(hdi_prob)
+        if lo in sub:
+            ax.hlines(y, sub[lo], sub[hi], color=f"C{j}", lw=2)
+        ax.plot(sub["mean"], y, "o", color=f"C{j}", label=str(s))
+    ax.axvline(1 - epsilon, color="k", ls=":", lw=1)
+    ax.set_yticks(np.arange(len(attrs)), [str(a) for a in attrs])
+    ax.invert_yaxis()
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel(f"Q (posterior mean, {hdi_prob:.0%} HDI); dotted: 1 - epsilon")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig
