@@ -4,7 +4,7 @@ Issue 16, part 1 ("a benchmark first"). For each model -- ``ScoreMixture`` with 
 family pairs gamma/truncnormal (the paper's), normal/normal and skewnormal/skewnormal,
 ``Calibration`` (logistic and monotone curves), ``LabelFlip``, ``AnnotatorError`` and
 ``HumanRanking`` -- and each size N (10^3 .. 10^6 items; fewer where a model's data do
-not grow with N, see ``ADAPTERS``), it measures
+not grow with N, see each adapter's ``note``), it measures
 
 * **baseline** (today's path): ``M(...).build(...)`` afresh for every fit, then
   ``pm.sample(draws, tune, chains=2, cores=1, discard_tuned_samples=False, ...)`` with
@@ -34,9 +34,15 @@ reuses C modules compiled by earlier runs, so *cold* here means "first fit in a 
 process". ``--cold-compiledir`` points every subprocess at its own empty
 ``compiledir`` for a truly cold measurement (minutes per fit).
 
-Run: ``python benchmarks/fit_speed.py`` (results in ``benchmarks/results/fit_speed.md``;
-about an hour on 2 cores), ``--quick`` for N = 10^3 and 10^4, draws = tune = 200 and
-one family pair, the ``fits`` part only (the results file then says it is provisional).
+Run: ``python benchmarks/fit_speed.py`` (results in ``benchmarks/results/fit_speed.md``,
+rewritten after every row, marked partial until the run ends; well over an hour on a
+shared 2-core machine: sizes run in the order 10^4, 10^6, 10^3, 10^5 so that a run cut
+short still has what the targets need). ``--quick``: N = 10^3 and 10^4, draws = tune =
+200, one family pair, the ``fits`` part only (the results file then says it is
+provisional; 13 minutes on that machine, most of it HumanRanking's 10^4-dimensional
+posterior and the exact score-mixture likelihood at 10^4 items: add ``--models
+"ScoreMixture gamma/truncnormal"`` for a 2-minute check). ``--models``, ``--sizes``,
+``--draws`` pick a subset.
 """
 
 from __future__ import annotations
@@ -371,9 +377,10 @@ def one(spec: dict) -> dict:
     import bayeval  # noqa: F401
 
     out = {"import_time": time.perf_counter() - t0}
-    adapter = adapters()[spec["model"]]
+    adapter = adapters().get(spec["model"])  # None for the auto part
     n, draws, tune, chains, seed = spec["n"], spec["draws"], spec["tune"], spec["chains"], spec["seed"]
-    first, second = adapter.make(n, seed, False), adapter.make(n, seed, True)
+    if spec["path"] in ("baseline", "new"):
+        first, second = adapter.make(n, seed, False), adapter.make(n, seed, True)
     if spec["path"] == "baseline":
         model, out["cold"] = _baseline_fit(adapter, first, draws, tune, chains, seed)
         model, out["warm"] = _baseline_fit(adapter, second, draws, tune, chains, seed + 1)
