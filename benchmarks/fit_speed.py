@@ -42,7 +42,8 @@ short still has what the targets need). ``--quick``: N = 10^3 and 10^4, draws = 
 provisional; 13 minutes on that machine, most of it HumanRanking's 10^4-dimensional
 posterior and the exact score-mixture likelihood at 10^4 items: add ``--models
 "ScoreMixture gamma/truncnormal"`` for a 2-minute check). ``--models``, ``--sizes``,
-``--draws`` pick a subset.
+``--draws`` pick a subset; the raw rows go to ``fit_speed.json`` beside the results file,
+and ``--resume`` keeps them and measures only the (model, N) still missing.
 """
 
 from __future__ import annotations
@@ -455,13 +456,17 @@ def _overhead(fit: dict, t_grad: float, t_logp: float) -> float:
 
 
 def measure(models, sizes, *, draws, tune, chains=2, seed=1, cold_compiledir=False, timeout=None, log=print,
-            on_row=None) -> list[dict]:
-    """One row per (model, N): cold/warm times of both paths, evaluations, t/grad, ratios."""
+            on_row=None, done=()) -> list[dict]:
+    """One row per (model, N): cold/warm times of both paths, evaluations, t/grad, ratios.
+
+    ``done``: rows of an earlier run (``--resume``); their (model, N) are not measured again.
+    """
     table = adapters()
-    rows = []
+    rows = list(done)
+    have = {(r["model"], r["n"]) for r in rows}
     # sizes outer, in the order given: a run cut short still has the first sizes of every model
     for n in sizes:
-        for name in [m for m in models if n <= max(table[m].sizes)]:
+        for name in [m for m in models if n <= max(table[m].sizes) and (m, n) not in have]:
             spec = {"model": name, "n": n, "draws": draws, "tune": tune, "chains": chains, "seed": seed}
             base = run_one({**spec, "path": "baseline"}, cold_compiledir=cold_compiledir, timeout=timeout)
             new = run_one({**spec, "path": "new"}, cold_compiledir=cold_compiledir, timeout=timeout)
@@ -715,6 +720,9 @@ def main(argv=None):
                     help="give every fresh process an empty PyTensor compiledir (truly cold; slow)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per subprocess")
     ap.add_argument("--out", default=None, help="Markdown results file (default: benchmarks/results/fit_speed.md)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows (and auto result) of the raw JSON next to --out; measure only the rest "
+                         "(the settings must be the same)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one is not None:
@@ -735,14 +743,26 @@ def main(argv=None):
     kw = {"draws": draws, "tune": draws, "chains": args.chains, "seed": args.seed,
           "cold_compiledir": args.cold_compiledir, "timeout": args.timeout}
     rows, auto = [], None
+    raw = out.with_suffix(".json")  # the rows themselves, for --resume
+    if args.resume and raw.is_file():
+        saved = json.loads(raw.read_text())
+        if saved["settings"] != {"draws": draws, "chains": args.chains, "seed": args.seed,
+                                 "auto_draws": args.auto_draws, "cold_compiledir": args.cold_compiledir}:
+            ap.error(f"--resume: {raw} was made with other settings: {saved['settings']}")
+        rows, auto = saved["rows"], saved["auto"]
+        cmd = saved["cmd"] + " ; " + cmd
+        print(f"resuming: {len(rows)} row(s){' and the auto part' if auto else ''} from {raw}", flush=True)
 
     def write(rs, complete=False):
         if rs or auto:
             out.parent.mkdir(parents=True, exist_ok=True)
+            raw.write_text(json.dumps({"cmd": cmd, "rows": rs, "auto": auto, "settings": {
+                "draws": draws, "chains": args.chains, "seed": args.seed, "auto_draws": args.auto_draws,
+                "cold_compiledir": args.cold_compiledir}}, indent=1))
             out.write_text(report(rs, auto, cmd=cmd, settings=settings, elapsed=time.time() - t0, complete=complete,
                                   cold_compiledir=args.cold_compiledir, quick=args.quick))
 
-    if part in ("all", "auto"):  # first: one number, and a long run cut short still has it
+    if part in ("all", "auto") and auto is None:  # first: one number, and a run cut short still has it
         print(f"ScoreMixture.auto at N=10,000 (draws = tune = {args.auto_draws}) ...", flush=True)
         auto = measure_auto(10_000, **{**kw, "draws": args.auto_draws, "tune": args.auto_draws})
         print(f"  auto {auto['auto']:.1f} s; sum of baseline candidate fits {auto['baseline_sum']:.1f} s; "
@@ -750,7 +770,7 @@ def main(argv=None):
         write(rows)
     if part in ("all", "fits"):
         print(f"Fit speed ({settings}); baseline cold / warm, new cold / warm", flush=True)
-        rows = measure(models, sizes, on_row=write, **kw)
+        rows = measure(models, sizes, on_row=write, done=rows, **kw)
     if rows or auto:
         print("\nTargets:\n" + "\n".join(targets(rows, auto)))
         write(rows, complete=True)

@@ -77,6 +77,8 @@ def test_fit_speed_quick_core():
         assert r["base_cold_grads"] >= 60 and r["base_warm_grads"] >= 60
         assert r["new_warm_grads"] is not None and r["new_warm_grads"] + r["new_warm_logps"] > 0
         assert math.isfinite(r["new_warm_overhead"]) and r["new_warm_overhead"] > 0
+    # --resume: measured (model, N) are kept, not measured again (no subprocess: returns at once)
+    assert fs.measure(models, [300], draws=30, tune=30, chains=1, done=rows, log=None) == rows
     text = fs.report(rows, None, cmd="test", settings="tiny", elapsed=1.0, complete=True, cold_compiledir=False)
     assert "### ScoreMixture normal/normal" in text and "### Calibration logistic" in text
     lines = fs.targets(rows, None, ref_n=300)
