@@ -212,6 +212,18 @@ def _annotator_make(n, seed, more):
     return {"predictions": pred, "annotations": ann, "gold": gold}
 
 
+def _annotation_data(d):
+    from bayeval.models import AnnotationData
+
+    return AnnotationData(d["predictions"], d["annotations"], gold=d["gold"])
+
+
+def _votes(d):
+    from bayeval.models import PairwiseVotes
+
+    return PairwiseVotes(d["votes"], d["confidence"])
+
+
 def _annotator():
     def model():
         from bayeval.models import AnnotatorError
@@ -221,11 +233,9 @@ def _annotator():
     return Adapter(
         name="AnnotatorError",
         make=_annotator_make,
-        build=lambda d: model().build(d["predictions"], d["annotations"], gold=d["gold"]),
-        # today's form: fit(predictions, annotations, gold=...); after the API change one container
+        build=lambda d: model().build(_annotation_data(d)),
         fit=lambda d, draws, tune, chains, seed: model().fit(
-            d["predictions"], d["annotations"], gold=d["gold"], **_fit_kwargs(draws, tune, chains, seed),
-            cores=1, warn=False),
+            _annotation_data(d), **_fit_kwargs(draws, tune, chains, seed), cores=1, warn=False),
         sizes=(1_000, 10_000, 100_000),
         note="binary, the classifier + 3 annotators (30% of cells missing), 100 gold items (+20 for the "
         "refit). The likelihood runs over the distinct observation patterns (at most 2 x 3^3 x 3 = 162 at any "
@@ -255,10 +265,9 @@ def _ranking():
     return Adapter(
         name="HumanRanking",
         make=_ranking_make,
-        build=lambda d: model().build(d["votes"], d["confidence"]),
-        # today's form: fit(votes, confidence, ...) with no `warn`; after the API change one container
-        fit=lambda d, draws, tune, chains, seed: model().fit(d["votes"], d["confidence"],
-                                                             **_fit_kwargs(draws, tune, chains, seed), cores=1),
+        build=lambda d: model().build(_votes(d)),
+        fit=lambda d, draws, tune, chains, seed: model().fit(_votes(d), **_fit_kwargs(draws, tune, chains, seed),
+                                                             cores=1, warn=False),
         sizes=(1_000, 10_000),
         note="N = pairs, 5 votes each, 10% unanimous with confidence scores; the refit has new votes. One "
         "theta per pair: the posterior has N dimensions, so 10^5 and 10^6 pairs are left out",

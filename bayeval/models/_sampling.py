@@ -47,8 +47,10 @@ class SamplingInfo:
     ess: float = float("nan")
     n_proposals: int = 0
     fallback_reason: str = ""
-    #: log-density and gradient evaluations the fit made (NUTS: leapfrog steps,
-    #: tuning included; each evaluates both)
+    #: evaluations the fit made: of the log-density alone (importance sampling's
+    #: proposals, the mode search's function values) and of its gradient (the mode
+    #: search, the curvature, NUTS's leapfrog steps with tuning included -- each of
+    #: those computes the density too)
     n_logp_evals: int = 0
     n_grad_evals: int = 0
     #: wall time of the sampling, seconds (compilation included)
@@ -314,6 +316,6 @@ def sample_model(
     for group in ("warmup_posterior", "warmup_sample_stats"):
         if group in idata.groups():
             del idata[group]
-    info = SamplingInfo(sampler, fallback_reason=reason, n_logp_evals=n_f + steps, n_grad_evals=n_g + steps,
+    info = SamplingInfo(sampler, fallback_reason=reason, n_logp_evals=n_f, n_grad_evals=n_g + steps,
                         seconds=time.perf_counter() - t0)
     return idata, info
