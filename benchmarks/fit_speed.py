@@ -174,20 +174,20 @@ def _label_flip_make(n, seed, more):
     return data.with_labels(data.item_ids[ids], truth[ids])
 
 
-def _label_flip():
+def _label_flip(pooling="partial"):
     def model():
         from bayeval.models import LabelFlip
 
-        return LabelFlip()
+        return LabelFlip(pooling=pooling)
 
     return Adapter(
-        name="LabelFlip",
+        name="LabelFlip" if pooling == "partial" else f"LabelFlip {pooling}",
         make=_label_flip_make,
         build=lambda data: model().build(data),
         fit=lambda data, draws, tune, chains, seed: model().fit(data, **_fit_kwargs(draws, tune, chains, seed),
                                                                 cores=1, warn=False),
-        note="simulate_tags: 5 categories of N/5 items, 100 vetted (+20 for the refit); binned above "
-        "5,000 unvetted items (the default)",
+        note=f"simulate_tags: 5 categories of N/5 items, pooling={pooling!r}, 100 vetted (+20 for the refit); "
+        "binned above 5,000 unvetted items (the default)",
         binned=lambda m: "noisy_unvetted_binned" in m.named_vars,
     )
 
@@ -282,6 +282,7 @@ def adapters() -> dict[str, Adapter]:
         _calibration("logistic"),
         _calibration("monotone"),
         _label_flip(),
+        _label_flip("complete"),
         _annotator(),
         _ranking(),
     ]
