@@ -143,7 +143,7 @@ def _score_mixture(neg, pos):
         fit=lambda data, draws, tune, chains, seed: model().fit(data, **_fit_kwargs(draws, tune, chains, seed),
                                                                 cores=1, warn=False),
         note="50 vetted labels (+10 for the refit); binned above 20,000 unvetted items (the default)",
-        binned=lambda m: bool(m._bayeval_meta["binned"]),
+        binned=lambda m: bool(m["unvetted_weight"].get_value().max() > 1) if "unvetted_weight" in m.named_vars else False,
     )
 
 

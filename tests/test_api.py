@@ -198,3 +198,37 @@ def test_summary_tables_name_the_same_quantities_alike():
     table = recalibrate(post, min_precision=0.5).table()
     for quantity in ("precision", "recall"):
         assert [c for c in table.columns if c.startswith(quantity)] == [f"{quantity}_{c}" for c in ref]
+
+
+def test_former_module_paths_still_import_with_a_warning():
+    """The modules moved into sub-packages (rankings/, annotators/, fscore/) keep their
+    old paths for one release: each import warns and gives the new module's objects."""
+    import subprocess
+    import sys
+
+    code = r'''
+import warnings
+warnings.simplefilter("always")
+moved = {
+    "bayeval.ranking": ("bayeval.rankings.percentile", "ranking_percentile"),
+    "bayeval.plots_ranking": ("bayeval.rankings.plots", "percentile_table"),
+    "bayeval.annotator": ("bayeval.annotators.bounds", "true_accuracy_bounds"),
+    "bayeval.models.human_ranking": ("bayeval.rankings.model", "HumanRanking"),
+    "bayeval.models.annotator": ("bayeval.annotators.model", "AnnotatorError"),
+    "bayeval.active.acis": ("bayeval.fscore.acis", "sawade"),
+    "bayeval.active.fscore_posterior": ("bayeval.fscore.bayesian", "score_mixture_fscore"),
+    "bayeval.active.fscore_study": ("bayeval.fscore.study", "simulate_fscore"),
+}
+import importlib
+for old, (new, name) in moved.items():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m = importlib.import_module(old)
+    assert any(issubclass(x.category, DeprecationWarning) and new in str(x.message) for x in w), (old, w)
+    assert getattr(m, name) is getattr(importlib.import_module(new), name), old
+import bayeval as be
+assert callable(be.active.acis)  # the alias module still calls like the function bayeval.active.acis
+print("ok")
+'''
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
