@@ -211,6 +211,15 @@ class Model:
                 f"{list(FIT_KEYWORDS)} and the NUTS settings target_accept, init and max_treedepth."
             )
         seed, label_seed = seeds(random_seed)
+        try:
+            return self._fit(data, draws=draws, tune=tune, chains=chains, cores=cores, seed=seed,
+                             label_seed=label_seed, progressbar=progressbar, sampler=sampler, warn=warn,
+                             target_accept=target_accept, **sample_kwargs)
+        finally:
+            self.__dict__.pop("_memo", None)  # what _prepared() kept for this data set
+
+    def _fit(self, data, *, draws, tune, chains, cores, seed, label_seed, progressbar, sampler, warn,
+             target_accept, **sample_kwargs):
         model, key = self._model(data)
         chosen = self.auto_sampler if sampler == "auto" else sampler
         idata, info = sample_model(
