@@ -68,14 +68,6 @@ _RHAT_ADVICE = (
 # --------------------------------------------------------------------------- input checks
 
 
-def _as_int(x, name: str, *, minimum: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"`{name}` must be an integer >= {minimum}, got {x!r}.")
-    if x < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {x}.")
-    return int(x)
-
-
 def _as_prior(x, name: str, *, n: int) -> tuple[float, ...]:
     try:
         vals = tuple(float(v) for v in np.atleast_1d(np.asarray(x, dtype=float)))
@@ -232,7 +224,7 @@ def annotations_from_long(
         )
     pool = V.check_choice(pool, "pool", _POOLS)
     if max_labels is not None:
-        max_labels = _as_int(max_labels, "max_labels", minimum=1)
+        max_labels = V.as_positive_int(max_labels, "max_labels", minimum=1)
     df = data[[item, annotator, label]].dropna(subset=[label])
     vals, _ = _to_float_matrix(df[label], "label")
     df = df.assign(**{label: vals})
@@ -617,7 +609,7 @@ class AnnotatorError(Model):
         gold_fallback: str = "stack",
     ):
         self.gold_fallback = V.check_choice(gold_fallback, "gold_fallback", _GOLD_FALLBACKS)
-        self.n_classes = _as_int(n_classes, "n_classes", minimum=2)
+        self.n_classes = V.as_positive_int(n_classes, "n_classes", minimum=2)
         if self.n_classes > _MAX_CLASSES:
             raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {self.n_classes}.")
         self.model_accuracy = _as_prior(model_accuracy, "model_accuracy", n=2)
@@ -638,7 +630,7 @@ class AnnotatorError(Model):
                 raise ValueError(
                     f"The Beta/Dirichlet parameters in `{name}` must be > 0, got {getattr(self, name)}."
                 )
-        self.n_nodes = _as_int(n_nodes, "n_nodes", minimum=1)
+        self.n_nodes = V.as_positive_int(n_nodes, "n_nodes", minimum=1)
         if not isinstance(independent, bool | np.bool_):
             raise TypeError(f"`independent` must be True or False, got {independent!r}.")
         self.independent = bool(independent)
@@ -1418,7 +1410,7 @@ class CategoricalPosterior(Posterior):
         model: str | None = None,
         population: Callable[..., xr.DataArray] | None = None,
     ):
-        k = _as_int(n_classes, "n_classes", minimum=2)
+        k = V.as_positive_int(n_classes, "n_classes", minimum=2)
         if k > _MAX_CLASSES:
             raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {k}.")
         pred, _ = _to_float_matrix(predictions, "predictions")
