@@ -461,3 +461,15 @@ def test_clear_errors_for_bad_input():
         simulate_tags(2, items_per_category=[10, 0])
     with pytest.raises(ValueError, match="strictly between"):
         simulate_tags(2, prevalence=1.2)
+
+
+def test_probabilities_of_some_items_equal_those_of_all_items():
+    """The label log-likelihood reads only the vetted items' probabilities (at 10^6 items it
+    must not compute all of them): the subset path equals the full computation."""
+    data, truth = simulate_tags(3, items_per_category=200, random_seed=4)
+    ids = np.arange(0, data.n_items, 9)
+    data = data.with_labels(data.item_ids[ids], truth[ids])
+    post = LabelFlip(pooling="complete").fit(data, draws=50, tune=50, random_seed=1, progressbar=False, warn=False)
+    items = np.flatnonzero(data.vetted)
+    np.testing.assert_allclose(post._probabilities_of(1, slice(5, 20), items),
+                               post._probabilities(1, slice(5, 20))[:, items])

@@ -111,6 +111,10 @@ class Model:
         """Where the sampler starts (unconstrained values by variable), or None."""
         return None
 
+    def _auto_sampler(self, data) -> str:
+        """What ``sampler="auto"`` means for this data set (default: ``auto_sampler``)."""
+        return self.auto_sampler
+
     def _nuts_jitter(self) -> bool:
         """Whether NUTS chains start jittered around the starting point."""
         return True
@@ -221,7 +225,7 @@ class Model:
     def _fit(self, data, *, draws, tune, chains, cores, seed, label_seed, progressbar, sampler, warn,
              target_accept, **sample_kwargs):
         model, key = self._model(data)
-        chosen = self.auto_sampler if sampler == "auto" else sampler
+        chosen = self._auto_sampler(data) if sampler == "auto" else sampler
         idata, info = sample_model(
             model, draws=draws, tune=tune, chains=chains, random_seed=seed, sampler=chosen,
             progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
