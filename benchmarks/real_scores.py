@@ -27,6 +27,11 @@ Run (results in ``benchmarks/results/real_scores.md``)::
     python benchmarks/real_scores.py --part ppi --trials 300 --out benchmarks/results/real_scores_ppi.md
 
 ``--quick`` runs a small version (two pools, a few label sets) as the tests do.
+
+``--candidates with-mixture`` (parts ``pools`` and ``generated``) fits, in place of
+``bayeval.fit``, a stack of the default candidates and one score mixture chosen from
+the scores' scale alone (:func:`mixture_candidate`): the study of whether the mixture
+belongs in the default (results in ``real_scores*_with_mixture.md``).
 """
 
 from __future__ import annotations
@@ -49,6 +54,92 @@ from bayeval import metrics as M  # noqa: E402
 from bayeval.models import ScoreMixture  # noqa: E402
 
 HDI = 0.9
+
+CANDIDATE_SETS = ("current", "with-mixture")
+
+
+def mixture_candidate(scores) -> ScoreMixture:
+    """The score mixture added to the stack by ``--candidates with-mixture``: from the scale alone.
+
+    Scores with negative values (margins, log-odds): a Normal pair on the scores as they
+    are. Non-negative scores: the SPE paper's Gamma / truncated-Normal pair (the former
+    default) with ``transform="auto"``, which is ``minmax`` for scores in [0, 1]
+    (probabilities) and ``identity`` for positive scores beyond 1. Fixed before any run;
+    not tuned on any pool.
+
+    Fitted by importance sampling only (:class:`_ImportanceOnly`): where its Pareto k says
+    the draws are unreliable, the stack leaves the mixture out (weight 0) instead of
+    falling back to NUTS (digits8 margins, first label set of 30: Pareto k 1.04; with the
+    NUTS fallback, six label sets of three pools had not finished after 10 minutes).
+    """
+    s = np.asarray(scores, dtype=float)
+    if s.min() < 0:
+        return _ImportanceOnly("normal", "normal", transform="identity")
+    return _ImportanceOnly("gamma", "truncnormal", transform="auto")
+
+
+class _ImportanceOnly(ScoreMixture):
+    """A ScoreMixture that is sampled by importance sampling or not at all (a RuntimeError,
+    which ``bayeval.fit`` records as a failed candidate with weight 0)."""
+
+    def fit(self, data, **kw):
+        kw["sampler"] = "importance"
+        return super().fit(data, **kw)
+
+
+def candidates_for(which: str, data) -> list | None:
+    """The stack's candidates for ``--candidates``: None (``bayeval.fit``'s own) or the list."""
+    if which == "current":
+        return None
+    from bayeval.models.stacking import default_candidates
+
+    return default_candidates(data) + [mixture_candidate(data.scores)]
+
+
+def fit_main(data, which: str, random_seed: int):
+    """The model under study, fitted as a user fits it (``bayeval.fit`` with these candidates)."""
+    return be.fit(data, candidates=candidates_for(which, data), random_seed=random_seed, warn=False)
+
+
+def current_default_from(post, data, random_seed: int):
+    """The current default (the two calibration curves stacked) from a with-mixture stack's own
+    candidate fits: every candidate gets the same seed, so these are the fits ``bayeval.fit``
+    makes; the weights and the label draws are made as ``bayeval.fit`` makes them."""
+    from bayeval.models.stacking import StackedPosterior, _stacking_weights, label_loo
+
+    names = [n for n in post.candidates if not n.startswith("ScoreMixture(")]
+    fits = {n: post.candidates[n] for n in names}
+    w = _stacking_weights(np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()]))
+    tab = pd.DataFrame({"weight": w}, index=names).sort_values("weight", ascending=False, kind="stable")
+    return StackedPosterior(data, fits, tab, chains=post.n_chains, draws=post.n_draws, random_seed=random_seed)
+
+
+def main_label(which: str) -> str:
+    return "default" if which == "current" else "default + mixture"
+
+
+def candidate_label(name: str) -> str:
+    """Short names for the candidates' rows (a ScoreMixture's repr is long)."""
+    if name.startswith("ScoreMixture("):
+        return "score mixture"
+    return name
+
+
+def _mixture_info(post) -> dict:
+    """The mixture candidate's stacking weight and how it was sampled (NaN without one;
+    sampler ``"failed"`` where importance sampling failed and the stack left it out)."""
+    comp = getattr(post, "comparison", None)
+    for name in ([] if comp is None else comp.index):
+        if name.startswith("ScoreMixture(") and name in comp.attrs.get("errors", {}):
+            return {"mix_weight": 0.0, "mix_sampler": "failed", "mix_seconds": np.nan, "mix_pareto_k": np.nan,
+                    "mix_family": name}
+    for name, c in getattr(post, "candidates", {}).items():
+        if name.startswith("ScoreMixture("):
+            sm = getattr(c, "sampling", None)
+            return {"mix_weight": float(post.weights.get(name, np.nan)),
+                    "mix_sampler": getattr(sm, "sampler", ""), "mix_seconds": float(getattr(sm, "seconds", np.nan)),
+                    "mix_pareto_k": float(getattr(sm, "pareto_k", np.nan)), "mix_family": name}
+    return {"mix_weight": np.nan, "mix_sampler": "", "mix_seconds": np.nan, "mix_pareto_k": np.nan, "mix_family": ""}
 
 
 # ------------------------------------------------------------------------ pools
@@ -268,8 +359,10 @@ def _label_set(pool: Pool, budget: int, rep: int, seed: int):
     return be.EvalData(pool.scores, lab), rng
 
 
-def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False) -> pd.DataFrame:
-    """Fit every label set; ``mixture=True`` fits the SPE paper's score mixture instead."""
+def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False, candidates="current") -> pd.DataFrame:
+    """Fit every label set; ``mixture=True`` fits the SPE paper's score mixture instead;
+    ``candidates``: the default's candidates (``"current"``) or ``"with-mixture"``."""
+    main = main_label(candidates)
     rows = []
     for pool in pools:
         specs = _metric_specs(pool)
@@ -288,14 +381,19 @@ def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False) -> pd.Da
                         post = ScoreMixture().fit(data, draws=500, tune=500, chains=2, random_seed=rep,
                                                   progressbar=False, warn=False)
                     else:
-                        post = be.fit(data, random_seed=rep, warn=False)
+                        post = fit_main(data, candidates, rep)
                 fit_s = time.perf_counter() - t0
+                mix = _mixture_info(post)
                 vo = _vetted_only(data, specs, rng)
                 if mixture:
                     fits = {"score mixture (gamma/truncnormal)": post}
                 else:
-                    fits = {"default": post}
-                    fits.update({name: c for name, c in post.candidates.items()})
+                    fits = {main: post}
+                    if candidates != "current":  # the current default on the same fits, for a paired comparison
+                        fits["default"] = current_default_from(post, data, rep)
+                    fits.update({candidate_label(name): c for name, c in post.candidates.items()})
+                weights = {candidate_label(n): float(w) for n, w in getattr(post, "weights", pd.Series(dtype=float)).items()}
+                first_model = next(iter(fits))
                 for model, p in fits.items():
                     ints = _interval(p, specs)
                     for mlab, (mean, lo, hi) in ints.items():
@@ -306,7 +404,8 @@ def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False) -> pd.Da
                             "covered": bool(lo - 1e-9 <= t <= hi + 1e-9) if np.isfinite(lo) else np.nan,
                             "width": hi - lo, "abs_err": abs(mean - t),
                             "vo_abs_err": abs(vo[mlab][0] - t) if np.isfinite(vo[mlab][0]) else np.nan,
-                            "vo_width": vo[mlab][1], "fit_s": fit_s if model == "default" else np.nan,
+                            "vo_width": vo[mlab][1], "fit_s": fit_s if model == first_model else np.nan,
+                            "weight": weights.get(model, np.nan), **mix,
                         })
                     # the precision-floor threshold rule
                     with warnings.catch_warnings():
@@ -319,7 +418,7 @@ def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False) -> pd.Da
                         "truth": pool.floor, "mean": true_prec, "lo": np.nan, "hi": np.nan,
                         "covered": (bool(true_prec >= pool.floor) if rec.met else np.nan), "width": np.nan,
                         "abs_err": np.nan, "vo_abs_err": np.nan, "vo_width": np.nan, "fit_s": np.nan,
-                        "met": rec.met,
+                        "met": rec.met, "weight": weights.get(model, np.nan), **mix,
                     })
             first = next(iter(fits))
             sub = pd.DataFrame([r for r in rows if r["pool"] == pool.name and r["budget"] == budget
@@ -390,12 +489,13 @@ def run_ppi(budgets, trials, n=10_000, seed=0, log=print, settings=("calibrated"
 # ------------------------------------------------------- data from the mixture
 
 
-def run_generated(trials, n=2000, n_vetted=30, seed=0, log=print) -> pd.DataFrame:
+def run_generated(trials, n=2000, n_vetted=30, seed=0, log=print, candidates="current") -> pd.DataFrame:
     """Where the score mixture is right: scores drawn from its own families.
 
     Negatives Gamma(2, 0.1), positives |Normal(0.7, 0.12)|, 30% positive (the SPE coverage
     study's setting); the mixture fitted with the true families, and the default, on the
-    same random labels.
+    same random labels; ``candidates="with-mixture"`` adds the stack with the mixture
+    candidate (:func:`mixture_candidate`) on the same labels.
     """
     rows = []
     for t in range(trials):
@@ -416,11 +516,17 @@ def run_generated(trials, n=2000, n_vetted=30, seed=0, log=print) -> pd.DataFram
                     data, draws=500, tune=500, chains=2, random_seed=t, progressbar=False, warn=False),
                 "default": be.fit(data, random_seed=t, warn=False),
             }
+            fit_s = {}
+            if candidates != "current":
+                t0 = time.perf_counter()
+                fits[main_label(candidates)] = fit_main(data, candidates, t)
+                fit_s[main_label(candidates)] = time.perf_counter() - t0
         for model, post in fits.items():
+            mix = _mixture_info(post)
             for mlab, (mean, lo, hi) in _interval(post, specs).items():
                 rows.append({"trial": t, "model": model, "metric": mlab, "truth": truth[mlab], "mean": mean,
                              "covered": bool(lo - 1e-9 <= truth[mlab] <= hi + 1e-9), "width": hi - lo,
-                             "abs_err": abs(mean - truth[mlab])})
+                             "abs_err": abs(mean - truth[mlab]), "fit_s": fit_s.get(model, np.nan), **mix})
         sub = pd.DataFrame(rows)
         log(f"trial {t + 1}/{trials}: " + "; ".join(f"{m} {g['covered'].mean():.2f}" for m, g in sub.groupby("model")))
     return pd.DataFrame(rows)
@@ -450,7 +556,7 @@ def _statsmodels_version() -> str:
     return statsmodels.__version__
 
 
-def summarize_pools(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def summarize_pools(df: pd.DataFrame, main: str | None = None) -> dict[str, pd.DataFrame]:
     iv = df[df["metric"] != "threshold_rule"]
     out = {}
     g = iv.groupby(["model", "budget"])
@@ -458,7 +564,9 @@ def summarize_pools(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
         "coverage": g["covered"].mean(), "n_intervals": g["covered"].count(), "mean_width": g["width"].mean(),
         "vetted_only_boot_width": g["vo_width"].mean(), "mae": g["abs_err"].mean(), "vetted_only_mae": g["vo_abs_err"].mean(),
     }).round(3)
-    d = iv[iv["model"] == ("default" if (iv["model"] == "default").any() else iv["model"].iloc[0])]
+    if main is None:
+        main = "default" if (iv["model"] == "default").any() else iv["model"].iloc[0]
+    d = iv[iv["model"] == main]
     g = d.groupby(["pool", "budget"])
     closer = d.assign(closer=d["abs_err"] < d["vo_abs_err"]).groupby(["pool", "budget"])["closer"].mean()
     out["default_by_pool"] = pd.DataFrame({
@@ -474,7 +582,26 @@ def summarize_pools(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     out["threshold_rule"] = pd.DataFrame({
         "holds_when_met": g["covered"].mean(), "met": g["met"].mean(), "n": g["met"].count(),
     }).round(3)
+    if "mix_weight" in d.columns and d["mix_weight"].notna().any():
+        out["mixture"] = _mixture_table(d, ["pool", "budget"])
+        cov = d.groupby(["pool", "budget"])["covered"].mean()
+        out["worst_pool"] = cov.groupby("budget").agg(["min", "idxmin"]).rename(
+            columns={"min": "worst_pool_coverage", "idxmin": "pool"})
+        out["worst_pool"]["pool"] = [i[0] for i in out["worst_pool"]["pool"]]
     return out
+
+
+def _mixture_table(d: pd.DataFrame, by: list) -> pd.DataFrame:
+    """Per group: the mixture candidate's mean stacking weight, how often it got > 0.5, its
+    sampler (share importance sampling), its Pareto k, and the stack's fit time per label set."""
+    one = d.drop_duplicates([c for c in ("pool", "budget", "set", "trial") if c in d.columns])
+    g = one.groupby(by)
+    return pd.DataFrame({
+        "mixture_weight_mean": g["mix_weight"].mean(), "mixture_weight_median": g["mix_weight"].median(),
+        "share_weight_over_0.5": g["mix_weight"].apply(lambda w: float(np.mean(w > 0.5))),
+        "share_importance": g["mix_sampler"].apply(lambda x: float(np.mean(x == "importance"))),
+        "mixture_fit_s": g["mix_seconds"].mean(), "stack_fit_s": g["fit_s"].mean(), "n_sets": g["mix_weight"].count(),
+    }).round(3)
 
 
 def figure(df: pd.DataFrame, path: str, extra: pd.DataFrame | None = None) -> None:
@@ -520,6 +647,20 @@ def _md(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _candidates_note(which: str) -> str:
+    if which == "current":
+        return ""
+    return ("**Candidates: `default + mixture`** = `bayeval.fit(data, candidates=default_candidates(data) + "
+            "[mixture_candidate(data.scores)])`: the logistic and the monotone calibration curve, and a score "
+            "mixture chosen from the scores' scale alone -- a Normal pair on the scores as they are when any score "
+            "is negative (margins, log-odds), else the SPE paper's Gamma / truncated-Normal pair with "
+            "`transform='auto'` (min-max mapped for scores in [0, 1], as they are for positive scores beyond 1). "
+            "Everything else (pools, label sets, seeds, metrics) as in the committed runs with `bayeval.fit`; "
+            "rows named `default + mixture` are the stack, `default` the current default (the two curves "
+            "stacked: in the pools part rebuilt from the same candidate fits as `bayeval.fit` makes it, in the "
+            "generated part `bayeval.fit` itself), the others the candidates alone.\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--part", choices=["pools", "mixture", "ppi", "generated"], default="pools")
@@ -537,6 +678,9 @@ def main(argv=None):
     ap.add_argument("--with-mixture", default=None,
                     help="pools part: the mixture part's CSV, added to the tables and the figure")
     ap.add_argument("--from-csv", default=None, help="make the tables from an earlier run's --csv instead of running")
+    ap.add_argument("--candidates", choices=CANDIDATE_SETS, default="current",
+                    help="pools/generated parts: the default's own candidates (bayeval.fit), or those plus one score "
+                         "mixture chosen from the scores' scale (mixture_candidate)")
     args = ap.parse_args(argv)
     t0 = time.time()
     cmd = "python benchmarks/real_scores.py " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -552,25 +696,37 @@ def main(argv=None):
         if args.from_csv:
             df = pd.read_csv(args.from_csv)
         else:
-            df = run_pools(pools, budgets, args.sets, mixture=args.part == "mixture")
+            df = run_pools(pools, budgets, args.sets, mixture=args.part == "mixture", candidates=args.candidates)
         extra = pd.read_csv(args.with_mixture) if args.with_mixture else None
         if args.figure:
             figure(df, args.figure, extra)
-        tables = summarize_pools(df if extra is None else pd.concat([df, extra]))
+        main_name = main_label(args.candidates) if args.part == "pools" else None
+        tables = summarize_pools(df if extra is None else pd.concat([df, extra]), main_name)
+        heading = "The default" if main_name in (None, "default") else f"The stack `{main_name}`"
         text = [f"# Real classifiers' scores: does the default's 90% interval hold?\n",
                 f"Made by `{cmd}` in {time.time() - t0:.0f} s with {_versions()}.\n",
+                _candidates_note(args.candidates) if args.part == "pools" else "",
                 "## Pools\n", _md(pd.DataFrame([{"pool": p.name, "N": p.scores.size, "prevalence": round(float(p.truth.mean()), 3),
                                                  "scores": p.kind, "threshold": p.threshold, "precision floor": p.floor,
                                                  "classifier": p.note} for p in pools]).set_index("pool")),
-                "\n## The default, pool by pool (all metrics pooled)\n", _md(tables["default_by_pool"]),
-                "\n## The default, metric by metric (all pools pooled)\n", _md(tables["default_by_metric"]),
+                f"\n## {heading}, pool by pool (all metrics pooled)\n", _md(tables["default_by_pool"]),
+                f"\n## {heading}, metric by metric (all pools pooled)\n", _md(tables["default_by_metric"]),
                 "\n## Every model (the default and each of its candidates alone)\n", _md(tables["by_model"]),
                 "\n## The threshold rule: precision >= floor with probability 0.9\n",
                 "`holds_when_met`: share of label sets whose recommended threshold truly has precision >= floor, "
                 "among those where the rule said a threshold meets it; `met`: share where one did.\n",
                 _md(tables["threshold_rule"])]
+        if "mixture" in tables:
+            text += ["\n## The stack with the mixture: worst pool, the mixture's weight, fit time\n",
+                     "Worst pool: the lowest coverage of `" + main_name + "` over the pools (all metrics pooled).\n",
+                     _md(tables["worst_pool"]),
+                     "\n`mixture_weight_*`: the mixture candidate's stacking weight per label set; "
+                     "`share_importance`: share of its fits done by importance sampling (in the rest its Pareto k "
+                     "was above 0.7 and the stack left the mixture out, weight 0: no NUTS fallback); `mixture_fit_s`: its sampling time; `stack_fit_s`: the whole stack's fit per label "
+                     "set (wall time, on a shared 2-core machine).\n",
+                     _md(tables["mixture"])]
     elif args.part == "generated":
-        df = run_generated(args.sets)
+        df = run_generated(args.sets, candidates=args.candidates)
         g = df.groupby(["model", "metric"])
         tab = pd.DataFrame({"coverage": g["covered"].mean(), "n": g["covered"].count(), "mean_width": g["width"].mean(),
                             "mae": g["abs_err"].mean()}).round(3)
@@ -582,7 +738,15 @@ def main(argv=None):
                 f"{args.sets} trials: 2,000 items, 30% positive, negatives Gamma(2, 0.1), positives |Normal(0.7, 0.12)|, "
                 "30 random vetted labels; the mixture with the true families (NUTS, 2 x 500 draws) and the default on the "
                 "same labels. Metrics: AP, P@20, and precision, recall and F1 at 0.5.\n",
+                _candidates_note(args.candidates),
                 "## Pooled over metrics\n", _md(pooled), "\n## By metric\n", _md(tab)]
+        if args.candidates != "current":
+            d = df[df["model"] == main_label(args.candidates)]
+            text += ["\n## The stack with the mixture: the mixture's weight and fit time\n",
+                     "Columns as in `real_scores_with_mixture.md`: the mixture candidate's stacking weight, the share "
+                     "of its fits done by importance sampling (the rest: left out), its sampling time, and the "
+                     "stack's fit time per trial (s).\n",
+                     _md(_mixture_table(d.assign(all="all trials"), ["all"]))]
     else:
         budgets = args.budgets or [50, 100, 200]
         if args.from_csv:
