@@ -1,6 +1,7 @@
 """Fit speed of every model: today's path (a fresh ``pm.sample``) against the public ``fit``.
 
-Issue 16, part 1 ("a benchmark first"). For each model -- ``ScoreMixture`` with the
+How close each fit is to its physical limit, and how much faster than a fresh NUTS run
+of the same model. For each model -- ``ScoreMixture`` with the
 family pairs gamma/truncnormal (the paper's), normal/normal and skewnormal/skewnormal,
 ``Calibration`` (logistic and monotone curves), ``LabelFlip``, ``AnnotatorError`` and
 ``HumanRanking`` -- and each size N (10^3 .. 10^6 items; fewer where a model's data do
@@ -24,7 +25,7 @@ From these: *speed-up* = baseline time / new time, and *overhead* = wall time /
 
 Parts (``--part``):
 
-* ``fits``: the tables above and the targets of issue 16;
+* ``fits``: the tables above and the speed targets (listed in the results file);
 * ``auto``: ``ScoreMixture.auto`` on 10^4 items against the sum of the baseline fits of
   its candidates (the candidates' ``pm.sample`` alone, no LOO);
 * ``all`` (default): both.
@@ -691,7 +692,7 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
         "logp-and-gradient call costs less than the separately compiled `compile_dlogp()` function. Single timings on a shared 2-core "
         "machine vary by tens of percent.",
         "",
-        "## Targets (issue 16)",
+        "## Targets",
         "",
         *targets(rows, auto),
         "",

@@ -1,4 +1,4 @@
-"""Speed and memory of the metric kernels (issue: foundation).
+"""Speed and memory of the metric kernels.
 
 Measures, in one run, on D label draws x N items:
 
