@@ -296,6 +296,8 @@ def sample_model(
             if cm is None:
                 cm = nutpie.compile_pymc_model(model, **({} if jitter else {"jitter_rvs": set()}))
                 if key is not None:
+                    if len(_NUTPIE_CACHE) >= _CACHE_MAX:
+                        _NUTPIE_CACHE.pop(next(iter(_NUTPIE_CACHE)))
                     _NUTPIE_CACHE[key] = cm
             else:
                 # the values the compiled model reads (containers it optimized away are left out)
