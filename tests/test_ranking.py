@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from bayeval import ranking as R
+from bayeval.rankings import percentile as R
 from bayeval.rankings.percentile import (
     UNDECIDED,
     confidence_mle,
