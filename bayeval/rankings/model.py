@@ -323,6 +323,7 @@ class HumanRanking(Model):
     # ------------------------------------------------------------ the contract
 
     auto_sampler = "pymc"  # one theta per pair: too many dimensions for importance sampling
+    target_accept = 0.8  # PyMC's default, as this model always used
     param_names = ("theta", "concentration")
 
     def _check_data(self, data):
@@ -371,7 +372,7 @@ class HumanRanking(Model):
         warn : bool, default True
             Warn when r_hat, ESS or divergences look bad (``post.convergence``).
         **sample_kwargs
-            NUTS settings: ``target_accept``, ``init``, ``max_treedepth``.
+            NUTS settings: ``target_accept`` (default 0.8), ``init``, ``max_treedepth``.
 
         Returns
         -------
