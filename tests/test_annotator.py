@@ -768,3 +768,85 @@ def test_check_reports_disagreeing_chains_and_divergences():
     assert len(out["messages"]) == 3  # r_hat, ESS (two modes: a few effective draws), divergences
     with pytest.raises(TypeError, match="Posterior"):
         AnnotatorError().check(idata)
+
+
+# ------------------------------------------------------------------ prior sensitivity
+
+
+def test_power_scaled_weights_turn_prior_draws_into_the_scaled_prior():
+    """Draws from the priors themselves (a flat likelihood): reweighting by p^(s - 1)
+    must give the power-scaled prior, Beta(a, b)^s = Beta(s (a - 1) + 1, s (b - 1) + 1)."""
+    from bayeval.annotators.model import _power_scaling
+
+    rng = np.random.default_rng(3)
+    chains, draws = 2, 4000
+    spec = AnnotatorError()
+    pred = rng.integers(0, 2, 50)
+    ann = pred[:, None].astype(float)
+    rep = (chains, draws)
+    idata = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=draws, chains=chains)
+    prior_draws = {
+        "prevalence": rng.dirichlet([1.0, 1.0], size=rep),
+        "model_class_accuracy": rng.beta(3.0, 1.0, size=rep + (2,)),
+        "annotator_class_accuracy": rng.beta(6.0, 1.0, size=rep + (1, 2)),
+        "model_difficulty_u": rng.beta(3.0, 1.0, size=rep),
+        "annotator_difficulty_u": rng.beta(2.0, 1.0, size=rep + (1,)),
+    }
+    idata.posterior = idata.posterior.assign(
+        {k: (("chain", "draw") + tuple(f"{k}_dim_{i}" for i in range(v.ndim - 2)), v) for k, v in prior_draws.items()}
+    )
+    post = spec._wrap(_observe(pred, ann, None, 2), idata, pred.astype(float), 1, gold_fallback="off")
+    ps = _power_scaling(spec, post)
+    x = prior_draws["model_class_accuracy"][..., 0].ravel()
+    for s in (0.5, 2.0):
+        w, k = ps.weights(s)
+        assert k < 0.7
+        ess = 1 / np.sum(w**2)
+        mean = np.sum(w * x)
+        sd = np.sqrt(np.sum(w * (x - mean) ** 2))
+        expected = (s * 2 + 1) / (s * 2 + 2)  # mean of Beta(2 s + 1, 1)
+        assert abs(mean - expected) < 4 * sd / np.sqrt(ess), (s, mean, expected)
+    # the fitted prior (scale 1) is the draws themselves
+    w, _ = ps.weights(1.0)
+    np.testing.assert_allclose(w, 1 / w.size)
+
+
+def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
+    import warnings
+
+    from bayeval.annotators.model import _add_log_prior
+
+    *_, fits = correlated_fits
+    spec = AnnotatorError()
+    no_gold, gold = (spec.prior_sensitivity(fits[g]) for g in (0, 200))
+    # one annotator, no gold: only the agreement rate is observed; the priors decide
+    assert no_gold.loc[("true_accuracy", 1.0), "diagnosis"] == "prior-dominated"
+    assert gold.loc[("true_accuracy", 1.0), "diagnosis"] == ""
+    assert (no_gold.loc[("true_accuracy", 1.0), "prior_sensitivity"]
+            > 2 * gold.loc[("true_accuracy", 1.0), "prior_sensitivity"])
+    # scale 1 is the fitted posterior; the other scales move the interval (and say how reliably)
+    acc = fits[0].metric("accuracy").values.ravel()
+    assert no_gold.loc[("true_accuracy", 1.0), "mean"] == pytest.approx(acc.mean())
+    assert list(no_gold.loc["true_accuracy"].index) == [0.5, 1.0, 2.0]
+    k = no_gold.loc[("true_accuracy", 2.0), "pareto_k"]
+    assert np.isfinite(k) and (k >= 0.7 or np.isfinite(no_gold.loc[("true_accuracy", 2.0), "mean"]))
+    # the summary carries the indices; the fit stored the log prior ArviZ reads
+    table = spec.summary(fits[0])
+    assert table.loc["true_accuracy", "diagnosis"] == "prior-dominated"
+    assert np.isnan(table.loc["prevalence[class=0]", "prior_sensitivity"])
+    assert "log_prior" in fits[0].idata.groups()
+    assert set(fits[0].idata.log_prior.data_vars) == {
+        "prevalence", "model_accuracy", "annotator_accuracy", "model_difficulty", "annotator_difficulty"}
+    res = az.psens(fits[0].idata, component="prior", var_names=["model_accuracy"])
+    assert float(res["model_accuracy"] if hasattr(res, "data_vars") else res) > 0
+    # the fit warns (when warn=True) that the interval rests on the priors
+    with pytest.warns(UserWarning, match="prior-dominated.*prior_sensitivity"):
+        spec._after_fit(fits[0], warn=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec._after_fit(fits[200], warn=True)  # gold items: no such warning
+    _add_log_prior(spec, fits[0].idata)  # idempotent
+    with pytest.raises(ValueError, match="scales"):
+        spec.prior_sensitivity(fits[0], scales=(0.0,))
+    with pytest.raises(TypeError, match="Posterior"):
+        spec.prior_sensitivity("fit")

@@ -35,12 +35,12 @@ import xarray as xr
 from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr, logsumexp, ndtr
 
-from .._defaults import HDI_PROB
+from .._defaults import HDI_PROB, hdi_columns
 from .. import _diagnostics as _diag
 from .. import _validate as V
 from ..data import EvalData
 from ..models._base import Model
-from ..posterior import CHUNK_BYTES, Posterior, summary_frame, summary_rows
+from ..posterior import CHUNK_BYTES, Posterior, hdi, summary_frame, summary_rows
 
 __all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
 
@@ -823,6 +823,19 @@ class AnnotatorError(Model):
     def _after_fit(self, post, *, warn: bool) -> None:
         import warnings
 
+        _add_log_prior(self, post.idata)
+        if warn and not np.isfinite(post._observed.gold).any():
+            # without gold the true accuracy may rest on the priors: say so when it does
+            sens = _power_scaling(self, post).sensitivity().loc["true_accuracy"]
+            if sens["diagnosis"]:
+                warnings.warn(
+                    f"bayeval: the true accuracy is {sens['diagnosis']} (power-scaling prior sensitivity "
+                    f"{sens['prior_sensitivity']:.2f} >= {_SENSITIVITY_THRESHOLD}): with no gold items the "
+                    "data do not say how the classifier's errors overlap the annotators', so the interval "
+                    "reflects the priors. See AnnotatorError.prior_sensitivity(post) for how far it moves; "
+                    "label a random gold subset or add references per item to pin it down.",
+                    UserWarning, stacklevel=_diag.user_stacklevel(),
+                )
         if warn and post.gold_check is not None and post.gold_check["contradicts"]:
             warnings.warn("bayeval: " + post.gold_check["message"], UserWarning, stacklevel=_diag.user_stacklevel())
 
@@ -992,7 +1005,7 @@ class AnnotatorError(Model):
 
     # ------------------------------------------------------------------ summary
 
-    def summary(self, posterior: Posterior, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
+    def summary(self, posterior: Posterior, *, hdi_prob: float = HDI_PROB, sensitivity: bool = True) -> pd.DataFrame:
         """Annotator accuracies, error correlations and the classifier's accuracy.
 
         Rows: ``model_accuracy`` (population true accuracy of the classifier),
@@ -1007,11 +1020,20 @@ class AnnotatorError(Model):
         posterior : Posterior
             Returned by :meth:`fit`.
         hdi_prob : float, default 0.9
+        sensitivity : bool, default True
+            Add the prior-sensitivity columns of :meth:`prior_sensitivity`
+            (``prior_sensitivity``, ``likelihood_sensitivity``, ``diagnosis``) for
+            the accuracies and error correlations. A ``"prior-dominated"`` true
+            accuracy means the data do not decide where it lies (typically: no gold
+            items and one reference per item); :meth:`prior_sensitivity` shows how far
+            its interval moves with the priors.
 
         Returns
         -------
         pandas.DataFrame
-            Columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
+            Columns ``mean, sd, hdi_<lo>%, hdi_<hi>%`` (and the sensitivity columns;
+            NaN where they do not apply, e.g. for a posterior without the model's
+            parameters).
 
         Examples
         --------
@@ -1059,7 +1081,255 @@ class AnnotatorError(Model):
             nan = float("nan")
             rows.append(("structured_weight", check["weight"], nan, nan, nan))
             rows.append(("gold_check_p", check["p_value"], nan, nan, nan))
-        return summary_frame(rows, hdi_prob)
+        frame = summary_frame(rows, hdi_prob)
+        if sensitivity:
+            sens = _power_scaling(self, posterior).sensitivity()
+            frame = frame.join(sens[["prior_sensitivity", "likelihood_sensitivity", "diagnosis"]])
+            frame["diagnosis"] = frame["diagnosis"].fillna("")
+        return frame
+
+    def prior_sensitivity(
+        self, posterior: Posterior, *, scales=(0.5, 2.0), hdi_prob: float = HDI_PROB
+    ) -> pd.DataFrame:
+        """How the reported accuracies move when the priors are made weaker or stronger.
+
+        Without gold items, one reference per item fixes only how often classifier and
+        reference agree; how their errors overlap -- and so where the true accuracy lies
+        -- comes from the priors (the *difficulty* priors above all). This table says how
+        much: every prior density ``p(theta)`` is raised to a power ``s`` (``s < 1``
+        weakens it, ``s > 1`` sharpens it) and the posterior is recomputed from the same
+        draws by Pareto-smoothed importance weights ``p(theta)^(s - 1)`` (power-scaling,
+        Kallioinen et al. 2023; no refit). The draws of the gold-only model that a
+        stacked fit mixes in do not depend on these priors and keep weight 1.
+
+        Parameters
+        ----------
+        posterior : Posterior
+            Returned by :meth:`fit`.
+        scales : sequence of float, default (0.5, 2.0)
+            Powers of the prior to show besides the fitted one (1).
+        hdi_prob : float, default 0.9
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index ``(quantity, prior_scale)``: ``true_accuracy`` (on these items),
+            ``model_accuracy`` (population), ``annotator_accuracy[...]``,
+            ``error_correlation[...]``, each at scale 1 and at each of ``scales``.
+            Columns ``mean, sd, hdi_<lo>%, hdi_<hi>%`` (of the reweighted posterior),
+            ``pareto_k`` (of the weights; above 0.7 the row is unreliable and is left
+            NaN), ``prior_sensitivity`` and ``likelihood_sensitivity`` (the
+            power-scaling indices of ``arviz.psens``: the distance between the
+            posteriors at scales ``1/1.01`` and ``1.01``, per unit of log2 scale), and
+            ``diagnosis``: ``"prior-data conflict"`` (both indices >= 0.05),
+            ``"prior-dominated"`` (prior index >= 0.05, likelihood index < 0.05: the
+            data say little and the prior decides) or ``""``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.annotators.model import AnnotationData, AnnotatorError
+        >>> rng = np.random.default_rng(0)
+        >>> z = rng.integers(0, 2, 300)
+        >>> pred = np.where(rng.random(300) < 0.85, z, 1 - z)
+        >>> ref = np.where(rng.random(300) < 0.9, z, 1 - z)
+        >>> spec = AnnotatorError()
+        >>> post = spec.fit(AnnotationData(pred, ref), draws=300, tune=300,
+        ...                 random_seed=1, progressbar=False, warn=False)
+        >>> table = spec.prior_sensitivity(post)
+        >>> table.loc[("true_accuracy", 1.0), "diagnosis"]  # no gold, one reference
+        'prior-dominated'
+        """
+        if not isinstance(posterior, Posterior | CategoricalPosterior):
+            raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        scales = [float(x) for x in np.atleast_1d(np.asarray(scales, dtype=np.float64))]
+        if not scales or any(not (np.isfinite(x) and x > 0) for x in scales):
+            raise ValueError(f"`scales` must be positive numbers (powers of the prior), got {scales}.")
+        return _power_scaling(self, posterior).table(scales, hdi_prob)
+
+
+# ------------------------------------------------------------- prior sensitivity
+
+# log-prior components: (posterior variable, the constructor option holding its prior)
+_PRIOR_PARTS = (
+    ("prevalence", "prevalence", "prevalence_concentration"),
+    ("model_accuracy", "model_class_accuracy", "model_accuracy"),
+    ("annotator_accuracy", "annotator_class_accuracy", "annotator_accuracy"),
+    ("model_difficulty", "model_difficulty_u", "model_difficulty"),
+    ("annotator_difficulty", "annotator_difficulty_u", "annotator_difficulty"),
+)
+_SENSITIVITY_THRESHOLD = 0.05  # the power-scaling index above which a prior (or likelihood) matters
+_SAMPLE = ("chain", "draw")
+
+
+def _log_prior(spec: AnnotatorError, post: xr.Dataset) -> xr.Dataset | None:
+    """Each prior component's log density at every draw (constrained scale, as written in
+    the model); None when the draws lack the model's parameters."""
+    from scipy.special import betaln, gammaln
+
+    out = {}
+    for part, var, option in _PRIOR_PARTS:
+        if var not in post:
+            if var in ("model_difficulty_u", "annotator_difficulty_u") and spec.independent:
+                continue
+            return None
+        x = post[var].clip(1e-12, 1 - 1e-12)
+        other = [d for d in x.dims if d not in _SAMPLE]
+        if part == "prevalence":
+            a, k = spec.prevalence_concentration, spec.n_classes
+            lp = ((a - 1) * np.log(x)).sum(other) + gammaln(k * a) - k * gammaln(a)
+        else:
+            a, b = getattr(spec, option)
+            lp = ((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - betaln(a, b)).sum(other)
+        out[part] = lp
+    return xr.Dataset(out)
+
+
+def _add_log_prior(spec: AnnotatorError, idata) -> None:
+    """Store the ``log_prior`` group (what ``arviz.psens`` reads), unless present."""
+    import warnings
+
+    if "log_prior" in idata.groups():
+        return
+    lp = _log_prior(spec, idata.posterior)
+    if lp is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        idata.add_groups(log_prior=lp)
+
+
+def _psis_weights(log_w: np.ndarray) -> tuple[np.ndarray, float]:
+    """Pareto-smoothed, normalized importance weights of flat log weights, and their k."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lw, k = az.psislw(log_w - log_w.max(), reff=1.0)
+    w = np.exp(lw - lw.max())
+    return w / w.sum(), float(k)
+
+
+class _PowerScaling:
+    """Power-scaled priors (and likelihood) of a fitted AnnotatorError, from its draws.
+
+    A stacked fit mixes the structured model's draws with the gold-only model's, in
+    proportions set by stacking. Power-scaling acts on the structured draws alone: the
+    indices are computed on them, and the reweighted posterior keeps the mixture's
+    proportions (the gold-only draws keep their weights)."""
+
+    def __init__(self, spec: AnnotatorError, posterior):
+        self.posterior = posterior
+        idata = posterior.idata
+        post = idata.posterior
+        n = post.sizes["chain"] * post.sizes["draw"]
+        self.mask = np.ones(n, dtype=bool)
+        if "structured_component" in post:
+            self.mask = post["structured_component"].values.ravel().astype(bool)
+        lp = idata["log_prior"] if "log_prior" in idata.groups() else _log_prior(spec, post)
+        self.log_prior = None if lp is None else sum(lp[v] for v in lp.data_vars).values.ravel()
+        self.log_lik = None
+        if "log_likelihood" in idata.groups() and self.log_prior is not None:
+            ll = idata.log_likelihood
+            total = sum(ll[v].sum([d for d in ll[v].dims if d not in _SAMPLE]) for v in ll.data_vars)
+            self.log_lik = total.values.ravel()
+        self.quantities = self._quantities(post)
+
+    def _quantities(self, post) -> dict[str, np.ndarray]:
+        out = {}
+        if "structured_component" in post and self.posterior._population is not None:
+            out["model_accuracy"] = self.posterior.population("accuracy").values.ravel()
+        elif "model_accuracy" in post:
+            out["model_accuracy"] = post["model_accuracy"].values.ravel()
+        out["true_accuracy"] = self.posterior.metric("accuracy").values.ravel()
+        for name in ("annotator_accuracy", "error_correlation"):
+            if name in post:
+                da = post[name]
+                dim = [d for d in da.dims if d not in _SAMPLE][0]
+                for j, label in enumerate(da[dim].values):
+                    out[f"{name}[annotator={label}]"] = da.isel({dim: j}).values.ravel()
+        return out
+
+    def sensitivity(self) -> pd.DataFrame:
+        """``arviz.psens`` of every quantity (on the structured draws), for the prior and
+        for the likelihood."""
+        import warnings
+
+        names = list(self.quantities)
+        m = self.mask
+        draws = xr.Dataset({n: (_SAMPLE, x[m][None, :]) for n, x in self.quantities.items()})
+        out = pd.DataFrame(index=names, columns=["prior_sensitivity", "likelihood_sensitivity"], dtype=float)
+        for column, component, group in (
+            ("prior_sensitivity", self.log_prior, "log_prior"),
+            ("likelihood_sensitivity", self.log_lik, "log_likelihood"),
+        ):
+            if component is None or m.sum() < 10:
+                continue
+            total = xr.Dataset({"total": (_SAMPLE, component[m][None, :])})
+            idata = az.InferenceData(posterior=draws, **{group: total})
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = az.psens(idata, component=group.removeprefix("log_"))
+            out[column] = [float(res[n]) for n in names]
+        out["diagnosis"] = [_diagnosis(p, q) for p, q in zip(out.prior_sensitivity, out.likelihood_sensitivity, strict=True)]
+        return out
+
+    def weights(self, scale: float) -> tuple[np.ndarray, float]:
+        """Normalized weights of every draw with the priors raised to ``scale``, and the
+        Pareto k of the structured draws' weights."""
+        m = self.mask
+        share = m.mean()
+        w_struct, k = _psis_weights((scale - 1) * self.log_prior[m])
+        w = np.empty(m.size)
+        w[m] = share * w_struct
+        if not m.all():
+            w[~m] = (1 - share) / (~m).sum()
+        return w, k
+
+    def table(self, scales, hdi_prob) -> pd.DataFrame:
+        lo_col, hi_col = hdi_columns(hdi_prob)
+        sens = self.sensitivity()
+        weights = {1.0: (None, float("nan"))}
+        for s in scales:
+            if s != 1.0:
+                weights[s] = (None, float("nan")) if self.log_prior is None else self.weights(s)
+        rng = np.random.default_rng(0)
+        records = []
+        for name, x in self.quantities.items():
+            for s in sorted(weights):
+                w, k = weights[s]
+                if s == 1.0:
+                    mean, sd = float(x.mean()), float(x.std(ddof=1))
+                    lo, hi = hdi(x, hdi_prob)
+                elif w is None or not k < 0.7:
+                    mean = sd = lo = hi = float("nan")
+                else:
+                    mean = float(np.sum(w * x))
+                    sd = float(np.sqrt(np.sum(w * (x - mean) ** 2)))
+                    # systematic resampling by the weights, then the HDI of the resample
+                    u = (rng.random() + np.arange(x.size)) / x.size
+                    idx = np.minimum(np.searchsorted(np.cumsum(w), u), x.size - 1)
+                    lo, hi = hdi(x[idx], hdi_prob)
+                records.append((name, s, mean, sd, float(lo), float(hi), k, *sens.loc[name]))
+        frame = pd.DataFrame.from_records(
+            records,
+            columns=["quantity", "prior_scale", "mean", "sd", lo_col, hi_col, "pareto_k",
+                     "prior_sensitivity", "likelihood_sensitivity", "diagnosis"],
+        )
+        return frame.set_index(["quantity", "prior_scale"])
+
+
+def _diagnosis(prior_sens: float, lik_sens: float) -> str:
+    if not prior_sens >= _SENSITIVITY_THRESHOLD:
+        return ""
+    if lik_sens >= _SENSITIVITY_THRESHOLD:
+        return "prior-data conflict"
+    return "prior-dominated"
+
+
+def _power_scaling(spec: AnnotatorError, posterior) -> _PowerScaling:
+    return _PowerScaling(spec, posterior)
 
 
 # ------------------------------------------------------------- the gold items: stacking
