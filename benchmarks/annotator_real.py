@@ -15,8 +15,8 @@ these items, the target of every interval.
 
 Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
 
-* ``stacked``: ``AnnotatorError()`` (default priors, 2 chains x 1000 draws after 1000
-  tuning steps, ``target_accept=0.9``) with ``gold_fallback="stack"`` -- the default of
+* ``stacked``: ``AnnotatorError().fit(AnnotationData(...))`` at every default (priors,
+  sampler, chains, draws, ``target_accept``) with ``gold_fallback="stack"`` -- the default of
   ``fit`` -- i.e. the mixture of the annotator-error model and the gold-only model,
   weighted by stacking on the gold items; without gold it is the model alone;
 * ``structured``: the same fit with ``gold_fallback="off"``;
@@ -28,12 +28,11 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
   classifier's three slots (7 or 36 labels per item: far more than the model sees) --
   with gold items set to their gold label; the accuracy of the classifier against them.
 
-Speed: as ``benchmarks/annotator.py``, the model lists all observation patterns, is
-compiled once per number of annotator columns by nutpie (numba backend) and each trial
-swaps the pattern counts; the posterior is then wrapped by the same code as
-``AnnotatorError.fit`` (``_wrap``: stacking, check, label draws). Sampler diagnostics are
-``check`` 's (r_hat of every parameter, bulk ESS, divergences). Trials go round-robin over
-the settings until the time budget is spent.
+Every trial is one public ``fit`` (the compiled model is reused across trials of the same
+structure); the stacked posterior is made from the same draws by the code ``fit`` uses.
+Sampler diagnostics are the fit's own (``post.convergence``: r_hat of every parameter,
+bulk ESS, divergences); ``worst_param`` names the parameter with the largest r_hat. Trials
+go round-robin over the settings until the time budget is spent.
 
 Run: ``python benchmarks/annotator_real.py [--budget SECONDS] [--max-trials N]``; writes
 ``benchmarks/results/annotator_real.md`` and ``annotator_real.csv``. Needs crowd-kit
@@ -82,29 +81,31 @@ def majority(votes: np.ndarray, rng) -> np.ndarray:
     return np.where(tie, rng.integers(0, 2, len(ones)), (2 * ones > votes.shape[1]).astype(np.int64))
 
 
-class Sampler:
-    """One AnnotatorError graph per number of annotator columns, compiled once by nutpie."""
+def fit(pred, refs, gold, seed):
+    """The public path at its defaults (only the fallback is switched off: the stacked
+    posterior is made from the same draws below, as ``fit`` with the default does)."""
+    from bayeval.annotators.model import AnnotationData, AnnotatorError
 
-    def __init__(self, n_refs: int):
-        import nutpie
+    return AnnotatorError(gold_fallback="off").fit(
+        AnnotationData(pred, refs, gold=gold), random_seed=seed, progressbar=False, warn=False
+    )
 
-        from bayeval.annotators.model import AnnotatorError, _observe
 
-        self.spec = AnnotatorError()
-        self.observe = _observe
-        ann = np.zeros((4, n_refs))
-        obs = _observe([0, 1, 0, 1], ann, None, 2, all_patterns=True)
-        self.model = self.spec._build(obs)
-        self.compiled = nutpie.compile_pymc_model(self.model, backend="numba")
+def worst_param(idata) -> str:
+    """The parameter (with its index) whose r_hat is largest."""
+    import arviz as az
 
-    def fit(self, obs, seed):
-        import nutpie
+    from bayeval.annotators.model import _PARAM_NAMES
 
-        compiled = self.compiled.with_data(pattern_count=obs.counts)
-        return nutpie.sample(
-            compiled, draws=1000, tune=1000, chains=2, cores=1, seed=seed, progress_bar=False,
-            target_accept=0.9,
-        )
+    names = [v for v in _PARAM_NAMES if v in idata.posterior]
+    rh = az.rhat(idata, var_names=names)
+    best, name = -np.inf, ""
+    for v in names:
+        vals = np.atleast_1d(rh[v].values)
+        j = int(np.nanargmax(vals))
+        if vals.flat[j] > best:
+            best, name = float(vals.flat[j]), f"{v}[{j}]" if vals.size > 1 else v
+    return name
 
 
 def dawid_skene(pred, refs, extra, gold, rng):
@@ -142,9 +143,8 @@ def interval(draws):
     return float(np.mean(draws)), float(lo), float(hi)
 
 
-def trial(sampler, name, labels, truth_z, n_refs, n_gold, seed):
-    from bayeval import _diagnostics as diag
-    from bayeval.annotators.model import _PARAM_NAMES
+def trial(name, labels, truth_z, n_refs, n_gold, seed):
+    from bayeval.annotators.model import AnnotatorError
 
     rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, n_gold])
     slots = np.stack([rng.permutation(lab) for lab in labels])  # DUCK: 39 slots, others 10
@@ -157,21 +157,22 @@ def trial(sampler, name, labels, truth_z, n_refs, n_gold, seed):
     gold[pick] = truth_z[pick]
     known = np.isfinite(gold)
     truth = float((pred == truth_z).mean())
-    obs = sampler.observe(pred, refs.astype(float), gold, 2, all_patterns=True)
     t0 = time.perf_counter()
-    idata = sampler.fit(obs, seed)
+    structured = fit(pred, refs.astype(float), gold, seed)
     fit_s = time.perf_counter() - t0
-    conv = diag.convergence_check(idata, _PARAM_NAMES, warn=False)
+    conv = structured.convergence
+    worst = worst_param(structured.idata)
     out = dict(
         dataset=name, refs=n_refs, gold=n_gold, seed=seed, n_items=n, truth=truth,
         measured=float((pred == refs[:, 0]).mean()),
         ref_accuracy=float((refs == truth_z[:, None]).mean()),
         error_phi=float(np.corrcoef(pred != truth_z, refs[:, 0] != truth_z)[0, 1]),
         max_rhat=conv["max_rhat"], min_ess=conv["min_ess_bulk"], divergences=conv["divergences"],
-        converged=conv["ok"], fit_seconds=fit_s,
+        converged=conv["ok"], worst_param=worst, fit_seconds=fit_s,
     )
-    for method, fallback in (("stacked", "stack"), ("structured", "off")):
-        post = sampler.spec._wrap(obs, idata, pred.astype(float), seed, gold_fallback=fallback)
+    spec = AnnotatorError()
+    stacked = spec._wrap(structured._observed, structured.idata, pred.astype(float), seed)
+    for method, post in (("stacked", stacked), ("structured", structured)):
         m, lo, hi = interval(post.metric("accuracy").values.ravel())
         out.update({f"{method}_mean": m, f"{method}_lo": lo, f"{method}_hi": hi})
         if method == "stacked" and post.gold_check is not None:
@@ -244,22 +245,19 @@ def main(argv=None):
     warnings.filterwarnings("ignore", category=FutureWarning)
     import arviz
     import crowdkit
-    import nutpie
     import pymc
 
     import bayeval
 
     data = {name: load(name) for name in args.datasets}
     t_start = time.perf_counter()
-    samplers = {r: Sampler(r) for r in REFS}
-    compile_s = time.perf_counter() - t_start
     settings = [(name, r, g) for name in args.datasets for r in REFS for g in GOLD[name]]
     rows, rounds = [], 0
     csv = Path(args.out + ".csv")
     while rounds < args.max_trials and time.perf_counter() - t_start < args.budget:
         for name, r, g in settings:
             labels, z = data[name]
-            rows.append(trial(samplers[r], name, labels, z, r, g, seed=args.first_seed + rounds))
+            rows.append(trial(name, labels, z, r, g, seed=args.first_seed + rounds))
         rounds += 1
         pd.DataFrame(rows).to_csv(csv, index=False)
         print(f"round {rounds} done, {time.perf_counter() - t_start:.0f} s", flush=True)
@@ -273,7 +271,7 @@ def main(argv=None):
     wall = (time.perf_counter() - t_start) / 60
     cmd = "python benchmarks/annotator_real.py " + " ".join(argv if argv is not None else sys.argv[1:])
     versions = (
-        f"bayeval {bayeval.__version__}, pymc {pymc.__version__}, nutpie {nutpie.__version__}, "
+        f"bayeval {bayeval.__version__}, pymc {pymc.__version__}, "
         f"arviz {arviz.__version__}, crowd-kit {crowdkit.__version__}, numpy {np.__version__}, "
         f"Python {platform.python_version()}"
     )
@@ -283,8 +281,7 @@ def main(argv=None):
     text = f"""# True accuracy on real crowds (`benchmarks/annotator_real.py`)
 
 Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
-({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run ({compile_s:.0f} s
-of it compiling){merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
+({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
 rounds).
 Per-trial results: `annotator_real.csv`. Setup: see the script's docstring.
 
