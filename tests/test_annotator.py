@@ -840,7 +840,7 @@ def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
     res = az.psens(fits[0].idata, component="prior", var_names=["model_accuracy"])
     assert float(res["model_accuracy"] if hasattr(res, "data_vars") else res) > 0
     # the fit warns (when warn=True) that the interval rests on the priors
-    with pytest.warns(UserWarning, match="prior-dominated.*prior_sensitivity"):
+    with pytest.warns(UserWarning, match="depends on the priors .prior-dominated.*prior_sensitivity"):
         spec._after_fit(fits[0], warn=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -850,3 +850,39 @@ def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
         spec.prior_sensitivity(fits[0], scales=(0.0,))
     with pytest.raises(TypeError, match="Posterior"):
         spec.prior_sensitivity("fit")
+
+
+def test_exchangeable_annotators_share_one_set_of_parameters():
+    """Slot columns of a crowd (each a random worker): one accuracy and one difficulty
+    correlation for all of them; the likelihood is the separate model's with equal parameters."""
+    z, pred, ann = _simulate(5, 300, model=(2.0, 1.0), annotators=[(1.5, 1.0)] * 3, missing=0.2)
+    data = AnnotationData(pred, ann)
+    shared, separate = AnnotatorError(annotators="exchangeable"), AnnotatorError()
+    m_sh, m_sep = shared.build(data), separate.build(data)
+    assert m_sh["annotator_class_accuracy"].eval().shape == (2,)
+    assert m_sh["annotator_difficulty_u"].eval().shape == ()
+    assert m_sh["annotator_difficulty_corr"].eval().shape == (3,)
+    # same point, same log density (the priors differ: one Beta per class instead of three)
+    point_sh = {"prevalence_simplex__": np.array([0.3]), "model_class_accuracy_logodds__": np.array([1.2, 0.8]),
+                "annotator_class_accuracy_logodds__": np.array([0.9, 1.1]),
+                "model_difficulty_u_logodds__": np.array(0.4), "annotator_difficulty_u_logodds__": np.array(-0.2)}
+    point_sep = dict(point_sh, annotator_class_accuracy_logodds__=np.tile([0.9, 1.1], (3, 1)),
+                     annotator_difficulty_u_logodds__=np.full(3, -0.2))
+    lik_sh = m_sh.compile_logp(vars=m_sh.potentials)(point_sh)
+    lik_sep = m_sep.compile_logp(vars=m_sep.potentials)(point_sep)
+    assert lik_sh == pytest.approx(lik_sep, rel=1e-10)
+    post = shared.fit(data, random_seed=3, **FIT)
+    assert post.idata.posterior["annotator_class_accuracy"].dims == ("chain", "draw", "class")
+    acc = post.idata.posterior["annotator_accuracy"]
+    np.testing.assert_allclose(acc.isel(annotator=0), acc.isel(annotator=2))
+    lo, hi = np.quantile(post.metric("accuracy").values, [0.02, 0.98])
+    assert lo <= (pred == z).mean() <= hi
+    assert "annotators='exchangeable'" in repr(shared)
+    assert AnnotatorError(**shared.get_params()).annotators == "exchangeable"
+    with pytest.raises(ValueError, match="annotators"):
+        AnnotatorError(annotators="pooled")
+    # K > 2: one confusion row set for the annotators, one for the classifier
+    m3 = AnnotatorError(3, annotators="exchangeable").build(AnnotationData([0, 1, 2, 2], [[0, 1], [1, 1], [1, 2], [2, 2]]))
+    assert m3["wrong_class"].eval().shape == (3, 3, 2)
+    w = m3["wrong_class"].eval()
+    np.testing.assert_allclose(w[1], w[2])

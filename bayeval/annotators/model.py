@@ -49,6 +49,7 @@ _WORK_BYTES = 1 << 25  # working set of one block of the likelihood in numpy (~3
 _CLASS_METRICS = ("accuracy", "class_accuracy", "precision", "recall", "f_score")
 _RHO_MAX = 0.95  # largest |correlation| of a rater's errors with the difficulty
 _GOLD_FALLBACKS = ("stack", "off")
+_ANNOTATOR_POOLING = ("separate", "exchangeable")
 _GOLD_CHECK_LEVEL = 0.05  # two-sided p-value below which the gold items contradict the model
 _PARAM_NAMES = (
     "prevalence",
@@ -561,6 +562,16 @@ class AnnotatorError(Model):
         ``"off"``: this model alone. The weights and a check of the gold items
         against the model are in ``post.gold_check`` and in :meth:`summary`. Without
         gold items both settings are this model alone.
+    annotators : {"separate", "exchangeable"}, default "separate"
+        ``"separate"``: every annotator column has its own accuracies, difficulty
+        correlation (and, for ``K > 2``, confusion row). ``"exchangeable"``: all
+        annotator columns share one set -- the Dawid--Skene pooling of a crowd whose
+        columns are interchangeable, e.g. ``annotations_from_long(df, pool="slot")``
+        where column ``j`` holds each item's ``j``-th label from whichever worker gave
+        it. Fewer parameters, the same likelihood structure (each column still errs
+        with the item's difficulty); the posterior variables
+        ``annotator_class_accuracy`` and ``annotator_difficulty_u`` then have no
+        ``annotator`` dimension (the per-annotator deterministics keep it).
 
     Examples
     --------
@@ -607,7 +618,9 @@ class AnnotatorError(Model):
         n_nodes: int = 15,
         independent: bool = False,
         gold_fallback: str = "stack",
+        annotators: str = "separate",
     ):
+        self.annotators = V.check_choice(annotators, "annotators", _ANNOTATOR_POOLING)
         self.gold_fallback = V.check_choice(gold_fallback, "gold_fallback", _GOLD_FALLBACKS)
         self.n_classes = V.as_positive_int(n_classes, "n_classes", minimum=2)
         if self.n_classes > _MAX_CLASSES:
@@ -636,7 +649,8 @@ class AnnotatorError(Model):
         self.independent = bool(independent)
 
     def __repr__(self) -> str:
-        return f"AnnotatorError(n_classes={self.n_classes}, independent={self.independent})"
+        extra = "" if self.annotators == "separate" else f", annotators={self.annotators!r}"
+        return f"AnnotatorError(n_classes={self.n_classes}, independent={self.independent}{extra})"
 
     # ------------------------------------------------------------------ build
 
@@ -718,13 +732,21 @@ class AnnotatorError(Model):
                 "prevalence", a=np.full(k_cls, self.prevalence_concentration), dims="class"
             )
             m_acc = pm.Beta("model_class_accuracy", *self.model_accuracy, dims="class")
-            a_acc = pm.Beta("annotator_class_accuracy", *self.annotator_accuracy, dims=("annotator", "class"))
+            shared = self.annotators == "exchangeable"
+            if shared:  # one accuracy (per class) for every annotator column
+                a_acc = pm.Beta("annotator_class_accuracy", *self.annotator_accuracy, dims="class")
+                a_acc = pt.broadcast_to(a_acc[None, :], (n_ann, k_cls))
+            else:
+                a_acc = pm.Beta("annotator_class_accuracy", *self.annotator_accuracy, dims=("annotator", "class"))
             acc_rk = pt.concatenate([m_acc[None, :], a_acc], axis=0)  # (R, K)
             if self.independent:
                 rho = pt.zeros(1 + n_ann)
             else:
                 m_u = pm.Beta("model_difficulty_u", *self.model_difficulty)
-                a_u = pm.Beta("annotator_difficulty_u", *self.annotator_difficulty, dims="annotator")
+                if shared:
+                    a_u = pt.broadcast_to(pm.Beta("annotator_difficulty_u", *self.annotator_difficulty), (n_ann,))
+                else:
+                    a_u = pm.Beta("annotator_difficulty_u", *self.annotator_difficulty, dims="annotator")
                 m_rho = pm.Deterministic("model_difficulty_corr", _RHO_MAX * (2 * m_u - 1))
                 a_rho = pm.Deterministic("annotator_difficulty_corr", _RHO_MAX * a_u, dims="annotator")
                 rho = pt.concatenate([m_rho[None], a_rho])
@@ -738,9 +760,18 @@ class AnnotatorError(Model):
                 neq[:, :, :, None] * normal_lcdf(0.0, 1.0, -eta)[None]
             ).sum(axis=1)
             if k_cls > 2:
-                wrong = pm.Dirichlet(
-                    "wrong_class", a=np.ones((1 + n_ann, k_cls, k_cls - 1)), dims=("rater", "class", "other")
-                )
+                if shared:
+                    w_m = pm.Dirichlet("model_wrong_class", a=np.ones((k_cls, k_cls - 1)), dims=("class", "other"))
+                    w_a = pm.Dirichlet("annotator_wrong_class", a=np.ones((k_cls, k_cls - 1)), dims=("class", "other"))
+                    wrong = pm.Deterministic(
+                        "wrong_class",
+                        pt.concatenate([w_m[None], pt.broadcast_to(w_a[None], (n_ann, k_cls, k_cls - 1))], axis=0),
+                        dims=("rater", "class", "other"),
+                    )
+                else:
+                    wrong = pm.Dirichlet(
+                        "wrong_class", a=np.ones((1 + n_ann, k_cls, k_cls - 1)), dims=("rater", "class", "other")
+                    )
                 # one-hot of the wrong class each rater picked, (P, R, K, K - 1)
                 pick = (_wrong_index(pat, k_cls)[..., None] == np.arange(k_cls - 1)) & (neq[..., None] > 0)
                 log_pick = (pick * pt.log(wrong)[None]).sum(axis=(1, 3))  # (P, K)
@@ -829,11 +860,12 @@ class AnnotatorError(Model):
             sens = _power_scaling(self, post).sensitivity().loc["true_accuracy"]
             if sens["diagnosis"]:
                 warnings.warn(
-                    f"bayeval: the true accuracy is {sens['diagnosis']} (power-scaling prior sensitivity "
-                    f"{sens['prior_sensitivity']:.2f} >= {_SENSITIVITY_THRESHOLD}): with no gold items the "
-                    "data do not say how the classifier's errors overlap the annotators', so the interval "
-                    "reflects the priors. See AnnotatorError.prior_sensitivity(post) for how far it moves; "
-                    "label a random gold subset or add references per item to pin it down.",
+                    f"bayeval: the true accuracy depends on the priors ({sens['diagnosis']}; power-scaling "
+                    f"prior sensitivity {sens['prior_sensitivity']:.2f} >= {_SENSITIVITY_THRESHOLD}): without "
+                    "gold items the data do not fully say how the classifier's errors overlap the "
+                    "annotators', so the interval partly reflects the priors. "
+                    "AnnotatorError().prior_sensitivity(post) shows how far it moves; label a random gold "
+                    "subset or add references per item to pin it down.",
                     UserWarning, stacklevel=_diag.user_stacklevel(),
                 )
         if warn and post.gold_check is not None and post.gold_check["contradicts"]:
