@@ -294,11 +294,9 @@ def _fit(args, data):
         warn=False,  # reported below as one line on stderr instead of a Python warning
         **fit_kw,
     )
-    check = getattr(post, "check", None)
-    if callable(check):
-        diag = check(warn=False)
-        if not diag["ok"]:
-            print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
+    diag = post.check_convergence(warn=False)
+    if diag is not None and not diag["ok"]:
+        print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
     return post
 
 
