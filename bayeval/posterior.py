@@ -142,11 +142,7 @@ class MetricEvaluator:
             kwargs["thresholds"] = default_thresholds(data.scores)
             if self.spec.name == "roc_curve":
                 kwargs["thresholds"] = np.r_[np.inf, kwargs["thresholds"][::-1]]
-        if category is None:
-            category = "each" if data.has_categories else "pooled"
-        V.check_choice(category, "category", ("each", "mean", "pooled"))
-        if category != "pooled" and not data.has_categories:
-            raise ValueError(f"category={category!r} needs an EvalData with categories; use 'pooled'.")
+        category = V.as_category_mode(category, data.has_categories)
         self.category = category
         self.n_items = data.n_items
         if category == "pooled":

@@ -40,7 +40,6 @@ from .recalibrate import Recalibration, recalibrate
 __all__ = ["Report", "report", "data_hash"]
 
 _SAMPLE_DIMS = ("chain", "draw")
-_CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
 _DEFAULT_KS = (10, 50, 100, 500, 1000)
 _WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 _PPC_ALPHA = 0.05
@@ -215,7 +214,7 @@ class Report:
         meta: list[str] | None = None,
     ):
         self.title = _check_title(title)
-        self.description = _check_description(description)
+        self.description = V.as_optional_text(description, "description")
         self.tables: dict[str, pd.DataFrame] = dict(tables or {})
         for name, df in self.tables.items():
             if not isinstance(df, pd.DataFrame):
@@ -500,21 +499,7 @@ def _safe_filename(name: str) -> str:
 
 
 def _check_title(title) -> str:
-    if not isinstance(title, str):
-        raise TypeError(f"`title` must be a string, got {type(title).__name__}.")
-    if not title.strip():
-        raise ValueError(
-            "`title` is empty: give the report a title, e.g. title='Tagger v2 on the May sample'."
-        )
-    return title
-
-
-def _check_description(description) -> str | None:
-    if description is not None and not isinstance(description, str):
-        raise TypeError(
-            f"`description` must be a string or None, got {type(description).__name__}."
-        )
-    return description
+    return V.as_text(title, "title", fix="give the report a title, e.g. title='Tagger v2 on the May sample'.")
 
 
 # ====================================================================== report()
@@ -534,36 +519,6 @@ def _as_posterior(obj) -> tuple[Posterior, object | None]:
         f"or an object with a `.posterior` that is one (an active-testing session); got "
         f"{type(obj).__name__}."
     )
-
-
-def _check_constraints(constraints) -> dict[str, float] | None:
-    if constraints is None:
-        return None
-    if not isinstance(constraints, Mapping):
-        raise TypeError(
-            "`constraints` must be a dict such as {'min_precision': 0.9, 'min_recall': 0.5}, "
-            f"got {type(constraints).__name__}."
-        )
-    unknown = [k for k in constraints if k not in _CONSTRAINT_KEYS]
-    if unknown:
-        raise ValueError(
-            f"`constraints` has unknown key(s) {unknown}; the keys are 'min_precision', 'min_recall' and "
-            "'prob' (the probability the constraint must hold with)."
-        )
-    out = {k: V.as_probability(v, k, open_interval=k == "prob") for k, v in constraints.items() if v is not None}
-    if not any(k in out for k in ("min_precision", "min_recall")):
-        raise ValueError(
-            "`constraints` sets no bound: give min_precision, min_recall or both, or pass constraints=None."
-        )
-    return {k: out[k] for k in _CONSTRAINT_KEYS if k in out}
-
-
-def _check_truth(truth, data) -> np.ndarray | None:
-    if truth is None:
-        return None
-    t = V.as_label_vector(truth, "truth", allow_nan=False)
-    V.check_same_length(data.n_items, "truth", t.size)
-    return t.astype(np.int8)
 
 
 def _default_metrics(data, threshold: float | None) -> dict:
@@ -924,14 +879,14 @@ def report(
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
     title = _check_title(title)
-    description = _check_description(description)
+    description = V.as_optional_text(description, "description")
     hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
-    cons = _check_constraints(constraints)
+    cons = V.as_constraints(constraints)
     if thresholds is not None and cons is None:
         raise ValueError(
             "`thresholds` only applies with `constraints`; pass constraints= too, or drop thresholds."
         )
-    truth_arr = _check_truth(truth, post.data)
+    truth_arr = None if truth is None else V.as_full_labels(truth, post.data.n_items, "truth")
     user_items = None if metrics is None else metric_items(metrics)
     if user_items is not None and not user_items:
         raise ValueError(
