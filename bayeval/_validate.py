@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -41,6 +41,22 @@ __all__ = [
     "check_job_size",
     "MAX_MEMORY_ENV",
     "FIT_BYTES_PER_DRAW",
+    "as_rng",
+    "check_posterior",
+    "as_category_mode",
+    "as_item_mask",
+    "as_full_labels",
+    "as_text",
+    "as_optional_text",
+    "CONSTRAINT_KEYS",
+    "as_constraints",
+    "check_keys",
+    "as_numeric_array",
+    "as_probability_array",
+    "as_binary_array",
+    "as_probability_vector",
+    "positions_text",
+    "not_numbers",
 ]
 
 #: Environment variable that raises (or lowers) the memory limit of :func:`check_job_size`.
@@ -178,7 +194,7 @@ def as_label_cells(values, name: str, *, allow_empty: bool = True,
     return out
 
 
-def _not_numbers(arr: np.ndarray) -> list[tuple[int, object]]:
+def not_numbers(arr: np.ndarray) -> list[tuple[int, object]]:
     """Positions and values of the entries of an object/str array that are not numbers."""
     out = []
     for i, v in enumerate(arr.ravel().tolist()):
@@ -209,7 +225,7 @@ def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
                 dtype=float,
             ).reshape(arr.shape)
         except (TypeError, ValueError) as exc:
-            bad = _not_numbers(np.asarray(x, dtype=object))
+            bad = not_numbers(np.asarray(x, dtype=object))
             shown = ", ".join(f"position {i}: {v!r}" for i, v in bad[:5])
             more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
             raise TypeError(
@@ -573,3 +589,257 @@ def as_confidence_mapping(mapping) -> np.ndarray:
             f"confidence level, lowest first); got {mapping!r}."
         )
     return c
+
+
+# ----------------------------------------------------------- seeds, posteriors, items
+
+
+def as_rng(random_seed, name: str = "random_seed") -> np.random.Generator:
+    """A numpy Generator from any seed :func:`as_seed_sequence` reads.
+
+    Examples
+    --------
+    >>> from bayeval._validate import as_rng
+    >>> float(as_rng(0).random()) == float(as_rng(0).random())
+    True
+    """
+    return np.random.default_rng(as_seed_sequence(random_seed, name))
+
+
+def check_posterior(post, name: str = "post"):
+    """``post`` when it is a :class:`bayeval.Posterior` (label draws of an evaluation set)."""
+    from .posterior import Posterior
+
+    if not isinstance(post, Posterior):
+        raise TypeError(
+            f"`{name}` must be a bayeval.Posterior (from a model's fit() or "
+            f"Posterior.from_probabilities), got {type(post).__name__}."
+        )
+    return post
+
+
+def as_category_mode(category, has_categories: bool) -> str:
+    """How a metric treats categories: ``"each"``, ``"mean"`` or ``"pooled"``.
+
+    None means ``"each"`` with categories in the data, ``"pooled"`` without.
+    """
+    if category is None:
+        return "each" if has_categories else "pooled"
+    check_choice(category, "category", ("each", "mean", "pooled"))
+    if category != "pooled" and not has_categories:
+        raise ValueError(
+            f"category={category!r} needs an EvalData with categories; use 'pooled' (or leave "
+            "category unset)."
+        )
+    return category
+
+
+def as_item_mask(x, n_items: int, name: str = "exclude") -> np.ndarray:
+    """A boolean mask over items from item positions (integers) or a boolean mask; None: none.
+
+    Examples
+    --------
+    >>> from bayeval._validate import as_item_mask
+    >>> as_item_mask([0, 2], 4).tolist()
+    [True, False, True, False]
+    """
+    mask = np.zeros(n_items, dtype=bool)
+    if x is None:
+        return mask
+    if isinstance(x, str | bytes):
+        raise TypeError(f"`{name}` must be item positions (integers), got the string {x!r}.")
+    arr = np.asarray(x)
+    if arr.dtype == bool:
+        if arr.shape != (n_items,):
+            raise ValueError(
+                f"A boolean `{name}` mask must have shape ({n_items},) (one entry per item), "
+                f"got shape {arr.shape}."
+            )
+        return arr.copy()
+    arr = arr.ravel() if arr.ndim == 0 else arr
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be a 1-D list of item positions, got shape {arr.shape}.")
+    if arr.size == 0:
+        return mask
+    if arr.dtype.kind not in "iu":
+        raise TypeError(
+            f"`{name}` must hold integer item positions (0 .. {n_items - 1}), got dtype "
+            f"{arr.dtype}. To pick items by id, map ids to positions first."
+        )
+    bad = arr[(arr < 0) | (arr >= n_items)]
+    if bad.size:
+        raise ValueError(
+            f"`{name}` holds positions outside 0 .. {n_items - 1}: "
+            f"{', '.join(map(str, bad[:5].tolist()))}{', ...' if bad.size > 5 else ''}."
+        )
+    mask[arr] = True
+    return mask
+
+
+def as_full_labels(x, n_items: int, name: str = "truth") -> np.ndarray:
+    """Every item's 1/0 label (no missing ones), one per item, as int8."""
+    arr = as_label_vector(x, name, allow_nan=False)
+    check_same_length(n_items, name, arr.size)
+    return arr.astype(np.int8)
+
+
+# ------------------------------------------------------------------------- text
+
+
+def as_text(x, name: str, *, fix: str) -> str:
+    """A non-empty string; ``fix`` says what to give when it is empty."""
+    if not isinstance(x, str):
+        raise TypeError(f"`{name}` must be a string, got {type(x).__name__}.")
+    if not x.strip():
+        raise ValueError(f"`{name}` is empty: {fix}")
+    return x
+
+
+def as_optional_text(x, name: str) -> str | None:
+    """A string or None."""
+    if x is not None and not isinstance(x, str):
+        raise TypeError(f"`{name}` must be a string or None, got {type(x).__name__}.")
+    return x
+
+
+# ------------------------------------------------------------------ constraints
+
+#: The keys of a precision/recall constraint (see :func:`as_constraints`).
+CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
+
+
+def as_constraints(constraints, name: str = "constraints") -> dict[str, float] | None:
+    """``{"min_precision": p, "min_recall": r, "prob": q}`` (any of them, one bound at least).
+
+    Examples
+    --------
+    >>> from bayeval._validate import as_constraints
+    >>> as_constraints({"min_recall": 0.5, "min_precision": 0.9})
+    {'min_precision': 0.9, 'min_recall': 0.5}
+    """
+    if constraints is None:
+        return None
+    if not isinstance(constraints, Mapping):
+        raise TypeError(
+            f"`{name}` must be a dict such as {{'min_precision': 0.9, 'min_recall': 0.5}}, "
+            f"got {type(constraints).__name__}."
+        )
+    unknown = [k for k in constraints if k not in CONSTRAINT_KEYS]
+    if unknown:
+        raise ValueError(
+            f"`{name}` has unknown key(s) {unknown}; the keys are 'min_precision', 'min_recall' and "
+            "'prob' (the probability the constraint must hold with)."
+        )
+    out = {k: as_probability(v, k, open_interval=k == "prob") for k, v in constraints.items() if v is not None}
+    if not any(k in out for k in ("min_precision", "min_recall")):
+        raise ValueError(
+            f"`{name}` sets no bound: give min_precision, min_recall or both, or pass {name}=None."
+        )
+    return {k: out[k] for k in CONSTRAINT_KEYS if k in out}
+
+
+def check_keys(mapping, allowed: Sequence[str]) -> None:
+    """A ValueError naming the keys of ``mapping`` that are not ``allowed``, and those that are."""
+    unknown = [k for k in mapping if k not in allowed]
+    if unknown:
+        raise ValueError(f"unknown key(s) {unknown}; allowed keys are {list(allowed)}.")
+
+
+# ----------------------------------------------------------------- numeric arrays
+
+
+def as_numeric_array(x, name: str) -> np.ndarray:
+    """Any array of real numbers (pandas missing values become NaN), as float64."""
+    if hasattr(x, "to_numpy"):  # pandas objects
+        x = x.to_numpy(dtype=float, na_value=np.nan)
+    try:
+        arr = np.asarray(x)
+    except Exception as err:  # pragma: no cover - exotic inputs
+        raise TypeError(f"{name} must be array-like of numbers; got {type(x).__name__}.") from err
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+    ):
+        raise TypeError(
+            f"{name} must hold numbers; got an array of dtype {arr.dtype}. "
+            f"Convert it with np.asarray(..., dtype=float)."
+        )
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real-valued; got dtype {arr.dtype}.")
+    return arr.astype(float)
+
+
+def positions_text(mask, limit: int = 5) -> str:
+    """The first ``limit`` positions where ``mask`` is true: ``3, 7`` or ``(0, 1), (2, 0)``."""
+    idx = np.argwhere(mask)[:limit]
+    return ", ".join(str(tuple(int(j) for j in i)) if len(i) > 1 else str(int(i[0])) for i in idx)
+
+
+def as_probability_array(x, name: str, *, axis: str, per: str, meaning: str, fix_nonfinite: str) -> np.ndarray:
+    """Probabilities of shape ``(..., n)`` with ``n >= 1``: finite, in [0, 1].
+
+    ``axis`` names the last axis (e.g. ``"n_pairs"``), ``per`` what it indexes, ``meaning``
+    what a value is, ``fix_nonfinite`` how to avoid NaN/inf, for the messages.
+    """
+    arr = as_numeric_array(x, name)
+    if arr.ndim == 0 or arr.shape[-1] == 0:
+        raise ValueError(
+            f"{name} must have shape (..., {axis}) with {axis} >= 1; got shape {arr.shape}. "
+            f"Pass one probability per {per} (the last axis indexes {per}s)."
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(
+            f"{name} must be finite; found {int(bad.sum())} NaN/inf value(s) at index "
+            f"{positions_text(bad)}. {fix_nonfinite}"
+        )
+    bad = (arr < 0) | (arr > 1)
+    if bad.any():
+        raise ValueError(
+            f"{name} must lie in [0, 1] ({meaning}); found {int(bad.sum())} value(s) outside, "
+            f"e.g. {arr[bad][:3].tolist()} at {positions_text(bad)}."
+        )
+    return arr
+
+
+def as_binary_array(x, name: str, n: int, *, axis: str, per: str, match: str, one: str, zero: str,
+                    fix: str) -> np.ndarray:
+    """A complete 0/1 array of shape ``(..., n)`` (no NaN), as int8.
+
+    ``axis`` names the last axis and ``per`` what it indexes, ``match`` what it must
+    match, ``one``/``zero`` what the values mean and ``fix`` how to complete it, for the
+    messages.
+    """
+    arr = as_numeric_array(x, name)
+    if arr.ndim == 0 or arr.shape[-1] != n:
+        raise ValueError(
+            f"{name} must have shape (..., {n}) to match {match} ({axis}={n}); got shape {arr.shape}."
+        )
+    bad = ~((arr == 0) | (arr == 1))
+    if bad.any():
+        raise ValueError(
+            f"{name} must hold 1 ({one}) or 0 ({zero}) for every {per}; found "
+            f"{int(bad.sum())} other value(s) (NaN included), e.g. {arr[bad][:3].tolist()} at "
+            f"{positions_text(bad)}. {fix}"
+        )
+    return arr.astype(np.int8)
+
+
+def as_probability_vector(p, n: int, name: str) -> np.ndarray:
+    """One finite probability in [0, 1] per item, shape ``(n,)``, as float64."""
+    arr = np.asarray(p)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must be a numeric array of probabilities, got {_describe(arr)}.")
+    arr = arr.astype(np.float64)
+    if arr.shape != (n,):
+        raise ValueError(
+            f"`{name}` must hold one probability per item, shape ({n},), got shape {arr.shape}."
+        )
+    finite = np.isfinite(arr)
+    if not finite.all() or arr.min() < 0 or arr.max() > 1:
+        shown = arr[finite]
+        span = f"from {shown.min()!r} to {shown.max()!r}" if shown.size else "none finite"
+        raise ValueError(
+            f"`{name}` must hold finite probabilities in [0, 1]; got {int((~finite).sum())} "
+            f"NaN/inf value(s), finite values {span}. Calibrate or clip them first."
+        )
+    return arr

@@ -93,11 +93,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ._defaults import HDI_PROB
 from . import _validate as V
 from ._deprecate import renamed_keywords, warn_renamed
+from ._tables import MissingColumn, Table, TableError, read_table
 from .data import EvalData
 from .metrics import METRICS
 
@@ -258,27 +258,22 @@ class Card:
         >>> data.labels.tolist(), truth.tolist()
         ([1.0, nan, 0.0], [1, 0, 0])
         """
-        df, raw = _read_table(self)
+        table = _read_table(self)
+        df = table.frame
         cols = self.columns
-        present = [str(c) for c in df.columns]
         wanted = [(role, name) for role, name in cols.items() if role != "features"]
         wanted += [("features", name) for name in cols.get("features", [])]
         for role, name in wanted:
-            if name not in df.columns:
+            try:
+                table.require({f"[data] {role}": name})
+            except MissingColumn as exc:
                 raise self._error(
-                    f"[data] {role}",
-                    f"column {name!r} is not in {self.data_file.name}; its columns are {present}. "
-                    f"Fix the column name in {CARD_FILE} or in the file.",
-                )
+                    exc.role, f"{exc} Fix the column name in {CARD_FILE} or in the file."
+                ) from None
         parsed = {}
         for role in _BINARY_COLUMNS:
             if role in cols:
-                values = (
-                    raw[cols[role]] if raw is not None and cols[role] in raw else df[cols[role]]
-                )
-                parsed[role] = _binary_column(
-                    self, role, cols[role], values, allow_empty=role == "label"
-                )
+                parsed[role] = _binary_column(self, table, role, cols[role], allow_empty=role == "label")
         n = len(df)
         checks = {
             "score": lambda v, what: V.as_scores(v, what),
@@ -627,9 +622,11 @@ def list_cards(root="models") -> list[Card]:
 
 
 def _check_keys(table: dict, allowed, where: str, err) -> None:
-    unknown = [k for k in table if k not in allowed]
-    if unknown:
-        raise err(where, f"unknown key(s) {unknown}; allowed keys are {list(allowed)}.")
+    """:func:`bayeval._validate.check_keys`, its message as the card's error at ``where``."""
+    try:
+        V.check_keys(table, allowed)
+    except ValueError as exc:
+        raise err(where, str(exc)) from None
 
 
 def _table(value, where: str, err) -> dict:
@@ -753,6 +750,7 @@ def _construct(cls, name: str, options: dict, card_file):
 
 
 def _file_kind(path: Path) -> str | None:
+    """What a card may name: a .csv (also compressed, e.g. .csv.gz) or a .parquet file."""
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] in (".parquet", ".pq"):
         return "parquet"
@@ -761,35 +759,17 @@ def _file_kind(path: Path) -> str | None:
     return None
 
 
-def _read_table(card: Card) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """The scores file, and (for CSV) its binary columns re-read as raw text."""
+def _read_table(card: Card) -> Table:
+    """The scores file (:func:`bayeval._tables.read_table`), its binary columns kept as typed."""
     path = card.data_file
     if not path.is_file():
         raise card._error("[data] file", f"{path} not found.")
     binary = sorted({card.columns[r] for r in _BINARY_COLUMNS if r in card.columns})
-    if _file_kind(path) == "parquet":
-        try:
-            df = pd.read_parquet(path)
-        except ImportError as exc:
-            raise card._error(
-                "[data] file",
-                f"reading {path.name} needs a Parquet engine: `pip install pyarrow` ({exc}).",
-            ) from exc
-        except Exception as exc:
-            raise card._error(
-                "[data] file", f"{path.name} could not be read as Parquet ({exc})."
-            ) from exc
-        return df, None
+    ids = [card.columns["id"]] if "id" in card.columns else []  # "007" and "7" are different items
     try:
-        header = pd.read_csv(path, nrows=0).columns
-        # ids are text: "007" and "7" are different items
-        ids = {card.columns["id"]: str} if card.columns.get("id") in header else None
-        df = pd.read_csv(path, dtype=ids)
-        cols = [c for c in binary if c in df.columns]
-        raw = pd.read_csv(path, usecols=cols, dtype=str, keep_default_na=False) if cols else None
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise card._error("[data] file", f"{path.name} could not be read as CSV ({exc}).") from exc
-    return df, raw
+        return read_table(path, text_columns=ids, raw_columns=binary)
+    except TableError as exc:
+        raise card._error("[data] file", str(exc)) from exc
 
 
 def _plain(value):
@@ -797,22 +777,20 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _binary_column(
-    card: Card, role: str, name: str, values: pd.Series, *, allow_empty: bool
-) -> np.ndarray:
+def _binary_column(card: Card, table: Table, role: str, name: str, *, allow_empty: bool) -> np.ndarray:
     """1.0 / 0.0 (/ NaN for empty cells when allowed); anything else lists its rows.
 
     The same parser as every other entry point (:func:`bayeval._validate.label_cell`).
     """
-    out, bad = V.parse_label_cells(values.to_numpy(), allow_empty=allow_empty)
+    values = table.cells(name)
+    out, bad = V.parse_label_cells(values, allow_empty=allow_empty)
     if bad:
-        csv = _file_kind(card.data_file) == "csv"
         message = V.label_cells_message(
             f"column {name!r} of {card.data_file.name}",
-            values.to_numpy(),
+            values,
             bad,
             allow_empty=allow_empty,
-            first_line=2 if csv else None,
+            first_line=table.first_line,
         )
         raise card._error(f"[data] {role}", message)
     return out

@@ -51,54 +51,43 @@ class CLIError(Exception):
 # ----------------------------------------------------------------- inputs
 
 
-def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=()):
-    """Read a CSV/TSV/Parquet file.
+def _table(path: str, *, text_columns=(), raw_columns=()):
+    """The table at ``path`` (:func:`bayeval._tables.read_table`); its errors as CLIError."""
+    from ._tables import TableError, read_table
+
+    try:
+        return read_table(path, text_columns=text_columns, raw_columns=raw_columns)
+    except TableError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=(), required=None):
+    """Read a CSV/TSV/Parquet file into a DataFrame (the one reader, :mod:`bayeval._tables`).
 
     ``text_columns`` (ids) are read as text, so ``007`` and ``7`` stay different ids.
     ``label_columns`` are read as the raw cells and parsed by the one label parser of
     every entry point (:func:`bayeval._validate.label_cell`): ``NA``, ``n/a``, ``null``
     or ``yes`` in a label column is an error with its line number, never "not vetted".
     ``raw_columns`` are read as the cells' text, unparsed (``NA`` stays ``"NA"``).
+    ``required`` (``{flag: column}``): columns that must be there (the error names the
+    file, the flag and the file's columns).
     """
-    import pandas as pd
+    from ._tables import TableError
 
-    from . import _validate as V
-
-    p = Path(path)
-    if not p.exists():
-        raise CLIError(f"{path}: no such file.")
-    if p.is_dir():
-        raise CLIError(f"{path}: is a folder; give a CSV or Parquet file.")
-    suffix = p.suffix.lower()
-    csv = suffix in (".csv", ".txt", ".tsv")
+    table = _table(path, text_columns=text_columns, raw_columns=[*label_columns, *raw_columns])
     try:
-        if suffix in (".parquet", ".pq"):
-            try:
-                df = pd.read_parquet(p)
-            except ImportError as exc:
-                raise CLIError(f"{path}: reading Parquet needs pyarrow; run `pip install pyarrow`.") from exc
-        elif csv:
-            sep = "\t" if suffix == ".tsv" else ","
-            header = pd.read_csv(p, sep=sep, nrows=0).columns
-            text = [c for c in text_columns if c and c in header]
-            df = pd.read_csv(p, sep=sep, dtype={c: str for c in text})
-            labels = [c for c in (*label_columns, *raw_columns) if c and c in header]
-            if labels:
-                raw = pd.read_csv(p, sep=sep, usecols=labels, dtype=str, keep_default_na=False)
-                for c in labels:
-                    df[c] = raw[c]
-        else:
-            raise CLIError(f"{path}: unknown file type {suffix!r}; give a .csv, .tsv or .parquet file.")
-    except CLIError:
-        raise
-    except Exception as exc:  # malformed files: pandas' own message, with the path
-        raise CLIError(f"{path}: could not be read as {suffix[1:].upper()} ({exc}).") from exc
+        table.require(required or {})
+    except TableError as exc:
+        raise CLIError(str(exc)) from exc
+    df = table.frame
+    for c in raw_columns:
+        if c in table.raw:
+            df[c] = table.raw[c]
     for c in label_columns:
         if c and c in df.columns:
             try:
-                df[c] = V.as_label_cells(df[c].to_numpy(dtype=object), f"{path}: column {c!r}",
-                                         allow_empty=True, first_line=2 if csv else None)
-            except ValueError as exc:
+                df[c] = table.labels(c)
+            except TableError as exc:
                 raise CLIError(str(exc)) from exc
     return df
 
@@ -217,15 +206,20 @@ def _check_args(args) -> None:
 def _load_data(args):
     from .data import EvalData
 
+    from ._tables import table_kind
+
     labels = [args.label, args.noisy_label, getattr(args, "prediction", None)]
-    df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels)
-    csv = Path(args.scores).suffix.lower() in (".csv", ".txt", ".tsv")
+    required = {"--score": args.score, "--label": args.label, "--noisy-label": args.noisy_label,
+                "--prediction": getattr(args, "prediction", None), "--category": args.category,
+                "--id": args.item_id}
+    df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels, required=required)
+    csv = table_kind(args.scores) != "parquet"
     if args.score in df.columns and not (  # text among the scores
         df[args.score].dtype.kind in "fiub"
     ):
         from . import _validate as V
 
-        bad = V._not_numbers(df[args.score].to_numpy(dtype=object))
+        bad = V.not_numbers(df[args.score].to_numpy(dtype=object))
         if bad:
             where = ", ".join(f"{'line ' + str(i + 2) if csv else 'row ' + str(i)}: {v!r}" for i, v in bad[:10])
             more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
@@ -294,11 +288,9 @@ def _fit(args, data):
         warn=False,  # reported below as one line on stderr instead of a Python warning
         **fit_kw,
     )
-    check = getattr(post, "check", None)
-    if callable(check):
-        diag = check(warn=False)
-        if not diag["ok"]:
-            print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
+    diag = post.check_convergence(warn=False)
+    if diag is not None and not diag["ok"]:
+        print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
     return post
 
 
@@ -562,19 +554,16 @@ def _cmd_label(args) -> int:
     from . import _validate as V
     from .active import LabelStore
 
-    df = _read_table(args.labels, text_columns=[args.item_id], raw_columns=[args.label])
-    for col, flag in ((args.item_id, "--id"), (args.label, "--label")):
-        if col not in df.columns:
-            raise CLIError(f"{args.labels}: no column {col!r} (see {flag}); its columns are "
-                           f"{list(map(str, df.columns))}.")
-    csv = Path(args.labels).suffix.lower() in (".csv", ".txt", ".tsv")
-    first = 2 if csv else 0  # line 1 of a CSV is the header
+    from ._tables import TableError
 
-    def where(j):
-        return f"line {j + first}" if csv else f"row {j}"
-
-    ids = df[args.item_id].tolist()
-    raw = df[args.label].to_numpy(dtype=object)
+    table = _table(args.labels, text_columns=[args.item_id], raw_columns=[args.label])
+    try:
+        table.require({"--id": args.item_id, "--label": args.label})
+    except TableError as exc:
+        raise CLIError(str(exc)) from exc
+    where = table.where
+    ids = table.frame[args.item_id].tolist()
+    raw = table.cells(args.label)
     values, not_labels = V.parse_label_cells(raw, allow_empty=False)
     not_labels = set(not_labels)
     bad = []  # (row index or None, item, why)

@@ -270,7 +270,7 @@ def calibration_curve(post, *, ax=None, hdi_prob: float = HDI_PROB, n_grid: int 
     >>> ax.get_ylabel()
     'P(positive | score)'
     """
-    if not hasattr(post, "curve_draws"):
+    if not getattr(post, "has_curves", False):
         raise TypeError(
             f"calibration_curve needs a posterior with a calibration curve (bayeval.fit or Calibration), "
             f"got {type(post).__name__}; for a score mixture use mixture_fit."

@@ -8,6 +8,16 @@ from those probabilities in chunks of draws, each draw from its own random strea
 derived from the posterior's seed and its ``(chain, draw)`` index -- so every
 metric is computed in bounded memory and the same seed gives the same draws
 whatever the chunk size. Vetted items equal their vetted label in every draw.
+
+Every posterior of bayeval derives from :class:`BasePosterior`: the parameter draws
+(``idata``), how they were sampled (``sampling``, ``convergence``, ``model_spec``), a
+summary table with the columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``, saving, and the
+hooks :func:`bayeval.report.report` reads (:meth:`BasePosterior.report_sections`,
+:meth:`BasePosterior.diagnostics_table`, :meth:`BasePosterior.check_convergence`).
+:class:`Posterior` adds the label-draw engine; its ``K``-class counterpart
+(:class:`bayeval.annotators.model.CategoricalPosterior`) draws class indices through
+the same engine, and :class:`bayeval.rankings.model.RankingPosterior` (draws of
+pairwise preferences, no labels) derives from :class:`BasePosterior` alone.
 """
 
 from __future__ import annotations
@@ -25,11 +35,12 @@ from . import _validate as V
 from . import metrics as M
 from .data import EvalData
 
-__all__ = ["Posterior", "vetted_only", "naive", "hdi"]
+__all__ = ["BasePosterior", "Posterior", "vetted_only", "naive", "hdi", "summary_columns"]
 
 CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
 #: Label draws are kept in memory, one bit per label, when they fit in this many bytes
-#: (100,000 items x 5,000 draws = 62.5 MB): the second and later passes over the draws
+#: (100,000 items x 5,000 draws = 62.5 MB; K-class draws take ceil(log2 K) bits per
+#: label): the second and later passes over the draws
 #: (a metric after another, expected-change selection after an estimate) unpack them
 #: instead of drawing them again (about 50x cheaper: 0.03 s vs 1.49 s at that size).
 _CACHE_BYTES = 1 << 26
@@ -131,11 +142,7 @@ class MetricEvaluator:
             kwargs["thresholds"] = default_thresholds(data.scores)
             if self.spec.name == "roc_curve":
                 kwargs["thresholds"] = np.r_[np.inf, kwargs["thresholds"][::-1]]
-        if category is None:
-            category = "each" if data.has_categories else "pooled"
-        V.check_choice(category, "category", ("each", "mean", "pooled"))
-        if category != "pooled" and not data.has_categories:
-            raise ValueError(f"category={category!r} needs an EvalData with categories; use 'pooled'.")
+        category = V.as_category_mode(category, data.has_categories)
         self.category = category
         self.n_items = data.n_items
         if category == "pooled":
@@ -220,10 +227,151 @@ def default_thresholds(scores: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([grid, top]))
 
 
+# -------------------------------------------------------------- the posterior family
+
+
+def summary_columns(hdi_prob: float = HDI_PROB) -> list[str]:
+    """The columns of every posterior's summary table: ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
+
+    Examples
+    --------
+    >>> from bayeval.posterior import summary_columns
+    >>> summary_columns()
+    ['mean', 'sd', 'hdi_5%', 'hdi_95%']
+    """
+    return ["mean", "sd", *hdi_columns(hdi_prob)]
+
+
+class BasePosterior:
+    """What every posterior of bayeval shares, whatever it is a posterior of.
+
+    The parameter draws (:attr:`idata`, dims ``chain, draw, ...``), how they were made
+    (:attr:`sampling`, :attr:`convergence` and :attr:`model_spec`, set by a model's
+    ``fit``; None for a posterior built by hand), a :meth:`summary` table whose columns
+    are :func:`summary_columns` (plus any the posterior adds), :meth:`to_inference_data`,
+    :meth:`save`, and the hooks the report reads. Subclasses: :class:`Posterior` (labels
+    of an evaluation set, and its metrics), the ``K``-class
+    :class:`bayeval.annotators.model.CategoricalPosterior`, and
+    :class:`bayeval.rankings.model.RankingPosterior` (pairwise preferences).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        Parameter draws in its ``posterior`` group, dims ``(chain, draw, ...)``.
+
+    Examples
+    --------
+    >>> import arviz as az
+    >>> import numpy as np
+    >>> from bayeval.posterior import BasePosterior
+    >>> post = BasePosterior(az.from_dict(posterior={"x": np.zeros((2, 50))}))
+    >>> post.n_chains, post.n_draws, post.sampling, post.check_convergence()
+    (2, 50, None, None)
+    """
+
+    #: how the fit was sampled (a :class:`bayeval.models._sampling.SamplingInfo`)
+    sampling = None
+    #: the fit's diagnostics dict (:func:`bayeval._diagnostics.check_convergence`)
+    convergence = None
+    #: the model that made the fit
+    model_spec = None
+    #: whether :meth:`curve_draws` gives the calibration curve ``P(y = 1 | score)``
+    has_curves = False
+    #: the sampler's name, where the posterior records it (the report's first line says it)
+    sampler = None
+
+    def __init__(self, idata: az.InferenceData):
+        if not hasattr(idata, "posterior"):
+            raise TypeError("`idata` must be an arviz.InferenceData with a `posterior` group.")
+        post = idata.posterior
+        if "chain" not in post.sizes or "draw" not in post.sizes:
+            raise ValueError(f"idata.posterior must have dims chain and draw, got {dict(post.sizes)}.")
+        self.idata = idata
+        self.n_chains = int(post.sizes["chain"])
+        self.n_draws = int(post.sizes["draw"])
+
+    def summary(self, *args, **kwargs) -> pd.DataFrame:
+        """Mean, sd and HDI of what the posterior is about (columns: :func:`summary_columns`)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no summary().")
+
+    def to_inference_data(self) -> az.InferenceData:
+        """A copy of :attr:`idata` (subclasses add groups, e.g. the metrics' draws)."""
+        return self.idata.copy()
+
+    def save(self, path, *, overwrite: bool = False):
+        """Save this fit to one netCDF file, to reload with :func:`bayeval.load`.
+
+        The file holds the InferenceData (``arviz.from_netcdf`` reads it), the data the
+        model was fitted to, the model's class and parameters, the seed of the label
+        draws and how the fit was sampled (layout: :mod:`bayeval.persist`). The reloaded
+        posterior gives the same draws, without sampling again. Only fits made by a
+        model's ``fit`` (and plug-in posteriors) can be saved.
+
+        Parameters
+        ----------
+        path : str or path-like
+        overwrite : bool, default False
+            Replace an existing file (otherwise ``FileExistsError``).
+
+        Returns
+        -------
+        pathlib.Path
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(0)
+        >>> q = rng.beta(1, 3, 200); y = np.full(200, np.nan); y[:30] = rng.random(30) < q[:30]
+        >>> post = be.fit(be.EvalData(q, y), draws=200, random_seed=1)  # doctest: +SKIP
+        >>> path = post.save(os.path.join(tempfile.mkdtemp(), "fit.nc"))  # doctest: +SKIP
+        >>> again = be.load(path)  # doctest: +SKIP
+        >>> again.metric("average_precision").equals(post.metric("average_precision"))  # doctest: +SKIP
+        True
+        """
+        from .persist import save
+
+        return save(self, path, overwrite=overwrite)
+
+    # ------------------------------------------------------------ report hooks
+
+    def report_sections(self) -> tuple[str, ...]:
+        """The model-specific sections :func:`bayeval.report.report` adds for this posterior.
+
+        ``"calibration"`` (the calibration curve and the candidates' comparison) or
+        ``"fit"`` (the score-mixture fit and its posterior predictive check); none by
+        default. The sections every report has (data, metrics, constraints, vetting,
+        diagnostics) are not listed.
+        """
+        return ()
+
+    def diagnostics_table(self) -> pd.DataFrame | None:
+        """Per-parameter sampler diagnostics for the report, or None where there are none."""
+        return None
+
+    def check_convergence(self, *, warn: bool = True) -> dict | None:
+        """The diagnostics dict of this fit, or None when no sampler made it.
+
+        By default :attr:`convergence` (what ``fit`` computed), else
+        :func:`bayeval._diagnostics.check_convergence` over every parameter when the
+        posterior has a :meth:`diagnostics_table`; models with their own checks
+        (``post.check()``) return those.
+        """
+        if self.convergence:
+            return dict(self.convergence)
+        table = self.diagnostics_table()
+        if table is None or not len(table):
+            return None
+        from ._diagnostics import check_convergence
+
+        return check_convergence(self.idata, self.sampling, list(self.idata.posterior.data_vars), warn=warn)
+
+
 # ------------------------------------------------------------------- Posterior
 
 
-class Posterior:
+class Posterior(BasePosterior):
     """Posterior over the true labels of an evaluation set, and over its metrics.
 
     Parameters
@@ -281,16 +429,11 @@ class Posterior:
             raise TypeError("`idata` must be an arviz.InferenceData with a `posterior` group.")
         if not callable(probability):
             raise TypeError("`probability` must be a callable params -> P(z = 1) per item.")
-        post = idata.posterior
-        if "chain" not in post.sizes or "draw" not in post.sizes:
-            raise ValueError(f"idata.posterior must have dims chain and draw, got {dict(post.sizes)}.")
+        super().__init__(idata)
         self.data = data
-        self.idata = idata
         self._probability = probability
         self._population = population
         self.model = model or "model"
-        self.n_chains = int(post.sizes["chain"])
-        self.n_draws = int(post.sizes["draw"])
         seed = V.as_seed_sequence(random_seed)
         # what reproduces these draws: the int as given, a Generator's one draw (an
         # int), a SeedSequence as given; None stays None (fresh entropy, not repeatable)
@@ -300,14 +443,24 @@ class Posterior:
             self.random_seed = int(seed.entropy)
         self._entropy = seed.entropy
         self._spawn_key = tuple(seed.spawn_key)
-        self._vetted = np.flatnonzero(data.vetted)
-        self._vetted_values = data.labels[self._vetted].astype(np.int8)
-        n_bytes = self.n_chains * self.n_draws * ((data.n_items + 7) // 8)
-        self._bits = None  # (chain, draw, packed items), filled as draws are generated
+        # the items whose label every draw keeps, and that label
+        self._fixed, self._fixed_values = self._fixed_labels()
+        # the label-draw cache: ceil(log2 K) bit planes of packed labels per draw
+        self._planes = max(1, int(np.ceil(np.log2(self.n_classes))))
+        row_bytes = self._planes * ((data.n_items + 7) // 8)
+        self._bits = None  # (chain, draw, planes x packed items), filled as draws are generated
         self._bits_filled = None
-        if n_bytes <= _CACHE_BYTES:
-            self._bits = np.zeros((self.n_chains, self.n_draws, (data.n_items + 7) // 8), dtype=np.uint8)
+        if self.n_chains * self.n_draws * row_bytes <= _CACHE_BYTES:
+            self._bits = np.zeros((self.n_chains, self.n_draws, row_bytes), dtype=np.uint8)
             self._bits_filled = np.zeros((self.n_chains, self.n_draws), dtype=bool)
+
+    #: classes a label takes (the K-class posterior sets its own)
+    n_classes = 2
+
+    def _fixed_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """The items whose label every draw keeps (the vetted ones), and their labels."""
+        idx = np.flatnonzero(self.data.vetted)
+        return idx, self.data.labels[idx].astype(np.int8)
 
     # ---------------------------------------------------------------- builders
 
@@ -402,9 +555,10 @@ class Posterior:
 
     # ------------------------------------------------------------ label draws
 
-    def _chunk_plan(self, chunk_size: int | None) -> list[tuple[int, slice]]:
+    def _chunk_plan(self, chunk_size: int | None, work_bytes: int = 9) -> list[tuple[int, slice]]:
+        """(chain, draws) chunks; by default about ``CHUNK_BYTES`` at ``work_bytes`` per label."""
         if chunk_size is None:
-            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // (9 * self.data.n_items)))
+            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // (work_bytes * self.data.n_items)))
         else:
             chunk_size = V.as_positive_int(chunk_size, "chunk_size")
         return [
@@ -436,23 +590,70 @@ class Posterior:
         """
         return self._probabilities(chain, draws)[:, items]
 
-    def _label_chunks(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
-        n = self.data.n_items
-        for chain, draws in self._chunk_plan(chunk_size):
-            if self._bits is not None and self._bits_filled[chain, draws].all():
-                z = np.unpackbits(self._bits[chain, draws], axis=1, count=n).view(np.int8)
-                yield chain, draws, z
-                continue
-            p = self._probabilities(chain, draws)
+    # The one label-draw engine, for binary labels and class indices alike. Two hooks
+    # say what a label is: ``_draw_probabilities`` gives ``P(z_i = 1)`` as ``(m, n)``
+    # (binary labels) or ``P(z_i = k)`` as ``(m, n, K)`` (class indices), and
+    # ``_label_work_bytes`` the working memory per label that sizes a chunk. Draw
+    # ``(c, d)`` always reads the uniforms of its own random stream; the draws are kept,
+    # packed, when they fit (``_CACHE_BYTES``).
+
+    def _draw_probabilities(self, chain: int, draws: slice) -> np.ndarray:
+        return self._probabilities(chain, draws)
+
+    def _label_work_bytes(self) -> int:
+        return 9  # a float64 probability and an int8 label
+
+    def _uniforms(self, chain: int, draw: int) -> np.ndarray:
+        """The ``n_items`` float32 uniforms of draw ``(chain, draw)``'s own random stream."""
+        seq = np.random.SeedSequence(self._entropy, spawn_key=(*self._spawn_key, chain, draw))
+        return np.random.Generator(np.random.PCG64(seq)).random(self.data.n_items, dtype=np.float32)
+
+    def _draw_labels(self, chain: int, draws: slice) -> np.ndarray:
+        """Fresh label draws ``(m, n_items)`` (int8), before the fixed items are set."""
+        p = self._draw_probabilities(chain, draws)
+        if p.ndim == 2:  # z = 1 where u < P(z = 1)
             z = np.empty(p.shape, dtype=np.int8)
             for j, d in enumerate(range(draws.start, draws.stop)):
-                rng = np.random.Generator(
-                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(*self._spawn_key, chain, d)))
-                )
-                np.less(rng.random(n, dtype=np.float32), p[j], out=z[j], casting="unsafe")
-            z[:, self._vetted] = self._vetted_values
+                np.less(self._uniforms(chain, d), p[j], out=z[j], casting="unsafe")
+            return z
+        # class indices: z = how many of the first K - 1 cumulative probabilities u reaches
+        cdf = np.cumsum(p, axis=2)
+        cdf /= cdf[..., -1:]
+        z = np.empty(p.shape[:2], dtype=np.int8)
+        for j, d in enumerate(range(draws.start, draws.stop)):
+            u = self._uniforms(chain, d).astype(np.float64)
+            z[j] = (u[:, None] >= cdf[j, :, :-1]).sum(axis=1)
+        return z
+
+    def _pack(self, z: np.ndarray) -> np.ndarray:
+        """Label rows ``(m, n)`` as ``_planes`` bit planes of packed bits, side by side."""
+        u = z.view(np.uint8)
+        if self._planes == 1:
+            return np.packbits(u, axis=1)
+        return np.concatenate([np.packbits((u >> b) & 1, axis=1) for b in range(self._planes)], axis=1)
+
+    def _unpack(self, bits: np.ndarray) -> np.ndarray:
+        n = self.data.n_items
+        if self._planes == 1:
+            return np.unpackbits(bits, axis=1, count=n).view(np.int8)
+        width = bits.shape[1] // self._planes
+        z = np.zeros((bits.shape[0], n), dtype=np.uint8)
+        for b in range(self._planes):
+            z |= np.unpackbits(bits[:, b * width : (b + 1) * width], axis=1, count=n) << b
+        return z.view(np.int8)
+
+    def _label_chunks(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
+        if chunk_size is None:
+            per_draw = self._label_work_bytes() * self.data.n_items
+            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // per_draw))
+        for chain, draws in self._chunk_plan(chunk_size):
+            if self._bits is not None and self._bits_filled[chain, draws].all():
+                yield chain, draws, self._unpack(self._bits[chain, draws])
+                continue
+            z = self._draw_labels(chain, draws)
+            z[:, self._fixed] = self._fixed_values
             if self._bits is not None:
-                self._bits[chain, draws] = np.packbits(z.view(np.uint8), axis=1)
+                self._bits[chain, draws] = self._pack(z)
                 self._bits_filled[chain, draws] = True
             yield chain, draws, z
 
@@ -505,7 +706,7 @@ class Posterior:
         for chain, draws in self._chunk_plan(None):
             total += self._probabilities(chain, draws).sum(axis=0)
         p = total / (self.n_chains * self.n_draws)
-        p[self._vetted] = self._vetted_values
+        p[self._fixed] = self._fixed_values
         return xr.DataArray(p, dims=("item",), coords={"item": self.data.item_ids}, name="p_positive")
 
     # ----------------------------------------------------------------- metrics
@@ -692,41 +893,6 @@ class Posterior:
             idata.add_groups(metrics=ds)
         return idata
 
-    def save(self, path, *, overwrite: bool = False):
-        """Save this fit to one netCDF file, to reload with :func:`bayeval.load`.
-
-        The file holds the InferenceData (``arviz.from_netcdf`` reads it), the data the
-        model was fitted to, the model's class and parameters, the seed of the label
-        draws and how the fit was sampled (layout: :mod:`bayeval.persist`). The reloaded
-        posterior gives the same metric draws, without sampling again.
-
-        Parameters
-        ----------
-        path : str or path-like
-        overwrite : bool, default False
-            Replace an existing file (otherwise ``FileExistsError``).
-
-        Returns
-        -------
-        pathlib.Path
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> import numpy as np
-        >>> import bayeval as be
-        >>> rng = np.random.default_rng(0)
-        >>> q = rng.beta(1, 3, 200); y = np.full(200, np.nan); y[:30] = rng.random(30) < q[:30]
-        >>> post = be.fit(be.EvalData(q, y), draws=200, random_seed=1)  # doctest: +SKIP
-        >>> path = post.save(os.path.join(tempfile.mkdtemp(), "fit.nc"))  # doctest: +SKIP
-        >>> again = be.load(path)  # doctest: +SKIP
-        >>> again.metric("average_precision").equals(post.metric("average_precision"))  # doctest: +SKIP
-        True
-        """
-        from .persist import save
-
-        return save(self, path, overwrite=overwrite)
-
     def diagnostics(self) -> pd.DataFrame:
         """Sampler diagnostics of the parameter draws: r_hat, ESS, divergences.
 
@@ -736,6 +902,10 @@ class Posterior:
         if not names or self.model == "given probabilities":
             return pd.DataFrame(columns=["r_hat", "ess_bulk", "ess_tail"])
         return az.summary(self.idata, var_names=names, kind="diagnostics")[["r_hat", "ess_bulk", "ess_tail"]]
+
+    def diagnostics_table(self) -> pd.DataFrame:
+        """:meth:`diagnostics`, the per-parameter table of the report."""
+        return self.diagnostics()
 
     def __repr__(self) -> str:
         return (

@@ -40,7 +40,6 @@ from .recalibrate import Recalibration, recalibrate
 __all__ = ["Report", "report", "data_hash"]
 
 _SAMPLE_DIMS = ("chain", "draw")
-_CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
 _DEFAULT_KS = (10, 50, 100, 500, 1000)
 _WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 _PPC_ALPHA = 0.05
@@ -215,7 +214,7 @@ class Report:
         meta: list[str] | None = None,
     ):
         self.title = _check_title(title)
-        self.description = _check_description(description)
+        self.description = V.as_optional_text(description, "description")
         self.tables: dict[str, pd.DataFrame] = dict(tables or {})
         for name, df in self.tables.items():
             if not isinstance(df, pd.DataFrame):
@@ -500,21 +499,7 @@ def _safe_filename(name: str) -> str:
 
 
 def _check_title(title) -> str:
-    if not isinstance(title, str):
-        raise TypeError(f"`title` must be a string, got {type(title).__name__}.")
-    if not title.strip():
-        raise ValueError(
-            "`title` is empty: give the report a title, e.g. title='Tagger v2 on the May sample'."
-        )
-    return title
-
-
-def _check_description(description) -> str | None:
-    if description is not None and not isinstance(description, str):
-        raise TypeError(
-            f"`description` must be a string or None, got {type(description).__name__}."
-        )
-    return description
+    return V.as_text(title, "title", fix="give the report a title, e.g. title='Tagger v2 on the May sample'.")
 
 
 # ====================================================================== report()
@@ -534,36 +519,6 @@ def _as_posterior(obj) -> tuple[Posterior, object | None]:
         f"or an object with a `.posterior` that is one (an active-testing session); got "
         f"{type(obj).__name__}."
     )
-
-
-def _check_constraints(constraints) -> dict[str, float] | None:
-    if constraints is None:
-        return None
-    if not isinstance(constraints, Mapping):
-        raise TypeError(
-            "`constraints` must be a dict such as {'min_precision': 0.9, 'min_recall': 0.5}, "
-            f"got {type(constraints).__name__}."
-        )
-    unknown = [k for k in constraints if k not in _CONSTRAINT_KEYS]
-    if unknown:
-        raise ValueError(
-            f"`constraints` has unknown key(s) {unknown}; the keys are 'min_precision', 'min_recall' and "
-            "'prob' (the probability the constraint must hold with)."
-        )
-    out = {k: V.as_probability(v, k, open_interval=k == "prob") for k, v in constraints.items() if v is not None}
-    if not any(k in out for k in ("min_precision", "min_recall")):
-        raise ValueError(
-            "`constraints` sets no bound: give min_precision, min_recall or both, or pass constraints=None."
-        )
-    return {k: out[k] for k in _CONSTRAINT_KEYS if k in out}
-
-
-def _check_truth(truth, data) -> np.ndarray | None:
-    if truth is None:
-        return None
-    t = V.as_label_vector(truth, "truth", allow_nan=False)
-    V.check_same_length(data.n_items, "truth", t.size)
-    return t.astype(np.int8)
 
 
 def _default_metrics(data, threshold: float | None) -> dict:
@@ -630,24 +585,16 @@ def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
 def _diagnostics(post) -> tuple[dict | None, pd.DataFrame | None]:
     """(the fit's convergence dict, per-parameter table) or (None, None) without a sampler.
 
-    The dict is :func:`bayeval._diagnostics.check_convergence`'s, whatever the sampler:
-    the one check with its thresholds in one place.
+    The posterior's hooks :meth:`~bayeval.posterior.BasePosterior.check_convergence` (the
+    dict of :func:`bayeval._diagnostics.check_convergence`, or the model's own check)
+    and :meth:`~bayeval.posterior.BasePosterior.diagnostics_table`.
     """
-    from ._diagnostics import check_convergence
-    from .models._sampling import SamplingInfo
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        table = post.diagnostics() if hasattr(post, "diagnostics") else None
-        if hasattr(post, "check"):
-            d = dict(post.check(warn=False))
-        elif getattr(post, "convergence", None):
-            d = dict(post.convergence)
-        elif table is not None and len(table):
-            sampling = getattr(post, "sampling", None) or SamplingInfo("pymc")
-            d = check_convergence(post.idata, sampling, list(post.idata.posterior.data_vars), warn=False)
-        else:
-            return None, None
+        table = post.diagnostics_table()
+        d = post.check_convergence(warn=False)
+    if d is None:
+        return None, None
     return d, table
 
 
@@ -931,40 +878,96 @@ def report(
     post, session = _as_posterior(posterior)
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
-    import time
-
-    t_start = time.perf_counter()
-
-    def step(message: str) -> None:
-        if progress is not None:
-            progress(f"report: {message} ({time.perf_counter() - t_start:.0f} s so far)")
-
     title = _check_title(title)
-    description = _check_description(description)
+    description = V.as_optional_text(description, "description")
     hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
-    cons = _check_constraints(constraints)
+    cons = V.as_constraints(constraints)
     if thresholds is not None and cons is None:
         raise ValueError(
             "`thresholds` only applies with `constraints`; pass constraints= too, or drop thresholds."
         )
-    data = post.data
-    truth_arr = _check_truth(truth, data)
+    truth_arr = None if truth is None else V.as_full_labels(truth, post.data.n_items, "truth")
     user_items = None if metrics is None else metric_items(metrics)
     if user_items is not None and not user_items:
         raise ValueError(
             "`metrics` is empty; give at least one metric, or leave it out for the default set."
         )
 
-    tables: dict[str, pd.DataFrame] = {}
-    figures: dict = {}
-    text: list[str] = []
-    warn: dict[str, list[str]] = {}
-    notes: dict[str, list[str]] = {}
-    N, n = data.n_items, data.n_vetted
-    pct = f"{100 * hdi_prob:g}%"
+    d = _Draft(post, session, hdi_prob, truth_arr, progress)
+    _data_section(d)
+    if cons is not None:
+        d.step("choosing the threshold under the constraints...")
+        d.rec = recalibrate(post, thresholds=thresholds, **cons)
+        d.cons = {k: v for k, v in cons.items() if k != "prob"}
+    _metrics_section(d, user_items)
+    _pr_curve_figure(d)
+    sections = post.report_sections()
+    for sid, render in _MODEL_SECTIONS.items():  # in the page's order
+        if sid in sections:
+            render(d)
+    if d.rec is not None:
+        _constraints_section(d)
+    if session is not None:
+        _vetting_section(d)
+    _diagnostics_section(d)
+    if post.random_seed is None:
+        d.text.append(
+            "The label draws were not seeded (random_seed=None): re-running gives slightly different numbers."
+        )
+    d.text[d.n_head:d.n_head] = d.caveats
+    return Report(
+        title,
+        tables=d.tables,
+        figures=d.figures,
+        text=d.text,
+        description=description,
+        warnings=d.warn,
+        notes=d.notes,
+        meta=_meta(d, source),
+    )
 
-    # ---------------------------------------------------------------- data
-    tables["data"] = data.counts()
+
+# ------------------------------------------------------------- section renderers
+
+
+class _Draft:
+    """What the section renderers of :func:`report` read and fill in."""
+
+    def __init__(self, post, session, hdi_prob: float, truth, progress):
+        import time
+
+        self.post, self.session, self.data = post, session, post.data
+        self.hdi_prob, self.truth = hdi_prob, truth
+        self.pct = f"{100 * hdi_prob:g}%"
+        self.N, self.n = self.data.n_items, self.data.n_vetted
+        self.rec: Recalibration | None = None
+        self.cons: dict | None = None
+        self.tables: dict[str, pd.DataFrame] = {}
+        self.figures: dict = {}
+        self.text: list[str] = []
+        self.warn: dict[str, list[str]] = {}
+        self.notes: dict[str, list[str]] = {}
+        self.caveats: list[str] = []  # bad news goes right after the data sentence
+        self.n_head = 0
+        self._progress = progress
+        self._t_start = time.perf_counter()
+
+    def step(self, message: str) -> None:
+        if self._progress is not None:
+            import time
+
+            self._progress(f"report: {message} ({time.perf_counter() - self._t_start:.0f} s so far)")
+
+    def warning(self, section: str, message: str, *, caveat: bool = True) -> None:
+        """A red box in ``section``; with ``caveat``, also said at the top of the reading."""
+        self.warn.setdefault(section, []).append(message)
+        if caveat:
+            self.caveats.append(message)
+
+
+def _data_section(d: _Draft) -> None:
+    data, N, n = d.data, d.N, d.n
+    d.tables["data"] = data.counts()
     sent = (
         f"The evaluation set has {N} items; {n} are vetted ({data.n_vetted_positive} positive, "
         f"{data.n_vetted_negative} negative)"
@@ -973,38 +976,31 @@ def report(
         sent += f", in {data.category_names.size} categories"
     if data.noisy_labels is not None:
         sent += f"; {int(data.noisy_labels.sum())} items carry a noisy positive label"
-    text.append(sent + ".")
+    d.text.append(sent + ".")
     if n == 0:
-        text.append("No item is vetted: every number below rests on the model's assumptions alone.")
-    n_head = len(text)
-    caveats: list[str] = []  # bad news goes right after the data sentence
+        d.text.append("No item is vetted: every number below rests on the model's assumptions alone.")
+    d.n_head = len(d.text)
 
-    # ------------------------------------------------------- constraints
-    rec: Recalibration | None = None
-    if cons is not None:
-        step("choosing the threshold under the constraints...")
-        rec = recalibrate(post, thresholds=thresholds, **cons)
-        cons = {k: v for k, v in cons.items() if k != "prob"}
 
-    # ----------------------------------------------------------- metrics
+def _metric_items(d: _Draft, user_items) -> list:
+    data = d.data
     if user_items is None:
         items = metric_items(_default_metrics(data, None))
-        if rec is not None:
-            items += metric_items(_threshold_metrics(data, rec.threshold))
-    else:
-        items = [
-            (
-                lab,
-                m,
-                {**opts, "category": "pooled"}
-                if data.has_categories and "category" not in opts
-                else opts,
-            )
-            for lab, m, opts in user_items
-        ]
-    step(f"metric table ({len(items)} metric(s))...")
-    table = _metric_table(post, items, hdi_prob, truth_arr)
-    tables["metrics"] = table
+        if d.rec is not None:
+            items += metric_items(_threshold_metrics(data, d.rec.threshold))
+        return items
+    return [
+        (lab, m, {**opts, "category": "pooled"} if data.has_categories and "category" not in opts else opts)
+        for lab, m, opts in user_items
+    ]
+
+
+def _metrics_section(d: _Draft, user_items) -> None:
+    post, data = d.post, d.data
+    items = _metric_items(d, user_items)
+    d.step(f"metric table ({len(items)} metric(s))...")
+    table = _metric_table(post, items, d.hdi_prob, d.truth)
+    d.tables["metrics"] = table
     if data.has_categories:
         if user_items is None:
             by_cat = metric_items({"average precision": "average_precision", "ROC AUC": "roc_auc"})
@@ -1012,43 +1008,45 @@ def report(
             by_cat = [(lab, m, opts) for lab, m, opts in user_items if "category" not in opts]
         if by_cat:
             by_cat = [(lab, m, {**opts, "category": "each"}) for lab, m, opts in by_cat]
-            tables["metrics_by_category"] = _metric_table(post, by_cat, hdi_prob, truth_arr)
-    mnotes = notes.setdefault("metrics", [])
-    mnotes.append(
-        f"mean, sd and the {pct} highest-density interval are over {post.n_chains * post.n_draws} "
+            d.tables["metrics_by_category"] = _metric_table(post, by_cat, d.hdi_prob, d.truth)
+    d.notes.setdefault("metrics", []).extend(_metric_notes(d))
+    _read_metrics(d, table, items)
+
+
+def _metric_notes(d: _Draft) -> list[str]:
+    data, N, n = d.data, d.N, d.n
+    out = [
+        f"mean, sd and the {d.pct} highest-density interval are over {d.post.n_chains * d.post.n_draws} "
         f"posterior draws of the labels of these {N} items."
-    )
+    ]
     if n:
-        mnotes.append(
+        out.append(
             f"vetted_only: the metric on the {n} vetted items alone (– where it is undefined, e.g. "
             "fewer vetted items than k, or only one class vetted)."
         )
     else:
-        mnotes.append("vetted_only: undefined, no item is vetted.")
+        out.append("vetted_only: undefined, no item is vetted.")
     if data.noisy_labels is not None:
-        mnotes.append("naive: the metric with noisy labels standing in for the unvetted ones.")
+        out.append("naive: the metric with noisy labels standing in for the unvetted ones.")
     else:
-        mnotes.append(
-            "naive: not shown, the data has no noisy labels to stand in for the unvetted ones."
-        )
-    if truth_arr is not None:
-        mnotes.append(
-            "truth: the metric on every true label (known only because this is a study or example)."
-        )
+        out.append("naive: not shown, the data has no noisy labels to stand in for the unvetted ones.")
+    if d.truth is not None:
+        out.append("truth: the metric on every true label (known only because this is a study or example).")
     if data.has_categories:
-        mnotes.append(
-            "With categories, the metric table pools all items; the second table is per category."
-        )
+        out.append("With categories, the metric table pools all items; the second table is per category.")
+    return out
 
+
+def _read_metrics(d: _Draft, table: pd.DataFrame, items) -> None:
+    """The metric table in words, one sentence per row (the first ``_MAX_READ_ROWS``)."""
+    N, n, pct = d.N, d.n, d.pct
     lo_col, hi_col = table.columns[2], table.columns[3]
-    label_of = {}
-    for lab, m, _ in items:
-        label_of[lab] = resolve_metric(m)[2]
+    label_of = {lab: resolve_metric(m)[2] for lab, m, _ in items}
     caveat_said = False
     for i, (row_name, row) in enumerate(table.iterrows()):
         if i >= _MAX_READ_ROWS:
             extra = len(table) - _MAX_READ_ROWS
-            text.append(f"The metric table has {extra} more row{'s' if extra > 1 else ''}.")
+            d.text.append(f"The metric table has {extra} more row{'s' if extra > 1 else ''}.")
             break
         lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
         said = _plain_name(str(row_name))
@@ -1082,265 +1080,268 @@ def report(
         base = label_of.get(str(row_name).split("[")[0])
         if base in M.METRICS and hi - lo >= _WIDE:
             s += f" The interval is wide ({_fmt(hi - lo)}): vetting more items would narrow it."
-        if truth_arr is not None and not math.isnan(row["truth"]):
+        if d.truth is not None and not math.isnan(row["truth"]):
             t = row["truth"]
             where = "inside" if lo - 1e-12 <= t <= hi + 1e-12 else "OUTSIDE"
             s += f" The true value, known for this example, is {_fmt(t)} ({where} the interval)."
-        text.append(s)
+        d.text.append(s)
 
-    # ------------------------------------------------------------ figures
-    from .plots import mixture_fit, pr_curve, threshold_probability
 
-    step("precision-recall curve...")
+def _pr_curve_figure(d: _Draft) -> None:
+    from .plots import pr_curve
+
+    d.step("precision-recall curve...")
     fig, ax = _new_figure(6, 4)
-    pr_curve(post, ax=ax, hdi_prob=hdi_prob, truth=truth_arr)
-    ax.set_title(f"precision-recall curve ({N} items, {n} vetted)", fontsize=9)
-    figures["pr_curve"] = fig
+    pr_curve(d.post, ax=ax, hdi_prob=d.hdi_prob, truth=d.truth)
+    ax.set_title(f"precision-recall curve ({d.N} items, {d.n} vetted)", fontsize=9)
+    d.figures["pr_curve"] = fig
 
-    # --------------------------------------------------- calibration curve
-    if hasattr(post, "curve_draws"):
-        step("calibration curve...")
-        from .plots import calibration_curve
 
-        fig, ax = _new_figure(6, 4)
-        try:
-            calibration_curve(post, ax=ax, hdi_prob=hdi_prob, truth=truth_arr)
-            ax.set_title(f"calibration curve ({n} vetted labels)", fontsize=9)
-            figures["calibration_curve"] = fig
-        except NotImplementedError:  # a stack with a candidate that has no curve (a score mixture)
-            import matplotlib.pyplot as plt
+def _calibration_section(d: _Draft) -> None:
+    """The calibration curve, and the comparison of the candidate curves of a stack."""
+    from .plots import calibration_curve
 
-            plt.close(fig)
-        comp = getattr(post, "comparison", None)
-        if isinstance(comp, pd.DataFrame):
-            tables["calibration"] = comp.rename(columns={
-                "elpd_loo": "LOO log score", "se": "its se", "pareto_k_max": "worst Pareto k",
-                "z": "calibration z", "flagged": "contradicted by the labels"})
-            flagged = [c for c in comp.index if comp.loc[c, "flagged"] and comp.loc[c, "weight"] > 0.1]
-            if flagged:
-                msg = (
-                    f"The vetted labels contradict {', '.join(flagged)} (more or fewer positives than its "
-                    "leave-one-out probabilities predict, |z| > 2.5), yet it carries weight: vet more items "
-                    "at random, or add other candidates (bayeval.fit(data, candidates=...))."
-                )
-                warn.setdefault("calibration", []).append(msg)
-                caveats.append(msg)
-            else:
-                best = comp.index[0]
-                text.append(
-                    f"The labels of the unvetted items are drawn from calibration curves learned from the "
-                    f"{n} vetted labels; {best} carries the most weight ({comp.loc[best, 'weight']:.2f}), and "
-                    "the vetted labels contradict none of the weighted curves."
-                )
+    post, n = d.post, d.n
+    d.step("calibration curve...")
+    fig, ax = _new_figure(6, 4)
+    try:
+        calibration_curve(post, ax=ax, hdi_prob=d.hdi_prob, truth=d.truth)
+        ax.set_title(f"calibration curve ({n} vetted labels)", fontsize=9)
+        d.figures["calibration_curve"] = fig
+    except NotImplementedError:  # a stack with a candidate that has no curve (a score mixture)
+        import matplotlib.pyplot as plt
 
-    # ---------------------------------------------------- score mixture
-    if hasattr(post, "ppc") and hasattr(post, "density"):
-        step("posterior predictive check and mixture plot...")
-        ppc = post.ppc()
-        n_ppc = int(np.size(ppc["ks_draws"]))
-        fig, (ax1, ax2) = _new_figure(11, 4, ncols=2)
-        mixture_fit(post, ax=ax1, hdi_prob=hdi_prob, scale="score")  # the classifier's own scores
-        _ppc_axes(ax2, ppc)
-        figures["mixture_fit"] = fig
-        tables["fit"] = pd.DataFrame(
-            {
-                "value": [
-                    str(post.model),
-                    str(post.transform.name),
-                    bool(post.binned),
-                    float(ppc["ks_observed"]),
-                    float(ppc["p_value"]),
-                    _mc_se(float(ppc["p_value"]), n_ppc),
-                    n_ppc,
-                ]
-            },
-            index=pd.Index(
-                [
-                    "families",
-                    "score map",
-                    "binned likelihood",
-                    "Kolmogorov distance (observed, mean)",
-                    "PPC p-value",
-                    "PPC p-value, Monte Carlo error (±)",
-                    "PPC draws",
-                ],
-                name="score mixture",
-            ),
+        plt.close(fig)
+    comp = getattr(post, "comparison", None)  # a stack's candidates, weighted
+    if not isinstance(comp, pd.DataFrame):
+        return
+    d.tables["calibration"] = comp.rename(columns={
+        "elpd_loo": "LOO log score", "se": "its se", "pareto_k_max": "worst Pareto k",
+        "z": "calibration z", "flagged": "contradicted by the labels"})
+    flagged = [c for c in comp.index if comp.loc[c, "flagged"] and comp.loc[c, "weight"] > 0.1]
+    if flagged:
+        d.warning(
+            "calibration",
+            f"The vetted labels contradict {', '.join(flagged)} (more or fewer positives than its "
+            "leave-one-out probabilities predict, |z| > 2.5), yet it carries weight: vet more items "
+            "at random, or add other candidates (bayeval.fit(data, candidates=...)).",
         )
-        p_txt = _p_text(ppc["p_value"], n_ppc)
-        verdict = _ppc_verdict(float(ppc["p_value"]), n_ppc)
-        if verdict == "misfit":
-            msg = (
-                f"The posterior predictive check rejects the score-mixture fit ({p_txt}, clearly below "
-                f"{_PPC_ALPHA} given its Monte Carlo error): the chosen families do not reproduce the "
-                "score distribution, so the intervals and the recommended threshold may be biased. "
-                "Compare other families (ScoreMixture.auto) before relying on them."
-            )
-            warn.setdefault("fit", []).append(msg)
-            caveats.append(msg)
-        elif verdict == "borderline":
-            msg = (
-                f"The posterior predictive check is borderline ({p_txt}: within two Monte Carlo "
-                f"errors of the {_PPC_ALPHA} cut-off, so another seed or dependency version may land "
-                "on either side). The families may not reproduce the score distribution well; "
-                "compare other families (ScoreMixture.auto) before relying on the intervals and "
-                "the recommended threshold."
-            )
-            warn.setdefault("fit", []).append(msg)
-            caveats.append(msg)
-        else:
-            text.append(
-                f"The posterior predictive check finds no evidence that the score mixture misfits "
-                f"({p_txt})."
-            )
-
-    # -------------------------------------------------------- constraints
-    if rec is not None:
-        t = rec.threshold
-        cur = rec.curve.sel(threshold=t)
-        names, probs = [], []
-        parts = []
-        if "min_precision" in cons:
-            p = cons["min_precision"]
-            q = float((cur.sel(curve="precision") >= p - 1e-12).mean())
-            names.append(f"precision >= {p:g}")
-            probs.append(q)
-            parts.append(f"precision ≥ {p:g} with probability {q:.2f}")
-        if "min_recall" in cons:
-            r = cons["min_recall"]
-            q = float((cur.sel(curve="recall") >= r - 1e-12).mean())
-            names.append(f"recall >= {r:g}")
-            probs.append(q)
-            parts.append(f"recall ≥ {r:g} with probability {q:.2f}")
-        both = rec.probability_at_threshold
-        if len(cons) == 2:
-            names.append("both")
-            probs.append(both)
-        tables["constraints"] = pd.DataFrame(
-            {"threshold": [t] * len(names), "probability": probs},
-            index=pd.Index(names, name="constraint"),
+    else:
+        best = comp.index[0]
+        d.text.append(
+            f"The labels of the unvetted items are drawn from calibration curves learned from the "
+            f"{n} vetted labels; {best} carries the most weight ({comp.loc[best, 'weight']:.2f}), and "
+            "the vetted labels contradict none of the weighted curves."
         )
-        at = metric_items(_threshold_metrics(data, t))
-        tables["at_threshold"] = _metric_table(post, at, hdi_prob, truth_arr)
-        if rec.prob is None:
-            rule = ("the threshold where the constraint most probably holds (the lowest such threshold "
-                    "among ties)")
-        elif rec.met:
-            goal = "recall" if rec.min_precision is not None else "precision"
-            rule = (f"among the thresholds where the constraint holds with probability at least "
-                    f"{rec.prob:g}, the one with the highest expected {goal}")
-        else:
-            rule = (f"no threshold meets the constraint with probability {rec.prob:g}; this is the one "
-                    "where it most probably holds")
-        notes.setdefault("constraints", []).append(
-            f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: {rule}. The second table "
-            "is the metrics at t."
-        )
-        n_total = post.n_chains * post.n_draws
-        s = f"Threshold {t:.4g} meets " + " and ".join(parts)
-        s += f", and both with probability {both:.2f}" if len(cons) == 2 else ""
-        s += (
-            f" (Monte Carlo error ± {_mc_se(both, n_total):.2f} from {n_total} draws; "
-            "thresholds whose probabilities differ by less than that are equally good)."
-        )
-        text.append(s)
-        if both < 0.5:
-            msg = (
-                f"No candidate threshold meets the constraint with probability above one half (the best, "
-                f"t = {t:.4g}, reaches {both:.2f}): relax the constraint or vet more items."
-            )
-            warn.setdefault("constraints", []).append(msg)
-            text.append(msg)
-        fig, ax = _new_figure(6, 3.6)
-        threshold_probability(rec, ax=ax)
-        figures["threshold_probability"] = fig
 
-    # ------------------------------------------------------- vetting loop
-    if session is not None and callable(getattr(session, "history", None)):
-        hist = session.history()
-        if isinstance(hist, pd.DataFrame):
-            tables["vetting_progress"] = hist
-            fig = _progress_figure(hist)
-            if fig is not None:
-                figures["vetting_progress"] = fig
 
-    # -------------------------------------------------------- diagnostics
-    step("sampler diagnostics...")
+def _fit_section(d: _Draft) -> None:
+    """The score-mixture fit over the scores, and its posterior predictive check."""
+    from .plots import mixture_fit
+
+    post = d.post
+    d.step("posterior predictive check and mixture plot...")
+    ppc = post.ppc()
+    n_ppc = int(np.size(ppc["ks_draws"]))
+    fig, (ax1, ax2) = _new_figure(11, 4, ncols=2)
+    mixture_fit(post, ax=ax1, hdi_prob=d.hdi_prob, scale="score")  # the classifier's own scores
+    _ppc_axes(ax2, ppc)
+    d.figures["mixture_fit"] = fig
+    d.tables["fit"] = pd.DataFrame(
+        {
+            "value": [
+                str(post.model),
+                str(post.transform.name),
+                bool(post.binned),
+                float(ppc["ks_observed"]),
+                float(ppc["p_value"]),
+                _mc_se(float(ppc["p_value"]), n_ppc),
+                n_ppc,
+            ]
+        },
+        index=pd.Index(
+            [
+                "families",
+                "score map",
+                "binned likelihood",
+                "Kolmogorov distance (observed, mean)",
+                "PPC p-value",
+                "PPC p-value, Monte Carlo error (±)",
+                "PPC draws",
+            ],
+            name="score mixture",
+        ),
+    )
+    p_txt = _p_text(ppc["p_value"], n_ppc)
+    verdict = _ppc_verdict(float(ppc["p_value"]), n_ppc)
+    if verdict == "misfit":
+        d.warning(
+            "fit",
+            f"The posterior predictive check rejects the score-mixture fit ({p_txt}, clearly below "
+            f"{_PPC_ALPHA} given its Monte Carlo error): the chosen families do not reproduce the "
+            "score distribution, so the intervals and the recommended threshold may be biased. "
+            "Compare other families (ScoreMixture.auto) before relying on them.",
+        )
+    elif verdict == "borderline":
+        d.warning(
+            "fit",
+            f"The posterior predictive check is borderline ({p_txt}: within two Monte Carlo "
+            f"errors of the {_PPC_ALPHA} cut-off, so another seed or dependency version may land "
+            "on either side). The families may not reproduce the score distribution well; "
+            "compare other families (ScoreMixture.auto) before relying on the intervals and "
+            "the recommended threshold.",
+        )
+    else:
+        d.text.append(
+            f"The posterior predictive check finds no evidence that the score mixture misfits "
+            f"({p_txt})."
+        )
+
+
+#: The model-specific sections, by the id a posterior's ``report_sections()`` names,
+#: in the order of the page.
+_MODEL_SECTIONS = {"calibration": _calibration_section, "fit": _fit_section}
+
+
+def _constraints_section(d: _Draft) -> None:
+    """The recommended threshold, how probably each constraint holds there, the metrics at it."""
+    from .plots import threshold_probability
+
+    rec, cons, post = d.rec, d.cons, d.post
+    t = rec.threshold
+    cur = rec.curve.sel(threshold=t)
+    names, probs, parts = [], [], []
+    if "min_precision" in cons:
+        p = cons["min_precision"]
+        q = float((cur.sel(curve="precision") >= p - 1e-12).mean())
+        names.append(f"precision >= {p:g}")
+        probs.append(q)
+        parts.append(f"precision ≥ {p:g} with probability {q:.2f}")
+    if "min_recall" in cons:
+        r = cons["min_recall"]
+        q = float((cur.sel(curve="recall") >= r - 1e-12).mean())
+        names.append(f"recall >= {r:g}")
+        probs.append(q)
+        parts.append(f"recall ≥ {r:g} with probability {q:.2f}")
+    both = rec.probability_at_threshold
+    if len(cons) == 2:
+        names.append("both")
+        probs.append(both)
+    d.tables["constraints"] = pd.DataFrame(
+        {"threshold": [t] * len(names), "probability": probs},
+        index=pd.Index(names, name="constraint"),
+    )
+    at = metric_items(_threshold_metrics(d.data, t))
+    d.tables["at_threshold"] = _metric_table(post, at, d.hdi_prob, d.truth)
+    if rec.prob is None:
+        rule = ("the threshold where the constraint most probably holds (the lowest such threshold "
+                "among ties)")
+    elif rec.met:
+        goal = "recall" if rec.min_precision is not None else "precision"
+        rule = (f"among the thresholds where the constraint holds with probability at least "
+                f"{rec.prob:g}, the one with the highest expected {goal}")
+    else:
+        rule = (f"no threshold meets the constraint with probability {rec.prob:g}; this is the one "
+                "where it most probably holds")
+    d.notes.setdefault("constraints", []).append(
+        f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: {rule}. The second table "
+        "is the metrics at t."
+    )
+    n_total = post.n_chains * post.n_draws
+    s = f"Threshold {t:.4g} meets " + " and ".join(parts)
+    s += f", and both with probability {both:.2f}" if len(cons) == 2 else ""
+    s += (
+        f" (Monte Carlo error ± {_mc_se(both, n_total):.2f} from {n_total} draws; "
+        "thresholds whose probabilities differ by less than that are equally good)."
+    )
+    d.text.append(s)
+    if both < 0.5:
+        msg = (
+            f"No candidate threshold meets the constraint with probability above one half (the best, "
+            f"t = {t:.4g}, reaches {both:.2f}): relax the constraint or vet more items."
+        )
+        d.warning("constraints", msg, caveat=False)
+        d.text.append(msg)
+    fig, ax = _new_figure(6, 3.6)
+    threshold_probability(rec, ax=ax)
+    d.figures["threshold_probability"] = fig
+
+
+def _vetting_section(d: _Draft) -> None:
+    """The session's vetting history, when it keeps one (``session.history()``)."""
+    history = getattr(d.session, "history", None)
+    if not callable(history):
+        return
+    hist = history()
+    if isinstance(hist, pd.DataFrame):
+        d.tables["vetting_progress"] = hist
+        fig = _progress_figure(hist)
+        if fig is not None:
+            d.figures["vetting_progress"] = fig
+
+
+def _diagnostics_section(d: _Draft) -> None:
+    post = d.post
+    d.step("sampler diagnostics...")
     diag, per_param = _diagnostics(post)
     if diag is None:
-        notes.setdefault("diagnostics", []).append(
+        d.notes.setdefault("diagnostics", []).append(
             "No sampler was run for this posterior (e.g. it comes from given probabilities): there are "
             "no convergence diagnostics to show."
         )
+        return
+    target_ess = 100 * post.n_chains
+    if diag.get("sampler") == "importance":
+        d.tables["diagnostics"] = pd.DataFrame(
+            {"value": [diag["pareto_k"], diag["ess"]], "target": ["< 0.7", f">= {target_ess}"]},
+            index=pd.Index(["importance sampling: Pareto k", "importance sampling: ESS"], name="diagnostic"),
+        )
     else:
-        target_ess = 100 * post.n_chains
-        if diag.get("sampler") == "importance":
-            tables["diagnostics"] = pd.DataFrame(
-                {"value": [diag["pareto_k"], diag["ess"]], "target": ["< 0.7", f">= {target_ess}"]},
-                index=pd.Index(["importance sampling: Pareto k", "importance sampling: ESS"], name="diagnostic"),
-            )
-        else:
-            tables["diagnostics"] = pd.DataFrame(
-                {
-                    "value": [diag["max_rhat"], diag["min_ess_bulk"], int(diag["divergences"])],
-                    "target": [
-                        "<= 1.01" if post.n_chains > 1 else "(needs 2+ chains)",
-                        f">= {target_ess}",
-                        "0",
-                    ],
-                },
-                index=pd.Index(["max r_hat", "min bulk ESS", "divergences"], name="diagnostic"),
-            )
-        if per_param is not None and len(per_param):
-            tables["diagnostics_by_parameter"] = per_param.rename_axis("parameter")
-        if diag["ok"] and diag.get("sampler") == "importance":
-            text.append(
-                f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
-                f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f})."
-            )
-        elif diag["ok"]:
-            text.append(
-                f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
-                f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences)."
-            )
-        else:
-            msgs = list(
-                diag.get("messages") or ["the sampler diagnostics are outside their targets."]
-            )
-            warn.setdefault("diagnostics", []).extend(msgs)
-            caveats.append(
-                "The sampler diagnostics are bad: "
-                + " ".join(msgs)
-                + " Treat every number in this report as provisional until a longer or "
-                "better-tuned run fixes them."
-            )
-
-    if post.random_seed is None:
-        text.append(
-            "The label draws were not seeded (random_seed=None): re-running gives slightly different numbers."
+        d.tables["diagnostics"] = pd.DataFrame(
+            {
+                "value": [diag["max_rhat"], diag["min_ess_bulk"], int(diag["divergences"])],
+                "target": [
+                    "<= 1.01" if post.n_chains > 1 else "(needs 2+ chains)",
+                    f">= {target_ess}",
+                    "0",
+                ],
+            },
+            index=pd.Index(["max r_hat", "min bulk ESS", "divergences"], name="diagnostic"),
+        )
+    if per_param is not None and len(per_param):
+        d.tables["diagnostics_by_parameter"] = per_param.rename_axis("parameter")
+    if diag["ok"] and diag.get("sampler") == "importance":
+        d.text.append(
+            f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
+            f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f})."
+        )
+    elif diag["ok"]:
+        d.text.append(
+            f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
+            f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences)."
+        )
+    else:
+        msgs = list(diag.get("messages") or ["the sampler diagnostics are outside their targets."])
+        d.warn.setdefault("diagnostics", []).extend(msgs)
+        d.caveats.append(
+            "The sampler diagnostics are bad: "
+            + " ".join(msgs)
+            + " Treat every number in this report as provisional until a longer or "
+            "better-tuned run fixes them."
         )
 
-    text[n_head:n_head] = caveats
-    sampler = getattr(post, "sampler", None)
+
+def _meta(d: _Draft, source) -> list[str]:
+    post, pct = d.post, d.pct
     sampled_by = (
-        f" sampled by {sampler} (the same inputs and seed give the same numbers with the same sampler;"
+        f" sampled by {post.sampler} (the same inputs and seed give the same numbers with the same sampler;"
         " PyMC's and nutpie's NUTS give different draws)"
-        if sampler
+        if post.sampler
         else ""
     )
-    meta = [
+    return [
         f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws{sampled_by}; label draws "
         f"seeded with {post.random_seed}. Each interval is a {pct} highest-density interval: the "
         f"narrowest range that holds the metric with {pct} probability.",
-        _provenance(data, source),
+        _provenance(d.data, source),
     ]
-    return Report(
-        title,
-        tables=tables,
-        figures=figures,
-        text=text,
-        description=description,
-        warnings=warn,
-        notes=notes,
-        meta=meta,
-    )

@@ -83,7 +83,6 @@ candidates' labels) unless all of them fit in 32 MiB.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import xarray as xr
@@ -103,70 +102,12 @@ _GREEDY_BYTES = 1 << 27  # float64 labels of the greedy candidates (draws x M)
 # ------------------------------------------------------------------ validation
 
 
-def _check_posterior(post) -> Posterior:
-    if not isinstance(post, Posterior):
-        raise TypeError(
-            f"`post` must be a bayeval.Posterior (from a model's fit() or "
-            f"Posterior.from_probabilities), got {type(post).__name__}."
-        )
-    return post
+# The checks are bayeval._validate's: V.check_posterior, V.as_category_mode,
+# V.as_item_mask, V.as_positive_int and V.as_rng.
 
 
 def _resolve_category(data, category) -> str:
-    if category is None:
-        return "each" if data.has_categories else "pooled"
-    V.check_choice(category, "category", ("each", "mean", "pooled"))
-    if category != "pooled" and not data.has_categories:
-        raise ValueError(
-            f"category={category!r} needs an EvalData with categories; use 'pooled' (or leave "
-            "category unset)."
-        )
-    return category
-
-
-def _as_exclude(exclude, n_items: int) -> np.ndarray:
-    """A boolean mask of excluded items from positions (or a boolean mask)."""
-    mask = np.zeros(n_items, dtype=bool)
-    if exclude is None:
-        return mask
-    if isinstance(exclude, str | bytes):
-        raise TypeError(f"`exclude` must be item positions (integers), got the string {exclude!r}.")
-    arr = np.asarray(exclude)
-    if arr.dtype == bool:
-        if arr.shape != (n_items,):
-            raise ValueError(
-                f"A boolean `exclude` mask must have shape ({n_items},) (one entry per item), "
-                f"got shape {arr.shape}."
-            )
-        return arr.copy()
-    arr = arr.ravel() if arr.ndim == 0 else arr
-    if arr.ndim != 1:
-        raise ValueError(f"`exclude` must be a 1-D list of item positions, got shape {arr.shape}.")
-    if arr.size == 0:
-        return mask
-    if arr.dtype.kind not in "iu":
-        raise TypeError(
-            f"`exclude` must hold integer item positions (0 .. {n_items - 1}), got dtype "
-            f"{arr.dtype}. To exclude by id, map ids to positions first."
-        )
-    bad = arr[(arr < 0) | (arr >= n_items)]
-    if bad.size:
-        raise ValueError(
-            f"`exclude` holds positions outside 0 .. {n_items - 1}: "
-            f"{', '.join(map(str, bad[:5].tolist()))}{', ...' if bad.size > 5 else ''}."
-        )
-    mask[arr] = True
-    return mask
-
-
-def _rng(random_seed) -> np.random.Generator:
-    return np.random.default_rng(V.as_seed_sequence(random_seed))
-
-
-def _as_size(size) -> int:
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-        raise TypeError(f"`size` must be a positive integer (how many items to vet), got {size!r}.")
-    return V.as_positive_int(size, "size")
+    return V.as_category_mode(category, data.has_categories)
 
 
 # ------------------------------------------------------------ expected change
@@ -313,7 +254,7 @@ def expected_change(
     >>> bool(np.abs(ec.values - closed_form).max() < 0.02)  # Monte Carlo error ~ 0.005
     True
     """
-    _check_posterior(post)
+    V.check_posterior(post)
     setup = _ChangeSetup(post, metric, category, metric_kwargs)
     cov, _ = _covariances(post, setup, chunk_size)
     return _as_dataarray(post, setup, cov)
@@ -507,12 +448,12 @@ def select(
     >>> select(post, size=3, strategy="random", random_seed=1, exclude=[3]).size
     2
     """
-    _check_posterior(post)
-    size = _as_size(size)
+    V.check_posterior(post)
+    size = V.as_positive_int(size, "size", hint=" It is how many items to vet.")
     V.check_choice(strategy, "strategy", STRATEGIES)
-    rng = _rng(random_seed)
+    rng = V.as_rng(random_seed)
     data = post.data
-    excluded = _as_exclude(exclude, data.n_items)
+    excluded = V.as_item_mask(exclude, data.n_items, "exclude")
     if category is not None:
         _resolve_category(data, category)
     candidates = np.flatnonzero(~data.vetted & ~excluded)

@@ -40,7 +40,7 @@ from .. import _diagnostics as _diag
 from .. import _validate as V
 from ..data import EvalData
 from ..models._base import Model
-from ..posterior import CHUNK_BYTES, Posterior, hdi, summary_frame, summary_rows
+from ..posterior import Posterior, hdi, summary_frame, summary_rows
 
 __all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
 
@@ -1663,8 +1663,10 @@ class CategoricalPosterior(Posterior):
     The multi-class counterpart of :class:`bayeval.Posterior`: parameter draws plus
     a function giving ``P(z_i = k | theta)`` for every item and class; label
     draws ``(chain, draw, item)`` hold class indices (int8), generated chunk by
-    chunk, each draw ``(chain, d)`` from its own random stream derived from the
-    seed -- so results do not depend on the chunk size. Gold items keep their
+    chunk by :class:`bayeval.Posterior`'s label-draw engine, each draw ``(chain, d)``
+    from its own random stream derived from the seed -- so results do not depend on
+    the chunk size, and the draws are kept (``ceil(log2 K)`` bits per label) when they
+    fit, as there. Gold items keep their
     class in every draw. ``data`` holds only the predictions (as scores); gold
     and predictions are the attributes :attr:`gold` and :attr:`predictions`.
 
@@ -1729,16 +1731,14 @@ class CategoricalPosterior(Posterior):
             _check_classes(g, "gold", k, allow_nan=True)
         if not callable(class_probability):
             raise TypeError("`class_probability` must be a callable params -> (n, n_items, K).")
+        self.n_classes = k  # read by the engine's set-up (the bit planes of its cache)
+        self.predictions = pred.astype(np.int64)
+        self.gold = g
+        for a in (self.predictions, self.gold):
+            a.setflags(write=False)
         super().__init__(
             EvalData(pred), idata, class_probability, random_seed=random_seed, model=model, population=population
         )
-        self.n_classes = k
-        self.predictions = pred.astype(np.int64)
-        self.gold = g
-        self._gold_idx = np.flatnonzero(~np.isnan(g))
-        self._gold_values = g[self._gold_idx].astype(np.int8)
-        for a in (self.predictions, self.gold):
-            a.setflags(write=False)
 
     # ------------------------------------------------------------ label draws
 
@@ -1754,23 +1754,18 @@ class CategoricalPosterior(Posterior):
             raise ValueError("The class probabilities must be finite and >= 0.")
         return np.broadcast_to(p, (m, n, k))
 
-    def _label_chunks(self, chunk_size: int | None = None):
-        n, k = self.data.n_items, self.n_classes
-        if chunk_size is None:
-            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // ((16 * k + 9) * n)))
-        for chain, draws in self._chunk_plan(chunk_size):
-            p = self._class_probabilities(chain, draws)
-            cdf = np.cumsum(p, axis=2)
-            cdf /= cdf[..., -1:]
-            z = np.empty(p.shape[:2], dtype=np.int8)
-            for j, d in enumerate(range(draws.start, draws.stop)):
-                rng = np.random.Generator(
-                    np.random.PCG64(np.random.SeedSequence(self._entropy, spawn_key=(*self._spawn_key, chain, d)))
-                )
-                u = rng.random(n, dtype=np.float32).astype(np.float64)
-                z[j] = (u[:, None] >= cdf[j, :, :-1]).sum(axis=1)
-            z[:, self._gold_idx] = self._gold_values
-            yield chain, draws, z
+    # the label draws: Posterior's engine, on class probabilities (m, n, K)
+
+    def _fixed_labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """The gold items, and their classes."""
+        idx = np.flatnonzero(~np.isnan(self.gold))
+        return idx, self.gold[idx].astype(np.int8)
+
+    def _draw_probabilities(self, chain: int, draws: slice) -> np.ndarray:
+        return self._class_probabilities(chain, draws)
+
+    def _label_work_bytes(self) -> int:
+        return 16 * self.n_classes + 9  # float64 probabilities and their cumulative sums, int8 label
 
     def item_probability(self) -> xr.DataArray:
         """Posterior probability of each class for each item (gold items: their class).
@@ -1796,8 +1791,8 @@ class CategoricalPosterior(Posterior):
         for chain, draws in self._chunk_plan(None):
             total += self._class_probabilities(chain, draws).sum(axis=0)
         p = total / total.sum(axis=1, keepdims=True)
-        p[self._gold_idx] = 0.0
-        p[self._gold_idx, self._gold_values] = 1.0
+        p[self._fixed] = 0.0
+        p[self._fixed, self._fixed_values] = 1.0
         return xr.DataArray(
             p,
             dims=("item", "class"),
@@ -1923,9 +1918,25 @@ class CategoricalPosterior(Posterior):
             rows.extend(summary_rows(da.name, da, hdi_prob, ("chain", "draw")))
         return summary_frame(rows, hdi_prob)
 
+    def to_inference_data(self, metrics=("accuracy",), **kwargs) -> az.InferenceData:
+        """A copy of :attr:`idata` with a ``metrics`` group (as :meth:`bayeval.Posterior.to_inference_data`),
+        by default the accuracy's draws.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval.annotators.model import CategoricalPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 20))})
+        >>> post = CategoricalPosterior([0, 1, 2], idata, lambda params: np.full((3, 3), 1 / 3), n_classes=3)
+        >>> list(post.to_inference_data(["accuracy", "recall"]).metrics.data_vars)
+        ['accuracy', 'recall']
+        """
+        return super().to_inference_data(metrics, **kwargs)
+
     def __repr__(self) -> str:
         return (
             f"CategoricalPosterior(model={self.model!r}, n_classes={self.n_classes}, "
             f"chains={self.n_chains}, draws={self.n_draws}, items={self.data.n_items}, "
-            f"gold={self._gold_idx.size})"
+            f"gold={self._fixed.size})"
         )

@@ -6,6 +6,7 @@ from importlib import resources
 
 import pandas as pd
 
+from .._tables import read_table
 from ..data import EvalData
 
 __all__ = ["load_breast_cancer_scores"]
@@ -35,8 +36,8 @@ def load_breast_cancer_scores(*, as_frame: bool = False) -> EvalData | pd.DataFr
     >>> data.n_items, data.n_vetted
     (569, 40)
     """
-    with resources.files(__package__).joinpath("breast_cancer.csv").open("r") as fh:
-        df = pd.read_csv(fh)
+    with resources.as_file(resources.files(__package__).joinpath("breast_cancer.csv")) as path:
+        df = read_table(path).frame
     if as_frame:
         return df
     return EvalData.from_frame(df, score="score", label="label", prediction="prediction", item_id="item_id")

@@ -444,23 +444,7 @@ def _check_target(target_std_error):
 
 
 def _check_probability_vector(p, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(p)
-    if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be a numeric array of probabilities, got {V.describe(arr)}.")
-    arr = arr.astype(np.float64)
-    if arr.shape != (n,):
-        raise ValueError(
-            f"`{name}` must hold one probability per item, shape ({n},), got shape {arr.shape}."
-        )
-    finite = np.isfinite(arr)
-    if not finite.all() or arr.min() < 0 or arr.max() > 1:
-        shown = arr[finite]
-        span = f"from {shown.min()!r} to {shown.max()!r}" if shown.size else "none finite"
-        raise ValueError(
-            f"`{name}` must hold finite probabilities in [0, 1]; got {int((~finite).sum())} "
-            f"NaN/inf value(s), finite values {span}. Calibrate or clip them first."
-        )
-    return arr
+    return V.as_probability_vector(p, n, name)
 
 
 def _call_oracle(oracle, items: np.ndarray) -> np.ndarray:

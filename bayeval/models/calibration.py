@@ -406,6 +406,16 @@ class CalibrationPosterior(Posterior):
     True
     """
 
+    has_curves = True
+
+    def report_sections(self) -> tuple[str, ...]:
+        """The report shows the calibration curve (see :meth:`bayeval.Posterior.report_sections`)."""
+        return ("calibration",)
+
+    def check_convergence(self, *, warn: bool = True) -> dict:
+        """:meth:`check`."""
+        return self.check(warn=warn)
+
     def __init__(self, data, idata, *, calibration: Calibration, features, info, sampling: SamplingInfo,
                  random_seed=None, codes=None):
         self.calibration = calibration

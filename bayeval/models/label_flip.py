@@ -801,6 +801,10 @@ class LabelFlipPosterior(Posterior):
             summ = az.summary(self.idata, var_names=self._param_names(), kind="diagnostics")
         return summ[["r_hat", "ess_bulk", "ess_tail"]]
 
+    def check_convergence(self, *, warn: bool = True) -> dict:
+        """:meth:`check`."""
+        return self.check(warn=warn)
+
     def check(self, *, warn: bool = True, stacklevel: int | None = None) -> dict:
         """Convergence diagnostics, with a warning when they are bad.
 

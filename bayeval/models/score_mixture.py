@@ -817,6 +817,10 @@ class SPEPosterior(Posterior):
     'The population version of a metric, from the mixture parameters alone (eqs. 4-5).'
     """
 
+    def report_sections(self) -> tuple[str, ...]:
+        """The report shows the mixture fit and its posterior predictive check."""
+        return ("fit",)
+
     def __init__(self, data, idata, *, mixture: ScoreMixture, transform: _Transform, binned: bool, sampler: str, random_seed=None):
         self.mixture = mixture
         self.transform = transform
@@ -894,6 +898,10 @@ class SPEPosterior(Posterior):
         return np.asarray(res[f"{criterion}_i"]).ravel(), float(res[f"p_{criterion}"])
 
     # -------------------------------------------------------------- diagnostics
+
+    def check_convergence(self, *, warn: bool = True) -> dict:
+        """:meth:`check`."""
+        return self.check(warn=warn)
 
     def check(self, *, warn: bool = True, stacklevel: int | None = None) -> dict:
         """Convergence diagnostics, with a warning when they are bad.

@@ -177,6 +177,16 @@ class StackedPosterior(Posterior):
     (2, 300)
     """
 
+    has_curves = True
+
+    def report_sections(self) -> tuple[str, ...]:
+        """The report shows the calibration curve (see :meth:`bayeval.Posterior.report_sections`)."""
+        return ("calibration",)
+
+    def check_convergence(self, *, warn: bool = True) -> dict:
+        """:meth:`check`."""
+        return self.check(warn=warn)
+
     def __init__(self, data, candidates: dict, comparison: pd.DataFrame, *, chains: int, draws: int, random_seed=None):
         self.candidates = candidates
         self.comparison = comparison
@@ -224,7 +234,7 @@ class StackedPosterior(Posterior):
         out = np.empty((which.size, grid.size))
         for k in np.unique(which):
             cand = self.candidates[self._names[k]]
-            if not hasattr(cand, "curve_draws"):
+            if not cand.has_curves:
                 raise NotImplementedError(
                     f"{self._names[k]} defines no calibration curve; use post.item_probability() for its items."
                 )

@@ -35,6 +35,7 @@ from bayeval.rankings.percentile import (
 )
 
 from ..models._base import Model
+from ..posterior import BasePosterior
 
 __all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
 
@@ -397,8 +398,12 @@ class HumanRanking(Model):
                            progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
-class RankingPosterior:
+class RankingPosterior(BasePosterior):
     """Posterior draws of theta and the percentile Q of machine rankings.
+
+    A :class:`bayeval.posterior.BasePosterior` (``idata``, ``sampling``,
+    ``convergence``, ``model_spec``, ``save``...) without labels: there are no label
+    draws, and :meth:`summary` summarizes the percentile of a ranking.
 
     Parameters
     ----------
@@ -438,7 +443,7 @@ class RankingPosterior:
                 "idata must hold posterior['theta'] (dims chain, draw, pair); got groups "
                 f"{list(idata.groups())}. Use HumanRanking.fit to create a RankingPosterior."
             )
-        self.idata = idata
+        super().__init__(idata)
         self.counts = counts
         self.unanimous = np.asarray(unanimous, dtype=bool)
         self.used_confidence = np.asarray(used_confidence, dtype=bool)
@@ -505,14 +510,6 @@ class RankingPosterior:
             pair_labels=labels,
             undecided=undecided,
         )
-
-    def save(self, path, *, overwrite: bool = False):
-        """Save this fit (draws, votes, model, seed) to one netCDF file; :func:`bayeval.load`
-        rebuilds it (see :meth:`bayeval.Posterior.save`). Only fits made by
-        :meth:`HumanRanking.fit` can be saved."""
-        from ..persist import save
-
-        return save(self, path, overwrite=overwrite)
 
     def select(self, pairs):
         """The posterior restricted to some pairs (e.g. one attribute's pairs).
@@ -821,9 +818,8 @@ class RankingPosterior:
         return df
 
     def __repr__(self) -> str:
-        post = self.idata.posterior
         return (
-            f"RankingPosterior(pairs={self.pair_labels.size}, chains={post.sizes['chain']}, "
-            f"draws={post.sizes['draw']}, confidence_pairs={int(self.used_confidence.sum())}, "
+            f"RankingPosterior(pairs={self.pair_labels.size}, chains={self.n_chains}, "
+            f"draws={self.n_draws}, confidence_pairs={int(self.used_confidence.sum())}, "
             f"undecided_answers={self.undecided_total})"
         )

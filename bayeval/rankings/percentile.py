@@ -152,70 +152,24 @@ def q_stats(q, *, hdi_prob: float, epsilon: float):
     )
 
 
-def numeric_array(x, name):
-    if hasattr(x, "to_numpy"):  # pandas objects
-        x = x.to_numpy(dtype=float, na_value=np.nan)
-    try:
-        arr = np.asarray(x)
-    except Exception as err:  # pragma: no cover - exotic inputs
-        raise TypeError(f"{name} must be array-like of numbers; got {type(x).__name__}.") from err
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise TypeError(
-            f"{name} must hold numbers; got an array of dtype {arr.dtype}. "
-            f"Convert it with np.asarray(..., dtype=float)."
-        )
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real-valued; got dtype {arr.dtype}.")
-    return arr.astype(float)
+_first_bad = V.positions_text  # "3, 7" or "(0, 1), (2, 0)": where a check failed
 
-
-def _first_bad(mask, limit=5):
-    idx = np.argwhere(mask)[:limit]
-    return ", ".join(str(tuple(int(j) for j in i)) if len(i) > 1 else str(int(i[0])) for i in idx)
+#: Any array of real numbers as float64 (:func:`bayeval._validate.as_numeric_array`).
+numeric_array = V.as_numeric_array
 
 
 def _check_theta(theta):
-    th = numeric_array(theta, "theta")
-    if th.ndim == 0 or th.shape[-1] == 0:
-        raise ValueError(
-            f"theta must have shape (..., n_pairs) with n_pairs >= 1; got shape {th.shape}. "
-            "Pass one probability per item pair (the last axis indexes pairs)."
-        )
-    bad = ~np.isfinite(th)
-    if bad.any():
-        raise ValueError(
-            f"theta must be finite; found {int(bad.sum())} NaN/inf value(s) at index "
-            f"{_first_bad(bad)}. Estimate theta for every pair (e.g. estimate_theta) "
-            "or drop pairs without votes."
-        )
-    bad = (th < 0) | (th > 1)
-    if bad.any():
-        raise ValueError(
-            f"theta must lie in [0, 1] (probability that the first item is picked); found "
-            f"{int(bad.sum())} value(s) outside, e.g. {th[bad][:3].tolist()} at {_first_bad(bad)}."
-        )
-    return th
+    return V.as_probability_array(
+        theta, "theta", axis="n_pairs", per="item pair", meaning="probability that the first item is picked",
+        fix_nonfinite="Estimate theta for every pair (e.g. estimate_theta) or drop pairs without votes.",
+    )
 
 
 def _check_ranking(ranking, n_pairs):
-    r = numeric_array(ranking, "ranking")
-    if r.ndim == 0 or r.shape[-1] != n_pairs:
-        raise ValueError(
-            f"ranking must have shape (..., {n_pairs}) to match theta's last axis "
-            f"(n_pairs={n_pairs}); got shape {r.shape}."
-        )
-    bad = ~((r == 0) | (r == 1))
-    if bad.any():
-        raise ValueError(
-            "ranking must hold 1 (first item picked) or 0 (second item picked) for every "
-            f"pair; found {int(bad.sum())} other value(s) (NaN included), e.g. "
-            f"{r[bad][:3].tolist()} at {_first_bad(bad)}. A machine ranking must be complete."
-        )
-    return r.astype(np.int8)
-
-
+    return V.as_binary_array(
+        ranking, "ranking", n_pairs, axis="n_pairs", per="pair", match="theta's last axis",
+        one="first item picked", zero="second item picked", fix="A machine ranking must be complete.",
+    )
 
 
 # --------------------------------------------------------------------------------------
