@@ -20,6 +20,9 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
   ``fit`` -- i.e. the mixture of the annotator-error model and the gold-only model,
   weighted by stacking on the gold items; without gold it is the model alone;
 * ``structured``: the same fit with ``gold_fallback="off"``;
+* ``exchangeable`` (three references, no gold: the crowd path): ``AnnotatorError(
+  annotators="exchangeable")``, one accuracy and difficulty correlation shared by the
+  three reference columns (each is a random worker of the crowd);
 * ``gold_only``: the gold items alone, Beta(1 + right, 1 + wrong) for the classifier's
   accuracy, the unlabelled items' correctness drawn from it;
 * ``ds_same`` and ``ds_crowd`` (point estimates only): crowd-kit's ``DawidSkene`` (100
@@ -81,12 +84,12 @@ def majority(votes: np.ndarray, rng) -> np.ndarray:
     return np.where(tie, rng.integers(0, 2, len(ones)), (2 * ones > votes.shape[1]).astype(np.int64))
 
 
-def fit(pred, refs, gold, seed):
+def fit(pred, refs, gold, seed, annotators="separate"):
     """The public path at its defaults (only the fallback is switched off: the stacked
     posterior is made from the same draws below, as ``fit`` with the default does)."""
     from bayeval.annotators.model import AnnotationData, AnnotatorError
 
-    return AnnotatorError(gold_fallback="off").fit(
+    return AnnotatorError(gold_fallback="off", annotators=annotators).fit(
         AnnotationData(pred, refs, gold=gold), random_seed=seed, progressbar=False, warn=False
     )
 
@@ -178,6 +181,13 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
         if method == "stacked" and post.gold_check is not None:
             out.update(weight=post.gold_check["weight"], check_p=post.gold_check["p_value"],
                        contradicts=post.gold_check["contradicts"])
+    if n_refs > 1 and n_gold == 0:  # the crowd path: the reference slots are interchangeable
+        post = fit(pred, refs.astype(float), gold, seed, annotators="exchangeable")
+        m, lo, hi = interval(post.metric("accuracy").values.ravel())
+        out.update(exchangeable_mean=m, exchangeable_lo=lo, exchangeable_hi=hi,
+                   exchangeable_converged=post.convergence["ok"])
+    sens = AnnotatorError().prior_sensitivity(stacked).loc[("true_accuracy", 1.0)]
+    out.update(prior_sensitivity=sens["prior_sensitivity"], prior_dominated=sens["diagnosis"] != "")
     if n_gold:
         m, lo, hi = interval(gold_only(pred, truth_z, known, rng))
         out.update(gold_only_mean=m, gold_only_lo=lo, gold_only_hi=hi)
@@ -187,7 +197,7 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
     return out
 
 
-METHODS = ("stacked", "structured", "gold_only")
+METHODS = ("stacked", "structured", "exchangeable", "gold_only")
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -207,6 +217,11 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         if "weight" in g and g.weight.notna().any():
             row["weight"] = g.weight.mean()
             row["flagged"] = f"{int(g.contradicts.fillna(False).sum())}/{len(g)}"
+        if "exchangeable_converged" in g and g.exchangeable_converged.notna().any():
+            ok = g.exchangeable_converged.dropna().astype(bool)
+            row["exch_converged"] = f"{int(ok.sum())}/{len(ok)}"
+        row["prior_sens"] = g.prior_sensitivity.mean()
+        row["prior_flag"] = f"{int(g.prior_dominated.sum())}/{len(g)}"
         row["converged"] = f"{int(g.converged.sum())}/{len(g)}"
         row["max_rhat"] = g.max_rhat.max()
         row["div_fits"] = int((g.divergences > 0).sum())
@@ -292,7 +307,10 @@ indicators; for each method, `cover` = trials whose 90% interval contains the tr
 width; `ds_same_mae`, `ds_crowd_mae`: crowd-kit Dawid-Skene point estimates (no interval);
 `weight`: mean stacking weight of the annotator-error model; `flagged`: trials whose gold
 check says the gold items contradict the model (p < 0.05); `converged`: fits with every
-r_hat <= 1.01, bulk ESS >= 200 and no divergence; `div_fits`: fits with any divergence.
+r_hat <= 1.01, bulk ESS >= 100 per chain and no divergence (`exch_converged`: the same for
+the exchangeable fits); `div_fits`: fits with any divergence; `prior_sens`: mean power-scaling
+prior sensitivity of the true accuracy (`AnnotatorError().prior_sensitivity`), `prior_flag`:
+trials where it is >= 0.05, i.e. where the fit says its interval depends on the priors.
 
 {to_markdown(table)}
 """
