@@ -657,6 +657,25 @@ class Posterior(BasePosterior):
                 self._bits_filled[chain, draws] = True
             yield chain, draws, z
 
+    def label_arrays(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
+        """The label draws as plain arrays: ``(chain, draws, z)`` per chunk.
+
+        The same draws as :meth:`label_draws` without the xarray wrapping, for code
+        that loops over many chunks (item selection, custom metrics): ``z`` is an int8
+        array ``(len(draws), n_items)`` of chain ``chain``'s draws ``draws`` (a slice).
+        Do not modify ``z``: it may be the posterior's cached copy.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> post = Posterior.from_probabilities(EvalData([0.3, 0.6], [1, np.nan]), [1, 0.5],
+        ...                                     draws=4, random_seed=0)
+        >>> [(c, d, z.shape) for c, d, z in post.label_arrays(chunk_size=3)]
+        [(0, slice(0, 3, None), (3, 2)), (0, slice(3, 4, None), (1, 2))]
+        """
+        return self._label_chunks(chunk_size)
+
     def label_draws(self, chunk_size: int | None = None) -> Iterator[xr.DataArray]:
         """Yield label draws in chunks, as int8 DataArrays ``(chain, draw, item)``.
 

@@ -62,7 +62,7 @@ def run(n_items, n_draws, repeat, batch):
     post = fresh()  # warm: its label draws are cached (as bits) after the first pass
 
     def labels_only(q):
-        for _ in q._label_chunks():
+        for _ in q.label_arrays():
             pass
 
     lines = []

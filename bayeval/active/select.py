@@ -174,7 +174,7 @@ def _covariances(post: Posterior, setup: _ChangeSetup, chunk_size, *, keep: bool
     s_q = None  # sum of (Q - q0) per group
     q0 = None
     rows_total = 0
-    for _, _, z in post._label_chunks(chunk_size):
+    for _, _, z in post.label_arrays(chunk_size):
         if keep:
             kept.append(z)
         q = setup.q_columns(z)
@@ -378,7 +378,7 @@ def _select_expected_change(post, candidates, size, metric, category, chunk_size
         z = kept[::stride][:, cand]
     else:
         z = np.empty((-(-n_total // stride), m), dtype=np.int8)
-        for chain, draws, chunk in post._label_chunks(chunk_size):
+        for chain, draws, chunk in post.label_arrays(chunk_size):
             idx = np.arange(draws.start, draws.stop) + chain * post.n_draws
             sel = idx % stride == 0
             if sel.any():
