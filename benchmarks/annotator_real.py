@@ -229,6 +229,25 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def pooled(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Coverage, error and width pooled over the other settings; and sampler health."""
+    rows = []
+    for key, g in df.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True), trials=len(g))
+        for m in METHODS:
+            if f"{m}_lo" not in g or g[f"{m}_lo"].isna().all():
+                continue
+            h = g[g[f"{m}_lo"].notna()]
+            cov = ((h[f"{m}_lo"] <= h.truth) & (h.truth <= h[f"{m}_hi"])).sum()
+            row[f"{m}_cover"] = f"{cov}/{len(h)} ({cov / len(h):.0%})"
+            row[f"{m}_mae"] = (h[f"{m}_mean"] - h.truth).abs().mean()
+            row[f"{m}_width"] = (h[f"{m}_hi"] - h[f"{m}_lo"]).mean()
+        row["converged"] = f"{int(g.converged.sum())}/{len(g)} ({g.converged.mean():.1%})"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def to_markdown(table: pd.DataFrame) -> str:
     cols = list(table.columns)
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -255,6 +274,7 @@ def main(argv=None):
         "--merge", nargs="*", default=[],
         help="per-trial CSVs of earlier runs (other seeds) to add to this run's table",
     )
+    ap.add_argument("--note", default="", help="a sentence for the results file's header (how the runs were made)")
     args = ap.parse_args(argv)
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)
@@ -297,7 +317,7 @@ def main(argv=None):
 
 Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
 ({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
-rounds).
+rounds).{(" " + args.note) if args.note else ""}
 Per-trial results: `annotator_real.csv`. Setup: see the script's docstring.
 
 Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
@@ -313,6 +333,24 @@ prior sensitivity of the true accuracy (`AnnotatorError().prior_sensitivity`), `
 trials where it is >= 0.05, i.e. where the fit says its interval depends on the priors.
 
 {to_markdown(table)}
+
+## Pooled
+
+By references and gold budget (data sets pooled):
+
+{to_markdown(pooled(df, ["refs", "gold"]))}
+
+By data set and gold budget (one and three references pooled):
+
+{to_markdown(pooled(df, ["dataset", "gold"]))}
+
+Sampler health over all {len(df)} default fits: {int(df.converged.sum())} clean
+({df.converged.mean():.1%}); without gold {int(df[df.gold == 0].converged.sum())}/{int((df.gold == 0).sum())},
+with gold {int(df[df.gold > 0].converged.sum())}/{int((df.gold > 0).sum())}. Largest r_hat
+{df.max_rhat.max():.3f}; fits with a divergence: {int((df.divergences > 0).sum())}. Parameters
+with the largest r_hat in the unclean fits: {", ".join(sorted(set(df[~df.converged.astype(bool)].worst_param.astype(str)))) or "none"}.
+Median fit time {df.fit_seconds.median():.1f} s (4 chains on the machine above, shared with
+other jobs).
 """
     Path(args.out + ".md").write_text(text)
     print(text)
