@@ -58,8 +58,20 @@ class SamplingInfo:
     extra: dict = field(default_factory=dict)
 
 
+#: elements per batch of the batched functions (about 32 MB per float64 intermediate):
+#: the proposals are evaluated in chunks of ``_BATCH_ELEMENTS // (largest data container)``
+_BATCH_ELEMENTS = 2**22
+
+
 class _Compiled:
-    """A model's log-density, gradient and constrained-value map, compiled once."""
+    """A model's log-density, gradient and constrained-value map, compiled once.
+
+    Besides the one-point functions (the mode search, the curvature, a fallback) it
+    holds the same log-density and constrained-value map *vectorized* over a leading
+    batch dimension (:func:`pytensor.graph.replace.vectorize_graph`), compiled on first
+    use: importance sampling evaluates all its proposals, and maps all its draws to
+    constrained values, in a few calls instead of one per draw.
+    """
 
     def __init__(self, model: pm.Model):
         self.model = model
@@ -67,14 +79,16 @@ class _Compiled:
         self.logp = model.compile_logp(jacobian=True)
         self.dlogp = model.compile_dlogp(jacobian=True)
         keep = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
-        outs = [v for v in model.unobserved_value_vars if v.name in keep]  # constrained, as NUTS stores them
-        self.out_names = [v.name for v in outs]
-        self.outputs = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore", point_fn=False)
+        self._outs = [v for v in model.unobserved_value_vars if v.name in keep]  # constrained, as NUTS stores them
+        self.out_names = [v.name for v in self._outs]
+        self.outputs = model.compile_fn(self._outs, inputs=model.value_vars, on_unused_input="ignore", point_fn=False)
         self.ip = model.initial_point()
         self.names = [v.name for v in self.value_vars]
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
         self.n_f = 0
         self.n_g = 0
+        self._batched = None  # (logp, outputs) vectorized, False where vectorizing failed
+        self.batch_error = ""
 
     def unravel(self, u: np.ndarray) -> dict:
         return DictToArrayBijection.rmap(RaveledVars(u, self.point_map))
@@ -89,6 +103,61 @@ class _Compiled:
     def g(self, u):
         self.n_g += 1
         return np.asarray(self.dlogp(self.unravel(u)), dtype=np.float64)
+
+    # ------------------------------------------------------------- batched
+
+    def batched(self) -> bool:
+        """Whether the vectorized functions are there (compiled now on first call)."""
+        if self._batched is None:
+            try:
+                self._batched = _vectorize(self.model, self.value_vars, self._outs)
+            except Exception as exc:  # an Op without a batched form: the one-point functions serve
+                self._batched = False
+                self.batch_error = f"{type(exc).__name__}: {exc}"
+        return self._batched is not False
+
+    def _split(self, u: np.ndarray) -> list[np.ndarray]:
+        """Rows of raveled points -> one ``(batch, *shape)`` array per value variable."""
+        out, off = [], 0
+        for _name, shape, size, dtype in self.point_map:
+            out.append(np.ascontiguousarray(u[:, off:off + size].reshape((u.shape[0], *shape)), dtype=dtype))
+            off += size
+        return out
+
+    def _chunk(self) -> int:
+        sizes = [np.size(v.get_value(borrow=True)) for v in self.model.data_vars]
+        return max(1, _BATCH_ELEMENTS // max([1, *sizes]))
+
+    def f_batch(self, u: np.ndarray) -> np.ndarray:
+        """The log-density at every row of ``u`` (``(batch, d)``, unconstrained)."""
+        fn = self._batched[0]
+        step = self._chunk()
+        self.n_f += len(u)
+        return np.concatenate([np.asarray(fn(*self._split(u[i:i + step])), dtype=np.float64).reshape(-1)
+                               for i in range(0, len(u), step)]) if len(u) else np.empty(0)
+
+    def outputs_batch(self, u: np.ndarray) -> list[np.ndarray]:
+        """The constrained values (``out_names``) at every row of ``u``, batch first."""
+        fn = self._batched[1]
+        step = self._chunk()
+        parts = [fn(*self._split(u[i:i + step])) for i in range(0, len(u), step)]
+        return [np.concatenate([np.asarray(p[j]) for p in parts]) for j in range(len(self.out_names))]
+
+
+def _vectorize(model: pm.Model, value_vars, outs):
+    """``model``'s log-density and ``outs``, vectorized over a leading batch dimension and compiled."""
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import vectorize_graph
+
+    batch = [pt.tensor(name=v.name, dtype=v.dtype, shape=(None, *v.type.shape)) for v in value_vars]
+    repl = dict(zip(value_vars, batch, strict=True))
+    logp = vectorize_graph(model.logp(jacobian=True), replace=repl)
+    if logp.ndim != 1:
+        raise ValueError(f"the vectorized log-density has {logp.ndim} dimensions, not 1")
+    b_outs = vectorize_graph(list(outs), replace=repl)
+    f = model.compile_fn(logp, inputs=batch, on_unused_input="ignore", point_fn=False)
+    g = model.compile_fn(b_outs, inputs=batch, on_unused_input="ignore", point_fn=False)
+    return f, g
 
 
 _CACHE: dict = {}
@@ -136,8 +205,13 @@ def _hessian(c: _Compiled, u: np.ndarray) -> np.ndarray:
 
 
 def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, start: np.ndarray | None = None,
-                      oversample: int = 1) -> tuple[np.ndarray | None, SamplingInfo]:
-    """Equally weighted draws (unconstrained, ``(n_draws, d)``) or None with the reason."""
+                      oversample: int = 1, batched: bool = True) -> tuple[np.ndarray | None, SamplingInfo]:
+    """Equally weighted draws (unconstrained, ``(n_draws, d)``) or None with the reason.
+
+    ``batched``: evaluate the proposals with the vectorized log-density in a few calls
+    (the default; one call per proposal where the model's graph does not vectorize,
+    or with ``batched=False``). Both give the same draws up to floating point.
+    """
     u0 = c.ravel(c.ip) if start is None else start
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -158,7 +232,10 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         prop = stats.multivariate_t(loc=mode, shape=cov, df=_PROPOSAL_DF, seed=rng)
         u = np.atleast_2d(prop.rvs(size=m)).reshape(m, d)
         logq = prop.logpdf(u)
-        logp = np.array([c.f(x) for x in u])
+        if batched and c.batched():
+            logp = c.f_batch(u)
+        else:
+            logp = np.array([c.f(x) for x in u])
     finite = np.isfinite(logp)
     if finite.mean() < 0.9:
         return None, SamplingInfo("importance", fallback_reason="the proposal reached regions of zero density")
@@ -171,7 +248,8 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     full[finite] = lw_s
     w = np.exp(full - special.logsumexp(full))
     ess = float(1.0 / np.sum(w**2))
-    info = SamplingInfo("importance", pareto_k=float(k), ess=ess, n_proposals=m)
+    info = SamplingInfo("importance", pareto_k=float(k), ess=ess, n_proposals=m,
+                        extra={"batched": bool(batched and c._batched)})
     if not k < _K_MAX:
         info.fallback_reason = f"importance weights unreliable (Pareto k = {float(k):.2f} > {_K_MAX})"
         return None, info
@@ -181,13 +259,16 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     return u[rng.permutation(idx)], info
 
 
-def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int) -> az.InferenceData:
-    outs = [c.outputs(**c.unravel(x)) for x in u]
+def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int, batched: bool = True) -> az.InferenceData:
+    if batched and c.batched():
+        arrays = c.outputs_batch(u)
+    else:
+        outs = [c.outputs(**c.unravel(x)) for x in u]
+        arrays = [np.stack([np.asarray(o[j]) for o in outs]) for j in range(len(c.out_names))]
     model = c.model
     dims = model.named_vars_to_dims
     data = {}
-    for j, name in enumerate(c.out_names):
-        arr = np.stack([np.asarray(o[j]) for o in outs])
+    for name, arr in zip(c.out_names, arrays, strict=True):
         data[name] = arr.reshape((chains, draws) + arr.shape[1:])
     coords = {k: np.asarray(v) for k, v in model.coords.items() if v is not None}
     ds = {}
