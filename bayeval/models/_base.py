@@ -185,7 +185,10 @@ class Model:
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds the sampler and the label draws: the same seed gives the same draws.
         progressbar : bool
-            The sampler's progress bar (NUTS; importance sampling takes about a second).
+            One progress bar on stderr, with the time left, for a fit that runs more
+            than about 2 s: bayeval's over the compilation and importance sampling,
+            the NUTS sampler's own for NUTS (none inside a study or a stack that shows
+            its own bar).
         sampler : {"auto", "importance", "pymc", "nutpie"}
             ``"auto"``: the model's measured choice (``auto_sampler``): importance
             sampling from the posterior mode, falling back to PyMC's NUTS when its

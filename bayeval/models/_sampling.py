@@ -28,6 +28,7 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import optimize, special, stats
 
+from .._progress import Bar, covered
 from .. import _validate as V
 
 __all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS"]
@@ -128,13 +129,19 @@ class _Compiled:
         sizes = [np.size(v.get_value(borrow=True)) for v in self.model.data_vars]
         return max(1, _BATCH_ELEMENTS // max([1, *sizes]))
 
-    def f_batch(self, u: np.ndarray) -> np.ndarray:
-        """The log-density at every row of ``u`` (``(batch, d)``, unconstrained)."""
+    def f_batch(self, u: np.ndarray, on_chunk=None) -> np.ndarray:
+        """The log-density at every row of ``u`` (``(batch, d)``, unconstrained);
+        ``on_chunk(n)`` is called after each chunk of ``n`` rows."""
         fn = self._batched[0]
         step = self._chunk()
-        self.n_f += len(u)
-        return np.concatenate([np.asarray(fn(*self._split(u[i:i + step])), dtype=np.float64).reshape(-1)
-                               for i in range(0, len(u), step)]) if len(u) else np.empty(0)
+        out = np.empty(len(u))
+        for i in range(0, len(u), step):
+            part = u[i:i + step]
+            out[i:i + len(part)] = np.asarray(fn(*self._split(part)), dtype=np.float64).reshape(-1)
+            self.n_f += len(part)
+            if on_chunk is not None:
+                on_chunk(len(part))
+        return out
 
     def outputs_batch(self, u: np.ndarray) -> list[np.ndarray]:
         """The constrained values (``out_names``) at every row of ``u``, batch first."""
@@ -205,19 +212,25 @@ def _hessian(c: _Compiled, u: np.ndarray) -> np.ndarray:
 
 
 def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, start: np.ndarray | None = None,
-                      oversample: int = 1, batched: bool = True) -> tuple[np.ndarray | None, SamplingInfo]:
+                      oversample: int = 1, batched: bool = True,
+                      progress=None) -> tuple[np.ndarray | None, SamplingInfo]:
     """Equally weighted draws (unconstrained, ``(n_draws, d)``) or None with the reason.
 
     ``batched``: evaluate the proposals with the vectorized log-density in a few calls
     (the default; one call per proposal where the model's graph does not vectorize,
     or with ``batched=False``). Both give the same draws up to floating point.
+    ``progress``: a :meth:`bayeval._progress.Bar.update` told each stage and the
+    proposals evaluated.
     """
+    say = progress or (lambda *a, **k: None)
     u0 = c.ravel(c.ip) if start is None else start
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        say("bayeval: finding the posterior mode", total=None)
         mode, ok = _mode(c, u0)
         if not ok:
             return None, SamplingInfo("importance", fallback_reason="no posterior mode found")
+        say("bayeval: the curvature at the mode")
         neg_h = -_hessian(c, mode)
         if not np.all(np.isfinite(neg_h)):
             return None, SamplingInfo("importance", fallback_reason="the posterior curvature at the mode is not finite")
@@ -232,10 +245,16 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         prop = stats.multivariate_t(loc=mode, shape=cov, df=_PROPOSAL_DF, seed=rng)
         u = np.atleast_2d(prop.rvs(size=m)).reshape(m, d)
         logq = prop.logpdf(u)
-        if batched and c.batched():
-            logp = c.f_batch(u)
+        fast = batched and c.batched()
+        say(f"bayeval: importance sampling ({m:,} proposals)", total=m, completed=0)
+        if fast:
+            logp = c.f_batch(u, on_chunk=lambda n: say(advance=n))
         else:
-            logp = np.array([c.f(x) for x in u])
+            logp = np.empty(m)
+            for i, x in enumerate(u):
+                logp[i] = c.f(x)
+                if i % 100 == 99:
+                    say(advance=100)
     finite = np.isfinite(logp)
     if finite.mean() < 0.9:
         return None, SamplingInfo("importance", fallback_reason="the proposal reached regions of zero density")
@@ -249,7 +268,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     w = np.exp(full - special.logsumexp(full))
     ess = float(1.0 / np.sum(w**2))
     info = SamplingInfo("importance", pareto_k=float(k), ess=ess, n_proposals=m,
-                        extra={"batched": bool(batched and c._batched)})
+                        extra={"batched": bool(fast)})
     if not k < _K_MAX:
         info.fallback_reason = f"importance weights unreliable (Pareto k = {float(k):.2f} > {_K_MAX})"
         return None, info
@@ -345,21 +364,30 @@ def sample_model(
     t0 = time.perf_counter()
     seed_seq = V.as_seed_sequence(random_seed)
     n_f = n_g = 0
+    # one bar per fit: ours over the compilation and importance sampling, the NUTS
+    # sampler's own over NUTS; none where an enclosing task (a study, a stack) shows one
+    show = bool(progressbar) and not covered()
     if sampler in ("auto", "importance"):
-        c = compiled(model, key)
-        f0, g0 = c.n_f, c.n_g
-        rng = np.random.default_rng(seed_seq)
-        st = None if start is None else c.ravel({**c.ip, **_value_space(model, start)})
-        try:
-            u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st)
-        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:  # numerical trouble: use NUTS
-            u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
-        n_f, n_g = c.n_f - f0, c.n_g - g0
-        if u is not None:
-            idata = _to_idata(c, u, chains, draws)
-            info.n_logp_evals, info.n_grad_evals = n_f, n_g
-            info.seconds = time.perf_counter() - t0
-            return idata, info
+        with Bar("bayeval: importance sampling", enabled=show) as bar:
+            if key is None or key not in _CACHE:
+                bar.update("bayeval: compiling the model")
+            c = compiled(model, key)
+            f0, g0 = c.n_f, c.n_g
+            rng = np.random.default_rng(seed_seq)
+            st = None if start is None else c.ravel({**c.ip, **_value_space(model, start)})
+            try:
+                u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st, progress=bar.update)
+            except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:  # numerical trouble: use NUTS
+                u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
+            n_f, n_g = c.n_f - f0, c.n_g - g0
+            if u is not None:
+                bar.update("bayeval: importance sampling, constrained draws")
+                idata = _to_idata(c, u, chains, draws)
+                info.n_logp_evals, info.n_grad_evals = n_f, n_g
+                info.seconds = time.perf_counter() - t0
+                bar.update("bayeval: importance sampling done")
+                return idata, info
+            bar.transient()  # NUTS takes over, with its own bar
         if sampler == "importance":
             raise RuntimeError(f"bayeval: importance sampling failed: {info.fallback_reason}. Use sampler='pymc'.")
         reason = info.fallback_reason
@@ -386,13 +414,13 @@ def sample_model(
                 cm = cm.with_data(**data)
             extra = {"maxdepth": nuts_kwargs["max_treedepth"]} if "max_treedepth" in nuts_kwargs else {}
             idata = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, seed=nuts_seed,
-                                  progress_bar=progressbar, target_accept=target_accept,
+                                  progress_bar=show, target_accept=target_accept,
                                   cores=cores or min(chains, 2), save_warmup=True, **extra)
         else:
             init = nuts_kwargs.pop("init", "jitter+adapt_diag" if jitter else "adapt_diag")
             with model:
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
-                                  random_seed=nuts_seed, progressbar=progressbar, target_accept=target_accept,
+                                  random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
                                   discard_tuned_samples=False, **nuts_kwargs)
     steps = _nuts_steps(idata)

@@ -33,6 +33,7 @@ from scipy import special, stats
 
 from .._defaults import HDI_PROB
 from .. import _validate as V
+from .._progress import Bar
 from ..data import EvalData
 from ..posterior import Posterior
 from ._base import Model, seeds
@@ -461,17 +462,22 @@ def fit(
             raise TypeError(f"Every candidate must be a model with a fit(data, ...) method; got {m!r}.")
     used: set = set()
     fits, rows, errors = {}, {}, {}
-    for m in cands:
-        name = _name(m, used)
-        try:
-            post = m.fit(data, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
-                         progressbar=progressbar, warn=False, **fit_kwargs)
-        except (ValueError, RuntimeError) as exc:
-            if len(cands) == 1:
-                raise
-            errors[name] = str(exc)
-            continue
-        fits[name] = post
+    # one bar for the stack (its candidates' fits show none of their own)
+    with Bar(f"bayeval: fitting {len(cands)} candidates", total=len(cands), enabled=bool(progressbar)) as bar:
+        for j, m in enumerate(cands, start=1):
+            name = _name(m, used)
+            bar.update(f"bayeval: candidate {j}/{len(cands)} ({name})")
+            try:
+                post = m.fit(data, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
+                             progressbar=progressbar, warn=False, **fit_kwargs)
+            except (ValueError, RuntimeError) as exc:
+                if len(cands) == 1:
+                    raise
+                errors[name] = str(exc)
+                continue
+            finally:
+                bar.update(completed=j)
+            fits[name] = post
     if not fits:
         raise ValueError(f"No candidate could be fitted: {errors}")
     n_vet = data.n_vetted
