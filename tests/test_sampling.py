@@ -64,6 +64,24 @@ def test_batched_chunks_give_the_same_densities(monkeypatch):
     assert all(len(o) == 37 for o in outs)
 
 
+def test_logp_many_measures_and_keeps_the_faster_way(monkeypatch):
+    """The first evaluation that can compare times a batched chunk against single
+    calls and keeps the faster for the structure; every way gives the same values."""
+    model = Calibration("monotone").build(_scores())
+    c = _sampling._Compiled(model)
+    assert c.batched() and c.batch_faster is None
+    u = c.ravel(c.ip) + 0.2 * np.random.default_rng(1).normal(size=(150, len(c.ravel(c.ip))))
+    ref = np.array([c.f(x) for x in u])
+    monkeypatch.setattr(_sampling, "_BATCH_ELEMENTS", 4 * 200)  # chunks of 4 rows (200 vetted labels)
+    seen = []
+    got = c.logp_many(u, on_chunk=seen.append)
+    assert c.batch_faster in (True, False) and sum(seen) == 150
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-9)
+    for faster in (True, False):
+        c.batch_faster = faster
+        np.testing.assert_allclose(c.logp_many(u), ref, rtol=1e-10, atol=1e-9)
+
+
 def test_fallback_to_the_loop_where_the_graph_does_not_vectorize(monkeypatch):
     """A model whose graph cannot be vectorized is sampled one proposal at a time,
     with the same draws."""
