@@ -117,3 +117,62 @@ def test_batched_refit_with_other_data_lengths():
     for v in first.idata.posterior.data_vars:
         np.testing.assert_allclose(first.idata.posterior[v].values, again.idata.posterior[v].values,
                                    rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ NUTS backends
+
+def _nuts_fit(sampler, seed=3):
+    return Calibration("logistic").fit(_scores(), random_seed=seed, sampler=sampler,
+                                       **{**FIT, "draws": 60, "tune": 60})
+
+
+@pytest.mark.parametrize("sampler", _sampling.NUTS_SAMPLERS)
+def test_every_nuts_backend_is_reproducible_from_its_seed(sampler):
+    """Same seed -> same draws for a given sampler; the posterior names its sampler."""
+    need = {"nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}.get(sampler)
+    if need:
+        pytest.importorskip(need)
+    if sampler in ("numpyro", "blackjax"):
+        pytest.importorskip("jax")
+    a, b = _nuts_fit(sampler), _nuts_fit(sampler)
+    c = _nuts_fit(sampler, seed=4)
+    assert a.sampling.sampler == sampler and a.sampler == sampler
+    assert a.idata.posterior.sizes["draw"] == 60 and a.idata.posterior.sizes["chain"] == 2
+    np.testing.assert_array_equal(a.idata.posterior["a"].values, b.idata.posterior["a"].values)
+    assert not np.array_equal(a.idata.posterior["a"].values, c.idata.posterior["a"].values)
+    assert a.sampling.n_grad_evals > 0
+
+
+def test_auto_runs_the_default_nuts_and_explicit_names_run_theirs(monkeypatch):
+    """A model whose "auto" is NUTS runs DEFAULT_NUTS (and falls back to it); an explicit
+    sampler name is passed on as given."""
+    from bayeval.models import _base
+
+    seen = []
+
+    def fake(model, **kw):
+        seen.append((kw["sampler"], kw["fallback"]))
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(_base, "sample_model", fake)
+    monkeypatch.setattr(_base, "DEFAULT_NUTS", "pymc-numba")
+    data = _scores()
+    for sampler in ("auto", "pymc", "nutpie"):
+        with pytest.raises(RuntimeError, match="stop"):
+            Calibration("logistic").fit(data, sampler=sampler, **FIT)
+    assert seen == [("auto", "pymc-numba"), ("pymc", "pymc"), ("nutpie", "pymc")]
+    seen.clear()
+
+    class NutsModel(Calibration):
+        auto_sampler = "pymc"
+
+    with pytest.raises(RuntimeError, match="stop"):
+        NutsModel("logistic").fit(data, **FIT)
+    assert seen == [("pymc-numba", "pymc-numba")]
+
+
+def test_nuts_with_progressbar_off_writes_nothing(capfd):
+    """Neither a bar nor PyMC's log lines on stderr when progressbar=False."""
+    _nuts_fit("pymc")
+    err = capfd.readouterr().err
+    assert "NUTS" not in err and "Sampling" not in err and "%" not in err

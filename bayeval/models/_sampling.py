@@ -31,9 +31,19 @@ from scipy import optimize, special, stats
 from .._progress import Bar, covered
 from .. import _validate as V
 
-__all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS"]
+__all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS", "NUTS_SAMPLERS",
+           "DEFAULT_NUTS"]
 
-SAMPLERS = ("auto", "importance", "pymc", "nutpie")
+#: the NUTS implementations: PyMC's NUTS with the log-density compiled to C (``"pymc"``)
+#: or with Numba (``"pymc-numba"``), nutpie (the ``fast`` extra), and NumPyro's and
+#: BlackJAX's NUTS through PyMC's JAX backend (vectorized chains; need jax and numpyro
+#: or blackjax, not installed with bayeval)
+NUTS_SAMPLERS = ("pymc", "pymc-numba", "nutpie", "numpyro", "blackjax")
+SAMPLERS = ("auto", "importance", *NUTS_SAMPLERS)
+#: the NUTS that ``sampler="auto"`` runs where a model needs NUTS: the fastest of those
+#: a plain install has (PyMC and its PyTensor, which requires Numba), as measured by
+#: ``benchmarks/fit_speed.py --backends`` (results in ``benchmarks/results/fit_speed.md``)
+DEFAULT_NUTS = "pymc"
 _K_MAX = 0.7  # Pareto k above which importance weights are not trusted
 _PROPOSAL_DF = 5.0
 _PROPOSAL_INFLATE = 1.3
@@ -395,8 +405,9 @@ def sample_model(
     the model's structure; with a key, the compiled log-density (importance sampling)
     and nutpie's compiled model are kept and reused by later fits under the same key.
     ``start``: starting values (constrained, by variable name). ``nuts_kwargs``: more
-    settings for :func:`pymc.sample` (``init``, ``max_treedepth``). ``fallback``: the
-    NUTS that ``"auto"`` falls back to (``"pymc"`` or ``"nutpie"``).
+    settings for :func:`pymc.sample` (``init``, ``max_treedepth``; NumPyro and BlackJAX
+    take ``max_treedepth`` only). ``fallback``: the NUTS that ``"auto"`` falls back to
+    (one of :data:`NUTS_SAMPLERS`). Every sampler gives the same draws for the same seed.
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"`sampler` must be one of {SAMPLERS}, got {sampler!r}.")
@@ -455,13 +466,24 @@ def sample_model(
             idata = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, seed=nuts_seed,
                                   progress_bar=show, target_accept=target_accept,
                                   cores=cores or min(chains, 2), save_warmup=True, **extra)
+        elif sampler in ("numpyro", "blackjax"):
+            depth = nuts_kwargs.get("max_treedepth")
+            kw = {"chain_method": "vectorized", "jitter": jitter}
+            if depth is not None:
+                kw["nuts_kwargs"] = {"max_tree_depth" if sampler == "numpyro" else "max_treedepth": depth}
+            with model:
+                idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=nuts_seed, progressbar=show,
+                                  target_accept=target_accept, initvals=start, compute_convergence_checks=False,
+                                  nuts_sampler=sampler, nuts_sampler_kwargs=kw, quiet=not show)
         else:
             init = nuts_kwargs.pop("init", "jitter+adapt_diag" if jitter else "adapt_diag")
+            if sampler == "pymc-numba":
+                nuts_kwargs["compile_kwargs"] = {"mode": "NUMBA"}
             with model:
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
                                   random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
-                                  discard_tuned_samples=False, **nuts_kwargs)
+                                  discard_tuned_samples=False, quiet=not show, **nuts_kwargs)
     steps = _nuts_steps(idata)
     for group in ("warmup_posterior", "warmup_sample_stats"):
         if group in idata.groups():

@@ -516,6 +516,9 @@ def fit(
                 coords={"chain": post.idata.posterior["chain"].values, "draw": post.idata.posterior["draw"].values}))
     samplings = [getattr(p, "sampling", None) for p in fits.values()]
     post.sampling = samplings[0] if len(samplings) == 1 else None
+    # which sampler made the draws (a report names it): the candidates' own, in order
+    used = [getattr(p, "sampler", None) or getattr(s, "sampler", None) for p, s in zip(fits.values(), samplings, strict=True)]
+    post.sampler = " / ".join(dict.fromkeys(u for u in used if u)) or None
     if warn and n_vet == 0:
         from .._diagnostics import user_stacklevel
 
