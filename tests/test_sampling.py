@@ -87,14 +87,20 @@ def test_fallback_to_the_loop_where_the_graph_does_not_vectorize(monkeypatch):
     with the same draws."""
     data = _scores()
     _sampling._CACHE.clear()
-    ref = Calibration("logistic").fit(data, random_seed=3, **FIT)
+    first = Calibration("logistic").fit(data, random_seed=3, **FIT)
+    assert first.sampling.extra["batched"] is False  # a structure's first fit: one call per proposal
+    ref = Calibration("logistic").fit(data, random_seed=3, **FIT)  # a refit: batched
     assert ref.sampling.sampler == "importance" and ref.sampling.extra["batched"] is True
+    for v in ref.idata.posterior.data_vars:
+        np.testing.assert_allclose(first.idata.posterior[v].values, ref.idata.posterior[v].values,
+                                   rtol=1e-10, atol=1e-12)
 
     def fail(*a, **k):
         raise NotImplementedError("no batched form")
 
     monkeypatch.setattr(_sampling, "_vectorize", fail)
     _sampling._CACHE.clear()
+    Calibration("logistic").fit(data, random_seed=3, **FIT)
     post = Calibration("logistic").fit(data, random_seed=3, **FIT)
     assert post.sampling.sampler == "importance" and post.sampling.extra["batched"] is False
     c = next(iter(_sampling._CACHE.values()))

@@ -81,7 +81,9 @@ class _Compiled:
     holds the same log-density and constrained-value map *vectorized* over a leading
     batch dimension (:func:`pytensor.graph.replace.vectorize_graph`), compiled on first
     use: importance sampling evaluates all its proposals, and maps all its draws to
-    constrained values, in a few calls instead of one per draw.
+    constrained values, in a few calls instead of one per draw. :func:`sample_model`
+    uses them from a structure's second fit on (a refit through the cache), so a
+    one-off fit does not pay their compilation.
     """
 
     def __init__(self, model: pm.Model):
@@ -98,6 +100,9 @@ class _Compiled:
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
         self.n_f = 0
         self.n_g = 0
+        #: importance samplings run with these functions (the batched ones are compiled
+        #: from the second on: a refit through the cache)
+        self.n_fits = 0
         self._batched = None  # (logp, outputs) vectorized, False where vectorizing failed
         self.batch_error = ""
         #: whether a batched chunk of proposals costs less per proposal than one call
@@ -425,14 +430,19 @@ def sample_model(
             f0, g0 = c.n_f, c.n_g
             rng = np.random.default_rng(seed_seq)
             st = None if start is None else c.ravel({**c.ip, **_value_space(model, start)})
+            # the batched functions cost a compilation of their own: worth it from a
+            # structure's second fit on (the vetting loop's refits), not for a one-off fit
+            batched = c.n_fits > 0
+            c.n_fits += 1
             try:
-                u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st, progress=bar.update)
+                u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st, progress=bar.update,
+                                            batched=batched)
             except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:  # numerical trouble: use NUTS
                 u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
             n_f, n_g = c.n_f - f0, c.n_g - g0
             if u is not None:
                 bar.update("bayeval: importance sampling, constrained draws")
-                idata = _to_idata(c, u, chains, draws)
+                idata = _to_idata(c, u, chains, draws, batched=batched)
                 info.n_logp_evals, info.n_grad_evals = n_f, n_g
                 info.seconds = time.perf_counter() - t0
                 bar.update("bayeval: importance sampling done")
