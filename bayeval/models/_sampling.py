@@ -42,7 +42,9 @@ NUTS_SAMPLERS = ("pymc", "pymc-numba", "nutpie", "numpyro", "blackjax")
 SAMPLERS = ("auto", "importance", *NUTS_SAMPLERS)
 #: the NUTS that ``sampler="auto"`` runs where a model needs NUTS: the fastest of those
 #: a plain install has (PyMC and its PyTensor, which requires Numba), as measured by
-#: ``benchmarks/fit_speed.py --backends`` (results in ``benchmarks/results/fit_speed.md``)
+#: ``benchmarks/fit_speed.py --backends`` (results in ``benchmarks/results/fit_speed.md``):
+#: the Numba backend was faster for one NUTS-bound model, slower for another, even for
+#: two, and compiled longer, so PyMC's C backend stays
 DEFAULT_NUTS = "pymc"
 _K_MAX = 0.7  # Pareto k above which importance weights are not trusted
 _PROPOSAL_DF = 5.0
@@ -100,8 +102,8 @@ class _Compiled:
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
         self.n_f = 0
         self.n_g = 0
-        #: importance samplings run with these functions (the batched ones are compiled
-        #: from the second on: a refit through the cache)
+        #: importance samplings that succeeded with these functions (the batched ones are
+        #: used from the second on: a refit through the cache)
         self.n_fits = 0
         self._batched = None  # (logp, outputs) vectorized, False where vectorizing failed
         self.batch_error = ""
@@ -433,7 +435,6 @@ def sample_model(
             # the batched functions cost a compilation of their own: worth it from a
             # structure's second fit on (the vetting loop's refits), not for a one-off fit
             batched = c.n_fits > 0
-            c.n_fits += 1
             try:
                 u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st, progress=bar.update,
                                             batched=batched)
@@ -441,6 +442,7 @@ def sample_model(
                 u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
             n_f, n_g = c.n_f - f0, c.n_g - g0
             if u is not None:
+                c.n_fits += 1
                 bar.update("bayeval: importance sampling, constrained draws")
                 idata = _to_idata(c, u, chains, draws, batched=batched)
                 info.n_logp_evals, info.n_grad_evals = n_f, n_g
@@ -480,7 +482,7 @@ def sample_model(
             depth = nuts_kwargs.get("max_treedepth")
             kw = {"chain_method": "vectorized", "jitter": jitter}
             if depth is not None:
-                kw["nuts_kwargs"] = {"max_tree_depth" if sampler == "numpyro" else "max_treedepth": depth}
+                kw["nuts_kwargs"] = {"max_tree_depth" if sampler == "numpyro" else "max_num_doublings": depth}
             with model:
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=nuts_seed, progressbar=show,
                                   target_accept=target_accept, initvals=start, compute_convergence_checks=False,
