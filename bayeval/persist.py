@@ -493,6 +493,12 @@ def _read(filename: str, shown, base: str):
         post._entropy = int(attrs["bayeval_entropy"])
     post.sampling = sampling
     post.convergence = convergence
+    if getattr(post, "sampler", None) is None:  # which sampler made the draws, as the fit said
+        if kind == "stack":
+            used = (getattr(c, "sampler", None) for c in post.candidates.values())
+            post.sampler = " / ".join(dict.fromkeys(u for u in used if u)) or None
+        elif sampling is not None:
+            post.sampler = sampling.sampler
     return post
 
 

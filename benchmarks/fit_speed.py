@@ -94,7 +94,7 @@ class Adapter:
     name: str
     make: Callable  # (n, seed, more: bool) -> data
     build: Callable  # (data) -> pm.Model
-    fit: Callable  # (data, draws, tune, chains, seed) -> posterior
+    fit: Callable  # (data, draws, tune, chains, seed, **fit_kwargs) -> posterior
     sizes: tuple = SIZES  # measured up to the largest of these (smaller sizes, as in the tests, run too)
     note: str = ""
     binned: Callable | None = None  # (pm.Model) -> bool, for models that bin
@@ -127,8 +127,8 @@ def _eval_data(n, seed, more, n_vetted, extra):
     return EvalData(s, labels)
 
 
-def _fit_kwargs(draws, tune, chains, seed):
-    return {"draws": draws, "tune": tune, "chains": chains, "random_seed": seed, "progressbar": False}
+def _fit_kwargs(draws, tune, chains, seed, **extra):
+    return {"draws": draws, "tune": tune, "chains": chains, "random_seed": seed, "progressbar": False, **extra}
 
 
 def _score_mixture(neg, pos):
@@ -141,7 +141,7 @@ def _score_mixture(neg, pos):
         name=f"ScoreMixture {neg}/{pos}",
         make=lambda n, seed, more: _eval_data(n, seed, more, 50, 10),
         build=lambda data: model().build(data),
-        fit=lambda data, draws, tune, chains, seed: model().fit(data, **_fit_kwargs(draws, tune, chains, seed),
+        fit=lambda data, draws, tune, chains, seed, **kw: model().fit(data, **_fit_kwargs(draws, tune, chains, seed, **kw),
                                                                 cores=1, warn=False),
         note="50 vetted labels (+10 for the refit); binned above 20,000 unvetted items (the default)",
         binned=lambda m: bool(m["unvetted_weight"].get_value().max() > 1) if "unvetted_weight" in m.named_vars else False,
@@ -158,7 +158,7 @@ def _calibration(curve):
         name=f"Calibration {curve}",
         make=lambda n, seed, more: _eval_data(n, seed, more, 200, 20),
         build=lambda data: model().build(data),
-        fit=lambda data, draws, tune, chains, seed: model().fit(data, **_fit_kwargs(draws, tune, chains, seed),
+        fit=lambda data, draws, tune, chains, seed, **kw: model().fit(data, **_fit_kwargs(draws, tune, chains, seed, **kw),
                                                                 cores=1, warn=False),
         note="200 vetted labels (+20 for the refit) at every N: the likelihood has the vetted labels "
         "only, so a gradient costs the same at every N",
@@ -185,7 +185,7 @@ def _label_flip(pooling="partial"):
         name="LabelFlip" if pooling == "partial" else f"LabelFlip {pooling}",
         make=_label_flip_make,
         build=lambda data: model().build(data),
-        fit=lambda data, draws, tune, chains, seed: model().fit(data, **_fit_kwargs(draws, tune, chains, seed),
+        fit=lambda data, draws, tune, chains, seed, **kw: model().fit(data, **_fit_kwargs(draws, tune, chains, seed, **kw),
                                                                 cores=1, warn=False),
         note=f"simulate_tags: 5 categories of N/5 items, pooling={pooling!r}, 100 vetted (+20 for the refit); "
         "binned above 5,000 unvetted items (the default)",
@@ -235,8 +235,8 @@ def _annotator():
         name="AnnotatorError",
         make=_annotator_make,
         build=lambda d: model().build(_annotation_data(d)),
-        fit=lambda d, draws, tune, chains, seed: model().fit(
-            _annotation_data(d), **_fit_kwargs(draws, tune, chains, seed), cores=1, warn=False),
+        fit=lambda d, draws, tune, chains, seed, **kw: model().fit(
+            _annotation_data(d), **_fit_kwargs(draws, tune, chains, seed, **kw), cores=1, warn=False),
         sizes=(1_000, 10_000, 100_000),
         note="binary, the classifier + 3 annotators (30% of cells missing), 100 gold items (+20 for the "
         "refit). The likelihood runs over the distinct observation patterns (at most 2 x 3^3 x 3 = 162 at any "
@@ -267,7 +267,7 @@ def _ranking():
         name="HumanRanking",
         make=_ranking_make,
         build=lambda d: model().build(_votes(d)),
-        fit=lambda d, draws, tune, chains, seed: model().fit(_votes(d), **_fit_kwargs(draws, tune, chains, seed),
+        fit=lambda d, draws, tune, chains, seed, **kw: model().fit(_votes(d), **_fit_kwargs(draws, tune, chains, seed, **kw),
                                                              cores=1, warn=False),
         sizes=(1_000, 10_000),
         note="N = pairs, 5 votes each, 10% unanimous with confidence scores; the refit has new votes. One "
@@ -391,7 +391,7 @@ def one(spec: dict) -> dict:
     out = {"import_time": time.perf_counter() - t0}
     adapter = adapters().get(spec["model"])  # None for the auto part
     n, draws, tune, chains, seed = spec["n"], spec["draws"], spec["tune"], spec["chains"], spec["seed"]
-    if spec["path"] in ("baseline", "new"):
+    if spec["path"] in ("baseline", "new", "backend"):
         first, second = adapter.make(n, seed, False), adapter.make(n, seed, True)
     if spec["path"] == "baseline":
         model, out["cold"] = _baseline_fit(adapter, first, draws, tune, chains, seed)
@@ -401,6 +401,11 @@ def one(spec: dict) -> dict:
     elif spec["path"] == "new":
         out["cold"] = _new_fit(adapter, first, draws, tune, chains, seed)
         out["warm"] = _new_fit(adapter, second, draws, tune, chains, seed + 1)
+        # and once more: a steady-state refit (what a structure compiles once, at its first
+        # refit, is paid by then)
+        out["refit"] = _new_fit(adapter, second, draws, tune, chains, seed + 2)
+    elif spec["path"] == "backend":
+        out.update(_backend_fits(adapter, spec))
     elif spec["path"] in ("auto", "auto-baseline"):
         from bayeval.models import AUTO_CANDIDATES, ScoreMixture
 
@@ -433,9 +438,132 @@ def adapter_for_pair(neg, pos) -> Adapter:
     return _score_mixture(neg, pos)
 
 
-def run_one(spec: dict, *, cold_compiledir: bool = False, timeout: float | None = None) -> dict:
+# ------------------------------------------------------------------- sampler backends
+#
+# ``--backends``: the NUTS-bound models (and one score mixture forced to NUTS), each fitted
+# through the public ``fit(..., sampler=BACKEND)`` in a fresh process per backend: a cold
+# fit, then a warm refit on the next data (as in the vetting loop), timed, with the
+# refit's lowest bulk ESS over the model's parameters (``post.convergence``).
+
+BACKENDS = ("pymc", "pymc-numba", "nutpie", "numpyro", "blackjax")
+BACKEND_LABELS = {
+    "pymc": "PyMC NUTS, C backend (default)",
+    "pymc-numba": "PyMC NUTS, Numba backend",
+    "nutpie": "nutpie (Numba)",
+    "numpyro": "NumPyro NUTS via PyMC (JAX, vectorized chains)",
+    "blackjax": "BlackJAX NUTS via PyMC (JAX, vectorized chains)",
+}
+#: model -> N of the comparison (capped where the posterior grows with N)
+BACKEND_MODELS = {"LabelFlip": 10_000, "AnnotatorError": 10_000, "HumanRanking": 1_000,
+                  "ScoreMixture gamma/truncnormal": 10_000}
+BACKEND_NOTES = {
+    "HumanRanking": "1,000 pairs (one theta per pair: a 10^4-dimensional posterior takes minutes per fit and backend)",
+    "ScoreMixture gamma/truncnormal": "forced to NUTS (its default is importance sampling)",
+}
+
+
+def _backend_fits(adapter: Adapter, spec: dict) -> dict:
+    n, draws, tune, chains, seed = spec["n"], spec["draws"], spec["tune"], spec["chains"], spec["seed"]
+    first, second = adapter.make(n, seed, False), adapter.make(n, seed, True)
+    out = {}
+    for state, data, s in (("cold", first, seed), ("warm", second, seed + 1)):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            post = adapter.fit(data, draws, tune, chains, s, sampler=spec["backend"])
+        wall = time.perf_counter() - t0
+        conv = getattr(post, "convergence", {}) or {}
+        out[state] = {"time": wall, "sampler": getattr(getattr(post, "sampling", None), "sampler", None),
+                      "min_ess_bulk": float(conv.get("min_ess_bulk", float("nan"))),
+                      "max_rhat": float(conv.get("max_rhat", float("nan"))),
+                      "divergences": int(conv.get("divergences", 0) or 0)}
+    return out
+
+
+def measure_backends(models, backends, *, draws, tune, chains=2, seed=1, timeout=None, log=print,
+                     on_row=None, sizes=None) -> list[dict]:
+    """One row per (model, backend): cold and warm wall time, the warm refit's ESS/s and
+    ratios to the C backend measured in the same run."""
+    rows = []
+    for name in models:
+        n = (sizes or {}).get(name, BACKEND_MODELS.get(name, 10_000))
+        base = None
+        for b in backends:
+            spec = {"model": name, "n": n, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
+                    "path": "backend", "backend": b}
+            row = {"model": name, "n": n, "backend": b, "error": ""}
+            try:
+                res = run_one(spec, timeout=timeout, env_extra=_BACKEND_ENV)
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                msg = str(exc).strip().splitlines()
+                row["error"] = (msg[-1] if msg else type(exc).__name__)[:200]
+                rows.append(row)
+                log(f"  {name:32s} {b:11s} failed: {row['error']}", flush=True)
+                if on_row:
+                    on_row(rows)
+                continue
+            for state in ("cold", "warm"):
+                for k, v in res[state].items():
+                    row[f"{state}_{k}"] = v
+            row["ess_per_s"] = row["warm_min_ess_bulk"] / row["warm_time"]
+            if b == "pymc":
+                base = row
+            if base is not None:
+                row["speedup_warm"] = base["warm_time"] / row["warm_time"]
+                row["speedup_cold"] = base["cold_time"] / row["cold_time"]
+                row["ess_ratio"] = row["ess_per_s"] / base["ess_per_s"] if base["ess_per_s"] > 0 else math.nan
+            rows.append(row)
+            log(f"  {name:32s} {b:11s} cold {row['cold_time']:7.1f} s  warm {row['warm_time']:7.1f} s  "
+                f"min ESS {row['warm_min_ess_bulk']:7.0f}  ESS/s {row['ess_per_s']:7.1f}", flush=True)
+            if on_row:
+                on_row(rows)
+    return rows
+
+
+# one thread for JAX/XLA as for BLAS: the same single core for every backend
+_BACKEND_ENV = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
+
+
+def backend_versions() -> str:
+    import importlib.metadata as md
+
+    out = []
+    for pkg in ("pymc", "pytensor", "numba", "nutpie", "jax", "jaxlib", "numpyro", "blackjax"):
+        try:
+            out.append(f"{pkg} {md.version(pkg)}")
+        except md.PackageNotFoundError:
+            out.append(f"{pkg} not installed")
+    return ", ".join(out)
+
+
+def backend_tables(rows: list[dict]) -> str:
+    out = []
+    for name in dict.fromkeys(r["model"] for r in rows):
+        rs = [r for r in rows if r["model"] == name]
+        note = BACKEND_NOTES.get(name, "")
+        out.append(f"### {name}, N={rs[0]['n']:,}" + (f" ({note})" if note else "") + "\n")
+        out.append("| backend | cold s | warm s | warm min bulk ESS | warm ESS/s | warm time: C / backend | "
+                   "ESS/s: backend / C | divergences (warm) | max r_hat (warm) |")
+        out.append("|" + "---|" * 9)
+        for r in rs:
+            label = f"`{r['backend']}`: {BACKEND_LABELS.get(r['backend'], r['backend'])}"
+            if r["error"]:
+                out.append(f"| {label} | failed: {r['error'].replace('|', '/')} |" + " – |" * 7)
+                continue
+            out.append(
+                f"| {label} | {_fmt_t(r['cold_time'])} | {_fmt_t(r['warm_time'])} | {r['warm_min_ess_bulk']:,.0f} | "
+                f"{r['ess_per_s']:.1f} | {_fmt_r(r.get('speedup_warm', math.nan))} | "
+                f"{_fmt_r(r.get('ess_ratio', math.nan))} | {r['warm_divergences']} | {r['warm_max_rhat']:.3f} |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+def run_one(spec: dict, *, cold_compiledir: bool = False, timeout: float | None = None,
+            env_extra: dict | None = None) -> dict:
     """Run :func:`one` in a fresh Python process (cold = first fit there)."""
     env = dict(os.environ)
+    env.update(env_extra or {})
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     tmp = None
     if cold_compiledir:
@@ -500,8 +628,10 @@ def measure(models, sizes, *, draws, tune, chains=2, seed=1, cold_compiledir=Fal
                 row[f"new_{state}_sampler"] = w["sampler"]
                 row[f"base_{state}_overhead"] = _overhead(b, base["t_grad"], base["t_logp"])
                 row[f"new_{state}_overhead"] = _overhead(w, base["t_grad"], base["t_logp"])
+            refit = new.get("refit", {}).get("time", math.nan)
+            row["new_refit"], row["speedup_refit"] = refit, row["base_warm"] / refit
             rows.append(row)
-            log(f"  {name:32s} N={n:>9,}  baseline {row['base_cold']:7.1f} / {row['base_warm']:7.1f} s   "
+            log(f"  {name:32s} N={n:>9,}  refit {refit:7.2f} s  baseline {row['base_cold']:7.1f} / {row['base_warm']:7.1f} s   "
                 f"new {row['new_cold']:7.1f} / {row['new_warm']:7.1f} s   speed-up {row['speedup_cold']:5.2f}x / "
                 f"{row['speedup_warm']:5.2f}x   t/grad {row['t_grad'] * 1e6:8.1f} us", flush=True)
             if on_row:
@@ -539,10 +669,10 @@ def model_tables(rows: list[dict]) -> str:
     for name in dict.fromkeys(r["model"] for r in rows):
         rs = sorted((r for r in rows if r["model"] == name), key=lambda r: r["n"])
         out.append(f"### {name}\n\n{ads[name].note}.\n")
-        out.append("| N | binned | baseline cold s | baseline warm s | new cold s | new warm s | speed-up cold | "
-                   "speed-up warm | grads baseline (cold/warm) | grads new (cold/warm) | new sampler | t/grad | "
-                   "t/logp | overhead baseline (warm) | overhead new (warm) |")
-        out.append("|" + "---|" * 15)
+        out.append("| N | binned | baseline cold s | baseline warm s | new cold s | new warm s | new refit s | "
+                   "speed-up cold | speed-up warm | speed-up refit | grads baseline (cold/warm) | grads new (cold/warm) "
+                   "| new sampler | t/grad | t/logp | overhead baseline (warm) | overhead new (warm) |")
+        out.append("|" + "---|" * 17)
         for r in rs:
             cnt = r["new_warm_count"]
             mark = "" if cnt in ("SamplingInfo", "n_steps") else f" ({cnt})"
@@ -553,7 +683,8 @@ def model_tables(rows: list[dict]) -> str:
             out.append(
                 f"| {r['n']:,} | {'–' if r['binned'] is None else ('yes' if r['binned'] else 'no')} | "
                 f"{_fmt_t(r['base_cold'])} | {_fmt_t(r['base_warm'])} | {_fmt_t(r['new_cold'])} | "
-                f"{_fmt_t(r['new_warm'])} | {_fmt_r(r['speedup_cold'])} | {_fmt_r(r['speedup_warm'])} | "
+                f"{_fmt_t(r['new_warm'])} | {_fmt_t(r.get('new_refit', math.nan))} | {_fmt_r(r['speedup_cold'])} | "
+                f"{_fmt_r(r['speedup_warm'])} | {_fmt_r(r.get('speedup_refit', math.nan))} | "
                 f"{_fmt_n(r['base_cold_grads'])} / {_fmt_n(r['base_warm_grads'])} | {new_grads} | "
                 f"{samplers} | {_fmt_us(r['t_grad'])} | "
                 f"{_fmt_us(r['t_logp'])} | {_fmt_r(r['base_warm_overhead'])} | {_fmt_r(r['new_warm_overhead'])} |"
@@ -658,7 +789,52 @@ def versions() -> str:
             f"PyTensor {pytensor.__version__}{nut}, bayeval {bayeval.__version__} (git {_git_rev()})")
 
 
-def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, quick=False) -> str:
+def backend_section(b: dict) -> list[str]:
+    """The "Sampler backends" section from the saved backend run ``b``."""
+    rows = b["rows"]
+    lines = [
+        "## Sampler backends",
+        "",
+        ("" if b.get("complete") else "**PARTIAL: the run stopped before every backend was measured.**\n\n")
+        + f"Made by `{b['cmd']}` on {b['date']} in {b['elapsed']:.0f} s with {b['versions']}; {b['machine']}.",
+        "",
+        f"Settings: {b['settings']}. Each (model, backend) in a fresh process: a cold fit, then a warm refit on the "
+        "next data of the same structure (as in the vetting loop), both through the public `fit(..., "
+        "sampler=BACKEND)`; times are wall seconds of the whole `fit`. *ESS/s*: the warm refit's lowest bulk ESS "
+        "over the model's parameters (`post.convergence['min_ess_bulk']`) per wall second. Ratios are to the C "
+        "backend (`pymc`) measured in the same run (above 1×: better than C). BLAS and XLA single-threaded, "
+        "`cores=1` (PyMC and nutpie run the chains one after the other; NumPyro and BlackJAX vectorize them). "
+        "Single timings on a shared 2-core machine vary by tens of percent.",
+        "",
+    ]
+    ok = [r for r in rows if not r["error"] and "speedup_warm" in r]
+    if ok:
+        lines.append("Summary (warm refit, backend against C in the same run):")
+        lines.append("")
+        for bk in dict.fromkeys(r["backend"] for r in rows):
+            rs = [r for r in ok if r["backend"] == bk]
+            if bk == "pymc" or not rs:
+                continue
+            figs = ", ".join(f"{r['model']} {r['speedup_warm']:.2f}× time, {r['ess_ratio']:.2f}× ESS/s" for r in rs)
+            lines.append(f"- `{bk}`: {figs}")
+        lines.append("")
+    lines.append(backend_tables(rows))
+    return lines
+
+
+def splice_section(text: str, heading: str, section: str) -> str:
+    """``text`` with its ``heading`` section (up to the next ``## ``) replaced by ``section``,
+    or ``section`` added before the ``ScoreMixture.auto`` section (or at the end)."""
+    lines = text.split("\n")
+    if heading in lines:
+        i = lines.index(heading)
+        j = next((k for k in range(i + 1, len(lines)) if lines[k].startswith("## ")), len(lines))
+        return "\n".join(lines[:i] + section.rstrip("\n").split("\n") + [""] + lines[j:])
+    at = next((k for k, ln in enumerate(lines) if ln.startswith("## `ScoreMixture.auto`")), len(lines))
+    return "\n".join(lines[:at] + section.rstrip("\n").split("\n") + [""] + lines[at:])
+
+
+def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, quick=False, backends=None) -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     head = [
         "# Fit speed: today's path against the public `fit`",
@@ -675,7 +851,9 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
         "discard_tuned_samples=False)` with PyMC's NUTS, the model built afresh for every fit. *New*: the public "
         "`M(...).fit(data, ...)`. *Cold*: the first fit in a fresh Python process (the imports excluded, the "
         "compilation included); *warm*: a second fit in the same process with the next data of the same "
-        "structure (a few more vetted labels, new votes), as in a vetting loop. "
+        "structure (a few more vetted labels, new votes), as in a vetting loop; *refit*: a third fit in that "
+        "process on the same data (the steady state of a vetting loop: what a structure compiles at its first "
+        "refit -- importance sampling's batched functions -- is paid by then; – where not measured). "
         + ("Every process had its own empty PyTensor `compiledir`, so *cold* includes compiling the C code. "
            if cold_compiledir else
            "PyTensor keeps compiled C modules on disk (`~/.pytensor`), so a cold process reuses modules compiled "
@@ -700,6 +878,8 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
         "",
         model_tables(rows),
     ]
+    if backends:
+        head += backend_section(backends)
     if auto:
         head += [
             "## `ScoreMixture.auto`",
@@ -734,6 +914,10 @@ def main(argv=None):
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows (and auto result) of the raw JSON next to --out; measure only the rest "
                          "(the settings must be the same)")
+    ap.add_argument("--backends", nargs="*", default=None, metavar="BACKEND",
+                    help=f"time the NUTS backends ({', '.join(BACKENDS)}; default all) on the NUTS-bound models "
+                         "at N=10^4 (warm refit, ESS/s) and add the 'Sampler backends' section; keeps the other "
+                         "sections of the results file")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one is not None:
@@ -753,8 +937,12 @@ def main(argv=None):
     t0 = time.time()
     kw = {"draws": draws, "tune": draws, "chains": args.chains, "seed": args.seed,
           "cold_compiledir": args.cold_compiledir, "timeout": args.timeout}
-    rows, auto = [], None
+    rows, auto, backends = [], None, None
     raw = out.with_suffix(".json")  # the rows themselves, for --resume
+    if args.backends is not None:
+        return _main_backends(args, out, raw, cmd, draws)
+    if raw.is_file():
+        backends = json.loads(raw.read_text()).get("backends")  # another part's results: kept
     if args.resume and raw.is_file():
         saved = json.loads(raw.read_text())
         if saved["settings"] != {"draws": draws, "chains": args.chains, "seed": args.seed,
@@ -769,9 +957,9 @@ def main(argv=None):
             out.parent.mkdir(parents=True, exist_ok=True)
             raw.write_text(json.dumps({"cmd": cmd, "rows": rs, "auto": auto, "settings": {
                 "draws": draws, "chains": args.chains, "seed": args.seed, "auto_draws": args.auto_draws,
-                "cold_compiledir": args.cold_compiledir}}, indent=1))
+                "cold_compiledir": args.cold_compiledir}, "backends": backends}, indent=1))
             out.write_text(report(rs, auto, cmd=cmd, settings=settings, elapsed=time.time() - t0, complete=complete,
-                                  cold_compiledir=args.cold_compiledir, quick=args.quick))
+                                  cold_compiledir=args.cold_compiledir, quick=args.quick, backends=backends))
 
     if part in ("all", "auto") and auto is None:  # first: one number, and a run cut short still has it
         print(f"ScoreMixture.auto at N=10,000 (draws = tune = {args.auto_draws}) ...", flush=True)
@@ -786,6 +974,42 @@ def main(argv=None):
         print("\nTargets:\n" + "\n".join(targets(rows, auto)))
         write(rows, complete=True)
         print(f"\nwrote {out}")
+
+
+
+def _main_backends(args, out, raw, cmd, draws):
+    """The ``--backends`` part: measured, stored under "backends" in the raw JSON, written
+    into the results file with the sections already there."""
+    names = args.backends or list(BACKENDS)
+    bad = set(names) - set(BACKENDS)
+    if bad:
+        raise SystemExit(f"unknown backends {sorted(bad)}; choose from {list(BACKENDS)}")
+    models = args.models or list(BACKEND_MODELS)
+    saved = json.loads(raw.read_text()) if raw.is_file() else {"cmd": "", "rows": [], "auto": None, "settings": {}}
+    sizes = {m: min(args.sizes[0], max(adapters()[m].sizes)) for m in models} if args.sizes else None
+    t0 = time.time()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    meta = {"cmd": cmd, "date": datetime.date.today().isoformat(),
+            "versions": f"{backend_versions()}, bayeval (git {_git_rev()})",
+            "settings": f"draws = tune = {draws}, chains = {args.chains}, seed {args.seed}",
+            "rows": [], "complete": False, "elapsed": 0.0}
+
+    def write(rs, complete=False):
+        load_end = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+        meta.update(rows=rs, complete=complete, elapsed=time.time() - t0,
+                    machine=f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+                            f"load average {load} at the start and {load_end} at the end (a shared machine)")
+        saved["backends"] = meta
+        out.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text(json.dumps(saved, indent=1))
+        out.write_text(splice_section(out.read_text() if out.is_file() else "", "## Sampler backends",
+                                      "\n".join(backend_section(meta))))
+
+    print(f"Sampler backends ({meta['settings']}): {', '.join(names)}", flush=True)
+    rows = measure_backends(models, names, draws=draws, tune=draws, chains=args.chains, seed=args.seed,
+                            timeout=args.timeout, on_row=write, sizes=sizes)
+    write(rows, complete=True)
+    print(f"\nwrote {out}")
 
 
 if __name__ == "__main__":

@@ -83,3 +83,28 @@ def test_fit_speed_quick_core():
     assert "### ScoreMixture normal/normal" in text and "### Calibration logistic" in text
     lines = fs.targets(rows, None, ref_n=300)
     assert len(lines) == 5 and all(any(w in ln for w in ("MET", "MISSED", "NOT MEASURED")) for ln in lines)
+
+
+def test_fit_speed_backend_section_and_splice():
+    """The 'Sampler backends' section: ratios to the C backend, failures listed, and the
+    section replaced in place (the other sections kept)."""
+    fs = _fit_speed()
+    rows = [
+        {"model": "LabelFlip", "n": 10_000, "backend": "pymc", "error": "", "cold_time": 20.0, "warm_time": 10.0,
+         "warm_min_ess_bulk": 500.0, "warm_divergences": 0, "warm_max_rhat": 1.01, "ess_per_s": 50.0,
+         "speedup_warm": 1.0, "speedup_cold": 1.0, "ess_ratio": 1.0},
+        {"model": "LabelFlip", "n": 10_000, "backend": "nutpie", "error": "", "cold_time": 30.0, "warm_time": 5.0,
+         "warm_min_ess_bulk": 500.0, "warm_divergences": 1, "warm_max_rhat": 1.0, "ess_per_s": 100.0,
+         "speedup_warm": 2.0, "speedup_cold": 0.67, "ess_ratio": 2.0},
+        {"model": "LabelFlip", "n": 10_000, "backend": "numpyro", "error": "NotImplementedError: no erfcx"},
+    ]
+    meta = {"cmd": "python benchmarks/fit_speed.py --backends", "date": "today", "versions": "v", "machine": "m",
+            "settings": "s", "rows": rows, "complete": True, "elapsed": 1.0}
+    text = "\n".join(fs.backend_section(meta))
+    assert "`nutpie`: LabelFlip 2.00× time, 2.00× ESS/s" in text
+    assert "failed: NotImplementedError: no erfcx" in text
+    doc = "# T\n\n## Per model\n\nrows\n\n## `ScoreMixture.auto`\n\nauto\n"
+    once = fs.splice_section(doc, "## Sampler backends", text)
+    assert once.index("## Per model") < once.index("## Sampler backends") < once.index("## `ScoreMixture.auto`")
+    twice = fs.splice_section(once, "## Sampler backends", text.replace("2.00×", "3.00×"))
+    assert twice.count("## Sampler backends") == 1 and "3.00×" in twice and "auto\n" in twice

@@ -94,7 +94,7 @@ class ActiveSession:
         identically) and the random strategy. Kept as an int (``random_seed``
         attribute): a SeedSequence or Generator is turned into one once.
     progressbar : bool
-        Show the sampler's progress bar on refits.
+        Show a refit's progress bar (drawn only when the refit runs more than about 2 s).
 
     Notes
     -----

@@ -16,6 +16,7 @@ import xarray as xr
 
 from .._defaults import HDI_PROB
 from .. import _validate as V
+from .._progress import Bar
 from ..data import EvalData
 from ..models._base import Model
 from ..posterior import Posterior, resolve_metric, hdi, naive, vetted_only
@@ -157,7 +158,9 @@ def simulate(
         Passed to ``model.fit``.
     random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
     progressbar : bool
-        Sampler progress bars (off by default: many fits).
+        One progress bar for the whole study (runs of a trial and strategy done, the
+        time left), drawn once it has run about 2 s; the fits inside show none of
+        their own. Off by default.
     progress : callable, optional
         Called with a one-line message after each trial of each strategy (how many
         are done, the time so far and an estimate of the time left); ``print`` works.
@@ -280,46 +283,49 @@ def simulate(
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
     t_start = time.perf_counter()
-    for t in range(T):
-        seeds = trial_seeds[t].generate_state(S * K * 3).reshape(S, K, 3)
-        for s_i, strategy in enumerate(strategies):
-            if progress is not None and (t or s_i):
-                done = t * S + s_i
-                spent = time.perf_counter() - t_start
-                progress(
-                    f"simulate: {done}/{T * S} runs done ({spent:.0f} s; about "
-                    f"{spent / done * (T * S - done):.0f} s left); now trial {t + 1}, {strategy}"
-                )
-            d = data
-            for step in range(K):
-                n_vetted[s_i, t, step] = int((d.vetted & mask).sum())
-                post = _fit(model, d, int(seeds[s_i, step, 0]), fit_kwargs, progressbar)
-                head, cat, lo, hi, cat_lo, cat_hi = estimates(d, post)
-                est[s_i, t, step], est_cat[s_i, t, step] = head, cat
-                lower[s_i, t, step], upper[s_i, t, step] = lo, hi
-                lower_cat[s_i, t, step], upper_cat[s_i, t, step] = cat_lo, cat_hi
-                if data_b is not None:
-                    db = _with_scores(d, data_b.scores)
-                    post_b = _fit(model, db, int(seeds[s_i, step, 1]), fit_kwargs, progressbar)
-                    est_b[s_i, t, step] = estimates(db, post_b)[0]
-                if step == K - 1:
-                    break
-                spent = n_vetted[s_i, t, step] - int((data.vetted & mask).sum())
-                size = min(batch_size, n_budget - spent)
-                sel_kw = dict(metric_kwargs)
-                if has_cat:
-                    sel_kw["category"] = "mean"
-                pos = select(
-                    post,
-                    metric=metric,
-                    size=size,
-                    strategy=strategy,
-                    random_seed=int(seeds[s_i, step, 2]),
-                    exclude=exclude,
-                    **sel_kw,
-                )
-                pos = np.asarray(pos, dtype=np.int64)
-                d = d.with_labels(d.item_ids[pos], truth[pos])
+    with Bar(f"simulate: {T * S} runs", total=T * S, enabled=bool(progressbar)) as bar:
+        for t in range(T):
+            seeds = trial_seeds[t].generate_state(S * K * 3).reshape(S, K, 3)
+            for s_i, strategy in enumerate(strategies):
+                if progress is not None and (t or s_i):
+                    done = t * S + s_i
+                    spent = time.perf_counter() - t_start
+                    progress(
+                        f"simulate: {done}/{T * S} runs done ({spent:.0f} s; about "
+                        f"{spent / done * (T * S - done):.0f} s left); now trial {t + 1}, {strategy}"
+                    )
+                bar.update(f"simulate: trial {t + 1}/{T}, {strategy}")
+                d = data
+                for step in range(K):
+                    n_vetted[s_i, t, step] = int((d.vetted & mask).sum())
+                    post = _fit(model, d, int(seeds[s_i, step, 0]), fit_kwargs, progressbar)
+                    head, cat, lo, hi, cat_lo, cat_hi = estimates(d, post)
+                    est[s_i, t, step], est_cat[s_i, t, step] = head, cat
+                    lower[s_i, t, step], upper[s_i, t, step] = lo, hi
+                    lower_cat[s_i, t, step], upper_cat[s_i, t, step] = cat_lo, cat_hi
+                    if data_b is not None:
+                        db = _with_scores(d, data_b.scores)
+                        post_b = _fit(model, db, int(seeds[s_i, step, 1]), fit_kwargs, progressbar)
+                        est_b[s_i, t, step] = estimates(db, post_b)[0]
+                    if step == K - 1:
+                        break
+                    spent = n_vetted[s_i, t, step] - int((data.vetted & mask).sum())
+                    size = min(batch_size, n_budget - spent)
+                    sel_kw = dict(metric_kwargs)
+                    if has_cat:
+                        sel_kw["category"] = "mean"
+                    pos = select(
+                        post,
+                        metric=metric,
+                        size=size,
+                        strategy=strategy,
+                        random_seed=int(seeds[s_i, step, 2]),
+                        exclude=exclude,
+                        **sel_kw,
+                    )
+                    pos = np.asarray(pos, dtype=np.int64)
+                    d = d.with_labels(d.item_ids[pos], truth[pos])
+                bar.update(completed=t * S + s_i + 1)
 
     true_value = _headline(true_cat)
     coords = {"strategy": list(strategies), "trial": np.arange(T), "step": np.arange(K), "estimator": list(ESTIMATORS)}

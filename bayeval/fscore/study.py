@@ -30,6 +30,7 @@ import pandas as pd
 
 from .._deprecate import renamed_keywords, warn_renamed
 from .. import _validate as V
+from .._progress import Bar
 from .._validate import as_seed_sequence
 from .acis import acis, check_fscore_inputs, sawade, top_k, uniform_sampling
 
@@ -233,6 +234,7 @@ def simulate_fscore(
     random_seed: int | np.random.SeedSequence | np.random.Generator | None = 0,
     method_kwargs: Mapping[str, Mapping] | None = None,
     progress: Callable[[str], object] | None = None,
+    progressbar: bool = False,
 ) -> FScoreStudy:
     """Run F-score estimators repeatedly on a fully labeled pool and measure their accuracy.
 
@@ -262,6 +264,10 @@ def simulate_fscore(
     progress : callable, optional
         Called with a one-line message after each (method, budget) cell (how many are
         done, the time so far and an estimate of the time left); ``print`` works.
+    progressbar : bool, default False
+        One progress bar for the whole study, advanced after every trial (runs done,
+        the time left), drawn once it has run about 2 s; the fits inside (the
+        ``"score_mixture"`` method) show none of their own.
 
     Returns
     -------
@@ -345,23 +351,28 @@ def simulate_fscore(
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
     rows = []
     t_start, n_cells, done = time.perf_counter(), len(chosen) * len(budgets), 0
-    for label, fn in chosen.items():
-        kw = dict(kwargs_of.get(label, {}))
-        level = _interval_keyword(fn, label)
-        for b in budgets:
-            if progress is not None and done:
-                spent = time.perf_counter() - t_start
-                progress(
-                    f"simulate_fscore: {done}/{n_cells} (method, budget) cells done ({spent:.0f} s; "
-                    f"about {spent / done * (n_cells - done):.0f} s left); now {label} at budget {b}"
-                )
-            done += 1
-            for t in range(trials):
-                t0 = time.perf_counter()
-                r = fn(s, yhat, oracle, budget=int(b), alpha=alpha, random_seed=int(seeds[t]), **{level: interval_prob}, **kw)
-                rows.append(
-                    (label, int(b), t, r.estimate, r.variance, r.interval[0], r.interval[1], r.n_labels,
-                     time.perf_counter() - t0)
-                )
+    n_runs = n_cells * trials
+    with Bar(f"simulate_fscore: {n_runs} runs", total=n_runs, enabled=bool(progressbar)) as bar:
+        for label, fn in chosen.items():
+            kw = dict(kwargs_of.get(label, {}))
+            level = _interval_keyword(fn, label)
+            for b in budgets:
+                if progress is not None and done:
+                    spent = time.perf_counter() - t_start
+                    progress(
+                        f"simulate_fscore: {done}/{n_cells} (method, budget) cells done ({spent:.0f} s; "
+                        f"about {spent / done * (n_cells - done):.0f} s left); now {label} at budget {b}"
+                    )
+                done += 1
+                bar.update(f"simulate_fscore: {label} at budget {b}")
+                for t in range(trials):
+                    t0 = time.perf_counter()
+                    r = fn(s, yhat, oracle, budget=int(b), alpha=alpha, random_seed=int(seeds[t]),
+                           **{level: interval_prob}, **kw)
+                    rows.append(
+                        (label, int(b), t, r.estimate, r.variance, r.interval[0], r.interval[1], r.n_labels,
+                         time.perf_counter() - t0)
+                    )
+                    bar.update(advance=1)
     runs = pd.DataFrame(rows, columns=_RUN_COLUMNS)
     return FScoreStudy(runs=runs, truth=float(truth), alpha=alpha, interval_prob=interval_prob)

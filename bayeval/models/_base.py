@@ -30,7 +30,7 @@ import xarray as xr
 
 from .. import _validate as V
 from .._diagnostics import check_convergence
-from ._sampling import SAMPLERS, cached_model, sample_model
+from ._sampling import DEFAULT_NUTS, SAMPLERS, cached_model, sample_model
 
 __all__ = ["Model", "FIT_KEYWORDS", "seeds"]
 
@@ -57,7 +57,7 @@ class Model:
     default_chains: int = 2
     #: what ``sampler="auto"`` means for this model: ``"auto"`` (importance sampling
     #: with a NUTS fallback) or ``"pymc"`` (NUTS straight away, for posteriors that
-    #: are far from Gaussian)
+    #: are far from Gaussian; run by the default NUTS, ``_sampling.DEFAULT_NUTS``)
     auto_sampler: str = "auto"
     #: NUTS target acceptance when the caller gives none
     target_accept: float = 0.9
@@ -185,11 +185,18 @@ class Model:
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds the sampler and the label draws: the same seed gives the same draws.
         progressbar : bool
-            The sampler's progress bar (NUTS; importance sampling takes about a second).
-        sampler : {"auto", "importance", "pymc", "nutpie"}
+            One progress bar on stderr, with the time left, for a fit that runs more
+            than about 2 s: bayeval's over the compilation and importance sampling,
+            the NUTS sampler's own for NUTS (none inside a study or a stack that shows
+            its own bar).
+        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: the model's measured choice (``auto_sampler``): importance
-            sampling from the posterior mode, falling back to PyMC's NUTS when its
-            Pareto k exceeds 0.7, or NUTS directly.
+            sampling from the posterior mode, falling back to NUTS when its Pareto k
+            exceeds 0.7, or NUTS directly; its NUTS is the measured fastest of those a
+            plain install has (``bayeval.models._sampling.DEFAULT_NUTS``). The others
+            name a NUTS implementation (``"pymc"``: PyMC's, compiled to C;
+            ``"pymc-numba"``: PyMC's, compiled with Numba; ``"nutpie"``, ``"numpyro"``,
+            ``"blackjax"``: those packages', where installed).
         warn : bool
             Warn when the diagnostics are bad (see ``post.convergence``).
         **sample_kwargs
@@ -225,14 +232,21 @@ class Model:
     def _fit(self, data, *, draws, tune, chains, cores, seed, label_seed, progressbar, sampler, warn,
              target_accept, **sample_kwargs):
         model, key = self._model(data)
-        chosen = self._auto_sampler(data) if sampler == "auto" else sampler
+        chosen, fallback = sampler, self._fallback()
+        if sampler == "auto":
+            # a model's "pymc" stands for NUTS: "auto" runs the measured default implementation
+            chosen = self._auto_sampler(data)
+            chosen = DEFAULT_NUTS if chosen == "pymc" else chosen
+            fallback = DEFAULT_NUTS if fallback == "pymc" else fallback
         idata, info = sample_model(
             model, draws=draws, tune=tune, chains=chains, random_seed=seed, sampler=chosen,
             progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
-            start=self._start(data), jitter=self._nuts_jitter(), fallback=self._fallback(), **sample_kwargs,
+            start=self._start(data), jitter=self._nuts_jitter(), fallback=fallback, **sample_kwargs,
         )
         post = self._posterior(data, idata, sampling=info, random_seed=label_seed)
         post.sampling = info
+        if getattr(post, "sampler", None) is None:  # which sampler made the draws (a report names it)
+            post.sampler = info.sampler
         post.model_spec = self
         terms = self._log_likelihood(post)
         if terms and "log_likelihood" not in post.idata.groups():

@@ -28,11 +28,24 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import optimize, special, stats
 
+from .._progress import Bar, covered
 from .. import _validate as V
 
-__all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS"]
+__all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS", "NUTS_SAMPLERS",
+           "DEFAULT_NUTS"]
 
-SAMPLERS = ("auto", "importance", "pymc", "nutpie")
+#: the NUTS implementations: PyMC's NUTS with the log-density compiled to C (``"pymc"``)
+#: or with Numba (``"pymc-numba"``), nutpie (the ``fast`` extra), and NumPyro's and
+#: BlackJAX's NUTS through PyMC's JAX backend (vectorized chains; need jax and numpyro
+#: or blackjax, not installed with bayeval)
+NUTS_SAMPLERS = ("pymc", "pymc-numba", "nutpie", "numpyro", "blackjax")
+SAMPLERS = ("auto", "importance", *NUTS_SAMPLERS)
+#: the NUTS that ``sampler="auto"`` runs where a model needs NUTS: the fastest of those
+#: a plain install has (PyMC and its PyTensor, which requires Numba), as measured by
+#: ``benchmarks/fit_speed.py --backends`` (results in ``benchmarks/results/fit_speed.md``):
+#: the Numba backend was faster for one NUTS-bound model, slower for another, even for
+#: two, and compiled longer, so PyMC's C backend stays
+DEFAULT_NUTS = "pymc"
 _K_MAX = 0.7  # Pareto k above which importance weights are not trusted
 _PROPOSAL_DF = 5.0
 _PROPOSAL_INFLATE = 1.3
@@ -58,8 +71,22 @@ class SamplingInfo:
     extra: dict = field(default_factory=dict)
 
 
+#: elements per batch of the batched functions (about 32 MB per float64 intermediate):
+#: the proposals are evaluated in chunks of ``_BATCH_ELEMENTS // (largest data container)``
+_BATCH_ELEMENTS = 2**22
+
+
 class _Compiled:
-    """A model's log-density, gradient and constrained-value map, compiled once."""
+    """A model's log-density, gradient and constrained-value map, compiled once.
+
+    Besides the one-point functions (the mode search, the curvature, a fallback) it
+    holds the same log-density and constrained-value map *vectorized* over a leading
+    batch dimension (:func:`pytensor.graph.replace.vectorize_graph`), compiled on first
+    use: importance sampling evaluates all its proposals, and maps all its draws to
+    constrained values, in a few calls instead of one per draw. :func:`sample_model`
+    uses them from a structure's second fit on (a refit through the cache), so a
+    one-off fit does not pay their compilation.
+    """
 
     def __init__(self, model: pm.Model):
         self.model = model
@@ -67,14 +94,22 @@ class _Compiled:
         self.logp = model.compile_logp(jacobian=True)
         self.dlogp = model.compile_dlogp(jacobian=True)
         keep = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
-        outs = [v for v in model.unobserved_value_vars if v.name in keep]  # constrained, as NUTS stores them
-        self.out_names = [v.name for v in outs]
-        self.outputs = model.compile_fn(outs, inputs=model.value_vars, on_unused_input="ignore", point_fn=False)
+        self._outs = [v for v in model.unobserved_value_vars if v.name in keep]  # constrained, as NUTS stores them
+        self.out_names = [v.name for v in self._outs]
+        self.outputs = model.compile_fn(self._outs, inputs=model.value_vars, on_unused_input="ignore", point_fn=False)
         self.ip = model.initial_point()
         self.names = [v.name for v in self.value_vars]
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
         self.n_f = 0
         self.n_g = 0
+        #: importance samplings that succeeded with these functions (the batched ones are
+        #: used from the second on: a refit through the cache)
+        self.n_fits = 0
+        self._batched = None  # (logp, outputs) vectorized, False where vectorizing failed
+        self.batch_error = ""
+        #: whether a batched chunk of proposals costs less per proposal than one call
+        #: each (measured on the first importance sampling that can compare; None: not yet)
+        self.batch_faster: bool | None = None
 
     def unravel(self, u: np.ndarray) -> dict:
         return DictToArrayBijection.rmap(RaveledVars(u, self.point_map))
@@ -89,6 +124,103 @@ class _Compiled:
     def g(self, u):
         self.n_g += 1
         return np.asarray(self.dlogp(self.unravel(u)), dtype=np.float64)
+
+    # ------------------------------------------------------------- batched
+
+    def batched(self) -> bool:
+        """Whether the vectorized functions are there (compiled now on first call)."""
+        if self._batched is None:
+            try:
+                self._batched = _vectorize(self.model, self.value_vars, self._outs)
+            except Exception as exc:  # an Op without a batched form: the one-point functions serve
+                self._batched = False
+                self.batch_error = f"{type(exc).__name__}: {exc}"
+        return self._batched is not False
+
+    def _split(self, u: np.ndarray) -> list[np.ndarray]:
+        """Rows of raveled points -> one ``(batch, *shape)`` array per value variable."""
+        out, off = [], 0
+        for _name, shape, size, dtype in self.point_map:
+            out.append(np.ascontiguousarray(u[:, off:off + size].reshape((u.shape[0], *shape)), dtype=dtype))
+            off += size
+        return out
+
+    def _chunk(self) -> int:
+        sizes = [np.size(v.get_value(borrow=True)) for v in self.model.data_vars]
+        return max(1, _BATCH_ELEMENTS // max([1, *sizes]))
+
+    def f_batch(self, u: np.ndarray, on_chunk=None) -> np.ndarray:
+        """The log-density at every row of ``u`` (``(batch, d)``, unconstrained);
+        ``on_chunk(n)`` is called after each chunk of ``n`` rows."""
+        fn = self._batched[0]
+        step = self._chunk()
+        out = np.empty(len(u))
+        for i in range(0, len(u), step):
+            part = u[i:i + step]
+            out[i:i + len(part)] = np.asarray(fn(*self._split(part)), dtype=np.float64).reshape(-1)
+            self.n_f += len(part)
+            if on_chunk is not None:
+                on_chunk(len(part))
+        return out
+
+    def logp_many(self, u: np.ndarray, on_chunk=None) -> np.ndarray:
+        """The log-density at every row of ``u``, the faster way for this structure.
+
+        Batched chunks, except where the vectorized graph computes more slowly than
+        one call per point (a graph whose batched form reads its data with strides):
+        the first chunk is evaluated batched and the next few rows one at a time, and
+        the cheaper per row is used for the rest and kept for later fits. Both give the
+        same values up to floating point.
+        """
+        n = len(u)
+        out = np.empty(n)
+        step = self._chunk()
+
+        def loop(lo, hi):
+            for j in range(lo, hi):
+                out[j] = self.f(u[j])
+            if on_chunk is not None:
+                on_chunk(hi - lo)
+
+        i = 0
+        if self.batch_faster is None and n > step:
+            t0 = time.perf_counter()
+            out[:step] = self.f_batch(u[:step], on_chunk)
+            per_batched = (time.perf_counter() - t0) / step
+            k = min(32, n - step)
+            t0 = time.perf_counter()
+            loop(step, step + k)
+            self.batch_faster = per_batched <= (time.perf_counter() - t0) / k
+            i = step + k
+        if self.batch_faster is False:
+            for lo in range(i, n, 100):
+                loop(lo, min(n, lo + 100))
+        elif i < n:
+            out[i:] = self.f_batch(u[i:], on_chunk)
+        return out
+
+    def outputs_batch(self, u: np.ndarray) -> list[np.ndarray]:
+        """The constrained values (``out_names``) at every row of ``u``, batch first."""
+        fn = self._batched[1]
+        step = self._chunk()
+        parts = [fn(*self._split(u[i:i + step])) for i in range(0, len(u), step)]
+        return [np.concatenate([np.asarray(p[j]) for p in parts]) for j in range(len(self.out_names))]
+
+
+def _vectorize(model: pm.Model, value_vars, outs):
+    """``model``'s log-density and ``outs``, vectorized over a leading batch dimension and compiled."""
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import vectorize_graph
+
+    batch = [pt.tensor(name=v.name, dtype=v.dtype, shape=(None, *v.type.shape)) for v in value_vars]
+    repl = dict(zip(value_vars, batch, strict=True))
+    logp = vectorize_graph(model.logp(jacobian=True), replace=repl)
+    if logp.ndim != 1:
+        raise ValueError(f"the vectorized log-density has {logp.ndim} dimensions, not 1")
+    b_outs = vectorize_graph(list(outs), replace=repl)
+    f = model.compile_fn(logp, inputs=batch, on_unused_input="ignore", point_fn=False)
+    g = model.compile_fn(b_outs, inputs=batch, on_unused_input="ignore", point_fn=False)
+    return f, g
 
 
 _CACHE: dict = {}
@@ -136,14 +268,25 @@ def _hessian(c: _Compiled, u: np.ndarray) -> np.ndarray:
 
 
 def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, start: np.ndarray | None = None,
-                      oversample: int = 1) -> tuple[np.ndarray | None, SamplingInfo]:
-    """Equally weighted draws (unconstrained, ``(n_draws, d)``) or None with the reason."""
+                      oversample: int = 1, batched: bool = True,
+                      progress=None) -> tuple[np.ndarray | None, SamplingInfo]:
+    """Equally weighted draws (unconstrained, ``(n_draws, d)``) or None with the reason.
+
+    ``batched``: evaluate the proposals with the vectorized log-density in a few calls
+    (the default; one call per proposal where the model's graph does not vectorize,
+    or with ``batched=False``). Both give the same draws up to floating point.
+    ``progress``: a :meth:`bayeval._progress.Bar.update` told each stage and the
+    proposals evaluated.
+    """
+    say = progress or (lambda *a, **k: None)
     u0 = c.ravel(c.ip) if start is None else start
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        say("bayeval: finding the posterior mode", total=None)
         mode, ok = _mode(c, u0)
         if not ok:
             return None, SamplingInfo("importance", fallback_reason="no posterior mode found")
+        say("bayeval: the curvature at the mode")
         neg_h = -_hessian(c, mode)
         if not np.all(np.isfinite(neg_h)):
             return None, SamplingInfo("importance", fallback_reason="the posterior curvature at the mode is not finite")
@@ -158,7 +301,16 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         prop = stats.multivariate_t(loc=mode, shape=cov, df=_PROPOSAL_DF, seed=rng)
         u = np.atleast_2d(prop.rvs(size=m)).reshape(m, d)
         logq = prop.logpdf(u)
-        logp = np.array([c.f(x) for x in u])
+        fast = batched and c.batched()
+        say(f"bayeval: importance sampling ({m:,} proposals)", total=m, completed=0)
+        if fast:
+            logp = c.logp_many(u, on_chunk=lambda n: say(advance=n))
+        else:
+            logp = np.empty(m)
+            for i, x in enumerate(u):
+                logp[i] = c.f(x)
+                if i % 100 == 99:
+                    say(advance=100)
     finite = np.isfinite(logp)
     if finite.mean() < 0.9:
         return None, SamplingInfo("importance", fallback_reason="the proposal reached regions of zero density")
@@ -171,7 +323,8 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     full[finite] = lw_s
     w = np.exp(full - special.logsumexp(full))
     ess = float(1.0 / np.sum(w**2))
-    info = SamplingInfo("importance", pareto_k=float(k), ess=ess, n_proposals=m)
+    info = SamplingInfo("importance", pareto_k=float(k), ess=ess, n_proposals=m,
+                        extra={"batched": bool(fast) and c.batch_faster is not False})
     if not k < _K_MAX:
         info.fallback_reason = f"importance weights unreliable (Pareto k = {float(k):.2f} > {_K_MAX})"
         return None, info
@@ -181,13 +334,16 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     return u[rng.permutation(idx)], info
 
 
-def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int) -> az.InferenceData:
-    outs = [c.outputs(**c.unravel(x)) for x in u]
+def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int, batched: bool = True) -> az.InferenceData:
+    if batched and c.batched():
+        arrays = c.outputs_batch(u)
+    else:
+        outs = [c.outputs(**c.unravel(x)) for x in u]
+        arrays = [np.stack([np.asarray(o[j]) for o in outs]) for j in range(len(c.out_names))]
     model = c.model
     dims = model.named_vars_to_dims
     data = {}
-    for j, name in enumerate(c.out_names):
-        arr = np.stack([np.asarray(o[j]) for o in outs])
+    for name, arr in zip(c.out_names, arrays, strict=True):
         data[name] = arr.reshape((chains, draws) + arr.shape[1:])
     coords = {k: np.asarray(v) for k, v in model.coords.items() if v is not None}
     ds = {}
@@ -256,29 +412,44 @@ def sample_model(
     the model's structure; with a key, the compiled log-density (importance sampling)
     and nutpie's compiled model are kept and reused by later fits under the same key.
     ``start``: starting values (constrained, by variable name). ``nuts_kwargs``: more
-    settings for :func:`pymc.sample` (``init``, ``max_treedepth``). ``fallback``: the
-    NUTS that ``"auto"`` falls back to (``"pymc"`` or ``"nutpie"``).
+    settings for :func:`pymc.sample` (``init``, ``max_treedepth``; NumPyro and BlackJAX
+    take ``max_treedepth`` only). ``fallback``: the NUTS that ``"auto"`` falls back to
+    (one of :data:`NUTS_SAMPLERS`). Every sampler gives the same draws for the same seed.
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"`sampler` must be one of {SAMPLERS}, got {sampler!r}.")
     t0 = time.perf_counter()
     seed_seq = V.as_seed_sequence(random_seed)
     n_f = n_g = 0
+    # one bar per fit: ours over the compilation and importance sampling, the NUTS
+    # sampler's own over NUTS; none where an enclosing task (a study, a stack) shows one
+    show = bool(progressbar) and not covered()
     if sampler in ("auto", "importance"):
-        c = compiled(model, key)
-        f0, g0 = c.n_f, c.n_g
-        rng = np.random.default_rng(seed_seq)
-        st = None if start is None else c.ravel({**c.ip, **_value_space(model, start)})
-        try:
-            u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st)
-        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:  # numerical trouble: use NUTS
-            u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
-        n_f, n_g = c.n_f - f0, c.n_g - g0
-        if u is not None:
-            idata = _to_idata(c, u, chains, draws)
-            info.n_logp_evals, info.n_grad_evals = n_f, n_g
-            info.seconds = time.perf_counter() - t0
-            return idata, info
+        with Bar("bayeval: importance sampling", enabled=show) as bar:
+            if key is None or key not in _CACHE:
+                bar.update("bayeval: compiling the model")
+            c = compiled(model, key)
+            f0, g0 = c.n_f, c.n_g
+            rng = np.random.default_rng(seed_seq)
+            st = None if start is None else c.ravel({**c.ip, **_value_space(model, start)})
+            # the batched functions cost a compilation of their own: worth it from a
+            # structure's second fit on (the vetting loop's refits), not for a one-off fit
+            batched = c.n_fits > 0
+            try:
+                u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st, progress=bar.update,
+                                            batched=batched)
+            except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:  # numerical trouble: use NUTS
+                u, info = None, SamplingInfo("importance", fallback_reason=f"importance sampling failed ({exc})")
+            n_f, n_g = c.n_f - f0, c.n_g - g0
+            if u is not None:
+                c.n_fits += 1
+                bar.update("bayeval: importance sampling, constrained draws")
+                idata = _to_idata(c, u, chains, draws, batched=batched)
+                info.n_logp_evals, info.n_grad_evals = n_f, n_g
+                info.seconds = time.perf_counter() - t0
+                bar.update("bayeval: importance sampling done")
+                return idata, info
+            bar.transient()  # NUTS takes over, with its own bar
         if sampler == "importance":
             raise RuntimeError(f"bayeval: importance sampling failed: {info.fallback_reason}. Use sampler='pymc'.")
         reason = info.fallback_reason
@@ -305,15 +476,26 @@ def sample_model(
                 cm = cm.with_data(**data)
             extra = {"maxdepth": nuts_kwargs["max_treedepth"]} if "max_treedepth" in nuts_kwargs else {}
             idata = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, seed=nuts_seed,
-                                  progress_bar=progressbar, target_accept=target_accept,
+                                  progress_bar=show, target_accept=target_accept,
                                   cores=cores or min(chains, 2), save_warmup=True, **extra)
+        elif sampler in ("numpyro", "blackjax"):
+            depth = nuts_kwargs.get("max_treedepth")
+            kw = {"chain_method": "vectorized", "jitter": jitter}
+            if depth is not None:
+                kw["nuts_kwargs"] = {"max_tree_depth" if sampler == "numpyro" else "max_num_doublings": depth}
+            with model:
+                idata = pm.sample(draws=draws, tune=tune, chains=chains, random_seed=nuts_seed, progressbar=show,
+                                  target_accept=target_accept, initvals=start, compute_convergence_checks=False,
+                                  nuts_sampler=sampler, nuts_sampler_kwargs=kw, quiet=not show)
         else:
             init = nuts_kwargs.pop("init", "jitter+adapt_diag" if jitter else "adapt_diag")
+            if sampler == "pymc-numba":
+                nuts_kwargs["compile_kwargs"] = {"mode": "NUMBA"}
             with model:
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
-                                  random_seed=nuts_seed, progressbar=progressbar, target_accept=target_accept,
+                                  random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
-                                  discard_tuned_samples=False, **nuts_kwargs)
+                                  discard_tuned_samples=False, quiet=not show, **nuts_kwargs)
     steps = _nuts_steps(idata)
     for group in ("warmup_posterior", "warmup_sample_stats"):
         if group in idata.groups():

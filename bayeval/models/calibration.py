@@ -345,7 +345,7 @@ class Calibration(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds the sampler and the label draws: the same seed gives the same draws.
         progressbar : bool
-        sampler : {"auto", "importance", "pymc", "nutpie"}
+        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: importance sampling from the posterior mode (exact up to Monte
             Carlo error, a fraction of a second), falling back to NUTS when its Pareto
             k exceeds 0.7.

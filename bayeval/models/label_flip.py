@@ -642,7 +642,7 @@ class LabelFlip(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds both the sampler and the label draws.
         progressbar : bool
-        sampler : {"auto", "importance", "pymc", "nutpie"}
+        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: importance sampling from the posterior mode, falling back to
             PyMC's NUTS when its Pareto k exceeds 0.7, for one category or
             ``pooling="complete"`` / ``"none"`` (under a second once compiled; a

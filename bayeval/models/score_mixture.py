@@ -614,7 +614,7 @@ class ScoreMixture(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds both the sampler and the label draws.
         progressbar : bool
-        sampler : {"auto", "importance", "pymc", "nutpie"}
+        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: importance sampling from the posterior mode found from the EM
             start (exact up to Monte Carlo error when its Pareto k is below 0.7; about
             a second on 10,000 items once the model is compiled), else NUTS: nutpie

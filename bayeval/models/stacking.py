@@ -33,6 +33,7 @@ from scipy import special, stats
 
 from .._defaults import HDI_PROB
 from .. import _validate as V
+from .._progress import Bar
 from ..data import EvalData
 from ..posterior import Posterior
 from ._base import Model, seeds
@@ -471,17 +472,22 @@ def fit(
             raise TypeError(f"Every candidate must be a model with a fit(data, ...) method; got {m!r}.")
     used: set = set()
     fits, rows, errors = {}, {}, {}
-    for m in cands:
-        name = _name(m, used)
-        try:
-            post = m.fit(data, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
-                         progressbar=progressbar, warn=False, **fit_kwargs)
-        except (ValueError, RuntimeError) as exc:
-            if len(cands) == 1:
-                raise
-            errors[name] = str(exc)
-            continue
-        fits[name] = post
+    # one bar for the stack (its candidates' fits show none of their own)
+    with Bar(f"bayeval: fitting {len(cands)} candidates", total=len(cands), enabled=bool(progressbar)) as bar:
+        for j, m in enumerate(cands, start=1):
+            name = _name(m, used)
+            bar.update(f"bayeval: candidate {j}/{len(cands)} ({name})")
+            try:
+                post = m.fit(data, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
+                             progressbar=progressbar, warn=False, **fit_kwargs)
+            except (ValueError, RuntimeError) as exc:
+                if len(cands) == 1:
+                    raise
+                errors[name] = str(exc)
+                continue
+            finally:
+                bar.update(completed=j)
+            fits[name] = post
     if not fits:
         raise ValueError(f"No candidate could be fitted: {errors}")
     n_vet = data.n_vetted
@@ -520,6 +526,9 @@ def fit(
                 coords={"chain": post.idata.posterior["chain"].values, "draw": post.idata.posterior["draw"].values}))
     samplings = [getattr(p, "sampling", None) for p in fits.values()]
     post.sampling = samplings[0] if len(samplings) == 1 else None
+    # which sampler made the draws (a report names it): the candidates' own, in order
+    used = [getattr(p, "sampler", None) or getattr(s, "sampler", None) for p, s in zip(fits.values(), samplings, strict=True)]
+    post.sampler = " / ".join(dict.fromkeys(u for u in used if u)) or None
     if warn and n_vet == 0:
         from .._diagnostics import user_stacklevel
 

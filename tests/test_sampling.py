@@ -1,0 +1,184 @@
+"""The sampler entry (``bayeval.models._sampling``): batched importance sampling against
+the one-call-per-draw loop, its fallback, and reproducibility per sampler."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from bayeval import EvalData
+from bayeval.models import Calibration, ScoreMixture
+from bayeval.models import _sampling
+
+FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False, cores=1)
+
+
+def _scores(seed=0, n=400, n_vetted=60):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(float)
+    s = np.clip(np.where(y == 1, rng.normal(0.7, 0.15, n), rng.gamma(2.0, 0.12, n)), 1e-3, 1 - 1e-3)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, n_vetted, replace=False)
+    lab[idx] = y[idx]
+    return EvalData(s, lab)
+
+
+@pytest.mark.parametrize("make", [lambda: Calibration("monotone"), lambda: ScoreMixture("gamma", "truncnormal")],
+                         ids=["calibration-monotone", "score-mixture"])
+def test_batched_importance_sampling_equals_the_loop(make):
+    """The vectorized log-density and constrained-value map give the draws of one
+    compiled call per proposal, up to floating point, for the same seed."""
+    model = make().build(_scores())
+    c = _sampling._Compiled(model)
+    out = {}
+    for batched in (True, False):
+        rng = np.random.default_rng(7)
+        u, info = _sampling.importance_sample(c, n_draws=300, rng=rng, batched=batched)
+        assert u is not None, info.fallback_reason
+        assert info.extra["batched"] is batched
+        out[batched] = (u, info, _sampling._to_idata(c, u, 2, 150, batched=batched))
+    (u1, i1, d1), (u0, i0, d0) = out[True], out[False]
+    np.testing.assert_allclose(u1, u0, rtol=1e-10, atol=1e-12)
+    assert i1.pareto_k == pytest.approx(i0.pareto_k, rel=1e-8)
+    assert i1.ess == pytest.approx(i0.ess, rel=1e-8)
+    assert set(d1.posterior.data_vars) == set(d0.posterior.data_vars)
+    for v in d0.posterior.data_vars:
+        assert d1.posterior[v].dims == d0.posterior[v].dims
+        np.testing.assert_allclose(d1.posterior[v].values, d0.posterior[v].values, rtol=1e-10, atol=1e-12)
+    # and the proposals' densities themselves, point by point
+    pts = u0[:50] + 0.3
+    np.testing.assert_allclose(c.f_batch(pts), [c.f(x) for x in pts], rtol=1e-10, atol=1e-9)
+
+
+def test_batched_chunks_give_the_same_densities(monkeypatch):
+    model = Calibration("logistic").build(_scores())
+    c = _sampling._Compiled(model)
+    assert c.batched()
+    u = c.ravel(c.ip) + np.random.default_rng(0).normal(size=(37, len(c.ravel(c.ip))))
+    whole = c.f_batch(u)
+    monkeypatch.setattr(_sampling, "_BATCH_ELEMENTS", 1)  # one proposal per call
+    np.testing.assert_array_equal(c.f_batch(u), whole)
+    outs = c.outputs_batch(u)
+    assert all(len(o) == 37 for o in outs)
+
+
+def test_logp_many_measures_and_keeps_the_faster_way(monkeypatch):
+    """The first evaluation that can compare times a batched chunk against single
+    calls and keeps the faster for the structure; every way gives the same values."""
+    model = Calibration("monotone").build(_scores())
+    c = _sampling._Compiled(model)
+    assert c.batched() and c.batch_faster is None
+    u = c.ravel(c.ip) + 0.2 * np.random.default_rng(1).normal(size=(150, len(c.ravel(c.ip))))
+    ref = np.array([c.f(x) for x in u])
+    monkeypatch.setattr(_sampling, "_BATCH_ELEMENTS", 4 * 200)  # chunks of 4 rows (200 vetted labels)
+    seen = []
+    got = c.logp_many(u, on_chunk=seen.append)
+    assert c.batch_faster in (True, False) and sum(seen) == 150
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-9)
+    for faster in (True, False):
+        c.batch_faster = faster
+        np.testing.assert_allclose(c.logp_many(u), ref, rtol=1e-10, atol=1e-9)
+
+
+def test_fallback_to_the_loop_where_the_graph_does_not_vectorize(monkeypatch):
+    """A model whose graph cannot be vectorized is sampled one proposal at a time,
+    with the same draws."""
+    data = _scores()
+    _sampling._CACHE.clear()
+    first = Calibration("logistic").fit(data, random_seed=3, **FIT)
+    assert first.sampling.extra["batched"] is False  # a structure's first fit: one call per proposal
+    ref = Calibration("logistic").fit(data, random_seed=3, **FIT)  # a refit: batched
+    assert ref.sampling.sampler == "importance" and ref.sampling.extra["batched"] is True
+    for v in ref.idata.posterior.data_vars:
+        np.testing.assert_allclose(first.idata.posterior[v].values, ref.idata.posterior[v].values,
+                                   rtol=1e-10, atol=1e-12)
+
+    def fail(*a, **k):
+        raise NotImplementedError("no batched form")
+
+    monkeypatch.setattr(_sampling, "_vectorize", fail)
+    _sampling._CACHE.clear()
+    Calibration("logistic").fit(data, random_seed=3, **FIT)
+    post = Calibration("logistic").fit(data, random_seed=3, **FIT)
+    assert post.sampling.sampler == "importance" and post.sampling.extra["batched"] is False
+    c = next(iter(_sampling._CACHE.values()))
+    assert "no batched form" in c.batch_error
+    for v in ref.idata.posterior.data_vars:
+        np.testing.assert_allclose(post.idata.posterior[v].values, ref.idata.posterior[v].values,
+                                   rtol=1e-10, atol=1e-12)
+    _sampling._CACHE.clear()
+
+
+def test_batched_refit_with_other_data_lengths():
+    """The cached batched functions read the swapped data containers (other lengths)."""
+    _sampling._CACHE.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        first = ScoreMixture().fit(_scores(0, n=400), random_seed=5, **FIT)
+        ScoreMixture().fit(_scores(1, n=700, n_vetted=90), random_seed=5, **FIT)
+        again = ScoreMixture().fit(_scores(0, n=400), random_seed=5, **FIT)
+    assert again.sampling.extra["batched"] is True
+    for v in first.idata.posterior.data_vars:
+        np.testing.assert_allclose(first.idata.posterior[v].values, again.idata.posterior[v].values,
+                                   rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ NUTS backends
+
+def _nuts_fit(sampler, seed=3):
+    return Calibration("logistic").fit(_scores(), random_seed=seed, sampler=sampler,
+                                       **{**FIT, "draws": 60, "tune": 60})
+
+
+@pytest.mark.parametrize("sampler", _sampling.NUTS_SAMPLERS)
+def test_every_nuts_backend_is_reproducible_from_its_seed(sampler):
+    """Same seed -> same draws for a given sampler; the posterior names its sampler."""
+    need = {"nutpie": "nutpie", "numpyro": "numpyro", "blackjax": "blackjax"}.get(sampler)
+    if need:
+        pytest.importorskip(need)
+    if sampler in ("numpyro", "blackjax"):
+        pytest.importorskip("jax")
+    a, b = _nuts_fit(sampler), _nuts_fit(sampler)
+    c = _nuts_fit(sampler, seed=4)
+    assert a.sampling.sampler == sampler and a.sampler == sampler
+    assert a.idata.posterior.sizes["draw"] == 60 and a.idata.posterior.sizes["chain"] == 2
+    np.testing.assert_array_equal(a.idata.posterior["a"].values, b.idata.posterior["a"].values)
+    assert not np.array_equal(a.idata.posterior["a"].values, c.idata.posterior["a"].values)
+    assert a.sampling.n_grad_evals > 0
+
+
+def test_auto_runs_the_default_nuts_and_explicit_names_run_theirs(monkeypatch):
+    """A model whose "auto" is NUTS runs DEFAULT_NUTS (and falls back to it); an explicit
+    sampler name is passed on as given."""
+    from bayeval.models import _base
+
+    seen = []
+
+    def fake(model, **kw):
+        seen.append((kw["sampler"], kw["fallback"]))
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(_base, "sample_model", fake)
+    monkeypatch.setattr(_base, "DEFAULT_NUTS", "pymc-numba")
+    data = _scores()
+    for sampler in ("auto", "pymc", "nutpie"):
+        with pytest.raises(RuntimeError, match="stop"):
+            Calibration("logistic").fit(data, sampler=sampler, **FIT)
+    assert seen == [("auto", "pymc-numba"), ("pymc", "pymc"), ("nutpie", "pymc")]
+    seen.clear()
+
+    class NutsModel(Calibration):
+        auto_sampler = "pymc"
+
+    with pytest.raises(RuntimeError, match="stop"):
+        NutsModel("logistic").fit(data, **FIT)
+    assert seen == [("pymc-numba", "pymc-numba")]
+
+
+def test_nuts_with_progressbar_off_writes_nothing(capfd):
+    """Neither a bar nor PyMC's log lines on stderr when progressbar=False."""
+    _nuts_fit("pymc")
+    err = capfd.readouterr().err
+    assert "NUTS" not in err and "Sampling" not in err and "%" not in err
