@@ -897,10 +897,12 @@ class AnnotatorError(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds both the sampler and the label draws.
         progressbar : bool, default True
-        sampler : {"auto", "pymc", "nutpie", "importance"}
+        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: PyMC's NUTS (the posterior of the difficulty correlations is
             far from Gaussian, so importance sampling from the mode is not offered by
-            default).
+            default). The other NUTS implementations are selectable by name
+            (``"numpyro"`` and ``"blackjax"`` need JAX and do not run this model: JAX
+            lacks one of its operations).
         warn : bool, default True
             Warn when the sampler diagnostics are bad (any r_hat > 1.01, bulk ESS
             below 100 per chain, divergences; see :meth:`check`) and when the gold
