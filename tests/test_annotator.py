@@ -886,3 +886,32 @@ def test_exchangeable_annotators_share_one_set_of_parameters():
     assert m3["wrong_class"].eval().shape == (3, 3, 2)
     w = m3["wrong_class"].eval()
     np.testing.assert_allclose(w[1], w[2])
+
+
+def test_prior_sensitivity_when_stacking_gives_the_structured_model_no_weight():
+    """All draws from the gold-only model: the priors move nothing, and nothing fails."""
+    from bayeval.annotators.model import _mix_gold_only, _power_scaling
+
+    z, pred, ann, gold = _shared_errors(4)
+    obs = _observe(pred, ann, gold, 2)
+    spec = AnnotatorError()
+    rng = np.random.default_rng(0)
+    idata = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=200)
+    rep = (2, 200)
+    idata.posterior = idata.posterior.assign(
+        prevalence=(("chain", "draw", "p"), rng.dirichlet([1.0, 1.0], size=rep)),
+        model_class_accuracy=(("chain", "draw", "c"), rng.beta(3.0, 1.0, size=rep + (2,))),
+        annotator_class_accuracy=(("chain", "draw", "a", "c"), rng.beta(6.0, 1.0, size=rep + (1, 2))),
+        model_difficulty_u=(("chain", "draw"), rng.beta(3.0, 1.0, size=rep)),
+        annotator_difficulty_u=(("chain", "draw", "a"), rng.beta(2.0, 1.0, size=rep + (1,))),
+    )
+    mixed = _mix_gold_only(idata, obs, 0.0, 2, 1)
+    post = spec._wrap(obs, mixed, pred.astype(float), 1, gold_fallback="off")
+    assert not post.idata.posterior["structured_component"].values.any()
+    w, k = _power_scaling(spec, post).weights(2.0)
+    np.testing.assert_allclose(w, 1 / w.size)
+    assert np.isnan(k)
+    table = spec.prior_sensitivity(post)
+    acc = table.loc["true_accuracy"]
+    assert acc.loc[2.0, "mean"] == pytest.approx(acc.loc[1.0, "mean"])
+    assert acc.loc[0.5, "hdi_5%"] == pytest.approx(acc.loc[1.0, "hdi_5%"], abs=0.01)

@@ -1320,6 +1320,8 @@ class _PowerScaling:
         Pareto k of the structured draws' weights."""
         m = self.mask
         share = m.mean()
+        if not m.any():  # stacking gave the structured model no weight: the priors do not matter
+            return np.full(m.size, 1.0 / m.size), float("nan")
         w_struct, k = _psis_weights((scale - 1) * self.log_prior[m])
         w = np.empty(m.size)
         w[m] = share * w_struct
@@ -1342,7 +1344,7 @@ class _PowerScaling:
                 if s == 1.0:
                     mean, sd = float(x.mean()), float(x.std(ddof=1))
                     lo, hi = hdi(x, hdi_prob)
-                elif w is None or not k < 0.7:
+                elif w is None or not (k < 0.7 or np.isnan(k)):  # NaN k: no structured draw to reweight
                     mean = sd = lo = hi = float("nan")
                 else:
                     mean = float(np.sum(w * x))
