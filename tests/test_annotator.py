@@ -850,6 +850,9 @@ def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
         spec.prior_sensitivity(fits[0], scales=(0.0,))
     with pytest.raises(TypeError, match="Posterior"):
         spec.prior_sensitivity("fit")
+    with pytest.raises(TypeError, match="sensitivity"):
+        spec.summary(fits[0], sensitivity="no")
+    assert "diagnosis" not in spec.summary(fits[0], sensitivity=False).columns
 
 
 def test_exchangeable_annotators_share_one_set_of_parameters():

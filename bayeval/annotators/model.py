@@ -1093,6 +1093,8 @@ class AnnotatorError(Model):
         if not isinstance(posterior, Posterior):
             raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        if not isinstance(sensitivity, bool | np.bool_):
+            raise TypeError(f"`sensitivity` must be True or False, got {sensitivity!r}.")
         post = posterior.idata.posterior
         missing = [v for v in ("model_accuracy", "annotator_accuracy", "error_correlation") if v not in post]
         if missing:
