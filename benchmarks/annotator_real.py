@@ -18,8 +18,11 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
 * ``stacked``: ``AnnotatorError().fit(AnnotationData(...))`` at every default (priors,
   sampler, chains, draws, ``target_accept``) with ``gold_fallback="stack"`` -- the default of
   ``fit`` -- i.e. the mixture of the annotator-error model and the gold-only model,
-  weighted by stacking on the gold items; without gold it is the model alone;
+  weighted by stacking on the gold items (the weight averaged over Bayesian-bootstrap
+  replicates of the gold items); without gold it is the model alone;
 * ``structured``: the same fit with ``gold_fallback="off"``;
+* ``stacked_point`` (with gold): the same mixture at the plain stacking weight (no
+  bootstrap), from the same draws;
 * ``exchangeable`` (three references, no gold: the crowd path): ``AnnotatorError(
   annotators="exchangeable")``, one accuracy and difficulty correlation shared by the
   three reference columns (each is a random worker of the crowd);
@@ -175,12 +178,16 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
     )
     spec = AnnotatorError()
     stacked = spec._wrap(structured._observed, structured.idata, pred.astype(float), seed)
-    for method, post in (("stacked", stacked), ("structured", structured)):
+    methods = [("stacked", stacked), ("structured", structured)]
+    if n_gold:  # the plain stacking weight (no bootstrap), from the same draws
+        methods.append(("stacked_point", spec._wrap(structured._observed, structured.idata, pred.astype(float), seed,
+                                                    weight="point_weight")))
+    for method, post in methods:
         m, lo, hi = interval(post.metric("accuracy").values.ravel())
         out.update({f"{method}_mean": m, f"{method}_lo": lo, f"{method}_hi": hi})
         if method == "stacked" and post.gold_check is not None:
-            out.update(weight=post.gold_check["weight"], check_p=post.gold_check["p_value"],
-                       contradicts=post.gold_check["contradicts"])
+            out.update(weight=post.gold_check["weight"], point_weight=post.gold_check["point_weight"],
+                       check_p=post.gold_check["p_value"], contradicts=post.gold_check["contradicts"])
     if n_refs > 1 and n_gold == 0:  # the crowd path: the reference slots are interchangeable
         post = fit(pred, refs.astype(float), gold, seed, annotators="exchangeable")
         m, lo, hi = interval(post.metric("accuracy").values.ravel())
@@ -197,7 +204,7 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
     return out
 
 
-METHODS = ("stacked", "structured", "exchangeable", "gold_only")
+METHODS = ("stacked", "structured", "stacked_point", "exchangeable", "gold_only")
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -216,6 +223,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
             row[f"{m}_mae"] = (g[f"{m}_mean"] - g.truth).abs().mean()
         if "weight" in g and g.weight.notna().any():
             row["weight"] = g.weight.mean()
+            if "point_weight" in g:
+                row["point_weight"] = g.point_weight.mean()
             row["flagged"] = f"{int(g.contradicts.fillna(False).sum())}/{len(g)}"
         if "exchangeable_converged" in g and g.exchangeable_converged.notna().any():
             ok = g.exchangeable_converged.dropna().astype(bool)
@@ -325,7 +334,8 @@ Columns: `true_acc` mean true accuracy of the classifier (majority of three crow
 indicators; for each method, `cover` = trials whose 90% interval contains the true accuracy,
 `mae` = mean absolute error of the point estimate (posterior mean), `width` = mean interval
 width; `ds_same_mae`, `ds_crowd_mae`: crowd-kit Dawid-Skene point estimates (no interval);
-`weight`: mean stacking weight of the annotator-error model; `flagged`: trials whose gold
+`weight`: mean stacking weight of the annotator-error model (averaged over Bayesian-bootstrap
+replicates of the gold items, the default), `point_weight`: the plain stacking weight; `flagged`: trials whose gold
 check says the gold items contradict the model (p < 0.05); `converged`: fits with every
 r_hat <= 1.01, bulk ESS >= 100 per chain and no divergence (`exch_converged`: the same for
 the exchangeable fits); `div_fits`: fits with any divergence; `prior_sens`: mean power-scaling

@@ -589,7 +589,7 @@ def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_g
     spec = AnnotatorError()
     # a model that believes the errors are independent (loading 0), accuracies as realized
     wrong = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5])
-    check = _gold_stacking(spec, obs, wrong)
+    check = _gold_stacking(spec, obs, wrong, random_seed=1)
     assert check["contradicts"] and check["p_value"] < 0.01
     assert check["right"] == int((pred == z)[~np.isnan(gold)].sum())
     assert check["right"] < check["range_90"][0] <= check["expected"]
@@ -606,6 +606,35 @@ def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_g
     # the mixture: the share of structured draws per chain is the weight
     comp = stacked.idata.posterior["structured_component"].values
     np.testing.assert_allclose(comp.mean(axis=1), round(check["weight"] * 400) / 400)
+
+
+def test_bootstrap_stacking_weight_hedges_only_when_the_gold_items_do_not_decide():
+    from bayeval.annotators.model import _bootstrap_stacking_weight, _stacking_weight
+
+    rng = np.random.default_rng(3)
+    n = 60
+    # the structured model predicts every gold item far better: every replicate says w = 1
+    clear_s, clear_g = np.log(rng.uniform(0.85, 0.95, n)), np.log(rng.uniform(0.4, 0.6, n))
+    assert _stacking_weight(clear_s, clear_g) == 1.0
+    assert _bootstrap_stacking_weight(clear_s, clear_g, 0) == 1.0
+    # two models that predict each gold item about equally well (log scores differing by
+    # noise of s.d. 0.1): the plain weight jumps to whichever end this sample favours, the
+    # bootstrap average says how firmly the gold items favour it
+    gold_only = np.log(rng.uniform(0.5, 0.9, n))
+    noise = rng.normal(0, 0.1, n)
+    noise -= noise.mean()
+    even = _bootstrap_stacking_weight(gold_only + noise, gold_only, 0)
+    assert 0.35 < even < 0.65
+    tilted = gold_only + noise + 0.01  # favoured by 0.6 in total, about 0.8 s.e.
+    assert _stacking_weight(tilted, gold_only) == 1.0
+    w_boot = _bootstrap_stacking_weight(tilted, gold_only, 0)
+    assert 0.6 < w_boot < 0.9
+    firmly = gold_only + noise + 0.05  # favoured by 4 s.e.
+    assert _bootstrap_stacking_weight(firmly, gold_only, 0) > 0.99
+    # seeded: the same seed gives the same weight; another seed differs by Monte Carlo
+    # error only (1000 replicates: s.e. at most 0.5 / sqrt(1000) = 0.016)
+    assert _bootstrap_stacking_weight(tilted, gold_only, 0) == w_boot
+    assert abs(_bootstrap_stacking_weight(tilted, gold_only, 1) - w_boot) < 0.05
 
 
 def test_stacking_keeps_a_model_that_fits_the_gold_items():
