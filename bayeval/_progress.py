@@ -3,15 +3,17 @@
 A fit that the vetting loop repeats takes a fraction of a second and shows nothing; a
 cold fit (the compilation), a large importance sampling or a study shows one bar on
 stderr with the elapsed time and an estimate of the time left, drawn with ``rich``
-(PyMC's own progress library, so it works in a terminal and in Jupyter like PyMC's
-bars). Bars do not nest: while one is shown (a study, a stack of candidates), the
-tasks inside it -- each fit and its sampler -- show none of their own
-(:func:`covered`).
+(PyMC's own progress library). In Jupyter the bar is rich's widget where ``ipywidgets``
+is installed; without it (rich would only warn and draw nothing) it is a line of text
+in the cell's output, updated in place about twice a second. Bars do not nest: while
+one is shown (a study, a stack of candidates), the tasks inside it -- each fit and its
+sampler -- show none of their own (:func:`covered`).
 """
 
 from __future__ import annotations
 
 import contextvars
+import io
 import threading
 import time
 
@@ -19,6 +21,8 @@ __all__ = ["Bar", "covered"]
 
 #: seconds a task runs before its bar appears
 DELAY = 2.0
+#: seconds between redraws of the text bar in Jupyter (without ipywidgets)
+JUPYTER_REFRESH = 0.5
 
 _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("bayeval_progress", default=None)
 
@@ -51,6 +55,7 @@ class Bar:
         self._done = threading.Event()
         self._transient = False
         self._thread = None
+        self._text = None  # Jupyter without ipywidgets: the display handle of the text bar
 
     # ---------------------------------------------------------------- context
 
@@ -74,8 +79,12 @@ class Bar:
                 st = self._state
                 if st["total"] is not None and exc[0] is None and not self._transient:
                     self._progress.update(self._task, completed=st["total"], total=st["total"])
-                self._progress.live.transient = self._transient
-                self._progress.stop()
+                if self._text is not None:
+                    self._text.update(_plain("" if self._transient else self._render()), raw=True)
+                    self._text = None
+                else:
+                    self._progress.live.transient = self._transient
+                    self._progress.stop()
                 self._progress = None
 
     # ----------------------------------------------------------------- update
@@ -119,12 +128,51 @@ class Bar:
                                        TimeRemainingColumn)
 
             st = self._state
+            console = Console(stderr=True)
+            as_text = console.is_jupyter and not _has_ipywidgets()
+            if as_text:  # rich's Jupyter bar is an ipywidget; without it, a line of text
+                console = Console(file=io.StringIO(), width=100, force_terminal=False, force_jupyter=False,
+                                  color_system=None)
             self._progress = Progress(
                 TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
-                TextColumn("left"), TimeRemainingColumn(), console=Console(stderr=True), transient=False,
+                TextColumn("left"), TimeRemainingColumn(), console=console, transient=False,
+                auto_refresh=not as_text,
             )
             self._task = self._progress.add_task(st["description"], total=st["total"], completed=st["completed"])
             # the time already spent counts
             self._progress.tasks[0].start_time = time.monotonic() - (time.perf_counter() - self._t0)
-            self._progress.start()
+            if as_text:
+                from IPython.display import display
+
+                self._text = display(_plain(self._render()), raw=True, display_id=True)
+                threading.Thread(target=self._redraw, name="bayeval-progress-text", daemon=True).start()
+            else:
+                self._progress.start()
+
+    def _render(self) -> str:
+        """The bar as one line of plain text (Jupyter without ipywidgets)."""
+        from rich.console import Console
+
+        out = Console(file=io.StringIO(), width=100, force_terminal=False, force_jupyter=False, color_system=None)
+        out.print(self._progress.get_renderable())
+        return out.file.getvalue().rstrip()
+
+    def _redraw(self) -> None:
+        while not self._done.wait(JUPYTER_REFRESH):
+            with self._lock:
+                if self._text is None or self._progress is None:
+                    return
+                self._text.update(_plain(self._render()), raw=True)
+
+
+def _plain(text: str) -> dict:
+    return {"text/plain": text}
+
+
+def _has_ipywidgets() -> bool:
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
 

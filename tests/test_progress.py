@@ -119,3 +119,40 @@ def test_cli_quiet_shows_no_bar(slow, tmp_path, capsys):
                  "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "bayeval:" not in err and "%" not in err
+
+
+_JUPYTER_CELL = """
+import time
+from bayeval import _progress
+_progress.JUPYTER_REFRESH = 0.05
+with _progress.Bar("scoring the pool", total=4, delay=0) as bar:
+    for i in range(4):
+        time.sleep(0.15)
+        bar.update(advance=1)
+with _progress.Bar("handing over", total=2, delay=0) as bar:
+    time.sleep(0.15)
+    bar.transient()
+"""
+
+
+def test_in_jupyter_without_ipywidgets_the_bar_is_one_line_of_text_updated_in_place():
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("ipywidgets is installed: rich draws its own widget")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(_JUPYTER_CELL)]
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    outputs = nb.cells[0].outputs
+    # one display per bar, nothing on stderr (rich alone would warn "install ipywidgets"
+    # and draw nothing); the finished bar shows its description and 100 %, the bar that
+    # handed over is blanked
+    assert [o["output_type"] for o in outputs] == ["display_data", "display_data"], outputs
+    done, handed_over = (o["data"]["text/plain"] for o in outputs)
+    assert done.startswith("scoring the pool") and "100%" in done and "left" in done
+    assert "\n" not in done
+    assert handed_over == ""
