@@ -418,8 +418,14 @@ def one(spec: dict) -> dict:
                                              progress=False)
             out["time"] = time.perf_counter() - t1
             out["candidates"] = int((table["error"].fillna("") == "").sum()) if "error" in table else len(table)
+            ok = table[table["error"].fillna("") == ""] if "error" in table else table
+            out["per_candidate"] = [
+                {"pair": f"{r['negative']}/{r['positive']}", "sampler": str(r.get("sampler", "")),
+                 "seconds": float(r.get("seconds", float("nan")))}
+                for _, r in ok.iterrows()
+            ]
         else:
-            total, fitted = 0.0, 0
+            total, fitted, per = 0.0, 0, []
             for neg, pos in AUTO_CANDIDATES:
                 sm = adapter_for_pair(neg, pos)
                 try:
@@ -428,7 +434,8 @@ def one(spec: dict) -> dict:
                     continue
                 total += res["time"]
                 fitted += 1
-            out["time"], out["candidates"] = total, fitted
+                per.append({"pair": f"{neg}/{pos}", "seconds": res["time"]})
+            out["time"], out["candidates"], out["per_candidate"] = total, fitted, per
     else:
         raise ValueError(spec["path"])
     return out
@@ -644,7 +651,8 @@ def measure_auto(n, *, draws, tune, chains=2, seed=1, cold_compiledir=False, tim
     auto = run_one({**spec, "path": "auto"}, cold_compiledir=cold_compiledir, timeout=timeout)
     base = run_one({**spec, "path": "auto-baseline"}, cold_compiledir=cold_compiledir, timeout=timeout)
     return {"n": n, "draws": draws, "auto": auto["time"], "auto_candidates": auto["candidates"], "baseline_sum": base["time"],
-            "baseline_candidates": base["candidates"], "speedup": base["time"] / auto["time"]}
+            "baseline_candidates": base["candidates"], "speedup": base["time"] / auto["time"],
+            "auto_per_candidate": auto.get("per_candidate", []), "baseline_per_candidate": base.get("per_candidate", [])}
 
 
 def _fmt_t(x):
@@ -891,6 +899,19 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
             "processes.",
             "",
         ]
+        if auto.get("auto_per_candidate"):
+            base = {r["pair"]: r["seconds"] for r in auto.get("baseline_per_candidate", [])}
+            head += [
+                "Per candidate (`auto`'s table: the sampler that drew it and the seconds of its fit and "
+                "predictive check; the baseline's fresh `pm.sample` of the same pair):",
+                "",
+                "| candidate | sampler | auto s | baseline s | speed-up |",
+                "|---|---|---:|---:|---:|",
+            ]
+            for r in auto["auto_per_candidate"]:
+                b = base.get(r["pair"], float("nan"))
+                head.append(f"| {r['pair']} | {r['sampler']} | {r['seconds']:.1f} | {b:.1f} | {b / r['seconds']:.2f}× |")
+            head.append("")
     return "\n".join(head)
 
 
@@ -911,6 +932,8 @@ def main(argv=None):
                     help="give every fresh process an empty PyTensor compiledir (truly cold; slow)")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per subprocess")
     ap.add_argument("--out", default=None, help="Markdown results file (default: benchmarks/results/fit_speed.md)")
+    ap.add_argument("--redo-auto", action="store_true",
+                    help="with --resume: measure the auto part again (the fits' rows are kept)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows (and auto result) of the raw JSON next to --out; measure only the rest "
                          "(the settings must be the same)")
@@ -948,7 +971,7 @@ def main(argv=None):
         if saved["settings"] != {"draws": draws, "chains": args.chains, "seed": args.seed,
                                  "auto_draws": args.auto_draws, "cold_compiledir": args.cold_compiledir}:
             ap.error(f"--resume: {raw} was made with other settings: {saved['settings']}")
-        rows, auto = saved["rows"], saved["auto"]
+        rows, auto = saved["rows"], (None if args.redo_auto else saved["auto"])
         cmd = saved["cmd"] + " ; " + cmd
         print(f"resuming: {len(rows)} row(s){' and the auto part' if auto else ''} from {raw}", flush=True)
 

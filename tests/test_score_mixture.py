@@ -287,6 +287,9 @@ def test_auto_ranks_candidates_by_elpd():
     assert (table["error"] != "").any()
     # the true model (Gamma / truncated Normal on these scores) is the best description
     assert ok.index[0].startswith("gamma/truncnormal")
+    # each candidate says what drew its posterior and what it cost
+    assert set(ok["sampler"]) <= {"importance", "pymc", "pymc-numba", "nutpie"}
+    assert (ok["seconds"] > 0).all() and ok["seconds"].sum() < 3600
 
 
 def test_check_names_the_chain_stuck_in_a_spurious_mode():

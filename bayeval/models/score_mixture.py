@@ -698,8 +698,10 @@ class ScoreMixture(Model):
             ``dse`` (standard error of the difference), ``p_eff``, ``weight`` (stacking
             weight), all from :func:`arviz.compare` on the scores' pointwise
             log-likelihood; ``max_rhat``, ``divergences``, ``ppc_p`` (the predictive
-            check's p-value, see :meth:`SPEPosterior.ppc`); failed candidates are
-            listed with their error.
+            check's p-value, see :meth:`SPEPosterior.ppc`); ``sampler`` (what drew the
+            candidate's posterior: ``"importance"`` or a NUTS implementation) and
+            ``seconds`` (its fit and check); failed candidates are listed with their
+            error.
             A high ``elpd`` says the mixture describes the score *histogram* well; it
             does not guarantee the class split is right, so look at ``ppc_p``,
             ``max_rhat`` and the mixture plot too. Measured on real scores
@@ -737,6 +739,7 @@ class ScoreMixture(Model):
                 print(f"ScoreMixture.auto: fitting candidate {j}/{len(todo)} ({key}); {spent:.0f} s so far{left}",
                       file=sys.stderr, flush=True)
             model = cls(neg, pos, transform=tr, **model_kwargs)
+            t_fit = time.perf_counter()
             try:
                 post = model.fit(
                     data, draws=draws, tune=tune, chains=chains, random_seed=random_seed,
@@ -755,6 +758,8 @@ class ScoreMixture(Model):
                     "max_rhat": diag["max_rhat"],
                     "divergences": diag["divergences"],
                     "ppc_p": post.ppc(n_draws=100, random_seed=0)["p_value"],
+                    "sampler": post.sampler,
+                    "seconds": time.perf_counter() - t_fit,
                     "error": "",
                 }
             )
@@ -784,7 +789,7 @@ class ScoreMixture(Model):
         best_key = ok[0]["model"]
         table = pd.DataFrame(ok + [r for r in rows if r.get("error")]).set_index("model")
         cols = ["negative", "positive", "transform", "elpd", "se", "elpd_diff", "dse", "p_eff", "weight", "max_rhat",
-                "divergences", "ppc_p", "error"]
+                "divergences", "ppc_p", "sampler", "seconds", "error"]
         return fits[best_key][0], table[[c for c in cols if c in table.columns]]
 
 
