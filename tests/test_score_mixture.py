@@ -406,3 +406,17 @@ def test_importance_sampler_matches_nuts():
         assert 0.75 < x.std() / y.std() < 1.33, (v, x.std(), y.std())
     ap_f, ap_n = fast.metric("average_precision").values.ravel(), nuts.metric("average_precision").values.ravel()
     assert abs(ap_f.mean() - ap_n.mean()) < 4 * np.sqrt(ap_f.var() / ess + ap_n.var() / ess)
+
+
+def test_ppc_on_many_scores_interpolates_the_cdf_within_1e4_of_the_exact_check(monkeypatch):
+    import bayeval.models.score_mixture as sm
+
+    data, _ = simulate(9000, 40, seed=31)
+    post = ScoreMixture("gamma", "truncnormal").fit(data, draws=200, tune=200, chains=2, random_seed=3, warn=False)
+    approx = post.ppc(n_draws=40, random_seed=5)
+    monkeypatch.setattr(sm, "_PPC_EXACT_MAX", 10**9)
+    exact = post.ppc(n_draws=40, random_seed=5)
+    # same draws, same replicated scores: only the CDF evaluation differs
+    np.testing.assert_allclose(approx["ks_draws"], exact["ks_draws"], atol=1e-4, rtol=0)
+    np.testing.assert_allclose(approx["ks_replicated"], exact["ks_replicated"], atol=1e-4, rtol=0)
+    assert abs(approx["p_value"] - exact["p_value"]) <= 1 / 40
