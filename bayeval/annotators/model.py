@@ -1034,7 +1034,7 @@ class AnnotatorError(Model):
             if gold_fallback == "stack":
                 idata = _mix_gold_only(idata, obs, gold_check[weight], self.n_classes, random_seed)
             else:
-                gold_check["weight"] = 1.0
+                gold_check["weight"] = gold_check["point_weight"] = 1.0
         class_prob = _ClassProbability(self, obs)
         population = _Population(self, idata, obs)
         post = self._wrap_posterior(obs, idata, score_arr, random_seed, class_prob, population)
