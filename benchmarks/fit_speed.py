@@ -652,7 +652,8 @@ def measure_auto(n, *, draws, tune, chains=2, seed=1, cold_compiledir=False, tim
     base = run_one({**spec, "path": "auto-baseline"}, cold_compiledir=cold_compiledir, timeout=timeout)
     return {"n": n, "draws": draws, "auto": auto["time"], "auto_candidates": auto["candidates"], "baseline_sum": base["time"],
             "baseline_candidates": base["candidates"], "speedup": base["time"] / auto["time"],
-            "auto_per_candidate": auto.get("per_candidate", []), "baseline_per_candidate": base.get("per_candidate", [])}
+            "auto_per_candidate": auto.get("per_candidate", []), "baseline_per_candidate": base.get("per_candidate", []),
+            "git": _git_rev()}
 
 
 def _fmt_t(x):
@@ -850,7 +851,9 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
         ("**PROVISIONAL: a `--quick` run (short chains, small N, one family pair); the full run replaces "
          "it.**\n\n" if quick else "")
         + ("" if complete else "**PARTIAL: the run stopped before every model was measured.**\n\n")
-        + f"Made by `{cmd}` on {datetime.date.today().isoformat()} in {elapsed:.0f} s with {versions()}; "
+        + f"Made by `{cmd}` on {datetime.date.today().isoformat()} in {elapsed:.0f} s with {versions()}"
+        + (" (the git revision of the last of these runs; each run measured what it names)" if " ; " in cmd else "")
+        + "; "
         f"{platform.machine()}, {os.cpu_count()} cores, load average {load} at the end.",
         "",
         f"Settings: {settings}. Single-threaded BLAS, `cores=1`.",
@@ -896,7 +899,7 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
             f"checks of {auto['auto_candidates']} candidates) took **{auto['auto']:.1f} s**; the baseline, the sum "
             f"of today's fresh `pm.sample` fits of the {auto['baseline_candidates']} candidates alone (no LOO, no "
             f"check), took **{auto['baseline_sum']:.1f} s**: speed-up {auto['speedup']:.2f}×. Both in fresh "
-            "processes.",
+            "processes" + (f", at git {auto['git']}." if auto.get("git") else "."),
             "",
         ]
         if auto.get("auto_per_candidate"):
