@@ -947,3 +947,16 @@ def test_prior_sensitivity_when_stacking_gives_the_structured_model_no_weight():
     acc = table.loc["true_accuracy"]
     assert acc.loc[2.0, "mean"] == pytest.approx(acc.loc[1.0, "mean"])
     assert acc.loc[0.5, "hdi_5%"] == pytest.approx(acc.loc[1.0, "hdi_5%"], abs=0.01)
+
+
+def test_fit_draws_2000_per_chain_without_gold_and_1000_with(monkeypatch):
+    from bayeval.models._base import Model
+
+    seen = []
+    monkeypatch.setattr(Model, "fit", lambda self, data, **kw: seen.append(kw["draws"]))
+    pred, ann = np.array([0, 1, 1, 0]), np.array([[0.0], [1.0], [0.0], [0.0]])
+    AnnotatorError().fit(AnnotationData(pred, ann))
+    AnnotatorError().fit(AnnotationData(pred, ann, gold=[np.nan] * 4))
+    AnnotatorError().fit(AnnotationData(pred, ann, gold=[0, np.nan, np.nan, np.nan]))
+    AnnotatorError().fit(AnnotationData(pred, ann), draws=300)
+    assert seen == [2000, 2000, 1000, 300]
