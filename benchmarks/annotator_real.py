@@ -81,6 +81,19 @@ def load(name: str) -> tuple[list[np.ndarray], np.ndarray]:
     return labels, np.asarray(gold)
 
 
+def _git_rev() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
+                             timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "bayeval"], cwd=HERE, capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() + ("+modified" if dirty else "") if out.returncode == 0 else "unknown"
+
+
 def majority(votes: np.ndarray, rng) -> np.ndarray:
     ones = votes.sum(axis=1)
     tie = 2 * ones == votes.shape[1]
@@ -293,6 +306,7 @@ def main(argv=None):
 
     import bayeval
 
+    rev = _git_rev()  # recorded per trial: merged runs must have run the same fit code
     data = {name: load(name) for name in args.datasets}
     t_start = time.perf_counter()
     settings = [(name, r, g) for name in args.datasets for r in REFS for g in GOLD[name]]
@@ -301,7 +315,7 @@ def main(argv=None):
     while rounds < args.max_trials and time.perf_counter() - t_start < args.budget:
         for name, r, g in settings:
             labels, z = data[name]
-            rows.append(trial(name, labels, z, r, g, seed=args.first_seed + rounds))
+            rows.append({**trial(name, labels, z, r, g, seed=args.first_seed + rounds), "git": rev})
         rounds += 1
         pd.DataFrame(rows).to_csv(csv, index=False)
         print(f"round {rounds} done, {time.perf_counter() - t_start:.0f} s", flush=True)
@@ -319,6 +333,7 @@ def main(argv=None):
         f"arviz {arviz.__version__}, crowd-kit {crowdkit.__version__}, numpy {np.__version__}, "
         f"Python {platform.python_version()}"
     )
+    revs = sorted(set(df["git"].fillna("unrecorded").astype(str))) if "git" in df else ["unrecorded"]
     merged = ""
     if earlier:
         merged = f", plus {sum(len(e) for e in earlier)} trials of earlier runs (other seeds)"
@@ -326,7 +341,7 @@ def main(argv=None):
 
 Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
 ({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
-rounds).{(" " + args.note) if args.note else ""}
+rounds); git revision of the trials: {", ".join(revs)}.{(" " + args.note) if args.note else ""}
 Per-trial results: `annotator_real.csv`. Setup: see the script's docstring.
 
 Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
