@@ -198,7 +198,22 @@ _MIN_STOP_BATCHES = 3
 #: Inclusion probabilities within this distance of 1 are treated as certainties.
 _CERTAIN = 1.0 - 1e-12
 #: Ways to compute the interval (``acis(interval=...)``).
-_INTERVALS = ("jeffreys", "delta")
+_INTERVALS = ("model", "jeffreys", "delta")
+#: Bounds of the prior strength ``a`` of the rest stratum's rate multiplier (see
+#: ``_rest_model``): the calibration's extrapolation to the rest is never trusted more
+#: than a Gamma(a, a) prior with this ``a`` says (coefficient of variation 1/sqrt(a)).
+_REST_THETA_PRIOR = 1.0
+#: Draws of the rest count's predictive distribution (its quantiles give the interval).
+_REST_DRAWS = 1000
+#: The model's count of the rest's positives enters the estimate only when the labels
+#: pin it down within about a factor e (standard deviation of its log at most this);
+#: otherwise the rest's Horvitz-Thompson count does (see ``acis``).
+_REST_MODEL_SDLOG = 1.0
+#: Prior of the rest calibration (logistic regression of the labels on the logit of
+#: probability scores): intercept ~ N(0, 2^2), slope ~ N(1, 2^2), i.e. "the scores are
+#: roughly calibrated". For other scores (standardized): both ~ N(0, 10^2).
+_PLATT_PRIOR_PROB = (np.array([0.0, 1.0]), np.array([2.0, 2.0]))
+_PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
 
 HISTORY_COLUMNS = [
     "iteration",
@@ -686,49 +701,141 @@ def _interval(est: float, var: float, z: float) -> tuple[float, float]:
     return max(0.0, est - half), min(1.0, est + half)
 
 
-def _rest_variance(y: np.ndarray, m: int, g: float, alpha: float, den: float) -> float:
-    """Delta-method variance contributed by a simple random sample of the rest stratum.
+def _platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Feature and prior of the rest calibration (a logistic regression on the scores).
 
-    ``y``: labels of the ``y.size`` items drawn uniformly from the ``m`` unlabeled
-    items outside the domain (all predicted negatives). The stratum adds
-    ``(1 - alpha) * m * mean(y)`` to the F denominator; its linearized variance is
-    ``((1 - alpha) g m)^2 (1 - n/m) s_y^2 / n / den^2`` (0 when fewer than two draws or
-    no positive was drawn -- the blind spot that ``interval="jeffreys"`` covers).
+    Probability scores (all in [0, 1]) enter as their logit (clipped at 1e-9 from 0 and
+    1), with a prior centred on "the scores are calibrated"; other scores are
+    standardized and get a vague prior (see ``_PLATT_PRIOR_*``).
     """
-    n = y.size
-    if n < 2 or not math.isfinite(g) or den <= 0:
-        return 0.0
-    s2 = float(np.var(y.astype(np.float64), ddof=1))
-    return ((1.0 - alpha) * g * m) ** 2 * (1.0 - n / m) * s2 / n / den**2
+    if s.min() >= 0.0 and s.max() <= 1.0:
+        p = np.clip(s, 1e-9, 1.0 - 1e-9)
+        return np.log(p) - np.log1p(-p), _PLATT_PRIOR_PROB
+    sd = float(s.std())
+    return (s - float(s.mean())) / (sd if sd > 0 else 1.0), _PLATT_PRIOR_OTHER
 
 
-def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob):
-    """Estimate, variance and interval with a Jeffreys treatment of the rest stratum.
+def _platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mode and Laplace covariance of ``logit P(y=1) = b0 + b1 t`` (Newton).
 
-    ``rest`` describes the items outside the current top-K domain: ``size`` (how
-    many), ``x`` (positives found among those of them that were drawn) and
-    ``exposure`` (the probability that any one of them has been drawn by now: the
-    rest is sampled uniformly, so this is exact). The number ``R`` of positives in
-    the rest is given the Jeffreys posterior of a Poisson count observed with that
-    exposure, ``Gamma(x + 1/2, rate=exposure)`` (capped at ``size``), which stays
-    wide while few rest items have been labeled, even when none of them is positive.
-    F is decreasing in ``R``: ``F(R) = est * den / (den + (1 - alpha) (R - R_hat))``
-    with ``R_hat = x / exposure`` the Horvitz-Thompson count the estimate uses. The
-    interval adds the rest's (asymmetric) quantile offsets and the domain's normal
-    half-width in quadrature on each side.
+    ``prior`` = (means, standard deviations) of independent normal priors on
+    ``(b0, b1)``; with no labels the mode is the prior mean. Selection of the labeled
+    items depends on the scores only, so the fit is not distorted by the sampling.
+    """
+    mean, sd = prior
+    prec = 1.0 / sd**2
+    b = mean.copy()
+    y = y.astype(np.float64)
+    for _ in range(50):
+        eta = b[0] + b[1] * t
+        p = 0.5 * (1.0 + np.tanh(0.5 * eta))  # logistic, overflow-free
+        w = p * (1.0 - p)
+        grad = np.array([np.sum(y - p), np.dot(t, y - p)]) - prec * (b - mean)
+        h = np.array(
+            [[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]
+        ) + np.diag(prec)
+        step = np.linalg.solve(h, grad)
+        b = b + step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    eta = b[0] + b[1] * t
+    p = 0.5 * (1.0 + np.tanh(0.5 * eta))
+    w = p * (1.0 - p)
+    h = np.array([[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]) + np.diag(prec)
+    return b, np.linalg.inv(h)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def _rest_model(t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=_REST_THETA_PRIOR, draws=_REST_DRAWS):
+    """Predictive distribution of the number of positives among the unlabeled rest items.
+
+    Model: a rest item with feature ``t`` (see ``_platt_feature``) is positive with
+    probability ``theta * logistic(b0 + b1 t)``, independently of the others, so the
+    unlabeled rest holds ``R ~ Poisson(theta * C)`` positives, ``C`` the sum of those
+    probabilities over its items. The calibration ``(b0, b1)`` has the Laplace
+    posterior ``N(coef, cov)`` of ``_platt_fit`` (all labels so far); the multiplier
+    ``theta`` -- room for the calibration to be wrong in the low scores -- has the
+    prior ``Gamma(prior, rate=prior)`` (mean 1) and is updated by the rest items drawn
+    so far (``x`` positives found where ``E`` were expected):
+    ``theta ~ Gamma(prior + x, rate=prior + E)``. ``R`` is sampled from this mixture
+    (``draws`` draws; the unlabeled rest is binned by ``t`` into 256 bins for speed).
+
+    Returns a dict: ``r_model`` (the count at the posterior mode of the calibration,
+    times the posterior mean of ``theta``), ``sdlog`` (the standard deviation of
+    ``log C`` over the calibration's posterior: how well the labels pin the
+    extrapolation down), ``var_r`` (variance of ``R``) and ``r_sorted`` (the sorted
+    draws of ``R``, for quantiles).
+    """
+    counts, edges = np.histogram(t_unl, bins=256)
+    keep = counts > 0
+    tb = np.histogram(t_unl, bins=edges, weights=t_unl)[0][keep] / counts[keep]
+    nb = counts[keep].astype(np.float64)
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:  # pragma: no cover - cov is a prior-regularized inverse
+        chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
+    b = coef + rng.standard_normal((draws, 2)) @ chol.T
+    c_tot = _logistic(b[:, :1] + b[:, 1:] * tb) @ nb
+    e = _logistic(b[:, :1] + b[:, 1:] * t_drawn).sum(axis=1) if t_drawn.size else np.zeros(draws)
+    x = float(y_drawn.sum())
+    theta = rng.gamma(prior + x, 1.0 / (prior + e))
+    r = rng.poisson(theta * c_tot).astype(np.float64)
+    c_mode = float(_logistic(coef[0] + coef[1] * tb) @ nb)
+    e_mode = float(_logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
+    return dict(
+        r_model=c_mode * (prior + x) / (prior + e_mode),
+        sdlog=float(np.std(np.log(np.maximum(c_tot, 1e-300)))),
+        var_r=float(r.var()),
+        r_sorted=np.sort(r),
+    )
+
+
+def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
+    """Estimate, variance and interval that account for the rest stratum.
+
+    ``rest`` describes the items outside the current top-K domain (see
+    ``_importance_sampling_run``): ``r_hat`` (the count of positives among its
+    unlabeled items that the estimate uses), ``r_sorted`` and ``var_r`` (draws and
+    variance of that count's predictive distribution, see ``_rest_model``) and, for the
+    design-only interval, ``size`` (all its items), ``x`` (positives among its labeled
+    items) and ``exposure`` (a lower bound on the probability that any one of its items
+    has been drawn by now). ``r_bar``: the count implied by an averaged estimate (the
+    same average of the iterations' ``r_hat``); defaults to ``rest["r_hat"]``.
+
+    ``method="model"``: the count ``R`` of unlabeled positives is read from its
+    predictive distribution. ``method="jeffreys"``: the count of positives in the whole
+    rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=exposure)`` of a Poisson
+    count seen with that exposure (capped at ``size``): valid whatever the calibration
+    says, and wide. F is decreasing in ``R``:
+    ``F(R) = est * den / (den + (1 - alpha) (R - R_hat))`` with ``R_hat`` the count the
+    estimate uses. The interval adds the rest's (asymmetric) quantile offsets and the
+    domain's normal half-width in quadrature on each side. The variance is the
+    domain's plus the linearized variance of the model's ``R`` (for both methods).
     """
     z = float(norm.ppf(0.5 + interval_prob / 2.0))
     if not (math.isfinite(est) and math.isfinite(var_domain)) or not den > 0:
         return est, var_domain, 0.0, 1.0
-    size, x, exposure = rest["size"], rest["x"], rest["exposure"]
-    if exposure > 0:
-        r_hat = x / exposure
-        tail = (1.0 - interval_prob) / 2.0
-        r_lo, r_hi = gamma.ppf([tail, 1.0 - tail], x + 0.5, scale=1.0 / exposure)
-        var_r = (x + 0.5) / exposure**2
-    else:  # nothing drawn from the rest yet: anything from 0 to all of it
-        r_hat, r_lo, r_hi, var_r = 0.0, 0.0, float(size), float(size) ** 2 / 12.0
-    r_lo, r_hi = min(r_lo, size), min(r_hi, size)
+    tail = (1.0 - interval_prob) / 2.0
+    slope = (1.0 - alpha) * est / den
+    var = min(var_domain + slope**2 * rest["var_r"], 0.25)
+    if method == "jeffreys":
+        size, x, exposure = rest["size"], rest["x"], rest["exposure"]
+        r_hat = x + (rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar)
+        if exposure > 0:
+            r_lo, r_hi = gamma.ppf([tail, 1.0 - tail], x + 0.5, scale=1.0 / exposure)
+        else:  # nothing drawn from the rest yet: anything from 0 to all of it
+            r_lo, r_hi = 0.0, float(size)
+        r_lo, r_hi = min(r_lo, size), min(r_hi, size)
+    else:
+        r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
+        r_sorted = rest["r_sorted"]
+        if r_sorted.size:
+            r_lo, r_hi = np.quantile(r_sorted, [tail, 1.0 - tail])
+        else:
+            r_lo = r_hi = 0.0
 
     def f_at(r):
         return est * den / max(den + (1.0 - alpha) * (r - r_hat), 1e-300)
@@ -736,7 +843,6 @@ def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob):
     half = z * math.sqrt(max(var_domain, 0.0))
     down = math.hypot(half, max(est - f_at(r_hi), 0.0))
     up = math.hypot(half, max(f_at(r_lo) - est, 0.0))
-    var = min(var_domain + ((1.0 - alpha) * est / den) ** 2 * var_r, 0.25)
     return est, var, max(0.0, est - down), min(1.0, est + up)
 
 
@@ -813,6 +919,7 @@ class _Book:
                 rest_positives=0 if rest is None else rest["x"],
                 _var_domain=min(var_i + floor_i, 0.25) if math.isfinite(var_i) else math.nan,
                 _den=den,
+                _r_hat=math.nan if rest is None else rest["r_hat"],
             )
         )
         self._exact.append(exact)
@@ -839,8 +946,16 @@ class _Book:
             return est, var, lo, hi
         var_domain = float(np.dot(w**2, [r["_var_domain"] for r in usable]))
         den = float(np.dot(w, [r["_den"] for r in usable]))
+        r_bar = float(np.dot(w, [r["_r_hat"] for r in usable]))
         return _rest_interval(
-            est, var_domain, den, self.rest, alpha=self.alpha, interval_prob=self.interval_prob
+            est,
+            var_domain,
+            den,
+            self.rest,
+            alpha=self.alpha,
+            interval_prob=self.interval_prob,
+            method=self.interval,
+            r_bar=r_bar,
         )
 
     def should_stop(self) -> bool:
@@ -945,6 +1060,7 @@ def _importance_sampling_run(
     method,
     target_std_error=None,
     rest_share=0.0,
+    rest_uniform=1.0,
     interval="delta",
 ):
     n = s.size
@@ -953,10 +1069,15 @@ def _importance_sampling_run(
     book = _Book(s, yhat, alpha, interval_prob, average_last, target_std_error, interval)
     use_rest = top_k_prior and rest_share > 0
     if use_rest:
-        book.rest = dict(size=0, x=0, n_drawn=0, exposure=0.0)
+        book.rest = dict(
+            size=0, x=0, n_drawn=0, exposure=0.0, r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0,
+            r_sorted=np.zeros(0),
+        )
         rest_items: list[np.ndarray] = []
         rest_labels: list[np.ndarray] = []
-        rest_missed = 1.0  # probability that an item of the current rest was never drawn
+        # Lower bound on the probability that an item of the current rest was drawn.
+        rest_missed = 1.0
+        t_feat, platt_prior = _platt_feature(s)
 
     # Sampling domain per iteration (nested, known in advance).
     ks = []
@@ -1042,9 +1163,23 @@ def _importance_sampling_run(
             pick = _systematic_sample(pi, b_dom, rng)
             pos_b, pi_b = (pick if cand is None else cand[pick]), pi[pick]
             items_b = pos_b if perm is None else perm[pos_b]
-            if b_rest:  # the rest stratum: a simple random sample of what is outside
-                items_r = rest_pool[rng.choice(rest_pool.size, size=b_rest, replace=False)]
-                pi_r = b_rest / rest_pool.size
+            if use_rest and rest_pool.size:
+                # Rest calibration: logistic regression of all labels so far on the
+                # scores; the rest is sampled in proportion to it, mixed with uniform.
+                lab_items, lab_labels = book.labeled_arrays()
+                coef, cov = _platt_fit(t_feat[lab_items], lab_labels, platt_prior)
+                rest_pool = rest_pool[rng.permutation(rest_pool.size)]
+                t_r = t_feat[rest_pool]
+                c_r = _logistic(coef[0] + coef[1] * t_r)
+            if b_rest:  # the rest stratum: a PPS sample of what is outside
+                c_sum = float(c_r.sum())
+                q_r = np.full(rest_pool.size, rest_uniform / rest_pool.size)
+                if rest_uniform < 1.0 and c_sum > 0:
+                    q_r += (1.0 - rest_uniform) * c_r / c_sum
+                pi_all = _inclusion_probabilities(q_r, b_rest)
+                pick_r = _systematic_sample(pi_all, b_rest, rng)
+                items_r, pi_r = rest_pool[pick_r], pi_all[pick_r]
+                rest_missed *= 1.0 - float(pi_all.min())
                 labels_all = _call_oracle(oracle, np.r_[items_b, items_r])
                 labels_b, labels_r = labels_all[:b_dom], labels_all[b_dom:]
             else:
@@ -1059,9 +1194,36 @@ def _importance_sampling_run(
                 return _typical_draws(pi[unl], c[unl], yhat_c[unl])
 
             labeled_w[pos_b] = True
-            # Horvitz-Thompson count of the rest's positives (all predicted negatives):
-            # it adds (1 - alpha) * that count to the denominator, nothing to the numerator.
-            v_rest = (1.0 - alpha) * float(labels_r.sum()) / pi_r if b_rest else 0.0
+            # The rest's positives (all predicted negatives) add (1 - alpha) * their count
+            # to the denominator, nothing to the numerator: those drawn in this batch,
+            # plus the predicted count among the still-unlabeled rest items.
+            v_rest, rest_model = 0.0, None
+            if use_rest:
+                if b_rest:
+                    rest_items.append(items_r)
+                    rest_labels.append(labels_r)
+                    labeled_w[items_r] = True
+                drawn = np.concatenate(rest_items) if rest_items else np.empty(0, np.intp)
+                outside = ~in_domain[drawn]
+                drawn = drawn[outside]
+                found = np.concatenate(rest_labels)[outside] if rest_items else drawn
+                if rest_pool.size:
+                    unl = np.ones(rest_pool.size, dtype=bool)
+                    if b_rest:
+                        unl[pick_r] = False
+                    rest_model = _rest_model(t_r[unl], t_feat[drawn], found, coef, cov, rng)
+                    # The estimate's count of the unlabeled rest's positives: the model's
+                    # where the labels pin it down, else this batch's Horvitz-Thompson
+                    # count (its rest draws: unbiased, and usually 0).
+                    if rest_model["sdlog"] <= _REST_MODEL_SDLOG:
+                        rest_model["r_hat"] = rest_model["r_model"]
+                    elif b_rest:
+                        rest_model["r_hat"] = float(np.sum(labels_r / pi_r) - labels_r.sum())
+                    else:
+                        rest_model["r_hat"] = 0.0
+                    v_rest = (1.0 - alpha) * (
+                        (float(labels_r.sum()) if b_rest else 0.0) + rest_model["r_hat"]
+                    )
             g_i, var_i, floor_i = _estimate(
                 alpha=alpha,
                 a_fixed=book.a_fixed,
@@ -1079,26 +1241,20 @@ def _importance_sampling_run(
                 + float(np.dot(1.0 / pi_b, alpha * yh_b + (1.0 - alpha) * labels_b))
             )
             var_rest = 0.0
-            if b_rest:
-                var_rest = _rest_variance(labels_r, rest_pool.size, g_i, alpha, den_i)
-                labeled_w[items_r] = True
+            if rest_model is not None and math.isfinite(g_i) and den_i > 0:
+                var_rest = ((1.0 - alpha) * g_i / den_i) ** 2 * rest_model["var_r"]
             book.add(items_b, labels_b, pi_b)
             if b_rest:
-                book.add(items_r, labels_r, np.full(b_rest, pi_r))
+                book.add(items_r, labels_r, pi_r)
             exact = b_dom == n_cand
             if use_rest:
-                if b_rest:
-                    rest_missed *= 1.0 - pi_r
-                    rest_items.append(items_r)
-                    rest_labels.append(labels_r)
-                drawn = np.concatenate(rest_items) if rest_items else np.empty(0, np.intp)
-                outside = ~in_domain[drawn]
-                found = np.concatenate(rest_labels)[outside] if rest_items else drawn
+                empty = dict(r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0))
                 book.rest = dict(
                     size=int(np.count_nonzero(~in_domain)),
                     x=int(found.sum()),
-                    n_drawn=int(outside.sum()),
+                    n_drawn=int(drawn.size),
                     exposure=1.0 - rest_missed,
+                    **(rest_model if rest_model is not None else empty),
                 )
                 exact = exact and not np.any(~in_domain & ~labeled_w)
             domain_size = int(np.count_nonzero(in_domain)) if top_k_prior else n
@@ -1138,7 +1294,8 @@ def acis(
     probabilities=None,
     target_std_error: float | None = None,
     rest_share: float = 0.05,
-    interval: str = "jeffreys",
+    rest_uniform: float = 0.2,
+    interval: str = "model",
 ) -> ACISResult:
     """Estimate the F-score of a classifier on a pool with active calibration + importance sampling.
 
@@ -1289,6 +1446,15 @@ def acis(
         hi_open=True,
         hint=" It is the share of each batch drawn outside the top-K domain; 0 turns it off.",
     )
+    rest_uniform = V.as_real_in(
+        rest_uniform,
+        "rest_uniform",
+        lo=0,
+        hi=1,
+        lo_open=False,
+        hi_open=False,
+        hint=" It is the uniform share of the rest stratum's sampling distribution; 1 samples the rest uniformly.",
+    )
     if not isinstance(interval, str) or interval not in _INTERVALS:
         raise ValueError(
             f"`interval` must be one of {', '.join(map(repr, _INTERVALS))}, got {V.describe(interval)}."
@@ -1313,6 +1479,7 @@ def acis(
         method="acis",
         target_std_error=_check_target(target_std_error),
         rest_share=rest_share,
+        rest_uniform=rest_uniform,
         interval=interval,
     )
 
