@@ -144,7 +144,12 @@ PEER_METHODS = (
     "oasis",
 )
 #: ``acis`` keywords of the ACIS rows of ``PEER_METHODS`` (the last row is OASIS).
-PEER_ACIS_KW = ({}, {"interval": "delta"}, {"interval": "jeffreys"}, {"rest_share": 0.0, "interval": "delta"})
+PEER_ACIS_KW = (
+    {},
+    {"interval": "delta"},
+    {"interval": "jeffreys"},
+    {"rest_share": 0.0, "interval": "delta", "model_assist": False},
+)
 _OASIS = len(PEER_METHODS) - 1
 _NO_REST = PEER_METHODS.index("acis (no rest, paper)")
 QUICK = [
@@ -381,8 +386,8 @@ def _peer_tables(settings, budgets, trials, runs) -> list[str]:
         "pool. `acis` = the defaults (rest share 0.05, calibrated rest sampling, `interval=\"model\"`); "
         "`acis (delta interval)` and `acis (jeffreys interval)` = the same runs with the delta-method "
         "normal interval and with the design-only Jeffreys interval (same estimates); `acis (no rest, "
-        "paper)` = `rest_share=0, interval=\"delta\"`, the paper's top-K-only sampling as before "
-        "this change; `oasis` = the `oasis` package's `OASISSampler` (defaults), stopped at the "
+        "paper)` = `rest_share=0, interval=\"delta\", model_assist=False`, the paper's top-K-only "
+        "sampling and design-based estimate; `oasis` = the `oasis` package's `OASISSampler` (defaults), stopped at the "
         "budget in *distinct* labels (`draws` = its median number of draws with replacement; it "
         "reports no interval). MSE ± Monte Carlo s.e.; cover = share of 95 % intervals holding "
         "the true F1 (s.e. at most 0.5/sqrt(trials)); width = mean interval width; "

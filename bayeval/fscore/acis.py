@@ -637,6 +637,7 @@ def _estimate(
     d: np.ndarray,
     pi: np.ndarray,
     typical: dict,
+    m: np.ndarray | None = None,
 ) -> tuple[float, float, float]:
     """One iteration's F estimate, delta-method variance and zero-variance floor.
 
@@ -653,16 +654,22 @@ def _estimate(
     yh = yhat.astype(np.float64)
     a = y * yh
     v = alpha * yh + (1.0 - alpha) * y
+    v_weight = v  # importance weights w = d * v of the draws (for the Bessel-type factor)
+    if m is not None:  # difference estimator: the sample estimates the model's residuals
+        a = a - m * yh
+        v = (1.0 - alpha) * (y - m)
     num = a_fixed + float(np.dot(d, a))
     den = v_fixed + float(np.dot(d, v))
     if den <= 0:
         return math.nan, math.nan, math.nan
     g = num / den
+    if m is not None:
+        g = min(max(g, 0.0), 1.0)
     rand = pi < _CERTAIN
     # Delta-method variance of the ratio (eq. 6 with a Hajek finite-population factor).
     var, degenerate = 0.0, True
     if rand.sum() >= 2:
-        w = d[rand] * v[rand]
+        w = d[rand] * v_weight[rand]
         sw = w.sum()
         c_bessel = 1.0 - float(np.dot(w, w)) / sw**2 if sw > 0 else 0.0
         if c_bessel > 0:
@@ -1062,6 +1069,7 @@ def _importance_sampling_run(
     rest_share=0.0,
     rest_uniform=1.0,
     interval="delta",
+    model_assist=False,
 ):
     n = s.size
     n_pred = int(yhat.sum())
@@ -1077,6 +1085,7 @@ def _importance_sampling_run(
         rest_labels: list[np.ndarray] = []
         # Lower bound on the probability that an item of the current rest was drawn.
         rest_missed = 1.0
+    if use_rest or model_assist:
         t_feat, platt_prior = _platt_feature(s)
 
     # Sampling domain per iteration (nested, known in advance).
@@ -1101,9 +1110,12 @@ def _importance_sampling_run(
     # sequential; ``perm`` maps working positions back to items.
     perm = None
     s_w, yhat_w, c0_w, p_w = s, yhat, c0, fixed_p
+    t_feat_w = t_feat if model_assist else None
     if not top_k_prior:
         perm = rng.permutation(n)
         s_w, yhat_w = s[perm], yhat[perm]
+        if model_assist:
+            t_feat_w = t_feat[perm]
         c0_w = c0[perm] if c0 is not None else None
         p_w = fixed_p[perm] if fixed_p is not None else None
     labeled_w = np.zeros(n, dtype=bool)
@@ -1155,6 +1167,19 @@ def _importance_sampling_run(
                 c = proposal_floor + (1.0 - 2.0 * proposal_floor) * c
 
             yhat_c = take(yhat_w, cand)
+            # Model assistance: the calibration's expected counts over the unlabeled
+            # candidates, plus the batch's Horvitz-Thompson estimate of the residuals.
+            a_off = v_off = 0.0
+            m_c = None
+            if use_rest or model_assist:
+                lab_items, lab_labels = book.labeled_arrays()
+                coef, cov = _platt_fit(t_feat[lab_items], lab_labels, platt_prior)
+            if model_assist:
+                m_c = _logistic(coef[0] + coef[1] * take(t_feat_w, cand))
+                unl_c = None if cand is not None else ~labeled_w
+                m_u, yh_u = take(m_c, unl_c), take(yhat_c, unl_c).astype(np.float64)
+                a_off = float(np.dot(m_u, yh_u))
+                v_off = alpha * float(yh_u.sum()) + (1.0 - alpha) * float(m_u.sum())
             q = _proposal(c, yhat_c, g_prev, alpha)
             if cand is None:
                 q[labeled_w] = 0.0  # never drawn again (zero-width systematic interval)
@@ -1166,8 +1191,6 @@ def _importance_sampling_run(
             if use_rest and rest_pool.size:
                 # Rest calibration: logistic regression of all labels so far on the
                 # scores; the rest is sampled in proportion to it, mixed with uniform.
-                lab_items, lab_labels = book.labeled_arrays()
-                coef, cov = _platt_fit(t_feat[lab_items], lab_labels, platt_prior)
                 rest_pool = rest_pool[rng.permutation(rest_pool.size)]
                 t_r = t_feat[rest_pool]
                 c_r = _logistic(coef[0] + coef[1] * t_r)
@@ -1226,20 +1249,29 @@ def _importance_sampling_run(
                     )
             g_i, var_i, floor_i = _estimate(
                 alpha=alpha,
-                a_fixed=book.a_fixed,
-                v_fixed=book.v_fixed + v_rest,
+                a_fixed=book.a_fixed + a_off,
+                v_fixed=book.v_fixed + v_rest + v_off,
                 y=labels_b,
                 yhat=yhat[items_b],
                 d=1.0 / pi_b,
                 pi=pi_b,
                 typical=typical,
+                m=None if m_c is None else m_c[pick],
             )
             yh_b = yhat[items_b].astype(np.float64)
-            den_i = (
-                book.v_fixed
-                + v_rest
-                + float(np.dot(1.0 / pi_b, alpha * yh_b + (1.0 - alpha) * labels_b))
-            )
+            if m_c is None:
+                den_i = (
+                    book.v_fixed
+                    + v_rest
+                    + float(np.dot(1.0 / pi_b, alpha * yh_b + (1.0 - alpha) * labels_b))
+                )
+            else:
+                den_i = (
+                    book.v_fixed
+                    + v_rest
+                    + v_off
+                    + float(np.dot(1.0 / pi_b, (1.0 - alpha) * (labels_b - m_c[pick])))
+                )
             var_rest = 0.0
             if rest_model is not None and math.isfinite(g_i) and den_i > 0:
                 var_rest = ((1.0 - alpha) * g_i / den_i) ** 2 * rest_model["var_r"]
@@ -1296,6 +1328,7 @@ def acis(
     rest_share: float = 0.05,
     rest_uniform: float = 0.2,
     interval: str = "model",
+    model_assist: bool = True,
 ) -> ACISResult:
     """Estimate the F-score of a classifier on a pool with active calibration + importance sampling.
 
@@ -1455,6 +1488,8 @@ def acis(
         hi_open=False,
         hint=" It is the uniform share of the rest stratum's sampling distribution; 1 samples the rest uniformly.",
     )
+    if not isinstance(model_assist, bool | np.bool_):
+        raise TypeError(f"`model_assist` must be True or False, got {V.describe(model_assist)}.")
     if not isinstance(interval, str) or interval not in _INTERVALS:
         raise ValueError(
             f"`interval` must be one of {', '.join(map(repr, _INTERVALS))}, got {V.describe(interval)}."
@@ -1481,6 +1516,7 @@ def acis(
         rest_share=rest_share,
         rest_uniform=rest_uniform,
         interval=interval,
+        model_assist=bool(model_assist),
     )
 
 
