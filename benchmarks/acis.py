@@ -440,10 +440,10 @@ def _peer_summary(settings, budgets, runs) -> list[str]:
         "Coverage of ACIS's default (model), delta and design-only (Jeffreys) intervals and of the "
         "paper's design (no rest stratum, delta interval); mean width of the default interval; MSE of "
         "ACIS and OASIS; 'ACIS <= OASIS' = the paired difference of squared errors is below 2 s.e.; "
-        "'share cost' = MSE of ACIS with the rest stratum / without it (paired runs), ± s.e. of the "
-        "ratio (delta method).",
+        "'vs paper' = MSE of ACIS's defaults / MSE of the paper's design (no rest stratum, no model "
+        "assistance; paired runs), ± s.e. of the ratio (delta method).",
         "",
-        "| pool | labels | cover (model) | cover (delta) | cover (jeffreys) | cover (no rest) | width (model) | MSE acis | MSE oasis | ACIS <= OASIS | share cost |",
+        "| pool | labels | cover (model) | cover (delta) | cover (jeffreys) | cover (no rest) | width (model) | MSE acis | MSE oasis | ACIS <= OASIS | vs paper |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for st in settings:
