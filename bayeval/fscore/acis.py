@@ -4,9 +4,11 @@ This module estimates the F-score of a binary classifier on a large, unlabeled p
 from a small labeling budget, following the ACIS algorithm of Poms, Sarukkai,
 Mullapudi, Sohoni, Mark, Ramanan and Fatahalian (2021, "Low-Shot Validation: Active
 Importance Sampling for Estimating Classifier Performance on Rare Categories", ICCV),
-together with three baselines that share its interface and result type. Unlike the paper, ACIS here also samples outside its
-top-K domain and, by default, reports an interval that accounts for what may hide
-there (see "The rest stratum" below).
+together with three baselines that share its interface and result type. Unlike the
+paper, ACIS here also samples outside its top-K domain, uses a logistic calibration of
+the scores as a control variate, and by default reports an interval that accounts for
+the positives that may hide outside the domain (see "The rest stratum" and "Model
+assistance" below).
 
 The F-score
 -----------
@@ -44,11 +46,10 @@ the last one is cut so that exactly ``budget`` items are labeled). Before each b
    sampling, plus every predicted positive; the domain is widened when it has fewer
    than twice the batch size of unlabeled items. Everything else is the *rest
    stratum* (predicted negatives only): ``ceil(rest_share * batch)`` items of each
-   batch (at least one, at most all but one) are a simple random sample of its
-   unlabeled items (see "The rest stratum"). With ``rest_share=0`` (the paper's
-   design) the rest is never sampled and is taken as negatives, which biases the F
-   estimate upwards when false negatives hide in the low scores; neither interval
-   can see that bias then.
+   batch (at least one, at most all but one) are drawn from its unlabeled items, with
+   probabilities that follow a calibration of the scores (see "The rest stratum"). With ``rest_share=0`` (the paper's design) the rest is
+   never sampled and is taken as negatives, which biases the F estimate upwards when
+   false negatives hide in the low scores; neither interval can see that bias then.
 4. *Sampling design.* The domain's part of the batch is drawn *without replacement* from the unlabeled
    items of the domain, with inclusion probabilities ``pi`` proportional to ``q``
    (capped at 1, summing to the batch size), by systematic sampling in a random
@@ -64,17 +65,19 @@ the last one is cut so that exactly ``budget`` items are labeled). Before each b
        v = alpha * yhat + (1 - alpha) * y,
 
    which is Sawade's self-normalized estimator (paper, eq. 2) applied to both parts.
-   The rest stratum's draws enter the same sums with weight ``M / n_rest`` (``M``
-   unlabeled rest items, ``n_rest`` of them drawn); they are predicted negatives, so
-   they only add their positives, ``(1 - alpha) * M * x / n_rest``, to the denominator.
    This is our reading of the paper's rule that reused items enter with the weight
    of a deterministic draw. Numerator and denominator are unbiased for the pool
-   totals (within the domain); the ratio is consistent.
+   totals (within the domain); the ratio is consistent. With ``model_assist=True``
+   (the default) the batch estimates the *residuals* of a calibration model instead
+   (see "Model assistance"), and the count of positives among the unlabeled rest items
+   is added to the denominator (see "The rest stratum").
 6. *Averaging* (paper, eq. 5). The reported estimate is the average of the last
    ``average_last`` iteration estimates, weighted by their batch sizes (in the
    paper's with-replacement form an iteration's importance-weight sum ``|W_i|_1`` is
    proportional to its batch size in expectation). If the last batch labeled every
-   candidate of the domain (a census), its exact value is reported alone.
+   candidate of the domain (a census), its exact value is reported alone. The
+   interval's rest term (below) is taken relative to the same average of the
+   iterations' rest counts.
 
 Variance (paper, eq. 6, adapted)
 --------------------------------
@@ -115,34 +118,82 @@ the degenerate case; when some residuals differ, the delta method is used as is
 labels have been spent -- see the benchmark's variance ratios).
 
 With ``interval="delta"`` intervals are normal: ``estimate ± z * sqrt(variance)``,
-clipped to [0, 1], where the variance adds the rest stratum's simple-random-sampling
-term (per batch, like the domain's). If no informative item (a predicted or a true
+clipped to [0, 1], where the variance adds the variance of the rest stratum's count
+(see "The rest stratum"). If no informative item (a predicted or a true
 positive) has been labeled, the F-score is not identified: the estimate and variance
 are NaN and the interval is [0, 1].
 
-The rest stratum (``rest_share``, ``interval="jeffreys"``)
-----------------------------------------------------------
-Defensive sampling: a small guaranteed share of every batch goes outside the top-K
-domain, so the estimator targets the F-score of the whole pool (unbiased numerator
-and denominator; only the ratio's bias remains) instead of the F-score of the domain.
-The rest is usually most of the pool and its positives are rare, so a handful of
-rest draws seldom finds one; when none is found the delta-method variance of the
-rest is 0, although thousands of positives could hide there. The default interval
-(``interval="jeffreys"``) therefore treats the number ``R`` of positives in the
-current rest as a Poisson count seen through the rest's sampling: every rest item
-has been drawn with the same probability ``e`` (exact: ``1 - prod(1 - n_b / M_b)``
-over the batches), and ``x`` positives were found, so ``R`` gets the Jeffreys
-posterior ``Gamma(x + 1/2, rate=e)``, capped at the rest's size. F decreases in
-``R``; the interval's ends are the F values at the posterior's 2.5 % and 97.5 %
-quantiles (for a 95 % interval), combined in quadrature with the domain's normal
-half-width on each side. The reported variance is the domain's plus the
-linearized variance of ``R``'s posterior. This interval holds whatever the rest
-contains, at a price: it stays wide (often reaching far below the estimate) until
-enough rest items are labeled to rule out a large hidden count. That is what the
-labels can say without a model of the low scores; ``interval="delta"`` is the
-paper's single-run variance (with the rest's term), narrower and over-confident
-where positives hide outside the domain (``benchmarks/results/acis.md`` has both).
+Model assistance (``model_assist``)
+-----------------------------------
+Before every batch a logistic regression of all labels so far on the scores is fitted
+(the *rest calibration*: ``logit P(y=1) = b0 + b1 t`` with ``t`` the logit of
+probability scores, or the standardized score otherwise; normal priors centred on
+"the scores are calibrated", intercept sd 2 and slope sd 2, posterior mode and
+Laplace covariance by Newton steps). Selection depends on the scores only, so
+fitting to the labeled items is not distorted by the sampling. With
+``model_assist=True`` its probabilities ``m`` serve as a control variate (a
+difference estimator): the numerator and denominator over the still-unlabeled domain
+are the model's totals ``sum m * yhat`` and ``sum alpha * yhat + (1 - alpha) * m`` plus
+the batch's Horvitz-Thompson estimates of the residuals ``y * yhat - m * yhat`` and
+``(1 - alpha) (y - m)``. This stays design-consistent whatever the model (the
+residuals are estimated without bias), and it is far less variable when the model
+is good, because the known number of predicted positives and most of the expected
+counts no longer have to be estimated from a few draws. The delta-method variance
+is computed from the residuals; estimates are clipped to [0, 1]. On the benchmark it
+lowered the MSE on every synthetic pool (``benchmarks/results/acis.md``).
 
+The rest stratum (``rest_share``, ``rest_uniform``, ``interval``)
+-----------------------------------------------------------------
+Defensive sampling: a small guaranteed share of every batch goes outside the top-K
+domain, so the estimator targets the F-score of the whole pool instead of the
+F-score of the domain. The rest is usually most of the pool and its positives are
+rare and concentrated just below the domain. The rest items are therefore drawn
+without replacement (the same systematic design as the domain) with inclusion
+probabilities proportional to ``(1 - rest_uniform) * c / sum(c) + rest_uniform / M``:
+``c`` the rest calibration's probabilities, ``M`` the number of unlabeled rest items.
+The uniform part keeps every rest item's probability above ``rest_uniform`` times
+that of a simple random sample, whatever the calibration says.
+
+*The count of positives among the unlabeled rest items*, ``R``, enters the F
+denominator as ``(1 - alpha) * R``. Model: a rest item is positive with probability
+``theta * c``, independently, so ``R ~ Poisson(theta * C)`` with ``C`` the sum of
+``c`` over those items. The calibration's coefficients carry their Laplace posterior;
+the multiplier ``theta`` (mean 1, prior ``Gamma(1, rate=1)``) is room for the
+calibration to be wrong in the low scores, and is updated by the rest items labeled
+so far (``x`` positives found where the calibration expected ``E``:
+``theta ~ Gamma(1 + x, rate=1 + E)``). ``R``'s predictive distribution is sampled (1,000
+draws over coefficient draws, ``theta`` and the Poisson count). The estimate uses
+the model's count (at the coefficients' posterior mode) where the labels pin it down
+-- the standard deviation of ``log C`` over the coefficients' posterior at most 1,
+i.e. ``C`` known within about a factor e -- and otherwise the batch's unbiased
+Horvitz-Thompson count of its rest draws (usually 0: the positives there are too rare
+for a few draws to find, so the estimate is then biased upwards, and the interval
+below is what accounts for it).
+
+The default interval (``interval="model"``) reads ``R``'s 2.5 % and 97.5 %
+quantiles (for a 95 % interval) from its predictive distribution; F decreases in
+``R``, so the interval's ends are F at those quantiles, each combined in quadrature
+with the domain's normal half-width. It is narrow where the labels fix the
+calibration's tail and wide where they do not (few labels, a narrow score range
+labeled). *When it fails:* the model extrapolates a logistic curve from the labeled
+scores into the low scores. Positives that sit far below where that curve puts them
+-- a heavier tail than logistic, a cluster of positives at very low scores -- are
+missed by the estimate and by the interval until a rest draw finds one (``theta``
+then grows). On the benchmark's real pool (digit 8 of ``load_digits``, cross-validated
+logistic regression) this is what happened: positives at scores of 0.0003 and
+0.0007 made the 95 % intervals cover in only about half of the runs (see
+``benchmarks/results/acis.md``); the synthetic pools, whose scores are logistic in
+the latent score, are covered.
+
+``interval="jeffreys"`` is the design-only alternative: the count of positives in the
+whole rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=e)`` of a Poisson count
+seen with exposure ``e``, a lower bound on any rest item's probability of having been
+drawn (``1 - prod(1 - min pi_b)`` over the batches: the uniform part of the design
+guarantees it), capped at the rest's size. It holds whatever the rest contains and
+the calibration says, and it is wide (useless on large pools) until many rest items
+are labeled. ``interval="delta"`` is a normal interval from the same variance (the
+domain's delta-method variance plus the variance of ``R``'s predictive
+distribution). All three give the same estimate.
 When to stop, and what survives a failure
 -----------------------------------------
 ``target_std_error`` turns the budget into a cap: the run stops after the first batch
@@ -277,9 +328,11 @@ class ACISResult:
     posterior : Posterior or None
         The fitted score-mixture posterior (``method == "score_mixture"`` only).
     interval_method : str
-        How ``interval`` was computed: ``"jeffreys"`` (ACIS's default: the rest
-        stratum's count of positives gets a Jeffreys posterior) or ``"delta"`` (the
-        normal interval of the delta-method variance; every other method).
+        How ``interval`` was computed: ``"model"`` (ACIS's default: the rest
+        stratum's count of positives is read from the calibration model's predictive
+        distribution), ``"jeffreys"`` (that count gets a design-only Jeffreys
+        posterior) or ``"delta"`` (the normal interval of the delta-method variance;
+        every other method).
 
     Examples
     --------
@@ -1336,8 +1389,10 @@ def acis(
     variance-minimizing importance distribution for F_alpha, doubling batches drawn
     from the unlabeled items, reuse of all earlier labels, averaging of the last
     iteration estimates and the single-trial variance estimator -- plus a small
-    random share of every batch outside the top-K domain (``rest_share``) and an
-    interval that accounts for positives that may hide there (``interval``). See the module
+    random share of every batch outside the top-K domain, drawn where a logistic
+    calibration of the scores expects positives (``rest_share``, ``rest_uniform``),
+    that calibration as a control variate (``model_assist``), and an interval that
+    accounts for positives that may hide outside the domain (``interval``). See the module
     docstring (``bayeval.fscore.acis``) for the exact estimator, sampling design and
     variance, and for how to plug in other probabilities.
 
@@ -1377,7 +1432,8 @@ def acis(
     top_k_prior : bool, default True
         Restrict sampling to the ``top_k_factor * (i + 1) * n_pred`` top-scored
         items (plus all predicted positives) at iteration ``i``; for rare categories.
-        Items outside are taken as negatives (a small upward bias, not in the variance).
+        Items outside form the rest stratum (``rest_share``); with ``rest_share=0``
+        they are taken as negatives (an upward bias, not in the variance).
     top_k_factor : float, default 3.0
         The factor of that rule (3 in the paper).
     average_last : int, default 3
@@ -1397,34 +1453,41 @@ def acis(
         (``sqrt(variance)``) is at most this value, provided the estimate is defined
         and no zero-variance floor is in play (a floor means no error of some kind
         has been seen yet, so the variance is a guess). ``budget`` is then a cap.
-        E.g. ``0.05`` for a 95% interval about +-0.1 wide. With the default
-        ``interval="jeffreys"`` the standard error includes the rest stratum's,
-        which stays large until many rest items are labeled, so the target is seldom
-        met (on the benchmark's pools, never within 1,000 labels); stop on
-        ``interval="delta"`` only where
-        you trust that no positives hide outside the top-K domain. Not earlier: the variance
+        E.g. ``0.05`` for a 95% interval about +-0.1 wide. The standard error includes
+        the rest stratum's (the variance of its count of positives under the
+        calibration model), so it stays large while the calibration's tail is
+        uncertain. Not earlier than the third batch: the variance
         of the first batches rests on a few dozen labels and is too often too low
         (on the benchmark's 1% pool, runs allowed to stop at 30 labels had an error
         twice their reported standard error). Stopping on an estimated variance stays
         somewhat optimistic: the benchmark (``benchmarks/acis.py``, "Stopping at a
         target standard error") reports labels spent, RMSE and coverage at the stop.
     rest_share : float in [0, 1), default 0.05
-        Share of each batch drawn uniformly from the items outside the top-K domain
+        Share of each batch drawn from the items outside the top-K domain
         (``ceil(rest_share * batch)``, at least one and at most all but one item of
         a batch), so that positives there can be found and the estimate targets the
         whole pool. 0 gives the paper's design (never sampled, taken as negatives).
-        Unused with ``top_k_prior=False`` (every item is then in the domain). It
-        costs accuracy: on the benchmark's pools where top-K was harmless, 0.05 raised
-        the MSE by 4--56% (about +28% on average, paired runs), because a rare rest
-        draw that finds a positive carries the weight of thousands of items
-        (``benchmarks/results/acis.md``, "share cost").
-    interval : {"jeffreys", "delta"}, default "jeffreys"
-        How the variance and interval account for the rest stratum: ``"jeffreys"``
-        gives its count of positives a Jeffreys posterior (honest when no or few
-        positives have been found there, and wide); ``"delta"`` is the paper's
-        single-run delta-method variance with a normal interval. Both give the same
-        estimate. Without a rest stratum (``rest_share=0``) the two coincide and
+        Unused with ``top_k_prior=False`` (every item is then in the domain).
+    rest_uniform : float in [0, 1], default 0.2
+        Uniform share of the rest stratum's sampling distribution; the rest of it is
+        proportional to the rest calibration's probabilities (see the module
+        docstring). 1 samples the rest uniformly; the uniform part guarantees every
+        rest item a probability of being drawn, which ``interval="jeffreys"`` needs.
+    interval : {"model", "jeffreys", "delta"}, default "model"
+        How the interval accounts for the rest stratum's unknown count of positives:
+        ``"model"`` reads it from the calibration model's predictive distribution
+        (informative where the labels fix the calibration's tail; misses positives
+        hiding far below where a logistic curve puts them); ``"jeffreys"`` gives it a
+        design-only Jeffreys posterior (holds whatever the rest contains, and is wide
+        on large pools); ``"delta"`` is a normal interval from the delta-method
+        variance plus the model count's variance. All give the same estimate.
+        Without a rest stratum (``rest_share=0``) they coincide and
         ``ACISResult.interval_method`` is ``"delta"``.
+    model_assist : bool, default True
+        Use the rest calibration (a logistic regression of the labels on the scores)
+        as a control variate: each batch estimates the residuals of its expected
+        counts (a difference estimator; see the module docstring). ``False`` gives
+        the paper's pure Horvitz-Thompson estimator.
 
     Returns
     -------
