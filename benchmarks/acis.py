@@ -59,7 +59,7 @@ current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
 where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
 ``PYTHONPATH=.``).
 
-Run ``python benchmarks/acis.py`` (full study: about 6 minutes on two cores; it writes
+Run ``python benchmarks/acis.py`` (full study: about 13 minutes on two cores; it writes
 ``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of
 worker processes (default 2).
