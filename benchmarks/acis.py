@@ -46,8 +46,9 @@ subsampled to 1 % against the other digits, 5-fold cross-validated logistic
 regression); W, a weak classifier (F1 0.25); M, an overconfident classifier
 thresholded at 0.5 -- every trial runs, with the same seed, ACIS with its default
 (model) interval, the same runs with the delta and the design-only (Jeffreys)
-intervals, ACIS without the rest stratum (the paper's design), and OASIS until it has labeled as many *distinct*
-items as the budget (budgets 50, 100, 200, 500; ``--peer-trials`` paired trials,
+intervals, ACIS without the rest stratum and model assistance (the paper's design),
+and OASIS until it has labeled as many *distinct* items as the budget (budgets 50,
+100, 200, 500; ``--peer-trials`` paired trials,
 default ``--trials``). E is left out: OASIS takes about 45 s a run on its 1,000,000
 items. ``--peers-only`` runs this study alone (same seeds; the first N trials of a
 longer run are those of a shorter one). OASIS is a benchmark-only dependency::

@@ -47,9 +47,10 @@ the last one is cut so that exactly ``budget`` items are labeled). Before each b
    than twice the batch size of unlabeled items. Everything else is the *rest
    stratum* (predicted negatives only): ``ceil(rest_share * batch)`` items of each
    batch (at least one, at most all but one) are drawn from its unlabeled items, with
-   probabilities that follow a calibration of the scores (see "The rest stratum"). With ``rest_share=0`` (the paper's design) the rest is
-   never sampled and is taken as negatives, which biases the F estimate upwards when
-   false negatives hide in the low scores; neither interval can see that bias then.
+   probabilities that follow a calibration of the scores (see "The rest stratum").
+   With ``rest_share=0`` (the paper's design) the rest is never sampled and is taken
+   as negatives, which biases the F estimate upwards when false negatives hide in the
+   low scores; no interval can see that bias then.
 4. *Sampling design.* The domain's part of the batch is drawn *without replacement* from the unlabeled
    items of the domain, with inclusion probabilities ``pi`` proportional to ``q``
    (capped at 1, summing to the batch size), by systematic sampling in a random
@@ -813,7 +814,9 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-def _rest_model(t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=_REST_THETA_PRIOR, draws=_REST_DRAWS):
+def _rest_model(
+    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=_REST_THETA_PRIOR, draws=_REST_DRAWS
+):
     """Predictive distribution of the number of positives among the unlabeled rest items.
 
     Model: a rest item with feature ``t`` (see ``_platt_feature``) is positive with
@@ -1553,7 +1556,10 @@ def acis(
         hi=1,
         lo_open=False,
         hi_open=False,
-        hint=" It is the uniform share of the rest stratum's sampling distribution; 1 samples the rest uniformly.",
+        hint=(
+            " It is the uniform share of the rest stratum's sampling distribution;"
+            " 1 samples the rest uniformly."
+        ),
     )
     if not isinstance(model_assist, bool | np.bool_):
         raise TypeError(f"`model_assist` must be True or False, got {V.describe(model_assist)}.")
