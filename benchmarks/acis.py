@@ -45,9 +45,10 @@ pools -- R, a real rare pool (digit 8 of scikit-learn's bundled ``load_digits``
 subsampled to 1 % against the other digits, 5-fold cross-validated logistic
 regression); W, a weak classifier (F1 0.25); M, an overconfident classifier
 thresholded at 0.5 -- every trial runs, with the same seed, ACIS with its default
-(Jeffreys) interval, the same runs with the delta interval, ACIS without the rest
-stratum (the paper's design), and OASIS until it has labeled as many *distinct*
-items as the budget (budgets 50, 100, 200, 500; ``--peer-trials`` paired trials,
+(model) interval, the same runs with the delta and the design-only (Jeffreys)
+intervals, ACIS without the rest stratum and model assistance (the paper's design),
+and OASIS until it has labeled as many *distinct* items as the budget (budgets 50,
+100, 200, 500; ``--peer-trials`` paired trials,
 default ``--trials``). E is left out: OASIS takes about 45 s a run on its 1,000,000
 items. ``--peers-only`` runs this study alone (same seeds; the first N trials of a
 longer run are those of a shorter one). OASIS is a benchmark-only dependency::
@@ -59,7 +60,7 @@ current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
 where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
 ``PYTHONPATH=.``).
 
-Run ``python benchmarks/acis.py`` (full study: about 6 minutes on two cores; it writes
+Run ``python benchmarks/acis.py`` (full study: about 13 minutes on two cores; it writes
 ``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of
 worker processes (default 2).
@@ -136,7 +137,22 @@ HARD = [
 ]
 PEER_BUDGETS = (50, 100, 200, 500)
 #: Methods of the ``--peers`` study, run on the same pool with the same seed.
-PEER_METHODS = ("acis", "acis (delta interval)", "acis (no rest, paper)", "oasis")
+PEER_METHODS = (
+    "acis",
+    "acis (delta interval)",
+    "acis (jeffreys interval)",
+    "acis (no rest, paper)",
+    "oasis",
+)
+#: ``acis`` keywords of the ACIS rows of ``PEER_METHODS`` (the last row is OASIS).
+PEER_ACIS_KW = (
+    {},
+    {"interval": "delta"},
+    {"interval": "jeffreys"},
+    {"rest_share": 0.0, "interval": "delta", "model_assist": False},
+)
+_OASIS = len(PEER_METHODS) - 1
+_NO_REST = PEER_METHODS.index("acis (no rest, paper)")
 QUICK = [
     Setting("A", 20_000, 0.01, 3.5, seed=1),
     Setting("C", 50_000, 0.001, 3.5, temperature=0.5, shift=-1.0, seed=3),
@@ -330,13 +346,13 @@ def _peer_work(task):
     out = np.full((len(seeds), len(PEER_METHODS), 6), np.nan)
     for k, seed in enumerate(seeds):
         seed = int(seed)
-        for j, kw in enumerate(({}, {"interval": "delta"}, {"rest_share": 0.0, "interval": "delta"})):
+        for j, kw in enumerate(PEER_ACIS_KW):
             t0 = time.perf_counter()
             r = acis(scores, predictions, oracle, budget=budget, random_seed=seed, **kw)
             out[k, j] = (r.estimate, r.variance, *r.interval, time.perf_counter() - t0, budget)
         t0 = time.perf_counter()
         est, draws = run_oasis(scores, predictions, y, budget, seed)
-        out[k, 3] = (est, np.nan, np.nan, np.nan, time.perf_counter() - t0, draws)
+        out[k, _OASIS] = (est, np.nan, np.nan, np.nan, time.perf_counter() - t0, draws)
     print(f"  peers: {st.name} {budget} seeds {seeds[0]}..{seeds[-1]} done", file=sys.stderr, flush=True)
     return st.name, budget, out
 
@@ -368,10 +384,11 @@ def _peer_tables(settings, budgets, trials, runs) -> list[str]:
         "## ACIS against OASIS, and its two intervals",
         "",
         f"{trials} paired trials per pool and budget: per trial (seed) every method runs on the same "
-        "pool. `acis` = the defaults (rest share 0.05, `interval=\"jeffreys\"`); `acis (delta)` = "
-        "the same runs with the delta-method normal interval (same estimates); `acis (no rest, "
-        "paper)` = `rest_share=0, interval=\"delta\"`, the paper's top-K-only sampling as before "
-        "this change; `oasis` = the `oasis` package's `OASISSampler` (defaults), stopped at the "
+        "pool. `acis` = the defaults (rest share 0.05, calibrated rest sampling, `interval=\"model\"`); "
+        "`acis (delta interval)` and `acis (jeffreys interval)` = the same runs with the delta-method "
+        "normal interval and with the design-only Jeffreys interval (same estimates); `acis (no rest, "
+        "paper)` = `rest_share=0, interval=\"delta\", model_assist=False`, the paper's top-K-only "
+        "sampling and design-based estimate; `oasis` = the `oasis` package's `OASISSampler` (defaults), stopped at the "
         "budget in *distinct* labels (`draws` = its median number of draws with replacement; it "
         "reports no interval). MSE ± Monte Carlo s.e.; cover = share of 95 % intervals holding "
         "the true F1 (s.e. at most 0.5/sqrt(trials)); width = mean interval width; "
@@ -404,7 +421,7 @@ def _peer_tables(settings, budgets, trials, runs) -> list[str]:
                 else:
                     cover = f"{np.mean((lo <= truth) & (truth <= hi)):.2f}"
                     width = f"{np.mean(hi - lo):.3f}"
-                    d = sq[:, j] - sq[:, 3]
+                    d = sq[:, j] - sq[:, _OASIS]
                     diff = f"{d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(n):.4f}"
                 lines.append(
                     f"| {b} | {m} | {sq[:, j].mean():.4f} ± {sq[:, j].std(ddof=1) / np.sqrt(n):.4f} "
@@ -421,12 +438,14 @@ def _peer_summary(settings, budgets, runs) -> list[str]:
     lines = [
         "### Summary against the targets",
         "",
-        "Coverage of ACIS's default (Jeffreys) and delta intervals; MSE of ACIS and OASIS; "
-        "'ACIS <= OASIS' = the paired difference is below 2 s.e.; 'share cost' = MSE of ACIS "
-        "with the rest stratum / without it (paired runs), ± s.e. of the ratio (delta method).",
+        "Coverage of ACIS's default (model), delta and design-only (Jeffreys) intervals and of the "
+        "paper's design (no rest stratum, delta interval); mean width of the default interval; MSE of "
+        "ACIS and OASIS; 'ACIS <= OASIS' = the paired difference of squared errors is below 2 s.e.; "
+        "'vs paper' = MSE of ACIS's defaults / MSE of the paper's design (no rest stratum, no model "
+        "assistance; paired runs), ± s.e. of the ratio (delta method).",
         "",
-        "| pool | labels | cover (jeffreys) | cover (delta) | cover (no rest) | MSE acis | MSE oasis | ACIS <= OASIS | share cost |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| pool | labels | cover (model) | cover (delta) | cover (jeffreys) | cover (no rest) | width (model) | MSE acis | MSE oasis | ACIS <= OASIS | vs paper |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for st in settings:
         _, predictions, y = _pool(st)
@@ -436,15 +455,16 @@ def _peer_summary(settings, budgets, runs) -> list[str]:
             est = np.where(np.isfinite(out[:, :, 0]), out[:, :, 0], 0.0)
             sq = (est - truth) ** 2
             n = sq.shape[0]
-            cov = [np.mean((out[:, j, 2] <= truth) & (truth <= out[:, j, 3])) for j in range(3)]
-            d = sq[:, 0] - sq[:, 3]
+            cov = [np.mean((out[:, j, 2] <= truth) & (truth <= out[:, j, 3])) for j in range(_OASIS)]
+            width = np.mean(out[:, 0, 3] - out[:, 0, 2])
+            d = sq[:, 0] - sq[:, _OASIS]
             ok = d.mean() <= 2 * d.std(ddof=1) / np.sqrt(n)
-            m1, m0 = sq[:, 0].mean(), sq[:, 2].mean()
+            m1, m0 = sq[:, 0].mean(), sq[:, _NO_REST].mean()
             # s.e. of the ratio of paired means (delta method)
-            g = sq[:, 0] / m0 - m1 * sq[:, 2] / m0**2
+            g = sq[:, 0] / m0 - m1 * sq[:, _NO_REST] / m0**2
             lines.append(
-                f"| {st.name} | {b} | {cov[0]:.2f} | {cov[1]:.2f} | {cov[2]:.2f} | {m1:.4f} "
-                f"| {sq[:, 3].mean():.4f} | {'yes' if ok else 'no'} "
+                f"| {st.name} | {b} | {cov[0]:.2f} | {cov[1]:.2f} | {cov[2]:.2f} | {cov[3]:.2f} "
+                f"| {width:.3f} | {m1:.4f} | {sq[:, _OASIS].mean():.4f} | {'yes' if ok else 'no'} "
                 f"| {m1 / m0:.2f} ± {g.std(ddof=1) / np.sqrt(n):.2f} |"
             )
     return lines + [""]
