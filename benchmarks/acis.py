@@ -45,7 +45,7 @@ pools -- R, a real rare pool (digit 8 of scikit-learn's bundled ``load_digits``
 subsampled to 1 % against the other digits, 5-fold cross-validated logistic
 regression); W, a weak classifier (F1 0.25); M, an overconfident classifier
 thresholded at 0.5 -- every trial runs, with the same seed, ACIS with its default
-(model) interval, the same runs with the delta and the design-only (Jeffreys)
+(design-only, Jeffreys) interval, the same runs with the model and the delta
 intervals, ACIS without the rest stratum and model assistance (the paper's design),
 and OASIS until it has labeled as many *distinct* items as the budget (budgets 50,
 100, 200, 500; ``--peer-trials`` paired trials,
@@ -139,16 +139,16 @@ PEER_BUDGETS = (50, 100, 200, 500)
 #: Methods of the ``--peers`` study, run on the same pool with the same seed.
 PEER_METHODS = (
     "acis",
+    "acis (model interval)",
     "acis (delta interval)",
-    "acis (jeffreys interval)",
     "acis (no rest, paper)",
     "oasis",
 )
 #: ``acis`` keywords of the ACIS rows of ``PEER_METHODS`` (the last row is OASIS).
 PEER_ACIS_KW = (
     {},
+    {"interval": "model"},
     {"interval": "delta"},
-    {"interval": "jeffreys"},
     {"rest_share": 0.0, "interval": "delta", "model_assist": False},
 )
 _OASIS = len(PEER_METHODS) - 1
@@ -381,12 +381,13 @@ def peers_study(settings, budgets, trials, jobs) -> tuple[list[str], float]:
 
 def _peer_tables(settings, budgets, trials, runs) -> list[str]:
     lines = [
-        "## ACIS against OASIS, and its two intervals",
+        "## ACIS against OASIS, and its three intervals",
         "",
         f"{trials} paired trials per pool and budget: per trial (seed) every method runs on the same "
-        "pool. `acis` = the defaults (rest share 0.05, calibrated rest sampling, `interval=\"model\"`); "
-        "`acis (delta interval)` and `acis (jeffreys interval)` = the same runs with the delta-method "
-        "normal interval and with the design-only Jeffreys interval (same estimates); `acis (no rest, "
+        "pool. `acis` = the defaults (rest share 0.05, calibrated rest sampling, the design-only "
+        "interval `interval=\"jeffreys\"`); `acis (model interval)` and `acis (delta interval)` = the same "
+        "runs with the calibration model's interval and with the delta-method normal interval (same "
+        "estimates); `acis (no rest, "
         "paper)` = `rest_share=0, interval=\"delta\", model_assist=False`, the paper's top-K-only "
         "sampling and design-based estimate; `oasis` = the `oasis` package's `OASISSampler` (defaults), stopped at the "
         "budget in *distinct* labels (`draws` = its median number of draws with replacement; it "
@@ -438,14 +439,14 @@ def _peer_summary(settings, budgets, runs) -> list[str]:
     lines = [
         "### Summary against the targets",
         "",
-        "Coverage of ACIS's default (model), delta and design-only (Jeffreys) intervals and of the "
-        "paper's design (no rest stratum, delta interval); mean width of the default interval; MSE of "
+        "Coverage and mean width of ACIS's default (design-only, Jeffreys) and model intervals, coverage "
+        "of its delta interval and of the paper's design (no rest stratum, delta interval); MSE of "
         "ACIS and OASIS; 'ACIS <= OASIS' = the paired difference of squared errors is below 2 s.e.; "
         "'vs paper' = MSE of ACIS's defaults / MSE of the paper's design (no rest stratum, no model "
         "assistance; paired runs), ± s.e. of the ratio (delta method).",
         "",
-        "| pool | labels | cover (model) | cover (delta) | cover (jeffreys) | cover (no rest) | width (model) | MSE acis | MSE oasis | ACIS <= OASIS | vs paper |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        "| pool | labels | cover (jeffreys, default) | width (jeffreys) | cover (model) | width (model) | cover (delta) | cover (no rest) | MSE acis | MSE oasis | ACIS <= OASIS | vs paper |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for st in settings:
         _, predictions, y = _pool(st)
@@ -456,15 +457,15 @@ def _peer_summary(settings, budgets, runs) -> list[str]:
             sq = (est - truth) ** 2
             n = sq.shape[0]
             cov = [np.mean((out[:, j, 2] <= truth) & (truth <= out[:, j, 3])) for j in range(_OASIS)]
-            width = np.mean(out[:, 0, 3] - out[:, 0, 2])
+            width = [np.mean(out[:, j, 3] - out[:, j, 2]) for j in (0, 1)]
             d = sq[:, 0] - sq[:, _OASIS]
             ok = d.mean() <= 2 * d.std(ddof=1) / np.sqrt(n)
             m1, m0 = sq[:, 0].mean(), sq[:, _NO_REST].mean()
             # s.e. of the ratio of paired means (delta method)
             g = sq[:, 0] / m0 - m1 * sq[:, _NO_REST] / m0**2
             lines.append(
-                f"| {st.name} | {b} | {cov[0]:.2f} | {cov[1]:.2f} | {cov[2]:.2f} | {cov[3]:.2f} "
-                f"| {width:.3f} | {m1:.4f} | {sq[:, _OASIS].mean():.4f} | {'yes' if ok else 'no'} "
+                f"| {st.name} | {b} | {cov[0]:.2f} | {width[0]:.3f} | {cov[1]:.2f} | {width[1]:.3f} | {cov[2]:.2f} "
+                f"| {cov[3]:.2f} | {m1:.4f} | {sq[:, _OASIS].mean():.4f} | {'yes' if ok else 'no'} "
                 f"| {m1 / m0:.2f} ± {g.std(ddof=1) / np.sqrt(n):.2f} |"
             )
     return lines + [""]

@@ -173,7 +173,7 @@ Horvitz-Thompson count of its rest draws (usually 0: the positives there are too
 for a few draws to find, so the estimate is then biased upwards, and the interval
 below is what accounts for it).
 
-The default interval (``interval="model"``) reads ``R``'s 2.5 % and 97.5 %
+The model interval (``interval="model"``) reads ``R``'s 2.5 % and 97.5 %
 quantiles (for a 95 % interval) from its predictive distribution; F decreases in
 ``R``, so the interval's ends are F at those quantiles, each combined in quadrature
 with the domain's normal half-width. It is narrow where the labels fix the
@@ -190,13 +190,17 @@ On the synthetic pools, whose scores are a logistic transform of the true log-od
 coverage from 100 labels was 0.87--1.00 (the lowest on an overconfident pool
 thresholded at 0.5, and on the weakest 0.1 % pool at 500 labels).
 
-``interval="jeffreys"`` is the design-only alternative: the count of positives in the
+The default interval (``interval="jeffreys"``) is design-only, so that a wrong
+calibration tail cannot make it wrong: the count of positives in the
 whole rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=e)`` of a Poisson count
 seen with exposure ``e``, a lower bound on any rest item's probability of having been
 drawn (``1 - prod(1 - min pi_b)`` over the batches: the uniform part of the design
 guarantees it), capped at the rest's size. It holds whatever the rest contains and
-the calibration says, and it is wide (useless on large pools) until many rest items
-are labeled. ``interval="delta"`` is a normal interval from the same variance (the
+the calibration says, and it is wide (on large pools often most of [0, 1]) until
+many rest items are labeled: on the benchmark's pools it covered 0.89--1.00 from 100
+labels, 0.39--0.98 wide, where the model interval was 0.11--0.68 wide. Choose
+``interval="model"`` when the scores' low tail is known to be well calibrated (the
+model interval's failure above is silent). ``interval="delta"`` is a normal interval from the same variance (the
 domain's delta-method variance plus the variance of ``R``'s predictive
 distribution). All three give the same estimate.
 When to stop, and what survives a failure
@@ -333,10 +337,10 @@ class ACISResult:
     posterior : Posterior or None
         The fitted score-mixture posterior (``method == "score_mixture"`` only).
     interval_method : str
-        How ``interval`` was computed: ``"model"`` (ACIS's default: the rest
-        stratum's count of positives is read from the calibration model's predictive
-        distribution), ``"jeffreys"`` (that count gets a design-only Jeffreys
-        posterior) or ``"delta"`` (the normal interval of the delta-method variance;
+        How ``interval`` was computed: ``"jeffreys"`` (ACIS's default: the rest
+        stratum's count of positives gets a design-only Jeffreys posterior),
+        ``"model"`` (that count is read from the calibration model's predictive
+        distribution) or ``"delta"`` (the normal interval of the delta-method variance;
         every other method).
 
     Examples
@@ -1387,7 +1391,7 @@ def acis(
     target_std_error: float | None = None,
     rest_share: float = 0.05,
     rest_uniform: float = 0.2,
-    interval: str = "model",
+    interval: str = "jeffreys",
     model_assist: bool = True,
 ) -> ACISResult:
     """Estimate the F-score of a classifier on a pool with active calibration + importance sampling.
@@ -1480,13 +1484,13 @@ def acis(
         proportional to the rest calibration's probabilities (see the module
         docstring). 1 samples the rest uniformly; the uniform part guarantees every
         rest item a probability of being drawn, which ``interval="jeffreys"`` needs.
-    interval : {"model", "jeffreys", "delta"}, default "model"
+    interval : {"jeffreys", "model", "delta"}, default "jeffreys"
         How the interval accounts for the rest stratum's unknown count of positives:
-        ``"model"`` reads it from the calibration model's predictive distribution
-        (informative where the labels fix the calibration's tail; misses positives
-        hiding far below where a logistic curve puts them); ``"jeffreys"`` gives it a
-        design-only Jeffreys posterior (holds whatever the rest contains, and is wide
-        on large pools); ``"delta"`` is a normal interval from the delta-method
+        ``"jeffreys"`` gives it a design-only Jeffreys posterior (holds whatever the
+        rest contains, and is wide on large pools); ``"model"`` reads it from the
+        calibration model's predictive distribution (narrow where the labels fix the
+        calibration's tail, but it misses positives hiding far below where a logistic
+        curve puts them: on a real pool it covered 50--65 % of its 95 % intervals); ``"delta"`` is a normal interval from the delta-method
         variance plus the model count's variance. All give the same estimate.
         Without a rest stratum (``rest_share=0``) they coincide and
         ``ACISResult.interval_method`` is ``"delta"``.
