@@ -191,14 +191,17 @@ coverage from 100 labels was 0.87--1.00 (the lowest on an overconfident pool
 thresholded at 0.5, and on the weakest 0.1 % pool at 500 labels).
 
 The default interval (``interval="jeffreys"``) is design-only, so that a wrong
-calibration tail cannot make it wrong: the count of positives in the
-whole rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=e)`` of a Poisson count
-seen with exposure ``e``, a lower bound on any rest item's probability of having been
-drawn (``1 - prod(1 - min pi_b)`` over the batches: the uniform part of the design
-guarantees it), capped at the rest's size. It holds whatever the rest contains and
-the calibration says, and it is wide (on large pools often most of [0, 1]) until
-many rest items are labeled: on the benchmark's pools it covered 0.89--1.00 from 100
-labels, 0.39--0.98 wide, where the model interval was 0.11--0.68 wide. Choose
+calibration tail cannot make it wrong. The count of positives in the whole rest, of
+which ``x`` have been found, is read from the Jeffreys posterior ``Gamma(x + 1/2,
+rate=e)`` of a Poisson count seen with exposure ``e``, at two exposures: its upper
+quantile at the *smallest* probability any rest item has had of being drawn
+(``1 - prod(1 - min pi_b)`` over the batches; the uniform part of the design
+guarantees it is positive) -- the hidden positives may all sit where the design looked
+least -- and its lower quantile at the *largest* (``1 - prod(1 - max pi_b)``) -- they
+may all sit where it looked hardest -- never below ``x`` nor above the rest's size.
+It holds whatever the rest contains and the calibration says, and it is wide (on
+large pools often most of [0, 1]) until many rest items are labeled: the benchmark's
+figures are in ``benchmarks/results/acis.md``. Choose
 ``interval="model"`` when the scores' low tail is known to be well calibrated (the
 model interval's failure above is silent). ``interval="delta"`` is a normal interval from the same variance (the
 domain's delta-method variance plus the variance of ``R``'s predictive
@@ -872,15 +875,16 @@ def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="
     unlabeled items that the estimate uses), ``r_sorted`` and ``var_r`` (draws and
     variance of that count's predictive distribution, see ``_rest_model``) and, for the
     design-only interval, ``size`` (all its items), ``x`` (positives among its labeled
-    items) and ``exposure`` (a lower bound on the probability that any one of its items
-    has been drawn by now). ``r_bar``: the count implied by an averaged estimate (the
+    items), ``exposure`` and ``exposure_max`` (a lower and an upper bound on the
+    probability that any one of its items has been drawn by now). ``r_bar``: the count implied by an averaged estimate (the
     same average of the iterations' ``r_hat``); defaults to ``rest["r_hat"]``.
 
     ``method="model"``: the count ``R`` of unlabeled positives is read from its
     predictive distribution. ``method="jeffreys"``: the count of positives in the whole
-    rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=exposure)`` of a Poisson
-    count seen with that exposure (capped at ``size``): valid whatever the calibration
-    says, and wide. F is decreasing in ``R``:
+    rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=e)`` of a Poisson count seen
+    with exposure ``e``; its upper quantile at ``e = exposure`` (the smallest exposure
+    of a rest item), its lower quantile at ``e = exposure_max`` (the largest), kept
+    within ``[x, size]``: valid whatever the calibration says, and wide. F is decreasing in ``R``:
     ``F(R) = est * den / (den + (1 - alpha) (R - R_hat))`` with ``R_hat`` the count the
     estimate uses. The interval adds the rest's (asymmetric) quantile offsets and the
     domain's normal half-width in quadrature on each side. The variance is the
@@ -895,11 +899,13 @@ def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="
     if method == "jeffreys":
         size, x, exposure = rest["size"], rest["x"], rest["exposure"]
         r_hat = x + (rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar)
-        if exposure > 0:
-            r_lo, r_hi = gamma.ppf([tail, 1.0 - tail], x + 0.5, scale=1.0 / exposure)
-        else:  # nothing drawn from the rest yet: anything from 0 to all of it
-            r_lo, r_hi = 0.0, float(size)
-        r_lo, r_hi = min(r_lo, size), min(r_hi, size)
+        # Upper end: every hidden positive may sit where the design looks least
+        # (the smallest exposure); lower end: where it looks most (the largest). The
+        # positives already found are a floor.
+        exposure_max = rest.get("exposure_max", exposure)
+        r_hi = gamma.ppf(1.0 - tail, x + 0.5, scale=1.0 / exposure) if exposure > 0 else size
+        r_lo = gamma.ppf(tail, x + 0.5, scale=1.0 / exposure_max) if exposure_max > 0 else 0.0
+        r_lo, r_hi = min(max(r_lo, x), size), min(max(r_hi, x), size)
     else:
         r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
         r_sorted = rest["r_sorted"]
@@ -1142,13 +1148,15 @@ def _importance_sampling_run(
     use_rest = top_k_prior and rest_share > 0
     if use_rest:
         book.rest = dict(
-            size=0, x=0, n_drawn=0, exposure=0.0, r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0,
+            size=0, x=0, n_drawn=0, exposure=0.0, exposure_max=0.0, r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0,
             r_sorted=np.zeros(0),
         )
         rest_items: list[np.ndarray] = []
         rest_labels: list[np.ndarray] = []
-        # Lower bound on the probability that an item of the current rest was drawn.
-        rest_missed = 1.0
+        # Probability that an item of the current rest has never been drawn: at most
+        # ``rest_missed`` (its complement bounds every item's exposure from below) and
+        # at least ``rest_missed_best`` (its complement bounds it from above).
+        rest_missed = rest_missed_best = 1.0
     if use_rest or model_assist:
         t_feat, platt_prior = _platt_feature(s)
 
@@ -1267,6 +1275,7 @@ def _importance_sampling_run(
                 pick_r = _systematic_sample(pi_all, b_rest, rng)
                 items_r, pi_r = rest_pool[pick_r], pi_all[pick_r]
                 rest_missed *= 1.0 - float(pi_all.min())
+                rest_missed_best *= 1.0 - float(pi_all.max())
                 labels_all = _call_oracle(oracle, np.r_[items_b, items_r])
                 labels_b, labels_r = labels_all[:b_dom], labels_all[b_dom:]
             else:
@@ -1350,6 +1359,7 @@ def _importance_sampling_run(
                     x=int(found.sum()),
                     n_drawn=int(drawn.size),
                     exposure=1.0 - rest_missed,
+                    exposure_max=1.0 - rest_missed_best,
                     **(rest_model if rest_model is not None else empty),
                 )
                 exact = exact and not np.any(~in_domain & ~labeled_w)
