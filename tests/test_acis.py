@@ -727,6 +727,37 @@ def test_methods_share_result_type(pool, method):
     assert "ACISResult(" in repr(res)
 
 
+def test_one_run_carries_every_interval(pool):
+    """``intervals``: the three intervals of one ACIS run, equal to what a run with
+    each ``interval=`` reports (same seed, same draws); the baselines carry their one."""
+    scores, predictions, y = pool
+    runs = {
+        m: acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, interval=m)
+        for m in ("jeffreys", "model", "delta")
+    }
+    ref = runs["jeffreys"].intervals
+    assert set(ref) == {"jeffreys", "model", "delta"}
+    for m, r in runs.items():
+        assert r.estimate == runs["jeffreys"].estimate and r.intervals == ref
+        assert r.interval == ref[m] and r.interval_method == m
+        assert r.history["ci_low"].iloc[-1] == ref[m][0]
+    # the design-only interval is the widest of the two rest intervals here
+    assert ref["jeffreys"][1] - ref["jeffreys"][0] > ref["model"][1] - ref["model"][0]
+    text = repr(runs["jeffreys"])
+    assert "[jeffreys]" in text and "model=(" in text and "delta=(" in text
+    paper = acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, rest_share=0.0)
+    assert paper.intervals == {"delta": paper.interval}
+    base = sawade(scores, predictions, lambda i: y[i], budget=60, random_seed=4)
+    assert base.intervals == {"delta": base.interval}
+    # a small pool whose top-K domain grows to all of it: nothing left to bound, one interval
+    rng = np.random.default_rng(0)
+    small_y = (rng.random(3_000) < 0.05).astype(np.int8)
+    small_s = np.clip(0.5 * small_y + rng.normal(0.2, 0.2, 3_000), 0, 1)
+    small = acis(small_s, small_s > 0.5, lambda i: small_y[i], budget=100, random_seed=0)
+    assert small.history["domain_size"].iloc[-1] == 3_000
+    assert small.intervals == dict.fromkeys(("jeffreys", "model", "delta"), small.interval)
+
+
 def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):
     scores, predictions, y = pool
     res = top_k(scores, predictions, lambda i: y[i], budget=50)

@@ -345,6 +345,12 @@ class ACISResult:
         ``"model"`` (that count is read from the calibration model's predictive
         distribution) or ``"delta"`` (the normal interval of the delta-method variance;
         every other method).
+    intervals : dict
+        Every interval the run supports, by method, from the same estimate: ACIS with
+        its rest stratum gives ``"jeffreys"``, ``"model"`` and ``"delta"`` (so the
+        design-only interval can be read beside the narrower one that trusts the
+        calibration's low tail, without a second run); other runs give their one
+        interval. ``intervals[interval_method] == interval``.
 
     Examples
     --------
@@ -371,6 +377,11 @@ class ACISResult:
     n_items: int
     posterior: object = None
     interval_method: str = "delta"
+    intervals: dict | None = None
+
+    def __post_init__(self):
+        if self.intervals is None:
+            object.__setattr__(self, "intervals", {self.interval_method: tuple(self.interval)})
 
     @property
     def confidence(self) -> float:
@@ -390,11 +401,14 @@ class ACISResult:
 
     def __repr__(self) -> str:
         lo, hi = self.interval
+        others = "".join(
+            f", {k}=({a:.4f}, {b:.4f})" for k, (a, b) in self.intervals.items() if k != self.interval_method
+        )
         return (
             f"ACISResult(method={self.method!r}, alpha={self.alpha:g}, "
             f"estimate={self.estimate:.4f}, std_error={self.std_error:.4f}, "
-            f"interval=({lo:.4f}, {hi:.4f}), n_labels={self.n_labels}, "
-            f"n_items={self.n_items})"
+            f"interval=({lo:.4f}, {hi:.4f}) [{self.interval_method}]{others}, "
+            f"n_labels={self.n_labels}, n_items={self.n_items})"
         )
 
     def plot(self, ax=None, *, truth: float | None = None, label: str | None = None, color=None):
@@ -948,6 +962,7 @@ class _Book:
         self.v_fixed = 0.0  # sum of v over labeled items
         self.rows: list[dict] = []
         self._exact: list[bool] = []
+        self.intervals: dict = {}  # every interval after the latest batch (see ``_combined``)
 
     @property
     def n_labeled(self) -> int:
@@ -1011,6 +1026,7 @@ class _Book:
         usable = [r for r in rows if math.isfinite(r["iteration_estimate"])]
         usable = usable[-self.average_last :]
         if not usable:
+            self.intervals = {"delta": (0.0, 1.0)}
             return math.nan, math.nan, 0.0, 1.0
         w = np.array([r["batch_size"] for r in usable], dtype=np.float64)
         w /= w.sum()
@@ -1018,22 +1034,31 @@ class _Book:
         # Iteration errors are martingale differences (each batch is unbiased for the
         # still-unlabeled part given the past), hence uncorrelated to first order.
         var = float(np.dot(w**2, [r["iteration_variance"] for r in usable]))
-        if self.interval == "delta" or self.rest is None or self.rest["size"] == 0:
-            lo, hi = _interval(est, var, self.z)
-            return est, var, lo, hi
+        self.intervals = {"delta": _interval(est, var, self.z)}
+        if self.rest is None:
+            return est, var, *self.intervals["delta"]
+        if self.rest["size"] == 0:  # the domain is the whole pool: no count left to bound
+            self.intervals = dict.fromkeys(_INTERVALS, self.intervals["delta"])
+            return est, var, *self.intervals["delta"]
         var_domain = float(np.dot(w**2, [r["_var_domain"] for r in usable]))
         den = float(np.dot(w, [r["_den"] for r in usable]))
         r_bar = float(np.dot(w, [r["_r_hat"] for r in usable]))
-        return _rest_interval(
-            est,
-            var_domain,
-            den,
-            self.rest,
-            alpha=self.alpha,
-            interval_prob=self.interval_prob,
-            method=self.interval,
-            r_bar=r_bar,
-        )
+        # Every interval of the run (they share the estimate; ``ACISResult.intervals``).
+        for method in ("jeffreys", "model"):
+            _, var_m, lo, hi = _rest_interval(
+                est,
+                var_domain,
+                den,
+                self.rest,
+                alpha=self.alpha,
+                interval_prob=self.interval_prob,
+                method=method,
+                r_bar=r_bar,
+            )
+            self.intervals[method] = (lo, hi)
+        if self.interval == "delta":
+            return est, var, *self.intervals["delta"]
+        return est, var_m, *self.intervals[self.interval]
 
     def should_stop(self) -> bool:
         """The stopping rule of ``target_std_error`` (see :func:`acis`)."""
@@ -1077,6 +1102,7 @@ class _Book:
             interval_prob=interval_prob,
             n_items=int(self.s.size),
             interval_method=self.interval if self.rest is not None else "delta",
+            intervals={k: (float(lo), float(hi)) for k, (lo, hi) in self.intervals.items()},
         )
 
 
