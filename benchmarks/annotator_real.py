@@ -26,6 +26,10 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
 * ``exchangeable`` (three references, no gold: the crowd path): ``AnnotatorError(
   annotators="exchangeable")``, one accuracy and difficulty correlation shared by the
   three reference columns (each is a random worker of the crowd);
+* ``rectified`` (with gold): a prediction-powered (difference) estimate from the same
+  fit -- the model's probability that the classifier is right on each item, corrected by
+  its errors on the gold items (leave-one-out there), with a t interval (see
+  ``rectified``);
 * ``gold_only``: the gold items alone, Beta(1 + right, 1 + wrong) for the classifier's
   accuracy, the unlabelled items' correctness drawn from it;
 * ``ds_same`` and ``ds_crowd`` (point estimates only): crowd-kit's ``DawidSkene`` (100
@@ -157,6 +161,30 @@ def gold_only(pred, z, known, rng, draws=4000):
     return acc
 
 
+def rectified(post, pred, z, known, level=0.90):
+    """Prediction-powered (difference) estimate of the accuracy from the structured fit.
+
+    The fit's probability that the classifier is right on each item -- leave-one-out
+    from the annotations for the gold items (``gold_check["q_right"]``), the posterior
+    mean for the others -- is the prediction; the gold items' errors of that
+    prediction, ``c - q``, correct it: ``mean_all(q) + mean_gold(c - q)``, a t interval
+    with the finite-population correction ``1 - n/N``. Unbiased whatever the model gets
+    wrong (the gold items are a random sample); as narrow as the gold items alone when
+    the prediction is useless, narrower when it is good.
+    """
+    from scipy.stats import t as student_t
+
+    p1 = post.item_probability().values
+    q = np.where(pred == 1, p1, 1.0 - p1)
+    q[known] = post.gold_check["q_right"]
+    d = (pred[known] == z[known]).astype(float) - q[known]
+    n, big_n = int(known.sum()), pred.size
+    est = float(q.mean() + d.mean())
+    se = float(np.sqrt((1.0 - n / big_n) * d.var(ddof=1) / n))
+    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * se
+    return est, max(0.0, est - half), min(1.0, est + half)
+
+
 def interval(draws):
     lo, hi = np.quantile(draws, [0.05, 0.95])
     return float(np.mean(draws)), float(lo), float(hi)
@@ -211,13 +239,15 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
     if n_gold:
         m, lo, hi = interval(gold_only(pred, truth_z, known, rng))
         out.update(gold_only_mean=m, gold_only_lo=lo, gold_only_hi=hi)
+        m, lo, hi = rectified(structured, pred, truth_z, known)
+        out.update(rectified_mean=m, rectified_lo=lo, rectified_hi=hi)
     gz = np.where(known, truth_z, -1)
     out["ds_same_mean"], out["ds_crowd_mean"] = dawid_skene(pred, refs, extra, gz, rng)
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
-METHODS = ("stacked", "structured", "stacked_point", "exchangeable", "gold_only")
+METHODS = ("stacked", "structured", "stacked_point", "exchangeable", "gold_only", "rectified")
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

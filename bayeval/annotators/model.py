@@ -1428,7 +1428,9 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
     (``point_weight``); the weight used (``weight``) is its average over Bayesian-bootstrap
     replicates of the gold items (see :func:`_bootstrap_stacking_weight`).
     The check compares the number of gold items the classifier gets right with its
-    leave-one-out predictive distribution under the structured model (Poisson-binomial).
+    leave-one-out predictive distribution under the structured model (Poisson-binomial);
+    ``q_right`` holds each gold item's leave-one-out probability that the classifier is
+    right (in the order of the gold items' positions).
     """
     k = spec.n_classes
     idx = np.flatnonzero(np.isfinite(obs.gold))
@@ -1500,6 +1502,7 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
         "elpd_loo_structured": float(loo_struct.sum()),
         "elpd_loo_gold_only": float(loo_gold.sum()),
         "max_pareto_k": float(np.max(khat)),
+        "q_right": q_right,
         "message": message,
     }
 
