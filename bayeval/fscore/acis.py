@@ -402,7 +402,9 @@ class ACISResult:
     def __repr__(self) -> str:
         lo, hi = self.interval
         others = "".join(
-            f", {k}=({a:.4f}, {b:.4f})" for k, (a, b) in self.intervals.items() if k != self.interval_method
+            f", {k}=({a:.4f}, {b:.4f})"
+            for k, (a, b) in self.intervals.items()
+            if k != self.interval_method
         )
         return (
             f"ACISResult(method={self.method!r}, alpha={self.alpha:g}, "
@@ -890,16 +892,17 @@ def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="
     variance of that count's predictive distribution, see ``_rest_model``) and, for the
     design-only interval, ``size`` (all its items), ``x`` (positives among its labeled
     items), ``exposure`` and ``exposure_max`` (a lower and an upper bound on the
-    probability that any one of its items has been drawn by now). ``r_bar``: the count implied by an averaged estimate (the
-    same average of the iterations' ``r_hat``); defaults to ``rest["r_hat"]``.
+    probability that any one of its items has been drawn by now). ``r_bar``: the count
+    implied by an averaged estimate (the same average of the iterations' ``r_hat``);
+    defaults to ``rest["r_hat"]``.
 
     ``method="model"``: the count ``R`` of unlabeled positives is read from its
     predictive distribution. ``method="jeffreys"``: the count of positives in the whole
     rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=e)`` of a Poisson count seen
     with exposure ``e``; its upper quantile at ``e = exposure`` (the smallest exposure
     of a rest item), its lower quantile at ``e = exposure_max`` (the largest), kept
-    within ``[x, size]``: valid whatever the calibration says, and wide. F is decreasing in ``R``:
-    ``F(R) = est * den / (den + (1 - alpha) (R - R_hat))`` with ``R_hat`` the count the
+    within ``[x, size]``: valid whatever the calibration says, and wide. F is decreasing
+    in ``R``: ``F(R) = est * den / (den + (1 - alpha) (R - R_hat))`` with ``R_hat`` the count the
     estimate uses. The interval adds the rest's (asymmetric) quantile offsets and the
     domain's normal half-width in quadrature on each side. The variance is the
     domain's plus the linearized variance of the model's ``R`` (for both methods).
@@ -1174,8 +1177,8 @@ def _importance_sampling_run(
     use_rest = top_k_prior and rest_share > 0
     if use_rest:
         book.rest = dict(
-            size=0, x=0, n_drawn=0, exposure=0.0, exposure_max=0.0, r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0,
-            r_sorted=np.zeros(0),
+            size=0, x=0, n_drawn=0, exposure=0.0, exposure_max=0.0, r_hat=0.0, r_model=0.0,
+            sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0),
         )
         rest_items: list[np.ndarray] = []
         rest_labels: list[np.ndarray] = []
