@@ -372,7 +372,7 @@ def main(argv=None):
 Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
 ({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
 rounds); git revision of the trials: {", ".join(revs)}.{(" " + args.note) if args.note else ""}
-Per-trial results: `annotator_real.csv`. Setup: see the script's docstring.
+Per-trial results: `{Path(args.out).name}.csv`. Setup: see the script's docstring.
 
 Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
 `error_phi` mean realized correlation of the classifier's and the first reference's error
