@@ -176,7 +176,7 @@ def rectified(post, pred, z, known, level=0.90):
 
     p1 = post.item_probability().values
     q = np.where(pred == 1, p1, 1.0 - p1)
-    q[known] = post.gold_check["q_right"]
+    q[known] = np.asarray(post.gold_check["q_right"])
     d = (pred[known] == z[known]).astype(float) - q[known]
     n, big_n = int(known.sum()), pred.size
     est = float(q.mean() + d.mean())

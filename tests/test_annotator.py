@@ -595,8 +595,9 @@ def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_g
     assert check["right"] < check["range_90"][0] <= check["expected"]
     # each gold item's leave-one-out probability of a right classifier, summing to the expectation
     n_gold = int((~np.isnan(gold)).sum())
-    assert check["q_right"].shape == (n_gold,) and np.all((check["q_right"] >= 0) & (check["q_right"] <= 1))
-    assert check["q_right"].sum() == pytest.approx(check["expected"])
+    q_right = np.asarray(check["q_right"])
+    assert q_right.shape == (n_gold,) and np.all((q_right >= 0) & (q_right <= 1))
+    assert q_right.sum() == pytest.approx(check["expected"])
     assert check["weight"] < 0.8
     assert "contradict" in check["message"]
     # the stacked posterior covers the truth; the structured one alone does not

@@ -1430,7 +1430,7 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
     The check compares the number of gold items the classifier gets right with its
     leave-one-out predictive distribution under the structured model (Poisson-binomial);
     ``q_right`` holds each gold item's leave-one-out probability that the classifier is
-    right (in the order of the gold items' positions).
+    right (a tuple, in the order of the gold items' positions).
     """
     k = spec.n_classes
     idx = np.flatnonzero(np.isfinite(obs.gold))
@@ -1502,7 +1502,7 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
         "elpd_loo_structured": float(loo_struct.sum()),
         "elpd_loo_gold_only": float(loo_gold.sum()),
         "max_pareto_k": float(np.max(khat)),
-        "q_right": q_right,
+        "q_right": tuple(float(v) for v in q_right),
         "message": message,
     }
 
