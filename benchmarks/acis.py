@@ -455,6 +455,14 @@ def _peer_tables(settings, budgets, trials, runs) -> list[str]:
     return lines
 
 
+def _paired_ratio(sq: np.ndarray, sq_ref: np.ndarray) -> tuple[float, float]:
+    """Ratio of the mean squared errors of two paired sets of runs, and its s.e.
+    (delta method over the pairs)."""
+    m1, m0 = sq.mean(), sq_ref.mean()
+    g = sq / m0 - m1 * sq_ref / m0**2
+    return m1 / m0, g.std(ddof=1) / np.sqrt(g.size)
+
+
 def _peer_summary(settings, budgets, runs) -> list[str]:
     """One line per pool and budget: the issue's targets at a glance."""
     lines = [
@@ -481,13 +489,12 @@ def _peer_summary(settings, budgets, runs) -> list[str]:
             width = [np.mean(out[:, j, 3] - out[:, j, 2]) for j in (0, 1)]
             d = sq[:, 0] - sq[:, _OASIS]
             ok = d.mean() <= 2 * d.std(ddof=1) / np.sqrt(n)
-            m1, m0 = sq[:, 0].mean(), sq[:, _NO_REST].mean()
-            # s.e. of the ratio of paired means (delta method)
-            g = sq[:, 0] / m0 - m1 * sq[:, _NO_REST] / m0**2
+            m1 = sq[:, 0].mean()
+            ratio, ratio_se = _paired_ratio(sq[:, 0], sq[:, _NO_REST])
             lines.append(
                 f"| {st.name} | {b} | {cov[0]:.2f} | {width[0]:.3f} | {cov[1]:.2f} | {width[1]:.3f} | {cov[2]:.2f} "
                 f"| {cov[3]:.2f} | {m1:.4f} | {sq[:, _OASIS].mean():.4f} | {'yes' if ok else 'no'} "
-                f"| {m1 / m0:.2f} ± {g.std(ddof=1) / np.sqrt(n):.2f} |"
+                f"| {ratio:.2f} ± {ratio_se:.2f} |"
             )
     return lines + [""]
 
@@ -569,10 +576,9 @@ def _paper_table(settings, truths, parts) -> list[str]:
             sq = {m: (np.where(np.isfinite(r[:, 0]), r[:, 0], 0.0) - truth) ** 2 for m, r in runs.items()}
             cov = {m: np.mean((r[:, 2] <= truth) & (truth <= r[:, 3])) for m, r in runs.items()}
             m1, m0 = sq["acis"].mean(), sq["acis (paper)"].mean()
-            g = sq["acis"] / m0 - m1 * sq["acis (paper)"] / m0**2
-            se = g.std(ddof=1) / np.sqrt(g.size)
+            ratio, se = _paired_ratio(sq["acis"], sq["acis (paper)"])
             out.append(
-                f"| {st.name} | {b} | {m1:.4f} | {m0:.4f} | {m1 / m0:.2f} ± {se:.2f} "
+                f"| {st.name} | {b} | {m1:.4f} | {m0:.4f} | {ratio:.2f} ± {se:.2f} "
                 f"| {cov['acis']:.2f} | {cov['acis (paper)']:.2f} | "
                 f"{'yes' if cov['acis (paper)'] >= 0.90 else 'no'} |"
             )
@@ -903,8 +909,21 @@ def _vs_paper_work(task):
 
 def vs_paper(args, argv) -> str:
     """``--vs-paper``: the defaults against the paper's design on many fresh paired seeds."""
-    cells = [(c.split("@")[0], int(c.split("@")[1])) for c in args.cells]
     by_name = {st.name: st for st in FULL + HARD}
+    cells = []
+    for c in args.cells:
+        name, _, labels = c.partition("@")
+        if name not in by_name or not labels.isdigit() or int(labels) < 1:
+            raise SystemExit(
+                f"--cells: expected SETTING@LABELS with a setting among {', '.join(by_name)} and a "
+                f"positive number of labels (e.g. B@500), got {c!r}"
+            )
+        cells.append((name, int(labels)))
+    which = (
+        "those of the full study (`acis.md`) whose paper-design interval covered at least 0.90"
+        if tuple(args.cells) == HELD_CELLS
+        else "chosen with `--cells`"
+    )
     trials, block = args.trials or 1000, 250
     t0 = time.perf_counter()
     tasks = [
@@ -926,8 +945,7 @@ def vs_paper(args, argv) -> str:
         "",
         f"{trials} paired runs per cell (seeds from {VS_PAPER_SEED:,}, none shared with `acis.md`): "
         "`acis` at its defaults and with `rest_share=0, interval=\"delta\", model_assist=False` "
-        "(the paper's design) on the same pool and seed. Cells: those of the full study "
-        "(`acis.md`) whose paper-design interval covered at least 0.90. ratio = MSE of the "
+        f"(the paper's design) on the same pool and seed. Cells: {which}. ratio = MSE of the "
         "defaults / MSE of the paper's design ± its s.e. (delta method over the paired runs); "
         "target: at most 1.10.",
         "",
@@ -940,12 +958,11 @@ def vs_paper(args, argv) -> str:
         truth = f1(y, predictions)
         sq = (e - truth) ** 2
         m1, m0 = sq[:, 0].mean(), sq[:, 1].mean()
-        g = sq[:, 0] / m0 - m1 * sq[:, 1] / m0**2
-        se = g.std(ddof=1) / np.sqrt(g.size)
-        verdict = "yes" if m1 / m0 <= 1.10 else ("within 2 s.e." if m1 / m0 - 2 * se <= 1.10 else "no")
+        ratio, se = _paired_ratio(sq[:, 0], sq[:, 1])
+        verdict = "yes" if ratio <= 1.10 else ("within 2 s.e." if ratio - 2 * se <= 1.10 else "no")
         lines.append(
             f"| {name} | {b} | {m1:.5f} | {m0:.5f} | {e[:, 0].mean() - truth:+.4f} | "
-            f"{e[:, 1].mean() - truth:+.4f} | {m1 / m0:.3f} ± {se:.3f} | {verdict} |"
+            f"{e[:, 1].mean() - truth:+.4f} | {ratio:.3f} ± {se:.3f} | {verdict} |"
         )
     report = "\n".join(lines) + "\n"
     print(report)
