@@ -698,6 +698,10 @@ def test_fit_takes_sampler_options_and_reports_convergence():
     table = spec.summary(post)
     assert table.loc["structured_weight", "mean"] == pytest.approx(post.gold_check["weight"])
     assert 0 <= table.loc["gold_check_p", "mean"] <= 1
+    rect = spec.rectified_accuracy(post)
+    assert tuple(table.loc["true_accuracy_rectified"].iloc[:4]) == pytest.approx(
+        (rect.estimate, rect.std_error, rect.lower, rect.upper)
+    )
     assert "structured_component" in post.idata.posterior
 
 
@@ -965,3 +969,76 @@ def test_fit_draws_2000_per_chain_without_gold_and_1000_with(monkeypatch):
     AnnotatorError().fit(AnnotationData(pred, ann, gold=[0, np.nan, np.nan, np.nan]))
     AnnotatorError().fit(AnnotationData(pred, ann), draws=300)
     assert seen == [2000, 2000, 1000, 300]
+
+
+# ------------------------------------------------ the prediction-powered reading
+
+
+def test_guarded_residual_variance_never_collapses_to_zero():
+    from bayeval.annotators.model import _guarded_residual_variance
+
+    # every gold item right and predicted right with q = 0.97: the plain variance is 0
+    flat = np.full(30, 0.03)
+    v = _guarded_residual_variance(flat, 0.97)
+    # half a right (residual 0.03) and half a wrong (-0.97) item beside them, total weight 31
+    vals, w = np.r_[flat, 0.03, -0.97], np.r_[np.ones(30), 0.5, 0.5]
+    mu = np.dot(w, vals) / 31
+    assert v == pytest.approx(np.dot(w, (vals - mu) ** 2) / 30)
+    assert v > 0.01  # a Bernoulli variance of an accuracy near 0.98, not 0
+    # with errors among the gold items the guard changes the variance little
+    rng = np.random.default_rng(0)
+    resid = np.where(rng.random(200) < 0.2, -0.8, 0.2) + rng.normal(0, 0.05, 200)
+    assert _guarded_residual_variance(resid, 0.8) == pytest.approx(resid.var(ddof=1), rel=0.05)
+    assert np.isnan(_guarded_residual_variance(np.array([0.1]), 0.9))
+
+
+def test_rectified_accuracy_covers_where_the_model_is_wrong():
+    """A structured model that believes the errors independent (they are shared) puts the
+    accuracy far off; over random gold subsets the prediction-powered interval covers the
+    true accuracy at about its nominal 90%, and is unbiased."""
+    z, pred, ann, _ = _shared_errors(5, n=400, n_gold=0)
+    truth = (pred == z).mean()
+    spec = AnnotatorError()
+    wrong = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=50)
+    rng = np.random.default_rng(11)
+    hits, ests, alone = [], [], []
+    for _ in range(150):
+        gold = np.full(z.size, np.nan)
+        pick = rng.choice(z.size, 60, replace=False)
+        gold[pick] = z[pick]
+        post = spec._wrap(_observe(pred, ann, gold, 2), wrong, pred.astype(float), 1, gold_fallback="off")
+        r = spec.rectified_accuracy(post)
+        hits.append(r.lower <= truth <= r.upper)
+        ests.append(r.estimate)
+        alone.append(np.quantile(post.metric("accuracy").values, [0.05, 0.95]))
+        assert r.n_gold == 60 and r.prob == 0.9 and r.lower < r.estimate < r.upper
+    cover = np.mean(hits)
+    assert cover >= 0.9 - 2 * np.sqrt(0.09 / 150)  # nominal 0.9 within 2 Monte Carlo s.e.
+    assert abs(np.mean(ests) - truth) < 3 * np.std(ests) / np.sqrt(150)  # unbiased
+    lo, hi = np.array(alone).T
+    assert np.mean((lo <= truth) & (truth <= hi)) < 0.5  # the model alone misses
+
+
+def test_rectified_accuracy_formula_and_errors():
+    z, pred, ann, gold = _shared_errors(6, n=200, n_gold=40)
+    spec = AnnotatorError()
+    good = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.5, 0.5], [0.5, 0.5], draws=50)
+    post = spec._wrap(_observe(pred, ann, gold, 2), good, pred.astype(float), 1)
+    r = spec.rectified_accuracy(post, prob=0.8)
+    wider = spec.rectified_accuracy(post, prob=0.95)
+    assert wider.lower < r.lower and wider.upper > r.upper and wider.estimate == r.estimate
+    # the estimate is mean(q) over all items plus the gold items' mean residual
+    check = post.gold_check
+    assert r.estimate == pytest.approx(check["q_mean_all"] + check["residual_mean"])
+    q_right = np.asarray(check["q_right"])
+    known = ~np.isnan(gold)
+    assert check["residual_mean"] == pytest.approx(((pred == z)[known] - q_right).mean())
+    with pytest.raises(ValueError, match="gold items"):
+        spec.rectified_accuracy(spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1))
+    with pytest.raises(TypeError, match="Posterior"):
+        spec.rectified_accuracy("post")
+    with pytest.raises(ValueError, match="prob"):
+        spec.rectified_accuracy(post, prob=1.0)
+    one = np.where(np.arange(z.size) == 3, z, np.nan)
+    single = spec.rectified_accuracy(spec._wrap(_observe(pred, ann, one, 2), good, pred.astype(float), 1))
+    assert (single.lower, single.upper) == (0.0, 1.0) and np.isnan(single.std_error)

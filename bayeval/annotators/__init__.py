@@ -2,7 +2,14 @@
 their plot) and the Bayesian model of correlated errors (:mod:`.model`)."""
 
 from .bounds import TrueAccuracyBounds, TrueAccuracyInterval, plot_true_accuracy, true_accuracy_bounds
-from .model import AnnotationData, AnnotatorError, CategoricalPosterior, annotations_from_long
+from .model import (
+    AnnotationData,
+    AnnotatorError,
+    CategoricalPosterior,
+    RectifiedAccuracy,
+    annotations_from_long,
+)
 
-__all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "TrueAccuracyBounds",
-           "TrueAccuracyInterval", "annotations_from_long", "plot_true_accuracy", "true_accuracy_bounds"]
+__all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "RectifiedAccuracy",
+           "TrueAccuracyBounds", "TrueAccuracyInterval", "annotations_from_long", "plot_true_accuracy",
+           "true_accuracy_bounds"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import arviz as az
 import numpy as np
@@ -42,7 +43,9 @@ from ..data import EvalData
 from ..models._base import Model
 from ..posterior import Posterior, hdi, summary_frame, summary_rows
 
-__all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "annotations_from_long"]
+__all__ = [
+    "AnnotationData", "AnnotatorError", "CategoricalPosterior", "RectifiedAccuracy", "annotations_from_long"
+]
 
 _MAX_CLASSES = 127  # label draws are int8
 _WORK_BYTES = 1 << 25  # working set of one block of the likelihood in numpy (~32 MiB)
@@ -1073,6 +1076,57 @@ class AnnotatorError(Model):
 
     # ------------------------------------------------------------------ summary
 
+    def rectified_accuracy(self, posterior: Posterior, *, prob: float = HDI_PROB) -> RectifiedAccuracy:
+        """The classifier's true accuracy on these items, read the prediction-powered way.
+
+        The structured model predicts, for every item, the probability ``q`` that the
+        classifier is right (from the item's annotations and prediction; for a gold item
+        leave-one-out, i.e. without its gold label). The gold items measure how wrong
+        that prediction is: the estimate is ``mean(q over all items) + mean(c - q over
+        the gold items)`` with ``c`` = 1 where the classifier is right. Because the gold
+        items are a random sample, the correction removes the model's bias whatever the
+        model gets wrong (about shared errors, the priors, ...); the interval is a
+        Student t interval with the finite-population factor ``1 - n_gold / n_items``.
+        It is as wide as the gold items alone allow when ``q`` predicts nothing, and
+        narrower when ``q`` predicts who is right. The residuals' variance counts half a
+        right and half a wrong gold item beside the real ones, so that gold items
+        without an error (or a model that predicts them all exactly) do not give a
+        zero-width interval.
+
+        This is a frequentist interval from the same fit (no new sampling); compare it
+        with the posterior's interval (``summary``'s ``true_accuracy`` row, which shows
+        this reading as ``true_accuracy_rectified``). It needs at least two gold items,
+        drawn at random (or at least blind to difficulty) from the items.
+
+        Parameters
+        ----------
+        posterior : Posterior
+            Returned by :meth:`fit` on data with gold items.
+        prob : float, default 0.9
+            Coverage probability of the interval.
+
+        Returns
+        -------
+        RectifiedAccuracy
+            ``estimate``, ``lower``, ``upper``, ``std_error``, ``n_gold``, ``prob``.
+
+        Examples
+        --------
+        >>> from bayeval.annotators.model import RectifiedAccuracy
+        >>> RectifiedAccuracy(0.83, 0.78, 0.88, 0.03, 30, 0.9).upper
+        0.88
+        """
+        if not isinstance(posterior, Posterior):
+            raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
+        prob = V.as_probability(prob, "prob", open_interval=True)
+        check = getattr(posterior, "gold_check", None)
+        if not check or "q_mean_all" not in check:
+            raise ValueError(
+                "The prediction-powered accuracy needs gold items: fit AnnotationData(..., gold=...) with "
+                "the true class of a random sample of items (NaN for the others)."
+            )
+        return _rectified(check, prob)
+
     def summary(self, posterior: Posterior, *, hdi_prob: float = HDI_PROB, sensitivity: bool = True) -> pd.DataFrame:
         """Annotator accuracies, error correlations and the classifier's accuracy.
 
@@ -1149,6 +1203,9 @@ class AnnotatorError(Model):
         check = getattr(posterior, "gold_check", None)
         if check is not None:
             nan = float("nan")
+            if "q_mean_all" in check and check["n_gold"] >= 2:
+                r = _rectified(check, hdi_prob)
+                rows.append(("true_accuracy_rectified", r.estimate, r.std_error, r.lower, r.upper))
             rows.append(("structured_weight", check["weight"], nan, nan, nan))
             rows.append(("gold_check_p", check["p_value"], nan, nan, nan))
         frame = summary_frame(rows, hdi_prob)
@@ -1417,6 +1474,44 @@ def _poisson_binomial(q: np.ndarray) -> np.ndarray:
     return pmf
 
 
+class RectifiedAccuracy(NamedTuple):
+    """The prediction-powered reading of a classifier's true accuracy
+    (:meth:`AnnotatorError.rectified_accuracy`).
+
+    Examples
+    --------
+    >>> from bayeval.annotators.model import RectifiedAccuracy
+    >>> RectifiedAccuracy(0.83, 0.78, 0.88, 0.03, 30, 0.9).estimate
+    0.83
+    """
+
+    estimate: float
+    """Mean of the model's probabilities that the classifier is right, corrected by the gold items."""
+    lower: float
+    """Lower end of the interval (clipped to [0, 1])."""
+    upper: float
+    """Upper end of the interval (clipped to [0, 1])."""
+    std_error: float
+    """Standard error of the estimate (finite-population corrected)."""
+    n_gold: int
+    """Gold items behind the correction."""
+    prob: float
+    """Coverage probability of the interval."""
+
+
+def _rectified(check: dict, prob: float) -> RectifiedAccuracy:
+    from scipy.stats import t as student_t
+
+    n, big_n = int(check["n_gold"]), int(check["n_items"])
+    est = min(max(check["q_mean_all"] + check["residual_mean"], 0.0), 1.0)
+    if n < 2:
+        nan = float("nan")
+        return RectifiedAccuracy(est, 0.0, 1.0, nan, n, prob)
+    se = float(np.sqrt(max(1.0 - n / big_n, 0.0) * check["residual_var"] / n))
+    half = float(student_t.ppf(0.5 + prob / 2.0, n - 1)) * se
+    return RectifiedAccuracy(est, max(0.0, est - half), min(1.0, est + half), se, n, prob)
+
+
 def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None) -> dict:
     """Stacking weight of the structured model against the gold-only model, and a check.
 
@@ -1468,6 +1563,12 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
 
     point_weight = _stacking_weight(loo_struct, loo_gold)
     weight = _bootstrap_stacking_weight(loo_struct, loo_gold, random_seed)
+    # the prediction-powered reading (``AnnotatorError.rectified_accuracy``): the structured
+    # model's probability that the classifier is right, over all items (gold items: the
+    # leave-one-out value), and the gold items' residuals of it
+    q_all = _structured_right_probability(spec, obs, params)
+    q_all[idx] = q_right
+    resid = (pred == z).astype(np.float64) - q_right
 
     right = int((pred == z).sum())
     pmf = _poisson_binomial(q_right)
@@ -1503,8 +1604,52 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
         "elpd_loo_gold_only": float(loo_gold.sum()),
         "max_pareto_k": float(np.max(khat)),
         "q_right": tuple(float(v) for v in q_right),
+        "q_mean_all": float(q_all.mean()),
+        "residual_mean": float(resid.mean()),
+        "residual_var": _guarded_residual_variance(resid, float(q_right.mean())),
+        "n_items": int(obs.n_items),
         "message": message,
     }
+
+
+def _structured_right_probability(spec: AnnotatorError, obs: _Observed, params: dict) -> np.ndarray:
+    """Per item, the structured model's posterior probability that the classifier is
+    right (its prediction is the true class), averaged over the draws; gold labels are
+    not used for the items that carry them (their annotations and prediction only)."""
+    free = _Observed(
+        predictions=obs.predictions,
+        annotations=obs.annotations,
+        gold=np.full(obs.n_items, np.nan),
+        annotator_names=obs.annotator_names,
+        patterns=obs.patterns,
+        pattern_gold=np.full(obs.patterns.shape[0], -1),
+        counts=obs.counts,
+        inverse=obs.inverse,
+    )
+    cp = _ClassProbability(spec, free)
+    m = int(np.asarray(params["prevalence"]).shape[0])
+    per_draw = 8 * cp.n_patterns * cp.k * (cp.nodes.size * 3 + (1 + cp.n_ann) * 2)
+    step = max(1, _WORK_BYTES // max(per_draw, 1))
+    total = np.zeros((cp.n_patterns, cp.k))
+    for a in range(0, m, step):
+        sub = {key: np.asarray(params[key])[a : a + step] for key in _STRUCT_VARS if key in params}
+        total += cp.pattern_probabilities(sub, min(step, m - a)).sum(axis=0)
+    p = (total / m)[obs.inverse]  # (n, K)
+    return p[np.arange(obs.n_items), obs.predictions].clip(0.0, 1.0)
+
+
+def _guarded_residual_variance(resid: np.ndarray, q_bar: float) -> float:
+    """Variance of the gold items' residuals ``c - q``, with half a right and half a wrong
+    gold item counted beside them (residuals ``1 - q_bar`` and ``-q_bar``, weight 1/2
+    each): when the gold items hold no error, or the model predicts them all exactly, the
+    plain variance is near 0 and the interval would be a point."""
+    n = resid.size
+    if n < 2:
+        return float("nan")
+    vals = np.r_[resid, 1.0 - q_bar, -q_bar]
+    w = np.r_[np.ones(n), 0.5, 0.5]
+    mu = float(np.dot(w, vals) / w.sum())
+    return float(np.dot(w, (vals - mu) ** 2) / (w.sum() - 1.0))
 
 
 #: Bayesian-bootstrap replicates of the gold items behind the stacking weight.
