@@ -1037,6 +1037,10 @@ def test_rectified_accuracy_formula_and_errors():
         spec.rectified_accuracy(spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1))
     with pytest.raises(TypeError, match="Posterior"):
         spec.rectified_accuracy("post")
+    post.gold_check = {k: v for k, v in check.items() if k != "q_mean_all"}  # saved by an older version
+    with pytest.raises(ValueError, match="earlier bayeval.*fit the data again"):
+        spec.rectified_accuracy(post)
+    post.gold_check = check
     with pytest.raises(ValueError, match="prob"):
         spec.rectified_accuracy(post, prob=1.0)
     one = np.where(np.arange(z.size) == 3, z, np.nan)

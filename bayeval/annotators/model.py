@@ -1120,10 +1120,15 @@ class AnnotatorError(Model):
             raise TypeError(f"`posterior` must be the Posterior returned by fit(), got {type(posterior).__name__}.")
         prob = V.as_probability(prob, "prob", open_interval=True)
         check = getattr(posterior, "gold_check", None)
-        if not check or "q_mean_all" not in check:
+        if not check:
             raise ValueError(
                 "The prediction-powered accuracy needs gold items: fit AnnotationData(..., gold=...) with "
                 "the true class of a random sample of items (NaN for the others)."
+            )
+        if "q_mean_all" not in check:
+            raise ValueError(
+                "This fit's gold check lacks the prediction-powered pieces (it was made by an earlier "
+                "bayeval): fit the data again."
             )
         return _rectified(check, prob)
 
@@ -1135,7 +1140,11 @@ class AnnotatorError(Model):
         ``annotator_accuracy[annotator=j]``, ``error_correlation[annotator=j]``
         (phi coefficient between "the classifier is wrong" and "annotator j is
         wrong" on a random item, implied by the parameters; 0 = independent
-        errors), the difficulty correlations ``rho`` and the class prevalences.
+        errors), the difficulty correlations ``rho`` and the class prevalences; with
+        gold items also ``true_accuracy_rectified`` (the prediction-powered reading,
+        :meth:`rectified_accuracy`: estimate, standard error and interval at
+        ``hdi_prob``), ``structured_weight`` and ``gold_check_p`` (the stacking weight
+        and the gold check's p-value).
 
         Parameters
         ----------
