@@ -345,7 +345,10 @@ def main(argv=None):
     df = pd.concat([*earlier, pd.DataFrame(rows)], ignore_index=True)
     if df.duplicated(subset=["dataset", "refs", "gold", "seed"]).any():
         raise SystemExit("the merged runs share seeds; give each run its own --first-seed")
-    df.to_csv(csv, index=False)
+    # a merge-only run (no trials of its own) writes no CSV: its trials are in the inputs'
+    sources = [Path(f).name for f in args.merge] + ([csv.name] if rows else [])
+    if rows:
+        pd.DataFrame(rows).to_csv(csv, index=False)
     seeds = sorted(df.seed.unique())
     table = summarize(df)
     wall = (time.perf_counter() - t_start) / 60
@@ -364,7 +367,7 @@ def main(argv=None):
 Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
 ({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
 rounds); git revision of the trials: {", ".join(revs)}.{(" " + args.note) if args.note else ""}
-Per-trial results: `{Path(args.out).name}.csv`. Setup: see the script's docstring.
+Per-trial results: {", ".join(f"`{name}`" for name in sources)}. Setup: see the script's docstring.
 
 Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
 `error_phi` mean realized correlation of the classifier's and the first reference's error
