@@ -869,9 +869,7 @@ class AnnotatorError(Model):
         m = n_c * n_d
         params = {name: postd[name].values.reshape((m,) + postd[name].shape[2:]) for name in _STRUCT_VARS
                   if name in postd}
-        q = cp.nodes.size
-        per_draw = 8 * cp.n_patterns * cp.k * (q * 3 + (1 + cp.n_ann) * 2)
-        step = max(1, _WORK_BYTES // max(per_draw, 1))
+        step = cp.block_draws()
         out = np.concatenate([cp.pattern_loglik({k: v[a:a + step] for k, v in params.items()}, min(step, m - a))
                               for a in range(0, m, step)], axis=0)
         return {"observations": (("chain", "draw", "item"), out[:, obs.inverse].reshape(n_c, n_d, obs.n_items))}
@@ -1637,8 +1635,7 @@ def _structured_right_probability(spec: AnnotatorError, obs: _Observed, params: 
     )
     cp = _ClassProbability(spec, free)
     m = int(np.asarray(params["prevalence"]).shape[0])
-    per_draw = 8 * cp.n_patterns * cp.k * (cp.nodes.size * 3 + (1 + cp.n_ann) * 2)
-    step = max(1, _WORK_BYTES // max(per_draw, 1))
+    step = cp.block_draws()
     total = np.zeros((cp.n_patterns, cp.k))
     for a in range(0, m, step):
         sub = {key: np.asarray(params[key])[a : a + step] for key in _STRUCT_VARS if key in params}
@@ -1800,11 +1797,14 @@ class _ClassProbability:
         p = np.exp(lz)
         return p / p.sum(axis=2, keepdims=True)
 
+    def block_draws(self) -> int:
+        """Draws per block of the pattern computations (a working set of ``_WORK_BYTES``)."""
+        per_draw = 8 * self.n_patterns * self.k * (self.nodes.size * 3 + (1 + self.n_ann) * 2)
+        return max(1, _WORK_BYTES // max(per_draw, 1))
+
     def __call__(self, params) -> np.ndarray:
         m = int(np.asarray(params["prevalence"]).shape[0])
-        q = self.nodes.size
-        per_draw = 8 * self.n_patterns * self.k * (q * 3 + (1 + self.n_ann) * 2)
-        step = max(1, _WORK_BYTES // max(per_draw, 1))
+        step = self.block_draws()
         out = []
         for a in range(0, m, step):
             sub = {key: np.asarray(val)[a : a + step] for key, val in params.items() if key != "_draw_index"}
