@@ -30,6 +30,8 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
   fit, ``AnnotatorError().rectified_accuracy(post)`` -- the model's probability that the
   classifier is right on each item, corrected by its errors on the gold items
   (leave-one-out there), with a t interval (see ``rectified``);
+* ``ppi`` (with gold; a peer): ppi-python's ``ppi_mean_ci`` on the same predictions as
+  ``rectified`` (see ``ppi_peer``);
 * ``gold_only``: the gold items alone, Beta(1 + right, 1 + wrong) for the classifier's
   accuracy, the unlabelled items' correctness drawn from it;
 * ``ds_same`` and ``ds_crowd`` (point estimates only): crowd-kit's ``DawidSkene`` (100
@@ -83,6 +85,15 @@ def load(name: str) -> tuple[list[np.ndarray], np.ndarray]:
         labels.append(g["label"].to_numpy(dtype=np.int64))
         gold.append(int(g["gold"].iloc[0]))
     return labels, np.asarray(gold)
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def _git_rev() -> str:
@@ -177,6 +188,34 @@ def rectified(post, level=0.90):
     return r.estimate, r.lower, r.upper
 
 
+def ppi_peer(post, level=0.90):
+    """ppi-python's prediction-powered interval (``ppi_mean_ci`` at its defaults, i.e. with
+    its power-tuned ``lam``) for the classifier's accuracy on the items without gold,
+    from the same predictions as ``rectified``: the structured model's probability that
+    the classifier is right (leave-one-out on the gold items). ppi-python targets the
+    mean of an infinite population, so its interval is mapped to the accuracy on these
+    items as ``(right on gold + n_unlabelled * theta) / n`` (the gold items' part is
+    exact); the finite-population factor ``rectified`` uses is not in it.
+    """
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    from bayeval.annotators.model import _STRUCT_VARS, _structured_right_probability
+
+    obs, check = post._observed, post.gold_check
+    par = post.idata.posterior
+    m = par.sizes["chain"] * par.sizes["draw"]
+    params = {k: par[k].values.reshape((m,) + par[k].shape[2:]) for k in _STRUCT_VARS if k in par}
+    q = _structured_right_probability(post.model_spec, obs, params)
+    known = np.isfinite(obs.gold)
+    c = (obs.predictions[known] == obs.gold[known]).astype(float)
+    q_gold, q_rest = np.asarray(check["q_right"]), q[~known]
+    theta = float(ppi_mean_pointestimate(c, q_gold, q_rest)[0])
+    lo, hi = (float(v[0]) for v in ppi_mean_ci(c, q_gold, q_rest, alpha=1 - level))
+    n, n_rest = obs.n_items, int((~known).sum())
+    to_acc = lambda t: (c.sum() + n_rest * t) / n  # noqa: E731
+    return to_acc(theta), max(to_acc(lo), 0.0), min(to_acc(hi), 1.0)
+
+
 def interval(draws):
     lo, hi = np.quantile(draws, [0.05, 0.95])
     return float(np.mean(draws)), float(lo), float(hi)
@@ -233,13 +272,15 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
         out.update(gold_only_mean=m, gold_only_lo=lo, gold_only_hi=hi)
         m, lo, hi = rectified(structured)
         out.update(rectified_mean=m, rectified_lo=lo, rectified_hi=hi)
+        m, lo, hi = ppi_peer(structured)
+        out.update(ppi_mean=m, ppi_lo=lo, ppi_hi=hi)
     gz = np.where(known, truth_z, -1)
     out["ds_same_mean"], out["ds_crowd_mean"] = dawid_skene(pred, refs, extra, gz, rng)
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
-METHODS = ("stacked", "structured", "stacked_point", "exchangeable", "gold_only", "rectified")
+METHODS = ("stacked", "structured", "stacked_point", "exchangeable", "gold_only", "rectified", "ppi")
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -273,21 +314,67 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def pooled(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Coverage, error and width pooled over the other settings; and sampler health."""
+def _sums(df: pd.DataFrame) -> pd.DataFrame:
+    """Per setting (data set, references, gold budget): for every method the trials with an
+    interval (``n``), those covered (``hit``), and the sums of absolute errors and widths;
+    the clean fits (``ok``) of ``trials``."""
     rows = []
-    for key, g in df.groupby(by, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(by, key, strict=True), trials=len(g))
+    for (name, refs, n_gold), g in df.groupby(["dataset", "refs", "gold"], sort=False):
+        row = dict(dataset=name, refs=int(refs), gold=int(n_gold), trials=len(g), ok=int(g.converged.sum()))
         for m in METHODS:
             if f"{m}_lo" not in g or g[f"{m}_lo"].isna().all():
                 continue
             h = g[g[f"{m}_lo"].notna()]
-            cov = ((h[f"{m}_lo"] <= h.truth) & (h.truth <= h[f"{m}_hi"])).sum()
-            row[f"{m}_cover"] = f"{cov}/{len(h)} ({cov / len(h):.0%})"
-            row[f"{m}_mae"] = (h[f"{m}_mean"] - h.truth).abs().mean()
-            row[f"{m}_width"] = (h[f"{m}_hi"] - h[f"{m}_lo"]).mean()
-        row["converged"] = f"{int(g.converged.sum())}/{len(g)} ({g.converged.mean():.1%})"
+            row[f"{m}_n"] = len(h)
+            row[f"{m}_hit"] = int(((h[f"{m}_lo"] <= h.truth) & (h.truth <= h[f"{m}_hi"])).sum())
+            row[f"{m}_err"] = float((h[f"{m}_mean"] - h.truth).abs().sum())
+            row[f"{m}_wid"] = float((h[f"{m}_hi"] - h[f"{m}_lo"]).sum())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sums_from_md(path: str) -> pd.DataFrame:
+    """The same sums, read back from the per-setting table of an earlier results file (for
+    runs whose per-trial CSV was not kept): counts are exact, error and width sums are
+    the printed means (3 decimals) times the trials."""
+    lines = Path(path).read_text().splitlines()
+    try:
+        i = next(k for k, line in enumerate(lines) if line.startswith("| dataset | refs | gold | trials"))
+    except StopIteration:
+        raise SystemExit(f"{path}: no per-setting table (a line starting '| dataset | refs | gold | trials')") from None
+    head = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+    rows = []
+    for line in lines[i + 2:]:
+        if not line.startswith("|"):
+            break
+        cell = dict(zip(head, [c.strip() for c in line.strip().strip("|").split("|")], strict=True))
+        ok, trials = (int(v) for v in cell["converged"].split("/"))
+        row = dict(dataset=cell["dataset"], refs=int(cell["refs"]), gold=int(cell["gold"]), trials=trials, ok=ok)
+        for m in METHODS:
+            if cell.get(f"{m}_cover"):
+                hit, n = (int(v) for v in cell[f"{m}_cover"].split("/"))
+                row.update({f"{m}_n": n, f"{m}_hit": hit, f"{m}_err": n * float(cell[f"{m}_mae"]),
+                            f"{m}_wid": n * float(cell[f"{m}_width"])})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pooled(sums: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Coverage, error and width pooled over the other settings; and sampler health."""
+    rows = []
+    for key, g in sums.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        trials, ok = int(g.trials.sum()), int(g.ok.sum())
+        row = dict(zip(by, key, strict=True), trials=trials)
+        for m in METHODS:
+            n = int(g[f"{m}_n"].fillna(0).sum()) if f"{m}_n" in g else 0
+            if not n:
+                continue
+            hit = int(g[f"{m}_hit"].fillna(0).sum())
+            row[f"{m}_cover"] = f"{hit}/{n} ({hit / n:.0%})"
+            row[f"{m}_mae"] = g[f"{m}_err"].fillna(0).sum() / n
+            row[f"{m}_width"] = g[f"{m}_wid"].fillna(0).sum() / n
+        row["converged"] = f"{ok}/{trials} ({ok / trials:.1%})"
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -317,6 +404,11 @@ def main(argv=None):
     ap.add_argument(
         "--merge", nargs="*", default=[],
         help="per-trial CSVs of earlier runs (other seeds) to add to this run's table",
+    )
+    ap.add_argument(
+        "--add-table", nargs="*", default=[],
+        help="results files (.md) of earlier runs whose per-trial CSV was not kept: their per-setting "
+             "counts are added to the pooled tables",
     )
     ap.add_argument("--note", default="", help="a sentence for the results file's header (how the runs were made)")
     args = ap.parse_args(argv)
@@ -351,11 +443,20 @@ def main(argv=None):
         pd.DataFrame(rows).to_csv(csv, index=False)
     seeds = sorted(df.seed.unique())
     table = summarize(df)
+    tables = [sums_from_md(f) for f in args.add_table]
+    sums = pd.concat([_sums(df), *tables], ignore_index=True)
+    added = ""
+    if tables:
+        n_add = sum(int(t.trials.sum()) for t in tables)
+        added = (f" The pooled tables below also count the {n_add} trials of "
+                 + ", ".join(f"`{Path(f).name}`" for f in args.add_table)
+                 + " (from their per-setting tables: counts exact, errors and widths from the printed means).")
     wall = (time.perf_counter() - t_start) / 60
     cmd = "python benchmarks/annotator_real.py " + " ".join(argv if argv is not None else sys.argv[1:])
     versions = (
         f"bayeval {bayeval.__version__}, pymc {pymc.__version__}, "
-        f"arviz {arviz.__version__}, crowd-kit {crowdkit.__version__}, numpy {np.__version__}, "
+        f"arviz {arviz.__version__}, crowd-kit {crowdkit.__version__}, ppi-python {_version('ppi-python')}, "
+        f"numpy {np.__version__}, "
         f"Python {platform.python_version()}"
     )
     revs = sorted(set(df["git"].fillna("unrecorded").astype(str))) if "git" in df else ["unrecorded"]
@@ -367,7 +468,7 @@ def main(argv=None):
 Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
 ({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
 rounds); git revision of the trials: {", ".join(revs)}.{(" " + args.note) if args.note else ""}
-Per-trial results: {", ".join(f"`{name}`" for name in sources)}. Setup: see the script's docstring.
+Per-trial results: {", ".join(f"`{name}`" for name in sources)}. Setup: see the script's docstring.{added}
 
 Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
 `error_phi` mean realized correlation of the classifier's and the first reference's error
@@ -388,13 +489,17 @@ trials where it is >= 0.05, i.e. where the fit says its interval depends on the 
 
 By references and gold budget (data sets pooled):
 
-{to_markdown(pooled(df, ["refs", "gold"]))}
+{to_markdown(pooled(sums, ["refs", "gold"]))}
 
 By data set and gold budget (one and three references pooled):
 
-{to_markdown(pooled(df, ["dataset", "gold"]))}
+{to_markdown(pooled(sums, ["dataset", "gold"]))}
 
-Sampler health over all {len(df)} default fits: {int(df.converged.sum())} clean
+By data set, references and gold budget:
+
+{to_markdown(pooled(sums, ["dataset", "refs", "gold"]))}
+
+Sampler health over all {len(df)} default fits of the per-trial table: {int(df.converged.sum())} clean
 ({df.converged.mean():.1%}); without gold {int(df[df.gold == 0].converged.sum())}/{int((df.gold == 0).sum())},
 with gold {int(df[df.gold > 0].converged.sum())}/{int((df.gold > 0).sum())}. Largest r_hat
 {df.max_rhat.max():.3f}; fits with a divergence: {int((df.divergences > 0).sum())}. Parameters
