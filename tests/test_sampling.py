@@ -149,6 +149,40 @@ def test_every_nuts_backend_is_reproducible_from_its_seed(sampler):
     assert a.sampling.n_grad_evals > 0
 
 
+def test_nutpie_starts_its_chains_where_the_model_says():
+    """``start`` reaches nutpie too (it otherwise starts at the priors' support points):
+    without jitter the first tuning draw is the start, with jitter it is near it; the
+    compiled model kept for later fits is not changed."""
+    pytest.importorskip("nutpie")
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("x", 0.0, 1.0, shape=2)
+        pm.HalfNormal("y", 1.0)
+    seen = []
+    real = _sampling._nutpie_with_start
+
+    def spy(cm, *args):
+        out = real(cm, *args)
+        seen.append((out.initial_point_func(1), cm.initial_point_func(1)))
+        return out
+
+    start = {"x": np.array([40.0, -40.0]), "y": 30.0}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_sampling, "_nutpie_with_start", spy)
+        _sampling.sample_model(model, draws=2, tune=1, chains=2, random_seed=1, sampler="nutpie", start=start,
+                               jitter=False, key=("nutpie-start-test",))
+        _sampling.sample_model(model, draws=2, tune=1, chains=2, random_seed=1, sampler="nutpie", start=start,
+                               jitter=True, key=("nutpie-start-test",))
+    (fixed, original), (jittered, _) = seen
+    np.testing.assert_allclose(fixed, [40.0, -40.0, np.log(30.0)])
+    assert np.all(np.abs(jittered - fixed) <= 1.0) and not np.allclose(jittered, fixed)
+    assert np.all(np.abs(original) < 5)  # the cached model still starts at the priors
+    idata, _ = _sampling.sample_model(model, draws=2, tune=1, chains=2, random_seed=1, sampler="nutpie",
+                                      start=start, jitter=False)
+    assert np.all(np.abs(idata.posterior["x"].values[..., 0] - 40.0) < 5)
+
+
 def test_auto_runs_the_default_nuts_and_explicit_names_run_theirs(monkeypatch):
     """A model whose "auto" is NUTS runs DEFAULT_NUTS (and falls back to it); an explicit
     sampler name is passed on as given."""

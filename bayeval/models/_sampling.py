@@ -378,6 +378,29 @@ def _value_space(model: pm.Model, start: dict) -> dict:
     return out
 
 
+def _nutpie_with_start(cm, model: pm.Model, start: dict, jitter: bool):
+    """nutpie's compiled model with its chains starting at ``start`` (constrained values
+    by variable name, jittered as PyMC jitters when ``jitter``): nutpie otherwise starts
+    at the priors' support points, and the compiled model is cached per structure, so the
+    data-dependent start is set on a copy for this fit only."""
+    import dataclasses
+    import threading
+
+    from pymc.initial_point import make_initial_point_fn
+
+    fn = make_initial_point_fn(model=model, overrides=start, jitter_rvs=set(model.free_RVs) if jitter else set(),
+                               return_transformed=True)
+    names = [model.rvs_to_values[v].name for v in model.free_RVs]  # nutpie's order of the flat vector
+    lock = threading.Lock()  # nutpie may ask for the chains' starts from several threads
+
+    def flat(seed=None):
+        with lock:
+            point = fn(seed)
+        return np.concatenate([np.asarray(point[n], dtype=np.float64).ravel() for n in names])
+
+    return dataclasses.replace(cm, initial_point_func=flat)
+
+
 def _nuts_steps(idata) -> int:
     n = 0
     for group in ("warmup_sample_stats", "sample_stats"):
@@ -474,6 +497,8 @@ def sample_model(
                 # the values the compiled model reads (containers it optimized away are left out)
                 data = {v.name: v.get_value() for v in model.data_vars if v.name in cm.shared_data}
                 cm = cm.with_data(**data)
+            if start is not None:
+                cm = _nutpie_with_start(cm, model, start, jitter)
             extra = {"maxdepth": nuts_kwargs["max_treedepth"]} if "max_treedepth" in nuts_kwargs else {}
             idata = nutpie.sample(cm, draws=draws, tune=tune, chains=chains, seed=nuts_seed,
                                   progress_bar=show, target_accept=target_accept,
