@@ -921,7 +921,10 @@ class AnnotatorError(Model):
             As in :func:`pymc.sample`.
         chains : int, optional
             Default 4 (two chains too often disagree by a little -- r_hat just above
-            1.01 -- when there are no gold items).
+            1.01 -- when there are no gold items). Every chain starts, jittered, at a
+            Dawid--Skene EM estimate of the prevalences and class accuracies (gold items
+            fixed), not at the priors' means: from there, about one real-crowd fit in
+            thirty without gold had a chain stuck in a minor mode.
         cores : int, optional
             Processes for the chains (default: up to 2 at a time).
         random_seed : int, numpy Generator or SeedSequence, optional

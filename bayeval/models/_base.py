@@ -108,7 +108,7 @@ class Model:
         return None
 
     def _start(self, data) -> dict | None:
-        """Where the sampler starts (unconstrained values by variable), or None."""
+        """Where the sampler starts (constrained values by variable name), or None."""
         return None
 
     def _auto_sampler(self, data) -> str:
