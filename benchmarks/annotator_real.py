@@ -379,6 +379,23 @@ def pooled(sums: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def paired(df: pd.DataFrame, method: str = "stacked", other: str = "gold_only") -> pd.DataFrame:
+    """Per data set and gold budget, the trials where only one of two intervals covered
+    (the same trial: same gold items), with the two-sided exact (McNemar) p-value."""
+    from scipy.stats import binomtest
+
+    rows = []
+    both = df[df[f"{method}_lo"].notna() & df[f"{other}_lo"].notna()]
+    for (name, n_gold), g in both.groupby(["dataset", "gold"], sort=False):
+        hit = {m: (g[f"{m}_lo"] <= g.truth) & (g.truth <= g[f"{m}_hi"]) for m in (method, other)}
+        only_m, only_o = int((hit[method] & ~hit[other]).sum()), int((~hit[method] & hit[other]).sum())
+        p = binomtest(only_m, only_m + only_o).pvalue if only_m + only_o else 1.0
+        rows.append({"dataset": name, "gold": n_gold, "trials": len(g), f"{method}_cover": int(hit[method].sum()),
+                     f"{other}_cover": int(hit[other].sum()), f"only_{method}": only_m, f"only_{other}": only_o,
+                     "mcnemar_p": p})
+    return pd.DataFrame(rows)
+
+
 def to_markdown(table: pd.DataFrame) -> str:
     cols = list(table.columns)
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -498,6 +515,11 @@ By data set and gold budget (one and three references pooled):
 By data set, references and gold budget:
 
 {to_markdown(pooled(sums, ["dataset", "refs", "gold"]))}
+
+Stacked against the gold items alone on the same trials (the per-trial table only): trials
+where only one of the two covered, and the exact two-sided McNemar p-value of that split:
+
+{to_markdown(paired(df)) if "gold_only_lo" in df else "(no trials with gold)"}
 
 Sampler health over all {len(df)} default fits of the per-trial table: {int(df.converged.sum())} clean
 ({df.converged.mean():.1%}); without gold {int(df[df.gold == 0].converged.sum())}/{int((df.gold == 0).sum())},
