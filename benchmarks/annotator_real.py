@@ -396,6 +396,40 @@ def paired(df: pd.DataFrame, method: str = "stacked", other: str = "gold_only") 
     return pd.DataFrame(rows)
 
 
+def against_baseline(df: pd.DataFrame, base: pd.DataFrame) -> str:
+    """Paired comparison with earlier trials of the same settings and seeds."""
+    key = ["dataset", "refs", "gold", "seed"]
+    both = df.merge(base, on=key, suffixes=("", "_base"))
+    if both.empty:
+        return "(the baseline shares no setting and seed with this run)"
+    revs = ", ".join(sorted(set(both["git_base"].fillna("unrecorded").astype(str)))) if "git_base" in both else "?"
+    rows = []
+    for (name, refs, n_gold), g in both.groupby(["dataset", "refs", "gold"], sort=False):
+        row = {"dataset": name, "refs": refs, "gold": n_gold, "trials": len(g)}
+        for tag, sfx in (("now", ""), ("baseline", "_base")):
+            row[f"clean_{tag}"] = int(g[f"converged{sfx}"].astype(bool).sum())
+            row[f"max_rhat_{tag}"] = float(g[f"max_rhat{sfx}"].max())
+            row[f"cover_{tag}"] = int(((g[f"stacked_lo{sfx}"] <= g.truth) & (g.truth <= g[f"stacked_hi{sfx}"])).sum())
+            if f"exchangeable_converged{sfx}" in g and g[f"exchangeable_converged{sfx}"].notna().any():
+                row[f"exch_clean_{tag}"] = int(g[f"exchangeable_converged{sfx}"].dropna().astype(bool).sum())
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    for col in ("exch_clean_now", "exch_clean_baseline"):
+        if col in table:
+            table[col] = table[col].map(lambda v: "" if pd.isna(v) else str(int(v)))
+    bad = both[~both.converged_base.astype(bool) | ~both.converged.astype(bool)]
+    lines = [
+        f"| {r.dataset} | {r.refs} | {r.gold} | {r.seed} | {r.max_rhat_base:.3f} / {int(r.divergences_base)} | "
+        f"{r.max_rhat:.3f} / {int(r.divergences)} |"
+        for r in bad.itertuples()
+    ]
+    detail = "\n".join(["| dataset | refs | gold | seed | baseline: max r_hat / divergences | now |", "|---|---|---|---|---|---|",
+                         *lines])
+    return (f"Baseline trials at git {revs}; `clean`: fits with every r_hat <= 1.01, bulk ESS >= 100 "
+            f"per chain and no divergence; `cover`: the default (stacked) 90% interval.\n\n"
+            f"{to_markdown(table)}\n\nThe fits that were not clean in either run:\n\n{detail}")
+
+
 def to_markdown(table: pd.DataFrame) -> str:
     cols = list(table.columns)
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -427,6 +461,15 @@ def main(argv=None):
         help="results files (.md) of earlier runs whose per-trial CSV was not kept: their per-setting "
              "counts are added to the pooled tables",
     )
+    ap.add_argument(
+        "--only", nargs="*", default=[], metavar="REFS:GOLD",
+        help="run these settings only, e.g. 3:0 (three references, no gold); default: all",
+    )
+    ap.add_argument(
+        "--baseline", nargs="*", default=[],
+        help="per-trial CSVs of earlier trials (another revision) with the same settings and seeds: "
+             "the results file adds a paired comparison of sampler health and coverage",
+    )
     ap.add_argument("--note", default="", help="a sentence for the results file's header (how the runs were made)")
     args = ap.parse_args(argv)
     logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -441,6 +484,14 @@ def main(argv=None):
     data = {name: load(name) for name in args.datasets}
     t_start = time.perf_counter()
     settings = [(name, r, g) for name in args.datasets for r in REFS for g in GOLD[name]]
+    if args.only:
+        try:
+            only = {tuple(int(v) for v in item.split(":")) for item in args.only}
+        except ValueError:
+            raise SystemExit(f"--only takes REFS:GOLD pairs such as 3:0, got {args.only}") from None
+        settings = [(name, r, g) for name, r, g in settings if (r, g) in only]
+        if not settings:
+            raise SystemExit(f"--only {args.only}: no such setting (references {REFS}, gold {GOLD})")
     rows, rounds = [], 0
     csv = Path(args.out + ".csv")
     while rounds < args.max_trials and time.perf_counter() - t_start < args.budget:
@@ -460,6 +511,11 @@ def main(argv=None):
         pd.DataFrame(rows).to_csv(csv, index=False)
     seeds = sorted(df.seed.unique())
     table = summarize(df)
+    baseline = ""
+    if args.baseline:
+        base = pd.concat([pd.read_csv(f) for f in args.baseline], ignore_index=True)
+        names = ", ".join(f"`{Path(f).name}`" for f in args.baseline)
+        baseline = f"## Against the baseline ({names})\n\n{against_baseline(df, base)}\n\n"
     tables = [sums_from_md(f) for f in args.add_table]
     sums = pd.concat([_sums(df), *tables], ignore_index=True)
     added = ""
@@ -521,7 +577,7 @@ where only one of the two covered, and the exact two-sided McNemar p-value of th
 
 {to_markdown(paired(df)) if "gold_only_lo" in df else "(no trials with gold)"}
 
-Sampler health over all {len(df)} default fits of the per-trial table: {int(df.converged.sum())} clean
+{baseline}Sampler health over all {len(df)} default fits of the per-trial table: {int(df.converged.sum())} clean
 ({df.converged.mean():.1%}); without gold {int(df[df.gold == 0].converged.sum())}/{int((df.gold == 0).sum())},
 with gold {int(df[df.gold > 0].converged.sum())}/{int((df.gold > 0).sum())}. Largest r_hat
 {df.max_rhat.max():.3f}; fits with a divergence: {int((df.divergences > 0).sum())}. Parameters
