@@ -47,8 +47,12 @@ bulk ESS, divergences); ``worst_param`` names the parameter with the largest r_h
 go round-robin over the settings until the time budget is spent.
 
 Run: ``python benchmarks/annotator_real.py [--budget SECONDS] [--max-trials N]``; writes
-``benchmarks/results/annotator_real.md`` and ``annotator_real.csv``. Needs crowd-kit
-(``pip install -e .[bench]``).
+``benchmarks/results/annotator_real.md`` and ``annotator_real.csv`` (``--out``). Pooling
+runs: ``--merge`` adds the per-trial CSVs of runs with other seeds, ``--add-table`` the
+per-setting counts of a results file whose CSV was not kept (``--max-trials 0`` merges
+without new trials). ``--only 3:0`` runs the settings with three references and no gold
+only; ``--baseline`` adds a paired comparison with earlier trials of the same seeds
+(another revision). Needs crowd-kit and ppi-python (``pip install -e .[bench]``).
 """
 
 from __future__ import annotations
