@@ -63,9 +63,12 @@ _PARAM_NAMES = (
     "wrong_class",
 )
 _RHAT_ADVICE = (
-    "With one annotator and few or no gold items the error correlation is weakly identified "
-    "and chains can settle in different modes: label a random gold subset, add annotators, "
-    "or tune longer."
+    "Without gold items the error correlation is weakly identified and the posterior can have "
+    "two modes (in one, a shared item difficulty explains the disagreements; in the other, the "
+    "classes' imbalance); chains that settle in different modes give an r_hat well above 1.01, "
+    "and the draws then do not weigh the modes right. Label a random gold subset (on real crowds every "
+    "fit with 30 gold items was clean), pool interchangeable annotator columns "
+    "(AnnotatorError(annotators='exchangeable')), add annotators, or tune longer."
 )
 
 
