@@ -380,9 +380,9 @@ def _value_space(model: pm.Model, start: dict) -> dict:
 
 def _nutpie_with_start(cm, model: pm.Model, start: dict, jitter: bool):
     """nutpie's compiled model with its chains starting at ``start`` (constrained values
-    by variable name, jittered as PyMC jitters when ``jitter``): nutpie otherwise starts
-    at the priors' support points, and the compiled model is cached per structure, so the
-    data-dependent start is set on a copy for this fit only."""
+    by variable name, jittered as PyMC jitters when ``jitter``). nutpie otherwise starts
+    at the initial values of the model it compiled -- under the cache, the first data
+    set's -- so the data-dependent start is set on a copy, for this fit only."""
     import dataclasses
     import threading
 
