@@ -108,3 +108,57 @@ def test_fit_speed_backend_section_and_splice():
     assert once.index("## Per model") < once.index("## Sampler backends") < once.index("## `ScoreMixture.auto`")
     twice = fs.splice_section(once, "## Sampler backends", text.replace("2.00×", "3.00×"))
     assert twice.count("## Sampler backends") == 1 and "3.00×" in twice and "auto\n" in twice
+
+
+# ------------------------------------------------------------------ annotator_real.py
+
+
+def _annotator_real():
+    sys.path.insert(0, str(BENCH))
+    import annotator_real
+
+    return annotator_real
+
+
+def test_annotator_real_pools_a_results_table_like_its_trials(tmp_path):
+    """The per-setting table of a results file, read back by --add-table, pools to the same
+    counts (and errors and widths to the printed precision) as the trials it was made from;
+    the paired comparison counts the trials only one interval covered."""
+    import numpy as np
+    import pandas as pd
+
+    ar = _annotator_real()
+    rng = np.random.default_rng(0)
+    rows = []
+    for seed in range(6):
+        for name, refs, gold in [("rte", 1, 0), ("rte", 3, 30), ("duck", 1, 30)]:
+            truth = 0.8
+            row = dict(dataset=name, refs=refs, gold=gold, seed=seed, truth=truth, error_phi=0.1,
+                       converged=bool(seed % 4), max_rhat=1.0, divergences=0, prior_sensitivity=0.01,
+                       prior_dominated=False, ds_same_mean=0.8, ds_crowd_mean=0.8)
+            for m in ("stacked", "structured") + (("gold_only", "rectified") if gold else ()):
+                c = rng.normal(0.8, 0.03)
+                half = rng.uniform(0.02, 0.08)
+                row.update({f"{m}_mean": c, f"{m}_lo": c - half, f"{m}_hi": c + half})
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    path = tmp_path / "earlier.md"
+    path.write_text("# earlier\n\n" + ar.to_markdown(ar.summarize(df)) + "\n\nmore text\n")
+    from_trials = ar.pooled(ar._sums(df), ["dataset", "gold"])
+    from_table = ar.pooled(ar.sums_from_md(str(path)), ["dataset", "gold"])
+    for col in from_trials.columns:
+        if col.endswith(("_mae", "_width")):
+            np.testing.assert_allclose(from_table[col], from_trials[col], atol=6e-4)
+        else:
+            assert list(from_table[col]) == list(from_trials[col]), col
+    assert from_trials.loc[0, "converged"] == "4/6 (66.7%)"
+    both = ar.pooled(pd.concat([ar._sums(df), ar.sums_from_md(str(path))]), ["dataset", "gold"])
+    assert both.loc[0, "trials"] == 12
+    # the paired split: only one of the two intervals covered
+    pair = ar.paired(df)
+    g = df[df.gold > 0]
+    hit = {m: (g[f"{m}_lo"] <= g.truth) & (g.truth <= g[f"{m}_hi"]) for m in ("stacked", "gold_only")}
+    assert pair["only_stacked"].sum() == int((hit["stacked"] & ~hit["gold_only"]).sum())
+    assert pair["only_gold_only"].sum() == int((~hit["stacked"] & hit["gold_only"]).sum())
+    with pytest.raises(SystemExit, match="no per-setting table"):
+        ar.sums_from_md(str(tmp_path / "none.md") if (tmp_path / "none.md").write_text("nothing") else "")
