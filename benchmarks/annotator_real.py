@@ -203,13 +203,10 @@ def ppi_peer(post, level=0.90):
     """
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    from bayeval.annotators.model import _STRUCT_VARS, _structured_right_probability
+    from bayeval.annotators.model import _STRUCT_VARS, _flat_draws, _structured_right_probability
 
     obs, check = post._observed, post.gold_check
-    par = post.idata.posterior
-    m = par.sizes["chain"] * par.sizes["draw"]
-    params = {k: par[k].values.reshape((m,) + par[k].shape[2:]) for k in _STRUCT_VARS if k in par}
-    q = _structured_right_probability(post.model_spec, obs, params)
+    q = _structured_right_probability(post.model_spec, obs, _flat_draws(post.idata.posterior, _STRUCT_VARS))
     known = np.isfinite(obs.gold)
     c = (obs.predictions[known] == obs.gold[known]).astype(float)
     q_gold, q_rest = np.asarray(check["q_right"]), q[~known]
@@ -287,6 +284,12 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
 METHODS = ("stacked", "structured", "stacked_point", "exchangeable", "gold_only", "rectified", "ppi")
 
 
+def covered(g: pd.DataFrame, method: str, suffix: str = "") -> pd.Series:
+    """Per trial: whether ``method``'s interval (columns ``{method}_lo{suffix}``, ``_hi``)
+    holds the true accuracy."""
+    return (g[f"{method}_lo{suffix}"] <= g.truth) & (g.truth <= g[f"{method}_hi{suffix}"])
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (name, refs, n_gold), g in df.groupby(["dataset", "refs", "gold"], sort=False):
@@ -295,7 +298,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         for m in METHODS:
             if f"{m}_lo" not in g or g[f"{m}_lo"].isna().all():
                 continue
-            cov = ((g[f"{m}_lo"] <= g.truth) & (g.truth <= g[f"{m}_hi"])).sum()
+            cov = covered(g, m).sum()
             row[f"{m}_cover"] = f"{cov}/{len(g)}"
             row[f"{m}_mae"] = (g[f"{m}_mean"] - g.truth).abs().mean()
             row[f"{m}_width"] = (g[f"{m}_hi"] - g[f"{m}_lo"]).mean()
@@ -330,7 +333,7 @@ def _sums(df: pd.DataFrame) -> pd.DataFrame:
                 continue
             h = g[g[f"{m}_lo"].notna()]
             row[f"{m}_n"] = len(h)
-            row[f"{m}_hit"] = int(((h[f"{m}_lo"] <= h.truth) & (h.truth <= h[f"{m}_hi"])).sum())
+            row[f"{m}_hit"] = int(covered(h, m).sum())
             row[f"{m}_err"] = float((h[f"{m}_mean"] - h.truth).abs().sum())
             row[f"{m}_wid"] = float((h[f"{m}_hi"] - h[f"{m}_lo"]).sum())
         rows.append(row)
@@ -391,7 +394,7 @@ def paired(df: pd.DataFrame, method: str = "stacked", other: str = "gold_only") 
     rows = []
     both = df[df[f"{method}_lo"].notna() & df[f"{other}_lo"].notna()]
     for (name, n_gold), g in both.groupby(["dataset", "gold"], sort=False):
-        hit = {m: (g[f"{m}_lo"] <= g.truth) & (g.truth <= g[f"{m}_hi"]) for m in (method, other)}
+        hit = {m: covered(g, m) for m in (method, other)}
         only_m, only_o = int((hit[method] & ~hit[other]).sum()), int((~hit[method] & hit[other]).sum())
         p = binomtest(only_m, only_m + only_o).pvalue if only_m + only_o else 1.0
         rows.append({"dataset": name, "gold": n_gold, "trials": len(g), f"{method}_cover": int(hit[method].sum()),
@@ -413,7 +416,7 @@ def against_baseline(df: pd.DataFrame, base: pd.DataFrame) -> str:
         for tag, sfx in (("now", ""), ("baseline", "_base")):
             row[f"clean_{tag}"] = int(g[f"converged{sfx}"].astype(bool).sum())
             row[f"max_rhat_{tag}"] = float(g[f"max_rhat{sfx}"].max())
-            row[f"cover_{tag}"] = int(((g[f"stacked_lo{sfx}"] <= g.truth) & (g.truth <= g[f"stacked_hi{sfx}"])).sum())
+            row[f"cover_{tag}"] = int(covered(g, "stacked", sfx).sum())
             if f"exchangeable_converged{sfx}" in g and g[f"exchangeable_converged{sfx}"].notna().any():
                 row[f"exch_clean_{tag}"] = int(g[f"exchangeable_converged{sfx}"].dropna().astype(bool).sum())
         rows.append(row)

@@ -875,8 +875,7 @@ class AnnotatorError(Model):
         postd = post.idata.posterior
         n_c, n_d = postd.sizes["chain"], postd.sizes["draw"]
         m = n_c * n_d
-        params = {name: postd[name].values.reshape((m,) + postd[name].shape[2:]) for name in _STRUCT_VARS
-                  if name in postd}
+        params = _flat_draws(postd, _STRUCT_VARS)
         step = cp.block_draws()
         out = np.concatenate([cp.pattern_loglik({k: v[a:a + step] for k, v in params.items()}, min(step, m - a))
                               for a in range(0, m, step)], axis=0)
@@ -1560,9 +1559,7 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
         counts=np.ones(upat.size),
         inverse=np.asarray(inv).reshape(-1),
     )
-    post = idata.posterior
-    m = post.sizes["chain"] * post.sizes["draw"]
-    params = {name: post[name].values.reshape((m,) + post[name].shape[2:]) for name in post.data_vars}
+    params = _flat_draws(idata.posterior)
     p = _ClassProbability(spec, reduced)(params)  # (m, n_gold, K), annotations only
     rows = np.arange(idx.size)
     with np.errstate(divide="ignore"):
@@ -1628,6 +1625,14 @@ def _gold_stacking(spec: AnnotatorError, obs: _Observed, idata, random_seed=None
         "n_items": int(obs.n_items),
         "message": message,
     }
+
+
+def _flat_draws(posterior, names=None) -> dict[str, np.ndarray]:
+    """Posterior variables with chains and draws flattened into one leading axis
+    (``names``: those of them present; default all)."""
+    m = posterior.sizes["chain"] * posterior.sizes["draw"]
+    names = posterior.data_vars if names is None else [n for n in names if n in posterior]
+    return {n: posterior[n].values.reshape((m,) + posterior[n].shape[2:]) for n in names}
 
 
 def _dawid_skene_start(spec: AnnotatorError, obs: _Observed, *, iters: int = 500, tol: float = 1e-8) -> dict:
@@ -1896,7 +1901,7 @@ class _Population:
         """``P(prediction = c | z = k)``, shape (chain, draw, K_true, K_pred)."""
         post = self.idata.posterior
         n_c, n_d = post.sizes["chain"], post.sizes["draw"]
-        params = {name: post[name].values.reshape((n_c * n_d,) + post[name].shape[2:]) for name in post.data_vars}
+        params = _flat_draws(post)
         m = n_c * n_d
         k = self.spec.n_classes
         eta = self.cp.eta(params, m)[:, 0]  # classifier: (m, K, Q)
