@@ -13,6 +13,8 @@ import pandas as pd
 
 RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
+_SMC_ADVICE = ("The independent SMC runs found different posteriors: refit with more particles per run "
+               "(draws), or with sampler='pymc' to compare.")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -73,7 +75,9 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
 
     Importance sampling (``sampling.sampler == "importance"``): bad when the Pareto k
     of the weights is >= 0.7 or their effective sample size is below 100 per chain.
-    NUTS: :func:`convergence_check` (r_hat, bulk ESS, divergences). Returns the same
+    NUTS: :func:`convergence_check` (r_hat, bulk ESS, divergences). SMC
+    (``"smc"``): the same, its chains being independent runs (r_hat says whether they
+    found the same posterior; there are no divergences). Returns the same
     dict in both cases, with ``sampler``, ``pareto_k`` and ``ess`` added (the last two
     None for NUTS).
     """
@@ -91,6 +95,8 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
                           stacklevel=stacklevel or user_stacklevel())
         out = {"max_rhat": float("nan"), "min_ess_bulk": ess, "divergences": 0, "ok": not msgs, "messages": msgs}
     else:
+        if sampler == "smc":  # the NUTS advice does not apply
+            advice = _SMC_ADVICE
         out = convergence_check(idata, var_names, warn=warn, advice=advice,
                                 stacklevel=stacklevel + 1 if stacklevel else user_stacklevel())
     if sampler == "importance":

@@ -119,13 +119,17 @@ def majority(votes: np.ndarray, rng) -> np.ndarray:
     return np.where(tie, rng.integers(0, 2, len(ones)), (2 * ones > votes.shape[1]).astype(np.int64))
 
 
+#: the sampler every fit uses (``--sampler``; default: the library's ``"auto"``)
+SAMPLER = "auto"
+
+
 def fit(pred, refs, gold, seed, annotators="separate"):
     """The public path at its defaults (only the fallback is switched off: the stacked
     posterior is made from the same draws below, as ``fit`` with the default does)."""
     from bayeval.annotators.model import AnnotationData, AnnotatorError
 
     return AnnotatorError(gold_fallback="off", annotators=annotators).fit(
-        AnnotationData(pred, refs, gold=gold), random_seed=seed, progressbar=False, warn=False
+        AnnotationData(pred, refs, gold=gold), random_seed=seed, progressbar=False, warn=False, sampler=SAMPLER
     )
 
 
@@ -247,7 +251,7 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
         ref_accuracy=float((refs == truth_z[:, None]).mean()),
         error_phi=float(np.corrcoef(pred != truth_z, refs[:, 0] != truth_z)[0, 1]),
         max_rhat=conv["max_rhat"], min_ess=conv["min_ess_bulk"], divergences=conv["divergences"],
-        converged=conv["ok"], worst_param=worst, fit_seconds=fit_s,
+        converged=conv["ok"], worst_param=worst, fit_seconds=fit_s, sampler=structured.sampling.sampler,
     )
     spec = AnnotatorError()
     stacked = spec._wrap(structured._observed, structured.idata, pred.astype(float), seed)
@@ -417,6 +421,7 @@ def against_baseline(df: pd.DataFrame, base: pd.DataFrame) -> str:
             row[f"clean_{tag}"] = int(g[f"converged{sfx}"].astype(bool).sum())
             row[f"max_rhat_{tag}"] = float(g[f"max_rhat{sfx}"].max())
             row[f"cover_{tag}"] = int(covered(g, "stacked", sfx).sum())
+            row[f"fit_s_{tag}"] = float(g[f"fit_seconds{sfx}"].median())
             if f"exchangeable_converged{sfx}" in g and g[f"exchangeable_converged{sfx}"].notna().any():
                 row[f"exch_clean_{tag}"] = int(g[f"exchangeable_converged{sfx}"].dropna().astype(bool).sum())
         rows.append(row)
@@ -433,7 +438,8 @@ def against_baseline(df: pd.DataFrame, base: pd.DataFrame) -> str:
     detail = "\n".join(["| dataset | refs | gold | seed | baseline: max r_hat / divergences | now |", "|---|---|---|---|---|---|",
                          *lines])
     return (f"Baseline trials at git {revs}; `clean`: fits with every r_hat <= 1.01, bulk ESS >= 100 "
-            f"per chain and no divergence; `cover`: the default (stacked) 90% interval.\n\n"
+            f"per chain and no divergence; `cover`: the default (stacked) 90% interval; `fit_s`: "
+            f"median seconds of a fit (comparable only where both runs had the machine in the same state).\n\n"
             f"{to_markdown(table)}\n\nThe fits that were not clean in either run:\n\n{detail}")
 
 
@@ -477,8 +483,11 @@ def main(argv=None):
         help="per-trial CSVs of earlier trials (another revision) with the same settings and seeds: "
              "the results file adds a paired comparison of sampler health and coverage",
     )
+    ap.add_argument("--sampler", default="auto", help="the sampler of every fit (default: the library's auto)")
     ap.add_argument("--note", default="", help="a sentence for the results file's header (how the runs were made)")
     args = ap.parse_args(argv)
+    global SAMPLER
+    SAMPLER = args.sampler
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)
     import arviz

@@ -17,6 +17,7 @@ the ``pm.Data`` containers and pay no compilation.
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -39,7 +40,10 @@ __all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", 
 #: BlackJAX's NUTS through PyMC's JAX backend (vectorized chains; need jax and numpyro
 #: or blackjax, not installed with bayeval)
 NUTS_SAMPLERS = ("pymc", "pymc-numba", "nutpie", "numpyro", "blackjax")
-SAMPLERS = ("auto", "importance", *NUTS_SAMPLERS)
+#: ``"smc"``: PyMC's sequential Monte Carlo (:func:`pymc.sample_smc`): each chain is an
+#: independent run of ``draws`` particles tempered from the prior to the posterior, so a
+#: posterior with a minor mode gets that mode at its weight instead of a chain stuck in it
+SAMPLERS = ("auto", "importance", "smc", *NUTS_SAMPLERS)
 #: the NUTS that ``sampler="auto"`` runs where a model needs NUTS: the fastest of those
 #: a plain install has (PyMC and its PyTensor, which requires Numba), as measured by
 #: ``benchmarks/fit_speed.py --backends`` (results in ``benchmarks/results/fit_speed.md``):
@@ -63,7 +67,7 @@ class SamplingInfo:
     #: evaluations the fit made: of the log-density alone (importance sampling's
     #: proposals, the mode search's function values) and of its gradient (the mode
     #: search, the curvature, NUTS's leapfrog steps with tuning included -- each of
-    #: those computes the density too)
+    #: those computes the density too); 0 for SMC, whose steps PyMC does not record
     n_logp_evals: int = 0
     n_grad_evals: int = 0
     #: wall time of the sampling, seconds (compilation included)
@@ -401,6 +405,36 @@ def _nutpie_with_start(cm, model: pm.Model, start: dict, jitter: bool):
     return dataclasses.replace(cm, initial_point_func=flat)
 
 
+def _smc(model: pm.Model, *, draws: int, chains: int, cores: int, seed: int, show: bool):
+    """PyMC's SMC: the draws (particles) of ``chains`` independent runs, and per run its
+    number of tempering stages, its final acceptance rate and its estimate of the log
+    marginal likelihood. PyMC's own sample statistics (one ragged list per run) are
+    replaced by these, which a netCDF file can hold."""
+    log = logging.getLogger("pymc")
+    level = log.level
+    if not show:  # PyMC logs its start ("Initializing SMC sampler..."), as pm.sample(quiet=False) does
+        log.setLevel(logging.WARNING)
+    try:
+        with model:
+            idata = pm.sample_smc(draws=draws, chains=chains, cores=cores, random_seed=seed, progressbar=show,
+                                  compute_convergence_checks=False)
+    finally:
+        log.setLevel(level)
+    stats = idata.sample_stats
+
+    def per_run(name):  # one array per run (PyMC stores ragged lists, or a block when they are not)
+        a = np.asarray(stats[name].values)
+        rows = a.ravel() if a.size == chains else a.reshape(chains, -1)
+        return [np.asarray(r, dtype=float).ravel() for r in rows]
+
+    betas, accept = per_run("beta"), per_run("accept_rate")
+    lml = [float(v[-1]) for v in per_run("log_marginal_likelihood")]
+    del idata["sample_stats"]
+    extra = {"stages": [len(b) for b in betas], "final_accept_rate": [float(a[-1]) for a in accept],
+             "log_marginal_likelihood": lml}
+    return idata, extra
+
+
 def _nuts_steps(idata) -> int:
     n = 0
     for group in ("warmup_sample_stats", "sample_stats"):
@@ -429,8 +463,11 @@ def sample_model(
     """Sample ``model``'s posterior: ``(chains, draws)`` draws and how they were made.
 
     ``sampler``: ``"importance"`` (importance sampling from the mode, error when the
-    weights are unreliable), ``"pymc"`` (PyMC's NUTS), ``"nutpie"``, or ``"auto"``
-    (importance sampling, falling back to PyMC's NUTS when its Pareto k exceeds 0.7).
+    weights are unreliable), ``"pymc"`` (PyMC's NUTS), ``"nutpie"``, ``"smc"`` (PyMC's
+    sequential Monte Carlo: ``chains`` independent runs of ``draws`` particles each,
+    started from the prior; ``tune``, ``start``, ``target_accept`` and the NUTS settings
+    do not apply), or ``"auto"`` (importance sampling, falling back to PyMC's NUTS when
+    its Pareto k exceeds 0.7).
     ``random_seed``: anything :func:`bayeval._validate.as_seed_sequence` reads. ``key``:
     the model's structure; with a key, the compiled log-density (importance sampling)
     and nutpie's compiled model are kept and reused by later fits under the same key.
@@ -483,6 +520,11 @@ def sample_model(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)
+        if sampler == "smc":
+            idata, extra = _smc(model, draws=draws, chains=chains, cores=cores or min(chains, 2), seed=nuts_seed,
+                                show=show)
+            # (PyMC does not record how many mutation steps each stage took: no counts)
+            return idata, SamplingInfo("smc", extra=extra, seconds=time.perf_counter() - t0)
         if sampler == "nutpie":
             import nutpie
 
