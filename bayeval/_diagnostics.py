@@ -77,11 +77,17 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
     of the weights is >= 0.7 or their effective sample size is below 100 per chain.
     NUTS: :func:`convergence_check` (r_hat, bulk ESS, divergences). SMC
     (``"smc"``): the same, its chains being independent runs (r_hat says whether they
-    found the same posterior; there are no divergences). Returns the same
+    found the same posterior; there are no divergences). Exact draws (``"exact"``:
+    independent draws of the exact posterior): nothing to check, ``ok`` with an ESS of
+    the number of draws. Returns the same
     dict in both cases, with ``sampler``, ``pareto_k`` and ``ess`` added (the last two
     None for NUTS).
     """
     sampler = getattr(sampling, "sampler", "pymc")
+    if sampler == "exact":  # independent draws of the exact posterior: nothing to converge
+        n = int(idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"])
+        return {"max_rhat": float("nan"), "min_ess_bulk": float(n), "divergences": 0, "ok": True, "messages": [],
+                "sampler": sampler, "pareto_k": None, "ess": float(n)}
     if sampler == "importance":
         n_chains = int(idata.posterior.sizes["chain"])
         k, ess = float(sampling.pareto_k), float(sampling.ess)

@@ -1291,6 +1291,12 @@ def _diagnostics_section(d: _Draft) -> None:
         )
         return
     target_ess = 100 * post.n_chains
+    if diag.get("sampler") == "exact":
+        d.text.append(
+            f"The posterior was drawn exactly ({diag['ess']:.0f} independent draws, no MCMC): there is no "
+            "convergence to check."
+        )
+        return
     if diag.get("sampler") == "importance":
         d.tables["diagnostics"] = pd.DataFrame(
             {"value": [diag["pareto_k"], diag["ess"]], "target": ["< 0.7", f">= {target_ess}"]},

@@ -513,8 +513,9 @@ def _quadrature_theta_mean(m, counts, mapping, grid=1500):
     return float((w * th).sum() / w.sum())
 
 
-@pytest.fixture(scope="module")
-def fitted():
+@pytest.fixture(scope="module", params=["exact", "pymc"])
+def fitted(request):
+    """The default (exact draws) and NUTS: both must give the analytic posterior."""
     pytest.importorskip("pymc")
     from bayeval.rankings.model import HumanRanking, PairwiseVotes
 
@@ -522,8 +523,9 @@ def fitted():
     model = HumanRanking(theta_prior=(1.0, 1.0))
     post = model.fit(
         PairwiseVotes(votes, conf), draws=300, tune=300, chains=2, random_seed=11, progressbar=False, cores=1,
-        warn=False,
+        warn=False, sampler=request.param,
     )
+    assert post.sampling.sampler == request.param
     return model, votes, conf, post
 
 
@@ -746,3 +748,84 @@ def test_percentile_table_and_plots():
     assert "Q = 0.000" in fig.axes[0].get_legend().get_texts()[0].get_text()
     with pytest.raises(TypeError, match="DataArray"):
         percentile_table([1, 2, 3])
+
+
+def test_exact_draws_of_the_hierarchical_model_match_quadrature():
+    """The default sampler draws log kappa from its one-dimensional marginal posterior and
+    theta given kappa from its conjugate Beta: the draws' moments equal a quadrature of
+    the exact posterior (scipy's adaptive quad, per pair, no shared code) within Monte
+    Carlo error; the draws carry the variables and dims of a NUTS fit."""
+    from scipy import integrate, special
+
+    from bayeval.rankings.model import HumanRanking, PairwiseVotes
+
+    rng = np.random.default_rng(5)
+    votes = (rng.random((30, 6)) < rng.beta(4, 4, 30)[:, None]).astype(float)
+    votes[0, :2] = UNDECIDED
+    post = HumanRanking().fit(PairwiseVotes(votes), draws=5000, chains=2, random_seed=3, progressbar=False)
+    assert post.sampling.sampler == "exact" and post.convergence["ok"]
+    counts = count_votes(votes)
+    k1, k0 = counts.n_first.astype(float), counts.n_second.astype(float)
+
+    def log_dens(x):
+        kap = np.exp(x)
+        return -0.5 * x**2 + np.sum(special.betaln(kap + k1, kap + k0) - special.betaln(kap, kap))
+
+    top = max(log_dens(x) for x in np.linspace(-6, 8, 281))
+
+    def moment(f):
+        return integrate.quad(lambda x: f(x) * np.exp(log_dens(x) - top), -12, 14, limit=200)[0]
+
+    z = moment(lambda x: 1.0)
+    mean = moment(lambda x: x) / z
+    sd = np.sqrt(moment(lambda x: (x - mean) ** 2) / z)
+    lk = post.idata.posterior["log_concentration"].values.ravel()
+    n = lk.size
+    assert abs(lk.mean() - mean) < 4 * sd / np.sqrt(n)
+    assert abs(lk.std() / sd - 1) < 4 / np.sqrt(2 * n)
+    np.testing.assert_allclose(post.idata.posterior["concentration"].values, np.exp(post.idata.posterior[
+        "log_concentration"].values))
+    theta = post.theta.values.reshape(n, -1)
+    for i in (0, 7, 19):
+        m_i = moment(lambda x: (np.exp(x) + k1[i]) / (2 * np.exp(x) + k1[i] + k0[i])) / z
+        assert abs(theta[:, i].mean() - m_i) < 4 * theta[:, i].std() / np.sqrt(n), i
+    nuts = HumanRanking().fit(PairwiseVotes(votes), draws=20, tune=20, chains=1, random_seed=3, progressbar=False,
+                              warn=False, sampler="pymc", cores=1)
+    for v, da in nuts.idata.posterior.data_vars.items():
+        assert post.idata.posterior[v].dims == da.dims, v
+        for d in da.dims[2:]:
+            np.testing.assert_array_equal(post.idata.posterior[d].values, da[d].values)
+
+
+def test_exact_draws_of_confident_pairs_and_their_limits():
+    """A confident pair's q is drawn from the exact mixture of Dirichlets: its mean matches
+    a quadrature (``_quadrature_theta_mean``) for a pair of 40 votes; the same seed gives
+    the same draws; a pair with too many votes to enumerate falls back to NUTS under
+    ``"auto"`` (saying why) and is refused under ``"exact"``."""
+    from bayeval.rankings import model as RM
+
+    rng = np.random.default_rng(0)
+    counts = np.array([[3.0, 10.0, 27.0], [20.0, 15.0, 5.0]])
+    q = RM._confident_q(1.0 + counts, np.array([40, 40]), np.array([0.5, 0.75, 1.0]), 40_000, rng)
+    chosen = q @ np.array([0.5, 0.75, 1.0])
+    for row in range(2):
+        ref = _quadrature_theta_mean(40, counts[row], (0.5, 0.75, 1.0))
+        assert abs(chosen[:, row].mean() - ref) < 4 * chosen[:, row].std() / np.sqrt(40_000) + 2e-4, row
+    np.testing.assert_allclose(q.sum(axis=-1), 1.0)
+    assert RM._compositions(2, 3).tolist() == [[0, 0, 2], [0, 1, 1], [0, 2, 0], [1, 0, 1], [1, 1, 0], [2, 0, 0]]
+    votes, conf = _simulated_votes()
+    a = RM.HumanRanking().fit(RM.PairwiseVotes(votes, conf), draws=50, chains=2, random_seed=1, progressbar=False)
+    b = RM.HumanRanking().fit(RM.PairwiseVotes(votes, conf), draws=50, chains=2, random_seed=1, progressbar=False)
+    np.testing.assert_array_equal(a.theta.values, b.theta.values)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(RM, "_MAX_COMPOSITIONS", 100)  # 40 votes over 3 levels: 861 allocations
+        with pytest.raises(ValueError, match="sampler='exact' is not available.*40 votes"):
+            RM.HumanRanking().fit(RM.PairwiseVotes(votes, conf), sampler="exact", draws=10, progressbar=False)
+        post = RM.HumanRanking().fit(RM.PairwiseVotes(votes, conf), draws=20, tune=20, chains=1, cores=1,
+                                     random_seed=1, progressbar=False, warn=False)
+    assert post.sampling.sampler == "pymc" and "40 votes" in post.sampling.fallback_reason
+    with pytest.raises(ValueError, match="sampler='exact' is not available for Calibration"):
+        from bayeval import EvalData
+        from bayeval.models import Calibration
+
+        Calibration().fit(EvalData([0.2, 0.8], [0.0, 1.0]), sampler="exact", progressbar=False)

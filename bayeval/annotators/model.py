@@ -933,12 +933,15 @@ class AnnotatorError(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds both the sampler and the label draws.
         progressbar : bool, default True
-        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
+        sampler : {"auto", "importance", "smc", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: PyMC's NUTS (the posterior of the difficulty correlations is
             far from Gaussian, so importance sampling from the mode is not offered by
             default). The other NUTS implementations are selectable by name
             (``"numpyro"`` and ``"blackjax"`` need JAX and do not run this model: JAX
             lacks one of its operations).
+            ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
+            ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
+            do not apply); it weighs separated modes as the posterior does.
         warn : bool, default True
             Warn when the sampler diagnostics are bad (any r_hat > 1.01, bulk ESS
             below 100 per chain, divergences; see :meth:`check`) and when the gold

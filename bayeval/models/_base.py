@@ -111,6 +111,12 @@ class Model:
         """Where the sampler starts (constrained values by variable name), or None."""
         return None
 
+    def _exact_posterior(self, data, *, chains: int, draws: int, seed):
+        """Independent draws of the exact posterior as ``(idata, SamplingInfo)``, for a
+        model whose posterior has a closed form; otherwise (or where it would be too
+        slow for this data) a sentence saying why not."""
+        return "its posterior has no closed form"
+
     def _auto_sampler(self, data) -> str:
         """What ``sampler="auto"`` means for this data set (default: ``auto_sampler``)."""
         return self.auto_sampler
@@ -189,14 +195,18 @@ class Model:
             than about 2 s: bayeval's over the compilation and importance sampling,
             the NUTS sampler's own for NUTS (none inside a study or a stack that shows
             its own bar).
-        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
-            ``"auto"``: the model's measured choice (``auto_sampler``): importance
+        sampler : {"auto", "importance", "smc", "exact", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
+            ``"auto"``: the model's measured choice (``auto_sampler``): exact draws
+            where the model's posterior has a closed form (``HumanRanking``), importance
             sampling from the posterior mode, falling back to NUTS when its Pareto k
             exceeds 0.7, or NUTS directly; its NUTS is the measured fastest of those a
             plain install has (``bayeval.models._sampling.DEFAULT_NUTS``). The others
             name a NUTS implementation (``"pymc"``: PyMC's, compiled to C;
             ``"pymc-numba"``: PyMC's, compiled with Numba; ``"nutpie"``, ``"numpyro"``,
             ``"blackjax"``: those packages', where installed).
+            ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
+            ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
+            do not apply); it weighs separated modes as the posterior does.
         warn : bool
             Warn when the diagnostics are bad (see ``post.convergence``).
         **sample_kwargs
@@ -231,18 +241,31 @@ class Model:
 
     def _fit(self, data, *, draws, tune, chains, cores, seed, label_seed, progressbar, sampler, warn,
              target_accept, **sample_kwargs):
-        model, key = self._model(data)
         chosen, fallback = sampler, self._fallback()
         if sampler == "auto":
             # a model's "pymc" stands for NUTS: "auto" runs the measured default implementation
             chosen = self._auto_sampler(data)
             chosen = DEFAULT_NUTS if chosen == "pymc" else chosen
             fallback = DEFAULT_NUTS if fallback == "pymc" else fallback
-        idata, info = sample_model(
-            model, draws=draws, tune=tune, chains=chains, random_seed=seed, sampler=chosen,
-            progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
-            start=self._start(data), jitter=self._nuts_jitter(), fallback=fallback, **sample_kwargs,
-        )
+        exact, reason = None, ""
+        if chosen == "exact":
+            exact = self._exact_posterior(data, chains=chains, draws=draws, seed=seed)
+            if isinstance(exact, str):
+                if sampler == "exact":
+                    raise ValueError(f"sampler='exact' is not available for {type(self).__name__} here: {exact}. "
+                                     "Use sampler='auto' or a NUTS sampler.")
+                chosen, reason, exact = fallback, exact, None
+        if exact is not None:
+            idata, info = exact
+        else:
+            model, key = self._model(data)
+            idata, info = sample_model(
+                model, draws=draws, tune=tune, chains=chains, random_seed=seed, sampler=chosen,
+                progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
+                start=self._start(data), jitter=self._nuts_jitter(), fallback=fallback, **sample_kwargs,
+            )
+            if reason:  # the exact route was not taken: say why
+                info.fallback_reason = reason
         post = self._posterior(data, idata, sampling=info, random_seed=label_seed)
         post.sampling = info
         if getattr(post, "sampler", None) is None:  # which sampler made the draws (a report names it)

@@ -42,8 +42,10 @@ __all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", 
 NUTS_SAMPLERS = ("pymc", "pymc-numba", "nutpie", "numpyro", "blackjax")
 #: ``"smc"``: PyMC's sequential Monte Carlo (:func:`pymc.sample_smc`): each chain is an
 #: independent run of ``draws`` particles tempered from the prior to the posterior, so a
-#: posterior with a minor mode gets that mode at its weight instead of a chain stuck in it
-SAMPLERS = ("auto", "importance", "smc", *NUTS_SAMPLERS)
+#: posterior with a minor mode gets that mode at its weight instead of a chain stuck in it.
+#: ``"exact"``: independent draws of the exact posterior, for models whose posterior has a
+#: closed form up to a one-dimensional integral (the model draws them, not this module)
+SAMPLERS = ("auto", "importance", "smc", "exact", *NUTS_SAMPLERS)
 #: the NUTS that ``sampler="auto"`` runs where a model needs NUTS: the fastest of those
 #: a plain install has (PyMC and its PyTensor, which requires Numba), as measured by
 #: ``benchmarks/fit_speed.py --backends`` (results in ``benchmarks/results/fit_speed.md``):

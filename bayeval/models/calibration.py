@@ -345,10 +345,13 @@ class Calibration(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds the sampler and the label draws: the same seed gives the same draws.
         progressbar : bool
-        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
+        sampler : {"auto", "importance", "smc", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: importance sampling from the posterior mode (exact up to Monte
             Carlo error, a fraction of a second), falling back to NUTS when its Pareto
             k exceeds 0.7.
+            ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
+            ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
+            do not apply); it weighs separated modes as the posterior does.
         warn : bool
             Warn when the vetted labels hold no positive or no negative (the curve then
             rests on its prior) or the sampler's diagnostics are bad.

@@ -642,13 +642,16 @@ class LabelFlip(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds both the sampler and the label draws.
         progressbar : bool
-        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
+        sampler : {"auto", "importance", "smc", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: importance sampling from the posterior mode, falling back to
             PyMC's NUTS when its Pareto k exceeds 0.7, for one category or
             ``pooling="complete"`` / ``"none"`` (under a second once compiled; a
             vetting loop's refits reuse the compiled model); PyMC's NUTS directly for
             partially pooled categories, whose funnel the mode does not describe. ``"nutpie"`` is there for large data: its compilation took
             longer than PyMC's whole fit on 1,000-item tag sets (measured).
+            ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
+            ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
+            do not apply); it weighs separated modes as the posterior does.
         warn : bool
             Emit a warning when the diagnostics look bad.
         **sample_kwargs

@@ -614,12 +614,15 @@ class ScoreMixture(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds both the sampler and the label draws.
         progressbar : bool
-        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
+        sampler : {"auto", "importance", "smc", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: importance sampling from the posterior mode found from the EM
             start (exact up to Monte Carlo error when its Pareto k is below 0.7; about
             a second on 10,000 items once the model is compiled), else NUTS: nutpie
             for a skew-normal component when installed (measured faster: 24.5 s
             against 39.0 s on the digits), PyMC's NUTS otherwise.
+            ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
+            ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
+            do not apply); it weighs separated modes as the posterior does.
         warn : bool
             Emit a warning when the diagnostics look bad.
         **sample_kwargs

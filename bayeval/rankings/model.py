@@ -323,7 +323,9 @@ class HumanRanking(Model):
 
     # ------------------------------------------------------------ the contract
 
-    auto_sampler = "pymc"  # one theta per pair: too many dimensions for importance sampling
+    # the posterior has a closed form up to one dimension (see _exact_posterior): drawn
+    # directly, no MCMC; NUTS where a confident pair has too many votes to enumerate
+    auto_sampler = "exact"
     target_accept = 0.8  # PyMC's default, as this model always used
     param_names = ("theta", "concentration")
 
@@ -340,6 +342,76 @@ class HumanRanking(Model):
         post.data = data  # the votes it was fitted to (post.save stores them)
         return post
 
+    def _exact_posterior(self, data, *, chains, draws, seed):
+        """Independent draws of the exact posterior, without MCMC.
+
+        The posterior factorizes. Pairs judged by their votes: given the concentration
+        kappa, theta ~ Beta(kappa + k1, kappa + k0) (conjugate), and kappa's own
+        posterior is one-dimensional (a Beta-Binomial likelihood per pair), drawn by
+        inverse CDF on a fine grid of log kappa; with a fixed Beta(a, b) prior theta is
+        Beta(a + k1, b + k0). Unanimous pairs with confidence scores: q's posterior is
+        the conjugate Dirichlet(prior + confidence counts) times the votes' likelihood
+        ``chosen(q)^m`` (m decided votes, ``chosen = q . mapping``), a finite mixture of
+        Dirichlets (:func:`_confident_q`). Returns the draws as an InferenceData with the
+        variables and dims of :meth:`build`, and a SamplingInfo, or a reason (str) where
+        a pair has too many votes to enumerate the mixture.
+        """
+        import time
+
+        import arviz as az
+        from scipy import special
+
+        from ..models._sampling import SamplingInfo
+
+        t0 = time.perf_counter()
+        counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
+        rng = np.random.default_rng(seed)
+        n = chains * draws
+        n1, n0, u = (np.asarray(v, dtype=float) for v in (counts.n_first, counts.n_second, counts.n_undecided))
+        k1, k0 = (n1, n0) if self.undecided == "exclude" else (n1 + 0.5 * u, n0 + 0.5 * u)
+        vote_idx, conf_idx = np.flatnonzero(~use_conf), np.flatnonzero(use_conf)
+        c = np.asarray(self.mapping)
+        post, dims, extra = {}, {}, {}
+        theta = np.zeros((n, labels.size))
+        if conf_idx.size:
+            q = _confident_q(self.confidence_prior + counts.confidence_counts[conf_idx].astype(float),
+                             (n1 + n0)[conf_idx], c, n, rng)
+            if isinstance(q, str):
+                return q
+            chosen = q @ c
+            first = n1[conf_idx] > 0
+            theta[:, conf_idx] = np.where(first, chosen, 1.0 - chosen)
+            left = 1.0 - np.cumsum(q, axis=-1) + q  # the mass not taken before level k
+            post["q_stick"] = np.clip(q[..., :-1] / np.maximum(left[..., :-1], 1e-300), 0.0, 1.0)
+            post["q"], post["theta_chosen"] = q, chosen
+            dims.update(q_stick=["confident_pair", "stick"], q=["confident_pair", "confidence_level"],
+                        theta_chosen=["confident_pair"])
+        if vote_idx.size:
+            a1, a0 = k1[vote_idx], k0[vote_idx]
+            if self.theta_prior == "hierarchical":
+                log_kappa, n_grid = _log_kappa_draws(a1, a0, n, rng, special)
+                kappa = np.exp(log_kappa)
+                post["log_concentration"], post["concentration"] = log_kappa, kappa
+                th = rng.beta(kappa[:, None] + a1, kappa[:, None] + a0)
+                extra["grid_points"] = n_grid
+            else:
+                a, b = self.theta_prior
+                th = rng.beta(a + a1, b + a0, size=(n, a1.size))
+            post["theta_votes"] = th
+            dims["theta_votes"] = ["vote_pair"]
+            theta[:, vote_idx] = th
+        post["theta"] = theta
+        dims["theta"] = ["pair"]
+        coords = {"pair": labels}
+        if vote_idx.size:
+            coords["vote_pair"] = labels[vote_idx]
+        if conf_idx.size:
+            coords.update(confident_pair=labels[conf_idx], confidence_level=np.arange(c.size),
+                          stick=np.arange(c.size - 1))
+        shaped = {k: v.reshape(chains, draws, *v.shape[1:]) for k, v in post.items()}
+        idata = az.from_dict(posterior=shaped, dims=dims, coords=coords)
+        return idata, SamplingInfo("exact", seconds=time.perf_counter() - t0, extra=extra)
+
     def _log_likelihood(self, post) -> dict:
         """The votes' log-likelihood per pair (undecided answers as the model counts them)."""
         c = post.counts
@@ -353,7 +425,7 @@ class HumanRanking(Model):
     def fit(self, data=None, *args, draws: int = 1000, tune: int = 1000, chains: int | None = None,
             cores: int | None = None, random_seed=None, progressbar: bool = True, sampler: str = "auto",
             warn: bool = True, **sample_kwargs):
-        """Sample the posterior with NUTS.
+        """Draw the posterior: exactly by default (no MCMC), or with NUTS or SMC.
 
         Parameters
         ----------
@@ -368,9 +440,21 @@ class HumanRanking(Model):
         random_seed : int, numpy Generator or SeedSequence, optional
             Seed for reproducible draws.
         progressbar : bool, default True
-        sampler : {"auto", "importance", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
-            ``"auto"``: PyMC's NUTS (measured fastest for this model); the other NUTS
-            implementations are selectable by name.
+        sampler : {"auto", "exact", "importance", "smc", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
+            ``"auto"``: ``"exact"`` -- independent draws of the exact posterior, no
+            MCMC: given the concentration each theta is a Beta (conjugate), the
+            concentration's one-dimensional posterior is drawn on a fine grid, and a
+            confident pair's confidence probabilities are drawn from their
+            conjugate Dirichlet times the votes' likelihood, a finite mixture of
+            Dirichlets (``tune`` and the NUTS settings do not apply; the draws need no
+            convergence check). Where a confident pair has too many votes to enumerate
+            that mixture (about 2,000 with three confidence levels) ``"auto"`` falls
+            back to PyMC's NUTS and ``post.sampling.fallback_reason`` says why. The NUTS
+            implementations are selectable by name (NUTS meets the concentration's
+            funnel: divergences are common).
+            ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
+            ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
+            do not apply); it weighs separated modes as the posterior does.
         warn : bool, default True
             Warn when r_hat, ESS or divergences look bad (``post.convergence``).
         **sample_kwargs
@@ -397,6 +481,80 @@ class HumanRanking(Model):
         data = _as_votes((data, *args) if data is not None else args, conf, "fit")
         return super().fit(data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
                            progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
+
+
+def _log_kappa_draws(a1, a0, n, rng, special, *, n_grid: int = 4001):
+    """Draws of log kappa from its exact marginal posterior: prior N(0, 1) times, per
+    pair, the Beta-Binomial factor B(kappa + a1, kappa + a0) / B(kappa, kappa), on a
+    grid (a coarse search for where the density lives, then ``n_grid`` points across
+    it, inverse CDF within cells). Pairs with the same counts are evaluated once."""
+    pairs, mult = np.unique(np.stack([a1, a0], axis=1), axis=0, return_counts=True)
+
+    def logpost(lk):
+        kap = np.exp(lk)[:, None]
+        terms = special.betaln(kap + pairs[:, 0], kap + pairs[:, 1]) - special.betaln(kap, kap)
+        return -0.5 * lk**2 + terms @ mult
+
+    coarse = np.linspace(-30.0, 30.0, 1201)
+    lp = logpost(coarse)
+    live = np.flatnonzero(lp > lp.max() - 60.0)  # 60 nats below the mode: negligible mass
+    lo, hi = coarse[max(live[0] - 1, 0)], coarse[min(live[-1] + 1, coarse.size - 1)]
+    grid = np.linspace(lo, hi, n_grid)
+    mid = 0.5 * (grid[1:] + grid[:-1])
+    lpm = logpost(mid)
+    w = np.exp(lpm - lpm.max())
+    cdf = np.concatenate([[0.0], np.cumsum(w)])
+    cdf /= cdf[-1]
+    u = rng.random(n)
+    cell = np.clip(np.searchsorted(cdf, u, side="right") - 1, 0, mid.size - 1)
+    frac = (u - cdf[cell]) / np.maximum(cdf[cell + 1] - cdf[cell], 1e-300)
+    return grid[cell] + frac * (grid[cell + 1] - grid[cell]), n_grid
+
+
+def _compositions(m: int, levels: int) -> np.ndarray:
+    """Every vector of ``levels`` non-negative integers summing to ``m`` (stars and bars)."""
+    import itertools
+
+    bars = np.array(list(itertools.combinations(range(m + levels - 1), levels - 1)), dtype=np.int64)
+    bars = bars.reshape(-1, levels - 1)
+    edges = np.concatenate([np.full((len(bars), 1), -1), bars, np.full((len(bars), 1), m + levels - 1)], axis=1)
+    return np.diff(edges, axis=1) - 1
+
+
+#: the most allocations of a pair's votes to the confidence levels the exact draws of q
+#: enumerate (C(m + L - 1, L - 1) for m votes and L levels: 3 levels allow ~2,000 votes)
+_MAX_COMPOSITIONS = 2_000_000
+
+
+def _confident_q(alpha, m, c, n, rng):
+    """``n`` exact draws per row of ``q ~ Dirichlet(alpha) * (q . c)^m``.
+
+    Expanding ``(q . c)^m`` multinomially makes the density a finite mixture of
+    Dirichlets: over the allocations ``j`` of the m votes to the levels, component
+    ``Dirichlet(alpha + j)`` with weight ``m! / prod j_k! * prod c_k^j_k * B(alpha + j)``.
+    Each draw picks a component by its weight, then q from it. Rows with the same
+    ``alpha`` and ``m`` share the weights. Returns ``q (n, rows, L)``, or a sentence
+    where a row has too many allocations to enumerate."""
+    from scipy import special
+
+    rows, levels = alpha.shape
+    out = np.empty((n, rows, levels))
+    key = np.concatenate([alpha, np.asarray(m, dtype=float)[:, None]], axis=1)
+    groups, inverse = np.unique(key, axis=0, return_inverse=True)
+    logc = np.log(np.maximum(c, 1e-300))
+    for g, row in enumerate(groups):
+        a, votes = row[:levels], int(row[levels])
+        if special.comb(votes + levels - 1, levels - 1) > _MAX_COMPOSITIONS:
+            return (f"a confident pair has {votes} votes over {levels} confidence levels: too many allocations "
+                    "to draw q exactly")
+        j = _compositions(votes, levels)
+        logw = -special.gammaln(j + 1).sum(axis=1) + j @ logc + special.gammaln(a + j).sum(axis=1)
+        w = np.exp(logw - logw.max())
+        members = np.flatnonzero(inverse.ravel() == g)
+        pick = rng.choice(len(j), size=(n, members.size), p=w / w.sum())
+        x = rng.standard_gamma(a + j[pick])
+        out[:, members] = x / x.sum(axis=-1, keepdims=True)
+    return out
 
 
 class RankingPosterior(BasePosterior):
