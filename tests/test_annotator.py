@@ -1107,3 +1107,25 @@ def test_a_real_crowd_fit_without_gold_keeps_every_chain_in_the_main_mode():
     per_chain = post.metric("accuracy").mean("draw").values
     assert per_chain.max() - per_chain.min() < 0.02, per_chain
     assert abs(per_chain.mean() - (pred == z).mean()) < 0.05
+
+
+def test_smc_fit_agrees_with_nuts_and_carries_everything_a_fit_has(independent_fit):
+    """``sampler="smc"``: the same posterior as NUTS (the accuracies within Monte Carlo
+    error of the two), and the fit's extras -- label draws, log-likelihood, convergence
+    over the independent runs, prior sensitivity -- work on its draws."""
+    z, pred, ann, nuts = independent_fit
+    post = AnnotatorError().fit(AnnotationData(pred, ann), random_seed=5, sampler="smc", draws=600, chains=2,
+                                cores=1, progressbar=False, warn=False)
+    assert post.sampling.sampler == "smc" and post.convergence["sampler"] == "smc"
+    assert len(post.sampling.extra["stages"]) == 2 and post.convergence["divergences"] == 0
+    a, b = post.idata.posterior, nuts.idata.posterior
+    for v in ("model_accuracy", "annotator_accuracy"):
+        x, y = a[v].mean(("chain", "draw")).values, b[v].mean(("chain", "draw")).values
+        sd = b[v].std(("chain", "draw")).values
+        # SMC's 1,200 particles (resampled: an ESS of a few hundred) and NUTS's draws
+        np.testing.assert_array_less(np.abs(x - y), 4 * sd * np.sqrt(1 / 300 + 1 / 400))
+    acc = post.metric("accuracy")
+    assert abs(float(acc.mean()) - float(nuts.metric("accuracy").mean())) < 3 * float(acc.std())
+    assert post.idata.log_likelihood["observations"].shape == (2, 600, len(pred))
+    sens = AnnotatorError().prior_sensitivity(post)
+    assert np.isfinite(sens.loc[("true_accuracy", 1.0), "prior_sensitivity"])
