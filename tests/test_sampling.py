@@ -265,3 +265,12 @@ def test_smc_weighs_a_minor_mode_as_the_posterior_does():
     assert abs(per_run.mean() - 0.2) < 0.03, per_run
     assert np.all((per_run > 0.1) & (per_run < 0.3)), per_run
     assert info.sampler == "smc" and info.n_grad_evals == 0
+
+
+def test_sample_model_refuses_exact_which_only_a_model_can_draw():
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("x")
+    with pytest.raises(ValueError, match="closed-form posterior, which the model does itself"):
+        _sampling.sample_model(model, draws=5, tune=5, chains=1, random_seed=1, sampler="exact")

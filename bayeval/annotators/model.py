@@ -941,7 +941,10 @@ class AnnotatorError(Model):
             lacks one of its operations).
             ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
             ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
-            do not apply); it weighs separated modes as the posterior does.
+            do not apply): separated modes get their posterior weight, but the
+            particles can come out less spread than the posterior -- on real crowds without
+            gold its 90% intervals were 10-20% narrower than NUTS's, its standard
+            deviation of the accuracy 11-16% smaller, so NUTS stays the default.
         warn : bool, default True
             Warn when the sampler diagnostics are bad (any r_hat > 1.01, bulk ESS
             below 100 per chain, divergences; see :meth:`check`) and when the gold

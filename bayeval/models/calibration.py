@@ -351,7 +351,9 @@ class Calibration(Model):
             k exceeds 0.7.
             ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
             ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
-            do not apply); it weighs separated modes as the posterior does.
+            do not apply): separated modes get their posterior weight, but the
+            particles can come out less spread than the posterior (measured on
+            ``AnnotatorError``); compare with NUTS before relying on it.
         warn : bool
             Warn when the vetted labels hold no positive or no negative (the curve then
             rests on its prior) or the sampler's diagnostics are bad.

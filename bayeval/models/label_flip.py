@@ -651,7 +651,9 @@ class LabelFlip(Model):
             longer than PyMC's whole fit on 1,000-item tag sets (measured).
             ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
             ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
-            do not apply); it weighs separated modes as the posterior does.
+            do not apply): separated modes get their posterior weight, but the
+            particles can come out less spread than the posterior (measured on
+            ``AnnotatorError``); compare with NUTS before relying on it.
         warn : bool
             Emit a warning when the diagnostics look bad.
         **sample_kwargs

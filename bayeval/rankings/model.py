@@ -454,7 +454,9 @@ class HumanRanking(Model):
             funnel: divergences are common).
             ``"smc"``: PyMC's sequential Monte Carlo, each chain an independent run of
             ``draws`` particles tempered from the prior (``tune`` and the NUTS settings
-            do not apply); it weighs separated modes as the posterior does.
+            do not apply): separated modes get their posterior weight, but the
+            particles can come out less spread than the posterior (measured on
+            ``AnnotatorError``); compare with NUTS before relying on it.
         warn : bool, default True
             Warn when r_hat, ESS or divergences look bad (``post.convergence``).
         **sample_kwargs
