@@ -989,7 +989,9 @@ def main(argv=None):
             raw.write_text(json.dumps({"cmd": cmd, "rows": rs, "auto": auto, "settings": {
                 "draws": draws, "chains": args.chains, "seed": args.seed, "auto_draws": args.auto_draws,
                 "cold_compiledir": args.cold_compiledir}, "backends": backends}, indent=1))
-            out.write_text(report(rs, auto, cmd=cmd, settings=settings, elapsed=time.time() - t0, complete=complete,
+            ns = sorted({int(r["n"]) for r in rs}) or list(sizes)  # resumed runs: every row's N, not this run's
+            shown = settings.split(", N in ")[0] + ", N in " + ", ".join(f"{n:,}" for n in ns)
+            out.write_text(report(rs, auto, cmd=cmd, settings=shown, elapsed=time.time() - t0, complete=complete,
                                   cold_compiledir=args.cold_compiledir, quick=args.quick, backends=backends))
 
     if part in ("all", "auto") and auto is None:  # first: one number, and a run cut short still has it
