@@ -274,3 +274,30 @@ def test_sample_model_refuses_exact_which_only_a_model_can_draw():
         pm.Normal("x")
     with pytest.raises(ValueError, match="closed-form posterior, which the model does itself"):
         _sampling.sample_model(model, draws=5, tune=5, chains=1, random_seed=1, sampler="exact")
+
+
+def test_importance_sampling_adapts_a_poor_proposal_once(monkeypatch):
+    """A proposal 5.5x too narrow (the curvature at the mode scaled by 30): the first
+    proposals' Pareto k is above 0.7, one adaptation to their weighted mean and
+    covariance brings it below, and the draws have the exact (conjugate) posterior's
+    mean and sd within Monte Carlo error. Without the adaptation the fit would fall back
+    to NUTS."""
+    import pymc as pm
+
+    y = np.random.default_rng(0).normal(1.0, 1.0, size=(50, 3))
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0, shape=3)
+        pm.Normal("y", mu, 1.0, observed=y)
+    c = _sampling._Compiled(model)
+    real = _sampling._hessian
+    monkeypatch.setattr(_sampling, "_hessian", lambda c_, x: 30.0 * real(c_, x))
+    u, info = _sampling.importance_sample(c, n_draws=2000, rng=np.random.default_rng(1))
+    assert info.extra["adapted"] and info.extra["first_pareto_k"] >= 0.7 and info.pareto_k < 0.7
+    assert info.n_proposals == 4000
+    sd = 1.0 / np.sqrt(50 + 1 / 100)
+    mean = y.sum(axis=0) / (50 + 1 / 100)
+    np.testing.assert_array_less(np.abs(u.mean(axis=0) - mean), 4 * sd / np.sqrt(info.ess))
+    np.testing.assert_array_less(np.abs(u.std(axis=0) / sd - 1), 4 / np.sqrt(2 * info.ess))
+    monkeypatch.setattr(_sampling, "_ADAPT_MIN_ESS_PER_DIM", 10**9)  # no adaptation
+    u, info = _sampling.importance_sample(c, n_draws=2000, rng=np.random.default_rng(1))
+    assert u is None and "Pareto k" in info.fallback_reason and "adapted" not in info.extra

@@ -7,7 +7,9 @@ draws from a multivariate Student-t proposal centred on it and reweights by the 
 posterior density (Pareto-smoothed importance sampling). The draws are then exact up
 to Monte Carlo error *when the weights are well behaved*, which the Pareto shape
 ``k_hat`` says (Vehtari et al., "Pareto smoothed importance sampling", 2015/2024): below
-0.7 the estimate is reliable. ``sampler="auto"`` uses it and falls back to NUTS
+0.7 the estimate is reliable. Where the first proposal's k is not, the proposal is
+adapted once to the weighted draws' mean and covariance (a skewed posterior's mean is
+off its mode) and drawn again. ``sampler="auto"`` uses it and falls back to NUTS
 otherwise, so a user never gets a worse posterior for the speed.
 
 The compiled log-density of a model is cached by the model's *structure* (a key the
@@ -56,6 +58,9 @@ DEFAULT_NUTS = "pymc"
 _K_MAX = 0.7  # Pareto k above which importance weights are not trusted
 _PROPOSAL_DF = 5.0
 _PROPOSAL_INFLATE = 1.3
+#: the first proposals' ESS per dimension below which their weighted covariance is not
+#: trusted to adapt the proposal
+_ADAPT_MIN_ESS_PER_DIM = 10
 
 
 @dataclass
@@ -283,7 +288,10 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     (the default; one call per proposal where the model's graph does not vectorize,
     or with ``batched=False``). Both give the same draws up to floating point.
     ``progress``: a :meth:`bayeval._progress.Bar.update` told each stage and the
-    proposals evaluated.
+    proposals evaluated. Where the first proposals' Pareto k is 0.7 or more, and their
+    ESS is at least 10 per dimension, the proposal is adapted once to their weighted mean
+    and covariance and drawn again; the second proposals alone make the draws, and
+    ``info.extra`` records ``adapted`` and the first ``k``.
     """
     say = progress or (lambda *a, **k: None)
     u0 = c.ravel(c.ip) if start is None else start
@@ -305,10 +313,50 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         cov = 0.5 * (cov + cov.T)
         d = mode.size
         m = max(2000, oversample * n_draws)
-        prop = stats.multivariate_t(loc=mode, shape=cov, df=_PROPOSAL_DF, seed=rng)
-        u = np.atleast_2d(prop.rvs(size=m)).reshape(m, d)
-        logq = prop.logpdf(u)
         fast = batched and c.batched()
+        u, w, k, ess, reason = _weighted_proposals(c, mode, cov, m, rng, fast, say)
+        if reason:
+            return None, SamplingInfo("importance", fallback_reason=reason)
+        extra = {"batched": bool(fast) and c.batch_faster is not False}
+        n_prop = m
+        if not k < _K_MAX and ess >= _ADAPT_MIN_ESS_PER_DIM * d:
+            # one adaptation: a proposal with the weighted draws' mean and covariance (the
+            # posterior's skew moves its mean off the mode, and its spread off the curvature
+            # there); the weights of the new proposals alone make the draws
+            loc = w @ u
+            dev = u - loc
+            shape = (w[:, None] * dev).T @ dev * _PROPOSAL_INFLATE**2
+            shape = 0.5 * (shape + shape.T)
+            try:
+                np.linalg.cholesky(shape)
+            except np.linalg.LinAlgError:
+                shape = None
+            if shape is not None:
+                say("bayeval: importance sampling, adapted proposal")
+                u2, w2, k2, ess2, reason2 = _weighted_proposals(c, loc, shape, m, rng, fast, say)
+                n_prop += m
+                extra.update(adapted=True, first_pareto_k=float(k))
+                if not reason2:
+                    u, w, k, ess = u2, w2, k2, ess2
+    info = SamplingInfo("importance", pareto_k=float(k), ess=ess, n_proposals=n_prop, extra=extra)
+    if not k < _K_MAX:
+        info.fallback_reason = f"importance weights unreliable (Pareto k = {float(k):.2f} > {_K_MAX})"
+        return None, info
+    # systematic resampling: equally weighted draws, order randomized
+    pos = (rng.random() + np.arange(n_draws)) / n_draws
+    idx = np.searchsorted(np.cumsum(w), pos, side="left").clip(0, m - 1)
+    return u[rng.permutation(idx)], info
+
+
+def _weighted_proposals(c: _Compiled, loc, shape, m: int, rng, fast: bool, say):
+    """``m`` proposals from a multivariate t at ``loc``/``shape`` and their normalized
+    Pareto-smoothed weights: ``(u, w, k, ess, "")``, or a reason in the last place when
+    too many proposals fall where the density is zero."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prop = stats.multivariate_t(loc=loc, shape=shape, df=_PROPOSAL_DF, seed=rng)
+        u = np.atleast_2d(prop.rvs(size=m)).reshape(m, len(loc))
+        logq = prop.logpdf(u)
         say(f"bayeval: importance sampling ({m:,} proposals)", total=m, completed=0)
         if fast:
             logp = c.logp_many(u, on_chunk=lambda n: say(advance=n))
@@ -320,7 +368,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
                     say(advance=100)
     finite = np.isfinite(logp)
     if finite.mean() < 0.9:
-        return None, SamplingInfo("importance", fallback_reason="the proposal reached regions of zero density")
+        return u, None, np.inf, 0.0, "the proposal reached regions of zero density"
     lw = np.where(finite, logp - logq, -np.inf)
     lw = lw - np.max(lw[finite])
     with warnings.catch_warnings():
@@ -329,16 +377,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     full = np.full(m, -np.inf)
     full[finite] = lw_s
     w = np.exp(full - special.logsumexp(full))
-    ess = float(1.0 / np.sum(w**2))
-    info = SamplingInfo("importance", pareto_k=float(k), ess=ess, n_proposals=m,
-                        extra={"batched": bool(fast) and c.batch_faster is not False})
-    if not k < _K_MAX:
-        info.fallback_reason = f"importance weights unreliable (Pareto k = {float(k):.2f} > {_K_MAX})"
-        return None, info
-    # systematic resampling: equally weighted draws, order randomized
-    pos = (rng.random() + np.arange(n_draws)) / n_draws
-    idx = np.searchsorted(np.cumsum(w), pos, side="left").clip(0, m - 1)
-    return u[rng.permutation(idx)], info
+    return u, w, float(k), float(1.0 / np.sum(w**2)), ""
 
 
 def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int, batched: bool = True) -> az.InferenceData:
