@@ -421,6 +421,7 @@ def against_baseline(df: pd.DataFrame, base: pd.DataFrame) -> str:
             row[f"clean_{tag}"] = int(g[f"converged{sfx}"].astype(bool).sum())
             row[f"max_rhat_{tag}"] = float(g[f"max_rhat{sfx}"].max())
             row[f"cover_{tag}"] = int(covered(g, "stacked", sfx).sum())
+            row[f"width_{tag}"] = float((g[f"stacked_hi{sfx}"] - g[f"stacked_lo{sfx}"]).mean())
             row[f"fit_s_{tag}"] = float(g[f"fit_seconds{sfx}"].median())
             if f"exchangeable_converged{sfx}" in g and g[f"exchangeable_converged{sfx}"].notna().any():
                 row[f"exch_clean_{tag}"] = int(g[f"exchangeable_converged{sfx}"].dropna().astype(bool).sum())
@@ -438,7 +439,8 @@ def against_baseline(df: pd.DataFrame, base: pd.DataFrame) -> str:
     detail = "\n".join(["| dataset | refs | gold | seed | baseline: max r_hat / divergences | now |", "|---|---|---|---|---|---|",
                          *lines])
     return (f"Baseline trials at git {revs}; `clean`: fits with every r_hat <= 1.01, bulk ESS >= 100 "
-            f"per chain and no divergence; `cover`: the default (stacked) 90% interval; `fit_s`: "
+            f"per chain and no divergence; `cover`: the default (stacked) 90% interval, `width` its mean "
+            f"width; `fit_s`: "
             f"median seconds of a fit (comparable only where both runs had the machine in the same state).\n\n"
             f"{to_markdown(table)}\n\nThe fits that were not clean in either run:\n\n{detail}")
 
