@@ -52,7 +52,8 @@ runs: ``--merge`` adds the per-trial CSVs of runs with other seeds, ``--add-tabl
 per-setting counts of a results file whose CSV was not kept (``--max-trials 0`` merges
 without new trials). ``--only 3:0`` runs the settings with three references and no gold
 only; ``--baseline`` adds a paired comparison with earlier trials of the same seeds
-(another revision). Needs crowd-kit and ppi-python (``pip install -e .[bench]``).
+(another revision); ``--sampler`` fits with another sampler than the default (e.g.
+``smc``). Needs crowd-kit and ppi-python (``pip install -e .[bench]``).
 """
 
 from __future__ import annotations
