@@ -53,7 +53,7 @@ per-setting counts of a results file whose CSV was not kept (``--max-trials 0`` 
 without new trials). ``--only 3:0`` runs the settings with three references and no gold
 only; ``--baseline`` adds a paired comparison with earlier trials of the same seeds
 (another revision); ``--sampler`` fits with another sampler than the default (e.g.
-``smc``). Needs crowd-kit and ppi-python (``pip install -e .[bench]``).
+``smc``), ``--init`` with another NUTS initialization (e.g. ``jitter+adapt_full``). Needs crowd-kit and ppi-python (``pip install -e .[bench]``).
 """
 
 from __future__ import annotations
@@ -120,8 +120,10 @@ def majority(votes: np.ndarray, rng) -> np.ndarray:
     return np.where(tie, rng.integers(0, 2, len(ones)), (2 * ones > votes.shape[1]).astype(np.int64))
 
 
-#: the sampler every fit uses (``--sampler``; default: the library's ``"auto"``)
+#: the sampler every fit uses (``--sampler``; default: the library's ``"auto"``) and
+#: extra NUTS settings (``--init``)
 SAMPLER = "auto"
+NUTS = {}
 
 
 def fit(pred, refs, gold, seed, annotators="separate"):
@@ -130,7 +132,8 @@ def fit(pred, refs, gold, seed, annotators="separate"):
     from bayeval.annotators.model import AnnotationData, AnnotatorError
 
     return AnnotatorError(gold_fallback="off", annotators=annotators).fit(
-        AnnotationData(pred, refs, gold=gold), random_seed=seed, progressbar=False, warn=False, sampler=SAMPLER
+        AnnotationData(pred, refs, gold=gold), random_seed=seed, progressbar=False, warn=False, sampler=SAMPLER,
+        **NUTS,
     )
 
 
@@ -487,10 +490,13 @@ def main(argv=None):
              "the results file adds a paired comparison of sampler health and coverage",
     )
     ap.add_argument("--sampler", default="auto", help="the sampler of every fit (default: the library's auto)")
+    ap.add_argument("--init", default=None, help="PyMC's NUTS initialization for every fit (default: the library's)")
     ap.add_argument("--note", default="", help="a sentence for the results file's header (how the runs were made)")
     args = ap.parse_args(argv)
     global SAMPLER
     SAMPLER = args.sampler
+    if args.init:
+        NUTS["init"] = args.init
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)
     import arviz
