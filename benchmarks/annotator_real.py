@@ -256,6 +256,7 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
         error_phi=float(np.corrcoef(pred != truth_z, refs[:, 0] != truth_z)[0, 1]),
         max_rhat=conv["max_rhat"], min_ess=conv["min_ess_bulk"], divergences=conv["divergences"],
         converged=conv["ok"], worst_param=worst, fit_seconds=fit_s, sampler=structured.sampling.sampler,
+        grad_evals=structured.sampling.n_grad_evals,
     )
     spec = AnnotatorError()
     stacked = spec._wrap(structured._observed, structured.idata, pred.astype(float), seed)
