@@ -359,7 +359,6 @@ class HumanRanking(Model):
         import time
 
         import arviz as az
-        from scipy import special
 
         from ..models._sampling import SamplingInfo
 
@@ -389,7 +388,7 @@ class HumanRanking(Model):
         if vote_idx.size:
             a1, a0 = k1[vote_idx], k0[vote_idx]
             if self.theta_prior == "hierarchical":
-                log_kappa, n_grid = _log_kappa_draws(a1, a0, n, rng, special)
+                log_kappa, n_grid = _log_kappa_draws(a1, a0, n, rng)
                 kappa = np.exp(log_kappa)
                 post["log_concentration"], post["concentration"] = log_kappa, kappa
                 th = rng.beta(kappa[:, None] + a1, kappa[:, None] + a0)
@@ -485,11 +484,13 @@ class HumanRanking(Model):
                            progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
-def _log_kappa_draws(a1, a0, n, rng, special, *, n_grid: int = 4001):
+def _log_kappa_draws(a1, a0, n, rng, *, n_grid: int = 4001):
     """Draws of log kappa from its exact marginal posterior: prior N(0, 1) times, per
     pair, the Beta-Binomial factor B(kappa + a1, kappa + a0) / B(kappa, kappa), on a
     grid (a coarse search for where the density lives, then ``n_grid`` points across
     it, inverse CDF within cells). Pairs with the same counts are evaluated once."""
+    from scipy import special
+
     pairs, mult = np.unique(np.stack([a1, a0], axis=1), axis=0, return_counts=True)
 
     def logpost(lk):
