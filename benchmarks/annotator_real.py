@@ -559,6 +559,9 @@ def main(argv=None):
         f"Python {platform.python_version()}"
     )
     revs = sorted(set(df["git"].fillna("unrecorded").astype(str))) if "git" in df else ["unrecorded"]
+    settings = [f"sampler={SAMPLER!r}"] if SAMPLER != "auto" else []
+    settings += [f"init={NUTS['init']!r}"] if "init" in NUTS else []
+    fits_of = f"({', '.join(settings)})" if settings else "default"
     merged = ""
     if earlier:
         merged = f", plus {sum(len(e) for e in earlier)} trials of earlier runs (other seeds)"
@@ -603,7 +606,7 @@ where only one of the two covered, and the exact two-sided McNemar p-value of th
 
 {to_markdown(paired(df)) if "gold_only_lo" in df else "(no trials with gold)"}
 
-{baseline}Sampler health over all {len(df)} default fits of the per-trial table: {int(df.converged.sum())} clean
+{baseline}Sampler health over all {len(df)} {fits_of} fits of the per-trial table: {int(df.converged.sum())} clean
 ({df.converged.mean():.1%}); without gold {int(df[df.gold == 0].converged.sum())}/{int((df.gold == 0).sum())},
 with gold {int(df[df.gold > 0].converged.sum())}/{int((df.gold > 0).sum())}. Largest r_hat
 {df.max_rhat.max():.3f}; fits with a divergence: {int((df.divergences > 0).sum())}. Parameters
