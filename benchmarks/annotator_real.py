@@ -53,7 +53,8 @@ per-setting counts of a results file whose CSV was not kept (``--max-trials 0`` 
 without new trials). ``--only 3:0`` runs the settings with three references and no gold
 only; ``--baseline`` adds a paired comparison with earlier trials of the same seeds
 (another revision); ``--sampler`` fits with another sampler than the default (e.g.
-``smc``), ``--init`` with another NUTS initialization (e.g. ``jitter+adapt_full``). Needs crowd-kit and ppi-python (``pip install -e .[bench]``).
+``smc``), ``--init`` with another NUTS initialization (e.g. ``jitter+adapt_full``).
+Needs crowd-kit and ppi-python (``pip install -e .[bench]``).
 """
 
 from __future__ import annotations
