@@ -408,6 +408,8 @@ def one(spec: dict) -> dict:
         out["refit"] = _new_fit(adapter, second, draws, tune, chains, seed + 2)
     elif spec["path"] == "backend":
         out.update(_backend_fits(adapter, spec))
+    elif spec["path"] == "agree":
+        out.update(_agreement(adapter, spec))
     elif spec["path"] in ("auto", "auto-baseline"):
         from bayeval.models import AUTO_CANDIDATES, ScoreMixture
 
@@ -527,6 +529,174 @@ def measure_backends(models, backends, *, draws, tune, chains=2, seed=1, timeout
             if on_row:
                 on_row(rows)
     return rows
+
+
+# ------------------------------------------------------------ agreement with NUTS
+#
+# ``--agreement``: does the public ``fit`` (importance sampling, exact draws or NUTS at
+# the model's settings) give the posterior a fresh NUTS run gives, on the same data?
+# Per scalar free parameter, the difference of the posterior means and of the 5% and 95%
+# quantiles in units of their joint Monte Carlo standard error (z), and the ratio of the
+# posterior sds. The fast paths are offered as defaults only where they agree.
+
+#: model -> N of the comparison (HumanRanking: NUTS on 10^4 pairs takes minutes per fit)
+AGREE_SIZES = {"HumanRanking": 1_000}
+
+
+def _param_stats(idata, names, weights_ess=None) -> dict:
+    """Per scalar parameter (in ``names``' order, each flattened): mean, sd, 5% / 95%
+    quantiles and the Monte Carlo s.e. of the mean and the quantiles (ArviZ's, from the
+    chains; for draws resampled from weighted proposals, scaled up to the weights' ESS)."""
+    import arviz as az
+
+    ds = idata.posterior[names]
+    vals = np.concatenate([np.asarray(ds[n]).reshape(ds.sizes["chain"] * ds.sizes["draw"], -1) for n in names],
+                          axis=1)
+    s = vals.shape[0]
+
+    def flat(res):
+        return np.concatenate([np.asarray(res[n]).reshape(-1) for n in names])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        se = {"mean": flat(az.mcse(ds, method="mean")),
+              "q05": flat(az.mcse(ds, method="quantile", prob=0.05)),
+              "q95": flat(az.mcse(ds, method="quantile", prob=0.95))}
+        rhat = flat(az.rhat(ds)) if ds.sizes["chain"] > 1 else np.full(vals.shape[1], np.nan)
+    if weights_ess is not None and np.isfinite(weights_ess) and weights_ess > 0:
+        scale = math.sqrt(s / min(float(weights_ess), s))
+        se = {k: v * scale for k, v in se.items()}
+    q05, q95 = np.quantile(vals, [0.05, 0.95], axis=0)
+    return {"mean": vals.mean(0), "sd": vals.std(0, ddof=1), "q05": q05, "q95": q95, "se": se, "rhat": rhat}
+
+
+def agreement_stats(base: dict, new: dict) -> dict:
+    """z of the differences (means, 5% and 95% quantiles) and sd ratios, from two
+    :func:`_param_stats`; ``z_bound``: the 95% bound of the largest of that many |z|
+    were both posteriors the same (independent standard normals)."""
+    from scipy import stats
+
+    zs = {}
+    for key in ("mean", "q05", "q95"):
+        den = np.sqrt(base["se"][key] ** 2 + new["se"][key] ** 2)
+        diff = new[key] - base[key]
+        zs[key] = np.where(den > 0, diff / np.where(den > 0, den, 1.0), np.where(diff == 0, 0.0, np.inf))
+    z_all = np.abs(np.concatenate([zs["mean"], zs["q05"], zs["q95"]]))
+    m = z_all.size
+    ratio = new["sd"] / np.where(base["sd"] > 0, base["sd"], np.nan)
+    return {
+        "n_params": int(zs["mean"].size),
+        "max_z_mean": float(np.max(np.abs(zs["mean"]))),
+        "max_z_quantile": float(np.max(np.abs(np.concatenate([zs["q05"], zs["q95"]])))),
+        "n_over_3": int(np.sum(z_all > 3)),
+        "n_compared": int(m),
+        "z_bound": float(stats.norm.ppf((1 + 0.95 ** (1 / m)) / 2)),
+        "sd_ratio_min": float(np.nanmin(ratio)), "sd_ratio_median": float(np.nanmedian(ratio)),
+        "sd_ratio_max": float(np.nanmax(ratio)),
+        "base_max_rhat": float(np.nanmax(base["rhat"])) if np.isfinite(base["rhat"]).any() else math.nan,
+    }
+
+
+def _agreement(adapter: Adapter, spec: dict) -> dict:
+    """In a fresh process: a fresh NUTS run (the baseline) and the public fit on the same
+    data, with independent seeds; their per-parameter agreement."""
+    import pymc as pm
+
+    n, draws, tune, chains, seed = spec["n"], spec["draws"], spec["tune"], spec["chains"], spec["seed"]
+    data = adapter.make(n, seed, False)
+    model = adapter.build(data)
+    names = [rv.name for rv in model.free_RVs]
+    t0 = time.perf_counter()
+    with model, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed, progressbar=False,
+                         compute_convergence_checks=False)
+    base_time = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = adapter.fit(data, draws, tune, chains, seed + 1)
+    new_time = time.perf_counter() - t0
+    info = getattr(post, "sampling", None)
+    sampler = getattr(info, "sampler", None) or "?"
+    shared = [v for v in names if v in post.idata.posterior]
+    res = agreement_stats(_param_stats(base, shared),
+                          _param_stats(post.idata, shared,
+                                       weights_ess=getattr(info, "ess", None) if sampler == "importance" else None))
+    res.update(base_time=base_time, new_time=new_time, sampler=sampler,
+               pareto_k=float(getattr(info, "pareto_k", math.nan)), missing=sorted(set(names) - set(shared)),
+               base_divergences=int(np.asarray(base.sample_stats["diverging"]).sum()))
+    return res
+
+
+def measure_agreement(models, *, draws, tune, chains=2, seed=1, timeout=None, log=print, on_row=None,
+                      sizes=None) -> list[dict]:
+    rows = []
+    for name in models:
+        n = (sizes or {}).get(name, AGREE_SIZES.get(name, 10_000))
+        spec = {"model": name, "n": n, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
+                "path": "agree"}
+        row = {"model": name, "n": n, "error": ""}
+        try:
+            row.update(run_one(spec, timeout=timeout))
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            msg = str(exc).strip().splitlines()
+            row["error"] = (msg[-1] if msg else type(exc).__name__)[:200]
+        rows.append(row)
+        if row["error"]:
+            log(f"  {name:32s} failed: {row['error']}", flush=True)
+        else:
+            log(f"  {name:32s} N={n:>7,}  {row['sampler']:10s} max|z| mean {row['max_z_mean']:5.2f}  quantiles "
+                f"{row['max_z_quantile']:5.2f} (95% bound {row['z_bound']:.2f})  sd ratio {row['sd_ratio_min']:.2f}-"
+                f"{row['sd_ratio_max']:.2f}", flush=True)
+        if on_row:
+            on_row(rows)
+    return rows
+
+
+def agreement_verdict(r: dict) -> str:
+    if r.get("error"):
+        return "failed"
+    if r["max_z_mean"] <= r["z_bound"] and r["max_z_quantile"] <= r["z_bound"]:
+        return "agree"
+    return "differ" if r["base_max_rhat"] <= 1.01 else "differ (baseline r_hat > 1.01)"
+
+
+def agreement_section(a: dict) -> list[str]:
+    """The "Agreement with NUTS" section from the saved run ``a``."""
+    lines = [
+        "## Agreement with NUTS",
+        "",
+        ("" if a.get("complete") else "**PARTIAL: the run stopped before every model was compared.**\n\n")
+        + f"Made by `{a['cmd']}` on {a['date']} in {a['elapsed']:.0f} s with {a['versions']}; {a['machine']}.",
+        "",
+        f"Settings: {a['settings']}. Per model, in a fresh process, on the same data: today's path (a fresh "
+        "`pm.sample`, PyMC's NUTS at its defaults) and the public `fit` (its default sampler), with independent "
+        "seeds. For every scalar free parameter: *z* = the difference of the two posterior means (and of the 5% "
+        "and 95% quantiles) over their joint Monte Carlo standard error (ArviZ's `mcse` from the chains; for "
+        "importance sampling scaled up to the weights' ESS); *bound*: the 95% bound of the largest |z| among that "
+        "many comparisons were the two posteriors the same; *sd ratio*: the fit's posterior sd over NUTS's. "
+        "*agree*: every |z| within the bound. Where NUTS itself did not converge (its r_hat > 1.01) the baseline "
+        "is the suspect one.",
+        "",
+        "| model | N | fit's sampler | Pareto k | parameters | max \\|z\\| means | max \\|z\\| 5%/95% quantiles "
+        "| \\|z\\| > 3 | bound | sd ratio (min / median / max) | NUTS max r_hat, divergences | NUTS s | fit s "
+        "| verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in a["rows"]:
+        if r.get("error"):
+            lines.append(f"| {r['model']} | {r['n']:,} | failed: {r['error']} |" + " – |" * 11)
+            continue
+        k = f"{r['pareto_k']:.2f}" if math.isfinite(r["pareto_k"]) else "–"
+        lines.append(
+            f"| {r['model']} | {r['n']:,} | {r['sampler']} | {k} | {r['n_params']:,} | {r['max_z_mean']:.2f} | "
+            f"{r['max_z_quantile']:.2f} | {r['n_over_3']} of {r['n_compared']:,} | {r['z_bound']:.2f} | "
+            f"{r['sd_ratio_min']:.2f} / {r['sd_ratio_median']:.2f} / {r['sd_ratio_max']:.2f} | "
+            f"{r['base_max_rhat']:.3f}, {r['base_divergences']} | {r['base_time']:.1f} | {r['new_time']:.1f} | "
+            f"{agreement_verdict(r)} |")
+    lines.append("")
+    return lines
 
 
 # one thread for JAX/XLA as for BLAS: the same single core for every backend
@@ -845,7 +1015,8 @@ def splice_section(text: str, heading: str, section: str) -> str:
     return "\n".join(lines[:at] + section.rstrip("\n").split("\n") + [""] + lines[at:])
 
 
-def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, quick=False, backends=None) -> str:
+def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, quick=False, backends=None,
+           agreement=None) -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     head = [
         "# Fit speed: today's path against the public `fit`",
@@ -893,6 +1064,8 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
     ]
     if backends:
         head += backend_section(backends)
+    if agreement:
+        head += agreement_section(agreement)
     if auto:
         head += [
             "## `ScoreMixture.auto`",
@@ -948,6 +1121,10 @@ def main(argv=None):
                     help=f"time the NUTS backends ({', '.join(BACKENDS)}; default all) on the NUTS-bound models "
                          "at N=10^4 (warm refit, ESS/s) and add the 'Sampler backends' section; keeps the other "
                          "sections of the results file")
+    ap.add_argument("--agreement", action="store_true",
+                    help="compare the public fit's posterior with a fresh NUTS run's on the same data, every model "
+                         "(or --models) at N=10^4 (HumanRanking 1,000; --sizes gives one N for all), and add the "
+                         "'Agreement with NUTS' section; keeps the other sections of the results file")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one is not None:
@@ -971,8 +1148,12 @@ def main(argv=None):
     raw = out.with_suffix(".json")  # the rows themselves, for --resume
     if args.backends is not None:
         return _main_backends(args, out, raw, cmd, draws)
-    if raw.is_file():
-        backends = json.loads(raw.read_text()).get("backends")  # another part's results: kept
+    if args.agreement:
+        return _main_agreement(args, out, raw, cmd, draws)
+    agreement = None
+    if raw.is_file():  # the other parts' results: kept
+        backends = json.loads(raw.read_text()).get("backends")
+        agreement = json.loads(raw.read_text()).get("agreement")
     if args.resume and raw.is_file():
         saved = json.loads(raw.read_text())
         if saved["settings"] != {"draws": draws, "chains": args.chains, "seed": args.seed,
@@ -988,11 +1169,13 @@ def main(argv=None):
             out.parent.mkdir(parents=True, exist_ok=True)
             raw.write_text(json.dumps({"cmd": cmd, "rows": rs, "auto": auto, "settings": {
                 "draws": draws, "chains": args.chains, "seed": args.seed, "auto_draws": args.auto_draws,
-                "cold_compiledir": args.cold_compiledir}, "backends": backends}, indent=1))
+                "cold_compiledir": args.cold_compiledir}, "backends": backends, "agreement": agreement},
+                indent=1))
             ns = sorted({int(r["n"]) for r in rs}) or list(sizes)  # resumed runs: every row's N, not this run's
             shown = settings.split(", N in ")[0] + ", N in " + ", ".join(f"{n:,}" for n in ns)
             out.write_text(report(rs, auto, cmd=cmd, settings=shown, elapsed=time.time() - t0, complete=complete,
-                                  cold_compiledir=args.cold_compiledir, quick=args.quick, backends=backends))
+                                  cold_compiledir=args.cold_compiledir, quick=args.quick, backends=backends,
+                                  agreement=agreement))
 
     if part in ("all", "auto") and auto is None:  # first: one number, and a run cut short still has it
         print(f"ScoreMixture.auto at N=10,000 (draws = tune = {args.auto_draws}) ...", flush=True)
@@ -1041,6 +1224,39 @@ def _main_backends(args, out, raw, cmd, draws):
     print(f"Sampler backends ({meta['settings']}): {', '.join(names)}", flush=True)
     rows = measure_backends(models, names, draws=draws, tune=draws, chains=args.chains, seed=args.seed,
                             timeout=args.timeout, on_row=write, sizes=sizes)
+    write(rows, complete=True)
+    print(f"\nwrote {out}")
+
+
+def _main_agreement(args, out, raw, cmd, draws):
+    """The ``--agreement`` part: measured, stored under "agreement" in the raw JSON, written
+    into the results file with the sections already there."""
+    models = args.models or list(adapters())
+    saved = json.loads(raw.read_text()) if raw.is_file() else {"cmd": "", "rows": [], "auto": None, "settings": {}}
+    sizes = {m: min(args.sizes[0], max(adapters()[m].sizes)) for m in models} if args.sizes else None
+    t0 = time.time()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    import arviz
+
+    meta = {"cmd": cmd, "date": datetime.date.today().isoformat(),
+            "versions": f"{versions()}, ArviZ {arviz.__version__}",
+            "settings": f"draws = tune = {draws}, chains = {args.chains}, seed {args.seed}",
+            "rows": [], "complete": False, "elapsed": 0.0}
+
+    def write(rs, complete=False):
+        load_end = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+        meta.update(rows=rs, complete=complete, elapsed=time.time() - t0,
+                    machine=f"{platform.machine()}, {os.cpu_count()} cores, load average {load} at the start and "
+                            f"{load_end} at the end (a shared machine)")
+        saved["agreement"] = meta
+        out.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text(json.dumps(saved, indent=1))
+        out.write_text(splice_section(out.read_text() if out.is_file() else "", "## Agreement with NUTS",
+                                      "\n".join(agreement_section(meta))))
+
+    print(f"Agreement with NUTS ({meta['settings']})", flush=True)
+    rows = measure_agreement(models, draws=draws, tune=draws, chains=args.chains, seed=args.seed,
+                             timeout=args.timeout, on_row=write, sizes=sizes)
     write(rows, complete=True)
     print(f"\nwrote {out}")
 

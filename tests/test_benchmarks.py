@@ -85,6 +85,54 @@ def test_fit_speed_quick_core():
     assert len(lines) == 5 and all(any(w in ln for w in ("MET", "MISSED", "NOT MEASURED")) for ln in lines)
 
 
+def test_fit_speed_agreement_tells_the_same_posterior_from_a_shifted_or_narrower_one():
+    """``--agreement``: z of the means / quantiles against their Monte Carlo error, sd ratios,
+    the verdict and the weights' ESS scaling of importance-sampled draws."""
+    import arviz as az
+    import numpy as np
+
+    fs = _fit_speed()
+    rng = np.random.default_rng(0)
+    names = ["a", "b"]
+
+    def idata(shift=0.0, scale=1.0):
+        return az.from_dict(posterior={"a": rng.normal(shift, scale, (2, 2000)),
+                                       "b": rng.normal(0.0, 1.0, (2, 2000, 3))})
+
+    ref = fs._param_stats(idata(), names)
+    same = fs.agreement_stats(ref, fs._param_stats(idata(), names))
+    assert (same["n_params"], same["n_compared"]) == (4, 12)
+    assert 2.5 < same["z_bound"] < 3.5  # the 95% bound of the largest of 12 |N(0, 1)|
+    assert same["max_z_mean"] <= same["z_bound"] and same["max_z_quantile"] <= same["z_bound"]
+    assert fs.agreement_verdict({**same, "error": ""}) == "agree"
+    assert 0.95 < same["sd_ratio_min"] and same["sd_ratio_max"] < 1.05
+    # a mean 0.3 sd off: its Monte Carlo s.e. is about sqrt(2 / 4000) = 0.022 sd, so z is about 13
+    shifted = fs.agreement_stats(ref, fs._param_stats(idata(shift=0.3), names))
+    assert shifted["max_z_mean"] > 8 and fs.agreement_verdict({**shifted, "error": ""}) == "differ"
+    # a posterior 20% too narrow: the means agree, the quantiles and the sd ratio do not
+    narrow = fs.agreement_stats(ref, fs._param_stats(idata(scale=0.8), names))
+    assert narrow["max_z_quantile"] > 8 and abs(narrow["sd_ratio_min"] - 0.8) < 0.05
+    # draws resampled from weighted proposals: an ESS of 40 behind 4,000 draws is 10x the s.e.
+    draws = idata()
+    plain, weighted = fs._param_stats(draws, names), fs._param_stats(draws, names, weights_ess=40)
+    for key in ("mean", "q05", "q95"):
+        np.testing.assert_allclose(weighted["se"][key], 10 * plain["se"][key])
+    meta = {"cmd": "python benchmarks/fit_speed.py --agreement", "date": "today", "versions": "v", "machine": "m",
+            "settings": "s", "complete": True, "elapsed": 1.0,
+            "rows": [{"model": "M", "n": 10_000, "error": "", "sampler": "importance", "pareto_k": 0.2,
+                      "base_time": 9.0, "new_time": 1.0, "base_divergences": 0, **shifted},
+                     {"model": "N", "n": 10_000, "error": "RuntimeError: boom"}]}
+    text = "\n".join(fs.agreement_section(meta))
+    assert "| M | 10,000 | importance | 0.20 | 4 |" in text and "| differ |" in text
+    assert "| N | 10,000 | failed: RuntimeError: boom |" in text
+    # spliced before the auto section, and replaced in place by the next run
+    doc = fs.splice_section("# T\n\n## Per model\n\nx\n\n## `ScoreMixture.auto`\n\ny\n", "## Agreement with NUTS",
+                            text)
+    assert doc.index("## Agreement with NUTS") < doc.index("## `ScoreMixture.auto`")
+    again = fs.splice_section(doc, "## Agreement with NUTS", "## Agreement with NUTS\n\nnew\n")
+    assert again.count("## Agreement with NUTS") == 1 and "| M |" not in again and "y" in again
+
+
 def test_fit_speed_backend_section_and_splice():
     """The 'Sampler backends' section: ratios to the C backend, failures listed, and the
     section replaced in place (the other sections kept)."""
