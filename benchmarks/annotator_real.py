@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import platform
 import sys
 import time
@@ -565,10 +566,12 @@ def main(argv=None):
     fits_of = f"({', '.join(settings)})" if settings else "default"
     merged = ""
     if earlier:
-        merged = f", plus {sum(len(e) for e in earlier)} trials of earlier runs (other seeds)"
+        merged = f", plus {sum(len(e) for e in earlier)} trials merged from other per-trial files"
+    niceness = os.nice(0) if hasattr(os, "nice") else 0
+    run_as = f" (run at niceness {niceness})" if niceness else ""
     text = f"""# True accuracy on real crowds (`benchmarks/annotator_real.py`)
 
-Command: `{cmd.strip()}` (run under `nice -n 15`); {versions}; on {platform.node()}
+Command: `{cmd.strip()}`{run_as}; {versions}; on {platform.node()}
 ({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
 rounds); git revision of the trials: {", ".join(revs)}.{(" " + args.note) if args.note else ""}
 Per-trial results: {", ".join(f"`{name}`" for name in sources)}. Setup: see the script's docstring.{added}
