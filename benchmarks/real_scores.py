@@ -545,7 +545,23 @@ def _versions() -> str:
     return (f"bayeval {be.__version__}, PyMC {pymc.__version__}, PyTensor {pytensor.__version__}, "
             f"ArviZ {arviz.__version__}, NumPy {np.__version__}, SciPy {scipy.__version__}, "
             f"scikit-learn {sklearn.__version__}, statsmodels {_statsmodels_version()}, "
-            f"Python {platform.python_version()}")
+            f"Python {platform.python_version()}, git {_git_rev()}")
+
+
+def _git_rev() -> str:
+    """The short git revision of the code that made a result ("?" outside a checkout),
+    with "+changes" where tracked files differ from it."""
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    try:
+        run = lambda *a: subprocess.run(["git", *a], capture_output=True, text=True, cwd=here, timeout=10)  # noqa: E731
+        rev = run("rev-parse", "--short", "HEAD").stdout.strip()
+        dirty = run("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return (rev + ("+changes" if dirty else "")) if rev else "?"
 
 
 def _statsmodels_version() -> str:
