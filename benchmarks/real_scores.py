@@ -793,7 +793,7 @@ def main(argv=None):
             df = run_ppi(budgets, args.trials, settings=tuple(args.setting))
         g = df.groupby(["setting", "metric", "budget", "method"])
         tab = pd.DataFrame({"coverage": g["covered"].mean(), "n": g["covered"].count(), "mean_width": g["width"].mean()}).round(3)
-        text = [f"# The default against prediction-powered inference (PPI++)\n",
+        text = ["# The default against prediction-powered inference (PPI++)\n",
                 f"Made by `{cmd}` in {time.time() - t0:.0f} s with {_versions()}, ppi-python.\n",
                 "90% intervals for the accuracy and the precision of the rule q >= 0.5 on a pool of 10,000 items, "
                 "drawn anew in every trial (p ~ Beta(1, 2), y ~ Bernoulli(p)); the classifier reports q; the labels "
