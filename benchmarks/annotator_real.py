@@ -33,7 +33,14 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
 * ``ppi`` (with gold; a peer): ppi-python's ``ppi_mean_ci`` on the same predictions as
   ``rectified`` (see ``ppi_peer``);
 * ``gold_only``: the gold items alone, Beta(1 + right, 1 + wrong) for the classifier's
-  accuracy, the unlabelled items' correctness drawn from it;
+  accuracy, the unlabelled items' correctness drawn from it (a Beta-Binomial count; its
+  quantiles exact -- trials made before the ``guarded`` reading existed drew it 4,000
+  times, and the tables recompute it exactly for them by replaying their gold items, see
+  ``replay_gold``);
+* ``guarded`` (with gold): what ``AnnotatorError().summary`` reports with gold items, the
+  smallest interval holding both the stacked posterior's and the gold items' own
+  (``AnnotatorError().guarded_accuracy(post, interval="equal-tailed")``): it covers
+  whenever ``gold_only`` does;
 * ``ds_same`` and ``ds_crowd`` (point estimates only): crowd-kit's ``DawidSkene`` (100
   iterations) estimate of the true labels -- from the classifier and the reference
   column(s) (the labels the model sees), and from the whole crowd except the
@@ -178,12 +185,47 @@ def dawid_skene(pred, refs, extra, gold, rng):
     return run([pred, *refs.T]), run(list(extra.T))
 
 
-def gold_only(pred, z, known, rng, draws=4000):
+def gold_only(pred, z, known, level=0.90):
+    """The gold items' own reading: mean and exact equal-tailed interval of the accuracy on
+    all items when it is Beta(1 + right, 1 + wrong) from the gold items and each other
+    item is right with that probability (the library's ``_gold_only_accuracy_interval``)."""
+    from bayeval.annotators.model import _gold_only_accuracy_interval
+
     right = int((pred[known] == z[known]).sum())
     n_g, n = int(known.sum()), pred.size
-    p = rng.beta(1 + right, 1 + n_g - right, size=draws)
-    acc = (right + rng.binomial(n - n_g, p)) / n
-    return acc
+    lo, hi = _gold_only_accuracy_interval(right, n_g, n, level, "equal-tailed")
+    return (right + (n - n_g) * (1 + right) / (2 + n_g)) / n, lo, hi
+
+
+def replay_gold(df: pd.DataFrame) -> pd.DataFrame:
+    """For trials with gold items that lack the ``guarded`` columns (made before the
+    guarded reading existed): replay the trial's random draws up to its choice of gold
+    items (the same generator and calls as ``trial``; checked against the recorded true
+    and measured accuracies), recompute ``gold_only`` exactly and ``guarded`` from it
+    and the recorded stacked interval (both equal-tailed, as ``trial`` computes them)."""
+    need = (df.gold > 0) & (df["guarded_lo"].isna() if "guarded_lo" in df else True)
+    if not need.any():
+        return df
+    df = df.copy()
+    data = {name: load(name) for name in df.loc[need, "dataset"].unique()}
+    for i in df.index[need]:
+        r = df.loc[i]
+        labels, truth_z = data[r.dataset]
+        rng = np.random.default_rng([int(r.seed), DATASETS.index(r.dataset), int(r.refs), int(r.gold)])
+        slots = np.stack([rng.permutation(lab) for lab in labels])
+        pred = majority(slots[:, :CLASSIFIER_SLOTS], rng)
+        ref0 = slots[:, CLASSIFIER_SLOTS]
+        pick = rng.choice(pred.size, int(r.gold), replace=False)
+        if not (np.isclose((pred == truth_z).mean(), r.truth) and np.isclose((pred == ref0).mean(), r.measured)):
+            raise SystemExit(f"replaying {r.dataset} refs={r.refs} gold={r.gold} seed={r.seed} does not give the "
+                             "recorded accuracies: the trial's draws changed since; rerun it")
+        known = np.zeros(pred.size, dtype=bool)
+        known[pick] = True
+        m, lo, hi = gold_only(pred, truth_z, known)
+        df.loc[i, ["gold_only_mean", "gold_only_lo", "gold_only_hi"]] = m, lo, hi
+        df.loc[i, ["guarded_mean", "guarded_lo", "guarded_hi"]] = (
+            r.stacked_mean, min(r.stacked_lo, lo), max(r.stacked_hi, hi))
+    return df
 
 
 def rectified(post, level=0.90):
@@ -280,8 +322,10 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
     sens = AnnotatorError().prior_sensitivity(stacked).loc[("true_accuracy", 1.0)]
     out.update(prior_sensitivity=sens["prior_sensitivity"], prior_dominated=sens["diagnosis"] != "")
     if n_gold:
-        m, lo, hi = interval(gold_only(pred, truth_z, known, rng))
+        m, lo, hi = gold_only(pred, truth_z, known)
         out.update(gold_only_mean=m, gold_only_lo=lo, gold_only_hi=hi)
+        g = spec.guarded_accuracy(stacked, interval="equal-tailed")
+        out.update(guarded_mean=g.estimate, guarded_lo=g.lower, guarded_hi=g.upper)
         m, lo, hi = rectified(structured)
         out.update(rectified_mean=m, rectified_lo=lo, rectified_hi=hi)
         m, lo, hi = ppi_peer(structured)
@@ -292,7 +336,7 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
     return out
 
 
-METHODS = ("stacked", "structured", "stacked_point", "exchangeable", "gold_only", "rectified", "ppi")
+METHODS = ("stacked", "guarded", "structured", "stacked_point", "exchangeable", "gold_only", "rectified", "ppi")
 
 
 def covered(g: pd.DataFrame, method: str, suffix: str = "") -> pd.Series:
@@ -530,7 +574,7 @@ def main(argv=None):
         pd.DataFrame(rows).to_csv(csv, index=False)
         print(f"round {rounds} done, {time.perf_counter() - t_start:.0f} s", flush=True)
     earlier = [pd.read_csv(f) for f in args.merge]
-    df = pd.concat([*earlier, pd.DataFrame(rows)], ignore_index=True)
+    df = replay_gold(pd.concat([*earlier, pd.DataFrame(rows)], ignore_index=True))
     if df.duplicated(subset=["dataset", "refs", "gold", "seed"]).any():
         raise SystemExit("the merged runs share seeds; give each run its own --first-seed")
     # a merge-only run (no trials of its own) writes no CSV: its trials are in the inputs'
@@ -573,14 +617,15 @@ def main(argv=None):
 
 Command: `{cmd.strip()}`{run_as}; {versions}; on {platform.node()}
 ({platform.machine()}), a shared 2-core machine. {wall:.1f} min wall in this run{merged}; every setting once per seed, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}
-rounds); git revision of the trials: {", ".join(revs)}.{(" " + args.note) if args.note else ""}
+rounds); git revision of the trials: {", ".join(revs)}; of this script: {rev}.{(" " + args.note) if args.note else ""}
 Per-trial results: {", ".join(f"`{name}`" for name in sources)}. Setup: see the script's docstring.{added}
 
 Columns: `true_acc` mean true accuracy of the classifier (majority of three crowd labels);
 `error_phi` mean realized correlation of the classifier's and the first reference's error
 indicators; for each method, `cover` = trials whose 90% interval contains the true accuracy,
 `mae` = mean absolute error of the point estimate (posterior mean), `width` = mean interval
-width; `ds_same_mae`, `ds_crowd_mae`: crowd-kit Dawid-Skene point estimates (no interval);
+width (`guarded`: the interval `AnnotatorError().summary` reports with gold items, holding
+the stacked and the gold items' own); `ds_same_mae`, `ds_crowd_mae`: crowd-kit Dawid-Skene point estimates (no interval);
 `weight`: mean stacking weight of the annotator-error model (averaged over Bayesian-bootstrap
 replicates of the gold items, the default), `point_weight`: the plain stacking weight; `flagged`: trials whose gold
 check says the gold items contradict the model (p < 0.05); `converged`: fits with every
@@ -609,6 +654,11 @@ Stacked against the gold items alone on the same trials (the per-trial table onl
 where only one of the two covered, and the exact two-sided McNemar p-value of that split:
 
 {to_markdown(paired(df)) if "gold_only_lo" in df else "(no trials with gold)"}
+
+The guarded interval (what `summary` reports with gold items) against the gold items alone,
+the same way (it contains the gold items' interval, so `only_gold_only` is 0 by construction):
+
+{to_markdown(paired(df, "guarded")) if "guarded_lo" in df else "(no trials with gold)"}
 
 {baseline}Sampler health over all {len(df)} {fits_of} fits of the per-trial table: {int(df.converged.sum())} clean
 ({df.converged.mean():.1%}); without gold {int(df[df.gold == 0].converged.sum())}/{int((df.gold == 0).sum())},

@@ -23,6 +23,7 @@ from bayeval.annotators.model import (  # noqa: E402
     _ClassProbability,
     _observe,
 )
+from bayeval.posterior import hdi  # noqa: E402
 
 FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False)
 
@@ -697,6 +698,25 @@ def test_fit_takes_sampler_options_and_reports_convergence():
     assert not conv["ok"] and conv == spec.check(post, warn=False)
     table = spec.summary(post)
     assert table.loc["structured_weight", "mean"] == pytest.approx(post.gold_check["weight"])
+    # with gold items the accuracies' intervals are guarded: they hold the posterior's own
+    # (rows *_posterior) and the gold items' own; guard=False reports the posterior's
+    g = spec.guarded_accuracy(post)
+    cols = ["hdi_5%", "hdi_95%"]
+    assert tuple(table.loc["true_accuracy", cols]) == pytest.approx((g.lower, g.upper))
+    assert tuple(table.loc["true_accuracy_posterior", cols]) == pytest.approx((g.posterior_lower, g.posterior_upper))
+    assert table.loc["true_accuracy", "mean"] == table.loc["true_accuracy_posterior", "mean"]
+    plain = spec.summary(post, guard=False, sensitivity=False)
+    assert "true_accuracy_posterior" not in plain.index and "model_accuracy_posterior" not in plain.index
+    assert tuple(plain.loc["true_accuracy", cols]) == pytest.approx((g.posterior_lower, g.posterior_upper))
+    assert tuple(plain.loc["model_accuracy", cols]) == tuple(table.loc["model_accuracy_posterior", cols])
+    right, n_gold = post.gold_check["right"], post.gold_check["n_gold"]
+    from bayeval.annotators.model import _beta_hdi
+
+    b_lo, b_hi = _beta_hdi(1 + right, 1 + n_gold - right, 0.9)
+    assert table.loc["model_accuracy", "hdi_5%"] == min(plain.loc["model_accuracy", "hdi_5%"], b_lo)
+    assert table.loc["model_accuracy", "hdi_95%"] == max(plain.loc["model_accuracy", "hdi_95%"], b_hi)
+    with pytest.raises(TypeError, match="guard"):
+        spec.summary(post, guard="yes")
     assert 0 <= table.loc["gold_check_p", "mean"] <= 1
     rect = spec.rectified_accuracy(post)
     assert tuple(table.loc["true_accuracy_rectified"].iloc[:4]) == pytest.approx(
@@ -1046,6 +1066,100 @@ def test_rectified_accuracy_formula_and_errors():
     one = np.where(np.arange(z.size) == 3, z, np.nan)
     single = spec.rectified_accuracy(spec._wrap(_observe(pred, ann, one, 2), good, pred.astype(float), 1))
     assert (single.lower, single.upper) == (0.0, 1.0) and np.isnan(single.std_error)
+
+
+
+# ------------------------------------------------ the guarded reading (never below the gold items)
+
+
+def test_guarded_accuracy_covers_whenever_the_gold_items_do():
+    """A structured model that believes the errors independent (they are shared) puts its
+    interval far from the truth; the guarded interval contains both the posterior's and
+    the gold items' own interval in every trial, so it covers whenever the gold items'
+    interval does, and at least at the nominal 90% over random gold subsets."""
+    z, pred, ann, _ = _shared_errors(5, n=400, n_gold=0)
+    truth = (pred == z).mean()
+    spec = AnnotatorError()
+    wrong = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=50)
+    rng = np.random.default_rng(11)
+    hits = {"guarded": [], "posterior": [], "gold": []}
+    for _ in range(150):
+        gold = np.full(z.size, np.nan)
+        pick = rng.choice(z.size, 60, replace=False)
+        gold[pick] = z[pick]
+        post = spec._wrap(_observe(pred, ann, gold, 2), wrong, pred.astype(float), 1, gold_fallback="off")
+        g = spec.guarded_accuracy(post)
+        draws = post.metric("accuracy").values.ravel()
+        assert g.estimate == pytest.approx(draws.mean())
+        assert (g.posterior_lower, g.posterior_upper) == pytest.approx(tuple(hdi(draws, 0.9)))
+        assert g.right == int((pred == z)[pick].sum()) and g.n_gold == 60 and g.interval == "hdi"
+        assert (g.lower, g.upper) == (min(g.posterior_lower, g.gold_lower), max(g.posterior_upper, g.gold_upper))
+        for name, (lo, hi) in (("guarded", (g.lower, g.upper)), ("posterior", (g.posterior_lower, g.posterior_upper)),
+                               ("gold", (g.gold_lower, g.gold_upper))):
+            hits[name].append(lo <= truth <= hi)
+    guarded, gold_only = np.array(hits["guarded"]), np.array(hits["gold"])
+    assert np.all(guarded[gold_only])  # never misses where the gold items' interval covers
+    assert guarded.mean() >= 0.9 - 2 * np.sqrt(0.09 / 150)
+    assert gold_only.mean() >= 0.9 - 2 * np.sqrt(0.09 / 150)  # the gold items' interval holds its level
+    assert np.mean(hits["posterior"]) < 0.5  # the model alone misses
+
+
+def test_gold_items_interval_is_the_exact_beta_binomial():
+    from scipy.stats import betabinom
+
+    from bayeval.annotators.model import _beta_hdi, _discrete_interval, _gold_only_accuracy_interval
+
+    # equal-tailed: the 5% and 95% quantiles of right + BetaBinomial(rest, 1 + right, 1 + wrong)
+    right, n_gold, n = 25, 30, 800
+    lo, hi = _gold_only_accuracy_interval(right, n_gold, n, 0.9, "equal-tailed")
+    dist = betabinom(n - n_gold, 1 + right, 1 + n_gold - right)
+    assert (lo, hi) == ((right + dist.ppf(0.05)) / n, (right + dist.ppf(0.95)) / n)
+    # ... and agrees with Monte Carlo draws of that model within their error (1/800 per item)
+    rng = np.random.default_rng(3)
+    acc = (right + rng.binomial(n - n_gold, rng.beta(1 + right, 1 + n_gold - right, 200_000))) / n
+    np.testing.assert_allclose(np.quantile(acc, [0.05, 0.95]), (lo, hi), atol=2 / n)
+    # highest density: narrower than equal-tailed for this skewed count, mass >= 0.9, and
+    # every value inside at least as probable as any outside
+    h_lo, h_hi = _gold_only_accuracy_interval(right, n_gold, n, 0.9, "hdi")
+    assert h_hi - h_lo < hi - lo
+    k = np.arange(n - n_gold + 1)
+    inside = (k >= h_lo * n - right - 1e-9) & (k <= h_hi * n - right + 1e-9)
+    pmf = dist.pmf(k)
+    assert pmf[inside].sum() >= 0.9 and pmf[inside].min() >= pmf[~inside].max()
+    # small cases by hand: a pmf of 0.1, 0.2, 0.4, 0.3
+    pmf = np.array([0.1, 0.2, 0.4, 0.3])
+    assert _discrete_interval(pmf, 0.6, "hdi") == (2, 3)  # 0.4 + 0.3
+    assert _discrete_interval(pmf, 0.8, "hdi") == (1, 3)
+    assert _discrete_interval(pmf, 0.8, "equal-tailed") == (0, 3)  # cdf 0.1, 0.3, 0.7: the 10% quantile is 0
+    assert _discrete_interval(pmf, 0.7, "equal-tailed") == (1, 3)
+    # all gold items right: the interval reaches 1
+    assert _gold_only_accuracy_interval(30, 30, 100, 0.9, "hdi")[1] == 1.0
+    # the population reading: Beta(1 + right, 1 + wrong), narrowest interval of mass 0.9
+    from scipy.stats import beta
+
+    b_lo, b_hi = _beta_hdi(26.0, 6.0, 0.9)
+    assert beta.cdf(b_hi, 26, 6) - beta.cdf(b_lo, 26, 6) == pytest.approx(0.9, abs=1e-8)
+    assert beta.pdf(b_lo, 26, 6) == pytest.approx(beta.pdf(b_hi, 26, 6), rel=1e-4)
+    assert _beta_hdi(31.0, 1.0, 0.9) == pytest.approx((0.1 ** (1 / 31), 1.0))
+
+
+def test_guarded_accuracy_errors():
+    z, pred, ann, gold = _shared_errors(6, n=200, n_gold=40)
+    spec = AnnotatorError()
+    good = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.5, 0.5], [0.5, 0.5], draws=50)
+    post = spec._wrap(_observe(pred, ann, gold, 2), good, pred.astype(float), 1)
+    tails = spec.guarded_accuracy(post, prob=0.8, interval="equal-tailed")
+    draws = post.metric("accuracy").values.ravel()
+    assert (tails.posterior_lower, tails.posterior_upper) == pytest.approx(tuple(np.quantile(draws, [0.1, 0.9])))
+    assert tails.prob == 0.8 and tails.interval == "equal-tailed"
+    with pytest.raises(ValueError, match="gold items"):
+        spec.guarded_accuracy(spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1))
+    with pytest.raises(ValueError, match="interval.*'hdi', 'equal-tailed'"):
+        spec.guarded_accuracy(post, interval="central")
+    with pytest.raises(ValueError, match="prob"):
+        spec.guarded_accuracy(post, prob=0.0)
+    with pytest.raises(TypeError, match="Posterior"):
+        spec.guarded_accuracy(draws)
 
 
 def test_chains_start_at_a_dawid_skene_estimate():

@@ -210,3 +210,34 @@ def test_annotator_real_pools_a_results_table_like_its_trials(tmp_path):
     assert pair["only_gold_only"].sum() == int((~hit["stacked"] & hit["gold_only"]).sum())
     with pytest.raises(SystemExit, match="no per-setting table"):
         ar.sums_from_md(str(tmp_path / "none.md") if (tmp_path / "none.md").write_text("nothing") else "")
+
+
+def test_annotator_real_replays_the_gold_items_of_recorded_trials():
+    """Trials recorded before the guarded reading get their gold items' interval
+    recomputed exactly by replaying the trial's draws: it agrees with the 4,000-draw
+    interval they recorded within its Monte Carlo error, and the guarded interval joins it
+    with the recorded stacked interval. A trial whose draws do not replay is refused."""
+    import numpy as np
+    import pandas as pd
+
+    ar = _annotator_real()
+    rec = pd.read_csv(BENCH / "results" / "annotator_real_seed20.csv")
+    rec = rec[rec.seed == 20].reset_index(drop=True)
+    assert "guarded_lo" not in rec
+    out = ar.replay_gold(rec)
+    gold = out.gold > 0
+    assert gold.sum() == 10 and out.loc[~gold, "guarded_lo"].isna().all()
+    g = out[gold]
+    for end in ("lo", "hi"):  # one item of DUCK's 108 is 0.009
+        np.testing.assert_allclose(g[f"gold_only_{end}"], rec.loc[gold, f"gold_only_{end}"], atol=0.0095)
+    assert (g.guarded_lo == np.minimum(g.stacked_lo, g.gold_only_lo)).all()
+    assert (g.guarded_hi == np.maximum(g.stacked_hi, g.gold_only_hi)).all()
+    assert (g.guarded_mean == g.stacked_mean).all()
+    # the exact interval is on the grid of the item count
+    n = g.n_items.to_numpy()
+    np.testing.assert_allclose(g.gold_only_lo * n, np.round(g.gold_only_lo * n), atol=1e-9)
+    assert ar.replay_gold(out).equals(out)  # nothing left to replay
+    bad = rec.copy()
+    bad.loc[gold.to_numpy().nonzero()[0][0], "truth"] = 0.5
+    with pytest.raises(SystemExit, match="does not give the recorded accuracies"):
+        ar.replay_gold(bad)

@@ -6,10 +6,11 @@ from .model import (
     AnnotationData,
     AnnotatorError,
     CategoricalPosterior,
+    GuardedAccuracy,
     RectifiedAccuracy,
     annotations_from_long,
 )
 
-__all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "RectifiedAccuracy",
+__all__ = ["AnnotationData", "AnnotatorError", "CategoricalPosterior", "GuardedAccuracy", "RectifiedAccuracy",
            "TrueAccuracyBounds", "TrueAccuracyInterval", "annotations_from_long", "plot_true_accuracy",
            "true_accuracy_bounds"]
