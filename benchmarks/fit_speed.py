@@ -1017,7 +1017,7 @@ def splice_section(text: str, heading: str, section: str) -> str:
 
 def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, quick=False, backends=None,
            agreement=None) -> str:
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    load = _loadavg()
     head = [
         "# Fit speed: today's path against the public `fit`",
         "",
@@ -1193,6 +1193,36 @@ def main(argv=None):
 
 
 
+def _loadavg() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+
+
+def _part_writer(out, raw, *, key, heading, render, cmd, versions_text, settings):
+    """The record of one separately run part (``--backends``, ``--agreement``) and the
+    callback that stores it under ``key`` in the raw JSON (the other parts' results kept)
+    and splices its section (``render(meta)``: lines under ``heading``) into the results
+    file, each time a row arrives."""
+    saved = json.loads(raw.read_text()) if raw.is_file() else {"cmd": "", "rows": [], "auto": None, "settings": {}}
+    t0, load = time.time(), _loadavg()
+    meta = {"cmd": cmd, "date": datetime.date.today().isoformat(), "versions": versions_text,
+            "settings": settings, "rows": [], "complete": False, "elapsed": 0.0}
+
+    def write(rs, complete=False):
+        meta.update(rows=rs, complete=complete, elapsed=time.time() - t0,
+                    machine=f"{platform.machine()}, {os.cpu_count()} cores, load average {load} at the start and "
+                            f"{_loadavg()} at the end (a shared machine)")
+        saved[key] = meta
+        out.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text(json.dumps(saved, indent=1))
+        out.write_text(splice_section(out.read_text() if out.is_file() else "", heading, "\n".join(render(meta))))
+
+    return meta, write
+
+
+def _part_sizes(args, models):
+    return {m: min(args.sizes[0], max(adapters()[m].sizes)) for m in models} if args.sizes else None
+
+
 def _main_backends(args, out, raw, cmd, draws):
     """The ``--backends`` part: measured, stored under "backends" in the raw JSON, written
     into the results file with the sections already there."""
@@ -1201,29 +1231,13 @@ def _main_backends(args, out, raw, cmd, draws):
     if bad:
         raise SystemExit(f"unknown backends {sorted(bad)}; choose from {list(BACKENDS)}")
     models = args.models or list(BACKEND_MODELS)
-    saved = json.loads(raw.read_text()) if raw.is_file() else {"cmd": "", "rows": [], "auto": None, "settings": {}}
-    sizes = {m: min(args.sizes[0], max(adapters()[m].sizes)) for m in models} if args.sizes else None
-    t0 = time.time()
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    meta = {"cmd": cmd, "date": datetime.date.today().isoformat(),
-            "versions": f"{backend_versions()}, bayeval (git {_git_rev()})",
-            "settings": f"draws = tune = {draws}, chains = {args.chains}, seed {args.seed}",
-            "rows": [], "complete": False, "elapsed": 0.0}
-
-    def write(rs, complete=False):
-        load_end = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-        meta.update(rows=rs, complete=complete, elapsed=time.time() - t0,
-                    machine=f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-                            f"load average {load} at the start and {load_end} at the end (a shared machine)")
-        saved["backends"] = meta
-        out.parent.mkdir(parents=True, exist_ok=True)
-        raw.write_text(json.dumps(saved, indent=1))
-        out.write_text(splice_section(out.read_text() if out.is_file() else "", "## Sampler backends",
-                                      "\n".join(backend_section(meta))))
-
+    meta, write = _part_writer(out, raw, key="backends", heading="## Sampler backends", render=backend_section,
+                               cmd=cmd, versions_text=f"Python {platform.python_version()}, {backend_versions()}, "
+                                                     f"bayeval (git {_git_rev()})",
+                               settings=f"draws = tune = {draws}, chains = {args.chains}, seed {args.seed}")
     print(f"Sampler backends ({meta['settings']}): {', '.join(names)}", flush=True)
     rows = measure_backends(models, names, draws=draws, tune=draws, chains=args.chains, seed=args.seed,
-                            timeout=args.timeout, on_row=write, sizes=sizes)
+                            timeout=args.timeout, on_row=write, sizes=_part_sizes(args, models))
     write(rows, complete=True)
     print(f"\nwrote {out}")
 
@@ -1231,32 +1245,16 @@ def _main_backends(args, out, raw, cmd, draws):
 def _main_agreement(args, out, raw, cmd, draws):
     """The ``--agreement`` part: measured, stored under "agreement" in the raw JSON, written
     into the results file with the sections already there."""
-    models = args.models or list(adapters())
-    saved = json.loads(raw.read_text()) if raw.is_file() else {"cmd": "", "rows": [], "auto": None, "settings": {}}
-    sizes = {m: min(args.sizes[0], max(adapters()[m].sizes)) for m in models} if args.sizes else None
-    t0 = time.time()
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     import arviz
 
-    meta = {"cmd": cmd, "date": datetime.date.today().isoformat(),
-            "versions": f"{versions()}, ArviZ {arviz.__version__}",
-            "settings": f"draws = tune = {draws}, chains = {args.chains}, seed {args.seed}",
-            "rows": [], "complete": False, "elapsed": 0.0}
-
-    def write(rs, complete=False):
-        load_end = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-        meta.update(rows=rs, complete=complete, elapsed=time.time() - t0,
-                    machine=f"{platform.machine()}, {os.cpu_count()} cores, load average {load} at the start and "
-                            f"{load_end} at the end (a shared machine)")
-        saved["agreement"] = meta
-        out.parent.mkdir(parents=True, exist_ok=True)
-        raw.write_text(json.dumps(saved, indent=1))
-        out.write_text(splice_section(out.read_text() if out.is_file() else "", "## Agreement with NUTS",
-                                      "\n".join(agreement_section(meta))))
-
+    models = args.models or list(adapters())
+    meta, write = _part_writer(out, raw, key="agreement", heading="## Agreement with NUTS",
+                               render=agreement_section, cmd=cmd,
+                               versions_text=f"{versions()}, ArviZ {arviz.__version__}",
+                               settings=f"draws = tune = {draws}, chains = {args.chains}, seed {args.seed}")
     print(f"Agreement with NUTS ({meta['settings']})", flush=True)
     rows = measure_agreement(models, draws=draws, tune=draws, chains=args.chains, seed=args.seed,
-                             timeout=args.timeout, on_row=write, sizes=sizes)
+                             timeout=args.timeout, on_row=write, sizes=_part_sizes(args, models))
     write(rows, complete=True)
     print(f"\nwrote {out}")
 
