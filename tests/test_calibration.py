@@ -13,7 +13,7 @@ from scipy import special
 
 import bayeval as be
 from bayeval import EvalData, Posterior, metrics as M, recalibrate
-from bayeval.models import Calibration, CalibrationPosterior, StackedPosterior
+from bayeval.models import Calibration, StackedPosterior
 from bayeval.models import _sampling
 from bayeval.models.stacking import _allocate, _stacking_weights, calibration_check, label_loglik, label_loo
 

@@ -12,7 +12,7 @@ import pytest
 
 from bayeval import Posterior
 from bayeval.cards import MODELS, Card, CardError, list_cards, load_card
-from bayeval.models import ScoreMixture, Stack
+from bayeval.models import Stack
 
 ROOT = Path(__file__).resolve().parents[1] / "models"
 

@@ -565,11 +565,12 @@ def test_report_records_versions_date_and_data_hash(plain, tmp_path):
     src.write_text("s\n0.1\n")
     r = report(post, title="t", source=src)
     md = r.to_markdown()
-    html_page = _page_without_figures(r)
+    html_page = Report(r.title, tables=r.tables, text=r.text, meta=r.meta).to_html()  # the HTML shows them too
     for name, pkg in (("bayeval", "bayeval"), ("PyMC", "pymc"), ("PyTensor", "pytensor"),
                       ("NumPy", "numpy"), ("ArviZ", "arviz")):
         assert f"{name} {metadata.version(pkg)}" in md
-    assert datetime.date.today().isoformat() in md
+        assert f"{name} {metadata.version(pkg)}" in html_page
+    assert datetime.date.today().isoformat() in md and datetime.date.today().isoformat() in html_page
     assert data_hash(post.data) in md and len(data_hash(post.data)) == 64
     import hashlib
 

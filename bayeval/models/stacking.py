@@ -511,7 +511,7 @@ def fit(
     table = pd.DataFrame.from_dict(rows, orient="index")[["elpd_loo", "se", "weight", "pareto_k_max", "z", "flagged"]]
     table.index.name = "candidate"
     table = table.sort_values("weight", ascending=False, kind="stable")
-    for name, msg in errors.items():
+    for name in errors:
         table.loc[name] = [np.nan, np.nan, 0.0, np.nan, np.nan, False]
     table.attrs["errors"] = errors
     post = StackedPosterior(data, fits, table.loc[names].sort_values("weight", ascending=False, kind="stable"),
