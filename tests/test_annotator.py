@@ -550,6 +550,13 @@ def test_multiclass_fit_agrees_with_dawid_skene_and_returns_class_metrics():
     table = post.summary(["accuracy", "recall"])
     assert table.shape[0] == 4
     assert post.population("precision").dims == ("chain", "draw", "class")
+    # the guarded reading with K classes: right or wrong on the gold items is all it needs
+    spec = AnnotatorError(3, independent=True)
+    g = spec.guarded_accuracy(post)
+    assert g.right == int((pred == z)[:30].sum()) and g.n_gold == 30
+    rows = spec.summary(post, sensitivity=False)
+    assert tuple(rows.loc["true_accuracy", ["hdi_5%", "hdi_95%"]]) == pytest.approx((g.lower, g.upper))
+    assert g.lower <= g.gold_lower and g.upper >= g.gold_upper
 
 
 # ------------------------------------------------------- gold items: stacking and check
