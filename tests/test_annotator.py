@@ -315,6 +315,30 @@ def test_plot_marks_measured_bounds_and_independence():
         plot_true_accuracy([0.5, 1.5], measured=0.9, annotator_accuracy=0.9)
 
 
+def test_plot_of_a_fit_with_gold_items_shows_the_reported_interval():
+    z, pred, ann, gold = _shared_errors(6, n=200, n_gold=40)
+    spec = AnnotatorError()
+    good = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.5, 0.5], [0.5, 0.5], draws=50)
+    post = spec._wrap(_observe(pred, ann, gold, 2), good, pred.astype(float), 1)
+    g = spec.guarded_accuracy(post)
+    ax = plot_true_accuracy(post, measured=float((pred == ann).mean()), annotator_accuracy=0.9)
+    bars = {c.get_label(): c.get_segments()[0][:, 0] for c in ax.collections
+            if c.get_label().startswith(("posterior", "reported"))}
+    assert len(bars) == 2
+    (rep,) = [v for k, v in bars.items() if k.startswith("reported 90% (guarded)")]
+    (pst,) = [v for k, v in bars.items() if k.startswith("posterior 90%")]
+    np.testing.assert_allclose(rep, [g.lower, g.upper])
+    np.testing.assert_allclose(pst, [g.posterior_lower, g.posterior_upper])
+    lo, hi = ax.get_xlim()
+    assert lo < g.lower and hi > g.upper  # the whole reported interval is in view
+    plt.close(ax.figure)
+    # without gold items: no bars
+    ax = plot_true_accuracy(spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1),
+                            measured=0.8, annotator_accuracy=0.9)
+    assert not [c for c in ax.collections if c.get_label().startswith(("posterior ", "reported"))]
+    plt.close(ax.figure)
+
+
 # ------------------------------------------------------------- the model without sampling
 
 

@@ -380,7 +380,12 @@ def plot_true_accuracy(
     Draws a histogram (and, with enough distinct draws, a kernel density estimate)
     of the true-accuracy draws, the band between the bounds of
     :func:`true_accuracy_bounds` (shaded), the measured accuracy (dashed) and the
-    value under independent errors (dotted).
+    value under independent errors (dotted). For a fit of
+    :class:`~bayeval.annotators.model.AnnotatorError` with gold items it also draws,
+    as two bars under the density, the posterior's 90% interval and the interval its
+    ``summary`` reports (the guarded one of
+    :meth:`~bayeval.annotators.model.AnnotatorError.guarded_accuracy`, never narrower
+    than the gold items' own).
 
     Parameters
     ----------
@@ -417,10 +422,16 @@ def plot_true_accuracy(
         n_classes = getattr(posterior_or_draws, "n_classes", 2)
     bounds = true_accuracy_bounds(measured, annotator_accuracy, n_classes=n_classes)
     measured = float(_as_accuracy(measured, "measured"))
+    guarded = None
+    check = getattr(posterior_or_draws, "gold_check", None)
+    if check and check.get("n_gold", 0) >= 1:  # an AnnotatorError fit with gold items
+        from .model import AnnotatorError
+
+        guarded = AnnotatorError().guarded_accuracy(posterior_or_draws)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
-    lo = min(values.min(), bounds.lower, measured)
-    hi = max(values.max(), bounds.upper, measured)
+    lo = min(values.min(), bounds.lower, measured, guarded.lower if guarded else 1.0)
+    hi = max(values.max(), bounds.upper, measured, guarded.upper if guarded else 0.0)
     pad = 0.05 * (hi - lo) + 1e-3
     ax.axvspan(bounds.lower, bounds.upper, color="0.9", zorder=0, label="bounds")
     n_distinct = np.unique(values).size
@@ -437,6 +448,16 @@ def plot_true_accuracy(
     ax.axvline(measured, color="k", ls="--", label=f"measured {measured:.3g}")
     if np.isfinite(bounds.independent):
         ax.axvline(bounds.independent, color="C1", ls=":", lw=2, label=f"independent {bounds.independent:.3g}")
+    if guarded is not None:
+        top = ax.get_ylim()[1]  # the two intervals go under the density, where nothing else is
+        ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= top])  # a density: no ticks below 0
+        ax.set_ylim(-0.22 * top, top)
+        ax.axhline(0, color="0.6", lw=0.8)
+        pct = f"{100 * guarded.prob:.0f}%"
+        ax.hlines(-0.07 * top, guarded.posterior_lower, guarded.posterior_upper, color="C0", lw=3,
+                  label=f"posterior {pct} {guarded.posterior_lower:.3f}-{guarded.posterior_upper:.3f}")
+        ax.hlines(-0.15 * top, guarded.lower, guarded.upper, color="C2", lw=5,
+                  label=f"reported {pct} (guarded) {guarded.lower:.3f}-{guarded.upper:.3f}")
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_xlabel("true accuracy")
     ax.set_ylabel("density")
