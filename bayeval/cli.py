@@ -214,7 +214,7 @@ def _load_data(args):
                 "--id": args.item_id}
     df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels, required=required)
     csv = table_kind(args.scores) != "parquet"
-    if args.score in df.columns and df[args.score].dtype.kind not in "fiub":
+    if args.score in df.columns and df[args.score].dtype.kind not in "fiub":  # text among the scores
         from . import _validate as V
 
         bad = V.not_numbers(df[args.score].to_numpy(dtype=object))
