@@ -741,7 +741,7 @@ def main(argv=None):
             title = "# Real classifiers' scores (the pools that chose the default): does its 90% interval hold?\n"
             intro = ("The default's priors and candidates were chosen on these nine pools (see docs/validation.md); "
                      "the held-out pools are in real_scores_heldout.md.\n")
-        text = [title, intro,
+        text = [title, *([intro] if intro else []),
                 f"Made by `{cmd}` in {time.time() - t0:.0f} s with {_versions()}.\n",
                 _candidates_note(args.candidates) if args.part == "pools" else "",
                 "## Pools\n", _md(pd.DataFrame([{"pool": p.name, "N": p.scores.size, "prevalence": round(float(p.truth.mean()), 3),
