@@ -37,6 +37,7 @@ belongs in the default (results in ``real_scores*_with_mixture.md``).
 from __future__ import annotations
 
 import argparse
+import pathlib
 import platform
 import sys
 import time
@@ -583,6 +584,33 @@ def _statsmodels_version() -> str:
     return statsmodels.__version__
 
 
+def side_by_side(mix: pd.DataFrame, default: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The mixture part's rows against the default's on the same label sets (pool, budget,
+    set): coverage, width and absolute error per pool and pooled; and a sentence on the
+    threshold rule of both."""
+    key = ["pool", "budget", "set"]
+    sets = mix[key].drop_duplicates()
+    d = default[default["model"] == "default"].merge(sets, on=key)
+    m = mix[mix["model"] != "default"]
+    if d.empty:
+        raise SystemExit("--against: the file has no rows of the default on these label sets")
+    iv = {"default": d[d["metric"] != "threshold_rule"], "mixture": m[m["metric"] != "threshold_rule"]}
+    cols = {}
+    for what, col in (("coverage", "covered"), ("width", "width"), ("MAE", "abs_err")):
+        for who, x in iv.items():
+            cols[f"{who}: {what}"] = x.groupby("pool")[col].mean()
+    table = pd.DataFrame(cols)
+    table.loc["**pooled**"] = [iv[c.split(":")[0]][{"coverage": "covered", "width": "width", "MAE": "abs_err"}[
+        c.split(": ")[1]]].mean() for c in table.columns]
+    table.index.name = "pool"
+    rule = {who: x[x["metric"] == "threshold_rule"] for who, x in (("default", d), ("mixture", m))}
+    held = {who: (r["covered"].mean(), r["met"].mean()) for who, r in rule.items()}
+    text = (f"The threshold rule (precision floor with probability 0.9) held in {held['mixture'][0]:.3f} of the "
+            f"label sets where the mixture said it was met (met in {held['mixture'][1]:.2f}), against "
+            f"{held['default'][0]:.2f} for the default (met in {held['default'][1]:.2f}).\n")
+    return table.round(3), text
+
+
 def summarize_pools(df: pd.DataFrame, main: str | None = None) -> dict[str, pd.DataFrame]:
     iv = df[df["metric"] != "threshold_rule"]
     out = {}
@@ -705,6 +733,9 @@ def main(argv=None):
     ap.add_argument("--with-mixture", default=None,
                     help="pools part: the mixture part's CSV, added to the tables and the figure")
     ap.add_argument("--from-csv", default=None, help="make the tables from an earlier run's --csv instead of running")
+    ap.add_argument("--against", default=None,
+                    help="mixture part: the pools part's --csv (the default on the same label sets), for a side-by-side "
+                         "table")
     ap.add_argument("--candidates", choices=CANDIDATE_SETS, default="current",
                     help="pools/generated parts: the default's own candidates (bayeval.fit), or those plus one score "
                          "mixture chosen from the scores' scale (mixture_candidate)")
@@ -732,6 +763,13 @@ def main(argv=None):
         tables = summarize_pools(df if extra is None else pd.concat([df, extra]), main_name)
         heading = "The default" if main_name in (None, "default") else f"The stack `{main_name}`"
         title, intro = "# Real classifiers' scores: does the default's 90% interval hold?\n", ""
+        if args.part == "mixture":
+            heading = "The score mixture"
+            title = "# The SPE score mixture on the same real classifiers' label sets\n"
+            intro = ("The SPE paper's pair (Gamma negatives, truncated-Normal positives, min-max mapped scores: "
+                     "bayeval's default before `bayeval.fit`), fitted with NUTS (2 chains x 500 draws after 500 tuning "
+                     f"steps) to the first {args.sets} of the 20 label sets of {', '.join(map(str, budgets))} labels of "
+                     "each pool of `real_scores.md` -- the same labels the default saw.\n")
         whole = args.part == "pools" and not args.pools and not args.quick and args.candidates == "current"
         if whole and args.heldout:
             title = "# Held-out real classifiers: does the default's 90% interval hold?\n"
@@ -763,6 +801,11 @@ def main(argv=None):
                      "was above 0.7 and the stack left the mixture out, weight 0: no NUTS fallback); `mixture_fit_s`: its sampling time; `stack_fit_s`: the whole stack's fit per label "
                      "set (wall time, on a shared 2-core machine).\n",
                      _md(tables["mixture"])]
+        if args.part == "mixture" and args.against:
+            side, rule = side_by_side(df, pd.read_csv(args.against))
+            text += [f"\n## Side by side with the default on the same {args.sets} label sets per pool\n",
+                     f"The default's rows are those of `{pathlib.Path(args.against).name}` (the pools part's per-set rows) "
+                     "on the same pools, budgets and label sets.\n", _md(side), "\n" + rule]
     elif args.part == "generated":
         df = run_generated(args.sets, candidates=args.candidates)
         g = df.groupby(["model", "metric"])

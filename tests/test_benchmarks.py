@@ -241,3 +241,33 @@ def test_annotator_real_replays_the_gold_items_of_recorded_trials():
     bad.loc[gold.to_numpy().nonzero()[0][0], "truth"] = 0.5
     with pytest.raises(SystemExit, match="does not give the recorded accuracies"):
         ar.replay_gold(bad)
+
+
+def test_real_scores_side_by_side_compares_the_same_label_sets():
+    """The mixture part's side-by-side table takes the default's rows of exactly the label
+    sets the mixture saw, per pool and pooled, and the threshold rule of both."""
+    import pandas as pd
+
+    sys.path.insert(0, str(BENCH))
+    import real_scores
+
+    rows = []
+    for model, sets in (("default", range(5)), ("score mixture", range(2))):
+        for pool in ("a", "b"):
+            for s in sets:
+                for metric, cov in (("AP", s % 2 == 0), ("F1", True)):
+                    w = 0.1 if model == "default" else 0.02
+                    rows.append(dict(pool=pool, budget=30, set=s, model=model, metric=metric, covered=cov,
+                                     width=w * (s + 1), abs_err=0.01 * (s + 1), met=None))
+                rows.append(dict(pool=pool, budget=30, set=s, model=model, metric="threshold_rule",
+                                 covered=model == "default" or s == 0, width=None, abs_err=None, met=True))
+    df = pd.DataFrame(rows)
+    mix, default = df[df.model != "default"], df
+    table, rule = real_scores.side_by_side(mix, default)
+    # the default on sets 0 and 1 only (not 2-4): AP covered on set 0, F1 always -> 3 of 4
+    assert table.loc["a", "default: coverage"] == 0.75 and table.loc["a", "mixture: coverage"] == 0.75
+    assert table.loc["a", "default: width"] == round((0.1 + 0.2) / 2, 3)
+    assert table.loc["**pooled**", "mixture: MAE"] == 0.015
+    assert "held in 0.500 of the label sets where the mixture" in rule and "against 1.00 for the default" in rule
+    with pytest.raises(SystemExit, match="no rows of the default"):
+        real_scores.side_by_side(mix, default[default.model != "default"])
