@@ -845,7 +845,7 @@ def main(argv=None):
                 "(precision), with q as its prediction.\n", _md(tab)]
     if args.csv:
         df.to_csv(args.csv, index=False)
-    out = "\n".join(text) + "\n"
+    out = "\n".join(t for t in text if t) + "\n"  # an empty part (no note) leaves no blank line
     if args.out:
         with open(args.out, "w") as fh:
             fh.write(out)
