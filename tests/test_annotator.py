@@ -1043,21 +1043,34 @@ def test_guarded_residual_variance_never_collapses_to_zero():
     assert np.isnan(_guarded_residual_variance(np.array([0.1]), 0.9))
 
 
+def _wrong_model_on_random_gold(n_trials=150, n_gold=60):
+    """Fits, without sampling, of a structured model that believes the errors independent
+    (they are shared) to one data set with ``n_trials`` random gold subsets: yields
+    ``(post, pick)``. Returns the true accuracy, which items the classifier got right,
+    and that generator."""
+    z, pred, ann, _ = _shared_errors(5, n=400, n_gold=0)
+    spec = AnnotatorError()
+    wrong = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=50)
+    rng = np.random.default_rng(11)
+
+    def fits():
+        for _ in range(n_trials):
+            gold = np.full(z.size, np.nan)
+            pick = rng.choice(z.size, n_gold, replace=False)
+            gold[pick] = z[pick]
+            yield spec._wrap(_observe(pred, ann, gold, 2), wrong, pred.astype(float), 1, gold_fallback="off"), pick
+
+    return (pred == z).mean(), (pred == z), fits()
+
+
 def test_rectified_accuracy_covers_where_the_model_is_wrong():
     """A structured model that believes the errors independent (they are shared) puts the
     accuracy far off; over random gold subsets the prediction-powered interval covers the
     true accuracy at about its nominal 90%, and is unbiased."""
-    z, pred, ann, _ = _shared_errors(5, n=400, n_gold=0)
-    truth = (pred == z).mean()
+    truth, _, fits = _wrong_model_on_random_gold()
     spec = AnnotatorError()
-    wrong = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=50)
-    rng = np.random.default_rng(11)
     hits, ests, alone = [], [], []
-    for _ in range(150):
-        gold = np.full(z.size, np.nan)
-        pick = rng.choice(z.size, 60, replace=False)
-        gold[pick] = z[pick]
-        post = spec._wrap(_observe(pred, ann, gold, 2), wrong, pred.astype(float), 1, gold_fallback="off")
+    for post, _ in fits:
         r = spec.rectified_accuracy(post)
         hits.append(r.lower <= truth <= r.upper)
         ests.append(r.estimate)
@@ -1108,22 +1121,15 @@ def test_guarded_accuracy_covers_whenever_the_gold_items_do():
     interval far from the truth; the guarded interval contains both the posterior's and
     the gold items' own interval in every trial, so it covers whenever the gold items'
     interval does, and at least at the nominal 90% over random gold subsets."""
-    z, pred, ann, _ = _shared_errors(5, n=400, n_gold=0)
-    truth = (pred == z).mean()
+    truth, right, fits = _wrong_model_on_random_gold()
     spec = AnnotatorError()
-    wrong = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.0, 0.0], [0.5, 0.5], draws=50)
-    rng = np.random.default_rng(11)
     hits = {"guarded": [], "posterior": [], "gold": []}
-    for _ in range(150):
-        gold = np.full(z.size, np.nan)
-        pick = rng.choice(z.size, 60, replace=False)
-        gold[pick] = z[pick]
-        post = spec._wrap(_observe(pred, ann, gold, 2), wrong, pred.astype(float), 1, gold_fallback="off")
+    for post, pick in fits:
         g = spec.guarded_accuracy(post)
         draws = post.metric("accuracy").values.ravel()
         assert g.estimate == pytest.approx(draws.mean())
         assert (g.posterior_lower, g.posterior_upper) == pytest.approx(tuple(hdi(draws, 0.9)))
-        assert g.right == int((pred == z)[pick].sum()) and g.n_gold == 60 and g.interval == "hdi"
+        assert g.right == int(right[pick].sum()) and g.n_gold == 60 and g.interval == "hdi"
         assert (g.lower, g.upper) == (min(g.posterior_lower, g.gold_lower), max(g.posterior_upper, g.gold_upper))
         for name, (lo, hi) in (("guarded", (g.lower, g.upper)), ("posterior", (g.posterior_lower, g.posterior_upper)),
                                ("gold", (g.gold_lower, g.gold_upper))):
