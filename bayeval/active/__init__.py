@@ -1,5 +1,6 @@
 """Choosing what to label, and keeping labels safe.
 
+* :func:`design` -- a first batch to vet, stratified on the score, before any label;
 * :func:`select` / :func:`expected_change` -- which items to vet next;
 * :class:`ActiveSession` -- the resumable vetting loop (active testing's Algorithm 1),
   with every label kept in a :class:`LabelStore`;
@@ -13,6 +14,7 @@
 from ..fscore.acis import ACISResult, acis, sawade, top_k, uniform_sampling
 from ..fscore.bayesian import score_mixture_fscore
 from ..fscore.study import FSCORE_METHODS, FScoreStudy, simulate_fscore
+from .design import design
 from .select import STRATEGIES, expected_change, select
 from .session import ActiveSession
 from .simulate import ESTIMATORS, simulate
@@ -29,6 +31,7 @@ __all__ = [
     "StoreFormatError",
     "StoreDamagedError",
     "acis",
+    "design",
     "expected_change",
     "sawade",
     "score_mixture_fscore",

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _validate as V
 
-__all__ = ["TRANSFORMS", "Transform", "make_transform", "histogram"]
+__all__ = ["TRANSFORMS", "Transform", "make_transform", "histogram", "rank_weights", "vetted_prevalence"]
 
 _EPS_MINMAX = 1e-3
 _TIES_WARN = 0.05  # share of exact 0/1 probabilities above which the logit map warns
@@ -126,3 +126,61 @@ def histogram(x: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     sums = np.bincount(idx, weights=x, minlength=n_bins)
     keep = counts > 0
     return sums[keep] / counts[keep], counts[keep]
+
+
+# ----------------------------------------------------------- vetted prevalence
+
+
+def rank_weights(scores: np.ndarray, vetted: np.ndarray) -> np.ndarray:
+    """The share of the pool each vetted item stands for, by rank of score.
+
+    Every item of the pool is assigned to the vetted item nearest to it in the
+    ranking by score (ties by position); a vetted item's weight is the share of the
+    pool assigned to it. The weights sum to 1. With randomly chosen vetted items they
+    are close to ``1 / n_vetted`` each; when the vetted items were chosen by their
+    scores (more of them at the top of the ranking, say) each stands for fewer items
+    where they are dense, so a weighted mean of the vetted labels estimates the
+    pool's share of positives under either design.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rank_weights(np.arange(10.0), np.isin(np.arange(10), [0, 9])).round(2).tolist()
+    [0.5, 0.5]
+    >>> rank_weights(np.arange(10.0), np.isin(np.arange(10), [7, 8, 9])).round(2).tolist()
+    [0.8, 0.1, 0.1]
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    v = np.asarray(vetted, dtype=bool)
+    n = s.size
+    order = np.argsort(s, kind="stable")
+    pos = np.empty(n, dtype=np.float64)
+    pos[order] = np.arange(n)
+    vet = np.flatnonzero(v)
+    if vet.size == 0:
+        return np.empty(0)
+    r = pos[vet]
+    o = np.argsort(r, kind="stable")
+    rs = r[o]
+    edges = np.r_[-0.5, (rs[:-1] + rs[1:]) / 2.0, n - 0.5]
+    w_sorted = np.diff(edges) / n
+    w = np.empty(vet.size)
+    w[o] = w_sorted
+    return w
+
+
+def vetted_prevalence(scores: np.ndarray, vetted: np.ndarray, labels: np.ndarray) -> float:
+    """The pool's share of positives from the vetted labels, robust to choosing items by score.
+
+    A rank-weighted mean of the vetted labels (:func:`rank_weights`), smoothed like
+    ``(positives + 1) / (vetted + 2)``: it is close to that value when the vetted items
+    are spread evenly over the ranking, and does not follow an over-sampled top of the
+    ranking (the designed batches of :func:`bayeval.active.design`).
+    """
+    v = np.asarray(vetted, dtype=bool)
+    n = int(v.sum())
+    if n == 0:
+        return 0.5
+    w = rank_weights(scores, v)
+    y = np.asarray(labels, dtype=np.float64)[v]
+    return (float(n * np.dot(w, y)) + 1.0) / (n + 2.0)

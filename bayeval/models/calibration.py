@@ -32,8 +32,11 @@ prior is centred on *the scores are calibrated*: ``a ~ Normal(0, 1)``, ``log b ~
 Normal(0, 1)`` -- intercept 0 and slope 1, with room for the slopes of 0.1-0.2 that
 over-confident models (boosted trees, naive Bayes) need. For any other scale (margins, log-odds,
 similarities) ``z`` is the score standardized by the pool's standard deviation and
-centred at the pool's ``1 - pi`` quantile, ``pi`` being the vetted prevalence
-(smoothed: ``(positives + 1) / (vetted + 2)``): the prior says the curve crosses 0.5
+centred at the pool's ``1 - pi`` quantile, ``pi`` being the pool's share of positives
+estimated from the vetted labels, each weighted by the share of the ranking it stands for
+(:func:`~bayeval.models._scales.vetted_prevalence`; smoothed like ``(positives + 1) /
+(vetted + 2)``), so that items chosen by their scores (a designed batch that over-samples
+the top) do not move the centre: the prior says the curve crosses 0.5
 near the share of top scores that matches the prevalence, ``a ~ Normal(0, 1.5)``, and
 ``log b ~ Normal(log 2, 1)`` (a standardized slope between 0.3 and 14 with 95%
 probability: from weak to near-perfect classifiers). The slope is positive: a higher
@@ -57,7 +60,7 @@ from ..data import EvalData
 from ..posterior import Posterior
 from ._base import Model
 from ._sampling import SamplingInfo
-from ._scales import make_transform
+from ._scales import make_transform, vetted_prevalence
 
 __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
 
@@ -185,8 +188,7 @@ class Calibration(Model):
         elif scale == "logodds":
             info = {"scale": "logodds", "center": 0.0, "sd": 1.0}
         else:
-            yv = data.labels[data.vetted]
-            pi = (float(yv.sum()) + 1.0) / (yv.size + 2.0)
+            pi = vetted_prevalence(s, data.vetted, data.labels)
             info = {"scale": "standardize", "center": float(np.quantile(s, 1.0 - pi)), "sd": float(np.std(s)) or 1.0}
         if self.curve == "monotone":
             info["knots"] = np.unique(np.quantile(self._z(s, info), _KNOT_QUANTILES))

@@ -1,0 +1,169 @@
+"""A designed first batch: which items to vet before any label is known.
+
+Random labels waste most of a small budget where the metric is already decided: with
+3% positives, 30 random labels hold about one positive, and an AP interval from them is
+as wide as the unit interval. :func:`design` stratifies the pool on the classifier's
+score and spends the labels where the metric is decided:
+
+* ranking metrics (AP, P@K, PR and ROC curves): strata by share of the ranking from
+  the top -- 0-1%, 1-2%, 2-5%, 5-10%, 10-20%, 20-50%, 50-100% (strata of fewer than
+  two items are merged into the next) -- with the same number of labels in each: the
+  top of the ranking is over-sampled, and every part of it is still seen;
+* metrics at a threshold (precision, recall, F, accuracy): the flagged items
+  (``score >= threshold``) in two strata split at their median score, and the
+  unflagged ones by distance in rank below the threshold -- the nearest 10%, 10-30%,
+  30-60% and 60-100% -- the same number of labels in each.
+
+Within a stratum the items are drawn uniformly at random, so the design depends on the
+scores alone.
+
+Which models stay valid
+-----------------------
+A design that depends only on the scores (and, later, on the labels already seen) is
+*ignorable* for a model of the labels given the scores: the calibration curves and the
+default :func:`bayeval.fit` (their likelihood is a product over the vetted items of
+``p(y_i | s_i)``; their one label-dependent prior setting, the centre of the
+standardized score, uses the rank-weighted prevalence that does not follow an
+over-sampled top). The score mixtures (:class:`~bayeval.models.ScoreMixture`) model
+every item's score and the vetted items' labels jointly, so they are valid too, given
+that all items' scores enter their likelihood, which they do. Summaries that treat the
+vetted items as a random sample are *not* valid under a design: the vetted-only and
+naive baselines (``bayeval.vetted_only``, ``bayeval.naive``), the vetted items' share
+of positives, and peers such as prediction-powered inference. A design that depends on
+anything the model does not see (features, the annotators' hunches) is not ignorable
+for any of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _validate as V
+from ..data import EvalData
+
+__all__ = ["design", "RANK_STRATA", "design_strata"]
+
+#: Stratum edges for ranking metrics, as shares of the ranking counted from the top.
+RANK_STRATA = (0.0, 0.01, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0)
+#: Stratum edges below a threshold, as shares of the unflagged items counted from the threshold.
+_BELOW_STRATA = (0.0, 0.10, 0.30, 0.60, 1.0)
+
+_THRESHOLD_METRICS = ("precision", "recall", "f_score", "accuracy")
+_RANKING_METRICS = ("average_precision", "precision_at_k", "recall_at_k", "precision_recall_curve",
+                    "precision_at_recall", "roc_curve", "roc_auc")
+
+
+def _split(order: np.ndarray, edges) -> list[np.ndarray]:
+    """Cut ``order`` (positions, best first) at the shares ``edges``; merge strata under 2 items."""
+    n = order.size
+    cuts = np.unique(np.clip(np.round(np.asarray(edges) * n).astype(np.int64), 0, n))
+    parts = [order[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True) if b > a]
+    out: list[np.ndarray] = []
+    carry = np.empty(0, dtype=np.int64)
+    for p in parts:
+        p = np.r_[carry, p]
+        if p.size < 2:
+            carry = p
+            continue
+        out.append(p)
+        carry = np.empty(0, dtype=np.int64)
+    if carry.size:
+        if out:
+            out[-1] = np.r_[out[-1], carry]
+        else:
+            out.append(carry)
+    return out
+
+
+def design_strata(scores, *, metric: str = "average_precision", threshold: float | None = None) -> list[np.ndarray]:
+    """The strata of :func:`design` as arrays of positions (best scores first in each).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [s.size for s in design_strata(np.linspace(0, 1, 1000))]
+    [10, 10, 30, 50, 100, 300, 500]
+    >>> [s.size for s in design_strata(np.linspace(0, 1, 1000), metric="precision", threshold=0.9)]
+    [50, 50, 90, 180, 270, 360]
+    """
+    s = V.as_scores(scores, "scores")
+    metric = V.check_choice(metric, "metric", _RANKING_METRICS + _THRESHOLD_METRICS)
+    order = np.lexsort((np.arange(s.size), -s))  # best first, ties by position
+    if metric in _RANKING_METRICS:
+        return _split(order, RANK_STRATA)
+    if threshold is None:
+        raise ValueError(f"metric={metric!r} is computed at a threshold: pass threshold=, e.g. threshold=0.5.")
+    threshold = V.as_real_in(threshold, "threshold", lo=-np.inf, hi=np.inf, lo_open=True, hi_open=True)
+    flagged = order[s[order] >= threshold]
+    rest = order[s[order] < threshold]
+    out = _split(flagged, (0.0, 0.5, 1.0)) if flagged.size else []
+    return out + (_split(rest, _BELOW_STRATA) if rest.size else [])
+
+
+def design(
+    data,
+    size: int,
+    *,
+    metric: str = "average_precision",
+    threshold: float | None = None,
+    exclude=None,
+    random_seed=None,
+) -> np.ndarray:
+    """Positions of a first batch of items to vet, stratified on the score.
+
+    Parameters
+    ----------
+    data : EvalData or array_like of scores
+        The pool. With an :class:`~bayeval.EvalData`, items already vetted are not chosen.
+    size : int
+        How many items to vet.
+    metric : str, default "average_precision"
+        The metric the labels are for: a ranking metric (AP, P@K, curves, ROC AUC) or
+        one at a threshold (``"precision"``, ``"recall"``, ``"f_score"``,
+        ``"accuracy"``; then ``threshold=`` is required). See the module documentation.
+    threshold : float, optional
+        The decision threshold of a metric at a threshold.
+    exclude : array_like of int or boolean mask, optional
+        Positions never to choose (e.g. items already sent to annotators).
+    random_seed : None, int, SeedSequence or Generator
+        The draws inside the strata.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``size`` distinct positions (fewer only when fewer items can be chosen), in
+        stratum order, best-scored stratum first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.active import design
+    >>> s = np.linspace(0, 1, 1000)
+    >>> pos = design(s, 14, random_seed=0)
+    >>> int((s[pos] >= np.quantile(s, 0.99)).sum())   # 2 of 14 from the top 1%
+    2
+    """
+    if isinstance(data, EvalData):
+        scores, vetted = data.scores, data.vetted
+    else:
+        scores = V.as_scores(data, "data")
+        vetted = np.zeros(scores.size, dtype=bool)
+    size = V.as_positive_int(size, "size", hint=" It is how many items to vet.")
+    rng = V.as_rng(random_seed)
+    blocked = vetted | V.as_item_mask(exclude, scores.size, "exclude")
+    strata = [st[~blocked[st]] for st in design_strata(scores, metric=metric, threshold=threshold)]
+    strata = [st for st in strata if st.size]
+    room = np.array([st.size for st in strata], dtype=np.int64)
+    alloc = np.zeros(len(strata), dtype=np.int64)
+    left = min(size, int(room.sum()))
+    while left > 0:  # the same number in each stratum, a full one passing its share on
+        open_ = np.flatnonzero(alloc < room)
+        share = max(1, left // open_.size)
+        for k in open_:
+            add = min(share, room[k] - alloc[k], left)
+            alloc[k] += add
+            left -= add
+            if left == 0:
+                break
+    picks = [rng.choice(st, a, replace=False) for st, a in zip(strata, alloc, strict=True) if a]
+    return np.concatenate(picks).astype(np.int64) if picks else np.empty(0, dtype=np.int64)
