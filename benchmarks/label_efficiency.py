@@ -1,0 +1,370 @@
+"""Label efficiency: how many labels each method needs for an honest interval of a given width.
+
+On the real-score pools of ``benchmarks/real_scores.py`` (the pools that chose the default
+and the held-out ones), for each budget and label set, every method's 90% interval of
+AP, P@K (K = 1% of N), and precision and recall at the pool's fixed threshold is checked
+against the pool's true value:
+
+``vetted-only``      the metric of the vetted items alone, percentile bootstrap (random labels);
+``PPI++``            prediction-powered inference, power-tuned (ppi-python's ``ppi_mean_ci``
+                     for precision; the same estimator on the linearized ratio for recall),
+                     with the score (a logistic of it for margins and log-odds) as the
+                     prediction (random labels);
+``default/random``   ``bayeval.fit`` on random labels;
+``default/design``   ``bayeval.fit`` on a designed batch of the whole budget
+                     (``bayeval.active.design``, for AP);
+``default/active``   a designed first batch of 20, then batches chosen by expected change
+                     of AP (``bayeval.select``), refitting after each, to every budget;
+``logistic/…``, ``monotone/…``  each of the default's candidates alone (random and designed labels).
+
+The random label sets are nested (the first ``b`` of one random order), and an active run
+passes through every budget, so each set costs one run per method.
+
+Run (results in ``benchmarks/results/label_efficiency.md``, rows in ``label_efficiency.csv``)::
+
+    pip install -e ".[bench]"
+    python benchmarks/label_efficiency.py --sets 20 --out benchmarks/results/label_efficiency.md
+
+``--pools a,b`` runs only those pools and ``--csv`` names the rows' file, so that a run can be
+split over processes; ``--report CSV [CSV ...]`` writes the tables from such files.
+``--quick`` runs a small version (one pool, two budgets, two sets) as the tests do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+import warnings
+import zlib
+
+import numpy as np
+import pandas as pd
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import real_scores as R  # noqa: E402
+
+import bayeval as be  # noqa: E402
+from bayeval import metrics as M  # noqa: E402
+from bayeval.active import design, select  # noqa: E402
+
+HDI = 0.9
+BUDGETS = (20, 30, 50, 100, 200)
+FIRST_BATCH = 20
+WIDTHS = (0.10, 0.20)
+COVERAGE_FLOOR = 0.85
+
+
+# ------------------------------------------------------------------- methods
+
+
+def _specs(pool) -> dict:
+    s = R._metric_specs(pool)
+    return {k: v for k, v in s.items() if k != "F1"}
+
+
+def _interval(post, specs) -> dict:
+    return R._interval(post, specs)
+
+
+def vetted_only(data, specs, rng, n_boot=200) -> dict:
+    """The vetted items' own metric and a percentile bootstrap 90% interval."""
+    vet = np.flatnonzero(data.vetted)
+    s, y = data.scores[vet], data.labels[vet].astype(np.int8)
+    out = {}
+    boot = rng.integers(0, vet.size, (n_boot, vet.size))
+    for lab, (m, kw) in specs.items():
+        kw2 = dict(kw)
+        if m == "precision_at_k":
+            kw2["k"] = max(1, round(kw["k"] * vet.size / data.n_items))
+        fn = getattr(M, m)
+        if "threshold" in kw2:
+            x = (s >= kw2.pop("threshold")).astype(np.int8)
+        else:
+            x = s
+        with np.errstate(all="ignore"):
+            point = float(np.asarray(fn(y[None], x, **kw2), dtype=float).ravel()[0])
+            b = np.array([float(np.asarray(fn(y[i][None], x[i], **kw2), dtype=float).ravel()[0]) for i in boot])
+        b = b[np.isfinite(b)]
+        lo, hi = (np.quantile(b, [0.05, 0.95]) if b.size else (np.nan, np.nan))
+        out[lab] = (point, float(lo), float(hi))
+    return out
+
+
+def _as_prob(pool, s):
+    return s if pool.kind == "probabilities" else 1.0 / (1.0 + np.exp(-np.clip(s, -50, 50)))
+
+
+def ppi_plus(pool, idx, specs) -> dict:
+    """PPI++ (power-tuned) intervals of precision and recall at the pool's threshold."""
+    from ppi_py import ppi_mean_ci
+    from scipy import stats
+
+    n = pool.scores.size
+    unl = np.setdiff1d(np.arange(n), idx)
+    f = _as_prob(pool, pool.scores)
+    flag = (pool.scores >= pool.threshold).astype(float)
+    y = pool.truth.astype(float)
+    out = {}
+    for lab, (m, kw) in specs.items():
+        if m == "precision":
+            li, ui = idx[flag[idx] == 1], unl[flag[unl] == 1]
+            if li.size < 2 or ui.size < 1:
+                out[lab] = (np.nan, np.nan, np.nan)
+                continue
+            lo, hi = ppi_mean_ci(y[li], f[li], f[ui], alpha=1 - HDI)
+            lo, hi = float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+            out[lab] = ((lo + hi) / 2, lo, hi)
+        elif m == "recall":
+            # recall = E[y g] / E[y]: PPI++ on the linearized ratio (M-estimation with a tuned lambda)
+            g = flag
+            yl, fl, fu, gl, gu = y[idx], f[idx], f[unl], g[idx], g[unl]
+            nl, nu = yl.size, fu.size
+            if yl.sum() < 1:
+                out[lab] = (np.nan, np.nan, np.nan)
+                continue
+
+            def est(lam):
+                a = lam * np.mean(fu * gu) + np.mean(yl * gl - lam * fl * gl)
+                b = lam * np.mean(fu) + np.mean(yl - lam * fl)
+                return a / b if b > 0 else np.nan, b
+
+            r0, b0 = est(0.0)
+            psi = (yl * gl - r0 * yl) / b0
+            phi_l = (fl * gl - r0 * fl) / b0
+            phi_u = (fu * gu - r0 * fu) / b0
+            var_phi = np.var(np.r_[phi_l, phi_u])
+            lam = float(np.clip(np.cov(psi, phi_l)[0, 1] / ((1 + nl / nu) * var_phi), 0, 1)) if var_phi > 0 else 0.0
+            r, b = est(lam)
+            phi_l = (fl * gl - r * fl) / b
+            phi_u = (fu * gu - r * fu) / b
+            psi = (yl * gl - r * yl) / b
+            se = np.sqrt(np.var(psi - lam * phi_l) / nl + lam**2 * np.var(phi_u) / nu)
+            z = stats.norm.ppf(0.5 + HDI / 2)
+            out[lab] = (float(r), float(max(0.0, r - z * se)), float(min(1.0, r + z * se)))
+    return out
+
+
+# --------------------------------------------------------------------- runs
+
+
+def _fit(data, seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return be.fit(data, random_seed=seed, warn=False)
+
+
+def _labelled(pool, idx):
+    lab = np.full(pool.scores.size, np.nan)
+    lab[idx] = pool.truth[idx]
+    return be.EvalData(pool.scores, lab)
+
+
+def _rows(pool, budget, rep, method, ints, truth, extra=None):
+    out = []
+    for mlab, (mean, lo, hi) in ints.items():
+        t = truth[mlab]
+        ok = np.isfinite(lo) and np.isfinite(hi)
+        out.append({"pool": pool.name, "budget": budget, "set": rep, "method": method, "metric": mlab,
+                    "truth": t, "mean": mean, "lo": lo, "hi": hi,
+                    "covered": bool(lo - 1e-9 <= t <= hi + 1e-9) if ok else np.nan,
+                    "width": (hi - lo) if ok else np.nan, "abs_err": abs(mean - t) if np.isfinite(mean) else np.nan,
+                    **(extra or {})})
+    return out
+
+
+def run_pool(pool, budgets, n_sets, seed=0, log=print, first_set=0) -> list[dict]:
+    specs = _specs(pool)
+    truth = R._truth(pool, specs)
+    n = pool.scores.size
+    budgets = [b for b in budgets if b <= 0.8 * n]
+    ap_spec = {"AP": specs["AP"]}
+    rows = []
+    for rep in range(first_set, first_set + n_sets):
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([seed, rep, zlib.crc32(pool.name.encode())])
+        order = rng.permutation(n)
+        for b in budgets:
+            idx = order[:b]
+            data = _labelled(pool, idx)
+            post = _fit(data, rep)
+            rows += _rows(pool, b, rep, "default/random", _interval(post, specs), truth)
+            for name, c in post.candidates.items():
+                rows += _rows(pool, b, rep, f"{name.split('/')[1]}/random", _interval(c, specs), truth)
+            rows += _rows(pool, b, rep, "vetted-only", vetted_only(data, specs, rng), truth)
+            rows += _rows(pool, b, rep, "PPI++", ppi_plus(pool, idx, {k: v for k, v in specs.items()
+                                                                      if v[0] in ("precision", "recall")}), truth)
+            # a designed batch of the whole budget
+            didx = design(pool.scores, b, random_seed=np.random.default_rng([seed, rep, b, 1]))
+            dpost = _fit(_labelled(pool, didx), rep)
+            rows += _rows(pool, b, rep, "default/design", _interval(dpost, specs), truth)
+            for name, c in dpost.candidates.items():
+                rows += _rows(pool, b, rep, f"{name.split('/')[1]}/design", _interval(c, specs), truth)
+        # active: a designed first batch, then expected change of AP, through every budget
+        vidx = design(pool.scores, min(FIRST_BATCH, budgets[0]), random_seed=np.random.default_rng([seed, rep, 2]))
+        for b in budgets:
+            data = _labelled(pool, vidx)
+            if vidx.size < b:
+                post = _fit(data, rep)
+                new = select(post, metric="average_precision", size=b - vidx.size)
+                vidx = np.r_[vidx, new]
+                data = _labelled(pool, vidx)
+            post = _fit(data, rep)
+            rows += _rows(pool, b, rep, "default/active", _interval(post, specs), truth)
+        log(f"  {pool.name} set {rep}: {time.perf_counter() - t0:.0f} s", flush=True)
+    return rows
+
+
+# -------------------------------------------------------------------- tables
+
+
+def labels_to_width(df, width, floor=COVERAGE_FLOOR) -> pd.DataFrame:
+    """Per pool, method and metric: the fewest labels on the budget grid at which the mean
+    interval width is at most ``width`` with coverage at least ``floor``, interpolated
+    log-linearly in the budget between the grid's budgets (NaN: not within the grid)."""
+    g = df.groupby(["pool", "metric", "method", "budget"]).agg(width=("width", "mean"), covered=("covered", "mean"))
+    out = {}
+    for (pool, metric, method), sub in g.groupby(level=[0, 1, 2]):
+        sub = sub.droplevel([0, 1, 2]).sort_index()
+        need = np.nan
+        prev = None
+        for b, r in sub.iterrows():
+            if r["width"] <= width and r["covered"] >= floor:
+                if prev is not None and prev[1] > width:
+                    (b0, w0) = prev
+                    t = (np.log(w0) - np.log(width)) / (np.log(w0) - np.log(r["width"]))
+                    need = float(np.exp(np.log(b0) + t * (np.log(b) - np.log(b0))))
+                else:
+                    need = float(b)
+                break
+            prev = (b, r["width"])
+        out[(pool, metric, method)] = need
+    return pd.Series(out, name="labels").rename_axis(["pool", "metric", "method"]).unstack("method")
+
+
+def _fmt(x, nd=3):
+    return "" if not np.isfinite(x) else f"{x:.{nd}f}"
+
+
+def write_report(df: pd.DataFrame, out: pathlib.Path, header: str) -> str:
+    methods = [m for m in ("vetted-only", "PPI++", "default/random", "default/design", "default/active",
+                           "logistic/random", "monotone/random", "logistic/design", "monotone/design")
+               if m in set(df.method)]
+    lines = [header, ""]
+    lines.append("## Coverage and mean width of the 90% intervals, pooled over pools\n")
+    for metric_kind in ("AP", "P@", "precision", "recall"):
+        sub = df[df.metric.str.startswith(metric_kind)] if metric_kind == "P@" else df[df.metric == metric_kind]
+        if sub.empty:
+            continue
+        lines.append(f"### {metric_kind if metric_kind != 'P@' else 'P@K (K = 1% of N)'}\n")
+        lines.append("| method | " + " | ".join(f"{b} labels" for b in sorted(sub.budget.unique())) + " |")
+        lines.append("|---|" + "---:|" * sub.budget.nunique())
+        for m in methods:
+            s = sub[sub.method == m]
+            if s.empty:
+                continue
+            cells = []
+            for b in sorted(sub.budget.unique()):
+                x = s[s.budget == b]
+                cells.append(f"{x.covered.mean():.2f} / {x.width.mean():.3f}" if len(x) else "")
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
+        lines.append("\ncoverage / mean width; NaN intervals (no interval possible, e.g. no flagged vetted item) "
+                     "are left out of both.\n")
+    # width ratio against vetted-only at 30 and 100 random labels (AP)
+    ap = df[df.metric == "AP"]
+    lines.append("## AP: width against the vetted-only bootstrap (same label sets)\n")
+    lines.append("| pool | budget | vetted-only | default/random | ratio | default/design | default/active | "
+                 "coverage random / design / active |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---|")
+    for (pool, b), s in ap.groupby(["pool", "budget"]):
+        if b not in (30, 100):
+            continue
+        w = s.groupby("method").width.mean()
+        c = s.groupby("method").covered.mean()
+        ratio = w.get("default/random", np.nan) / w.get("vetted-only", np.nan)
+        lines.append(f"| {pool} | {b} | {_fmt(w.get('vetted-only', np.nan))} | {_fmt(w.get('default/random', np.nan))} | "
+                     f"{_fmt(ratio, 2)} | {_fmt(w.get('default/design', np.nan))} | "
+                     f"{_fmt(w.get('default/active', np.nan))} | {_fmt(c.get('default/random', np.nan), 2)} / "
+                     f"{_fmt(c.get('default/design', np.nan), 2)} / {_fmt(c.get('default/active', np.nan), 2)} |")
+    for b in (30, 100):
+        s = ap[ap.budget == b]
+        w = s.groupby("method").width.mean()
+        lines.append(f"\nPooled at {b} labels: default/random {w.get('default/random', np.nan):.3f} against "
+                     f"vetted-only {w.get('vetted-only', np.nan):.3f} "
+                     f"(ratio {w.get('default/random', np.nan) / w.get('vetted-only', np.nan):.2f}); "
+                     f"default/design {w.get('default/design', np.nan):.3f}, default/active "
+                     f"{w.get('default/active', np.nan):.3f}.")
+    lines.append("")
+    for width in WIDTHS:
+        need = labels_to_width(df, width)
+        lines.append(f"## Labels to a mean interval width of {width:.2f} at coverage >= {COVERAGE_FLOOR:.0%}\n")
+        lines.append("Interpolated on the budget grid; blank: not reached within it.\n")
+        cols = [m for m in methods if m in need.columns]
+        lines.append("| pool | metric | " + " | ".join(cols) + " |")
+        lines.append("|---|---|" + "---:|" * len(cols))
+        for (pool, metric), r in need.iterrows():
+            if metric.startswith("P@") or metric not in ("AP", "precision", "recall"):
+                continue
+            lines.append(f"| {pool} | {metric} | " + " | ".join(_fmt(r.get(c, np.nan), 0) for c in cols) + " |")
+        lines.append("")
+    text = "\n".join(lines) + "\n"
+    out.write_text(text)
+    return text
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sets", type=int, default=20)
+    ap.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
+    ap.add_argument("--pools", default=None, help="comma-separated pool names (default: all)")
+    ap.add_argument("--csv", default=None, help="rows file (default: next to --out)")
+    ap.add_argument("--out", default="benchmarks/results/label_efficiency.md")
+    ap.add_argument("--report", nargs="+", default=None, help="write the tables from these rows files only")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--first-set", type=int, default=0, help="number of the first label set (to split a run)")
+    args = ap.parse_args(argv)
+    out = pathlib.Path(args.out)
+    cmd = "python benchmarks/label_efficiency.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    header_base = ("# Label efficiency: labels to an honest interval of a given width\n\n"
+                   "Real classifiers' cross-validated scores (the pools of `benchmarks/real_scores.py`); each "
+                   "method's 90% interval against the pool's true value. Random label sets are nested; "
+                   "`default/design` is `bayeval.active.design` for the whole budget; `default/active` is a "
+                   "designed first batch of 20 then expected change of AP. PPI++ covers the metrics that are means "
+                   "(precision, and recall as a ratio of means).")
+    if args.report:
+        df = pd.concat([pd.read_csv(p, skiprows=1) for p in args.report], ignore_index=True)
+        stamp = "; ".join(sorted(set(open(p).readline().strip("# \n") for p in args.report)))
+        text = write_report(df, out, f"{header_base}\n\nRows made by: {stamp}\n\nTables by `{cmd}`.")
+        print(text)
+        return 0
+    t0 = time.time()
+    if args.quick:
+        pools = [p for p in R.make_pools(["breast_cancer_logreg"]) if p.name == "breast_cancer_logreg"]
+        budgets, n_sets = [20, 30], 2
+    else:
+        pools = R.make_pools() + R.make_heldout_pools()
+        if args.pools:
+            want = args.pools.split(",")
+            pools = [p for p in pools if p.name in want]
+        budgets, n_sets = args.budgets, args.sets
+    rows = []
+    for pool in pools:
+        print(f"{pool.name}: N={pool.scores.size} prevalence={pool.truth.mean():.3f}", flush=True)
+        rows += run_pool(pool, budgets, n_sets, seed=args.seed, first_set=args.first_set)
+    df = pd.DataFrame(rows)
+    csv = pathlib.Path(args.csv) if args.csv else out.with_suffix(".csv")
+    stamp = f"`{cmd}` in {time.time() - t0:.0f} s with {R._versions()}"
+    with open(csv, "w") as fh:
+        fh.write(f"# {stamp}\n")
+        df.to_csv(fh, index=False)
+    text = write_report(df, out, f"{header_base}\n\nMade by {stamp}.")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
