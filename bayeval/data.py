@@ -10,7 +10,7 @@ import xarray as xr
 
 from . import _validate as V
 
-__all__ = ["EvalData"]
+__all__ = ["EvalData", "data_caveats"]
 
 
 def frozen_array(a: np.ndarray | None) -> np.ndarray | None:
@@ -290,6 +290,10 @@ class EvalData:
     def n_vetted_negative(self) -> int:
         return self.n_vetted - self.n_vetted_positive
 
+    def caveats(self) -> list[str]:
+        """What these labels and scores cannot tell a model, in sentences (see :func:`data_caveats`)."""
+        return data_caveats(self)
+
     @property
     def has_categories(self) -> bool:
         return self._cat_codes is not None
@@ -488,3 +492,82 @@ class EvalData:
             object.__setattr__(self, name, value)
         else:
             raise AttributeError("EvalData is immutable; use with_labels() or subset() to derive a new one.")
+
+
+# ------------------------------------------------------------------ caveats
+#
+# An interval from 30 labels holding two positives is wide because the labels say little
+# about the top of the ranking, and a curve centred on "the scores are calibrated" cannot
+# know that probabilities squeezed into [0.15, 0.48] rank much better than they claim. The
+# summary (``summary().attrs["caveats"]``), the report and the command line say so beside
+# the interval; these are not sampler diagnostics and do not make a fit "not ok".
+
+#: fewer vetted labels of a class than this is "a handful"
+FEW_OF_A_CLASS = 5
+#: probabilities whose 1st-99th percentile range is narrower than this, away from 0 and 1, are "squeezed"
+SQUEEZED_RANGE = 0.4
+#: a share of probabilities at exactly 0 or 1 above this is "saturated"
+SATURATED_SHARE = 0.05
+
+
+def _few_labels(data) -> list[str]:
+    out = []
+    n, pos = int(data.n_vetted), int(data.n_vetted_positive)
+    neg = n - pos
+    if 0 < pos < FEW_OF_A_CLASS:
+        out.append(
+            f"only {pos} of the {n} vetted labels are positive: the share of positives and the top of the "
+            "calibration curve rest largely on the prior, so AP, P@K and precision get wide intervals, and recall "
+            "the widest. Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, "
+            "or `bayeval select`) rather than more random ones."
+        )
+    if 0 < neg < FEW_OF_A_CLASS:
+        out.append(
+            f"only {neg} of the {n} vetted labels are negative: how many of the flagged items are false positives "
+            "rests largely on the prior, so precision and AP get wide intervals. Vet items from the middle and "
+            "bottom of the ranking next (bayeval.active.design)."
+        )
+    return out
+
+
+def _score_shape(scores: np.ndarray) -> list[str]:
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size < 20 or s.min() < 0 or s.max() > 1:
+        return []
+    out = []
+    saturated = float(np.mean((s <= 0.0) | (s >= 1.0)))
+    if saturated > SATURATED_SHARE:
+        out.append(
+            f"{saturated:.0%} of the scores are exactly 0 or 1 (saturated probabilities): the classifier ties "
+            "these items, so the metrics cannot rank them apart and the calibration curve sees them as one "
+            "score each. The intervals hold for the ranking as given; vet a few of the tied items to learn how "
+            "many are positive."
+        )
+    lo, hi = np.quantile(s, [0.01, 0.99])
+    if hi - lo < SQUEEZED_RANGE and lo > 0.02 and hi < 0.98:
+        out.append(
+            f"the probabilities are squeezed into [{lo:.2f}, {hi:.2f}] (1st to 99th percentile): the default "
+            "prior centres the curve on 'the scores are calibrated', which such scores rarely are (a strongly "
+            "regularized model), and it can then understate how well they rank. If they are not calibrated "
+            "probabilities, fit on the standardized score: bayeval.fit(data, transform='standardize') "
+            "(`--transform standardize` on the command line)."
+        )
+    return out
+
+
+def data_caveats(data: EvalData) -> list[str]:
+    """Sentences on what the vetted labels and the scores cannot tell the model (empty when nothing).
+
+    Three cases: a handful of vetted positives (or negatives), probabilities squeezed
+    into a narrow range away from 0 and 1, and probabilities saturated at exactly 0 or 1.
+    Each sentence says what the case does to the interval and what to vet or do next.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> y = np.full(200, np.nan); y[:30] = 0; y[0] = 1
+    >>> [c.split(":")[0] for c in data_caveats(EvalData(np.linspace(0.15, 0.45, 200), y))]
+    ['only 1 of the 30 vetted labels are positive', 'the probabilities are squeezed into [0.15, 0.45] (1st to 99th percentile)']
+    """
+    return _few_labels(data) + _score_shape(data.scores)

@@ -822,7 +822,9 @@ class Posterior(BasePosterior):
         -------
         pandas.DataFrame
             Index: metric (with its coordinates, e.g. ``precision_at_k[k=10]``);
-            columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
+            columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``. ``attrs["caveats"]``: what the
+            data cannot tell the model, in sentences (:meth:`bayeval.EvalData.caveats`:
+            a handful of vetted positives, squeezed or saturated probabilities).
 
         Examples
         --------
@@ -839,7 +841,10 @@ class Posterior(BasePosterior):
         for label, metric, options in items:
             da = self.metric(metric, **{**kwargs, **options})
             rows.extend(summary_rows(label, da, hdi_prob, ("chain", "draw")))
-        return summary_frame(rows, hdi_prob)
+        out = summary_frame(rows, hdi_prob)
+        # what the data cannot tell the model (few positives, squeezed scores): shown beside the table
+        out.attrs["caveats"] = self.data.caveats()
+        return out
 
     def to_inference_data(self, metrics=("average_precision",), **kwargs) -> az.InferenceData:
         """A copy of :attr:`idata` with a ``metrics`` group holding each metric's draws.

@@ -351,16 +351,21 @@ def main(argv=None):
             want = args.pools.split(",")
             pools = [p for p in pools if p.name in want]
         budgets, n_sets = args.budgets, args.sets
-    rows = []
+    csv = pathlib.Path(args.csv) if args.csv else out.with_suffix(".csv")
+    stamp = f"`{cmd}` with {R._versions()}"
+    with open(csv, "w") as fh:  # rows are appended set by set: an interrupted run keeps what it made
+        fh.write(f"# {stamp}\n")
+    header = True
+    first = 0 if args.quick else args.first_set
     for pool in pools:
         print(f"{pool.name}: N={pool.scores.size} prevalence={pool.truth.mean():.3f}", flush=True)
-        rows += run_pool(pool, budgets, n_sets, seed=args.seed, first_set=args.first_set)
-    df = pd.DataFrame(rows)
-    csv = pathlib.Path(args.csv) if args.csv else out.with_suffix(".csv")
-    stamp = f"`{cmd}` in {time.time() - t0:.0f} s with {R._versions()}"
-    with open(csv, "w") as fh:
-        fh.write(f"# {stamp}\n")
-        df.to_csv(fh, index=False)
+    for rep in range(first, first + n_sets):  # every pool gets set k before any gets set k + 1
+        for pool in pools:
+            rows = run_pool(pool, budgets, 1, seed=args.seed, first_set=rep)
+            pd.DataFrame(rows).to_csv(csv, mode="a", header=header, index=False)
+            header = False
+    df = pd.read_csv(csv, skiprows=1)
+    print(f"{time.time() - t0:.0f} s")
     text = write_report(df, out, f"{header_base}\n\nMade by {stamp}.")
     print(text)
     return 0

@@ -399,6 +399,7 @@ def fit(
     data: EvalData,
     *,
     candidates: Sequence | None = None,
+    transform: str = "auto",
     draws: int = 1000,
     chains: int = 2,
     random_seed=None,
@@ -421,6 +422,11 @@ def fit(
         Models with ``fit(data, ...)`` returning a :class:`bayeval.Posterior`, e.g.
         ``Calibration("beta")`` or ``ScoreMixture("skewnormal", "skewnormal")``. Default
         :func:`default_candidates`.
+    transform : {"auto", "logit", "standardize", "logodds"}
+        The score feature of the default candidates (see :class:`Calibration`):
+        ``"standardize"`` for probabilities that are not calibrated (squeezed into a
+        narrow range by a strongly regularized model, say), ``"logodds"`` for scores that
+        are log-odds. Only with the default candidates.
     draws, chains : int
         Posterior draws of the stack (each candidate is fitted with the same numbers).
     random_seed : int, optional
@@ -461,7 +467,11 @@ def fit(
     # every candidate gets the same seed: an int as is, anything else read once
     seq, label_seed = seeds(random_seed)
     random_seed = label_seed if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool) else seq
-    cands = default_candidates(data) if candidates is None else list(candidates)
+    transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
+    if candidates is not None and transform != "auto":
+        raise ValueError("`transform` sets the default candidates' score feature; with your own `candidates`, "
+                         "give each its transform (e.g. Calibration('logistic', transform='standardize')).")
+    cands = default_candidates(data, transform) if candidates is None else list(candidates)
     # each candidate keeps its draws, and importance sampling proposes 4 per draw
     V.check_job_size(chains, draws, bytes_per_draw=256 * max(1, len(cands)) * 4, what="bayeval.fit",
                      max_memory_gb=fit_kwargs.pop("max_memory_gb", None))
@@ -533,7 +543,7 @@ def fit(
         from .._diagnostics import user_stacklevel
 
         warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
-                      "Vet a random sample of items first.", UserWarning, stacklevel=user_stacklevel())
+                      "Vet a first batch (bayeval.active.design, or a random sample) first.", UserWarning, stacklevel=user_stacklevel())
     post.convergence = post.check(warn=warn and n_vet > 0)
     return post
 
