@@ -506,6 +506,7 @@ def _cmd_select(args) -> int:
     import pandas as pd
 
     from .active import LabelStore, expected_change, select
+    from .active.design import design, resolve_auto
 
     data = _load_data(args)
     store = None
@@ -525,24 +526,31 @@ def _cmd_select(args) -> int:
                 data = data.with_labels(list(res.index), res.to_numpy(), overwrite=True)
             except ValueError as exc:
                 raise CLIError(f"{args.store}: {exc}") from exc
-    post = _fit(args, data)
     kw = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
     if data.has_categories:
         kw["category"] = "mean"
+    strategy = resolve_auto(args.strategy, data, args.size)
+    post = None
     try:
-        pos = select(post, metric=args.metric, size=args.size, strategy=args.strategy, random_seed=args.random_seed, **kw)
+        if strategy == "design":  # chosen by the scores alone: nothing to fit
+            pos = design(data, args.size, metric=args.metric, random_seed=args.random_seed)
+        else:
+            post = _fit(args, data)
+            pos = select(post, metric=args.metric, size=args.size, strategy=strategy, random_seed=args.random_seed,
+                         **kw)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     pos = np.asarray(pos, dtype=np.int64)
     table = pd.DataFrame({"item": data.item_ids[pos], "score": data.scores[pos]})
-    table["p_positive"] = post.item_probability().values[pos]
-    if args.strategy == "expected_change":
+    if post is not None:
+        table["p_positive"] = post.item_probability().values[pos]
+    if strategy == "expected_change":
         table["expected_change"] = expected_change(post, args.metric, **kw).values[pos]
     if data.has_categories:
         table["category"] = data.categories[pos]
     _print_frame(table.set_index("item"), floatfmt="{:.4g}")
     if store is not None:
-        batch = store.new_batch(table["item"].tolist(), strategy=args.strategy)
+        batch = store.new_batch(table["item"].tolist(), strategy=strategy)
         print(f"recorded as batch {batch} in {args.store}", file=sys.stderr)
         store.close()
     return 0
@@ -746,12 +754,16 @@ def _parser() -> argparse.ArgumentParser:
     thr.set_defaults(func=_cmd_threshold)
 
     sel = sub.add_parser("select", help="the next items to vet",
-                         description="Fit the model and print the next items to vet, best first.")
+                         description="Print the next items to vet, best first: a first batch stratified on the "
+                                     "score while (almost) nothing is vetted, then the items whose labels would "
+                                     "move the estimate most (the model is fitted for those).")
     _data_args(sel, need_label=False)
     _model_args(sel)
     sel.add_argument("--size", type=int, required=True, help="how many items")
-    sel.add_argument("--strategy", default="expected_change",
-                     choices=("expected_change", "uncertainty", "most_confident_mistake", "random"))
+    sel.add_argument("--strategy", default="auto",
+                     choices=("auto", "design", "expected_change", "uncertainty", "most_confident_mistake", "random"),
+                     help="auto (default): a batch stratified on the score while fewer items are vetted than --size "
+                          "(no fit needed), then expected_change")
     sel.add_argument("--metric", default="average_precision", choices=("average_precision", "precision_at_k", "recall_at_k", "roc_auc"))
     sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k")
     sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")

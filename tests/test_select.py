@@ -326,10 +326,13 @@ def test_select_never_picks_vetted_or_excluded_and_returns_the_size(strategy):
 
 def test_random_is_reproducible_and_the_others_deterministic():
     post = _posterior(n=200)
-    a = select(post, size=20, strategy="random", random_seed=1)
-    assert np.array_equal(a, select(post, size=20, strategy="random", random_seed=1))
-    assert not np.array_equal(a, select(post, size=20, strategy="random", random_seed=2))
-    for strategy in STRATEGIES[1:]:
+    for seeded in ("random", "design"):
+        a = select(post, size=20, strategy=seeded, random_seed=1)
+        assert np.array_equal(a, select(post, size=20, strategy=seeded, random_seed=1))
+        assert not np.array_equal(a, select(post, size=20, strategy=seeded, random_seed=2))
+    deterministic = [s for s in STRATEGIES if s not in ("random", "design", "auto")]
+    assert deterministic == ["most_confident_mistake", "uncertainty", "expected_change"]
+    for strategy in deterministic:
         np.testing.assert_array_equal(
             select(post, size=5, strategy=strategy, random_seed=1),
             select(post, size=5, strategy=strategy, random_seed=2),
@@ -478,3 +481,13 @@ def test_select_rejects_bad_input():
         select(post, size=1, strategy="random", category="each")
     with pytest.raises(ValueError, match="one value per draw"):
         select(post, size=2, metric="precision_at_k", k=[1, 2])
+
+
+def test_auto_designs_while_fewer_are_vetted_than_the_batch_then_expected_change():
+    post = _posterior(n=200)
+    n_vet = int(post.data.n_vetted)
+    big, small = n_vet + 5, max(1, n_vet - 1)
+    np.testing.assert_array_equal(select(post, size=big, strategy="auto", random_seed=3),
+                                  select(post, size=big, strategy="design", random_seed=3))
+    np.testing.assert_array_equal(select(post, size=small, strategy="auto", random_seed=3),
+                                  select(post, size=small, strategy="expected_change"))

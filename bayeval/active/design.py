@@ -41,14 +41,14 @@ import numpy as np
 from .. import _validate as V
 from ..data import EvalData
 
-__all__ = ["design", "RANK_STRATA", "design_strata"]
+__all__ = ["design", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata", "resolve_auto"]
 
 #: Stratum edges for ranking metrics, as shares of the ranking counted from the top.
 RANK_STRATA = (0.0, 0.01, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0)
 #: Stratum edges below a threshold, as shares of the unflagged items counted from the threshold.
 _BELOW_STRATA = (0.0, 0.10, 0.30, 0.60, 1.0)
 
-_THRESHOLD_METRICS = ("precision", "recall", "f_score", "accuracy")
+THRESHOLD_METRICS = ("precision", "recall", "f_score", "accuracy")
 _RANKING_METRICS = ("average_precision", "precision_at_k", "recall_at_k", "precision_recall_curve",
                     "precision_at_recall", "roc_curve", "roc_auc")
 
@@ -87,7 +87,7 @@ def design_strata(scores, *, metric: str = "average_precision", threshold: float
     [50, 50, 90, 180, 270, 360]
     """
     s = V.as_scores(scores, "scores")
-    metric = V.check_choice(metric, "metric", _RANKING_METRICS + _THRESHOLD_METRICS)
+    metric = V.check_choice(metric, "metric", _RANKING_METRICS + THRESHOLD_METRICS)
     order = np.lexsort((np.arange(s.size), -s))  # best first, ties by position
     if metric in _RANKING_METRICS:
         return _split(order, RANK_STRATA)
@@ -167,3 +167,24 @@ def design(
                 break
     picks = [rng.choice(st, a, replace=False) for st, a in zip(strata, alloc, strict=True) if a]
     return np.concatenate(picks).astype(np.int64) if picks else np.empty(0, dtype=np.int64)
+
+
+def resolve_auto(strategy: str, data: EvalData, size: int) -> str:
+    """The strategy ``"auto"`` stands for: ``"design"`` while fewer than ``size`` items are
+    vetted and the data holds scores alone (with noisy labels or categories the model
+    already has more to go on than the scores, and expected change chooses from the
+    start), else ``"expected_change"``. Other strategies are returned as they are.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> resolve_auto("auto", EvalData(np.linspace(0, 1, 50)), 10)
+    'design'
+    >>> resolve_auto("auto", EvalData(np.linspace(0, 1, 50), noisy_labels=[0, 1] * 25), 10)
+    'expected_change'
+    """
+    if strategy != "auto":
+        return strategy
+    plain = data.noisy_labels is None and not data.has_categories
+    return "design" if plain and data.n_vetted < size else "expected_change"

@@ -1,8 +1,8 @@
 """Choosing which items to vet next, from a :class:`bayeval.Posterior`.
 
-Four strategies (:data:`STRATEGIES`), after section 3.2 of active testing (Nguyen,
-Ramanan and Fowlkes, 2018, "Active Testing: An Efficient and Robust Framework for
-Estimating Accuracy", ICML):
+Six strategies (:data:`STRATEGIES`); the first four after section 3.2 of active testing
+(Nguyen, Ramanan and Fowlkes, 2018, "Active Testing: An Efficient and Robust Framework
+for Estimating Accuracy", ICML):
 
 ``"random"``
     Hierarchical random sampling: draw a category uniformly among the categories that
@@ -19,6 +19,15 @@ Estimating Accuracy", ICML):
 ``"expected_change"``
     Maximum expected change of the posterior mean of the metric (the paper's MEEC),
     see below.
+``"design"``
+    A batch stratified on the score (:func:`bayeval.active.design`): no model is
+    needed, the right first batch when (almost) nothing is vetted.
+``"auto"`` (the default of :class:`~bayeval.active.ActiveSession` and ``bayeval select``)
+    For data with scores alone, ``"design"`` while fewer items are vetted than the
+    batch holds (``size``), then ``"expected_change"``; with noisy labels or
+    categories, ``"expected_change"`` from the start. Both choose items by their scores and the labels already
+    seen, a design under which the calibration curves, :func:`bayeval.fit` and the score
+    mixtures stay valid (see :mod:`bayeval.active.design` for which summaries do not).
 
 Ties are broken deterministically by higher score, then lower position.
 
@@ -89,10 +98,11 @@ import xarray as xr
 
 from .. import _validate as V
 from ..posterior import Posterior, MetricEvaluator
+from .design import design, resolve_auto
 
 __all__ = ["STRATEGIES", "expected_change", "select"]
 
-STRATEGIES = ("random", "most_confident_mistake", "uncertainty", "expected_change")
+STRATEGIES = ("random", "most_confident_mistake", "uncertainty", "expected_change", "design", "auto")
 
 _BLOCK_BYTES = 1 << 22  # float64 working block of the matrix-vector products (~4 MiB)
 _KEEP_ALL_BYTES = 1 << 25  # keep every label draw from the first pass below this (int8)
@@ -412,10 +422,11 @@ def select(
         (with ``**metric_kwargs``) and ignored by the other strategies.
     size : int
         How many items to return.
-    strategy : {"random", "most_confident_mistake", "uncertainty", "expected_change"}
-        See :data:`STRATEGIES` and the module documentation.
+    strategy : {"expected_change", "auto", "design", "random", "most_confident_mistake", "uncertainty"}
+        See :data:`STRATEGIES` and the module documentation. ``"auto"``: a designed
+        batch while fewer than ``size`` items are vetted, then ``"expected_change"``.
     random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Seed of the ``"random"`` strategy (the others are deterministic).
+        Seed of the ``"random"`` and ``"design"`` strategies (the others are deterministic).
     category : {"each", "mean", "pooled"}, optional
         For ``"expected_change"``: as in :func:`expected_change`. For ``"random"``:
         ``"pooled"`` samples uniformly, anything else (the default with
@@ -457,6 +468,11 @@ def select(
     if category is not None:
         _resolve_category(data, category)
     candidates = np.flatnonzero(~data.vetted & ~excluded)
+    strategy = resolve_auto(strategy, data, size)
+    if strategy == "design":
+        name = metric if isinstance(metric, str) else "average_precision"
+        return design(data, size, metric=name, threshold=metric_kwargs.get("threshold"), exclude=excluded,
+                      random_seed=rng)
     if strategy == "expected_change":
         if candidates.size == 0:
             _ChangeSetup(post, metric, category, metric_kwargs)  # still validate the metric

@@ -22,6 +22,7 @@ from .._defaults import HDI_PROB
 from ..data import EvalData
 from ..models._base import Model
 from ..posterior import Posterior, resolve_metric
+from .design import THRESHOLD_METRICS, design, resolve_auto
 from .select import STRATEGIES, select
 from .store import LabelStore
 
@@ -78,8 +79,12 @@ class ActiveSession:
         Where labels are kept. Reopening a session on the same store resumes it.
     batch_size : int
         Items proposed per batch.
-    strategy : str
-        One of :data:`bayeval.active.select.STRATEGIES`.
+    strategy : str, default "auto"
+        One of :data:`bayeval.active.select.STRATEGIES`. ``"auto"``: for data with
+        scores alone, a first batch stratified on the score (:func:`bayeval.active.design`)
+        while fewer items are vetted than a batch holds, then expected change of the
+        metric; with noisy labels or categories, expected change from the start. The
+        model is not fitted for a designed batch.
     metric_kwargs : dict, optional
         Options of the metric (``{"k": 48}``).
     category : {"mean", "pooled", "each"}, optional
@@ -135,7 +140,7 @@ class ActiveSession:
         metric: str = "average_precision",
         store,
         batch_size: int = 20,
-        strategy: str = "expected_change",
+        strategy: str = "auto",
         metric_kwargs: dict | None = None,
         category: str | None = None,
         hdi_prob: float = HDI_PROB,
@@ -260,16 +265,16 @@ class ActiveSession:
         kwargs = dict(self.metric_kwargs)
         if self.data.has_categories:
             kwargs["category"] = self.category
-        positions = select(
-            self.posterior,
-            metric=self.metric,
-            size=min(self.batch_size, unvetted),
-            strategy=self.strategy,
-            random_seed=seed,
-            **kwargs,
-        )
+        strategy = resolve_auto(self.strategy, self.data, min(self.batch_size, unvetted))
+        size = min(self.batch_size, unvetted)
+        if strategy == "design":  # chosen by the scores alone: no fit needed
+            thr = kwargs.get("threshold") if self.metric in THRESHOLD_METRICS else None
+            positions = design(self.data, size, metric=self.metric, threshold=thr, random_seed=seed)
+        else:
+            positions = select(self.posterior, metric=self.metric, size=size, strategy=strategy, random_seed=seed,
+                               **kwargs)
         ids = self.data.item_ids[np.asarray(positions, dtype=np.int64)].tolist()
-        self.store.new_batch(ids, strategy=self.strategy)
+        self.store.new_batch(ids, strategy=strategy)
         return ids
 
     def record(self, item_ids, labels, *, annotator: str | None = None) -> int:
