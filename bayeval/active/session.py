@@ -9,6 +9,7 @@ session is reopened, so stopping (or crashing) at any point loses nothing typed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import numbers
 import os
@@ -189,6 +190,9 @@ class ActiveSession:
             )
         self._base = data
         self._pos = {item: i for i, item in enumerate(data.item_ids.tolist())}
+        if not self.store.damaged:  # a damaged store is refused at its first write, with the steps
+            with contextlib.suppress(ValueError):  # ids a store cannot hold are refused when written
+                self.store.register_items(list(self._pos))  # the store refuses labels of other ids
         self.data = self._apply_store(data)
         self._post: Posterior | None = None
         self._post_key = None
@@ -203,8 +207,11 @@ class ActiveSession:
         unknown = [i for i in ids if i not in self._pos]
         if unknown:
             raise ValueError(
-                f"The label store holds labels for {len(unknown)} item(s) not in this data "
-                f"(e.g. {unknown[:5]!r}); open the data the store was made for."
+                f"The label store {str(self.store.path)!r} holds labels for {len(unknown)} item(s) "
+                f"not in this data (e.g. {unknown[:5]!r}). If it is the store of another data set, "
+                "open the data it was made for; if these are mistyped ids, "
+                "`bayeval.active.store.repair(path, data.item_ids)` (or `bayeval repair-store "
+                "STORE --scores SCORES --score COL`) sets their labels aside, keeping every one."
             )
         return data.with_labels(ids, resolved.to_numpy(dtype=np.int8), overwrite=True)
 
@@ -311,7 +318,7 @@ class ActiveSession:
         for item, v in zip(ids, vals, strict=True):
             key = item.item() if isinstance(item, np.generic) else item
             if key not in self._pos:
-                rejected.append((item, v, "unknown item id"))
+                rejected.append((item, v, "unknown item id" + self._did_you_mean(key)))
                 continue
             lab = _label_value(v)
             if lab is None:
@@ -334,6 +341,17 @@ class ActiveSession:
                 "of this call were recorded. Fix the rejected entries and record them again."
             )
         return written
+
+    def _did_you_mean(self, item) -> str:
+        from .store import _did_you_mean, _encode_item, _length_index
+
+        key = _encode_item(item)
+        if key is None:
+            return ""
+        if getattr(self, "_id_index", None) is None:
+            known = dict.fromkeys(_encode_item(i) for i in self._pos)
+            self._id_index = (known, _length_index(known))
+        return _did_you_mean(key, *self._id_index)
 
     def _metric_da(self, post: Posterior):
         kwargs = dict(self.metric_kwargs)

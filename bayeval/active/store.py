@@ -292,8 +292,16 @@ def _encode_items(item_ids, name: str) -> list[tuple[str, str]]:
 _ITEMS_KEY = "items"  # meta key: the items the store's labels may refer to
 
 
+_LOOKALIKE = str.maketrans({"o": "0", "l": "1"})
+
+
 def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
-    """" (did you mean 'x'?)" for an unknown item id close to a known one, else ""."""
+    """" (did you mean 'x'?)" for an unknown item id close to a known one, else "".
+
+    Tried in turn: the same id as the other kind (``'5'`` for ``5``); the same id up to
+    case and look-alike characters (O/0, l/1); the closest id of about the same length
+    (:func:`difflib.get_close_matches`, skipped for more than 200,000 candidates).
+    """
     import difflib
 
     kind, text = key
@@ -302,15 +310,23 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
         return f" (did you mean {_decode_item(*other)!r}, the {'number' if kind == 'str' else 'text'}?)"
     if by_length is None:
         return ""
-    pool = [t for n in (len(text) - 1, len(text), len(text) + 1) for t in by_length.get(n, ())]
-    close = difflib.get_close_matches(text, pool, n=1, cutoff=0.75) if len(pool) <= 200_000 else []
-    return f" (did you mean {by_length[len(close[0])][close[0]]!r}?)" if close else ""
+    same = by_length.get("lookalike", {}).get(text.lower().translate(_LOOKALIKE))
+    if same is not None:
+        return f" (did you mean {same!r}?)"
+    for lengths, cutoff in (((len(text),), 0.6), ((len(text) - 1, len(text) + 1), 0.75)):
+        pool = [t for n in lengths for t in by_length.get(n, ())]
+        close = difflib.get_close_matches(text, pool, n=1, cutoff=cutoff) if len(pool) <= 200_000 else []
+        if close:
+            return f" (did you mean {by_length[len(close[0])][close[0]]!r}?)"
+    return ""
 
 
 def _length_index(known) -> dict:
-    by_length: dict[int, dict[str, object]] = {}
+    by_length: dict = {"lookalike": {}}
     for kind, text in known:
-        by_length.setdefault(len(text), {})[text] = _decode_item(kind, text)
+        item = _decode_item(kind, text)
+        by_length.setdefault(len(text), {})[text] = item
+        by_length["lookalike"].setdefault(text.lower().translate(_LOOKALIKE), item)
     return by_length
 
 
