@@ -828,7 +828,8 @@ def _cmd_demo(args) -> int:
     truth = frame["true_label"].to_numpy()
     x = {"average_precision": data.scores, "precision_at_k": data.scores}
     table["truth"] = [float(getattr(metrics, m)(truth, x.get(m, data.predictions), **kw)) for m, kw in wanted.values()]
-    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120):
+    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120,
+                           "display.max_columns", None):  # wrap, never hide a column
         print()
         print(table)
     rec = recalibrate(post, min_precision=0.95, prob=0.9)

@@ -151,9 +151,11 @@ class ActiveSession:
                 "`model` must have a fit(data, ...) method returning a Posterior (e.g. "
                 f"bayeval.models.LabelFlip()) or be a callable data -> Posterior; got {type(model).__name__}."
             )
-        resolve_metric(metric)  # unknown metric names fail here, not after the first batch
+        spec, _, _ = resolve_metric(metric)  # unknown metric names fail here, not after the first batch
         self.metric = metric
         self.metric_kwargs = dict(metric_kwargs or {})
+        if spec is not None:  # ... and so do unknown or NaN options
+            spec.check_options({k: v for k, v in self.metric_kwargs.items() if k not in ("threshold", "category")})
         self.batch_size = V.as_positive_int(batch_size, "batch_size")
         self.strategy = V.check_choice(strategy, "strategy", STRATEGIES)
         if category is None:

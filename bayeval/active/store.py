@@ -463,8 +463,8 @@ class LabelStore:
                 f"`path` must name a file on disk, got {str(path)!r}: an in-memory "
                 "database would lose every label when the process ends."
             )
-        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout >= 0:
-            raise ValueError(f"`timeout` must be a number of seconds >= 0, got {timeout!r}.")
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not 0 <= timeout < float("inf"):
+            raise ValueError(f"`timeout` must be a finite number of seconds >= 0, got {timeout!r}.")
         self._path = pathlib.Path(path).expanduser().absolute()
         self._timeout = float(timeout)
         self._closed = False
