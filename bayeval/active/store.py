@@ -1417,6 +1417,10 @@ def export_readable(path, out) -> dict:
         raise FileNotFoundError(f"{str(src)!r}: no such store file.")
     if dst.exists():
         raise FileExistsError(f"{str(dst)!r} exists already; give a new file name for the export.")
+    if not dst.absolute().parent.is_dir():
+        raise FileNotFoundError(
+            f"The folder {str(dst.absolute().parent)!r} of the export does not exist; create it first."
+        )
     conn = sqlite3.connect(f"{src.as_uri()}?mode=ro", uri=True)
     rows: list[tuple] = []
     errors: list[str] = []
@@ -1425,7 +1429,13 @@ def export_readable(path, out) -> dict:
         try:
             top = conn.execute("SELECT max(id) FROM labels").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            errors.append(str(exc))
+            text = str(exc)
+            if "not a database" in text or "no such table" in text:  # not damage: not a store
+                raise StoreFormatError(
+                    f"{str(src)!r} is not a bayeval label store ({text}): there are no labels to "
+                    "export, and nothing was written. Check the path."
+                ) from exc
+            errors.append(text)
             top = None
         while True:
             query = (
