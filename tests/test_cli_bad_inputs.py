@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from bayeval.active import LabelStore
-from bayeval.cli import _format_frame, _parser, _print_frame, main
+from bayeval.cli import _parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 BC = ROOT / "models" / "breast_cancer_logreg"
@@ -137,7 +137,12 @@ def test_the_cases_cover_every_command():
     assert {c[0] for c in CASES} == commands
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: " ".join(Path(a).name if "/" in a else a for a in c)[:60])
+def _case_id(case):
+    words = [w for w in case if not w.startswith("--draws") and w not in DATA]
+    return " ".join(Path(w).name if "/" in w else w for w in words)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{i:02d} {_case_id(c)}" for i, c in enumerate(CASES)])
 def test_bad_input_gives_one_paragraph_and_no_traceback(case, bad, capsys):
     argv = [a.format(**bad) for a in case]
     try:
@@ -232,6 +237,8 @@ REPORT_TABLE = pd.DataFrame(
 
 @pytest.mark.parametrize("columns", ["80", "60"])
 def test_printed_report_table_keeps_the_interval_at_80_columns_and_piped(columns, monkeypatch, capsys):
+    from bayeval.cli import _print_frame
+
     monkeypatch.setenv("COLUMNS", columns)  # capsys: output is piped, not a terminal
     _print_frame(REPORT_TABLE)
     out = capsys.readouterr().out
@@ -243,6 +250,8 @@ def test_printed_report_table_keeps_the_interval_at_80_columns_and_piped(columns
 
 
 def test_table_formats_for_logs():
+    from bayeval.cli import _format_frame
+
     csv = _format_frame(REPORT_TABLE, "csv").splitlines()
     assert csv[0] == "metric,mean,sd,90% HDI lower,90% HDI upper,vetted_only,truth"
     assert csv[1].startswith("average precision,0.9565,0.0248,0.924,0.9908,")
