@@ -18,8 +18,9 @@ Subcommands::
     bayeval demo                                 the bundled breast-cancer example
 
 SCORES is a CSV or Parquet file with one row per item. Errors in the inputs are
-reported in one line on stderr with a non-zero exit status (2 for bad input); set
-``BAYEVAL_DEBUG=1`` for the traceback.
+reported in one paragraph on stderr with a non-zero exit status (2 for bad input); set
+``BAYEVAL_DEBUG=1`` for the traceback. Printed tables fit the terminal (80 columns when
+piped), each interval as one ``[lo, hi]`` column; ``--format csv|md`` prints them for logs.
 """
 
 from __future__ import annotations
@@ -591,10 +592,10 @@ def _cmd_select(args) -> int:
             text_ids = set(ids)
             strays = strays[[str(i) not in text_ids for i in strays["item"].tolist()]]
         if len(strays):
-            from .active.store import unknown_ids_text, _encode_item
+            from .active.store import KnownItems
 
             items = list(dict.fromkeys(strays["item"].tolist()))
-            shown = unknown_ids_text([_encode_item(i) for i in items], dict.fromkeys(map(_encode_item, ids)))
+            shown = KnownItems(ids).listing(items)
             raise CLIError(
                 f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
                 f"{args.scores}: {shown}. Nothing was fitted. To go on, keeping every label: "
@@ -707,7 +708,7 @@ def _cmd_label(args) -> int:
         if registered is not None:
             checks.append((set(registered), f"not an item of {args.store}"))
         if checks:
-            from .active.store import _did_you_mean, _encode_item, _length_index
+            from .active.store import KnownItems
 
             row_of = {known_ints.get(i, i) if isinstance(i, str) else i: seen[0][0] for i, seen in rows.items()}
             keep, index = [], {}
@@ -718,9 +719,8 @@ def _cmd_label(args) -> int:
                     continue
                 known, why = failed
                 if why not in index:  # built once, and only when an id is unknown
-                    keys = dict.fromkeys(_encode_item(k) for k in known)
-                    index[why] = (keys, _length_index(keys))
-                hint = _did_you_mean(_encode_item(i), *index[why])
+                    index[why] = KnownItems(list(known))
+                hint = index[why].did_you_mean(i)
                 bad.append((row_of.get(i), i, f"unknown item id ({why}){hint}"))
             good_ids, good_vals = [i for i, _ in keep], [v for _, v in keep]
         else:
@@ -756,7 +756,7 @@ def _repair_command(args) -> str:
 
 
 def _cmd_repair_store(args) -> int:
-    from .active.store import LabelStore, _encode_item, repair, unknown_ids_text
+    from .active.store import KnownItems, LabelStore, repair
 
     if not Path(args.store).is_file():
         raise CLIError(f"{args.store}: no such label store file.")
@@ -773,8 +773,8 @@ def _cmd_repair_store(args) -> int:
         print(f"every label in {args.store} is of a known item: nothing was set aside "
               f"({res['kept']} label row(s); the store now checks new labels against its items).")
         return 0
-    known = dict.fromkeys(map(_encode_item, ids)) if ids is not None else {}
-    shown = unknown_ids_text([_encode_item(i) for i in res["items"]], known, limit=20)
+    known = KnownItems(ids if ids is not None else LabelStore(args.store).known_items() or [])
+    shown = known.listing(res["items"], limit=20)
     batch = f" and {res['batch_items']} batch entr{'y' if res['batch_items'] == 1 else 'ies'}" if res["batch_items"] else ""
     print(f"set aside {res['labels']} label row(s){batch} of {len(res['items'])} unknown item(s): {shown}.")
     print(f"  they are in {res['set_aside']} (and in the store's meta, key 'set_aside');")
@@ -927,7 +927,9 @@ def _parser() -> argparse.ArgumentParser:
                          description="Append labels (item id, 0/1) from a CSV or Parquet file to a label store. "
                                      "Labels are 1 or 0 (also 1.0/0.0 and true/false in any case); anything "
                                      "else (NA, n/a, null, yes, an empty cell) is rejected with its line. "
-                                     "Item ids are read as text ('007' and '7' differ). Valid rows are "
+                                     "Item ids are read as text ('007' and '7' differ) and checked against "
+                                     "the items the store knows (from `bayeval select --store`, or --scores "
+                                     "once): an unknown id is rejected with a 'did you mean'. Valid rows are "
                                      "recorded even when others are rejected; importing the same file "
                                      "again adds nothing (a label equal to the annotator's latest label "
                                      "for that item is not added again).")
@@ -937,7 +939,8 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--label", default="label", help="column of 0/1 labels (default 'label')")
     lab.add_argument("--annotator", default=None, help="who labeled")
     lab.add_argument("--batch", type=int, default=None, help="the batch these labels answer")
-    lab.add_argument("--scores", default=None, help="the scores file, to reject unknown item ids")
+    lab.add_argument("--scores", default=None,
+                     help="the scores file, to reject unknown item ids (the store remembers its items)")
     lab.add_argument("--score", default=None, help="with --scores: its score column")
     lab.add_argument("--scores-id", default=None, help="with --scores: its id column (default: same as --id)")
     lab.set_defaults(func=_cmd_label)

@@ -24,7 +24,7 @@ from ..data import EvalData
 from ..models._base import Model
 from ..posterior import Posterior, resolve_metric
 from .select import STRATEGIES, select
-from .store import LabelStore
+from .store import KnownItems, LabelStore
 
 __all__ = ["ActiveSession"]
 
@@ -345,15 +345,9 @@ class ActiveSession:
         return written
 
     def _did_you_mean(self, item) -> str:
-        from .store import _did_you_mean, _encode_item, _length_index
-
-        key = _encode_item(item)
-        if key is None:
-            return ""
-        if getattr(self, "_id_index", None) is None:
-            known = dict.fromkeys(_encode_item(i) for i in self._pos)
-            self._id_index = (known, _length_index(known))
-        return _did_you_mean(key, *self._id_index)
+        if getattr(self, "_known_items", None) is None:
+            self._known_items = KnownItems(list(self._pos))
+        return self._known_items.did_you_mean(item)
 
     def _metric_da(self, post: Posterior):
         kwargs = dict(self.metric_kwargs)

@@ -30,6 +30,22 @@ touching the file. Tables: ``labels`` (id, item, kind, value, annotator, batch, 
 and ``meta`` (id, key, value as JSON, time). Item ids are stored as text with their
 kind (``'int'`` or ``'str'``), so ``5`` and ``"5"`` are different items and each
 comes back as the type it went in as. Times are UTC, ISO 8601 with microseconds.
+
+Known items
+-----------
+A store can know the items of its evaluation set (:meth:`LabelStore.register_items`,
+kept in ``meta`` under ``"items"``; ``bayeval select --store``, ``bayeval label
+--scores`` and :class:`~bayeval.active.ActiveSession` register them). It then refuses
+labels and batches of any other id -- a typo -- with a "did you mean", and writes
+nothing. A store that already holds labels of unknown ids is repaired by
+:func:`repair` (``bayeval repair-store``), which sets those labels aside in a CSV and
+keeps the original file as a backup.
+
+Errors
+------
+Every SQLite error is reported as an error that names the file and what to do: a
+damaged file as :class:`StoreDamagedError`, a lock held past ``timeout`` as
+:class:`TimeoutError`, a disk or permission problem as :class:`OSError`.
 """
 
 from __future__ import annotations
@@ -44,7 +60,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-__all__ = ["LabelStore", "StoreFormatError", "StoreDamagedError", "export_readable", "repair"]
+__all__ = ["LabelStore", "StoreFormatError", "StoreDamagedError", "KnownItems", "export_readable", "repair"]
 
 APPLICATION_ID = 0x62796C73  # "byls": bayeval label store
 SCHEMA_VERSION = 1
@@ -330,12 +346,56 @@ def _length_index(known) -> dict:
     return by_length
 
 
-def unknown_ids_text(keys, known, *, limit: int = _SHOW) -> str:
+def _unknown_text(keys, known, *, limit: int = _SHOW) -> str:
     """The unknown ids ``keys`` (``(kind, text)``), each with a "did you mean" when one is close."""
     by_length = _length_index(known)
     shown = ", ".join(f"{_decode_item(*k)!r}{_did_you_mean(k, known, by_length)}" for k in keys[:limit])
     more = len(keys) - limit
     return shown + (f", ... and {more} more" if more > 0 else "")
+
+
+class KnownItems:
+    """The item ids of an evaluation set, to tell a mistyped id and suggest the one meant.
+
+    Ids are ints or strings, as in a :class:`LabelStore` (``5`` and ``"5"`` differ).
+    The index for suggestions is built on first use.
+
+    Examples
+    --------
+    >>> from bayeval.active.store import KnownItems
+    >>> known = KnownItems(["i49", "i50", "i51", 7])
+    >>> "i5O" in known, known.did_you_mean("i5O"), known.did_you_mean("7")
+    (False, " (did you mean 'i50'?)", ' (did you mean 7, the number?)')
+    >>> known.listing(["i5O", "zzz"])
+    "'i5O' (did you mean 'i50'?), 'zzz'"
+    """
+
+    def __init__(self, item_ids):
+        self._keys = dict.fromkeys(k for k in map(_encode_item, _as_list(item_ids, "item_ids")) if k is not None)
+        self._index: dict | None = None
+
+    def __contains__(self, item) -> bool:
+        key = _encode_item(item)
+        return key is not None and key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def did_you_mean(self, item) -> str:
+        """``" (did you mean 'x'?)"`` when a known id is close to ``item``, else ``""``."""
+        key = _encode_item(item)
+        if key is None:
+            return ""
+        if self._index is None:
+            self._index = _length_index(self._keys)
+        return _did_you_mean(key, self._keys, self._index)
+
+    def listing(self, items, *, limit: int = _SHOW) -> str:
+        """``items`` as a list for a message, each with its "did you mean"."""
+        items = list(items)
+        shown = ", ".join(f"{i!r}{self.did_you_mean(i)}" for i in items[:limit])
+        more = len(items) - limit
+        return shown + (f", ... and {more} more" if more > 0 else "")
 
 
 def _opt_str(x, name: str) -> str | None:
@@ -1060,7 +1120,7 @@ class LabelStore:
         if unknown:
             raise ValueError(
                 f"{len(unknown)} item id(s) are not items of this store ({len(known)} known "
-                f"items{self._sources_text()}): {unknown_ids_text(unknown, known)}. Nothing "
+                f"items{self._sources_text()}): {_unknown_text(unknown, known)}. Nothing "
                 f"was written. Fix the ids in `{name}` (5 and '5' are different items); if "
                 "they are new items, add them with register_items() first."
             )
