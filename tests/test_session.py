@@ -245,7 +245,9 @@ def test_record_suggests_the_id_meant_and_the_store_refuses_unknown_ids(tmp_path
     from bayeval import EvalData, Posterior
 
     d = EvalData(np.linspace(0.01, 0.99, 60), item_ids=[f"i{j}" for j in range(60)])
-    model = lambda data: Posterior.from_probabilities(data, data.scores, draws=20, random_seed=0, check=False)
+    def model(data):
+        return Posterior.from_probabilities(data, data.scores, draws=20, random_seed=0, check=False)
+
     s = ActiveSession(d, model, store=tmp_path / "s.db", batch_size=2, random_seed=0, progressbar=False)
     with pytest.raises(ValueError, match=r"'i5O': 0 \(unknown item id \(did you mean 'i50'\?\)\)"):
         s.record(["i50", "i5O"], [1, 0])
