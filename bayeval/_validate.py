@@ -267,6 +267,10 @@ def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True) -> np.nd
     """
     if not isinstance(x, str | bytes):
         raw = np.asarray(x) if not hasattr(x, "dtype") else x
+        if not hasattr(x, "dtype") and raw.dtype.kind in "US":
+            # a list mixing text and NaN: numpy would turn NaN into the text "nan" (an error
+            # for every empty row); as objects each cell keeps its type
+            raw = np.asarray(x, dtype=object)
         if getattr(raw, "dtype", None) is not None and (raw.dtype == object or raw.dtype.kind in "US"):
             raw = np.asarray(raw)
             if raw.ndim == 1:

@@ -13,17 +13,22 @@ Subcommands::
     bayeval label STORE LABELS.csv --id COL --label COL
                                                  record labels typed by people into a label store
     bayeval export-labels STORE OUT.csv          save the readable rows of a (damaged) label store
+    bayeval repair-store STORE --scores SCORES --score COL
+                                                 set aside the labels of unknown item ids (keeps them all)
     bayeval demo                                 the bundled breast-cancer example
 
 SCORES is a CSV or Parquet file with one row per item. Errors in the inputs are
-reported in one line on stderr with a non-zero exit status (2 for bad input); set
-``BAYEVAL_DEBUG=1`` for the traceback.
+reported in one paragraph on stderr with a non-zero exit status (2 for bad input); set
+``BAYEVAL_DEBUG=1`` for the traceback. Printed tables fit the terminal (80 columns when
+piped), each interval as one ``[lo, hi]`` column; ``--format csv|md`` prints them for logs.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import sqlite3
 import sys
 import warnings
 from pathlib import Path
@@ -148,6 +153,9 @@ def _check_args(args) -> None:
     from . import _validate as V
 
     cmd = args.command
+    for name, value in vars(args).items():  # every numeric option: NaN and inf are never meant
+        if isinstance(value, float) and not math.isfinite(value):
+            raise CLIError(f"--{name.replace('_', '-')} must be a finite number, got {value}.")
     if getattr(args, "max_memory_gb", None) is not None:
         if not args.max_memory_gb > 0:
             raise CLIError(f"--max-memory-gb must be a positive number of GB, got {args.max_memory_gb:g}.")
@@ -305,11 +313,75 @@ def _metric_table(args):
     return out
 
 
-def _print_frame(df, *, floatfmt: str = "{:.4f}") -> None:
+def _interval_pairs(columns) -> list[tuple[str, str, str]]:
+    """``(lower, upper, label)`` for each pair of interval columns of a summary table.
+
+    ``'90% HDI lower'``/``'90% HDI upper'`` (reports) and ``'hdi_5%'``/``'hdi_95%'`` (fit).
+    """
+    import re
+
+    cols = [str(c) for c in columns]
+    pairs = []
+    for c in cols:
+        if c.endswith(" lower") and c[: -len("lower")] + "upper" in cols:
+            pairs.append((c, c[: -len("lower")] + "upper", c[: -len(" lower")]))
+    lows = [(c, float(m.group(1))) for c in cols if (m := re.fullmatch(r"hdi_([\d.]+)%", c))]
+    if len(lows) == 2:
+        (lo, a), (hi, b) = sorted(lows, key=lambda t: t[1])
+        pairs.append((lo, hi, f"{b - a:g}% HDI"))
+    return pairs
+
+
+def _format_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}", width: int | None = None) -> str:
+    """The text of a table as printed: ``table`` (fits ``width``), ``csv`` or ``md``.
+
+    In ``table`` and ``md`` each interval (lower, upper) is one ``[lo, hi]`` column, so
+    it is never the part left out; a table wider than ``width`` (default: the terminal's,
+    ``COLUMNS``, else 80) wraps its columns onto further blocks instead of hiding any.
+    ``csv`` keeps every column as it is, at full precision.
+    """
+    import shutil
+
+    import numpy as np
     import pandas as pd
 
-    with pd.option_context("display.float_format", floatfmt.format, "display.width", 160, "display.max_rows", 500):
-        print(df)
+    if fmt == "csv":
+        return df.to_csv().rstrip("\n")
+    show = df.copy()
+    for lo, hi, label in _interval_pairs(df.columns):
+        text = [
+            "" if not (np.isfinite(a) and np.isfinite(b)) else f"[{floatfmt.format(a)}, {floatfmt.format(b)}]"
+            for a, b in zip(df[lo].to_numpy(dtype=float), df[hi].to_numpy(dtype=float), strict=True)
+        ]
+        at = list(show.columns).index(lo)
+        show = show.drop(columns=[lo, hi])
+        show.insert(at, label, text)
+    for c in show.columns:
+        if show[c].dtype.kind == "f":
+            show[c] = [("NaN" if v != v else floatfmt.format(v)) for v in show[c].to_numpy()]
+    if fmt == "md":
+        name = str(show.index.name or "")
+        head = [name, *map(str, show.columns)]
+        lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * len(head)) + "|"]
+        for idx, row in zip(show.index, show.itertuples(index=False), strict=True):
+            lines.append("| " + " | ".join([str(idx), *map(str, row)]) + " |")
+        return "\n".join(lines)
+    width = width or shutil.get_terminal_size((80, 24)).columns
+    with pd.option_context("display.max_columns", None, "display.max_colwidth", None,
+                           "display.width", max(width, 40), "display.expand_frame_repr", True,
+                           "display.max_rows", 500):
+        return str(show)
+
+
+def _print_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}") -> None:
+    print(_format_frame(df, fmt, floatfmt=floatfmt))
+
+
+def _format_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", dest="table_format", choices=("table", "csv", "md"), default="table",
+                   help="how the table is printed: table (fits the terminal, 80 columns when piped; "
+                        "each interval as one [lo, hi] column), csv (every column, full precision) "
+                        "or md (Markdown, for logs and notes)")
 
 
 def _save_args(p: argparse.ArgumentParser, *, from_fit: bool = False) -> None:
@@ -448,7 +520,7 @@ def _cmd_report(args) -> int:
     paths = rep.save(out)
     for key in ("metrics",):
         if key in rep.tables:
-            _print_frame(rep.tables[key])
+            _print_frame(rep.tables[key], args.table_format)
     for kind, p in paths.items():
         print(f"{kind}: {p}")
     return 0
@@ -472,7 +544,7 @@ def _cmd_fit(args) -> int:
                 vo.append(float("nan"))
         if len(vo) == len(table):
             table["vetted_only"] = vo
-    _print_frame(table)
+    _print_frame(table, args.table_format)
     if args.out:
         table.to_csv(args.out)
         print(f"written: {args.out}", file=sys.stderr)
@@ -497,7 +569,7 @@ def _cmd_threshold(args) -> int:
     print(f"threshold: {rec.threshold:.6g}")
     print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
-        _print_frame(rec.table())
+        _print_frame(rec.table(), args.table_format)
     return 0
 
 
@@ -508,11 +580,30 @@ def _cmd_select(args) -> int:
     from .active import LabelStore, expected_change, select
     from .active.design import design, resolve_auto
 
-    data = _load_data(args)
     store = None
-    if args.store:
+    if args.store:  # a store path that cannot work is refused before the data are read
         store = LabelStore(args.store)
         store.check_writable()  # a damaged store is refused before the fit, not after it
+    data = _load_data(args)
+    if store is not None:
+        ids = data.item_ids.tolist()
+        store.register_items(ids, source=args.scores)  # `bayeval label` checks ids against them
+        strays = store.unknown_labels(ids)
+        if len(strays) and data.item_ids.dtype.kind == "U":  # 5 written by an older bayeval is item "5"
+            text_ids = set(ids)
+            strays = strays[[str(i) not in text_ids for i in strays["item"].tolist()]]
+        if len(strays):
+            from .active.store import KnownItems
+
+            items = list(dict.fromkeys(strays["item"].tolist()))
+            shown = KnownItems(ids).listing(items)
+            raise CLIError(
+                f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
+                f"{args.scores}: {shown}. Nothing was fitted. To go on, keeping every label: "
+                f"`{_repair_command(args)}` sets those labels aside (in a CSV beside the store, and "
+                "the original file is kept as a backup) and keeps all the others with their batches "
+                "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
+            )
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
@@ -548,7 +639,7 @@ def _cmd_select(args) -> int:
         table["expected_change"] = expected_change(post, args.metric, **kw).values[pos]
     if data.has_categories:
         table["category"] = data.categories[pos]
-    _print_frame(table.set_index("item"), floatfmt="{:.4g}")
+    _print_frame(table.set_index("item"), args.table_format, floatfmt="{:.4g}")
     if store is not None:
         batch = store.new_batch(table["item"].tolist(), strategy=strategy)
         print(f"recorded as batch {batch} in {args.store}", file=sys.stderr)
@@ -593,28 +684,58 @@ def _cmd_label(args) -> int:
         else:
             good_ids.append(i)
             good_vals.append(seen[0][1])
+    scores_known = None
     if args.scores:
         data = _load_data(
             argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
                                category=None, item_id=args.scores_id or args.item_id)
         )
-        known = set(data.item_ids.tolist())
-        row_of = {i: seen[0][0] for i, seen in rows.items()}
-        bad += [(row_of[i], i, "unknown item id (not in --scores)") for i in good_ids if i not in known]
-        keep = [(i, v) for i, v in zip(good_ids, good_vals, strict=True) if i in known]
-        good_ids, good_vals = [i for i, _ in keep], [v for _, v in keep]
+        scores_known = data.item_ids.tolist()
     with LabelStore(args.store) as store:
+        store.check_writable()  # a damaged store is refused before anything is read from it
         if args.batch is not None and args.batch not in store.batches()["batch"].tolist():
             n_b = len(store.batches())
             have = f"batches 1..{n_b}" if n_b else "no batches yet"
             raise CLIError(f"--batch {args.batch}: {args.store} has {have}; give one of those "
                            "(`bayeval select --store` records batches) or leave --batch out.")
+        if scores_known is not None and store.known_items() is None:
+            store.register_items(scores_known, source=args.scores)  # later runs check without --scores
+        registered = store.known_items()
         # a store written before ids were read as text holds numeric ids as ints: keep
         # answering those items (exactly "5" -> 5; "007" stays "007")
         known_ints = {str(i): i for i in store.labels()["item"].tolist() if isinstance(i, int)}
         for b in store.batches()["batch"].tolist():
             known_ints.update({str(i): i for i in store.batch_items(int(b)) if isinstance(i, int)})
+        for i in [*(registered or ()), *(scores_known or ())]:
+            if isinstance(i, int):
+                known_ints[str(i)] = i
+            else:  # the data know this id as text: write it as text
+                known_ints.pop(i, None)
         good_ids = [known_ints.get(i, i) if isinstance(i, str) else i for i in good_ids]
+        checks = [(set(scores_known), "not in --scores")] if scores_known is not None else []
+        if registered is not None:
+            checks.append((set(registered), f"not an item of {args.store}"))
+        if checks:
+            from .active.store import KnownItems
+
+            row_of = {known_ints.get(i, i) if isinstance(i, str) else i: seen[0][0] for i, seen in rows.items()}
+            keep, index = [], {}
+            for i, v in zip(good_ids, good_vals, strict=True):
+                failed = next(((known, why) for known, why in checks if i not in known), None)
+                if failed is None:
+                    keep.append((i, v))
+                    continue
+                known, why = failed
+                if why not in index:  # built once, and only when an id is unknown
+                    index[why] = KnownItems(list(known))
+                hint = index[why].did_you_mean(i)
+                bad.append((row_of.get(i), i, f"unknown item id ({why}){hint}"))
+            good_ids, good_vals = [i for i, _ in keep], [v for _, v in keep]
+        else:
+            print(f"bayeval: warning: {args.store} does not know its items yet (it was not made by "
+                  "`bayeval select --store` and no --scores was given), so the item ids could not be "
+                  "checked for typos. Give --scores SCORES --score COL once: the store remembers its "
+                  "items and checks every later label.", file=sys.stderr)
         n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch, new_only=True) if good_ids else 0
         skipped = len(good_ids) - n
         again = f"; {skipped} were already in the store and were not added again" if skipped else ""
@@ -630,6 +751,45 @@ def _cmd_label(args) -> int:
               "Fix the rejected rows and run the same command again: labels already recorded are "
               "not added twice.", file=sys.stderr)
         return 2
+    return 0
+
+
+def _repair_command(args) -> str:
+    import shlex
+
+    parts = ["bayeval", "repair-store", args.store, "--scores", args.scores, "--score", args.score]
+    if getattr(args, "item_id", None):
+        parts += ["--id", args.item_id]
+    return " ".join(shlex.quote(str(p)) for p in parts)
+
+
+def _cmd_repair_store(args) -> int:
+    from .active.store import KnownItems, LabelStore, repair
+
+    if not Path(args.store).is_file():
+        raise CLIError(f"{args.store}: no such label store file.")
+    ids = None
+    if args.scores:
+        data = _load_data(argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
+                                             category=None, item_id=args.item_id))
+        ids = data.item_ids.tolist()
+    elif LabelStore(args.store).known_items() is None:
+        raise CLIError(f"{args.store} does not know its items: give the scores file it is for "
+                       "(--scores SCORES --score COL, and --id COL if it has an id column).")
+    res = repair(args.store, ids, source=args.scores)
+    if not res["items"]:
+        print(f"every label in {args.store} is of a known item: nothing was set aside "
+              f"({res['kept']} label row(s); the store now checks new labels against its items).")
+        return 0
+    known = KnownItems(ids if ids is not None else LabelStore(args.store).known_items() or [])
+    shown = known.listing(res["items"], limit=20)
+    batch = f" and {res['batch_items']} batch entr{'y' if res['batch_items'] == 1 else 'ies'}" if res["batch_items"] else ""
+    print(f"set aside {res['labels']} label row(s){batch} of {len(res['items'])} unknown item(s): {shown}.")
+    print(f"  they are in {res['set_aside']} (and in the store's meta, key 'set_aside');")
+    print(f"  the store before the repair is kept unchanged as {res['backup']};")
+    print(f"  {res['kept']} label row(s) kept in {args.store}, with their batches, annotators and times.")
+    print(f"Fix the ids in {res['set_aside']} and import it: bayeval label {args.store} "
+          f"{res['set_aside']} --id item --label value --annotator NAME (one run per annotator).")
     return 0
 
 
@@ -676,7 +836,8 @@ def _cmd_demo(args) -> int:
     truth = frame["true_label"].to_numpy()
     x = {"average_precision": data.scores, "precision_at_k": data.scores}
     table["truth"] = [float(getattr(metrics, m)(truth, x.get(m, data.predictions), **kw)) for m, kw in wanted.values()]
-    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120):
+    with pd.option_context("display.float_format", "{:.3f}".format, "display.width", 120,
+                           "display.max_columns", None):  # wrap, never hide a column
         print()
         print(table)
     rec = recalibrate(post, min_precision=0.95, prob=0.9)
@@ -723,6 +884,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="let the card read a data file outside its folder (off by default)")
     _memory_arg(rep)
     _save_args(rep, from_fit=True)
+    _format_arg(rep)
     rep.set_defaults(func=_cmd_report)
 
     fit = sub.add_parser("fit", help="fit a model and print the metric summary table",
@@ -738,6 +900,7 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     fit.add_argument("--out", default=None, help="also write the table to this CSV file")
     _save_args(fit)
+    _format_arg(fit)
     fit.set_defaults(func=_cmd_fit)
 
     thr = sub.add_parser("threshold", help="the threshold meeting precision/recall constraints",
@@ -751,6 +914,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="the probability the constraint must hold with, e.g. 0.95: then the threshold with "
                      "the highest expected recall among those that meet it (default: the most probable)")
     thr.add_argument("--table", action="store_true", help="also print precision/recall at the recommended threshold")
+    _format_arg(thr)
     thr.set_defaults(func=_cmd_threshold)
 
     sel = sub.add_parser("select", help="the next items to vet",
@@ -768,13 +932,16 @@ def _parser() -> argparse.ArgumentParser:
     sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k")
     sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")
     sel.add_argument("--new-batch", action="store_true", help="propose a new batch even if the last one is unfinished")
+    _format_arg(sel)
     sel.set_defaults(func=_cmd_select)
 
     lab = sub.add_parser("label", help="record labels from a CSV into a label store",
                          description="Append labels (item id, 0/1) from a CSV or Parquet file to a label store. "
                                      "Labels are 1 or 0 (also 1.0/0.0 and true/false in any case); anything "
                                      "else (NA, n/a, null, yes, an empty cell) is rejected with its line. "
-                                     "Item ids are read as text ('007' and '7' differ). Valid rows are "
+                                     "Item ids are read as text ('007' and '7' differ) and checked against "
+                                     "the items the store knows (from `bayeval select --store`, or --scores "
+                                     "once): an unknown id is rejected with a 'did you mean'. Valid rows are "
                                      "recorded even when others are rejected; importing the same file "
                                      "again adds nothing (a label equal to the annotator's latest label "
                                      "for that item is not added again).")
@@ -784,7 +951,8 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--label", default="label", help="column of 0/1 labels (default 'label')")
     lab.add_argument("--annotator", default=None, help="who labeled")
     lab.add_argument("--batch", type=int, default=None, help="the batch these labels answer")
-    lab.add_argument("--scores", default=None, help="the scores file, to reject unknown item ids")
+    lab.add_argument("--scores", default=None,
+                     help="the scores file, to reject unknown item ids (the store remembers its items)")
     lab.add_argument("--score", default=None, help="with --scores: its score column")
     lab.add_argument("--scores-id", default=None, help="with --scores: its id column (default: same as --id)")
     lab.set_defaults(func=_cmd_label)
@@ -795,6 +963,20 @@ def _parser() -> argparse.ArgumentParser:
     exp.add_argument("store", help="label store file")
     exp.add_argument("out", help="CSV file to write (must not exist)")
     exp.set_defaults(func=_cmd_export_labels)
+
+    fix = sub.add_parser("repair-store", help="set aside the labels of unknown item ids in a label store",
+                         description="Rebuild a label store without the labels of item ids that are not in "
+                                     "the scores file (typos), keeping every label: those rows are written to "
+                                     "a CSV beside the store (STORE.set-aside-TIME.csv) and the original file "
+                                     "is kept as STORE.before-repair-TIME; every other label, batch and "
+                                     "setting is kept as it was. Run it while no other program uses the store.")
+    fix.add_argument("store", help="label store file")
+    fix.add_argument("--scores", default=None,
+                     help="the scores file the store is for (default: the items the store knows)")
+    fix.add_argument("--score", default=None, help="with --scores: its score column")
+    fix.add_argument("--id", dest="item_id", default=None,
+                     help="with --scores: its column of item ids (default: row number, as in select)")
+    fix.set_defaults(func=_cmd_repair_store)
 
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
@@ -818,6 +1000,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "scores", None) and args.command == "label" and not args.score:
         parser.error("label: --scores needs --score (the score column of that file).")
+    if args.command == "repair-store" and args.scores and not args.score:
+        parser.error("repair-store: --scores needs --score (the score column of that file).")
     from ._validate import MAX_MEMORY_ENV
 
     saved_limit = os.environ.get(MAX_MEMORY_ENV)
@@ -828,10 +1012,15 @@ def main(argv: list[str] | None = None) -> int:
     except CLIError as exc:
         print(f"bayeval: error: {exc}", file=sys.stderr)
         return 2
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OSError) as exc:  # OSError: a missing folder, a locked store, ...
         if os.environ.get("BAYEVAL_DEBUG"):
             raise
         print(f"bayeval: error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:  # the label store translates these; this is the last guard
+        if os.environ.get("BAYEVAL_DEBUG"):
+            raise
+        print(f"bayeval: error: SQLite: {exc}. Set BAYEVAL_DEBUG=1 for the details.", file=sys.stderr)
         return 2
     finally:  # --max-memory-gb applies to this run only
         if saved_limit is None:

@@ -196,7 +196,65 @@ class MetricSpec:
     compute: Callable[[np.ndarray, Any], np.ndarray]
     dims: Callable[[Any], list[tuple[str, np.ndarray]]]
 
+    def options(self) -> list[str]:
+        """The options this metric takes (the keyword arguments of its function).
+
+        Examples
+        --------
+        >>> from bayeval.metrics import METRICS
+        >>> METRICS["recall_at_k"].options()
+        ['k', 'zero_division']
+        """
+        import inspect
+
+        public = globals().get(self.name)
+        func = public if callable(public) else self.prepare
+        params = inspect.signature(func).parameters.values()
+        return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+
+    def check_options(self, options: dict) -> None:
+        """Refuse options this metric does not take, and NaN or infinite numbers.
+
+        The error names the metric and its options (never an internal function).
+        ``zero_division`` may be NaN (its meaning: "undefined is NaN"), and a
+        ``thresholds`` grid may hold +-inf (predict nothing / everything).
+        """
+        import difflib
+        import inspect
+
+        accepted = [
+            p.name for p in inspect.signature(self.prepare).parameters.values() if p.kind is p.KEYWORD_ONLY
+        ]
+        unknown = [k for k in options if k not in accepted]
+        if unknown:
+            shown = self.options()
+            close = difflib.get_close_matches(unknown[0], shown, n=1)
+            hint = f" Did you mean `{close[0]}`?" if close else ""
+            takes = (
+                f"it takes {', '.join(f'`{o}`' for o in shown)}" if shown else "it takes no options"
+            )
+            raise TypeError(
+                f"Metric {self.name!r} has no option {', '.join(f'`{k}`' for k in unknown)}; "
+                f"{takes} (see bayeval.metrics.{self.name}).{hint}"
+            )
+        for key, value in options.items():
+            if key == "zero_division" or value is None or isinstance(value, str | bool):
+                continue
+            try:
+                arr = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                continue  # not numbers: the metric's own check says what it expects
+            bad = np.isnan(arr) if key == "thresholds" else ~np.isfinite(arr)
+            if bad.any():
+                got = value if arr.ndim == 0 else f"{arr[bad][0]} ({int(bad.sum())} of {arr.size} values)"
+                rule = "must not be NaN" if key == "thresholds" else "must be finite"
+                raise ValueError(
+                    f"`{key}` of metric {self.name!r} {rule}, got {got}: such an option has no "
+                    "meaning here and would give a silently wrong answer."
+                )
+
     def __call__(self, labels, x, **options):
+        self.check_options(options)
         labels = V.as_label_draws(labels)
         if self.needs == "scores":
             x = V.as_scores(x, "scores")

@@ -128,6 +128,12 @@ class MetricEvaluator:
                 )
             if isinstance(threshold, bool) or not isinstance(threshold, int | float | np.floating | np.integer):
                 raise TypeError(f"`threshold` must be one number, got {threshold!r}.")
+            if not np.isfinite(threshold):
+                raise ValueError(
+                    f"`threshold` must be a finite score cut-off, got {threshold}: with it every "
+                    f"item would be predicted {'negative' if threshold != -np.inf else 'positive'} "
+                    "and the metric would be silently wrong."
+                )
             x = (data.scores >= float(threshold)).astype(np.int8)
         elif needs == "predictions":
             if data.predictions is None:
@@ -138,6 +144,8 @@ class MetricEvaluator:
             x = data.predictions
         else:
             x = data.scores
+        if self.spec is not None:
+            self.spec.check_options(kwargs)
         if self.spec is not None and self.spec.name in _CURVES and kwargs.get("thresholds") is None:
             kwargs["thresholds"] = default_thresholds(data.scores)
             if self.spec.name == "roc_curve":

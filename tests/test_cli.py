@@ -32,7 +32,8 @@ def scores_csv(tmp_path):
     return path, df
 
 
-@pytest.mark.parametrize("command", ["report", "fit", "threshold", "select", "label", "export-labels", "demo"])
+@pytest.mark.parametrize("command", ["report", "fit", "threshold", "select", "label", "export-labels", "repair-store",
+                                     "demo"])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exc:
         main([command, "--help"])
@@ -121,7 +122,8 @@ def test_bad_input_is_one_clear_line_and_exit_2(args, message, scores_csv, tmp_p
     assert err.startswith("bayeval: error:") and message in err
 
 
-def test_report_renders_a_card(tmp_path, capsys):
+def test_report_renders_a_card(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")  # an 80-column terminal; capsys: the output is piped
     out = tmp_path / "out"
     code = main(["report", str(BC), "--out", str(out), *FAST])
     assert code == 0
@@ -130,6 +132,10 @@ def test_report_renders_a_card(tmp_path, capsys):
     assert (out / "report.md").exists() and list((out / "figures").glob("*.png"))
     captured = capsys.readouterr()
     assert "report.html" in captured.out
+    # the printed metric table keeps its interval (it dropped the HDI columns at 80 columns)
+    assert "90% HDI" in captured.out and "..." not in captured.out
+    table = captured.out.split("report.html:")[0].splitlines()
+    assert len(table) >= 3 and all(len(line) <= 80 for line in table)
     # no silent minute after sampling: each rendering step is announced on stderr
     assert "report: metric table" in captured.err and "report: writing" in captured.err
     md = (out / "report.md").read_text()

@@ -239,3 +239,19 @@ def test_simulate_reports_progress_when_asked():
     assert len(said) == 1 and said[0].startswith("simulate: 1/2 runs done") and "s left" in said[0]
     with pytest.raises(TypeError, match="progress"):
         simulate(data, truth, _model, budget=10, batch_size=5, trials=1, progress=True, k=10)
+
+
+def test_record_suggests_the_id_meant_and_the_store_refuses_unknown_ids(tmp_path):
+    from bayeval import EvalData, Posterior
+
+    d = EvalData(np.linspace(0.01, 0.99, 60), item_ids=[f"i{j}" for j in range(60)])
+    def model(data):
+        return Posterior.from_probabilities(data, data.scores, draws=20, random_seed=0, check=False)
+
+    s = ActiveSession(d, model, store=tmp_path / "s.db", batch_size=2, random_seed=0, progressbar=False)
+    with pytest.raises(ValueError, match=r"'i5O': 0 \(unknown item id \(did you mean 'i50'\?\)\)"):
+        s.record(["i50", "i5O"], [1, 0])
+    assert s.store.labels()["item"].tolist() == ["i50"]
+    assert s.store.known_items() == d.item_ids.tolist()
+    with pytest.raises(ValueError, match="not items of this store"):  # the store itself refuses too
+        s.store.add(["i5O"], [0])

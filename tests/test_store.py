@@ -673,3 +673,87 @@ def test_vanished_file_is_reported_not_recreated(tmp_path):
     with pytest.raises(FileNotFoundError, match="has disappeared"):
         s.add([2], [0])
     assert not path.exists()
+
+
+# ------------------------------------------- known items: a typo never enters the store
+
+
+def test_a_store_that_knows_its_items_refuses_a_typo_and_writes_nothing(tmp_path):
+    st = LabelStore(tmp_path / "s.db")
+    assert st.register_items([f"i{j}" for j in range(100)], source="scores.csv") == 100
+    assert st.register_items(["i1", "i2"]) == 0  # nothing new: no new meta row
+    with pytest.raises(ValueError) as exc:
+        st.add(["i5", "i5O", "i7"], [1, 0, 1], annotator="ana")
+    msg = str(exc.value)
+    assert "'i5O' (did you mean 'i50'?)" in msg and "registered from scores.csv" in msg
+    assert "Nothing was written" in msg and len(st) == 0
+    with pytest.raises(ValueError, match="'x9'"):
+        st.new_batch(["i1", "x9"])
+    assert len(st.batches()) == 0
+    numbers = LabelStore(tmp_path / "n.db")
+    numbers.register_items([5, 6])
+    with pytest.raises(ValueError, match=r"did you mean 5, the number\?"):
+        numbers.add(["5"], [1])
+    assert st.add(["i5", "i7"], [1, 0]) == 2
+
+
+def test_sqlite_errors_on_reading_a_damaged_store_name_the_file(tmp_path):
+    path = tmp_path / "s.db"
+    st = LabelStore(path)
+    for k in range(20):
+        ids = [f"w{k * 100 + j}" for j in range(100)]
+        st.add(ids, [j % 2 for j in range(100)], batch=st.new_batch(ids))
+    raw = bytearray(path.read_bytes())
+    mid = len(raw) // 2
+    raw[mid:mid + 4096] = random.Random(0).randbytes(4096)
+    path.write_bytes(bytes(raw))
+    damaged = LabelStore(path)
+    assert damaged.damaged
+    with pytest.raises(StoreFormatError) as exc:  # was a bare sqlite3.DatabaseError
+        damaged.batches()
+    assert str(path) in str(exc.value) and "export-labels" in str(exc.value)
+    for read in (damaged.labels, damaged.resolved, damaged.pending, damaged.meta, damaged.__len__):
+        try:  # the part SQLite can read is read; otherwise the same clear error
+            read()
+        except StoreFormatError as exc:
+            assert str(path) in str(exc)
+
+
+def _poisoned(path):
+    """A store written without known items: a typo ('i5O') among good labels, with batches."""
+    st = LabelStore(path)
+    b = st.new_batch(["i1", "i2", "i3"], strategy="random")
+    st.add(["i1", "i5O"], [1, 0], annotator="ana", batch=b)
+    st.add(["i2", "i1"], [0, 0], annotator="ben", batch=b)
+    st.set_meta("note", "kept")
+    return st.labels()
+
+
+def test_repair_sets_unknown_labels_aside_and_keeps_everything_else(tmp_path):
+    path = tmp_path / "s.db"
+    before = _poisoned(path)
+    items = [f"i{j}" for j in range(100)]
+    assert LabelStore(path).unknown_labels(items)["item"].tolist() == ["i5O"]
+    res = store_module.repair(path, items, source="scores.csv")
+    assert res["items"] == ["i5O"] and res["labels"] == 1 and res["kept"] == 3
+    # every label kept: the set-aside row in the CSV, the whole old file as a backup
+    aside = pd.read_csv(res["set_aside"])
+    assert aside[["record", "item", "value", "annotator", "batch"]].values.tolist() == [["label", "i5O", 0, "ana", 1]]
+    pd.testing.assert_frame_equal(LabelStore(res["backup"]).labels(), before)
+    st = LabelStore(path)
+    after = st.labels()
+    pd.testing.assert_frame_equal(after, before[before["item"] != "i5O"].reset_index(drop=True))
+    assert st.batches()[["batch", "strategy", "n_items", "n_labeled"]].values.tolist() == [[1, "random", 3, 2]]
+    assert st.pending() == ["i3"] and st.meta()["note"] == "kept"
+    assert st.meta()["set_aside"]["rows"][0][:3] == ["label", 2, "i5O"]
+    assert st.add(["i3"], [1], batch=1) == 1 and st.labels()["id"].iloc[-1] == 5  # numbering goes on
+    with pytest.raises(ValueError, match="did you mean 'i50'"):  # and the store now checks its items
+        st.add(["i5O"], [0])
+    assert store_module.repair(path)["items"] == []  # a second repair finds nothing
+
+
+def test_repair_of_a_store_that_does_not_know_its_items_needs_them(tmp_path):
+    _poisoned(tmp_path / "s.db")
+    with pytest.raises(ValueError, match="does not know its items"):
+        store_module.repair(tmp_path / "s.db")
+    assert len(LabelStore(tmp_path / "s.db")) == 4

@@ -9,6 +9,7 @@ session is reopened, so stopping (or crashing) at any point loses nothing typed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import numbers
 import os
@@ -24,7 +25,7 @@ from ..models._base import Model
 from ..posterior import Posterior, resolve_metric
 from .design import THRESHOLD_METRICS, design, resolve_auto
 from .select import STRATEGIES, select
-from .store import LabelStore
+from .store import KnownItems, LabelStore
 
 __all__ = ["ActiveSession"]
 
@@ -155,9 +156,11 @@ class ActiveSession:
                 "`model` must have a fit(data, ...) method returning a Posterior (e.g. "
                 f"bayeval.models.LabelFlip()) or be a callable data -> Posterior; got {type(model).__name__}."
             )
-        resolve_metric(metric)  # unknown metric names fail here, not after the first batch
+        spec, _, _ = resolve_metric(metric)  # unknown metric names fail here, not after the first batch
         self.metric = metric
         self.metric_kwargs = dict(metric_kwargs or {})
+        if spec is not None:  # ... and so do unknown or NaN options
+            spec.check_options({k: v for k, v in self.metric_kwargs.items() if k not in ("threshold", "category")})
         self.batch_size = V.as_positive_int(batch_size, "batch_size")
         self.strategy = V.check_choice(strategy, "strategy", STRATEGIES)
         if category is None:
@@ -194,6 +197,9 @@ class ActiveSession:
             )
         self._base = data
         self._pos = {item: i for i, item in enumerate(data.item_ids.tolist())}
+        if not self.store.damaged:  # a damaged store is refused at its first write, with the steps
+            with contextlib.suppress(ValueError):  # ids a store cannot hold are refused when written
+                self.store.register_items(list(self._pos))  # the store refuses labels of other ids
         self.data = self._apply_store(data)
         self._post: Posterior | None = None
         self._post_key = None
@@ -208,8 +214,11 @@ class ActiveSession:
         unknown = [i for i in ids if i not in self._pos]
         if unknown:
             raise ValueError(
-                f"The label store holds labels for {len(unknown)} item(s) not in this data "
-                f"(e.g. {unknown[:5]!r}); open the data the store was made for."
+                f"The label store {str(self.store.path)!r} holds labels for {len(unknown)} item(s) "
+                f"not in this data (e.g. {unknown[:5]!r}). If it is the store of another data set, "
+                "open the data it was made for; if these are mistyped ids, "
+                "`bayeval.active.store.repair(path, data.item_ids)` (or `bayeval repair-store "
+                "STORE --scores SCORES --score COL`) sets their labels aside, keeping every one."
             )
         return data.with_labels(ids, resolved.to_numpy(dtype=np.int8), overwrite=True)
 
@@ -316,7 +325,7 @@ class ActiveSession:
         for item, v in zip(ids, vals, strict=True):
             key = item.item() if isinstance(item, np.generic) else item
             if key not in self._pos:
-                rejected.append((item, v, "unknown item id"))
+                rejected.append((item, v, "unknown item id" + self._did_you_mean(key)))
                 continue
             lab = _label_value(v)
             if lab is None:
@@ -339,6 +348,11 @@ class ActiveSession:
                 "of this call were recorded. Fix the rejected entries and record them again."
             )
         return written
+
+    def _did_you_mean(self, item) -> str:
+        if getattr(self, "_known_items", None) is None:
+            self._known_items = KnownItems(list(self._pos))
+        return self._known_items.did_you_mean(item)
 
     def _metric_da(self, post: Posterior):
         kwargs = dict(self.metric_kwargs)

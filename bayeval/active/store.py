@@ -30,6 +30,22 @@ touching the file. Tables: ``labels`` (id, item, kind, value, annotator, batch, 
 and ``meta`` (id, key, value as JSON, time). Item ids are stored as text with their
 kind (``'int'`` or ``'str'``), so ``5`` and ``"5"`` are different items and each
 comes back as the type it went in as. Times are UTC, ISO 8601 with microseconds.
+
+Known items
+-----------
+A store can know the items of its evaluation set (:meth:`LabelStore.register_items`,
+kept in ``meta`` under ``"items"``; ``bayeval select --store``, ``bayeval label
+--scores`` and :class:`~bayeval.active.ActiveSession` register them). It then refuses
+labels and batches of any other id -- a typo -- with a "did you mean", and writes
+nothing. A store that already holds labels of unknown ids is repaired by
+:func:`repair` (``bayeval repair-store``), which sets those labels aside in a CSV and
+keeps the original file as a backup.
+
+Errors
+------
+Every SQLite error is reported as an error that names the file and what to do: a
+damaged file as :class:`StoreDamagedError`, a lock held past ``timeout`` as
+:class:`TimeoutError`, a disk or permission problem as :class:`OSError`.
 """
 
 from __future__ import annotations
@@ -44,7 +60,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-__all__ = ["LabelStore", "StoreFormatError", "StoreDamagedError", "export_readable"]
+__all__ = ["LabelStore", "StoreFormatError", "StoreDamagedError", "KnownItems", "export_readable", "repair"]
 
 APPLICATION_ID = 0x62796C73  # "byls": bayeval label store
 SCHEMA_VERSION = 1
@@ -161,6 +177,35 @@ def _recovery_hint(path) -> str:
 # --------------------------------------------------------------------------- helpers
 
 
+def _translate(exc: sqlite3.Error, path, timeout: float) -> Exception:
+    """An SQLite error met while using the store at ``path``, as an error a user can act on.
+
+    Damage ("malformed", "not a database", a failed read) becomes :class:`StoreDamagedError`
+    with the recovery steps; a lock held too long a :class:`TimeoutError`; anything else
+    (disk full, read-only file, I/O error) an :class:`OSError`. Each names the file.
+    """
+    p = str(path)
+    text = str(exc)
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return TimeoutError(
+            f"The label store {p!r} stayed locked by another process for more than "
+            f"{timeout:g} s (SQLite: {text}). Wait for the other bayeval command to finish, "
+            "or open the store with a longer `timeout`; nothing was written."
+        )
+    if isinstance(exc, sqlite3.OperationalError) and not ("malformed" in low or "corrupt" in low):
+        return OSError(
+            f"The label store {p!r} could not be read or written (SQLite: {text}). Check that "
+            "the disk is not full, that the file and its folder are writable and on a local "
+            "disk; nothing was written."
+        )
+    return StoreDamagedError(
+        f"The label store {p!r} cannot be read: it is damaged (SQLite: {text}). "
+        + _recovery_hint(p)
+    )
+
+
+
 def _plain(v):
     """numpy scalars -> the Python scalar they hold (without importing numpy)."""
     if type(v).__module__ == "numpy" and hasattr(v, "item"):
@@ -258,6 +303,99 @@ def _encode_items(item_ids, name: str) -> list[tuple[str, str]]:
             "kind everywhere: 5 and '5' are different items."
         )
     return out
+
+
+_ITEMS_KEY = "items"  # meta key: the items the store's labels may refer to
+
+
+_LOOKALIKE = str.maketrans({"o": "0", "l": "1"})
+
+
+def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
+    """" (did you mean 'x'?)" for an unknown item id close to a known one, else "".
+
+    Tried in turn: the same id as the other kind (``'5'`` for ``5``); the same id up to
+    case and look-alike characters (O/0, l/1); the closest id of about the same length
+    (:func:`difflib.get_close_matches`, skipped for more than 200,000 candidates).
+    """
+    import difflib
+
+    kind, text = key
+    other = ("str" if kind == "int" else "int", text)
+    if other in known:
+        return f" (did you mean {_decode_item(*other)!r}, the {'number' if kind == 'str' else 'text'}?)"
+    if by_length is None:
+        return ""
+    same = by_length.get("lookalike", {}).get(text.lower().translate(_LOOKALIKE))
+    if same is not None:
+        return f" (did you mean {same!r}?)"
+    for lengths, cutoff in (((len(text),), 0.6), ((len(text) - 1, len(text) + 1), 0.75)):
+        pool = [t for n in lengths for t in by_length.get(n, ())]
+        close = difflib.get_close_matches(text, pool, n=1, cutoff=cutoff) if len(pool) <= 200_000 else []
+        if close:
+            return f" (did you mean {by_length[len(close[0])][close[0]]!r}?)"
+    return ""
+
+
+def _length_index(known) -> dict:
+    by_length: dict = {"lookalike": {}}
+    for kind, text in known:
+        item = _decode_item(kind, text)
+        by_length.setdefault(len(text), {})[text] = item
+        by_length["lookalike"].setdefault(text.lower().translate(_LOOKALIKE), item)
+    return by_length
+
+
+def _unknown_text(keys, known, *, limit: int = _SHOW) -> str:
+    """The unknown ids ``keys`` (``(kind, text)``), each with a "did you mean" when one is close."""
+    by_length = _length_index(known)
+    shown = ", ".join(f"{_decode_item(*k)!r}{_did_you_mean(k, known, by_length)}" for k in keys[:limit])
+    more = len(keys) - limit
+    return shown + (f", ... and {more} more" if more > 0 else "")
+
+
+class KnownItems:
+    """The item ids of an evaluation set, to tell a mistyped id and suggest the one meant.
+
+    Ids are ints or strings, as in a :class:`LabelStore` (``5`` and ``"5"`` differ).
+    The index for suggestions is built on first use.
+
+    Examples
+    --------
+    >>> from bayeval.active.store import KnownItems
+    >>> known = KnownItems(["i49", "i50", "i51", 7])
+    >>> "i5O" in known, known.did_you_mean("i5O"), known.did_you_mean("7")
+    (False, " (did you mean 'i50'?)", ' (did you mean 7, the number?)')
+    >>> known.listing(["i5O", "zzz"])
+    "'i5O' (did you mean 'i50'?), 'zzz'"
+    """
+
+    def __init__(self, item_ids):
+        self._keys = dict.fromkeys(k for k in map(_encode_item, _as_list(item_ids, "item_ids")) if k is not None)
+        self._index: dict | None = None
+
+    def __contains__(self, item) -> bool:
+        key = _encode_item(item)
+        return key is not None and key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def did_you_mean(self, item) -> str:
+        """``" (did you mean 'x'?)"`` when a known id is close to ``item``, else ``""``."""
+        key = _encode_item(item)
+        if key is None:
+            return ""
+        if self._index is None:
+            self._index = _length_index(self._keys)
+        return _did_you_mean(key, self._keys, self._index)
+
+    def listing(self, items, *, limit: int = _SHOW) -> str:
+        """``items`` as a list for a message, each with its "did you mean"."""
+        items = list(items)
+        shown = ", ".join(f"{i!r}{self.did_you_mean(i)}" for i in items[:limit])
+        more = len(items) - limit
+        return shown + (f", ... and {more} more" if more > 0 else "")
 
 
 def _opt_str(x, name: str) -> str | None:
@@ -385,8 +523,8 @@ class LabelStore:
                 f"`path` must name a file on disk, got {str(path)!r}: an in-memory "
                 "database would lose every label when the process ends."
             )
-        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout >= 0:
-            raise ValueError(f"`timeout` must be a number of seconds >= 0, got {timeout!r}.")
+        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not 0 <= timeout < float("inf"):
+            raise ValueError(f"`timeout` must be a finite number of seconds >= 0, got {timeout!r}.")
         self._path = pathlib.Path(path).expanduser().absolute()
         self._timeout = float(timeout)
         self._closed = False
@@ -407,6 +545,7 @@ class LabelStore:
                 "delete the empty file or give another file name. The file was left untouched."
             )
         self._damage: str | None = None
+        self._known_cache: tuple[int, dict] | None = None
         self._open_or_create()
         self._damage = self._quick_check()
 
@@ -435,8 +574,8 @@ class LabelStore:
         try:
             with self._connect() as conn:
                 rows = conn.execute("PRAGMA quick_check(20)").fetchall()
-        except sqlite3.DatabaseError as exc:
-            return str(exc)
+        except StoreFormatError as exc:
+            return str(exc.__cause__ or exc)
         found = [" ".join(str(r[0]).split()) for r in rows]
         return None if found == ["ok"] else "; ".join(found[:5])
 
@@ -479,12 +618,16 @@ class LabelStore:
                     f"The label store file {str(self._path)!r} has disappeared (deleted or "
                     "moved) since it was opened. Restore it, or open a store at its new path."
                 ) from exc
-            raise
+            raise _translate(exc, self._path, self._timeout) from exc
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
             yield conn
+        except sqlite3.Error as exc:
+            if create:  # opening: _open_or_create says what kind of file this is
+                raise
+            raise _translate(exc, self._path, self._timeout) from exc
         finally:
             conn.close()
 
@@ -541,8 +684,8 @@ class LabelStore:
     def _open_or_create(self) -> None:
         try:
             self._init_file()
-        except sqlite3.OperationalError:  # locked, I/O error, ...: not a format problem
-            raise
+        except sqlite3.OperationalError as exc:  # locked, I/O error, ...: not a format problem
+            raise _translate(exc, self._path, self._timeout) from exc
         except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed", ...
             if "malformed" in str(exc):
                 raise StoreDamagedError(
@@ -723,6 +866,7 @@ class LabelStore:
         batch = _opt_batch(batch)
         if not items:
             return 0
+        self._check_known(items, "item_ids")
         with self._write() as conn:
             if batch is not None:
                 self._check_batch(conn, batch)
@@ -790,6 +934,7 @@ class LabelStore:
             )
         strategy = _opt_str(strategy, "strategy")
         note = _opt_str(note, "note")
+        self._check_known(items, "item_ids")
         with self._write() as conn:
             now = _now(conn, "batches", "created")
             cur = conn.execute(
@@ -881,6 +1026,122 @@ class LabelStore:
         with self._connect() as conn:
             rows = conn.execute("SELECT key, value FROM meta ORDER BY id").fetchall()
         return {key: json.loads(value) for key, value in rows}
+
+    # ---------------------------------------------------------------- known items
+
+    def register_items(self, item_ids, *, source: str | None = None) -> int:
+        """Record the items this store's labels may refer to; returns how many are new.
+
+        Once a store knows its items, :meth:`add` and :meth:`new_batch` refuse any other
+        id (a typo, an id from another data set) with the list of unknown ids and a
+        "did you mean" where one is close, and write nothing. Registering again adds the
+        new ids to the known ones (the set only grows). ``bayeval select --store``,
+        ``bayeval label --scores`` and :class:`~bayeval.active.ActiveSession` register
+        the items of their data; a store that never had its items registered accepts any
+        id, as before.
+
+        Parameters
+        ----------
+        item_ids : sequence of int or str
+            The ids of the evaluation set's items (e.g. ``data.item_ids``).
+        source : str, optional
+            Where they came from (e.g. the scores file), shown in error messages.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from bayeval.active.store import LabelStore
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+        >>> store.register_items(["apple", "banana", "cherry"])
+        3
+        >>> store.add(["apple", "banan"], [1, 0])
+        Traceback (most recent call last):
+        ...
+        ValueError: 1 item id(s) are not items of this store ...: 'banan' (did you mean 'banana'?). ...
+        >>> len(store), store.known_items()
+        (0, ['apple', 'banana', 'cherry'])
+        >>> tmp.cleanup()
+        """
+        keys = list(dict.fromkeys(_encode_items(item_ids, "item_ids")))
+        source = _opt_str(source, "source")
+        known = self._known()
+        new = [k for k in keys if known is None or k not in known]
+        if known is not None and not new:
+            return 0
+        old = self._known_meta()
+        sources = list(old.get("sources", [])) if old else []
+        if source is not None and source not in sources:
+            sources.append(source)
+        ids = list(old.get("ids", [])) if old else []
+        ids += [_decode_item(*k) for k in new]
+        self.set_meta(_ITEMS_KEY, {"ids": ids, "sources": sources})
+        return len(new)
+
+    def known_items(self) -> list | None:
+        """The items registered with :meth:`register_items`, or None if none were."""
+        known = self._known()
+        return None if known is None else [_decode_item(*k) for k in known]
+
+    def _known_meta(self) -> dict | None:
+        value = self.get_meta(_ITEMS_KEY)
+        return value if isinstance(value, dict) else None
+
+    def _known(self) -> dict | None:
+        """``{(kind, text): None}`` of the registered items (cached), or None."""
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT id FROM meta WHERE key = ? ORDER BY id DESC LIMIT 1", (_ITEMS_KEY,)
+            ).fetchone()
+            if row is None:
+                return None
+            if self._known_cache is not None and self._known_cache[0] == row[0]:
+                return self._known_cache[1]
+            text = conn.execute("SELECT value FROM meta WHERE id = ?", (row[0],)).fetchone()[0]
+        value = json.loads(text)
+        keys = {}
+        for v in value.get("ids", []) if isinstance(value, dict) else []:
+            enc = _encode_item(v)
+            if enc is not None:
+                keys[enc] = None
+        self._known_cache = (row[0], keys)
+        return keys
+
+    def _sources_text(self) -> str:
+        meta = self._known_meta() or {}
+        sources = meta.get("sources") or []
+        return f", registered from {', '.join(map(str, sources))}" if sources else ""
+
+    def _check_known(self, keys: list[tuple[str, str]], name: str) -> None:
+        known = self._known()
+        if known is None:
+            return
+        unknown = [k for k in dict.fromkeys(keys) if k not in known]
+        if unknown:
+            raise ValueError(
+                f"{len(unknown)} item id(s) are not items of this store ({len(known)} known "
+                f"items{self._sources_text()}): {_unknown_text(unknown, known)}. Nothing "
+                f"was written. Fix the ids in `{name}` (5 and '5' are different items); if "
+                "they are new items, add them with register_items() first."
+            )
+
+    def unknown_labels(self, item_ids=None):
+        """The label rows whose item is not one of ``item_ids`` (default: the registered items).
+
+        A store written before its items were registered (or by an older bayeval) may hold
+        labels of mistyped ids; :func:`repair` sets them aside.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The rows, with the columns of :meth:`labels`; empty when every labeled item
+            is known, or when the store knows no items and ``item_ids`` is None.
+        """
+        known = self._known() if item_ids is None else dict.fromkeys(_encode_items(item_ids, "item_ids"))
+        rows = self._label_rows()
+        if known is None:
+            rows = []
+        return self._labels_frame([r for r in rows if (r[1], r[2]) not in known])
 
     def _check_batch(self, conn: sqlite3.Connection, batch: int) -> None:
         if conn.execute("SELECT 1 FROM batches WHERE id = ?", (batch,)).fetchone() is None:
@@ -1216,6 +1477,10 @@ def export_readable(path, out) -> dict:
         raise FileNotFoundError(f"{str(src)!r}: no such store file.")
     if dst.exists():
         raise FileExistsError(f"{str(dst)!r} exists already; give a new file name for the export.")
+    if not dst.absolute().parent.is_dir():
+        raise FileNotFoundError(
+            f"The folder {str(dst.absolute().parent)!r} of the export does not exist; create it first."
+        )
     conn = sqlite3.connect(f"{src.as_uri()}?mode=ro", uri=True)
     rows: list[tuple] = []
     errors: list[str] = []
@@ -1224,7 +1489,13 @@ def export_readable(path, out) -> dict:
         try:
             top = conn.execute("SELECT max(id) FROM labels").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            errors.append(str(exc))
+            text = str(exc)
+            if "not a database" in text or "no such table" in text:  # not damage: not a store
+                raise StoreFormatError(
+                    f"{str(src)!r} is not a bayeval label store ({text}): there are no labels to "
+                    "export, and nothing was written. Check the path."
+                ) from exc
+            errors.append(text)
             top = None
         while True:
             query = (
@@ -1261,3 +1532,168 @@ def export_readable(path, out) -> dict:
         w.writerow(["id", "item", "kind", "value", "annotator", "batch", "time"])
         w.writerows(rows)
     return {"rows": len(rows), "max_id": top, "errors": errors}
+
+
+def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) -> dict:
+    """Set aside the labels of unknown items in a store, keeping every label; return what moved.
+
+    A store written before it knew its items (or by an older bayeval) may hold labels of
+    item ids that are not in the data -- a typo in a labels file. Such a store is
+    refused by ``bayeval select --store`` and :class:`~bayeval.active.ActiveSession`.
+    This rebuilds it without those labels, and keeps every one of them:
+
+    * the label rows of unknown items (and unknown items of recorded batches) are
+      written to the CSV ``set_aside`` (default ``STORE.set-aside-TIME.csv`` beside the
+      store; columns ``record, id, item, kind, value, annotator, batch, time``) and to
+      the repaired store's meta under ``"set_aside"``;
+    * the original file is kept, unchanged, as ``STORE.before-repair-TIME``;
+    * every other row -- labels with their annotators, times and batches, the batches,
+      the settings -- is copied as it was, and the items are registered, so that later
+      typos are refused.
+
+    Fix the set-aside ids in the CSV and import it with ``bayeval label STORE FILE.csv
+    --id item --label value`` (one run per annotator, with ``--annotator``). Run the
+    repair while no other program uses the store.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's file.
+    item_ids : sequence of int or str, optional
+        The items of the data (e.g. ``data.item_ids``). Default: the items the store
+        has registered (an error if it has none).
+    source : str, optional
+        Where ``item_ids`` came from, kept with them.
+    set_aside : str or path-like, optional
+        Where to write the set-aside rows (must not exist).
+
+    Returns
+    -------
+    dict
+        ``labels`` (label rows set aside), ``batch_items`` (batch entries set aside),
+        ``items`` (the distinct unknown ids), ``kept`` (label rows kept), ``set_aside``
+        (the CSV's path, or None when nothing was set aside) and ``backup`` (the
+        original file's new path, or None when nothing needed repair).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore, repair
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> LabelStore(tmp / "s.db").add(["a", "b", "bb"], [1, 0, 1], annotator="ana")  # "bb": a typo
+    3
+    >>> res = repair(tmp / "s.db", ["a", "b", "c"])
+    >>> res["items"], res["kept"], res["set_aside"].endswith(".csv")
+    (['bb'], 2, True)
+    >>> LabelStore(tmp / "s.db").resolved().to_dict()
+    {'a': 1, 'b': 0}
+    """
+    import csv
+
+    store = LabelStore(path)
+    store.check_writable()
+    src = store.path
+    if item_ids is None:
+        known = store._known()
+        if known is None:
+            raise ValueError(
+                f"The label store {str(src)!r} does not know its items (they were never "
+                "registered), so it cannot tell which labels are unknown: pass the data's "
+                "item ids (`bayeval repair-store STORE --scores SCORES --score COL`)."
+            )
+    else:
+        known = dict.fromkeys(_encode_items(item_ids, "item_ids"))
+        source = _opt_str(source, "source")
+    with store._read() as conn:
+        labels = conn.execute(
+            "SELECT id, item, kind, value, annotator, batch, time FROM labels ORDER BY id"
+        ).fetchall()
+        batches = conn.execute("SELECT id, created, strategy, note FROM batches ORDER BY id").fetchall()
+        batch_items = conn.execute(
+            "SELECT batch, pos, item, kind FROM batch_items ORDER BY batch, pos"
+        ).fetchall()
+        meta = conn.execute("SELECT id, key, value, time FROM meta ORDER BY id").fetchall()
+        seq = dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
+    bad_labels = [r for r in labels if (r[2], r[1]) not in known]
+    bad_batch = [r for r in batch_items if (r[3], r[2]) not in known]
+    unknown = list(dict.fromkeys([(r[2], r[1]) for r in bad_labels] + [(r[3], r[2]) for r in bad_batch]))
+    result = {
+        "labels": len(bad_labels),
+        "batch_items": len(bad_batch),
+        "items": [_decode_item(*k) for k in unknown],
+        "kept": len(labels) - len(bad_labels),
+        "set_aside": None,
+        "backup": None,
+    }
+    registered = store._known()
+    if not unknown and registered is not None and all(k in registered for k in known):
+        store.close()
+        return result
+    if not unknown:  # nothing to set aside: registering the items is the whole repair
+        store.register_items([_decode_item(*k) for k in known], source=source)
+        store.close()
+        return result
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = pathlib.Path(set_aside) if set_aside is not None else src.with_name(f"{src.name}.set-aside-{stamp}.csv")
+    backup = src.with_name(f"{src.name}.before-repair-{stamp}")
+    fresh = src.with_name(f"{src.name}.repairing-{stamp}")
+    for p in (aside, backup, fresh):
+        if p.exists():
+            raise FileExistsError(f"{str(p)!r} exists already; move it away and repair again.")
+    records = [("label", *r) for r in bad_labels] + [
+        ("batch item", None, item, kind, None, None, batch, None) for batch, _, item, kind in bad_batch
+    ]
+    with open(aside, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["record", "id", "item", "kind", "value", "annotator", "batch", "time"])
+        w.writerows(records)
+        fh.flush()
+        os.fsync(fh.fileno())
+    set_aside_meta = {
+        "time": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "csv": str(aside),
+        "backup": str(backup),
+        "rows": [list(r) for r in records],
+    }
+    new = LabelStore(fresh)
+    with new._write() as conn:
+        conn.executemany("INSERT INTO batches (id, created, strategy, note) VALUES (?, ?, ?, ?)", batches)
+        good_batch = [r for r in batch_items if (r[3], r[2]) in known]
+        pos: dict[int, int] = {}
+        renumbered = []
+        for batch, _, item, kind in good_batch:
+            pos[batch] = pos.get(batch, -1) + 1
+            renumbered.append((batch, pos[batch], item, kind))
+        conn.executemany("INSERT INTO batch_items (batch, pos, item, kind) VALUES (?, ?, ?, ?)", renumbered)
+        conn.executemany(
+            "INSERT INTO labels (id, item, kind, value, annotator, batch, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [r for r in labels if (r[2], r[1]) in known],
+        )
+        conn.executemany("INSERT INTO meta (id, key, value, time) VALUES (?, ?, ?, ?)", meta)
+        for name, value in seq.items():  # new rows keep numbering after the old ones
+            conn.execute("INSERT OR REPLACE INTO sqlite_sequence (rowid, name, seq) "
+                         "SELECT (SELECT rowid FROM sqlite_sequence WHERE name = ?), ?, ?", (name, name, value))
+    new.set_meta("set_aside", set_aside_meta)
+    ids = [_decode_item(*k) for k in known]
+    if registered is not None:
+        ids = [_decode_item(*k) for k in registered] + [i for i in ids if _encode_item(i) not in registered]
+    new.register_items(ids, source=source)
+    new.close()
+    store.close()
+    for p in (src, fresh):  # the last connection has gone: SQLite has folded the log in
+        leftovers = [q for q in (p.with_name(p.name + "-wal"),) if q.exists() and q.stat().st_size > 0]
+        if leftovers:
+            raise OSError(
+                f"{str(leftovers[0])!r} is still in use: another program has the store open. "
+                f"Close it and repair again (nothing was changed; {str(aside)!r} and "
+                f"{str(fresh)!r} can be deleted)."
+            )
+    os.replace(src, backup)
+    os.replace(fresh, src)
+    for suffix in ("-wal", "-shm"):
+        for p in (src.with_name(src.name + suffix), fresh.with_name(fresh.name + suffix)):
+            with contextlib.suppress(FileNotFoundError):
+                if p.stat().st_size == 0 or p.name.endswith("-shm"):
+                    p.unlink()
+    result.update(set_aside=str(aside), backup=str(backup))
+    return result

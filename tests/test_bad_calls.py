@@ -1,0 +1,97 @@
+"""Bad calls to the Python API: NaN/inf options refused, messages that never name a private function.
+
+Issue 36, point 3: ``post.metric("precision", threshold=np.nan)`` returned 0.0; an unknown
+option's error named the internal ``_prepare_ap()``; a label list mixing "yes" with NaN
+reported every empty row as bad.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import bayeval
+from bayeval import EvalData, Posterior, metrics
+from bayeval.active import ActiveSession, LabelStore, expected_change, select
+
+PRIVATE = re.compile(r"(?<![\w.])_[a-z][a-z0-9_]*\(")  # `_prepare_ap()`, `_check(`...
+
+
+@pytest.fixture(scope="module")
+def post():
+    rng = np.random.default_rng(0)
+    n = 60
+    s = rng.random(n)
+    lab = np.full(n, np.nan)
+    lab[:20] = s[:20] > 0.5
+    d = EvalData(s, labels=lab, predictions=(s > 0.5).astype(int), item_ids=[f"i{j}" for j in range(n)])
+    return Posterior.from_probabilities(d, s, draws=50, random_seed=0, check=False)
+
+
+BAD_CALLS = {
+    "threshold nan": lambda p, t: p.metric("precision", threshold=np.nan),
+    "threshold -inf": lambda p, t: p.metric("recall", threshold=-np.inf),
+    "threshold inf in summary": lambda p, t: p.summary({"x": ("precision", {"threshold": np.inf})}),
+    "threshold nan vetted_only": lambda p, t: bayeval.vetted_only(p.data, "f_score", threshold=np.nan),
+    "k nan": lambda p, t: p.metric("precision_at_k", k=np.nan),
+    "k inf": lambda p, t: p.metric("recall_at_k", k=np.inf),
+    "beta nan": lambda p, t: p.metric("f_score", beta=np.nan),
+    "beta inf": lambda p, t: metrics.METRICS["f_score"](np.ones((2, 60)), np.ones(60, dtype=int), beta=np.inf),
+    "recall nan": lambda p, t: p.metric("precision_at_recall", recall=np.nan),
+    "thresholds nan": lambda p, t: p.metric("precision_recall_curve", thresholds=[0.5, np.nan]),
+    "hdi_prob nan": lambda p, t: p.summary("average_precision", hdi_prob=np.nan),
+    "unknown option": lambda p, t: p.metric("average_precision", foo=1),
+    "unknown option summary": lambda p, t: p.summary({"x": ("recall_at_k", {"kk": 2})}),
+    "unknown option spec": lambda p, t: metrics.METRICS["roc_auc"](np.ones((2, 60)), np.ones(60), bar=1),
+    "unknown option vetted_only": lambda p, t: bayeval.vetted_only(p.data, "roc_auc", foo=1),
+    "unknown option select": lambda p, t: select(p, metric="average_precision", size=2, foo=1),
+    "unknown option expected_change": lambda p, t: expected_change(p, "average_precision", zz=1),
+    "k nan expected_change": lambda p, t: expected_change(p, "precision_at_k", k=np.nan),
+    "unknown option session": lambda p, t: ActiveSession(p.data, lambda d: p, store=t / "a.db",
+                                                         metric_kwargs={"foo": 1}),
+    "nan option session": lambda p, t: ActiveSession(p.data, lambda d: p, store=t / "b.db",
+                                                     metric="precision_at_k", metric_kwargs={"k": np.nan}),
+    "store timeout inf": lambda p, t: LabelStore(t / "c.db", timeout=np.inf),
+    "store typo": lambda p, t: (lambda st: (st.register_items(["a", "b"]), st.add(["c"], [1])))(
+        LabelStore(t / "d.db")),
+    "labels yes and nan": lambda p, t: EvalData([0.1, 0.2, 0.3, 0.4], labels=["yes", np.nan, 1, np.nan]),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_CALLS))
+def test_bad_call_is_refused_without_private_names(name, post, tmp_path):
+    with pytest.raises((ValueError, TypeError)) as exc:
+        BAD_CALLS[name](post, tmp_path)
+    msg = str(exc.value)
+    assert not PRIVATE.search(msg), msg
+    assert "_prepare" not in msg
+
+
+def test_nan_threshold_no_longer_gives_zero(post):
+    with pytest.raises(ValueError, match="`threshold` must be a finite score cut-off, got nan"):
+        post.metric("precision", threshold=np.nan)
+
+
+def test_unknown_option_names_the_metric_and_its_options(post):
+    with pytest.raises(TypeError) as exc:
+        post.metric("recall_at_k", kk=5)
+    assert str(exc.value) == ("Metric 'recall_at_k' has no option `kk`; it takes `k`, `zero_division` "
+                              "(see bayeval.metrics.recall_at_k). Did you mean `k`?")
+
+
+def test_documented_non_finite_options_still_work(post):
+    assert np.isnan(metrics.recall(np.zeros(3), np.zeros(3, dtype=int), zero_division=np.nan))
+    curve = post.metric("roc_curve", thresholds=[np.inf, 0.5, -np.inf])  # inf: predict none / all
+    assert curve.sizes["threshold"] == 3
+
+
+def test_a_label_list_mixing_text_and_nan_reports_only_the_bad_row():
+    labels = ["yes"] + [np.nan] * 269 + [1.0] * 30  # one bad row among 270 empty ones
+    with pytest.raises(ValueError) as exc:
+        EvalData(np.linspace(0, 1, 300), labels=labels)
+    assert "1 row(s) hold other values" in str(exc.value) and "row 0: 'yes'" in str(exc.value)
+    assert "'nan'" not in str(exc.value)
+    d = EvalData(np.linspace(0, 1, 4), labels=["1", np.nan, "0", None])  # empty is "not vetted"
+    assert d.n_vetted == 2

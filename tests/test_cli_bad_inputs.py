@@ -1,0 +1,262 @@
+"""Every ``bayeval`` command against bad inputs: a one-paragraph error and a non-zero exit, never a traceback.
+
+Also the label store's typo guard as a new user meets it (issue 36): `bayeval label STORE
+labels.csv` without --scores on a store made by `bayeval select --store`.
+"""
+
+from __future__ import annotations
+
+import random
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeval.active import LabelStore
+from bayeval.cli import _parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+BC = ROOT / "models" / "breast_cancer_logreg"
+
+
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory):
+    """Bad inputs of every kind, made once: paths keyed by name."""
+    tmp = tmp_path_factory.mktemp("bad")
+    rng = np.random.default_rng(0)
+    n = 200
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.where(y == 1, rng.gamma(8, 0.1, n), rng.gamma(2, 0.1, n))
+    label = np.full(n, np.nan)
+    label[:40] = y[:40]
+    pd.DataFrame({"item": [f"i{j}" for j in range(n)], "s": s, "y": label}).to_csv(tmp / "scores.csv", index=False)
+    (tmp / "wrong.csv").write_text("a,b\n1,2\n3,4\n")  # a CSV with the wrong columns
+    (tmp / "empty.csv").write_text("")
+    (tmp / "empty.db").write_text("")
+    (tmp / "labels.csv").write_text("item,label\ni1,1\n")
+    (tmp / "notastore.db").write_text("not a database\n" * 200)
+    damaged = tmp / "damaged.db"
+    st = LabelStore(damaged)
+    for k in range(20):
+        ids = [f"i{k * 100 + j}" for j in range(100)]
+        st.add(ids, [j % 2 for j in range(100)], batch=st.new_batch(ids))
+    st.close()
+    raw = bytearray(damaged.read_bytes())
+    mid = len(raw) // 2
+    raw[mid:mid + 4096] = random.Random(0).randbytes(4096)  # bytes overwritten in the middle
+    damaged.write_bytes(bytes(raw))
+    (tmp / "exists.csv").write_text("x\n")
+    return {
+        "tmp": tmp,
+        "scores": tmp / "scores.csv",
+        "wrong": tmp / "wrong.csv",
+        "empty": tmp / "empty.csv",
+        "emptydb": tmp / "empty.db",
+        "labels": tmp / "labels.csv",
+        "notastore": tmp / "notastore.db",
+        "damaged": damaged,
+        "missing": tmp / "missing.csv",
+        "nodir": tmp / "no" / "such" / "folder" / "x.db",
+        "exists": tmp / "exists.csv",
+    }
+
+
+DATA = ["--score", "s", "--label", "y", "--draws", "20", "--tune", "20", "--no-progress"]
+CASES = [
+    # report
+    ["report", "{missing}"],
+    ["report", "{tmp}"],
+    ["report", "{emptydb}"],
+    ["report", str(BC), "--max-memory-gb", "nan"],
+    ["report", str(BC), "--max-memory-gb", "inf"],
+    # fit
+    ["fit", "{missing}", *DATA],
+    ["fit", "{nodir}", *DATA],
+    ["fit", "{empty}", *DATA],
+    ["fit", "{wrong}", *DATA],
+    ["fit", "{damaged}", *DATA],
+    ["fit", "{scores}", *DATA, "--metric", "precision", "--threshold", "nan"],
+    ["fit", "{scores}", *DATA, "--metric", "precision", "--threshold", "inf"],
+    ["fit", "{scores}", *DATA, "--hdi-prob", "nan"],
+    ["fit", "{scores}", *DATA, "--max-memory-gb", "nan"],
+    ["fit", "{scores}", *DATA, "--out", "{nodir}"],
+    ["fit", "{scores}", *DATA, "--save", "{nodir}"],
+    # threshold
+    ["threshold", "{missing}", *DATA, "--min-precision", "0.9"],
+    ["threshold", "{wrong}", *DATA, "--min-precision", "0.9"],
+    ["threshold", "{scores}", *DATA, "--min-precision", "nan"],
+    ["threshold", "{scores}", *DATA, "--min-recall", "-inf"],
+    ["threshold", "{scores}", *DATA, "--min-precision", "0.9", "--prob", "nan"],
+    # select
+    ["select", "{missing}", *DATA, "--size", "2"],
+    ["select", "{wrong}", *DATA, "--size", "2"],
+    ["select", "{scores}", *DATA, "--size", "2", "--store", "{nodir}"],
+    ["select", "{scores}", *DATA, "--size", "2", "--store", "{damaged}"],
+    ["select", "{scores}", *DATA, "--size", "2", "--store", "{emptydb}"],
+    ["select", "{scores}", *DATA, "--size", "2", "--store", "{notastore}"],
+    ["select", "{scores}", *DATA, "--size", "2", "--store", "{tmp}"],
+    ["select", "{scores}", *DATA, "--size", "2", "--max-memory-gb", "inf"],
+    # label
+    ["label", "{nodir}", "{labels}"],
+    ["label", "{damaged}", "{labels}"],
+    ["label", "{emptydb}", "{labels}"],
+    ["label", "{notastore}", "{labels}"],
+    ["label", "{tmp}", "{labels}"],
+    ["label", "{tmp}/new.db", "{missing}"],
+    ["label", "{tmp}/new.db", "{wrong}"],
+    ["label", "{tmp}/new.db", "{empty}"],
+    ["label", "{tmp}/new.db", "{damaged}"],
+    ["label", "{tmp}/new2.db", "{labels}", "--scores", "{missing}", "--score", "s"],
+    ["label", "{tmp}/new3.db", "{labels}", "--scores", "{wrong}", "--score", "s"],
+    # export-labels
+    ["export-labels", "{missing}", "{tmp}/out1.csv"],
+    ["export-labels", "{nodir}", "{tmp}/out2.csv"],
+    ["export-labels", "{damaged}", "{exists}"],
+    ["export-labels", "{damaged}", "{nodir}"],
+    ["export-labels", "{notastore}", "{tmp}/out3.csv"],
+    ["export-labels", "{emptydb}", "{tmp}/out4.csv"],
+    # repair-store
+    ["repair-store", "{missing}", "--scores", "{scores}", "--score", "s", "--id", "item"],
+    ["repair-store", "{nodir}"],
+    ["repair-store", "{damaged}", "--scores", "{scores}", "--score", "s", "--id", "item"],
+    ["repair-store", "{emptydb}", "--scores", "{scores}", "--score", "s"],
+    ["repair-store", "{notastore}", "--scores", "{scores}", "--score", "s"],
+    ["repair-store", "{tmp}/new.db"],
+    ["repair-store", "{tmp}/new.db", "--scores", "{wrong}", "--score", "s"],
+    # demo
+    ["demo", "--hdi-prob", "nan"],
+    ["demo", "--draws", "nan"],
+    ["demo", "--draws", "0"],
+]
+
+
+def test_the_cases_cover_every_command():
+    commands = set(_parser()._subparsers._group_actions[0].choices)
+    assert {c[0] for c in CASES} == commands
+
+
+def _case_id(case):
+    words = [w for w in case if not w.startswith("--draws") and w not in DATA]
+    return " ".join(Path(w).name if "/" in w else w for w in words)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{i:02d} {_case_id(c)}" for i, c in enumerate(CASES)])
+def test_bad_input_gives_one_paragraph_and_no_traceback(case, bad, capsys):
+    argv = [a.format(**bad) for a in case]
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse: usage and one error line
+        code = exc.code
+    except BaseException:
+        pytest.fail(f"bayeval {' '.join(argv)} raised:\n{traceback.format_exc()}")
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert code not in (0, None), (out, err)
+    assert "error" in err, err
+    assert "\n\n" not in err.strip(), err  # one paragraph
+    assert "Fitting" not in err  # refused before any sampling
+
+
+def test_damaged_store_in_label_is_the_store_error_not_sqlite(bad, capsys):
+    assert main(["label", str(bad["damaged"]), str(bad["labels"])]) == 2
+    err = capsys.readouterr().err
+    assert "damaged" in err and str(bad["damaged"]) in err and "DatabaseError" not in err
+
+
+# ------------------------------------------------ a typo in a labels file (issue 36, point 1)
+
+
+@pytest.fixture()
+def selected_store(bad, tmp_path):
+    """A store made by `bayeval select --store` (which registers the scores' items)."""
+    store = tmp_path / "labels.sqlite"
+    code = main(["select", str(bad["scores"]), "--score", "s", "--label", "y", "--id", "item", "--size", "3",
+                 "--strategy", "random", "--store", str(store), "--draws", "30", "--tune", "30", "--no-progress"])
+    assert code == 0
+    return store
+
+
+def test_label_without_scores_refuses_an_unknown_id_of_a_selected_store(selected_store, tmp_path, capsys):
+    capsys.readouterr()
+    typed = tmp_path / "typed.csv"
+    typed.write_text("item,label\ni50,1\ni5O,0\n")  # the guide's command, without --scores
+    assert main(["label", str(selected_store), str(typed), "--annotator", "ana"]) == 2
+    err = capsys.readouterr().err
+    assert "line 3, item 'i5O': unknown item id" in err and "did you mean 'i50'?" in err
+    with LabelStore(selected_store) as st:
+        assert st.labels()["item"].tolist() == ["i50"]  # the typo never entered the store
+    # and the next selection works (it used to refuse the store for good)
+    assert main(["select", _scores_of(selected_store), "--score", "s", "--label", "y", "--id",
+                 "item", "--size", "2", "--new-batch", "--strategy", "random", "--store", str(selected_store),
+                 "--draws", "30", "--tune", "30", "--no-progress"]) == 0
+
+
+
+def _scores_of(store):
+    with LabelStore(store) as st:
+        return st._known_meta()["sources"][0]
+
+
+def test_select_on_a_store_with_an_unknown_id_says_how_to_repair_and_repair_store_keeps_every_label(
+        bad, tmp_path, capsys):
+    store = tmp_path / "old.sqlite"
+    with LabelStore(store) as st:  # written before stores knew their items (or by hand)
+        b = st.new_batch(["i1", "i2"], strategy="random")
+        st.add(["i1", "i5O"], [1, 0], annotator="ana", batch=b)
+    scores = str(bad["scores"])
+    argv = ["select", scores, "--score", "s", "--label", "y", "--id", "item", "--size", "2", "--store", str(store),
+            "--new-batch", "--strategy", "random", "--draws", "30", "--tune", "30", "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'i5O' (did you mean 'i50'?)" in err
+    assert f"bayeval repair-store {store} --scores {scores} --score s --id item" in err
+    assert main(["repair-store", str(store), "--scores", scores, "--score", "s", "--id", "item"]) == 0
+    out = capsys.readouterr().out
+    assert "set aside 1 label row(s) of 1 unknown item(s): 'i5O' (did you mean 'i50'?)" in out
+    aside = next(tmp_path.glob("old.sqlite.set-aside-*.csv"))
+    backup = next(tmp_path.glob("old.sqlite.before-repair-*"))
+    assert str(aside) in out and str(backup) in out
+    assert pd.read_csv(aside)["item"].tolist() == ["i5O"] and len(LabelStore(backup)) == 2
+    with LabelStore(store) as st:
+        assert st.labels()[["item", "annotator", "batch"]].values.tolist() == [["i1", "ana", 1]]
+    assert main(argv) == 0
+
+
+# ------------------------------------------- the printed table shows the interval (point 4)
+
+
+REPORT_TABLE = pd.DataFrame(
+    {"mean": [0.9565, 0.9951, 0.436], "sd": [0.0248, 0.0136, 0.0377],
+     "90% HDI lower": [0.924, 0.98, 0.3745], "90% HDI upper": [0.9908, 1.0, 0.4926],
+     "vetted_only": [0.9702, np.nan, np.nan], "truth": [0.9937, 1.0, 0.4717]},
+    index=pd.Index(["average precision", "precision@100", "recall@100 (a long name)"], name="metric"),
+)
+
+
+@pytest.mark.parametrize("columns", ["80", "60"])
+def test_printed_report_table_keeps_the_interval_at_80_columns_and_piped(columns, monkeypatch, capsys):
+    from bayeval.cli import _print_frame
+
+    monkeypatch.setenv("COLUMNS", columns)  # capsys: output is piped, not a terminal
+    _print_frame(REPORT_TABLE)
+    out = capsys.readouterr().out
+    assert "..." not in out and "columns]" not in out
+    assert all(len(line) <= int(columns) for line in out.splitlines()), out
+    for name in ("mean", "sd", "90% HDI", "vetted_only", "truth"):
+        assert name in out
+    assert "[0.9240, 0.9908]" in out and "[0.3745, 0.4926]" in out
+
+
+def test_table_formats_for_logs():
+    from bayeval.cli import _format_frame
+
+    csv = _format_frame(REPORT_TABLE, "csv").splitlines()
+    assert csv[0] == "metric,mean,sd,90% HDI lower,90% HDI upper,vetted_only,truth"
+    assert csv[1].startswith("average precision,0.9565,0.0248,0.924,0.9908,")
+    md = _format_frame(REPORT_TABLE, "md").splitlines()
+    assert md[0] == "| metric | mean | sd | 90% HDI | vetted_only | truth |" and md[1] == "|---|---|---|---|---|---|"
+    assert md[2] == "| average precision | 0.9565 | 0.0248 | [0.9240, 0.9908] | 0.9702 | 0.9937 |"
+    fit = pd.DataFrame({"mean": [0.5], "sd": [0.1], "hdi_5%": [0.3], "hdi_95%": [0.7]}, index=["ap"])
+    assert "90% HDI" in _format_frame(fit, "table", width=80) and "[0.3000, 0.7000]" in _format_frame(fit, "md")
