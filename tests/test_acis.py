@@ -16,18 +16,17 @@ import pytest
 from scipy.stats import gamma
 from sklearn.metrics import fbeta_score
 
-from bayeval.fscore.acis import (
-    ACISResult,
+from bayeval.fscore._design import (
     _batch_sizes,
     _calibration_prior,
-    _estimate,
     _inclusion_probabilities,
     _isotonic,
     _proposal,
-    _REST_THETA_PRIOR,
-    _rest_interval,
-    _rest_model,
     _systematic_sample,
+)
+from bayeval.fscore._estimators import _REST_THETA_PRIOR, _estimate, _rest_interval, _rest_model
+from bayeval.fscore.acis import (
+    ACISResult,
     acis,
     sawade,
     top_k,
