@@ -514,6 +514,36 @@ def test_summary_and_population(independent_fit):
     assert post.diagnostics()["r_hat"].max() < 1.1
 
 
+def test_the_posterior_reports_the_fit_without_metrics_and_the_metrics_with_them():
+    rng = np.random.default_rng(0)
+    idata = az.from_dict(posterior={
+        "model_accuracy": rng.uniform(0.8, 0.9, (2, 50)),
+        "annotator_accuracy": rng.uniform(0.9, 1, (2, 50, 1)),
+        "error_correlation": rng.uniform(0, 0.3, (2, 50, 1))})
+    data = EvalData([0.9, 0.2, 0.7], [1, np.nan, np.nan], predictions=[1, 0, 1])
+    post = AnnotatorPosterior(data, idata, lambda p: [1.0, 0.3, 0.6], random_seed=0)
+    plain = Posterior(data, idata, lambda p: [1.0, 0.3, 0.6], random_seed=0)
+    fit_table = post.summary()
+    assert fit_table.index[:2].tolist() == ["model_accuracy", "true_accuracy"]
+    assert fit_table.loc["true_accuracy", "mean"] == pytest.approx(float(post.metric("accuracy").mean()))
+    assert fit_table["prior_sensitivity"].isna().all()  # no model_spec: the priors are unknown
+    metrics = post.summary(["accuracy", "precision"], hdi_prob=0.8)
+    assert metrics.equals(plain.summary(["accuracy", "precision"], hdi_prob=0.8))
+    assert post.summary().index.tolist() == fit_table.index.tolist()
+    with pytest.raises(TypeError, match="metric options apply with `metrics`"):
+        post.summary(threshold=0.5)
+    with pytest.raises(TypeError, match="`sensitivity` and `guard` apply to the fit's table"):
+        post.summary(["accuracy"], guard=False)
+    cat = CategoricalPosterior([0, 1, 2], az.from_dict(posterior={"x": np.zeros((1, 20))}),
+                               lambda params: np.full((3, 3), 1 / 3), n_classes=3, random_seed=0)
+    assert isinstance(cat, AnnotatorPosterior)
+    assert cat.summary(["accuracy"]).index.tolist() == ["accuracy"]
+    with pytest.raises(ValueError, match=r"not produced by AnnotatorError.*summary\(\['accuracy'\]\)"):
+        cat.summary()
+    with pytest.raises(ValueError, match="gold items"):
+        cat.guarded_accuracy()
+
+
 @pytest.fixture(scope="module")
 def correlated_fits():
     """Strongly correlated errors, one annotator; with and without 200 gold labels."""

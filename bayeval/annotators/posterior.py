@@ -2,10 +2,10 @@
 
 :meth:`AnnotatorError.fit <bayeval.annotators.model.AnnotatorError.fit>` returns an
 :class:`AnnotatorPosterior` (two classes: the label draws of :class:`bayeval.Posterior`)
-or a :class:`CategoricalPosterior` (``K > 2``: class indices through the same engine).
-Both report the fit (the model draws, the posterior reports): ``summary()`` (the
-classifier's true and population accuracy, the annotators' accuracies and error
-correlations, the gold items' readings), ``check()`` (sampler diagnostics),
+or a :class:`CategoricalPosterior` (``K > 2``: class indices through the same engine; a
+subclass of the first). Both report the fit (the model draws, the posterior reports):
+``summary()`` (the classifier's true and population accuracy, the annotators' accuracies
+and error correlations, the gold items' readings), ``check()`` (sampler diagnostics),
 ``guarded_accuracy()``, ``rectified_accuracy()`` and ``prior_sensitivity()``.
 """
 
@@ -51,11 +51,32 @@ _RHAT_ADVICE = (
 )
 
 
-class _FitReport:
-    """What an annotator-error fit reports, on both of its posteriors.
+class AnnotatorPosterior(Posterior):
+    """Posterior of a two-class annotator-error fit: the true classes and what the fit reports.
 
-    ``gold_check`` (a dict; None without gold items) and ``model_spec`` (the
-    :class:`~bayeval.annotators.model.AnnotatorError` with its priors) are set by the fit.
+    A :class:`bayeval.Posterior` whose EvalData has ``labels=gold``,
+    ``predictions=predictions`` (and ``noisy_labels`` when there is a single, complete
+    annotator column) and whose label draws are the true classes, so
+    ``post.metric("accuracy")`` is the posterior of the classifier's true accuracy on
+    these items and ``post.population("accuracy")`` its population accuracy. Besides,
+    the fit's reports: :meth:`summary` (called without metrics), :meth:`check`,
+    :meth:`guarded_accuracy`, :meth:`rectified_accuracy` and :meth:`prior_sensitivity`
+    (:class:`CategoricalPosterior` has them too). The parameters are those of
+    :class:`bayeval.Posterior`; ``gold_check`` (a dict; None without gold items) and
+    ``model_spec`` (the :class:`~bayeval.annotators.model.AnnotatorError`, whose priors the
+    sensitivity reports read) are set by the fit.
+
+    Examples
+    --------
+    >>> import arviz as az
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.annotators import AnnotatorPosterior
+    >>> idata = az.from_dict(posterior={"x": np.zeros((1, 100))})
+    >>> post = AnnotatorPosterior(EvalData([1.0, 0.0, 1.0], [1, np.nan, np.nan], predictions=[1, 0, 1]),
+    ...                           idata, lambda params: [1.0, 0.2, 0.9], random_seed=0)
+    >>> round(float(post.metric("accuracy").mean()), 1)
+    0.9
     """
 
     #: the gold items' stacking weight and check (None without gold items)
@@ -231,9 +252,9 @@ class _FitReport:
         Parameters
         ----------
         metrics : list, optional
-            None (the default): the fit's table. Otherwise the metrics to tabulate (the
-            options ``sensitivity`` and ``guard`` then do not apply, ``**kwargs`` go to
-            every metric).
+            None (the default): the fit's table. Otherwise the metrics to tabulate, as
+            :meth:`bayeval.Posterior.summary` takes them (``sensitivity`` and ``guard`` do
+            not apply and must be left out; ``**kwargs`` go to every metric).
         hdi_prob : float, default 0.9
         sensitivity : bool, default True
             Add the prior-sensitivity columns of :meth:`prior_sensitivity`
@@ -272,6 +293,11 @@ class _FitReport:
         ['accuracy']
         """
         if metrics is not None:
+            if sensitivity is not True or guard is not True:
+                raise TypeError(
+                    "`sensitivity` and `guard` apply to the fit's table, summary() without metrics; "
+                    "a metric table takes neither."
+                )
             return self._metric_summary(metrics, hdi_prob=hdi_prob, **kwargs)
         if kwargs:
             raise TypeError(
@@ -336,7 +362,6 @@ class _FitReport:
             frame["diagnosis"] = frame["diagnosis"].fillna("")
         return frame
 
-
     def _metric_summary(self, metrics, *, hdi_prob: float, **kwargs) -> pd.DataFrame:
         return Posterior.summary(self, metrics, hdi_prob=hdi_prob, **kwargs)
 
@@ -395,32 +420,6 @@ class _FitReport:
         return _power_scaling(self.model_spec, self).table(scales, hdi_prob)
 
 
-class AnnotatorPosterior(_FitReport, Posterior):
-    """Posterior of a two-class annotator-error fit: the true classes and what the fit reports.
-
-    A :class:`bayeval.Posterior` whose EvalData has ``labels=gold``,
-    ``predictions=predictions`` (and ``noisy_labels`` when there is a single, complete
-    annotator column) and whose label draws are the true classes, so
-    ``post.metric("accuracy")`` is the posterior of the classifier's true accuracy on
-    these items and ``post.population("accuracy")`` its population accuracy. Besides,
-    the fit's reports: :meth:`summary` (called without metrics), :meth:`check`,
-    :meth:`guarded_accuracy`, :meth:`rectified_accuracy` and :meth:`prior_sensitivity`.
-    The parameters are those of :class:`bayeval.Posterior`.
-
-    Examples
-    --------
-    >>> import arviz as az
-    >>> import numpy as np
-    >>> from bayeval import EvalData
-    >>> from bayeval.annotators import AnnotatorPosterior
-    >>> idata = az.from_dict(posterior={"x": np.zeros((1, 100))})
-    >>> post = AnnotatorPosterior(EvalData([1.0, 0.0, 1.0], [1, np.nan, np.nan], predictions=[1, 0, 1]),
-    ...                           idata, lambda params: [1.0, 0.2, 0.9], random_seed=0)
-    >>> round(float(post.metric("accuracy").mean()), 1)
-    0.9
-    """
-
-
 def _class_counts(z: np.ndarray, pred: np.ndarray, k: int):
     """Per draw and class: true count, predicted count, true positives. z: (rows, n)."""
     true_n = np.stack([(z == c).sum(axis=1) for c in range(k)], axis=1).astype(np.float64)
@@ -435,7 +434,7 @@ def _ratio(num, den, zero_division):
     return np.where(den > 0, out, zero_division)
 
 
-class CategoricalPosterior(_FitReport, Posterior):
+class CategoricalPosterior(AnnotatorPosterior):
     """Posterior over ``K``-class true labels and the classifier's metrics on them.
 
     The multi-class counterpart of :class:`bayeval.Posterior`: parameter draws plus
@@ -447,6 +446,11 @@ class CategoricalPosterior(_FitReport, Posterior):
     fit, as there. Gold items keep their
     class in every draw. ``data`` holds only the predictions (as scores); gold
     and predictions are the attributes :attr:`gold` and :attr:`predictions`.
+
+    It is what :meth:`AnnotatorError.fit <bayeval.annotators.model.AnnotatorError.fit>`
+    returns for ``K > 2``, and reports the fit as :class:`AnnotatorPosterior` does
+    (``summary()``, ``check()``, ``guarded_accuracy()``, ``rectified_accuracy()``,
+    ``prior_sensitivity()``); ``summary(metrics)`` tabulates multi-class metrics.
 
     Parameters
     ----------
