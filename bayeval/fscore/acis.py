@@ -991,7 +991,7 @@ def acis(
     model_assist : bool, default True
         Use the rest calibration (a logistic regression of the labels on the scores)
         as a control variate: each batch estimates the residuals of its expected
-        counts (a difference estimator; see the module docstring). ``False`` gives
+        counts (a difference estimator; see "Model assistance" in ``docs/acis.md``). ``False`` gives
         the paper's pure Horvitz-Thompson estimator.
 
     Returns
