@@ -113,7 +113,7 @@ class Sampler:
         import nutpie
 
         from bayeval.annotators import AnnotatorError
-        from bayeval.annotators.data import _observe
+        from bayeval.annotators._checks import observe as _observe
 
         self.spec = AnnotatorError(**priors)
         self.observe = _observe

@@ -150,7 +150,7 @@ def worst_param(idata) -> str:
     """The parameter (with its index) whose r_hat is largest."""
     import arviz as az
 
-    from bayeval.annotators.posterior import _PARAM_NAMES
+    from bayeval.annotators._likelihood import PARAM_NAMES as _PARAM_NAMES
 
     names = [v for v in _PARAM_NAMES if v in idata.posterior]
     rh = az.rhat(idata, var_names=names)
@@ -189,7 +189,7 @@ def gold_only(pred, z, known, level=0.90):
     """The gold items' own reading: mean and exact equal-tailed interval of the accuracy on
     all items when it is Beta(1 + right, 1 + wrong) from the gold items and each other
     item is right with that probability (the library's ``_gold_only_accuracy_interval``)."""
-    from bayeval.annotators.gold import _gold_only_accuracy_interval
+    from bayeval.annotators.gold import gold_only_accuracy_interval as _gold_only_accuracy_interval
 
     right = int((pred[known] == z[known]).sum())
     n_g, n = int(known.sum()), pred.size
@@ -253,11 +253,11 @@ def ppi_peer(post, level=0.90):
     """
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    from bayeval.annotators._likelihood import _STRUCT_VARS, _flat_draws
-    from bayeval.annotators.gold import _structured_right_probability
+    from bayeval.annotators._likelihood import STRUCT_VARS, flat_draws
+    from bayeval.annotators.gold import structured_right_probability
 
     obs, check = post._observed, post.gold_check
-    q = _structured_right_probability(post.model_spec, obs, _flat_draws(post.idata.posterior, _STRUCT_VARS))
+    q = structured_right_probability(post.model_spec, obs, flat_draws(post.idata.posterior, STRUCT_VARS))
     known = np.isfinite(obs.gold)
     c = (obs.predictions[known] == obs.gold[known]).astype(float)
     q_gold, q_rest = np.asarray(check["q_right"]), q[~known]

@@ -22,8 +22,8 @@ from bayeval.annotators import (  # noqa: E402
     AnnotatorPosterior,
     CategoricalPosterior,
 )
-from bayeval.annotators._likelihood import _ClassProbability  # noqa: E402
-from bayeval.annotators.data import _observe  # noqa: E402
+from bayeval.annotators._checks import observe as _observe  # noqa: E402
+from bayeval.annotators._likelihood import ClassProbability as _ClassProbability  # noqa: E402
 from bayeval.posterior import hdi  # noqa: E402
 
 FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False)
@@ -644,7 +644,7 @@ def _shared_errors(seed, n=400, n_gold=150):
 
 
 def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_gold():
-    from bayeval.annotators.gold import _gold_stacking
+    from bayeval.annotators.gold import gold_stacking as _gold_stacking
 
     z, pred, ann, gold = _shared_errors(0)
     obs = _observe(pred, ann, gold, 2)
@@ -705,7 +705,7 @@ def test_bootstrap_stacking_weight_hedges_only_when_the_gold_items_do_not_decide
 
 
 def test_stacking_keeps_a_model_that_fits_the_gold_items():
-    from bayeval.annotators.gold import _gold_stacking
+    from bayeval.annotators.gold import gold_stacking as _gold_stacking
 
     rng = np.random.default_rng(1)
     n = 400
@@ -771,7 +771,7 @@ def test_fit_takes_sampler_options_and_reports_convergence():
     assert tuple(plain.loc["true_accuracy", cols]) == pytest.approx((g.posterior_lower, g.posterior_upper))
     assert tuple(plain.loc["model_accuracy", cols]) == tuple(table.loc["model_accuracy_posterior", cols])
     right, n_gold = post.gold_check["right"], post.gold_check["n_gold"]
-    from bayeval.annotators.gold import _beta_hdi
+    from bayeval.annotators.gold import beta_hdi as _beta_hdi
 
     b_lo, b_hi = _beta_hdi(1 + right, 1 + n_gold - right, 0.9)
     assert table.loc["model_accuracy", "hdi_5%"] == min(plain.loc["model_accuracy", "hdi_5%"], b_lo)
@@ -893,7 +893,7 @@ def test_check_reports_disagreeing_chains_and_divergences():
 def test_power_scaled_weights_turn_prior_draws_into_the_scaled_prior():
     """Draws from the priors themselves (a flat likelihood): reweighting by p^(s - 1)
     must give the power-scaled prior, Beta(a, b)^s = Beta(s (a - 1) + 1, s (b - 1) + 1)."""
-    from bayeval.annotators._sensitivity import _power_scaling
+    from bayeval.annotators._sensitivity import power_scaling as _power_scaling
 
     rng = np.random.default_rng(3)
     chains, draws = 2, 4000
@@ -931,7 +931,7 @@ def test_power_scaled_weights_turn_prior_draws_into_the_scaled_prior():
 def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
     import warnings
 
-    from bayeval.annotators._sensitivity import _add_log_prior
+    from bayeval.annotators._sensitivity import add_log_prior as _add_log_prior
 
     *_, fits = correlated_fits
     spec = AnnotatorError()
@@ -1008,8 +1008,8 @@ def test_exchangeable_annotators_share_one_set_of_parameters():
 
 def test_prior_sensitivity_when_stacking_gives_the_structured_model_no_weight():
     """All draws from the gold-only model: the priors move nothing, and nothing fails."""
-    from bayeval.annotators._sensitivity import _power_scaling
-    from bayeval.annotators.gold import _mix_gold_only
+    from bayeval.annotators._sensitivity import power_scaling as _power_scaling
+    from bayeval.annotators.gold import mix_gold_only as _mix_gold_only
 
     z, pred, ann, gold = _shared_errors(4)
     obs = _observe(pred, ann, gold, 2)
@@ -1167,7 +1167,9 @@ def test_guarded_accuracy_covers_whenever_the_gold_items_do():
 def test_gold_items_interval_is_the_exact_beta_binomial():
     from scipy.stats import betabinom
 
-    from bayeval.annotators.gold import _beta_hdi, _discrete_interval, _gold_only_accuracy_interval
+    from bayeval.annotators.gold import _discrete_interval
+    from bayeval.annotators.gold import beta_hdi as _beta_hdi
+    from bayeval.annotators.gold import gold_only_accuracy_interval as _gold_only_accuracy_interval
 
     # equal-tailed: the 5% and 95% quantiles of right + BetaBinomial(rest, 1 + right, 1 + wrong)
     right, n_gold, n = 25, 30, 800

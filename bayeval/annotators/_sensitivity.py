@@ -22,7 +22,7 @@ _PRIOR_PARTS = (
     ("model_difficulty", "model_difficulty_u", "model_difficulty"),
     ("annotator_difficulty", "annotator_difficulty_u", "annotator_difficulty"),
 )
-_SENSITIVITY_THRESHOLD = 0.05  # the power-scaling index above which a prior (or likelihood) matters
+SENSITIVITY_THRESHOLD = 0.05  # the power-scaling index above which a prior (or likelihood) matters
 _SAMPLE = ("chain", "draw")
 
 
@@ -52,7 +52,7 @@ def _log_prior(spec, post: xr.Dataset) -> xr.Dataset | None:
     return xr.Dataset(out)
 
 
-def _add_log_prior(spec, idata) -> None:
+def add_log_prior(spec, idata) -> None:
     """Store the ``log_prior`` group (what ``arviz.psens`` reads), unless present."""
     import warnings
 
@@ -189,12 +189,12 @@ class _PowerScaling:
 
 
 def _diagnosis(prior_sens: float, lik_sens: float) -> str:
-    if not prior_sens >= _SENSITIVITY_THRESHOLD:
+    if not prior_sens >= SENSITIVITY_THRESHOLD:
         return ""
-    if lik_sens >= _SENSITIVITY_THRESHOLD:
+    if lik_sens >= SENSITIVITY_THRESHOLD:
         return "prior-data conflict"
     return "prior-dominated"
 
 
-def _power_scaling(spec, posterior) -> _PowerScaling:
+def power_scaling(spec, posterior) -> _PowerScaling:
     return _PowerScaling(spec, posterior)

@@ -17,8 +17,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
 from ..posterior import hdi
-from ._likelihood import _STRUCT_VARS, _ClassProbability, _flat_draws
-from .data import _Observed
+from ._likelihood import STRUCT_VARS, ClassProbability, flat_draws
+from ._checks import Observed
 
 __all__ = ["GuardedAccuracy", "RectifiedAccuracy"]
 
@@ -104,7 +104,7 @@ def _discrete_interval(pmf: np.ndarray, prob: float, interval: str) -> tuple[int
     return int(take.min()), int(take.max())
 
 
-def _gold_only_accuracy_interval(right: int, n_gold: int, n_items: int, prob: float,
+def gold_only_accuracy_interval(right: int, n_gold: int, n_items: int, prob: float,
                                  interval: str) -> tuple[float, float]:
     """The gold items' own interval of the true accuracy on ``n_items`` items: ``right`` of
     ``n_gold`` gold items right, accuracy ``~ Beta(1 + right, 1 + n_gold - right)``, each of
@@ -117,7 +117,7 @@ def _gold_only_accuracy_interval(right: int, n_gold: int, n_items: int, prob: fl
     return (right + lo) / n_items, (right + hi) / n_items
 
 
-def _beta_hdi(a: float, b: float, prob: float) -> tuple[float, float]:
+def beta_hdi(a: float, b: float, prob: float) -> tuple[float, float]:
     """Highest-density interval of Beta(a, b) with a, b >= 1 (unimodal): the narrowest
     interval of probability ``prob``."""
     from scipy.stats import beta as beta_dist
@@ -129,18 +129,18 @@ def _beta_hdi(a: float, b: float, prob: float) -> tuple[float, float]:
     return float(dist.ppf(t)), float(dist.ppf(t + prob))
 
 
-def _guarded(draws: np.ndarray, right: int, n_gold: int, n_items: int, prob: float,
+def guarded_reading(draws: np.ndarray, right: int, n_gold: int, n_items: int, prob: float,
              interval: str) -> GuardedAccuracy:
     if interval == "hdi":
         p_lo, p_hi = (float(v) for v in hdi(draws, prob))
     else:
         p_lo, p_hi = (float(v) for v in np.quantile(draws, [(1 - prob) / 2, (1 + prob) / 2]))
-    g_lo, g_hi = _gold_only_accuracy_interval(right, n_gold, n_items, prob, interval)
+    g_lo, g_hi = gold_only_accuracy_interval(right, n_gold, n_items, prob, interval)
     return GuardedAccuracy(float(np.mean(draws)), min(p_lo, g_lo), max(p_hi, g_hi), p_lo, p_hi, g_lo, g_hi,
                            right, n_gold, prob, interval)
 
 
-def _rectified(check: dict, prob: float) -> RectifiedAccuracy:
+def rectified_reading(check: dict, prob: float) -> RectifiedAccuracy:
     from scipy.stats import t as student_t
 
     n, big_n = int(check["n_gold"]), int(check["n_items"])
@@ -163,7 +163,7 @@ def _poisson_binomial(q: np.ndarray) -> np.ndarray:
     return pmf
 
 
-def _gold_stacking(spec, obs: _Observed, idata, random_seed=None) -> dict:
+def gold_stacking(spec, obs: Observed, idata, random_seed=None) -> dict:
     """Stacking weight of the structured model against the gold-only model, and a check.
 
     Each gold item's true class is predicted leave-one-out: by the structured model from
@@ -183,7 +183,7 @@ def _gold_stacking(spec, obs: _Observed, idata, random_seed=None) -> dict:
     z = obs.gold[idx].astype(np.int64)
     pred = obs.predictions[idx]
     upat, inv = np.unique(obs.inverse[idx], return_inverse=True)
-    reduced = _Observed(
+    reduced = Observed(
         predictions=pred,
         annotations=obs.annotations[idx],
         gold=np.full(idx.size, np.nan),
@@ -193,8 +193,8 @@ def _gold_stacking(spec, obs: _Observed, idata, random_seed=None) -> dict:
         counts=np.ones(upat.size),
         inverse=np.asarray(inv).reshape(-1),
     )
-    params = _flat_draws(idata.posterior)
-    p = _ClassProbability(spec, reduced)(params)  # (m, n_gold, K), annotations only
+    params = flat_draws(idata.posterior)
+    p = ClassProbability(spec, reduced)(params)  # (m, n_gold, K), annotations only
     rows = np.arange(idx.size)
     with np.errstate(divide="ignore"):
         ll = np.log(np.maximum(p[:, rows, z], 1e-300)).T  # (n_gold, m)
@@ -215,7 +215,7 @@ def _gold_stacking(spec, obs: _Observed, idata, random_seed=None) -> dict:
     # the prediction-powered reading (the posterior's ``rectified_accuracy``): the structured
     # model's probability that the classifier is right, over all items (gold items: the
     # leave-one-out value), and the gold items' residuals of it
-    q_all = _structured_right_probability(spec, obs, params)
+    q_all = structured_right_probability(spec, obs, params)
     q_all[idx] = q_right
     resid = (pred == z).astype(np.float64) - q_right
 
@@ -261,11 +261,11 @@ def _gold_stacking(spec, obs: _Observed, idata, random_seed=None) -> dict:
     }
 
 
-def _structured_right_probability(spec, obs: _Observed, params: dict) -> np.ndarray:
+def structured_right_probability(spec, obs: Observed, params: dict) -> np.ndarray:
     """Per item, the structured model's posterior probability that the classifier is
     right (its prediction is the true class), averaged over the draws; gold labels are
     not used for the items that carry them (their annotations and prediction only)."""
-    free = _Observed(
+    free = Observed(
         predictions=obs.predictions,
         annotations=obs.annotations,
         gold=np.full(obs.n_items, np.nan),
@@ -275,12 +275,12 @@ def _structured_right_probability(spec, obs: _Observed, params: dict) -> np.ndar
         counts=obs.counts,
         inverse=obs.inverse,
     )
-    cp = _ClassProbability(spec, free)
+    cp = ClassProbability(spec, free)
     m = int(np.asarray(params["prevalence"]).shape[0])
     step = cp.block_draws()
     total = np.zeros((cp.n_patterns, cp.k))
     for a in range(0, m, step):
-        sub = {key: np.asarray(params[key])[a : a + step] for key in _STRUCT_VARS if key in params}
+        sub = {key: np.asarray(params[key])[a : a + step] for key in STRUCT_VARS if key in params}
         total += cp.pattern_probabilities(sub, min(step, m - a)).sum(axis=0)
     p = (total / m)[obs.inverse]  # (n, K)
     return p[np.arange(obs.n_items), obs.predictions].clip(0.0, 1.0)
@@ -341,7 +341,7 @@ def _bootstrap_stacking_weight(loo_struct: np.ndarray, loo_gold: np.ndarray, ran
     return float(grid[best].mean())
 
 
-def _mix_gold_only(idata, obs: _Observed, weight: float, k: int, random_seed):
+def mix_gold_only(idata, obs: Observed, weight: float, k: int, random_seed):
     """Add the gold-only model's draws and which draws are the structured model's."""
     post = idata.posterior
     n_c, n_d = post.sizes["chain"], post.sizes["draw"]

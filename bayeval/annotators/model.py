@@ -23,7 +23,7 @@ distributions; gold (expert-verified) labels are fixed in every draw. The poster
 reports the fit (``post.summary()``, ``post.check()``, ``post.guarded_accuracy()``,
 ``post.rectified_accuracy()``, ``post.prior_sensitivity()``).
 
-The data (:mod:`bayeval.annotators.data`), the likelihood in numpy
+The data (:mod:`bayeval.annotators.data`; its checks in ``_checks.py``), the likelihood in numpy
 (``_likelihood.py``), the gold items' stacking and readings
 (:mod:`bayeval.annotators.gold`) and the prior sensitivity (``_sensitivity.py``) live
 beside this module.
@@ -39,11 +39,21 @@ from .. import _diagnostics as _diag
 from .. import _validate as V
 from ..data import EvalData
 from ..models._base import Model
-from ._likelihood import _STRUCT_VARS, _ClassProbability, _flat_draws, _normal_nodes, _Population, _wrong_index
-from ._sensitivity import _SENSITIVITY_THRESHOLD, _add_log_prior, _power_scaling
-from .data import _MAX_CLASSES, AnnotationData, _has_gold, _observe, _Observed
-from .gold import _gold_stacking, _mix_gold_only
-from .posterior import _PARAM_NAMES, _RHAT_ADVICE, AnnotatorPosterior, CategoricalPosterior
+from ._checks import MAX_CLASSES, Observed, has_gold, observe
+from ._likelihood import (
+    PARAM_NAMES,
+    RHAT_ADVICE,
+    STRUCT_VARS,
+    ClassProbability,
+    Population,
+    flat_draws,
+    normal_nodes,
+    wrong_index,
+)
+from ._sensitivity import SENSITIVITY_THRESHOLD, add_log_prior, power_scaling
+from .data import AnnotationData
+from .gold import gold_stacking, mix_gold_only
+from .posterior import AnnotatorPosterior, CategoricalPosterior
 
 __all__ = ["AnnotatorError"]
 
@@ -253,8 +263,8 @@ class AnnotatorError(Model):
         self.annotators = V.check_choice(annotators, "annotators", _ANNOTATOR_POOLING)
         self.gold_fallback = V.check_choice(gold_fallback, "gold_fallback", _GOLD_FALLBACKS)
         self.n_classes = V.as_positive_int(n_classes, "n_classes", minimum=2)
-        if self.n_classes > _MAX_CLASSES:
-            raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {self.n_classes}.")
+        if self.n_classes > MAX_CLASSES:
+            raise ValueError(f"`n_classes` must be <= {MAX_CLASSES}, got {self.n_classes}.")
         self.model_accuracy = _as_prior(model_accuracy, "model_accuracy", n=2)
         self.annotator_accuracy = _as_prior(annotator_accuracy, "annotator_accuracy", n=2)
         self.model_difficulty = _as_prior(model_difficulty, "model_difficulty", n=2)
@@ -320,20 +330,20 @@ class AnnotatorError(Model):
         """
         return self._build(self._observed(_as_annotation_data((data, *args), kwargs, "build")))
 
-    def _observed(self, data: AnnotationData) -> _Observed:
+    def _observed(self, data: AnnotationData) -> Observed:
         memo = getattr(self, "_memo", None)
         if memo is not None and memo[0] is data:
             return memo[1]
-        obs = _observe(data.predictions, data.annotations, data.gold, self.n_classes)
+        obs = observe(data.predictions, data.annotations, data.gold, self.n_classes)
         self._memo = (data, obs)
         return obs
 
     def _nodes(self) -> tuple[np.ndarray, np.ndarray]:
         if self.independent:
             return np.zeros(1), np.ones(1)
-        return _normal_nodes(self.n_nodes)
+        return normal_nodes(self.n_nodes)
 
-    def _build(self, obs: _Observed):
+    def _build(self, obs: Observed):
         import pymc as pm
         import pytensor.tensor as pt
         from pymc.distributions.dist_math import normal_lcdf
@@ -403,7 +413,7 @@ class AnnotatorError(Model):
                         "wrong_class", a=np.ones((1 + n_ann, k_cls, k_cls - 1)), dims=("rater", "class", "other")
                     )
                 # one-hot of the wrong class each rater picked, (P, R, K, K - 1)
-                pick = (_wrong_index(pat, k_cls)[..., None] == np.arange(k_cls - 1)) & (neq[..., None] > 0)
+                pick = (wrong_index(pat, k_cls)[..., None] == np.arange(k_cls - 1)) & (neq[..., None] > 0)
                 log_pick = (pick * pt.log(wrong)[None]).sum(axis=(1, 3))  # (P, K)
                 ll = ll + log_pick[:, :, None]
             log_w = np.log(node_w)
@@ -440,7 +450,7 @@ class AnnotatorError(Model):
     # fits on real crowds had an r_hat above 1.01 or a divergence.
     default_chains = 4
     target_accept = 0.95
-    param_names = _PARAM_NAMES
+    param_names = PARAM_NAMES
     #: posterior variables ``_posterior`` adds to the sampled draws (the gold-only mixture):
     #: ``bayeval.load`` drops them before rebuilding, which adds them again, the same
     _posterior_adds = ("structured_component", "gold_only_confusion")
@@ -474,30 +484,30 @@ class AnnotatorError(Model):
         """``log p(observations_i | theta)`` per item: the annotations and prediction of each
         item with its true class summed out (gold items: their class fixed)."""
         obs = post._observed
-        cp = _ClassProbability(self, obs)
+        cp = ClassProbability(self, obs)
         postd = post.idata.posterior
         n_c, n_d = postd.sizes["chain"], postd.sizes["draw"]
         m = n_c * n_d
-        params = _flat_draws(postd, _STRUCT_VARS)
+        params = flat_draws(postd, STRUCT_VARS)
         step = cp.block_draws()
         out = np.concatenate([cp.pattern_loglik({k: v[a:a + step] for k, v in params.items()}, min(step, m - a))
                               for a in range(0, m, step)], axis=0)
         return {"observations": (("chain", "draw", "item"), out[:, obs.inverse].reshape(n_c, n_d, obs.n_items))}
 
     def _convergence(self, post, *, warn: bool) -> dict:
-        return _diag.check_convergence(post.idata, post.sampling, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
+        return _diag.check_convergence(post.idata, post.sampling, PARAM_NAMES, warn=warn, advice=RHAT_ADVICE)
 
     def _after_fit(self, post, *, warn: bool) -> None:
         import warnings
 
-        _add_log_prior(self, post.idata)
+        add_log_prior(self, post.idata)
         if warn and not np.isfinite(post._observed.gold).any():
             # without gold the true accuracy may rest on the priors: say so when it does
-            sens = _power_scaling(self, post).sensitivity().loc["true_accuracy"]
+            sens = power_scaling(self, post).sensitivity().loc["true_accuracy"]
             if sens["diagnosis"]:
                 warnings.warn(
                     f"bayeval: the true accuracy depends on the priors ({sens['diagnosis']}; power-scaling "
-                    f"prior sensitivity {sens['prior_sensitivity']:.2f} >= {_SENSITIVITY_THRESHOLD}): without "
+                    f"prior sensitivity {sens['prior_sensitivity']:.2f} >= {SENSITIVITY_THRESHOLD}): without "
                     "gold items the data do not fully say how the classifier's errors overlap the "
                     "annotators', so the interval partly reflects the priors. "
                     "post.prior_sensitivity() shows how far it moves; label a random gold "
@@ -609,22 +619,22 @@ class AnnotatorError(Model):
                 raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
             sample_kwargs.update(extra)
         if draws is None:
-            draws = _DRAWS_WITH_GOLD if _has_gold(data) else _DRAWS_WITHOUT_GOLD
+            draws = _DRAWS_WITH_GOLD if has_gold(data) else _DRAWS_WITHOUT_GOLD
         return Model.fit(spec, data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
                          progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
-    def _wrap(self, obs: _Observed, idata, score_arr, random_seed, *, gold_fallback: str = "stack",
+    def _wrap(self, obs: Observed, idata, score_arr, random_seed, *, gold_fallback: str = "stack",
               weight: str = "weight"):
         gold_check = None
         if np.isfinite(obs.gold).any():
-            gold_check = _gold_stacking(self, obs, idata, random_seed)
+            gold_check = gold_stacking(self, obs, idata, random_seed)
             if gold_fallback == "stack":
-                idata = _mix_gold_only(idata, obs, gold_check[weight], self.n_classes, random_seed)
+                idata = mix_gold_only(idata, obs, gold_check[weight], self.n_classes, random_seed)
             else:
                 gold_check["weight"] = gold_check["point_weight"] = 1.0
-        class_prob = _ClassProbability(self, obs)
-        population = _Population(self, idata, obs)
+        class_prob = ClassProbability(self, obs)
+        population = Population(self, idata, obs)
         post = self._wrap_posterior(obs, idata, score_arr, random_seed, class_prob, population)
         post.gold_check = gold_check
         post.convergence = None
@@ -681,7 +691,7 @@ def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> Annotat
     )
 
 
-def _dawid_skene_start(spec: AnnotatorError, obs: _Observed, *, iters: int = 500, tol: float = 1e-8) -> dict:
+def _dawid_skene_start(spec: AnnotatorError, obs: Observed, *, iters: int = 500, tol: float = 1e-8) -> dict:
     """Where the NUTS chains start: an EM (Dawid--Skene) estimate of the prevalences and
     the raters' class accuracies under independent errors, with the model's priors.
 

@@ -23,32 +23,22 @@ from .. import _validate as V
 from .._defaults import HDI_PROB
 from ..data import EvalData
 from ..posterior import Posterior, summary_frame, summary_rows
-from ._sensitivity import _power_scaling
-from .data import _MAX_CLASSES, _check_classes, _to_float_matrix
-from .gold import GuardedAccuracy, RectifiedAccuracy, _beta_hdi, _gold_only_accuracy_interval, _guarded, _rectified
+from ._sensitivity import power_scaling
+from ._checks import MAX_CLASSES, check_classes, to_float_matrix
+from ._likelihood import PARAM_NAMES, RHAT_ADVICE
+from .gold import (
+    GuardedAccuracy,
+    RectifiedAccuracy,
+    beta_hdi,
+    gold_only_accuracy_interval,
+    guarded_reading,
+    rectified_reading,
+)
 
 __all__ = ["AnnotatorPosterior", "CategoricalPosterior"]
 
 _CLASS_METRICS = ("accuracy", "class_accuracy", "precision", "recall", "f_score")
 _INTERVAL_KINDS = ("hdi", "equal-tailed")
-#: the model's parameters, whose r_hat and ESS the convergence check reads
-_PARAM_NAMES = (
-    "prevalence",
-    "model_class_accuracy",
-    "annotator_class_accuracy",
-    "model_difficulty_u",
-    "annotator_difficulty_u",
-    "wrong_class",
-)
-_RHAT_ADVICE = (
-    "Without gold items the error correlation is weakly identified and the posterior can have "
-    "two modes (in one, a shared item difficulty explains the disagreements; in the other, the "
-    "classes' imbalance); chains that settle in different modes give an r_hat well above 1.01, "
-    "and the draws then do not weigh the modes right. Label a random gold subset (on real "
-    "crowds 319 of 320 fits with 30 or 100 gold items were clean), pool interchangeable "
-    "annotator columns (AnnotatorError(annotators='exchangeable')), add annotators, or tune "
-    "longer."
-)
 
 
 class AnnotatorPosterior(Posterior):
@@ -112,7 +102,7 @@ class AnnotatorPosterior(Posterior):
         >>> post.check()["ok"]
         True
         """
-        return _diag.check_convergence(self.idata, self.sampling, _PARAM_NAMES, warn=warn, advice=_RHAT_ADVICE)
+        return _diag.check_convergence(self.idata, self.sampling, PARAM_NAMES, warn=warn, advice=RHAT_ADVICE)
 
 
     def rectified_accuracy(self, *, prob: float = HDI_PROB) -> RectifiedAccuracy:
@@ -165,7 +155,7 @@ class AnnotatorPosterior(Posterior):
                 "This fit's gold check lacks the prediction-powered pieces (it was made by an earlier "
                 "bayeval): fit the data again."
             )
-        return _rectified(check, prob)
+        return rectified_reading(check, prob)
 
 
     def guarded_accuracy(self, *, prob: float = HDI_PROB, interval: str = "hdi") -> GuardedAccuracy:
@@ -216,7 +206,7 @@ class AnnotatorPosterior(Posterior):
                 "true class of a random sample of items (NaN for the others)."
             )
         draws = np.asarray(self.metric("accuracy").values, dtype=np.float64).ravel()
-        return _guarded(draws, int(check["right"]), int(check["n_gold"]), int(check["n_items"]), prob, interval)
+        return guarded_reading(draws, int(check["right"]), int(check["n_gold"]), int(check["n_items"]), prob, interval)
 
 
     def summary(self, metrics=None, *, hdi_prob: float = HDI_PROB, sensitivity: bool = True, guard: bool = True,
@@ -330,9 +320,9 @@ class AnnotatorPosterior(Posterior):
             if guarded:
                 right, n_gold = int(check["right"]), int(check["n_gold"])
                 if name == "true_accuracy":
-                    g_lo, g_hi = _gold_only_accuracy_interval(right, n_gold, int(check["n_items"]), hdi_prob, "hdi")
+                    g_lo, g_hi = gold_only_accuracy_interval(right, n_gold, int(check["n_items"]), hdi_prob, "hdi")
                 else:
-                    g_lo, g_hi = _beta_hdi(1.0 + right, 1.0 + n_gold - right, hdi_prob)
+                    g_lo, g_hi = beta_hdi(1.0 + right, 1.0 + n_gold - right, hdi_prob)
                 posterior_rows.append((f"{name}_posterior", *row[1:]))
                 row = (name, row[1], row[2], min(row[3], g_lo), max(row[4], g_hi))
             rows.append(row)
@@ -351,13 +341,13 @@ class AnnotatorPosterior(Posterior):
         if check is not None:
             nan = float("nan")
             if "q_mean_all" in check and check["n_gold"] >= 2:
-                r = _rectified(check, hdi_prob)
+                r = rectified_reading(check, hdi_prob)
                 rows.append(("true_accuracy_rectified", r.estimate, r.std_error, r.lower, r.upper))
             rows.append(("structured_weight", check["weight"], nan, nan, nan))
             rows.append(("gold_check_p", check["p_value"], nan, nan, nan))
         frame = summary_frame(rows, hdi_prob)
         if sensitivity:
-            sens = _power_scaling(self.model_spec, self).sensitivity()
+            sens = power_scaling(self.model_spec, self).sensitivity()
             frame = frame.join(sens[["prior_sensitivity", "likelihood_sensitivity", "diagnosis"]])
             frame["diagnosis"] = frame["diagnosis"].fillna("")
         return frame
@@ -417,7 +407,7 @@ class AnnotatorPosterior(Posterior):
         scales = [float(x) for x in np.atleast_1d(np.asarray(scales, dtype=np.float64))]
         if not scales or any(not (np.isfinite(x) and x > 0) for x in scales):
             raise ValueError(f"`scales` must be positive numbers (powers of the prior), got {scales}.")
-        return _power_scaling(self.model_spec, self).table(scales, hdi_prob)
+        return power_scaling(self.model_spec, self).table(scales, hdi_prob)
 
 
 def _class_counts(z: np.ndarray, pred: np.ndarray, k: int):
@@ -497,20 +487,20 @@ class CategoricalPosterior(AnnotatorPosterior):
         population: Callable[..., xr.DataArray] | None = None,
     ):
         k = V.as_positive_int(n_classes, "n_classes", minimum=2)
-        if k > _MAX_CLASSES:
-            raise ValueError(f"`n_classes` must be <= {_MAX_CLASSES}, got {k}.")
-        pred, _ = _to_float_matrix(predictions, "predictions")
+        if k > MAX_CLASSES:
+            raise ValueError(f"`n_classes` must be <= {MAX_CLASSES}, got {k}.")
+        pred, _ = to_float_matrix(predictions, "predictions")
         if pred.ndim != 1 or pred.size == 0:
             raise ValueError(f"`predictions` must be a non-empty 1-D array, got shape {pred.shape}.")
-        _check_classes(pred, "predictions", k, allow_nan=False)
+        check_classes(pred, "predictions", k, allow_nan=False)
         if gold is None:
             g = np.full(pred.size, np.nan)
         else:
-            g, _ = _to_float_matrix(gold, "gold")
+            g, _ = to_float_matrix(gold, "gold")
             if g.ndim != 1:
                 raise ValueError(f"`gold` must be 1-D, got shape {g.shape}.")
             V.check_same_length(pred.size, "gold", g.size, reference="predictions")
-            _check_classes(g, "gold", k, allow_nan=True)
+            check_classes(g, "gold", k, allow_nan=True)
         if not callable(class_probability):
             raise TypeError("`class_probability` must be a callable params -> (n, n_items, K).")
         self.n_classes = k  # read by the engine's set-up (the bit planes of its cache)

@@ -10,12 +10,12 @@ from scipy.optimize import isotonic_regression
 
 #: Lower clip of the F estimate plugged into the proposal, so that predicted
 #: negatives (whose proposal weight is proportional to G) never get zero mass.
-_G_FLOOR = 0.05
+G_FLOOR = 0.05
 #: Inclusion probabilities within this distance of 1 are treated as certainties.
-_CERTAIN = 1.0 - 1e-12
+CERTAIN = 1.0 - 1e-12
 
 
-def _batch_sizes(budget: int, first_batch: int) -> list[int]:
+def batch_sizes(budget: int, first_batch: int) -> list[int]:
     """Doubling batch sizes, the last one cut so that they sum to ``budget``."""
     sizes, b, spent = [], first_batch, 0
     while spent < budget:
@@ -26,7 +26,7 @@ def _batch_sizes(budget: int, first_batch: int) -> list[int]:
     return sizes
 
 
-def _group_ties(x_sorted: np.ndarray, y_sorted: np.ndarray):
+def group_ties(x_sorted: np.ndarray, y_sorted: np.ndarray):
     """Unique x values of a sorted array, their counts and the mean y per value."""
     starts = np.flatnonzero(np.r_[True, x_sorted[1:] != x_sorted[:-1]])
     counts = np.diff(np.r_[starts, x_sorted.size])
@@ -34,25 +34,25 @@ def _group_ties(x_sorted: np.ndarray, y_sorted: np.ndarray):
     return x_sorted[starts], counts, means
 
 
-def _isotonic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def isotonic_fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Isotonic (non-decreasing) fit of y on x; returns knots and fitted values."""
     order = np.argsort(x, kind="stable")
-    ux, counts, means = _group_ties(x[order], y[order].astype(np.float64))
+    ux, counts, means = group_ties(x[order], y[order].astype(np.float64))
     fit = isotonic_regression(means, weights=counts.astype(np.float64), increasing=True).x
     return ux, np.clip(fit, 0.0, 1.0)
 
 
-def _calibration_prior(s: np.ndarray, yhat: np.ndarray) -> np.ndarray:
+def calibration_prior(s: np.ndarray, yhat: np.ndarray) -> np.ndarray:
     """Isotonic fit of the predicted labels on the scores, evaluated at every item."""
     neg, pos = s[yhat == 0], s[yhat == 1]
     if neg.size == 0 or pos.size == 0 or neg.max() < pos.min():
         # Predictions are a threshold of the scores: the fit is the predictions themselves.
         return yhat.astype(np.float64)
-    ux, fit = _isotonic(s, yhat)
+    ux, fit = isotonic_fit(s, yhat)
     return fit[np.searchsorted(ux, s)]
 
 
-def _proposal(c: np.ndarray, yhat: np.ndarray, g: float, alpha: float) -> np.ndarray:
+def sawade_proposal(c: np.ndarray, yhat: np.ndarray, g: float, alpha: float) -> np.ndarray:
     """Sawade's variance-minimizing importance weights for F_alpha (unnormalized).
 
     ``q^2`` is linear in ``c`` within each prediction cell: for predicted positives
@@ -60,7 +60,7 @@ def _proposal(c: np.ndarray, yhat: np.ndarray, g: float, alpha: float) -> np.nda
     ``(1 - alpha)^2 c g^2``. Computed for all items as negatives, then fixed up at
     the (usually few) predicted positives.
     """
-    g = min(max(g, _G_FLOOR), 1.0)
+    g = min(max(g, G_FLOOR), 1.0)
     a1 = alpha**2 * g**2
     q2 = c * ((1.0 - alpha) ** 2 * g**2)
     pos = np.flatnonzero(yhat)
@@ -68,7 +68,7 @@ def _proposal(c: np.ndarray, yhat: np.ndarray, g: float, alpha: float) -> np.nda
     return np.sqrt(q2, out=q2)
 
 
-def _inclusion_probabilities(q: np.ndarray, n: int) -> np.ndarray:
+def inclusion_probabilities(q: np.ndarray, n: int) -> np.ndarray:
     """Probabilities proportional to ``q``, capped at 1, summing to ``n``."""
     m = q.size
     if n >= m:
@@ -91,7 +91,7 @@ def _inclusion_probabilities(q: np.ndarray, n: int) -> np.ndarray:
     return pi
 
 
-def _systematic_sample(pi: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+def systematic_sample(pi: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Positions of an exact-size sample with inclusion probabilities ``pi``.
 
     Certainties are taken; the others are drawn by systematic sampling along the
@@ -99,11 +99,11 @@ def _systematic_sample(pi: np.ndarray, n: int, rng: np.random.Generator) -> np.n
     order: randomized systematic pips sampling). The first-order inclusion
     probabilities are exactly ``pi`` and no item is drawn twice.
     """
-    if pi.max() < _CERTAIN:  # the common case on large pools: no certainties
+    if pi.max() < CERTAIN:  # the common case on large pools: no certainties
         certain, rest, m = np.empty(0, dtype=np.intp), None, n
         cum = np.cumsum(pi)
     else:
-        uncertain = pi < _CERTAIN
+        uncertain = pi < CERTAIN
         certain = np.flatnonzero(~uncertain)
         m = n - certain.size
         if m <= 0:
@@ -121,7 +121,7 @@ def _systematic_sample(pi: np.ndarray, n: int, rng: np.random.Generator) -> np.n
     return picked
 
 
-def _typical_draws(pi: np.ndarray, c: np.ndarray, yhat: np.ndarray) -> dict:
+def typical_draws(pi: np.ndarray, c: np.ndarray, yhat: np.ndarray) -> dict:
     """Typical weight and finite-population factor of a draw of each kind.
 
     For true positives, false positives and false negatives: the inclusion
@@ -130,7 +130,7 @@ def _typical_draws(pi: np.ndarray, c: np.ndarray, yhat: np.ndarray) -> dict:
     weights ``c``, ``1 - c`` and ``c`` (the calibrated probability of being of that
     kind). Returned as ``(1 / pbar, 1 - pbar)``, or None if there is no candidate.
     """
-    cell = yhat.astype(np.intp) + 2 * (pi >= _CERTAIN)  # 0, 1: uncertain cells
+    cell = yhat.astype(np.intp) + 2 * (pi >= CERTAIN)  # 0, 1: uncertain cells
     sums = [np.bincount(cell, weights=w, minlength=4)[:2] for w in (c * pi, c, pi)]
     count = np.bincount(cell, minlength=4)[:2]
     c_pi, c_sum, pi_sum = sums
@@ -148,7 +148,7 @@ def _typical_draws(pi: np.ndarray, c: np.ndarray, yhat: np.ndarray) -> dict:
     }
 
 
-def _top_order(s: np.ndarray, k: int) -> np.ndarray:
+def top_order(s: np.ndarray, k: int) -> np.ndarray:
     """The ``k`` highest-scored items, by descending score, ties by position."""
     n = s.size
     if k >= n:

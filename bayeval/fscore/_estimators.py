@@ -11,22 +11,22 @@ import math
 import numpy as np
 from scipy.stats import gamma, norm
 
-from ._design import _CERTAIN
+from ._design import CERTAIN
 
 #: Bounds of the prior strength ``a`` of the rest stratum's rate multiplier (see
-#: ``_rest_model``): the calibration's extrapolation to the rest is never trusted more
+#: ``fit_rest_model``): the calibration's extrapolation to the rest is never trusted more
 #: than a Gamma(a, a) prior with this ``a`` says (coefficient of variation 1/sqrt(a)).
-_REST_THETA_PRIOR = 1.0
+REST_THETA_PRIOR = 1.0
 #: Draws of the rest count's predictive distribution (its quantiles give the interval).
-_REST_DRAWS = 1000
+REST_DRAWS = 1000
 #: Prior of the rest calibration (logistic regression of the labels on the logit of
 #: probability scores): intercept ~ N(0, 2^2), slope ~ N(1, 2^2), i.e. "the scores are
 #: roughly calibrated". For other scores (standardized): both ~ N(0, 10^2).
-_PLATT_PRIOR_PROB = (np.array([0.0, 1.0]), np.array([2.0, 2.0]))
-_PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
+PLATT_PRIOR_PROB = (np.array([0.0, 1.0]), np.array([2.0, 2.0]))
+PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
 
 
-def _estimate(
+def ratio_estimate(
     *,
     alpha: float,
     a_fixed: float,
@@ -64,7 +64,7 @@ def _estimate(
     g = num / den
     if m is not None:
         g = min(max(g, 0.0), 1.0)
-    rand = pi < _CERTAIN
+    rand = pi < CERTAIN
     # Delta-method variance of the ratio (eq. 6 with a Hajek finite-population factor).
     var, degenerate = 0.0, True
     if rand.sum() >= 2:
@@ -100,14 +100,14 @@ def _estimate(
     return g, var, floor
 
 
-def _interval(est: float, var: float, z: float) -> tuple[float, float]:
+def normal_interval(est: float, var: float, z: float) -> tuple[float, float]:
     if not (math.isfinite(est) and math.isfinite(var)):
         return 0.0, 1.0
     half = z * math.sqrt(max(var, 0.0))
     return max(0.0, est - half), min(1.0, est + half)
 
 
-def _platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+def platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Feature and prior of the rest calibration (a logistic regression on the scores).
 
     Probability scores (all in [0, 1]) enter as their logit (clipped at 1e-9 from 0 and
@@ -116,12 +116,12 @@ def _platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndar
     """
     if s.min() >= 0.0 and s.max() <= 1.0:
         p = np.clip(s, 1e-9, 1.0 - 1e-9)
-        return np.log(p) - np.log1p(-p), _PLATT_PRIOR_PROB
+        return np.log(p) - np.log1p(-p), PLATT_PRIOR_PROB
     sd = float(s.std())
-    return (s - float(s.mean())) / (sd if sd > 0 else 1.0), _PLATT_PRIOR_OTHER
+    return (s - float(s.mean())) / (sd if sd > 0 else 1.0), PLATT_PRIOR_OTHER
 
 
-def _platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarray]:
+def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mode and Laplace covariance of ``logit P(y=1) = b0 + b1 t`` (Newton).
 
     ``prior`` = (means, standard deviations) of independent normal priors on
@@ -151,20 +151,20 @@ def _platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndar
     return b, np.linalg.inv(h)
 
 
-def _logistic(x: np.ndarray) -> np.ndarray:
+def logistic(x: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-def _rest_model(
-    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=_REST_THETA_PRIOR, draws=_REST_DRAWS
+def fit_rest_model(
+    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS
 ):
     """Predictive distribution of the number of positives among the unlabeled rest items.
 
-    Model: a rest item with feature ``t`` (see ``_platt_feature``) is positive with
+    Model: a rest item with feature ``t`` (see ``platt_feature``) is positive with
     probability ``theta * logistic(b0 + b1 t)``, independently of the others, so the
     unlabeled rest holds ``R ~ Poisson(theta * C)`` positives, ``C`` the sum of those
     probabilities over its items. The calibration ``(b0, b1)`` has the Laplace
-    posterior ``N(coef, cov)`` of ``_platt_fit`` (all labels so far); the multiplier
+    posterior ``N(coef, cov)`` of ``platt_fit`` (all labels so far); the multiplier
     ``theta`` -- room for the calibration to be wrong in the low scores -- has the
     prior ``Gamma(prior, rate=prior)`` (mean 1) and is updated by the rest items drawn
     so far (``x`` positives found where ``E`` were expected):
@@ -186,13 +186,13 @@ def _rest_model(
     except np.linalg.LinAlgError:  # pragma: no cover - cov is a prior-regularized inverse
         chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
     b = coef + rng.standard_normal((draws, 2)) @ chol.T
-    c_tot = _logistic(b[:, :1] + b[:, 1:] * tb) @ nb
-    e = _logistic(b[:, :1] + b[:, 1:] * t_drawn).sum(axis=1) if t_drawn.size else np.zeros(draws)
+    c_tot = logistic(b[:, :1] + b[:, 1:] * tb) @ nb
+    e = logistic(b[:, :1] + b[:, 1:] * t_drawn).sum(axis=1) if t_drawn.size else np.zeros(draws)
     x = float(y_drawn.sum())
     theta = rng.gamma(prior + x, 1.0 / (prior + e))
     r = rng.poisson(theta * c_tot).astype(np.float64)
-    c_mode = float(_logistic(coef[0] + coef[1] * tb) @ nb)
-    e_mode = float(_logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
+    c_mode = float(logistic(coef[0] + coef[1] * tb) @ nb)
+    e_mode = float(logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
     return dict(
         r_model=c_mode * (prior + x) / (prior + e_mode),
         sdlog=float(np.std(np.log(np.maximum(c_tot, 1e-300)))),
@@ -201,13 +201,13 @@ def _rest_model(
     )
 
 
-def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
+def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
     """Estimate, variance and interval that account for the rest stratum.
 
     ``rest`` describes the items outside the current top-K domain (see
     ``_importance_sampling_run``): ``r_hat`` (the count of positives among its
     unlabeled items that the estimate uses), ``r_sorted`` and ``var_r`` (draws and
-    variance of that count's predictive distribution, see ``_rest_model``) and, for the
+    variance of that count's predictive distribution, see ``fit_rest_model``) and, for the
     design-only interval, ``size`` (all its items), ``x`` (positives among its labeled
     items), ``exposure`` and ``exposure_max`` (a lower and an upper bound on the
     probability that any one of its items has been drawn by now). ``r_bar``: the count

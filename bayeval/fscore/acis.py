@@ -32,17 +32,17 @@ from bayeval._deprecate import renamed_keywords, warn_renamed
 from bayeval._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
 from ._design import (
-    _G_FLOOR,
-    _batch_sizes,
-    _calibration_prior,
-    _inclusion_probabilities,
-    _isotonic,
-    _proposal,
-    _systematic_sample,
-    _top_order,
-    _typical_draws,
+    G_FLOOR,
+    batch_sizes,
+    calibration_prior,
+    inclusion_probabilities,
+    isotonic_fit,
+    sawade_proposal,
+    systematic_sample,
+    top_order,
+    typical_draws,
 )
-from ._estimators import _estimate, _interval, _logistic, _platt_feature, _platt_fit, _rest_interval, _rest_model
+from ._estimators import fit_rest_model, logistic, normal_interval, platt_feature, platt_fit, ratio_estimate, rest_interval
 
 __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 
@@ -358,7 +358,7 @@ class _Book:
         self.interval_prob = interval_prob
         self.interval = interval
         self.z = float(norm.ppf(0.5 + interval_prob / 2.0))
-        # Rest stratum (outside the top-K domain), see ``_rest_interval``: its current
+        # Rest stratum (outside the top-K domain), see ``rest_interval``: its current
         # size, the items drawn from it with their labels, and the probability that an
         # item of the current rest has been drawn by now.
         self.rest = None
@@ -444,7 +444,7 @@ class _Book:
         # Iteration errors are martingale differences (each batch is unbiased for the
         # still-unlabeled part given the past), hence uncorrelated to first order.
         var = float(np.dot(w**2, [r["iteration_variance"] for r in usable]))
-        self.intervals = {"delta": _interval(est, var, self.z)}
+        self.intervals = {"delta": normal_interval(est, var, self.z)}
         if self.rest is None:
             return est, var, *self.intervals["delta"]
         if self.rest["size"] == 0:  # the domain is the whole pool: no count left to bound
@@ -455,7 +455,7 @@ class _Book:
         r_bar = float(np.dot(w, [r["_r_hat"] for r in usable]))
         # Every interval of the run (they share the estimate; ``ACISResult.intervals``).
         for method in ("jeffreys", "model"):
-            _, var_m, lo, hi = _rest_interval(
+            _, var_m, lo, hi = rest_interval(
                 est,
                 var_domain,
                 den,
@@ -590,7 +590,7 @@ class _ImportanceRun:
     def __init__(self, s: np.ndarray, yhat: np.ndarray, oracle, rng: np.random.Generator, cfg: _RunSettings):
         self.s, self.yhat, self.oracle, self.rng, self.cfg = s, yhat, oracle, rng, cfg
         self.n = s.size
-        self.sizes = _batch_sizes(cfg.budget, cfg.first_batch)
+        self.sizes = batch_sizes(cfg.budget, cfg.first_batch)
         self.book = _Book(s, yhat, cfg.alpha, cfg.interval_prob, cfg.average_last, cfg.target_std_error,
                           cfg.interval)
         self.use_rest = cfg.use_rest
@@ -607,7 +607,7 @@ class _ImportanceRun:
             self.rest_missed = self.rest_missed_best = 1.0
         self.t_feat = self.platt_prior = None
         if self.use_rest or cfg.model_assist:
-            self.t_feat, self.platt_prior = _platt_feature(s)
+            self.t_feat, self.platt_prior = platt_feature(s)
         self._plan_domain()
         self._working_copies()
 
@@ -623,7 +623,7 @@ class _ImportanceRun:
             k_i = min(n, max(k_prev, math.ceil(cfg.top_k_factor * (i + 1) * n_pred), spent + 2 * b))
             self.ks.append(k_i)
             k_prev, spent = k_i, spent + b
-        self.order = _top_order(self.s, self.ks[-1])
+        self.order = top_order(self.s, self.ks[-1])
         self.in_domain = self.yhat == 1
         self.k_done = 0
 
@@ -638,7 +638,7 @@ class _ImportanceRun:
         """
         cfg, s, yhat = self.cfg, self.s, self.yhat
         probabilities = cfg.probabilities
-        c0 = _calibration_prior(s, yhat) if probabilities is None else None
+        c0 = calibration_prior(s, yhat) if probabilities is None else None
         fixed_p = probabilities if (probabilities is not None and not callable(probabilities)) else None
         self.perm = None
         self.s_w, self.yhat_w, self.c0_w, self.p_w = s, yhat, c0, fixed_p
@@ -697,7 +697,7 @@ class _ImportanceRun:
                 c = _take(self.c0_w, cand)
             else:
                 items, labels = self.book.labeled_arrays()
-                ux, fit = _isotonic(self.s[items], labels)
+                ux, fit = isotonic_fit(self.s[items], labels)
                 c_fit = np.interp(_take(self.s_w, cand), ux, fit)
                 b_i = cfg.beta * max(0.0, 1.0 - (i - 2) / cfg.beta_iterations)
                 c = b_i * _take(self.c0_w, cand) + (1.0 - b_i) * c_fit
@@ -717,7 +717,7 @@ class _ImportanceRun:
         if not self.cfg.model_assist:
             return None, 0.0, 0.0
         alpha = self.cfg.alpha
-        m_c = _logistic(coef[0] + coef[1] * _take(self.t_feat_w, cand))
+        m_c = logistic(coef[0] + coef[1] * _take(self.t_feat_w, cand))
         unl_c = None if cand is not None else ~self.labeled_w
         m_u, yh_u = _take(m_c, unl_c), _take(yhat_c, unl_c).astype(np.float64)
         a_off = float(np.dot(m_u, yh_u))
@@ -735,14 +735,14 @@ class _ImportanceRun:
         rest = {"pool": rest_pool, "t": t_r, "pick": None}
         if not b_rest:
             return rest
-        c_r = _logistic(coef[0] + coef[1] * t_r)
+        c_r = logistic(coef[0] + coef[1] * t_r)
         c_sum = float(c_r.sum())
         uniform = self.cfg.rest_uniform
         q_r = np.full(rest_pool.size, uniform / rest_pool.size)
         if uniform < 1.0 and c_sum > 0:
             q_r += (1.0 - uniform) * c_r / c_sum
-        pi_all = _inclusion_probabilities(q_r, b_rest)
-        pick_r = _systematic_sample(pi_all, b_rest, self.rng)
+        pi_all = inclusion_probabilities(q_r, b_rest)
+        pick_r = systematic_sample(pi_all, b_rest, self.rng)
         self.rest_missed *= 1.0 - float(pi_all.min())
         self.rest_missed_best *= 1.0 - float(pi_all.max())
         rest.update(pick=pick_r, items=rest_pool[pick_r], pi=pi_all[pick_r])
@@ -763,7 +763,7 @@ class _ImportanceRun:
         drew = rest["pick"] is not None
         if drew:
             unl[rest["pick"]] = False
-        rest_model = _rest_model(rest["t"][unl], self.t_feat[drawn], found, coef, cov, self.rng)
+        rest_model = fit_rest_model(rest["t"][unl], self.t_feat[drawn], found, coef, cov, self.rng)
         # The estimate's count of the unlabeled rest's positives: the model's where the
         # labels pin it down, else this batch's Horvitz-Thompson count (its rest draws:
         # unbiased, and usually 0).
@@ -785,14 +785,14 @@ class _ImportanceRun:
         coef = cov = None
         if self.use_rest or cfg.model_assist:
             lab_items, lab_labels = book.labeled_arrays()
-            coef, cov = _platt_fit(self.t_feat[lab_items], lab_labels, self.platt_prior)
+            coef, cov = platt_fit(self.t_feat[lab_items], lab_labels, self.platt_prior)
         m_c, a_off, v_off = self._model_assist(coef, cand, yhat_c)
-        q = _proposal(c, yhat_c, g_prev, alpha)
+        q = sawade_proposal(c, yhat_c, g_prev, alpha)
         if cand is None:
             q[self.labeled_w] = 0.0  # never drawn again (zero-width systematic interval)
         b_dom = b - b_rest
-        pi = _inclusion_probabilities(q, b_dom)
-        pick = _systematic_sample(pi, b_dom, self.rng)
+        pi = inclusion_probabilities(q, b_dom)
+        pick = systematic_sample(pi, b_dom, self.rng)
         pos_b, pi_b = (pick if cand is None else cand[pick]), pi[pick]
         items_b = pos_b if self.perm is None else self.perm[pos_b]
         rest = self._draw_rest(rest_pool, coef, b_rest)
@@ -807,8 +807,8 @@ class _ImportanceRun:
         # of being of that kind. Computed only if needed.
         def typical(pi=pi, c=c, yhat_c=yhat_c, unl=None if cand is not None else ~self.labeled_w):
             if unl is None:
-                return _typical_draws(pi, c, yhat_c)
-            return _typical_draws(pi[unl], c[unl], yhat_c[unl])
+                return typical_draws(pi, c, yhat_c)
+            return typical_draws(pi[unl], c[unl], yhat_c[unl])
 
         self.labeled_w[pos_b] = True
         v_rest, rest_model, drawn, found = 0.0, None, None, None
@@ -818,7 +818,7 @@ class _ImportanceRun:
                 self.rest_labels.append(rest["labels"])
                 self.labeled_w[rest["items"]] = True
             v_rest, rest_model, drawn, found = self._rest_count(rest, coef, cov)
-        g_i, var_i, floor_i = _estimate(
+        g_i, var_i, floor_i = ratio_estimate(
             alpha=alpha,
             a_fixed=book.a_fixed + a_off,
             v_fixed=book.v_fixed + v_rest + v_off,
@@ -1157,7 +1157,7 @@ def sawade(
     fp = float(yhat.sum()) - tp
     fn = float(p[yhat == 0].sum())
     den = alpha * (tp + fp) + (1 - alpha) * (tp + fn)
-    g0 = min(max(tp / den if den > 0 else 0.5, _G_FLOOR), 1.0)
+    g0 = min(max(tp / den if den > 0 else 0.5, G_FLOOR), 1.0)
     settings = _RunSettings(
         budget=budget,
         alpha=alpha,
@@ -1192,7 +1192,7 @@ def _checkpoint_run(
     spent = 0
     n_cell = (int(np.count_nonzero(yhat == 0)), int(np.count_nonzero(yhat == 1)))
     with _keep_labels(book, method):
-        for b in _batch_sizes(budget, first_batch):
+        for b in batch_sizes(budget, first_batch):
             items_b = order[spent : spent + b]
             labels_b = _call_oracle(oracle, items_b)
             spent += b
@@ -1215,7 +1215,7 @@ def _checkpoint_run(
                 "fp": typ if left[1] else None,
                 "fn": typ if left[0] else None,
             }
-            g, var, floor = _estimate(
+            g, var, floor = ratio_estimate(
                 alpha=alpha, a_fixed=0.0, v_fixed=0.0, y=labels, yhat=yh, d=d, pi=pi, typical=typical
             )
             book.record(b, n, g, var, floor, exact=spent == n)
@@ -1344,7 +1344,7 @@ def top_k(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     _check_rng(random_seed)
-    order = _top_order(s, budget)
+    order = top_order(s, budget)
     return _checkpoint_run(
         s,
         yhat,
