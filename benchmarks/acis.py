@@ -603,7 +603,7 @@ def mixture_calibration(scores, predictions, families, *, n_bins=300, draws=200,
     under a score mixture (``families``, binned) fitted to all scores and the labels so far.
     """
     from bayeval import EvalData
-    from bayeval.fscore.acis import _calibration_prior
+    from bayeval.fscore._design import calibration_prior as _calibration_prior
     from bayeval.models import ScoreMixture
 
     prior = _calibration_prior(np.asarray(scores, float), np.asarray(predictions))

@@ -112,7 +112,8 @@ class Sampler:
     def __init__(self, **priors):
         import nutpie
 
-        from bayeval.annotators.model import AnnotatorError, _observe
+        from bayeval.annotators import AnnotatorError
+        from bayeval.annotators._checks import observe as _observe
 
         self.spec = AnnotatorError(**priors)
         self.observe = _observe

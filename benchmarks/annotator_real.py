@@ -27,7 +27,7 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
   annotators="exchangeable")``, one accuracy and difficulty correlation shared by the
   three reference columns (each is a random worker of the crowd);
 * ``rectified`` (with gold): the prediction-powered (difference) estimate from the same
-  fit, ``AnnotatorError().rectified_accuracy(post)`` -- the model's probability that the
+  fit, ``post.rectified_accuracy()`` -- the model's probability that the
   classifier is right on each item, corrected by its errors on the gold items
   (leave-one-out there), with a t interval (see ``rectified``);
 * ``ppi`` (with gold; a peer): ppi-python's ``ppi_mean_ci`` on the same predictions as
@@ -37,9 +37,9 @@ Methods, each giving a 90% interval (equal-tailed) and a point estimate (mean):
   quantiles exact -- trials made before the ``guarded`` reading existed drew it 4,000
   times, and the tables recompute it exactly for them by replaying their gold items, see
   ``replay_gold``);
-* ``guarded`` (with gold): what ``AnnotatorError().summary`` reports with gold items, the
+* ``guarded`` (with gold): what ``post.summary()`` reports with gold items, the
   smallest interval holding both the stacked posterior's and the gold items' own
-  (``AnnotatorError().guarded_accuracy(post, interval="equal-tailed")``): it covers
+  (``post.guarded_accuracy(interval="equal-tailed")``): it covers
   whenever ``gold_only`` does;
 * ``ds_same`` and ``ds_crowd`` (point estimates only): crowd-kit's ``DawidSkene`` (100
   iterations) estimate of the true labels -- from the classifier and the reference
@@ -138,7 +138,7 @@ NUTS = {}
 def fit(pred, refs, gold, seed, annotators="separate"):
     """The public path at its defaults (only the fallback is switched off: the stacked
     posterior is made from the same draws below, as ``fit`` with the default does)."""
-    from bayeval.annotators.model import AnnotationData, AnnotatorError
+    from bayeval.annotators import AnnotationData, AnnotatorError
 
     return AnnotatorError(gold_fallback="off", annotators=annotators).fit(
         AnnotationData(pred, refs, gold=gold), random_seed=seed, progressbar=False, warn=False, sampler=SAMPLER,
@@ -150,7 +150,7 @@ def worst_param(idata) -> str:
     """The parameter (with its index) whose r_hat is largest."""
     import arviz as az
 
-    from bayeval.annotators.model import _PARAM_NAMES
+    from bayeval.annotators._likelihood import PARAM_NAMES as _PARAM_NAMES
 
     names = [v for v in _PARAM_NAMES if v in idata.posterior]
     rh = az.rhat(idata, var_names=names)
@@ -189,7 +189,7 @@ def gold_only(pred, z, known, level=0.90):
     """The gold items' own reading: mean and exact equal-tailed interval of the accuracy on
     all items when it is Beta(1 + right, 1 + wrong) from the gold items and each other
     item is right with that probability (the library's ``_gold_only_accuracy_interval``)."""
-    from bayeval.annotators.model import _gold_only_accuracy_interval
+    from bayeval.annotators.gold import gold_only_accuracy_interval as _gold_only_accuracy_interval
 
     right = int((pred[known] == z[known]).sum())
     n_g, n = int(known.sum()), pred.size
@@ -229,7 +229,7 @@ def replay_gold(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def rectified(post, level=0.90):
-    """The model's prediction-powered reading, ``AnnotatorError().rectified_accuracy``:
+    """The model's prediction-powered reading, ``post.rectified_accuracy()``:
     the structured fit's probability that the classifier is right on each item
     (leave-one-out on the gold items) corrected by its errors on the gold items,
     ``mean_all(q) + mean_gold(c - q)``, with a t interval and the finite-population
@@ -238,9 +238,7 @@ def rectified(post, level=0.90):
     that guard: same estimate, intervals up to a few per cent narrower with 30 gold
     items and about 1% with 100.)
     """
-    from bayeval.annotators.model import AnnotatorError
-
-    r = AnnotatorError().rectified_accuracy(post, prob=level)
+    r = post.rectified_accuracy(prob=level)
     return r.estimate, r.lower, r.upper
 
 
@@ -255,10 +253,11 @@ def ppi_peer(post, level=0.90):
     """
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    from bayeval.annotators.model import _STRUCT_VARS, _flat_draws, _structured_right_probability
+    from bayeval.annotators._likelihood import STRUCT_VARS, flat_draws
+    from bayeval.annotators.gold import structured_right_probability
 
     obs, check = post._observed, post.gold_check
-    q = _structured_right_probability(post.model_spec, obs, _flat_draws(post.idata.posterior, _STRUCT_VARS))
+    q = structured_right_probability(post.model_spec, obs, flat_draws(post.idata.posterior, STRUCT_VARS))
     known = np.isfinite(obs.gold)
     c = (obs.predictions[known] == obs.gold[known]).astype(float)
     q_gold, q_rest = np.asarray(check["q_right"]), q[~known]
@@ -275,7 +274,7 @@ def interval(draws):
 
 
 def trial(name, labels, truth_z, n_refs, n_gold, seed):
-    from bayeval.annotators.model import AnnotatorError
+    from bayeval.annotators import AnnotatorError
 
     rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, n_gold])
     slots = np.stack([rng.permutation(lab) for lab in labels])  # DUCK: 39 slots, others 10
@@ -319,12 +318,12 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
         m, lo, hi = interval(post.metric("accuracy").values.ravel())
         out.update(exchangeable_mean=m, exchangeable_lo=lo, exchangeable_hi=hi,
                    exchangeable_converged=post.convergence["ok"])
-    sens = AnnotatorError().prior_sensitivity(stacked).loc[("true_accuracy", 1.0)]
+    sens = stacked.prior_sensitivity().loc[("true_accuracy", 1.0)]
     out.update(prior_sensitivity=sens["prior_sensitivity"], prior_dominated=sens["diagnosis"] != "")
     if n_gold:
         m, lo, hi = gold_only(pred, truth_z, known)
         out.update(gold_only_mean=m, gold_only_lo=lo, gold_only_hi=hi)
-        g = spec.guarded_accuracy(stacked, interval="equal-tailed")
+        g = stacked.guarded_accuracy(interval="equal-tailed")
         out.update(guarded_mean=g.estimate, guarded_lo=g.lower, guarded_hi=g.upper)
         m, lo, hi = rectified(structured)
         out.update(rectified_mean=m, rectified_lo=lo, rectified_hi=hi)
@@ -624,14 +623,14 @@ Columns: `true_acc` mean true accuracy of the classifier (majority of three crow
 `error_phi` mean realized correlation of the classifier's and the first reference's error
 indicators; for each method, `cover` = trials whose 90% interval contains the true accuracy,
 `mae` = mean absolute error of the point estimate (posterior mean), `width` = mean interval
-width (`guarded`: the interval `AnnotatorError().summary` reports with gold items, holding
+width (`guarded`: the interval `post.summary()` reports with gold items, holding
 the stacked and the gold items' own); `ds_same_mae`, `ds_crowd_mae`: crowd-kit Dawid-Skene point estimates (no interval);
 `weight`: mean stacking weight of the annotator-error model (averaged over Bayesian-bootstrap
 replicates of the gold items, the default), `point_weight`: the plain stacking weight; `flagged`: trials whose gold
 check says the gold items contradict the model (p < 0.05); `converged`: fits with every
 r_hat <= 1.01, bulk ESS >= 100 per chain and no divergence (`exch_converged`: the same for
 the exchangeable fits); `div_fits`: fits with any divergence; `prior_sens`: mean power-scaling
-prior sensitivity of the true accuracy (`AnnotatorError().prior_sensitivity`), `prior_flag`:
+prior sensitivity of the true accuracy (`post.prior_sensitivity()`), `prior_flag`:
 trials where it is >= 0.05, i.e. where the fit says its interval depends on the priors.
 
 {to_markdown(table)}

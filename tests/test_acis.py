@@ -16,18 +16,18 @@ import pytest
 from scipy.stats import gamma
 from sklearn.metrics import fbeta_score
 
+from bayeval.fscore._design import batch_sizes as _batch_sizes
+from bayeval.fscore._design import calibration_prior as _calibration_prior
+from bayeval.fscore._design import inclusion_probabilities as _inclusion_probabilities
+from bayeval.fscore._design import isotonic_fit as _isotonic
+from bayeval.fscore._design import sawade_proposal as _proposal
+from bayeval.fscore._design import systematic_sample as _systematic_sample
+from bayeval.fscore._estimators import REST_THETA_PRIOR as _REST_THETA_PRIOR
+from bayeval.fscore._estimators import fit_rest_model as _rest_model
+from bayeval.fscore._estimators import ratio_estimate as _estimate
+from bayeval.fscore._estimators import rest_interval as _rest_interval
 from bayeval.fscore.acis import (
     ACISResult,
-    _batch_sizes,
-    _calibration_prior,
-    _estimate,
-    _inclusion_probabilities,
-    _isotonic,
-    _proposal,
-    _REST_THETA_PRIOR,
-    _rest_interval,
-    _rest_model,
-    _systematic_sample,
     acis,
     sawade,
     top_k,

@@ -16,13 +16,14 @@ from scipy.special import ndtr, ndtri  # noqa: E402
 
 from bayeval import EvalData, Posterior  # noqa: E402
 from bayeval.annotators.bounds import plot_true_accuracy, true_accuracy_bounds  # noqa: E402
-from bayeval.annotators.model import (  # noqa: E402
+from bayeval.annotators import (  # noqa: E402
     AnnotationData,
     AnnotatorError,
+    AnnotatorPosterior,
     CategoricalPosterior,
-    _ClassProbability,
-    _observe,
 )
+from bayeval.annotators._checks import observe as _observe  # noqa: E402
+from bayeval.annotators._likelihood import ClassProbability as _ClassProbability  # noqa: E402
 from bayeval.posterior import hdi  # noqa: E402
 
 FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False)
@@ -320,7 +321,7 @@ def test_plot_of_a_fit_with_gold_items_shows_the_reported_interval():
     spec = AnnotatorError()
     good = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.5, 0.5], [0.5, 0.5], draws=50)
     post = spec._wrap(_observe(pred, ann, gold, 2), good, pred.astype(float), 1)
-    g = spec.guarded_accuracy(post)
+    g = post.guarded_accuracy()
     ax = plot_true_accuracy(post, measured=float((pred == ann).mean()), annotator_accuracy=0.9)
     bars = {c.get_label(): c.get_segments()[0][:, 0] for c in ax.collections
             if c.get_label().startswith(("posterior", "reported"))}
@@ -505,12 +506,42 @@ def test_agrees_with_dawid_skene_em_when_errors_are_independent(independent_fit)
 
 def test_summary_and_population(independent_fit):
     _, pred, _, post = independent_fit
-    table = AnnotatorError().summary(post)
+    table = post.summary()
     assert {"model_accuracy", "true_accuracy", "error_correlation[annotator=0]", "annotator_accuracy[annotator=2]"} <= set(table.index)
     np.testing.assert_allclose(post.population("accuracy").values, post.idata.posterior["model_accuracy"].values)
     assert post.population("recall").dims == ("chain", "draw")
     assert post.data.predictions.tolist() == pred.tolist()
     assert post.diagnostics()["r_hat"].max() < 1.1
+
+
+def test_the_posterior_reports_the_fit_without_metrics_and_the_metrics_with_them():
+    rng = np.random.default_rng(0)
+    idata = az.from_dict(posterior={
+        "model_accuracy": rng.uniform(0.8, 0.9, (2, 50)),
+        "annotator_accuracy": rng.uniform(0.9, 1, (2, 50, 1)),
+        "error_correlation": rng.uniform(0, 0.3, (2, 50, 1))})
+    data = EvalData([0.9, 0.2, 0.7], [1, np.nan, np.nan], predictions=[1, 0, 1])
+    post = AnnotatorPosterior(data, idata, lambda p: [1.0, 0.3, 0.6], random_seed=0)
+    plain = Posterior(data, idata, lambda p: [1.0, 0.3, 0.6], random_seed=0)
+    fit_table = post.summary()
+    assert fit_table.index[:2].tolist() == ["model_accuracy", "true_accuracy"]
+    assert fit_table.loc["true_accuracy", "mean"] == pytest.approx(float(post.metric("accuracy").mean()))
+    assert fit_table["prior_sensitivity"].isna().all()  # no model_spec: the priors are unknown
+    metrics = post.summary(["accuracy", "precision"], hdi_prob=0.8)
+    assert metrics.equals(plain.summary(["accuracy", "precision"], hdi_prob=0.8))
+    assert post.summary().index.tolist() == fit_table.index.tolist()
+    with pytest.raises(TypeError, match="metric options apply with `metrics`"):
+        post.summary(threshold=0.5)
+    with pytest.raises(TypeError, match="`sensitivity` and `guard` apply to the fit's table"):
+        post.summary(["accuracy"], guard=False)
+    cat = CategoricalPosterior([0, 1, 2], az.from_dict(posterior={"x": np.zeros((1, 20))}),
+                               lambda params: np.full((3, 3), 1 / 3), n_classes=3, random_seed=0)
+    assert isinstance(cat, AnnotatorPosterior)
+    assert cat.summary(["accuracy"]).index.tolist() == ["accuracy"]
+    with pytest.raises(ValueError, match=r"not produced by AnnotatorError.*summary\(\['accuracy'\]\)"):
+        cat.summary()
+    with pytest.raises(ValueError, match="gold items"):
+        cat.guarded_accuracy()
 
 
 @pytest.fixture(scope="module")
@@ -575,10 +606,9 @@ def test_multiclass_fit_agrees_with_dawid_skene_and_returns_class_metrics():
     assert table.shape[0] == 4
     assert post.population("precision").dims == ("chain", "draw", "class")
     # the guarded reading with K classes: right or wrong on the gold items is all it needs
-    spec = AnnotatorError(3, independent=True)
-    g = spec.guarded_accuracy(post)
+    g = post.guarded_accuracy()
     assert g.right == int((pred == z)[:30].sum()) and g.n_gold == 30
-    rows = spec.summary(post, sensitivity=False)
+    rows = post.summary(sensitivity=False)
     assert tuple(rows.loc["true_accuracy", ["hdi_5%", "hdi_95%"]]) == pytest.approx((g.lower, g.upper))
     assert g.lower <= g.gold_lower and g.upper >= g.gold_upper
 
@@ -614,7 +644,7 @@ def _shared_errors(seed, n=400, n_gold=150):
 
 
 def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_gold():
-    from bayeval.annotators.model import _gold_stacking
+    from bayeval.annotators.gold import gold_stacking as _gold_stacking
 
     z, pred, ann, gold = _shared_errors(0)
     obs = _observe(pred, ann, gold, 2)
@@ -646,7 +676,7 @@ def test_gold_check_flags_a_model_whose_errors_are_wrong_and_stacking_moves_to_g
 
 
 def test_bootstrap_stacking_weight_hedges_only_when_the_gold_items_do_not_decide():
-    from bayeval.annotators.model import _bootstrap_stacking_weight, _stacking_weight
+    from bayeval.annotators.gold import _bootstrap_stacking_weight, _stacking_weight
 
     rng = np.random.default_rng(3)
     n = 60
@@ -675,7 +705,7 @@ def test_bootstrap_stacking_weight_hedges_only_when_the_gold_items_do_not_decide
 
 
 def test_stacking_keeps_a_model_that_fits_the_gold_items():
-    from bayeval.annotators.model import _gold_stacking
+    from bayeval.annotators.gold import gold_stacking as _gold_stacking
 
     rng = np.random.default_rng(1)
     n = 400
@@ -726,30 +756,30 @@ def test_fit_takes_sampler_options_and_reports_convergence():
     conv = post.convergence
     assert set(conv) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages", "sampler", "pareto_k", "ess"}
     assert conv["sampler"] == "pymc"
-    assert not conv["ok"] and conv == spec.check(post, warn=False)
-    table = spec.summary(post)
+    assert not conv["ok"] and conv == post.check(warn=False)
+    table = post.summary()
     assert table.loc["structured_weight", "mean"] == pytest.approx(post.gold_check["weight"])
     # with gold items the accuracies' intervals are guarded: they hold the posterior's own
     # (rows *_posterior) and the gold items' own; guard=False reports the posterior's
-    g = spec.guarded_accuracy(post)
+    g = post.guarded_accuracy()
     cols = ["hdi_5%", "hdi_95%"]
     assert tuple(table.loc["true_accuracy", cols]) == pytest.approx((g.lower, g.upper))
     assert tuple(table.loc["true_accuracy_posterior", cols]) == pytest.approx((g.posterior_lower, g.posterior_upper))
     assert table.loc["true_accuracy", "mean"] == table.loc["true_accuracy_posterior", "mean"]
-    plain = spec.summary(post, guard=False, sensitivity=False)
+    plain = post.summary(guard=False, sensitivity=False)
     assert "true_accuracy_posterior" not in plain.index and "model_accuracy_posterior" not in plain.index
     assert tuple(plain.loc["true_accuracy", cols]) == pytest.approx((g.posterior_lower, g.posterior_upper))
     assert tuple(plain.loc["model_accuracy", cols]) == tuple(table.loc["model_accuracy_posterior", cols])
     right, n_gold = post.gold_check["right"], post.gold_check["n_gold"]
-    from bayeval.annotators.model import _beta_hdi
+    from bayeval.annotators.gold import beta_hdi as _beta_hdi
 
     b_lo, b_hi = _beta_hdi(1 + right, 1 + n_gold - right, 0.9)
     assert table.loc["model_accuracy", "hdi_5%"] == min(plain.loc["model_accuracy", "hdi_5%"], b_lo)
     assert table.loc["model_accuracy", "hdi_95%"] == max(plain.loc["model_accuracy", "hdi_95%"], b_hi)
     with pytest.raises(TypeError, match="guard"):
-        spec.summary(post, guard="yes")
+        post.summary(guard="yes")
     assert 0 <= table.loc["gold_check_p", "mean"] <= 1
-    rect = spec.rectified_accuracy(post)
+    rect = post.rectified_accuracy()
     assert tuple(table.loc["true_accuracy_rectified"].iloc[:4]) == pytest.approx(
         (rect.estimate, rect.std_error, rect.lower, rect.upper)
     )
@@ -795,7 +825,7 @@ def test_the_older_call_forms_still_work_with_a_warning():
 def test_annotations_from_long_by_annotator_and_by_slot():
     import pandas as pd
 
-    from bayeval.annotators.model import annotations_from_long
+    from bayeval.annotators import annotations_from_long
 
     long = pd.DataFrame(
         {
@@ -834,7 +864,7 @@ def test_annotations_from_long_by_annotator_and_by_slot():
 def test_annotations_from_long_errors(kwargs, error, match):
     import pandas as pd
 
-    from bayeval.annotators.model import annotations_from_long
+    from bayeval.annotators import annotations_from_long
 
     data = pd.DataFrame({"item": ["a", "b"], "annotator": ["x", "x"], "label": [0, 1]})
     if kwargs.get("data") == "dup":
@@ -850,13 +880,11 @@ def test_check_reports_disagreeing_chains_and_divergences():
     diverging = np.zeros((2, 300), dtype=bool)
     diverging[0, :3] = True
     idata = az.from_dict(posterior={"model_class_accuracy": acc}, sample_stats={"diverging": diverging})
-    post = Posterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
+    post = AnnotatorPosterior(EvalData([0.0, 1.0], predictions=[0, 1]), idata, lambda p: [0.1, 0.9])
     with pytest.warns(UserWarning, match="r_hat up to .*chains disagree.*gold subset.*3 divergent"):
-        out = AnnotatorError().check(post)
+        out = post.check()
     assert out["max_rhat"] > 1.5 and out["divergences"] == 3 and not out["ok"]
     assert len(out["messages"]) == 3  # r_hat, ESS (two modes: a few effective draws), divergences
-    with pytest.raises(TypeError, match="Posterior"):
-        AnnotatorError().check(idata)
 
 
 # ------------------------------------------------------------------ prior sensitivity
@@ -865,7 +893,7 @@ def test_check_reports_disagreeing_chains_and_divergences():
 def test_power_scaled_weights_turn_prior_draws_into_the_scaled_prior():
     """Draws from the priors themselves (a flat likelihood): reweighting by p^(s - 1)
     must give the power-scaled prior, Beta(a, b)^s = Beta(s (a - 1) + 1, s (b - 1) + 1)."""
-    from bayeval.annotators.model import _power_scaling
+    from bayeval.annotators._sensitivity import power_scaling as _power_scaling
 
     rng = np.random.default_rng(3)
     chains, draws = 2, 4000
@@ -903,11 +931,11 @@ def test_power_scaled_weights_turn_prior_draws_into_the_scaled_prior():
 def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
     import warnings
 
-    from bayeval.annotators.model import _add_log_prior
+    from bayeval.annotators._sensitivity import add_log_prior as _add_log_prior
 
     *_, fits = correlated_fits
     spec = AnnotatorError()
-    no_gold, gold = (spec.prior_sensitivity(fits[g]) for g in (0, 200))
+    no_gold, gold = (fits[g].prior_sensitivity() for g in (0, 200))
     # one annotator, no gold: only the agreement rate is observed; the priors decide
     assert no_gold.loc[("true_accuracy", 1.0), "diagnosis"] == "prior-dominated"
     assert gold.loc[("true_accuracy", 1.0), "diagnosis"] == ""
@@ -920,7 +948,7 @@ def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
     k = no_gold.loc[("true_accuracy", 2.0), "pareto_k"]
     assert np.isfinite(k) and (k >= 0.7 or np.isfinite(no_gold.loc[("true_accuracy", 2.0), "mean"]))
     # the summary carries the indices; the fit stored the log prior ArviZ reads
-    table = spec.summary(fits[0])
+    table = fits[0].summary()
     assert table.loc["true_accuracy", "diagnosis"] == "prior-dominated"
     assert np.isnan(table.loc["prevalence[class=0]", "prior_sensitivity"])
     assert "log_prior" in fits[0].idata.groups()
@@ -936,12 +964,10 @@ def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
         spec._after_fit(fits[200], warn=True)  # gold items: no such warning
     _add_log_prior(spec, fits[0].idata)  # idempotent
     with pytest.raises(ValueError, match="scales"):
-        spec.prior_sensitivity(fits[0], scales=(0.0,))
-    with pytest.raises(TypeError, match="Posterior"):
-        spec.prior_sensitivity("fit")
+        fits[0].prior_sensitivity(scales=(0.0,))
     with pytest.raises(TypeError, match="sensitivity"):
-        spec.summary(fits[0], sensitivity="no")
-    assert "diagnosis" not in spec.summary(fits[0], sensitivity=False).columns
+        fits[0].summary(sensitivity="no")
+    assert "diagnosis" not in fits[0].summary(sensitivity=False).columns
 
 
 def test_exchangeable_annotators_share_one_set_of_parameters():
@@ -982,7 +1008,8 @@ def test_exchangeable_annotators_share_one_set_of_parameters():
 
 def test_prior_sensitivity_when_stacking_gives_the_structured_model_no_weight():
     """All draws from the gold-only model: the priors move nothing, and nothing fails."""
-    from bayeval.annotators.model import _mix_gold_only, _power_scaling
+    from bayeval.annotators._sensitivity import power_scaling as _power_scaling
+    from bayeval.annotators.gold import mix_gold_only as _mix_gold_only
 
     z, pred, ann, gold = _shared_errors(4)
     obs = _observe(pred, ann, gold, 2)
@@ -1003,7 +1030,7 @@ def test_prior_sensitivity_when_stacking_gives_the_structured_model_no_weight():
     w, k = _power_scaling(spec, post).weights(2.0)
     np.testing.assert_allclose(w, 1 / w.size)
     assert np.isnan(k)
-    table = spec.prior_sensitivity(post)
+    table = post.prior_sensitivity()
     acc = table.loc["true_accuracy"]
     assert acc.loc[2.0, "mean"] == pytest.approx(acc.loc[1.0, "mean"])
     assert acc.loc[0.5, "hdi_5%"] == pytest.approx(acc.loc[1.0, "hdi_5%"], abs=0.01)
@@ -1026,7 +1053,7 @@ def test_fit_draws_2000_per_chain_without_gold_and_1000_with(monkeypatch):
 
 
 def test_guarded_residual_variance_never_collapses_to_zero():
-    from bayeval.annotators.model import _guarded_residual_variance
+    from bayeval.annotators.gold import _guarded_residual_variance
 
     # every gold item right and predicted right with q = 0.97: the plain variance is 0
     flat = np.full(30, 0.03)
@@ -1068,10 +1095,9 @@ def test_rectified_accuracy_covers_where_the_model_is_wrong():
     accuracy far off; over random gold subsets the prediction-powered interval covers the
     true accuracy at about its nominal 90%, and is unbiased."""
     truth, _, fits = _wrong_model_on_random_gold()
-    spec = AnnotatorError()
     hits, ests, alone = [], [], []
     for post, _ in fits:
-        r = spec.rectified_accuracy(post)
+        r = post.rectified_accuracy()
         hits.append(r.lower <= truth <= r.upper)
         ests.append(r.estimate)
         alone.append(np.quantile(post.metric("accuracy").values, [0.05, 0.95]))
@@ -1088,8 +1114,8 @@ def test_rectified_accuracy_formula_and_errors():
     spec = AnnotatorError()
     good = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.5, 0.5], [0.5, 0.5], draws=50)
     post = spec._wrap(_observe(pred, ann, gold, 2), good, pred.astype(float), 1)
-    r = spec.rectified_accuracy(post, prob=0.8)
-    wider = spec.rectified_accuracy(post, prob=0.95)
+    r = post.rectified_accuracy(prob=0.8)
+    wider = post.rectified_accuracy(prob=0.95)
     assert wider.lower < r.lower and wider.upper > r.upper and wider.estimate == r.estimate
     # the estimate is mean(q) over all items plus the gold items' mean residual
     check = post.gold_check
@@ -1098,17 +1124,15 @@ def test_rectified_accuracy_formula_and_errors():
     known = ~np.isnan(gold)
     assert check["residual_mean"] == pytest.approx(((pred == z)[known] - q_right).mean())
     with pytest.raises(ValueError, match="gold items"):
-        spec.rectified_accuracy(spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1))
-    with pytest.raises(TypeError, match="Posterior"):
-        spec.rectified_accuracy("post")
+        spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1).rectified_accuracy()
     post.gold_check = {k: v for k, v in check.items() if k != "q_mean_all"}  # saved by an older version
     with pytest.raises(ValueError, match="earlier bayeval.*fit the data again"):
-        spec.rectified_accuracy(post)
+        post.rectified_accuracy()
     post.gold_check = check
     with pytest.raises(ValueError, match="prob"):
-        spec.rectified_accuracy(post, prob=1.0)
+        post.rectified_accuracy(prob=1.0)
     one = np.where(np.arange(z.size) == 3, z, np.nan)
-    single = spec.rectified_accuracy(spec._wrap(_observe(pred, ann, one, 2), good, pred.astype(float), 1))
+    single = spec._wrap(_observe(pred, ann, one, 2), good, pred.astype(float), 1).rectified_accuracy()
     assert (single.lower, single.upper) == (0.0, 1.0) and np.isnan(single.std_error)
 
 
@@ -1122,10 +1146,9 @@ def test_guarded_accuracy_covers_whenever_the_gold_items_do():
     the gold items' own interval in every trial, so it covers whenever the gold items'
     interval does, and at least at the nominal 90% over random gold subsets."""
     truth, right, fits = _wrong_model_on_random_gold()
-    spec = AnnotatorError()
     hits = {"guarded": [], "posterior": [], "gold": []}
     for post, pick in fits:
-        g = spec.guarded_accuracy(post)
+        g = post.guarded_accuracy()
         draws = post.metric("accuracy").values.ravel()
         assert g.estimate == pytest.approx(draws.mean())
         assert (g.posterior_lower, g.posterior_upper) == pytest.approx(tuple(hdi(draws, 0.9)))
@@ -1144,7 +1167,9 @@ def test_guarded_accuracy_covers_whenever_the_gold_items_do():
 def test_gold_items_interval_is_the_exact_beta_binomial():
     from scipy.stats import betabinom
 
-    from bayeval.annotators.model import _beta_hdi, _discrete_interval, _gold_only_accuracy_interval
+    from bayeval.annotators.gold import _discrete_interval
+    from bayeval.annotators.gold import beta_hdi as _beta_hdi
+    from bayeval.annotators.gold import gold_only_accuracy_interval as _gold_only_accuracy_interval
 
     # equal-tailed: the 5% and 95% quantiles of right + BetaBinomial(rest, 1 + right, 1 + wrong)
     right, n_gold, n = 25, 30, 800
@@ -1185,18 +1210,16 @@ def test_guarded_accuracy_errors():
     spec = AnnotatorError()
     good = _fake_idata(ndtri([[0.85, 0.85], [0.9, 0.9]]), [0.5, 0.5], [0.5, 0.5], draws=50)
     post = spec._wrap(_observe(pred, ann, gold, 2), good, pred.astype(float), 1)
-    tails = spec.guarded_accuracy(post, prob=0.8, interval="equal-tailed")
+    tails = post.guarded_accuracy(prob=0.8, interval="equal-tailed")
     draws = post.metric("accuracy").values.ravel()
     assert (tails.posterior_lower, tails.posterior_upper) == pytest.approx(tuple(np.quantile(draws, [0.1, 0.9])))
     assert tails.prob == 0.8 and tails.interval == "equal-tailed"
     with pytest.raises(ValueError, match="gold items"):
-        spec.guarded_accuracy(spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1))
+        spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1).guarded_accuracy()
     with pytest.raises(ValueError, match="interval.*'hdi', 'equal-tailed'"):
-        spec.guarded_accuracy(post, interval="central")
+        post.guarded_accuracy(interval="central")
     with pytest.raises(ValueError, match="prob"):
-        spec.guarded_accuracy(post, prob=0.0)
-    with pytest.raises(TypeError, match="Posterior"):
-        spec.guarded_accuracy(draws)
+        post.guarded_accuracy(prob=0.0)
 
 
 def test_chains_start_at_a_dawid_skene_estimate():
@@ -1278,5 +1301,5 @@ def test_smc_fit_agrees_with_nuts_and_carries_everything_a_fit_has(independent_f
     acc = post.metric("accuracy")
     assert abs(float(acc.mean()) - float(nuts.metric("accuracy").mean())) < 3 * float(acc.std())
     assert post.idata.log_likelihood["observations"].shape == (2, 600, len(pred))
-    sens = AnnotatorError().prior_sensitivity(post)
+    sens = post.prior_sensitivity()
     assert np.isfinite(sens.loc[("true_accuracy", 1.0), "prior_sensitivity"])

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from bayeval import EvalData, Posterior
-from bayeval.annotators.model import CategoricalPosterior
+from bayeval.annotators import CategoricalPosterior
 from bayeval.posterior import BasePosterior, summary_columns
 from bayeval.rankings.model import RankingPosterior
 

@@ -99,6 +99,169 @@ def _headline(values: np.ndarray) -> float:
     return float(np.nanmean(v))
 
 
+def _n_budget(budget, n_pool: int, n_left: int) -> int:
+    """Labels to spend: a fraction of the candidate pool, or a number; at most what is left."""
+    if isinstance(budget, bool) or not isinstance(budget, int | float | np.integer | np.floating):
+        raise TypeError(f"`budget` must be a fraction in (0, 1] or a number of labels, got {budget!r}.")
+    if isinstance(budget, float | np.floating):
+        if not 0 < budget <= 1:
+            raise ValueError(f"A fractional `budget` must lie in (0, 1], got {budget}.")
+        n_budget = math.ceil(budget * n_pool)
+    else:
+        n_budget = V.as_positive_int(int(budget), "budget")
+    n_budget = min(n_budget, n_left)
+    if n_budget == 0:
+        raise ValueError("There is nothing left to vet among the candidates.")
+    return n_budget
+
+
+class _Study:
+    """What every replay of :func:`simulate` shares: the data, the oracle, the model, the
+    metric and its three estimators, and where vetting may happen."""
+
+    def __init__(self, data: EvalData, truth: np.ndarray, model, metric, name: str, metric_kwargs: dict, *,
+                 hdi_prob: float, fit_kwargs: dict, progressbar: bool, mask: np.ndarray):
+        self.data, self.truth, self.model, self.metric, self.name = data, truth, model, metric, name
+        self.metric_kwargs, self.hdi_prob, self.fit_kwargs = metric_kwargs, hdi_prob, fit_kwargs
+        self.progressbar, self.mask = progressbar, mask
+        self.exclude = np.flatnonzero(~mask)
+        self.has_cat = data.has_categories
+        self.cat_kw = {"category": "each"} if self.has_cat else {}
+        self.n_cat = data.category_names.size if self.has_cat else 1
+        self.has_naive = data.noisy_labels is not None
+
+    def point(self, fn, d: EvalData, **kw) -> np.ndarray:
+        """A point estimator (vetted-only, naive) of the metric, per category."""
+        try:
+            value = fn(d, self.metric, **self.cat_kw, **self.metric_kwargs, **kw)
+            return np.atleast_1d(value.values).astype(float)
+        except ValueError:
+            return np.full(self.n_cat, np.nan)  # e.g. vetted_only with nothing vetted
+
+    def true_of(self, d: EvalData) -> np.ndarray:
+        """The metric on ``d`` with every label true (per category)."""
+        full = d.with_labels(d.item_ids, self.truth, overwrite=True)
+        return self.point(vetted_only, full)
+
+    def estimates(self, d: EvalData, post: Posterior):
+        """The three estimators (headline and per category) and the learned one's HDIs."""
+        n_cat, hdi_prob = self.n_cat, self.hdi_prob
+        q = post.metric(self.metric, **self.cat_kw, **self.metric_kwargs)
+        draws = q.values.reshape(-1, n_cat) if self.has_cat else q.values.reshape(-1, 1)
+        if draws.shape[1] != n_cat:
+            raise ValueError(f"simulate needs a scalar metric per category; {self.name!r} gave shape {q.shape}.")
+        head_draws = draws.mean(axis=1)
+        lo, hi = hdi(head_draws, hdi_prob)
+        cat_lo, cat_hi = np.array([hdi(draws[:, c], hdi_prob) for c in range(n_cat)]).T
+        naive_cat = self.point(naive, d) if self.has_naive else np.full(n_cat, np.nan)
+        cat = np.stack([self.point(vetted_only, d), naive_cat, draws.mean(axis=0)])
+        head = np.array([_headline(c) for c in cat])
+        return head, cat, float(lo), float(hi), cat_lo, cat_hi
+
+    def fit(self, d: EvalData, seed: int) -> Posterior:
+        return _fit(self.model, d, seed, self.fit_kwargs, self.progressbar)
+
+
+class _Records:
+    """The estimates of every strategy, trial and step (NaN until recorded)."""
+
+    def __init__(self, n_strategies: int, trials: int, n_steps: int, n_cat: int):
+        shape = (n_strategies, trials, n_steps)
+        self.est = np.full(shape + (3,), np.nan)
+        self.est_cat = np.full(shape + (3, n_cat), np.nan)
+        self.est_b = np.full(shape + (3,), np.nan)
+        self.lower = np.full(shape, np.nan)
+        self.upper = np.full(shape, np.nan)
+        self.lower_cat = np.full(shape + (n_cat,), np.nan)
+        self.upper_cat = np.full(shape + (n_cat,), np.nan)
+        self.n_vetted = np.zeros(shape, dtype=np.int64)
+
+
+def _replay(study: _Study, rec: _Records, at: tuple[int, int], strategy: str, seeds: np.ndarray, *,
+            n_steps: int, batch_size: int, n_budget: int, data_b: EvalData | None) -> None:
+    """One trial of one strategy: fit, record, select a batch, vet it; ``n_steps`` times."""
+    data, mask = study.data, study.mask
+    d = data
+    for step in range(n_steps):
+        idx = (*at, step)
+        rec.n_vetted[idx] = int((d.vetted & mask).sum())
+        post = study.fit(d, int(seeds[step, 0]))
+        head, cat, lo, hi, cat_lo, cat_hi = study.estimates(d, post)
+        rec.est[idx], rec.est_cat[idx] = head, cat
+        rec.lower[idx], rec.upper[idx] = lo, hi
+        rec.lower_cat[idx], rec.upper_cat[idx] = cat_lo, cat_hi
+        if data_b is not None:
+            db = _with_scores(d, data_b.scores)
+            post_b = study.fit(db, int(seeds[step, 1]))
+            rec.est_b[idx] = study.estimates(db, post_b)[0]
+        if step == n_steps - 1:
+            break
+        spent = rec.n_vetted[idx] - int((data.vetted & mask).sum())
+        size = min(batch_size, n_budget - spent)
+        sel_kw = dict(study.metric_kwargs)
+        if study.has_cat:
+            sel_kw["category"] = "mean"
+        pos = select(
+            post,
+            metric=study.metric,
+            size=size,
+            strategy=strategy,
+            random_seed=int(seeds[step, 2]),
+            exclude=study.exclude,
+            **sel_kw,
+        )
+        pos = np.asarray(pos, dtype=np.int64)
+        d = d.with_labels(d.item_ids[pos], study.truth[pos])
+
+
+def _dataset(study: _Study, rec: _Records, strategies, *, true_cat, true_b, n_pool: int, n_budget: int,
+             batch_size: int) -> xr.Dataset:
+    """The study's results as the Dataset :func:`simulate` returns."""
+    true_value = _headline(true_cat)
+    lower, upper, est = rec.lower, rec.upper, rec.est
+    S, T, K = rec.n_vetted.shape
+    coords = {"strategy": list(strategies), "trial": np.arange(T), "step": np.arange(K), "estimator": list(ESTIMATORS)}
+    dims4 = ("strategy", "trial", "step", "estimator")
+    dims3 = ("strategy", "trial", "step")
+    ds = xr.Dataset(
+        {
+            "n_vetted": (dims3, rec.n_vetted),
+            "fraction_vetted": (dims3, rec.n_vetted / max(n_pool, 1)),
+            "estimate": (dims4, est),
+            "abs_error": (dims4, np.abs(est - true_value)),
+            "true_value": ((), true_value),
+            "lower": (dims3, lower),
+            "upper": (dims3, upper),
+            "covered": (dims3, (lower <= true_value) & (true_value <= upper)),
+        },
+        coords=coords,
+        attrs={
+            "metric": study.name,
+            "metric_kwargs": repr(study.metric_kwargs),
+            "hdi_prob": study.hdi_prob,
+            "n_candidates": n_pool,
+            "budget": n_budget,
+            "batch_size": batch_size,
+        },
+    )
+    if study.has_cat:
+        ds = ds.assign_coords(category=study.data.category_names)
+        ds["estimate_category"] = (dims4 + ("category",), rec.est_cat)
+        ds["true_category"] = (("category",), true_cat)
+        ds["category_abs_error"] = np.abs(ds["estimate_category"] - ds["true_category"])
+        ds["lower_category"] = (dims3 + ("category",), rec.lower_cat)
+        ds["upper_category"] = (dims3 + ("category",), rec.upper_cat)
+        ds["covered_category"] = (ds["lower_category"] <= ds["true_category"]) & (
+            ds["true_category"] <= ds["upper_category"]
+        )
+    if true_b is not None:
+        tb = _headline(true_b)
+        ds["estimate_other"] = (dims4, rec.est_b)
+        ds["true_value_other"] = ((), tb)
+        ds["misranked"] = (dims4, np.sign(est - rec.est_b) != np.sign(true_value - tb))
+    return ds
+
+
 def simulate(
     data: EvalData,
     truth,
@@ -204,8 +367,7 @@ def simulate(
         raise ValueError("Some vetted labels in `data` disagree with `truth`; the oracle must agree with them.")
     if not (callable(model) or callable(getattr(model, "fit", None))):
         raise TypeError("`model` must have fit(data, ...) -> Posterior or be a callable data -> Posterior.")
-    spec = resolve_metric(metric)
-    name = spec[2]
+    name = resolve_metric(metric)[2]
     if isinstance(strategies, str):
         strategies = (strategies,)
     strategies = tuple(V.check_choice(s, "strategies", STRATEGIES) for s in strategies)
@@ -217,68 +379,18 @@ def simulate(
     mask = _candidates(data, candidates, metric_kwargs)
     pool = mask & ~data.vetted
     n_pool = int(mask.sum())
-    if isinstance(budget, bool) or not isinstance(budget, int | float | np.integer | np.floating):
-        raise TypeError(f"`budget` must be a fraction in (0, 1] or a number of labels, got {budget!r}.")
-    if isinstance(budget, float | np.floating):
-        if not 0 < budget <= 1:
-            raise ValueError(f"A fractional `budget` must lie in (0, 1], got {budget}.")
-        n_budget = math.ceil(budget * n_pool)
-    else:
-        n_budget = V.as_positive_int(int(budget), "budget")
-    n_budget = min(n_budget, int(pool.sum()))
-    if n_budget == 0:
-        raise ValueError("There is nothing left to vet among the candidates.")
+    n_budget = _n_budget(budget, n_pool, int(pool.sum()))
     batch_size = V.as_positive_int(batch_size, "batch_size") if batch_size is not None else max(1, round(n_budget / 10))
     n_steps = math.ceil(n_budget / batch_size) + 1
-    exclude = np.flatnonzero(~mask)
 
-    data_b = None
-    if other_scores is not None:
-        data_b = _with_scores(data, other_scores)
-    has_cat = data.has_categories
-    cat_kw = {"category": "each"} if has_cat else {}
-    n_cat = data.category_names.size if has_cat else 1
-
-    def point(fn, d, **kw):
-        try:
-            return np.atleast_1d(fn(d, metric, **cat_kw, **metric_kwargs, **kw).values).astype(float)
-        except ValueError:
-            return np.full(n_cat, np.nan)  # e.g. vetted_only with nothing vetted
-
-    def true_of(d: EvalData) -> np.ndarray:
-        full = d.with_labels(d.item_ids, truth, overwrite=True)
-        return point(vetted_only, full)
-
-    true_cat = true_of(data)
-    true_b = true_of(data_b) if data_b is not None else None
-    has_naive = data.noisy_labels is not None
-
+    study = _Study(data, truth, model, metric, name, metric_kwargs, hdi_prob=hdi_prob, fit_kwargs=fit_kwargs,
+                   progressbar=progressbar, mask=mask)
+    data_b = _with_scores(data, other_scores) if other_scores is not None else None
+    true_cat = study.true_of(data)
+    true_b = study.true_of(data_b) if data_b is not None else None
     S, T, K = len(strategies), trials, n_steps
-    est = np.full((S, T, K, 3), np.nan)
-    est_cat = np.full((S, T, K, 3, n_cat), np.nan)
-    est_b = np.full((S, T, K, 3), np.nan)
-    lower = np.full((S, T, K), np.nan)
-    upper = np.full((S, T, K), np.nan)
-    lower_cat = np.full((S, T, K, n_cat), np.nan)
-    upper_cat = np.full((S, T, K, n_cat), np.nan)
-    n_vetted = np.zeros((S, T, K), dtype=np.int64)
-
-    root = V.as_seed_sequence(random_seed)
-    trial_seeds = root.spawn(T)
-
-    def estimates(d: EvalData, post: Posterior) -> tuple[np.ndarray, np.ndarray, float, float]:
-        q = post.metric(metric, **cat_kw, **metric_kwargs)
-        draws = q.values.reshape(-1, n_cat) if has_cat else q.values.reshape(-1, 1)
-        if draws.shape[1] != n_cat:
-            raise ValueError(f"simulate needs a scalar metric per category; {name!r} gave shape {q.shape}.")
-        head_draws = draws.mean(axis=1)
-        lo, hi = hdi(head_draws, hdi_prob)
-        cat_lo, cat_hi = np.array([hdi(draws[:, c], hdi_prob) for c in range(n_cat)]).T
-        cat = np.stack(
-            [point(vetted_only, d), point(naive, d) if has_naive else np.full(n_cat, np.nan), draws.mean(axis=0)]
-        )
-        head = np.array([_headline(c) for c in cat])
-        return head, cat, float(lo), float(hi), cat_lo, cat_hi
+    rec = _Records(S, T, K, study.n_cat)
+    trial_seeds = V.as_seed_sequence(random_seed).spawn(T)
 
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
@@ -295,76 +407,8 @@ def simulate(
                         f"{spent / done * (T * S - done):.0f} s left); now trial {t + 1}, {strategy}"
                     )
                 bar.update(f"simulate: trial {t + 1}/{T}, {strategy}")
-                d = data
-                for step in range(K):
-                    n_vetted[s_i, t, step] = int((d.vetted & mask).sum())
-                    post = _fit(model, d, int(seeds[s_i, step, 0]), fit_kwargs, progressbar)
-                    head, cat, lo, hi, cat_lo, cat_hi = estimates(d, post)
-                    est[s_i, t, step], est_cat[s_i, t, step] = head, cat
-                    lower[s_i, t, step], upper[s_i, t, step] = lo, hi
-                    lower_cat[s_i, t, step], upper_cat[s_i, t, step] = cat_lo, cat_hi
-                    if data_b is not None:
-                        db = _with_scores(d, data_b.scores)
-                        post_b = _fit(model, db, int(seeds[s_i, step, 1]), fit_kwargs, progressbar)
-                        est_b[s_i, t, step] = estimates(db, post_b)[0]
-                    if step == K - 1:
-                        break
-                    spent = n_vetted[s_i, t, step] - int((data.vetted & mask).sum())
-                    size = min(batch_size, n_budget - spent)
-                    sel_kw = dict(metric_kwargs)
-                    if has_cat:
-                        sel_kw["category"] = "mean"
-                    pos = select(
-                        post,
-                        metric=metric,
-                        size=size,
-                        strategy=strategy,
-                        random_seed=int(seeds[s_i, step, 2]),
-                        exclude=exclude,
-                        **sel_kw,
-                    )
-                    pos = np.asarray(pos, dtype=np.int64)
-                    d = d.with_labels(d.item_ids[pos], truth[pos])
+                _replay(study, rec, (s_i, t), strategy, seeds[s_i], n_steps=K, batch_size=batch_size,
+                        n_budget=n_budget, data_b=data_b)
                 bar.update(completed=t * S + s_i + 1)
-
-    true_value = _headline(true_cat)
-    coords = {"strategy": list(strategies), "trial": np.arange(T), "step": np.arange(K), "estimator": list(ESTIMATORS)}
-    dims4 = ("strategy", "trial", "step", "estimator")
-    dims3 = ("strategy", "trial", "step")
-    ds = xr.Dataset(
-        {
-            "n_vetted": (dims3, n_vetted),
-            "fraction_vetted": (dims3, n_vetted / max(n_pool, 1)),
-            "estimate": (dims4, est),
-            "abs_error": (dims4, np.abs(est - true_value)),
-            "true_value": ((), true_value),
-            "lower": (dims3, lower),
-            "upper": (dims3, upper),
-            "covered": (dims3, (lower <= true_value) & (true_value <= upper)),
-        },
-        coords=coords,
-        attrs={
-            "metric": name,
-            "metric_kwargs": repr(metric_kwargs),
-            "hdi_prob": hdi_prob,
-            "n_candidates": n_pool,
-            "budget": n_budget,
-            "batch_size": batch_size,
-        },
-    )
-    if has_cat:
-        ds = ds.assign_coords(category=data.category_names)
-        ds["estimate_category"] = (dims4 + ("category",), est_cat)
-        ds["true_category"] = (("category",), true_cat)
-        ds["category_abs_error"] = np.abs(ds["estimate_category"] - ds["true_category"])
-        ds["lower_category"] = (dims3 + ("category",), lower_cat)
-        ds["upper_category"] = (dims3 + ("category",), upper_cat)
-        ds["covered_category"] = (ds["lower_category"] <= ds["true_category"]) & (
-            ds["true_category"] <= ds["upper_category"]
-        )
-    if data_b is not None:
-        tb = _headline(true_b)
-        ds["estimate_other"] = (dims4, est_b)
-        ds["true_value_other"] = ((), tb)
-        ds["misranked"] = (dims4, np.sign(est - est_b) != np.sign(true_value - tb))
-    return ds
+    return _dataset(study, rec, strategies, true_cat=true_cat, true_b=true_b, n_pool=n_pool, n_budget=n_budget,
+                    batch_size=batch_size)

@@ -384,8 +384,8 @@ def plot_true_accuracy(
     :class:`~bayeval.annotators.model.AnnotatorError` with gold items it also draws,
     as two bars under the density, the posterior's 90% interval and the interval its
     ``summary`` reports (the guarded one of
-    :meth:`~bayeval.annotators.model.AnnotatorError.guarded_accuracy`, never narrower
-    than the gold items' own).
+    :meth:`~bayeval.annotators.posterior.AnnotatorPosterior.guarded_accuracy`, never
+    narrower than the gold items' own).
 
     Parameters
     ----------
@@ -425,9 +425,7 @@ def plot_true_accuracy(
     guarded = None
     check = getattr(posterior_or_draws, "gold_check", None)
     if check and check.get("n_gold", 0) >= 1:  # an AnnotatorError fit with gold items
-        from .model import AnnotatorError
-
-        guarded = AnnotatorError().guarded_accuracy(posterior_or_draws)
+        guarded = posterior_or_draws.guarded_accuracy()
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
     lo = min(values.min(), bounds.lower, measured, guarded.lower if guarded else 1.0)

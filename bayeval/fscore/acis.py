@@ -1,238 +1,19 @@
 """Active calibration and importance sampling (ACIS) for F-scores of rare categories.
 
-This module estimates the F-score of a binary classifier on a large, unlabeled pool
-from a small labeling budget, following the ACIS algorithm of Poms, Sarukkai,
-Mullapudi, Sohoni, Mark, Ramanan and Fatahalian (2021, "Low-Shot Validation: Active
-Importance Sampling for Estimating Classifier Performance on Rare Categories", ICCV),
-together with three baselines that share its interface and result type. Unlike the
-paper, ACIS here also samples outside its top-K domain, uses a logistic calibration of
+Estimates the F-score of a binary classifier on a large, unlabeled pool from a small
+labeling budget, following the ACIS algorithm of Poms et al. (2021, "Low-Shot
+Validation: Active Importance Sampling for Estimating Classifier Performance on Rare
+Categories", ICCV), with three baselines that share its interface and result type
+(:func:`sawade`, :func:`uniform_sampling`, :func:`top_k`). Unlike the paper, ACIS here
+also samples outside its top-K domain (the rest stratum), uses a logistic calibration of
 the scores as a control variate, and by default reports an interval that accounts for
-the positives that may hide outside the domain (see "The rest stratum" and "Model
-assistance" below).
+the positives that may hide outside the domain.
 
-The F-score
------------
-For hard predictions ``yhat`` and true labels ``y`` on the pool, with counts ``tp``,
-``fp`` and ``fn``, and a weight ``alpha`` in (0, 1),
-
-    F_alpha = tp / (alpha * (tp + fp) + (1 - alpha) * (tp + fn)),
-
-i.e. the weighted harmonic mean of precision (weight ``alpha``) and recall (weight
-``1 - alpha``). ``alpha = 0.5`` is F1; ``alpha -> 1`` tends to precision and
-``alpha -> 0`` to recall. It equals scikit-learn's ``fbeta_score`` with
-``beta**2 = (1 - alpha) / alpha``. The estimand is the F-score *of this pool* (a
-finite population), as everywhere in bayeval.
-
-How a run works (``acis``)
---------------------------
-Labels are bought in batches whose sizes double (``first_batch``, twice that, ...;
-the last one is cut so that exactly ``budget`` items are labeled). Before each batch:
-
-1. *Calibration.* The calibrated probability ``c(s)`` of a positive at score ``s`` is
-   an isotonic regression (``scipy.optimize.isotonic_regression``). Before any label
-   exists it is fitted to the *predicted* labels (the calibration prior ``c0``);
-   afterwards to the true labels bought so far, blended with the prior as
-   ``b * c0 + (1 - b) * c``, where ``b`` starts at ``beta`` and falls linearly to 0
-   over ``beta_iterations`` iterations. The result is rescaled linearly from [0, 1]
-   to [proposal_floor, 1 - proposal_floor] so that every candidate keeps a positive probability.
-2. *Importance distribution.* Sawade's variance-minimizing proposal for F_alpha,
-   with ``c`` in place of p(y=1|x) and the previous estimate ``G`` (0.5 at the
-   start; clipped below at 0.05 so that predicted negatives keep positive mass):
-   ``q ∝ sqrt(c (1 - G)^2 + alpha^2 (1 - c) G^2)`` for predicted positives and
-   ``q ∝ (1 - alpha) sqrt(c) G`` for predicted negatives (paper, eq. 4).
-3. *Sampling domain* (``top_k_prior=True``, the paper's adaptive top-K prior). Only
-   the ``top_k_factor * (i + 1) * n_pred`` highest-scored items (iteration ``i`` =
-   1, 2, ..., ``n_pred`` = number of predicted positives) are drawn by importance
-   sampling, plus every predicted positive; the domain is widened when it has fewer
-   than twice the batch size of unlabeled items. Everything else is the *rest
-   stratum* (predicted negatives only): ``ceil(rest_share * batch)`` items of each
-   batch (at least one, at most all but one) are drawn from its unlabeled items, with
-   probabilities that follow a calibration of the scores (see "The rest stratum").
-   With ``rest_share=0`` (the paper's design) the rest is never sampled and is taken
-   as negatives, which biases the F estimate upwards when false negatives hide in the
-   low scores; no interval can see that bias then.
-4. *Sampling design.* The domain's part of the batch is drawn *without replacement* from the unlabeled
-   items of the domain, with inclusion probabilities ``pi`` proportional to ``q``
-   (capped at 1, summing to the batch size), by systematic sampling in a random
-   order. This is the without-replacement counterpart of the paper's i.i.d.
-   importance sampling: ``pi ≈ batch_size * q`` when ``q`` is small, the same items
-   are preferred, and no oracle call is ever spent on an item twice. The budget
-   therefore counts oracle calls on distinct items, exactly.
-5. *Estimate with reuse of earlier labels.* All labels bought before the batch form a
-   stratum observed in full (inclusion probability 1, weight 1), the batch a
-   Horvitz-Thompson sample of the still-unlabeled part (weight ``1 / pi``)::
-
-       G_i = (sum_L y*yhat + sum_S y*yhat / pi) / (sum_L v + sum_S v / pi),
-       v = alpha * yhat + (1 - alpha) * y,
-
-   which is Sawade's self-normalized estimator (paper, eq. 2) applied to both parts.
-   This is our reading of the paper's rule that reused items enter with the weight
-   of a deterministic draw. Numerator and denominator are unbiased for the pool
-   totals (within the domain); the ratio is consistent. With ``model_assist=True``
-   (the default) the batch estimates the *residuals* of a calibration model instead
-   (see "Model assistance"), and the count of positives among the unlabeled rest items
-   is added to the denominator (see "The rest stratum").
-6. *Averaging* (paper, eq. 5). The reported estimate is the average of the last
-   ``average_last`` iteration estimates, weighted by their batch sizes (in the
-   paper's with-replacement form an iteration's importance-weight sum ``|W_i|_1`` is
-   proportional to its batch size in expectation). If the last batch labeled every
-   candidate of the domain (a census), its exact value is reported alone. The
-   interval's rest term (below) is taken relative to the same average of the
-   iterations' rest counts.
-
-Variance (paper, eq. 6, adapted)
---------------------------------
-Per iteration, the delta-method (linearization) variance of the ratio: the
-residuals ``r = (y*yhat - G*v) / pi`` of the non-certainty draws (``pi < 1``) are
-combined as ``sum (1 - pi) (r - rbar)^2 / (C * V^2)``, with ``V`` the estimated
-denominator, ``rbar`` the ``(1 - pi)``-weighted mean of ``r``, and
-``C = 1 - sum w^2 / (sum w)^2`` the paper's Bessel-style correction computed from the
-importance weights ``w = v / pi`` of the draws (``C = 1 - 1/n`` for equal weights).
-The factor ``1 - pi`` is a Hajek-type finite-population correction for sampling
-without replacement (exactly the simple-random-sampling correction when all ``pi``
-are equal); without it, batches that take a large share of the domain would report
-too much variance. With no labeled stratum and all ``pi`` small this is the paper's
-eq. 6 divided by ``n`` (eq. 6 is the variance of ``sqrt(n) * G``). Because ``G`` lies
-in [0, 1], no variance above 1/4 is reported.
-
-The variance of the averaged estimate is ``sum a_i^2 V_i`` for averaging weights
-``a_i``: the paper's assumption of no covariance between iterations, which holds to
-first order here because each batch estimates the still-unlabeled part unbiasedly
-given the past (the iteration errors are martingale differences; in a simulation
-with 400 runs on a 20,000-item pool their correlations were all within +-0.12).
-
-Zero-variance honesty
----------------------
-When every residual of an iteration is the same -- typically because no false
-positive and no false negative has ever been drawn, so ``G = 1`` -- the formula above
-gives 0 although unseen errors may exist. In that case the variance is replaced by
-a *Jeffreys floor*: for every kind of item (true positive, false positive, false
-negative) that the batch did not draw, the variance that *half* such a draw would
-have added -- the Jeffreys Beta(1/2, .) / Poisson(1/2) pseudo-count after zero
-observed events -- at a typical inclusion probability for that kind (the
-inclusion probabilities of the candidates averaged with weights ``c``, ``1 - c`` and
-``c`` for true positives, false positives and false negatives). It shrinks as more
-items are labeled without an error and vanishes when the domain has been labeled in
-full. ``history["variance_floor"]`` shows it per iteration. The floor applies only in
-the degenerate case; when some residuals differ, the delta method is used as is
-(which, like the paper's estimator, tends to underestimate the variance when very few
-labels have been spent -- see the benchmark's variance ratios).
-
-With ``interval="delta"`` intervals are normal: ``estimate ± z * sqrt(variance)``,
-clipped to [0, 1], where the variance adds the variance of the rest stratum's count
-(see "The rest stratum"). If no informative item (a predicted or a true
-positive) has been labeled, the F-score is not identified: the estimate and variance
-are NaN and the interval is [0, 1].
-
-Model assistance (``model_assist``)
------------------------------------
-Before every batch a logistic regression of all labels so far on the scores is fitted
-(the *rest calibration*: ``logit P(y=1) = b0 + b1 t`` with ``t`` the logit of
-probability scores, or the standardized score otherwise; normal priors centred on
-"the scores are calibrated", intercept sd 2 and slope sd 2, posterior mode and
-Laplace covariance by Newton steps). Selection depends on the scores only, so
-fitting to the labeled items is not distorted by the sampling. With
-``model_assist=True`` its probabilities ``m`` serve as a control variate (a
-difference estimator): the numerator and denominator over the still-unlabeled domain
-are the model's totals ``sum m * yhat`` and ``sum alpha * yhat + (1 - alpha) * m`` plus
-the batch's Horvitz-Thompson estimates of the residuals ``y * yhat - m * yhat`` and
-``(1 - alpha) (y - m)``. This stays design-consistent whatever the model (the
-residuals are estimated without bias), and it is far less variable when the model
-is good, because the known number of predicted positives and most of the expected
-counts no longer have to be estimated from a few draws. The delta-method variance
-is computed from the residuals; estimates are clipped to [0, 1]. On the benchmark's
-calibrated pools the defaults (rest stratum and model assistance) had 0.56--1.00 times
-the MSE of the paper's design, and they matched or beat OASIS on every pool and budget
-(``benchmarks/results/acis.md``).
-
-The rest stratum (``rest_share``, ``rest_uniform``, ``interval``)
------------------------------------------------------------------
-Defensive sampling: a small guaranteed share of every batch goes outside the top-K
-domain, so the estimator targets the F-score of the whole pool instead of the
-F-score of the domain. The rest is usually most of the pool and its positives are
-rare and concentrated just below the domain. The rest items are therefore drawn
-without replacement (the same systematic design as the domain) with inclusion
-probabilities proportional to ``(1 - rest_uniform) * c / sum(c) + rest_uniform / M``:
-``c`` the rest calibration's probabilities, ``M`` the number of unlabeled rest items.
-The uniform part keeps every rest item's probability above ``rest_uniform`` times
-that of a simple random sample, whatever the calibration says.
-
-*The count of positives among the unlabeled rest items*, ``R``, enters the F
-denominator as ``(1 - alpha) * R``. Model: a rest item is positive with probability
-``theta * c``, independently, so ``R ~ Poisson(theta * C)`` with ``C`` the sum of
-``c`` over those items. The calibration's coefficients carry their Laplace posterior;
-the multiplier ``theta`` (mean 1, prior ``Gamma(1, rate=1)``) is room for the
-calibration to be wrong in the low scores, and is updated by the rest items labeled
-so far (``x`` positives found where the calibration expected ``E``:
-``theta ~ Gamma(1 + x, rate=1 + E)``). ``R``'s predictive distribution is sampled (1,000
-draws over coefficient draws, ``theta`` and the Poisson count). The estimate uses
-the model's count (at the coefficients' posterior mode) where the labels pin it down
--- the standard deviation of ``log C`` over the coefficients' posterior at most 1,
-i.e. ``C`` known within about a factor e -- and otherwise the batch's unbiased
-Horvitz-Thompson count of its rest draws (usually 0: the positives there are too rare
-for a few draws to find, so the estimate is then biased upwards, and the interval
-below is what accounts for it).
-
-The model interval (``interval="model"``) reads ``R``'s 2.5 % and 97.5 %
-quantiles (for a 95 % interval) from its predictive distribution; F decreases in
-``R``, so the interval's ends are F at those quantiles, each combined in quadrature
-with the domain's normal half-width. It is narrow where the labels fix the
-calibration's tail and wide where they do not (few labels, a narrow score range
-labeled). *When it fails:* the model extrapolates a logistic curve from the labeled
-scores into the low scores. Positives that sit far below where that curve puts them
--- a heavier tail than logistic, a cluster of positives at very low scores -- are
-missed by the estimate and by the interval until a rest draw finds one (``theta``
-then grows). On the benchmark's real pool (digit 8 of ``load_digits``, cross-validated
-logistic regression) this is what happened: positives at scores of 0.0003 and
-0.0007 made the 95 % intervals cover in only 50--65 % of the runs from 100 labels
-(``benchmarks/results/acis.md``), where the design-only interval below covered 94--97 %.
-On the synthetic pools, whose scores are a logistic transform of the true log-odds,
-coverage from 100 labels was 0.87--1.00 (the lowest on an overconfident pool
-thresholded at 0.5, and on the weakest 0.1 % pool at 500 labels).
-
-The default interval (``interval="jeffreys"``) is design-only, so that a wrong
-calibration tail cannot make it wrong. The count of positives in the whole rest, of
-which ``x`` have been found, is read from the Jeffreys posterior ``Gamma(x + 1/2,
-rate=e)`` of a Poisson count seen with exposure ``e``, at two exposures: its upper
-quantile at the *smallest* probability any rest item has had of being drawn
-(``1 - prod(1 - min pi_b)`` over the batches; the uniform part of the design
-guarantees it is positive) -- the hidden positives may all sit where the design looked
-least -- and its lower quantile at the *largest* (``1 - prod(1 - max pi_b)``) -- they
-may all sit where it looked hardest -- never below ``x`` nor above the rest's size.
-It holds whatever the rest contains and the calibration says, and it is wide (on
-large pools often most of [0, 1]) until many rest items are labeled: the benchmark's
-figures are in ``benchmarks/results/acis.md``. Choose
-``interval="model"`` when the scores' low tail is known to be well calibrated (the
-model interval's failure above is silent). ``interval="delta"`` is a normal interval from the same variance (the
-domain's delta-method variance plus the variance of ``R``'s predictive
-distribution). All three give the same estimate.
-When to stop, and what survives a failure
------------------------------------------
-``target_std_error`` turns the budget into a cap: the run stops after the first batch
-(from the third on) whose reported standard error is at most the target, once the
-estimate is defined and no zero-variance floor is in play. The history shows how the
-standard error fell batch by batch (``res.plot()`` draws it as the interval's width),
-which is what a person labeling by hand watches. If anything interrupts a run -- the
-oracle raises, a person presses Ctrl-C (``KeyboardInterrupt``), the oracle returns
-malformed labels, or a ``probabilities`` callable breaks -- the exception carries the
-labels of the completed batches as ``exc.labeled`` (the same table as
-``ACISResult.labeled``), so no answer is lost.
-
-Extension point
----------------
-``acis(..., probabilities=...)`` replaces the isotonic calibration by per-item
-probabilities of a positive: a fixed array (used at every iteration, as the
-``sawade`` baseline does with the raw scores) or a callable
-``probabilities(labeled_items, labeled_labels) -> ndarray (n_items,)`` called
-before every batch with the labels so far (empty arrays before the first).
-
-The calibrated-posterior variant -- each item's posterior probability of being
-positive under a score mixture refitted to the labels before every batch -- was
-measured through this hook (``benchmarks/acis.py --bayes``, 40 paired runs per
-setting at 100 labels) and is not built in: against isotonic calibration its MSE
-differed by -0.0024 +- 0.0018 on a 1% pool and +0.0021 +- 0.0026 on a 0.1% pool
-(neither distinguishable from zero) while each run cost about 40 s of model fits
-instead of 0.05 s. The recipe is ``mixture_calibration`` in that benchmark.
+How a run works -- calibration, proposal, sampling domain and design, the estimate and
+its variance, model assistance, the rest stratum and the three intervals, stopping
+early and what survives a failure, the extension point -- is written out in
+``docs/acis.md``. The sampling design lives in ``_design.py``, the estimators and
+intervals in ``_estimators.py``.
 """
 
 from __future__ import annotations
@@ -244,39 +25,35 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import isotonic_regression
-from scipy.stats import gamma, norm
+from scipy.stats import norm
 
 from bayeval import _validate as V
 from bayeval._deprecate import renamed_keywords, warn_renamed
 from bayeval._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
+from ._design import (
+    G_FLOOR,
+    batch_sizes,
+    calibration_prior,
+    inclusion_probabilities,
+    isotonic_fit,
+    sawade_proposal,
+    systematic_sample,
+    top_order,
+    typical_draws,
+)
+from ._estimators import fit_rest_model, logistic, normal_interval, platt_feature, platt_fit, ratio_estimate, rest_interval
+
 __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 
-#: Lower clip of the F estimate plugged into the proposal, so that predicted
-#: negatives (whose proposal weight is proportional to G) never get zero mass.
-_G_FLOOR = 0.05
 #: ``target_std_error`` never stops a run before this many batches (see ``acis``).
 _MIN_STOP_BATCHES = 3
-#: Inclusion probabilities within this distance of 1 are treated as certainties.
-_CERTAIN = 1.0 - 1e-12
 #: Ways to compute the interval (``acis(interval=...)``).
 _INTERVALS = ("model", "jeffreys", "delta")
-#: Bounds of the prior strength ``a`` of the rest stratum's rate multiplier (see
-#: ``_rest_model``): the calibration's extrapolation to the rest is never trusted more
-#: than a Gamma(a, a) prior with this ``a`` says (coefficient of variation 1/sqrt(a)).
-_REST_THETA_PRIOR = 1.0
-#: Draws of the rest count's predictive distribution (its quantiles give the interval).
-_REST_DRAWS = 1000
 #: The model's count of the rest's positives enters the estimate only when the labels
 #: pin it down within about a factor e (standard deviation of its log at most this);
 #: otherwise the rest's Horvitz-Thompson count does (see ``acis``).
 _REST_MODEL_SDLOG = 1.0
-#: Prior of the rest calibration (logistic regression of the labels on the logit of
-#: probability scores): intercept ~ N(0, 2^2), slope ~ N(1, 2^2), i.e. "the scores are
-#: roughly calibrated". For other scores (standardized): both ~ N(0, 10^2).
-_PLATT_PRIOR_PROB = (np.array([0.0, 1.0]), np.array([2.0, 2.0]))
-_PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
 
 HISTORY_COLUMNS = [
     "iteration",
@@ -570,376 +347,6 @@ def _call_oracle(oracle, items: np.ndarray) -> np.ndarray:
     return arr.astype(np.int8)
 
 
-# ----------------------------------------------------------------------------------
-# Numerical building blocks
-# ----------------------------------------------------------------------------------
-
-
-def _batch_sizes(budget: int, first_batch: int) -> list[int]:
-    """Doubling batch sizes, the last one cut so that they sum to ``budget``."""
-    sizes, b, spent = [], first_batch, 0
-    while spent < budget:
-        take = min(b, budget - spent)
-        sizes.append(take)
-        spent += take
-        b *= 2
-    return sizes
-
-
-def _group_ties(x_sorted: np.ndarray, y_sorted: np.ndarray):
-    """Unique x values of a sorted array, their counts and the mean y per value."""
-    starts = np.flatnonzero(np.r_[True, x_sorted[1:] != x_sorted[:-1]])
-    counts = np.diff(np.r_[starts, x_sorted.size])
-    means = np.add.reduceat(y_sorted, starts) / counts
-    return x_sorted[starts], counts, means
-
-
-def _isotonic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Isotonic (non-decreasing) fit of y on x; returns knots and fitted values."""
-    order = np.argsort(x, kind="stable")
-    ux, counts, means = _group_ties(x[order], y[order].astype(np.float64))
-    fit = isotonic_regression(means, weights=counts.astype(np.float64), increasing=True).x
-    return ux, np.clip(fit, 0.0, 1.0)
-
-
-def _calibration_prior(s: np.ndarray, yhat: np.ndarray) -> np.ndarray:
-    """Isotonic fit of the predicted labels on the scores, evaluated at every item."""
-    neg, pos = s[yhat == 0], s[yhat == 1]
-    if neg.size == 0 or pos.size == 0 or neg.max() < pos.min():
-        # Predictions are a threshold of the scores: the fit is the predictions themselves.
-        return yhat.astype(np.float64)
-    ux, fit = _isotonic(s, yhat)
-    return fit[np.searchsorted(ux, s)]
-
-
-def _proposal(c: np.ndarray, yhat: np.ndarray, g: float, alpha: float) -> np.ndarray:
-    """Sawade's variance-minimizing importance weights for F_alpha (unnormalized).
-
-    ``q^2`` is linear in ``c`` within each prediction cell: for predicted positives
-    ``c (1 - g)^2 + alpha^2 (1 - c) g^2``, for predicted negatives
-    ``(1 - alpha)^2 c g^2``. Computed for all items as negatives, then fixed up at
-    the (usually few) predicted positives.
-    """
-    g = min(max(g, _G_FLOOR), 1.0)
-    a1 = alpha**2 * g**2
-    q2 = c * ((1.0 - alpha) ** 2 * g**2)
-    pos = np.flatnonzero(yhat)
-    q2[pos] = np.maximum(a1 + ((1.0 - g) ** 2 - a1) * c[pos], 0.0)
-    return np.sqrt(q2, out=q2)
-
-
-def _inclusion_probabilities(q: np.ndarray, n: int) -> np.ndarray:
-    """Probabilities proportional to ``q``, capped at 1, summing to ``n``."""
-    m = q.size
-    if n >= m:
-        return np.ones(m)
-    total = q.sum()
-    if n * q.max() < total:  # no probability reaches 1: plain proportional allocation
-        return q * (n / total)
-    # Largest n weights, descending: some of them may have to be capped at 1.
-    top = np.argpartition(-q, n - 1)[:n]
-    top = top[np.argsort(-q[top], kind="stable")]
-    q_top = q[top]
-    k = np.arange(n)
-    rest = total - np.r_[0.0, np.cumsum(q_top)[:-1]]  # sum of q outside the k largest
-    lam = (n - k) / rest
-    # Smallest k such that, with the k largest capped, the next one stays below 1.
-    ok = lam * q_top < 1.0
-    k_cap = int(np.argmax(ok)) if ok.any() else n
-    pi = np.minimum(lam[k_cap] * q, 1.0) if k_cap < n else np.zeros(m)
-    pi[top[:k_cap]] = 1.0
-    return pi
-
-
-def _systematic_sample(pi: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Positions of an exact-size sample with inclusion probabilities ``pi``.
-
-    Certainties are taken; the others are drawn by systematic sampling along the
-    order in which they are given (the caller passes the candidates in a random
-    order: randomized systematic pips sampling). The first-order inclusion
-    probabilities are exactly ``pi`` and no item is drawn twice.
-    """
-    if pi.max() < _CERTAIN:  # the common case on large pools: no certainties
-        certain, rest, m = np.empty(0, dtype=np.intp), None, n
-        cum = np.cumsum(pi)
-    else:
-        uncertain = pi < _CERTAIN
-        certain = np.flatnonzero(~uncertain)
-        m = n - certain.size
-        if m <= 0:
-            return certain[:n]
-        rest = np.flatnonzero(uncertain)
-        cum = np.cumsum(pi[rest])
-    cum *= m / cum[-1]
-    points = rng.random() + np.arange(m)
-    chosen = np.searchsorted(cum, points, side="right")
-    if rest is not None:
-        chosen = rest[chosen]
-    picked = np.r_[certain, chosen]
-    if np.unique(picked).size != n:  # pragma: no cover - guards a numerical invariant
-        raise RuntimeError("internal error: systematic sampling drew an item twice.")
-    return picked
-
-
-def _typical_draws(pi: np.ndarray, c: np.ndarray, yhat: np.ndarray) -> dict:
-    """Typical weight and finite-population factor of a draw of each kind.
-
-    For true positives, false positives and false negatives: the inclusion
-    probabilities of the non-certainty candidates that could be of that kind
-    (predicted positives, predicted positives, predicted negatives), averaged with
-    weights ``c``, ``1 - c`` and ``c`` (the calibrated probability of being of that
-    kind). Returned as ``(1 / pbar, 1 - pbar)``, or None if there is no candidate.
-    """
-    cell = yhat.astype(np.intp) + 2 * (pi >= _CERTAIN)  # 0, 1: uncertain cells
-    sums = [np.bincount(cell, weights=w, minlength=4)[:2] for w in (c * pi, c, pi)]
-    count = np.bincount(cell, minlength=4)[:2]
-    c_pi, c_sum, pi_sum = sums
-
-    def typ(num, den):
-        if den <= 0 or num <= 0:
-            return None
-        pbar = num / den
-        return 1.0 / pbar, 1.0 - pbar
-
-    return {
-        "tp": typ(c_pi[1], c_sum[1]),
-        "fp": typ(pi_sum[1] - c_pi[1], count[1] - c_sum[1]),
-        "fn": typ(c_pi[0], c_sum[0]),
-    }
-
-
-def _estimate(
-    *,
-    alpha: float,
-    a_fixed: float,
-    v_fixed: float,
-    y: np.ndarray,
-    yhat: np.ndarray,
-    d: np.ndarray,
-    pi: np.ndarray,
-    typical: dict,
-    m: np.ndarray | None = None,
-) -> tuple[float, float, float]:
-    """One iteration's F estimate, delta-method variance and zero-variance floor.
-
-    ``a_fixed``/``v_fixed`` are the exactly known parts (labeled stratum) of the
-    numerator (true positives) and denominator; ``y``, ``yhat``, ``d`` (weights) and
-    ``pi`` (inclusion probabilities, for the finite-population factor) describe the
-    sampled part. ``typical`` (a dict, or a callable returning one) maps each kind of
-    draw -- ``"tp"``, ``"fp"``, ``"fn"`` -- to ``(weight, finite-population factor)``
-    of a typical draw of that kind, or None where no such item can be drawn; it sets
-    the floor for kinds never drawn.
-    Returns ``(estimate, variance_without_floor, floor)``.
-    """
-    y = y.astype(np.float64)
-    yh = yhat.astype(np.float64)
-    a = y * yh
-    v = alpha * yh + (1.0 - alpha) * y
-    v_weight = v  # importance weights w = d * v of the draws (for the Bessel-type factor)
-    if m is not None:  # difference estimator: the sample estimates the model's residuals
-        a = a - m * yh
-        v = (1.0 - alpha) * (y - m)
-    num = a_fixed + float(np.dot(d, a))
-    den = v_fixed + float(np.dot(d, v))
-    if den <= 0:
-        return math.nan, math.nan, math.nan
-    g = num / den
-    if m is not None:
-        g = min(max(g, 0.0), 1.0)
-    rand = pi < _CERTAIN
-    # Delta-method variance of the ratio (eq. 6 with a Hajek finite-population factor).
-    var, degenerate = 0.0, True
-    if rand.sum() >= 2:
-        w = d[rand] * v_weight[rand]
-        sw = w.sum()
-        c_bessel = 1.0 - float(np.dot(w, w)) / sw**2 if sw > 0 else 0.0
-        if c_bessel > 0:
-            r = d[rand] * (a[rand] - g * v[rand])
-            f = 1.0 - pi[rand]
-            rbar = float(np.dot(f, r) / f.sum()) if f.sum() > 0 else 0.0
-            dev = r - rbar
-            spread = float(np.max(np.abs(dev))) if dev.size else 0.0
-            degenerate = spread <= 1e-9 * max(float(np.max(np.abs(r))), 1e-300)
-            var = 0.0 if degenerate else float(np.dot(f, dev**2)) / (c_bessel * den**2)
-    if not degenerate:
-        return g, var, 0.0
-    # Zero-variance case (all residuals equal, e.g. no error ever drawn, so G = 1):
-    # floor = half a draw (Jeffreys) of every kind of item that was never drawn.
-    drawn = {
-        "tp": np.any(rand & (yhat == 1) & (y == 1)),
-        "fp": np.any(rand & (yhat == 1) & (y == 0)),
-        "fn": np.any(rand & (yhat == 0) & (y == 1)),
-    }
-    residual = {"tp": 1.0 - g, "fp": -alpha * g, "fn": -(1.0 - alpha) * g}
-    floor = 0.0
-    if callable(typical):  # computed only when needed (it costs a pass over the pool)
-        typical = typical()
-    for kind, typ in typical.items():
-        if typ is None or drawn[kind]:
-            continue
-        weight, fpc = typ
-        floor += 0.5 * fpc * (weight * residual[kind]) ** 2 / den**2
-    return g, var, floor
-
-
-def _interval(est: float, var: float, z: float) -> tuple[float, float]:
-    if not (math.isfinite(est) and math.isfinite(var)):
-        return 0.0, 1.0
-    half = z * math.sqrt(max(var, 0.0))
-    return max(0.0, est - half), min(1.0, est + half)
-
-
-def _platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """Feature and prior of the rest calibration (a logistic regression on the scores).
-
-    Probability scores (all in [0, 1]) enter as their logit (clipped at 1e-9 from 0 and
-    1), with a prior centred on "the scores are calibrated"; other scores are
-    standardized and get a vague prior (see ``_PLATT_PRIOR_*``).
-    """
-    if s.min() >= 0.0 and s.max() <= 1.0:
-        p = np.clip(s, 1e-9, 1.0 - 1e-9)
-        return np.log(p) - np.log1p(-p), _PLATT_PRIOR_PROB
-    sd = float(s.std())
-    return (s - float(s.mean())) / (sd if sd > 0 else 1.0), _PLATT_PRIOR_OTHER
-
-
-def _platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior mode and Laplace covariance of ``logit P(y=1) = b0 + b1 t`` (Newton).
-
-    ``prior`` = (means, standard deviations) of independent normal priors on
-    ``(b0, b1)``; with no labels the mode is the prior mean. Selection of the labeled
-    items depends on the scores only, so the fit is not distorted by the sampling.
-    """
-    mean, sd = prior
-    prec = 1.0 / sd**2
-    b = mean.copy()
-    y = y.astype(np.float64)
-    for _ in range(50):
-        eta = b[0] + b[1] * t
-        p = 0.5 * (1.0 + np.tanh(0.5 * eta))  # logistic, overflow-free
-        w = p * (1.0 - p)
-        grad = np.array([np.sum(y - p), np.dot(t, y - p)]) - prec * (b - mean)
-        h = np.array(
-            [[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]
-        ) + np.diag(prec)
-        step = np.linalg.solve(h, grad)
-        b = b + step
-        if np.max(np.abs(step)) < 1e-8:
-            break
-    eta = b[0] + b[1] * t
-    p = 0.5 * (1.0 + np.tanh(0.5 * eta))
-    w = p * (1.0 - p)
-    h = np.array([[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]) + np.diag(prec)
-    return b, np.linalg.inv(h)
-
-
-def _logistic(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
-def _rest_model(
-    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=_REST_THETA_PRIOR, draws=_REST_DRAWS
-):
-    """Predictive distribution of the number of positives among the unlabeled rest items.
-
-    Model: a rest item with feature ``t`` (see ``_platt_feature``) is positive with
-    probability ``theta * logistic(b0 + b1 t)``, independently of the others, so the
-    unlabeled rest holds ``R ~ Poisson(theta * C)`` positives, ``C`` the sum of those
-    probabilities over its items. The calibration ``(b0, b1)`` has the Laplace
-    posterior ``N(coef, cov)`` of ``_platt_fit`` (all labels so far); the multiplier
-    ``theta`` -- room for the calibration to be wrong in the low scores -- has the
-    prior ``Gamma(prior, rate=prior)`` (mean 1) and is updated by the rest items drawn
-    so far (``x`` positives found where ``E`` were expected):
-    ``theta ~ Gamma(prior + x, rate=prior + E)``. ``R`` is sampled from this mixture
-    (``draws`` draws; the unlabeled rest is binned by ``t`` into 256 bins for speed).
-
-    Returns a dict: ``r_model`` (the count at the posterior mode of the calibration,
-    times the posterior mean of ``theta``), ``sdlog`` (the standard deviation of
-    ``log C`` over the calibration's posterior: how well the labels pin the
-    extrapolation down), ``var_r`` (variance of ``R``) and ``r_sorted`` (the sorted
-    draws of ``R``, for quantiles).
-    """
-    counts, edges = np.histogram(t_unl, bins=256)
-    keep = counts > 0
-    tb = np.histogram(t_unl, bins=edges, weights=t_unl)[0][keep] / counts[keep]
-    nb = counts[keep].astype(np.float64)
-    try:
-        chol = np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:  # pragma: no cover - cov is a prior-regularized inverse
-        chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
-    b = coef + rng.standard_normal((draws, 2)) @ chol.T
-    c_tot = _logistic(b[:, :1] + b[:, 1:] * tb) @ nb
-    e = _logistic(b[:, :1] + b[:, 1:] * t_drawn).sum(axis=1) if t_drawn.size else np.zeros(draws)
-    x = float(y_drawn.sum())
-    theta = rng.gamma(prior + x, 1.0 / (prior + e))
-    r = rng.poisson(theta * c_tot).astype(np.float64)
-    c_mode = float(_logistic(coef[0] + coef[1] * tb) @ nb)
-    e_mode = float(_logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
-    return dict(
-        r_model=c_mode * (prior + x) / (prior + e_mode),
-        sdlog=float(np.std(np.log(np.maximum(c_tot, 1e-300)))),
-        var_r=float(r.var()),
-        r_sorted=np.sort(r),
-    )
-
-
-def _rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
-    """Estimate, variance and interval that account for the rest stratum.
-
-    ``rest`` describes the items outside the current top-K domain (see
-    ``_importance_sampling_run``): ``r_hat`` (the count of positives among its
-    unlabeled items that the estimate uses), ``r_sorted`` and ``var_r`` (draws and
-    variance of that count's predictive distribution, see ``_rest_model``) and, for the
-    design-only interval, ``size`` (all its items), ``x`` (positives among its labeled
-    items), ``exposure`` and ``exposure_max`` (a lower and an upper bound on the
-    probability that any one of its items has been drawn by now). ``r_bar``: the count
-    implied by an averaged estimate (the same average of the iterations' ``r_hat``);
-    defaults to ``rest["r_hat"]``.
-
-    ``method="model"``: the count ``R`` of unlabeled positives is read from its
-    predictive distribution. ``method="jeffreys"``: the count of positives in the whole
-    rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=e)`` of a Poisson count seen
-    with exposure ``e``; its upper quantile at ``e = exposure`` (the smallest exposure
-    of a rest item), its lower quantile at ``e = exposure_max`` (the largest), kept
-    within ``[x, size]``: valid whatever the calibration says, and wide. F is decreasing
-    in ``R``: ``F(R) = est * den / (den + (1 - alpha) (R - R_hat))`` with ``R_hat`` the count the
-    estimate uses. The interval adds the rest's (asymmetric) quantile offsets and the
-    domain's normal half-width in quadrature on each side. The variance is the
-    domain's plus the linearized variance of the model's ``R`` (for both methods).
-    """
-    z = float(norm.ppf(0.5 + interval_prob / 2.0))
-    if not (math.isfinite(est) and math.isfinite(var_domain)) or not den > 0:
-        return est, var_domain, 0.0, 1.0
-    tail = (1.0 - interval_prob) / 2.0
-    slope = (1.0 - alpha) * est / den
-    var = min(var_domain + slope**2 * rest["var_r"], 0.25)
-    if method == "jeffreys":
-        size, x, exposure = rest["size"], rest["x"], rest["exposure"]
-        r_hat = x + (rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar)
-        # Upper end: every hidden positive may sit where the design looks least
-        # (the smallest exposure); lower end: where it looks most (the largest). The
-        # positives already found are a floor.
-        exposure_max = rest.get("exposure_max", exposure)
-        r_hi = gamma.ppf(1.0 - tail, x + 0.5, scale=1.0 / exposure) if exposure > 0 else size
-        r_lo = gamma.ppf(tail, x + 0.5, scale=1.0 / exposure_max) if exposure_max > 0 else 0.0
-        r_lo, r_hi = min(max(r_lo, x), size), min(max(r_hi, x), size)
-    else:
-        r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
-        r_sorted = rest["r_sorted"]
-        if r_sorted.size:
-            r_lo, r_hi = np.quantile(r_sorted, [tail, 1.0 - tail])
-        else:
-            r_lo = r_hi = 0.0
-
-    def f_at(r):
-        return est * den / max(den + (1.0 - alpha) * (r - r_hat), 1e-300)
-
-    half = z * math.sqrt(max(var_domain, 0.0))
-    down = math.hypot(half, max(est - f_at(r_hi), 0.0))
-    up = math.hypot(half, max(f_at(r_lo) - est, 0.0))
-    return est, var, max(0.0, est - down), min(1.0, est + up)
-
-
 class _Book:
     """Labels bought so far, running sums of the labeled stratum, and the history."""
 
@@ -951,7 +358,7 @@ class _Book:
         self.interval_prob = interval_prob
         self.interval = interval
         self.z = float(norm.ppf(0.5 + interval_prob / 2.0))
-        # Rest stratum (outside the top-K domain), see ``_rest_interval``: its current
+        # Rest stratum (outside the top-K domain), see ``rest_interval``: its current
         # size, the items drawn from it with their labels, and the probability that an
         # item of the current rest has been drawn by now.
         self.rest = None
@@ -1037,7 +444,7 @@ class _Book:
         # Iteration errors are martingale differences (each batch is unbiased for the
         # still-unlabeled part given the past), hence uncorrelated to first order.
         var = float(np.dot(w**2, [r["iteration_variance"] for r in usable]))
-        self.intervals = {"delta": _interval(est, var, self.z)}
+        self.intervals = {"delta": normal_interval(est, var, self.z)}
         if self.rest is None:
             return est, var, *self.intervals["delta"]
         if self.rest["size"] == 0:  # the domain is the whole pool: no count left to bound
@@ -1048,7 +455,7 @@ class _Book:
         r_bar = float(np.dot(w, [r["_r_hat"] for r in usable]))
         # Every interval of the run (they share the estimate; ``ACISResult.intervals``).
         for method in ("jeffreys", "model"):
-            _, var_m, lo, hi = _rest_interval(
+            _, var_m, lo, hi = rest_interval(
                 est,
                 var_domain,
                 den,
@@ -1128,279 +535,327 @@ def _keep_labels(book: _Book, method: str):
         raise
 
 
-def _top_order(s: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` highest-scored items, by descending score, ties by position."""
-    n = s.size
-    if k >= n:
-        return np.lexsort((np.arange(n), -s))
-    kth = np.partition(s, n - k)[n - k]  # k-th largest value
-    above = np.flatnonzero(s > kth)
-    tied = np.flatnonzero(s == kth)[: k - above.size]
-    top = np.r_[above, tied]
-    return top[np.lexsort((top, -s[top]))]
-
-
 # ----------------------------------------------------------------------------------
 # The importance-sampling engine (ACIS and the Sawade baseline)
 # ----------------------------------------------------------------------------------
 
 
-def _importance_sampling_run(
-    s,
-    yhat,
-    oracle,
-    *,
-    budget,
-    alpha,
-    first_batch,
-    rng,
-    proposal_floor,
-    probabilities,
-    beta,
-    beta_iterations,
-    top_k_prior,
-    top_k_factor,
-    average_last,
-    initial_estimate,
-    interval_prob,
-    method,
-    target_std_error=None,
-    rest_share=0.0,
-    rest_uniform=1.0,
-    interval="delta",
-    model_assist=False,
-):
-    n = s.size
-    n_pred = int(yhat.sum())
-    sizes = _batch_sizes(budget, first_batch)
-    book = _Book(s, yhat, alpha, interval_prob, average_last, target_std_error, interval)
-    use_rest = top_k_prior and rest_share > 0
-    if use_rest:
-        book.rest = dict(
-            size=0, x=0, n_drawn=0, exposure=0.0, exposure_max=0.0, r_hat=0.0, r_model=0.0,
-            sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0),
-        )
-        rest_items: list[np.ndarray] = []
-        rest_labels: list[np.ndarray] = []
-        # Probability that an item of the current rest has never been drawn: at most
-        # ``rest_missed`` (its complement bounds every item's exposure from below) and
-        # at least ``rest_missed_best`` (its complement bounds it from above).
-        rest_missed = rest_missed_best = 1.0
-    if use_rest or model_assist:
-        t_feat, platt_prior = _platt_feature(s)
+@dataclass(frozen=True, eq=False)
+class _RunSettings:
+    """What an importance-sampling run is asked to do (checked by :func:`acis` and
+    :func:`sawade`, whose parameters these are; ``method`` names the run in its result)."""
 
-    # Sampling domain per iteration (nested, known in advance).
-    ks = []
-    if top_k_prior:
+    budget: int
+    alpha: float
+    first_batch: int
+    proposal_floor: float
+    probabilities: object  # None (isotonic calibration), a fixed array, or a callable
+    beta: float
+    beta_iterations: int
+    top_k_prior: bool
+    top_k_factor: float
+    average_last: int
+    initial_estimate: float
+    interval_prob: float
+    method: str
+    target_std_error: float | None = None
+    rest_share: float = 0.0
+    rest_uniform: float = 1.0
+    interval: str = "delta"
+    model_assist: bool = False
+
+    @property
+    def use_rest(self) -> bool:
+        """Whether part of every batch is drawn outside the top-K domain (the rest stratum)."""
+        return self.top_k_prior and self.rest_share > 0
+
+
+def _take(x, idx):
+    """``x[idx]``, with ``idx`` None meaning "every working position"."""
+    return x if idx is None else x[idx]
+
+
+class _ImportanceRun:
+    """One run of the importance-sampling engine (ACIS and the Sawade baseline).
+
+    Labels are bought in doubling batches; before each batch the candidates' calibrated
+    probabilities give Sawade's proposal, the batch is a systematic sample without
+    replacement (plus, with the rest stratum, a sample from outside the top-K domain),
+    and the batch's estimate joins the book. The random stream is read in a fixed
+    order (the pool's shuffle, then per batch: the domain's shuffle, the domain's draw,
+    the rest's shuffle, the rest's draw, the rest count's predictive draws), so a seed
+    gives the same run. The algorithm, step by step: ``docs/acis.md``.
+    """
+
+    def __init__(self, s: np.ndarray, yhat: np.ndarray, oracle, rng: np.random.Generator, cfg: _RunSettings):
+        self.s, self.yhat, self.oracle, self.rng, self.cfg = s, yhat, oracle, rng, cfg
+        self.n = s.size
+        self.sizes = batch_sizes(cfg.budget, cfg.first_batch)
+        self.book = _Book(s, yhat, cfg.alpha, cfg.interval_prob, cfg.average_last, cfg.target_std_error,
+                          cfg.interval)
+        self.use_rest = cfg.use_rest
+        if self.use_rest:
+            self.book.rest = dict(
+                size=0, x=0, n_drawn=0, exposure=0.0, exposure_max=0.0, r_hat=0.0, r_model=0.0,
+                sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0),
+            )
+            self.rest_items: list[np.ndarray] = []
+            self.rest_labels: list[np.ndarray] = []
+            # Probability that an item of the current rest has never been drawn: at most
+            # ``rest_missed`` (its complement bounds every item's exposure from below) and
+            # at least ``rest_missed_best`` (its complement bounds it from above).
+            self.rest_missed = self.rest_missed_best = 1.0
+        self.t_feat = self.platt_prior = None
+        if self.use_rest or cfg.model_assist:
+            self.t_feat, self.platt_prior = platt_feature(s)
+        self._plan_domain()
+        self._working_copies()
+
+    def _plan_domain(self) -> None:
+        """The sampling domain per iteration (top-K prior: nested, known in advance)."""
+        cfg, n = self.cfg, self.n
+        self.ks, self.in_domain = [], None
+        if not cfg.top_k_prior:
+            return
+        n_pred = int(self.yhat.sum())
         k_prev, spent = 0, 0
-        for i, b in enumerate(sizes, start=1):
-            k_i = min(n, max(k_prev, math.ceil(top_k_factor * (i + 1) * n_pred), spent + 2 * b))
-            ks.append(k_i)
+        for i, b in enumerate(self.sizes, start=1):
+            k_i = min(n, max(k_prev, math.ceil(cfg.top_k_factor * (i + 1) * n_pred), spent + 2 * b))
+            self.ks.append(k_i)
             k_prev, spent = k_i, spent + b
-        order = _top_order(s, ks[-1])
-        in_domain = yhat == 1
-        k_done = 0
+        self.order = top_order(self.s, self.ks[-1])
+        self.in_domain = self.yhat == 1
+        self.k_done = 0
 
-    c0 = _calibration_prior(s, yhat) if probabilities is None else None
-    fixed_p = probabilities if (probabilities is not None and not callable(probabilities)) else None
+    def _working_copies(self) -> None:
+        """The calibration prior, fixed probabilities, and the arrays the loop works on.
 
-    # Candidates are visited in a random order (systematic sampling along it). With
-    # the top-K prior the domain is small and is shuffled per batch. Otherwise one
-    # shuffle of the whole pool serves every batch (each batch has its own random
-    # start), and the loop works on shuffled copies so that memory access stays
-    # sequential; ``perm`` maps working positions back to items.
-    perm = None
-    s_w, yhat_w, c0_w, p_w = s, yhat, c0, fixed_p
-    t_feat_w = t_feat if model_assist else None
-    if not top_k_prior:
-        perm = rng.permutation(n)
-        s_w, yhat_w = s[perm], yhat[perm]
-        if model_assist:
-            t_feat_w = t_feat[perm]
-        c0_w = c0[perm] if c0 is not None else None
-        p_w = fixed_p[perm] if fixed_p is not None else None
-    labeled_w = np.zeros(n, dtype=bool)
-    if p_w is not None:
-        p_w = proposal_floor + (1.0 - 2.0 * proposal_floor) * p_w
+        Candidates are visited in a random order (systematic sampling along it). With
+        the top-K prior the domain is small and is shuffled per batch. Otherwise one
+        shuffle of the whole pool serves every batch (each batch has its own random
+        start), and the loop works on shuffled copies so that memory access stays
+        sequential; ``perm`` maps working positions back to items.
+        """
+        cfg, s, yhat = self.cfg, self.s, self.yhat
+        probabilities = cfg.probabilities
+        c0 = calibration_prior(s, yhat) if probabilities is None else None
+        fixed_p = probabilities if (probabilities is not None and not callable(probabilities)) else None
+        self.perm = None
+        self.s_w, self.yhat_w, self.c0_w, self.p_w = s, yhat, c0, fixed_p
+        self.t_feat_w = self.t_feat if cfg.model_assist else None
+        if not cfg.top_k_prior:
+            perm = self.perm = self.rng.permutation(self.n)
+            self.s_w, self.yhat_w = s[perm], yhat[perm]
+            if cfg.model_assist:
+                self.t_feat_w = self.t_feat[perm]
+            self.c0_w = c0[perm] if c0 is not None else None
+            self.p_w = fixed_p[perm] if fixed_p is not None else None
+        self.labeled_w = np.zeros(self.n, dtype=bool)
+        if self.p_w is not None:
+            self.p_w = cfg.proposal_floor + (1.0 - 2.0 * cfg.proposal_floor) * self.p_w
 
-    def take(x, idx):  # x[idx], with idx None meaning "every working position"
-        return x if idx is None else x[idx]
+    def run(self) -> ACISResult:
+        """Buy the batches (stopping early at ``target_std_error``) and report."""
+        cfg = self.cfg
+        with _keep_labels(self.book, cfg.method):
+            g_prev = cfg.initial_estimate
+            for i, b in enumerate(self.sizes, start=1):
+                g_i = self._batch(i, b, g_prev)
+                if math.isfinite(g_i):
+                    g_prev = g_i
+                if self.book.should_stop():
+                    break
+        return self.book.result(cfg.method, cfg.interval_prob)
 
-    with _keep_labels(book, method):
-        g_prev = initial_estimate
-        for i, b in enumerate(sizes, start=1):
-            b_rest = 0
-            if top_k_prior:
-                in_domain[order[k_done : ks[i - 1]]] = True
-                k_done = ks[i - 1]
-                cand = np.flatnonzero(in_domain & ~labeled_w)
-                cand = cand[rng.permutation(cand.size)]
-                n_cand = cand.size
-                if use_rest:
-                    rest_pool = np.flatnonzero(~in_domain & ~labeled_w)
-                    if b >= 2 and rest_pool.size:
-                        b_rest = min(math.ceil(rest_share * b), b - 1, rest_pool.size)
+    # ------------------------------------------------------------ one batch
+
+    def _candidates(self, i: int, b: int):
+        """This batch's domain candidates (None: every working position), their number,
+        the unlabeled rest items and how many of the batch go to the rest."""
+        cand, rest_pool, b_rest = None, None, 0
+        if self.cfg.top_k_prior:
+            self.in_domain[self.order[self.k_done : self.ks[i - 1]]] = True
+            self.k_done = self.ks[i - 1]
+            cand = np.flatnonzero(self.in_domain & ~self.labeled_w)
+            cand = cand[self.rng.permutation(cand.size)]
+            n_cand = cand.size
+            if self.use_rest:
+                rest_pool = np.flatnonzero(~self.in_domain & ~self.labeled_w)
+                if b >= 2 and rest_pool.size:
+                    b_rest = min(math.ceil(self.cfg.rest_share * b), b - 1, rest_pool.size)
+        else:
+            # Every working position is a candidate; labeled ones get q = 0 in the proposal.
+            # (Avoids gathering whole-pool arrays at every batch.)
+            n_cand = self.n - self.book.n_labeled
+        return cand, n_cand, rest_pool, b_rest
+
+    def _calibration(self, i: int, cand) -> np.ndarray:
+        """Each candidate's probability of a positive, rescaled to [floor, 1 - floor]."""
+        cfg = self.cfg
+        if self.c0_w is not None:
+            if i == 1:
+                c = _take(self.c0_w, cand)
             else:
-                # Every working position is a candidate; labeled ones get q = 0 below.
-                # (Avoids gathering whole-pool arrays at every batch.)
-                cand = None
-                n_cand = n - book.n_labeled
-
-            # Probability of a positive for each candidate.
-            if c0_w is not None:
-                if i == 1:
-                    c = take(c0_w, cand)
-                else:
-                    items, labels = book.labeled_arrays()
-                    ux, fit = _isotonic(s[items], labels)
-                    c_fit = np.interp(take(s_w, cand), ux, fit)
-                    b_i = beta * max(0.0, 1.0 - (i - 2) / beta_iterations)
-                    c = b_i * take(c0_w, cand) + (1.0 - b_i) * c_fit
-            elif p_w is not None:
-                c = take(p_w, cand)  # already rescaled to [proposal_floor, 1 - proposal_floor]
-            else:
-                items, labels = book.labeled_arrays()
-                p_all = _check_probability_vector(
-                    probabilities(items.copy(), labels.copy()), n, "probabilities(...) output"
-                )
-                c = take(p_all if perm is None else p_all[perm], cand)
-            if p_w is None:
-                c = proposal_floor + (1.0 - 2.0 * proposal_floor) * c
-
-            yhat_c = take(yhat_w, cand)
-            # Model assistance: the calibration's expected counts over the unlabeled
-            # candidates, plus the batch's Horvitz-Thompson estimate of the residuals.
-            a_off = v_off = 0.0
-            m_c = None
-            if use_rest or model_assist:
-                lab_items, lab_labels = book.labeled_arrays()
-                coef, cov = _platt_fit(t_feat[lab_items], lab_labels, platt_prior)
-            if model_assist:
-                m_c = _logistic(coef[0] + coef[1] * take(t_feat_w, cand))
-                unl_c = None if cand is not None else ~labeled_w
-                m_u, yh_u = take(m_c, unl_c), take(yhat_c, unl_c).astype(np.float64)
-                a_off = float(np.dot(m_u, yh_u))
-                v_off = alpha * float(yh_u.sum()) + (1.0 - alpha) * float(m_u.sum())
-            q = _proposal(c, yhat_c, g_prev, alpha)
-            if cand is None:
-                q[labeled_w] = 0.0  # never drawn again (zero-width systematic interval)
-            b_dom = b - b_rest
-            pi = _inclusion_probabilities(q, b_dom)
-            pick = _systematic_sample(pi, b_dom, rng)
-            pos_b, pi_b = (pick if cand is None else cand[pick]), pi[pick]
-            items_b = pos_b if perm is None else perm[pos_b]
-            if use_rest and rest_pool.size:
-                # Rest calibration: logistic regression of all labels so far on the
-                # scores; the rest is sampled in proportion to it, mixed with uniform.
-                rest_pool = rest_pool[rng.permutation(rest_pool.size)]
-                t_r = t_feat[rest_pool]
-                c_r = _logistic(coef[0] + coef[1] * t_r)
-            if b_rest:  # the rest stratum: a PPS sample of what is outside
-                c_sum = float(c_r.sum())
-                q_r = np.full(rest_pool.size, rest_uniform / rest_pool.size)
-                if rest_uniform < 1.0 and c_sum > 0:
-                    q_r += (1.0 - rest_uniform) * c_r / c_sum
-                pi_all = _inclusion_probabilities(q_r, b_rest)
-                pick_r = _systematic_sample(pi_all, b_rest, rng)
-                items_r, pi_r = rest_pool[pick_r], pi_all[pick_r]
-                rest_missed *= 1.0 - float(pi_all.min())
-                rest_missed_best *= 1.0 - float(pi_all.max())
-                labels_all = _call_oracle(oracle, np.r_[items_b, items_r])
-                labels_b, labels_r = labels_all[:b_dom], labels_all[b_dom:]
-            else:
-                labels_b = _call_oracle(oracle, items_b)
-
-            # Typical inclusion probability of a would-be draw of each kind (for the
-            # zero-variance floor): candidates weighted by the calibrated probability
-            # of being of that kind. Computed only if needed.
-            def typical(pi=pi, c=c, yhat_c=yhat_c, unl=None if cand is not None else ~labeled_w):
-                if unl is None:
-                    return _typical_draws(pi, c, yhat_c)
-                return _typical_draws(pi[unl], c[unl], yhat_c[unl])
-
-            labeled_w[pos_b] = True
-            # The rest's positives (all predicted negatives) add (1 - alpha) * their count
-            # to the denominator, nothing to the numerator: those drawn in this batch,
-            # plus the predicted count among the still-unlabeled rest items.
-            v_rest, rest_model = 0.0, None
-            if use_rest:
-                if b_rest:
-                    rest_items.append(items_r)
-                    rest_labels.append(labels_r)
-                    labeled_w[items_r] = True
-                drawn = np.concatenate(rest_items) if rest_items else np.empty(0, np.intp)
-                outside = ~in_domain[drawn]
-                drawn = drawn[outside]
-                found = np.concatenate(rest_labels)[outside] if rest_items else drawn
-                if rest_pool.size:
-                    unl = np.ones(rest_pool.size, dtype=bool)
-                    if b_rest:
-                        unl[pick_r] = False
-                    rest_model = _rest_model(t_r[unl], t_feat[drawn], found, coef, cov, rng)
-                    # The estimate's count of the unlabeled rest's positives: the model's
-                    # where the labels pin it down, else this batch's Horvitz-Thompson
-                    # count (its rest draws: unbiased, and usually 0).
-                    if rest_model["sdlog"] <= _REST_MODEL_SDLOG:
-                        rest_model["r_hat"] = rest_model["r_model"]
-                    elif b_rest:
-                        rest_model["r_hat"] = float(np.sum(labels_r / pi_r) - labels_r.sum())
-                    else:
-                        rest_model["r_hat"] = 0.0
-                    v_rest = (1.0 - alpha) * (
-                        (float(labels_r.sum()) if b_rest else 0.0) + rest_model["r_hat"]
-                    )
-            g_i, var_i, floor_i = _estimate(
-                alpha=alpha,
-                a_fixed=book.a_fixed + a_off,
-                v_fixed=book.v_fixed + v_rest + v_off,
-                y=labels_b,
-                yhat=yhat[items_b],
-                d=1.0 / pi_b,
-                pi=pi_b,
-                typical=typical,
-                m=None if m_c is None else m_c[pick],
+                items, labels = self.book.labeled_arrays()
+                ux, fit = isotonic_fit(self.s[items], labels)
+                c_fit = np.interp(_take(self.s_w, cand), ux, fit)
+                b_i = cfg.beta * max(0.0, 1.0 - (i - 2) / cfg.beta_iterations)
+                c = b_i * _take(self.c0_w, cand) + (1.0 - b_i) * c_fit
+        elif self.p_w is not None:
+            return _take(self.p_w, cand)  # already rescaled to [proposal_floor, 1 - proposal_floor]
+        else:
+            items, labels = self.book.labeled_arrays()
+            p_all = _check_probability_vector(
+                cfg.probabilities(items.copy(), labels.copy()), self.n, "probabilities(...) output"
             )
-            yh_b = yhat[items_b].astype(np.float64)
-            if m_c is None:
-                den_i = (
-                    book.v_fixed
-                    + v_rest
-                    + float(np.dot(1.0 / pi_b, alpha * yh_b + (1.0 - alpha) * labels_b))
-                )
-            else:
-                den_i = (
-                    book.v_fixed
-                    + v_rest
-                    + v_off
-                    + float(np.dot(1.0 / pi_b, (1.0 - alpha) * (labels_b - m_c[pick])))
-                )
-            var_rest = 0.0
-            if rest_model is not None and math.isfinite(g_i) and den_i > 0:
-                var_rest = ((1.0 - alpha) * g_i / den_i) ** 2 * rest_model["var_r"]
-            book.add(items_b, labels_b, pi_b)
+            c = _take(p_all if self.perm is None else p_all[self.perm], cand)
+        return cfg.proposal_floor + (1.0 - 2.0 * cfg.proposal_floor) * c
+
+    def _model_assist(self, coef, cand, yhat_c):
+        """Model assistance: the calibration's probabilities of the candidates, and its
+        expected counts over the unlabeled ones (numerator and denominator offsets)."""
+        if not self.cfg.model_assist:
+            return None, 0.0, 0.0
+        alpha = self.cfg.alpha
+        m_c = logistic(coef[0] + coef[1] * _take(self.t_feat_w, cand))
+        unl_c = None if cand is not None else ~self.labeled_w
+        m_u, yh_u = _take(m_c, unl_c), _take(yhat_c, unl_c).astype(np.float64)
+        a_off = float(np.dot(m_u, yh_u))
+        v_off = alpha * float(yh_u.sum()) + (1.0 - alpha) * float(m_u.sum())
+        return m_c, a_off, v_off
+
+    def _draw_rest(self, rest_pool, coef, b_rest: int) -> dict | None:
+        """The rest stratum's draw: a PPS sample of the unlabeled items outside the domain,
+        in proportion to the rest calibration (a logistic regression of all labels so far
+        on the scores), mixed with uniform. None when there is no rest to look at."""
+        if not (self.use_rest and rest_pool.size):
+            return None
+        rest_pool = rest_pool[self.rng.permutation(rest_pool.size)]
+        t_r = self.t_feat[rest_pool]
+        rest = {"pool": rest_pool, "t": t_r, "pick": None}
+        if not b_rest:
+            return rest
+        c_r = logistic(coef[0] + coef[1] * t_r)
+        c_sum = float(c_r.sum())
+        uniform = self.cfg.rest_uniform
+        q_r = np.full(rest_pool.size, uniform / rest_pool.size)
+        if uniform < 1.0 and c_sum > 0:
+            q_r += (1.0 - uniform) * c_r / c_sum
+        pi_all = inclusion_probabilities(q_r, b_rest)
+        pick_r = systematic_sample(pi_all, b_rest, self.rng)
+        self.rest_missed *= 1.0 - float(pi_all.min())
+        self.rest_missed_best *= 1.0 - float(pi_all.max())
+        rest.update(pick=pick_r, items=rest_pool[pick_r], pi=pi_all[pick_r])
+        return rest
+
+    def _rest_count(self, rest: dict | None, coef, cov) -> tuple[float, dict | None, np.ndarray, np.ndarray]:
+        """The rest's positives, which add ``(1 - alpha)`` times their count to the
+        denominator and nothing to the numerator: those drawn in this batch, plus the
+        predicted count among the still-unlabeled rest items. Also the rest items drawn
+        so far (outside the current domain) and their labels."""
+        drawn = np.concatenate(self.rest_items) if self.rest_items else np.empty(0, np.intp)
+        outside = ~self.in_domain[drawn]
+        drawn = drawn[outside]
+        found = np.concatenate(self.rest_labels)[outside] if self.rest_items else drawn
+        if rest is None:
+            return 0.0, None, drawn, found
+        unl = np.ones(rest["pool"].size, dtype=bool)
+        drew = rest["pick"] is not None
+        if drew:
+            unl[rest["pick"]] = False
+        rest_model = fit_rest_model(rest["t"][unl], self.t_feat[drawn], found, coef, cov, self.rng)
+        # The estimate's count of the unlabeled rest's positives: the model's where the
+        # labels pin it down, else this batch's Horvitz-Thompson count (its rest draws:
+        # unbiased, and usually 0).
+        if rest_model["sdlog"] <= _REST_MODEL_SDLOG:
+            rest_model["r_hat"] = rest_model["r_model"]
+        elif drew:
+            rest_model["r_hat"] = float(np.sum(rest["labels"] / rest["pi"]) - rest["labels"].sum())
+        else:
+            rest_model["r_hat"] = 0.0
+        v_rest = (1.0 - self.cfg.alpha) * ((float(rest["labels"].sum()) if drew else 0.0) + rest_model["r_hat"])
+        return v_rest, rest_model, drawn, found
+
+    def _batch(self, i: int, b: int, g_prev: float) -> float:
+        """Draw, label and estimate batch ``i`` of size ``b``; returns its estimate."""
+        cfg, book, alpha = self.cfg, self.book, self.cfg.alpha
+        cand, n_cand, rest_pool, b_rest = self._candidates(i, b)
+        c = self._calibration(i, cand)
+        yhat_c = _take(self.yhat_w, cand)
+        coef = cov = None
+        if self.use_rest or cfg.model_assist:
+            lab_items, lab_labels = book.labeled_arrays()
+            coef, cov = platt_fit(self.t_feat[lab_items], lab_labels, self.platt_prior)
+        m_c, a_off, v_off = self._model_assist(coef, cand, yhat_c)
+        q = sawade_proposal(c, yhat_c, g_prev, alpha)
+        if cand is None:
+            q[self.labeled_w] = 0.0  # never drawn again (zero-width systematic interval)
+        b_dom = b - b_rest
+        pi = inclusion_probabilities(q, b_dom)
+        pick = systematic_sample(pi, b_dom, self.rng)
+        pos_b, pi_b = (pick if cand is None else cand[pick]), pi[pick]
+        items_b = pos_b if self.perm is None else self.perm[pos_b]
+        rest = self._draw_rest(rest_pool, coef, b_rest)
+        if b_rest:
+            labels_all = _call_oracle(self.oracle, np.r_[items_b, rest["items"]])
+            labels_b, rest["labels"] = labels_all[:b_dom], labels_all[b_dom:]
+        else:
+            labels_b = _call_oracle(self.oracle, items_b)
+
+        # Typical inclusion probability of a would-be draw of each kind (for the
+        # zero-variance floor): candidates weighted by the calibrated probability
+        # of being of that kind. Computed only if needed.
+        def typical(pi=pi, c=c, yhat_c=yhat_c, unl=None if cand is not None else ~self.labeled_w):
+            if unl is None:
+                return typical_draws(pi, c, yhat_c)
+            return typical_draws(pi[unl], c[unl], yhat_c[unl])
+
+        self.labeled_w[pos_b] = True
+        v_rest, rest_model, drawn, found = 0.0, None, None, None
+        if self.use_rest:
             if b_rest:
-                book.add(items_r, labels_r, pi_r)
-            exact = b_dom == n_cand
-            if use_rest:
-                empty = dict(r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0))
-                book.rest = dict(
-                    size=int(np.count_nonzero(~in_domain)),
-                    x=int(found.sum()),
-                    n_drawn=int(drawn.size),
-                    exposure=1.0 - rest_missed,
-                    exposure_max=1.0 - rest_missed_best,
-                    **(rest_model if rest_model is not None else empty),
-                )
-                exact = exact and not np.any(~in_domain & ~labeled_w)
-            domain_size = int(np.count_nonzero(in_domain)) if top_k_prior else n
-            book.record(
-                b, domain_size, g_i, var_i, floor_i, exact=exact, var_rest=var_rest, den=den_i
+                self.rest_items.append(rest["items"])
+                self.rest_labels.append(rest["labels"])
+                self.labeled_w[rest["items"]] = True
+            v_rest, rest_model, drawn, found = self._rest_count(rest, coef, cov)
+        g_i, var_i, floor_i = ratio_estimate(
+            alpha=alpha,
+            a_fixed=book.a_fixed + a_off,
+            v_fixed=book.v_fixed + v_rest + v_off,
+            y=labels_b,
+            yhat=self.yhat[items_b],
+            d=1.0 / pi_b,
+            pi=pi_b,
+            typical=typical,
+            m=None if m_c is None else m_c[pick],
+        )
+        yh_b = self.yhat[items_b].astype(np.float64)
+        if m_c is None:
+            den_i = book.v_fixed + v_rest + float(np.dot(1.0 / pi_b, alpha * yh_b + (1.0 - alpha) * labels_b))
+        else:
+            den_i = (book.v_fixed + v_rest + v_off
+                     + float(np.dot(1.0 / pi_b, (1.0 - alpha) * (labels_b - m_c[pick]))))
+        var_rest = 0.0
+        if rest_model is not None and math.isfinite(g_i) and den_i > 0:
+            var_rest = ((1.0 - alpha) * g_i / den_i) ** 2 * rest_model["var_r"]
+        book.add(items_b, labels_b, pi_b)
+        if b_rest:
+            book.add(rest["items"], rest["labels"], rest["pi"])
+        exact = b_dom == n_cand
+        if self.use_rest:
+            empty = dict(r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0))
+            book.rest = dict(
+                size=int(np.count_nonzero(~self.in_domain)),
+                x=int(found.sum()),
+                n_drawn=int(drawn.size),
+                exposure=1.0 - self.rest_missed,
+                exposure_max=1.0 - self.rest_missed_best,
+                **(rest_model if rest_model is not None else empty),
             )
-            if math.isfinite(g_i):
-                g_prev = g_i
-            if book.should_stop():
-                break
-    return book.result(method, interval_prob)
+            exact = exact and not np.any(~self.in_domain & ~self.labeled_w)
+        domain_size = int(np.count_nonzero(self.in_domain)) if cfg.top_k_prior else self.n
+        book.record(b, domain_size, g_i, var_i, floor_i, exact=exact, var_rest=var_rest, den=den_i)
+        return g_i
 
 
 # ----------------------------------------------------------------------------------
@@ -1536,7 +991,7 @@ def acis(
     model_assist : bool, default True
         Use the rest calibration (a logistic regression of the labels on the scores)
         as a control variate: each batch estimates the residuals of its expected
-        counts (a difference estimator; see the module docstring). ``False`` gives
+        counts (a difference estimator; see "Model assistance" in ``docs/acis.md``). ``False`` gives
         the paper's pure Horvitz-Thompson estimator.
 
     Returns
@@ -1610,14 +1065,10 @@ def acis(
         raise ValueError(
             f"`interval` must be one of {', '.join(map(repr, _INTERVALS))}, got {V.describe(interval)}."
         )
-    return _importance_sampling_run(
-        s,
-        yhat,
-        oracle,
+    settings = _RunSettings(
         budget=budget,
         alpha=alpha,
         first_batch=first_batch,
-        rng=rng,
         proposal_floor=proposal_floor,
         probabilities=probabilities,
         beta=beta,
@@ -1634,6 +1085,7 @@ def acis(
         interval=interval,
         model_assist=bool(model_assist),
     )
+    return _ImportanceRun(s, yhat, oracle, rng, settings).run()
 
 
 @renamed_keywords(confidence="interval_prob", epsilon="proposal_floor")
@@ -1705,15 +1157,11 @@ def sawade(
     fp = float(yhat.sum()) - tp
     fn = float(p[yhat == 0].sum())
     den = alpha * (tp + fp) + (1 - alpha) * (tp + fn)
-    g0 = min(max(tp / den if den > 0 else 0.5, _G_FLOOR), 1.0)
-    return _importance_sampling_run(
-        s,
-        yhat,
-        oracle,
+    g0 = min(max(tp / den if den > 0 else 0.5, G_FLOOR), 1.0)
+    settings = _RunSettings(
         budget=budget,
         alpha=alpha,
         first_batch=first_batch,
-        rng=rng,
         proposal_floor=proposal_floor,
         probabilities=p,
         beta=0.0,
@@ -1726,6 +1174,7 @@ def sawade(
         method="sawade",
         target_std_error=_check_target(target_std_error),
     )
+    return _ImportanceRun(s, yhat, oracle, rng, settings).run()
 
 
 def _checkpoint_run(
@@ -1743,7 +1192,7 @@ def _checkpoint_run(
     spent = 0
     n_cell = (int(np.count_nonzero(yhat == 0)), int(np.count_nonzero(yhat == 1)))
     with _keep_labels(book, method):
-        for b in _batch_sizes(budget, first_batch):
+        for b in batch_sizes(budget, first_batch):
             items_b = order[spent : spent + b]
             labels_b = _call_oracle(oracle, items_b)
             spent += b
@@ -1766,7 +1215,7 @@ def _checkpoint_run(
                 "fp": typ if left[1] else None,
                 "fn": typ if left[0] else None,
             }
-            g, var, floor = _estimate(
+            g, var, floor = ratio_estimate(
                 alpha=alpha, a_fixed=0.0, v_fixed=0.0, y=labels, yhat=yh, d=d, pi=pi, typical=typical
             )
             book.record(b, n, g, var, floor, exact=spent == n)
@@ -1895,7 +1344,7 @@ def top_k(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     _check_rng(random_seed)
-    order = _top_order(s, budget)
+    order = top_order(s, budget)
     return _checkpoint_run(
         s,
         yhat,

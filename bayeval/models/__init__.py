@@ -1,6 +1,8 @@
 """Generative models (PyMC). Each has ``build(...) -> pm.Model`` and ``fit(...) -> posterior``."""
 
-from ..annotators.model import AnnotationData, AnnotatorError, CategoricalPosterior, annotations_from_long
+from ..annotators.data import AnnotationData, annotations_from_long
+from ..annotators.model import AnnotatorError
+from ..annotators.posterior import CategoricalPosterior
 from .calibration import CURVES, Calibration, CalibrationPosterior
 from ..rankings.model import HumanRanking, PairwiseVotes, RankingPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags

@@ -1,0 +1,167 @@
+"""What :class:`~bayeval.annotators.model.AnnotatorError` is fitted to: the classifier's
+predictions, the annotators' labels, gold labels and scores (:class:`AnnotationData`), a
+long table of crowd labels turned into annotator columns (:func:`annotations_from_long`).
+The checks that read them as class indices are in ``_checks.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import _validate as V
+from ._checks import to_float_matrix
+
+__all__ = ["AnnotationData", "annotations_from_long"]
+
+_POOLS = ("annotator", "slot")
+
+
+def annotations_from_long(
+    data,
+    *,
+    items=None,
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+    pool: str = "annotator",
+    max_labels: int | None = None,
+) -> pd.DataFrame:
+    """Crowd labels in long format ``(item, annotator, label)`` as an annotation matrix.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per label, with columns ``item``, ``annotator`` and ``label`` (names
+        set by the keyword arguments). Labels are class indices ``0 .. K - 1``; rows
+        with a missing label are dropped.
+    items : array_like, optional
+        The item ids in the order of the classifier's ``predictions``; the result has
+        one row per id, in this order (all NaN for an item nobody labelled). By
+        default the sorted ids found in ``data``.
+    item, annotator, label : str
+        Column names.
+    pool : {"annotator", "slot"}, default "annotator"
+        ``"annotator"``: one column per annotator, NaN where they did not label the
+        item -- every annotator gets their own accuracy and error correlation (right
+        when a few annotators label most items). ``"slot"``: column ``j`` holds the
+        ``j``-th label each item received (in the order of ``data``), whoever gave it
+        -- each column is then "a random crowd worker", which suits crowds of many
+        workers who each label a few items (the model's parameters stay few).
+    max_labels : int, optional
+        With ``pool="slot"``: keep at most this many labels per item.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by item id, one column per annotator (or slot), NaN where missing;
+        pass it as ``annotations`` to :meth:`~bayeval.annotators.model.AnnotatorError.fit`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.annotators import annotations_from_long
+    >>> long = pd.DataFrame({"item": ["a", "a", "b", "c", "c", "c"],
+    ...                      "annotator": ["x", "y", "x", "x", "y", "z"],
+    ...                      "label": [1, 1, 0, 0, 1, 0]})
+    >>> annotations_from_long(long, items=["c", "b", "a"])  # doctest: +NORMALIZE_WHITESPACE
+          x    y    z
+    item
+    c   0.0  1.0  0.0
+    b   0.0  NaN  NaN
+    a   1.0  1.0  NaN
+    >>> annotations_from_long(long, pool="slot", max_labels=2).columns.tolist()
+    ['label_0', 'label_1']
+    """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            f"`data` must be a pandas DataFrame with one row per label, got {type(data).__name__}."
+        )
+    missing = [c for c in (item, annotator, label) if c not in data.columns]
+    if missing:
+        raise ValueError(
+            f"`data` lacks the column(s) {missing}; it has {list(data.columns)[:10]}. Name the "
+            "columns with item=, annotator=, label=."
+        )
+    pool = V.check_choice(pool, "pool", _POOLS)
+    if max_labels is not None:
+        max_labels = V.as_positive_int(max_labels, "max_labels", minimum=1)
+    df = data[[item, annotator, label]].dropna(subset=[label])
+    vals, _ = to_float_matrix(df[label], "label")
+    df = df.assign(**{label: vals})
+    if pool == "annotator":
+        dup = df.duplicated(subset=[item, annotator])
+        if dup.any():
+            first = df[dup].iloc[0]
+            raise ValueError(
+                f"{int(dup.sum())} (item, annotator) pair(s) appear more than once, e.g. item "
+                f"{first[item]!r} by annotator {first[annotator]!r}; keep one label per pair, or "
+                "use pool='slot'."
+            )
+        wide = df.pivot(index=item, columns=annotator, values=label)
+        wide.columns = [str(c) for c in wide.columns]
+    else:
+        slot = df.groupby(item, sort=False).cumcount()
+        df = df.assign(_slot=slot.to_numpy())
+        if max_labels is not None:
+            df = df[df["_slot"] < max_labels]
+        wide = df.pivot(index=item, columns="_slot", values=label)
+        wide.columns = [f"label_{int(c)}" for c in wide.columns]
+    if items is not None:
+        ids = pd.Index(np.asarray(items).ravel())
+        if ids.has_duplicates:
+            raise ValueError(f"`items` holds duplicate ids, e.g. {ids[ids.duplicated()][0]!r}.")
+        unknown = wide.index.difference(ids)
+        if len(unknown):
+            raise ValueError(
+                f"`data` has labels for {len(unknown)} item(s) not in `items`, e.g. "
+                f"{V._preview(np.asarray(unknown))}; check that the ids match (type and spelling)."
+            )
+        wide = wide.reindex(ids)
+    else:
+        wide = wide.sort_index()
+    wide.index.name = item
+    return wide.astype(np.float64)
+
+
+class AnnotationData:
+    """What :class:`~bayeval.annotators.model.AnnotatorError` is fitted to: predictions, annotations, gold, scores.
+
+    Parameters
+    ----------
+    predictions : array_like of shape (n_items,)
+        The classifier's predicted class of each item, integers ``0 .. K - 1``.
+    annotations : array_like of shape (n_items,) or (n_items, n_annotators)
+        Annotator labels, NaN where an annotator did not label an item (a DataFrame's
+        column names name the annotators; :func:`annotations_from_long` builds one from
+        a long table). Missing cells are never read as a class.
+    gold : array_like of shape (n_items,), optional
+        Known true classes, NaN where unknown.
+    scores : array_like of shape (n_items,), optional
+        Binary case only: the classifier's scores, kept for ranking metrics (AP, ROC);
+        by default the 0/1 predictions stand in for them.
+
+    The arrays are checked against the number of classes when a model is fitted (or
+    built), where the message names the argument and the first bad cell.
+
+    Examples
+    --------
+    >>> from bayeval.annotators import AnnotationData
+    >>> AnnotationData([1, 0, 1], [[1, 1], [0, 1], [1, float("nan")]], gold=[1, float("nan"), float("nan")])
+    AnnotationData(n_items=3, n_annotators=2, n_gold=1)
+    """
+
+    def __init__(self, predictions, annotations, *, gold=None, scores=None):
+        self.predictions = predictions
+        self.annotations = annotations
+        self.gold = gold
+        self.scores = scores
+
+    @property
+    def n_items(self) -> int:
+        return int(np.asarray(self.predictions).size)
+
+    def __repr__(self) -> str:
+        shape = np.shape(self.annotations)
+        n_ann = 1 if len(shape) == 1 else shape[1]
+        n_gold = 0 if self.gold is None else int(np.isfinite(np.asarray(self.gold, dtype=float)).sum())
+        return f"AnnotationData(n_items={self.n_items}, n_annotators={n_ann}, n_gold={n_gold})"

@@ -1,0 +1,259 @@
+"""The estimators and intervals of ACIS: the per-batch Horvitz-Thompson (or
+model-assisted) ratio estimate with its delta-method variance and zero-variance floor,
+the rest stratum's calibration (a logistic regression on the scores) and its count of
+hidden positives, and the three intervals (``"model"``, ``"jeffreys"``, ``"delta"``).
+The reasoning behind each: ``docs/acis.md``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.stats import gamma, norm
+
+from ._design import CERTAIN
+
+#: Bounds of the prior strength ``a`` of the rest stratum's rate multiplier (see
+#: ``fit_rest_model``): the calibration's extrapolation to the rest is never trusted more
+#: than a Gamma(a, a) prior with this ``a`` says (coefficient of variation 1/sqrt(a)).
+REST_THETA_PRIOR = 1.0
+#: Draws of the rest count's predictive distribution (its quantiles give the interval).
+REST_DRAWS = 1000
+#: Prior of the rest calibration (logistic regression of the labels on the logit of
+#: probability scores): intercept ~ N(0, 2^2), slope ~ N(1, 2^2), i.e. "the scores are
+#: roughly calibrated". For other scores (standardized): both ~ N(0, 10^2).
+PLATT_PRIOR_PROB = (np.array([0.0, 1.0]), np.array([2.0, 2.0]))
+PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
+
+
+def ratio_estimate(
+    *,
+    alpha: float,
+    a_fixed: float,
+    v_fixed: float,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    d: np.ndarray,
+    pi: np.ndarray,
+    typical: dict,
+    m: np.ndarray | None = None,
+) -> tuple[float, float, float]:
+    """One iteration's F estimate, delta-method variance and zero-variance floor.
+
+    ``a_fixed``/``v_fixed`` are the exactly known parts (labeled stratum) of the
+    numerator (true positives) and denominator; ``y``, ``yhat``, ``d`` (weights) and
+    ``pi`` (inclusion probabilities, for the finite-population factor) describe the
+    sampled part. ``typical`` (a dict, or a callable returning one) maps each kind of
+    draw -- ``"tp"``, ``"fp"``, ``"fn"`` -- to ``(weight, finite-population factor)``
+    of a typical draw of that kind, or None where no such item can be drawn; it sets
+    the floor for kinds never drawn.
+    Returns ``(estimate, variance_without_floor, floor)``.
+    """
+    y = y.astype(np.float64)
+    yh = yhat.astype(np.float64)
+    a = y * yh
+    v = alpha * yh + (1.0 - alpha) * y
+    v_weight = v  # importance weights w = d * v of the draws (for the Bessel-type factor)
+    if m is not None:  # difference estimator: the sample estimates the model's residuals
+        a = a - m * yh
+        v = (1.0 - alpha) * (y - m)
+    num = a_fixed + float(np.dot(d, a))
+    den = v_fixed + float(np.dot(d, v))
+    if den <= 0:
+        return math.nan, math.nan, math.nan
+    g = num / den
+    if m is not None:
+        g = min(max(g, 0.0), 1.0)
+    rand = pi < CERTAIN
+    # Delta-method variance of the ratio (eq. 6 with a Hajek finite-population factor).
+    var, degenerate = 0.0, True
+    if rand.sum() >= 2:
+        w = d[rand] * v_weight[rand]
+        sw = w.sum()
+        c_bessel = 1.0 - float(np.dot(w, w)) / sw**2 if sw > 0 else 0.0
+        if c_bessel > 0:
+            r = d[rand] * (a[rand] - g * v[rand])
+            f = 1.0 - pi[rand]
+            rbar = float(np.dot(f, r) / f.sum()) if f.sum() > 0 else 0.0
+            dev = r - rbar
+            spread = float(np.max(np.abs(dev))) if dev.size else 0.0
+            degenerate = spread <= 1e-9 * max(float(np.max(np.abs(r))), 1e-300)
+            var = 0.0 if degenerate else float(np.dot(f, dev**2)) / (c_bessel * den**2)
+    if not degenerate:
+        return g, var, 0.0
+    # Zero-variance case (all residuals equal, e.g. no error ever drawn, so G = 1):
+    # floor = half a draw (Jeffreys) of every kind of item that was never drawn.
+    drawn = {
+        "tp": np.any(rand & (yhat == 1) & (y == 1)),
+        "fp": np.any(rand & (yhat == 1) & (y == 0)),
+        "fn": np.any(rand & (yhat == 0) & (y == 1)),
+    }
+    residual = {"tp": 1.0 - g, "fp": -alpha * g, "fn": -(1.0 - alpha) * g}
+    floor = 0.0
+    if callable(typical):  # computed only when needed (it costs a pass over the pool)
+        typical = typical()
+    for kind, typ in typical.items():
+        if typ is None or drawn[kind]:
+            continue
+        weight, fpc = typ
+        floor += 0.5 * fpc * (weight * residual[kind]) ** 2 / den**2
+    return g, var, floor
+
+
+def normal_interval(est: float, var: float, z: float) -> tuple[float, float]:
+    if not (math.isfinite(est) and math.isfinite(var)):
+        return 0.0, 1.0
+    half = z * math.sqrt(max(var, 0.0))
+    return max(0.0, est - half), min(1.0, est + half)
+
+
+def platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Feature and prior of the rest calibration (a logistic regression on the scores).
+
+    Probability scores (all in [0, 1]) enter as their logit (clipped at 1e-9 from 0 and
+    1), with a prior centred on "the scores are calibrated"; other scores are
+    standardized and get a vague prior (see ``_PLATT_PRIOR_*``).
+    """
+    if s.min() >= 0.0 and s.max() <= 1.0:
+        p = np.clip(s, 1e-9, 1.0 - 1e-9)
+        return np.log(p) - np.log1p(-p), PLATT_PRIOR_PROB
+    sd = float(s.std())
+    return (s - float(s.mean())) / (sd if sd > 0 else 1.0), PLATT_PRIOR_OTHER
+
+
+def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mode and Laplace covariance of ``logit P(y=1) = b0 + b1 t`` (Newton).
+
+    ``prior`` = (means, standard deviations) of independent normal priors on
+    ``(b0, b1)``; with no labels the mode is the prior mean. Selection of the labeled
+    items depends on the scores only, so the fit is not distorted by the sampling.
+    """
+    mean, sd = prior
+    prec = 1.0 / sd**2
+    b = mean.copy()
+    y = y.astype(np.float64)
+    for _ in range(50):
+        eta = b[0] + b[1] * t
+        p = 0.5 * (1.0 + np.tanh(0.5 * eta))  # logistic, overflow-free
+        w = p * (1.0 - p)
+        grad = np.array([np.sum(y - p), np.dot(t, y - p)]) - prec * (b - mean)
+        h = np.array(
+            [[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]
+        ) + np.diag(prec)
+        step = np.linalg.solve(h, grad)
+        b = b + step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    eta = b[0] + b[1] * t
+    p = 0.5 * (1.0 + np.tanh(0.5 * eta))
+    w = p * (1.0 - p)
+    h = np.array([[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]) + np.diag(prec)
+    return b, np.linalg.inv(h)
+
+
+def logistic(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def fit_rest_model(
+    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS
+):
+    """Predictive distribution of the number of positives among the unlabeled rest items.
+
+    Model: a rest item with feature ``t`` (see ``platt_feature``) is positive with
+    probability ``theta * logistic(b0 + b1 t)``, independently of the others, so the
+    unlabeled rest holds ``R ~ Poisson(theta * C)`` positives, ``C`` the sum of those
+    probabilities over its items. The calibration ``(b0, b1)`` has the Laplace
+    posterior ``N(coef, cov)`` of ``platt_fit`` (all labels so far); the multiplier
+    ``theta`` -- room for the calibration to be wrong in the low scores -- has the
+    prior ``Gamma(prior, rate=prior)`` (mean 1) and is updated by the rest items drawn
+    so far (``x`` positives found where ``E`` were expected):
+    ``theta ~ Gamma(prior + x, rate=prior + E)``. ``R`` is sampled from this mixture
+    (``draws`` draws; the unlabeled rest is binned by ``t`` into 256 bins for speed).
+
+    Returns a dict: ``r_model`` (the count at the posterior mode of the calibration,
+    times the posterior mean of ``theta``), ``sdlog`` (the standard deviation of
+    ``log C`` over the calibration's posterior: how well the labels pin the
+    extrapolation down), ``var_r`` (variance of ``R``) and ``r_sorted`` (the sorted
+    draws of ``R``, for quantiles).
+    """
+    counts, edges = np.histogram(t_unl, bins=256)
+    keep = counts > 0
+    tb = np.histogram(t_unl, bins=edges, weights=t_unl)[0][keep] / counts[keep]
+    nb = counts[keep].astype(np.float64)
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:  # pragma: no cover - cov is a prior-regularized inverse
+        chol = np.diag(np.sqrt(np.maximum(np.diag(cov), 0.0)))
+    b = coef + rng.standard_normal((draws, 2)) @ chol.T
+    c_tot = logistic(b[:, :1] + b[:, 1:] * tb) @ nb
+    e = logistic(b[:, :1] + b[:, 1:] * t_drawn).sum(axis=1) if t_drawn.size else np.zeros(draws)
+    x = float(y_drawn.sum())
+    theta = rng.gamma(prior + x, 1.0 / (prior + e))
+    r = rng.poisson(theta * c_tot).astype(np.float64)
+    c_mode = float(logistic(coef[0] + coef[1] * tb) @ nb)
+    e_mode = float(logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
+    return dict(
+        r_model=c_mode * (prior + x) / (prior + e_mode),
+        sdlog=float(np.std(np.log(np.maximum(c_tot, 1e-300)))),
+        var_r=float(r.var()),
+        r_sorted=np.sort(r),
+    )
+
+
+def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
+    """Estimate, variance and interval that account for the rest stratum.
+
+    ``rest`` describes the items outside the current top-K domain (see
+    ``_importance_sampling_run``): ``r_hat`` (the count of positives among its
+    unlabeled items that the estimate uses), ``r_sorted`` and ``var_r`` (draws and
+    variance of that count's predictive distribution, see ``fit_rest_model``) and, for the
+    design-only interval, ``size`` (all its items), ``x`` (positives among its labeled
+    items), ``exposure`` and ``exposure_max`` (a lower and an upper bound on the
+    probability that any one of its items has been drawn by now). ``r_bar``: the count
+    implied by an averaged estimate (the same average of the iterations' ``r_hat``);
+    defaults to ``rest["r_hat"]``.
+
+    ``method="model"``: the count ``R`` of unlabeled positives is read from its
+    predictive distribution. ``method="jeffreys"``: the count of positives in the whole
+    rest gets the Jeffreys posterior ``Gamma(x + 1/2, rate=e)`` of a Poisson count seen
+    with exposure ``e``; its upper quantile at ``e = exposure`` (the smallest exposure
+    of a rest item), its lower quantile at ``e = exposure_max`` (the largest), kept
+    within ``[x, size]``: valid whatever the calibration says, and wide. F is decreasing
+    in ``R``: ``F(R) = est * den / (den + (1 - alpha) (R - R_hat))`` with ``R_hat`` the count the
+    estimate uses. The interval adds the rest's (asymmetric) quantile offsets and the
+    domain's normal half-width in quadrature on each side. The variance is the
+    domain's plus the linearized variance of the model's ``R`` (for both methods).
+    """
+    z = float(norm.ppf(0.5 + interval_prob / 2.0))
+    if not (math.isfinite(est) and math.isfinite(var_domain)) or not den > 0:
+        return est, var_domain, 0.0, 1.0
+    tail = (1.0 - interval_prob) / 2.0
+    slope = (1.0 - alpha) * est / den
+    var = min(var_domain + slope**2 * rest["var_r"], 0.25)
+    if method == "jeffreys":
+        size, x, exposure = rest["size"], rest["x"], rest["exposure"]
+        r_hat = x + (rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar)
+        # Upper end: every hidden positive may sit where the design looks least
+        # (the smallest exposure); lower end: where it looks most (the largest). The
+        # positives already found are a floor.
+        exposure_max = rest.get("exposure_max", exposure)
+        r_hi = gamma.ppf(1.0 - tail, x + 0.5, scale=1.0 / exposure) if exposure > 0 else size
+        r_lo = gamma.ppf(tail, x + 0.5, scale=1.0 / exposure_max) if exposure_max > 0 else 0.0
+        r_lo, r_hi = min(max(r_lo, x), size), min(max(r_hi, x), size)
+    else:
+        r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
+        r_sorted = rest["r_sorted"]
+        if r_sorted.size:
+            r_lo, r_hi = np.quantile(r_sorted, [tail, 1.0 - tail])
+        else:
+            r_lo = r_hi = 0.0
+
+    def f_at(r):
+        return est * den / max(den + (1.0 - alpha) * (r - r_hat), 1e-300)
+
+    half = z * math.sqrt(max(var_domain, 0.0))
+    down = math.hypot(half, max(est - f_at(r_hi), 0.0))
+    up = math.hypot(half, max(f_at(r_lo) - est, 0.0))
+    return est, var, max(0.0, est - down), min(1.0, est + up)
+
