@@ -27,8 +27,10 @@ The ``card.toml`` schema
     features = ["f1", "f2"]         # optional: feature columns (models that use them)
 
     [model]                         # required
-    name = "score_mixture"          # "score_mixture" or "label_flip"
-    # every other key is passed to the model's constructor, e.g. for score_mixture
+    name = "default"                # "default", "calibration", "score_mixture" or "label_flip"
+    # "default" is bayeval.fit's model: calibration curves stacked by leave-one-out.
+    # Every other key is passed to the model's constructor, e.g. for default
+    # transform = "logodds" (the scores are log-odds), for score_mixture
     # negative = "normal", positive = "studentt", transform = "logit"
 
     [sampling]                      # optional; defaults shown
