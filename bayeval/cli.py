@@ -434,17 +434,22 @@ def _cmd_report(args) -> int:
                         chains=args.chains, warn=False)
         _save_fit(post, args)
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    rep = report(
-        post,
-        progress=say,
-        title=card.title,
-        description=card.description,
-        metrics=card.metrics(),
-        constraints=card.constraints,
-        hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
-        truth=truth,
-        source=card.data_file,
-    )
+    from contextlib import nullcontext
+
+    from ._progress import quiet
+
+    with quiet() if args.quiet else nullcontext():  # --quiet: no progress bar of a metric pass either
+        rep = report(
+            post,
+            progress=say,
+            title=card.title,
+            description=card.description,
+            metrics=card.metrics(),
+            constraints=card.constraints,
+            hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
+            truth=truth,
+            source=card.data_file,
+        )
     if say:
         say(f"report: writing {out}...")
     paths = rep.save(out)

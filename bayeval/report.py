@@ -1378,9 +1378,9 @@ def _diagnostics_section(d: _Draft) -> None:
     high = _high_pareto_k(d.tables.get("calibration"))
     loo = ""
     if high:
-        worst = max(high, key=lambda h: h[1])
+        worst = max(high, key=lambda h: (h[2], h[1]))  # the candidate with the most weight among them
         loo = (f"; the candidates' leave-one-out diagnostics do not: worst Pareto k {worst[1]:.2f} "
-               f"(> {_PARETO_K_OK}) for {worst[0]}, see the calibration table")
+               f"(above {_PARETO_K_OK}) for {worst[0]} (weight {_fmt(worst[2])}), see the calibration table")
     if diag["ok"] and diag.get("sampler") == "importance":
         d.text.append(
             f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
