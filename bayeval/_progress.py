@@ -7,7 +7,9 @@ stderr with the elapsed time and an estimate of the time left, drawn with ``rich
 is installed; without it (rich would only warn and draw nothing) it is a line of text
 in the cell's output, updated in place about twice a second. Bars do not nest: while
 one is shown (a study, a stack of candidates), the tasks inside it -- each fit and its
-sampler -- show none of their own (:func:`covered`).
+sampler, each metric pass -- show none of their own (:func:`covered`); nor do they
+inside a task whose bar was switched off (``progressbar=False``) or inside
+:class:`quiet`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import io
 import threading
 import time
 
-__all__ = ["Bar", "covered"]
+__all__ = ["Bar", "covered", "quiet"]
 
 #: seconds a task runs before its bar appears
 DELAY = 2.0
@@ -28,8 +30,24 @@ _ACTIVE: contextvars.ContextVar = contextvars.ContextVar("bayeval_progress", def
 
 
 def covered() -> bool:
-    """Whether an enclosing task already shows a bar (then show none of your own)."""
+    """Whether an enclosing task already shows a bar, or was told to show none (then show
+    none of your own)."""
     return _ACTIVE.get() is not None
+
+
+#: the mark of a task run with its bar switched off: the tasks inside it show none either
+_SILENT = object()
+
+
+class quiet:
+    """``with quiet(): ...``: no bar inside (the command line's ``--quiet``)."""
+
+    def __enter__(self):
+        self._token = _ACTIVE.set(_SILENT)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE.reset(self._token)
 
 
 class Bar:
@@ -62,6 +80,8 @@ class Bar:
     def __enter__(self) -> Bar:
         if self.enabled and covered():
             self.enabled = False
+        elif not self.enabled and not covered():
+            self._token = _ACTIVE.set(_SILENT)  # switched off: so are the tasks inside (metric passes)
         self._t0 = time.perf_counter()
         if self.enabled:
             self._token = _ACTIVE.set(self)

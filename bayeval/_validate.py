@@ -709,11 +709,12 @@ def as_optional_text(x, name: str) -> str | None:
 # ------------------------------------------------------------------ constraints
 
 #: The keys of a precision/recall constraint (see :func:`as_constraints`).
-CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
+CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob", "min_flagged")
 
 
-def as_constraints(constraints, name: str = "constraints") -> dict[str, float] | None:
-    """``{"min_precision": p, "min_recall": r, "prob": q}`` (any of them, one bound at least).
+def as_constraints(constraints, name: str = "constraints") -> dict[str, float | int] | None:
+    """``{"min_precision": p, "min_recall": r, "prob": q, "min_flagged": m}`` (any of them, one
+    bound at least; ``min_flagged`` is a whole number >= 0).
 
     Examples
     --------
@@ -731,10 +732,15 @@ def as_constraints(constraints, name: str = "constraints") -> dict[str, float] |
     unknown = [k for k in constraints if k not in CONSTRAINT_KEYS]
     if unknown:
         raise ValueError(
-            f"`{name}` has unknown key(s) {unknown}; the keys are 'min_precision', 'min_recall' and "
-            "'prob' (the probability the constraint must hold with)."
+            f"`{name}` has unknown key(s) {unknown}; the keys are 'min_precision', 'min_recall', "
+            "'prob' (the probability the constraint must hold with) and 'min_flagged' (the fewest items "
+            "a recommended threshold may flag)."
         )
-    out = {k: as_probability(v, k, open_interval=k == "prob") for k, v in constraints.items() if v is not None}
+    out = {
+        k: as_positive_int(v, k, minimum=0) if k == "min_flagged" else as_probability(v, k, open_interval=k == "prob")
+        for k, v in constraints.items()
+        if v is not None
+    }
     if not any(k in out for k in ("min_precision", "min_recall")):
         raise ValueError(
             f"`{name}` sets no bound: give min_precision, min_recall or both, or pass {name}=None."

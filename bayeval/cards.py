@@ -27,8 +27,10 @@ The ``card.toml`` schema
     features = ["f1", "f2"]         # optional: feature columns (models that use them)
 
     [model]                         # required
-    name = "score_mixture"          # "score_mixture" or "label_flip"
-    # every other key is passed to the model's constructor, e.g. for score_mixture
+    name = "default"                # "default", "calibration", "score_mixture" or "label_flip"
+    # "default" is bayeval.fit's model: calibration curves stacked by leave-one-out.
+    # Every other key is passed to the model's constructor, e.g. for default
+    # transform = "logodds" (the scores are log-odds), for score_mixture
     # negative = "normal", positive = "studentt", transform = "logit"
 
     [sampling]                      # optional; defaults shown
@@ -49,6 +51,9 @@ The ``card.toml`` schema
     min_precision = 0.9             # in [0, 1]
     min_recall = 0.8                # in [0, 1]
     prob = 0.9                      # optional: the threshold must meet them with this probability
+    # min_flagged = 0               # optional: the fewest items a recommended threshold may flag
+    #                               # (default: the larger of 10 and 1% of the items, at most a
+    #                               # tenth of the expected positives; 0 allows any threshold)
 
 Label columns are read strictly, by the same rule as every other entry point
 (the ``bayeval`` command, the label store, the active session): a vetted label (and
@@ -130,7 +135,7 @@ _DATA_KEYS = (
 )
 _SAMPLING_KEYS = ("draws", "tune", "chains", "random_seed", "target_accept")
 _REPORT_KEYS = ("hdi_prob", "metrics")
-_CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob")
+_CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob", "min_flagged")
 _SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "random_seed": 0}
 _REPORT_DEFAULTS = {"hdi_prob": HDI_PROB, "metrics": ["average_precision"]}
 _BINARY_COLUMNS = ("label", "noisy_label", "prediction", "truth")
@@ -574,6 +579,10 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
         if not constraints:
             raise err("[constraints]", f"empty; give {list(_CONSTRAINT_KEYS)} or remove the table.")
         for key, value in constraints.items():
+            if key == "min_flagged":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise err("[constraints] min_flagged", f"expected a whole number >= 0, got {value!r}.")
+                continue
             constraints[key] = _fraction(value, f"[constraints] {key}", err)
 
     return Card(

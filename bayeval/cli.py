@@ -194,6 +194,8 @@ def _check_args(args) -> None:
             )
     if cmd == "threshold" and args.min_precision is None and args.min_recall is None:
         raise CLIError("Give --min-precision and/or --min-recall.")
+    if cmd == "threshold" and args.min_flagged is not None and args.min_flagged < 0:
+        raise CLIError(f"--min-flagged must be a whole number >= 0 (0 allows any threshold), got {args.min_flagged}.")
     out = getattr(args, "out", None)
     if out and cmd in ("fit", "report"):
         p = Path(out)
@@ -504,17 +506,22 @@ def _cmd_report(args) -> int:
                         chains=args.chains, warn=False)
         _save_fit(post, args)
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    rep = report(
-        post,
-        progress=say,
-        title=card.title,
-        description=card.description,
-        metrics=card.metrics(),
-        constraints=card.constraints,
-        hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
-        truth=truth,
-        source=card.data_file,
-    )
+    from contextlib import nullcontext
+
+    from ._progress import quiet
+
+    with quiet() if args.quiet else nullcontext():  # --quiet: no progress bar of a metric pass either
+        rep = report(
+            post,
+            progress=say,
+            title=card.title,
+            description=card.description,
+            metrics=card.metrics(),
+            constraints=card.constraints,
+            hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
+            truth=truth,
+            source=card.data_file,
+        )
     if say:
         say(f"report: writing {out}...")
     paths = rep.save(out)
@@ -559,14 +566,15 @@ def _cmd_threshold(args) -> int:
     data = _load_data(args)
     post = _fit(args, data)
     try:
-        rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall, prob=args.prob)
+        rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall, prob=args.prob,
+                          min_flagged=args.min_flagged)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     print(repr(rec))
     if not rec.met:
-        print(f"warning: no threshold meets the constraint with probability {args.prob:g}; the best available "
-              "is shown. Relax the constraint or vet more items.", file=sys.stderr)
-    print(f"threshold: {rec.threshold:.6g}")
+        print(f"warning: {rec.verdict} Relax the constraint or vet more items.", file=sys.stderr)
+    print(str(rec))  # the verdict in words, then what the threshold flags, with intervals
+    print(f"threshold: {rec.threshold:.6g}{'' if rec.met else ' (best available; does NOT meet the constraint)'}")
     print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
         _print_frame(rec.table(), args.table_format)
@@ -841,9 +849,10 @@ def _cmd_demo(args) -> int:
         print()
         print(table)
     rec = recalibrate(post, min_precision=0.95, prob=0.9)
-    state = "" if rec.met else " -- no threshold reaches 0.9; the best available"
+    state = "" if rec.met else " -- NO threshold reaches 0.9; the best available"
     print(f"\nThreshold for precision >= 0.95 with probability >= 0.9: {rec.threshold:.3f} "
-          f"(holds with probability {rec.probability_at_threshold:.2f}{state}).")
+          f"(holds with probability {rec.probability_at_threshold:.2f}{state}; flags {rec.flagged} of "
+          f"{data.n_items} items).")
     diag = post.check(warn=False)
     rhat = "not applicable (importance sampling)" if diag["max_rhat"] != diag["max_rhat"] else f"{diag['max_rhat']:.3f}"
     print(f"Sampler: max r_hat {rhat}, min ESS {diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences.")
@@ -913,6 +922,9 @@ def _parser() -> argparse.ArgumentParser:
     thr.add_argument("--prob", type=float, default=None,
                      help="the probability the constraint must hold with, e.g. 0.95: then the threshold with "
                      "the highest expected recall among those that meet it (default: the most probable)")
+    thr.add_argument("--min-flagged", type=int, default=None,
+                     help="never recommend a threshold that flags fewer items (default: the larger of 10 and 1%% "
+                     "of the items, at most a tenth of the expected positives; 0 allows any)")
     thr.add_argument("--table", action="store_true", help="also print precision/recall at the recommended threshold")
     _format_arg(thr)
     thr.set_defaults(func=_cmd_threshold)

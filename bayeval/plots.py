@@ -160,8 +160,16 @@ def threshold_probability(recal, *, ax=None, color="tab:blue"):
     t = recal.probability["threshold"].values
     ax.step(t, recal.probability.values, where="post", color=color, label=repr(recal).split(":")[0].replace("Recalibration(", ""))
     ax.axvline(recal.threshold, color="k", ls=":", lw=1)
+    eligible = recal.eligible.values
+    if not eligible.all():  # thresholds that flag fewer than min_flagged items: never recommended
+        first = t[~eligible].min()
+        ax.axvspan(first, t.max(), color="0.85", lw=0, zorder=0,
+                   label=f"flags < {recal.min_flagged} items (not recommended)")
+    if recal.prob is not None:
+        ax.axhline(recal.prob, color="tab:red", ls="--", lw=0.8, label=f"required {recal.prob:g}")
     ax.annotate(
-        f"t = {recal.threshold:.3g}\nP = {recal.probability_at_threshold:.2f}",
+        f"t = {recal.threshold:.3g}\nP = {recal.probability_at_threshold:.2f}"
+        + ("" if recal.met else "\n(does not meet it)"),
         (recal.threshold, recal.probability_at_threshold),
         textcoords="offset points",
         xytext=(5, -25),

@@ -745,6 +745,7 @@ class Posterior(BasePosterior):
         category: str | None = None,
         threshold: float | None = None,
         chunk_size: int | None = None,
+        progressbar: bool = True,
         **kwargs,
     ) -> xr.DataArray:
         """The posterior distribution of a metric on this evaluation set.
@@ -770,6 +771,9 @@ class Posterior(BasePosterior):
             ``score >= threshold``. Without it the data's ``predictions`` are used.
         chunk_size : int, optional
             Draws per chunk (memory/speed trade-off only; results do not change).
+        progressbar : bool, default True
+            Show a progress bar on stderr when the pass takes more than about 2 s (a
+            million items and thousands of draws); a short pass shows nothing.
         **kwargs
             Options of the metric (``k=``, ``recall=``, ``beta=``, ``thresholds=``...).
             Curves without ``thresholds`` use the distinct scores, or 201 score
@@ -792,8 +796,14 @@ class Posterior(BasePosterior):
         """
         ev = MetricEvaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
         out = np.empty((self.n_chains, self.n_draws) + self._evaluated_shape(ev))
-        for chain, draws, z in self._label_chunks(chunk_size):
-            out[chain, draws] = ev(z)
+        from bayeval._progress import Bar
+
+        total = self.n_chains * self.n_draws
+        with Bar(f"bayeval: {ev.name}, {total} draws of {self.data.n_items} items", total=total,
+                 enabled=bool(progressbar)) as bar:
+            for chain, draws, z in self._label_chunks(chunk_size):
+                out[chain, draws] = ev(z)
+                bar.update(advance=draws.stop - draws.start)
         coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws), **ev.coords}
         return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name)
 

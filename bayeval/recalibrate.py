@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,7 @@ from ._defaults import HDI_PROB, hdi_columns
 from . import _validate as V
 from .posterior import Posterior, default_thresholds
 
-__all__ = ["recalibrate", "Recalibration"]
+__all__ = ["recalibrate", "Recalibration", "default_min_flagged"]
 
 
 @dataclass(frozen=True)
@@ -25,12 +26,13 @@ class Recalibration:
         ``P(precision(t) >= min_precision and recall(t) >= min_recall)`` over the
         posterior, dim ``threshold`` (rule: predict positive where ``score >= t``).
     threshold : float
-        The recommended threshold. With ``prob=None``: the highest probability; among
-        equals, the lowest threshold (highest recall). With ``prob``: among the
-        thresholds whose probability is at least ``prob``, the one with the highest
-        expected recall (a precision floor) or the highest expected precision (a recall
-        floor only); when none qualifies, the threshold with the highest probability
-        (``met`` is then False).
+        The recommended threshold, always one that flags at least ``min_flagged``
+        items. With ``prob=None``: the highest probability; among equals, the lowest
+        threshold (highest recall). With ``prob``: among the thresholds whose
+        probability is at least ``prob``, the one with the highest expected recall (a
+        precision floor) or the highest expected precision (a recall floor only); when
+        none qualifies, the threshold with the highest probability (``met`` is then
+        False).
     curve : xarray.DataArray
         The posterior precision/recall draws at each threshold,
         dims ``(chain, draw, threshold, curve)``.
@@ -38,8 +40,17 @@ class Recalibration:
     prob : float or None
         The probability the constraint must hold with (None: the most probable rule).
     met : bool
-        Whether the recommended threshold meets ``prob`` (always True with
-        ``prob=None``).
+        Whether the recommended threshold meets ``prob`` while flagging at least
+        ``min_flagged`` items (always True with ``prob=None``). When False, no
+        threshold does: ``threshold`` is the best available one, and
+        :attr:`verdict` says so in words.
+    n_flagged : xarray.DataArray
+        How many items each threshold flags (``score >= t``), dim ``threshold``. On
+        this evaluation set the count is exact, not an estimate.
+    min_flagged : int
+        Thresholds that flag fewer items are never recommended (0: any threshold).
+    n_items : int
+        The number of items in the evaluation set.
 
     Examples
     --------
@@ -61,25 +72,129 @@ class Recalibration:
     min_recall: float | None
     prob: float | None = None
     met: bool = True
+    n_flagged: xr.DataArray | None = None
+    min_flagged: int = 0
+    n_items: int | None = None
 
     @property
     def probability_at_threshold(self) -> float:
         """Probability that the constraint holds at the recommended threshold."""
         return float(self.probability.sel(threshold=self.threshold))
 
+    @property
+    def flagged(self) -> int:
+        """How many items the recommended threshold flags (exact on this evaluation set)."""
+        return int(self._n_flagged().sel(threshold=self.threshold))
+
+    def _n_flagged(self) -> xr.DataArray:
+        if self.n_flagged is not None:
+            return self.n_flagged
+        # a Recalibration built by hand, without counts: every threshold is allowed
+        return xr.full_like(self.probability, -1, dtype=np.int64)
+
+    @property
+    def eligible(self) -> xr.DataArray:
+        """Per threshold: whether it flags at least ``min_flagged`` items (may be recommended)."""
+        return (self._n_flagged() >= self.min_flagged) | (self._n_flagged() < 0)
+
+    @property
+    def constraint_text(self) -> str:
+        """The constraint in words, e.g. ``"precision >= 0.9 and recall >= 0.5"``."""
+        cons = []
+        if self.min_precision is not None:
+            cons.append(f"precision >= {self.min_precision:g}")
+        if self.min_recall is not None:
+            cons.append(f"recall >= {self.min_recall:g}")
+        return " and ".join(cons)
+
+    @property
+    def verdict(self) -> str:
+        """One plain sentence: which threshold is recommended, or that none meets the constraint.
+
+        When no threshold meets the constraint with probability ``prob`` while flagging at
+        least ``min_flagged`` items, the sentence starts with "No threshold meets" and
+        names the best available threshold, its probability, and how many thresholds were
+        refused for flagging too few items.
+        """
+        t, p = self.threshold, self.probability_at_threshold
+        flags = self._flags_text()
+        if self.prob is None:
+            return (f"Threshold {t:.4g} ({flags}) is where {self.constraint_text} most probably holds: "
+                    f"with probability {p:.2f}.")
+        if self.met:
+            return (f"Threshold {t:.4g} ({flags}) meets {self.constraint_text} with probability {p:.2f} "
+                    f"(required: {self.prob:g}).")
+        floor = f" while flagging at least {self.min_flagged} items" if self.min_flagged > 0 else ""
+        text = (f"No threshold meets {self.constraint_text} with probability {self.prob:g}{floor}; "
+                f"the best available, {t:.4g} ({flags}), reaches {p:.2f}.")
+        refused = self.refused_thresholds
+        if refused.size:
+            text += (f" {refused.size} threshold(s) above it meet the probability but flag fewer than "
+                     f"{self.min_flagged} items (at most {int(self._n_flagged().sel(threshold=refused).max())}), "
+                     "too few to deploy; pass min_flagged=0 to allow them.")
+        return text
+
+    @property
+    def refused_thresholds(self) -> np.ndarray:
+        """The thresholds that meet ``prob`` but were refused for flagging fewer than ``min_flagged`` items."""
+        if self.prob is None:
+            return np.array([], dtype=float)
+        ok = (self.probability.values >= self.prob - 1e-12) & ~self.eligible.values
+        return self.probability["threshold"].values[ok]
+
+    def _flags_text(self) -> str:
+        k = self._n_flagged().sel(threshold=self.threshold)
+        if int(k) < 0:
+            return "flagged count unknown"
+        if self.n_items:
+            return f"flags {int(k)} of {self.n_items} items, {100 * int(k) / self.n_items:.1f}%"
+        return f"flags {int(k)} items"
+
+    def at_threshold(self, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
+        """What the recommended threshold does on this evaluation set, with credible intervals.
+
+        Rows ``flagged`` (the number of items with ``score >= t``: exact, so its interval
+        is a single point), ``true positives flagged``, ``precision`` and ``recall``;
+        columns as in :meth:`bayeval.Posterior.summary` (``mean``, ``sd`` and the HDI at
+        ``hdi_prob``).
+        """
+        from .posterior import hdi
+
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        lo, hi = hdi_columns(hdi_prob)
+        cur = self.curve.sel(threshold=self.threshold)
+        prec = cur.sel(curve="precision").values.ravel()
+        rec = cur.sel(curve="recall").values.ravel()
+        k = self.flagged
+        rows = {}
+        if k >= 0:
+            rows["flagged"] = np.full(prec.size, float(k))
+            rows["true positives flagged"] = np.round(prec * k) if k > 0 else np.zeros(prec.size)
+        rows["precision"], rows["recall"] = prec, rec
+        out = {}
+        for name, draws in rows.items():
+            b = hdi(draws, hdi_prob)
+            out[name] = {"mean": draws.mean(), "sd": draws.std(ddof=1) if draws.size > 1 else np.nan,
+                         lo: float(b[0]), hi: float(b[1])}
+        return pd.DataFrame.from_dict(out, orient="index").rename_axis("at threshold")
+
     def table(self, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
         """Per threshold: the constraint probability and posterior precision/recall.
 
-        Columns ``p_constraint`` and, for ``precision`` and ``recall``, the columns of
-        :meth:`bayeval.Posterior.summary` prefixed by the quantity: ``precision_mean``,
-        ``precision_sd``, ``precision_hdi_5%``, ``precision_hdi_95%`` (for the default
-        ``hdi_prob``), and the same for ``recall``.
+        Columns ``p_constraint``, ``n_flagged`` (items with ``score >= t``), ``eligible``
+        (flags at least ``min_flagged`` items) and, for ``precision`` and ``recall``, the
+        columns of :meth:`bayeval.Posterior.summary` prefixed by the quantity:
+        ``precision_mean``, ``precision_sd``, ``precision_hdi_5%``, ``precision_hdi_95%``
+        (for the default ``hdi_prob``), and the same for ``recall``.
         """
         from .posterior import hdi
 
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         lo, hi = hdi_columns(hdi_prob)
         rows = {"threshold": self.probability["threshold"].values, "p_constraint": self.probability.values}
+        if self.n_flagged is not None:
+            rows["n_flagged"] = self.n_flagged.values
+            rows["eligible"] = self.eligible.values
         for q in ("precision", "recall"):
             draws = self.curve.sel(curve=q).stack(s=("chain", "draw")).transpose("threshold", "s").values
             rows[f"{q}_mean"] = draws.mean(axis=1)
@@ -94,19 +209,56 @@ class Recalibration:
 
         return threshold_probability(self, ax=ax, **kwargs)
 
+    def _at_text(self) -> str:
+        at = self.at_threshold()
+        lo, hi = at.columns[2], at.columns[3]
+        parts = [f"{q} {at.loc[q, 'mean']:.2f} [{at.loc[q, lo]:.2f}, {at.loc[q, hi]:.2f}]"
+                 for q in ("precision", "recall")]
+        return ", ".join(parts) + f" ({100 * HDI_PROB:g}% HDI)"
+
     def __repr__(self) -> str:
-        cons = []
-        if self.min_precision is not None:
-            cons.append(f"precision >= {self.min_precision:g}")
-        if self.min_recall is not None:
-            cons.append(f"recall >= {self.min_recall:g}")
         text = (
-            f"Recalibration({' and '.join(cons)}: threshold {self.threshold:.4g} "
-            f"holds with probability {self.probability_at_threshold:.3f}"
+            f"Recalibration({self.constraint_text}: threshold {self.threshold:.4g} "
+            f"holds with probability {self.probability_at_threshold:.3f}; {self._flags_text()}; "
+            f"{self._at_text()}"
         )
         if self.prob is not None and not self.met:
-            text += f"; no threshold meets probability {self.prob:g}, this is the best available"
+            floor = f" while flagging at least {self.min_flagged} items" if self.min_flagged > 0 else ""
+            text += f"; no threshold meets probability {self.prob:g}{floor}, this is the best available"
         return text + ")"
+
+    def __str__(self) -> str:
+        at = self.at_threshold()
+        lo, hi = at.columns[2], at.columns[3]
+        lines = [self.verdict, f"  rule: positive where score >= {self.threshold:.6g}"]
+        for q in at.index:
+            if q == "flagged":
+                lines.append(f"  {q}: {self._flags_text().removeprefix('flags ')} (exact on this set)")
+            else:
+                fmt = ".0f" if q == "true positives flagged" else ".3f"
+                lines.append(f"  {q}: mean {at.loc[q, 'mean']:{fmt}}, "
+                             f"HDI [{at.loc[q, lo]:{fmt}}, {at.loc[q, hi]:{fmt}}]")
+        return "\n".join(lines)
+
+
+def default_min_flagged(n_items: int, expected_positives: float) -> int:
+    """The default ``min_flagged`` of :func:`recalibrate`.
+
+    The larger of 10 and 1% of the items, but never more than a tenth of the expected
+    number of positives (rounded up, and at least 10): a threshold that flags fewer
+    items rests its precision on a handful of items and finds almost none of the
+    positives, while with a rare class (0.5% positives) a 1% floor would rule out every
+    high-precision threshold.
+
+    Examples
+    --------
+    >>> from bayeval.recalibrate import default_min_flagged
+    >>> default_min_flagged(2699, 400.0), default_min_flagged(40000, 200.0), default_min_flagged(300, 90.0)
+    (27, 20, 10)
+    """
+    one_percent = math.ceil(n_items / 100)
+    tenth_of_positives = math.ceil(expected_positives / 10)
+    return max(10, min(one_percent, tenth_of_positives))
 
 
 def recalibrate(
@@ -116,6 +268,7 @@ def recalibrate(
     min_recall: float | None = None,
     prob: float | None = None,
     thresholds=None,
+    min_flagged: int | None = None,
 ) -> Recalibration:
     """For each threshold, the probability that the precision/recall constraint holds.
 
@@ -141,6 +294,14 @@ def recalibrate(
         than 201, 201 evenly spaced score quantiles together with the scores at 201
         geometrically spaced ranks from the top (so that rare positives, whose useful
         thresholds all lie among the top 1-2% of scores, get dozens of candidates).
+    min_flagged : int >= 0, optional
+        A threshold that flags fewer items (``score >= t``) is never recommended: its
+        precision rests on a handful of items and it finds almost none of the
+        positives. Default: the larger of 10 and 1% of the items, capped at a tenth of
+        the posterior expected number of positives (but at least 10; see
+        :func:`default_min_flagged`). ``min_flagged=0`` allows any threshold. When
+        every threshold that meets ``prob`` flags too few items, ``met`` is False and
+        :attr:`Recalibration.verdict` says so.
 
     Returns
     -------
@@ -168,6 +329,29 @@ def recalibrate(
     level = None if prob is None else V.as_probability(prob, "prob", open_interval=True)
     t = default_thresholds(post.data.scores) if thresholds is None else V.as_grid(thresholds, "thresholds")
     t = np.unique(t)
+    n_items = post.data.n_items
+    if min_flagged is None:
+        expected_pos = float(post.item_probability().sum())
+        floor = min(default_min_flagged(n_items, expected_pos), n_items)
+    else:
+        floor = V.as_positive_int(
+            min_flagged, "min_flagged", minimum=0,
+            hint=" It is the fewest items a recommended threshold may flag; 0 allows any threshold.",
+        )
+        if floor > n_items:
+            raise ValueError(
+                f"`min_flagged` is {floor}, more than the {n_items} items in the data: no threshold can "
+                f"flag that many. Give at most {n_items}, or 0 to allow any threshold."
+            )
+    scores = np.sort(post.data.scores)
+    counts = n_items - np.searchsorted(scores, t, side="left")  # items with score >= t
+    eligible = counts >= floor
+    if not eligible.any():
+        raise ValueError(
+            f"None of the {t.size} candidate thresholds flags at least min_flagged={floor} items (the "
+            f"lowest, {t[0]:.6g}, flags {int(counts[0])}); give lower thresholds, or a smaller min_flagged "
+            "(0 allows any threshold)."
+        )
     curve = post.metric("precision_recall_curve", thresholds=t, category="pooled")
     ok = xr.ones_like(curve.sel(curve="precision"), dtype=bool)
     if p_min is not None:
@@ -175,14 +359,17 @@ def recalibrate(
     if r_min is not None:
         ok &= curve.sel(curve="recall") >= r_min - 1e-12
     p_c = ok.mean(("chain", "draw")).drop_vars("curve", errors="ignore").rename("p_constraint")
-    best = float(p_c.max())
+    n_flagged = xr.DataArray(counts, dims=("threshold",), coords={"threshold": p_c["threshold"].values},
+                             name="n_flagged")
+    # only thresholds that flag at least `floor` items may be recommended
+    best = float(p_c.values[eligible].max())
     # ties (within one draw's weight) -> lowest threshold, i.e. highest recall
     tol = 0.5 / (post.n_chains * post.n_draws)
     t_vals = p_c["threshold"].values
-    choice = float(t_vals[np.flatnonzero(p_c.values >= best - tol)[0]])
+    choice = float(t_vals[np.flatnonzero(eligible & (p_c.values >= best - tol))[0]])
     met = True
     if level is not None:
-        feasible = np.flatnonzero(p_c.values >= level - 1e-12)
+        feasible = np.flatnonzero(eligible & (p_c.values >= level - 1e-12))
         if feasible.size:
             goal = "recall" if p_min is not None else "precision"
             expected = curve.sel(curve=goal).mean(("chain", "draw")).values
@@ -190,4 +377,4 @@ def recalibrate(
             choice = float(t_vals[pick])
         else:
             met = False
-    return Recalibration(p_c, choice, curve, p_min, r_min, level, met)
+    return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items)

@@ -43,6 +43,7 @@ _SAMPLE_DIMS = ("chain", "draw")
 _DEFAULT_KS = (10, 50, 100, 500, 1000)
 _WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 _PPC_ALPHA = 0.05
+_PARETO_K_OK = 0.7  # a leave-one-out Pareto k above this makes the LOO score approximate
 _MAX_READ_ROWS = 8  # metric rows read out in words (the table has them all)
 _DPI = 100
 
@@ -837,8 +838,8 @@ def report(
         and precision/recall/F1 at the recommended threshold when ``constraints``
         are given.
     constraints : dict, optional
-        ``{"min_precision": p, "min_recall": r}`` (either or both), passed to
-        :func:`bayeval.recalibrate`.
+        ``{"min_precision": p, "min_recall": r}`` (either or both), optionally with
+        ``"prob"`` and ``"min_flagged"``, passed to :func:`bayeval.recalibrate`.
     hdi_prob : float in (0, 1), default 0.9
     truth : array_like of shape (n_items,), optional
         All true labels (1/0), when known (bundled examples, simulations).
@@ -898,7 +899,7 @@ def report(
     if cons is not None:
         d.step("choosing the threshold under the constraints...")
         d.rec = recalibrate(post, thresholds=thresholds, **cons)
-        d.cons = {k: v for k, v in cons.items() if k != "prob"}
+        d.cons = {k: v for k, v in cons.items() if k in ("min_precision", "min_recall")}
     _metrics_section(d, user_items)
     _pr_curve_figure(d)
     sections = post.report_sections()
@@ -1133,6 +1134,15 @@ def _calibration_section(d: _Draft) -> None:
             f"{n} vetted labels; {best} carries the most weight ({comp.loc[best, 'weight']:.2f}), and "
             "the vetted labels contradict none of the weighted curves."
         )
+    high = _high_pareto_k(d.tables["calibration"])
+    if high:
+        listed = "; ".join(f"{name} {k:.2f} (weight {_fmt(w)})" for name, k, w in high)
+        d.text.append(
+            f"The leave-one-out scores that weigh the candidates are approximate: the worst Pareto k is "
+            f"above {_PARETO_K_OK} for {listed}. One vetted label is so influential that leaving it out "
+            "changes the curve a lot, so the weights between the candidates are uncertain; vetting more "
+            "items, at random, makes them reliable."
+        )
 
 
 def _fit_section(d: _Draft) -> None:
@@ -1198,37 +1208,55 @@ def _fit_section(d: _Draft) -> None:
         )
 
 
+def _high_pareto_k(table: pd.DataFrame | None) -> list[tuple[str, float, float]]:
+    """``(candidate, worst Pareto k, weight)`` for every row of the calibration table with k > 0.7."""
+    if table is None or "worst Pareto k" not in table.columns:
+        return []
+    return [
+        (str(name), float(row["worst Pareto k"]), float(row["weight"]))
+        for name, row in table.iterrows()
+        if np.isfinite(row["worst Pareto k"]) and row["worst Pareto k"] > _PARETO_K_OK
+    ]
+
+
 #: The model-specific sections, by the id a posterior's ``report_sections()`` names,
 #: in the order of the page.
 _MODEL_SECTIONS = {"calibration": _calibration_section, "fit": _fit_section}
 
 
 def _constraints_section(d: _Draft) -> None:
-    """The recommended threshold, how probably each constraint holds there, the metrics at it."""
+    """The recommended threshold, how probably each constraint holds there, the metrics at it.
+
+    The sentences in the reading are computed from the ``constraints`` table alone
+    (:func:`_constraint_sentences`), so they cannot say something the table does not.
+    """
     from .plots import threshold_probability
 
     rec, cons, post = d.rec, d.cons, d.post
     t = rec.threshold
     cur = rec.curve.sel(threshold=t)
-    names, probs, parts = [], [], []
+    names, probs = [], []
     if "min_precision" in cons:
         p = cons["min_precision"]
-        q = float((cur.sel(curve="precision") >= p - 1e-12).mean())
         names.append(f"precision >= {p:g}")
-        probs.append(q)
-        parts.append(f"precision ≥ {p:g} with probability {q:.2f}")
+        probs.append(float((cur.sel(curve="precision") >= p - 1e-12).mean()))
     if "min_recall" in cons:
         r = cons["min_recall"]
-        q = float((cur.sel(curve="recall") >= r - 1e-12).mean())
         names.append(f"recall >= {r:g}")
-        probs.append(q)
-        parts.append(f"recall ≥ {r:g} with probability {q:.2f}")
-    both = rec.probability_at_threshold
-    if len(cons) == 2:
+        probs.append(float((cur.sel(curve="recall") >= r - 1e-12).mean()))
+    if len(names) == 2:
         names.append("both")
-        probs.append(both)
+        probs.append(rec.probability_at_threshold)
+    k = len(names)
     d.tables["constraints"] = pd.DataFrame(
-        {"threshold": [t] * len(names), "probability": probs},
+        {
+            "threshold": [t] * k,
+            "probability": probs,
+            "required probability": [np.nan if rec.prob is None else rec.prob] * k,
+            "flagged items": [rec.flagged] * k,
+            "fewest allowed": [rec.min_flagged] * k,
+            "items": [d.N] * k,
+        },
         index=pd.Index(names, name="constraint"),
     )
     at = metric_items(_threshold_metrics(d.data, t))
@@ -1244,27 +1272,56 @@ def _constraints_section(d: _Draft) -> None:
         rule = (f"no threshold meets the constraint with probability {rec.prob:g}; this is the one "
                 "where it most probably holds")
     d.notes.setdefault("constraints", []).append(
-        f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: {rule}. The second table "
-        "is the metrics at t."
+        f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: {rule}, among the thresholds "
+        f"that flag at least {rec.min_flagged} items (fewer is too few to deploy: pass min_flagged=0 "
+        "to allow any). The second table is the metrics at t."
     )
     n_total = post.n_chains * post.n_draws
-    s = f"Threshold {t:.4g} meets " + " and ".join(parts)
-    s += f", and both with probability {both:.2f}" if len(cons) == 2 else ""
-    s += (
-        f" (Monte Carlo error ± {_mc_se(both, n_total):.2f} from {n_total} draws; "
-        "thresholds whose probabilities differ by less than that are equally good)."
-    )
-    d.text.append(s)
-    if both < 0.5:
-        msg = (
-            f"No candidate threshold meets the constraint with probability above one half (the best, "
-            f"t = {t:.4g}, reaches {both:.2f}): relax the constraint or vet more items."
-        )
-        d.warning("constraints", msg, caveat=False)
-        d.text.append(msg)
+    sentences, problem = _constraint_sentences(d.tables["constraints"], n_total)
+    d.text.extend(sentences)
+    if problem is not None:
+        d.warning("constraints", problem, caveat=False)
     fig, ax = _new_figure(6, 3.6)
     threshold_probability(rec, ax=ax)
     d.figures["threshold_probability"] = fig
+
+
+def _constraint_sentences(table: pd.DataFrame, n_draws: int) -> tuple[list[str], str | None]:
+    """The reading's sentences about the threshold, from the ``constraints`` table alone.
+
+    Returns the sentences and, when the constraint is not met (with ``prob``: below the
+    required probability; without: below one half), the message for a red box (also
+    one of the sentences).
+    """
+    row = table.iloc[-1]  # "both" when there are two constraints, else the only one
+    t, both = float(row["threshold"]), float(row["probability"])
+    required = float(row["required probability"])
+    flagged, fewest, n_items = int(row["flagged items"]), int(row["fewest allowed"]), int(row["items"])
+    parts = [f"{name.replace('>=', '≥')} with probability {float(p):.2f}"
+             for name, p in table["probability"].items() if name != "both"]
+    holds = " and ".join(parts) + (f", and both with probability {both:.2f}" if "both" in table.index else "")
+    flags = f"it flags {flagged} of {n_items} items ({100 * flagged / n_items:.1f}%)"
+    mc = (f"Monte Carlo error ± {_mc_se(both, n_draws):.2f} from {n_draws} draws; "
+          "thresholds whose probabilities differ by less than that are equally good")
+    floor = f" among the thresholds that flag at least {fewest} items" if fewest > 0 else ""
+    problem = None
+    if math.isnan(required):
+        s = f"Threshold {t:.4g} meets {holds}, the most probable{floor} ({mc}); {flags}."
+        if both < 0.5:
+            problem = (f"No candidate threshold meets the constraint with probability above one half (the "
+                       f"best, t = {t:.4g}, reaches {both:.2f}): relax the constraint or vet more items.")
+    elif both >= required - 1e-12:
+        s = f"Threshold {t:.4g} meets {holds}, at least the required {required:g} ({mc}); {flags}."
+    else:
+        s = None
+        problem = (f"No threshold meets the constraint with probability {required:g}"
+                   + (f" while flagging at least {fewest} items" if fewest > 0 else "")
+                   + f". The best available, t = {t:.4g}, holds {holds}; {flags}. Do not deploy it as "
+                   "meeting the constraint: relax the constraint or vet more items.")
+    out = [s] if s is not None else []
+    if problem is not None:
+        out.append(problem)
+    return out, problem
 
 
 def _vetting_section(d: _Draft) -> None:
@@ -1316,15 +1373,23 @@ def _diagnostics_section(d: _Draft) -> None:
         )
     if per_param is not None and len(per_param):
         d.tables["diagnostics_by_parameter"] = per_param.rename_axis("parameter")
+    # the candidates' leave-one-out diagnostics (the calibration table) are diagnostics too:
+    # the sentence never calls everything fine while that table shows a Pareto k above 0.7
+    high = _high_pareto_k(d.tables.get("calibration"))
+    loo = ""
+    if high:
+        worst = max(high, key=lambda h: (h[2], h[1]))  # the candidate with the most weight among them
+        loo = (f"; the candidates' leave-one-out diagnostics do not: worst Pareto k {worst[1]:.2f} "
+               f"(above {_PARETO_K_OK}) for {worst[0]} (weight {_fmt(worst[2])}), see the calibration table")
     if diag["ok"] and diag.get("sampler") == "importance":
         d.text.append(
             f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
-            f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f})."
+            f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f}){loo}."
         )
     elif diag["ok"]:
         d.text.append(
             f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
-            f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences)."
+            f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences){loo}."
         )
     else:
         msgs = list(diag.get("messages") or ["the sampler diagnostics are outside their targets."])

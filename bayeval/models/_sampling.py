@@ -239,6 +239,25 @@ _CACHE: dict = {}
 _CACHE_MAX = 32
 
 
+def _quiet_blas_probe() -> None:
+    """Let PyTensor look for a BLAS (once per process) without its "use conda" warning.
+
+    After a plain ``pip install`` PyTensor finds no BLAS it can link and warns, the first
+    time a graph is compiled, that "operations that might benefit from BLAS will be
+    severely degraded". bayeval's model graphs hold no BLAS operation (no Dot, Gemm or
+    Gemv in the compiled log-density and gradient of the calibration curves and the
+    score mixtures), so a BLAS would not speed them up and the warning only confuses;
+    ``docs/index.md`` (Install) says so once. The search runs here, under a filter for
+    that one message; PyTensor keeps its result for the rest of the process, and a BLAS
+    it does find is used as before.
+    """
+    import pytensor
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS", category=UserWarning)
+        pytensor.config.blas__ldflags  # noqa: B018 -- the search runs on first access
+
+
 def compiled(model: pm.Model, key=None) -> _Compiled:
     """The compiled functions of ``model``; cached under ``key`` when one is given.
 
@@ -524,6 +543,7 @@ def sample_model(
         raise ValueError("sampler='exact' draws a closed-form posterior, which the model does itself "
                          "(Model.fit); sample_model has only the model's graph. Use another sampler here.")
     t0 = time.perf_counter()
+    _quiet_blas_probe()
     seed_seq = V.as_seed_sequence(random_seed)
     n_f = n_g = 0
     # one bar per fit: ours over the compilation and importance sampling, the NUTS

@@ -1,0 +1,108 @@
+"""Thresholds a team can deploy: ``min_flagged``, what the threshold flags, and a plain verdict.
+
+Every test here fails on the behaviour before ``min_flagged`` existed, when a threshold that
+flagged 1-2 items could be recommended as meeting a precision floor.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeval import EvalData, Posterior, recalibrate
+from bayeval.cli import main
+from bayeval.recalibrate import default_min_flagged
+
+
+def _weak_top(n=2699, n_sure=3, seed=0):
+    """A classifier whose top ``n_sure`` items are surely positive and the rest a coin flip
+    (P(positive) 0.6): only thresholds flagging at most ``n_sure`` items reach precision 0.9."""
+    s = np.linspace(0, 1, n)
+    p = np.full(n, 0.6)
+    p[-n_sure:] = 0.9999
+    return Posterior.from_probabilities(EvalData(s), p, draws=400, random_seed=seed)
+
+
+def test_a_threshold_flagging_a_handful_is_refused_and_said_plainly():
+    post = _weak_top()
+    rec = recalibrate(post, min_precision=0.9, prob=0.9)
+    # the old rule picked a threshold flagging <= 3 of 2699 items and called it met
+    assert rec.min_flagged == 27  # the larger of 10 and 1% of 2699 (expected positives ~1620)
+    assert not rec.met
+    assert rec.flagged >= rec.min_flagged
+    assert rec.verdict.startswith("No threshold meets precision >= 0.9 with probability 0.9 while flagging at least 27")
+    assert "pass min_flagged=0" in rec.verdict and rec.refused_thresholds.size >= 1
+    assert "no threshold meets" in repr(rec) and "flags " in repr(rec)
+    assert str(rec).splitlines()[0] == rec.verdict
+    # asked for: min_flagged=0 gives the tiny threshold back, and says how few it flags
+    tiny = recalibrate(post, min_precision=0.9, prob=0.9, min_flagged=0)
+    assert tiny.met and tiny.flagged <= 3 and f"flags {tiny.flagged} of 2699 items" in repr(tiny)
+
+
+def test_the_most_probable_rule_also_respects_min_flagged():
+    post = _weak_top()
+    rec = recalibrate(post, min_precision=0.9)  # prob=None: the highest probability
+    assert rec.flagged >= 27
+    eligible = rec.table()[lambda t: t["eligible"]]
+    assert rec.probability_at_threshold == pytest.approx(eligible["p_constraint"].max())
+    assert (rec.table()["n_flagged"] >= 27).equals(rec.table()["eligible"])
+
+
+def test_at_threshold_reports_flagged_items_recall_and_precision_with_intervals():
+    rng = np.random.default_rng(1)
+    s = np.sort(rng.uniform(0, 1, 600))
+    post = Posterior.from_probabilities(EvalData(s), s**3, draws=300, random_seed=1)
+    rec = recalibrate(post, min_precision=0.8, prob=0.9)
+    at = rec.at_threshold()
+    assert at.index.tolist() == ["flagged", "true positives flagged", "precision", "recall"]
+    assert at.columns.tolist() == ["mean", "sd", "hdi_5%", "hdi_95%"]
+    k = int((s >= rec.threshold).sum())
+    assert rec.flagged == k and at.loc["flagged", "mean"] == k and at.loc["flagged", "hdi_5%"] == k
+    row = rec.table().loc[rec.threshold]
+    assert at.loc["precision", "mean"] == pytest.approx(row["precision_mean"])
+    assert at.loc["recall", "mean"] == pytest.approx(row["recall_mean"])
+    assert at.loc["recall", "hdi_5%"] == pytest.approx(row["recall_hdi_5%"])
+    assert at.loc["true positives flagged", "mean"] == pytest.approx(row["precision_mean"] * k, abs=1e-9)
+    assert 0 < at.loc["recall", "hdi_5%"] <= at.loc["recall", "hdi_95%"] <= 1
+
+
+def test_default_min_flagged_on_the_bundled_sizes():
+    # breast cancer (569 items, 212 positive), digits (1797, 174), rare fraud (40000, 200)
+    assert default_min_flagged(569, 212.0) == 10
+    assert default_min_flagged(1797, 174.0) == 18
+    # 1% of 40000 would be 400: more than the 200 positives, so no threshold could reach
+    # precision 0.8; a tenth of the positives (20) is the cap
+    assert default_min_flagged(40000, 200.0) == 20
+    assert default_min_flagged(50, 0.0) == 10
+
+
+def test_min_flagged_is_checked_at_the_boundary():
+    post = _weak_top(n=200)
+    with pytest.raises(ValueError, match=">= 0"):
+        recalibrate(post, min_precision=0.9, min_flagged=-1)
+    with pytest.raises(TypeError, match="min_flagged"):
+        recalibrate(post, min_precision=0.9, min_flagged=2.5)
+    with pytest.raises(ValueError, match="more than the 200 items"):
+        recalibrate(post, min_precision=0.9, min_flagged=201)
+    with pytest.raises(ValueError, match="flags at least min_flagged=10"):
+        recalibrate(post, min_precision=0.9, thresholds=[0.999, 0.9999])
+
+
+def test_cli_threshold_says_plainly_when_none_meets(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 300
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.where(y == 1, rng.gamma(8, 0.1, n), rng.gamma(2, 0.1, n))
+    label = np.full(n, np.nan)
+    label[:40] = y[:40]
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": s, "y": label}).to_csv(path, index=False)
+    fast = ["--draws", "150", "--tune", "150", "--chains", "2", "--no-progress", "--random-seed", "0"]
+    args = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.9", "--prob", "0.9"]
+    # flagging all 300 items (30% positive) cannot reach precision 0.9
+    assert main([*args, "--min-flagged", "300", *fast]) == 0
+    out = capsys.readouterr()
+    assert "No threshold meets precision >= 0.9 with probability 0.9 while flagging at least 300 items" in out.out
+    assert "does NOT meet the constraint" in out.out and "flagged: 300 of 300 items" in out.out
+    assert "recall: mean" in out.out and "No threshold meets" in out.err
+    assert main([*args, "--min-flagged", "-1", *fast]) == 2
+    assert "--min-flagged" in capsys.readouterr().err
