@@ -9,7 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from bayeval import EvalData, Posterior, metrics
+from bayeval import EvalData, Posterior
+from bayeval.core import metrics
 from bayeval.active.session import ActiveSession
 from bayeval.active.simulate import simulate
 from bayeval.active.store import LabelStore

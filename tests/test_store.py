@@ -180,7 +180,7 @@ def test_invalid_value_is_rejected_and_nothing_written(store, bad):
 @pytest.mark.parametrize("typed, value", [("1.0", 1), (" 1", 1), ("TRUE", 1), ("False", 0), ("0.0", 0)])
 def test_values_use_the_same_spellings_as_every_entry_point(store, typed, value):
     # the store, the CSV reader, the card and the session share one label parser
-    from bayeval._validate import label_cell
+    from bayeval.core._validate import label_cell
 
     assert label_cell(typed) == value
     assert store.add(["a"], [typed]) == 1
@@ -190,7 +190,7 @@ def test_values_use_the_same_spellings_as_every_entry_point(store, typed, value)
 def test_store_and_every_other_entry_point_accept_the_same_spellings():
     import numpy as np
 
-    from bayeval._validate import label_cell
+    from bayeval.core._validate import label_cell
 
     cells = [0, 1, 2, -1, 0.0, 1.0, 0.5, True, False, np.int64(1), np.float32(0), np.bool_(True),
              "1", "0", "1.0", "0.0", " 1 ", "true", "TRUE", "False", "yes", "no", "NA", "n/a",

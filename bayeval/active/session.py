@@ -17,11 +17,12 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 
-from .. import _validate as V
-from .._defaults import HDI_PROB
-from ..data import EvalData
-from ..models._base import Model
-from ..posterior import Posterior, resolve_metric
+from ..core import _validate as V
+from ..core._defaults import HDI_PROB
+from ..core.data import EvalData
+from ..core.model import Model
+from ..core.posterior import Posterior
+from ..core.evaluate import resolve_metric
 from .select import STRATEGIES, select
 from .store import LabelStore
 
@@ -54,7 +55,7 @@ def _fingerprint(data: EvalData) -> str:
 def _label_value(v):
     """0/1 from what a person may type; None when it is not a label.
 
-    The parser every entry point shares (:func:`bayeval._validate.label_cell`);
+    The parser every entry point shares (:func:`bayeval.core._validate.label_cell`);
     an empty value is not a label here.
     """
     lab = V.label_cell(v)

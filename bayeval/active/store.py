@@ -220,7 +220,7 @@ _FALSE_TEXT = frozenset({"0", "0.0", "false"})
 def _encode_value(v) -> int | None:
     """0/1 for a label, None for anything else.
 
-    The same spellings as every other entry point (``bayeval._validate.label_cell``,
+    The same spellings as every other entry point (``bayeval.core._validate.label_cell``,
     checked by the tests; this module stays standard-library only): the numbers 0/1,
     bools, and the strings 1/0/1.0/0.0/true/false in any case with blanks around.
     """

@@ -36,12 +36,13 @@ import xarray as xr
 from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr, logsumexp, ndtr
 
-from .._defaults import HDI_PROB, hdi_columns
-from .. import _diagnostics as _diag
-from .. import _validate as V
-from ..data import EvalData
-from ..models._base import Model
-from ..posterior import Posterior, hdi, summary_frame, summary_rows
+from ..core._defaults import HDI_PROB, hdi_columns
+from ..core import _diagnostics as _diag
+from ..core import _validate as V
+from ..core.data import EvalData
+from ..core.model import Model
+from ..core.posterior import Posterior
+from ..core.summary import hdi, summary_frame, summary_rows
 
 __all__ = [
     "AnnotationData", "AnnotatorError", "CategoricalPosterior", "GuardedAccuracy", "RectifiedAccuracy",
@@ -310,7 +311,7 @@ class AnnotationData:
 
     Examples
     --------
-    >>> from bayeval.models import AnnotationData
+    >>> from bayeval.annotators import AnnotationData
     >>> AnnotationData([1, 0, 1], [[1, 1], [0, 1], [1, float("nan")]], gold=[1, float("nan"), float("nan")])
     AnnotationData(n_items=3, n_annotators=2, n_gold=1)
     """
@@ -333,18 +334,9 @@ class AnnotationData:
 
 
 def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> AnnotationData:
-    """``build``/``fit``'s data argument: an AnnotationData, or the older positional form."""
-    import warnings
-
+    """``build``/``fit``'s data argument: one AnnotationData."""
     if len(args) == 1 and isinstance(args[0], AnnotationData) and "gold" not in kwargs and "scores" not in kwargs:
         return args[0]
-    if len(args) == 2:
-        warnings.warn(
-            f"AnnotatorError.{what}(predictions, annotations, gold=..., scores=...) is deprecated; pass one "
-            f"AnnotationData(predictions, annotations, gold=..., scores=...) instead.",
-            DeprecationWarning, stacklevel=stacklevel,
-        )
-        return AnnotationData(args[0], args[1], gold=kwargs.pop("gold", None), scores=kwargs.pop("scores", None))
     raise TypeError(
         f"AnnotatorError.{what}() takes one AnnotationData(predictions, annotations, gold=..., scores=...), "
         f"got {len(args)} positional argument(s)"
@@ -689,9 +681,7 @@ class AnnotatorError(Model):
         Parameters
         ----------
         data : AnnotationData
-            Predictions, annotations and gold labels (the older form
-            ``build(predictions, annotations, gold=...)`` still works, with a
-            DeprecationWarning).
+            Predictions, annotations and gold labels.
 
         Returns
         -------
@@ -712,7 +702,7 @@ class AnnotatorError(Model):
         Examples
         --------
         >>> from bayeval.annotators.model import AnnotatorError
-        >>> from bayeval.models import AnnotationData
+        >>> from bayeval.annotators import AnnotationData
         >>> m = AnnotatorError(3).build(AnnotationData([0, 1, 2, 2], [0, 1, 1, 2]))
         >>> m["wrong_class"].eval().shape, sorted(m.coords)
         ((2, 3, 2), ['annotator', 'class', 'other', 'pattern', 'rater'])
@@ -914,9 +904,7 @@ class AnnotatorError(Model):
         Parameters
         ----------
         data : AnnotationData
-            Predictions, annotations, gold labels and (binary case) scores. The older
-            form ``fit(predictions, annotations, gold=..., scores=...)`` still works,
-            with a DeprecationWarning.
+            Predictions, annotations, gold labels and (binary case) scores.
         draws : int, optional
             Draws per chain. Default 1000 with gold items, 2000 without: without gold the
             accuracies are identified only through the annotators' agreement, the
@@ -981,29 +969,8 @@ class AnnotatorError(Model):
         ...
         ValueError: `annotations` must hold whole class indices 0..1, got non-integers such as 0.5.
         """
-        import warnings
-
-        old = {k: sample_kwargs.pop(k) for k in ("gold", "scores") if k in sample_kwargs}
-        data = _as_annotation_data((data, *args) if data is not None else args, old, "fit", stacklevel=3)
-        if "gold_fallback" in sample_kwargs:
-            warnings.warn("fit(gold_fallback=...) is deprecated; give it to AnnotatorError(gold_fallback=...).",
-                          DeprecationWarning, stacklevel=2)
-            spec = _copy_with(self, gold_fallback=sample_kwargs.pop("gold_fallback"))
-        else:
-            spec = self
-        extra = sample_kwargs.pop("sample_kwargs", None)
-        if extra is not None:
-            if not isinstance(extra, Mapping):
-                raise TypeError(f"`sample_kwargs` must be a dict, got {type(extra).__name__}.")
-            warnings.warn("fit(sample_kwargs={...}) is deprecated; pass NUTS settings as keyword arguments.",
-                          DeprecationWarning, stacklevel=2)
-            both = sorted(set(extra) & set(sample_kwargs))
-            if both:
-                raise ValueError(f"{both} given both in `sample_kwargs` and as keyword arguments; give each once.")
-            own = {"draws", "tune", "chains", "cores", "random_seed", "progressbar", "model"}
-            for key in own & set(extra):
-                raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
-            sample_kwargs.update(extra)
+        data = _as_annotation_data((data, *args) if data is not None else args, {}, "fit", stacklevel=3)
+        spec = self
         if draws is None:
             draws = _DRAWS_WITH_GOLD if _has_gold(data) else _DRAWS_WITHOUT_GOLD
         return Model.fit(spec, data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
@@ -1978,12 +1945,6 @@ def _mix_gold_only(idata, obs: _Observed, weight: float, k: int, random_seed):
 
 
 # ------------------------------------------------------- P(z | theta, observations) in numpy
-
-
-def _copy_with(spec: AnnotatorError, **changes) -> AnnotatorError:
-    params = spec.get_params()
-    params.update(changes)
-    return type(spec)(**params)
 
 
 _STRUCT_VARS = ("rater_skill", "rater_loading", "wrong_class", "prevalence")

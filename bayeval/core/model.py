@@ -9,7 +9,7 @@ It turns a data container into a PyMC model and a fit into a posterior:
   on new values without compiling again;
 * ``fit(data, *, draws, tune, chains, cores, random_seed, progressbar, sampler, warn,
   **sample_kwargs) -> Posterior``: the same keywords for every model. Sampling goes
-  through :func:`bayeval.models._sampling.sample_model` (importance sampling from the
+  through :func:`bayeval.core.sampling.sample_model` (importance sampling from the
   posterior mode where its Pareto k says it is exact enough, NUTS otherwise); the
   result carries ``sampling`` (how it was sampled), ``convergence`` (one diagnostics
   dict) and, in ``idata.log_likelihood``, the pointwise log-likelihood of what the
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .. import _validate as V
-from .._diagnostics import check_convergence
-from ._sampling import DEFAULT_NUTS, SAMPLERS, cached_model, sample_model
+from . import _validate as V
+from ._diagnostics import check_convergence
+from .sampling import DEFAULT_NUTS, SAMPLERS, cached_model, sample_model
 
 __all__ = ["Model", "FIT_KEYWORDS", "seeds"]
 
@@ -130,19 +130,20 @@ class Model:
         return "pymc"
 
     def _convergence(self, post, *, warn: bool) -> dict:
-        """The diagnostics dict of a fit (:func:`bayeval._diagnostics.check_convergence`)."""
+        """The diagnostics dict of a fit (:func:`bayeval.core._diagnostics.check_convergence`)."""
         return check_convergence(post.idata, post.sampling, self.param_names, warn=warn)
 
     def _posterior(self, data, idata, *, sampling, random_seed):
         raise NotImplementedError
 
     def _log_likelihood(self, post) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
-        """Pointwise log-likelihood terms ``{name: (dims, array (chain, draw, n))}``."""
-        from .stacking import label_loglik
+        """Pointwise log-likelihood terms ``{name: (dims, array (chain, draw, n))}``.
 
+        By default the vetted labels given their scores: ``post.label_loglik()``.
+        """
         if not getattr(post.data, "n_vetted", 0):
             return {}
-        return {"label": (("chain", "draw", "vetted_item"), label_loglik(post))}
+        return {"label": (("chain", "draw", "vetted_item"), post.label_loglik())}
 
     def _after_fit(self, post, *, warn: bool) -> None:
         """Model-specific checks run at the end of ``fit`` (warnings go to the user)."""
@@ -200,7 +201,7 @@ class Model:
             where the model's posterior has a closed form (``HumanRanking``), importance
             sampling from the posterior mode, falling back to NUTS when its Pareto k
             exceeds 0.7, or NUTS directly; its NUTS is the measured fastest of those a
-            plain install has (``bayeval.models._sampling.DEFAULT_NUTS``). The others
+            plain install has (``bayeval.core.sampling.DEFAULT_NUTS``). The others
             name a NUTS implementation (``"pymc"``: PyMC's, compiled to C;
             ``"pymc-numba"``: PyMC's, compiled with Numba; ``"nutpie"``, ``"numpyro"``,
             ``"blackjax"``: those packages', where installed).

@@ -31,8 +31,8 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import optimize, special, stats
 
-from .._progress import Bar, covered
-from .. import _validate as V
+from ._progress import Bar, covered
+from . import _validate as V
 
 __all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS", "NUTS_SAMPLERS",
            "DEFAULT_NUTS"]
@@ -287,7 +287,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     ``batched``: evaluate the proposals with the vectorized log-density in a few calls
     (the default; one call per proposal where the model's graph does not vectorize,
     or with ``batched=False``). Both give the same draws up to floating point.
-    ``progress``: a :meth:`bayeval._progress.Bar.update` told each stage and the
+    ``progress``: a :meth:`bayeval.core._progress.Bar.update` told each stage and the
     proposals evaluated. Where the first proposals' Pareto k is 0.7 or more, and their
     ESS is at least 10 per dimension, the proposal is adapted once to their weighted mean
     and covariance and drawn again; the second proposals alone make the draws, and
@@ -510,7 +510,7 @@ def sample_model(
     started from the prior; ``tune``, ``start``, ``target_accept`` and the NUTS settings
     do not apply), or ``"auto"`` (importance sampling, falling back to PyMC's NUTS when
     its Pareto k exceeds 0.7).
-    ``random_seed``: anything :func:`bayeval._validate.as_seed_sequence` reads. ``key``:
+    ``random_seed``: anything :func:`bayeval.core._validate.as_seed_sequence` reads. ``key``:
     the model's structure; with a key, the compiled log-density (importance sampling)
     and nutpie's compiled model are kept and reused by later fits under the same key.
     ``start``: starting values (constrained, by variable name). ``nuts_kwargs``: more
