@@ -15,7 +15,7 @@ import importlib as _importlib
 import sys as _sys
 import types as _types
 
-from ._version import __version__
+from ._version import __version__  # noqa: F401  (the face shows it)
 
 #: Each name of the face, and the module it comes from (imported on first access).
 _NAMES = {

@@ -259,8 +259,8 @@ def _container(ds: xr.Dataset, path):
 
 def _kind(post) -> str:
     from .core.model import Model
-    from .models.stacking import StackedPosterior
     from .core.posterior import Posterior
+    from .models.stacking import StackedPosterior
 
     if isinstance(post, StackedPosterior):
         return "stack"

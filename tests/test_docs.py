@@ -108,9 +108,9 @@ def test_index_links_every_page(html):
         (
             "api/metrics.html",
             [
-                "bayeval.metrics.average_precision",
-                "bayeval.metrics.precision_at_k",
-                "bayeval.metrics.roc_auc",
+                "bayeval.core.metrics.average_precision",
+                "bayeval.core.metrics.precision_at_k",
+                "bayeval.core.metrics.roc_auc",
             ],
         ),
         (

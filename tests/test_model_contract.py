@@ -17,18 +17,9 @@ import numpy as np
 import pytest
 
 from bayeval import EvalData, Posterior
-from bayeval.models import (
-    AnnotationData,
-    AnnotatorError,
-    Calibration,
-    HumanRanking,
-    LabelFlip,
-    PairwiseVotes,
-    RankingPosterior,
-    ScoreMixture,
-    Stack,
-    simulate_tags,
-)
+from bayeval.annotators import AnnotationData, AnnotatorError
+from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack, simulate_tags
+from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
 from bayeval.core import sampling as _sampling
 from bayeval.core.model import FIT_KEYWORDS, Model
 from bayeval.core.sampling import SamplingInfo

@@ -19,19 +19,12 @@ import pytest
 
 import bayeval as be
 from bayeval import EvalData, Posterior
-from bayeval.models import (
-    AnnotationData,
-    AnnotatorError,
-    Calibration,
-    HumanRanking,
-    LabelFlip,
-    PairwiseVotes,
-    RankingPosterior,
-    ScoreMixture,
-    Stack,
-    simulate_tags,
-)
+from bayeval.annotators import AnnotationData, AnnotatorError
+from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack, simulate_tags
+from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
 from bayeval.core import model as _base, sampling as _sampling
+from bayeval import persist
+from bayeval.core.model import Model
 from bayeval.persist import _decode, _encode
 
 FIT = dict(draws=50, tune=50, chains=2, progressbar=False, warn=False, cores=1, random_seed=3)
@@ -253,6 +246,45 @@ def test_load_only_builds_bayeval_models(fits, tmp_path):
         f.attrs["bayeval_model_class"] = "subprocess:Popen"
     with pytest.raises(ValueError, match="'subprocess:Popen' is not a bayeval model class"):
         be.load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "old"),
+    [
+        ("HumanRanking", "bayeval.models.human_ranking:HumanRanking"),
+        ("AnnotatorError", "bayeval.models.annotator:AnnotatorError"),
+        ("Calibration", "bayeval.models.calibration:Calibration"),
+    ],
+)
+def test_files_that_name_former_module_paths_still_load(name, old, fits, tmp_path, no_sampling):
+    """A fit saved by an earlier bayeval names the classes by the module paths of then
+    (HumanRanking in bayeval.models.human_ranking, the posterior in bayeval.posterior, a
+    nested model's class in bayeval.models._base's time...): loading maps them."""
+    post = fits[name]
+    path = be.save(post, tmp_path / "old.nc")
+    with h5netcdf.File(path, "a") as f:
+        assert f.attrs["bayeval_model_class"] != old or name == "Calibration"
+        f.attrs["bayeval_model_class"] = old
+        f.attrs["bayeval_posterior_class"] = "bayeval.posterior:Posterior"
+    again = be.load(path)
+    assert type(again) is type(post) and type(again.model_spec) is type(post.model_spec)
+    assert again.idata.posterior.equals(post.idata.posterior)
+    assert persist.MOVED_MODULES["bayeval.models._base"] == "bayeval.core.model"
+    assert persist._model_class("bayeval.models._base:Model") is Model  # the contract, where it lived then
+    with pytest.raises(ValueError, match="'bayeval.no_such_module:X' cannot be imported"):
+        persist._model_class("bayeval.no_such_module:X")
+
+
+def test_saved_files_carry_the_provenance_record(fits, tmp_path):
+    from bayeval._version import dependency_versions
+
+    post = fits["Calibration"]
+    path = be.save(post, tmp_path / "fit.nc")
+    attrs = az.from_netcdf(path).attrs
+    record = json.loads(attrs["bayeval_provenance"])
+    assert json.loads(attrs["bayeval_versions"]) == record["versions"] == dependency_versions()
+    assert record["data_sha256"] == post.data.fingerprint() and len(record["date"]) == 10
+    assert set(record["versions"]) == {"bayeval", "pymc", "pytensor", "numpy", "arviz", "xarray"}
 
 
 def test_parameters_round_trip_through_json():

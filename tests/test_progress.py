@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from bayeval import EvalData, Posterior
-from bayeval.core import _progress as _progress
 from bayeval.active.simulate import simulate
 from bayeval.cli import main
+from bayeval.core import _progress as _progress
+from bayeval.core import sampling as _sampling
 from bayeval.fscore.study import simulate_fscore
 from bayeval.models import Calibration, Stack
-from bayeval.core import sampling as _sampling
 
 FIT = dict(draws=100, tune=100, chains=2, cores=1, warn=False, random_seed=1)
 BC = Path(__file__).resolve().parents[1] / "models" / "breast_cancer_logreg"

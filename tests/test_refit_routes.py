@@ -18,10 +18,10 @@ import pytest
 from bayeval import EvalData
 from bayeval.active.session import ActiveSession
 from bayeval.active.simulate import simulate
+from bayeval.core import sampling as _sampling
 from bayeval.fscore.bayesian import score_mixture_fscore
 from bayeval.fscore.study import simulate_fscore
 from bayeval.models import Calibration, ScoreMixture
-from bayeval.core import sampling as _sampling
 
 SMALL = dict(draws=100, tune=100, chains=2, cores=1, progressbar=False)
 

@@ -16,8 +16,8 @@ import importlib
 import numpy as np
 import pytest
 
-from bayeval.core import metrics
 from bayeval.active.select import STRATEGIES, expected_change, select
+from bayeval.core import metrics
 from bayeval.core.data import EvalData
 from bayeval.core.posterior import Posterior
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from bayeval import EvalData, Posterior
-from bayeval.core import metrics
 from bayeval.active.session import ActiveSession
 from bayeval.active.simulate import simulate
 from bayeval.active.store import LabelStore
+from bayeval.core import metrics
 
 
 def _data(n=60, seed=0, categories=False):

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayeval._tables import MissingColumn, TableError, read_table, table_kind
 from bayeval.core import _validate as V
 from bayeval.core.posterior import check_posterior
-from bayeval._tables import MissingColumn, TableError, read_table, table_kind
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bayeval"
 

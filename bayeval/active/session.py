@@ -20,9 +20,9 @@ import pandas as pd
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..core.data import EvalData
+from ..core.evaluate import resolve_metric
 from ..core.model import Model
 from ..core.posterior import Posterior
-from ..core.evaluate import resolve_metric
 from .select import STRATEGIES, select
 from .store import LabelStore
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from . import metrics as M
 from . import _validate as V
+from . import metrics as M
 from .data import EvalData
 
 __all__ = ["resolve_metric", "MetricEvaluator", "default_thresholds", "metric_items", "point_metric",
@@ -26,7 +26,18 @@ _MAX_DEFAULT_THRESHOLDS = 201
 
 
 def resolve_metric(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
-    """(spec, custom_fn, name) for a metric name, kernel function or callable."""
+    """(spec, custom_fn, name) for a metric name, kernel function or callable.
+
+    Examples
+    --------
+    >>> from bayeval.core import metrics
+    >>> from bayeval.core.evaluate import resolve_metric
+    >>> spec, custom, name = resolve_metric(metrics.precision_at_k)
+    >>> spec is metrics.METRICS["precision_at_k"], custom, name
+    (True, None, 'precision_at_k')
+    >>> resolve_metric(lambda labels, scores: labels.mean(axis=1))[2]
+    '<lambda>'
+    """
     if isinstance(metric, str):
         if metric not in M.METRICS:
             raise ValueError(
@@ -45,7 +56,17 @@ def resolve_metric(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
 
 
 class MetricEvaluator:
-    """A metric bound to one EvalData: prepared once, then applied to label rows."""
+    """A metric bound to one EvalData: prepared once, then applied to label rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.core.evaluate import MetricEvaluator
+    >>> ev = MetricEvaluator(EvalData([0.9, 0.6, 0.2]), "precision_at_k", kwargs={"k": 2})
+    >>> ev(np.array([[1, 0, 0], [1, 1, 0]], dtype=np.int8)).tolist(), ev.dims
+    ([0.5, 1.0], [])
+    """
 
     def __init__(self, data: EvalData, metric, *, category=None, threshold=None, kwargs=None):
         kwargs = dict(kwargs or {})
@@ -148,6 +169,16 @@ def default_thresholds(scores: np.ndarray) -> np.ndarray:
     The ranks matter for rare positives: with 0.5% prevalence every threshold worth
     choosing lies among the top 1-2% of the scores, where evenly spaced quantiles
     leave only two or three candidates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.core.evaluate import default_thresholds
+    >>> default_thresholds(np.array([0.3, 0.1, 0.3, 0.7])).tolist()
+    [0.1, 0.3, 0.7]
+    >>> t = default_thresholds(np.linspace(0, 1, 10_000))
+    >>> t.size < 500 and t[-1] == 1.0
+    True
     """
     uniq = np.unique(scores)
     if uniq.size <= _MAX_DEFAULT_THRESHOLDS:
@@ -159,6 +190,18 @@ def default_thresholds(scores: np.ndarray) -> np.ndarray:
 
 
 def metric_items(metrics) -> list[tuple[str, Any, dict]]:
+    """``(label, metric, options)`` of each entry of a summary's ``metrics`` argument.
+
+    An entry is a name, a function, or ``(name, {options})``; a mapping gives labels.
+    Two unlabelled entries of one metric with different options get distinct labels.
+
+    Examples
+    --------
+    >>> from bayeval.core.evaluate import metric_items
+    >>> [label for label, _, _ in metric_items(["average_precision", ("precision_at_k", {"k": 10}),
+    ...                                         ("precision_at_k", {"k": 100})])]
+    ['average_precision', 'precision_at_k[k=10]', 'precision_at_k[k=100]']
+    """
     if isinstance(metrics, str | M.MetricSpec) or callable(metrics):
         metrics = [metrics]
     out = []
@@ -190,6 +233,16 @@ def metric_items(metrics) -> list[tuple[str, Any, dict]]:
 
 
 def point_metric(data: EvalData, labels: np.ndarray, metric, kwargs) -> xr.DataArray:
+    """The metric of one row of labels (``kwargs``: its options, ``category=``, ``threshold=``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.core.evaluate import point_metric
+    >>> float(point_metric(EvalData([0.9, 0.6, 0.2]), np.array([1, 0, 1]), "precision_at_k", {"k": 2}))
+    0.5
+    """
     category = kwargs.pop("category", None)
     threshold = kwargs.pop("threshold", None)
     ev = MetricEvaluator(data, metric, category=category, threshold=threshold, kwargs=kwargs)

@@ -43,6 +43,16 @@ def seeds(random_seed) -> tuple[np.random.SeedSequence, int]:
 
     An int seed is passed on as is; otherwise (None, a Generator, a SeedSequence) one
     number drawn from the seed sequence stands for it, so a fit is reproducible from it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.core.model import seeds
+    >>> seq, label_seed = seeds(7)
+    >>> label_seed, seq.entropy
+    (7, 7)
+    >>> seeds(np.random.SeedSequence(7))[1] == seeds(np.random.SeedSequence(7))[1]
+    True
     """
     seq = V.as_seed_sequence(random_seed)
     if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool):
@@ -51,7 +61,15 @@ def seeds(random_seed) -> tuple[np.random.SeedSequence, int]:
 
 
 class Model:
-    """Base class of bayeval's generative models (see the module docstring)."""
+    """Base class of bayeval's generative models (see the module docstring).
+
+    Examples
+    --------
+    >>> from bayeval.core.model import FIT_KEYWORDS, Model
+    >>> from bayeval.models import Calibration
+    >>> isinstance(Calibration(), Model), FIT_KEYWORDS[:3]
+    (True, ('draws', 'tune', 'chains'))
+    """
 
     #: chains when ``fit`` is called without ``chains``
     default_chains: int = 2

@@ -30,8 +30,8 @@ import pandas as pd
 import xarray as xr
 
 from . import _validate as V
-from .data import EvalData
 from ._defaults import HDI_PROB
+from .data import EvalData
 from .evaluate import MetricEvaluator, metric_items
 from .summary import summary_frame, summary_rows
 
@@ -539,11 +539,11 @@ class Posterior(BasePosterior):
         Parameters
         ----------
         metric : str or callable
-            A name from :data:`bayeval.metrics.METRICS` (``"average_precision"``,
+            A name from :data:`bayeval.core.metrics.METRICS` (``"average_precision"``,
             ``"precision_at_k"``, ``"recall_at_k"``, ``"precision_at_recall"``,
             ``"precision_recall_curve"``, ``"roc_curve"``, ``"roc_auc"``,
             ``"precision"``, ``"recall"``, ``"f_score"``, ``"accuracy"``), one of the
-            functions of :mod:`bayeval.metrics`, or a callable
+            functions of :mod:`bayeval.core.metrics`, or a callable
             ``f(labels, scores, **kwargs)`` mapping label rows ``(rows, n_items)`` to
             ``(rows,)`` or ``(rows, m)``.
         category : {"each", "mean", "pooled"}, optional
@@ -765,7 +765,16 @@ def _warn_if_contradicted(data: EvalData, p: np.ndarray, alpha: float = 0.01) ->
 
 
 def check_posterior(post, name: str = "post"):
-    """``post`` when it is a :class:`bayeval.Posterior` (label draws of an evaluation set)."""
+    """``post`` when it is a :class:`bayeval.Posterior` (label draws of an evaluation set).
+
+    Examples
+    --------
+    >>> from bayeval.core.posterior import check_posterior
+    >>> check_posterior("not a posterior")
+    Traceback (most recent call last):
+    ...
+    TypeError: `post` must be a bayeval.Posterior (from a model's fit() or Posterior.from_probabilities), got str.
+    """
     if not isinstance(post, Posterior):
         raise TypeError(
             f"`{name}` must be a bayeval.Posterior (from a model's fit() or "

@@ -70,6 +70,17 @@ def summary_columns(hdi_prob: float = HDI_PROB) -> list[str]:
 
 
 def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> list[tuple]:
+    """``(name, mean, sd, hdi_lo, hdi_hi)`` of each coordinate of ``da`` over ``sample_dims``.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayeval.core.summary import summary_rows
+    >>> da = xr.DataArray(np.arange(200.0).reshape(2, 100), dims=("chain", "draw"))
+    >>> name, mean, sd, lo, hi = summary_rows("x", da, 0.9, ("chain", "draw"))[0]
+    >>> name, float(mean), float(lo), float(hi)
+    ('x', 99.5, 0.0, 180.0)
+    """
     other = [d for d in da.dims if d not in sample_dims]
     stacked = da.stack(_sample=sample_dims).transpose(*other, "_sample")
     values = stacked.values.reshape(-1, stacked.sizes["_sample"])
@@ -91,6 +102,14 @@ def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> 
 
 
 def summary_frame(rows, hdi_prob) -> pd.DataFrame:
+    """The summary table of :func:`summary_rows`' rows, indexed by ``metric``.
+
+    Examples
+    --------
+    >>> from bayeval.core.summary import summary_frame
+    >>> summary_frame([("x", 0.5, 0.1, 0.3, 0.7)], 0.9).columns.tolist()
+    ['mean', 'sd', 'hdi_5%', 'hdi_95%']
+    """
     lo, hi = hdi_columns(hdi_prob)
     df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
     return df

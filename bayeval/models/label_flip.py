@@ -100,8 +100,8 @@ from scipy import special
 
 from ..core import _validate as V
 from ..core.data import EvalData
-from ..core.posterior import Posterior
 from ..core.model import Model
+from ..core.posterior import Posterior
 from ._scales import histogram
 
 __all__ = ["LabelFlip", "LabelFlipPosterior", "simulate_tags"]

@@ -67,8 +67,8 @@ from scipy import special, stats
 
 from ..core import _validate as V
 from ..core.data import EvalData
-from ..core.posterior import Posterior
 from ..core.model import Model
+from ..core.posterior import Posterior
 from ._scales import TRANSFORMS
 from ._scales import Transform as _Transform
 from ._scales import histogram as _histogram

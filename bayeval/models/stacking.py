@@ -38,7 +38,7 @@ from ..core.data import EvalData
 from ..core.posterior import Posterior
 from ..core.model import Model, seeds
 from ..core.sampling import SAMPLERS
-from .calibration import Calibration, CalibrationPosterior
+from .calibration import Calibration
 
 __all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "label_loo", "calibration_check"]
 
