@@ -206,3 +206,25 @@ def test_summary_tables_name_the_same_quantities_alike():
     table = recalibrate(post, min_precision=0.5).table()
     for quantity in ("precision", "recall"):
         assert [c for c in table.columns if c.startswith(quantity)] == [f"{quantity}_{c}" for c in ref]
+
+
+def test_warnings_point_at_the_callers_line():
+    """A warning raised inside bayeval (here in core/) points at the first line outside the
+    package, wherever in the package's folders it was raised."""
+    import warnings
+
+    import arviz as az
+
+    from bayeval.core._diagnostics import check_convergence
+    from bayeval.core.sampling import SamplingInfo
+
+    idata = az.from_dict(posterior={"x": np.zeros((2, 50))})
+    # a caller in another folder of the package (as models/ calls core/): its frame is skipped too
+    ns = {"check_convergence": check_convergence}
+    inside = str(Path(bayeval.__file__).parent / "models" / "a_model.py")
+    exec(compile("def fit(idata, info):\n    check_convergence(idata, info, ['x'], warn=True)\n", inside, "exec"), ns)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ns["fit"](idata, SamplingInfo("importance", pareto_k=0.9, ess=500.0))
+    assert [w.filename for w in caught] == [__file__]
+    assert "Pareto k = 0.90" in str(caught[0].message)
