@@ -2,91 +2,99 @@
 
 The pipeline: an :class:`EvalData` (scores, vetted labels, noisy labels, ...) goes
 into a generative model (``bayeval.models``), whose :class:`Posterior` draws the
-true labels; :mod:`bayeval.metrics` turns every draw into a metric value, so each
-metric comes out as a full posterior distribution.
+true labels; :mod:`bayeval.core.metrics` (``be.metrics``) turns every draw into a
+metric value, so each metric comes out as a full posterior distribution.
 
-Every sub-module is reachable from the package itself, imported on first use:
-``import bayeval as be`` then ``be.models.ScoreMixture``, ``be.active.select``,
-``be.plots``, ``be.datasets``, ``be.cards``...
+This module is the face of the package: it re-exports names and holds no code of its
+own. Everything is imported on first use, so ``import bayeval`` is quick and a name
+costs only the modules it needs: ``import bayeval as be`` then ``be.fit``,
+``be.models.ScoreMixture``, ``be.active.select``, ``be.plots``, ``be.datasets``...
 """
 
 import importlib as _importlib
+import sys as _sys
+import types as _types
 
-from . import metrics
-from .active import ACISResult, ActiveSession, LabelStore, acis, expected_change, select, simulate
-from .annotators.bounds import TrueAccuracyBounds, TrueAccuracyInterval, plot_true_accuracy, true_accuracy_bounds
-from .data import EvalData
-from .models.stacking import fit
-from .persist import load
-from .posterior import Posterior, hdi, naive, vetted_only
-from .rankings.percentile import PercentileResult, ThetaEstimate, estimate_theta, ranking_percentile
-from .recalibrate import Recalibration, recalibrate
-from .report import Report, report
+from ._version import __version__  # noqa: F401  (the face shows it)
 
-__version__ = "0.1.0.dev0"
+#: Each name of the face, and the module it comes from (imported on first access).
+_NAMES = {
+    "EvalData": "bayeval.core.data",
+    "Posterior": "bayeval.core.posterior",
+    "hdi": "bayeval.core.summary",
+    "naive": "bayeval.core.evaluate",
+    "vetted_only": "bayeval.core.evaluate",
+    "fit": "bayeval.models.stacking",
+    "AnnotationData": "bayeval.annotators",
+    "AnnotatorError": "bayeval.annotators",
+    "TrueAccuracyBounds": "bayeval.annotators.bounds",
+    "TrueAccuracyInterval": "bayeval.annotators.bounds",
+    "plot_true_accuracy": "bayeval.annotators.bounds",
+    "true_accuracy_bounds": "bayeval.annotators.bounds",
+    "HumanRanking": "bayeval.rankings",
+    "PairwiseVotes": "bayeval.rankings",
+    "PercentileResult": "bayeval.rankings.percentile",
+    "ThetaEstimate": "bayeval.rankings.percentile",
+    "estimate_theta": "bayeval.rankings.percentile",
+    "ranking_percentile": "bayeval.rankings.percentile",
+    "ACISResult": "bayeval.fscore.acis",
+    "acis": "bayeval.fscore.acis",
+    "ActiveSession": "bayeval.active.session",
+    "LabelStore": "bayeval.active.store",
+    "expected_change": "bayeval.active.select",
+    "select": "bayeval.active.select",
+    "simulate": "bayeval.active.simulate",
+    "Recalibration": "bayeval.recalibrate",
+    "recalibrate": "bayeval.recalibrate",
+    "Report": "bayeval.report",
+    "report": "bayeval.report",
+    "save": "bayeval.persist",
+    "load": "bayeval.persist",
+}
 
-#: Sub-modules imported on first attribute access (``be.plots``), so that
-#: ``import bayeval`` stays as light as its eager names allow.
-_SUBMODULES = (
-    "active",
-    "annotators",
-    "cards",
-    "cli",
-    "data",
-    "datasets",
-    "metrics",
-    "models",
-    "fscore",
-    "persist",
-    "plots",
-    "posterior",
-    "rankings",
-    "recalibrate",
-)  # not "report": ``be.report`` is the function bayeval.report.report
-
-
-#: Former module paths, kept for one release (importing them warns).
-_MOVED = {"annotator": "annotators.bounds", "plots_ranking": "rankings.plots", "ranking": "rankings.percentile"}
+#: Modules reachable as attributes (``be.plots``), imported on first access;
+#: ``be.metrics`` is :mod:`bayeval.core.metrics`.
+_SUBMODULES = {
+    "active": "bayeval.active",
+    "annotators": "bayeval.annotators",
+    "cards": "bayeval.cards",
+    "cli": "bayeval.cli",
+    "core": "bayeval.core",
+    "datasets": "bayeval.datasets",
+    "fscore": "bayeval.fscore",
+    "metrics": "bayeval.core.metrics",
+    "models": "bayeval.models",
+    "persist": "bayeval.persist",
+    "plots": "bayeval.plots",
+    "rankings": "bayeval.rankings",
+}  # not "report" and "recalibrate": on the face these are the functions of those modules
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        return _importlib.import_module(f"{__name__}.{name}")
-    if name in _MOVED:
-        return _importlib.import_module(f"{__name__}.{name}")  # the module's alias warns
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _NAMES:
+        value = getattr(_importlib.import_module(_NAMES[name]), name)
+    elif name in _SUBMODULES:
+        value = _importlib.import_module(_SUBMODULES[name])
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_SUBMODULES})
+    return sorted({*globals(), *_NAMES, *_SUBMODULES})
 
 
-__all__ = [
-    "ACISResult",
-    "ActiveSession",
-    "EvalData",
-    "LabelStore",
-    "PercentileResult",
-    "Posterior",
-    "Recalibration",
-    "Report",
-    "ThetaEstimate",
-    "TrueAccuracyBounds",
-    "TrueAccuracyInterval",
-    "acis",
-    "estimate_theta",
-    "expected_change",
-    "fit",
-    "hdi",
-    "load",
-    "metrics",
-    "naive",
-    "plot_true_accuracy",
-    "ranking_percentile",
-    "recalibrate",
-    "report",
-    "select",
-    "simulate",
-    "true_accuracy_bounds",
-    "vetted_only",
-]
+class _Face(_types.ModuleType):
+    """Importing the module ``bayeval.report`` (or ``bayeval.recalibrate``) would bind the
+    module to the face's name ``report``; the face keeps that name for the function."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, _types.ModuleType) and name in _NAMES and name not in _SUBMODULES:
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Face
+
+__all__ = sorted(_NAMES) + ["metrics"]

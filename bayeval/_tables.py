@@ -3,7 +3,7 @@
 A table is a CSV (``.csv``, ``.txt``, also compressed: ``.csv.gz``), a TSV (``.tsv``) or a
 Parquet file (``.parquet``, ``.pq``). :func:`read_table` reads it and returns a
 :class:`Table`: the frame, the cells of the columns asked for *as typed* (so that a
-label column is parsed by the one label parser, :func:`bayeval._validate.label_cell`,
+label column is parsed by the one label parser, :func:`bayeval.core._validate.label_cell`,
 and ``NA`` in it is an error with its line, never "not vetted"), and where each row
 came from. Every error is a :class:`TableError` whose message names the file (and the
 column, and lists the file's columns when one is missing).
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import _validate as V
+from .core import _validate as V
 
 __all__ = ["TableError", "MissingColumn", "Table", "read_table", "table_kind", "TABLE_TYPES"]
 

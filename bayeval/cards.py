@@ -99,12 +99,11 @@ from typing import Any
 
 import numpy as np
 
-from ._defaults import HDI_PROB
-from . import _validate as V
-from ._deprecate import renamed_keywords, warn_renamed
+from .core._defaults import HDI_PROB
+from .core import _validate as V
 from ._tables import MissingColumn, Table, TableError, read_table
-from .data import EvalData
-from .metrics import METRICS
+from .core.data import EvalData
+from .core.metrics import METRICS
 
 __all__ = ["Card", "CardError", "MODELS", "load_card", "list_cards"]
 
@@ -328,7 +327,6 @@ class Card:
         cls = _model_class(self.model_name, self.card_file)
         return _construct(cls, self.model_name, self.model_options, self.card_file)
 
-    @renamed_keywords(seed="random_seed")
     def fit(
         self,
         *,
@@ -346,8 +344,7 @@ class Card:
         progressbar : bool, default True
         draws, tune, chains, random_seed : int, optional
             Override the card's ``[sampling]`` values (e.g. tiny settings for a quick
-            look); None keeps the card's value. ``seed``, the former name of
-            ``random_seed``, still works, with a DeprecationWarning.
+            look); None keeps the card's value.
         **fit_options
             Passed on to the model's ``fit()`` (e.g. ``sampler="pymc"``, ``cores=1``,
             ``warn=False``).
@@ -387,7 +384,7 @@ class Card:
                 f"fit() got {clash} as fit options; use the keyword arguments of Card.fit."
             )
         kwargs.update(fit_options)
-        # every model follows the one fit contract (bayeval.models._base.Model): the same
+        # every model follows the one fit contract (bayeval.core.model.Model): the same
         # keywords, and a TypeError naming what fit() takes for anything else
         return model.fit(data, **kwargs)
 
@@ -554,11 +551,6 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
         _construct(cls, model_name, model, card_file)  # unknown options and bad values fail now
 
     sampling_in = dict(_table(doc.get("sampling", {}), "[sampling]", err))
-    if "seed" in sampling_in:  # the former name of random_seed
-        if "random_seed" in sampling_in:
-            raise err("[sampling] seed", "the former name of random_seed, given next to it; keep only random_seed.")
-        warn_renamed("[sampling] seed", "[sampling] random_seed", f"{card_file}")
-        sampling_in["random_seed"] = sampling_in.pop("seed")
     _check_keys(sampling_in, _SAMPLING_KEYS, "[sampling]", err)
     sampling = _check_sampling({**_SAMPLING_DEFAULTS, **sampling_in}, str(card_file))
 
@@ -631,7 +623,7 @@ def list_cards(root="models") -> list[Card]:
 
 
 def _check_keys(table: dict, allowed, where: str, err) -> None:
-    """:func:`bayeval._validate.check_keys`, its message as the card's error at ``where``."""
+    """:func:`bayeval.core._validate.check_keys`, its message as the card's error at ``where``."""
     try:
         V.check_keys(table, allowed)
     except ValueError as exc:
@@ -789,7 +781,7 @@ def _plain(value):
 def _binary_column(card: Card, table: Table, role: str, name: str, *, allow_empty: bool) -> np.ndarray:
     """1.0 / 0.0 (/ NaN for empty cells when allowed); anything else lists its rows.
 
-    The same parser as every other entry point (:func:`bayeval._validate.label_cell`).
+    The same parser as every other entry point (:func:`bayeval.core._validate.label_cell`).
     """
     values = table.cells(name)
     out, bad = V.parse_label_cells(values, allow_empty=allow_empty)

@@ -30,10 +30,9 @@ import math
 import os
 import sqlite3
 import sys
-import warnings
 from pathlib import Path
 
-from ._defaults import HDI_PROB
+from .core._defaults import HDI_PROB
 
 __all__ = ["main"]
 
@@ -71,7 +70,7 @@ def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=(),
 
     ``text_columns`` (ids) are read as text, so ``007`` and ``7`` stay different ids.
     ``label_columns`` are read as the raw cells and parsed by the one label parser of
-    every entry point (:func:`bayeval._validate.label_cell`): ``NA``, ``n/a``, ``null``
+    every entry point (:func:`bayeval.core._validate.label_cell`): ``NA``, ``n/a``, ``null``
     or ``yes`` in a label column is an error with its line number, never "not vetted".
     ``raw_columns`` are read as the cells' text, unparsed (``NA`` stays ``"NA"``).
     ``required`` (``{flag: column}``): columns that must be there (the error names the
@@ -129,7 +128,6 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 def _seed_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--random-seed", type=int, default=None, help="random seed (default 0)")
-    p.add_argument("--seed", type=int, default=None, help="deprecated spelling of --random-seed")
 
 
 def _memory_arg(p: argparse.ArgumentParser) -> None:
@@ -150,7 +148,7 @@ def _fraction(value, flag: str, *, open_interval: bool) -> None:
 
 def _check_args(args) -> None:
     """Every option checked before anything is read or fitted, with the flag's name."""
-    from . import _validate as V
+    from .core import _validate as V
 
     cmd = args.command
     for name, value in vars(args).items():  # every numeric option: NaN and inf are never meant
@@ -160,15 +158,8 @@ def _check_args(args) -> None:
         if not args.max_memory_gb > 0:
             raise CLIError(f"--max-memory-gb must be a positive number of GB, got {args.max_memory_gb:g}.")
         os.environ[V.MAX_MEMORY_ENV] = str(args.max_memory_gb)  # seen by every size check of this run
-    if hasattr(args, "random_seed"):
-        if args.seed is not None:
-            if args.random_seed is not None:
-                raise CLIError("--seed is the former name of --random-seed; give only --random-seed.")
-            print("bayeval: warning: --seed is deprecated and will be removed in the next release; "
-                  "use --random-seed (same meaning).", file=sys.stderr)
-            args.random_seed = args.seed
-        if args.random_seed is None:
-            args.random_seed = 0
+    if hasattr(args, "random_seed") and args.random_seed is None:
+        args.random_seed = 0
     for flag, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("random_seed", 0), ("size", 1), ("batch", 1)):
         value = getattr(args, flag, None)
         if value is not None and value < minimum:
@@ -214,7 +205,7 @@ def _check_args(args) -> None:
 
 
 def _load_data(args):
-    from .data import EvalData
+    from .core.data import EvalData
 
     from ._tables import table_kind
 
@@ -225,7 +216,7 @@ def _load_data(args):
     df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels, required=required)
     csv = table_kind(args.scores) != "parquet"
     if args.score in df.columns and df[args.score].dtype.kind not in "fiub":  # text among the scores
-        from . import _validate as V
+        from .core import _validate as V
 
         bad = V.not_numbers(df[args.score].to_numpy(dtype=object))
         if bad:
@@ -419,7 +410,9 @@ def _check_save_args(args) -> None:
 
 def _save_fit(post, args) -> None:
     if getattr(args, "save", None):
-        post.save(args.save, overwrite=args.overwrite)
+        from .persist import save
+
+        save(post, args.save, overwrite=args.overwrite)
         print(f"fit saved: {args.save}", file=sys.stderr)
 
 
@@ -439,14 +432,13 @@ def _same_model(spec, expected) -> bool:
 def _load_fit(path: str, data, card):
     """A saved fit, checked to have been made on ``data`` (the card's) with the card's model."""
     from .persist import load
-    from .report import data_hash
 
     try:
         post = load(path)
     except (FileNotFoundError, ValueError) as exc:
         raise CLIError(str(exc)) from exc
     fitted = getattr(post, "data", None)
-    if fitted is None or not hasattr(fitted, "scores") or data_hash(fitted) != data_hash(data):
+    if fitted is None or not hasattr(fitted, "fingerprint") or fitted.fingerprint() != data.fingerprint():
         what = repr(fitted) if fitted is not None else "no EvalData"
         raise CLIError(f"--from-fit {path}: the fit was made on other data ({what}) than the card's ({data!r}); "
                        "render it with the card it was made from, or refit without --from-fit.")
@@ -465,20 +457,13 @@ def _cmd_report(args) -> int:
     from .report import report
 
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DeprecationWarning)
-            card = load_card(args.card, allow_outside=args.allow_outside)
+        card = load_card(args.card, allow_outside=args.allow_outside)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
-    for w in caught:  # a card's deprecated keys: say so where a command-line user sees it
-        if issubclass(w.category, DeprecationWarning):
-            print(f"bayeval: warning: {w.message}", file=sys.stderr)
-        else:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     out = Path(args.out) if args.out else Path(card.path) / "report"
     if out.exists() and not out.is_dir():
         raise CLIError(f"{out}: is a file; the report is written to a folder (see --out).")
-    from . import _validate as V
+    from .core import _validate as V
 
     chains = args.chains or card.sampling["chains"]
     draws = args.draws or card.sampling["draws"]
@@ -508,7 +493,7 @@ def _cmd_report(args) -> int:
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     from contextlib import nullcontext
 
-    from ._progress import quiet
+    from .core._progress import quiet
 
     with quiet() if args.quiet else nullcontext():  # --quiet: no progress bar of a metric pass either
         rep = report(
@@ -534,7 +519,7 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_fit(args) -> int:
-    from . import vetted_only
+    from .core.evaluate import vetted_only
 
     data = _load_data(args)
     post = _fit(args, data)
@@ -559,7 +544,7 @@ def _cmd_fit(args) -> int:
 
 
 def _cmd_threshold(args) -> int:
-    from . import recalibrate
+    from .recalibrate import recalibrate
 
     if args.min_precision is None and args.min_recall is None:
         raise CLIError("Give --min-precision and/or --min-recall.")
@@ -656,7 +641,7 @@ def _cmd_select(args) -> int:
 
 
 def _cmd_label(args) -> int:
-    from . import _validate as V
+    from .core import _validate as V
     from .active import LabelStore
 
     from ._tables import TableError
@@ -772,7 +757,8 @@ def _repair_command(args) -> str:
 
 
 def _cmd_repair_store(args) -> int:
-    from .active.store import KnownItems, LabelStore, repair
+    from .active.repair import repair
+    from .active.store import KnownItems, LabelStore
 
     if not Path(args.store).is_file():
         raise CLIError(f"{args.store}: no such label store file.")
@@ -802,7 +788,7 @@ def _cmd_repair_store(args) -> int:
 
 
 def _cmd_export_labels(args) -> int:
-    from .active.store import export_readable
+    from .active.repair import export_readable
 
     try:
         res = export_readable(args.store, args.out)
@@ -819,7 +805,9 @@ def _cmd_export_labels(args) -> int:
 def _cmd_demo(args) -> int:
     import pandas as pd
 
-    from . import metrics, recalibrate, vetted_only
+    from .core import metrics
+    from .core.evaluate import vetted_only
+    from .recalibrate import recalibrate
     from .datasets import load_breast_cancer_scores
     from .models import Stack
 
@@ -1014,7 +1002,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("label: --scores needs --score (the score column of that file).")
     if args.command == "repair-store" and args.scores and not args.score:
         parser.error("repair-store: --scores needs --score (the score column of that file).")
-    from ._validate import MAX_MEMORY_ENV
+    from .core._validate import MAX_MEMORY_ENV
 
     saved_limit = os.environ.get(MAX_MEMORY_ENV)
     try:

@@ -1,18 +1,20 @@
 """Keep a fit: save a posterior to one netCDF file and load it back.
 
-:meth:`bayeval.Posterior.save` writes, and :func:`bayeval.load` reads, one netCDF
-(HDF5) file through ArviZ's ``InferenceData.to_netcdf``:
+:func:`bayeval.save` writes, and :func:`bayeval.load` reads, one netCDF (HDF5) file
+through ArviZ's ``InferenceData.to_netcdf``:
 
 * the root of the file is the posterior's ``InferenceData`` (``posterior``,
   ``log_likelihood``, ``sample_stats``...), so ``arviz.from_netcdf(path)`` reads the
   fit as any other ArviZ file (the extra ``bayeval_*`` groups come along);
 * ``bayeval_data`` holds the arrays of the data container the model was fitted to
-  (an :class:`~bayeval.EvalData`, :class:`~bayeval.models.AnnotationData` or
-  :class:`~bayeval.models.PairwiseVotes`);
+  (an :class:`~bayeval.EvalData`, :class:`~bayeval.annotators.AnnotationData` or
+  :class:`~bayeval.rankings.PairwiseVotes`);
 * the root's attributes (all prefixed ``bayeval_``) hold the model's class (module and
   qualified name), its ``get_params()`` as JSON, the seed of the label draws, the
-  :class:`~bayeval.models._sampling.SamplingInfo` and the convergence dict as JSON, and
-  the versions of bayeval, PyMC, ArviZ, NumPy and xarray that wrote the file;
+  :class:`~bayeval.core.sampling.SamplingInfo` and the convergence dict as JSON, and
+  the provenance record of :func:`bayeval._version.provenance` (the versions of
+  bayeval, PyMC, PyTensor, NumPy, ArviZ and xarray that wrote the file, the date and
+  the data's fingerprint);
 * a plug-in posterior (:meth:`~bayeval.Posterior.from_probabilities`) keeps its
   probabilities in ``bayeval_probabilities``;
 * a :class:`~bayeval.models.StackedPosterior` keeps its comparison table in
@@ -28,7 +30,7 @@ from its arrays, then asks the model for its posterior
 ``sampling``, ``convergence`` and ``model_spec``: no sampling happens, and the label
 draws -- hence every metric -- are the same, draw for draw, as those of the posterior
 that was saved. A model whose ``_posterior`` adds variables to the sampled draws names
-them in ``_posterior_adds`` (e.g. :class:`~bayeval.models.AnnotatorError`'s gold-only
+them in ``_posterior_adds`` (e.g. :class:`~bayeval.annotators.AnnotatorError`'s gold-only
 mixture): they are dropped before the hook runs again, and a rebuilt posterior whose
 draws differ from the saved ones is an error, never a silent change.
 """
@@ -49,6 +51,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ._version import provenance
+
 __all__ = ["save", "load", "FORMAT", "FORMAT_VERSION"]
 
 #: The value of the ``bayeval_format`` attribute that marks a file as a bayeval fit.
@@ -63,13 +67,24 @@ _CANDIDATES = "bayeval_candidates"
 _OURS = (_DATA, _PROBS, _COMPARISON, _CANDIDATES)
 _ENGINE = "h5netcdf"
 
+#: Module paths that earlier versions of bayeval wrote into saved files, and where those
+#: classes live now: a fit saved before a module moved still loads.
+MOVED_MODULES = {
+    "bayeval.models._base": "bayeval.core.model",
+    "bayeval.models._sampling": "bayeval.core.sampling",
+    "bayeval.posterior": "bayeval.core.posterior",
+    "bayeval.data": "bayeval.core.data",
+    "bayeval.models.annotator": "bayeval.annotators.model",
+    "bayeval.models.human_ranking": "bayeval.rankings.model",
+}
+
 
 # ------------------------------------------------------------------ JSON of parameters
 
 
 def _encode(value, where: str):
     """A JSON-able form of a model parameter that :func:`_decode` turns back into it."""
-    from .models._base import Model
+    from .core.model import Model
 
     if value is None or isinstance(value, bool | str):
         return value
@@ -122,19 +137,25 @@ def _decode(value):
 
 def _model_class(spec: str):
     """The Model subclass named ``module:qualname`` (only bayeval models and their subclasses)."""
-    from .models._base import Model
+    from .core.model import Model
 
     module, _, qualname = spec.partition(":")
-    try:
-        obj = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(
-            f"the model class {spec!r} cannot be imported ({exc}); install the package that defines it."
-        ) from exc
+    module = MOVED_MODULES.get(module, module)
+    # a class moved between the modules of one of bayeval's packages is still exported by its face
+    tries = [module] + ([module.rsplit(".", 1)[0]] if module.startswith("bayeval.") and module.count(".") > 1 else [])
+    for i, where in enumerate(tries):
+        try:
+            obj = importlib.import_module(where)
+            for part in qualname.split("."):
+                obj = getattr(obj, part)
+            break
+        except (ImportError, AttributeError) as exc:
+            if i == len(tries) - 1:
+                raise ValueError(
+                    f"the model class {spec!r} cannot be imported ({exc}); install the package that defines it."
+                ) from exc
     if not (isinstance(obj, type) and issubclass(obj, Model)):
-        raise ValueError(f"{spec!r} is not a bayeval model class (a subclass of bayeval.models._base.Model).")
+        raise ValueError(f"{spec!r} is not a bayeval model class (a subclass of bayeval.core.model.Model).")
     return obj
 
 
@@ -151,7 +172,7 @@ def _unjson(text: str):
 
 def _data_dataset(container) -> xr.Dataset:
     """The arrays of a data container as a Dataset (attribute ``container`` names its type)."""
-    from .data import EvalData
+    from .core.data import EvalData
     from .rankings.model import PairwiseVotes
 
     if isinstance(container, EvalData):
@@ -207,14 +228,14 @@ def _container(ds: xr.Dataset, path):
     """The data container stored in ``ds`` (see :func:`_data_dataset`)."""
     kind = ds.attrs.get("container")
     if kind == "EvalData":
-        from .data import EvalData, frozen_array
+        from .core.data import EvalData, frozen_array
 
         dtypes = json.loads(ds.attrs["dtypes"])
         keys = ("s", "lab", "noisy", "pred", "codes", "names", "feats", "fnames", "ids")
         fields = {k: (frozen_array(_restore_dtype(ds[k].values, dtypes[k])) if k in ds else None) for k in keys}
         return EvalData._trusted(**fields)
     if kind == "AnnotationData":
-        from .annotators.model import AnnotationData
+        from .annotators.data import AnnotationData
 
         ann = pd.DataFrame(ds["annotations"].values, columns=[str(a) for a in ds["annotator"].values])
         scores = ds["scores"].values if "scores" in ds else None
@@ -236,19 +257,10 @@ def _container(ds: xr.Dataset, path):
 # ------------------------------------------------------------------------ saving
 
 
-def _versions() -> dict:
-    import pymc
-
-    from . import __version__
-
-    return {"bayeval": __version__, "pymc": pymc.__version__, "arviz": az.__version__,
-            "numpy": np.__version__, "xarray": xr.__version__}
-
-
 def _kind(post) -> str:
-    from .models._base import Model
+    from .core.model import Model
+    from .core.posterior import Posterior
     from .models.stacking import StackedPosterior
-    from .posterior import Posterior
 
     if isinstance(post, StackedPosterior):
         return "stack"
@@ -290,6 +302,7 @@ def _clean(ds: xr.Dataset) -> xr.Dataset:
 
 
 def _meta(post, kind: str) -> dict:
+    record = provenance(getattr(post, "data", None))
     entropy = getattr(post, "_entropy", None)
     sampling = getattr(post, "sampling", None)
     meta = {
@@ -302,7 +315,8 @@ def _meta(post, kind: str) -> dict:
         "bayeval_entropy": "" if entropy is None else str(int(entropy)),
         "bayeval_sampling": json.dumps(None if sampling is None else _encode(asdict(sampling), "post.sampling")),
         "bayeval_convergence": params_json(getattr(post, "convergence", None), "post.convergence"),
-        "bayeval_versions": json.dumps(_versions()),
+        "bayeval_versions": json.dumps(record["versions"]),
+        "bayeval_provenance": json.dumps(record),
     }
     spec = getattr(post, "model_spec", None)
     if spec is not None:
@@ -430,7 +444,7 @@ def _read(filename: str, shown, base: str):
     if attrs.get("bayeval_format") != FORMAT:
         raise ValueError(
             f"{shown}{where} is not a bayeval fit: it has no bayeval_format = {FORMAT!r} attribute (its groups: "
-            f"{names}). bayeval.load reads files written by post.save(path); for a plain ArviZ file use "
+            f"{names}). bayeval.load reads files written by bayeval.save(post, path); for a plain ArviZ file use "
             "arviz.from_netcdf."
         )
     version = int(attrs.get("bayeval_format_version", 0))
@@ -449,7 +463,7 @@ def _read(filename: str, shown, base: str):
     if missing:
         raise ValueError(
             f"{shown}{where} is not a complete bayeval fit: it lacks {missing} (groups found: {names}). "
-            "Save the posterior again with post.save(path)."
+            "Save the posterior again with bayeval.save(post, path)."
         )
     groups = {g: _read_group(filename, f"{base.rstrip('/')}/{g}") for g in names if g not in _OURS}
     with warnings.catch_warnings():
@@ -461,7 +475,7 @@ def _read(filename: str, shown, base: str):
     convergence = _unjson(attrs["bayeval_convergence"])
 
     if kind == "probabilities":
-        from .posterior import Posterior
+        from .core.posterior import Posterior
 
         p = _read_group(filename, f"{base.rstrip('/')}/{_PROBS}")["p"].values
         post_ = idata.posterior
@@ -510,7 +524,7 @@ def _with_posterior(idata, posterior: xr.Dataset):
 
 
 def _sampling_info(d):
-    from .models._sampling import SamplingInfo
+    from .core.sampling import SamplingInfo
 
     if d is None:
         return None
@@ -539,7 +553,7 @@ def _read_stack(filename, shown, base, attrs, data, idata, seed):
 
 
 def load(path):
-    """Load a posterior saved with ``post.save(path)``, without sampling again.
+    """Load a posterior saved with :func:`bayeval.save`, without sampling again.
 
     The model is rebuilt from its class and parameters, the data container from its
     arrays, and the posterior from the model, the data and the saved draws; its label
@@ -572,7 +586,7 @@ def load(path):
     >>> data = be.EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, np.nan, 0])
     >>> post = be.Posterior.from_probabilities(data, [1, 0.6, 0.3, 0], draws=100, random_seed=0)
     >>> path = os.path.join(tempfile.mkdtemp(), "fit.nc")
-    >>> _ = post.save(path)
+    >>> _ = be.save(post, path)
     >>> again = be.load(path)
     >>> bool((again.metric("average_precision") == post.metric("average_precision")).all())
     True
@@ -581,7 +595,7 @@ def load(path):
     if not os.path.exists(shown):
         raise FileNotFoundError(f"bayeval.load: {shown} does not exist.")
     if os.path.isdir(shown):
-        raise IsADirectoryError(f"bayeval.load: {shown} is a folder; give the .nc file that post.save wrote.")
+        raise IsADirectoryError(f"bayeval.load: {shown} is a folder; give the .nc file that bayeval.save wrote.")
     try:
         import h5py
 
@@ -591,6 +605,6 @@ def load(path):
     if not ok:
         raise ValueError(
             f"{shown} is not a bayeval fit: it is not a netCDF4/HDF5 file. bayeval.load reads files written by "
-            "post.save(path)."
+            "bayeval.save(post, path)."
         )
     return _read(shown, shown, "/")

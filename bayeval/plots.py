@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from ._defaults import HDI_PROB
-from . import metrics as M
-from .posterior import Posterior, hdi
+from .core._defaults import HDI_PROB
+from .core import metrics as M
+from .core.posterior import Posterior
+from .core.summary import hdi
 
 __all__ = ["calibration_curve", "mixture_fit", "pr_curve", "threshold_probability", "vetting_curve"]
 

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._defaults import HDI_PROB, hdi_columns
-from . import _validate as V
-from .posterior import Posterior, default_thresholds
+from .core._defaults import HDI_PROB, hdi_columns
+from .core import _validate as V
+from .core.posterior import Posterior
+from .core.evaluate import default_thresholds
 
 __all__ = ["recalibrate", "Recalibration", "default_min_flagged"]
 
@@ -158,7 +159,7 @@ class Recalibration:
         columns as in :meth:`bayeval.Posterior.summary` (``mean``, ``sd`` and the HDI at
         ``hdi_prob``).
         """
-        from .posterior import hdi
+        from .core.summary import hdi
 
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         lo, hi = hdi_columns(hdi_prob)
@@ -187,7 +188,7 @@ class Recalibration:
         ``precision_mean``, ``precision_sd``, ``precision_hdi_5%``, ``precision_hdi_95%``
         (for the default ``hdi_prob``), and the same for ``recall``.
         """
-        from .posterior import hdi
+        from .core.summary import hdi
 
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         lo, hi = hdi_columns(hdi_prob)

@@ -31,13 +31,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._defaults import HDI_PROB
-from . import _validate as V
-from . import metrics as M
-from .posterior import Posterior, metric_items, point_metric, resolve_metric, summary_rows, naive, vetted_only
+from .core._defaults import HDI_PROB
+from ._version import DISPLAY, PACKAGES, provenance
+from .core import _validate as V
+from .core import metrics as M
+from .core.posterior import Posterior
+from .core.evaluate import metric_items, point_metric, resolve_metric, naive, vetted_only
+from .core.summary import summary_rows
 from .recalibrate import Recalibration, recalibrate
 
-__all__ = ["Report", "report", "data_hash"]
+__all__ = ["Report", "report"]
 
 _SAMPLE_DIMS = ("chain", "draw")
 _DEFAULT_KS = (10, 50, 100, 500, 1000)
@@ -586,9 +589,9 @@ def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
 def _diagnostics(post) -> tuple[dict | None, pd.DataFrame | None]:
     """(the fit's convergence dict, per-parameter table) or (None, None) without a sampler.
 
-    The posterior's hooks :meth:`~bayeval.posterior.BasePosterior.check_convergence` (the
-    dict of :func:`bayeval._diagnostics.check_convergence`, or the model's own check)
-    and :meth:`~bayeval.posterior.BasePosterior.diagnostics_table`.
+    The posterior's hooks :meth:`~bayeval.core.posterior.BasePosterior.check_convergence` (the
+    dict of :func:`bayeval.core._diagnostics.check_convergence`, or the model's own check)
+    and :meth:`~bayeval.core.posterior.BasePosterior.diagnostics_table`.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -661,66 +664,13 @@ def _ppc_axes(ax, ppc: dict) -> None:
     ax.set_title(f"posterior predictive check: {_p_text(ppc['p_value'], d_obs.size)}", fontsize=9)
 
 
-_VERSIONED = ("bayeval", "pymc", "pytensor", "numpy", "arviz")
-_DISPLAY = {"bayeval": "bayeval", "pymc": "PyMC", "pytensor": "PyTensor", "numpy": "NumPy", "arviz": "ArviZ"}
-
-
-def _versions() -> dict[str, str]:
-    """Installed versions of the packages that decide a report's numbers."""
-    from importlib import metadata
-
-    out = {}
-    for pkg in _VERSIONED:
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            mod = __import__(pkg) if pkg != "bayeval" else None
-            out[pkg] = getattr(mod, "__version__", "unknown") if mod else "unknown"
-    return out
-
-
-def data_hash(data) -> str:
-    """SHA-256 of an EvalData's content: scores, labels, ids and every other column.
-
-    Examples
-    --------
-    >>> from bayeval import EvalData
-    >>> from bayeval.report import data_hash
-    >>> a, b = EvalData([0.1, 0.9], [0, 1]), EvalData([0.1, 0.9], [0, float("nan")])
-    >>> len(data_hash(a)), data_hash(a) == data_hash(EvalData([0.1, 0.9], [0, 1])), data_hash(a) == data_hash(b)
-    (64, True, False)
-    """
-    import hashlib
-
-    h = hashlib.sha256()
-    h.update(b"bayeval-evaldata-1")
-    for name, arr in (
-        ("scores", data.scores),
-        ("labels", data.labels),
-        ("noisy", data.noisy_labels),
-        ("predictions", data.predictions),
-        ("categories", data.categories),
-        ("features", data.features),
-        ("ids", data.item_ids),
-    ):
-        h.update(name.encode())
-        if arr is None:
-            h.update(b"-")
-        elif arr.dtype.kind in "OUS":
-            h.update("\x1f".join(map(str, arr.tolist())).encode())
-        else:
-            h.update(str(arr.dtype).encode() + np.ascontiguousarray(arr).tobytes())
-    return h.hexdigest()
-
-
 def _provenance(data, source) -> str:
-    import datetime
-
-    v = _versions()
+    record = provenance(data)
+    v = record["versions"]
     line = (
-        f"Made on {datetime.date.today().isoformat()} with "
-        + ", ".join(f"{_DISPLAY[k]} {v[k]}" for k in _VERSIONED)
-        + f". Data SHA-256: {data_hash(data)}"
+        f"Made on {record['date']} with "
+        + ", ".join(f"{DISPLAY[k]} {v[k]}" for k in PACKAGES)
+        + f". Data SHA-256: {record['data_sha256']}"
     )
     if source is not None:
         import hashlib

@@ -31,7 +31,7 @@ baseline, which reads the scores as probabilities.
 the calibrated-posterior variant (``mixture_calibration``: the importance distribution
 built from a score mixture's per-item posterior probabilities, refitted before every
 batch, instead of isotonic regression); and the Bayesian route
-(``bayeval.active.score_mixture_fscore``: a score-mixture posterior fitted to the labels
+(``bayeval.fscore.score_mixture_fscore``: a score-mixture posterior fitted to the labels
 ACIS buys with the same seed). Model fits cost seconds each, so it uses few trials
 (``--trials``, default 10), the settings and budgets named by ``--settings`` and
 ``--budgets``, and the families ``--families`` (default the Normal pair, on the logit
@@ -625,7 +625,7 @@ def mixture_calibration(scores, predictions, families, *, n_bins=300, draws=200,
 def _bayes_work(task):
     import warnings
 
-    from bayeval.active import score_mixture_fscore
+    from bayeval.fscore import score_mixture_fscore
     from bayeval.models import ScoreMixture
 
     warnings.simplefilter("ignore")
@@ -979,7 +979,7 @@ def figure(settings, truths, parts, path: Path) -> None:
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from bayeval.active import FScoreStudy
+    from bayeval.fscore import FScoreStudy
 
     fig, axes = plt.subplots(2, len(settings), figsize=(3.6 * len(settings), 7), squeeze=False)
     for j, st in enumerate(settings):

@@ -214,20 +214,20 @@ def _annotator_make(n, seed, more):
 
 
 def _annotation_data(d):
-    from bayeval.models import AnnotationData
+    from bayeval.annotators import AnnotationData
 
     return AnnotationData(d["predictions"], d["annotations"], gold=d["gold"])
 
 
 def _votes(d):
-    from bayeval.models import PairwiseVotes
+    from bayeval.rankings import PairwiseVotes
 
     return PairwiseVotes(d["votes"], d["confidence"])
 
 
 def _annotator():
     def model():
-        from bayeval.models import AnnotatorError
+        from bayeval.annotators import AnnotatorError
 
         return AnnotatorError()
 
@@ -259,7 +259,7 @@ def _ranking_make(n, seed, more):
 
 def _ranking():
     def model():
-        from bayeval.models import HumanRanking
+        from bayeval.rankings import HumanRanking
 
         return HumanRanking()
 

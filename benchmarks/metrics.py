@@ -43,7 +43,7 @@ def best_of(fn, repeat):
 def kernels(n_draws, n_items, repeat, sk_draws):
     from sklearn.metrics import average_precision_score, precision_recall_curve
 
-    from bayeval import metrics
+    from bayeval.core import metrics
 
     rng = np.random.default_rng(0)
     scores = rng.normal(size=n_items)

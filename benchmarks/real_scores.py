@@ -51,7 +51,7 @@ import pandas as pd
 warnings.filterwarnings("ignore", category=FutureWarning)
 
 import bayeval as be  # noqa: E402
-from bayeval import metrics as M  # noqa: E402
+from bayeval.core import metrics as M  # noqa: E402
 from bayeval.models import ScoreMixture  # noqa: E402
 
 HDI = 0.9

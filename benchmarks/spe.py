@@ -35,7 +35,8 @@ import warnings
 
 import numpy as np
 
-from bayeval import EvalData, metrics
+from bayeval import EvalData
+from bayeval.core import metrics
 from bayeval.models import ScoreMixture
 
 FIT = {"progressbar": False, "warn": False, "cores": 1}

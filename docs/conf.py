@@ -16,7 +16,7 @@ docstrings by autodoc + napoleon. Three small additions live in this file:
   module), so every object is documented once;
 * a ``missing-reference`` handler resolves cross-references written with a
   re-exported path (``bayeval.Posterior``) to the documented one
-  (``bayeval.posterior.Posterior``).
+  (``bayeval.core.posterior.Posterior``).
 """
 
 from __future__ import annotations

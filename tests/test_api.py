@@ -1,5 +1,5 @@
-"""The public surface: sub-modules reachable from ``import bayeval``, one reading of a
-seed, and the renamed keywords (old spellings still work, with a DeprecationWarning)."""
+"""The public surface: sub-modules and names reachable from ``import bayeval`` (imported
+on first use), one reading of a seed, and the ACIS keywords."""
 
 import os
 import subprocess
@@ -25,7 +25,7 @@ def test_submodules_reachable_after_plain_import():
     code = (
         "import sys; import bayeval as be\n"
         "assert 'bayeval.plots' not in sys.modules and 'bayeval.cards' not in sys.modules\n"
-        "be.models.ScoreMixture; be.active.select; be.plots.pr_curve; be.plots_ranking\n"
+        "be.models.ScoreMixture; be.active.select; be.plots.pr_curve; be.ranking_percentile\n"
         "be.datasets.load_breast_cancer_scores; be.cards.load_card; be.Report\n"
         "assert {'plots', 'datasets', 'cards', 'models', 'active'} <= set(dir(be))\n"
         "print(be.__file__)"
@@ -38,7 +38,26 @@ def test_submodules_reachable_after_plain_import():
 def test_unknown_attribute_raises_attribute_error():
     with pytest.raises(AttributeError, match="module 'bayeval' has no attribute 'not_a_module'"):
         bayeval.not_a_module  # noqa: B018
-    assert callable(bayeval.report)  # the eager function wins over its module's name
+    assert callable(bayeval.report)  # the face's function wins over its module's name
+
+
+def test_plain_import_is_light_and_names_come_on_first_use():
+    """``import bayeval`` loads none of the heavy libraries; a name loads what it needs, and
+    importing the modules ``bayeval.report`` / ``bayeval.recalibrate`` first does not hide
+    the face's functions of the same names."""
+    code = (
+        "import sys; import bayeval as be\n"
+        "heavy = ('numpy', 'pandas', 'xarray', 'scipy', 'arviz', 'pymc', 'pytensor', 'matplotlib')\n"
+        "assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]\n"
+        "assert sorted(m for m in sys.modules if m.startswith('bayeval')) == ['bayeval', 'bayeval._version']\n"
+        "import bayeval.report, bayeval.recalibrate\n"
+        "assert callable(be.report) and callable(be.recalibrate) and be.Report.__module__ == 'bayeval.report'\n"
+        "from bayeval import report, save, load, EvalData, AnnotatorError, HumanRanking\n"
+        "assert report is be.report and be.metrics.__name__ == 'bayeval.core.metrics'\n"
+        "print('ok')"
+    )
+    out = _run(code)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
 def test_eager_names_still_there():
@@ -51,7 +70,8 @@ def test_eager_names_still_there():
 import numpy as np  # noqa: E402
 
 from bayeval import EvalData, Posterior  # noqa: E402
-from bayeval.active import ActiveSession, acis, sawade, select, simulate_fscore, top_k, uniform_sampling  # noqa: E402
+from bayeval.active import ActiveSession, select  # noqa: E402
+from bayeval.fscore import acis, sawade, simulate_fscore, top_k, uniform_sampling  # noqa: E402
 from bayeval.models import simulate_tags  # noqa: E402
 
 _DATA = EvalData(np.linspace(0.95, 0.05, 30), [1, 0] + [np.nan] * 28)
@@ -123,51 +143,38 @@ def test_acis_same_seed_same_items_generator_accepted():
     assert c.labeled["item"].tolist() == a.labeled["item"].tolist()
 
 
-# ------------------------------------------------------------------ renamed ACIS keywords
+# ------------------------------------------------------------------ ACIS keywords
 
 
 @pytest.mark.parametrize("fn", [acis, sawade, uniform_sampling, top_k])
-def test_acis_confidence_is_interval_prob(fn):
+def test_acis_interval_prob(fn):
     new = fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, random_seed=1, interval_prob=0.8)
     assert new.interval_prob == 0.8
-    with pytest.warns(DeprecationWarning, match="`confidence` is deprecated.*use `interval_prob`"):
-        old = fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, random_seed=1, confidence=0.8)
-    assert old.interval == new.interval
-    with pytest.warns(DeprecationWarning, match="ACISResult.interval_prob"):
-        assert old.confidence == 0.8
-    with pytest.raises(TypeError, match="got both `confidence`.*pass only `interval_prob`"):
-        fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, confidence=0.8, interval_prob=0.8)
+    wide = fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, random_seed=1, interval_prob=0.95)
+    assert wide.interval[1] - wide.interval[0] >= new.interval[1] - new.interval[0]
 
 
 @pytest.mark.parametrize("fn", [acis, sawade])
-def test_acis_epsilon_is_proposal_floor(fn):
+def test_acis_proposal_floor(fn):
     new = fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, random_seed=1, proposal_floor=0.1)
-    with pytest.warns(DeprecationWarning, match="`epsilon` is deprecated.*use `proposal_floor`"):
-        old = fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, random_seed=1, epsilon=0.1)
-    assert old.labeled["item"].tolist() == new.labeled["item"].tolist()
     other = fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, random_seed=1, proposal_floor=0.4)
     assert other.labeled["item"].tolist() != new.labeled["item"].tolist()  # the keyword does something
     with pytest.raises(ValueError, match="`proposal_floor` must lie in"):
         fn(_SCORES, _SCORES > 0.5, _oracle, budget=30, proposal_floor=0.6)
 
 
-def test_simulate_fscore_old_keyword_attribute_and_method_interface():
+def test_simulate_fscore_passes_interval_prob_to_the_methods():
     kw = dict(methods=["uniform"], budgets=[20], trials=2, random_seed=0)
-    with pytest.warns(DeprecationWarning, match="use `interval_prob`"):
-        study = simulate_fscore(_SCORES, _SCORES > 0.5, _ORACLE_Y, confidence=0.8, **kw)
+    study = simulate_fscore(_SCORES, _SCORES > 0.5, _ORACLE_Y, interval_prob=0.8, **kw)
     assert study.interval_prob == 0.8
-    with pytest.warns(DeprecationWarning, match="FScoreStudy.interval_prob"):
-        assert study.confidence == 0.8
 
-    def old_style(scores, predictions, oracle, *, budget, alpha, random_seed, confidence):
+    def mine(scores, predictions, oracle, *, budget, alpha, random_seed, interval_prob):
         return uniform_sampling(scores, predictions, oracle, budget=budget, alpha=alpha,
-                                random_seed=random_seed, interval_prob=confidence)
+                                random_seed=random_seed, interval_prob=interval_prob)
 
-    with pytest.warns(DeprecationWarning, match="method 'mine'.*use `interval_prob`"):
-        old = simulate_fscore(_SCORES, _SCORES > 0.5, _ORACLE_Y, methods={"mine": old_style}, interval_prob=0.8,
-                              budgets=[20], trials=2, random_seed=0)
-    ref = simulate_fscore(_SCORES, _SCORES > 0.5, _ORACLE_Y, interval_prob=0.8, **kw)
-    np.testing.assert_allclose(old.runs["ci_low"], ref.runs["ci_low"])
+    own = simulate_fscore(_SCORES, _SCORES > 0.5, _ORACLE_Y, methods={"mine": mine}, interval_prob=0.8,
+                          budgets=[20], trials=2, random_seed=0)
+    np.testing.assert_allclose(own.runs["ci_low"], study.runs["ci_low"])
 
 
 # ------------------------------------------------------------------ summary columns
@@ -178,7 +185,8 @@ def test_summary_tables_name_the_same_quantities_alike():
     import xarray as xr
 
     from bayeval import recalibrate
-    from bayeval.models import CategoricalPosterior, RankingPosterior
+    from bayeval.annotators import CategoricalPosterior
+    from bayeval.rankings import RankingPosterior
     from bayeval.rankings.plots import percentile_table
 
     ref = ["mean", "sd", "hdi_5%", "hdi_95%"]
@@ -200,35 +208,23 @@ def test_summary_tables_name_the_same_quantities_alike():
         assert [c for c in table.columns if c.startswith(quantity)] == [f"{quantity}_{c}" for c in ref]
 
 
-def test_former_module_paths_still_import_with_a_warning():
-    """The modules moved into sub-packages (rankings/, annotators/, fscore/) keep their
-    old paths for one release: each import warns and gives the new module's objects."""
-    import subprocess
-    import sys
+def test_warnings_point_at_the_callers_line():
+    """A warning raised inside bayeval (here in core/) points at the first line outside the
+    package, wherever in the package's folders it was raised."""
+    import warnings
 
-    code = r'''
-import warnings
-warnings.simplefilter("always")
-moved = {
-    "bayeval.ranking": ("bayeval.rankings.percentile", "ranking_percentile"),
-    "bayeval.plots_ranking": ("bayeval.rankings.plots", "percentile_table"),
-    "bayeval.annotator": ("bayeval.annotators.bounds", "true_accuracy_bounds"),
-    "bayeval.models.human_ranking": ("bayeval.rankings.model", "HumanRanking"),
-    "bayeval.models.annotator": ("bayeval.annotators.model", "AnnotatorError"),
-    "bayeval.active.acis": ("bayeval.fscore.acis", "sawade"),
-    "bayeval.active.fscore_posterior": ("bayeval.fscore.bayesian", "score_mixture_fscore"),
-    "bayeval.active.fscore_study": ("bayeval.fscore.study", "simulate_fscore"),
-}
-import importlib
-for old, (new, name) in moved.items():
-    with warnings.catch_warnings(record=True) as w:
+    import arviz as az
+
+    from bayeval.core._diagnostics import check_convergence
+    from bayeval.core.sampling import SamplingInfo
+
+    idata = az.from_dict(posterior={"x": np.zeros((2, 50))})
+    # a caller in another folder of the package (as models/ calls core/): its frame is skipped too
+    ns = {"check_convergence": check_convergence}
+    inside = str(Path(bayeval.__file__).parent / "models" / "a_model.py")
+    exec(compile("def fit(idata, info):\n    check_convergence(idata, info, ['x'], warn=True)\n", inside, "exec"), ns)
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        m = importlib.import_module(old)
-    assert any(issubclass(x.category, DeprecationWarning) and new in str(x.message) for x in w), (old, w)
-    assert getattr(m, name) is getattr(importlib.import_module(new), name), old
-import bayeval as be
-assert callable(be.active.acis)  # the alias module still calls like the function bayeval.active.acis
-print("ok")
-'''
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
+        ns["fit"](idata, SamplingInfo("importance", pareto_k=0.9, ess=500.0))
+    assert [w.filename for w in caught] == [__file__]
+    assert "Pareto k = 0.90" in str(caught[0].message)

@@ -12,9 +12,10 @@ import pytest
 from scipy import special
 
 import bayeval as be
-from bayeval import EvalData, Posterior, metrics as M, recalibrate
+from bayeval import EvalData, Posterior, recalibrate
+from bayeval.core import metrics as M
 from bayeval.models import Calibration, StackedPosterior
-from bayeval.models import _sampling
+from bayeval.core import sampling as _sampling
 from bayeval.models.stacking import _allocate, _stacking_weights, calibration_check, label_loglik, label_loo
 
 

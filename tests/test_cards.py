@@ -291,28 +291,6 @@ def test_bad_values_name_the_key(tmp_path, old, new, key):
     fails(make_card(tmp_path, **{old: new}), key)
 
 
-def test_former_seed_key_still_read_with_a_deprecation_warning(tmp_path):
-    folder = make_card(tmp_path / "old", **{"random_seed = 3": "seed = 3"})
-    with pytest.warns(DeprecationWarning, match=r"\[sampling\] seed.*use `\[sampling\] random_seed`"):
-        card = load_card(folder)
-    assert card.sampling["random_seed"] == 3 and "seed" not in card.sampling
-    with pytest.warns(DeprecationWarning):
-        fails(make_card(tmp_path / "neg", **{"random_seed = 3": "seed = -1"}), "[sampling] random_seed", ">= 0")
-    fails(make_card(tmp_path / "both", **{"random_seed = 3": "seed = 3\nrandom_seed = 3"}),
-          "[sampling] seed", "keep only random_seed")
-
-
-def test_card_fit_former_seed_keyword(tmp_path):
-    card = load_card(make_card(tmp_path))
-    with pytest.raises(TypeError, match="got both `seed`.*pass only `random_seed`"):
-        card.fit(seed=1, random_seed=1)
-    # the old keyword is read as random_seed: its bad value is caught by the same check
-    with pytest.warns(DeprecationWarning, match="use `random_seed`"), pytest.raises(
-        CardError, match=r"fit\(\): \[sampling\] random_seed"
-    ):
-        card.fit(seed=-1)
-
-
 def test_bad_metrics(tmp_path):
     m = 'metrics = ["average_precision", { name = "precision_at_k", k = 2 }]'
     fails(
@@ -493,7 +471,7 @@ def test_cli_report_refuses_a_card_reading_outside_its_folder(tmp_path, capsys):
 
 
 def test_huge_draws_in_a_card_are_refused_at_load(tmp_path, monkeypatch):
-    from bayeval._validate import MAX_MEMORY_ENV
+    from bayeval.core._validate import MAX_MEMORY_ENV
 
     monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
     folder = make_card(tmp_path, **{"draws = 10": "draws = 100000000"})

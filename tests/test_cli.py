@@ -148,17 +148,6 @@ def test_demo_prints_a_summary(capsys):
     assert "average precision" in out and "hdi_5%" in out and "truth" in out
 
 
-def test_former_seed_flag(capsys):
-    # still read (here the run then stops at the missing file), with a note on stderr
-    assert main(["fit", "no-such-file.csv", "--score", "s", "--label", "y", "--seed", "1"]) == 2
-    err = capsys.readouterr().err
-    assert "--seed is deprecated" in err and "use --random-seed" in err
-    assert main(["fit", "no-such-file.csv", "--score", "s", "--label", "y", "--seed", "-1"]) == 2
-    assert "--random-seed must be an integer >= 0, got -1" in capsys.readouterr().err
-    assert main(["demo", "--seed", "1", "--random-seed", "1"]) == 2
-    assert "give only --random-seed" in capsys.readouterr().err
-
-
 def test_select_reads_parquet(scores_csv, tmp_path, capsys):
     pytest.importorskip("pyarrow")  # a test dependency (pyproject's `test` extra)
     _, df = scores_csv
@@ -306,7 +295,7 @@ def test_options_are_checked_before_the_fit_with_flag_names(extra, message, scor
 def test_max_memory_gb_raises_the_limit_for_one_run_only(scores_csv, tmp_path, capsys, monkeypatch):
     import os
 
-    from bayeval._validate import MAX_MEMORY_ENV
+    from bayeval.core._validate import MAX_MEMORY_ENV
 
     monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
     path, _ = scores_csv

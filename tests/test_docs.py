@@ -34,24 +34,11 @@ def _imports(name: str) -> bool:
 
 
 # Public modules: the ones tests/test_docstrings.py checks (not private, not the CLI).
-def _is_moved_alias(info) -> bool:
-    """A former module path kept for one release (its file only calls ``moved_module``)."""
-    path = getattr(info.module_finder, "path", None)
-    if path is None:
-        return False
-    import pathlib
-
-    name = info.name.rsplit(".", 1)[-1]
-    f = pathlib.Path(path) / (name + ".py")
-    return f.is_file() and "moved_module(" in f.read_text(encoding="utf-8")
-
-
 PUBLIC_MODULES = sorted(
     m.name
     for m in pkgutil.walk_packages(bayeval.__path__, "bayeval.")
     if not any(part.startswith("_") for part in m.name.split("."))
     and m.name != "bayeval.cli"
-    and not _is_moved_alias(m)
 )
 
 
@@ -113,17 +100,17 @@ def test_index_links_every_page(html):
         (
             "api/core.html",
             [
-                "bayeval.data.EvalData",
-                "bayeval.posterior.Posterior",
-                "bayeval.posterior.vetted_only",
+                "bayeval.core.data.EvalData",
+                "bayeval.core.posterior.Posterior",
+                "bayeval.core.evaluate.vetted_only",
             ],
         ),
         (
             "api/metrics.html",
             [
-                "bayeval.metrics.average_precision",
-                "bayeval.metrics.precision_at_k",
-                "bayeval.metrics.roc_auc",
+                "bayeval.core.metrics.average_precision",
+                "bayeval.core.metrics.precision_at_k",
+                "bayeval.core.metrics.roc_auc",
             ],
         ),
         (
@@ -177,7 +164,7 @@ def test_top_level_page_links_every_export(html):
 def test_objects_are_documented_once(html):
     """Re-exported names link to one description instead of being documented twice."""
     built = "".join(p.read_text(encoding="utf-8") for p in (html / "api").glob("*.html"))
-    assert built.count('id="bayeval.posterior.Posterior"') == 1
+    assert built.count('id="bayeval.core.posterior.Posterior"') == 1
     assert 'id="bayeval.Posterior"' not in built
 
 

@@ -9,19 +9,10 @@ import pytest
 
 import bayeval
 
-def _is_moved_alias(info) -> bool:
-    """A former module path kept for one release (its file only calls ``moved_module``)."""
-    import pathlib
-
-    path = getattr(info.module_finder, "path", None)
-    f = pathlib.Path(path or "") / (info.name.rsplit(".", 1)[-1] + ".py")
-    return path is not None and f.is_file() and "moved_module(" in f.read_text(encoding="utf-8")
-
-
 MODULES = sorted(
     m.name
     for m in pkgutil.walk_packages(bayeval.__path__, "bayeval.")
-    if not m.name.rsplit(".", 1)[-1].startswith("_") and m.name not in {"bayeval.cli"} and not _is_moved_alias(m)
+    if not m.name.rsplit(".", 1)[-1].startswith("_") and m.name not in {"bayeval.cli"}
 )
 
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bayeval import metrics
-from bayeval.active import acis, score_mixture_fscore
+from bayeval.core import metrics
+from bayeval.fscore import acis, score_mixture_fscore
 from bayeval.models import ScoreMixture
 
 FIT = {"draws": 300, "tune": 300, "chains": 2, "cores": 1, "warn": False}  # r_hat checked below

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import fbeta_score
 
-from bayeval.active import FScoreStudy, acis, simulate_fscore, uniform_sampling
+from bayeval.fscore import FScoreStudy, acis, simulate_fscore, uniform_sampling
 from bayeval.fscore.study import summarize_runs
 
 

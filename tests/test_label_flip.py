@@ -8,7 +8,8 @@ import pymc as pm
 import pytest
 from scipy import special
 
-from bayeval import EvalData, metrics, naive
+from bayeval import EvalData, naive
+from bayeval.core import metrics
 from bayeval.models.label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
 
 # sampler settings of the fits below: small, PyMC's NUTS in one process (its C modules

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn import metrics as skm
 
-from bayeval import metrics as M
+from bayeval.core import metrics as M
 
 
 @st.composite

@@ -1,6 +1,6 @@
 """The one contract every model follows (in the spirit of scikit-learn's check_estimator).
 
-Every model derives from :class:`bayeval.models._base.Model`, takes the same ``fit``
+Every model derives from :class:`bayeval.core.model.Model`, takes the same ``fit``
 keywords, returns its posterior with ``sampling``, ``convergence`` and a pointwise
 log-likelihood (so ``az.loo`` works), is reproducible from its seed, refits through
 the compiled-model cache to the same draws as a fresh fit, and rejects bad data with
@@ -17,21 +17,12 @@ import numpy as np
 import pytest
 
 from bayeval import EvalData, Posterior
-from bayeval.models import (
-    AnnotationData,
-    AnnotatorError,
-    Calibration,
-    HumanRanking,
-    LabelFlip,
-    PairwiseVotes,
-    RankingPosterior,
-    ScoreMixture,
-    Stack,
-    simulate_tags,
-)
-from bayeval.models import _sampling
-from bayeval.models._base import FIT_KEYWORDS, Model
-from bayeval.models._sampling import SamplingInfo
+from bayeval.annotators import AnnotationData, AnnotatorError
+from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack, simulate_tags
+from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
+from bayeval.core import sampling as _sampling
+from bayeval.core.model import FIT_KEYWORDS, Model
+from bayeval.core.sampling import SamplingInfo
 
 FIT = dict(draws=100, tune=100, chains=2, progressbar=False, warn=False, cores=1)
 

@@ -1,4 +1,4 @@
-"""Keep a fit: post.save(path) / bayeval.load(path), post.to_inference_data(metrics).
+"""Keep a fit: bayeval.save(post, path) / bayeval.load(path), post.to_inference_data(metrics).
 
 A reloaded posterior must give the same label draws -- hence the same metric draws,
 exactly -- as the one that was saved, for every model, without sampling again.
@@ -19,19 +19,12 @@ import pytest
 
 import bayeval as be
 from bayeval import EvalData, Posterior
-from bayeval.models import (
-    AnnotationData,
-    AnnotatorError,
-    Calibration,
-    HumanRanking,
-    LabelFlip,
-    PairwiseVotes,
-    RankingPosterior,
-    ScoreMixture,
-    Stack,
-    simulate_tags,
-)
-from bayeval.models import _base, _sampling
+from bayeval.annotators import AnnotationData, AnnotatorError
+from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack, simulate_tags
+from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
+from bayeval.core import model as _base, sampling as _sampling
+from bayeval import persist
+from bayeval.core.model import Model
 from bayeval.persist import _decode, _encode
 
 FIT = dict(draws=50, tune=50, chains=2, progressbar=False, warn=False, cores=1, random_seed=3)
@@ -127,7 +120,7 @@ def no_sampling(monkeypatch):
 def test_a_reloaded_fit_gives_identical_draws(name, fits, tmp_path, no_sampling):
     post = fits[name]
     before = _draws(post)
-    path = post.save(tmp_path / "fit.nc")
+    path = be.save(post, tmp_path / "fit.nc")
     again = be.load(path)
     assert type(again) is type(post)
     after = _draws(again)
@@ -151,7 +144,7 @@ def test_a_reloaded_fit_gives_identical_draws(name, fits, tmp_path, no_sampling)
 @pytest.mark.parametrize("name", ["AnnotatorError", "HumanRanking", "LabelFlip"])
 def test_the_data_container_travels(name, fits, tmp_path):
     post = fits[name]
-    again = be.load(post.save(tmp_path / "fit.nc"))
+    again = be.load(be.save(post, tmp_path / "fit.nc"))
     if name == "HumanRanking":
         a, b = post.data, again.data
         pd.testing.assert_frame_equal(b.votes, a.votes)
@@ -174,7 +167,7 @@ def test_the_data_container_travels(name, fits, tmp_path):
 
 def test_a_stack_keeps_each_candidate_fit(fits, tmp_path):
     post = fits["Stack"]
-    again = be.load(post.save(tmp_path / "fit.nc"))
+    again = be.load(be.save(post, tmp_path / "fit.nc"))
     assert list(again.candidates) == list(post.candidates)
     for name, cand in post.candidates.items():
         other = again.candidates[name]
@@ -200,7 +193,7 @@ def test_plug_in_posteriors_store_their_probabilities(seed, two_d, tmp_path):
                     predictions=rng.integers(0, 2, n), noisy_labels=rng.integers(0, 2, n))
     p = rng.random((30, n)) if two_d else rng.random(n)
     post = Posterior.from_probabilities(data, p, draws=30, chains=2, random_seed=seed, check=False)
-    again = be.load(post.save(tmp_path / "p.nc"))
+    again = be.load(be.save(post, tmp_path / "p.nc"))
     for metric in ("average_precision", "accuracy"):
         np.testing.assert_array_equal(again.metric(metric, threshold=0.5 if metric == "accuracy" else None),
                                       post.metric(metric, threshold=0.5 if metric == "accuracy" else None))
@@ -211,21 +204,21 @@ def test_plug_in_posteriors_store_their_probabilities(seed, two_d, tmp_path):
 
 def test_refuses_to_overwrite_and_to_save_what_it_cannot_rebuild(fits, tmp_path):
     post = fits["Calibration"]
-    path = post.save(tmp_path / "fit.nc")
+    path = be.save(post, tmp_path / "fit.nc")
     with pytest.raises(FileExistsError, match="overwrite=True"):
-        post.save(path)
-    fits["Calibration-monotone"].save(path, overwrite=True)
+        be.save(post, path)
+    be.save(fits["Calibration-monotone"], path, overwrite=True)
     assert be.load(path).model_spec.curve == "monotone"
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        post.save(tmp_path / "no" / "such" / "fit.nc")
+        be.save(post, tmp_path / "no" / "such" / "fit.nc")
     hand_made = Posterior(post.data, post.idata, lambda params: np.full(post.data.n_items, 0.5))
     with pytest.raises(ValueError, match="model_spec"):
-        hand_made.save(tmp_path / "hand.nc")
+        be.save(hand_made, tmp_path / "hand.nc")
     assert not (tmp_path / "hand.nc").exists() and len(list(tmp_path.iterdir())) == 1  # no temporary file left
     votes = np.array([[1, 1, 0], [0, 0, 1]])
     from_draws = RankingPosterior.from_draws(np.full((1, 5, 2), 0.5), votes)
     with pytest.raises(ValueError, match="model_spec"):
-        from_draws.save(tmp_path / "r.nc")
+        be.save(from_draws, tmp_path / "r.nc")
 
 
 def test_bad_files_give_clear_errors(fits, tmp_path):
@@ -240,7 +233,7 @@ def test_bad_files_give_clear_errors(fits, tmp_path):
     with pytest.raises(ValueError, match=r"plain\.nc is not a bayeval fit: .*bayeval_format.*arviz.from_netcdf"):
         be.load(plain)
     # a bayeval file that lost its data group
-    path = fits["Calibration"].save(tmp_path / "fit.nc")
+    path = be.save(fits["Calibration"], tmp_path / "fit.nc")
     with h5py.File(path, "a") as f:
         del f["bayeval_data"]
     with pytest.raises(ValueError, match=r"fit\.nc is not a complete bayeval fit: it lacks \['bayeval_data'\]"):
@@ -248,11 +241,50 @@ def test_bad_files_give_clear_errors(fits, tmp_path):
 
 
 def test_load_only_builds_bayeval_models(fits, tmp_path):
-    path = fits["Calibration"].save(tmp_path / "fit.nc")
+    path = be.save(fits["Calibration"], tmp_path / "fit.nc")
     with h5netcdf.File(path, "a") as f:
         f.attrs["bayeval_model_class"] = "subprocess:Popen"
     with pytest.raises(ValueError, match="'subprocess:Popen' is not a bayeval model class"):
         be.load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "old"),
+    [
+        ("HumanRanking", "bayeval.models.human_ranking:HumanRanking"),
+        ("AnnotatorError", "bayeval.models.annotator:AnnotatorError"),
+        ("Calibration", "bayeval.models.calibration:Calibration"),
+    ],
+)
+def test_files_that_name_former_module_paths_still_load(name, old, fits, tmp_path, no_sampling):
+    """A fit saved by an earlier bayeval names the classes by the module paths of then
+    (HumanRanking in bayeval.models.human_ranking, the posterior in bayeval.posterior, a
+    nested model's class in bayeval.models._base's time...): loading maps them."""
+    post = fits[name]
+    path = be.save(post, tmp_path / "old.nc")
+    with h5netcdf.File(path, "a") as f:
+        assert f.attrs["bayeval_model_class"] != old or name == "Calibration"
+        f.attrs["bayeval_model_class"] = old
+        f.attrs["bayeval_posterior_class"] = "bayeval.posterior:Posterior"
+    again = be.load(path)
+    assert type(again) is type(post) and type(again.model_spec) is type(post.model_spec)
+    assert again.idata.posterior.equals(post.idata.posterior)
+    assert persist.MOVED_MODULES["bayeval.models._base"] == "bayeval.core.model"
+    assert persist._model_class("bayeval.models._base:Model") is Model  # the contract, where it lived then
+    with pytest.raises(ValueError, match="'bayeval.no_such_module:X' cannot be imported"):
+        persist._model_class("bayeval.no_such_module:X")
+
+
+def test_saved_files_carry_the_provenance_record(fits, tmp_path):
+    from bayeval._version import dependency_versions
+
+    post = fits["Calibration"]
+    path = be.save(post, tmp_path / "fit.nc")
+    attrs = az.from_netcdf(path).attrs
+    record = json.loads(attrs["bayeval_provenance"])
+    assert json.loads(attrs["bayeval_versions"]) == record["versions"] == dependency_versions()
+    assert record["data_sha256"] == post.data.fingerprint() and len(record["date"]) == 10
+    assert set(record["versions"]) == {"bayeval", "pymc", "pytensor", "numpy", "arviz", "xarray"}
 
 
 def test_parameters_round_trip_through_json():
@@ -303,7 +335,7 @@ def test_report_from_a_saved_fit_equals_the_original(fits, tmp_path, no_sampling
     from bayeval.report import report
 
     post = fits["Stack"]
-    again = be.load(post.save(tmp_path / "fit.nc"))
+    again = be.load(be.save(post, tmp_path / "fit.nc"))
     kw = dict(title="t", metrics=["average_precision", ("precision_at_k", {"k": 10})],
               constraints={"min_precision": 0.6})
     a, b = report(post, **kw), report(again, **kw)
@@ -382,7 +414,7 @@ def test_cli_fit_save_writes_a_loadable_fit(tmp_path, capsys):
 def test_cli_from_fit_errors_are_one_clear_line(extra, message, fits, tmp_path, capsys):
     from bayeval.cli import main
 
-    other = fits["Calibration"].save(tmp_path / "other.nc")
+    other = be.save(fits["Calibration"], tmp_path / "other.nc")
     text = tmp_path / "text.nc"
     text.write_text("not a fit")
     names = {"tmp": tmp_path, "fit": other, "other": other, "text": text}
@@ -395,8 +427,8 @@ def test_cli_from_fit_errors_are_one_clear_line(extra, message, fits, tmp_path, 
 @pytest.mark.parametrize("name", ["Stack", "AnnotatorError"])
 def test_a_reloaded_fit_saves_and_loads_again(name, fits, tmp_path):
     post = fits[name]
-    once = be.load(post.save(tmp_path / "a.nc"))
-    twice = be.load(once.save(tmp_path / "b.nc"))
+    once = be.load(be.save(post, tmp_path / "a.nc"))
+    twice = be.load(be.save(once, tmp_path / "b.nc"))
     np.testing.assert_array_equal(_draws(twice)[next(iter(_draws(post)))], _draws(post)[next(iter(_draws(post)))])
     assert twice.idata.posterior.equals(post.idata.posterior)
     assert "load" in be.__all__
@@ -410,7 +442,7 @@ def test_a_stack_with_a_failed_candidate_keeps_its_error(tmp_path):
         warnings.simplefilter("ignore")
         post = Stack([Calibration("logistic"), Calibration("beta")]).fit(data, draws=50, random_seed=1)
     assert list(post.candidates) == ["calibration/logistic"] and "calibration/beta" in post.comparison.index
-    again = be.load(post.save(tmp_path / "fit.nc"))
+    again = be.load(be.save(post, tmp_path / "fit.nc"))
     pd.testing.assert_frame_equal(again.comparison, post.comparison)
     assert again.comparison.attrs["errors"] == post.comparison.attrs["errors"] != {}
     np.testing.assert_array_equal(again.metric("average_precision"), post.metric("average_precision"))
@@ -423,7 +455,7 @@ def test_votes_with_integer_columns_and_no_frame_travel(tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             post = HumanRanking().fit(PairwiseVotes(votes), **FIT)
-        again = be.load(post.save(tmp_path / "r.nc", overwrite=True))
+        again = be.load(be.save(post, tmp_path / "r.nc", overwrite=True))
         assert type(again.data.votes) is type(votes)
         if isinstance(votes, pd.DataFrame):
             pd.testing.assert_frame_equal(again.data.votes, votes)
@@ -436,7 +468,7 @@ def test_cli_from_fit_refuses_a_fit_of_another_model(tmp_path, capsys):
     from bayeval.cli import main
 
     data, _ = load_card(BC).load_data()
-    fit = Calibration("logistic").fit(data, **FIT).save(tmp_path / "logistic.nc")
+    fit = be.save(Calibration("logistic").fit(data, **FIT), tmp_path / "logistic.nc")
     assert main(["report", str(BC), "--out", str(tmp_path / "r"), "--quiet", "--from-fit", str(fit)]) == 2
     err = capsys.readouterr().err
     assert "is not the card's" in err and "Calibration(curve='logistic'" in err and "Stack(" in err

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bayeval import EvalData, Posterior, hdi, metrics, naive, vetted_only
+from bayeval import EvalData, Posterior, hdi, naive, vetted_only
+from bayeval.core import metrics
 
 
 def _data(n=200, seed=0, categories=False):
@@ -166,7 +167,7 @@ def test_posterior_from_2d_probabilities_uses_one_row_per_draw():
 
 
 def test_default_threshold_grid_is_dense_among_the_top_scores():
-    from bayeval.posterior import default_thresholds
+    from bayeval.core.evaluate import default_thresholds
 
     s = np.random.default_rng(0).random(20_000)
     t = default_thresholds(s)
@@ -197,7 +198,7 @@ def test_curves_through_the_posterior_use_a_shared_threshold_grid():
 
 
 def test_label_draws_are_cached_as_bits_and_equal_the_regenerated_ones(monkeypatch):
-    import bayeval.posterior as module
+    import bayeval.core.posterior as module
 
     data, p = _data(n=301)  # not a multiple of 8: the packed rows are padded
     post = Posterior.from_probabilities(data, p, draws=37, chains=2, random_seed=11)
@@ -225,7 +226,7 @@ def test_from_probabilities_refuses_a_huge_job_up_front(monkeypatch):
     import time
 
     from bayeval import EvalData, Posterior
-    from bayeval._validate import MAX_MEMORY_ENV
+    from bayeval.core._validate import MAX_MEMORY_ENV
 
     monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
     data = EvalData([0.9, 0.5, 0.1])

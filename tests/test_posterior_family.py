@@ -12,7 +12,8 @@ import pytest
 
 from bayeval import EvalData, Posterior
 from bayeval.annotators import CategoricalPosterior
-from bayeval.posterior import BasePosterior, summary_columns
+from bayeval.core.posterior import BasePosterior
+from bayeval.core.summary import summary_columns
 from bayeval.rankings.model import RankingPosterior
 
 

@@ -10,11 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bayeval import EvalData, Posterior, _progress
+from bayeval import EvalData, Posterior
 from bayeval.active.simulate import simulate
 from bayeval.cli import main
+from bayeval.core import _progress as _progress
+from bayeval.core import sampling as _sampling
 from bayeval.fscore.study import simulate_fscore
-from bayeval.models import Calibration, Stack, _sampling
+from bayeval.models import Calibration, Stack
 
 FIT = dict(draws=100, tune=100, chains=2, cores=1, warn=False, random_seed=1)
 BC = Path(__file__).resolve().parents[1] / "models" / "breast_cancer_logreg"
@@ -123,7 +125,7 @@ def test_cli_quiet_shows_no_bar(slow, tmp_path, capsys):
 
 _JUPYTER_CELL = """
 import time
-from bayeval import _progress
+from bayeval.core import _progress
 _progress.JUPYTER_REFRESH = 0.05
 with _progress.Bar("scoring the pool", total=4, delay=0) as bar:
     for i in range(4):

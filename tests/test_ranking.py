@@ -543,9 +543,8 @@ def test_model_build_has_named_dims():
     assert len(model.coords["vote_pair"]) == 18
     half = HumanRanking(undecided="half", use_confidence=False).build(PairwiseVotes(votes, conf))
     assert "q" not in half.named_vars and "votes" in half.named_vars
-    with pytest.warns(DeprecationWarning, match="PairwiseVotes"):
-        old = HumanRanking().build(votes, conf)
-    assert sorted(v.name for v in old.free_RVs) == sorted(v.name for v in model.free_RVs)
+    with pytest.raises(TypeError, match="PairwiseVotes"):
+        HumanRanking().build(votes, conf)
     with pytest.raises(TypeError, match="PairwiseVotes"):
         HumanRanking().fit(PairwiseVotes(votes), conf)
 

@@ -18,9 +18,10 @@ import pytest
 from bayeval import EvalData
 from bayeval.active.session import ActiveSession
 from bayeval.active.simulate import simulate
+from bayeval.core import sampling as _sampling
 from bayeval.fscore.bayesian import score_mixture_fscore
 from bayeval.fscore.study import simulate_fscore
-from bayeval.models import Calibration, ScoreMixture, _sampling
+from bayeval.models import Calibration, ScoreMixture
 
 SMALL = dict(draws=100, tune=100, chains=2, cores=1, progressbar=False)
 
@@ -36,7 +37,7 @@ def _pool(seed=0, n=400):
 def counting(monkeypatch):
     """Count fits through Model.fit and the compilations of the importance sampler."""
     calls = {"fit": 0, "compile": 0}
-    from bayeval.models import _base
+    from bayeval.core import model as _base
 
     fit = _base.Model.fit
     init = _sampling._Compiled.__init__

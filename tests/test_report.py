@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeval import EvalData, Posterior, metrics, naive, recalibrate, vetted_only
+from bayeval import EvalData, Posterior, naive, recalibrate, vetted_only
+from bayeval.core import metrics
 from bayeval.report import Report, report
 
 matplotlib.use("Agg")
@@ -558,8 +559,6 @@ def test_report_records_versions_date_and_data_hash(plain, tmp_path):
     import datetime
     from importlib import metadata
 
-    from bayeval.report import data_hash
-
     post, _ = plain
     src = tmp_path / "scores.csv"
     src.write_text("s\n0.1\n")
@@ -571,14 +570,14 @@ def test_report_records_versions_date_and_data_hash(plain, tmp_path):
         assert f"{name} {metadata.version(pkg)}" in md
         assert f"{name} {metadata.version(pkg)}" in html_page
     assert datetime.date.today().isoformat() in md and datetime.date.today().isoformat() in html_page
-    assert data_hash(post.data) in md and len(data_hash(post.data)) == 64
+    assert post.data.fingerprint() in md and len(post.data.fingerprint()) == 64
     import hashlib
 
     assert hashlib.sha256(src.read_bytes()).hexdigest() in md
     assert "scores.csv SHA-256" in md
     # another data set, another hash
     other = toy(seed=5)[0]
-    assert data_hash(other.data) != data_hash(post.data)
+    assert other.data.fingerprint() != post.data.fingerprint()
     assert report(post, title="t").meta[1][:-1] in r.meta[1]  # without source: the rest is the same
 
 

@@ -1,4 +1,4 @@
-"""The sampler entry (``bayeval.models._sampling``): batched importance sampling against
+"""The sampler entry (``bayeval.core.sampling``): batched importance sampling against
 the one-call-per-draw loop, its fallback, and reproducibility per sampler."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from bayeval import EvalData
 from bayeval.models import Calibration, ScoreMixture
-from bayeval.models import _sampling
+from bayeval.core import sampling as _sampling
 
 FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False, cores=1)
 
@@ -186,7 +186,7 @@ def test_nutpie_starts_its_chains_where_the_model_says():
 def test_auto_runs_the_default_nuts_and_explicit_names_run_theirs(monkeypatch):
     """A model whose "auto" is NUTS runs DEFAULT_NUTS (and falls back to it); an explicit
     sampler name is passed on as given."""
-    from bayeval.models import _base
+    from bayeval.core import model as _base
 
     seen = []
 

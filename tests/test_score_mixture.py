@@ -6,7 +6,8 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from bayeval import EvalData, metrics, recalibrate
+from bayeval import EvalData, recalibrate
+from bayeval.core import metrics
 from bayeval.models import FAMILIES, ScoreMixture
 from bayeval.models._scales import Transform as _Transform
 from bayeval.models._scales import make_transform as _make_transform
@@ -356,7 +357,7 @@ def test_auto_sampler_uses_nutpie_only_where_it_was_faster(monkeypatch):
             ScoreMixture(neg, pos).fit(data, progressbar=False, warn=False, sampler="pymc")
     assert used == ["pymc"] * 4  # asked for PyMC: PyMC
     used.clear()
-    import bayeval.models._sampling as smp
+    import bayeval.core.sampling as smp
 
     # importance sampling reports unreliable weights: the fallback is the measured NUTS
     monkeypatch.setattr(smp, "importance_sample", lambda *a, **k: (None, smp.SamplingInfo("importance", fallback_reason="k")))

@@ -16,10 +16,10 @@ import importlib
 import numpy as np
 import pytest
 
-from bayeval import metrics
 from bayeval.active.select import STRATEGIES, expected_change, select
-from bayeval.data import EvalData
-from bayeval.posterior import Posterior
+from bayeval.core import metrics
+from bayeval.core.data import EvalData
+from bayeval.core.posterior import Posterior
 
 # the module itself (bayeval.active re-exports a function of the same name)
 S = importlib.import_module("bayeval.active.select")

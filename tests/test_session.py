@@ -9,10 +9,11 @@ import textwrap
 import numpy as np
 import pytest
 
-from bayeval import EvalData, Posterior, metrics
+from bayeval import EvalData, Posterior
 from bayeval.active.session import ActiveSession
 from bayeval.active.simulate import simulate
 from bayeval.active.store import LabelStore
+from bayeval.core import metrics
 
 
 def _data(n=60, seed=0, categories=False):

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import bayeval.active.repair as repair_module
 import bayeval.active.store as store_module
 from bayeval.active.store import LabelStore, StoreFormatError
 
@@ -180,7 +181,7 @@ def test_invalid_value_is_rejected_and_nothing_written(store, bad):
 @pytest.mark.parametrize("typed, value", [("1.0", 1), (" 1", 1), ("TRUE", 1), ("False", 0), ("0.0", 0)])
 def test_values_use_the_same_spellings_as_every_entry_point(store, typed, value):
     # the store, the CSV reader, the card and the session share one label parser
-    from bayeval._validate import label_cell
+    from bayeval.core._validate import label_cell
 
     assert label_cell(typed) == value
     assert store.add(["a"], [typed]) == 1
@@ -190,7 +191,7 @@ def test_values_use_the_same_spellings_as_every_entry_point(store, typed, value)
 def test_store_and_every_other_entry_point_accept_the_same_spellings():
     import numpy as np
 
-    from bayeval._validate import label_cell
+    from bayeval.core._validate import label_cell
 
     cells = [0, 1, 2, -1, 0.0, 1.0, 0.5, True, False, np.int64(1), np.float32(0), np.bool_(True),
              "1", "0", "1.0", "0.0", " 1 ", "true", "TRUE", "False", "yes", "no", "NA", "n/a",
@@ -526,7 +527,7 @@ def test_sound_store_passes_the_check(store):
 def test_export_readable_saves_the_rows_of_a_damaged_store(tmp_path):
     path = _damaged_store(tmp_path)
     out = tmp_path / "saved.csv"
-    res = store_module.export_readable(path, out)
+    res = repair_module.export_readable(path, out)
     import pandas as pd
 
     saved = pd.read_csv(out, dtype={"item": str})
@@ -534,7 +535,7 @@ def test_export_readable_saves_the_rows_of_a_damaged_store(tmp_path):
     assert set(saved["item"]) <= {f"w{i:04d}" for i in range(1000)}
     assert (saved["value"] == saved["item"].str[1:].astype(int) % 2).all()  # rows are intact
     with pytest.raises(FileExistsError):
-        store_module.export_readable(path, out)  # never overwrites
+        repair_module.export_readable(path, out)  # never overwrites
 
 
 def test_add_new_only_makes_a_reimport_a_no_op(store):
@@ -734,7 +735,7 @@ def test_repair_sets_unknown_labels_aside_and_keeps_everything_else(tmp_path):
     before = _poisoned(path)
     items = [f"i{j}" for j in range(100)]
     assert LabelStore(path).unknown_labels(items)["item"].tolist() == ["i5O"]
-    res = store_module.repair(path, items, source="scores.csv")
+    res = repair_module.repair(path, items, source="scores.csv")
     assert res["items"] == ["i5O"] and res["labels"] == 1 and res["kept"] == 3
     # every label kept: the set-aside row in the CSV, the whole old file as a backup
     aside = pd.read_csv(res["set_aside"])
@@ -749,11 +750,11 @@ def test_repair_sets_unknown_labels_aside_and_keeps_everything_else(tmp_path):
     assert st.add(["i3"], [1], batch=1) == 1 and st.labels()["id"].iloc[-1] == 5  # numbering goes on
     with pytest.raises(ValueError, match="did you mean 'i50'"):  # and the store now checks its items
         st.add(["i5O"], [0])
-    assert store_module.repair(path)["items"] == []  # a second repair finds nothing
+    assert repair_module.repair(path)["items"] == []  # a second repair finds nothing
 
 
 def test_repair_of_a_store_that_does_not_know_its_items_needs_them(tmp_path):
     _poisoned(tmp_path / "s.db")
     with pytest.raises(ValueError, match="does not know its items"):
-        store_module.repair(tmp_path / "s.db")
+        repair_module.repair(tmp_path / "s.db")
     assert len(LabelStore(tmp_path / "s.db")) == 4

@@ -1,4 +1,4 @@
-"""The one table reader (bayeval._tables) and the input checks moved into bayeval._validate."""
+"""The one table reader (bayeval._tables) and the input checks moved into bayeval.core._validate."""
 
 import ast
 import pathlib
@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeval import _validate as V
 from bayeval._tables import MissingColumn, TableError, read_table, table_kind
+from bayeval.core import _validate as V
+from bayeval.core.posterior import check_posterior
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bayeval"
 
@@ -77,7 +78,7 @@ def test_errors_name_the_file_and_the_column(tmp_path):
 
 def test_moved_checks_keep_their_messages():
     with pytest.raises(TypeError, match="must be a bayeval.Posterior"):
-        V.check_posterior(object())
+        check_posterior(object())
     assert V.as_category_mode(None, True) == "each" and V.as_category_mode(None, False) == "pooled"
     with pytest.raises(ValueError, match="needs an EvalData with categories; use 'pooled'"):
         V.as_category_mode("mean", False)

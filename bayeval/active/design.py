@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validate as V
-from ..data import EvalData
+from ..core import _validate as V
+from ..core.data import EvalData
 
 __all__ = ["design", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata", "resolve_auto"]
 

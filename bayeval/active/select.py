@@ -96,8 +96,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from .. import _validate as V
-from ..posterior import Posterior, MetricEvaluator
+from ..core import _validate as V
+from ..core.posterior import Posterior, check_posterior
+from ..core.evaluate import MetricEvaluator
 from .design import design, resolve_auto
 
 __all__ = ["STRATEGIES", "expected_change", "select"]
@@ -112,8 +113,8 @@ _GREEDY_BYTES = 1 << 27  # float64 labels of the greedy candidates (draws x M)
 # ------------------------------------------------------------------ validation
 
 
-# The checks are bayeval._validate's: V.check_posterior, V.as_category_mode,
-# V.as_item_mask, V.as_positive_int and V.as_rng.
+# The checks are bayeval.core._validate's (V.as_category_mode, V.as_item_mask,
+# V.as_positive_int and V.as_rng) and bayeval.core.posterior.check_posterior.
 
 
 def _resolve_category(data, category) -> str:
@@ -264,7 +265,7 @@ def expected_change(
     >>> bool(np.abs(ec.values - closed_form).max() < 0.02)  # Monte Carlo error ~ 0.005
     True
     """
-    V.check_posterior(post)
+    check_posterior(post)
     setup = _ChangeSetup(post, metric, category, metric_kwargs)
     cov, _ = _covariances(post, setup, chunk_size)
     return _as_dataarray(post, setup, cov)
@@ -459,7 +460,7 @@ def select(
     >>> select(post, size=3, strategy="random", random_seed=1, exclude=[3]).size
     2
     """
-    V.check_posterior(post)
+    check_posterior(post)
     size = V.as_positive_int(size, "size", hint=" It is how many items to vet.")
     V.check_choice(strategy, "strategy", STRATEGIES)
     rng = V.as_rng(random_seed)

@@ -18,11 +18,12 @@ from datetime import UTC, datetime
 import numpy as np
 import pandas as pd
 
-from .. import _validate as V
-from .._defaults import HDI_PROB
-from ..data import EvalData
-from ..models._base import Model
-from ..posterior import Posterior, resolve_metric
+from ..core import _validate as V
+from ..core._defaults import HDI_PROB
+from ..core.data import EvalData
+from ..core.evaluate import resolve_metric
+from ..core.model import Model
+from ..core.posterior import Posterior
 from .design import THRESHOLD_METRICS, design, resolve_auto
 from .select import STRATEGIES, select
 from .store import KnownItems, LabelStore
@@ -56,7 +57,7 @@ def _fingerprint(data: EvalData) -> str:
 def _label_value(v):
     """0/1 from what a person may type; None when it is not a label.
 
-    The parser every entry point shares (:func:`bayeval._validate.label_cell`);
+    The parser every entry point shares (:func:`bayeval.core._validate.label_cell`);
     an empty value is not a label here.
     """
     lab = V.label_cell(v)
@@ -217,7 +218,7 @@ class ActiveSession:
                 f"The label store {str(self.store.path)!r} holds labels for {len(unknown)} item(s) "
                 f"not in this data (e.g. {unknown[:5]!r}). If it is the store of another data set, "
                 "open the data it was made for; if these are mistyped ids, "
-                "`bayeval.active.store.repair(path, data.item_ids)` (or `bayeval repair-store "
+                "`bayeval.active.repair.repair(path, data.item_ids)` (or `bayeval repair-store "
                 "STORE --scores SCORES --score COL`) sets their labels aside, keeping every one."
             )
         return data.with_labels(ids, resolved.to_numpy(dtype=np.int8), overwrite=True)

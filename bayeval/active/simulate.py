@@ -14,12 +14,14 @@ import time
 import numpy as np
 import xarray as xr
 
-from .._defaults import HDI_PROB
-from .. import _validate as V
-from .._progress import Bar
-from ..data import EvalData
-from ..models._base import Model
-from ..posterior import Posterior, resolve_metric, hdi, naive, vetted_only
+from ..core._defaults import HDI_PROB
+from ..core import _validate as V
+from ..core._progress import Bar
+from ..core.data import EvalData
+from ..core.model import Model
+from ..core.posterior import Posterior
+from ..core.evaluate import resolve_metric, naive, vetted_only
+from ..core.summary import hdi
 from .select import STRATEGIES, select
 
 __all__ = ["simulate", "ESTIMATORS"]

@@ -60,7 +60,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-__all__ = ["LabelStore", "StoreFormatError", "StoreDamagedError", "KnownItems", "export_readable", "repair"]
+__all__ = ["LabelStore", "StoreFormatError", "StoreDamagedError", "KnownItems"]
 
 APPLICATION_ID = 0x62796C73  # "byls": bayeval label store
 SCHEMA_VERSION = 1
@@ -167,7 +167,7 @@ def _recovery_hint(path) -> str:
     return (
         f"To recover: (1) keep a copy of the damaged file (e.g. `cp {p} {p}.damaged`); "
         f"(2) save the rows that can still be read: `bayeval export-labels {p} labels.csv` "
-        "(Python: `bayeval.active.store.export_readable(path, 'labels.csv')`); "
+        "(Python: `bayeval.active.repair.export_readable(path, 'labels.csv')`); "
         "(3) import them into a new store: `bayeval label NEW_STORE.db labels.csv "
         "--id item --label value` (one run per annotator, with --annotator), and check "
         "the missing items against your own records."
@@ -242,7 +242,7 @@ def _as_list(x, name: str) -> list:
         ) from exc
 
 
-def _encode_item(v) -> tuple[str, str] | None:
+def encode_item(v) -> tuple[str, str] | None:
     """``(kind, text)`` for a valid item id, None for an invalid one."""
     v = _plain(v)
     if isinstance(v, bool):
@@ -254,7 +254,7 @@ def _encode_item(v) -> tuple[str, str] | None:
     return None
 
 
-def _decode_item(kind: str, text: str):
+def decode_item(kind: str, text: str):
     return int(text) if kind == "int" else text
 
 
@@ -265,7 +265,7 @@ _FALSE_TEXT = frozenset({"0", "0.0", "false"})
 def _encode_value(v) -> int | None:
     """0/1 for a label, None for anything else.
 
-    The same spellings as every other entry point (``bayeval._validate.label_cell``,
+    The same spellings as every other entry point (``bayeval.core._validate.label_cell``,
     checked by the tests; this module stays standard-library only): the numbers 0/1,
     bools, and the strings 1/0/1.0/0.0/true/false in any case with blanks around.
     """
@@ -286,11 +286,11 @@ def _listing(bad: list[tuple[int, object]]) -> str:
     return shown + (f", ... and {more} more" if more > 0 else "")
 
 
-def _encode_items(item_ids, name: str) -> list[tuple[str, str]]:
+def encode_items(item_ids, name: str) -> list[tuple[str, str]]:
     raw = _as_list(item_ids, name)
     out, bad = [], []
     for i, v in enumerate(raw):
-        enc = _encode_item(v)
+        enc = encode_item(v)
         if enc is None:
             bad.append((i, _plain(v)))
         else:
@@ -323,7 +323,7 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
     kind, text = key
     other = ("str" if kind == "int" else "int", text)
     if other in known:
-        return f" (did you mean {_decode_item(*other)!r}, the {'number' if kind == 'str' else 'text'}?)"
+        return f" (did you mean {decode_item(*other)!r}, the {'number' if kind == 'str' else 'text'}?)"
     if by_length is None:
         return ""
     same = by_length.get("lookalike", {}).get(text.lower().translate(_LOOKALIKE))
@@ -340,7 +340,7 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
 def _length_index(known) -> dict:
     by_length: dict = {"lookalike": {}}
     for kind, text in known:
-        item = _decode_item(kind, text)
+        item = decode_item(kind, text)
         by_length.setdefault(len(text), {})[text] = item
         by_length["lookalike"].setdefault(text.lower().translate(_LOOKALIKE), item)
     return by_length
@@ -349,7 +349,7 @@ def _length_index(known) -> dict:
 def _unknown_text(keys, known, *, limit: int = _SHOW) -> str:
     """The unknown ids ``keys`` (``(kind, text)``), each with a "did you mean" when one is close."""
     by_length = _length_index(known)
-    shown = ", ".join(f"{_decode_item(*k)!r}{_did_you_mean(k, known, by_length)}" for k in keys[:limit])
+    shown = ", ".join(f"{decode_item(*k)!r}{_did_you_mean(k, known, by_length)}" for k in keys[:limit])
     more = len(keys) - limit
     return shown + (f", ... and {more} more" if more > 0 else "")
 
@@ -371,11 +371,11 @@ class KnownItems:
     """
 
     def __init__(self, item_ids):
-        self._keys = dict.fromkeys(k for k in map(_encode_item, _as_list(item_ids, "item_ids")) if k is not None)
+        self._keys = dict.fromkeys(k for k in map(encode_item, _as_list(item_ids, "item_ids")) if k is not None)
         self._index: dict | None = None
 
     def __contains__(self, item) -> bool:
-        key = _encode_item(item)
+        key = encode_item(item)
         return key is not None and key in self._keys
 
     def __len__(self) -> int:
@@ -383,7 +383,7 @@ class KnownItems:
 
     def did_you_mean(self, item) -> str:
         """``" (did you mean 'x'?)"`` when a known id is close to ``item``, else ``""``."""
-        key = _encode_item(item)
+        key = encode_item(item)
         if key is None:
             return ""
         if self._index is None:
@@ -398,7 +398,7 @@ class KnownItems:
         return shown + (f", ... and {more} more" if more > 0 else "")
 
 
-def _opt_str(x, name: str) -> str | None:
+def opt_str(x, name: str) -> str | None:
     x = _plain(x)
     if x is None:
         return None
@@ -846,7 +846,7 @@ class LabelStore:
         2
         >>> tmp.cleanup()
         """
-        items = _encode_items(item_ids, "item_ids")
+        items = encode_items(item_ids, "item_ids")
         raw = _as_list(values, "values")
         if len(raw) != len(items):
             raise ValueError(
@@ -862,7 +862,7 @@ class LabelStore:
                 f"`values` must hold labels {_VALUE_RULE}; {len(bad)} of {len(raw)} are not "
                 f"({_listing(bad)}). Nothing was written: fix those values and call add() again."
             )
-        annotator = _opt_str(annotator, "annotator")
+        annotator = opt_str(annotator, "annotator")
         batch = _opt_batch(batch)
         if not items:
             return 0
@@ -921,19 +921,19 @@ class LabelStore:
         [4, 2, 9]
         >>> tmp.cleanup()
         """
-        items = _encode_items(item_ids, "item_ids")
+        items = encode_items(item_ids, "item_ids")
         seen, dup = set(), []
         for i, key in enumerate(items):
             if key in seen:
-                dup.append((i, _decode_item(*key)))
+                dup.append((i, decode_item(*key)))
             seen.add(key)
         if dup:
             raise ValueError(
                 f"`item_ids` of a batch must be unique; {len(dup)} repeat an earlier id "
                 f"({_listing(dup)}). Drop the duplicates. Nothing was written."
             )
-        strategy = _opt_str(strategy, "strategy")
-        note = _opt_str(note, "note")
+        strategy = opt_str(strategy, "strategy")
+        note = opt_str(note, "note")
         self._check_known(items, "item_ids")
         with self._write() as conn:
             now = _now(conn, "batches", "created")
@@ -1063,8 +1063,8 @@ class LabelStore:
         (0, ['apple', 'banana', 'cherry'])
         >>> tmp.cleanup()
         """
-        keys = list(dict.fromkeys(_encode_items(item_ids, "item_ids")))
-        source = _opt_str(source, "source")
+        keys = list(dict.fromkeys(encode_items(item_ids, "item_ids")))
+        source = opt_str(source, "source")
         known = self._known()
         new = [k for k in keys if known is None or k not in known]
         if known is not None and not new:
@@ -1074,14 +1074,14 @@ class LabelStore:
         if source is not None and source not in sources:
             sources.append(source)
         ids = list(old.get("ids", [])) if old else []
-        ids += [_decode_item(*k) for k in new]
+        ids += [decode_item(*k) for k in new]
         self.set_meta(_ITEMS_KEY, {"ids": ids, "sources": sources})
         return len(new)
 
     def known_items(self) -> list | None:
         """The items registered with :meth:`register_items`, or None if none were."""
         known = self._known()
-        return None if known is None else [_decode_item(*k) for k in known]
+        return None if known is None else [decode_item(*k) for k in known]
 
     def _known_meta(self) -> dict | None:
         value = self.get_meta(_ITEMS_KEY)
@@ -1101,7 +1101,7 @@ class LabelStore:
         value = json.loads(text)
         keys = {}
         for v in value.get("ids", []) if isinstance(value, dict) else []:
-            enc = _encode_item(v)
+            enc = encode_item(v)
             if enc is not None:
                 keys[enc] = None
         self._known_cache = (row[0], keys)
@@ -1137,7 +1137,7 @@ class LabelStore:
             The rows, with the columns of :meth:`labels`; empty when every labeled item
             is known, or when the store knows no items and ``item_ids`` is None.
         """
-        known = self._known() if item_ids is None else dict.fromkeys(_encode_items(item_ids, "item_ids"))
+        known = self._known() if item_ids is None else dict.fromkeys(encode_items(item_ids, "item_ids"))
         rows = self._label_rows()
         if known is None:
             rows = []
@@ -1191,7 +1191,7 @@ class LabelStore:
             {
                 "id": pd.Series(cols[0], dtype="int64"),
                 "item": pd.Series(
-                    [_decode_item(k, t) for k, t in zip(cols[1], cols[2], strict=True)],
+                    [decode_item(k, t) for k, t in zip(cols[1], cols[2], strict=True)],
                     dtype=object,
                 ),
                 "value": pd.Series(cols[3], dtype="int8"),
@@ -1254,7 +1254,7 @@ class LabelStore:
         import pandas as pd
 
         resolved, _ = self._resolve(self._label_rows())
-        index = pd.Index([_decode_item(*key) for key in resolved], dtype=object, name="item")
+        index = pd.Index([decode_item(*key) for key in resolved], dtype=object, name="item")
         return pd.Series(list(resolved.values()), index=index, dtype="int8", name="value")
 
     def conflicts(self, *, counted_only: bool = False):
@@ -1324,7 +1324,7 @@ class LabelStore:
         """
         import numpy as np
 
-        keys = _encode_items(item_ids, "item_ids")
+        keys = encode_items(item_ids, "item_ids")
         resolved, _ = self._resolve(self._label_rows())
         return np.array([resolved.get(key, np.nan) for key in keys], dtype=np.float64)
 
@@ -1397,7 +1397,7 @@ class LabelStore:
             rows = conn.execute(
                 "SELECT kind, item FROM batch_items WHERE batch = ? ORDER BY pos", (batch,)
             ).fetchall()
-        return [_decode_item(k, t) for k, t in rows]
+        return [decode_item(k, t) for k, t in rows]
 
     def pending(self, batch: int | None = None) -> list:
         """Items of the most recent batch (or of ``batch``) that nobody has labeled yet.
@@ -1434,266 +1434,4 @@ class LabelStore:
                    ORDER BY bi.pos""",
                 (batch,),
             ).fetchall()
-        return [_decode_item(k, t) for k, t in rows]
-
-
-def export_readable(path, out) -> dict:
-    """Save every label row that can still be read from a (possibly damaged) store to CSV.
-
-    Reads the ``labels`` table row by row, skipping past rows SQLite cannot read, and
-    writes ``id, item, kind, value, annotator, batch, time`` to ``out``. The store's
-    file is opened read-only and never changed. Import the result into a new store
-    with ``bayeval label NEW_STORE OUT.csv --id item --label value``.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The store's file.
-    out : str or path-like
-        The CSV file to write (must not exist yet).
-
-    Returns
-    -------
-    dict
-        ``rows`` (how many were saved), ``max_id`` (the highest row id seen, or None)
-        and ``errors`` (the read errors met, at most 10).
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> from bayeval.active.store import LabelStore, export_readable
-    >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = LabelStore(tmp / "s.db").add(["a", "b"], [1, 0], annotator="ana")
-    >>> export_readable(tmp / "s.db", tmp / "labels.csv")["rows"]
-    2
-    >>> (tmp / "labels.csv").read_text().splitlines()[1].split(",")[:5]
-    ['1', 'a', 'str', '1', 'ana']
-    """
-    import csv
-
-    src = pathlib.Path(path).expanduser().absolute()
-    dst = pathlib.Path(out).expanduser()
-    if not src.is_file():
-        raise FileNotFoundError(f"{str(src)!r}: no such store file.")
-    if dst.exists():
-        raise FileExistsError(f"{str(dst)!r} exists already; give a new file name for the export.")
-    if not dst.absolute().parent.is_dir():
-        raise FileNotFoundError(
-            f"The folder {str(dst.absolute().parent)!r} of the export does not exist; create it first."
-        )
-    conn = sqlite3.connect(f"{src.as_uri()}?mode=ro", uri=True)
-    rows: list[tuple] = []
-    errors: list[str] = []
-    last = 0
-    try:
-        try:
-            top = conn.execute("SELECT max(id) FROM labels").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            text = str(exc)
-            if "not a database" in text or "no such table" in text:  # not damage: not a store
-                raise StoreFormatError(
-                    f"{str(src)!r} is not a bayeval label store ({text}): there are no labels to "
-                    "export, and nothing was written. Check the path."
-                ) from exc
-            errors.append(text)
-            top = None
-        while True:
-            query = (
-                "SELECT id, item, kind, value, annotator, batch, time FROM labels "
-                "WHERE id > ? ORDER BY id"
-            )
-            try:
-                for row in conn.execute(query, (last,)):
-                    rows.append(row)
-                    last = row[0]
-                break
-            except sqlite3.DatabaseError as exc:
-                if len(errors) < 10:
-                    errors.append(str(exc))
-                # skip past the unreadable part: try further ahead, bounded by max(id)
-                step = 1
-                while True:
-                    probe = last + step
-                    if top is not None and probe > top or step > 1 << 40:
-                        probe = None
-                        break
-                    try:
-                        conn.execute(query + " LIMIT 1", (probe,)).fetchall()
-                        break
-                    except sqlite3.DatabaseError:
-                        step *= 2
-                if probe is None:
-                    break
-                last = probe
-    finally:
-        conn.close()
-    with open(dst, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "item", "kind", "value", "annotator", "batch", "time"])
-        w.writerows(rows)
-    return {"rows": len(rows), "max_id": top, "errors": errors}
-
-
-def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) -> dict:
-    """Set aside the labels of unknown items in a store, keeping every label; return what moved.
-
-    A store written before it knew its items (or by an older bayeval) may hold labels of
-    item ids that are not in the data -- a typo in a labels file. Such a store is
-    refused by ``bayeval select --store`` and :class:`~bayeval.active.ActiveSession`.
-    This rebuilds it without those labels, and keeps every one of them:
-
-    * the label rows of unknown items (and unknown items of recorded batches) are
-      written to the CSV ``set_aside`` (default ``STORE.set-aside-TIME.csv`` beside the
-      store; columns ``record, id, item, kind, value, annotator, batch, time``) and to
-      the repaired store's meta under ``"set_aside"``;
-    * the original file is kept, unchanged, as ``STORE.before-repair-TIME``;
-    * every other row -- labels with their annotators, times and batches, the batches,
-      the settings -- is copied as it was, and the items are registered, so that later
-      typos are refused.
-
-    Fix the set-aside ids in the CSV and import it with ``bayeval label STORE FILE.csv
-    --id item --label value`` (one run per annotator, with ``--annotator``). Run the
-    repair while no other program uses the store.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The store's file.
-    item_ids : sequence of int or str, optional
-        The items of the data (e.g. ``data.item_ids``). Default: the items the store
-        has registered (an error if it has none).
-    source : str, optional
-        Where ``item_ids`` came from, kept with them.
-    set_aside : str or path-like, optional
-        Where to write the set-aside rows (must not exist).
-
-    Returns
-    -------
-    dict
-        ``labels`` (label rows set aside), ``batch_items`` (batch entries set aside),
-        ``items`` (the distinct unknown ids), ``kept`` (label rows kept), ``set_aside``
-        (the CSV's path, or None when nothing was set aside) and ``backup`` (the
-        original file's new path, or None when nothing needed repair).
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> from bayeval.active.store import LabelStore, repair
-    >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> LabelStore(tmp / "s.db").add(["a", "b", "bb"], [1, 0, 1], annotator="ana")  # "bb": a typo
-    3
-    >>> res = repair(tmp / "s.db", ["a", "b", "c"])
-    >>> res["items"], res["kept"], res["set_aside"].endswith(".csv")
-    (['bb'], 2, True)
-    >>> LabelStore(tmp / "s.db").resolved().to_dict()
-    {'a': 1, 'b': 0}
-    """
-    import csv
-
-    store = LabelStore(path)
-    store.check_writable()
-    src = store.path
-    if item_ids is None:
-        known = store._known()
-        if known is None:
-            raise ValueError(
-                f"The label store {str(src)!r} does not know its items (they were never "
-                "registered), so it cannot tell which labels are unknown: pass the data's "
-                "item ids (`bayeval repair-store STORE --scores SCORES --score COL`)."
-            )
-    else:
-        known = dict.fromkeys(_encode_items(item_ids, "item_ids"))
-        source = _opt_str(source, "source")
-    with store._read() as conn:
-        labels = conn.execute(
-            "SELECT id, item, kind, value, annotator, batch, time FROM labels ORDER BY id"
-        ).fetchall()
-        batches = conn.execute("SELECT id, created, strategy, note FROM batches ORDER BY id").fetchall()
-        batch_items = conn.execute(
-            "SELECT batch, pos, item, kind FROM batch_items ORDER BY batch, pos"
-        ).fetchall()
-        meta = conn.execute("SELECT id, key, value, time FROM meta ORDER BY id").fetchall()
-        seq = dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
-    bad_labels = [r for r in labels if (r[2], r[1]) not in known]
-    bad_batch = [r for r in batch_items if (r[3], r[2]) not in known]
-    unknown = list(dict.fromkeys([(r[2], r[1]) for r in bad_labels] + [(r[3], r[2]) for r in bad_batch]))
-    result = {
-        "labels": len(bad_labels),
-        "batch_items": len(bad_batch),
-        "items": [_decode_item(*k) for k in unknown],
-        "kept": len(labels) - len(bad_labels),
-        "set_aside": None,
-        "backup": None,
-    }
-    registered = store._known()
-    if not unknown and registered is not None and all(k in registered for k in known):
-        store.close()
-        return result
-    if not unknown:  # nothing to set aside: registering the items is the whole repair
-        store.register_items([_decode_item(*k) for k in known], source=source)
-        store.close()
-        return result
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    aside = pathlib.Path(set_aside) if set_aside is not None else src.with_name(f"{src.name}.set-aside-{stamp}.csv")
-    backup = src.with_name(f"{src.name}.before-repair-{stamp}")
-    fresh = src.with_name(f"{src.name}.repairing-{stamp}")
-    for p in (aside, backup, fresh):
-        if p.exists():
-            raise FileExistsError(f"{str(p)!r} exists already; move it away and repair again.")
-    records = [("label", *r) for r in bad_labels] + [
-        ("batch item", None, item, kind, None, None, batch, None) for batch, _, item, kind in bad_batch
-    ]
-    with open(aside, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["record", "id", "item", "kind", "value", "annotator", "batch", "time"])
-        w.writerows(records)
-        fh.flush()
-        os.fsync(fh.fileno())
-    set_aside_meta = {
-        "time": datetime.now(UTC).isoformat(timespec="microseconds"),
-        "csv": str(aside),
-        "backup": str(backup),
-        "rows": [list(r) for r in records],
-    }
-    new = LabelStore(fresh)
-    with new._write() as conn:
-        conn.executemany("INSERT INTO batches (id, created, strategy, note) VALUES (?, ?, ?, ?)", batches)
-        good_batch = [r for r in batch_items if (r[3], r[2]) in known]
-        pos: dict[int, int] = {}
-        renumbered = []
-        for batch, _, item, kind in good_batch:
-            pos[batch] = pos.get(batch, -1) + 1
-            renumbered.append((batch, pos[batch], item, kind))
-        conn.executemany("INSERT INTO batch_items (batch, pos, item, kind) VALUES (?, ?, ?, ?)", renumbered)
-        conn.executemany(
-            "INSERT INTO labels (id, item, kind, value, annotator, batch, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [r for r in labels if (r[2], r[1]) in known],
-        )
-        conn.executemany("INSERT INTO meta (id, key, value, time) VALUES (?, ?, ?, ?)", meta)
-        for name, value in seq.items():  # new rows keep numbering after the old ones
-            conn.execute("INSERT OR REPLACE INTO sqlite_sequence (rowid, name, seq) "
-                         "SELECT (SELECT rowid FROM sqlite_sequence WHERE name = ?), ?, ?", (name, name, value))
-    new.set_meta("set_aside", set_aside_meta)
-    ids = [_decode_item(*k) for k in known]
-    if registered is not None:
-        ids = [_decode_item(*k) for k in registered] + [i for i in ids if _encode_item(i) not in registered]
-    new.register_items(ids, source=source)
-    new.close()
-    store.close()
-    for p in (src, fresh):  # the last connection has gone: SQLite has folded the log in
-        leftovers = [q for q in (p.with_name(p.name + "-wal"),) if q.exists() and q.stat().st_size > 0]
-        if leftovers:
-            raise OSError(
-                f"{str(leftovers[0])!r} is still in use: another program has the store open. "
-                f"Close it and repair again (nothing was changed; {str(aside)!r} and "
-                f"{str(fresh)!r} can be deleted)."
-            )
-    os.replace(src, backup)
-    os.replace(fresh, src)
-    for suffix in ("-wal", "-shm"):
-        for p in (src.with_name(src.name + suffix), fresh.with_name(fresh.name + suffix)):
-            with contextlib.suppress(FileNotFoundError):
-                if p.stat().st_size == 0 or p.name.endswith("-shm"):
-                    p.unlink()
-    result.update(set_aside=str(aside), backup=str(backup))
-    return result
+        return [decode_item(k, t) for k, t in rows]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import _validate as V
+from ..core import _validate as V
 
 MAX_CLASSES = 127  # label draws are int8
 

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .._defaults import hdi_columns
-from ..posterior import hdi
+from ..core._defaults import hdi_columns
+from ..core.summary import hdi
 
 # log-prior components: (posterior variable, the constructor option holding its prior)
 _PRIOR_PARTS = (

@@ -301,7 +301,7 @@ def _independent(a_m, a_gt, k):
 def _bounds_interval(a_m, right, n_gold, k, prob) -> TrueAccuracyInterval:
     from scipy.stats import beta
 
-    from .. import _validate as V
+    from ..core import _validate as V
 
     prob = V.as_probability(prob, "prob", open_interval=True)
     c, n = _as_count(right, n_gold)
@@ -337,7 +337,7 @@ def _bounds_interval(a_m, right, n_gold, k, prob) -> TrueAccuracyInterval:
 
 
 def _accuracy_draws(posterior_or_draws) -> np.ndarray:
-    from ..posterior import Posterior
+    from ..core.posterior import Posterior
 
     if isinstance(posterior_or_draws, Posterior):
         values = posterior_or_draws.metric("accuracy").values

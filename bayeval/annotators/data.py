@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import _validate as V
+from ..core import _validate as V
 from ._checks import to_float_matrix
 
 __all__ = ["AnnotationData", "annotations_from_long"]

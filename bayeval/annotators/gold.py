@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
-from ..posterior import hdi
+from ..core.summary import hdi
 from ._likelihood import STRUCT_VARS, ClassProbability, flat_draws
 from ._checks import Observed
 

@@ -35,10 +35,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .. import _diagnostics as _diag
-from .. import _validate as V
-from ..data import EvalData
-from ..models._base import Model
+from ..core import _diagnostics as _diag
+from ..core import _validate as V
+from ..core.data import EvalData
+from ..core.model import Model
 from ._checks import MAX_CLASSES, Observed, has_gold, observe
 from ._likelihood import (
     PARAM_NAMES,
@@ -300,9 +300,7 @@ class AnnotatorError(Model):
         Parameters
         ----------
         data : AnnotationData
-            Predictions, annotations and gold labels (the older form
-            ``build(predictions, annotations, gold=...)`` still works, with a
-            DeprecationWarning).
+            Predictions, annotations and gold labels.
 
         Returns
         -------
@@ -525,9 +523,7 @@ class AnnotatorError(Model):
         Parameters
         ----------
         data : AnnotationData
-            Predictions, annotations, gold labels and (binary case) scores. The older
-            form ``fit(predictions, annotations, gold=..., scores=...)`` still works,
-            with a DeprecationWarning.
+            Predictions, annotations, gold labels and (binary case) scores.
         draws : int, optional
             Draws per chain. Default 1000 with gold items, 2000 without: without gold the
             accuracies are identified only through the annotators' agreement, the
@@ -595,29 +591,8 @@ class AnnotatorError(Model):
         ...
         ValueError: `annotations` must hold whole class indices 0..1, got non-integers such as 0.5.
         """
-        import warnings
-
-        old = {k: sample_kwargs.pop(k) for k in ("gold", "scores") if k in sample_kwargs}
-        data = _as_annotation_data((data, *args) if data is not None else args, old, "fit", stacklevel=3)
-        if "gold_fallback" in sample_kwargs:
-            warnings.warn("fit(gold_fallback=...) is deprecated; give it to AnnotatorError(gold_fallback=...).",
-                          DeprecationWarning, stacklevel=2)
-            spec = _copy_with(self, gold_fallback=sample_kwargs.pop("gold_fallback"))
-        else:
-            spec = self
-        extra = sample_kwargs.pop("sample_kwargs", None)
-        if extra is not None:
-            if not isinstance(extra, Mapping):
-                raise TypeError(f"`sample_kwargs` must be a dict, got {type(extra).__name__}.")
-            warnings.warn("fit(sample_kwargs={...}) is deprecated; pass NUTS settings as keyword arguments.",
-                          DeprecationWarning, stacklevel=2)
-            both = sorted(set(extra) & set(sample_kwargs))
-            if both:
-                raise ValueError(f"{both} given both in `sample_kwargs` and as keyword arguments; give each once.")
-            own = {"draws", "tune", "chains", "cores", "random_seed", "progressbar", "model"}
-            for key in own & set(extra):
-                raise ValueError(f"Pass `{key}` as an argument of fit(), not in `sample_kwargs`.")
-            sample_kwargs.update(extra)
+        data = _as_annotation_data((data, *args) if data is not None else args, {}, "fit", stacklevel=3)
+        spec = self
         if draws is None:
             draws = _DRAWS_WITH_GOLD if has_gold(data) else _DRAWS_WITHOUT_GOLD
         return Model.fit(spec, data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,

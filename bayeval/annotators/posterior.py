@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .. import _diagnostics as _diag
-from .. import _validate as V
-from .._defaults import HDI_PROB
-from ..data import EvalData
-from ..posterior import Posterior, summary_frame, summary_rows
+from ..core import _diagnostics as _diag
+from ..core import _validate as V
+from ..core._defaults import HDI_PROB
+from ..core.data import EvalData
+from ..core.posterior import Posterior
+from ..core.summary import summary_frame, summary_rows
 from ._sensitivity import power_scaling
 from ._checks import MAX_CLASSES, check_classes, to_float_matrix
 from ._likelihood import PARAM_NAMES, RHAT_ADVICE

@@ -7,7 +7,7 @@ from importlib import resources
 import pandas as pd
 
 from .._tables import read_table
-from ..data import EvalData
+from ..core.data import EvalData
 
 __all__ = ["load_breast_cancer_scores"]
 

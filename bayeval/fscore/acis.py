@@ -27,9 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from bayeval import _validate as V
-from bayeval._deprecate import renamed_keywords, warn_renamed
-from bayeval._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
+from bayeval.core import _validate as V
+from bayeval.core._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
 from ._design import (
     G_FLOOR,
@@ -110,8 +109,7 @@ class ACISResult:
     alpha : float
         Weight of precision in F_alpha (0.5 is F1).
     interval_prob : float
-        Coverage of ``interval`` (formerly ``confidence``; that name still reads it,
-        with a DeprecationWarning).
+        Coverage of ``interval``.
     n_items : int
         Size of the pool.
     posterior : Posterior or None
@@ -159,12 +157,6 @@ class ACISResult:
     def __post_init__(self):
         if self.intervals is None:
             object.__setattr__(self, "intervals", {self.interval_method: tuple(self.interval)})
-
-    @property
-    def confidence(self) -> float:
-        """Deprecated name of :attr:`interval_prob`."""
-        warn_renamed("ACISResult.confidence", "ACISResult.interval_prob", "ACISResult")
-        return self.interval_prob
 
     @property
     def std_error(self) -> float:
@@ -249,12 +241,12 @@ class ACISResult:
 
 
 # ----------------------------------------------------------------------------------
-# Validation (ACIS-specific; generic array checks come from bayeval._validate)
+# Validation (ACIS-specific; generic array checks come from bayeval.core._validate)
 # ----------------------------------------------------------------------------------
 
 
 def _check_rng(random_seed) -> np.random.Generator:
-    """The run's random stream, from any seed :func:`bayeval._validate.as_seed_sequence` reads."""
+    """The run's random stream, from any seed :func:`bayeval.core._validate.as_seed_sequence` reads."""
     return np.random.default_rng(as_seed_sequence(random_seed))
 
 
@@ -863,7 +855,6 @@ class _ImportanceRun:
 # ----------------------------------------------------------------------------------
 
 
-@renamed_keywords(confidence="interval_prob", epsilon="proposal_floor")
 def acis(
     scores,
     predictions,
@@ -924,7 +915,7 @@ def acis(
     proposal_floor : float in (0, 0.5), default 0.02
         Calibrated probabilities are rescaled from [0, 1] to [proposal_floor, 1 -
         proposal_floor], so that every candidate keeps a positive probability of
-        being drawn (formerly ``epsilon``).
+        being drawn.
         (The paper gives no value; 0.02 and ``average_last=3`` did best among the few
         values we tried on synthetic rare-category pools: smaller values leave false
         negatives unsampled more often, which biases F upwards and makes the interval
@@ -946,7 +937,7 @@ def acis(
     initial_estimate : float in (0, 1], default 0.5
         F value plugged into the proposal of the first batch.
     interval_prob : float in (0, 1), default 0.95
-        Coverage of the reported interval (formerly ``confidence``).
+        Coverage of the reported interval.
     probabilities : array-like or callable, optional
         Extension point that replaces the isotonic calibration: an array of
         per-item probabilities of a positive (used at every iteration), or a callable
@@ -1088,7 +1079,6 @@ def acis(
     return _ImportanceRun(s, yhat, oracle, rng, settings).run()
 
 
-@renamed_keywords(confidence="interval_prob", epsilon="proposal_floor")
 def sawade(
     scores,
     predictions,
@@ -1229,7 +1219,6 @@ def _checkpoint_run(
     return res
 
 
-@renamed_keywords(confidence="interval_prob")
 def uniform_sampling(
     scores,
     predictions,
@@ -1293,7 +1282,6 @@ def uniform_sampling(
     )
 
 
-@renamed_keywords(confidence="interval_prob")
 def top_k(
     scores,
     predictions,

@@ -29,10 +29,9 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .. import _validate as V
-from .._deprecate import renamed_keywords
-from .._validate import as_seed_sequence
-from ..data import EvalData
+from ..core import _validate as V
+from ..core._validate import as_seed_sequence
+from ..core.data import EvalData
 from .acis import HISTORY_COLUMNS, ACISResult, acis, check_fscore_inputs, uniform_sampling
 
 __all__ = ["score_mixture_fscore"]
@@ -40,7 +39,6 @@ __all__ = ["score_mixture_fscore"]
 _SELECTIONS = ("acis", "uniform")
 
 
-@renamed_keywords(confidence="interval_prob")
 def score_mixture_fscore(
     scores,
     predictions,

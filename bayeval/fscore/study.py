@@ -18,7 +18,6 @@ such runs as ``undefined``.
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import time
@@ -28,10 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._deprecate import renamed_keywords, warn_renamed
-from .. import _validate as V
-from .._progress import Bar
-from .._validate import as_seed_sequence
+from ..core import _validate as V
+from ..core._progress import Bar
+from ..core._validate import as_seed_sequence
 from .acis import acis, check_fscore_inputs, sawade, top_k, uniform_sampling
 
 __all__ = ["FScoreStudy", "simulate_fscore", "summarize_runs", "FSCORE_METHODS"]
@@ -98,13 +96,12 @@ class FScoreStudy:
     truth : float
         The pool's true F_alpha.
     alpha, interval_prob : float
-        As passed to the methods (``confidence``, the former name of
-        ``interval_prob``, still reads it, with a DeprecationWarning).
+        As passed to the methods.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.active import simulate_fscore
+    >>> from bayeval.fscore import simulate_fscore
     >>> rng = np.random.default_rng(1)
     >>> y = (rng.random(4000) < 0.03).astype(int)
     >>> scores = np.clip(0.6 * y + rng.normal(0.2, 0.15, 4000), 0, 1)
@@ -119,12 +116,6 @@ class FScoreStudy:
     truth: float
     alpha: float
     interval_prob: float
-
-    @property
-    def confidence(self) -> float:
-        """Deprecated name of :attr:`interval_prob`."""
-        warn_renamed("FScoreStudy.confidence", "FScoreStudy.interval_prob", "FScoreStudy")
-        return self.interval_prob
 
     def summary(self) -> pd.DataFrame:
         """MSE, its Monte Carlo SE, bias, variance ratio, coverage, undefined share, seconds.
@@ -203,24 +194,6 @@ class FScoreStudy:
 
 
 
-def _interval_keyword(fn, label) -> str:
-    """The keyword a method takes the interval level under: ``interval_prob``, or
-    ``confidence`` for a method written against the old interface (with a warning)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # no signature to read (a builtin): use the current name
-        return "interval_prob"
-    if "interval_prob" in params or any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return "interval_prob"
-    if "confidence" in params:
-        warn_renamed(
-            f"confidence (a keyword of method {label!r})", "interval_prob", "simulate_fscore"
-        )
-        return "confidence"
-    return "interval_prob"
-
-
-@renamed_keywords(confidence="interval_prob")
 def simulate_fscore(
     scores,
     predictions,
@@ -283,7 +256,7 @@ def simulate_fscore(
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.active import simulate_fscore
+    >>> from bayeval.fscore import simulate_fscore
     >>> rng = np.random.default_rng(0)
     >>> y = (rng.random(5000) < 0.02).astype(int)
     >>> scores = np.clip(0.6 * y + rng.normal(0.2, 0.15, 5000), 0, 1)
@@ -355,7 +328,6 @@ def simulate_fscore(
     with Bar(f"simulate_fscore: {n_runs} runs", total=n_runs, enabled=bool(progressbar)) as bar:
         for label, fn in chosen.items():
             kw = dict(kwargs_of.get(label, {}))
-            level = _interval_keyword(fn, label)
             for b in budgets:
                 if progress is not None and done:
                     spent = time.perf_counter() - t_start
@@ -368,7 +340,7 @@ def simulate_fscore(
                 for t in range(trials):
                     t0 = time.perf_counter()
                     r = fn(s, yhat, oracle, budget=int(b), alpha=alpha, random_seed=int(seeds[t]),
-                           **{level: interval_prob}, **kw)
+                           interval_prob=interval_prob, **kw)
                     rows.append(
                         (label, int(b), t, r.estimate, r.variance, r.interval[0], r.interval[1], r.n_labels,
                          time.perf_counter() - t0)

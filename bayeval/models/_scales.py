@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validate as V
+from ..core import _validate as V
 
 __all__ = ["TRANSFORMS", "Transform", "make_transform", "histogram", "rank_weights", "vetted_prevalence"]
 

@@ -54,12 +54,12 @@ import pytensor.tensor as pt
 import xarray as xr
 from scipy import special
 
-from .._defaults import HDI_PROB
-from .. import _validate as V
-from ..data import EvalData
-from ..posterior import Posterior
-from ._base import Model
-from ._sampling import SamplingInfo
+from ..core._defaults import HDI_PROB
+from ..core import _validate as V
+from ..core.data import EvalData
+from ..core.posterior import Posterior
+from ..core.model import Model
+from ..core.sampling import SamplingInfo
 from ._scales import make_transform, vetted_prevalence
 
 __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
@@ -367,7 +367,7 @@ class Calibration(Model):
 
 
 def curve_summary(post, scores, hdi_prob: float, n_grid: int) -> xr.Dataset:
-    from ..posterior import hdi
+    from ..core.summary import hdi
 
     s = post.data.scores
     grid = np.linspace(s.min(), s.max(), V.as_positive_int(n_grid, "n_grid", minimum=2)) if scores is None \
@@ -514,12 +514,12 @@ class CalibrationPosterior(Posterior):
     def check(self, *, warn: bool = True) -> dict:
         """Diagnostics and whether the vetted labels hold both classes; warns when something is off.
 
-        Returns the dict of :func:`bayeval._diagnostics.check_convergence` (``max_rhat``,
+        Returns the dict of :func:`bayeval.core._diagnostics.check_convergence` (``max_rhat``,
         ``min_ess_bulk``, ``divergences`` for NUTS; the importance sampler's
         ``pareto_k`` and ``ess``; ``sampler``, ``ok`` and ``messages``), with a message
         added when the vetted labels hold only one class.
         """
-        from .._diagnostics import check_convergence, user_stacklevel
+        from ..core._diagnostics import check_convergence, user_stacklevel
 
         out = check_convergence(self.idata, self.sampling, self.calibration.param_names, warn=False)
         d = self.data

@@ -98,10 +98,10 @@ import pytensor.tensor as pt
 import xarray as xr
 from scipy import special
 
-from .. import _validate as V
-from ..data import EvalData
-from ..posterior import Posterior
-from ._base import Model
+from ..core import _validate as V
+from ..core.data import EvalData
+from ..core.model import Model
+from ..core.posterior import Posterior
 from ._scales import histogram
 
 __all__ = ["LabelFlip", "LabelFlipPosterior", "simulate_tags"]
@@ -827,8 +827,8 @@ class LabelFlipPosterior(Posterior):
         >>> from bayeval.models.label_flip import LabelFlipPosterior
         >>> # LabelFlip().fit(data, warn=False).check()["ok"]
         """
-        from .._diagnostics import check_convergence
-        from ._sampling import SamplingInfo
+        from ..core._diagnostics import check_convergence
+        from ..core.sampling import SamplingInfo
 
         sampling = getattr(self, "sampling", None) or SamplingInfo(self.sampler)
         advice = ("With few vetted labels the flip rates are weakly identified; vet more items, tune longer, "

@@ -65,10 +65,10 @@ import pytensor.tensor as pt
 import xarray as xr
 from scipy import special, stats
 
-from .. import _validate as V
-from ..data import EvalData
-from ..posterior import Posterior
-from ._base import Model
+from ..core import _validate as V
+from ..core.data import EvalData
+from ..core.model import Model
+from ..core.posterior import Posterior
 from ._scales import TRANSFORMS
 from ._scales import Transform as _Transform
 from ._scales import histogram as _histogram
@@ -935,11 +935,11 @@ class SPEPosterior(Posterior):
             then names the chains whose log-likelihood lies far below the best
             chain's: stuck in a worse mode.
         """
-        from .._diagnostics import RHAT_MAX, check_convergence
+        from ..core._diagnostics import RHAT_MAX, check_convergence
 
         sampling = getattr(self, "sampling", None)
         if sampling is None:
-            from ._sampling import SamplingInfo
+            from ..core.sampling import SamplingInfo
 
             sampling = SamplingInfo(self.sampler)
         out = check_convergence(self.idata, sampling, self.mixture.param_names, warn=False)
@@ -958,7 +958,7 @@ class SPEPosterior(Posterior):
             out["messages"] = [m + " " + msg if m.startswith("r_hat") else m for m in out["messages"]]
             out["chains"] = chains
         if warn and out["messages"]:
-            from .._diagnostics import user_stacklevel
+            from ..core._diagnostics import user_stacklevel
 
             warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(out["messages"]), UserWarning,
                           stacklevel=stacklevel or user_stacklevel())

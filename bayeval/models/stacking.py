@@ -31,14 +31,14 @@ import pandas as pd
 import xarray as xr
 from scipy import special, stats
 
-from .._defaults import HDI_PROB
-from .. import _validate as V
-from .._progress import Bar
-from ..data import EvalData
-from ..posterior import Posterior
-from ._base import Model, seeds
-from ._sampling import SAMPLERS
-from .calibration import Calibration, CalibrationPosterior
+from ..core._defaults import HDI_PROB
+from ..core import _validate as V
+from ..core._progress import Bar
+from ..core.data import EvalData
+from ..core.posterior import Posterior
+from ..core.model import Model, seeds
+from ..core.sampling import SAMPLERS
+from .calibration import Calibration
 
 __all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "label_loo", "calibration_check"]
 
@@ -80,23 +80,12 @@ def _params_at(post: Posterior, flat_idx: np.ndarray) -> dict:
 def label_loglik(post: Posterior) -> np.ndarray:
     """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``.
 
-    For any posterior: from the item probabilities it implies at each parameter draw.
+    For any posterior: :meth:`bayeval.Posterior.label_loglik` (from the item probabilities
+    it implies at each parameter draw, or the model's own closed form).
     """
     if not isinstance(post, Posterior):
         raise TypeError(f"`post` must be a bayeval Posterior (from a model's fit()), got {type(post).__name__}.")
-    if isinstance(post, CalibrationPosterior):
-        return post.label_loglik()
-    vet = np.flatnonzero(post.data.vetted)
-    y = post.data.labels[vet]
-    out = np.empty((post.n_chains, post.n_draws, vet.size))
-    for c in range(post.n_chains):
-        step = max(1, (1 << 22) // max(1, post.data.n_items))
-        for a in range(0, post.n_draws, step):
-            sl = slice(a, min(post.n_draws, a + step))
-            p = post._probabilities_of(c, sl, vet)
-            with np.errstate(divide="ignore"):
-                out[c, sl] = np.where(y == 1, np.log(p), np.log1p(-p))
-    return np.maximum(out, -1e3)  # a probability of exactly 0 for an observed label
+    return post.label_loglik()
 
 
 def label_loo(post: Posterior) -> az.ELPDData:
@@ -293,7 +282,7 @@ class StackedPosterior(Posterior):
                 by_msg.setdefault(m, []).append(name)
         msgs += [f"{', '.join(names)}: {m}" for m, names in by_msg.items()]
         if warn and msgs:
-            from .._diagnostics import user_stacklevel
+            from ..core._diagnostics import user_stacklevel
 
             warnings.warn("bayeval: " + " ".join(msgs), UserWarning, stacklevel=user_stacklevel())
         finite_r = [r for r in rhats if np.isfinite(r)]
@@ -540,7 +529,7 @@ def fit(
     used = [getattr(p, "sampler", None) or getattr(s, "sampler", None) for p, s in zip(fits.values(), samplings, strict=True)]
     post.sampler = " / ".join(dict.fromkeys(u for u in used if u)) or None
     if warn and n_vet == 0:
-        from .._diagnostics import user_stacklevel
+        from ..core._diagnostics import user_stacklevel
 
         warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
                       "Vet a first batch (bayeval.active.design, or a random sample) first.", UserWarning, stacklevel=user_stacklevel())

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from bayeval import _validate as V
-from bayeval._defaults import HDI_PROB
+from bayeval.core import _validate as V
+from bayeval.core._defaults import HDI_PROB
 from bayeval.rankings.percentile import (
     DEFAULT_MAPPING,
     UNDECIDED_RULES,
@@ -34,8 +34,8 @@ from bayeval.rankings.percentile import (
     ranking_percentile,
 )
 
-from ..models._base import Model
-from ..posterior import BasePosterior
+from ..core.model import Model
+from ..core.posterior import BasePosterior
 
 __all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
 
@@ -69,7 +69,7 @@ class PairwiseVotes:
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.models import PairwiseVotes
+    >>> from bayeval.rankings import PairwiseVotes
     >>> PairwiseVotes(np.array([[1, 1, 0], [0, -1, 0]]))
     PairwiseVotes(n_pairs=2, n_annotators=3, confidence=False)
     """
@@ -84,18 +84,9 @@ class PairwiseVotes:
         return f"PairwiseVotes(n_pairs={shape[0] if shape else 0}, n_annotators={n_ann}, confidence={self.confidence is not None})"
 
 
-def _as_votes(args, kwargs, what: str) -> PairwiseVotes:
-    import warnings
-
-    if len(args) == 1 and isinstance(args[0], PairwiseVotes) and "confidence" not in kwargs:
+def _as_votes(args, what: str) -> PairwiseVotes:
+    if len(args) == 1 and isinstance(args[0], PairwiseVotes):
         return args[0]
-    if 1 <= len(args) <= 2 and (hasattr(args[0], "__array__") or isinstance(args[0], list | tuple)):
-        warnings.warn(
-            f"HumanRanking.{what}(votes, confidence) is deprecated; pass one PairwiseVotes(votes, confidence).",
-            DeprecationWarning, stacklevel=3,
-        )
-        conf = args[1] if len(args) == 2 else kwargs.pop("confidence", None)
-        return PairwiseVotes(args[0], conf)
     raise TypeError(
         f"HumanRanking.{what}() takes one PairwiseVotes(votes, confidence), got "
         + ", ".join(type(a).__name__ for a in args) + "."
@@ -222,14 +213,13 @@ class HumanRanking(Model):
         """
         return estimate_theta(votes, confidence, mapping=self.mapping, undecided=self.undecided)
 
-    def build(self, data, *args, **kwargs):
+    def build(self, data, *args):
         """Build the PyMC model.
 
         Parameters
         ----------
         data : PairwiseVotes
-            The votes and, optionally, their confidence levels (the older form
-            ``build(votes, confidence)`` still works, with a DeprecationWarning).
+            The votes and, optionally, their confidence levels.
 
         Returns
         -------
@@ -243,7 +233,7 @@ class HumanRanking(Model):
         --------
         >>> import numpy as np
         >>> from bayeval.rankings.model import HumanRanking
-        >>> from bayeval.models import PairwiseVotes
+        >>> from bayeval.rankings import PairwiseVotes
         >>> model = HumanRanking(theta_prior=(1, 1)).build(PairwiseVotes(np.array([[1, 0], [1, 1]])))
         >>> model.named_vars_to_dims["theta"]
         ('pair',)
@@ -251,7 +241,7 @@ class HumanRanking(Model):
         import pymc as pm
         import pytensor.tensor as pt
 
-        data = _as_votes((data, *args), kwargs, "build")
+        data = _as_votes((data, *args), "build")
         counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
         n1 = counts.n_first
         n0 = counts.n_second
@@ -360,7 +350,7 @@ class HumanRanking(Model):
 
         import arviz as az
 
-        from ..models._sampling import SamplingInfo
+        from ..core.sampling import SamplingInfo
 
         t0 = time.perf_counter()
         counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
@@ -421,7 +411,7 @@ class HumanRanking(Model):
             k1, k0 = c.n_first + 0.5 * c.n_undecided, c.n_second + 0.5 * c.n_undecided
         return {"votes": (("chain", "draw", "pair"), k1 * np.log(theta) + k0 * np.log1p(-theta))}
 
-    def fit(self, data=None, *args, draws: int = 1000, tune: int = 1000, chains: int | None = None,
+    def fit(self, data, *args, draws: int = 1000, tune: int = 1000, chains: int | None = None,
             cores: int | None = None, random_seed=None, progressbar: bool = True, sampler: str = "auto",
             warn: bool = True, **sample_kwargs):
         """Draw the posterior: exactly by default (no MCMC), or with NUTS or SMC.
@@ -429,8 +419,7 @@ class HumanRanking(Model):
         Parameters
         ----------
         data : PairwiseVotes
-            The votes and their confidence levels (the older form
-            ``fit(votes, confidence)`` still works, with a DeprecationWarning).
+            The votes and their confidence levels.
         draws, tune : int
         chains : int, optional
             Default 2.
@@ -478,8 +467,7 @@ class HumanRanking(Model):
         >>> post.theta.dims
         ('chain', 'draw', 'pair')
         """
-        conf = {"confidence": sample_kwargs.pop("confidence")} if "confidence" in sample_kwargs else {}
-        data = _as_votes((data, *args) if data is not None else args, conf, "fit")
+        data = _as_votes((data, *args), "fit")
         return super().fit(data, draws=draws, tune=tune, chains=chains, cores=cores, random_seed=random_seed,
                            progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
@@ -563,7 +551,7 @@ def _confident_q(alpha, m, c, n, rng):
 class RankingPosterior(BasePosterior):
     """Posterior draws of theta and the percentile Q of machine rankings.
 
-    A :class:`bayeval.posterior.BasePosterior` (``idata``, ``sampling``,
+    A :class:`bayeval.core.posterior.BasePosterior` (``idata``, ``sampling``,
     ``convergence``, ``model_spec``, ``save``...) without labels: there are no label
     draws, and :meth:`summary` summarizes the percentile of a ranking.
 

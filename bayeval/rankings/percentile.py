@@ -88,7 +88,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _validate as V
+from ..core import _validate as V
 from scipy import stats
 
 __all__ = [
@@ -136,7 +136,7 @@ def q_stats(q, *, hdi_prob: float, epsilon: float):
     import arviz as az
     import xarray as xr
 
-    from .._defaults import hdi_columns
+    from ..core._defaults import hdi_columns
 
     hdi = az.hdi(q, hdi_prob=hdi_prob)
     hdi = hdi[list(hdi.data_vars)[0]] if isinstance(hdi, xr.Dataset) else hdi
@@ -154,7 +154,7 @@ def q_stats(q, *, hdi_prob: float, epsilon: float):
 
 _first_bad = V.positions_text  # "3, 7" or "(0, 1), (2, 0)": where a check failed
 
-#: Any array of real numbers as float64 (:func:`bayeval._validate.as_numeric_array`).
+#: Any array of real numbers as float64 (:func:`bayeval.core._validate.as_numeric_array`).
 numeric_array = V.as_numeric_array
 
 

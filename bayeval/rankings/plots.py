@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from bayeval import _validate as V
-from bayeval._defaults import HDI_PROB, hdi_columns
+from bayeval.core import _validate as V
+from bayeval.core._defaults import HDI_PROB, hdi_columns
 from bayeval.rankings.percentile import (
     q_stats,
     ranking_log_prob_distribution,

@@ -42,7 +42,6 @@ __all__ = [
     "MAX_MEMORY_ENV",
     "FIT_BYTES_PER_DRAW",
     "as_rng",
-    "check_posterior",
     "as_category_mode",
     "as_item_mask",
     "as_full_labels",
@@ -100,7 +99,7 @@ def label_cell(v):
 
     Examples
     --------
-    >>> from bayeval._validate import label_cell
+    >>> from bayeval.core._validate import label_cell
     >>> [label_cell(v) for v in ["1", " TRUE ", "false", 0, 1.0, True]]
     [1.0, 1.0, 0.0, 0.0, 1.0, 1.0]
     >>> [label_cell(v) for v in ["NA", "n/a", "null", "yes", 2]]
@@ -180,7 +179,7 @@ def as_label_cells(values, name: str, *, allow_empty: bool = True,
 
     Examples
     --------
-    >>> from bayeval._validate import as_label_cells
+    >>> from bayeval.core._validate import as_label_cells
     >>> as_label_cells(["1", "", "FALSE"], "column 'y'").tolist()
     [1.0, nan, 0.0]
     >>> as_label_cells(["1", "NA"], "column 'y'", first_line=2)
@@ -363,7 +362,7 @@ def check_job_size(chains: int, draws: int, *, bytes_per_draw: float, what: str,
 
     Examples
     --------
-    >>> from bayeval._validate import check_job_size
+    >>> from bayeval.core._validate import check_job_size
     >>> round(check_job_size(2, 1000, bytes_per_draw=256, what="fit"), 6)
     0.000512
     >>> check_job_size(2, 10**8, bytes_per_draw=256, what="the fit")
@@ -603,23 +602,11 @@ def as_rng(random_seed, name: str = "random_seed") -> np.random.Generator:
 
     Examples
     --------
-    >>> from bayeval._validate import as_rng
+    >>> from bayeval.core._validate import as_rng
     >>> float(as_rng(0).random()) == float(as_rng(0).random())
     True
     """
     return np.random.default_rng(as_seed_sequence(random_seed, name))
-
-
-def check_posterior(post, name: str = "post"):
-    """``post`` when it is a :class:`bayeval.Posterior` (label draws of an evaluation set)."""
-    from .posterior import Posterior
-
-    if not isinstance(post, Posterior):
-        raise TypeError(
-            f"`{name}` must be a bayeval.Posterior (from a model's fit() or "
-            f"Posterior.from_probabilities), got {type(post).__name__}."
-        )
-    return post
 
 
 def as_category_mode(category, has_categories: bool) -> str:
@@ -643,7 +630,7 @@ def as_item_mask(x, n_items: int, name: str = "exclude") -> np.ndarray:
 
     Examples
     --------
-    >>> from bayeval._validate import as_item_mask
+    >>> from bayeval.core._validate import as_item_mask
     >>> as_item_mask([0, 2], 4).tolist()
     [True, False, True, False]
     """
@@ -718,7 +705,7 @@ def as_constraints(constraints, name: str = "constraints") -> dict[str, float | 
 
     Examples
     --------
-    >>> from bayeval._validate import as_constraints
+    >>> from bayeval.core._validate import as_constraints
     >>> as_constraints({"min_recall": 0.5, "min_precision": 0.9})
     {'min_precision': 0.9, 'min_recall': 0.5}
     """

@@ -15,7 +15,7 @@ RHAT_MAX = 1.01
 ESS_PER_CHAIN = 100
 _SMC_ADVICE = ("The independent SMC runs found different posteriors: refit with more particles per run "
                "(draws), or with sampler='pymc' to compare.")
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bayeval/, above core/
 
 
 def user_stacklevel() -> int:

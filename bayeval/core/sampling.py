@@ -31,11 +31,10 @@ import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import optimize, special, stats
 
-from .._progress import Bar, covered
-from .. import _validate as V
+from . import _validate as V
+from ._progress import Bar, covered
 
-__all__ = ["SamplingInfo", "sample_model", "importance_sample", "cached_model", "SAMPLERS", "NUTS_SAMPLERS",
-           "DEFAULT_NUTS"]
+__all__ = ["SamplingInfo", "sample_model", "cached_model", "SAMPLERS", "NUTS_SAMPLERS", "DEFAULT_NUTS"]
 
 #: the NUTS implementations: PyMC's NUTS with the log-density compiled to C (``"pymc"``)
 #: or with Numba (``"pymc-numba"``), nutpie (the ``fast`` extra), and NumPyro's and
@@ -65,7 +64,15 @@ _ADAPT_MIN_ESS_PER_DIM = 10
 
 @dataclass
 class SamplingInfo:
-    """How a fit was sampled, and the sampler's own diagnostics."""
+    """How a fit was sampled, and the sampler's own diagnostics (a posterior's ``sampling``).
+
+    Examples
+    --------
+    >>> from bayeval.core.sampling import SamplingInfo
+    >>> info = SamplingInfo("importance", pareto_k=0.31, ess=1650.0, n_proposals=2000)
+    >>> info.sampler, info.fallback_reason == "", info.extra
+    ('importance', True, {})
+    """
 
     sampler: str
     pareto_k: float = float("nan")
@@ -275,7 +282,14 @@ def compiled(model: pm.Model, key=None) -> _Compiled:
 
 
 def cached_model(key):
-    """The PyMC model compiled earlier under ``key`` (set its data before use), or None."""
+    """The PyMC model compiled earlier under ``key`` (set its data before use), or None.
+
+    Examples
+    --------
+    >>> from bayeval.core.sampling import cached_model
+    >>> cached_model(("NoSuchModel", "no structure")) is None
+    True
+    """
     hit = _CACHE.get(key)
     return None if hit is None else hit.model
 
@@ -306,7 +320,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
     ``batched``: evaluate the proposals with the vectorized log-density in a few calls
     (the default; one call per proposal where the model's graph does not vectorize,
     or with ``batched=False``). Both give the same draws up to floating point.
-    ``progress``: a :meth:`bayeval._progress.Bar.update` told each stage and the
+    ``progress``: a :meth:`bayeval.core._progress.Bar.update` told each stage and the
     proposals evaluated. Where the first proposals' Pareto k is 0.7 or more, and their
     ESS is at least 10 per dimension, the proposal is adapted once to their weighted mean
     and covariance and drawn again; the second proposals alone make the draws, and
@@ -529,13 +543,26 @@ def sample_model(
     started from the prior; ``tune``, ``start``, ``target_accept`` and the NUTS settings
     do not apply), or ``"auto"`` (importance sampling, falling back to PyMC's NUTS when
     its Pareto k exceeds 0.7).
-    ``random_seed``: anything :func:`bayeval._validate.as_seed_sequence` reads. ``key``:
+    ``random_seed``: anything :func:`bayeval.core._validate.as_seed_sequence` reads. ``key``:
     the model's structure; with a key, the compiled log-density (importance sampling)
     and nutpie's compiled model are kept and reused by later fits under the same key.
     ``start``: starting values (constrained, by variable name). ``nuts_kwargs``: more
     settings for :func:`pymc.sample` (``init``, ``max_treedepth``; NumPyro and BlackJAX
     take ``max_treedepth`` only). ``fallback``: the NUTS that ``"auto"`` falls back to
     (one of :data:`NUTS_SAMPLERS`). Every sampler gives the same draws for the same seed.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> from bayeval.core.sampling import sample_model
+    >>> with pm.Model() as model:
+    ...     mu = pm.Normal("mu", 0.0, 1.0)
+    ...     _ = pm.Normal("y", mu, 1.0, observed=[0.3, 0.5, 0.4])
+    >>> idata, info = sample_model(model, draws=200, tune=0, chains=2, random_seed=1)
+    >>> info.sampler, dict(idata.posterior.sizes)
+    ('importance', {'chain': 2, 'draw': 200})
+    >>> abs(float(idata.posterior["mu"].mean()) - 0.3) < 0.1  # posterior mean 1.2 / 4
+    True
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"`sampler` must be one of {SAMPLERS}, got {sampler!r}.")

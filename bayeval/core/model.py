@@ -9,7 +9,7 @@ It turns a data container into a PyMC model and a fit into a posterior:
   on new values without compiling again;
 * ``fit(data, *, draws, tune, chains, cores, random_seed, progressbar, sampler, warn,
   **sample_kwargs) -> Posterior``: the same keywords for every model. Sampling goes
-  through :func:`bayeval.models._sampling.sample_model` (importance sampling from the
+  through :func:`bayeval.core.sampling.sample_model` (importance sampling from the
   posterior mode where its Pareto k says it is exact enough, NUTS otherwise); the
   result carries ``sampling`` (how it was sampled), ``convergence`` (one diagnostics
   dict) and, in ``idata.log_likelihood``, the pointwise log-likelihood of what the
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .. import _validate as V
-from .._diagnostics import check_convergence
-from ._sampling import DEFAULT_NUTS, SAMPLERS, cached_model, sample_model
+from . import _validate as V
+from ._diagnostics import check_convergence
+from .sampling import DEFAULT_NUTS, SAMPLERS, cached_model, sample_model
 
 __all__ = ["Model", "FIT_KEYWORDS", "seeds"]
 
@@ -43,6 +43,16 @@ def seeds(random_seed) -> tuple[np.random.SeedSequence, int]:
 
     An int seed is passed on as is; otherwise (None, a Generator, a SeedSequence) one
     number drawn from the seed sequence stands for it, so a fit is reproducible from it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.core.model import seeds
+    >>> seq, label_seed = seeds(7)
+    >>> label_seed, seq.entropy
+    (7, 7)
+    >>> seeds(np.random.SeedSequence(7))[1] == seeds(np.random.SeedSequence(7))[1]
+    True
     """
     seq = V.as_seed_sequence(random_seed)
     if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool):
@@ -51,7 +61,15 @@ def seeds(random_seed) -> tuple[np.random.SeedSequence, int]:
 
 
 class Model:
-    """Base class of bayeval's generative models (see the module docstring)."""
+    """Base class of bayeval's generative models (see the module docstring).
+
+    Examples
+    --------
+    >>> from bayeval.core.model import FIT_KEYWORDS, Model
+    >>> from bayeval.models import Calibration
+    >>> isinstance(Calibration(), Model), FIT_KEYWORDS[:3]
+    (True, ('draws', 'tune', 'chains'))
+    """
 
     #: chains when ``fit`` is called without ``chains``
     default_chains: int = 2
@@ -130,19 +148,20 @@ class Model:
         return "pymc"
 
     def _convergence(self, post, *, warn: bool) -> dict:
-        """The diagnostics dict of a fit (:func:`bayeval._diagnostics.check_convergence`)."""
+        """The diagnostics dict of a fit (:func:`bayeval.core._diagnostics.check_convergence`)."""
         return check_convergence(post.idata, post.sampling, self.param_names, warn=warn)
 
     def _posterior(self, data, idata, *, sampling, random_seed):
         raise NotImplementedError
 
     def _log_likelihood(self, post) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
-        """Pointwise log-likelihood terms ``{name: (dims, array (chain, draw, n))}``."""
-        from .stacking import label_loglik
+        """Pointwise log-likelihood terms ``{name: (dims, array (chain, draw, n))}``.
 
+        By default the vetted labels given their scores: ``post.label_loglik()``.
+        """
         if not getattr(post.data, "n_vetted", 0):
             return {}
-        return {"label": (("chain", "draw", "vetted_item"), label_loglik(post))}
+        return {"label": (("chain", "draw", "vetted_item"), post.label_loglik())}
 
     def _after_fit(self, post, *, warn: bool) -> None:
         """Model-specific checks run at the end of ``fit`` (warnings go to the user)."""
@@ -200,7 +219,7 @@ class Model:
             where the model's posterior has a closed form (``HumanRanking``), importance
             sampling from the posterior mode, falling back to NUTS when its Pareto k
             exceeds 0.7, or NUTS directly; its NUTS is the measured fastest of those a
-            plain install has (``bayeval.models._sampling.DEFAULT_NUTS``). The others
+            plain install has (``bayeval.core.sampling.DEFAULT_NUTS``). The others
             name a NUTS implementation (``"pymc"``: PyMC's, compiled to C;
             ``"pymc-numba"``: PyMC's, compiled with Numba; ``"nutpie"``, ``"numpyro"``,
             ``"blackjax"``: those packages', where installed).

@@ -144,8 +144,14 @@ class Bar:
             if self._progress is not None or self._done.is_set():
                 return
             from rich.console import Console
-            from rich.progress import (BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             st = self._state
             console = Console(stderr=True)

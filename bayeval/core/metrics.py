@@ -180,7 +180,7 @@ class MetricSpec:
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import METRICS
+    >>> from bayeval.core.metrics import METRICS
     >>> spec = METRICS["precision_at_k"]
     >>> state = spec.prepare(np.array([0.9, 0.5, 0.1]), k=[1, 2])
     >>> spec.compute(np.array([[1, 0, 1], [0, 1, 1]], dtype=np.int8), state)
@@ -346,7 +346,7 @@ def precision_at_k(labels, scores, *, k):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import precision_at_k
+    >>> from bayeval.core.metrics import precision_at_k
     >>> precision_at_k(np.array([[1, 0, 1], [0, 0, 1]]), np.array([0.9, 0.8, 0.1]), k=2)
     array([0.5, 0. ])
     """
@@ -374,7 +374,7 @@ def recall_at_k(labels, scores, *, k, zero_division=0.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import recall_at_k
+    >>> from bayeval.core.metrics import recall_at_k
     >>> recall_at_k(np.array([1, 0, 1, 1]), np.array([0.9, 0.8, 0.7, 0.1]), k=[1, 3])
     array([0.33333333, 0.66666667])
     """
@@ -443,7 +443,7 @@ def average_precision(labels, scores):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import average_precision
+    >>> from bayeval.core.metrics import average_precision
     >>> average_precision(np.array([[1, 0, 1], [1, 1, 0]]), np.array([0.9, 0.5, 0.2]))
     array([0.83333333, 1.        ])
     """
@@ -535,7 +535,7 @@ def precision_recall_curve(labels, scores, *, thresholds=None, zero_division=1.0
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import precision_recall_curve
+    >>> from bayeval.core.metrics import precision_recall_curve
     >>> p, r, t = precision_recall_curve(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]))
     >>> p, r, t
     (array([0.66666667, 1.        , 1.        ]), array([1. , 1. , 0.5]), array([0.2, 0.6, 0.9]))
@@ -658,7 +658,7 @@ def precision_at_recall(labels, scores, *, recall, interpolate=False):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import precision_at_recall
+    >>> from bayeval.core.metrics import precision_at_recall
     >>> precision_at_recall(np.array([1, 0, 1, 0]), np.array([0.9, 0.8, 0.7, 0.1]),
     ...                     recall=[0.5, 1.0])
     array([1.        , 0.66666667])
@@ -713,7 +713,7 @@ def roc_curve(labels, scores, *, thresholds=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import roc_curve
+    >>> from bayeval.core.metrics import roc_curve
     >>> fpr, tpr, t = roc_curve(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]))
     >>> fpr, tpr
     (array([0., 0., 0., 1.]), array([0. , 0.5, 1. , 1. ]))
@@ -775,7 +775,7 @@ def roc_auc(labels, scores):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import roc_auc
+    >>> from bayeval.core.metrics import roc_auc
     >>> roc_auc(np.array([[0, 1, 1, 0], [1, 1, 1, 1]]), np.array([0.1, 0.8, 0.4, 0.4]))
     array([0.875,   nan])
     """
@@ -863,7 +863,7 @@ def precision(labels, predictions, *, zero_division=0.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import precision
+    >>> from bayeval.core.metrics import precision
     >>> precision(np.array([[1, 0, 1], [1, 1, 1]]), np.array([1, 1, 0]))
     array([0.5, 1. ])
     """
@@ -888,7 +888,7 @@ def recall(labels, predictions, *, zero_division=0.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import recall
+    >>> from bayeval.core.metrics import recall
     >>> recall(np.array([[1, 0, 1], [0, 0, 0]]), np.array([1, 1, 0]))
     array([0.5, 0. ])
     """
@@ -916,7 +916,7 @@ def f_score(labels, predictions, *, beta=1.0, zero_division=0.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import f_score
+    >>> from bayeval.core.metrics import f_score
     >>> float(f_score(np.array([1, 0, 1, 1]), np.array([1, 1, 0, 1])))
     0.6666666666666666
     """
@@ -938,7 +938,7 @@ def accuracy(labels, predictions):
     Examples
     --------
     >>> import numpy as np
-    >>> from bayeval.metrics import accuracy
+    >>> from bayeval.core.metrics import accuracy
     >>> accuracy(np.array([[1, 0, 1, 1], [1, 1, 0, 1]]), np.array([1, 1, 0, 1]))
     array([0.5, 1. ])
     """

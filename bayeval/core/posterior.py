@@ -11,11 +11,11 @@ whatever the chunk size. Vetted items equal their vetted label in every draw.
 
 Every posterior of bayeval derives from :class:`BasePosterior`: the parameter draws
 (``idata``), how they were sampled (``sampling``, ``convergence``, ``model_spec``), a
-summary table with the columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``, saving, and the
+summary table with the columns ``mean, sd, hdi_<lo>%, hdi_<hi>%`` and the
 hooks :func:`bayeval.report.report` reads (:meth:`BasePosterior.report_sections`,
 :meth:`BasePosterior.diagnostics_table`, :meth:`BasePosterior.check_convergence`).
 :class:`Posterior` adds the label-draw engine; its ``K``-class counterpart
-(:class:`bayeval.annotators.model.CategoricalPosterior`) draws class indices through
+(:class:`bayeval.annotators.CategoricalPosterior`) draws class indices through
 the same engine, and :class:`bayeval.rankings.model.RankingPosterior` (draws of
 pairwise preferences, no labels) derives from :class:`BasePosterior` alone.
 """
@@ -23,19 +23,19 @@ pairwise preferences, no labels) derives from :class:`BasePosterior` alone.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
 import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._defaults import HDI_PROB, hdi_columns
 from . import _validate as V
-from . import metrics as M
+from ._defaults import HDI_PROB
 from .data import EvalData
+from .evaluate import MetricEvaluator, metric_items
+from .summary import summary_frame, summary_rows
 
-__all__ = ["BasePosterior", "Posterior", "vetted_only", "naive", "hdi", "summary_columns"]
+__all__ = ["BasePosterior", "Posterior", "check_posterior"]
 
 CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
 #: Label draws are kept in memory, one bit per label, when they fit in this many bytes
@@ -44,210 +44,9 @@ CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 Mi
 #: (a metric after another, expected-change selection after an estimate) unpack them
 #: instead of drawing them again (about 50x cheaper: 0.03 s vs 1.49 s at that size).
 _CACHE_BYTES = 1 << 26
-_CURVES = ("precision_recall_curve", "roc_curve")
-_MAX_DEFAULT_THRESHOLDS = 201
-
-
-# --------------------------------------------------------------------------- HDI
-
-
-def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
-    """Highest-density interval of samples along ``axis`` (vectorized over the rest).
-
-    The narrowest interval spanning ``floor(prob * n) + 1`` of the sorted samples, as
-    ArviZ computes it for unimodal distributions. NaN where any sample is NaN.
-
-    Parameters
-    ----------
-    samples : array_like
-    prob : float in (0, 1)
-    axis : int
-
-    Returns
-    -------
-    ndarray with ``axis`` replaced by a trailing axis of size 2 (lower, upper).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bayeval import hdi
-    >>> hdi(np.arange(101.0), 0.9).tolist()
-    [0.0, 90.0]
-    """
-    prob = V.as_probability(prob, "hdi_prob", open_interval=True)
-    x = np.moveaxis(np.asarray(samples, dtype=np.float64), axis, -1)
-    n = x.shape[-1]
-    if n == 0:
-        raise ValueError("hdi needs at least one sample.")
-    has_nan = np.isnan(x).any(axis=-1)
-    x = np.sort(x, axis=-1)
-    keep = min(n, int(np.floor(prob * n)) + 1)  # ArviZ's window
-    widths = x[..., keep - 1 :] - x[..., : n - keep + 1]
-    start = np.argmin(widths, axis=-1)[..., None]
-    lo = np.take_along_axis(x, start, axis=-1)[..., 0]
-    hi = np.take_along_axis(x, start + keep - 1, axis=-1)[..., 0]
-    out = np.stack([lo, hi], axis=-1)
-    out[has_nan] = np.nan
-    return out
-
-
-# ------------------------------------------------------------- metric evaluation
-
-
-def resolve_metric(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
-    """(spec, custom_fn, name) for a metric name, kernel function or callable."""
-    if isinstance(metric, str):
-        if metric not in M.METRICS:
-            raise ValueError(
-                f"Unknown metric {metric!r}. Known metrics: {sorted(M.METRICS)}; "
-                "or pass a callable f(labels, scores, **kwargs)."
-            )
-        return M.METRICS[metric], None, metric
-    if isinstance(metric, M.MetricSpec):
-        return metric, None, metric.name
-    if callable(metric):
-        name = getattr(metric, "__name__", "custom")
-        if getattr(metric, "__module__", None) == M.__name__ and name in M.METRICS:
-            return M.METRICS[name], None, name
-        return None, metric, name
-    raise TypeError(f"`metric` must be a metric name, a bayeval.metrics function or a callable, got {metric!r}.")
-
-
-class MetricEvaluator:
-    """A metric bound to one EvalData: prepared once, then applied to label rows."""
-
-    def __init__(self, data: EvalData, metric, *, category=None, threshold=None, kwargs=None):
-        kwargs = dict(kwargs or {})
-        self.spec, self.custom, self.name = resolve_metric(metric)
-        needs = self.spec.needs if self.spec is not None else "scores"
-        if threshold is not None:
-            if needs != "predictions":
-                raise ValueError(
-                    f"`threshold` applies to metrics of hard predictions (precision, recall, "
-                    f"f_score, accuracy), not to {self.name!r}."
-                )
-            if isinstance(threshold, bool) or not isinstance(threshold, int | float | np.floating | np.integer):
-                raise TypeError(f"`threshold` must be one number, got {threshold!r}.")
-            if not np.isfinite(threshold):
-                raise ValueError(
-                    f"`threshold` must be a finite score cut-off, got {threshold}: with it every "
-                    f"item would be predicted {'negative' if threshold != -np.inf else 'positive'} "
-                    "and the metric would be silently wrong."
-                )
-            x = (data.scores >= float(threshold)).astype(np.int8)
-        elif needs == "predictions":
-            if data.predictions is None:
-                raise ValueError(
-                    f"Metric {self.name!r} needs hard predictions: pass threshold=<score cut-off>, "
-                    "or build the EvalData with predictions=..."
-                )
-            x = data.predictions
-        else:
-            x = data.scores
-        if self.spec is not None:
-            self.spec.check_options(kwargs)
-        if self.spec is not None and self.spec.name in _CURVES and kwargs.get("thresholds") is None:
-            kwargs["thresholds"] = default_thresholds(data.scores)
-            if self.spec.name == "roc_curve":
-                kwargs["thresholds"] = np.r_[np.inf, kwargs["thresholds"][::-1]]
-        category = V.as_category_mode(category, data.has_categories)
-        self.category = category
-        self.n_items = data.n_items
-        if category == "pooled":
-            self.groups = [np.arange(data.n_items)]
-            self.cat_names = None
-        else:
-            codes = data.category_codes
-            self.groups = [np.flatnonzero(codes == c) for c in range(data.category_names.size)]
-            self.cat_names = data.category_names
-        self.states = []
-        for g in self.groups:
-            if g.size == 0:
-                self.states.append(None)
-            elif self.spec is not None:
-                self.states.append(self.spec.prepare(x[g], **kwargs))
-            else:
-                self.states.append((x[g], kwargs))
-        # extra dims from the first non-empty group
-        first = next((s for s in self.states if s is not None), None)
-        if first is None:
-            raise ValueError("There are no items to evaluate.")
-        if self.spec is not None:
-            self.extra = self.spec.dims(first)
-        else:
-            probe = np.asarray(self.custom(np.zeros((1, self.groups[0].size), dtype=np.int8), first[0], **first[1]))
-            self.extra = [(f"{self.name}_dim_{j}", np.arange(m)) for j, m in enumerate(probe.shape[1:])]
-        self.extra_shape = tuple(len(c) for _, c in self.extra)
-
-    def __call__(self, labels2d: np.ndarray) -> np.ndarray:
-        rows = labels2d.shape[0]
-        outs = []
-        for g, st in zip(self.groups, self.states, strict=True):
-            if st is None:
-                outs.append(np.full((rows,) + self.extra_shape, np.nan))
-                continue
-            z = labels2d if g.size == self.n_items else labels2d[:, g]
-            if self.spec is not None:
-                res = self.spec.compute(z, st)
-            else:
-                res = np.asarray(self.custom(z, *st[:1], **st[1]), dtype=np.float64)
-                if res.shape[:1] != (rows,):
-                    raise ValueError(
-                        f"Custom metric {self.name!r} returned shape {res.shape}; it must return one "
-                        f"value (or one array) per label row, i.e. a leading axis of {rows}."
-                    )
-            outs.append(np.asarray(res, dtype=np.float64).reshape((rows,) + self.extra_shape))
-        if self.cat_names is None:
-            return outs[0]
-        out = np.stack(outs, axis=1)
-        if self.category == "mean":
-            return out.mean(axis=1)
-        return out
-
-    @property
-    def dims(self) -> list[str]:
-        lead = ["category"] if self.category == "each" else []
-        return lead + [d for d, _ in self.extra]
-
-    @property
-    def coords(self) -> dict:
-        c = {d: v for d, v in self.extra}
-        if self.category == "each":
-            c["category"] = self.cat_names
-        return c
-
-
-def default_thresholds(scores: np.ndarray) -> np.ndarray:
-    """Candidate thresholds (ascending): the distinct scores if there are few, else
-    evenly spaced score quantiles *and* the scores at geometrically spaced ranks from
-    the top (ranks 1, 2, 3, ..., N).
-
-    The ranks matter for rare positives: with 0.5% prevalence every threshold worth
-    choosing lies among the top 1-2% of the scores, where evenly spaced quantiles
-    leave only two or three candidates.
-    """
-    uniq = np.unique(scores)
-    if uniq.size <= _MAX_DEFAULT_THRESHOLDS:
-        return uniq
-    grid = np.quantile(scores, np.linspace(0, 1, _MAX_DEFAULT_THRESHOLDS), method="inverted_cdf")
-    ranks = np.unique(np.round(np.geomspace(1, uniq.size, _MAX_DEFAULT_THRESHOLDS)).astype(np.int64))
-    top = uniq[uniq.size - ranks]  # the rank-r largest distinct score
-    return np.unique(np.concatenate([grid, top]))
 
 
 # -------------------------------------------------------------- the posterior family
-
-
-def summary_columns(hdi_prob: float = HDI_PROB) -> list[str]:
-    """The columns of every posterior's summary table: ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
-
-    Examples
-    --------
-    >>> from bayeval.posterior import summary_columns
-    >>> summary_columns()
-    ['mean', 'sd', 'hdi_5%', 'hdi_95%']
-    """
-    return ["mean", "sd", *hdi_columns(hdi_prob)]
 
 
 class BasePosterior:
@@ -257,9 +56,9 @@ class BasePosterior:
     (:attr:`sampling`, :attr:`convergence` and :attr:`model_spec`, set by a model's
     ``fit``; None for a posterior built by hand), a :meth:`summary` table whose columns
     are :func:`summary_columns` (plus any the posterior adds), :meth:`to_inference_data`,
-    :meth:`save`, and the hooks the report reads. Subclasses: :class:`Posterior` (labels
+    and the hooks the report reads. Subclasses: :class:`Posterior` (labels
     of an evaluation set, and its metrics), the ``K``-class
-    :class:`bayeval.annotators.model.CategoricalPosterior`, and
+    :class:`bayeval.annotators.CategoricalPosterior`, and
     :class:`bayeval.rankings.model.RankingPosterior` (pairwise preferences).
 
     Parameters
@@ -271,15 +70,15 @@ class BasePosterior:
     --------
     >>> import arviz as az
     >>> import numpy as np
-    >>> from bayeval.posterior import BasePosterior
+    >>> from bayeval.core.posterior import BasePosterior
     >>> post = BasePosterior(az.from_dict(posterior={"x": np.zeros((2, 50))}))
     >>> post.n_chains, post.n_draws, post.sampling, post.check_convergence()
     (2, 50, None, None)
     """
 
-    #: how the fit was sampled (a :class:`bayeval.models._sampling.SamplingInfo`)
+    #: how the fit was sampled (a :class:`bayeval.core.sampling.SamplingInfo`)
     sampling = None
-    #: the fit's diagnostics dict (:func:`bayeval._diagnostics.check_convergence`)
+    #: the fit's diagnostics dict (:func:`bayeval.core._diagnostics.check_convergence`)
     convergence = None
     #: the model that made the fit
     model_spec = None
@@ -306,42 +105,6 @@ class BasePosterior:
         """A copy of :attr:`idata` (subclasses add groups, e.g. the metrics' draws)."""
         return self.idata.copy()
 
-    def save(self, path, *, overwrite: bool = False):
-        """Save this fit to one netCDF file, to reload with :func:`bayeval.load`.
-
-        The file holds the InferenceData (``arviz.from_netcdf`` reads it), the data the
-        model was fitted to, the model's class and parameters, the seed of the label
-        draws and how the fit was sampled (layout: :mod:`bayeval.persist`). The reloaded
-        posterior gives the same draws, without sampling again. Only fits made by a
-        model's ``fit`` (and plug-in posteriors) can be saved.
-
-        Parameters
-        ----------
-        path : str or path-like
-        overwrite : bool, default False
-            Replace an existing file (otherwise ``FileExistsError``).
-
-        Returns
-        -------
-        pathlib.Path
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> import numpy as np
-        >>> import bayeval as be
-        >>> rng = np.random.default_rng(0)
-        >>> q = rng.beta(1, 3, 200); y = np.full(200, np.nan); y[:30] = rng.random(30) < q[:30]
-        >>> post = be.fit(be.EvalData(q, y), draws=200, random_seed=1)  # doctest: +SKIP
-        >>> path = post.save(os.path.join(tempfile.mkdtemp(), "fit.nc"))  # doctest: +SKIP
-        >>> again = be.load(path)  # doctest: +SKIP
-        >>> again.metric("average_precision").equals(post.metric("average_precision"))  # doctest: +SKIP
-        True
-        """
-        from .persist import save
-
-        return save(self, path, overwrite=overwrite)
-
     # ------------------------------------------------------------ report hooks
 
     def report_sections(self) -> tuple[str, ...]:
@@ -362,7 +125,7 @@ class BasePosterior:
         """The diagnostics dict of this fit, or None when no sampler made it.
 
         By default :attr:`convergence` (what ``fit`` computed), else
-        :func:`bayeval._diagnostics.check_convergence` over every parameter when the
+        :func:`bayeval.core._diagnostics.check_convergence` over every parameter when the
         posterior has a :meth:`diagnostics_table`; models with their own checks
         (``post.check()``) return those.
         """
@@ -558,7 +321,7 @@ class Posterior(BasePosterior):
                 return arr[params["_draw_index"]]
 
         post = cls(data, idata, probability, random_seed=random_seed, model="given probabilities")
-        post._plugin_p = arr  # what save() stores to rebuild it
+        post._plugin_p = arr  # what bayeval.save stores to rebuild it
         return post
 
     # ------------------------------------------------------------ label draws
@@ -738,6 +501,27 @@ class Posterior(BasePosterior):
 
     # ----------------------------------------------------------------- metrics
 
+    def label_loglik(self) -> np.ndarray:
+        """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``.
+
+        For any posterior: from the item probabilities it implies at each parameter draw
+        (a model with a closed form for it, such as the calibration curves, overrides
+        this). ``Model.fit`` stores it in ``idata.log_likelihood``, so that
+        ``az.loo(post.idata)`` works; a probability of exactly 0 for an observed label
+        counts as ``-1000``.
+        """
+        vet = np.flatnonzero(self.data.vetted)
+        y = self.data.labels[vet]
+        out = np.empty((self.n_chains, self.n_draws, vet.size))
+        for c in range(self.n_chains):
+            step = max(1, (1 << 22) // max(1, self.data.n_items))
+            for a in range(0, self.n_draws, step):
+                sl = slice(a, min(self.n_draws, a + step))
+                p = self._probabilities_of(c, sl, vet)
+                with np.errstate(divide="ignore"):
+                    out[c, sl] = np.where(y == 1, np.log(p), np.log1p(-p))
+        return np.maximum(out, -1e3)
+
     def metric(
         self,
         metric,
@@ -756,11 +540,11 @@ class Posterior(BasePosterior):
         Parameters
         ----------
         metric : str or callable
-            A name from :data:`bayeval.metrics.METRICS` (``"average_precision"``,
+            A name from :data:`bayeval.core.metrics.METRICS` (``"average_precision"``,
             ``"precision_at_k"``, ``"recall_at_k"``, ``"precision_at_recall"``,
             ``"precision_recall_curve"``, ``"roc_curve"``, ``"roc_auc"``,
             ``"precision"``, ``"recall"``, ``"f_score"``, ``"accuracy"``), one of the
-            functions of :mod:`bayeval.metrics`, or a callable
+            functions of :mod:`bayeval.core.metrics`, or a callable
             ``f(labels, scores, **kwargs)`` mapping label rows ``(rows, n_items)`` to
             ``(rows,)`` or ``(rows, m)``.
         category : {"each", "mean", "pooled"}, optional
@@ -796,7 +580,7 @@ class Posterior(BasePosterior):
         """
         ev = MetricEvaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
         out = np.empty((self.n_chains, self.n_draws) + self._evaluated_shape(ev))
-        from bayeval._progress import Bar
+        from ._progress import Bar
 
         total = self.n_chains * self.n_draws
         with Bar(f"bayeval: {ev.name}, {total} draws of {self.data.n_items} items", total=total,
@@ -832,7 +616,7 @@ class Posterior(BasePosterior):
         metrics : list
             Each entry a metric name or callable, or ``(metric, {options})``. A dict
             ``{label: metric or (metric, {options})}`` names the rows.
-        hdi_prob : float, default 0.9 (``bayeval._defaults.HDI_PROB``)
+        hdi_prob : float, default 0.9 (``bayeval.core._defaults.HDI_PROB``)
         **kwargs
             Options passed to every metric (e.g. ``category="mean"``, ``threshold=``).
 
@@ -995,138 +779,20 @@ def _warn_if_contradicted(data: EvalData, p: np.ndarray, alpha: float = 0.01) ->
         )
 
 
-def metric_items(metrics) -> list[tuple[str, Any, dict]]:
-    if isinstance(metrics, str | M.MetricSpec) or callable(metrics):
-        metrics = [metrics]
-    out = []
-    if isinstance(metrics, Mapping):
-        pairs = list(metrics.items())
-    else:
-        pairs = [(None, m) for m in metrics]
-    for label, entry in pairs:
-        if isinstance(entry, tuple):
-            if len(entry) != 2 or not isinstance(entry[1], Mapping):
-                raise TypeError(f"A metric entry must be a name or (name, {{options}}), got {entry!r}.")
-            metric, options = entry[0], dict(entry[1])
-        else:
-            metric, options = entry, {}
-        name = resolve_metric(metric)[2]
-        out.append((label or name, metric, options))
-    # two unlabelled entries of one metric with different options (k=10, k=100) get
-    # distinct names: "precision_at_k[k=10]", "precision_at_k[k=100]"
-    auto = [label is None for label, _ in pairs]
-    names = [lab for lab, _, _ in out]
-    for i, (lab, metric, options) in enumerate(out):
-        if auto[i] and options and names.count(lab) > 1:
-            shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in options.items())
-            out[i] = (f"{lab}[{shown}]", metric, options)
-    return out
-
-
-def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> list[tuple]:
-    other = [d for d in da.dims if d not in sample_dims]
-    stacked = da.stack(_sample=sample_dims).transpose(*other, "_sample")
-    values = stacked.values.reshape(-1, stacked.sizes["_sample"])
-    means = values.mean(axis=1)
-    sds = values.std(axis=1, ddof=1) if values.shape[1] > 1 else np.full(values.shape[0], np.nan)
-    bounds = hdi(values, hdi_prob, axis=1)
-    names = []
-    if other:
-        grids = np.meshgrid(*[da[d].values for d in other], indexing="ij")
-        for idx in range(values.shape[0]):
-            parts = []
-            for d, g in zip(other, grids, strict=True):
-                v = g.ravel()[idx]
-                parts.append(f"{d}={v:.4g}" if isinstance(v, float | np.floating) else f"{d}={v}")
-            names.append(f"{label}[{', '.join(parts)}]")
-    else:
-        names = [label]
-    return [(n, m, s, b[0], b[1]) for n, m, s, b in zip(names, means, sds, bounds, strict=True)]
-
-
-def summary_frame(rows, hdi_prob) -> pd.DataFrame:
-    lo, hi = hdi_columns(hdi_prob)
-    df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
-    return df
-
-
-# ------------------------------------------------------------------ baselines
-
-
-def point_metric(data: EvalData, labels: np.ndarray, metric, kwargs) -> xr.DataArray:
-    category = kwargs.pop("category", None)
-    threshold = kwargs.pop("threshold", None)
-    ev = MetricEvaluator(data, metric, category=category, threshold=threshold, kwargs=kwargs)
-    out = ev(labels[None].astype(np.int8))[0]
-    return xr.DataArray(out, dims=tuple(ev.dims), coords=ev.coords, name=ev.name)
-
-
-def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
-    """The metric on the vetted items alone (active testing's eq. 3).
-
-    Unbiased for a random vetted subset but noisy; for ranking metrics the vetted
-    items are ranked among themselves. Categories without vetted items give NaN, and
-    so does precision/recall at ``k`` when fewer than ``k`` items are vetted (the
-    paper's "not applicable until K items are vetted").
-
-    Parameters
-    ----------
-    data : EvalData
-    metric : str or callable
-    **kwargs
-        Options of the metric, plus ``category=`` and ``threshold=`` as in
-        :meth:`Posterior.metric`.
+def check_posterior(post, name: str = "post"):
+    """``post`` when it is a :class:`bayeval.Posterior` (label draws of an evaluation set).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from bayeval import EvalData, vetted_only
-    >>> d = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, 0, 1])
-    >>> round(float(vetted_only(d, "average_precision")), 6)
-    0.833333
+    >>> from bayeval.core.posterior import check_posterior
+    >>> check_posterior("not a posterior")
+    Traceback (most recent call last):
+    ...
+    TypeError: `post` must be a bayeval.Posterior (from a model's fit() or Posterior.from_probabilities), got str.
     """
-    if not isinstance(data, EvalData):
-        raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
-    if data.n_vetted == 0:
-        raise ValueError("No item is vetted: vetted_only needs at least one vetted label.")
-    sub = data.subset(data.vetted)
-    out = point_metric(sub, sub.labels, metric, dict(kwargs))
-    name = resolve_metric(metric)[2]
-    if name in ("precision_at_k", "recall_at_k"):
-        ks = xr.DataArray(np.atleast_1d(kwargs["k"]), dims="k") if "k" in out.dims else kwargs["k"]
-        if "category" in out.dims:
-            counts = np.bincount(sub.category_codes, minlength=sub.category_names.size)
-            n = xr.DataArray(counts, dims="category", coords={"category": sub.category_names})
-        else:
-            n = sub.n_items
-        out = out.where(ks <= n)
-    return out
-
-
-def naive(data: EvalData, metric, **kwargs) -> xr.DataArray:
-    """The metric with noisy labels standing in for unvetted ones (eqs. 4-5).
-
-    Vetted items use their vetted label, the others their noisy label.
-
-    Parameters
-    ----------
-    data : EvalData
-        Must have ``noisy_labels``.
-    metric : str or callable
-    **kwargs
-        As for :func:`vetted_only`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bayeval import EvalData, naive
-    >>> d = EvalData([0.9, 0.8, 0.3], [np.nan, 1, np.nan], noisy_labels=[1, 0, 0])
-    >>> float(naive(d, "precision_at_k", k=2))
-    1.0
-    """
-    if not isinstance(data, EvalData):
-        raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
-    if data.noisy_labels is None:
-        raise ValueError("naive() needs noisy labels: build the EvalData with noisy_labels=...")
-    z = np.where(data.vetted, data.labels, data.noisy_labels)
-    return point_metric(data, z, metric, dict(kwargs))
+    if not isinstance(post, Posterior):
+        raise TypeError(
+            f"`{name}` must be a bayeval.Posterior (from a model's fit() or "
+            f"Posterior.from_probabilities), got {type(post).__name__}."
+        )
+    return post

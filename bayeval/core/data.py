@@ -436,6 +436,43 @@ class EvalData:
 
     # --------------------------------------------------------------------- views
 
+    def fingerprint(self) -> str:
+        """SHA-256 of the content: scores, labels, ids and every other column (hex, 64 characters).
+
+        Two EvalData with the same values have the same fingerprint; a report prints it,
+        and the command line uses it to tell whether a saved fit was made on this data.
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> a, b = EvalData([0.1, 0.9], [0, 1]), EvalData([0.1, 0.9], [0, float("nan")])
+        >>> len(a.fingerprint()), a.fingerprint() == EvalData([0.1, 0.9], [0, 1]).fingerprint()
+        (64, True)
+        >>> a.fingerprint() == b.fingerprint()
+        False
+        """
+        import hashlib
+
+        h = hashlib.sha256()
+        h.update(b"bayeval-evaldata-1")
+        for name, arr in (
+            ("scores", self.scores),
+            ("labels", self.labels),
+            ("noisy", self.noisy_labels),
+            ("predictions", self.predictions),
+            ("categories", self.categories),
+            ("features", self.features),
+            ("ids", self.item_ids),
+        ):
+            h.update(name.encode())
+            if arr is None:
+                h.update(b"-")
+            elif arr.dtype.kind in "OUS":
+                h.update("\x1f".join(map(str, arr.tolist())).encode())
+            else:
+                h.update(str(arr.dtype).encode() + np.ascontiguousarray(arr).tobytes())
+        return h.hexdigest()
+
     def to_xarray(self) -> xr.Dataset:
         """The data as an ``xarray.Dataset`` along dimension ``item``.
 

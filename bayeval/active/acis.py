@@ -1,5 +1,0 @@
-"""Moved to :mod:`bayeval.fscore.acis`; this path keeps working for one release, with a DeprecationWarning."""
-
-from bayeval._deprecate import moved_module
-
-moved_module(__name__, "bayeval.fscore.acis", call='acis')

@@ -1,0 +1,288 @@
+"""Getting labels out of a damaged store, and setting aside the labels of unknown items.
+
+:func:`export_readable` saves every label row that can still be read from a damaged
+store; :func:`repair` rebuilds a store without the labels of item ids it does not know
+(a typo), keeping every label it sets aside in a CSV beside the store and in the store's
+record. ``bayeval export-labels`` and ``bayeval repair-store`` call them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pathlib
+import sqlite3
+from datetime import UTC, datetime
+
+from .store import (
+    LabelStore,
+    StoreFormatError,
+    decode_item,
+    encode_item,
+    encode_items,
+    opt_str,
+)
+
+__all__ = ["export_readable", "repair"]
+
+
+def export_readable(path, out) -> dict:
+    """Save every label row that can still be read from a (possibly damaged) store to CSV.
+
+    Reads the ``labels`` table row by row, skipping past rows SQLite cannot read, and
+    writes ``id, item, kind, value, annotator, batch, time`` to ``out``. The store's
+    file is opened read-only and never changed. Import the result into a new store
+    with ``bayeval label NEW_STORE OUT.csv --id item --label value``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's file.
+    out : str or path-like
+        The CSV file to write (must not exist yet).
+
+    Returns
+    -------
+    dict
+        ``rows`` (how many were saved), ``max_id`` (the highest row id seen, or None)
+        and ``errors`` (the read errors met, at most 10).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore, export_readable
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = LabelStore(tmp / "s.db").add(["a", "b"], [1, 0], annotator="ana")
+    >>> export_readable(tmp / "s.db", tmp / "labels.csv")["rows"]
+    2
+    >>> (tmp / "labels.csv").read_text().splitlines()[1].split(",")[:5]
+    ['1', 'a', 'str', '1', 'ana']
+    """
+    import csv
+
+    src = pathlib.Path(path).expanduser().absolute()
+    dst = pathlib.Path(out).expanduser()
+    if not src.is_file():
+        raise FileNotFoundError(f"{str(src)!r}: no such store file.")
+    if dst.exists():
+        raise FileExistsError(f"{str(dst)!r} exists already; give a new file name for the export.")
+    if not dst.absolute().parent.is_dir():
+        raise FileNotFoundError(
+            f"The folder {str(dst.absolute().parent)!r} of the export does not exist; create it first."
+        )
+    conn = sqlite3.connect(f"{src.as_uri()}?mode=ro", uri=True)
+    rows: list[tuple] = []
+    errors: list[str] = []
+    last = 0
+    try:
+        try:
+            top = conn.execute("SELECT max(id) FROM labels").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            text = str(exc)
+            if "not a database" in text or "no such table" in text:  # not damage: not a store
+                raise StoreFormatError(
+                    f"{str(src)!r} is not a bayeval label store ({text}): there are no labels to "
+                    "export, and nothing was written. Check the path."
+                ) from exc
+            errors.append(text)
+            top = None
+        while True:
+            query = (
+                "SELECT id, item, kind, value, annotator, batch, time FROM labels "
+                "WHERE id > ? ORDER BY id"
+            )
+            try:
+                for row in conn.execute(query, (last,)):
+                    rows.append(row)
+                    last = row[0]
+                break
+            except sqlite3.DatabaseError as exc:
+                if len(errors) < 10:
+                    errors.append(str(exc))
+                # skip past the unreadable part: try further ahead, bounded by max(id)
+                step = 1
+                while True:
+                    probe = last + step
+                    if top is not None and probe > top or step > 1 << 40:
+                        probe = None
+                        break
+                    try:
+                        conn.execute(query + " LIMIT 1", (probe,)).fetchall()
+                        break
+                    except sqlite3.DatabaseError:
+                        step *= 2
+                if probe is None:
+                    break
+                last = probe
+    finally:
+        conn.close()
+    with open(dst, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "item", "kind", "value", "annotator", "batch", "time"])
+        w.writerows(rows)
+    return {"rows": len(rows), "max_id": top, "errors": errors}
+
+
+def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) -> dict:
+    """Set aside the labels of unknown items in a store, keeping every label; return what moved.
+
+    A store written before it knew its items (or by an older bayeval) may hold labels of
+    item ids that are not in the data -- a typo in a labels file. Such a store is
+    refused by ``bayeval select --store`` and :class:`~bayeval.active.ActiveSession`.
+    This rebuilds it without those labels, and keeps every one of them:
+
+    * the label rows of unknown items (and unknown items of recorded batches) are
+      written to the CSV ``set_aside`` (default ``STORE.set-aside-TIME.csv`` beside the
+      store; columns ``record, id, item, kind, value, annotator, batch, time``) and to
+      the repaired store's meta under ``"set_aside"``;
+    * the original file is kept, unchanged, as ``STORE.before-repair-TIME``;
+    * every other row -- labels with their annotators, times and batches, the batches,
+      the settings -- is copied as it was, and the items are registered, so that later
+      typos are refused.
+
+    Fix the set-aside ids in the CSV and import it with ``bayeval label STORE FILE.csv
+    --id item --label value`` (one run per annotator, with ``--annotator``). Run the
+    repair while no other program uses the store.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The store's file.
+    item_ids : sequence of int or str, optional
+        The items of the data (e.g. ``data.item_ids``). Default: the items the store
+        has registered (an error if it has none).
+    source : str, optional
+        Where ``item_ids`` came from, kept with them.
+    set_aside : str or path-like, optional
+        Where to write the set-aside rows (must not exist).
+
+    Returns
+    -------
+    dict
+        ``labels`` (label rows set aside), ``batch_items`` (batch entries set aside),
+        ``items`` (the distinct unknown ids), ``kept`` (label rows kept), ``set_aside``
+        (the CSV's path, or None when nothing was set aside) and ``backup`` (the
+        original file's new path, or None when nothing needed repair).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore, repair
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> LabelStore(tmp / "s.db").add(["a", "b", "bb"], [1, 0, 1], annotator="ana")  # "bb": a typo
+    3
+    >>> res = repair(tmp / "s.db", ["a", "b", "c"])
+    >>> res["items"], res["kept"], res["set_aside"].endswith(".csv")
+    (['bb'], 2, True)
+    >>> LabelStore(tmp / "s.db").resolved().to_dict()
+    {'a': 1, 'b': 0}
+    """
+    import csv
+
+    store = LabelStore(path)
+    store.check_writable()
+    src = store.path
+    if item_ids is None:
+        known = store._known()
+        if known is None:
+            raise ValueError(
+                f"The label store {str(src)!r} does not know its items (they were never "
+                "registered), so it cannot tell which labels are unknown: pass the data's "
+                "item ids (`bayeval repair-store STORE --scores SCORES --score COL`)."
+            )
+    else:
+        known = dict.fromkeys(encode_items(item_ids, "item_ids"))
+        source = opt_str(source, "source")
+    with store._read() as conn:
+        labels = conn.execute(
+            "SELECT id, item, kind, value, annotator, batch, time FROM labels ORDER BY id"
+        ).fetchall()
+        batches = conn.execute("SELECT id, created, strategy, note FROM batches ORDER BY id").fetchall()
+        batch_items = conn.execute(
+            "SELECT batch, pos, item, kind FROM batch_items ORDER BY batch, pos"
+        ).fetchall()
+        meta = conn.execute("SELECT id, key, value, time FROM meta ORDER BY id").fetchall()
+        seq = dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
+    bad_labels = [r for r in labels if (r[2], r[1]) not in known]
+    bad_batch = [r for r in batch_items if (r[3], r[2]) not in known]
+    unknown = list(dict.fromkeys([(r[2], r[1]) for r in bad_labels] + [(r[3], r[2]) for r in bad_batch]))
+    result = {
+        "labels": len(bad_labels),
+        "batch_items": len(bad_batch),
+        "items": [decode_item(*k) for k in unknown],
+        "kept": len(labels) - len(bad_labels),
+        "set_aside": None,
+        "backup": None,
+    }
+    registered = store._known()
+    if not unknown and registered is not None and all(k in registered for k in known):
+        store.close()
+        return result
+    if not unknown:  # nothing to set aside: registering the items is the whole repair
+        store.register_items([decode_item(*k) for k in known], source=source)
+        store.close()
+        return result
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = pathlib.Path(set_aside) if set_aside is not None else src.with_name(f"{src.name}.set-aside-{stamp}.csv")
+    backup = src.with_name(f"{src.name}.before-repair-{stamp}")
+    fresh = src.with_name(f"{src.name}.repairing-{stamp}")
+    for p in (aside, backup, fresh):
+        if p.exists():
+            raise FileExistsError(f"{str(p)!r} exists already; move it away and repair again.")
+    records = [("label", *r) for r in bad_labels] + [
+        ("batch item", None, item, kind, None, None, batch, None) for batch, _, item, kind in bad_batch
+    ]
+    with open(aside, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["record", "id", "item", "kind", "value", "annotator", "batch", "time"])
+        w.writerows(records)
+        fh.flush()
+        os.fsync(fh.fileno())
+    set_aside_meta = {
+        "time": datetime.now(UTC).isoformat(timespec="microseconds"),
+        "csv": str(aside),
+        "backup": str(backup),
+        "rows": [list(r) for r in records],
+    }
+    new = LabelStore(fresh)
+    with new._write() as conn:
+        conn.executemany("INSERT INTO batches (id, created, strategy, note) VALUES (?, ?, ?, ?)", batches)
+        good_batch = [r for r in batch_items if (r[3], r[2]) in known]
+        pos: dict[int, int] = {}
+        renumbered = []
+        for batch, _, item, kind in good_batch:
+            pos[batch] = pos.get(batch, -1) + 1
+            renumbered.append((batch, pos[batch], item, kind))
+        conn.executemany("INSERT INTO batch_items (batch, pos, item, kind) VALUES (?, ?, ?, ?)", renumbered)
+        conn.executemany(
+            "INSERT INTO labels (id, item, kind, value, annotator, batch, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [r for r in labels if (r[2], r[1]) in known],
+        )
+        conn.executemany("INSERT INTO meta (id, key, value, time) VALUES (?, ?, ?, ?)", meta)
+        for name, value in seq.items():  # new rows keep numbering after the old ones
+            conn.execute("INSERT OR REPLACE INTO sqlite_sequence (rowid, name, seq) "
+                         "SELECT (SELECT rowid FROM sqlite_sequence WHERE name = ?), ?, ?", (name, name, value))
+    new.set_meta("set_aside", set_aside_meta)
+    ids = [decode_item(*k) for k in known]
+    if registered is not None:
+        ids = [decode_item(*k) for k in registered] + [i for i in ids if encode_item(i) not in registered]
+    new.register_items(ids, source=source)
+    new.close()
+    store.close()
+    for p in (src, fresh):  # the last connection has gone: SQLite has folded the log in
+        leftovers = [q for q in (p.with_name(p.name + "-wal"),) if q.exists() and q.stat().st_size > 0]
+        if leftovers:
+            raise OSError(
+                f"{str(leftovers[0])!r} is still in use: another program has the store open. "
+                f"Close it and repair again (nothing was changed; {str(aside)!r} and "
+                f"{str(fresh)!r} can be deleted)."
+            )
+    os.replace(src, backup)
+    os.replace(fresh, src)
+    for suffix in ("-wal", "-shm"):
+        for p in (src.with_name(src.name + suffix), fresh.with_name(fresh.name + suffix)):
+            with contextlib.suppress(FileNotFoundError):
+                if p.stat().st_size == 0 or p.name.endswith("-shm"):
+                    p.unlink()
+    result.update(set_aside=str(aside), backup=str(backup))
+    return result

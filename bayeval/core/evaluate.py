@@ -1,0 +1,329 @@
+"""Metric evaluation over label draws: which metric a name means, a metric bound to one
+evaluation set (:class:`MetricEvaluator`), the default threshold grid of the curves, and
+the two baselines that use no model (:func:`vetted_only`, :func:`naive`).
+
+A :class:`~bayeval.core.posterior.Posterior` applies a :class:`MetricEvaluator` to its
+label draws, chunk by chunk; the baselines apply it to one row of labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from . import _validate as V
+from . import metrics as M
+from .data import EvalData
+
+__all__ = ["resolve_metric", "MetricEvaluator", "default_thresholds", "metric_items", "point_metric",
+           "vetted_only", "naive"]
+
+_CURVES = ("precision_recall_curve", "roc_curve")
+_MAX_DEFAULT_THRESHOLDS = 201
+
+
+def resolve_metric(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
+    """(spec, custom_fn, name) for a metric name, kernel function or callable.
+
+    Examples
+    --------
+    >>> from bayeval.core import metrics
+    >>> from bayeval.core.evaluate import resolve_metric
+    >>> spec, custom, name = resolve_metric(metrics.precision_at_k)
+    >>> spec is metrics.METRICS["precision_at_k"], custom, name
+    (True, None, 'precision_at_k')
+    >>> resolve_metric(lambda labels, scores: labels.mean(axis=1))[2]
+    '<lambda>'
+    """
+    if isinstance(metric, str):
+        if metric not in M.METRICS:
+            raise ValueError(
+                f"Unknown metric {metric!r}. Known metrics: {sorted(M.METRICS)}; "
+                "or pass a callable f(labels, scores, **kwargs)."
+            )
+        return M.METRICS[metric], None, metric
+    if isinstance(metric, M.MetricSpec):
+        return metric, None, metric.name
+    if callable(metric):
+        name = getattr(metric, "__name__", "custom")
+        if getattr(metric, "__module__", None) == M.__name__ and name in M.METRICS:
+            return M.METRICS[name], None, name
+        return None, metric, name
+    raise TypeError(f"`metric` must be a metric name, a bayeval.metrics function or a callable, got {metric!r}.")
+
+
+class MetricEvaluator:
+    """A metric bound to one EvalData: prepared once, then applied to label rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.core.evaluate import MetricEvaluator
+    >>> ev = MetricEvaluator(EvalData([0.9, 0.6, 0.2]), "precision_at_k", kwargs={"k": 2})
+    >>> ev(np.array([[1, 0, 0], [1, 1, 0]], dtype=np.int8)).tolist(), ev.dims
+    ([0.5, 1.0], [])
+    """
+
+    def __init__(self, data: EvalData, metric, *, category=None, threshold=None, kwargs=None):
+        kwargs = dict(kwargs or {})
+        self.spec, self.custom, self.name = resolve_metric(metric)
+        needs = self.spec.needs if self.spec is not None else "scores"
+        if threshold is not None:
+            if needs != "predictions":
+                raise ValueError(
+                    f"`threshold` applies to metrics of hard predictions (precision, recall, "
+                    f"f_score, accuracy), not to {self.name!r}."
+                )
+            if isinstance(threshold, bool) or not isinstance(threshold, int | float | np.floating | np.integer):
+                raise TypeError(f"`threshold` must be one number, got {threshold!r}.")
+            if not np.isfinite(threshold):
+                raise ValueError(
+                    f"`threshold` must be a finite score cut-off, got {threshold}: with it every "
+                    f"item would be predicted {'negative' if threshold != -np.inf else 'positive'} "
+                    "and the metric would be silently wrong."
+                )
+            x = (data.scores >= float(threshold)).astype(np.int8)
+        elif needs == "predictions":
+            if data.predictions is None:
+                raise ValueError(
+                    f"Metric {self.name!r} needs hard predictions: pass threshold=<score cut-off>, "
+                    "or build the EvalData with predictions=..."
+                )
+            x = data.predictions
+        else:
+            x = data.scores
+        if self.spec is not None:
+            self.spec.check_options(kwargs)
+        if self.spec is not None and self.spec.name in _CURVES and kwargs.get("thresholds") is None:
+            kwargs["thresholds"] = default_thresholds(data.scores)
+            if self.spec.name == "roc_curve":
+                kwargs["thresholds"] = np.r_[np.inf, kwargs["thresholds"][::-1]]
+        category = V.as_category_mode(category, data.has_categories)
+        self.category = category
+        self.n_items = data.n_items
+        if category == "pooled":
+            self.groups = [np.arange(data.n_items)]
+            self.cat_names = None
+        else:
+            codes = data.category_codes
+            self.groups = [np.flatnonzero(codes == c) for c in range(data.category_names.size)]
+            self.cat_names = data.category_names
+        self.states = []
+        for g in self.groups:
+            if g.size == 0:
+                self.states.append(None)
+            elif self.spec is not None:
+                self.states.append(self.spec.prepare(x[g], **kwargs))
+            else:
+                self.states.append((x[g], kwargs))
+        # extra dims from the first non-empty group
+        first = next((s for s in self.states if s is not None), None)
+        if first is None:
+            raise ValueError("There are no items to evaluate.")
+        if self.spec is not None:
+            self.extra = self.spec.dims(first)
+        else:
+            probe = np.asarray(self.custom(np.zeros((1, self.groups[0].size), dtype=np.int8), first[0], **first[1]))
+            self.extra = [(f"{self.name}_dim_{j}", np.arange(m)) for j, m in enumerate(probe.shape[1:])]
+        self.extra_shape = tuple(len(c) for _, c in self.extra)
+
+    def __call__(self, labels2d: np.ndarray) -> np.ndarray:
+        rows = labels2d.shape[0]
+        outs = []
+        for g, st in zip(self.groups, self.states, strict=True):
+            if st is None:
+                outs.append(np.full((rows,) + self.extra_shape, np.nan))
+                continue
+            z = labels2d if g.size == self.n_items else labels2d[:, g]
+            if self.spec is not None:
+                res = self.spec.compute(z, st)
+            else:
+                res = np.asarray(self.custom(z, *st[:1], **st[1]), dtype=np.float64)
+                if res.shape[:1] != (rows,):
+                    raise ValueError(
+                        f"Custom metric {self.name!r} returned shape {res.shape}; it must return one "
+                        f"value (or one array) per label row, i.e. a leading axis of {rows}."
+                    )
+            outs.append(np.asarray(res, dtype=np.float64).reshape((rows,) + self.extra_shape))
+        if self.cat_names is None:
+            return outs[0]
+        out = np.stack(outs, axis=1)
+        if self.category == "mean":
+            return out.mean(axis=1)
+        return out
+
+    @property
+    def dims(self) -> list[str]:
+        lead = ["category"] if self.category == "each" else []
+        return lead + [d for d, _ in self.extra]
+
+    @property
+    def coords(self) -> dict:
+        c = {d: v for d, v in self.extra}
+        if self.category == "each":
+            c["category"] = self.cat_names
+        return c
+
+
+def default_thresholds(scores: np.ndarray) -> np.ndarray:
+    """Candidate thresholds (ascending): the distinct scores if there are few, else
+    evenly spaced score quantiles *and* the scores at geometrically spaced ranks from
+    the top (ranks 1, 2, 3, ..., N).
+
+    The ranks matter for rare positives: with 0.5% prevalence every threshold worth
+    choosing lies among the top 1-2% of the scores, where evenly spaced quantiles
+    leave only two or three candidates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.core.evaluate import default_thresholds
+    >>> default_thresholds(np.array([0.3, 0.1, 0.3, 0.7])).tolist()
+    [0.1, 0.3, 0.7]
+    >>> t = default_thresholds(np.linspace(0, 1, 10_000))
+    >>> bool(t.size < 500 and t[-1] == 1.0)
+    True
+    """
+    uniq = np.unique(scores)
+    if uniq.size <= _MAX_DEFAULT_THRESHOLDS:
+        return uniq
+    grid = np.quantile(scores, np.linspace(0, 1, _MAX_DEFAULT_THRESHOLDS), method="inverted_cdf")
+    ranks = np.unique(np.round(np.geomspace(1, uniq.size, _MAX_DEFAULT_THRESHOLDS)).astype(np.int64))
+    top = uniq[uniq.size - ranks]  # the rank-r largest distinct score
+    return np.unique(np.concatenate([grid, top]))
+
+
+def metric_items(metrics) -> list[tuple[str, Any, dict]]:
+    """``(label, metric, options)`` of each entry of a summary's ``metrics`` argument.
+
+    An entry is a name, a function, or ``(name, {options})``; a mapping gives labels.
+    Two unlabelled entries of one metric with different options get distinct labels.
+
+    Examples
+    --------
+    >>> from bayeval.core.evaluate import metric_items
+    >>> [label for label, _, _ in metric_items(["average_precision", ("precision_at_k", {"k": 10}),
+    ...                                         ("precision_at_k", {"k": 100})])]
+    ['average_precision', 'precision_at_k[k=10]', 'precision_at_k[k=100]']
+    """
+    if isinstance(metrics, str | M.MetricSpec) or callable(metrics):
+        metrics = [metrics]
+    out = []
+    if isinstance(metrics, Mapping):
+        pairs = list(metrics.items())
+    else:
+        pairs = [(None, m) for m in metrics]
+    for label, entry in pairs:
+        if isinstance(entry, tuple):
+            if len(entry) != 2 or not isinstance(entry[1], Mapping):
+                raise TypeError(f"A metric entry must be a name or (name, {{options}}), got {entry!r}.")
+            metric, options = entry[0], dict(entry[1])
+        else:
+            metric, options = entry, {}
+        name = resolve_metric(metric)[2]
+        out.append((label or name, metric, options))
+    # two unlabelled entries of one metric with different options (k=10, k=100) get
+    # distinct names: "precision_at_k[k=10]", "precision_at_k[k=100]"
+    auto = [label is None for label, _ in pairs]
+    names = [lab for lab, _, _ in out]
+    for i, (lab, metric, options) in enumerate(out):
+        if auto[i] and options and names.count(lab) > 1:
+            shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in options.items())
+            out[i] = (f"{lab}[{shown}]", metric, options)
+    return out
+
+
+# ------------------------------------------------------------------ baselines
+
+
+def point_metric(data: EvalData, labels: np.ndarray, metric, kwargs) -> xr.DataArray:
+    """The metric of one row of labels (``kwargs``: its options, ``category=``, ``threshold=``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.core.evaluate import point_metric
+    >>> float(point_metric(EvalData([0.9, 0.6, 0.2]), np.array([1, 0, 1]), "precision_at_k", {"k": 2}))
+    0.5
+    """
+    category = kwargs.pop("category", None)
+    threshold = kwargs.pop("threshold", None)
+    ev = MetricEvaluator(data, metric, category=category, threshold=threshold, kwargs=kwargs)
+    out = ev(labels[None].astype(np.int8))[0]
+    return xr.DataArray(out, dims=tuple(ev.dims), coords=ev.coords, name=ev.name)
+
+
+def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
+    """The metric on the vetted items alone (active testing's eq. 3).
+
+    Unbiased for a random vetted subset but noisy; for ranking metrics the vetted
+    items are ranked among themselves. Categories without vetted items give NaN, and
+    so does precision/recall at ``k`` when fewer than ``k`` items are vetted (the
+    paper's "not applicable until K items are vetted").
+
+    Parameters
+    ----------
+    data : EvalData
+    metric : str or callable
+    **kwargs
+        Options of the metric, plus ``category=`` and ``threshold=`` as in
+        :meth:`Posterior.metric`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, vetted_only
+    >>> d = EvalData([0.9, 0.8, 0.3, 0.1], [1, np.nan, 0, 1])
+    >>> round(float(vetted_only(d, "average_precision")), 6)
+    0.833333
+    """
+    if not isinstance(data, EvalData):
+        raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+    if data.n_vetted == 0:
+        raise ValueError("No item is vetted: vetted_only needs at least one vetted label.")
+    sub = data.subset(data.vetted)
+    out = point_metric(sub, sub.labels, metric, dict(kwargs))
+    name = resolve_metric(metric)[2]
+    if name in ("precision_at_k", "recall_at_k"):
+        ks = xr.DataArray(np.atleast_1d(kwargs["k"]), dims="k") if "k" in out.dims else kwargs["k"]
+        if "category" in out.dims:
+            counts = np.bincount(sub.category_codes, minlength=sub.category_names.size)
+            n = xr.DataArray(counts, dims="category", coords={"category": sub.category_names})
+        else:
+            n = sub.n_items
+        out = out.where(ks <= n)
+    return out
+
+
+def naive(data: EvalData, metric, **kwargs) -> xr.DataArray:
+    """The metric with noisy labels standing in for unvetted ones (eqs. 4-5).
+
+    Vetted items use their vetted label, the others their noisy label.
+
+    Parameters
+    ----------
+    data : EvalData
+        Must have ``noisy_labels``.
+    metric : str or callable
+    **kwargs
+        As for :func:`vetted_only`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, naive
+    >>> d = EvalData([0.9, 0.8, 0.3], [np.nan, 1, np.nan], noisy_labels=[1, 0, 0])
+    >>> float(naive(d, "precision_at_k", k=2))
+    1.0
+    """
+    if not isinstance(data, EvalData):
+        raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+    if data.noisy_labels is None:
+        raise ValueError("naive() needs noisy labels: build the EvalData with noisy_labels=...")
+    z = np.where(data.vetted, data.labels, data.noisy_labels)
+    return point_metric(data, z, metric, dict(kwargs))

@@ -1,0 +1,115 @@
+"""Summaries of posterior draws: the HDI and the ``mean, sd, hdi_<lo>%, hdi_<hi>%`` table.
+
+Every posterior's summary table has the columns :func:`summary_columns`; its rows are
+made by :func:`summary_rows` (one per coordinate of a draws array) and put together by
+:func:`summary_frame`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from . import _validate as V
+from ._defaults import HDI_PROB, hdi_columns
+
+__all__ = ["hdi", "summary_columns", "summary_rows", "summary_frame"]
+
+
+def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
+    """Highest-density interval of samples along ``axis`` (vectorized over the rest).
+
+    The narrowest interval spanning ``floor(prob * n) + 1`` of the sorted samples, as
+    ArviZ computes it for unimodal distributions. NaN where any sample is NaN.
+
+    Parameters
+    ----------
+    samples : array_like
+    prob : float in (0, 1)
+    axis : int
+
+    Returns
+    -------
+    ndarray with ``axis`` replaced by a trailing axis of size 2 (lower, upper).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import hdi
+    >>> hdi(np.arange(101.0), 0.9).tolist()
+    [0.0, 90.0]
+    """
+    prob = V.as_probability(prob, "hdi_prob", open_interval=True)
+    x = np.moveaxis(np.asarray(samples, dtype=np.float64), axis, -1)
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError("hdi needs at least one sample.")
+    has_nan = np.isnan(x).any(axis=-1)
+    x = np.sort(x, axis=-1)
+    keep = min(n, int(np.floor(prob * n)) + 1)  # ArviZ's window
+    widths = x[..., keep - 1 :] - x[..., : n - keep + 1]
+    start = np.argmin(widths, axis=-1)[..., None]
+    lo = np.take_along_axis(x, start, axis=-1)[..., 0]
+    hi = np.take_along_axis(x, start + keep - 1, axis=-1)[..., 0]
+    out = np.stack([lo, hi], axis=-1)
+    out[has_nan] = np.nan
+    return out
+
+
+def summary_columns(hdi_prob: float = HDI_PROB) -> list[str]:
+    """The columns of every posterior's summary table: ``mean, sd, hdi_<lo>%, hdi_<hi>%``.
+
+    Examples
+    --------
+    >>> from bayeval.core.summary import summary_columns
+    >>> summary_columns()
+    ['mean', 'sd', 'hdi_5%', 'hdi_95%']
+    """
+    return ["mean", "sd", *hdi_columns(hdi_prob)]
+
+
+def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> list[tuple]:
+    """``(name, mean, sd, hdi_lo, hdi_hi)`` of each coordinate of ``da`` over ``sample_dims``.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayeval.core.summary import summary_rows
+    >>> da = xr.DataArray(np.arange(200.0).reshape(2, 100), dims=("chain", "draw"))
+    >>> name, mean, sd, lo, hi = summary_rows("x", da, 0.9, ("chain", "draw"))[0]
+    >>> name, float(mean), float(lo), float(hi)
+    ('x', 99.5, 0.0, 180.0)
+    """
+    other = [d for d in da.dims if d not in sample_dims]
+    stacked = da.stack(_sample=sample_dims).transpose(*other, "_sample")
+    values = stacked.values.reshape(-1, stacked.sizes["_sample"])
+    means = values.mean(axis=1)
+    sds = values.std(axis=1, ddof=1) if values.shape[1] > 1 else np.full(values.shape[0], np.nan)
+    bounds = hdi(values, hdi_prob, axis=1)
+    names = []
+    if other:
+        grids = np.meshgrid(*[da[d].values for d in other], indexing="ij")
+        for idx in range(values.shape[0]):
+            parts = []
+            for d, g in zip(other, grids, strict=True):
+                v = g.ravel()[idx]
+                parts.append(f"{d}={v:.4g}" if isinstance(v, float | np.floating) else f"{d}={v}")
+            names.append(f"{label}[{', '.join(parts)}]")
+    else:
+        names = [label]
+    return [(n, m, s, b[0], b[1]) for n, m, s, b in zip(names, means, sds, bounds, strict=True)]
+
+
+def summary_frame(rows, hdi_prob) -> pd.DataFrame:
+    """The summary table of :func:`summary_rows`' rows, indexed by ``metric``.
+
+    Examples
+    --------
+    >>> from bayeval.core.summary import summary_frame
+    >>> summary_frame([("x", 0.5, 0.1, 0.3, 0.7)], 0.9).columns.tolist()
+    ['mean', 'sd', 'hdi_5%', 'hdi_95%']
+    """
+    lo, hi = hdi_columns(hdi_prob)
+    df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
+    return df
