@@ -235,7 +235,8 @@ def labels_to_width(df, width, floor=COVERAGE_FLOOR) -> pd.DataFrame:
             if r["width"] <= width and r["covered"] >= floor:
                 if prev is not None and prev[1] > width:
                     (b0, w0) = prev
-                    t = (np.log(w0) - np.log(width)) / (np.log(w0) - np.log(r["width"]))
+                    w1 = max(float(r["width"]), 1e-9)  # a zero-width interval (every label known)
+                    t = (np.log(w0) - np.log(width)) / (np.log(w0) - np.log(w1))
                     need = float(np.exp(np.log(b0) + t * (np.log(b) - np.log(b0))))
                 else:
                     need = float(b)
@@ -254,6 +255,11 @@ def write_report(df: pd.DataFrame, out: pathlib.Path, header: str) -> str:
                            "logistic/random", "monotone/random", "logistic/design", "monotone/design")
                if m in set(df.method)]
     lines = [header, ""]
+    sets = df.groupby("pool")["set"].nunique()
+    lines.append("Label sets per pool: " + ", ".join(f"{p} {n}" for p, n in sets.items())
+                 + f" ({int(sets.sum())} in all). Fewer than the 20 the full run makes: read the coverages "
+                 "below with their Monte Carlo error in mind (a cell pooled over 30 intervals has a standard "
+                 "error of about 0.05 at 90%).\n")
     lines.append("## Coverage and mean width of the 90% intervals, pooled over pools\n")
     for metric_kind in ("AP", "P@", "precision", "recall"):
         sub = df[df.metric.str.startswith(metric_kind)] if metric_kind == "P@" else df[df.metric == metric_kind]

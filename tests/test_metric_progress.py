@@ -4,7 +4,8 @@
 import numpy as np
 import pytest
 
-from bayeval import EvalData, Posterior, _progress
+from bayeval import EvalData, Posterior
+from bayeval.core import _progress
 
 
 @pytest.fixture()

@@ -50,7 +50,8 @@ def export_readable(path, out) -> dict:
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from bayeval.active.store import LabelStore, export_readable
+    >>> from bayeval.active.store import LabelStore
+    >>> from bayeval.active.repair import export_readable
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
     >>> _ = LabelStore(tmp / "s.db").add(["a", "b"], [1, 0], annotator="ana")
     >>> export_readable(tmp / "s.db", tmp / "labels.csv")["rows"]
@@ -167,7 +168,8 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) ->
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from bayeval.active.store import LabelStore, repair
+    >>> from bayeval.active.store import LabelStore
+    >>> from bayeval.active.repair import repair
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
     >>> LabelStore(tmp / "s.db").add(["a", "b", "bb"], [1, 0, 1], annotator="ana")  # "bb": a typo
     3
