@@ -125,7 +125,7 @@ def test_cli_quiet_shows_no_bar(slow, tmp_path, capsys):
 
 _JUPYTER_CELL = """
 import time
-from bayeval import _progress
+from bayeval.core import _progress
 _progress.JUPYTER_REFRESH = 0.05
 with _progress.Bar("scoring the pool", total=4, delay=0) as bar:
     for i in range(4):
