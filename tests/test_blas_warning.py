@@ -42,7 +42,7 @@ def test_a_fit_does_not_show_pytensors_blas_warning():
 
 def test_the_blas_search_still_runs_and_its_result_is_kept():
     """The probe only silences the message: a BLAS PyTensor finds is used as before."""
-    from bayeval.models import _sampling
+    from bayeval.core import sampling as _sampling
 
     _sampling._quiet_blas_probe()
     assert isinstance(pytensor.config.blas__ldflags, str)

@@ -647,18 +647,9 @@ class AnnotatorError(Model):
 
 
 def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> AnnotationData:
-    """``build``/``fit``'s data argument: an AnnotationData, or the older positional form."""
-    import warnings
-
+    """``build``/``fit``'s data argument: one AnnotationData."""
     if len(args) == 1 and isinstance(args[0], AnnotationData) and "gold" not in kwargs and "scores" not in kwargs:
         return args[0]
-    if len(args) == 2:
-        warnings.warn(
-            f"AnnotatorError.{what}(predictions, annotations, gold=..., scores=...) is deprecated; pass one "
-            f"AnnotationData(predictions, annotations, gold=..., scores=...) instead.",
-            DeprecationWarning, stacklevel=stacklevel,
-        )
-        return AnnotationData(args[0], args[1], gold=kwargs.pop("gold", None), scores=kwargs.pop("scores", None))
     raise TypeError(
         f"AnnotatorError.{what}() takes one AnnotationData(predictions, annotations, gold=..., scores=...), "
         f"got {len(args)} positional argument(s)"

@@ -201,7 +201,7 @@ class MetricSpec:
 
         Examples
         --------
-        >>> from bayeval.metrics import METRICS
+        >>> from bayeval.core.metrics import METRICS
         >>> METRICS["recall_at_k"].options()
         ['k', 'zero_division']
         """
