@@ -571,7 +571,7 @@ def _cmd_select(args) -> int:
     import pandas as pd
 
     from .active import LabelStore, expected_change, select
-    from .active.design import design, resolve_auto
+    from .active.design import design, design_target, resolve_auto
 
     store = None
     if args.store:  # a store path that cannot work is refused before the data are read
@@ -617,7 +617,7 @@ def _cmd_select(args) -> int:
     post = None
     try:
         if strategy == "design":  # chosen by the scores alone: nothing to fit
-            pos = design(data, args.size, metric=args.metric, random_seed=args.random_seed)
+            pos = design(data, args.size, metric=design_target(args.metric)[0], random_seed=args.random_seed)
         else:
             post = _fit(args, data)
             pos = select(post, metric=args.metric, size=args.size, strategy=strategy, random_seed=args.random_seed,

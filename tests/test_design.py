@@ -90,3 +90,22 @@ def test_default_fit_on_a_designed_batch_covers_separated_margins():
         lo, hi = be.hdi(post.metric("average_precision").values.ravel(), 0.9)
         covered += lo <= truth <= hi
     assert covered >= 2
+
+
+def test_a_loop_designs_for_any_metric_it_is_given():
+    """ActiveSession's first batch: a metric at a threshold without one, or a custom metric,
+    falls back to the ranking's strata instead of failing the loop."""
+    import tempfile, os
+    from bayeval.active import ActiveSession
+    from bayeval.active.design import design_target
+
+    assert design_target("recall", 0.3) == ("recall", 0.3)
+    assert design_target("f_score") == ("average_precision", None)
+    s = np.linspace(0, 1, 300)
+    data = be.EvalData(s, predictions=(s > 0.5).astype(int))
+    store = os.path.join(tempfile.mkdtemp(), "s.sqlite")
+    sess = ActiveSession(data, be.fit, metric="f_score", store=store, batch_size=14, random_seed=0)
+    batch = sess.next_batch()
+    assert len(batch) == 14
+    assert sess.store.batches()["strategy"].iloc[-1] == "design"
+    sess.close()

@@ -41,7 +41,7 @@ import numpy as np
 from ..core import _validate as V
 from ..core.data import EvalData
 
-__all__ = ["design", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata", "resolve_auto"]
+__all__ = ["design", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata", "design_target", "resolve_auto"]
 
 #: Stratum edges for ranking metrics, as shares of the ranking counted from the top.
 RANK_STRATA = (0.0, 0.01, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0)
@@ -188,3 +188,21 @@ def resolve_auto(strategy: str, data: EvalData, size: int) -> str:
         return strategy
     plain = data.noisy_labels is None and not data.has_categories
     return "design" if plain and data.n_vetted < size else "expected_change"
+
+
+def design_target(metric, threshold=None) -> tuple[str, float | None]:
+    """The strata a loop's designed batch uses for ``metric``: its own where :func:`design`
+    knows it (a metric at a threshold needs the threshold), else the ranking's.
+
+    Examples
+    --------
+    >>> design_target("precision", 0.5)
+    ('precision', 0.5)
+    >>> design_target("precision"), design_target(len)
+    (('average_precision', None), ('average_precision', None))
+    """
+    if not isinstance(metric, str) or metric not in _RANKING_METRICS + THRESHOLD_METRICS:
+        return "average_precision", None
+    if metric in THRESHOLD_METRICS:
+        return (metric, threshold) if threshold is not None else ("average_precision", None)
+    return metric, None

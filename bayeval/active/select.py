@@ -99,7 +99,7 @@ import xarray as xr
 from ..core import _validate as V
 from ..core.posterior import Posterior, check_posterior
 from ..core.evaluate import MetricEvaluator
-from .design import design, resolve_auto
+from .design import design, design_target, resolve_auto
 
 __all__ = ["STRATEGIES", "expected_change", "select"]
 
@@ -471,9 +471,8 @@ def select(
     candidates = np.flatnonzero(~data.vetted & ~excluded)
     strategy = resolve_auto(strategy, data, size)
     if strategy == "design":
-        name = metric if isinstance(metric, str) else "average_precision"
-        return design(data, size, metric=name, threshold=metric_kwargs.get("threshold"), exclude=excluded,
-                      random_seed=rng)
+        name, thr = design_target(metric, metric_kwargs.get("threshold"))
+        return design(data, size, metric=name, threshold=thr, exclude=excluded, random_seed=rng)
     if strategy == "expected_change":
         if candidates.size == 0:
             _ChangeSetup(post, metric, category, metric_kwargs)  # still validate the metric

@@ -24,7 +24,7 @@ from ..core.data import EvalData
 from ..core.evaluate import resolve_metric
 from ..core.model import Model
 from ..core.posterior import Posterior
-from .design import THRESHOLD_METRICS, design, resolve_auto
+from .design import design, design_target, resolve_auto
 from .select import STRATEGIES, select
 from .store import KnownItems, LabelStore
 
@@ -278,8 +278,8 @@ class ActiveSession:
         strategy = resolve_auto(self.strategy, self.data, min(self.batch_size, unvetted))
         size = min(self.batch_size, unvetted)
         if strategy == "design":  # chosen by the scores alone: no fit needed
-            thr = kwargs.get("threshold") if self.metric in THRESHOLD_METRICS else None
-            positions = design(self.data, size, metric=self.metric, threshold=thr, random_seed=seed)
+            name, thr = design_target(self.metric, kwargs.get("threshold"))
+            positions = design(self.data, size, metric=name, threshold=thr, random_seed=seed)
         else:
             positions = select(self.posterior, metric=self.metric, size=size, strategy=strategy, random_seed=seed,
                                **kwargs)
