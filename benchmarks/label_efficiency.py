@@ -48,7 +48,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import real_scores as R  # noqa: E402
 
 import bayeval as be  # noqa: E402
-from bayeval import metrics as M  # noqa: E402
 from bayeval.active import design, select  # noqa: E402
 
 HDI = 0.9
@@ -68,30 +67,6 @@ def _specs(pool) -> dict:
 
 def _interval(post, specs) -> dict:
     return R._interval(post, specs)
-
-
-def vetted_only(data, specs, rng, n_boot=200) -> dict:
-    """The vetted items' own metric and a percentile bootstrap 90% interval."""
-    vet = np.flatnonzero(data.vetted)
-    s, y = data.scores[vet], data.labels[vet].astype(np.int8)
-    out = {}
-    boot = rng.integers(0, vet.size, (n_boot, vet.size))
-    for lab, (m, kw) in specs.items():
-        kw2 = dict(kw)
-        if m == "precision_at_k":
-            kw2["k"] = max(1, round(kw["k"] * vet.size / data.n_items))
-        fn = getattr(M, m)
-        if "threshold" in kw2:
-            x = (s >= kw2.pop("threshold")).astype(np.int8)
-        else:
-            x = s
-        with np.errstate(all="ignore"):
-            point = float(np.asarray(fn(y[None], x, **kw2), dtype=float).ravel()[0])
-            b = np.array([float(np.asarray(fn(y[i][None], x[i], **kw2), dtype=float).ravel()[0]) for i in boot])
-        b = b[np.isfinite(b)]
-        lo, hi = (np.quantile(b, [0.05, 0.95]) if b.size else (np.nan, np.nan))
-        out[lab] = (point, float(lo), float(hi))
-    return out
 
 
 def _as_prob(pool, s):
@@ -181,7 +156,6 @@ def run_pool(pool, budgets, n_sets, seed=0, log=print, first_set=0) -> list[dict
     truth = R._truth(pool, specs)
     n = pool.scores.size
     budgets = [b for b in budgets if b <= 0.8 * n]
-    ap_spec = {"AP": specs["AP"]}
     rows = []
     for rep in range(first_set, first_set + n_sets):
         t0 = time.perf_counter()
@@ -194,7 +168,7 @@ def run_pool(pool, budgets, n_sets, seed=0, log=print, first_set=0) -> list[dict
             rows += _rows(pool, b, rep, "default/random", _interval(post, specs), truth)
             for name, c in post.candidates.items():
                 rows += _rows(pool, b, rep, f"{name.split('/')[1]}/random", _interval(c, specs), truth)
-            rows += _rows(pool, b, rep, "vetted-only", vetted_only(data, specs, rng), truth)
+            rows += _rows(pool, b, rep, "vetted-only", R.vetted_only_interval(data, specs, rng), truth)
             rows += _rows(pool, b, rep, "PPI++", ppi_plus(pool, idx, {k: v for k, v in specs.items()
                                                                       if v[0] in ("precision", "recall")}), truth)
             # a designed batch of the whole budget

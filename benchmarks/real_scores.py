@@ -328,6 +328,11 @@ def _interval(post, specs) -> dict:
 
 def _vetted_only(data, specs, rng, n_boot=200) -> dict:
     """Vetted-only point estimate and its bootstrap 90% interval width (percentile)."""
+    return {lab: (point, hi - lo) for lab, (point, lo, hi) in vetted_only_interval(data, specs, rng, n_boot).items()}
+
+
+def vetted_only_interval(data, specs, rng, n_boot=200) -> dict:
+    """Vetted-only point estimate and its percentile bootstrap 90% interval ``(point, lo, hi)``."""
     vet = np.flatnonzero(data.vetted)
     s, y = data.scores[vet], data.labels[vet].astype(np.int8)
     out = {}
@@ -346,8 +351,8 @@ def _vetted_only(data, specs, rng, n_boot=200) -> dict:
             b = np.array([fn(y[i][None], s[i], **kw2)[0] for i in boot_idx])
         b = np.asarray(b, dtype=float).ravel()
         b = b[np.isfinite(b)]
-        width = float(np.subtract(*np.quantile(b, [0.95, 0.05]))) if b.size else np.nan
-        out[lab] = (point, width)
+        lo, hi = (float(q) for q in np.quantile(b, [0.05, 0.95])) if b.size else (np.nan, np.nan)
+        out[lab] = (point, lo, hi)
     return out
 
 

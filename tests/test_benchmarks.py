@@ -11,6 +11,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
@@ -271,3 +272,21 @@ def test_real_scores_side_by_side_compares_the_same_label_sets():
     assert "held in 0.500 of the label sets where the mixture" in rule and "against 1.00 for the default" in rule
     with pytest.raises(SystemExit, match="no rows of the default"):
         real_scores.side_by_side(mix, default[default.model != "default"])
+
+
+def test_label_efficiency_labels_to_width_interpolates_and_requires_coverage():
+    sys.path.insert(0, str(BENCH))
+    import label_efficiency as L
+    import pandas as pd
+
+    rows = []
+    for b, w, cov in ((20, 0.4, 1.0), (50, 0.2, 1.0), (100, 0.05, 1.0)):  # method "a": reaches 0.10 between 50 and 100
+        rows += [{"pool": "p", "metric": "AP", "method": "a", "budget": b, "width": w, "covered": cov}] * 2
+    for b, w, cov in ((20, 0.05, 0.5), (50, 0.05, 0.5), (100, 0.05, 1.0)):  # "b": narrow at once, covers only at 100
+        rows += [{"pool": "p", "metric": "AP", "method": "b", "budget": b, "width": w, "covered": cov}] * 2
+    rows += [{"pool": "p", "metric": "AP", "method": "c", "budget": 20, "width": 0.3, "covered": 1.0}]  # never
+    need = L.labels_to_width(pd.DataFrame(rows), 0.10)
+    # log-linear between (50, 0.2) and (100, 0.05): 0.10 is half-way in log width -> sqrt(50 * 100)
+    assert need.loc[("p", "AP"), "a"] == pytest.approx((50 * 100) ** 0.5)
+    assert need.loc[("p", "AP"), "b"] == 100
+    assert np.isnan(need.loc[("p", "AP"), "c"])
