@@ -575,7 +575,8 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise err("[constraints] min_flagged", f"expected a whole number >= 0, got {value!r}.")
                 continue
-            constraints[key] = _fraction(value, f"[constraints] {key}", err)
+            # recalibrate requires prob strictly inside (0, 1): refuse it here, naming the card's line
+            constraints[key] = _fraction(value, f"[constraints] {key}", err, open_interval=key == "prob")
 
     return Card(
         path=folder.resolve(),

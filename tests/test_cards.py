@@ -285,6 +285,8 @@ def test_unknown_model_and_bad_model_options(tmp_path):
         ("hdi_prob = 0.9", "hdi_prob = 1.0", "[report] hdi_prob"),
         ("min_precision = 0.9", "min_precision = 1.5", "[constraints] min_precision"),
         ("min_precision = 0.9", "", "[constraints]"),
+        ("min_precision = 0.9", "min_precision = 0.9\nprob = 1.0", "[constraints] prob"),
+        ("min_precision = 0.9", "min_precision = 0.9\nprob = 0", "[constraints] prob"),
     ],
 )
 def test_bad_values_name_the_key(tmp_path, old, new, key):
