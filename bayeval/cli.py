@@ -842,6 +842,11 @@ def _cmd_vet(args) -> int:
               announce=lambda line: print(line, file=sys.stderr, flush=True))
     except OSError as exc:
         raise CLIError(str(exc)) from exc
+    if vet.refitting_thread_alive():  # a refit (or its compilation) still runs: it holds nothing unsaved
+        print("bayeval: a refit was still running and is abandoned; every answer is in the store.",
+              file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(0)
     return 0
 
 

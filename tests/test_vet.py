@@ -470,3 +470,127 @@ def test_a_killed_server_loses_nothing_acknowledged_and_resumes(tmp_path):
         proc.send_signal(signal.SIGINT)  # Ctrl-C: a clean stop, without waiting for a refit
         assert proc.wait(30) == 0
     print("second server", time.monotonic() - t0)
+
+
+# ------------------------------------------------------------ in a browser
+
+
+def _browser():
+    """A headless Chromium driver, or skip (fail when BAYEVAL_REQUIRE_BROWSER=1), as in test_report."""
+    required = os.environ.get("BAYEVAL_REQUIRE_BROWSER") == "1"
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing = "selenium is not installed"
+    else:
+        missing = next((f"{p} is missing" for p in ("/usr/bin/chromium", "/usr/bin/chromedriver")
+                        if not os.path.exists(p)), None)
+    if missing:
+        if required:
+            pytest.fail(f"BAYEVAL_REQUIRE_BROWSER=1 but {missing}.")
+        pytest.skip(f"no headless browser: {missing}")
+    import tempfile
+
+    opts = Options()
+    for arg in ("--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+                "--disable-background-networking --disable-component-update --disable-sync").split():
+        opts.add_argument(arg)
+    opts.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='bayeval-chrome-')}")
+    opts.add_argument("--window-size=1100,760")
+    opts.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+
+
+HOSTILE = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\"> & <b>b</b>"
+
+
+def _wait(driver, what, timeout=60):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = driver.execute_script(what)
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for: {what}")
+
+
+def _shown(driver):
+    return _wait(driver, "const b = document.getElementById('yes');"
+                         "return !b.disabled && document.getElementById('item-id').textContent;")
+
+
+def _press(driver, key, before):
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.TAG_NAME, "body").send_keys(key)
+    return _wait(driver, "const b = document.getElementById('yes'); const i = "
+                         f"document.getElementById('item-id').textContent; return !b.disabled && i !== {before!r} && i;")
+
+
+def test_the_page_in_a_browser_keys_two_tabs_hostile_text_and_a_screenshot(tmp_path):
+    import shutil
+
+    import pandas as pd
+
+    driver = _browser()
+    folder = tmp_path / "digits"
+    shutil.copytree(ROOT / "models" / "digits_vet", folder, ignore=shutil.ignore_patterns("vet.sqlite*"))
+    scores = pd.read_csv(folder / "scores.csv", dtype={"id": str})
+    scores["text"] = HOSTILE
+    scores.to_csv(folder / "scores.csv", index=False)
+    toml = (folder / "card.toml").read_text().replace('image = "image"', 'image = "image"\ntext = "text"')
+    (folder / "card.toml").write_text(toml)
+    store = tmp_path / "labels.sqlite"
+    proc, url, token = _start([str(folder), "--store", str(store), "--port", "0", "--draws", "300",
+                               "--annotator", "ana"], tmp_path)
+    truth = dict(zip(scores["id"], scores["truth"], strict=True))
+    try:
+        driver.set_page_load_timeout(60)
+        driver.get(f"{url}/?token={token}")
+        first = _shown(driver)
+        # hostile text is shown as text, and never runs
+        assert driver.execute_script("return document.getElementById('text').textContent") == HOSTILE
+        assert driver.title != "pwned" and driver.execute_script("return document.scripts.length") == 1
+        assert _wait(driver, "const i = document.getElementById('image'); return i.complete && i.naturalWidth") == 8
+        # the keyboard: y, n, s, then u brings the skipped item back
+        answered = []
+        item = first
+        for key in ("y", "n"):
+            answered.append((item, 1 if key == "y" else 0))
+            item = _press(driver, key, item)
+        skipped = item
+        item = _press(driver, "s", item)
+        assert _press(driver, "u", item) == skipped
+        with LabelStore(store) as st:
+            assert [(i, int(v)) for i, v in st.resolved().items()] == answered
+        # a second tab is a second client: never the same item
+        one = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        driver.get(f"{url}/?token={token}")
+        other = _shown(driver)
+        assert other != skipped
+        for _ in range(3):  # both vet the truth, in turn
+            answered.append((other, int(truth[other])))
+            other = _press(driver, "y" if truth[other] else "n", other)
+            driver.switch_to.window(one)
+            assert _shown(driver) != other
+            mine = _shown(driver)
+            answered.append((mine, int(truth[mine])))
+            _press(driver, "y" if truth[mine] else "n", mine)
+            driver.switch_to.window(driver.window_handles[1])
+        with LabelStore(store) as st:
+            got = {i: int(v) for i, v in st.resolved().items()}
+        assert len(answered) == len({i for i, _ in answered}) == 8 and got == dict(answered)
+        # after the background refit the estimate and its chart are on the page
+        driver.switch_to.window(one)
+        _wait(driver, "return document.getElementById('estimate').textContent.includes('credible interval')"
+                      " && document.getElementById('refit').textContent === '' "
+                      " && document.querySelectorAll('#chart circle').length >= 1", timeout=240)
+        shot = Path(os.environ.get("BAYEVAL_VET_SCREENSHOT", tmp_path / "vet.png"))
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.quit()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)

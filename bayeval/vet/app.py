@@ -253,7 +253,7 @@ def serve(vet: VetSession, *, host: str = "127.0.0.1", port: int = 8000, token: 
                      "URL (its token) can read the items and add labels; the traffic is not encrypted.")
         announce(f"vetting page: http://{shown}:{bound}/?token={token}")
         announce("press Ctrl-C to stop; every acknowledged answer is already in the label store.")
-        config = uvicorn.Config(app, log_level="warning", access_log=False)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=3)
         try:
             uvicorn.Server(config).run(sockets=[sock])
         except KeyboardInterrupt:  # uvicorn passes Ctrl-C on after its clean shutdown

@@ -465,6 +465,10 @@ class VetSession:
             self._worker.join(timeout=timeout)
         self.session.close()
 
+    def refitting_thread_alive(self) -> bool:
+        """Whether the background thread still runs (after :meth:`close`: a refit outlasted its timeout)."""
+        return self._worker.is_alive()
+
     def __enter__(self) -> VetSession:
         return self
 

@@ -156,7 +156,7 @@
     el("text", { x: 2, y: Y(hi) + 10, "font-size": 10 }, hi.toFixed(2));
     el("text", { x: 2, y: Y(lo), "font-size": 10 }, lo.toFixed(2));
     el("text", { x: L, y: H - 5, "font-size": 10 }, String(x0));
-    el("text", { x: W - R - 30, y: H - 5, "font-size": 10 }, String(x1) + " vetted");
+    el("text", { x: W - R, y: H - 5, "font-size": 10, "text-anchor": "end" }, String(x1) + " vetted");
     for (const p of pts) {
       el("line", { x1: X(p.n_vetted), y1: Y(p.lower), x2: X(p.n_vetted), y2: Y(p.upper), stroke: "#7aa6d8", "stroke-width": 4 });
     }
