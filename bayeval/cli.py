@@ -807,7 +807,7 @@ def _cmd_export_labels(args) -> int:
 def _cmd_vet(args) -> int:
     import importlib.util
 
-    from .vet.app import EXTRA_HINT, is_loopback
+    from .vet.app import EXTRA_HINT
 
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be a port number from 1 to 65535 (0: any free port), got {args.port}.")
@@ -832,10 +832,7 @@ def _cmd_vet(args) -> int:
                        budget=args.budget, draws=args.draws, tune=args.tune)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
-    host = args.host or "127.0.0.1"
-    if not is_loopback(host):
-        print(f"bayeval: warning: --host {host} makes the page reachable from other machines; only people "
-              "with the printed URL (its token) can use it.", file=sys.stderr)
+    host = args.host or "127.0.0.1"  # serve() warns when another host makes the page reachable from afar
     print(f"{card.title}: {vet.view.n_items} items; labels go to {vet.store.path}", file=sys.stderr)
     try:
         serve(vet, host=host, port=args.port, token=args.token,

@@ -423,7 +423,8 @@ def _start(args, cwd):
             break
         lines.append(line)
         m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
-        if m:
+        if m:  # keep reading what the server says, so that it never blocks on a full pipe
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
             return proc, m.group(1), m.group(2)
     proc.kill()
     raise AssertionError("the server did not start:\n" + "".join(lines) + proc.stderr.read())
@@ -529,7 +530,7 @@ def _press(driver, key, before):
                          f"document.getElementById('item-id').textContent; return !b.disabled && i !== {before!r} && i;")
 
 
-def test_the_page_in_a_browser_keys_two_tabs_hostile_text_and_a_screenshot(tmp_path):
+def test_the_page_in_a_browser_keys_two_tabs_hostile_text_screenshot_and_a_killed_server(tmp_path):
     import shutil
 
     import pandas as pd
@@ -590,6 +591,17 @@ def test_the_page_in_a_browser_keys_two_tabs_hostile_text_and_a_screenshot(tmp_p
                       " && document.querySelectorAll('#chart circle').length >= 1", timeout=240)
         shot = Path(os.environ.get("BAYEVAL_VET_SCREENSHOT", tmp_path / "vet.png"))
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+        # the server is killed mid-session; restarted on its store, the page resumes
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        proc, url, token = _start([str(store), "--port", "0"], tmp_path)
+        driver.get(f"{url}/?token={token}")
+        again = _shown(driver)
+        assert again not in dict(answered)
+        _wait(driver, "return document.getElementById('progress').textContent.startsWith('8 of 899 items vetted')")
+        _press(driver, "y", again)
+        with LabelStore(store) as st:
+            assert len(st.resolved()) == 9 and st.resolved()[again] == 1
     finally:
         driver.quit()
         proc.send_signal(signal.SIGINT)

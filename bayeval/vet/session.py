@@ -62,8 +62,8 @@ import traceback
 from pathlib import Path
 
 from ..active.session import ActiveSession
-from ..core._progress import quiet
 from ..active.store import KnownItems, LabelStore
+from ..core._progress import quiet
 from .items import ItemView
 
 __all__ = ["VetSession", "VetError", "metric_readout", "open_vet", "find_card"]
@@ -71,7 +71,7 @@ __all__ = ["VetSession", "VetError", "metric_readout", "open_vet", "find_card"]
 _SKIPPED_KEY = "vet_skipped"
 _CARD_KEY = "vet_card"
 _CLIENT = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-_ANSWERS = {"y": 1, "n": 0, "yes": 1, "no": 0, 1: 1, 0: 0, True: 1, False: 0}
+_ANSWERS = {"y": 1, "n": 0, "yes": 1, "no": 0, 1: 1, 0: 0}  # True == 1 and False == 0 as keys
 
 
 class VetError(ValueError):
