@@ -67,6 +67,7 @@ _SUBMODULES = {
     "persist": "bayeval.persist",
     "plots": "bayeval.plots",
     "rankings": "bayeval.rankings",
+    "vet": "bayeval.vet",
 }  # not "report" and "recalibrate": on the face these are the functions of those modules
 
 

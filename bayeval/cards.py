@@ -55,6 +55,16 @@ The ``card.toml`` schema
     #                               # (default: the larger of 10 and 1% of the items, at most a
     #                               # tenth of the expected positives; 0 allows any threshold)
 
+    [vet]                           # optional: the vetting page (`bayeval vet CARD`)
+    image = "image"                 # column: an image file (a path inside the card folder)
+                                    # or an http(s) URL, shown for each item
+    text = "text"                   # column: text shown for each item
+    metric = "average_precision"    # the label of a [report] metric to estimate and to choose
+                                    # items for (default: the first)
+    batch_size = 10                 # items proposed per batch (default 10)
+    budget = 200                    # optional: how many labels you plan to give
+    store = "vet.sqlite"            # the label store, relative to the card folder (default)
+
 Label columns are read strictly, by the same rule as every other entry point
 (the ``bayeval`` command, the label store, the active session): a vetted label (and
 a noisy label, a prediction, a truth value) must be ``1`` or ``0`` (``1.0``/``0.0``
@@ -120,7 +130,7 @@ MODELS: dict[str, tuple[str, str]] = {
 # Columns each model needs besides ``score`` (checked when the card is loaded).
 _MODEL_NEEDS = {"label_flip": ("noisy_label",)}
 
-_TOP_KEYS = ("title", "description", "data", "model", "sampling", "report", "constraints")
+_TOP_KEYS = ("title", "description", "data", "model", "sampling", "report", "constraints", "vet")
 _DATA_KEYS = (
     "file",
     "score",
@@ -138,6 +148,8 @@ _CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob", "min_flagged")
 _SAMPLING_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2, "random_seed": 0}
 _REPORT_DEFAULTS = {"hdi_prob": HDI_PROB, "metrics": ["average_precision"]}
 _BINARY_COLUMNS = ("label", "noisy_label", "prediction", "truth")
+_VET_KEYS = ("image", "text", "metric", "batch_size", "budget", "store")
+_VET_DEFAULTS = {"batch_size": 10, "store": "vet.sqlite"}
 
 
 class CardError(ValueError):
@@ -185,6 +197,9 @@ class Card:
         ``hdi_prob`` and ``metrics`` (the entries as written in the file).
     constraints : dict or None
         ``min_precision`` and/or ``min_recall``.
+    vet : dict
+        The ``[vet]`` table with its defaults: ``batch_size``, ``store`` and whichever of
+        ``image``, ``text``, ``metric`` and ``budget`` it gives.
 
     Examples
     --------
@@ -217,6 +232,7 @@ class Card:
     sampling: dict = field(default_factory=lambda: dict(_SAMPLING_DEFAULTS))
     report_options: dict = field(default_factory=lambda: dict(_REPORT_DEFAULTS))
     constraints: dict | None = None
+    vet: dict = field(default_factory=lambda: dict(_VET_DEFAULTS))
 
     @property
     def card_file(self) -> Path:
@@ -303,6 +319,35 @@ class Card:
         )
         truth = parsed.get("truth")
         return data, None if truth is None else truth.astype(np.int8)
+
+    def column_text(self, column: str) -> list:
+        """The cells of one column of the scores file, as text (None where empty).
+
+        What the vetting page shows of each item: its image path or URL, its text.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s,note\\n0.9,007\\n0.4,\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "two scores"
+        ... data = { file = "s.csv", score = "s" }
+        ... model = { name = "score_mixture" }
+        ... vet = { text = "note" }
+        ... ''')
+        >>> load_card(folder).column_text("note")
+        ['007', None]
+        """
+        table = _read_table(self, text=[column])
+        try:
+            table.require({"[vet] column": column})
+        except MissingColumn as exc:
+            raise self._error("[vet]", f"{exc} Fix the column name in {CARD_FILE} or in the file.") from None
+        return [None if v is None or (isinstance(v, float) and v != v) or str(v) == "" else str(v)
+                for v in table.frame[column].tolist()]
 
     # ----------------------------------------------------------------- model
 
@@ -578,6 +623,8 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
             # recalibrate requires prob strictly inside (0, 1): refuse it here, naming the card's line
             constraints[key] = _fraction(value, f"[constraints] {key}", err, open_interval=key == "prob")
 
+    vet = _check_vet(doc.get("vet", {}), report["metrics"], card_file, err)
+
     return Card(
         path=folder.resolve(),
         title=title,
@@ -589,7 +636,25 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
         sampling=sampling,
         report_options=report,
         constraints=constraints,
+        vet=vet,
     )
+
+
+def _check_vet(table, metrics, card_file, err) -> dict:
+    """The ``[vet]`` table, checked, with its defaults."""
+    vet = dict(_table(table, "[vet]", err))
+    _check_keys(vet, _VET_KEYS, "[vet]", err)
+    for key in ("image", "text", "store"):
+        if key in vet:
+            _string(vet[key], f"[vet] {key}", err)
+    for key in ("batch_size", "budget"):
+        if key in vet:
+            _integer(vet[key], f"[vet] {key}", err, 1)
+    if "metric" in vet:
+        labels = list(_parse_metrics(metrics, card_file))
+        if vet["metric"] not in labels:
+            raise err("[vet] metric", f"{vet['metric']!r} is not a [report] metric; choose one of {labels}.")
+    return {**_VET_DEFAULTS, **vet}
 
 
 def list_cards(root="models") -> list[Card]:
@@ -761,15 +826,15 @@ def _file_kind(path: Path) -> str | None:
     return None
 
 
-def _read_table(card: Card) -> Table:
+def _read_table(card: Card, text=()) -> Table:
     """The scores file (:func:`bayeval._tables.read_table`), its binary columns kept as typed."""
     path = card.data_file
     if not path.is_file():
         raise card._error("[data] file", f"{path} not found.")
-    binary = sorted({card.columns[r] for r in _BINARY_COLUMNS if r in card.columns})
+    binary = sorted({card.columns[r] for r in _BINARY_COLUMNS if r in card.columns} - set(text))
     ids = [card.columns["id"]] if "id" in card.columns else []  # "007" and "7" are different items
     try:
-        return read_table(path, text_columns=ids, raw_columns=binary)
+        return read_table(path, text_columns=sorted({*ids, *text}), raw_columns=binary)
     except TableError as exc:
         raise card._error("[data] file", str(exc)) from exc
 

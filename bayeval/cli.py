@@ -15,6 +15,7 @@ Subcommands::
     bayeval export-labels STORE OUT.csv          save the readable rows of a (damaged) label store
     bayeval repair-store STORE --scores SCORES --score COL
                                                  set aside the labels of unknown item ids (keeps them all)
+    bayeval vet CARD_OR_STORE [--port 8000]      a local web page to vet items, the interval after each answer
     bayeval demo                                 the bundled breast-cancer example
 
 SCORES is a CSV or Parquet file with one row per item. Errors in the inputs are
@@ -160,7 +161,8 @@ def _check_args(args) -> None:
         os.environ[V.MAX_MEMORY_ENV] = str(args.max_memory_gb)  # seen by every size check of this run
     if hasattr(args, "random_seed") and args.random_seed is None:
         args.random_seed = 0
-    for flag, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("random_seed", 0), ("size", 1), ("batch", 1)):
+    for flag, minimum in (("draws", 1), ("tune", 0), ("chains", 1), ("random_seed", 0), ("size", 1), ("batch", 1),
+                          ("batch_size", 1), ("budget", 1)):
         value = getattr(args, flag, None)
         if value is not None and value < minimum:
             raise CLIError(f"--{flag.replace('_', '-')} must be an integer >= {minimum}, got {value}.")
@@ -802,6 +804,49 @@ def _cmd_export_labels(args) -> int:
     return 0
 
 
+def _cmd_vet(args) -> int:
+    import importlib.util
+
+    from .vet.app import EXTRA_HINT
+
+    if not 0 <= args.port <= 65535:
+        raise CLIError(f"--port must be a port number from 1 to 65535 (0: any free port), got {args.port}.")
+    missing = [m for m in ("starlette", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise CLIError(f"{EXTRA_HINT}; missing: {', '.join(missing)}.")
+    if args.token is not None and len(args.token) < 16:
+        raise CLIError("--token must be at least 16 characters (leave it out for a random one).")
+    from .vet import find_card, open_vet, serve
+
+    try:
+        card, store = find_card(args.target)
+    except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
+        raise CLIError(str(exc)) from exc
+    if args.store and store is not None and Path(args.store).resolve() != store.resolve():
+        raise CLIError(f"{args.target} is itself a label store; leave --store out, or give the card folder.")
+    store = args.store or store
+    if store is not None and Path(store).is_dir():
+        raise CLIError(f"--store {store}: is a folder; give the label store's file (created if missing).")
+    try:
+        vet = open_vet(card, store=store, annotator=args.annotator, batch_size=args.batch_size,
+                       budget=args.budget, draws=args.draws, tune=args.tune)
+    except (ValueError, TypeError) as exc:
+        raise CLIError(str(exc)) from exc
+    host = args.host or "127.0.0.1"  # serve() warns when another host makes the page reachable from afar
+    print(f"{card.title}: {vet.view.n_items} items; labels go to {vet.store.path}", file=sys.stderr)
+    try:
+        serve(vet, host=host, port=args.port, token=args.token,
+              announce=lambda line: print(line, file=sys.stderr, flush=True))
+    except OSError as exc:
+        raise CLIError(str(exc)) from exc
+    if vet.refitting_thread_alive():  # a refit (or its compilation) still runs: it holds nothing unsaved
+        print("bayeval: a refit was still running and is abandoned; every answer is in the store.",
+              file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(0)
+    return 0
+
+
 def _cmd_demo(args) -> int:
     import pandas as pd
 
@@ -977,6 +1022,29 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--id", dest="item_id", default=None,
                      help="with --scores: its column of item ids (default: row number, as in select)")
     fix.set_defaults(func=_cmd_repair_store)
+
+    vet = sub.add_parser("vet", help="a local web page to vet the items the posterior asks for",
+                         description="Serve a web page (on 127.0.0.1) that shows the next item to vet of a "
+                                     "model card -- its image or text, category and score -- takes yes / no / "
+                                     "skip / undo (buttons or the keys y n s u), writes every answer to the "
+                                     "label store before acknowledging it, and shows the card's metric with "
+                                     "its credible interval after each background refit. Several browsers "
+                                     "may vet at once (each item goes to one of them). Reopen with the same "
+                                     "card or store to resume. Needs the extra: pip install -e \".[vet]\".")
+    vet.add_argument("target", metavar="CARD_OR_STORE",
+                     help="a model-card folder (its [vet] table says what to show), or a store it wrote")
+    vet.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
+    vet.add_argument("--host", default=None,
+                     help="address to listen on (default 127.0.0.1, this machine only); another one makes the "
+                          "page reachable from other machines (a warning is printed)")
+    vet.add_argument("--store", default=None, help="label store file (default: the card's [vet] store)")
+    vet.add_argument("--annotator", default=None, help="who answers (a name typed on the page wins)")
+    vet.add_argument("--batch-size", type=int, default=None, help="items per batch (default: the card's)")
+    vet.add_argument("--budget", type=int, default=None, help="how many vetted items you plan (default: the card's)")
+    vet.add_argument("--draws", type=int, default=None, help="draws per chain of each refit (default: the card's)")
+    vet.add_argument("--tune", type=int, default=None, help="tuning steps of each refit (default: the card's)")
+    vet.add_argument("--token", default=None, help="the session token (default: a new random one)")
+    vet.set_defaults(func=_cmd_vet)
 
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")

@@ -19,6 +19,7 @@ from bayeval.cli import _parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 BC = ROOT / "models" / "breast_cancer_logreg"
+DV = ROOT / "models" / "digits_vet"
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +126,22 @@ CASES = [
     ["repair-store", "{notastore}", "--scores", "{scores}", "--score", "s"],
     ["repair-store", "{tmp}/new.db"],
     ["repair-store", "{tmp}/new.db", "--scores", "{wrong}", "--score", "s"],
+    # vet (every one refused before a server starts)
+    ["vet", "{missing}"],
+    ["vet", "{tmp}"],
+    ["vet", "{emptydb}"],
+    ["vet", "{notastore}"],
+    ["vet", "{damaged}"],
+    ["vet", "{labels}"],
+    ["vet", str(DV), "--port", "70000"],
+    ["vet", str(DV), "--port", "nan"],
+    ["vet", str(DV), "--budget", "0"],
+    ["vet", str(DV), "--batch-size", "0"],
+    ["vet", str(DV), "--draws", "0"],
+    ["vet", str(DV), "--token", "short"],
+    ["vet", str(DV), "--store", "{tmp}"],
+    ["vet", str(DV), "--store", "{nodir}"],
+    ["vet", str(DV), "--store", "{notastore}"],
     # demo
     ["demo", "--hdi-prob", "nan"],
     ["demo", "--draws", "nan"],

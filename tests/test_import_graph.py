@@ -40,6 +40,8 @@ FLOORS = {
     # them, the core stays about arrays in memory and no model or study reads a file.
     "bayeval._tables": 3,
     "bayeval.datasets": 3,
+    # The vetting page: a session over active/ for a model card, and its web app.
+    "bayeval.vet": 3,
     "bayeval.cli": 4,
     "bayeval.__main__": 4,
     "bayeval": 4,  # the face: bayeval/__init__.py re-exports names from every floor

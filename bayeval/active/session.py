@@ -26,7 +26,7 @@ from ..core.model import Model
 from ..core.posterior import Posterior
 from .design import design, design_target, resolve_auto
 from .select import STRATEGIES, select
-from .store import KnownItems, LabelStore
+from .store import KnownItems, LabelStore, decode_item, encode_items
 
 __all__ = ["ActiveSession"]
 
@@ -255,18 +255,44 @@ class ActiveSession:
 
     # ------------------------------------------------------------------- loop
 
-    def next_batch(self) -> list:
+    def next_batch(self, *, exclude=None) -> list:
         """Item ids to vet next.
 
         If the last proposed batch is not fully labeled yet (the session was stopped
         half-way), its remaining items are returned again; otherwise the model is
         refitted if needed and a new batch is chosen with the session's strategy and
         recorded in the store.
+
+        Parameters
+        ----------
+        exclude : sequence of item ids, optional
+            Items not to propose (e.g. those a person skipped): they are left out of the
+            unfinished batch, and a new batch is chosen among the other unvetted items
+            when nothing else of the last batch remains.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from bayeval import EvalData
+        >>> from bayeval.active import ActiveSession
+        >>> data = EvalData(np.linspace(1, 0, 10), item_ids=[f"i{j}" for j in range(10)])
+        >>> s = ActiveSession(data, lambda d: None, metric="average_precision", batch_size=3,
+        ...                   store=os.path.join(tempfile.mkdtemp(), "s.sqlite"), random_seed=0)
+        >>> first = s.next_batch()            # designed on the scores: no fit
+        >>> rest = s.next_batch(exclude=first[:1])
+        >>> rest == first[1:]
+        True
+        >>> s.close()
         """
-        pending = self.store.pending()
+        excluded = set()
+        if exclude is not None:
+            excluded = {decode_item(*key) for key in encode_items(exclude, "exclude")}
+        pending = [item for item in self.store.pending() if item not in excluded]
         if pending:
             return list(pending)
-        unvetted = int(self.data.n_unvetted)
+        mask = np.zeros(self.data.n_items, dtype=bool)
+        mask[[self._pos[item] for item in excluded if item in self._pos]] = True
+        unvetted = int((~self.data.vetted & ~mask).sum())
         if unvetted == 0:
             return []
         seed = None
@@ -275,17 +301,43 @@ class ActiveSession:
         kwargs = dict(self.metric_kwargs)
         if self.data.has_categories:
             kwargs["category"] = self.category
-        strategy = resolve_auto(self.strategy, self.data, min(self.batch_size, unvetted))
         size = min(self.batch_size, unvetted)
+        strategy = resolve_auto(self.strategy, self.data, size)
+        exclude_mask = mask if mask.any() else None
         if strategy == "design":  # chosen by the scores alone: no fit needed
             name, thr = design_target(self.metric, kwargs.get("threshold"))
-            positions = design(self.data, size, metric=name, threshold=thr, random_seed=seed)
+            positions = design(self.data, size, metric=name, threshold=thr, exclude=exclude_mask,
+                               random_seed=seed)
         else:
             positions = select(self.posterior, metric=self.metric, size=size, strategy=strategy, random_seed=seed,
-                               **kwargs)
+                               exclude=exclude_mask, **kwargs)
         ids = self.data.item_ids[np.asarray(positions, dtype=np.int64)].tolist()
         self.store.new_batch(ids, strategy=strategy)
         return ids
+
+    def refresh(self) -> EvalData:
+        """Read the store again: apply labels written since (by another thread or process).
+
+        :meth:`record` applies its own labels; call this when someone else writes to the
+        same store (the vetting page writes each answer straight to the store, and its
+        background refit calls this first). Returns the updated :attr:`data`.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from bayeval import EvalData
+        >>> from bayeval.active import ActiveSession, LabelStore
+        >>> data = EvalData(np.linspace(1, 0, 6), item_ids=list("abcdef"))
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.sqlite")
+        >>> s = ActiveSession(data, lambda d: None, store=path)
+        >>> LabelStore(path).add(["b"], [1])   # written by someone else
+        1
+        >>> int(s.data.n_vetted), int(s.refresh().n_vetted)
+        (0, 1)
+        >>> s.close()
+        """
+        self.data = self._apply_store(self._base)
+        return self.data
 
     def record(self, item_ids, labels, *, annotator: str | None = None) -> int:
         """Record labels for items; returns how many were written.

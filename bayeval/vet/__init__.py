@@ -1,0 +1,37 @@
+"""The vetting page: label what the posterior asks for, and watch the interval shrink.
+
+``bayeval vet CARD`` serves a local web page that shows the next proposed item of a
+model card (its image or text, category and score), takes yes / no / skip / undo from
+buttons or the keys ``y`` ``n`` ``s`` ``u``, writes every answer to the label store before
+acknowledging it, and shows the card's metric with its credible interval after each
+background refit. Several people may vet at once: each item is leased to one page.
+
+* :class:`VetSession` -- leases, answers straight to the store, background refits;
+* :func:`open_vet` / :func:`find_card` -- a session for a model card (or its store);
+* :class:`ItemView` -- what the page shows of each item, and which files it may serve;
+* :func:`create_app` / :func:`serve` -- the web application (Starlette) and its server
+  (uvicorn): the optional extra ``pip install -e ".[vet]"``, imported only when used.
+
+Examples
+--------
+>>> from bayeval.vet import open_vet, find_card, serve
+>>> card, _ = find_card("models/digits_vet")
+>>> serve(open_vet(card), port=8000)  # doctest: +SKIP
+"""
+
+from .app import create_app, new_token, serve
+from .items import ItemView, MediaError
+from .session import VetError, VetSession, find_card, metric_readout, open_vet
+
+__all__ = [
+    "ItemView",
+    "MediaError",
+    "VetError",
+    "VetSession",
+    "create_app",
+    "find_card",
+    "metric_readout",
+    "new_token",
+    "open_vet",
+    "serve",
+]

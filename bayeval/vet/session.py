@@ -1,0 +1,574 @@
+"""The state behind the vetting page: leased items, answers kept in the store, background refits.
+
+A :class:`VetSession` wraps an :class:`~bayeval.active.ActiveSession` for several people
+at once. Each browser tab is a *client* (a random id the page makes). A client asks for
+the next item and gets one of the proposed batch that nobody else holds: the item is
+*leased* to it until it answers, skips, or goes quiet for ``lease_seconds``. An answer is
+written to the :class:`~bayeval.active.LabelStore` (committed, fsync-ed) before the call
+returns, so what the page acknowledged survives the server being killed; reopening the
+same store resumes where the people stopped.
+
+A background thread owns the model: after answers arrive it re-reads the store, refits,
+records the estimate (:meth:`ActiveSession.estimate`, kept in the store's history) and,
+when the batch runs out, proposes the next one. People keep vetting the already-proposed
+batch while it works; :meth:`VetSession.state` says ``refitting`` meanwhile.
+
+Undo
+----
+The store is append-only, so an answer is never erased. ``undo`` brings the client's
+last answered (or skipped) item back to the screen; the new answer is appended, and the
+annotator's latest label is the one that counts (the store's conflict rule). An undone
+skip is simply shown again.
+
+Comparison sessions
+-------------------
+What the page shows as the estimate comes from ``readout(session, table)``, a callable
+returning a JSON-ready dict. The default, :func:`metric_readout`, gives one metric's mean
+and credible interval (``kind="metric"``). A comparison of two classifiers passes its own
+readout with ``kind="gap"``, the gap's ``mean``, ``lower``, ``upper`` and ``p_better``
+(the posterior probability that the first classifier is better); the page then shows the
+gap and ``P(A better)`` instead of one metric.
+
+Examples
+--------
+>>> import numpy as np, os, tempfile
+>>> from bayeval import EvalData, Posterior
+>>> from bayeval.active import ActiveSession
+>>> from bayeval.vet import ItemView, VetSession
+>>> data = EvalData(np.linspace(1, 0, 12), item_ids=[f"i{j}" for j in range(12)])
+>>> model = lambda d: Posterior.from_probabilities(d, np.where(d.vetted, 0.5, 0.6), draws=100, random_seed=0)
+>>> active = ActiveSession(data, model, batch_size=4, random_seed=0, progressbar=False,
+...                        store=os.path.join(tempfile.mkdtemp(), "vet.sqlite"))
+>>> vet = VetSession(active, ItemView(data), annotator="ana")
+>>> vet.wait_idle(30)
+True
+>>> a, b = vet.next("tab-one-1")["item"], vet.next("tab-two-2")["item"]
+>>> a["item"] != b["item"]          # two browsers never hold the same item
+True
+>>> vet.answer("tab-one-1", a["item"], "y")["recorded"]["label"]
+1
+>>> int(active.store.resolved()[a["item"]])   # in the store before the answer returned
+1
+>>> vet.close()
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from ..active.session import ActiveSession
+from ..active.store import KnownItems, LabelStore
+from ..core._progress import quiet
+from .items import ItemView
+
+__all__ = ["VetSession", "VetError", "metric_readout", "open_vet", "find_card"]
+
+_SKIPPED_KEY = "vet_skipped"
+_CARD_KEY = "vet_card"
+_CLIENT = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_ANSWERS = {"y": 1, "n": 0, "yes": 1, "no": 0, 1: 1, 0: 0}  # True == 1 and False == 0 as keys
+
+
+class VetError(ValueError):
+    """A request the vetting session refuses; ``status`` is the HTTP status the page gets.
+
+    Examples
+    --------
+    >>> from bayeval.vet import VetError
+    >>> VetError("nothing to undo", status=409).status
+    409
+    """
+
+    def __init__(self, message: str, *, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+def _finite(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def metric_readout(session: ActiveSession, table) -> dict:
+    """The page's estimate: one metric's mean and credible interval (``kind="metric"``).
+
+    Parameters
+    ----------
+    session : ActiveSession
+        The session whose metric it is.
+    table : pandas.DataFrame
+        :meth:`ActiveSession.estimate`'s table (columns mean, sd, HDI lower, HDI upper).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from types import SimpleNamespace
+    >>> from bayeval.vet import metric_readout
+    >>> t = pd.DataFrame({"mean": [0.8], "sd": [0.05], "90% HDI lower": [0.7], "90% HDI upper": [0.9]},
+    ...                  index=["average_precision"])
+    >>> r = metric_readout(SimpleNamespace(hdi_prob=0.9), t)
+    >>> r["kind"], r["label"], r["lower"], r["upper"]
+    ('metric', 'average_precision', 0.7, 0.9)
+    """
+    row = table.iloc[0]
+    return {
+        "kind": "metric",
+        "label": str(table.index[0]),
+        "mean": _finite(row["mean"]),
+        "sd": _finite(row["sd"]),
+        "lower": _finite(row.iloc[2]),
+        "upper": _finite(row.iloc[3]),
+        "hdi_prob": float(session.hdi_prob),
+    }
+
+
+class VetSession:
+    """Vetting by several people at once: leases, answers straight to the store, background refits.
+
+    Parameters
+    ----------
+    session : ActiveSession
+        The loop: its store keeps every answer, its model is refitted in the background.
+        The VetSession owns it from now on (closes it in :meth:`close`).
+    view : ItemView
+        What the page shows of each item.
+    readout : callable ``(session, table) -> dict``, optional
+        The estimate shown on the page; default :func:`metric_readout` (see the module
+        docstring for a comparison's readout).
+    annotator : str, optional
+        Who answers, when the page does not say.
+    lease_seconds : float, default 120
+        How long an item stays with a client that neither answers nor polls.
+    budget : int, optional
+        How many vetted items the people plan; at it, no more items are proposed.
+    title : str
+        Shown at the top of the page.
+    clock : callable, default time.monotonic
+        Seconds; for the leases (tests pass a fake clock).
+
+    Examples
+    --------
+    See the module docstring.
+    """
+
+    def __init__(self, session: ActiveSession, view: ItemView, *, readout=None, annotator: str | None = None,
+                 lease_seconds: float = 120.0, budget: int | None = None, title: str = "", clock=time.monotonic):
+        if not isinstance(session, ActiveSession):
+            raise TypeError(f"`session` must be an ActiveSession, got {type(session).__name__}.")
+        if not isinstance(view, ItemView):
+            raise TypeError(f"`view` must be an ItemView, got {type(view).__name__}.")
+        if view.n_items != session.data.n_items:
+            raise ValueError(f"`view` shows {view.n_items} items but the session has {session.data.n_items}.")
+        if not (isinstance(lease_seconds, int | float) and lease_seconds > 0 and math.isfinite(lease_seconds)):
+            raise ValueError(f"`lease_seconds` must be a positive number of seconds, got {lease_seconds!r}.")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+            raise ValueError(f"`budget` must be a whole number >= 1 (labels you plan to give) or None, got {budget!r}.")
+        self.session = session
+        self.store: LabelStore = session.store
+        self.view = view
+        self.readout = readout or metric_readout
+        self.annotator = self._annotator(annotator)
+        self.lease_seconds = float(lease_seconds)
+        self.budget = budget
+        self.title = str(title)
+        self._clock = clock
+        self._known = KnownItems(list(view.position))
+        self._lock = threading.RLock()
+        self._leases: dict = {}  # item -> (client, expiry)
+        self._holding: dict = {}  # client -> item on its screen
+        self._again: dict = {}  # client -> the earlier label of an undone answer
+        self._undo: dict = {}  # client -> [(action, item, label)]
+        self._seen: dict = {}  # client -> last time it called
+        self._skipped = self._load_skipped()
+        self._answered = 0
+        self._readout: dict | None = None
+        self._history: list = self._history_rows()
+        self._refitting = False
+        self._error: str | None = None
+        self._fits = 0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._worker = threading.Thread(target=self._work, name="bayeval-vet-refit", daemon=True)
+        self._wake.set()  # a batch and a first estimate
+        self._worker.start()
+
+    # ------------------------------------------------------------- checking
+
+    @staticmethod
+    def _annotator(name):
+        if name is None:
+            return None
+        if not isinstance(name, str) or not name.strip() or len(name) > 100:
+            raise VetError(f"annotator: expected a name of 1 to 100 characters, got {name!r:.120}.")
+        return name.strip()
+
+    @staticmethod
+    def _client(client) -> str:
+        if not isinstance(client, str) or not _CLIENT.match(client):
+            raise VetError(f"client: expected 8 to 64 letters, digits, '-' or '_' (the page makes one), "
+                           f"got {client!r:.80}.")
+        return client
+
+    def _item(self, item):
+        if isinstance(item, bool) or not isinstance(item, int | str) or item not in self.view.position:
+            raise VetError(f"item: {item!r:.80} is not an item of this session{self._known.did_you_mean(item)} "
+                           "(ids are as the page received them: 5 and '5' differ).", status=404)
+        return item
+
+    # --------------------------------------------------------------- leases
+
+    def _expire(self, now: float) -> None:
+        for item, (client, until) in list(self._leases.items()):
+            if until <= now:
+                del self._leases[item]
+                if self._holding.get(client) == item and client not in self._again:
+                    del self._holding[client]
+
+    def _release(self, client: str) -> None:
+        item = self._holding.pop(client, None)
+        self._again.pop(client, None)
+        if item is not None and self._leases.get(item, (None,))[0] == client:
+            del self._leases[item]
+
+    def _touch(self, client: str, now: float) -> None:
+        self._seen[client] = now
+        item = self._holding.get(client)
+        if item is not None and self._leases.get(item, (None,))[0] == client:
+            self._leases[item] = (client, now + self.lease_seconds)
+
+    # ------------------------------------------------------------- the store
+
+    def _load_skipped(self) -> set:
+        value = self.store.get_meta(_SKIPPED_KEY, []) or []
+        return {v for v in value if v in self.view.position}
+
+    def _save_skipped(self) -> None:
+        self.store.set_meta(_SKIPPED_KEY, sorted(self._skipped, key=lambda v: (isinstance(v, str), str(v))))
+
+    def _batch_of(self, item):
+        batches = self.store.batches()["batch"].tolist()
+        for b in reversed(batches):
+            if item in self.store.batch_items(int(b)):
+                return int(b)
+        return None
+
+    def _vetted(self) -> int:
+        return int(len(self.store.resolved()))
+
+    # ------------------------------------------------------------- requests
+
+    def next(self, client: str) -> dict:
+        """The item this client should vet now, leased to it; or why there is none.
+
+        Returns
+        -------
+        dict
+            ``{"item": shown item or None, "status": ...}``: ``"item"`` (vet this),
+            ``"again"`` (an undone answer: ``"earlier"`` holds its label), ``"others"``
+            (the rest of the batch is with other people), ``"batch"`` (the next batch is
+            being chosen), ``"budget"`` (the budget is reached) or ``"done"`` (every item
+            is vetted or skipped).
+        """
+        client = self._client(client)
+        with self._lock:
+            now = self._clock()
+            self._expire(now)
+            self._seen[client] = now
+            held = self._holding.get(client)
+            pending = self.store.pending()
+            if held is not None and client in self._again:
+                return {"item": self.view.show(self.view.position[held]), "status": "again",
+                        "earlier": self._again[client]}
+            if held is not None and held in pending and held not in self._skipped:
+                self._touch(client, now)
+                return {"item": self.view.show(self.view.position[held]), "status": "item"}
+            self._release(client)
+            vetted = self._vetted()
+            if self.budget is not None and vetted >= self.budget:
+                return {"item": None, "status": "budget"}
+            open_items = [i for i in pending if i not in self._skipped]
+            free = [i for i in open_items if i not in self._leases]
+            if free:
+                item = free[0]
+                self._leases[item] = (client, now + self.lease_seconds)
+                self._holding[client] = item
+                return {"item": self.view.show(self.view.position[item]), "status": "item"}
+            if open_items:
+                return {"item": None, "status": "others"}
+            if vetted + len(self._skipped - set(self.store.resolved().index)) >= self.view.n_items:
+                return {"item": None, "status": "done"}
+            self._wake.set()  # the batch is used up: choose the next one
+            return {"item": None, "status": "batch"}
+
+    def answer(self, client: str, item, label, *, annotator: str | None = None) -> dict:
+        """Record ``label`` (``"y"``/``"n"``, 1/0) for ``item``: committed to the store before returning.
+
+        The answer is kept even when the item's lease had passed to someone else (the
+        store's conflict rule settles two answers). Returns the recorded answer and the
+        client's next item.
+        """
+        client = self._client(client)
+        item = self._item(item)
+        key = label.strip().lower() if isinstance(label, str) else label
+        if isinstance(key, float) or key not in _ANSWERS:
+            raise VetError(f"label: expected 'y' or 'n' (or 1 / 0), got {label!r:.80}.")
+        value = _ANSWERS[key]
+        who = self._annotator(annotator) if annotator is not None else self.annotator
+        with self._lock:
+            batch = self._batch_of(item)
+            self.store.add([item], [value], annotator=who, batch=batch)  # committed (fsync) here
+            self._answered += 1
+            if self._holding.get(client) == item:
+                self._release(client)
+            if item in self._skipped:
+                self._skipped.discard(item)
+                self._save_skipped()
+            self._undo.setdefault(client, []).append(("answer", item, value))
+            self._wake.set()
+            recorded = {"item": item, "label": value, "annotator": who, "batch": batch}
+            return {"recorded": recorded, "next": self.next(client)}
+
+    def skip(self, client: str, item) -> dict:
+        """Skip ``item`` (no label is written); it is not proposed again. Returns the next item."""
+        client = self._client(client)
+        item = self._item(item)
+        with self._lock:
+            self._skipped.add(item)
+            self._save_skipped()
+            if self._holding.get(client) == item:
+                self._release(client)
+            self._undo.setdefault(client, []).append(("skip", item, None))
+            return {"skipped": item, "next": self.next(client)}
+
+    def undo(self, client: str) -> dict:
+        """Bring back this client's last answered or skipped item (see the module's Undo section)."""
+        client = self._client(client)
+        with self._lock:
+            stack = self._undo.get(client) or []
+            if not stack:
+                raise VetError("nothing to undo: this page has not answered or skipped anything yet "
+                               "(undo reaches back over this page's own answers since the server started).",
+                               status=409)
+            action, item, value = stack.pop()
+            self._release(client)
+            self._holding[client] = item
+            if action == "skip":
+                self._skipped.discard(item)
+                self._save_skipped()
+                self._leases[item] = (client, self._clock() + self.lease_seconds)
+            else:
+                self._again[client] = value
+            return {"undone": {"action": action, "item": item, "label": value}, "next": self.next(client)}
+
+    def state(self, client: str | None = None) -> dict:
+        """What the page shows besides the item: the estimate, its history, progress, refitting.
+
+        A client's call also renews its lease.
+        """
+        with self._lock:
+            if client is not None:
+                self._touch(self._client(client), self._clock())
+            pending = self.store.pending()
+            batches = self.store.batches()
+            size = int(batches["n_items"].iloc[-1]) if len(batches) else 0
+            return {
+                "title": self.title,
+                "estimate": self._readout,
+                "history": list(self._history),
+                "refitting": self._refitting,
+                "error": self._error,
+                "fits": self._fits,
+                "progress": {
+                    "vetted": self._vetted(),
+                    "items": self.view.n_items,
+                    "batch": int(batches["batch"].iloc[-1]) if len(batches) else None,
+                    "batch_size": size,
+                    "remaining_in_batch": len([i for i in pending if i not in self._skipped]),
+                    "skipped": len(self._skipped),
+                    "budget": self.budget,
+                    "answered_here": self._answered,
+                },
+            }
+
+    # ----------------------------------------------------------- the worker
+
+    def _history_rows(self) -> list:
+        hist = self.session.history()
+        return [{"n_vetted": int(r.n_vetted), "mean": _finite(r.mean), "lower": _finite(r.lower),
+                 "upper": _finite(r.upper)} for r in hist.itertuples()]
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            if not self._wake.wait(timeout=0.5):
+                self._idle.set()
+                continue
+            self._idle.clear()
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            self._refit()
+
+    def _refit(self) -> None:
+        s = self.session
+        with self._lock:
+            self._refitting = True
+            skipped = sorted(self._skipped, key=lambda v: (isinstance(v, str), str(v)))
+        try:
+            with quiet():  # no progress bars from the server's thread
+                self._refit_steps(s, skipped)
+            with self._lock:
+                self._error = None
+                self._fits += 1
+        except Exception as exc:  # the page shows it; every answer is already in the store
+            with self._lock:
+                self._error = f"{type(exc).__name__}: {exc}"
+            self._last_traceback = traceback.format_exc()
+        finally:
+            with self._lock:
+                self._refitting = False
+
+    def _refit_steps(self, s: ActiveSession, skipped: list) -> None:
+        s.refresh()
+        open_items = [i for i in self.store.pending() if i not in skipped]
+        if not open_items and (self.budget is None or int(s.data.n_vetted) < self.budget):
+            s.next_batch(exclude=skipped)  # the batch is used up: the next one
+        if int(s.data.n_vetted) > 0:
+            readout = self.readout(s, s.estimate())
+            history = self._history_rows()
+            with self._lock:
+                self._readout, self._history = readout, history
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Wait until no refit is running or asked for; False if ``timeout`` seconds passed first."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if not self._wake.is_set() and not self._refitting and self._idle.wait(0.05):
+                if not self._wake.is_set() and not self._refitting:
+                    return True
+        return False
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the worker and close the session.
+
+        Every answer is already in the store; a refit still running after ``timeout``
+        seconds is abandoned (its thread is a daemon: it ends with the process).
+        """
+        self._stop.set()
+        self._wake.set()
+        if self._worker.is_alive() and threading.current_thread() is not self._worker:
+            self._worker.join(timeout=timeout)
+        self.session.close()
+
+    def refitting_thread_alive(self) -> bool:
+        """Whether the background thread still runs (after :meth:`close`: a refit outlasted its timeout)."""
+        return self._worker.is_alive()
+
+    def __enter__(self) -> VetSession:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# ------------------------------------------------------------- from a card
+
+
+def find_card(target):
+    """The model card of ``target``: a card folder, its ``card.toml``, or a vetting store.
+
+    A store written by ``bayeval vet CARD`` remembers its card, so ``bayeval vet
+    STORE.sqlite`` reopens the session.
+
+    Returns
+    -------
+    (Card, store path or None)
+
+    Examples
+    --------
+    >>> from bayeval.vet import find_card
+    >>> try:
+    ...     find_card("no/such/thing")
+    ... except ValueError as exc:
+    ...     print(str(exc)[:40])
+    no/such/thing: not a model card folder,
+    """
+    from ..cards import CARD_FILE, load_card
+
+    p = Path(target)
+    if p.is_dir() or p.name == CARD_FILE:
+        return load_card(p), None
+    if not p.is_file():
+        raise ValueError(f"{target}: not a model card folder, its {CARD_FILE}, or a label store written by "
+                         "`bayeval vet` (no such file or folder).")
+    with LabelStore(p) as store:
+        card = store.get_meta(_CARD_KEY)
+    if not isinstance(card, str):
+        raise ValueError(f"{target}: a label store, but not one written by `bayeval vet` (it does not say which "
+                         "model card it belongs to). Give the card folder instead: `bayeval vet CARD --store "
+                         f"{target}`.")
+    return load_card(card), p
+
+
+def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int | None = None,
+             budget: int | None = None, draws: int | None = None, tune: int | None = None,
+             lease_seconds: float = 120.0, readout=None) -> VetSession:
+    """A :class:`VetSession` for a model card: its data, model, metric and ``[vet]`` settings.
+
+    Parameters
+    ----------
+    card : Card
+        The card (:func:`bayeval.cards.load_card`).
+    store : path-like, optional
+        The label store; default the card's ``[vet] store`` (``vet.sqlite`` in its folder).
+        It remembers its card, so ``bayeval vet STORE`` reopens the session.
+    annotator, budget, lease_seconds, readout
+        As in :class:`VetSession` (``budget`` defaults to the card's ``[vet] budget``).
+    batch_size : int, optional
+        Items per batch (default the card's ``[vet] batch_size``).
+    draws, tune : int, optional
+        Override the card's sampling settings for the refits (smaller is faster).
+
+    Examples
+    --------
+    >>> from bayeval.cards import load_card
+    >>> from bayeval.vet import open_vet
+    >>> vet = open_vet(load_card("models/digits_vet"), store="/tmp/v.sqlite")  # doctest: +SKIP
+    >>> vet.next("my-browser-tab")["item"]["image"]  # doctest: +SKIP
+    {'kind': 'file', 'src': 'media/412'}
+    """
+    data, _ = card.load_data()
+    view = ItemView.from_card(card, data)
+    metrics = card.metrics()
+    label = card.vet.get("metric", next(iter(metrics)))
+    spec = metrics[label]
+    name, options = (spec, {}) if isinstance(spec, str) else (spec[0], dict(spec[1]))
+    category = options.pop("category", None)
+    if category is not None and not data.has_categories:
+        category = None
+    sampling = dict(card.sampling)
+    fit_kwargs = {"draws": draws or sampling["draws"], "tune": sampling["tune"] if tune is None else tune,
+                  "chains": sampling["chains"], "cores": 1, "warn": False}
+    if "target_accept" in sampling:
+        fit_kwargs["target_accept"] = sampling["target_accept"]
+    path = Path(store) if store is not None else card.path / card.vet["store"]
+    active = ActiveSession(data, card.build_model(), metric=name, metric_kwargs=options, store=path,
+                           batch_size=batch_size or card.vet["batch_size"], category=category,
+                           hdi_prob=card.report_options["hdi_prob"], fit_kwargs=fit_kwargs,
+                           random_seed=sampling["random_seed"], progressbar=False)
+    try:
+        if active.store.get_meta(_CARD_KEY) != str(card.path):
+            active.store.set_meta(_CARD_KEY, str(card.path))
+        if readout is None:  # the card's name for the metric
+            def readout(session, table):
+                return {**metric_readout(session, table), "label": label}
+        return VetSession(active, view, readout=readout, annotator=annotator, lease_seconds=lease_seconds,
+                          budget=budget if budget is not None else card.vet.get("budget"), title=card.title)
+    except BaseException:
+        active.close()
+        raise
