@@ -40,6 +40,7 @@ _SHARED_SCOPES = ("module", "package", "session")
 #: their tests are better spread than kept together
 CHEAP = {
     "tests/test_acis.py": {"pool"},
+    "tests/test_bad_calls.py": {"post"},
     "tests/test_cards.py": {"cards", "loaded"},
     "tests/test_cli_bad_inputs.py": {"bad"},
 }
