@@ -26,7 +26,7 @@ from bayeval.annotators._checks import observe as _observe  # noqa: E402
 from bayeval.annotators._likelihood import ClassProbability as _ClassProbability  # noqa: E402
 from bayeval.core.summary import hdi  # noqa: E402
 
-FIT = dict(draws=200, tune=200, chains=2, cores=1, progressbar=False, warn=False)  # chains in this process
+FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False)
 
 
 # ----------------------------------------------------------------------------- helpers
