@@ -66,6 +66,41 @@ def test_bars_do_not_nest(slow, capsys):
     assert "importance sampling" not in err
 
 
+def test_bayeval_fit_shows_its_stages_by_default(slow, monkeypatch, capsys):
+    """bayeval.fit (a million items: ~25 s) shows one bar by default: each candidate's
+    sampling, then the comparison and stacking; ``progressbar=False`` shows nothing."""
+    import bayeval as be
+
+    stages = []
+    update = _progress.Bar.update
+
+    def spy(self, description=None, **kw):
+        if self.enabled and description is not None:
+            stages.append(description)
+        return update(self, description, **kw)
+
+    monkeypatch.setattr(_progress.Bar, "update", spy)
+    be.fit(_scores(), draws=100, chains=2, random_seed=1, warn=False)
+    err = capsys.readouterr().err
+    assert err.count("bayeval:") == 1 and "100%" in err  # one bar, finished (its final state, once)
+    assert "bayeval: candidate 2/2 done; stacking (LOO)" in err
+    assert stages == [
+        "bayeval: candidate 1/2 (calibration/logistic), sampling",
+        "bayeval: candidate 2/2 (calibration/monotone), sampling",
+        "bayeval: candidate 2/2 done; stacking (LOO)",
+    ]
+    be.fit(_scores(), draws=100, chains=2, random_seed=1, warn=False, progressbar=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_short_bayeval_fit_shows_nothing(monkeypatch, capsys):
+    import bayeval as be
+
+    monkeypatch.setattr(_progress, "DELAY", 600.0)
+    be.fit(_scores(), draws=100, chains=2, random_seed=1, warn=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_nuts_inside_a_bar_gets_no_bar_of_its_own(slow, monkeypatch):
     """The NUTS sampler's own bar is switched off where an enclosing task shows one."""
     import pymc as pm

@@ -328,7 +328,7 @@ class Calibration(Model):
         chains: int | None = None,
         cores: int | None = None,
         random_seed=None,
-        progressbar: bool = False,
+        progressbar: bool = True,
         sampler: str = "auto",
         warn: bool = True,
         **sample_kwargs,
@@ -346,7 +346,9 @@ class Calibration(Model):
             Parallel NUTS chains.
         random_seed : int, numpy Generator or SeedSequence, optional
             Seeds the sampler and the label draws: the same seed gives the same draws.
-        progressbar : bool
+        progressbar : bool, default True
+            One bar on stderr for a fit that runs more than about 2 s (none for a short
+            one, none inside a stack or a study that shows its own).
         sampler : {"auto", "importance", "smc", "pymc", "pymc-numba", "nutpie", "numpyro", "blackjax"}
             ``"auto"``: importance sampling from the posterior mode (exact up to Monte
             Carlo error, a fraction of a second), falling back to NUTS when its Pareto

@@ -216,6 +216,19 @@ class StackedPosterior(Posterior):
             out[rows] = np.broadcast_to(np.asarray(p, dtype=np.float64), (int(rows.sum()), self.data.n_items))
         return out
 
+    def label_loglik(self) -> np.ndarray:
+        """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``: each
+        draw's from the candidate it came from (the candidate's own, on the vetted items
+        alone: the generic route computed every item's probability at every draw, 25 s of
+        a fit to a million items)."""
+        which = self.idata.posterior["candidate"].values.ravel()
+        src = self.idata.posterior["source_draw"].values.ravel()
+        out = np.empty((which.size, int(self.data.n_vetted)))
+        for k in np.unique(which):
+            ll = np.asarray(self.candidates[self._names[k]].label_loglik(), dtype=np.float64)
+            out[which == k] = ll.reshape(-1, ll.shape[-1])[src[which == k]]
+        return np.maximum(out, -1e3).reshape(self.n_chains, self.n_draws, -1)
+
     def curve_draws(self, scores) -> np.ndarray:
         """``P(y = 1 | score)`` at ``scores`` for every draw of the stack (each from its candidate)."""
         which = self.idata.posterior["candidate"].values.ravel()
@@ -368,7 +381,7 @@ class Stack(Model):
         chains: int | None = None,
         cores: int | None = None,
         random_seed=None,
-        progressbar: bool = False,
+        progressbar: bool = True,
         sampler: str = "auto",
         warn: bool = True,
         **sample_kwargs,
@@ -393,7 +406,7 @@ def fit(
     chains: int = 2,
     random_seed=None,
     sampler: str = "auto",
-    progressbar: bool = False,
+    progressbar: bool = True,
     warn: bool = True,
     **fit_kwargs,
 ) -> StackedPosterior:
@@ -422,7 +435,13 @@ def fit(
         Seeds every candidate's sampler, the allocation of draws and the label draws.
     sampler : str
         Passed to every candidate's ``fit``.
-    progressbar, warn : bool
+    progressbar : bool, default True
+        One progress bar on stderr (a line of text in a notebook) for a fit that runs
+        more than about 2 s, e.g. on a million items: which candidate is sampling, then
+        the comparison and stacking, with the time left. A short fit shows nothing;
+        ``False`` shows nothing at all (the command line's ``--no-progress``).
+    warn : bool
+        Warn when no label is vetted or the diagnostics are bad.
     **fit_kwargs
         Passed to every candidate's ``fit`` (e.g. ``tune=``); ``max_memory_gb=`` raises
         the limit of the up-front memory check (default 4 GB, or the environment
@@ -470,25 +489,51 @@ def fit(
         if not callable(getattr(m, "fit", None)):
             raise TypeError(f"Every candidate must be a model with a fit(data, ...) method; got {m!r}.")
     used: set = set()
-    fits, rows, errors = {}, {}, {}
-    # one bar for the stack (its candidates' fits show none of their own)
-    with Bar(f"bayeval: fitting {len(cands)} candidates", total=len(cands), enabled=bool(progressbar)) as bar:
+    fits, errors = {}, {}
+    # one bar for the whole fit, drawn once it has run ~2 s (a million items): each
+    # candidate's sampling, then the label-LOO comparison and the stacking; the
+    # candidates' fits show none of their own
+    k = len(cands)
+    with Bar(f"bayeval: fitting {k} candidates to {data.n_items:,} items", total=k + 1,
+             enabled=bool(progressbar)) as bar:
         for j, m in enumerate(cands, start=1):
             name = _name(m, used)
-            bar.update(f"bayeval: candidate {j}/{len(cands)} ({name})")
+            bar.update(f"bayeval: candidate {j}/{k} ({name}), sampling")
             try:
                 post = m.fit(data, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
                              progressbar=progressbar, warn=False, **fit_kwargs)
             except (ValueError, RuntimeError) as exc:
-                if len(cands) == 1:
+                if k == 1:
                     raise
                 errors[name] = str(exc)
                 continue
             finally:
                 bar.update(completed=j)
             fits[name] = post
-    if not fits:
-        raise ValueError(f"No candidate could be fitted: {errors}")
+        if not fits:
+            raise ValueError(f"No candidate could be fitted: {errors}")
+        bar.update(f"bayeval: candidate {k}/{k} done; stacking (LOO)")
+        post = _stack(data, cands, fits, errors, chains=chains, draws=draws, label_seed=label_seed)
+        bar.update(completed=k + 1)
+    samplings = [getattr(p, "sampling", None) for p in fits.values()]
+    post.sampling = samplings[0] if len(samplings) == 1 else None
+    # which sampler made the draws (a report names it): the candidates' own, in order
+    used = [getattr(p, "sampler", None) or getattr(s, "sampler", None) for p, s in zip(fits.values(), samplings, strict=True)]
+    post.sampler = " / ".join(dict.fromkeys(u for u in used if u)) or None
+    n_vet = data.n_vetted
+    if warn and n_vet == 0:
+        from ..core._diagnostics import user_stacklevel
+
+        warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
+                      "Vet a first batch (bayeval.active.design, or a random sample) first.", UserWarning, stacklevel=user_stacklevel())
+    post.convergence = post.check(warn=warn and n_vet > 0)
+    return post
+
+
+def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int, draws: int,
+           label_seed) -> StackedPosterior:
+    """The candidates' label-LOO table, their stacking weights and the stacked posterior."""
+    rows = {}
     n_vet = data.n_vetted
     loos = {}
     for name, post in fits.items():
@@ -523,17 +568,6 @@ def fit(
             post.idata.add_groups(log_likelihood=xr.Dataset(
                 {"label": (("chain", "draw", "vetted_item"), label_loglik(post))},
                 coords={"chain": post.idata.posterior["chain"].values, "draw": post.idata.posterior["draw"].values}))
-    samplings = [getattr(p, "sampling", None) for p in fits.values()]
-    post.sampling = samplings[0] if len(samplings) == 1 else None
-    # which sampler made the draws (a report names it): the candidates' own, in order
-    used = [getattr(p, "sampler", None) or getattr(s, "sampler", None) for p, s in zip(fits.values(), samplings, strict=True)]
-    post.sampler = " / ".join(dict.fromkeys(u for u in used if u)) or None
-    if warn and n_vet == 0:
-        from ..core._diagnostics import user_stacklevel
-
-        warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
-                      "Vet a first batch (bayeval.active.design, or a random sample) first.", UserWarning, stacklevel=user_stacklevel())
-    post.convergence = post.check(warn=warn and n_vet > 0)
     return post
 
 
