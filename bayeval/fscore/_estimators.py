@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import gamma, norm
+from scipy.stats import gamma, norm, poisson
 
 from ._design import CERTAIN
 
@@ -193,12 +193,62 @@ def fit_rest_model(
     r = rng.poisson(theta * c_tot).astype(np.float64)
     c_mode = float(logistic(coef[0] + coef[1] * tb) @ nb)
     e_mode = float(logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
-    return dict(
+    out = dict(
         r_model=c_mode * (prior + x) / (prior + e_mode),
         sdlog=float(np.std(np.log(np.maximum(c_tot, 1e-300)))),
         var_r=float(r.var()),
         r_sorted=np.sort(r),
     )
+    out.update(calibrated_count(b, tb, nb))
+    return out
+
+
+def calibrated_count(b: np.ndarray, tb: np.ndarray, nb: np.ndarray) -> dict:
+    """The unlabeled rest's count of positives under the calibration alone.
+
+    ``b``: draws of the calibration's coefficients ``(b0, b1)`` (rows); ``tb``/``nb``:
+    the rest's feature values and how many unlabeled items have each. Every item is
+    positive with probability ``p = logistic(b0 + b1 t)`` independently, so given a
+    draw the count has mean ``C = sum p`` and variance ``sum p (1 - p)``; over the
+    draws it is a mixture. Returns ``r_cal`` (the mixture's mean), ``var_r_cal`` (its
+    variance: the spread of ``C`` over the draws plus the mean Bernoulli variance) and
+    ``r_cal_draws`` (the sorted ``C`` of every draw; ``count_quantile`` reads the
+    mixture's quantiles from them, each draw's count taken as Poisson with mean ``C``).
+    No random numbers are used beyond the coefficient draws, so the run's random
+    stream is unchanged.
+    """
+    p = logistic(b[:, :1] + b[:, 1:] * tb)
+    c = p @ nb
+    bern = (p * (1.0 - p)) @ nb
+    return dict(
+        r_cal=float(c.mean()),
+        var_r_cal=float(c.var() + bern.mean()),
+        r_cal_draws=np.sort(c),
+    )
+
+
+def count_quantile(c_draws: np.ndarray, q: float) -> float:
+    """Quantile ``q`` of an equal-weight mixture of Poisson counts with means ``c_draws``.
+
+    The smallest integer ``k`` whose mixture CDF ``mean(P(Poisson(c) <= k))`` reaches
+    ``q`` (found by bisection; 0 for an empty mixture).
+    """
+    if c_draws.size == 0:
+        return 0.0
+
+    def cdf(k):
+        return float(np.mean(poisson.cdf(k, c_draws)))
+
+    lo, hi = 0, int(np.ceil(c_draws.max() + 10.0 * np.sqrt(c_draws.max()) + 10.0))
+    if cdf(lo) >= q:
+        return 0.0
+    while hi - lo > 1:  # cdf(lo) < q <= cdf(hi)
+        mid = (lo + hi) // 2
+        if cdf(mid) >= q:
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)
 
 
 def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
@@ -241,6 +291,14 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
         r_hi = gamma.ppf(1.0 - tail, x + 0.5, scale=1.0 / exposure) if exposure > 0 else size
         r_lo = gamma.ppf(tail, x + 0.5, scale=1.0 / exposure_max) if exposure_max > 0 else 0.0
         r_lo, r_hi = min(max(r_lo, x), size), min(max(r_hi, x), size)
+    elif method == "calibrated":
+        r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
+        draws = rest.get("r_cal_draws", np.zeros(0))
+        r_lo, r_hi = count_quantile(draws, tail), count_quantile(draws, 1.0 - tail)
+        # Mean squared error of the estimate's count under the calibration: its
+        # predictive variance plus the squared gap to its mean.
+        mse_r = rest.get("var_r_cal", 0.0) + (rest.get("r_cal", r_hat) - r_hat) ** 2
+        var = min(var_domain + slope**2 * mse_r, 0.25)
     else:
         r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
         r_sorted = rest["r_sorted"]

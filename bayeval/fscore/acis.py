@@ -48,7 +48,7 @@ __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 #: ``target_std_error`` never stops a run before this many batches (see ``acis``).
 _MIN_STOP_BATCHES = 3
 #: Ways to compute the interval (``acis(interval=...)``).
-_INTERVALS = ("model", "jeffreys", "delta")
+_INTERVALS = ("model", "jeffreys", "delta", "calibrated")
 #: The model's count of the rest's positives enters the estimate only when the labels
 #: pin it down within about a factor e (standard deviation of its log at most this);
 #: otherwise the rest's Horvitz-Thompson count does (see ``acis``).
@@ -153,10 +153,13 @@ class ACISResult:
     posterior: object = None
     interval_method: str = "delta"
     intervals: dict | None = None
+    variances: dict | None = None
 
     def __post_init__(self):
         if self.intervals is None:
             object.__setattr__(self, "intervals", {self.interval_method: tuple(self.interval)})
+        if self.variances is None:
+            object.__setattr__(self, "variances", {self.interval_method: float(self.variance)})
 
     @property
     def std_error(self) -> float:
@@ -365,6 +368,7 @@ class _Book:
         self.rows: list[dict] = []
         self._exact: list[bool] = []
         self.intervals: dict = {}  # every interval after the latest batch (see ``_combined``)
+        self.variances: dict = {}  # and the variance each reports
 
     @property
     def n_labeled(self) -> int:
@@ -429,6 +433,7 @@ class _Book:
         usable = usable[-self.average_last :]
         if not usable:
             self.intervals = {"delta": (0.0, 1.0)}
+            self.variances = {"delta": math.nan}
             return math.nan, math.nan, 0.0, 1.0
         w = np.array([r["batch_size"] for r in usable], dtype=np.float64)
         w /= w.sum()
@@ -437,17 +442,21 @@ class _Book:
         # still-unlabeled part given the past), hence uncorrelated to first order.
         var = float(np.dot(w**2, [r["iteration_variance"] for r in usable]))
         self.intervals = {"delta": normal_interval(est, var, self.z)}
+        self.variances = {"delta": var}
         if self.rest is None:
             return est, var, *self.intervals["delta"]
         if self.rest["size"] == 0:  # the domain is the whole pool: no count left to bound
             self.intervals = dict.fromkeys(_INTERVALS, self.intervals["delta"])
+            self.variances = dict.fromkeys(_INTERVALS, var)
             return est, var, *self.intervals["delta"]
         var_domain = float(np.dot(w**2, [r["_var_domain"] for r in usable]))
         den = float(np.dot(w, [r["_den"] for r in usable]))
         r_bar = float(np.dot(w, [r["_r_hat"] for r in usable]))
+        self.variances["domain"] = var_domain  # the sampled domain's alone (no rest term)
         # Every interval of the run (they share the estimate; ``ACISResult.intervals``).
-        for method in ("jeffreys", "model"):
-            _, var_m, lo, hi = rest_interval(
+        variances = self.variances
+        for method in ("jeffreys", "model", "calibrated"):
+            _, variances[method], lo, hi = rest_interval(
                 est,
                 var_domain,
                 den,
@@ -458,9 +467,7 @@ class _Book:
                 r_bar=r_bar,
             )
             self.intervals[method] = (lo, hi)
-        if self.interval == "delta":
-            return est, var, *self.intervals["delta"]
-        return est, var_m, *self.intervals[self.interval]
+        return est, variances[self.interval], *self.intervals[self.interval]
 
     def should_stop(self) -> bool:
         """The stopping rule of ``target_std_error`` (see :func:`acis`)."""
@@ -505,6 +512,7 @@ class _Book:
             n_items=int(self.s.size),
             interval_method=self.interval if self.rest is not None else "delta",
             intervals={k: (float(lo), float(hi)) for k, (lo, hi) in self.intervals.items()},
+            variances={k: float(v) for k, v in self.variances.items()},
         )
 
 
@@ -589,7 +597,8 @@ class _ImportanceRun:
         if self.use_rest:
             self.book.rest = dict(
                 size=0, x=0, n_drawn=0, exposure=0.0, exposure_max=0.0, r_hat=0.0, r_model=0.0,
-                sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0),
+                sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0), r_cal=0.0, var_r_cal=0.0,
+                r_cal_draws=np.zeros(0),
             )
             self.rest_items: list[np.ndarray] = []
             self.rest_labels: list[np.ndarray] = []
@@ -835,7 +844,8 @@ class _ImportanceRun:
             book.add(rest["items"], rest["labels"], rest["pi"])
         exact = b_dom == n_cand
         if self.use_rest:
-            empty = dict(r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0))
+            empty = dict(r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0),
+                         r_cal=0.0, var_r_cal=0.0, r_cal_draws=np.zeros(0))
             book.rest = dict(
                 size=int(np.count_nonzero(~self.in_domain)),
                 x=int(found.sum()),
