@@ -132,7 +132,14 @@ def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarr
     prec = 1.0 / sd**2
     b = mean.copy()
     y = y.astype(np.float64)
-    for _ in range(50):
+
+    def log_post(b):
+        eta = b[0] + b[1] * t
+        # log-likelihood of a logistic regression, overflow-free: y eta - log(1 + e^eta)
+        return float(np.dot(y, eta) - np.logaddexp(0.0, eta).sum()) - 0.5 * float(np.dot(prec, (b - mean) ** 2))
+
+    current = log_post(b)
+    for _ in range(100):
         eta = b[0] + b[1] * t
         p = 0.5 * (1.0 + np.tanh(0.5 * eta))  # logistic, overflow-free
         w = p * (1.0 - p)
@@ -141,7 +148,14 @@ def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarr
             [[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]
         ) + np.diag(prec)
         step = np.linalg.solve(h, grad)
-        b = b + step
+        # Damped Newton: halve the step until the log posterior does not fall (a full
+        # step from the prior mean can overshoot far when the labels nearly separate).
+        for _ in range(60):
+            trial = log_post(b + step)
+            if trial >= current - 1e-12 * abs(current):
+                break
+            step = 0.5 * step
+        b, current = b + step, max(trial, current)
         if np.max(np.abs(step)) < 1e-8:
             break
     eta = b[0] + b[1] * t
