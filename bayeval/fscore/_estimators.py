@@ -288,6 +288,9 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
     estimate uses. The interval adds the rest's (asymmetric) quantile offsets and the
     domain's normal half-width in quadrature on each side. The variance is the
     domain's plus the linearized variance of the model's ``R`` (for both methods).
+    ``method="calibrated"``: ``R`` is read from the calibration alone (``calibrated_count``:
+    the coefficients' posterior draws and Bernoulli noise, no rate multiplier), and the
+    variance reported is that of a normal whose interval is as wide (before clipping).
     """
     z = float(norm.ppf(0.5 + interval_prob / 2.0))
     if not (math.isfinite(est) and math.isfinite(var_domain)) or not den > 0:
@@ -309,10 +312,6 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
         r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
         draws = rest.get("r_cal_draws", np.zeros(0))
         r_lo, r_hi = count_quantile(draws, tail), count_quantile(draws, 1.0 - tail)
-        # Mean squared error of the estimate's count under the calibration: its
-        # predictive variance plus the squared gap to its mean.
-        mse_r = rest.get("var_r_cal", 0.0) + (rest.get("r_cal", r_hat) - r_hat) ** 2
-        var = min(var_domain + slope**2 * mse_r, 0.25)
     else:
         r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
         r_sorted = rest["r_sorted"]
@@ -327,5 +326,10 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
     half = z * math.sqrt(max(var_domain, 0.0))
     down = math.hypot(half, max(est - f_at(r_hi), 0.0))
     up = math.hypot(half, max(f_at(r_lo) - est, 0.0))
+    if method == "calibrated":
+        # The variance of a normal whose interval is as wide (before clipping to [0, 1]):
+        # the count's predictive distribution is skewed by the calibration's extrapolation,
+        # and its mean-based variance would be ruled by a far tail the interval leaves out.
+        var = min(((down + up) / (2.0 * z)) ** 2, 0.25)
     return est, var, max(0.0, est - down), min(1.0, est + up)
 

@@ -49,6 +49,25 @@ __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 _MIN_STOP_BATCHES = 3
 #: Ways to compute the interval (``acis(interval=...)``).
 _INTERVALS = ("model", "jeffreys", "delta", "calibrated")
+#: What each interval assumes about the rest stratum's unknown count of positives, and
+#: why ``"jeffreys"`` is the default (``ACISResult.interval_reason``, ``ACISResult.summary``).
+INTERVAL_NOTES = {
+    "jeffreys": (
+        "design-only: the rest's hidden positives bounded by the rest draws alone (Jeffreys), "
+        "whatever the scores' calibration; the default, being the only interval that covered at "
+        "least 90% in every pool and budget of benchmarks/results/acis_intervals.md; wide while few "
+        "rest items are labeled"
+    ),
+    "calibrated": (
+        "the rest's hidden positives from the calibration fitted on every label (coefficient "
+        "uncertainty and Bernoulli noise); trusts the logistic curve's low tail"
+    ),
+    "model": (
+        "the rest's hidden positives from the calibration with a rate multiplier updated by the "
+        "rest draws; trusts the logistic curve's low tail"
+    ),
+    "delta": "normal interval from the delta-method variance plus the model count's variance",
+}
 #: The model's count of the rest's positives enters the estimate only when the labels
 #: pin it down within about a factor e (standard deviation of its log at most this);
 #: otherwise the rest's Horvitz-Thompson count does (see ``acis``).
@@ -117,15 +136,24 @@ class ACISResult:
     interval_method : str
         How ``interval`` was computed: ``"jeffreys"`` (ACIS's default: the rest
         stratum's count of positives gets a design-only Jeffreys posterior),
-        ``"model"`` (that count is read from the calibration model's predictive
-        distribution) or ``"delta"`` (the normal interval of the delta-method variance;
-        every other method).
+        ``"calibrated"`` (that count from the calibration fitted on every label, with
+        its coefficient uncertainty), ``"model"`` (the same calibration with a rate
+        multiplier updated by the rest draws) or ``"delta"`` (the normal interval of
+        the delta-method variance; every other method).
     intervals : dict
         Every interval the run supports, by method, from the same estimate: ACIS with
-        its rest stratum gives ``"jeffreys"``, ``"model"`` and ``"delta"`` (so the
-        design-only interval can be read beside the narrower one that trusts the
-        calibration's low tail, without a second run); other runs give their one
-        interval. ``intervals[interval_method] == interval``.
+        its rest stratum gives ``"jeffreys"``, ``"calibrated"``, ``"model"`` and
+        ``"delta"`` (so the design-only interval can be read beside the narrower ones
+        that trust the calibration's low tail, without a second run); other runs give
+        their one interval. ``intervals[interval_method] == interval``.
+    variances : dict
+        The variance each interval reports, by method (``variances[interval_method] ==
+        variance``); ACIS with its rest stratum adds ``"domain"``, the sampled domain's
+        design-based variance alone (no term for the rest's unknown count).
+    interval_reason : str
+        Which interval is reported and why: what it assumes about the rest stratum
+        and, for the default, the measurement that chose it. ``summary()`` shows every
+        interval with its note.
 
     Examples
     --------
@@ -154,12 +182,45 @@ class ACISResult:
     interval_method: str = "delta"
     intervals: dict | None = None
     variances: dict | None = None
+    interval_reason: str = ""
 
     def __post_init__(self):
         if self.intervals is None:
             object.__setattr__(self, "intervals", {self.interval_method: tuple(self.interval)})
         if self.variances is None:
             object.__setattr__(self, "variances", {self.interval_method: float(self.variance)})
+        if not self.interval_reason:
+            object.__setattr__(self, "interval_reason", INTERVAL_NOTES.get(self.interval_method, ""))
+
+    def summary(self) -> pd.DataFrame:
+        """One row per interval the run supports: its ends, width and variance, whether it
+        is the reported one, and what it assumes.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by interval method, with columns ``low``, ``high``, ``width``,
+            ``variance``, ``reported`` (bool) and ``note`` (see ``interval_reason``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.fscore.acis import acis
+        >>> rng = np.random.default_rng(0)
+        >>> y = (rng.random(5000) < 0.02).astype(int)
+        >>> scores = np.clip(0.6 * y + rng.normal(0.2, 0.15, 5000), 0, 1)
+        >>> res = acis(scores, scores > 0.5, lambda idx: y[idx], budget=60, random_seed=1)
+        >>> table = res.summary()
+        >>> table.index[table["reported"]].tolist() == [res.interval_method]
+        True
+        """
+        rows = {
+            m: dict(low=lo, high=hi, width=hi - lo, variance=self.variances.get(m, math.nan),
+                    reported=m == self.interval_method,
+                    note=self.interval_reason if m == self.interval_method else INTERVAL_NOTES.get(m, ""))
+            for m, (lo, hi) in self.intervals.items()
+        }
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("interval")
 
     @property
     def std_error(self) -> float:
@@ -513,6 +574,10 @@ class _Book:
             interval_method=self.interval if self.rest is not None else "delta",
             intervals={k: (float(lo), float(hi)) for k, (lo, hi) in self.intervals.items()},
             variances={k: float(v) for k, v in self.variances.items()},
+            interval_reason=(
+                INTERVAL_NOTES[self.interval] if self.rest is not None
+                else "delta-method normal interval (no rest stratum: nothing outside the sampled domain to bound)"
+            ),
         )
 
 
