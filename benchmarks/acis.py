@@ -783,7 +783,7 @@ def interval_study(args, argv) -> str:
     chunk = max(1, min(25, trials // 2))
     tasks = [(st, b, np.arange(lo, min(lo + chunk, trials)) + 4_000_037 * (i + 1))
              for i, st in enumerate(settings) for b in INTERVAL_BUDGETS for lo in range(0, trials, chunk)]
-    t0 = time.perf_counter()
+    t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as ex:
             results = list(ex.map(_interval_work, tasks, chunksize=1))
@@ -799,7 +799,7 @@ def interval_study(args, argv) -> str:
     lines = [
         "# ACIS: its intervals against the actual error of a run",
         "",
-        f"Made by `{command.strip()}` at git {_git_revision()} with {_versions(False)}; "
+        f"Made by `{command.strip()}` at git {revision} with {_versions(False)}; "
         f"{trials} runs per pool and budget, {(time.perf_counter() - t0) / 60:.1f} min with "
         f"{args.jobs} worker(s).",
         "",
