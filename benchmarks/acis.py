@@ -60,6 +60,15 @@ current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
 where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
 ``PYTHONPATH=.``).
 
+``--intervals`` runs instead the study of ACIS's four intervals against the actual error
+of a run (issue 38): 90 % intervals, ``--trials`` runs (default 100) per pool and budget
+(100, 200, 500 labels) on A-D, F, the hard pools and the issue's pool I (0.3 % of
+100,000 items, miscalibrated); per interval its coverage, mean width over the width the
+runs' actual error calls for (``2 z RMSE``) and mean reported variance over the actual
+variance, the targets per cell, and the narrowest interval covering at least 90 % in
+every cell (``--pools`` picks pools; ``benchmarks/results/acis_intervals.md``: 40 runs,
+26 minutes on two busy cores).
+
 ``--vs-paper`` compares the defaults with the paper's design (paired seeds, 1,000 per
 cell by default) on the cells where the paper's own interval held, where the rest
 stratum and model assistance must cost little (``benchmarks/results/acis_vs_paper.md``).
