@@ -60,6 +60,15 @@ current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
 where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
 ``PYTHONPATH=.``).
 
+``--intervals`` runs instead the study of ACIS's four intervals against the actual error
+of a run (issue 38): 90 % intervals, ``--trials`` runs (default 100) per pool and budget
+(100, 200, 500 labels) on A-D, F, the hard pools and the issue's pool I (0.3 % of
+100,000 items, miscalibrated); per interval its coverage, mean width over the width the
+runs' actual error calls for (``2 z RMSE``) and mean reported variance over the actual
+variance, the targets per cell, and the narrowest interval covering at least 90 % in
+every cell (``--pools`` picks pools; ``benchmarks/results/acis_intervals.md``: 40 runs,
+26 minutes on two busy cores).
+
 ``--vs-paper`` compares the defaults with the paper's design (paired seeds, 1,000 per
 cell by default) on the cells where the paper's own interval held, where the rest
 stratum and model assistance must cost little (``benchmarks/results/acis_vs_paper.md``).
@@ -701,6 +710,174 @@ def bayes_study(settings, budgets, trials, families, jobs) -> str:
     return report
 
 
+# ----------------------------------------------------------------------------------
+# --intervals: every interval of one ACIS run, against the runs' actual error
+# ----------------------------------------------------------------------------------
+
+#: The issue-38 pool: 0.3 % of 100,000 items, a miscalibrated classifier.
+ISSUE_POOL = Setting("I", 100_000, 0.003, 3.0, temperature=2.0, shift=1.0, seed=9)
+#: Pools of ``--intervals``: the calibrated and miscalibrated synthetic pools but E (its
+#: 1,000,000 items cost a second a run), the hard pools and the issue's pool.
+INTERVAL_POOLS = [st for st in FULL if st.name != "E"] + HARD + [ISSUE_POOL]
+INTERVAL_BUDGETS = (100, 200, 500)
+INTERVAL_METHODS = ("jeffreys", "calibrated", "model", "delta")
+#: Nominal coverage of the intervals of ``--intervals`` (the issue's 90 %).
+INTERVAL_PROB = 0.90
+
+
+def _interval_work(task):
+    """One ACIS run per seed (``interval_prob=0.90``): its estimate, and per interval
+    method its reported variance and ends; plus the domain's own variance."""
+    st, budget, seeds = task
+    scores, predictions, y = _pool(st)
+    out = np.full((len(seeds), len(INTERVAL_METHODS) + 1, 4), np.nan)
+    for k, seed in enumerate(seeds):
+        r = acis(scores, predictions, lambda i: y[i], budget=budget, random_seed=int(seed),
+                 interval_prob=INTERVAL_PROB)
+        for j, m in enumerate(INTERVAL_METHODS):
+            out[k, j] = (r.estimate, r.variances[m], *r.intervals[m])
+        out[k, -1, :2] = (r.estimate, r.variances.get("domain", np.nan))
+    print(f"  intervals: {st.name} {budget} seeds {seeds[0]}..{seeds[-1]} done", file=sys.stderr, flush=True)
+    return st.name, budget, out
+
+
+def interval_rows(settings, budgets, runs) -> list[dict]:
+    """Per pool, budget and interval: coverage, width, and both against the actual error.
+
+    ``actual width`` = ``2 z RMSE`` (``z`` of the nominal coverage; RMSE over the runs,
+    bias included): the width a run would need if it knew its typical error.
+    ``var / actual`` = mean reported variance / variance of the estimates over the runs;
+    ``var / MSE`` = the same over their mean squared error.
+    """
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + INTERVAL_PROB / 2))
+    rows = []
+    for st in settings:
+        _, predictions, y = _pool(st)
+        truth = f1(y, predictions)
+        for b in budgets:
+            out = runs[(st.name, b)]
+            est = np.where(np.isfinite(out[:, 0, 0]), out[:, 0, 0], 0.0)
+            var_act, mse = est.var(ddof=1), np.mean((est - truth) ** 2)
+            w_act = 2 * z * np.sqrt(mse)
+            for j, m in enumerate(INTERVAL_METHODS + ("domain",)):
+                lo, hi, v = out[:, j, 2], out[:, j, 3], out[:, j, 1]
+                width = np.mean(hi - lo) if m != "domain" else np.nan
+                rows.append(dict(
+                    pool=st.name, labels=b, method=m, truth=truth, n=est.size,
+                    bias=est.mean() - truth, sd=np.sqrt(var_act), rmse=np.sqrt(mse),
+                    cover=np.mean((lo <= truth) & (truth <= hi)) if m != "domain" else np.nan,
+                    width=width, actual_width=w_act, width_ratio=width / w_act,
+                    var_ratio=np.nanmean(v) / var_act, var_mse_ratio=np.nanmean(v) / mse,
+                ))
+    return rows
+
+
+def choose_interval(rows, floor: float = 0.90):
+    """The narrowest interval (mean width over every pool and budget) whose coverage is at
+    least ``floor`` in every pool and budget; None if none is."""
+    ok = {}
+    for m in INTERVAL_METHODS:
+        mine = [r for r in rows if r["method"] == m]
+        ok[m] = (min(r["cover"] for r in mine), float(np.mean([r["width"] for r in mine])))
+    passing = [(w, m) for m, (c, w) in ok.items() if c >= floor]
+    return (min(passing)[1] if passing else None), ok
+
+
+def interval_study(args, argv) -> str:
+    """``--intervals``: ACIS's four intervals on ``INTERVAL_POOLS`` (see the module docs)."""
+    settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
+    trials = args.trials or 100
+    chunk = max(1, min(25, trials // 2))
+    tasks = [(st, b, np.arange(lo, min(lo + chunk, trials)) + 4_000_037 * (i + 1))
+             for i, st in enumerate(settings) for b in INTERVAL_BUDGETS for lo in range(0, trials, chunk)]
+    t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
+    if args.jobs > 1:
+        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
+            results = list(ex.map(_interval_work, tasks, chunksize=1))
+    else:
+        results = [_interval_work(t) for t in tasks]
+    parts: dict = {}
+    for name, b, out in results:
+        parts.setdefault((name, b), []).append(out)
+    runs = {k: np.concatenate(v) for k, v in parts.items()}
+    rows = interval_rows(settings, INTERVAL_BUDGETS, runs)
+    chosen, summary = choose_interval(rows)
+    command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    lines = [
+        "# ACIS: its intervals against the actual error of a run",
+        "",
+        f"Made by `{command.strip()}` at git {revision} with {_versions(False)}; "
+        f"{trials} runs per pool and budget, {(time.perf_counter() - t0) / 60:.1f} min with "
+        f"{args.jobs} worker(s).",
+        "",
+        f"Every run reports all four {INTERVAL_PROB:.0%} intervals from one estimate (`ACISResult.intervals`, "
+        "`ACISResult.variances`). cover = share of runs whose interval holds the true F1; width = mean "
+        "width; actual width = 2 z RMSE over the runs (the width a run would need if it knew its "
+        "typical error); var/actual = mean reported variance / variance of the estimates over the runs; "
+        "var/MSE = the same over their mean squared error. The `domain` rows are the sampled domain's "
+        "design-based variance alone (no term for the rest stratum's unknown count): how well the "
+        "design-based part is estimated.",
+        "",
+        "| pool | labels | true F1 | bias | sd | actual width | interval | cover | width | width / actual | var / actual | var / MSE |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cov = "—" if np.isnan(r["cover"]) else f"{r['cover']:.2f}"
+        wid = "—" if np.isnan(r["width"]) else f"{r['width']:.3f}"
+        wr = "—" if np.isnan(r["width_ratio"]) else f"{r['width_ratio']:.2f}"
+        lines.append(
+            f"| {r['pool']} | {r['labels']} | {r['truth']:.3f} | {r['bias']:+.3f} | {r['sd']:.3f} "
+            f"| {r['actual_width']:.3f} | {r['method']} | {cov} | {wid} | {wr} "
+            f"| {r['var_ratio']:.2f} | {r['var_mse_ratio']:.2f} |"
+        )
+    lines += ["", "## Against the targets", "",
+              "Calibrated pools (A, D, F, W): reported variance within 0.5--2x the actual variance, mean "
+              "width at most 1.5x the actual width; every pool: coverage at least 0.90. Per cell: "
+              "cover / width over actual / variance over actual, for the default and the calibrated interval.",
+              "", "| pool | labels | jeffreys (default) | calibrated | calibrated meets the targets |",
+              "|---|---:|---|---|---|"]
+    by = {(r["pool"], r["labels"], r["method"]): r for r in rows}
+    calibrated_pools = {st.name for st in settings if st.kind == "latent" and (st.temperature, st.shift) == (1.0, 0.0)}
+    for st in settings:
+        for b in INTERVAL_BUDGETS:
+            cells = []
+            for m in ("jeffreys", "calibrated"):
+                r = by[(st.name, b, m)]
+                cells.append(f"{r['cover']:.2f} / {r['width_ratio']:.2f} / {r['var_ratio']:.2f}")
+            r = by[(st.name, b, "calibrated")]
+            miss = [] if r["cover"] >= 0.90 else ["coverage"]
+            if st.name in calibrated_pools:
+                miss += [] if 0.5 <= r["var_ratio"] <= 2 else ["variance"]
+                miss += [] if r["width_ratio"] <= 1.5 else ["width"]
+            lines.append(f"| {st.name} | {b} | {cells[0]} | {cells[1]} | {'yes' if not miss else 'no: ' + ', '.join(miss)} |")
+    lines += ["", "## Choice by coverage and width", "",
+              "| interval | lowest coverage (any pool, budget) | mean width |", "|---|---:|---:|"]
+    lines += [f"| {m} | {c:.2f} | {w:.3f} |" for m, (c, w) in summary.items()]
+    lines += ["", f"Narrowest interval covering at least 0.90 in every pool and budget: "
+              f"**{chosen or 'none'}**.", ""]
+    lines += ["Pools: " + "; ".join(f"{st.name}: {st.describe()}" for st in settings) + ".", ""]
+    report = "\n".join(lines)
+    print(report)
+    if args.out is not None:
+        args.out.write_text(report)
+    return report
+
+
+def _git_revision() -> str:
+    import subprocess
+
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).parent, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return rev + (" (with uncommitted changes)" if dirty else "")
+
+
 def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small version (a minute)")
@@ -723,7 +900,12 @@ def main(argv=None) -> str:
                         help="only the defaults against the paper's design on --cells (default: "
                         "where the paper's interval held), --trials paired runs (default 1000)")
     parser.add_argument("--cells", nargs="+", default=list(HELD_CELLS), help="SETTING@LABELS cells of --vs-paper")
+    parser.add_argument("--intervals", action="store_true",
+                        help="only the study of ACIS's four intervals against the actual error (see the module docs)")
+    parser.add_argument("--pools", nargs="+", default=None, help="pools of --intervals (default all)")
     args = parser.parse_args(argv)
+    if args.intervals:
+        return interval_study(args, argv)
     if args.vs_paper:
         return vs_paper(args, argv)
     if args.bayes:

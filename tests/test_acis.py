@@ -23,7 +23,11 @@ from bayeval.fscore._design import isotonic_fit as _isotonic
 from bayeval.fscore._design import sawade_proposal as _proposal
 from bayeval.fscore._design import systematic_sample as _systematic_sample
 from bayeval.fscore._estimators import REST_THETA_PRIOR as _REST_THETA_PRIOR
+from bayeval.fscore._estimators import calibrated_count as _calibrated_count
+from bayeval.fscore._estimators import count_quantile as _count_quantile
 from bayeval.fscore._estimators import fit_rest_model as _rest_model
+from bayeval.fscore._estimators import platt_feature as _platt_feature
+from bayeval.fscore._estimators import platt_fit as _platt_fit
 from bayeval.fscore._estimators import ratio_estimate as _estimate
 from bayeval.fscore._estimators import rest_interval as _rest_interval
 from bayeval.fscore.acis import (
@@ -530,6 +534,94 @@ def test_rest_interval_reads_the_model_quantiles():
     assert lo_b == pytest.approx(est * den / (den + (1 - alpha) * (39 - 20)))
 
 
+def test_calibrated_count_is_the_mixture_over_coefficient_draws():
+    """The calibration-only count of the rest's positives, against a direct computation on
+    a small design: three coefficient draws, four feature values with their item counts."""
+    b = np.array([[0.0, 1.0], [-1.0, 0.5], [0.5, 2.0]])
+    tb, nb = np.array([-6.0, -4.0, -2.0, -1.0]), np.array([100.0, 50.0, 10.0, 2.0])
+    out = _calibrated_count(b, tb, nb)
+    c, bern = [], []
+    for b0, b1 in b:
+        p = [1 / (1 + np.exp(-(b0 + b1 * t))) for t in tb]
+        c.append(sum(n * q for n, q in zip(nb, p, strict=True)))
+        bern.append(sum(n * q * (1 - q) for n, q in zip(nb, p, strict=True)))
+    assert out["r_cal"] == pytest.approx(np.mean(c))
+    assert out["var_r_cal"] == pytest.approx(np.var(c) + np.mean(bern))
+    assert np.allclose(out["r_cal_draws"], np.sort(c))
+
+
+def test_count_quantile_is_the_poisson_mixture_quantile():
+    """``count_quantile``: the smallest k whose mixture CDF reaches q, checked against the
+    CDF summed on a grid."""
+    from scipy.stats import poisson
+
+    means = np.array([0.3, 2.0, 7.5, 40.0])
+    grid = np.arange(0, 200)
+    cdf = poisson.cdf(grid[:, None], means[None, :]).mean(axis=1)
+    for q in (0.025, 0.05, 0.5, 0.9, 0.95, 0.975):
+        assert _count_quantile(means, q) == grid[np.argmax(cdf >= q)]
+    assert _count_quantile(np.zeros(3), 0.975) == 0.0
+    assert _count_quantile(np.zeros(0), 0.5) == 0.0
+
+
+def test_rest_interval_reads_the_calibrated_quantiles():
+    """Calibrated interval: the ends are F at the mixture's count quantiles relative to the
+    estimate's count; its variance is that of a normal as wide as the unclipped interval."""
+    from scipy.stats import norm
+
+    est, den, alpha = 0.6, 100.0, 0.5
+    draws = np.array([2.0, 5.0, 9.0, 20.0])
+    rest = _rest(r_hat=4.0, r_cal_draws=draws, r_cal=float(draws.mean()), var_r_cal=30.0)
+    _, var, lo, hi = _rest_interval(est, 0.0, den, rest, alpha=alpha, interval_prob=0.90, method="calibrated")
+    r_lo, r_hi = _count_quantile(draws, 0.05), _count_quantile(draws, 0.95)
+    assert lo == pytest.approx(est * den / (den + (1 - alpha) * (r_hi - 4.0)))
+    assert hi == pytest.approx(est * den / (den + (1 - alpha) * (r_lo - 4.0)))
+    z = norm.ppf(0.95)
+    assert var == pytest.approx(((hi - lo) / (2 * z)) ** 2)
+    # the domain's half-width joins in quadrature on each side
+    _, var2, lo2, hi2 = _rest_interval(est, 0.02**2, den, rest, alpha=alpha, interval_prob=0.90, method="calibrated")
+    assert est - lo2 == pytest.approx(np.hypot(z * 0.02, est - lo))
+    assert hi2 - est == pytest.approx(np.hypot(z * 0.02, hi - est))
+    assert var2 == pytest.approx(((hi2 - lo2) / (2 * z)) ** 2)
+
+
+def test_platt_fit_reaches_the_mode_when_labels_nearly_separate():
+    """The damped Newton steps stop at the log posterior's mode (zero gradient) even when
+    the labels are separated by the feature, where full steps from the prior mean
+    overshot to slopes in the thousands."""
+    t = np.r_[np.linspace(-6, 0, 60), np.linspace(1, 9, 40)]
+    y = np.r_[np.zeros(60, int), np.ones(40, int)]
+    _, prior = _platt_feature(np.array([0.1, 0.9]))
+    coef, cov = _platt_fit(t, y, prior)
+    mean, sd = prior
+    p = 1 / (1 + np.exp(-(coef[0] + coef[1] * t)))
+    grad = np.array([np.sum(y - p), np.dot(t, y - p)]) - (coef - mean) / sd**2
+    assert np.all(np.abs(grad) < 1e-6)
+    assert 0 < coef[1] < 10 and np.all(np.linalg.eigvalsh(cov) > 0)
+
+
+def test_reported_interval_is_named_and_explained(pool):
+    """The result says which interval it reports and why: ``interval_method``,
+    ``interval_reason`` and the ``summary()`` row flagged ``reported``; the reported
+    variance is that interval's."""
+    scores, predictions, y = pool
+    default = acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4)
+    cal = acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, interval="calibrated")
+    assert default.interval_method == "jeffreys" and "design-only" in default.interval_reason
+    assert "acis_intervals.md" in default.interval_reason
+    assert cal.interval_method == "calibrated" and "calibration" in cal.interval_reason
+    assert cal.interval == cal.intervals["calibrated"] and cal.variance == cal.variances["calibrated"]
+    assert default.variance == default.variances["jeffreys"] and cal.estimate == default.estimate
+    assert cal.variances["domain"] <= cal.variances["calibrated"]
+    table = cal.summary()
+    assert table.index[table["reported"]].tolist() == ["calibrated"]
+    assert set(table.index) == {"jeffreys", "model", "delta", "calibrated"}
+    row = table.loc["calibrated"]
+    assert (row["low"], row["high"]) == cal.interval and row["note"] == cal.interval_reason
+    paper = acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, rest_share=0.0)
+    assert paper.interval_method == "delta" and "no rest stratum" in paper.interval_reason
+
+
 def test_rest_model_is_the_gamma_poisson_mixture_and_learns_from_rest_draws():
     """With a calibration known exactly (tiny covariance), the rest count has mean
     C (a + x) / (a + E); finding no positive where many were expected narrows it, and
@@ -733,10 +825,10 @@ def test_one_run_carries_every_interval(pool):
     scores, predictions, y = pool
     runs = {
         m: acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, interval=m)
-        for m in ("jeffreys", "model", "delta")
+        for m in ("jeffreys", "model", "delta", "calibrated")
     }
     ref = runs["jeffreys"].intervals
-    assert set(ref) == {"jeffreys", "model", "delta"}
+    assert set(ref) == {"jeffreys", "model", "delta", "calibrated"}
     for m, r in runs.items():
         assert r.estimate == runs["jeffreys"].estimate and r.intervals == ref
         assert r.interval == ref[m] and r.interval_method == m
@@ -755,7 +847,7 @@ def test_one_run_carries_every_interval(pool):
     small_s = np.clip(0.5 * small_y + rng.normal(0.2, 0.2, 3_000), 0, 1)
     small = acis(small_s, small_s > 0.5, lambda i: small_y[i], budget=100, random_seed=0)
     assert small.history["domain_size"].iloc[-1] == 3_000
-    assert small.intervals == dict.fromkeys(("jeffreys", "model", "delta"), small.interval)
+    assert small.intervals == dict.fromkeys(("jeffreys", "model", "delta", "calibrated"), small.interval)
 
 
 def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):

@@ -1,7 +1,8 @@
 """The estimators and intervals of ACIS: the per-batch Horvitz-Thompson (or
 model-assisted) ratio estimate with its delta-method variance and zero-variance floor,
 the rest stratum's calibration (a logistic regression on the scores) and its count of
-hidden positives, and the three intervals (``"model"``, ``"jeffreys"``, ``"delta"``).
+hidden positives, and the four intervals (``"model"``, ``"jeffreys"``, ``"delta"``,
+``"calibrated"``).
 The reasoning behind each: ``docs/acis.md``."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import gamma, norm
+from scipy.stats import gamma, norm, poisson
 
 from ._design import CERTAIN
 
@@ -132,7 +133,14 @@ def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarr
     prec = 1.0 / sd**2
     b = mean.copy()
     y = y.astype(np.float64)
-    for _ in range(50):
+
+    def log_post(b):
+        eta = b[0] + b[1] * t
+        # log-likelihood of a logistic regression, overflow-free: y eta - log(1 + e^eta)
+        return float(np.dot(y, eta) - np.logaddexp(0.0, eta).sum()) - 0.5 * float(np.dot(prec, (b - mean) ** 2))
+
+    current = log_post(b)
+    for _ in range(100):
         eta = b[0] + b[1] * t
         p = 0.5 * (1.0 + np.tanh(0.5 * eta))  # logistic, overflow-free
         w = p * (1.0 - p)
@@ -141,7 +149,14 @@ def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarr
             [[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]
         ) + np.diag(prec)
         step = np.linalg.solve(h, grad)
-        b = b + step
+        # Damped Newton: halve the step until the log posterior does not fall (a full
+        # step from the prior mean can overshoot far when the labels nearly separate).
+        for _ in range(60):
+            trial = log_post(b + step)
+            if trial >= current - 1e-12 * abs(current):
+                break
+            step = 0.5 * step
+        b, current = b + step, max(trial, current)
         if np.max(np.abs(step)) < 1e-8:
             break
     eta = b[0] + b[1] * t
@@ -193,12 +208,62 @@ def fit_rest_model(
     r = rng.poisson(theta * c_tot).astype(np.float64)
     c_mode = float(logistic(coef[0] + coef[1] * tb) @ nb)
     e_mode = float(logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
-    return dict(
+    out = dict(
         r_model=c_mode * (prior + x) / (prior + e_mode),
         sdlog=float(np.std(np.log(np.maximum(c_tot, 1e-300)))),
         var_r=float(r.var()),
         r_sorted=np.sort(r),
     )
+    out.update(calibrated_count(b, tb, nb))
+    return out
+
+
+def calibrated_count(b: np.ndarray, tb: np.ndarray, nb: np.ndarray) -> dict:
+    """The unlabeled rest's count of positives under the calibration alone.
+
+    ``b``: draws of the calibration's coefficients ``(b0, b1)`` (rows); ``tb``/``nb``:
+    the rest's feature values and how many unlabeled items have each. Every item is
+    positive with probability ``p = logistic(b0 + b1 t)`` independently, so given a
+    draw the count has mean ``C = sum p`` and variance ``sum p (1 - p)``; over the
+    draws it is a mixture. Returns ``r_cal`` (the mixture's mean), ``var_r_cal`` (its
+    variance: the spread of ``C`` over the draws plus the mean Bernoulli variance) and
+    ``r_cal_draws`` (the sorted ``C`` of every draw; ``count_quantile`` reads the
+    mixture's quantiles from them, each draw's count taken as Poisson with mean ``C``).
+    No random numbers are used beyond the coefficient draws, so the run's random
+    stream is unchanged.
+    """
+    p = logistic(b[:, :1] + b[:, 1:] * tb)
+    c = p @ nb
+    bern = (p * (1.0 - p)) @ nb
+    return dict(
+        r_cal=float(c.mean()),
+        var_r_cal=float(c.var() + bern.mean()),
+        r_cal_draws=np.sort(c),
+    )
+
+
+def count_quantile(c_draws: np.ndarray, q: float) -> float:
+    """Quantile ``q`` of an equal-weight mixture of Poisson counts with means ``c_draws``.
+
+    The smallest integer ``k`` whose mixture CDF ``mean(P(Poisson(c) <= k))`` reaches
+    ``q`` (found by bisection; 0 for an empty mixture).
+    """
+    if c_draws.size == 0:
+        return 0.0
+
+    def cdf(k):
+        return float(np.mean(poisson.cdf(k, c_draws)))
+
+    lo, hi = 0, int(np.ceil(c_draws.max() + 10.0 * np.sqrt(c_draws.max()) + 10.0))
+    if cdf(lo) >= q:
+        return 0.0
+    while hi - lo > 1:  # cdf(lo) < q <= cdf(hi)
+        mid = (lo + hi) // 2
+        if cdf(mid) >= q:
+            hi = mid
+        else:
+            lo = mid
+    return float(hi)
 
 
 def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
@@ -224,6 +289,9 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
     estimate uses. The interval adds the rest's (asymmetric) quantile offsets and the
     domain's normal half-width in quadrature on each side. The variance is the
     domain's plus the linearized variance of the model's ``R`` (for both methods).
+    ``method="calibrated"``: ``R`` is read from the calibration alone (``calibrated_count``:
+    the coefficients' posterior draws and Bernoulli noise, no rate multiplier), and the
+    variance reported is that of a normal whose interval is as wide (before clipping).
     """
     z = float(norm.ppf(0.5 + interval_prob / 2.0))
     if not (math.isfinite(est) and math.isfinite(var_domain)) or not den > 0:
@@ -241,6 +309,10 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
         r_hi = gamma.ppf(1.0 - tail, x + 0.5, scale=1.0 / exposure) if exposure > 0 else size
         r_lo = gamma.ppf(tail, x + 0.5, scale=1.0 / exposure_max) if exposure_max > 0 else 0.0
         r_lo, r_hi = min(max(r_lo, x), size), min(max(r_hi, x), size)
+    elif method == "calibrated":
+        r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
+        draws = rest.get("r_cal_draws", np.zeros(0))
+        r_lo, r_hi = count_quantile(draws, tail), count_quantile(draws, 1.0 - tail)
     else:
         r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
         r_sorted = rest["r_sorted"]
@@ -255,5 +327,10 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
     half = z * math.sqrt(max(var_domain, 0.0))
     down = math.hypot(half, max(est - f_at(r_hi), 0.0))
     up = math.hypot(half, max(f_at(r_lo) - est, 0.0))
+    if method == "calibrated":
+        # The variance of a normal whose interval is as wide (before clipping to [0, 1]):
+        # the count's predictive distribution is skewed by the calibration's extrapolation,
+        # and its mean-based variance would be ruled by a far tail the interval leaves out.
+        var = min(((down + up) / (2.0 * z)) ** 2, 0.25)
     return est, var, max(0.0, est - down), min(1.0, est + up)
 

@@ -10,7 +10,7 @@ the scores as a control variate, and by default reports an interval that account
 the positives that may hide outside the domain.
 
 How a run works -- calibration, proposal, sampling domain and design, the estimate and
-its variance, model assistance, the rest stratum and the three intervals, stopping
+its variance, model assistance, the rest stratum and the four intervals, stopping
 early and what survives a failure, the extension point -- is written out in
 ``docs/acis.md``. The sampling design lives in ``_design.py``, the estimators and
 intervals in ``_estimators.py``.
@@ -48,7 +48,26 @@ __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 #: ``target_std_error`` never stops a run before this many batches (see ``acis``).
 _MIN_STOP_BATCHES = 3
 #: Ways to compute the interval (``acis(interval=...)``).
-_INTERVALS = ("model", "jeffreys", "delta")
+_INTERVALS = ("model", "jeffreys", "delta", "calibrated")
+#: What each interval assumes about the rest stratum's unknown count of positives, and
+#: why ``"jeffreys"`` is the default (``ACISResult.interval_reason``, ``ACISResult.summary``).
+INTERVAL_NOTES = {
+    "jeffreys": (
+        "design-only: the rest's hidden positives bounded by the rest draws alone (Jeffreys), "
+        "whatever the scores' calibration; the default, being the only interval that covered at "
+        "least 90% in every pool and budget of benchmarks/results/acis_intervals.md; wide while few "
+        "rest items are labeled"
+    ),
+    "calibrated": (
+        "the rest's hidden positives from the calibration fitted on every label (coefficient "
+        "uncertainty and Bernoulli noise); trusts the logistic curve's low tail"
+    ),
+    "model": (
+        "the rest's hidden positives from the calibration with a rate multiplier updated by the "
+        "rest draws; trusts the logistic curve's low tail"
+    ),
+    "delta": "normal interval from the delta-method variance plus the model count's variance",
+}
 #: The model's count of the rest's positives enters the estimate only when the labels
 #: pin it down within about a factor e (standard deviation of its log at most this);
 #: otherwise the rest's Horvitz-Thompson count does (see ``acis``).
@@ -117,15 +136,24 @@ class ACISResult:
     interval_method : str
         How ``interval`` was computed: ``"jeffreys"`` (ACIS's default: the rest
         stratum's count of positives gets a design-only Jeffreys posterior),
-        ``"model"`` (that count is read from the calibration model's predictive
-        distribution) or ``"delta"`` (the normal interval of the delta-method variance;
-        every other method).
+        ``"calibrated"`` (that count from the calibration fitted on every label, with
+        its coefficient uncertainty), ``"model"`` (the same calibration with a rate
+        multiplier updated by the rest draws) or ``"delta"`` (the normal interval of
+        the delta-method variance; every other method).
     intervals : dict
         Every interval the run supports, by method, from the same estimate: ACIS with
-        its rest stratum gives ``"jeffreys"``, ``"model"`` and ``"delta"`` (so the
-        design-only interval can be read beside the narrower one that trusts the
-        calibration's low tail, without a second run); other runs give their one
-        interval. ``intervals[interval_method] == interval``.
+        its rest stratum gives ``"jeffreys"``, ``"calibrated"``, ``"model"`` and
+        ``"delta"`` (so the design-only interval can be read beside the narrower ones
+        that trust the calibration's low tail, without a second run); other runs give
+        their one interval. ``intervals[interval_method] == interval``.
+    variances : dict
+        The variance each interval reports, by method (``variances[interval_method] ==
+        variance``); ACIS with its rest stratum adds ``"domain"``, the sampled domain's
+        design-based variance alone (no term for the rest's unknown count).
+    interval_reason : str
+        Which interval is reported and why: what it assumes about the rest stratum
+        and, for the default, the measurement that chose it. ``summary()`` shows every
+        interval with its note.
 
     Examples
     --------
@@ -153,10 +181,46 @@ class ACISResult:
     posterior: object = None
     interval_method: str = "delta"
     intervals: dict | None = None
+    variances: dict | None = None
+    interval_reason: str = ""
 
     def __post_init__(self):
         if self.intervals is None:
             object.__setattr__(self, "intervals", {self.interval_method: tuple(self.interval)})
+        if self.variances is None:
+            object.__setattr__(self, "variances", {self.interval_method: float(self.variance)})
+        if not self.interval_reason:
+            object.__setattr__(self, "interval_reason", INTERVAL_NOTES.get(self.interval_method, ""))
+
+    def summary(self) -> pd.DataFrame:
+        """One row per interval the run supports: its ends, width and variance, whether it
+        is the reported one, and what it assumes.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by interval method, with columns ``low``, ``high``, ``width``,
+            ``variance``, ``reported`` (bool) and ``note`` (see ``interval_reason``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.fscore.acis import acis
+        >>> rng = np.random.default_rng(0)
+        >>> y = (rng.random(5000) < 0.02).astype(int)
+        >>> scores = np.clip(0.6 * y + rng.normal(0.2, 0.15, 5000), 0, 1)
+        >>> res = acis(scores, scores > 0.5, lambda idx: y[idx], budget=60, random_seed=1)
+        >>> table = res.summary()
+        >>> table.index[table["reported"]].tolist() == [res.interval_method]
+        True
+        """
+        rows = {
+            m: dict(low=lo, high=hi, width=hi - lo, variance=self.variances.get(m, math.nan),
+                    reported=m == self.interval_method,
+                    note=self.interval_reason if m == self.interval_method else INTERVAL_NOTES.get(m, ""))
+            for m, (lo, hi) in self.intervals.items()
+        }
+        return pd.DataFrame.from_dict(rows, orient="index").rename_axis("interval")
 
     @property
     def std_error(self) -> float:
@@ -365,6 +429,7 @@ class _Book:
         self.rows: list[dict] = []
         self._exact: list[bool] = []
         self.intervals: dict = {}  # every interval after the latest batch (see ``_combined``)
+        self.variances: dict = {}  # and the variance each reports
 
     @property
     def n_labeled(self) -> int:
@@ -429,6 +494,7 @@ class _Book:
         usable = usable[-self.average_last :]
         if not usable:
             self.intervals = {"delta": (0.0, 1.0)}
+            self.variances = {"delta": math.nan}
             return math.nan, math.nan, 0.0, 1.0
         w = np.array([r["batch_size"] for r in usable], dtype=np.float64)
         w /= w.sum()
@@ -437,17 +503,21 @@ class _Book:
         # still-unlabeled part given the past), hence uncorrelated to first order.
         var = float(np.dot(w**2, [r["iteration_variance"] for r in usable]))
         self.intervals = {"delta": normal_interval(est, var, self.z)}
+        self.variances = {"delta": var}
         if self.rest is None:
             return est, var, *self.intervals["delta"]
         if self.rest["size"] == 0:  # the domain is the whole pool: no count left to bound
             self.intervals = dict.fromkeys(_INTERVALS, self.intervals["delta"])
+            self.variances = dict.fromkeys(_INTERVALS, var)
             return est, var, *self.intervals["delta"]
         var_domain = float(np.dot(w**2, [r["_var_domain"] for r in usable]))
         den = float(np.dot(w, [r["_den"] for r in usable]))
         r_bar = float(np.dot(w, [r["_r_hat"] for r in usable]))
+        self.variances["domain"] = var_domain  # the sampled domain's alone (no rest term)
         # Every interval of the run (they share the estimate; ``ACISResult.intervals``).
-        for method in ("jeffreys", "model"):
-            _, var_m, lo, hi = rest_interval(
+        variances = self.variances
+        for method in ("jeffreys", "model", "calibrated"):
+            _, variances[method], lo, hi = rest_interval(
                 est,
                 var_domain,
                 den,
@@ -458,9 +528,7 @@ class _Book:
                 r_bar=r_bar,
             )
             self.intervals[method] = (lo, hi)
-        if self.interval == "delta":
-            return est, var, *self.intervals["delta"]
-        return est, var_m, *self.intervals[self.interval]
+        return est, variances[self.interval], *self.intervals[self.interval]
 
     def should_stop(self) -> bool:
         """The stopping rule of ``target_std_error`` (see :func:`acis`)."""
@@ -505,6 +573,11 @@ class _Book:
             n_items=int(self.s.size),
             interval_method=self.interval if self.rest is not None else "delta",
             intervals={k: (float(lo), float(hi)) for k, (lo, hi) in self.intervals.items()},
+            variances={k: float(v) for k, v in self.variances.items()},
+            interval_reason=(
+                INTERVAL_NOTES[self.interval] if self.rest is not None
+                else "delta-method normal interval (no rest stratum: nothing outside the sampled domain to bound)"
+            ),
         )
 
 
@@ -589,7 +662,8 @@ class _ImportanceRun:
         if self.use_rest:
             self.book.rest = dict(
                 size=0, x=0, n_drawn=0, exposure=0.0, exposure_max=0.0, r_hat=0.0, r_model=0.0,
-                sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0),
+                sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0), r_cal=0.0, var_r_cal=0.0,
+                r_cal_draws=np.zeros(0),
             )
             self.rest_items: list[np.ndarray] = []
             self.rest_labels: list[np.ndarray] = []
@@ -835,7 +909,8 @@ class _ImportanceRun:
             book.add(rest["items"], rest["labels"], rest["pi"])
         exact = b_dom == n_cand
         if self.use_rest:
-            empty = dict(r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0))
+            empty = dict(r_hat=0.0, r_model=0.0, sdlog=0.0, var_r=0.0, r_sorted=np.zeros(0),
+                         r_cal=0.0, var_r_cal=0.0, r_cal_draws=np.zeros(0))
             book.rest = dict(
                 size=int(np.count_nonzero(~self.in_domain)),
                 x=int(found.sum()),
@@ -969,16 +1044,23 @@ def acis(
         proportional to the rest calibration's probabilities (see the module
         docstring). 1 samples the rest uniformly; the uniform part guarantees every
         rest item a probability of being drawn, which ``interval="jeffreys"`` needs.
-    interval : {"jeffreys", "model", "delta"}, default "jeffreys"
+    interval : {"jeffreys", "calibrated", "model", "delta"}, default "jeffreys"
         How the interval accounts for the rest stratum's unknown count of positives:
         ``"jeffreys"`` gives it a design-only Jeffreys posterior (holds whatever the
-        rest contains, and is wide on large pools); ``"model"`` reads it from the
-        calibration model's predictive distribution (narrow where the labels fix the
-        calibration's tail, but it misses positives hiding far below where a logistic
-        curve puts them: on a real pool it covered 50--65 % of its 95 % intervals); ``"delta"`` is a normal interval from the delta-method
-        variance plus the model count's variance. All give the same estimate.
-        Without a rest stratum (``rest_share=0``) they coincide and
-        ``ACISResult.interval_method`` is ``"delta"``.
+        rest contains, and is wide on large pools); ``"calibrated"`` reads it from the
+        calibration fitted on every label (a logistic regression on the scores; its
+        coefficients' posterior draws give the expected count, plus Bernoulli noise),
+        and ``"model"`` from the same calibration with a rate multiplier that the rest
+        draws update -- both narrow, close to the actual error where the scores' low
+        tail follows a logistic curve, and wrong where positives hide far below it (on
+        the benchmark's real pool they covered 20--60 % of their 90 % intervals);
+        ``"delta"`` is a normal interval from the delta-method variance plus the model
+        count's variance. All give the same estimate, and every run carries all of them
+        (``ACISResult.intervals``, ``ACISResult.summary()``). The default is the only one
+        that covered at least 90 % in every pool and budget of
+        ``benchmarks/results/acis_intervals.md``. Without a rest stratum
+        (``rest_share=0``) they coincide and ``ACISResult.interval_method`` is
+        ``"delta"``.
     model_assist : bool, default True
         Use the rest calibration (a logistic regression of the labels on the scores)
         as a control variate: each batch estimates the residuals of its expected
