@@ -1119,11 +1119,16 @@ def test_model_assisted_census_is_exact(top_k_prior):
     assert res.estimate == pytest.approx(f_alpha(y, predictions), abs=1e-12)
 
 
-def test_model_assistance_is_unbiased_and_cuts_the_error_on_a_calibrated_pool(pool):
+def test_model_assistance_is_unbiased_and_no_worse_on_a_calibrated_pool(pool):
     """200 paired runs of 100 labels on a calibrated pool: with the calibration as a
     control variate the mean error is within 4 Monte Carlo SE + 0.01 of zero (the ratio
-    and the fitted model add an O(1/n) bias), and the MSE is below the pure
-    Horvitz-Thompson estimator's (paired difference more than 2 SE below zero)."""
+    and the fitted model add an O(1/n) bias), and the MSE is not above the pure
+    Horvitz-Thompson estimator's (paired difference below +2 SE).
+
+    Since the rest calibration's Newton steps are damped (they used to overshoot to a
+    step function on nearly separated labels), the gain on this pool is small: paired
+    MSE difference -0.0016 +- 0.0010 on these seeds, -0.0008 +- 0.0010 on seeds 600-799,
+    so the test claims no loss rather than a significant gain."""
     scores, predictions, y = pool
     truth = f_alpha(y, predictions)
     est = {}
@@ -1140,4 +1145,4 @@ def test_model_assistance_is_unbiased_and_cuts_the_error_on_a_calibrated_pool(po
     err = est[True] - truth
     assert abs(err.mean()) < 4 * err.std(ddof=1) / np.sqrt(err.size) + 0.01
     d = err**2 - (est[False] - truth) ** 2
-    assert d.mean() < -2 * d.std(ddof=1) / np.sqrt(d.size), (d.mean(), d.std(ddof=1))
+    assert d.mean() < 2 * d.std(ddof=1) / np.sqrt(d.size), (d.mean(), d.std(ddof=1))
