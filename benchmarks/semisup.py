@@ -15,6 +15,8 @@ Parts (``--part``):
   pools with ``--heldout``): coverage and width of the 90% intervals of AP, P@K,
   precision and recall at the pool's threshold, and the mean AP width against the
   vetted-only bootstrap's (the issue's width target), per pool and budget.
+* ``check``: the histogram check (:func:`~bayeval.models.mixture_calibration.mixture_check`)
+  and the purity of the mixture's split on every digit and pool (no fit, seconds).
 * ``generated``: scores drawn from a two-class mixture with known families (Normal /
   Normal, Gamma / Gamma): the true-family :class:`~bayeval.models.ScoreMixture` against
   the default and the default with the new candidates.
@@ -260,9 +262,43 @@ def generated_table(df):
     return tab.to_markdown()
 
 
+# ------------------------------------------------------------------------ check
+
+
+def split_purity(scores, truth):
+    """K, the cut, the share of positives in the upper and in the lower group (weighted by
+    the responsibilities), the upper group's share of items, and the prevalence."""
+    from bayeval.models.mixture_calibration import responsibilities
+
+    m = MixtureCalibration()
+    _, info = m.features(be.EvalData(scores))
+    z = m._z(scores, info)
+    up = responsibilities(z, info["mixture"])[:, info["split"]["cut"]:].sum(axis=1)
+    return (info["mixture"]["k"], info["split"]["cut"], (up * truth).sum() / up.sum(),
+            ((1 - up) * truth).sum() / (1 - up).sum(), up.mean(), truth.mean())
+
+
+def run_check(log=print):
+    """The histogram check and the split's purity on every digit and pool (no fit)."""
+    from bayeval.models.mixture_calibration import mixture_check
+
+    scores, target = digits_scores()
+    named = [(f"digit{d}", scores[:, d], (target == d).astype(int)) for d in range(10)]
+    named += [(p.name, p.scores, p.truth) for p in RS.make_pools() + RS.make_heldout_pools()]
+    rows = []
+    for name, s, y in named:
+        c = mixture_check(be.EvalData(s))
+        k, cut, up, low, share, prev = split_purity(s, y)
+        rows.append({"scores": name, "K": k, "cut": cut, "max_rel_dev": round(c["max_rel_dev"], 2),
+                     "refused": c["max_rel_dev"] > 0.5, "upper purity": round(up, 3), "lower positives": round(low, 3),
+                     "upper share": round(share, 3), "prevalence": round(prev, 3)})
+        log(str(rows[-1]))
+    return pd.DataFrame(rows)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", choices=["digits", "pools", "generated"], default="digits")
+    ap.add_argument("--part", choices=["digits", "pools", "generated", "check"], default="digits")
     ap.add_argument("--sets", type=int, default=2)
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--pools", nargs="+", default=None)
@@ -280,9 +316,12 @@ def main(argv=None):
             pools = [p for p in pools if p.name in args.pools]
         df = run_pools(pools, args.budgets, args.sets, out=args.out)
         text = pools_table(df)
-    else:
+    elif args.part == "generated":
         df = run_generated(args.sets, out=args.out)
         text = generated_table(df)
+    else:
+        df = run_check()
+        text = df.to_markdown(index=False)
     df.to_csv(args.out, index=False)
     md = f"`python benchmarks/semisup.py {' '.join(argv if argv is not None else sys.argv[1:])}`\n\n{stamp}\n\n{text}\n"
     args.out.with_suffix(".md").write_text(md)

@@ -75,7 +75,7 @@ def fit_normal_mixture(z, max_components: int = 4) -> dict:
     >>> z = np.r_[rng.normal(-3, 1, 900), rng.normal(3, 1, 100)]
     >>> g = fit_normal_mixture(z, max_components=3)
     >>> g["k"], np.round(g["mean"], 1).tolist()
-    (2, [-3.0, 3.0])
+    (2, [-3.0, 2.8])
     """
     z = np.sort(V.as_1d_float(z, "z"))
     if z.size > _EM_MAX_ITEMS:
@@ -121,18 +121,20 @@ def responsibilities(z, mixture: dict) -> np.ndarray:
     >>> import numpy as np
     >>> from bayeval.models.mixture_calibration import responsibilities
     >>> mix = {"weight": np.array([0.5, 0.5]), "mean": np.array([-2.0, 2.0]), "sd": np.array([1.0, 1.0])}
-    >>> np.round(responsibilities([-2.0, 0.0, 2.0], mix), 3)[:, 1].tolist()
-    [0.018, 0.5, 0.982]
+    >>> np.round(responsibilities([-0.5, 0.0, 0.5], mix), 3)[:, 1].tolist()  # expit(4 z)
+    [0.119, 0.5, 0.881]
     """
     z = np.asarray(z, dtype=np.float64)
     lp = np.log(mixture["weight"]) + stats.norm.logpdf(z[:, None], mixture["mean"], mixture["sd"])
     return np.exp(lp - special.logsumexp(lp, axis=1, keepdims=True))
 
 
-def mixture_check(data: EvalData, model: MixtureCalibration | None = None, n_bins: int = 30) -> dict:
+def mixture_check(data: EvalData, model: MixtureCalibration | None = None, n_bins: int | None = None) -> dict:
     """Does the fitted score mixture follow the score histogram?
 
-    Bins the score feature ``z`` at the mixture's quantiles (equal expected counts) and
+    Bins the score feature ``z`` at the mixture's quantiles (equal expected counts;
+    ``n_bins`` default: one bin per 50 items, 5 to 30, so that a bin's count is not
+    noise) and
     returns the chi-square statistic, its degrees of freedom, the p-value and the
     largest relative departure of a bin. With thousands of scores any parametric
     mixture is rejected by the p-value; ``max_rel_dev`` (a bin holding twice or half
@@ -153,7 +155,8 @@ def mixture_check(data: EvalData, model: MixtureCalibration | None = None, n_bin
     return _departure(model._z(data.scores, info), info["mixture"], n_bins)
 
 
-def _departure(z: np.ndarray, mix: dict, n_bins: int = 30) -> dict:
+def _departure(z: np.ndarray, mix: dict, n_bins: int | None = None) -> dict:
+    n_bins = int(np.clip(z.size // 50, 5, 30)) if n_bins is None else V.as_positive_int(n_bins, "n_bins", minimum=2)
     grid = np.linspace(z.min() - 1, z.max() + 1, 4001)
     cdf = (mix["weight"] * stats.norm.cdf(grid[:, None], mix["mean"], mix["sd"])).sum(axis=1)
     cuts = np.interp((np.arange(1, n_bins)) / n_bins, cdf, grid)
