@@ -7,6 +7,7 @@ in :mod:`bayeval.annotators`, the human-ranking model in :mod:`bayeval.rankings`
 from .calibration import CURVES, Calibration, CalibrationPosterior
 from .label_flip import LabelFlip, LabelFlipPosterior, simulate_tags
 from .score_mixture import AUTO_CANDIDATES, FAMILIES, TRANSFORMS, ScoreMixture, SPEPosterior
+from .mixture_calibration import MixtureCalibration
 from .stacking import Stack, StackedPosterior, fit
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "CalibrationPosterior",
     "LabelFlip",
     "LabelFlipPosterior",
+    "MixtureCalibration",
     "ScoreMixture",
     "SPEPosterior",
     "Stack",

@@ -215,6 +215,11 @@ class Calibration(Model):
             feats = np.clip(self._z(s, info)[:, None], lo, hi) - np.clip(0.0, lo, hi)
         return np.ascontiguousarray(feats, dtype=np.float64)
 
+    def _eta_numpy(self, params: dict, feats: np.ndarray, info: dict) -> np.ndarray:
+        """The curve's log-odds in numpy (draw axis first in ``params``; see ``_eta``);
+        ``info`` is what the features rest on (:meth:`features`)."""
+        return _eta(self.curve, params, feats, np.exp)
+
     def _prior(self, info: dict) -> dict:
         if info["scale"] in ("logit", "logodds"):
             return {"a": (0.0, 1.0), "log_b": (0.0, 1.0), "c": (0.0, 1.0)}
@@ -450,9 +455,10 @@ class CalibrationPosterior(Posterior):
         shared curve, i.e. a category at the centre of the pooling distribution).
         """
         p = {k: np.asarray(params[k], dtype=np.float64)[:, None] for k in ("a", "b", "c") if k in params}
-        if "delta" in params:
-            p["delta"] = np.asarray(params["delta"], dtype=np.float64)[:, None, :]
-        eta = _eta(self.calibration.curve, p, feats[None], np.exp)
+        for k in ("delta", "u"):  # vector parameters: one value per feature column
+            if k in params:
+                p[k] = np.asarray(params[k], dtype=np.float64)[:, None, :]
+        eta = self.calibration._eta_numpy(p, feats[None], self.info)
         if codes is not None and "z_a" in params:
             shift = np.asarray(params["tau_a"])[:, None] * np.asarray(params["z_a"])[:, codes]
             stretch = np.exp(np.asarray(params["tau_b"])[:, None] * np.asarray(params["z_b"])[:, codes])

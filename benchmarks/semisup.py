@@ -1,0 +1,332 @@
+"""Semi-supervised candidates: does a mixture-shaped calibration curve use the unlabeled scores?
+
+Compares, on the same random label sets, the default (``bayeval.fit``), the default
+with :class:`bayeval.models.MixtureCalibration` candidates added to its stack, each
+such candidate alone, and the vetted-only estimate.
+
+Parts (``--part``):
+
+* ``digits``: the SPE paper's setting -- scikit-learn's digits, for each digit a
+  one-vs-rest logistic regression, cross-validated decision scores (log-odds), 20
+  random vetted labels. Per digit: the area between the estimated (posterior median)
+  and the true PR curve, against the naive curve of the 20 labels; and whether the
+  90% AP interval covers the true AP, with its width.
+* ``pools``: the real pools of ``benchmarks/real_scores.py`` (``--pools``; held-out
+  pools with ``--heldout``): coverage and width of the 90% intervals of AP, P@K,
+  precision and recall at the pool's threshold, and the mean AP width against the
+  vetted-only bootstrap's (the issue's width target), per pool and budget.
+* ``check``: the histogram check (:func:`~bayeval.models.mixture_calibration.mixture_check`)
+  and the purity of the mixture's split on every digit and pool (no fit, seconds).
+* ``generated``: scores drawn from a two-class mixture with known families (Normal /
+  Normal, Gamma / Gamma): the true-family :class:`~bayeval.models.ScoreMixture` against
+  the default and the default with the new candidates.
+
+Run: ``python benchmarks/semisup.py --part digits --sets 3 --out benchmarks/results/semisup_digits.csv``;
+the markdown tables are printed and written next to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+warnings.filterwarnings("ignore")
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import real_scores as RS  # noqa: E402
+
+import bayeval as be  # noqa: E402
+from bayeval.core import metrics as M  # noqa: E402
+from bayeval.models import Calibration, MixtureCalibration, ScoreMixture  # noqa: E402
+from bayeval.models.stacking import StackedPosterior, _stacking_weights, label_loo  # noqa: E402
+
+GRID = np.linspace(0, 1, 101)
+FORMS = ("split",)  # the "bumps" form measured no narrower than the default on the first digits (see the results)
+
+
+def new_candidates(transform="auto"):
+    return [MixtureCalibration(f, transform=transform) for f in FORMS]
+
+
+def fits_for(data, seed, *, transform="auto", draws=1000):
+    """Every fit of a label set: the stack of the default's candidates and the new ones
+    (``"default + split"``), and from the same candidate fits the default's own stack and
+    each new candidate alone."""
+    cands = [Calibration("logistic", transform=transform), Calibration("monotone", transform=transform)]
+    big = be.fit(data, candidates=cands + new_candidates(transform), random_seed=seed, warn=False, draws=draws)
+    names = list(big.candidates)
+    out = {"default + " + "+".join(FORMS): big, "default": substack(big, data, names[:2], seed)}
+    for n in names[2:]:
+        out[n.replace("calibration/mixture-", "") + " alone"] = big.candidates[n]
+    return out
+
+
+def substack(post, data, names, seed):
+    fits = {n: post.candidates[n] for n in names}
+    w = _stacking_weights(np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()]))
+    tab = pd.DataFrame({"weight": w}, index=names).sort_values("weight", ascending=False, kind="stable")
+    return StackedPosterior(data, fits, tab, chains=post.n_chains, draws=post.n_draws, random_seed=seed)
+
+
+# ----------------------------------------------------------------------- digits
+
+
+def digits_scores():
+    """Cross-validated one-vs-rest logistic-regression decision scores, one column per digit."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, target = load_digits(return_X_y=True)
+    cols = []
+    for d in range(10):
+        y = (target == d).astype(int)
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
+        cv = StratifiedKFold(5, shuffle=True, random_state=0)
+        cols.append(cross_val_predict(clf, X, y, cv=cv, method="decision_function"))
+    return np.column_stack(cols), target
+
+
+def run_digits(sets, log=print, n_vetted=20, with_spe=False):
+    scores, target = digits_scores()
+    rows = []
+    for digit in range(10):
+        s = scores[:, digit]
+        y = (target == digit).astype(int)
+        true_pr = M.precision_at_recall(y[None], s, recall=GRID)[0]
+        true_ap = float(M.average_precision(y[None], s)[0])
+        for rep in range(sets):
+            rng = np.random.default_rng([31, digit, rep])
+            idx = rng.choice(y.size, n_vetted, replace=False)
+            lab = np.full(y.size, np.nan)
+            lab[idx] = y[idx]
+            data = be.EvalData(s, lab)
+            t0 = time.perf_counter()
+            fits = fits_for(data, rep)
+            if with_spe:
+                fits["score mixture normal/normal"] = ScoreMixture("normal", "normal", transform="identity").fit(
+                    data, draws=500, tune=500, chains=2, random_seed=rep, progressbar=False, warn=False)
+            secs = time.perf_counter() - t0
+            base = {"digit": digit, "set": rep, "true_ap": true_ap, "vetted_pos": int(y[idx].sum())}
+            if y[idx].sum() > 0:
+                naive = M.precision_at_recall(y[idx][None], s[idx], recall=GRID)[0]
+                rows.append({**base, "model": "naive", "area": float(np.trapezoid(np.abs(naive - true_pr), GRID))})
+            for name, post in fits.items():
+                pr = post.metric("precision_at_recall", recall=GRID).values.reshape(-1, GRID.size)
+                ap = post.metric("average_precision").values.ravel()
+                lo, hi = be.hdi(ap, 0.9)
+                rows.append({**base, "model": name, "area": float(np.trapezoid(np.abs(np.median(pr, 0) - true_pr), GRID)),
+                             "ap_mean": float(ap.mean()), "lo": float(lo), "hi": float(hi), "width": float(hi - lo),
+                             "covered": bool(lo - 1e-9 <= true_ap <= hi + 1e-9),
+                             "weights": _weights(post)})
+            log(f"digit {digit} set {rep}: {secs:.0f} s, positives {int(y[idx].sum())}, "
+                + "; ".join(f"{r['model']} {r['area']:.3f}" + (f" [{r['lo']:.2f},{r['hi']:.2f}]" if "lo" in r else "")
+                            for r in rows if r["digit"] == digit and r["set"] == rep))
+    return pd.DataFrame(rows)
+
+
+def _weights(post):
+    w = getattr(post, "weights", None)
+    if w is None:
+        return ""
+    return ", ".join(f"{n.replace('calibration/', '')}={v:.2f}" for n, v in w.items() if v > 0.005)
+
+
+def digits_table(df):
+    per = df.groupby(["digit", "model"])["area"].mean().unstack()
+    models = [m for m in per.columns if m != "naive"]
+    lines = ["| model | digits beating naive (mean area over sets) | median area | mean area | AP covers (sets) | "
+             "digits whose AP covers in most sets | mean AP width |", "|---|---|---|---|---|---|---|"]
+    for m in ["naive"] + models:
+        d = df[df["model"] == m]
+        if m == "naive":
+            lines.append(f"| naive (20 labels) | - | {per[m].median():.3f} | {per[m].mean():.3f} | - | - | - |")
+            continue
+        beats = int((per[m] < per["naive"]).sum())
+        cov = d.groupby("digit")["covered"].mean()
+        lines.append(f"| {m} | {beats} of 10 | {per[m].median():.3f} | {per[m].mean():.3f} | "
+                     f"{int(d['covered'].sum())} of {len(d)} | {int((cov > 0.5).sum())} of 10 | {d['width'].mean():.3f} |")
+    per_digit = per.round(3).to_markdown() if hasattr(per, "to_markdown") else per.round(3).to_string()
+    return "\n".join(lines) + "\n\nMean area between PR curves, per digit:\n\n" + per_digit
+
+
+# ------------------------------------------------------------------------ pools
+
+
+METRICS = ("AP", "P@K", "precision", "recall")
+
+
+def run_pools(pools, budgets, sets, log=print, out=None):
+    """Every label set of every pool and budget; ``out``: a CSV rewritten after each set."""
+    rows = []
+    for pool in pools:
+        specs = RS._metric_specs(pool)
+        specs = {("P@K" if k.startswith("P@") else k): v for k, v in specs.items() if k != "F1"}
+        truth = RS._truth(pool, specs)
+        for budget in budgets:
+            for rep in range(sets):
+                data, rng = RS._label_set(pool, budget, rep, 0)
+                t0 = time.perf_counter()
+                fits = fits_for(data, rep)
+                secs = time.perf_counter() - t0
+                vo = RS.vetted_only_interval(data, specs, rng)
+                for name, post in fits.items():
+                    for mlab, (mean, lo, hi) in RS._interval(post, specs).items():
+                        t = truth[mlab]
+                        rows.append({"pool": pool.name, "budget": budget, "set": rep, "model": name, "metric": mlab,
+                                     "truth": t, "mean": mean, "lo": lo, "hi": hi, "width": hi - lo,
+                                     "covered": bool(lo - 1e-9 <= t <= hi + 1e-9) if np.isfinite(lo) else np.nan,
+                                     "vo_width": vo[mlab][2] - vo[mlab][1], "weights": _weights(post)})
+                if out is not None:
+                    pd.DataFrame(rows).to_csv(out, index=False)
+                d = pd.DataFrame([r for r in rows if r["pool"] == pool.name and r["budget"] == budget and r["set"] == rep])
+                log(f"{pool.name} b={budget} set {rep} ({secs:.0f} s): "
+                    + "; ".join(f"{m} cov {g['covered'].mean():.2f} APw {g.loc[g.metric == 'AP', 'width'].iloc[0]:.2f}"
+                                for m, g in d.groupby("model", sort=False))
+                    + f"; vo APw {d.loc[d.metric == 'AP', 'vo_width'].iloc[0]:.2f}; weights {_weights(next(iter(fits.values())))}")
+    return pd.DataFrame(rows)
+
+
+def pools_table(df):
+    out = []
+    for budget, b in df.groupby("budget"):
+        g = b.groupby(["model"])
+        ap = b[b.metric == "AP"]
+        vo = ap.groupby("model")["vo_width"].mean()
+        tab = pd.DataFrame({
+            "coverage (pooled)": g["covered"].mean(),
+            "worst pool coverage": b.groupby(["model", "pool"])["covered"].mean().groupby("model").min(),
+            "mean AP width": ap.groupby("model")["width"].mean(),
+            "AP width / vetted-only": ap.groupby("model")["width"].mean() / vo,
+        }).round(3)
+        out.append(f"Budget {budget} ({b['set'].nunique()} label sets per pool, {b['pool'].nunique()} pools):\n\n"
+                   + tab.to_markdown())
+        per = b.groupby(["pool", "model"]).agg(coverage=("covered", "mean")).unstack().round(2)
+        apw = ap.groupby(["pool", "model"])["width"].mean().unstack()
+        ratio = (apw.T / ap.groupby("pool")["vo_width"].mean()).T.round(2)
+        out.append("Coverage per pool:\n\n" + per.to_markdown() + "\n\nAP width / vetted-only per pool:\n\n" + ratio.to_markdown())
+    return "\n\n".join(out)
+
+
+# -------------------------------------------------------------------- generated
+
+
+def run_generated(trials, n=2000, n_vetted=30, log=print, out=None):
+    """Scores from known families; ``out``: a CSV rewritten after each trial."""
+    rows = []
+    settings = {"normal/normal": ("normal", "normal"), "gamma/gamma": ("gamma", "gamma")}
+    for setting, (neg, pos) in settings.items():
+        for t in range(trials):
+            rng = np.random.default_rng([41, t, len(setting)])
+            y = (rng.random(n) < 0.2).astype(int)
+            if setting == "normal/normal":
+                s = np.where(y == 1, rng.normal(1.5, 1.0, n), rng.normal(-1.0, 1.2, n))
+            else:
+                s = np.where(y == 1, rng.gamma(6.0, 0.5, n), rng.gamma(2.0, 0.5, n))
+            lab = np.full(n, np.nan)
+            idx = rng.choice(n, n_vetted, replace=False)
+            lab[idx] = y[idx]
+            data = be.EvalData(s, lab)
+            pool = RS.Pool("generated", s, y, "scores", float(np.quantile(s, 0.8)), 0.8, "")
+            specs = {("P@K" if k.startswith("P@") else k): v for k, v in RS._metric_specs(pool).items() if k != "F1"}
+            truth = RS._truth(pool, specs)
+            fits = fits_for(data, t)
+            fits["true-family mixture"] = ScoreMixture(neg, pos, transform="identity").fit(
+                data, draws=500, tune=500, chains=2, random_seed=t, progressbar=False, warn=False)
+            for name, post in fits.items():
+                for mlab, (mean, lo, hi) in RS._interval(post, specs).items():
+                    rows.append({"setting": setting, "trial": t, "model": name, "metric": mlab, "truth": truth[mlab],
+                                 "width": hi - lo, "covered": bool(lo - 1e-9 <= truth[mlab] <= hi + 1e-9)})
+            if out is not None:
+                pd.DataFrame(rows).to_csv(out, index=False)
+            d = pd.DataFrame([r for r in rows if r["setting"] == setting and r["trial"] == t])
+            log(f"{setting} trial {t}: " + "; ".join(f"{m} cov {g['covered'].mean():.2f} w {g['width'].mean():.3f}"
+                                                     for m, g in d.groupby("model", sort=False)))
+    return pd.DataFrame(rows)
+
+
+def generated_table(df):
+    tab = df.groupby(["setting", "model"]).agg(coverage=("covered", "mean"), mean_width=("width", "mean")).round(3)
+    ap = df[df.metric == "AP"].groupby(["setting", "model"])["width"].mean().rename("AP width")
+    tab = tab.join(ap.round(3))
+    ref = tab.xs("true-family mixture", level="model")["mean_width"]
+    tab["width / true family"] = (tab["mean_width"] / ref.reindex(tab.index.get_level_values(0)).to_numpy()).round(2)
+    return tab.to_markdown()
+
+
+# ------------------------------------------------------------------------ check
+
+
+def split_purity(scores, truth):
+    """K, the cut, the share of positives in the upper and in the lower group (weighted by
+    the responsibilities), the upper group's share of items, and the prevalence."""
+    from bayeval.models.mixture_calibration import responsibilities
+
+    m = MixtureCalibration()
+    _, info = m.features(be.EvalData(scores))
+    z = m._z(scores, info)
+    up = responsibilities(z, info["mixture"])[:, info["split"]["cut"]:].sum(axis=1)
+    return (info["mixture"]["k"], info["split"]["cut"], (up * truth).sum() / up.sum(),
+            ((1 - up) * truth).sum() / (1 - up).sum(), up.mean(), truth.mean())
+
+
+def run_check(log=print):
+    """The histogram check and the split's purity on every digit and pool (no fit)."""
+    from bayeval.models.mixture_calibration import mixture_check
+
+    scores, target = digits_scores()
+    named = [(f"digit{d}", scores[:, d], (target == d).astype(int)) for d in range(10)]
+    named += [(p.name, p.scores, p.truth) for p in RS.make_pools() + RS.make_heldout_pools()]
+    rows = []
+    for name, s, y in named:
+        c = mixture_check(be.EvalData(s))
+        k, cut, up, low, share, prev = split_purity(s, y)
+        rows.append({"scores": name, "K": k, "cut": cut, "max_rel_dev": round(c["max_rel_dev"], 2),
+                     "refused": c["max_rel_dev"] > 0.5, "upper purity": round(up, 3), "lower positives": round(low, 3),
+                     "upper share": round(share, 3), "prevalence": round(prev, 3)})
+        log(str(rows[-1]))
+    return pd.DataFrame(rows)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=["digits", "pools", "generated", "check"], default="digits")
+    ap.add_argument("--sets", type=int, default=2)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
+    ap.add_argument("--pools", nargs="+", default=None)
+    ap.add_argument("--heldout", action="store_true")
+    ap.add_argument("--spe", action="store_true", help="digits: also the Normal/Normal score mixture (NUTS, slow)")
+    ap.add_argument("--out", type=pathlib.Path, required=True, help="CSV of every interval; the tables go to .md")
+    args = ap.parse_args(argv)
+    stamp = RS._versions()
+    if args.part == "digits":
+        df = run_digits(args.sets, with_spe=args.spe)
+        text = digits_table(df)
+    elif args.part == "pools":
+        pools = RS.make_heldout_pools() if args.heldout else RS.make_pools(args.pools)
+        if args.pools:
+            pools = [p for p in pools if p.name in args.pools]
+        df = run_pools(pools, args.budgets, args.sets, out=args.out)
+        text = pools_table(df)
+    elif args.part == "generated":
+        df = run_generated(args.sets, out=args.out)
+        text = generated_table(df)
+    else:
+        df = run_check()
+        text = df.to_markdown(index=False)
+    df.to_csv(args.out, index=False)
+    md = f"`python benchmarks/semisup.py {' '.join(argv if argv is not None else sys.argv[1:])}`\n\n{stamp}\n\n{text}\n"
+    args.out.with_suffix(".md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

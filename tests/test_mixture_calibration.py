@@ -1,0 +1,93 @@
+"""MixtureCalibration: a calibration curve whose basis is a normal mixture fitted to all scores."""
+
+import numpy as np
+import pytest
+
+from bayeval import EvalData
+from bayeval.core import metrics as M
+from bayeval.models import MixtureCalibration
+from bayeval.models.mixture_calibration import fit_normal_mixture, mixture_check, responsibilities
+
+
+def _two_clusters(n=1200, pi=0.2, n_vetted=40, seed=0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < pi).astype(int)
+    s = np.where(y == 1, rng.normal(3.0, 1.0, n), rng.normal(-2.0, 1.2, n))
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, n_vetted, replace=False)
+    lab[idx] = y[idx]
+    return EvalData(s, lab), y
+
+
+def test_em_recovers_a_known_mixture():
+    rng = np.random.default_rng(3)
+    z = np.r_[rng.normal(-2, 0.5, 3000), rng.normal(1, 1.0, 1000)]
+    g = fit_normal_mixture(z, max_components=4)
+    assert g["k"] == 2
+    np.testing.assert_allclose(g["mean"], [-2, 1], atol=0.1)
+    np.testing.assert_allclose(g["sd"], [0.5, 1.0], atol=0.08)
+    np.testing.assert_allclose(g["weight"], [0.75, 0.25], atol=0.03)
+    r = responsibilities(np.array([-2.0, 3.0]), g)
+    assert r[0, 0] > 0.99 and r[1, 1] > 0.99
+    np.testing.assert_allclose(r.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("form", ["split", "bumps"])
+def test_recovers_the_prevalence_and_ap_within_its_interval(form):
+    data, y = _two_clusters()
+    post = MixtureCalibration(form).fit(data, random_seed=1, draws=400)
+    prev = post.metric("precision", threshold=data.scores.min() - 1).values.ravel()  # everything flagged
+    ap = post.metric("average_precision").values.ravel()
+    true_ap = float(M.average_precision(y[None], data.scores)[0])
+    # the truth inside the 99% band, and the band far narrower than "anything goes"
+    assert np.quantile(prev, 0.005) <= y.mean() <= np.quantile(prev, 0.995)
+    assert np.quantile(ap, 0.005) <= true_ap <= np.quantile(ap, 0.995)
+    assert np.quantile(prev, 0.95) - np.quantile(prev, 0.05) < 0.06
+    # the curve: positives more probable at high scores
+    p = post.item_probability().values
+    assert p[data.scores > 3].mean() > 0.9 and p[data.scores < -3].mean() < 0.1
+
+
+def test_curve_and_loo_work_and_the_name_says_the_form():
+    data, _ = _two_clusters(n=600, n_vetted=30, seed=2)
+    m = MixtureCalibration("bumps", max_components=3)
+    assert m.name == "calibration/mixture-bumps"
+    post = m.fit(data, random_seed=0, draws=200)
+    c = post.curve(scores=[-4.0, 0.0, 5.0])
+    assert float(c["mean"][0]) < 0.2 and float(c["mean"][2]) > 0.8
+    assert post.idata.log_likelihood["label"].shape == (2, 200, 30)
+
+
+def test_mixture_check_flags_a_histogram_the_mixture_cannot_follow():
+    rng = np.random.default_rng(5)
+    ok = mixture_check(EvalData(np.r_[rng.normal(-2, 1, 2000), rng.normal(2, 1, 500)]), MixtureCalibration(max_components=2))
+    bad = mixture_check(EvalData(rng.uniform(0, 1, 3000) ** 0.05), MixtureCalibration(max_components=2, transform="standardize"))
+    assert ok["p_value"] > 0.01 and ok["max_rel_dev"] < 0.5
+    assert bad["p_value"] < 1e-6
+
+
+def test_bad_arguments_are_refused_clearly():
+    with pytest.raises(ValueError, match="form"):
+        MixtureCalibration("wiggly")
+    with pytest.raises(ValueError, match="max_components"):
+        MixtureCalibration(max_components=1)
+    with pytest.raises(ValueError, match="histogram_check"):
+        MixtureCalibration(histogram_check=-1)
+
+
+def test_fit_refuses_scores_the_mixture_does_not_follow_and_a_stack_leaves_it_out():
+    import bayeval as be
+    from bayeval.models import Calibration
+
+    rng = np.random.default_rng(4)
+    s = np.r_[np.zeros(700), rng.uniform(0, 1, 300) ** 0.2]  # a spike of ties no normal mixture follows
+    y = (rng.random(1000) < 0.3).astype(float)
+    lab = np.full(1000, np.nan)
+    lab[:30] = y[:30]
+    data = EvalData(s, lab)
+    with pytest.raises(ValueError, match="does not follow the score histogram"):
+        MixtureCalibration(transform="standardize").fit(data, random_seed=0, draws=100)
+    post = be.fit(data, candidates=[Calibration("logistic"), MixtureCalibration(transform="standardize")],
+                  random_seed=0, draws=100, warn=False)
+    assert post.comparison.loc["calibration/mixture-split/standardized", "weight"] == 0.0
+    assert "calibration/mixture-split/standardized" in post.comparison.attrs["errors"]
