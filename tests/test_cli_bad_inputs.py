@@ -125,6 +125,14 @@ CASES = [
     ["repair-store", "{notastore}", "--scores", "{scores}", "--score", "s"],
     ["repair-store", "{tmp}/new.db"],
     ["repair-store", "{tmp}/new.db", "--scores", "{wrong}", "--score", "s"],
+    # compare
+    ["compare", "{missing}", "--score", "s", "s2", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "nope", "--label", "y"],
+    ["compare", "{wrong}", "--score", "a", "b", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "y", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "s", "--label", "y", "--draws", "0"],
+    ["compare", "{scores}", "--score", "s", "s", "--label", "y", "--hdi-prob", "nan"],
     # demo
     ["demo", "--hdi-prob", "nan"],
     ["demo", "--draws", "nan"],

@@ -165,3 +165,18 @@ def test_bad_arguments_of_the_comparison(pair):
         be.compare({"a": [0.1, 0.9], "b": [0.2, 0.8]}, [1, 0], model="gbm")
     with pytest.raises(ValueError, match="features"):
         JointCalibration().fit(be.EvalData([0.1, 0.9], [1, 0]))
+
+
+def test_cli_compare_prints_the_ranking_and_the_gap(tmp_path, capsys):
+    from bayeval.cli import main
+
+    a, b, lab, _ = _pool(seed=3, n=400, n_vetted=40)
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"item": [f"i{j}" for j in range(400)], "new": a, "prod": b, "y": lab}).to_csv(path, index=False)
+    out_csv = tmp_path / "pairs.csv"
+    code = main(["compare", str(path), "--score", "prod", "new", "--label", "y", "--id", "item", "--draws", "100",
+                 "--width", "0.01", "--no-progress", "--out", str(out_csv)])
+    out = capsys.readouterr().out
+    assert code == 0 and "p_best" in out and "p_rope" in out
+    pairs = pd.read_csv(out_csv)
+    assert pairs.loc[0, "better"] == "new" and pairs.loc[0, "p_better"] > 0.9
