@@ -70,7 +70,7 @@ def run_loop(pair, strategy, rep, log=print) -> dict:
 
 
 def main_active(args, versions) -> str:
-    pair = C.sim_pair("act_2.2_2.0_0.8", 2.2, 2.0, 0.8)
+    pair = C.sim_pair("act_2.2_2.0_0.8", 2.2, 2.0, 0.8, n=3000)
     t0 = time.time()
     rows = [run_loop(pair, s, rep, log=lambda x: print(x, flush=True))
             for rep in range(args.reps) for s in ("random", "active", "disagreement")]
