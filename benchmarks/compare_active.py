@@ -108,12 +108,12 @@ def main_speed(args, versions) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t = time.perf_counter()
-            post = be.fit(be.EvalData(scores["m0"], lab), random_seed=attempt == "second call", warn=False)
+            post = be.fit(be.EvalData(scores["m0"], lab), random_seed=int(attempt == "second call"), warn=False)
             t_fit = time.perf_counter() - t
             post.metric("average_precision", progressbar=False)
             t_one = time.perf_counter() - t
             t = time.perf_counter()
-            cmp = be.compare(scores, lab, random_seed=attempt == "second call", warn=False)
+            cmp = be.compare(scores, lab, random_seed=int(attempt == "second call"), warn=False)
             t_cfit = time.perf_counter() - t
             cmp.metric("average_precision")
             t_cmp = time.perf_counter() - t
