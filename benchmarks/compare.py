@@ -183,7 +183,11 @@ def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None) ->
                     pd.DataFrame(rows).to_csv(partial, index=False)
                 log(f"{pair.name} n={budget} set {rep}: gap {gap:+.3f}; "
                     + "; ".join(f"{x['route']} P={x['p']:.2f} [{x['lo']:+.3f}, {x['hi']:+.3f}]" for x in rows[-len(routes):]))
-    df = pd.DataFrame(rows)
+    return _finish(pd.DataFrame(rows))
+
+
+def _finish(df: pd.DataFrame) -> pd.DataFrame:
+    """The derived columns of the runs' rows."""
     df["covered"] = (df["lo"] <= df["true_gap"]) & (df["true_gap"] <= df["hi"])
     df["width"] = df["hi"] - df["lo"]
     df["a_better"] = df["true_gap"] > 0
@@ -238,7 +242,10 @@ def main(argv=None):
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--reps", type=int, default=8)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=None, help="only the pairs whose name starts with this (e.g. real)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--from-csv", default=None,
+                    help="make the tables from the rows of an earlier (possibly interrupted) run, fitting nothing")
     args = ap.parse_args(argv)
     rev, versions = R._git_rev(), R._versions()
     if args.part == "active":
@@ -253,17 +260,25 @@ def main(argv=None):
         pairs = sim_pairs() + real_pairs()
         if args.quick:
             pairs = [pairs[3], pairs[-1]]
+        if args.only:
+            pairs = [p for p in pairs if p.name.startswith(args.only)]
         t0 = time.time()
         partial = None if not args.out else pathlib.Path(args.out).with_suffix(".partial.csv")
-        df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial)
-        same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True))
+        if args.from_csv:
+            df = _finish(pd.read_csv(args.from_csv))
+            pairs = [p for p in pairs if p.name in set(df["pair"])]
+            same = None
+        else:
+            df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial)
+            same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True))
         if args.out:
             df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
         df["kind"] = np.where(df["pair"].str.startswith("sim"), "simulated", "real")
         text = "\n\n".join([
             "# Comparing two classifiers on one pool: the gap in average precision",
             f"Made by `python benchmarks/compare.py {' '.join(argv or sys.argv[1:])}` at git {rev}; {versions}. "
-            f"{len(df) // len(ROUTES)} label sets, {time.time() - t0:.0f} s.",
+            f"{len(df) // len(ROUTES)} label sets"
+            + (f" (the rows of `{args.from_csv}`, an interrupted run)." if args.from_csv else f", {time.time() - t0:.0f} s."),
             "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
             "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
@@ -275,9 +290,9 @@ def main(argv=None):
             "## By pair (all budgets)\n\n" + _md(coverage_table(df, ["pair", "route"])),
             "## Reliability of the stated P(A better) (all pairs with a non-zero gap, all budgets)\n\n"
             + _md(reliability(df)),
+        ] + ([] if same is None else [
             "## Two copies of one classifier (digits 8, logistic regression)\n\n"
-            + _md(same.groupby("budget")[["p_better", "p_rope_0.005"]].agg(["mean", "min"]).round(3)),
-        ]) + "\n"
+            + _md(same.groupby("budget")[["p_better", "p_rope_0.005"]].agg(["mean", "min"]).round(3))])) + "\n"
     print(text)
     if args.out:
         pathlib.Path(args.out).write_text(text)
