@@ -127,3 +127,7 @@ def main_speed(args, versions) -> str:
         "100 vetted labels, 2 chains x 1000 draws; wall-clock seconds on a shared machine (other jobs ran).",
         R._md(pd.DataFrame(rows).set_index("call").round(2)),
     ]) + "\n"
+
+
+if __name__ == "__main__":  # the parts run through compare.py; its options apply
+    C.main()
