@@ -25,6 +25,8 @@ _NAMES = {
     "naive": "bayeval.core.evaluate",
     "vetted_only": "bayeval.core.evaluate",
     "fit": "bayeval.models.stacking",
+    "compare": "bayeval.compare.comparison",
+    "Comparison": "bayeval.compare.comparison",
     "AnnotationData": "bayeval.annotators",
     "AnnotatorError": "bayeval.annotators",
     "TrueAccuracyBounds": "bayeval.annotators.bounds",

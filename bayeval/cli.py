@@ -545,6 +545,47 @@ def _cmd_fit(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from .compare.comparison import compare
+
+    names = list(dict.fromkeys(args.score))
+    if len(names) < 2:
+        raise CLIError(f"compare needs at least two score columns (--score A B ...), got {args.score}.")
+    required = {"--label": args.label, "--id": args.item_id, **{f"--score {c}": c for c in names}}
+    df = _read_table(args.scores, text_columns=[args.item_id], label_columns=[args.label], required=required)
+    scores = {}
+    for c in names:
+        col = pd.to_numeric(df[c], errors="coerce") if df[c].dtype.kind not in "fiub" else df[c]
+        bad = np.flatnonzero(~np.isfinite(np.asarray(col, dtype=float)))
+        if bad.size:
+            raise CLIError(f"{args.scores}: column {c!r} (--score) must hold a finite number on every row; "
+                           f"{bad.size} row(s) do not (first: line {bad[0] + 2}). Every classifier must score "
+                           "every item: drop those rows or give the scores.")
+        scores[c] = np.asarray(col, dtype=float)
+    from .core.data import EvalData
+
+    ids = None if args.item_id is None else df[args.item_id].to_numpy()
+    try:
+        labels = EvalData(scores[names[0]], df[args.label].to_numpy(), item_ids=ids)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(f"{args.scores}: {exc}") from exc
+    cmp = compare(scores, labels, draws=args.draws, chains=args.chains, random_seed=args.random_seed,
+                  progressbar=not args.no_progress)
+    opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
+    print(f"{args.metric}{'' if not opts else f' (k={args.k[0]})'}: {cmp!r}")
+    _print_frame(cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts), args.table_format)
+    print()
+    pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts).set_index(["better", "worse"])
+    _print_frame(pairs, args.table_format)
+    if args.out:
+        pairs.to_csv(args.out)
+        print(f"written: {args.out}", file=sys.stderr)
+    return 0
+
+
 def _cmd_threshold(args) -> int:
     from .recalibrate import recalibrate
 
@@ -944,6 +985,28 @@ def _parser() -> argparse.ArgumentParser:
     _save_args(fit)
     _format_arg(fit)
     fit.set_defaults(func=_cmd_fit)
+
+    cmpp = sub.add_parser("compare", help="which classifier is better: paired gaps on the same label draws",
+                          description="Compare classifiers that scored the same items (one score column each) "
+                                      "on the same draws of the items' labels: each one's metric with P(best), "
+                                      "and every pair's gap with its HDI and P(better).")
+    cmpp.add_argument("scores", help="CSV or Parquet file, one row per item, one score column per classifier")
+    cmpp.add_argument("--score", nargs="+", required=True, help="the score columns to compare (two or more)")
+    cmpp.add_argument("--label", required=True, help="column of vetted labels (1/0, empty = not vetted)")
+    cmpp.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number)")
+    cmpp.add_argument("--metric", choices=("average_precision", "roc_auc", "precision_at_k", "recall_at_k"),
+                      default="average_precision", help="the metric compared (default average_precision)")
+    cmpp.add_argument("--k", type=int, nargs=1, default=[100], help="k for precision_at_k/recall_at_k (default 100)")
+    cmpp.add_argument("--width", type=float, default=None,
+                      help="half-width of the region of practical equivalence: adds P(|gap| <= width)")
+    cmpp.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
+    cmpp.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
+    cmpp.add_argument("--chains", type=int, default=2, help="chains (default 2)")
+    _seed_args(cmpp)
+    cmpp.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    cmpp.add_argument("--out", default=None, help="also write the pairs' table to this CSV file")
+    _format_arg(cmpp)
+    cmpp.set_defaults(func=_cmd_compare)
 
     thr = sub.add_parser("threshold", help="the threshold meeting precision/recall constraints",
                          description="Recommend the score threshold with the highest probability that the "

@@ -142,6 +142,14 @@ CASES = [
     ["vet", str(DV), "--store", "{tmp}"],
     ["vet", str(DV), "--store", "{nodir}"],
     ["vet", str(DV), "--store", "{notastore}"],
+    # compare
+    ["compare", "{missing}", "--score", "s", "s2", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "nope", "--label", "y"],
+    ["compare", "{wrong}", "--score", "a", "b", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "y", "--label", "y"],
+    ["compare", "{scores}", "--score", "s", "s", "--label", "y", "--draws", "0"],
+    ["compare", "{scores}", "--score", "s", "s", "--label", "y", "--hdi-prob", "nan"],
     # demo
     ["demo", "--hdi-prob", "nan"],
     ["demo", "--draws", "nan"],

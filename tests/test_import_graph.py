@@ -30,6 +30,7 @@ FLOORS = {
     "bayeval.rankings": 1,
     "bayeval.fscore": 2,
     "bayeval.active": 2,
+    "bayeval.compare": 2,
     "bayeval.recalibrate": 3,
     "bayeval.plots": 3,
     "bayeval.report": 3,
@@ -51,7 +52,7 @@ FLOORS = {
 #: stand on the core side by side, and the two studies likewise.
 SIBLINGS = (
     ("bayeval.models", "bayeval.annotators", "bayeval.rankings"),
-    ("bayeval.fscore", "bayeval.active"),
+    ("bayeval.fscore", "bayeval.active", "bayeval.compare"),
 )
 
 

@@ -19,6 +19,7 @@ import pytest
 from bayeval import EvalData, Posterior
 from bayeval.annotators import AnnotationData, AnnotatorError
 from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack, simulate_tags
+from bayeval.models.joint import JointCalibration, joint_data
 from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
 from bayeval.core import sampling as _sampling
 from bayeval.core.model import FIT_KEYWORDS, Model
@@ -35,6 +36,12 @@ def _scores(seed, n=300, n_vetted=40):
     idx = rng.choice(n, n_vetted, replace=False)
     lab[idx] = y[idx]
     return EvalData(s, lab)
+
+
+def _joint(seed, n=300, n_vetted=40):
+    d = _scores(seed, n, n_vetted)
+    other = np.clip(d.scores + np.random.default_rng(seed + 100).normal(0, 0.1, n), 1e-3, 1 - 1e-3)
+    return joint_data({"a": d.scores, "b": other}, d.labels)
 
 
 def _tags(seed, n_vetted=40):
@@ -67,6 +74,8 @@ CASES = {
                        lambda: AnnotationData([0, 1, 2], [[0], [1], [1]])),
     "HumanRanking": (lambda: HumanRanking(), _votes, lambda: PairwiseVotes(np.array([[1, 7, 0]]))),
     "Stack": (lambda: Stack(), _scores, None),
+    # several classifiers' scores as the data's features; plain scores without them are rejected
+    "JointCalibration": (lambda: JointCalibration("monotone"), _joint, lambda: EvalData([0.1, 0.2], [0, 1])),
 }
 
 
@@ -124,7 +133,7 @@ def test_same_seed_same_draws_and_other_seed_other_draws(name, fits):
     assert not np.array_equal(a[var].values, c[var].values)
 
 
-@pytest.mark.parametrize("name", ["ScoreMixture", "Calibration", "LabelFlip"])
+@pytest.mark.parametrize("name", ["ScoreMixture", "Calibration", "LabelFlip", "JointCalibration"])
 def test_refit_through_the_cache_equals_a_fresh_fit(name):
     """The vetting loop's path: a model of the same structure compiled once, its data
     swapped (other items, other vetted labels, other lengths) -- the same draws as a fit

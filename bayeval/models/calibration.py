@@ -66,7 +66,7 @@ __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
 
 CURVES = ("logistic", "beta", "monotone")
 _KNOT_QUANTILES = (0.5, 0.9, 0.99)
-_DELTA_SD = 0.7
+DELTA_SD = 0.7
 _P_CLIP = 1e-7  # probabilities are clipped to [1e-7, 1 - 1e-7] for the logit feature (|logit| <= 16.1)
 _LOGIT_MAX = float(np.log((1 - _P_CLIP) / _P_CLIP))  # the same bound for scores given as log-odds
 
@@ -267,7 +267,7 @@ class Calibration(Model):
                 b = pm.LogNormal("b", mu=logb_mu, sigma=pr["log_b"][1])
                 params = {"a": a, "b": b}
                 if self.curve == "monotone":
-                    params["delta"] = pm.Normal("delta", 0.0, _DELTA_SD, shape=fv.shape[1])
+                    params["delta"] = pm.Normal("delta", 0.0, DELTA_SD, shape=fv.shape[1])
             eta = _eta(self.curve, params, f, pt.exp)
             if n_groups:
                 g = pm.Data("vetted_category", np.asarray(codes, dtype=np.int64))

@@ -1,0 +1,524 @@
+"""Which classifier is better, and with what probability: :func:`compare` and :class:`Comparison`.
+
+Several classifiers scored the same items. :func:`compare` fits one model of the items'
+true labels given *all* the classifiers' scores (:class:`bayeval.models.joint.JointCalibration`,
+stacked like :func:`bayeval.fit`'s candidates) and computes every classifier's metric on
+the same label draws. The gap between two classifiers is then a posterior over paired
+differences: the label an item gets in a draw is the one both classifiers are scored
+against, so what the classifiers share cancels and the gap is as sure as the labels
+make it. Fitting each classifier separately draws the shared items' labels twice,
+independently, and the difference of those metrics means nothing.
+
+The method, its validation and a worked example: ``docs/compare.md``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..core import _validate as V
+from ..core._defaults import HDI_PROB, hdi_columns
+from ..core.data import EvalData
+from ..core.evaluate import MetricEvaluator
+from ..core.summary import hdi
+from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
+from ..models.stacking import fit as stack_fit
+
+__all__ = ["compare", "Comparison", "MODELS"]
+
+#: what ``compare(model=...)`` takes besides a model object
+MODELS = ("default", *JOINT_CURVES)
+
+
+def _score_columns(scores) -> dict:
+    if isinstance(scores, pd.DataFrame):
+        scores = {str(c): scores[c].to_numpy() for c in scores.columns}
+    if not isinstance(scores, dict):
+        raise TypeError(
+            f"`scores` must be a dict {{name: scores}} (or a DataFrame with one column per classifier), got "
+            f"{type(scores).__name__}. E.g. bayeval.compare({{'prod': s1, 'new': s2}}, labels)."
+        )
+    if len(scores) < 2:
+        raise ValueError(
+            f"A comparison needs at least two classifiers, got {len(scores)} ({list(scores)}). For one "
+            "classifier use bayeval.fit(bayeval.EvalData(scores, labels))."
+        )
+    names = [str(k) for k in scores]
+    if len(set(names)) != len(names):
+        raise ValueError(f"The classifiers' names must differ as text; got {list(scores)}.")
+    out = {}
+    for name, s in zip(names, scores.values(), strict=True):
+        arr = np.asarray(s, dtype=np.float64) if not isinstance(s, str) else s
+        if isinstance(arr, np.ndarray) and arr.ndim == 1 and np.isnan(arr).any():
+            bad = np.flatnonzero(np.isnan(arr))
+            raise ValueError(
+                f"The scores of {name!r} hold NaN at {bad.size} item(s) (first at position {bad[0]}): every "
+                "classifier must score every item. Drop those items from all classifiers and the labels, or "
+                "give the missing scores."
+            )
+        out[name] = s
+    return out
+
+
+def _joint(scores: dict, labels) -> EvalData:
+    lengths = {name: np.size(s) for name, s in scores.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(
+            f"Every classifier must score the same items, in the same order; the score arrays' lengths differ: "
+            f"{lengths}. Align them on the item ids first."
+        )
+    n = next(iter(lengths.values()))
+    if isinstance(labels, EvalData):
+        if labels.n_items != n:
+            raise ValueError(f"`labels` (an EvalData) has {labels.n_items} items, the scores have {n}; "
+                             "they must describe the same items in the same order.")
+        cats = None if not labels.has_categories else labels.category_names[labels.category_codes]
+        return joint_data(scores, labels.labels, item_ids=labels.item_ids, categories=cats,
+                          noisy_labels=labels.noisy_labels)
+    if labels is not None and np.size(labels) != n:
+        raise ValueError(f"`labels` has {np.size(labels)} entries, the scores have {n} items: give one label "
+                         "(1, 0 or NaN for not vetted) per item, in the scores' order.")
+    return joint_data(scores, labels)
+
+
+def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: int = 2, random_seed=None,
+            progressbar: bool = False, warn: bool = True) -> Comparison:
+    """Compare classifiers that scored the same items, on the same draws of the items' labels.
+
+    Parameters
+    ----------
+    scores : dict of str to array_like, or pandas.DataFrame
+        Each classifier's scores of the same items, in the same order (at least two
+        classifiers; finite numbers, any scale; higher = more likely positive).
+    labels : array_like or EvalData, optional
+        The vetted labels: 1, 0 or NaN (not vetted), one per item; or an
+        :class:`~bayeval.EvalData` whose labels, item ids and categories are used (its
+        own scores are not).
+    model : {"default", "logistic", "monotone"} or a model
+        ``"default"``: the joint logistic and monotone calibration models
+        (:class:`~bayeval.models.joint.JointCalibration`), weighted by stacking on the
+        vetted labels as :func:`bayeval.fit` weights its candidates. ``"logistic"`` or
+        ``"monotone"``: that one model. A model object: any model whose ``fit`` takes the
+        joint data (:func:`~bayeval.models.joint.joint_data`).
+    draws, chains : int
+        Posterior draws per chain.
+    random_seed : int, numpy Generator or SeedSequence, optional
+        The same seed gives the same comparison.
+    progressbar, warn : bool
+
+    Returns
+    -------
+    Comparison
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bayeval as be
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.random(1000) < 0.3
+    >>> good = y * 2.0 + rng.normal(0, 1, 1000)
+    >>> weak = y * 0.5 + rng.normal(0, 1, 1000)
+    >>> labels = np.where(np.arange(1000) < 60, y, np.nan)
+    >>> cmp = be.compare({"good": good, "weak": weak}, labels, random_seed=0, draws=300)
+    >>> cmp.prob_better("good", "weak") > 0.95
+    True
+    >>> cmp.metric("average_precision").dims
+    ('chain', 'draw', 'model')
+    """
+    cols = _score_columns(scores)
+    data = _joint(cols, labels)
+    if isinstance(model, str):
+        V.check_choice(model, "model", MODELS)
+        cands = [JointCalibration("logistic"), JointCalibration("monotone")] if model == "default" \
+            else [JointCalibration(model)]
+    elif callable(getattr(model, "fit", None)):
+        cands = [model]
+    else:
+        raise TypeError(f"`model` must be one of {list(MODELS)} or a model with fit(data, ...), got {model!r}.")
+    if len(cands) > 1:
+        post = stack_fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed,
+                         progressbar=progressbar, warn=warn)
+    else:
+        post = cands[0].fit(data, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
+                            warn=warn)
+    return Comparison(post)
+
+
+class Comparison:
+    """Several classifiers' metrics on the same label draws: the gaps, P(better), P(best).
+
+    Made by :func:`compare`. ``posterior`` is the joint model's posterior (its label
+    draws are shared by every classifier), ``names`` the classifiers. Every method that
+    takes a ``metric`` takes what :meth:`bayeval.Posterior.metric` takes (a name, a
+    function of :mod:`bayeval.core.metrics` or a callable, and its options such as
+    ``k=``), and ``threshold=`` either one number or ``{name: number}``. Higher values of
+    a metric are better.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bayeval as be
+    >>> rng = np.random.default_rng(1)
+    >>> y = rng.random(800) < 0.2
+    >>> s = y * 1.5 + rng.normal(0, 1, 800)
+    >>> labels = np.where(np.arange(800) < 50, y, np.nan)
+    >>> cmp = be.compare({"a": s, "copy": s.copy()}, labels, random_seed=0, draws=200)
+    >>> float(abs(cmp.difference("a", "copy")).max())
+    0.0
+    >>> cmp.prob_better("a", "copy")
+    0.5
+    """
+
+    def __init__(self, posterior):
+        data = posterior.data
+        if data.features is None or data.feature_names is None:
+            raise TypeError("A Comparison needs the posterior of a joint model (bayeval.compare makes one).")
+        self.posterior = posterior
+        self.data = data
+        self.names = [str(n) for n in data.feature_names]
+        cats = None if not data.has_categories else data.category_names[data.category_codes]
+        self._data = {n: EvalData(data.features[:, j], data.labels, item_ids=data.item_ids, categories=cats)
+                      for j, n in enumerate(self.names)}
+        self._cache: dict = {}
+
+    def __repr__(self) -> str:
+        return (f"Comparison({', '.join(self.names)}: {self.data.n_items} items, {self.data.n_vetted} vetted, "
+                f"{self.posterior.n_chains * self.posterior.n_draws} draws)")
+
+    # ------------------------------------------------------------ the draws
+
+    def _name(self, name) -> str:
+        if str(name) not in self.names:
+            raise ValueError(f"Unknown classifier {name!r}; this comparison has {self.names}.")
+        return str(name)
+
+    def _thresholds(self, threshold) -> dict:
+        if isinstance(threshold, dict):
+            missing = [n for n in self.names if n not in map(str, threshold)]
+            if missing:
+                raise ValueError(f"`threshold` as a dict needs a threshold for every classifier; missing {missing}.")
+            return {n: threshold[n] if n in threshold else threshold[next(k for k in threshold if str(k) == n)]
+                    for n in self.names}
+        return {n: threshold for n in self.names}
+
+    def metric(self, metric="average_precision", *, threshold=None, category=None, **kwargs) -> xr.DataArray:
+        """Every classifier's metric on the shared label draws: dims ``(chain, draw, model, ...)``.
+
+        Computed in one pass over the label draws and kept (a second call is free).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(2)
+        >>> y = rng.random(500) < 0.3
+        >>> cmp = be.compare({"a": y + rng.normal(0, 1, 500), "b": y + rng.normal(0, 1, 500)},
+        ...                  np.where(np.arange(500) < 40, y, np.nan), random_seed=0, draws=100)
+        >>> cmp.metric("precision_at_k", k=[10, 50]).dims
+        ('chain', 'draw', 'model', 'k')
+        """
+        key = (metric if isinstance(metric, str) else id(metric), repr(threshold), repr(category),
+               repr(sorted(kwargs.items(), key=lambda kv: kv[0])))
+        if key in self._cache:
+            return self._cache[key]
+        thr = self._thresholds(threshold)
+        evs = [MetricEvaluator(self._data[n], metric, category=category, threshold=thr[n], kwargs=kwargs)
+               for n in self.names]
+        coords0 = evs[0].coords
+        for n, ev in zip(self.names[1:], evs[1:], strict=True):
+            if any(not np.array_equal(np.asarray(ev.coords[c]), np.asarray(coords0[c])) for c in coords0):
+                raise ValueError(
+                    f"The metric's coordinates differ between {self.names[0]!r} and {n!r} (a curve's default "
+                    "thresholds come from each classifier's own scores); give them explicitly, e.g. thresholds=..."
+                )
+        post = self.posterior
+        out = None
+        for chain, draws, z in post.label_arrays():
+            vals = [np.asarray(ev(z), dtype=np.float64) for ev in evs]
+            if out is None:
+                out = np.empty((post.n_chains, post.n_draws, len(evs)) + vals[0].shape[1:])
+            for j, v in enumerate(vals):
+                out[chain, draws, j] = v
+        dims = ("chain", "draw", "model", *evs[0].dims)
+        coords = {"chain": np.arange(post.n_chains), "draw": np.arange(post.n_draws), "model": self.names,
+                  **coords0}
+        da = xr.DataArray(out, dims=dims, coords=coords, name=evs[0].name)
+        self._cache[key] = da
+        return da
+
+    def difference(self, a, b, metric="average_precision", **kwargs) -> xr.DataArray:
+        """Draws of the gap ``metric(a) - metric(b)``, paired: both on the same label draw.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(3)
+        >>> y = rng.random(500) < 0.3
+        >>> cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 500), "b": y + rng.normal(0, 1, 500)},
+        ...                  np.where(np.arange(500) < 40, y, np.nan), random_seed=0, draws=100)
+        >>> gap = cmp.difference("a", "b")
+        >>> gap.dims, bool(gap.mean() > 0)
+        (('chain', 'draw'), True)
+        """
+        a, b = self._name(a), self._name(b)
+        m = self.metric(metric, **kwargs)
+        gap = m.sel(model=a, drop=True) - m.sel(model=b, drop=True)
+        gap.name = f"{m.name}: {a} - {b}"
+        return gap
+
+    @staticmethod
+    def _scalar(da: xr.DataArray):
+        return float(da) if da.ndim == 0 else da
+
+    def prob_better(self, a, b, metric="average_precision", **kwargs):
+        """``P(metric(a) > metric(b))``; a tie (the same value in a draw) counts one half.
+
+        A float, or a DataArray over the metric's own dims (e.g. ``k``).
+        """
+        gap = self.difference(a, b, metric, **kwargs)
+        p = (gap > 0).mean(("chain", "draw")) + 0.5 * (gap == 0).mean(("chain", "draw"))
+        return self._scalar(p)
+
+    def rope(self, a, b, metric="average_precision", *, width: float = 0.01, **kwargs):
+        """Probability that the gap lies in the region of practical equivalence ``[-width, width]``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(4)
+        >>> y = rng.random(400) < 0.3; s = y + rng.normal(0, 1, 400)
+        >>> cmp = be.compare({"a": s, "b": s}, np.where(np.arange(400) < 40, y, np.nan), random_seed=0, draws=100)
+        >>> cmp.rope("a", "b", width=0.01)
+        1.0
+        """
+        width = V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+        gap = self.difference(a, b, metric, **kwargs)
+        return self._scalar((abs(gap) <= width).mean(("chain", "draw")))
+
+    def prob_best(self, metric="average_precision", **kwargs) -> pd.Series:
+        """Each classifier's probability of having the highest metric (ties shared equally)."""
+        m = self.metric(metric, **kwargs)
+        if m.ndim != 3:
+            raise ValueError(f"prob_best needs one value per draw and classifier; {m.name!r} has the extra dims "
+                             f"{list(m.dims[3:])}: choose one (e.g. k=10).")
+        v = m.values.reshape(-1, len(self.names))
+        top = v == v.max(axis=1, keepdims=True)
+        share = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
+        return pd.Series(share, index=pd.Index(self.names, name="model"), name="p_best")
+
+    def difference_summary(self, a, b, metric="average_precision", *, hdi_prob: float = HDI_PROB,
+                           width: float | None = None, **kwargs) -> pd.Series:
+        """The gap ``a - b``: mean, sd, HDI, ``p_better`` and (with ``width``) ``p_rope``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(5)
+        >>> y = rng.random(500) < 0.3
+        >>> cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 500), "b": y + rng.normal(0, 1, 500)},
+        ...                  np.where(np.arange(500) < 40, y, np.nan), random_seed=0, draws=100)
+        >>> cmp.difference_summary("a", "b", width=0.01).index.tolist()
+        ['mean', 'sd', 'hdi_5%', 'hdi_95%', 'p_better', 'p_rope']
+        """
+        gap = self.difference(a, b, metric, **kwargs)
+        if gap.ndim != 2:
+            raise ValueError(f"difference_summary needs one gap per draw; the metric has the extra dims "
+                             f"{list(gap.dims[2:])}: choose one (e.g. k=10).")
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        g = gap.values.ravel()
+        lo, hi = hdi(g, hdi_prob)
+        cols = hdi_columns(hdi_prob)
+        out = {"mean": g.mean(), "sd": g.std(ddof=1), cols[0]: lo, cols[1]: hi,
+               "p_better": float((g > 0).mean() + 0.5 * (g == 0).mean())}
+        if width is not None:
+            out["p_rope"] = float((np.abs(g) <= V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)).mean())
+        return pd.Series(out, name=f"{a} - {b}")
+
+    # ------------------------------------------------------------- tables
+
+    def ranking(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
+        """One row per classifier, best first: the metric's mean, sd, HDI and ``p_best``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(6)
+        >>> y = rng.random(500) < 0.3
+        >>> cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 500), "b": y + rng.normal(0, 1, 500)},
+        ...                  np.where(np.arange(500) < 40, y, np.nan), random_seed=0, draws=100)
+        >>> cmp.ranking().index.tolist()
+        ['a', 'b']
+        """
+        hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
+        m = self.metric(metric, **kwargs)
+        best = self.prob_best(metric, **kwargs)
+        v = m.values.reshape(-1, len(self.names))
+        band = hdi(v, hdi_prob, axis=0)
+        lo, hi = hdi_columns(hdi_prob)
+        df = pd.DataFrame({"mean": v.mean(axis=0), "sd": v.std(axis=0, ddof=1), lo: band[:, 0], hi: band[:, 1],
+                           "p_best": best.to_numpy()}, index=pd.Index(self.names, name="model"))
+        return df.sort_values("mean", ascending=False, kind="stable")
+
+    def summary(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, width: float | None = None,
+                **kwargs) -> pd.DataFrame:
+        """Every pair's gap, the better-ranked classifier first: one row per pair.
+
+        Columns: ``better``, ``worse``, the gap's ``mean``, ``sd`` and HDI, ``p_better``
+        (that ``better`` is better) and, with ``width``, ``p_rope``.
+        """
+        order = list(self.ranking(metric, hdi_prob=hdi_prob, **kwargs).index)
+        rows = []
+        for a, b in itertools.combinations(order, 2):
+            s = self.difference_summary(a, b, metric, hdi_prob=hdi_prob, width=width, **kwargs)
+            rows.append({"better": a, "worse": b, **s.to_dict()})
+        return pd.DataFrame(rows)
+
+    def decided(self, a, b, metric="average_precision", *, level: float = 0.95, width: float | None = None,
+                **kwargs) -> str | None:
+        """The stopping rule: ``"a"`` or ``"b"`` (the name of the classifier that is better with
+        probability above ``level``), ``"equivalent"`` (the gap lies in ``[-width, width]`` with
+        probability above ``level``), or None (keep labelling).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(7)
+        >>> y = rng.random(500) < 0.3
+        >>> cmp = be.compare({"a": 3 * y + rng.normal(0, 1, 500), "b": 0.5 * y + rng.normal(0, 1, 500)},
+        ...                  np.where(np.arange(500) < 60, y, np.nan), random_seed=0, draws=200)
+        >>> cmp.decided("a", "b")
+        'a'
+        """
+        level = V.as_probability(level, "level", open_interval=True)
+        p = self.prob_better(a, b, metric, **kwargs)
+        if not isinstance(p, float):
+            raise ValueError("decided() needs one gap per draw: choose one value of the metric's options (e.g. k=10).")
+        if p > level:
+            return self._name(a)
+        if p < 1.0 - level:
+            return self._name(b)
+        if width is not None and self.rope(a, b, metric, width=width, **kwargs) > level:
+            return "equivalent"
+        return None
+
+    # ------------------------------------------------------------ selection
+
+    def select(self, n: int = 10, a=None, b=None, metric="average_precision", *, target: str = "gap",
+               **kwargs) -> np.ndarray:
+        """The ``n`` unvetted items whose labels would most change the comparison of ``a`` and ``b``.
+
+        For each unvetted item, the expected squared change of the gap's posterior mean
+        (``target="gap"``) or of ``P(a better)`` (``target="prob"``) once its label is
+        known, from the label draws: ``Cov(z_i, g)^2 / Var(z_i)`` with ``g`` the gap (or
+        whether ``a`` wins) in each draw. ``a``, ``b``: default the two classifiers ranked
+        first. Returns item ids, the most informative first.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(8)
+        >>> y = rng.random(500) < 0.3
+        >>> cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 500), "b": y + rng.normal(0, 1, 500)},
+        ...                  np.where(np.arange(500) < 40, y, np.nan), random_seed=0, draws=200)
+        >>> ids = cmp.select(5)
+        >>> len(ids), bool(np.isnan(cmp.data.labels[cmp.data.index_of(ids)]).all())
+        (5, True)
+        """
+        n = V.as_positive_int(n, "n")
+        target = V.check_choice(target, "target", ("gap", "prob"))
+        if a is None or b is None:
+            order = list(self.ranking(metric, **kwargs).index)
+            a, b = order[0], order[1]
+        g = self.difference(a, b, metric, **kwargs)
+        if g.ndim != 2:
+            raise ValueError("select() needs one gap per draw: choose one value of the metric's options (e.g. k=10).")
+        g = g.values
+        if target == "prob":
+            g = (g > 0).astype(np.float64) + 0.5 * (g == 0)
+        score = expected_change(self.posterior, g)
+        free = np.flatnonzero(~self.data.vetted)
+        if free.size == 0:
+            raise ValueError("Every item is vetted: there is nothing left to select.")
+        order = free[np.argsort(-score[free], kind="stable")]
+        return self.data.item_ids[order[:n]]
+
+    # --------------------------------------------------------------- plot
+
+    def plot(self, metric="average_precision", *, reference=None, ax=None, **kwargs):
+        """Two panels: each classifier's gap to ``reference`` (default: the best-ranked), and P(best) as bars.
+
+        Returns the matplotlib Figure.
+        """
+        import matplotlib.pyplot as plt
+
+        order = list(self.ranking(metric, **kwargs).index)
+        ref = order[0] if reference is None else self._name(reference)
+        if ax is None:
+            fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+        else:
+            fig = np.ravel(ax)[0].figure
+        ax0, ax1 = np.ravel(ax)[:2]
+        for name in order:
+            if name == ref:
+                continue
+            g = self.difference(name, ref, metric, **kwargs).values.ravel()
+            ax0.hist(g, bins=40, histtype="step", density=True, label=f"{name} - {ref}")
+        ax0.axvline(0.0, color="k", lw=0.8)
+        ax0.set_xlabel(f"gap in {self.metric(metric, **kwargs).name}")
+        ax0.set_ylabel("posterior density")
+        ax0.legend(fontsize=8)
+        best = self.prob_best(metric, **kwargs).loc[order]
+        ax1.bar(range(len(order)), best.to_numpy(), color="C0")
+        ax1.set_xticks(range(len(order)), order, rotation=30, ha="right")
+        ax1.set_ylim(0, 1)
+        ax1.set_ylabel("P(best)")
+        fig.tight_layout()
+        return fig
+
+
+def expected_change(post, g: np.ndarray) -> np.ndarray:
+    """Per item, the expected squared change of ``E[g]`` once the item's label is known.
+
+    ``g``: one value per label draw of ``post``, ``(chain, draw)``. For a binary label
+    ``z_i``, ``E[(E[g | z_i] - E[g])^2] = Cov(z_i, g)^2 / Var(z_i)``, estimated over the
+    draws (0 for an item whose label is the same in every draw).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.compare.comparison import expected_change
+    >>> post = Posterior.from_probabilities(EvalData([0.2, 0.8, 0.5]), [0.5, 0.5, 0.5], draws=400, random_seed=0)
+    >>> z = np.concatenate([z for _, _, z in post.label_arrays()])
+    >>> ec = expected_change(post, z[:, 0].reshape(1, -1).astype(float))
+    >>> int(np.argmax(ec))
+    0
+    """
+    g = np.asarray(g, dtype=np.float64)
+    if g.shape != (post.n_chains, post.n_draws):
+        raise ValueError(f"`g` must have one value per draw, shape {(post.n_chains, post.n_draws)}; got {g.shape}.")
+    gc = g - g.mean()
+    n = g.size
+    sz = np.zeros(post.data.n_items)
+    szg = np.zeros(post.data.n_items)
+    for chain, draws, z in post.label_arrays():
+        sz += z.sum(axis=0)
+        szg += gc[chain, draws] @ z
+    p = sz / n
+    var = p * (1.0 - p)
+    cov = szg / n
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")
+        out = np.where(var > 0, cov ** 2 / np.where(var > 0, var, 1.0), 0.0)
+    return out

@@ -1,0 +1,358 @@
+"""The joint calibration model: ``P(y = 1 | s_1, ..., s_K)`` from several classifiers' scores.
+
+Several classifiers scored the same items. Each item has one true label, whichever
+classifier is asked; a comparison is fair only when every classifier's metric is computed
+on the *same* draws of those labels. :class:`JointCalibration` is the calibration model of
+:class:`~bayeval.models.Calibration` extended to several score columns: it learns, from the
+vetted labels only, the probability that an item is positive given all the scores it got,
+and its posterior draws one label per item for all the classifiers at once
+(:func:`bayeval.compare` builds on it).
+
+The curve
+---------
+Each classifier's score is mapped to its feature ``z_k`` exactly as
+:class:`~bayeval.models.Calibration` maps one score (the logit of a probability, the
+score itself for log-odds, the standardized score otherwise), and
+
+``eta = a + b * sum_k w_k * g_k(z_k)``
+
+is the log-odds of being positive, with ``w`` on the simplex (``w ~ Dirichlet(1, ...,
+1)``: how much each classifier's score says about the label, the others given), ``b > 0``
+the overall slope and ``a`` the intercept, under the priors of the one-score curve
+(centred on *the scores are calibrated* for probabilities and log-odds). ``g_k`` is the
+identity (``curve="logistic"``) or a monotone piecewise-linear map with knots at the
+score's quantiles 0.5, 0.9 and 0.99 and slope multipliers ``exp(delta_kj)``,
+``delta_kj ~ Normal(0, 0.7)`` (``curve="monotone"``), as in the one-score monotone curve.
+A higher score never lowers the probability of being positive.
+
+Two copies of one classifier give the one-score curve whatever ``w``: the model does not
+invent a difference that the scores do not have.
+
+The data is an :class:`~bayeval.EvalData` whose ``features`` are the score columns, one
+per classifier (:func:`joint_data` builds it); its ``scores`` are the first column.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from scipy import special
+
+from ..core import _validate as V
+from ..core.data import EvalData
+from ..core.model import Model
+from ..core.posterior import Posterior
+from .calibration import DELTA_SD, Calibration
+
+__all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "joint_data"]
+
+JOINT_CURVES = ("logistic", "monotone")
+
+
+def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noisy_labels=None) -> EvalData:
+    """The :class:`~bayeval.EvalData` a :class:`JointCalibration` takes: one score column per classifier.
+
+    Parameters
+    ----------
+    scores : dict of str to array_like
+        Each classifier's scores of the same items, in the same order (finite numbers).
+    labels : array_like, optional
+        Vetted labels: 1, 0 or NaN (not vetted).
+    item_ids, categories, noisy_labels : array_like, optional
+        As for :class:`~bayeval.EvalData`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import joint_data
+    >>> d = joint_data({"a": [0.9, 0.2, 0.4], "b": [0.7, 0.1, 0.6]}, [1, 0, np.nan])
+    >>> d.feature_names.tolist(), d.features.shape
+    (['a', 'b'], (3, 2))
+    """
+    if not isinstance(scores, dict) or not scores:
+        raise TypeError(f"`scores` must be a non-empty dict {{name: scores}}, got {type(scores).__name__}.")
+    names = [str(k) for k in scores]
+    cols = [V.as_scores(v, f"scores[{k!r}]") for k, v in scores.items()]
+    for k, c in zip(names[1:], cols[1:], strict=True):
+        if c.size != cols[0].size:
+            raise ValueError(
+                f"Every classifier must score the same items: {names[0]!r} has {cols[0].size} scores, "
+                f"{k!r} has {c.size}. Align the score arrays on the same items (same order) first."
+            )
+    import pandas as pd
+
+    feats = pd.DataFrame(np.column_stack(cols), columns=names)
+    return EvalData(cols[0], labels, features=feats, item_ids=item_ids, categories=categories,
+                    noisy_labels=noisy_labels)
+
+
+class JointCalibration(Model):
+    """A Bayesian calibration model of the label given several classifiers' scores.
+
+    Parameters
+    ----------
+    curve : {"logistic", "monotone"}
+        ``g_k`` of the module docs: the identity of each score feature, or a monotone
+        piecewise-linear map of it.
+    transform : {"auto", "logit", "standardize", "logodds"}
+        The score feature of every column, as for :class:`~bayeval.models.Calibration`
+        (``"auto"``: ``logit`` for a column in [0, 1], else ``standardize``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import JointCalibration, joint_data
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.random(400) < 0.3
+    >>> a = 1 / (1 + np.exp(-(2.5 * y - 1.5 + rng.normal(0, 1, 400))))
+    >>> b = 1 / (1 + np.exp(-(1.0 * y - 1.0 + rng.normal(0, 1, 400))))
+    >>> lab = np.where(np.arange(400) < 60, y, np.nan)
+    >>> post = JointCalibration().fit(joint_data({"a": a, "b": b}, lab), random_seed=0, draws=300)
+    >>> post.idata.posterior["w"].shape
+    (2, 300, 2)
+    >>> bool(post.idata.posterior["w"].values[..., 0].mean() > 0.5)
+    True
+    """
+
+    target_accept = 0.95
+
+    def __init__(self, curve: str = "logistic", *, transform: str = "auto"):
+        self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
+        self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
+
+    def __repr__(self) -> str:
+        return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r})"
+
+    @property
+    def name(self) -> str:
+        """A short name for tables: ``joint/<curve>``."""
+        suffix = {"standardize": "/standardized", "logodds": "/logodds"}.get(self.transform, "")
+        return f"joint/{self.curve}{suffix}"
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return ("a", "b", "w", "delta")
+
+    # ------------------------------------------------------------- features
+
+    def features(self, data: EvalData) -> tuple[np.ndarray, list[dict]]:
+        """The features ``(n_items, K, S)`` (classifier, segment; zero-padded) and each column's definition.
+
+        Each column is mapped by :meth:`bayeval.models.Calibration.features` of the same
+        curve and transform; the second value lists those definitions, one per classifier.
+        """
+        cols = _columns(data)
+        one = Calibration(self.curve, transform=self.transform)
+        feats, infos = [], []
+        for j in range(cols.shape[1]):
+            f, info = one.features(EvalData(cols[:, j], data.labels))
+            feats.append(f)
+            infos.append(info)
+        s = max(f.shape[1] for f in feats)
+        out = np.zeros((data.n_items, len(feats), s))
+        for j, f in enumerate(feats):
+            out[:, j, : f.shape[1]] = f
+        return out, infos
+
+    def _prior(self, infos: list[dict]) -> dict:
+        calibrated = all(i["scale"] in ("logit", "logodds") for i in infos)
+        return Calibration()._prior({"scale": "logit" if calibrated else "standardize"})
+
+    # ---------------------------------------------------------------- build
+
+    def build(self, data: EvalData) -> pm.Model:
+        """The PyMC model of the vetted labels given all their scores.
+
+        Free variables ``a``, ``b``, ``w`` (with two or more classifiers) and, for the
+        monotone curve, ``delta`` (classifier x segment). Data containers ``features``
+        (vetted items x classifier x segment) and ``vetted_label``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.models.joint import JointCalibration, joint_data
+        >>> d = joint_data({"a": [0.1, 0.4, 0.8, 0.9], "b": [0.2, 0.3, 0.9, 0.6]}, [0, np.nan, 1, np.nan])
+        >>> sorted(v.name for v in JointCalibration("monotone").build(d).free_RVs)
+        ['a', 'b', 'delta', 'w']
+        """
+        data = self._check_data(data)
+        feats, infos = self.features(data)
+        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), infos)
+
+    def _build(self, fv: np.ndarray, yv: np.ndarray, infos: list[dict]) -> pm.Model:
+        pr = self._prior(infos)
+        k = fv.shape[1]
+        with pm.Model() as model:
+            f = pm.Data("features", fv)
+            y = pm.Data("vetted_label", yv)
+            a_mu = pm.Data("a_mu", pr["a"][0])
+            logb_mu = pm.Data("log_b_mu", pr["log_b"][0])
+            a = pm.Normal("a", mu=a_mu, sigma=pr["a"][1])
+            b = pm.LogNormal("b", mu=logb_mu, sigma=pr["log_b"][1])
+            w = pm.Dirichlet("w", a=np.ones(k)) if k > 1 else pt.ones(1)
+            if self.curve == "monotone":
+                delta = pm.Normal("delta", 0.0, DELTA_SD, shape=fv.shape[1:])
+                per_col = (f * pt.exp(delta)[None]).sum(axis=2)
+            else:
+                per_col = f[:, :, 0]
+            eta = a + b * (per_col * w[None, :]).sum(axis=1)
+            pm.Bernoulli("label", logit_p=eta, observed=y)
+        return model
+
+    # ------------------------------------------------------------------ fit
+
+    def _check_data(self, data):
+        if not isinstance(data, EvalData):
+            raise TypeError(
+                f"`data` must be an EvalData, got {type(data).__name__}. Build one with "
+                "bayeval.models.joint.joint_data({name: scores, ...}, labels)."
+            )
+        _columns(data)
+        if data.n_items < 2:
+            raise ValueError(f"A calibration model needs at least 2 items, got {data.n_items}.")
+        return data
+
+    def _prepared(self, data) -> dict:
+        memo = getattr(self, "_memo", None)
+        if memo is not None and memo[0] is data:
+            return memo[1]
+        feats, infos = self.features(data)
+        out = {"feats": feats, "infos": infos}
+        self._memo = (data, out)
+        return out
+
+    def _structure(self, data) -> tuple:
+        v = self._prepared(data)
+        return (self.curve, tuple(i["scale"] for i in v["infos"]), v["feats"].shape[1:])
+
+    def _data_values(self, data) -> dict:
+        v = self._prepared(data)
+        pr = self._prior(v["infos"])
+        return {"features": v["feats"][data.vetted], "vetted_label": data.labels[data.vetted].astype(np.int64),
+                "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}
+
+    def _posterior(self, data, idata, *, sampling, random_seed):
+        v = self._prepared(data)
+        self._memo = None
+        return JointCalibrationPosterior(data, idata, joint=self, features=v["feats"], infos=v["infos"],
+                                         random_seed=random_seed)
+
+    def _log_likelihood(self, post) -> dict:
+        return {}  # the posterior stores its own
+
+    def _convergence(self, post, *, warn: bool) -> dict:
+        return post.check(warn=warn)
+
+
+def _columns(data: EvalData) -> np.ndarray:
+    if data.features is None:
+        raise ValueError(
+            "A JointCalibration needs the classifiers' scores as the data's features (one column per "
+            "classifier); build the data with bayeval.models.joint.joint_data({name: scores, ...}, labels)."
+        )
+    return np.asarray(data.features, dtype=np.float64)
+
+
+class JointCalibrationPosterior(Posterior):
+    """Posterior of a :class:`JointCalibration` fit: one label draw per item for all classifiers.
+
+    Everything of :class:`bayeval.Posterior` applies (its metrics are those of the first
+    classifier, the data's ``scores``); :func:`bayeval.compare` computes every
+    classifier's metric on these draws. :meth:`weights` summarizes ``w``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import JointCalibration, joint_data
+    >>> rng = np.random.default_rng(1)
+    >>> q = rng.beta(1, 3, 300); y = np.full(300, np.nan); y[:40] = rng.random(40) < q[:40]
+    >>> post = JointCalibration().fit(joint_data({"a": q, "b": q}, y), random_seed=0, draws=200)
+    >>> post.idata.log_likelihood["label"].shape
+    (2, 200, 40)
+    """
+
+    def __init__(self, data, idata, *, joint: JointCalibration, features, infos, random_seed=None):
+        self.joint = joint
+        self.features = features
+        self._flat_feats = np.ascontiguousarray(features.reshape(features.shape[0], -1))
+        self.infos = infos
+        super().__init__(data, idata, self._prob, random_seed=random_seed, model=joint.name)
+        if "log_likelihood" not in self.idata.groups():
+            self.idata.add_groups(log_likelihood=xr.Dataset(
+                {"label": (("chain", "draw", "vetted_item"), self.label_loglik())},
+                coords={"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws),
+                        "vetted_item": data.item_ids[data.vetted]}))
+
+    def _coef(self, params) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``a (m,)``, ``b (m,)`` and the per-feature coefficients ``(m, K * S)``."""
+        a = np.asarray(params["a"], dtype=np.float64).reshape(-1)
+        b = np.asarray(params["b"], dtype=np.float64).reshape(-1)
+        k, s = self.features.shape[1:]
+        w = np.asarray(params["w"], dtype=np.float64).reshape(-1, k) if "w" in params else np.ones((a.size, 1))
+        scale = np.exp(np.asarray(params["delta"], dtype=np.float64).reshape(-1, k, s)) if "delta" in params \
+            else np.ones((a.size, k, s))
+        return a, b, (w[:, :, None] * scale).reshape(a.size, k * s)
+
+    def _eta(self, params, rows=None) -> np.ndarray:
+        a, b, c = self._coef(params)
+        f = self._flat_feats if rows is None else self._flat_feats[rows]
+        return a[:, None] + b[:, None] * (c @ f.T)
+
+    def _prob(self, params):
+        return special.expit(self._eta(params))
+
+    def _probabilities_of(self, chain: int, draws: slice, items: np.ndarray) -> np.ndarray:
+        return special.expit(self._eta(self._params(chain, draws), items))
+
+    def _flat_params(self) -> dict:
+        post = self.idata.posterior
+        return {n: post[n].values.reshape((-1,) + post[n].shape[2:]) for n in post.data_vars}
+
+    def label_loglik(self) -> np.ndarray:
+        """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``."""
+        vet = np.flatnonzero(self.data.vetted)
+        y = self.data.labels[vet]
+        eta = self._eta(self._flat_params(), vet)
+        ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
+        return ll.reshape(self.n_chains, self.n_draws, -1)
+
+    def weights(self) -> dict:
+        """Posterior mean of each classifier's weight ``w_k`` (how much its score tells, the others given).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.models.joint import JointCalibration, joint_data
+        >>> q = np.linspace(0.05, 0.95, 100); y = np.full(100, np.nan); y[::4] = (q[::4] > 0.5)
+        >>> post = JointCalibration().fit(joint_data({"a": q, "b": q[::-1]}, y), random_seed=0, draws=200)
+        >>> w = post.weights(); bool(w["a"] > w["b"])
+        True
+        """
+        names = [str(n) for n in self.data.feature_names]
+        if "w" not in self.idata.posterior:
+            return {names[0]: 1.0}
+        w = self.idata.posterior["w"].values.reshape(-1, len(names)).mean(axis=0)
+        return {n: float(v) for n, v in zip(names, w, strict=True)}
+
+    def check(self, *, warn: bool = True) -> dict:
+        """The sampler's diagnostics, and whether the vetted labels hold both classes (warns when not)."""
+        from ..core._diagnostics import check_convergence, user_stacklevel
+
+        out = check_convergence(self.idata, self.sampling, self.joint.param_names, warn=False)
+        d = self.data
+        if d.n_vetted_positive == 0 or d.n_vetted_negative == 0:
+            which = "positives" if d.n_vetted_positive == 0 else "negatives"
+            out["messages"].insert(0, f"no vetted {which} among the {d.n_vetted} vetted labels: the joint "
+                                      "calibration rests on its prior. Vet a few more items before trusting it.")
+            out["ok"] = False
+        if warn and out["messages"]:
+            warnings.warn("bayeval: " + " ".join(out["messages"]), UserWarning, stacklevel=user_stacklevel())
+        return out
+
+    def check_convergence(self, *, warn: bool = True) -> dict:
+        """:meth:`check`."""
+        return self.check(warn=warn)

@@ -1,0 +1,302 @@
+"""Which classifier is better, and how sure: does ``bayeval.compare`` say it honestly?
+
+Pairs of classifiers that scored the same items, the truth known for every item:
+
+* simulated pairs (``sim_*``): a latent score per classifier, ``d_k * y + rho * shared +
+  noise``, given as probabilities; true gaps from 0 to large, the two classifiers'
+  errors independent (``rho = 0``) or shared (``rho = 0.8``);
+* real pairs (``real_*``): scikit-learn classifiers cross-validated on the same items of
+  data bundled with scikit-learn (breast cancer; digits, one digit against the rest).
+
+For each pair and budget, random label sets are drawn and three routes are asked for
+the gap in average precision (A - B) on the pool:
+
+``joint``     ``bayeval.compare`` (the default): one label draw per item for both classifiers;
+``separate``  ``bayeval.fit`` on each classifier alone, the gap taken between the two
+              posteriors' draws (what a user builds by hand);
+``bootstrap`` AP of each classifier on the vetted items only, a paired percentile bootstrap.
+
+Reported: the coverage and width of the gap's 90% interval, the mis-ranking rate (the
+route's favourite is not the truly better one), the reliability of the stated ``P(A
+better)`` in bins, two copies of one classifier, and (``--part active``) the labels a
+loop needs to decide a small gap with random, active (``Comparison.select``) and a
+disagreement baseline, and (``--part speed``) the cost of comparing 5 models on 10^5
+items against one model's fit.
+
+Run (results in ``benchmarks/results/compare.md``)::
+
+    python benchmarks/compare.py --sets 10 --out benchmarks/results/compare.md
+    python benchmarks/compare.py --part active --reps 8 --out benchmarks/results/compare_active.md
+    python benchmarks/compare.py --part speed --out benchmarks/results/compare_speed.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+import warnings
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import bayeval as be  # noqa: E402
+from bayeval.core import metrics as M  # noqa: E402
+import real_scores as R  # noqa: E402
+
+DRAWS = 250  # per chain, 2 chains
+
+
+@dataclass
+class Pair:
+    name: str
+    a: np.ndarray
+    b: np.ndarray
+    truth: np.ndarray
+    note: str
+
+    @property
+    def gap(self) -> float:
+        z = self.truth[None].astype(np.int8)
+        return float(M.average_precision(z, self.a)[0] - M.average_precision(z, self.b)[0])
+
+
+def sim_pair(name, d_a, d_b, rho, n=2000, prevalence=0.2, seed=0) -> Pair:
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    y = (rng.random(n) < prevalence).astype(int)
+    shared = rng.normal(0, 1, n)
+    noise = np.sqrt(1 - rho ** 2)
+    la = d_a * y + rho * shared + noise * rng.normal(0, 1, n) - 1.5
+    lb = d_b * y + rho * shared + noise * rng.normal(0, 1, n) - 1.5
+    return Pair(name, 1 / (1 + np.exp(-la)), 1 / (1 + np.exp(-lb)), y,
+                f"simulated, n={n}, prevalence {prevalence}, separations {d_a} vs {d_b}, shared noise rho={rho}")
+
+
+def real_pairs() -> list[Pair]:
+    from sklearn.datasets import load_breast_cancer, load_digits
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    out = []
+    bc = load_breast_cancer()
+    xb, yb = bc.data, (bc.target == 0).astype(int)
+    lr = R._cv_scores(make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)), xb, yb,
+                      "predict_proba")
+    nb = R._cv_scores(GaussianNB(), xb, yb, "predict_proba")
+    out.append(Pair("real_bc_logreg_vs_nb", lr, nb, yb, "breast cancer: logistic regression vs Gaussian naive Bayes"))
+    dg = load_digits()
+    for digit in (8, 3):
+        y = (dg.target == digit).astype(int)
+        lr = R._cv_scores(make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)), dg.data, y,
+                          "predict_proba")
+        nb = R._cv_scores(GaussianNB(), dg.data, y, "predict_proba")
+        rf = R._cv_scores(RandomForestClassifier(n_estimators=100, min_samples_leaf=3, random_state=0), dg.data, y,
+                          "predict_proba")
+        out.append(Pair(f"real_digits{digit}_logreg_vs_nb", lr, nb, y,
+                        f"digit {digit} against the rest: logistic regression vs naive Bayes"))
+        out.append(Pair(f"real_digits{digit}_rf_vs_logreg", rf, lr, y,
+                        f"digit {digit} against the rest: random forest vs logistic regression"))
+    return out
+
+
+def sim_pairs() -> list[Pair]:
+    out = []
+    for rho in (0.0, 0.8):
+        for d_a, d_b in ((2.0, 2.0), (2.3, 1.8), (3.0, 1.3)):
+            out.append(sim_pair(f"sim_{d_a}_{d_b}_rho{rho}", d_a, d_b, rho))
+    return out
+
+
+# ------------------------------------------------------------------ the routes
+
+
+def _labels(pair: Pair, budget: int, rep: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng([seed, budget, rep, zlib.crc32(pair.name.encode())])
+    while True:  # a label set with both classes (every route needs one of each)
+        idx = rng.choice(pair.truth.size, budget, replace=False)
+        if 0 < pair.truth[idx].sum() < budget:
+            break
+    lab = np.full(pair.truth.size, np.nan)
+    lab[idx] = pair.truth[idx]
+    return lab
+
+
+def _hdi(g):
+    lo, hi = be.hdi(np.asarray(g).ravel(), 0.9)
+    return float(lo), float(hi)
+
+
+def route_joint(pair, lab, seed):
+    cmp = be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=seed, draws=DRAWS, warn=False)
+    g = cmp.difference("A", "B").values.ravel()
+    return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g)))}
+
+
+def route_separate(pair, lab, seed):
+    ap = []
+    for s in (pair.a, pair.b):
+        post = be.fit(be.EvalData(s, lab), random_seed=seed, draws=DRAWS, warn=False)
+        ap.append(post.metric("average_precision", progressbar=False).values.ravel())
+    g = ap[0] - ap[1]
+    return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g)))}
+
+
+def route_bootstrap(pair, lab, seed, n_boot=300):
+    vet = np.flatnonzero(~np.isnan(lab))
+    y = lab[vet].astype(np.int8)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, vet.size, (n_boot, vet.size))
+    sa, sb = pair.a[vet], pair.b[vet]
+    g = np.array([M.average_precision(y[i][None], sa[i])[0] - M.average_precision(y[i][None], sb[i])[0] for i in idx])
+    g = g[np.isfinite(g)]
+    point = float(M.average_precision(y[None], pair.a[vet])[0] - M.average_precision(y[None], pair.b[vet])[0])
+    lo, hi = np.quantile(g, [0.05, 0.95])
+    return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": point, "lo": float(lo), "hi": float(hi)}
+
+
+ROUTES = {"joint": route_joint, "separate": route_separate, "bootstrap": route_bootstrap}
+
+
+def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None) -> pd.DataFrame:
+    rows = []
+    for pair in pairs:
+        gap = pair.gap
+        for budget in budgets:
+            for rep in range(n_sets):
+                lab = _labels(pair, budget, rep)
+                for rname, route in routes.items():
+                    t = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        r = route(pair, lab, rep)
+                    rows.append({"pair": pair.name, "budget": budget, "rep": rep, "route": rname, "true_gap": gap,
+                                 **r, "seconds": time.perf_counter() - t})
+                if partial:  # what is done so far survives an interrupted run
+                    pd.DataFrame(rows).to_csv(partial, index=False)
+                log(f"{pair.name} n={budget} set {rep}: gap {gap:+.3f}; "
+                    + "; ".join(f"{x['route']} P={x['p']:.2f} [{x['lo']:+.3f}, {x['hi']:+.3f}]" for x in rows[-len(routes):]))
+    return _finish(pd.DataFrame(rows))
+
+
+def _finish(df: pd.DataFrame) -> pd.DataFrame:
+    """The derived columns of the runs' rows."""
+    df["covered"] = (df["lo"] <= df["true_gap"]) & (df["true_gap"] <= df["hi"])
+    df["width"] = df["hi"] - df["lo"]
+    df["a_better"] = df["true_gap"] > 0
+    # mis-ranked: the route's favourite is the truly worse one (pairs with a true gap of 0 are left out)
+    df["misranked"] = np.where(df["true_gap"] == 0, np.nan, (df["p"] > 0.5) != df["a_better"])
+    return df
+
+
+def identical(budgets, n_sets, log=print) -> pd.DataFrame:
+    """Two copies of one classifier: P(A better) and the ROPE probability."""
+    pair = real_pairs()[1]
+    rows = []
+    for budget in budgets:
+        for rep in range(n_sets):
+            lab = _labels(pair, budget, rep)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cmp = be.compare({"A": pair.a, "copy": pair.a.copy()}, lab, random_seed=rep, draws=DRAWS, warn=False)
+            rows.append({"budget": budget, "rep": rep, "p_better": cmp.prob_better("A", "copy"),
+                         "p_rope_0.005": cmp.rope("A", "copy", width=0.005)})
+    log(f"identical copies: {pd.DataFrame(rows).mean().to_dict()}")
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ tables
+
+
+def coverage_table(df: pd.DataFrame, by) -> pd.DataFrame:
+    g = df.groupby(by)
+    return pd.DataFrame({"coverage": g["covered"].mean(), "width": g["width"].median(),
+                         "misranked": g["misranked"].mean(), "runs": g.size()}).round(3)
+
+
+def reliability(df: pd.DataFrame, bins=(0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)) -> pd.DataFrame:
+    """Stated P(A better) in bins against the share of runs where A is truly better."""
+    d = df[df["true_gap"] != 0].copy()
+    d["bin"] = pd.cut(d["p"], bins, include_lowest=True)
+    g = d.groupby(["route", "bin"], observed=True)
+    out = pd.DataFrame({"stated": g["p"].mean(), "observed": g["a_better"].mean(), "runs": g.size()})
+    out["observed_minus_stated"] = out["observed"] - out["stated"]
+    return out.round(3)
+
+
+def _md(df: pd.DataFrame) -> str:
+    return R._md(df)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=("pairs", "active", "speed"), default="pairs")
+    ap.add_argument("--sets", type=int, default=10)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
+    ap.add_argument("--reps", type=int, default=8)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=None, help="only the pairs whose name starts with this (e.g. real)")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--from-csv", default=None,
+                    help="make the tables from the rows of an earlier (possibly interrupted) run, fitting nothing")
+    args = ap.parse_args(argv)
+    rev, versions = R._git_rev(), R._versions()
+    if args.part == "active":
+        import compare_active as A
+
+        text = A.main_active(args, versions)
+    elif args.part == "speed":
+        import compare_active as A
+
+        text = A.main_speed(args, versions)
+    else:
+        pairs = sim_pairs() + real_pairs()
+        if args.quick:
+            pairs = [pairs[3], pairs[-1]]
+        if args.only:
+            pairs = [p for p in pairs if p.name.startswith(args.only)]
+        t0 = time.time()
+        partial = None if not args.out else pathlib.Path(args.out).with_suffix(".partial.csv")
+        if args.from_csv:
+            df = _finish(pd.read_csv(args.from_csv))
+            pairs = [p for p in pairs if p.name in set(df["pair"])]
+            same = None
+        else:
+            df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial)
+            same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True))
+        if args.out:
+            df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
+        df["kind"] = np.where(df["pair"].str.startswith("sim"), "simulated", "real")
+        text = "\n\n".join([
+            "# Comparing two classifiers on one pool: the gap in average precision",
+            f"Made by `python benchmarks/compare.py {' '.join(argv or sys.argv[1:])}` at git {rev}; {versions}. "
+            f"{len(df) // len(ROUTES)} label sets"
+            + (f" (the rows of `{args.from_csv}`, an interrupted run)." if args.from_csv else f", {time.time() - t0:.0f} s."),
+            "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers); "
+            "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
+            "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
+            "(the joint and separate routes' HDI). `misranked`: the route's P(A better) is on the wrong side of "
+            "0.5 (pairs with a true gap of exactly 0 left out). `width`: median.",
+            "## Pairs\n\n" + "\n".join(f"* `{p.name}` (true gap {p.gap:+.4f}): {p.note}" for p in pairs),
+            "## Coverage, width and mis-ranking by route, kind and budget\n\n"
+            + _md(coverage_table(df, ["route", "kind", "budget"])),
+            "## By pair (all budgets)\n\n" + _md(coverage_table(df, ["pair", "route"])),
+            "## Reliability of the stated P(A better) (all pairs with a non-zero gap, all budgets)\n\n"
+            + _md(reliability(df)),
+        ] + ([] if same is None else [
+            "## Two copies of one classifier (digits 8, logistic regression)\n\n"
+            + _md(same.groupby("budget")[["p_better", "p_rope_0.005"]].agg(["mean", "min"]).round(3))])) + "\n"
+    print(text)
+    if args.out:
+        pathlib.Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()

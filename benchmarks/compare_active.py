@@ -1,0 +1,133 @@
+"""Parts ``active`` and ``speed`` of ``benchmarks/compare.py`` (run them through it).
+
+``active``: a labelling loop on a simulated pair whose true gap in AP is about 0.03.
+Every run starts from the same 20 random labels; each round adds 20 labels chosen by
+
+* ``random``: unvetted items at random;
+* ``active``: ``Comparison.select`` (the expected squared change of the gap's posterior mean);
+* ``disagreement``: the peer, a re-implementation of the simple active-model-selection
+  rule "label where the classifiers disagree and the label is uncertain": the items with
+  the largest ``p (1 - p) * |rank_A - rank_B|`` (``p``: the joint posterior's probability
+  that the item is positive; ranks as shares of the pool);
+
+and stops when ``Comparison.decided`` (``P(A better)`` above 0.95 or below 0.05) or at
+300 labels. Reported: the labels needed to decide, and whether the decision was right.
+
+``speed``: 5 classifiers on 10^5 items, ``bayeval.compare`` and the AP of every model,
+against one ``bayeval.fit`` and its AP (both after a first call that compiled the models).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+import bayeval as be
+import compare as C
+import real_scores as R
+
+START, STEP, MAX_LABELS, LEVEL, DRAWS = 20, 20, 300, 0.95, 250
+
+
+def _disagreement(cmp, n):
+    p = cmp.posterior.item_probability().values
+    ra = pd.Series(cmp.data.features[:, 0]).rank(pct=True).to_numpy()
+    rb = pd.Series(cmp.data.features[:, 1]).rank(pct=True).to_numpy()
+    score = p * (1 - p) * np.abs(ra - rb)
+    score[cmp.data.vetted] = -np.inf
+    return cmp.data.item_ids[np.argsort(-score, kind="stable")[:n]]
+
+
+def run_loop(pair, strategy, rep, log=print) -> dict:
+    rng = np.random.default_rng([rep, 11])
+    n = pair.truth.size
+    lab = np.full(n, np.nan)
+    first = rng.choice(n, START, replace=False)
+    lab[first] = pair.truth[first]
+    pick_rng = np.random.default_rng([rep, 12, len(strategy)])
+    while True:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cmp = be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=rep, draws=DRAWS, warn=False)
+        n_lab = int((~np.isnan(lab)).sum())
+        verdict = cmp.decided("A", "B", level=LEVEL)
+        if verdict is not None or n_lab >= MAX_LABELS:
+            break
+        if strategy == "random":
+            ids = pick_rng.choice(np.flatnonzero(np.isnan(lab)), STEP, replace=False)
+        elif strategy == "active":
+            ids = cmp.select(STEP, "A", "B")
+        else:
+            ids = _disagreement(cmp, STEP)
+        lab[ids] = pair.truth[ids]
+    right = None if verdict is None else (verdict == "A") == (pair.gap > 0)
+    log(f"{strategy} rep {rep}: {n_lab} labels, verdict {verdict}, P(A better) {cmp.prob_better('A', 'B'):.3f}")
+    return {"strategy": strategy, "rep": rep, "labels": n_lab, "decided": verdict is not None, "right": right,
+            "p_final": cmp.prob_better("A", "B")}
+
+
+def main_active(args, versions) -> str:
+    pair = C.sim_pair("act_2.2_2.0_0.8", 2.2, 2.0, 0.8, n=3000)
+    t0 = time.time()
+    rows = [run_loop(pair, s, rep, log=lambda x: print(x, flush=True))
+            for rep in range(args.reps) for s in ("random", "active", "disagreement")]
+    df = pd.DataFrame(rows)
+    if args.out:
+        df.to_csv(args.out.replace(".md", ".csv"), index=False)
+    g = df.groupby("strategy")
+    table = pd.DataFrame({
+        "runs": g.size(), "decided": g["decided"].mean(),
+        "wrong_among_decided": g.apply(lambda d: (d["right"] == False).sum() / max(1, d["decided"].sum())),  # noqa: E712
+        "median_labels": g["labels"].median(), "mean_labels": g["labels"].mean()}).round(3)
+    return "\n\n".join([
+        "# Labels that decide a comparison: random, active and a disagreement baseline",
+        f"Made by `python benchmarks/compare.py --part active --reps {args.reps}` at git {R._git_rev()}; {versions}. "
+        f"{time.time() - t0:.0f} s.",
+        f"Pair: {pair.note}; true gap in AP {pair.gap:+.4f} (A better). Start: {START} random labels; "
+        f"rounds of {STEP}; stop when P(A better) > {LEVEL} or < {1 - LEVEL:.2f}, or at {MAX_LABELS} labels "
+        f"(`labels` is then {MAX_LABELS}: not decided). {2 * DRAWS} posterior draws per round.",
+        R._md(table),
+    ]) + "\n"
+
+
+def main_speed(args, versions) -> str:
+    rng = np.random.default_rng(0)
+    n = 100_000
+    y = rng.random(n) < 0.1
+    shared = rng.normal(0, 1, n)
+    scores = {f"m{k}": 1 / (1 + np.exp(-((1.5 + 0.2 * k) * y + 0.7 * shared + rng.normal(0, 0.7, n) - 2.0)))
+              for k in range(5)}
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, 100, replace=False)
+    lab[idx] = y[idx]
+    rows = []
+    for attempt in ("first call (compiles)", "second call"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = time.perf_counter()
+            post = be.fit(be.EvalData(scores["m0"], lab), random_seed=int(attempt == "second call"), warn=False)
+            t_fit = time.perf_counter() - t
+            post.metric("average_precision", progressbar=False)
+            t_one = time.perf_counter() - t
+            t = time.perf_counter()
+            cmp = be.compare(scores, lab, random_seed=int(attempt == "second call"), warn=False)
+            t_cfit = time.perf_counter() - t
+            cmp.metric("average_precision")
+            t_cmp = time.perf_counter() - t
+        rows.append({"call": attempt, "one model: fit (s)": t_fit, "one model: fit + AP (s)": t_one,
+                     "5 models: compare (s)": t_cfit, "5 models: compare + 5 APs (s)": t_cmp,
+                     "ratio (with AP)": t_cmp / t_one})
+        print(rows[-1], flush=True)
+    return "\n\n".join([
+        "# The cost of comparing 5 classifiers on 100,000 items",
+        f"Made by `python benchmarks/compare.py --part speed` at git {R._git_rev()}; {versions}. "
+        "100 vetted labels, 2 chains x 1000 draws; wall-clock seconds on a shared machine (other jobs ran).",
+        R._md(pd.DataFrame(rows).set_index("call").round(2)),
+    ]) + "\n"
+
+
+if __name__ == "__main__":  # the parts run through compare.py; its options apply
+    C.main()

@@ -1,0 +1,182 @@
+"""bayeval.compare: several classifiers on the same label draws (paired gaps, P(better), P(best))."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeval as be
+from bayeval.core import metrics as M
+from bayeval.core.evaluate import MetricEvaluator
+from bayeval.models.joint import JointCalibration, joint_data
+
+FIT = dict(draws=200, chains=2, random_seed=0, model="logistic")
+
+
+def _pool(seed=0, n=1500, n_vetted=60, strong=2.0, weak=0.8):
+    """Two classifiers of one pool: ``a`` separates the classes better than ``b``; they share noise."""
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.25
+    shared = rng.normal(0, 1, n)
+    a = strong * y + 0.6 * shared + 0.8 * rng.normal(0, 1, n)
+    b = weak * y + 0.6 * shared + 0.8 * rng.normal(0, 1, n)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, n_vetted, replace=False)
+    lab[idx] = y[idx]
+    return a, b, lab, y
+
+
+@pytest.fixture(scope="module")
+def pair():
+    a, b, lab, y = _pool()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return be.compare({"a": a, "b": b, "copy": a.copy()}, lab, **FIT), y
+
+
+def test_identical_classifiers_have_a_gap_of_exactly_zero(pair):
+    cmp, _ = pair
+    gap = cmp.difference("a", "copy")
+    assert float(np.abs(gap).max()) == 0.0
+    assert cmp.prob_better("a", "copy") == 0.5
+    assert cmp.rope("a", "copy", width=0.001) == 1.0
+    assert cmp.decided("a", "copy", width=0.01) == "equivalent"
+    best = cmp.prob_best()
+    assert best["a"] == pytest.approx(best["copy"]) and best.sum() == pytest.approx(1.0)
+
+
+def test_the_gap_is_paired_on_the_same_label_draws(pair):
+    """Each draw's gap is metric(a) - metric(b) on that one draw of the labels."""
+    cmp, _ = pair
+    ev_a = MetricEvaluator(be.EvalData(cmp.data.features[:, 0]), "average_precision")
+    ev_b = MetricEvaluator(be.EvalData(cmp.data.features[:, 1]), "average_precision")
+    gap = cmp.difference("a", "b").values
+    for chain, draws, z in cmp.posterior.label_arrays():
+        np.testing.assert_allclose(gap[chain, draws], ev_a(z) - ev_b(z), rtol=0, atol=1e-12)
+    m = cmp.metric("average_precision")
+    assert m.dims == ("chain", "draw", "model") and list(m["model"].values) == ["a", "b", "copy"]
+    assert cmp.metric("average_precision") is m  # kept
+
+
+def test_a_known_better_classifier_wins_with_high_probability(pair):
+    cmp, y = pair
+    z = y[None].astype(np.int8)
+    true_gap = float(M.average_precision(z, cmp.data.features[:, 0])[0]
+                     - M.average_precision(z, cmp.data.features[:, 1])[0])
+    assert true_gap > 0.15
+    assert cmp.prob_better("a", "b") > 0.95
+    assert cmp.decided("a", "b") == "a" and cmp.decided("b", "a") == "a"
+    s = cmp.difference_summary("a", "b", width=0.01)
+    assert s["hdi_5%"] < true_gap < s["hdi_95%"]
+    assert s["p_better"] == pytest.approx(cmp.prob_better("a", "b"))
+    assert 0 <= s["p_rope"] < 0.05
+    table = cmp.ranking()
+    assert table.index[-1] == "b" and table.loc["b", "p_best"] < 0.05
+    pairs = cmp.summary()
+    assert len(pairs) == 3 and set(pairs.columns) >= {"better", "worse", "mean", "p_better"}
+    assert (pairs["p_better"] >= 0.5).all()
+
+
+def test_metric_options_thresholds_per_classifier_and_extra_dims(pair):
+    cmp, _ = pair
+    pk = cmp.metric("precision_at_k", k=[10, 100])
+    assert pk.dims == ("chain", "draw", "model", "k")
+    p = cmp.prob_better("a", "b", "precision_at_k", k=[10, 100])
+    assert p.dims == ("k",)
+    f1 = cmp.metric("f_score", threshold={"a": 1.0, "b": 0.5, "copy": 1.0})
+    np.testing.assert_array_equal(f1.sel(model="a").values, f1.sel(model="copy").values)
+    with pytest.raises(ValueError, match="missing"):
+        cmp.metric("f_score", threshold={"a": 1.0})
+    with pytest.raises(ValueError, match="extra dims"):
+        cmp.prob_best("precision_at_k", k=[10, 100])
+
+
+def test_select_picks_unvetted_items_that_move_the_gap(pair):
+    cmp, _ = pair
+    ids = cmp.select(20, "a", "b")
+    idx = cmp.data.index_of(ids)
+    assert len(set(ids.tolist())) == 20 and np.isnan(cmp.data.labels[idx]).all()
+    # an item with the same rank under both classifiers moves the gap less than the chosen ones
+    from bayeval.compare import expected_change
+
+    ec = expected_change(cmp.posterior, cmp.difference("a", "b").values)
+    assert ec[idx].min() >= np.sort(ec[~cmp.data.vetted])[-20] - 1e-15
+    assert (ec[cmp.data.vetted] == 0).all()  # a vetted label is the same in every draw
+    assert len(cmp.select(5, "a", "b", target="prob")) == 5
+
+
+def test_same_seed_same_comparison():
+    a, b, lab, _ = _pool(seed=1, n=400, n_vetted=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        one = be.compare({"a": a, "b": b}, lab, **FIT).difference("a", "b").values
+        two = be.compare(pd.DataFrame({"a": a, "b": b}), be.EvalData(a, lab), **FIT).difference("a", "b").values
+    np.testing.assert_array_equal(one, two)
+
+
+def test_plot_draws_the_gaps_and_p_best(pair):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cmp, _ = pair
+    fig = cmp.plot()
+    assert len(fig.axes) == 2 and len(fig.axes[1].patches) == 3
+
+
+def test_joint_model_weights_the_informative_classifier():
+    a, b, lab, _ = _pool(seed=2, n=600, n_vetted=80, strong=3.0, weak=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        post = JointCalibration("logistic").fit(joint_data({"a": a, "b": b}, lab), draws=200, random_seed=0)
+    w = post.weights()
+    assert w["a"] > 0.8 and w["a"] + w["b"] == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    "scores, labels, error, match",
+    [
+        ({"a": [0.1, 0.5, 0.9]}, [1, 0, np.nan], ValueError, "at least two classifiers"),
+        ({"a": [0.1, 0.5, 0.9], "b": [0.2, 0.4]}, [1, 0, np.nan], ValueError, "lengths differ"),
+        ({"a": [0.1, 0.5, 0.9], "b": [0.2, np.nan, 0.4]}, [1, 0, np.nan], ValueError, "'b' hold NaN"),
+        ({"a": [0.1, 0.5, 0.9], "b": [0.2, 0.3, 0.4]}, [1, 0], ValueError, "one label"),
+        ({"a": [0.1, 0.5, 0.9], "b": [0.2, 0.3, 0.4]}, be.EvalData([0.1, 0.2], [1, 0]), ValueError, "same items"),
+        ([[0.1, 0.5], [0.2, 0.3]], [1, 0], TypeError, "dict"),
+        ({"a": [0.1, 0.5, 0.9], "b": [0.2, 0.3, np.inf]}, [1, 0, np.nan], ValueError, "finite"),
+    ],
+)
+def test_bad_input_is_an_error_that_says_what_to_do(scores, labels, error, match):
+    with pytest.raises(error, match=match):
+        be.compare(scores, labels, **FIT)
+
+
+def test_bad_arguments_of_the_comparison(pair):
+    cmp, _ = pair
+    with pytest.raises(ValueError, match="Unknown classifier 'c'.*'a', 'b', 'copy'"):
+        cmp.difference("a", "c")
+    with pytest.raises(ValueError, match="width"):
+        cmp.rope("a", "b", width=-0.1)
+    with pytest.raises(ValueError, match="model"):
+        be.compare({"a": [0.1, 0.9], "b": [0.2, 0.8]}, [1, 0], model="gbm")
+    with pytest.raises(ValueError, match="features"):
+        JointCalibration().fit(be.EvalData([0.1, 0.9], [1, 0]))
+
+
+def test_cli_compare_prints_the_ranking_and_the_gap(tmp_path, capsys):
+    from bayeval.cli import main
+
+    a, b, lab, _ = _pool(seed=3, n=400, n_vetted=40)
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"item": [f"i{j}" for j in range(400)], "new": a, "prod": b, "y": lab}).to_csv(path, index=False)
+    out_csv = tmp_path / "pairs.csv"
+    code = main(["compare", str(path), "--score", "prod", "new", "--label", "y", "--id", "item", "--draws", "100",
+                 "--width", "0.01", "--no-progress", "--out", str(out_csv)])
+    out = capsys.readouterr().out
+    assert code == 0 and "p_best" in out and "p_rope" in out
+    pairs = pd.read_csv(out_csv)
+    assert pairs.loc[0, "better"] == "new" and pairs.loc[0, "p_better"] > 0.9
