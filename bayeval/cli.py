@@ -944,6 +944,57 @@ def _cmd_demo(args) -> int:
 # ------------------------------------------------------------------- parser
 
 
+def _compare_parser(sub) -> None:
+    """The `compare` command's arguments."""
+    cmpp = sub.add_parser("compare", help="which classifier is better: paired gaps on the same label draws",
+                          description="Compare classifiers that scored the same items (one score column each) "
+                                      "on the same draws of the items' labels: each one's metric with P(best), "
+                                      "and every pair's gap with its HDI and P(better).")
+    cmpp.add_argument("scores", help="CSV or Parquet file, one row per item, one score column per classifier")
+    cmpp.add_argument("--score", nargs="+", required=True, help="the score columns to compare (two or more)")
+    cmpp.add_argument("--label", required=True, help="column of vetted labels (1/0, empty = not vetted)")
+    cmpp.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number)")
+    cmpp.add_argument("--metric", choices=("average_precision", "roc_auc", "precision_at_k", "recall_at_k"),
+                      default="average_precision", help="the metric compared (default average_precision)")
+    cmpp.add_argument("--k", type=int, nargs=1, default=[100], help="k for precision_at_k/recall_at_k (default 100)")
+    cmpp.add_argument("--width", type=float, default=None,
+                      help="half-width of the region of practical equivalence: adds P(|gap| <= width)")
+    cmpp.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
+    cmpp.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
+    cmpp.add_argument("--chains", type=int, default=2, help="chains (default 2)")
+    _seed_args(cmpp)
+    cmpp.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    cmpp.add_argument("--out", default=None, help="also write the pairs' table to this CSV file")
+    _format_arg(cmpp)
+    cmpp.set_defaults(func=_cmd_compare)
+
+
+def _vet_parser(sub) -> None:
+    """The `vet` command's arguments."""
+    vet = sub.add_parser("vet", help="a local web page to vet the items the posterior asks for",
+                         description="Serve a web page (on 127.0.0.1) that shows the next item to vet of a "
+                                     "model card -- its image or text, category and score -- takes yes / no / "
+                                     "skip / undo (buttons or the keys y n s u), writes every answer to the "
+                                     "label store before acknowledging it, and shows the card's metric with "
+                                     "its credible interval after each background refit. Several browsers "
+                                     "may vet at once (each item goes to one of them). Reopen with the same "
+                                     "card or store to resume. Needs the extra: pip install -e \".[vet]\".")
+    vet.add_argument("target", metavar="CARD_OR_STORE",
+                     help="a model-card folder (its [vet] table says what to show), or a store it wrote")
+    vet.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
+    vet.add_argument("--host", default=None,
+                     help="address to listen on (default 127.0.0.1, this machine only); another one makes the "
+                          "page reachable from other machines (a warning is printed)")
+    vet.add_argument("--store", default=None, help="label store file (default: the card's [vet] store)")
+    vet.add_argument("--annotator", default=None, help="who answers (a name typed on the page wins)")
+    vet.add_argument("--batch-size", type=int, default=None, help="items per batch (default: the card's)")
+    vet.add_argument("--budget", type=int, default=None, help="how many vetted items you plan (default: the card's)")
+    vet.add_argument("--draws", type=int, default=None, help="draws per chain of each refit (default: the card's)")
+    vet.add_argument("--tune", type=int, default=None, help="tuning steps of each refit (default: the card's)")
+    vet.add_argument("--token", default=None, help="the session token (default: a new random one)")
+    vet.set_defaults(func=_cmd_vet)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bayeval",
@@ -986,27 +1037,7 @@ def _parser() -> argparse.ArgumentParser:
     _format_arg(fit)
     fit.set_defaults(func=_cmd_fit)
 
-    cmpp = sub.add_parser("compare", help="which classifier is better: paired gaps on the same label draws",
-                          description="Compare classifiers that scored the same items (one score column each) "
-                                      "on the same draws of the items' labels: each one's metric with P(best), "
-                                      "and every pair's gap with its HDI and P(better).")
-    cmpp.add_argument("scores", help="CSV or Parquet file, one row per item, one score column per classifier")
-    cmpp.add_argument("--score", nargs="+", required=True, help="the score columns to compare (two or more)")
-    cmpp.add_argument("--label", required=True, help="column of vetted labels (1/0, empty = not vetted)")
-    cmpp.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number)")
-    cmpp.add_argument("--metric", choices=("average_precision", "roc_auc", "precision_at_k", "recall_at_k"),
-                      default="average_precision", help="the metric compared (default average_precision)")
-    cmpp.add_argument("--k", type=int, nargs=1, default=[100], help="k for precision_at_k/recall_at_k (default 100)")
-    cmpp.add_argument("--width", type=float, default=None,
-                      help="half-width of the region of practical equivalence: adds P(|gap| <= width)")
-    cmpp.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
-    cmpp.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
-    cmpp.add_argument("--chains", type=int, default=2, help="chains (default 2)")
-    _seed_args(cmpp)
-    cmpp.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    cmpp.add_argument("--out", default=None, help="also write the pairs' table to this CSV file")
-    _format_arg(cmpp)
-    cmpp.set_defaults(func=_cmd_compare)
+    _compare_parser(sub)
 
     thr = sub.add_parser("threshold", help="the threshold meeting precision/recall constraints",
                          description="Recommend the score threshold with the highest probability that the "
@@ -1086,28 +1117,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --scores: its column of item ids (default: row number, as in select)")
     fix.set_defaults(func=_cmd_repair_store)
 
-    vet = sub.add_parser("vet", help="a local web page to vet the items the posterior asks for",
-                         description="Serve a web page (on 127.0.0.1) that shows the next item to vet of a "
-                                     "model card -- its image or text, category and score -- takes yes / no / "
-                                     "skip / undo (buttons or the keys y n s u), writes every answer to the "
-                                     "label store before acknowledging it, and shows the card's metric with "
-                                     "its credible interval after each background refit. Several browsers "
-                                     "may vet at once (each item goes to one of them). Reopen with the same "
-                                     "card or store to resume. Needs the extra: pip install -e \".[vet]\".")
-    vet.add_argument("target", metavar="CARD_OR_STORE",
-                     help="a model-card folder (its [vet] table says what to show), or a store it wrote")
-    vet.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
-    vet.add_argument("--host", default=None,
-                     help="address to listen on (default 127.0.0.1, this machine only); another one makes the "
-                          "page reachable from other machines (a warning is printed)")
-    vet.add_argument("--store", default=None, help="label store file (default: the card's [vet] store)")
-    vet.add_argument("--annotator", default=None, help="who answers (a name typed on the page wins)")
-    vet.add_argument("--batch-size", type=int, default=None, help="items per batch (default: the card's)")
-    vet.add_argument("--budget", type=int, default=None, help="how many vetted items you plan (default: the card's)")
-    vet.add_argument("--draws", type=int, default=None, help="draws per chain of each refit (default: the card's)")
-    vet.add_argument("--tune", type=int, default=None, help="tuning steps of each refit (default: the card's)")
-    vet.add_argument("--token", default=None, help="the session token (default: a new random one)")
-    vet.set_defaults(func=_cmd_vet)
+    _vet_parser(sub)
 
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
     demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
