@@ -117,7 +117,9 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--negative", default="gamma", help="score-mixture family of negatives (default gamma)")
     p.add_argument("--positive", default="truncnormal", help="score-mixture family of positives (default truncnormal)")
-    p.add_argument("--transform", default="auto", help="score map for the mixture (default auto)")
+    p.add_argument("--transform", default="auto",
+                   help="the default model's score feature (auto, logit, standardize, logodds) or the score "
+                        "mixture's map (auto, identity, minmax, logit, log); default auto")
     p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
     p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default 1000)")
     p.add_argument("--chains", type=int, default=2, help="chains (default 2)")
@@ -260,7 +262,10 @@ def _fit(args, data):
     elif name == "default":
         from .models import Stack
 
-        model = Stack()
+        if args.transform not in ("auto", "logit", "standardize", "logodds"):
+            raise CLIError(f"--transform {args.transform} is a score mixture's map; the default model takes auto, "
+                           "logit, standardize or logodds (or use --model score_mixture).")
+        model = Stack(transform=args.transform)
         fit_kw = {}
     else:
         from .models import ScoreMixture

@@ -4,10 +4,12 @@ A strongly regularized logistic regression ranks well but squeezes its probabili
 narrow band away from 0 and 1 (for example 0.15--0.48). ``transform="auto"`` reads
 probabilities on the logit scale with a prior centred on *the scores are calibrated*; such
 scores are not, and the prior's pull towards a calibration slope of 1 can understate how
-well they rank. This study fits the default with ``transform="auto"`` and with
+well they rank. This study fits the default with ``transform="logit"`` (what ``"auto"``
+chose for all probabilities before it read squeezed ones as plain scores) and with
 ``transform="standardize"`` (the prior of margins and log-odds: the score standardized and
-centred at the quantile that matches the vetted prevalence) on the same random label sets,
-on cross-validated scores of regularized logistic regressions on real data, and reports
+centred at the quantile that matches the vetted prevalence, what ``"auto"`` now chooses for
+squeezed probabilities) on the same random label sets, on cross-validated scores of
+regularized logistic regressions on real data and on a calibrated control, and reports
 the 90% intervals' coverage and mean width for AP, P@K (K = 1% of N), and precision and
 recall at the threshold that flags the pool's share of positives.
 
@@ -36,7 +38,9 @@ import real_scores as R  # noqa: E402
 
 import bayeval as be  # noqa: E402
 
-TRANSFORMS = ("auto", "standardize")
+# "logit": the calibrated prior on logit(s), what transform="auto" did for all probabilities up to
+# git 8884970 (rows made then say "auto"); "standardize": what "auto" does for squeezed ones since
+TRANSFORMS = ("logit", "standardize")
 BUDGETS = (30, 100)
 
 
@@ -66,6 +70,12 @@ def make_pools() -> list:
     Xf = fair.drop(columns="affairs").to_numpy(float)
     yf = (fair["affairs"] > 0).to_numpy(int)
     out.append(pool("fair_logreg_C1e-4", Xf, yf, 1e-4, "affairs (32%), C=1e-4"))
+    # the control: probabilities in the same narrow band that ARE calibrated (y ~ Bernoulli(s))
+    rng = np.random.default_rng(7)
+    s = rng.uniform(0.15, 0.48, 2000)
+    y = (rng.random(2000) < s).astype(int)
+    out.append(R.Pool("calibrated_squeezed", s, y, "probabilities", float(np.quantile(s, 1 - y.mean())), 0.4,
+                      "synthetic control: uniform on [0.15, 0.48], y ~ Bernoulli(s) (calibrated)"))
     return out
 
 
@@ -96,7 +106,7 @@ def run(pools, budgets, n_sets, seed=0, log=print, first=0) -> pd.DataFrame:
 
 
 def write_report(df, pools, out, stamp):
-    lines = ["# Squeezed probabilities: `transform=\"auto\"` (logit, calibrated prior) or `\"standardize\"`\n",
+    lines = ["# Squeezed probabilities: the calibrated prior (`transform=\"logit\"`) or `\"standardize\"`\n",
              __doc__.split("\n\n")[1].replace("\n", " ") + "\n", f"Made by {stamp}.\n", "## Pools\n",
              "| pool | N | positives | 1st-99th percentile of the scores | caveat says squeezed |",
              "|---|---:|---:|---|---|"]
@@ -135,14 +145,19 @@ def main(argv=None):
     ap.add_argument("--budgets", type=int, nargs="+", default=list(BUDGETS))
     ap.add_argument("--out", default="benchmarks/results/squeezed.md")
     ap.add_argument("--csv", default=None)
-    ap.add_argument("--report", default=None, help="write the tables from this rows file only")
+    ap.add_argument("--report", nargs="+", default=None, help="write the tables from these rows files only")
+    ap.add_argument("--pools", default=None, help="comma-separated pool names (default: all)")
     args = ap.parse_args(argv)
     cmd = "python benchmarks/squeezed.py " + " ".join(argv if argv is not None else sys.argv[1:])
     pools = make_pools()
+    if args.pools:
+        pools = [p for p in pools if p.name in args.pools.split(",")]
     csv = pathlib.Path(args.csv) if args.csv else pathlib.Path(args.out).with_suffix(".csv")
     if args.report:
-        df = pd.read_csv(args.report, skiprows=1)
-        stamp = open(args.report).readline().strip("# \n")
+        df = pd.concat([pd.read_csv(p, skiprows=1) for p in args.report], ignore_index=True)
+        df["transform"] = df["transform"].replace({"auto": "logit"})  # rows made when auto was logit here
+        stamp = "; ".join(open(p).readline().strip("# \n") for p in args.report)
+        pools = [p for p in make_pools() if p.name in set(df.pool)]
     else:
         stamp = f"`{cmd}` with {R._versions()}"
         for p in pools:

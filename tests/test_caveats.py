@@ -105,3 +105,33 @@ def test_cli_prints_the_caveats(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "caveat: only 3 of the 40 vetted labels are positive" in err
     assert "caveat: the probabilities are squeezed into" in err
+
+
+def test_auto_reads_squeezed_probabilities_as_a_plain_score():
+    """transform="auto": squeezed probabilities (rarely calibrated) get the standardized
+    feature, other probabilities the logit; an explicit transform is kept."""
+    from bayeval.core.data import squeezed_range
+    from bayeval.models import Calibration
+
+    rng = np.random.default_rng(6)
+    squeezed = _data(rng.uniform(0.15, 0.48, 400), 30, 10)
+    spread = _data(rng.uniform(0.01, 0.99, 400), 30, 10)
+    assert squeezed_range(squeezed.scores) is not None and squeezed_range(spread.scores) is None
+    for curve in ("logistic", "monotone"):
+        assert Calibration(curve).features(squeezed)[1]["scale"] == "standardize"
+        assert Calibration(curve).features(spread)[1]["scale"] == "logit"
+        assert Calibration(curve, transform="logit").features(squeezed)[1]["scale"] == "logit"
+    # the caveat names the way back to the calibrated reading
+    assert "transform='logit'" in squeezed.caveats()[0]
+
+
+def test_cli_passes_transform_to_the_default_model(tmp_path, capsys):
+    import pandas as pd
+
+    from bayeval.cli import main
+
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"s": np.linspace(0, 1, 50), "y": [0.0, 1.0] * 5 + [np.nan] * 40}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--transform", "identity", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--transform identity is a score mixture's map" in err and "standardize" in err

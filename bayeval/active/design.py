@@ -254,8 +254,8 @@ def explore_count(n_vetted: int, size: int, share: float = EXPLORE_SHARE) -> int
 
     Examples
     --------
-    >>> explore_count(20, 20), explore_count(20, 10)
-    (5, 2)
+    >>> explore_count(20, 20), explore_count(20, 10), explore_count(30, 10)
+    (5, 3, 2)
     >>> [explore_count(n, 1) for n in range(20, 28)]
     [0, 1, 0, 0, 0, 1, 0, 0]
     """
