@@ -257,6 +257,97 @@ def labels_to_width(df, width, floor=COVERAGE_FLOOR) -> pd.DataFrame:
     return pd.Series(out, name="labels").rename_axis(["pool", "metric", "method"]).unstack("method")
 
 
+def _paired_active_lines(df) -> list[str]:
+    """Greedy expected change against "auto" (with its exploring share), on the label sets
+    (pool, set) where both ran: the same designed first batch, so the pairs differ only by
+    how the later batches were chosen."""
+    a = df[df.method.isin(["default/active", "default/auto"]) & (df.metric != "threshold_rule")]
+    if a.method.nunique() < 2:
+        return []
+    both = a.groupby(["pool", "set"]).method.nunique()
+    keep = both[both == 2].index
+    a = a.set_index(["pool", "set"]).loc[keep].reset_index()
+    n_sets = len(keep)
+    lines = [f"## Active selection: greedy expected change against `\"auto\"` (paired, {n_sets} label sets over "
+             f"{a.pool.nunique()} pools)\n",
+             "`default/active`: after the designed first batch of 20, every batch by expected change of AP; "
+             "`default/auto`: the same with a quarter of every batch from `bayeval.active.explore` (the design's "
+             "least-vetted strata). Coverage / mean width.\n",
+             "| metric | method | " + " | ".join(f"{b} labels" for b in sorted(a.budget.unique())) + " |",
+             "|---|---|" + "---:|" * a.budget.nunique()]
+    for metric in ("AP", "P@", "precision", "recall", "all"):
+        sub = a if metric == "all" else (a[a.metric.str.startswith("P@")] if metric == "P@" else a[a.metric == metric])
+        for m in ("default/active", "default/auto"):
+            x = sub[sub.method == m].groupby("budget").agg(c=("covered", "mean"), w=("width", "mean"))
+            lines.append(f"| {metric if metric != 'P@' else 'P@K'} | {m} | "
+                         + " | ".join(f"{x.loc[b, 'c']:.2f} / {x.loc[b, 'w']:.3f}" if b in x.index else ""
+                                      for b in sorted(a.budget.unique())) + " |")
+    cov = a[a.budget >= 100].groupby(["pool", "method"]).covered.mean().unstack("method")
+    lines.append("\nPer pool at 100 and 200 labels (all four metrics; greedy / auto): "
+                 + ", ".join(f"{p} {r['default/active']:.2f} / {r['default/auto']:.2f}" for p, r in cov.iterrows())
+                 + ".\n")
+    return lines
+
+
+def _targets_lines(df) -> list[str]:
+    """The issue's targets, computed from these rows (see docs/validation.md for the reading)."""
+    iv = df[(df.metric != "threshold_rule") & df.covered.notna()]
+    iv = iv.assign(covered=iv.covered.astype(float))
+    r = iv[iv.method == "default/random"]
+    lines = ["## Targets, from these rows\n", "| target | measured | met |", "|---|---|---|"]
+    pooled = r.covered.mean()
+    per_pool = r.groupby("pool").covered.mean()
+    lines.append(f"| default, random labels: 90% intervals cover >= 0.85 pooled (AP, P@K, precision, recall; all "
+                 f"budgets) | {pooled:.3f} over {len(r)} intervals | {'yes' if pooled >= 0.85 else 'no'} |")
+    low = per_pool[per_pool < 0.75]
+    lines.append(f"| ... and >= 0.75 in every pool | lowest {per_pool.min():.2f} ({per_pool.idxmin()}); below 0.75: "
+                 + (", ".join(f"{p} {c:.2f}" for p, c in low.items()) or "none")
+                 + f" | {'yes' if low.empty else 'no'} |")
+    ap = iv[iv.metric == "AP"]
+    for b, goal in ((30, 0.6), (100, 0.5)):
+        w = ap[ap.budget == b].groupby("method").width.mean()
+        ratio = w.get("default/random", np.nan) / w.get("vetted-only", np.nan)
+        lines.append(f"| AP width at {b} random labels <= {goal}x the vetted-only bootstrap's | "
+                     f"{w.get('default/random', np.nan):.3f} / {w.get('vetted-only', np.nan):.3f} = {ratio:.2f}x | "
+                     f"{'yes' if ratio <= goal else 'no'} |")
+    need = labels_to_width(df[df.metric != "threshold_rule"], 0.10)
+    for metric, base, goal, routes in (("AP", "vetted-only", 1 / 3, ("default/active", "default/auto")),
+                                       ("precision", "PPI++", 0.6, ("default/design", "default/active", "default/auto")),
+                                       ("recall", "PPI++", 0.6, ("default/design", "default/active", "default/auto"))):
+        if base not in need.columns:
+            continue
+        sub = need.xs(metric, level="metric") if metric in need.index.get_level_values("metric") else None
+        if sub is None:
+            continue
+        for route in routes:
+            if route not in sub.columns:
+                continue
+            both = sub[[route, base]].dropna()
+            only = sub[sub[route].notna() & sub[base].isna()]
+            gm = float(np.exp(np.mean(np.log(both[route] / both[base])))) if len(both) else np.nan
+            bound = (f"; {len(only)} pool(s) where only {route} reaches it within {int(df.budget.max())} labels "
+                     f"(ratio below {only[route].max() / df.budget.max():.2f} there)" if len(only) else "")
+            verdict = "yes" if len(both) and gm <= goal else ("not measured" if not len(both) else "no")
+            if not len(both) and len(only):
+                verdict = "not measured (the baseline never gets there)"
+            lines.append(f"| labels to a 0.10-wide {metric} interval (coverage >= 0.85): {route} <= "
+                         f"{goal:.2g}x {base} | {_fmt(gm, 2)}x (geometric mean over {len(both)} pool(s) both reach)"
+                         f"{bound} | {verdict} |")
+    for method in ("default/random", "default/design", "default/auto", "default/active"):
+        tr = df[(df.metric == "threshold_rule") & (df.method == method)]
+        if not len(tr):
+            continue
+        met, held = tr.met.astype(float), tr.covered.astype(float)
+        too_few = int((tr.n_flagged < tr.min_flagged).sum())
+        lines.append(f"| precision-floor threshold holds in >= 0.85 of label sets ({method}) | "
+                     f"{held.mean():.2f} of the {int(met.sum())} sets where one was said to meet it; met in "
+                     f"{met.mean():.2f} of {len(tr)} | {'yes' if held.mean() >= 0.85 else 'no'} |")
+        lines.append(f"| ... never flags fewer than min_flagged ({method}) | {too_few} of {len(tr)} | "
+                     f"{'yes' if too_few == 0 else 'no'} |")
+    lines.append("")
+    return lines
+
+
 def _threshold_lines(df, methods) -> list[str]:
     """The precision-floor rule: how often a threshold was said to meet it, how often that
     threshold truly did, and whether any flagged fewer items than min_flagged."""
@@ -304,9 +395,12 @@ def write_report(df: pd.DataFrame, out: pathlib.Path, header: str) -> str:
                            "logistic/random", "monotone/random", "logistic/design", "monotone/design")
                if m in set(df.method)]
     lines = [header, ""]
-    sets = df.groupby("pool")["set"].nunique()
-    lines.append("Label sets per pool: " + ", ".join(f"{p} {n}" for p, n in sets.items())
-                 + f" ({int(sets.sum())} in all). Fewer than the 20 the full run makes: read the coverages "
+    per = df.groupby(["pool", "method"])["set"].nunique().unstack("method")
+    cols = [m for m in ("default/random", "default/design", "default/active", "default/auto") if m in per.columns]
+    lines.append(f"Label sets per pool ({' / '.join(cols)}): "
+                 + ", ".join(f"{p} " + "/".join(str(int(r[c])) if np.isfinite(r[c]) else "0" for c in cols)
+                             for p, r in per.iterrows())
+                 + f" ({' / '.join(str(int(per[c].sum())) for c in cols)} in all). Fewer than the 20 the full run makes: read the coverages "
                  "below with their Monte Carlo error in mind (a cell pooled over 30 intervals has a standard "
                  "error of about 0.05 at 90%).\n")
     lines.append("## Coverage and mean width of the 90% intervals, pooled over pools\n")
@@ -353,7 +447,9 @@ def write_report(df: pd.DataFrame, out: pathlib.Path, header: str) -> str:
                      f"default/design {w.get('default/design', np.nan):.3f}, default/active "
                      f"{w.get('default/active', np.nan):.3f}.")
     lines.append("")
+    lines += _paired_active_lines(df)
     lines += _threshold_lines(df, methods)
+    lines += _targets_lines(df)
     for width in WIDTHS:
         need = labels_to_width(df, width)
         lines.append(f"## Labels to a mean interval width of {width:.2f} at coverage >= {COVERAGE_FLOOR:.0%}\n")
