@@ -118,7 +118,9 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--negative", default="gamma", help="score-mixture family of negatives (default gamma)")
     p.add_argument("--positive", default="truncnormal", help="score-mixture family of positives (default truncnormal)")
-    p.add_argument("--transform", default="auto", help="score map for the mixture (default auto)")
+    p.add_argument("--transform", default="auto",
+                   help="the default model's score feature (auto, logit, standardize, logodds) or the score "
+                        "mixture's map (auto, identity, minmax, logit, log); default auto")
     p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
     p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default 1000)")
     p.add_argument("--chains", type=int, default=2, help="chains (default 2)")
@@ -262,7 +264,10 @@ def _fit(args, data):
     elif name == "default":
         from .models import Stack
 
-        model = Stack()
+        if args.transform not in ("auto", "logit", "standardize", "logodds"):
+            raise CLIError(f"--transform {args.transform} is a score mixture's map; the default model takes auto, "
+                           "logit, standardize or logodds (or use --model score_mixture).")
+        model = Stack(transform=args.transform)
         fit_kw = {}
     else:
         from .models import ScoreMixture
@@ -292,6 +297,8 @@ def _fit(args, data):
     diag = post.check_convergence(warn=False)
     if diag is not None and not diag["ok"]:
         print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
+    for caveat in data.caveats():  # what the labels and scores cannot tell the model (EvalData.caveats)
+        print(f"caveat: {caveat}", file=sys.stderr)
     return post
 
 
@@ -663,8 +670,8 @@ def _cmd_select(args) -> int:
             pos = design(data, args.size, metric=design_target(args.metric)[0], random_seed=args.random_seed)
         else:
             post = _fit(args, data)
-            pos = select(post, metric=args.metric, size=args.size, strategy=strategy, random_seed=args.random_seed,
-                         **kw)
+            pos = select(post, metric=args.metric, size=args.size, random_seed=args.random_seed,
+                         strategy="auto" if args.strategy == "auto" else strategy, **kw)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     pos = np.asarray(pos, dtype=np.int64)
@@ -677,7 +684,8 @@ def _cmd_select(args) -> int:
         table["category"] = data.categories[pos]
     _print_frame(table.set_index("item"), args.table_format, floatfmt="{:.4g}")
     if store is not None:
-        batch = store.new_batch(table["item"].tolist(), strategy=strategy)
+        recorded = "expected_change+explore" if strategy == "expected_change" and args.strategy == "auto" else strategy
+        batch = store.new_batch(table["item"].tolist(), strategy=recorded)
         print(f"recorded as batch {batch} in {args.store}", file=sys.stderr)
         store.close()
     return 0
@@ -1066,7 +1074,8 @@ def _parser() -> argparse.ArgumentParser:
     sel.add_argument("--strategy", default="auto",
                      choices=("auto", "design", "expected_change", "uncertainty", "most_confident_mistake", "random"),
                      help="auto (default): a batch stratified on the score while fewer items are vetted than --size "
-                          "(no fit needed), then expected_change")
+                          "(no fit needed), then expected_change for three quarters of each batch and, for the "
+                          "last quarter, items from the strata of that design with the fewest vetted items")
     sel.add_argument("--metric", default="average_precision", choices=("average_precision", "precision_at_k", "recall_at_k", "roc_auc"))
     sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k")
     sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")

@@ -274,6 +274,15 @@ class Report:
     def _n_warnings(self) -> int:
         return sum(len(v) for v in self.warnings.values())
 
+    def _verdict(self) -> str:
+        """The threshold's bad news for the summary line: the first sentence of the
+        constraint section's warning (e.g. that no threshold meets the constraint)."""
+        msgs = self.warnings.get("constraints") or []
+        if not msgs:
+            return ""
+        first = msgs[0].split(". ")[0].rstrip(".")
+        return f" {first}."
+
     # ------------------------------------------------------------- HTML
 
     @staticmethod
@@ -308,7 +317,7 @@ class Report:
                 f'<div class="bv-warning" role="alert" id="warning-summary"><strong>'
                 f"{n_warn} warning{'s' if n_warn > 1 else ''}</strong>: read the red boxes below "
                 f"(in the section{'s' if ' and ' in where else ''} {where}) before relying on these "
-                "numbers.</div>"
+                f"numbers.{_esc(self._verdict())}</div>"
             )
         if self.text:
             parts.append('<section id="reading"><h2>Reading</h2><ul class="bv-reading">')
@@ -420,7 +429,7 @@ class Report:
             where = " and ".join(f"“{_md(self._heading(sid))}”" for sid, v in self.warnings.items() if v)
             out += [
                 f"> **{n_warn} warning{'s' if n_warn > 1 else ''}**: read the warnings in {where} "
-                "below before relying on these numbers.",
+                f"below before relying on these numbers.{_md(self._verdict())}",
                 "",
             ]
         if self.text:
@@ -961,6 +970,8 @@ def _metrics_section(d: _Draft, user_items) -> None:
             by_cat = [(lab, m, {**opts, "category": "each"}) for lab, m, opts in by_cat]
             d.tables["metrics_by_category"] = _metric_table(post, by_cat, d.hdi_prob, d.truth)
     d.notes.setdefault("metrics", []).extend(_metric_notes(d))
+    for caveat in data.caveats():  # what the labels and scores cannot tell the model, beside its numbers
+        d.warning("metrics", "Read these intervals with care: " + caveat)
     _read_metrics(d, table, items)
 
 
@@ -1228,9 +1239,9 @@ def _constraints_section(d: _Draft) -> None:
     )
     n_total = post.n_chains * post.n_draws
     sentences, problem = _constraint_sentences(d.tables["constraints"], n_total)
-    d.text.extend(sentences)
-    if problem is not None:
-        d.warning("constraints", problem, caveat=False)
+    d.text.extend(x for x in sentences if x != problem)
+    if problem is not None:  # a red box, and read first (right after the data sentence)
+        d.warning("constraints", problem)
     fig, ax = _new_figure(6, 3.6)
     threshold_probability(rec, ax=ax)
     d.figures["threshold_probability"] = fig

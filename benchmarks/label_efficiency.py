@@ -15,6 +15,9 @@ against the pool's true value:
                      (``bayeval.active.design``, for AP);
 ``default/active``   a designed first batch of 20, then batches chosen by expected change
                      of AP (``bayeval.select``), refitting after each, to every budget;
+``default/auto``     the same with ``strategy="auto"`` (what ``bayeval select`` and
+                     ``ActiveSession`` do): a quarter of each batch after the first from the
+                     design's least-vetted strata (``bayeval.active.explore``);
 ``logistic/…``, ``monotone/…``  each of the default's candidates alone (random and designed labels).
 
 The random label sets are nested (the first ``b`` of one random order), and an active run
@@ -138,6 +141,20 @@ def _labelled(pool, idx):
     return be.EvalData(pool.scores, lab)
 
 
+def _threshold_row(pool, budget, rep, method, post):
+    """The precision-floor rule (precision >= the pool's floor with probability 0.9, the
+    default min_flagged): was a threshold said to meet it, does it truly, what it flags."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rec = be.recalibrate(post, min_precision=pool.floor, prob=0.9)
+    pred = pool.scores >= rec.threshold
+    true_prec = float(pool.truth[pred].mean()) if pred.any() else np.nan
+    return [{"pool": pool.name, "budget": budget, "set": rep, "method": method, "metric": "threshold_rule",
+             "truth": pool.floor, "mean": true_prec, "lo": np.nan, "hi": np.nan,
+             "covered": bool(true_prec >= pool.floor) if rec.met else np.nan, "width": np.nan, "abs_err": np.nan,
+             "met": bool(rec.met), "n_flagged": int(pred.sum()), "min_flagged": int(rec.min_flagged)}]
+
+
 def _rows(pool, budget, rep, method, ints, truth, extra=None):
     out = []
     for mlab, (mean, lo, hi) in ints.items():
@@ -147,11 +164,35 @@ def _rows(pool, budget, rep, method, ints, truth, extra=None):
                     "truth": t, "mean": mean, "lo": lo, "hi": hi,
                     "covered": bool(lo - 1e-9 <= t <= hi + 1e-9) if ok else np.nan,
                     "width": (hi - lo) if ok else np.nan, "abs_err": abs(mean - t) if np.isfinite(mean) else np.nan,
-                    **(extra or {})})
+                    "met": np.nan, "n_flagged": np.nan, "min_flagged": np.nan, **(extra or {})})
     return out
 
 
-def run_pool(pool, budgets, n_sets, seed=0, log=print, first_set=0) -> list[dict]:
+ROUTES = ("random", "design", "active", "auto")
+
+
+def _active_rows(pool, budgets, rep, seed, specs, truth, strategy):
+    """A designed first batch, then batches chosen by ``strategy`` (expected change of AP,
+    or "auto": expected change with a quarter of each batch exploring the design's
+    least-vetted strata), refitting after each batch, through every budget."""
+    method = "default/active" if strategy == "expected_change" else "default/auto"
+    vidx = design(pool.scores, min(FIRST_BATCH, budgets[0]), random_seed=np.random.default_rng([seed, rep, 2]))
+    rows = []
+    post = None  # the fit on vidx: it reports a budget and chooses the next batch (the same fit, seed and data)
+    for b in budgets:
+        if vidx.size < b:
+            if post is None:
+                post = _fit(_labelled(pool, vidx), rep)
+            new = select(post, metric="average_precision", size=b - vidx.size, strategy=strategy,
+                         random_seed=np.random.default_rng([seed, rep, b, 3]))
+            vidx = np.r_[vidx, new]
+        post = _fit(_labelled(pool, vidx), rep)
+        rows += _rows(pool, b, rep, method, _interval(post, specs), truth)
+        rows += _threshold_row(pool, b, rep, method, post)
+    return rows
+
+
+def run_pool(pool, budgets, n_sets, seed=0, log=print, first_set=0, routes=ROUTES) -> list[dict]:
     specs = _specs(pool)
     truth = R._truth(pool, specs)
     n = pool.scores.size
@@ -164,30 +205,26 @@ def run_pool(pool, budgets, n_sets, seed=0, log=print, first_set=0) -> list[dict
         for b in budgets:
             idx = order[:b]
             data = _labelled(pool, idx)
-            post = _fit(data, rep)
-            rows += _rows(pool, b, rep, "default/random", _interval(post, specs), truth)
-            for name, c in post.candidates.items():
-                rows += _rows(pool, b, rep, f"{name.split('/')[1]}/random", _interval(c, specs), truth)
-            rows += _rows(pool, b, rep, "vetted-only", R.vetted_only_interval(data, specs, rng), truth)
-            rows += _rows(pool, b, rep, "PPI++", ppi_plus(pool, idx, {k: v for k, v in specs.items()
-                                                                      if v[0] in ("precision", "recall")}), truth)
-            # a designed batch of the whole budget
-            didx = design(pool.scores, b, random_seed=np.random.default_rng([seed, rep, b, 1]))
-            dpost = _fit(_labelled(pool, didx), rep)
-            rows += _rows(pool, b, rep, "default/design", _interval(dpost, specs), truth)
-            for name, c in dpost.candidates.items():
-                rows += _rows(pool, b, rep, f"{name.split('/')[1]}/design", _interval(c, specs), truth)
-        # active: a designed first batch, then expected change of AP, through every budget
-        vidx = design(pool.scores, min(FIRST_BATCH, budgets[0]), random_seed=np.random.default_rng([seed, rep, 2]))
-        for b in budgets:
-            data = _labelled(pool, vidx)
-            if vidx.size < b:
+            if "random" in routes:
                 post = _fit(data, rep)
-                new = select(post, metric="average_precision", size=b - vidx.size)
-                vidx = np.r_[vidx, new]
-                data = _labelled(pool, vidx)
-            post = _fit(data, rep)
-            rows += _rows(pool, b, rep, "default/active", _interval(post, specs), truth)
+                rows += _rows(pool, b, rep, "default/random", _interval(post, specs), truth)
+                rows += _threshold_row(pool, b, rep, "default/random", post)
+                for name, c in post.candidates.items():
+                    rows += _rows(pool, b, rep, f"{name.split('/')[1]}/random", _interval(c, specs), truth)
+                rows += _rows(pool, b, rep, "vetted-only", R.vetted_only_interval(data, specs, rng), truth)
+                rows += _rows(pool, b, rep, "PPI++", ppi_plus(pool, idx, {k: v for k, v in specs.items()
+                                                                          if v[0] in ("precision", "recall")}), truth)
+            if "design" in routes:  # a designed batch of the whole budget
+                didx = design(pool.scores, b, random_seed=np.random.default_rng([seed, rep, b, 1]))
+                dpost = _fit(_labelled(pool, didx), rep)
+                rows += _rows(pool, b, rep, "default/design", _interval(dpost, specs), truth)
+                rows += _threshold_row(pool, b, rep, "default/design", dpost)
+                for name, c in dpost.candidates.items():
+                    rows += _rows(pool, b, rep, f"{name.split('/')[1]}/design", _interval(c, specs), truth)
+        if "active" in routes:  # greedy expected change after the first batch
+            rows += _active_rows(pool, budgets, rep, seed, specs, truth, "expected_change")
+        if "auto" in routes:  # what bayeval select / ActiveSession do by default
+            rows += _active_rows(pool, budgets, rep, seed, specs, truth, "auto")
         log(f"  {pool.name} set {rep}: {time.perf_counter() - t0:.0f} s", flush=True)
     return rows
 
@@ -220,18 +257,150 @@ def labels_to_width(df, width, floor=COVERAGE_FLOOR) -> pd.DataFrame:
     return pd.Series(out, name="labels").rename_axis(["pool", "metric", "method"]).unstack("method")
 
 
+def _paired_active_lines(df) -> list[str]:
+    """Greedy expected change against "auto" (with its exploring share), on the label sets
+    (pool, set) where both ran: the same designed first batch, so the pairs differ only by
+    how the later batches were chosen."""
+    a = df[df.method.isin(["default/active", "default/auto"]) & (df.metric != "threshold_rule")]
+    if a.method.nunique() < 2:
+        return []
+    both = a.groupby(["pool", "set"]).method.nunique()
+    keep = both[both == 2].index
+    a = a.set_index(["pool", "set"]).loc[keep].reset_index()
+    n_sets = len(keep)
+    lines = [f"## Active selection: greedy expected change against `\"auto\"` (paired, {n_sets} label sets over "
+             f"{a.pool.nunique()} pools)\n",
+             "`default/active`: after the designed first batch of 20, every batch by expected change of AP; "
+             "`default/auto`: the same with a quarter of every batch from `bayeval.active.explore` (the design's "
+             "least-vetted strata). Coverage / mean width.\n",
+             "| metric | method | " + " | ".join(f"{b} labels" for b in sorted(a.budget.unique())) + " |",
+             "|---|---|" + "---:|" * a.budget.nunique()]
+    for metric in ("AP", "P@", "precision", "recall", "all"):
+        sub = a if metric == "all" else (a[a.metric.str.startswith("P@")] if metric == "P@" else a[a.metric == metric])
+        for m in ("default/active", "default/auto"):
+            x = sub[sub.method == m].groupby("budget").agg(c=("covered", "mean"), w=("width", "mean"))
+            lines.append(f"| {metric if metric != 'P@' else 'P@K'} | {m} | "
+                         + " | ".join(f"{x.loc[b, 'c']:.2f} / {x.loc[b, 'w']:.3f}" if b in x.index else ""
+                                      for b in sorted(a.budget.unique())) + " |")
+    cov = a[a.budget >= 100].groupby(["pool", "method"]).covered.mean().unstack("method")
+    lines.append("\nPer pool at 100 and 200 labels (all four metrics; greedy / auto): "
+                 + ", ".join(f"{p} {r['default/active']:.2f} / {r['default/auto']:.2f}" for p, r in cov.iterrows())
+                 + ".\n")
+    return lines
+
+
+def _targets_lines(df) -> list[str]:
+    """The issue's targets, computed from these rows (see docs/validation.md for the reading)."""
+    iv = df[(df.metric != "threshold_rule") & df.covered.notna()]
+    iv = iv.assign(covered=iv.covered.astype(float))
+    r = iv[iv.method == "default/random"]
+    lines = ["## Targets, from these rows\n", "| target | measured | met |", "|---|---|---|"]
+    pooled = r.covered.mean()
+    per_pool = r.groupby("pool").covered.mean()
+    lines.append(f"| default, random labels: 90% intervals cover >= 0.85 pooled (AP, P@K, precision, recall; all "
+                 f"budgets) | {pooled:.3f} over {len(r)} intervals | {'yes' if pooled >= 0.85 else 'no'} |")
+    low = per_pool[per_pool < 0.75]
+    lines.append(f"| ... and >= 0.75 in every pool | lowest {per_pool.min():.2f} ({per_pool.idxmin()}); below 0.75: "
+                 + (", ".join(f"{p} {c:.2f}" for p, c in low.items()) or "none")
+                 + f" | {'yes' if low.empty else 'no'} |")
+    ap = iv[iv.metric == "AP"]
+    for b, goal in ((30, 0.6), (100, 0.5)):
+        w = ap[ap.budget == b].groupby("method").width.mean()
+        ratio = w.get("default/random", np.nan) / w.get("vetted-only", np.nan)
+        lines.append(f"| AP width at {b} random labels <= {goal}x the vetted-only bootstrap's | "
+                     f"{w.get('default/random', np.nan):.3f} / {w.get('vetted-only', np.nan):.3f} = {ratio:.2f}x | "
+                     f"{'yes' if ratio <= goal else 'no'} |")
+    need = labels_to_width(df[df.metric != "threshold_rule"], 0.10)
+    for metric, base, goal, routes in (("AP", "vetted-only", 1 / 3, ("default/active", "default/auto")),
+                                       ("precision", "PPI++", 0.6, ("default/design", "default/active", "default/auto")),
+                                       ("recall", "PPI++", 0.6, ("default/design", "default/active", "default/auto"))):
+        if base not in need.columns:
+            continue
+        sub = need.xs(metric, level="metric") if metric in need.index.get_level_values("metric") else None
+        if sub is None:
+            continue
+        for route in routes:
+            if route not in sub.columns:
+                continue
+            both = sub[[route, base]].dropna()
+            only = sub[sub[route].notna() & sub[base].isna()]
+            gm = float(np.exp(np.mean(np.log(both[route] / both[base])))) if len(both) else np.nan
+            bound = (f"; {len(only)} pool(s) where only {route} reaches it within {int(df.budget.max())} labels "
+                     f"(ratio below {only[route].max() / df.budget.max():.2f} there)" if len(only) else "")
+            verdict = "yes" if len(both) and gm <= goal else ("not measured" if not len(both) else "no")
+            if not len(both) and len(only):
+                verdict = "not measured (the baseline never gets there)"
+            lines.append(f"| labels to a 0.10-wide {metric} interval (coverage >= 0.85): {route} <= "
+                         f"{goal:.2g}x {base} | {_fmt(gm, 2)}x (geometric mean over {len(both)} pool(s) both reach)"
+                         f"{bound} | {verdict} |")
+    for method in ("default/random", "default/design", "default/auto", "default/active"):
+        tr = df[(df.metric == "threshold_rule") & (df.method == method)]
+        if not len(tr):
+            continue
+        met, held = tr.met.astype(float), tr.covered.astype(float)
+        too_few = int((tr.n_flagged < tr.min_flagged).sum())
+        lines.append(f"| precision-floor threshold holds in >= 0.85 of label sets ({method}) | "
+                     f"{held.mean():.2f} of the {int(met.sum())} sets where one was said to meet it; met in "
+                     f"{met.mean():.2f} of {len(tr)} | {'yes' if held.mean() >= 0.85 else 'no'} |")
+        lines.append(f"| ... never flags fewer than min_flagged ({method}) | {too_few} of {len(tr)} | "
+                     f"{'yes' if too_few == 0 else 'no'} |")
+    lines.append("")
+    return lines
+
+
+def _threshold_lines(df, methods) -> list[str]:
+    """The precision-floor rule: how often a threshold was said to meet it, how often that
+    threshold truly did, and whether any flagged fewer items than min_flagged."""
+    tr = df[df.metric == "threshold_rule"]
+    if tr.empty:
+        return []
+    tr = tr.assign(met=tr.met.astype(float), held=tr.covered.astype(float))  # held: NaN where not met
+    lines = ["## The precision-floor threshold: `recalibrate(min_precision=floor, prob=0.9)`\n",
+             "Per label set: `met`, a threshold was said to meet the floor (with the default `min_flagged`); "
+             "`holds | met`, its true precision is at least the floor, among those; `holds`, met and holds, over "
+             "all label sets (a set where none was said to meet it counts as not holding); `too few`, thresholds "
+             "that flag fewer than `min_flagged` items.\n",
+             "| method | budget | label sets | met | holds \\| met | holds | too few | median flagged |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    present = [m for m in methods if m in set(tr.method)]
+    for m in present:
+        for b in sorted(tr.budget.unique()):
+            x = tr[(tr.method == m) & (tr.budget == b)]
+            if x.empty:
+                continue
+            too_few = int((x.n_flagged < x.min_flagged).sum())
+            lines.append(f"| {m} | {b} | {len(x)} | {x.met.mean():.2f} | {_fmt(x.held.mean(), 2)} | "
+                         f"{x.held.fillna(0).mean():.2f} | {too_few} | {x.n_flagged.median():.0f} |")
+    pooled = []
+    for m in present:
+        x = tr[tr.method == m]
+        pooled.append(f"{m} holds in {_fmt(x.held.mean(), 2)} of the {int(x.met.sum())} sets that met it "
+                      f"({x.met.mean():.2f} of {len(x)} met; {int((x.n_flagged < x.min_flagged).sum())} too few)")
+    lines.append("\nPooled over pools and budgets: " + "; ".join(pooled) + ".\n")
+    per_pool = tr[tr.method == "default/random"].groupby("pool").agg(
+        met=("met", "mean"), holds=("held", "mean"), sets=("met", "size"))
+    if len(per_pool):
+        lines.append("Per pool, default/random (all budgets; holds | met, met, label sets): "
+                     + ", ".join(f"{p} {_fmt(r.holds, 2)}, {r.met:.2f}, {int(r.sets)}" for p, r in per_pool.iterrows())
+                     + ".\n")
+    return lines
+
+
 def _fmt(x, nd=3):
     return "" if not np.isfinite(x) else f"{x:.{nd}f}"
 
 
 def write_report(df: pd.DataFrame, out: pathlib.Path, header: str) -> str:
-    methods = [m for m in ("vetted-only", "PPI++", "default/random", "default/design", "default/active",
+    methods = [m for m in ("vetted-only", "PPI++", "default/random", "default/design", "default/active", "default/auto",
                            "logistic/random", "monotone/random", "logistic/design", "monotone/design")
                if m in set(df.method)]
     lines = [header, ""]
-    sets = df.groupby("pool")["set"].nunique()
-    lines.append("Label sets per pool: " + ", ".join(f"{p} {n}" for p, n in sets.items())
-                 + f" ({int(sets.sum())} in all). Fewer than the 20 the full run makes: read the coverages "
+    per = df.groupby(["pool", "method"])["set"].nunique().unstack("method")
+    cols = [m for m in ("default/random", "default/design", "default/active", "default/auto") if m in per.columns]
+    lines.append(f"Label sets per pool ({' / '.join(cols)}): "
+                 + ", ".join(f"{p} " + "/".join(str(int(r[c])) if np.isfinite(r[c]) else "0" for c in cols)
+                             for p, r in per.iterrows())
+                 + f" ({' / '.join(str(int(per[c].sum())) for c in cols)} in all). Fewer than the 20 the full run makes: read the coverages "
                  "below with their Monte Carlo error in mind (a cell pooled over 30 intervals has a standard "
                  "error of about 0.05 at 90%).\n")
     lines.append("## Coverage and mean width of the 90% intervals, pooled over pools\n")
@@ -278,6 +447,9 @@ def write_report(df: pd.DataFrame, out: pathlib.Path, header: str) -> str:
                      f"default/design {w.get('default/design', np.nan):.3f}, default/active "
                      f"{w.get('default/active', np.nan):.3f}.")
     lines.append("")
+    lines += _paired_active_lines(df)
+    lines += _threshold_lines(df, methods)
+    lines += _targets_lines(df)
     for width in WIDTHS:
         need = labels_to_width(df, width)
         lines.append(f"## Labels to a mean interval width of {width:.2f} at coverage >= {COVERAGE_FLOOR:.0%}\n")
@@ -306,6 +478,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--first-set", type=int, default=0, help="number of the first label set (to split a run)")
+    ap.add_argument("--routes", default=",".join(ROUTES),
+                    help="which labelling routes to run: random (with vetted-only, PPI++ and the candidates), "
+                         "design, active (greedy expected change), auto (expected change + exploration)")
     args = ap.parse_args(argv)
     out = pathlib.Path(args.out)
     cmd = "python benchmarks/label_efficiency.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -331,6 +506,9 @@ def main(argv=None):
             want = args.pools.split(",")
             pools = [p for p in pools if p.name in want]
         budgets, n_sets = args.budgets, args.sets
+    routes = tuple(args.routes.split(","))
+    if set(routes) - set(ROUTES):
+        raise SystemExit(f"--routes: unknown {sorted(set(routes) - set(ROUTES))}; choose among {', '.join(ROUTES)}")
     csv = pathlib.Path(args.csv) if args.csv else out.with_suffix(".csv")
     stamp = f"`{cmd}` with {R._versions()}"
     with open(csv, "w") as fh:  # rows are appended set by set: an interrupted run keeps what it made
@@ -341,7 +519,7 @@ def main(argv=None):
         print(f"{pool.name}: N={pool.scores.size} prevalence={pool.truth.mean():.3f}", flush=True)
     for rep in range(first, first + n_sets):  # every pool gets set k before any gets set k + 1
         for pool in pools:
-            rows = run_pool(pool, budgets, 1, seed=args.seed, first_set=rep)
+            rows = run_pool(pool, budgets, 1, seed=args.seed, first_set=rep, routes=routes)
             pd.DataFrame(rows).to_csv(csv, mode="a", header=header, index=False)
             header = False
     df = pd.read_csv(csv, skiprows=1)

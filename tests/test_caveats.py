@@ -62,3 +62,76 @@ def test_fit_transform_sets_the_default_candidates_feature():
         be.fit(be.EvalData(s, y), transform="probit")
     with pytest.raises(ValueError, match="own `candidates`"):
         be.fit(be.EvalData(s, y), transform="standardize", candidates=[be.models.Calibration()])
+
+
+def _few_positive_post():
+    s = np.random.default_rng(3).beta(1, 3, 300)
+    d = _data(s, 30, 2)
+    return d, be.Posterior.from_probabilities(d, s, draws=50, random_seed=0, check=False)
+
+
+def test_report_shows_the_caveats_in_a_warning_box_by_the_metric_table():
+    d, post = _few_positive_post()
+    r = be.report(post, title="t")
+    (caveat,) = d.caveats()
+    assert r.warnings["metrics"] == ["Read these intervals with care: " + caveat]
+    assert r.text[1] == r.warnings["metrics"][0]  # read right after the data sentence
+    page = r.to_html()
+    box = page.index('<div class="bv-warning" role="alert"><strong>Warning:</strong> Read these intervals')
+    assert page.index('id="section-metrics"') < box < page.index('id="table-metrics"')
+    md = r.to_markdown()
+    assert "only 2 of the 30 vetted labels are positive" in md
+    # spread scores and enough of each class: no box
+    s = np.random.default_rng(1).beta(1, 3, 500)
+    ok = _data(s, 40, 10)
+    assert "metrics" not in be.report(be.Posterior.from_probabilities(ok, s, draws=50, random_seed=0,
+                                                                      check=False), title="t").warnings
+
+
+def test_cli_prints_the_caveats(tmp_path, capsys):
+    import pandas as pd
+
+    from bayeval.cli import main
+
+    rng = np.random.default_rng(5)
+    s = rng.uniform(0.15, 0.48, 300)
+    y = np.full(300, np.nan)
+    y[:40] = 0
+    y[:3] = 1
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": s, "y": y}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--draws", "100", "--tune", "100",
+                 "--chains", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "caveat: only 3 of the 40 vetted labels are positive" in err
+    assert "caveat: the probabilities are squeezed into" in err
+
+
+def test_auto_reads_squeezed_probabilities_as_a_plain_score():
+    """transform="auto": squeezed probabilities (rarely calibrated) get the standardized
+    feature, other probabilities the logit; an explicit transform is kept."""
+    from bayeval.core.data import squeezed_range
+    from bayeval.models import Calibration
+
+    rng = np.random.default_rng(6)
+    squeezed = _data(rng.uniform(0.15, 0.48, 400), 30, 10)
+    spread = _data(rng.uniform(0.01, 0.99, 400), 30, 10)
+    assert squeezed_range(squeezed.scores) is not None and squeezed_range(spread.scores) is None
+    for curve in ("logistic", "monotone"):
+        assert Calibration(curve).features(squeezed)[1]["scale"] == "standardize"
+        assert Calibration(curve).features(spread)[1]["scale"] == "logit"
+        assert Calibration(curve, transform="logit").features(squeezed)[1]["scale"] == "logit"
+    # the caveat names the way back to the calibrated reading
+    assert "transform='logit'" in squeezed.caveats()[0]
+
+
+def test_cli_passes_transform_to_the_default_model(tmp_path, capsys):
+    import pandas as pd
+
+    from bayeval.cli import main
+
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"s": np.linspace(0, 1, 50), "y": [0.0, 1.0] * 5 + [np.nan] * 40}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--transform", "identity", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--transform identity is a score mixture's map" in err and "standardize" in err

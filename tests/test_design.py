@@ -109,3 +109,23 @@ def test_a_loop_designs_for_any_metric_it_is_given():
     assert len(batch) == 14
     assert sess.store.batches()["strategy"].iloc[-1] == "design"
     sess.close()
+
+
+def test_explore_fills_the_least_vetted_strata_first():
+    from bayeval.active import explore
+
+    s = np.linspace(1, 0, 1000)  # best first: position = rank
+    strata = design_strata(s)
+    lab = np.full(1000, np.nan)
+    lab[:40] = 1                  # the top 4%: strata 0-2 hold 10, 10, 20 vetted
+    lab[600:605] = 0              # 5 vetted in the lower half
+    data = be.EvalData(s, lab)
+    pos = explore(data, 12, random_seed=0)
+    counts = [int(np.isin(pos, st).sum()) for st in strata]
+    # the strata with none vetted (5-10%, 10-20%, 20-50%) are brought to the lower half's 5 first
+    assert counts[:3] == [0, 0, 0] and counts[3:6] == [4, 4, 4] and counts[6] == 0
+    assert not data.vetted[pos].any() and np.unique(pos).size == 12
+    assert np.array_equal(pos, explore(data, 12, random_seed=0))
+    assert explore(data, 5, exclude=np.arange(40, 200), random_seed=0).min() >= 200
+    with pytest.raises(TypeError, match="EvalData"):
+        explore(s, 3)

@@ -165,3 +165,20 @@ def test_a_candidate_with_a_high_pareto_k_is_said(stacked):
         comp["pareto_k_max"] = saved
     r = report(stacked, title="t")  # as fitted
     check_reading(r)
+
+
+def test_no_threshold_meeting_the_constraint_is_the_summary_lines_news():
+    """The page's summary line and the top of the reading say that no threshold meets the
+    constraint, not only the threshold section further down."""
+    s = np.linspace(0, 1, 300)
+    lab = np.full(300, np.nan)
+    lab[::10] = (np.random.default_rng(0).random(30) < s[::10] * 0.5).astype(float)
+    post = Posterior.from_probabilities(EvalData(s, lab), s * 0.5, draws=200, random_seed=0, check=False)
+    r = report(post, title="t", constraints={"min_precision": 0.95, "prob": 0.9})
+    check_reading(r)
+    (problem,) = r.warnings["constraints"]
+    assert problem.startswith("No threshold meets the constraint with probability 0.9")
+    assert r.text[1] == problem  # read first, after the data sentence
+    summary = r.to_html().split('id="warning-summary">', 1)[1].split("</div>", 1)[0]
+    assert "No threshold meets the constraint with probability 0.9 while flagging at least" in summary
+    assert "No threshold meets the constraint with probability 0.9" in r.to_markdown().split("## Reading")[0]

@@ -489,5 +489,33 @@ def test_auto_designs_while_fewer_are_vetted_than_the_batch_then_expected_change
     big, small = n_vet + 5, max(1, n_vet - 1)
     np.testing.assert_array_equal(select(post, size=big, strategy="auto", random_seed=3),
                                   select(post, size=big, strategy="design", random_seed=3))
-    np.testing.assert_array_equal(select(post, size=small, strategy="auto", random_seed=3),
-                                  select(post, size=small, strategy="expected_change"))
+    # past the first batch: expected change, with a quarter of the batch (rounded on the running
+    # total) from the design's least-vetted strata, listed last
+    from bayeval.active.design import explore_count
+
+    n_wide = explore_count(n_vet, small)
+    auto = select(post, size=small, strategy="auto", random_seed=3)
+    assert auto.size == small and np.unique(auto).size == small
+    np.testing.assert_array_equal(auto[:small - n_wide],
+                                  select(post, size=small - n_wide, strategy="expected_change"))
+
+
+def test_auto_keeps_labelling_the_tails_that_expected_change_leaves():
+    """Vetted items crowd the top of the ranking (what greedy expected change of AP does):
+    "auto" sends a quarter of the next batch to the design's emptiest strata -- the lower
+    half of the ranking here -- while "expected_change" alone sends none there."""
+    from bayeval.active.design import design_strata
+
+    rng = np.random.default_rng(1)
+    n = 1000
+    s = rng.normal(size=n)
+    top = np.argsort(-s)[:60]
+    lab = np.full(n, np.nan)
+    lab[top] = rng.integers(0, 2, 60)
+    data = EvalData(s, lab)
+    post = Posterior.from_probabilities(data, 1 / (1 + np.exp(-(5 * s - 8))), draws=200, random_seed=0, check=False)
+    bottom = design_strata(s)[-1]  # the lower half of the ranking
+    auto = select(post, size=20, strategy="auto", random_seed=0)
+    greedy = select(post, size=20, strategy="expected_change")
+    assert np.isin(auto[-5:], bottom).sum() >= 1 and np.isin(auto, np.flatnonzero(data.vetted)).sum() == 0
+    assert np.isin(greedy, bottom).sum() == 0

@@ -1,6 +1,7 @@
 """Choosing what to label, and keeping labels safe.
 
 * :func:`design` -- a first batch to vet, stratified on the score, before any label;
+  :func:`explore` -- items that top up the design's least-vetted strata later on;
 * :func:`select` / :func:`expected_change` -- which items to vet next;
 * :class:`ActiveSession` -- the resumable vetting loop (active testing's Algorithm 1),
   with every label kept in a :class:`LabelStore`;
@@ -10,7 +11,7 @@ The F-scores of rare categories from a labeling budget (ACIS and its baselines, 
 Bayesian route, their replay study) are in :mod:`bayeval.fscore`.
 """
 
-from .design import design
+from .design import design, explore
 from .select import STRATEGIES, expected_change, select
 from .session import ActiveSession
 from .simulate import ESTIMATORS, simulate
@@ -25,6 +26,7 @@ __all__ = [
     "StoreDamagedError",
     "design",
     "expected_change",
+    "explore",
     "select",
     "simulate",
 ]

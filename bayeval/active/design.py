@@ -15,7 +15,10 @@ score and spends the labels where the metric is decided:
   30-60% and 60-100% -- the same number of labels in each.
 
 Within a stratum the items are drawn uniformly at random, so the design depends on the
-scores alone.
+scores alone. Later batches of strategy ``"auto"`` keep a quarter of their items
+(:data:`EXPLORE_SHARE`) on these strata: :func:`explore` tops up the strata that hold the
+fewest vetted items, so that greedy expected change does not leave the tails of the
+ranking without labels.
 
 Which models stay valid
 -----------------------
@@ -24,7 +27,9 @@ A design that depends only on the scores (and, later, on the labels already seen
 default :func:`bayeval.fit` (their likelihood is a product over the vetted items of
 ``p(y_i | s_i)``; their one label-dependent prior setting, the centre of the
 standardized score, uses the rank-weighted prevalence that does not follow an
-over-sampled top). The score mixtures (:class:`~bayeval.models.ScoreMixture`) model
+over-sampled top: each vetted item stands for the part of the ranking nearest to it,
+whichever rule chose it, so mixed designed, greedy and exploring batches need no
+sampling rates). The score mixtures (:class:`~bayeval.models.ScoreMixture`) model
 every item's score and the vetted items' labels jointly, so they are valid too, given
 that all items' scores enter their likelihood, which they do. Summaries that treat the
 vetted items as a random sample are *not* valid under a design: the vetted-only and
@@ -41,10 +46,14 @@ import numpy as np
 from ..core import _validate as V
 from ..core.data import EvalData
 
-__all__ = ["design", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata", "design_target", "resolve_auto"]
+__all__ = ["design", "explore", "explore_count", "EXPLORE_SHARE", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata",
+           "design_target", "resolve_auto"]
 
 #: Stratum edges for ranking metrics, as shares of the ranking counted from the top.
 RANK_STRATA = (0.0, 0.01, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0)
+#: Share of every batch that strategy ``"auto"`` spends on :func:`explore` once the first
+#: (designed) batch is in; the rest goes to expected change.
+EXPLORE_SHARE = 0.25
 #: Stratum edges below a threshold, as shares of the unflagged items counted from the threshold.
 _BELOW_STRATA = (0.0, 0.10, 0.30, 0.60, 1.0)
 
@@ -169,11 +178,99 @@ def design(
     return np.concatenate(picks).astype(np.int64) if picks else np.empty(0, dtype=np.int64)
 
 
+def explore(
+    data,
+    size: int,
+    *,
+    metric: str = "average_precision",
+    threshold: float | None = None,
+    exclude=None,
+    random_seed=None,
+) -> np.ndarray:
+    """Positions of ``size`` items that top up the design's least-vetted strata.
+
+    The strata are those of :func:`design` (:func:`design_strata`). Each item goes to
+    the stratum that holds the fewest vetted (or already chosen) items and still has an
+    item to choose, ties in a random order; inside a stratum the item is drawn uniformly.
+    Mixed into the batches of expected change (strategy ``"auto"``), this keeps labels
+    coming from every part of the ranking -- the tails that greedy expected change
+    stops looking at, where a calibration curve would otherwise be extrapolated. The
+    choice depends on the scores and on which items are vetted alone, so it leaves the
+    calibration models and :func:`bayeval.fit` valid (see the module documentation).
+
+    Parameters
+    ----------
+    data : EvalData
+        The pool and its vetted items.
+    size : int
+        How many items to choose.
+    metric, threshold
+        As in :func:`design`.
+    exclude : array_like of int or boolean mask, optional
+        Positions never to choose.
+    random_seed : None, int, SeedSequence or Generator
+        Tie order and the draws inside the strata.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``size`` distinct positions (fewer only when fewer items can be chosen).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.active import explore
+    >>> s = np.linspace(1, 0, 1000)                 # best first
+    >>> lab = np.full(1000, np.nan); lab[:40] = 1   # the top 4% vetted
+    >>> pos = explore(EvalData(s, lab), 4, random_seed=0)
+    >>> sorted(np.digitize(pos, [50, 100, 200, 500]).tolist())  # one in each stratum below the top 5%
+    [1, 2, 3, 4]
+    """
+    if not isinstance(data, EvalData):
+        raise TypeError(f"explore() needs an EvalData (it tops up the strata its vetted items leave thin); "
+                        f"got {type(data).__name__}. Wrap the scores: EvalData(scores, labels).")
+    size = V.as_positive_int(size, "size", hint=" It is how many items to choose.")
+    rng = V.as_rng(random_seed)
+    blocked = data.vetted | V.as_item_mask(exclude, data.n_items, "exclude")
+    strata = design_strata(data.scores, metric=metric, threshold=threshold)
+    have = np.array([int(data.vetted[st].sum()) for st in strata], dtype=np.int64)
+    free = [st[~blocked[st]] for st in strata]
+    room = np.array([f.size for f in free], dtype=np.int64)
+    tie = rng.permutation(len(strata))
+    alloc = np.zeros(len(strata), dtype=np.int64)
+    for _ in range(min(size, int(room.sum()))):
+        open_ = np.flatnonzero(alloc < room)
+        k = open_[np.lexsort((tie[open_], (have + alloc)[open_]))[0]]
+        alloc[k] += 1
+    picks = [rng.choice(f, a, replace=False) for f, a in zip(free, alloc, strict=True) if a]
+    return np.concatenate(picks).astype(np.int64) if picks else np.empty(0, dtype=np.int64)
+
+
+def explore_count(n_vetted: int, size: int, share: float = EXPLORE_SHARE) -> int:
+    """How many of a batch of ``size`` that strategy ``"auto"`` gives to :func:`explore`
+    when ``n_vetted`` items are vetted: ``share`` of the labels, rounded on the running
+    total, so that batches of one item still explore once in every ``1 / share``.
+
+    Examples
+    --------
+    >>> explore_count(20, 20), explore_count(20, 10), explore_count(30, 10)
+    (5, 3, 2)
+    >>> [explore_count(n, 1) for n in range(20, 28)]
+    [0, 1, 0, 0, 0, 1, 0, 0]
+    """
+    def total(n):
+        return int(np.floor(share * n + 0.5))
+
+    return total(n_vetted + size) - total(n_vetted)
+
+
 def resolve_auto(strategy: str, data: EvalData, size: int) -> str:
     """The strategy ``"auto"`` stands for: ``"design"`` while fewer than ``size`` items are
     vetted and the data holds scores alone (with noisy labels or categories the model
     already has more to go on than the scores, and expected change chooses from the
-    start), else ``"expected_change"``. Other strategies are returned as they are.
+    start), else ``"expected_change"`` (which ``"auto"`` mixes with :func:`explore`:
+    see :func:`explore_count`). Other strategies are returned as they are.
 
     Examples
     --------

@@ -24,8 +24,11 @@ for Estimating Accuracy", ICML):
     needed, the right first batch when (almost) nothing is vetted.
 ``"auto"`` (the default of :class:`~bayeval.active.ActiveSession` and ``bayeval select``)
     For data with scores alone, ``"design"`` while fewer items are vetted than the
-    batch holds (``size``), then ``"expected_change"``; with noisy labels or
-    categories, ``"expected_change"`` from the start. Both choose items by their scores and the labels already
+    batch holds (``size``), then ``"expected_change"`` for three quarters of every batch
+    and :func:`bayeval.active.explore` (the design's least-vetted strata) for the other
+    quarter (:data:`bayeval.active.design.EXPLORE_SHARE`), so that the tails of the
+    ranking keep getting labels; with noisy labels or categories, the same mix from the
+    start. All of these choose items by their scores and the labels already
     seen, a design under which the calibration curves, :func:`bayeval.fit` and the score
     mixtures stay valid (see :mod:`bayeval.active.design` for which summaries do not).
 
@@ -99,7 +102,7 @@ import xarray as xr
 from ..core import _validate as V
 from ..core.posterior import Posterior, check_posterior
 from ..core.evaluate import MetricEvaluator
-from .design import design, design_target, resolve_auto
+from .design import design, design_target, explore, explore_count, resolve_auto
 
 __all__ = ["STRATEGIES", "expected_change", "select"]
 
@@ -425,9 +428,11 @@ def select(
         How many items to return.
     strategy : {"expected_change", "auto", "design", "random", "most_confident_mistake", "uncertainty"}
         See :data:`STRATEGIES` and the module documentation. ``"auto"``: a designed
-        batch while fewer than ``size`` items are vetted, then ``"expected_change"``.
+        batch while fewer than ``size`` items are vetted, then ``"expected_change"``
+        with a quarter of each batch from :func:`bayeval.active.explore` (listed last).
     random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Seed of the ``"random"`` and ``"design"`` strategies (the others are deterministic).
+        Seed of the ``"random"`` and ``"design"`` strategies and of ``"auto"``'s exploration
+        (the others are deterministic).
     category : {"each", "mean", "pooled"}, optional
         For ``"expected_change"``: as in :func:`expected_change`. For ``"random"``:
         ``"pooled"`` samples uniformly, anything else (the default with
@@ -469,17 +474,27 @@ def select(
     if category is not None:
         _resolve_category(data, category)
     candidates = np.flatnonzero(~data.vetted & ~excluded)
+    auto = strategy == "auto"
     strategy = resolve_auto(strategy, data, size)
+    name, thr = design_target(metric, metric_kwargs.get("threshold"))
     if strategy == "design":
-        name, thr = design_target(metric, metric_kwargs.get("threshold"))
         return design(data, size, metric=name, threshold=thr, exclude=excluded, random_seed=rng)
     if strategy == "expected_change":
         if candidates.size == 0:
             _ChangeSetup(post, metric, category, metric_kwargs)  # still validate the metric
             return np.empty(0, dtype=np.int64)
-        out = _select_expected_change(
-            post, candidates, size, metric, category, chunk_size, metric_kwargs
-        )
+        n_explore = min(explore_count(data.n_vetted, size), candidates.size) if auto else 0
+        wide = explore(data, n_explore, metric=name, threshold=thr, exclude=excluded,
+                       random_seed=rng) if n_explore else np.empty(0, dtype=np.int64)
+        rest = candidates[~np.isin(candidates, wide)]
+        greedy = np.empty(0, dtype=np.int64)
+        if size > wide.size and rest.size:
+            greedy = _select_expected_change(
+                post, rest, size - wide.size, metric, category, chunk_size, metric_kwargs
+            )
+        else:
+            _ChangeSetup(post, metric, category, metric_kwargs)  # still validate the metric
+        out = np.r_[np.asarray(greedy, dtype=np.int64), wide]
     elif candidates.size == 0:
         return np.empty(0, dtype=np.int64)
     elif strategy == "random":

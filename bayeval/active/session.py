@@ -85,8 +85,9 @@ class ActiveSession:
         One of :data:`bayeval.active.select.STRATEGIES`. ``"auto"``: for data with
         scores alone, a first batch stratified on the score (:func:`bayeval.active.design`)
         while fewer items are vetted than a batch holds, then expected change of the
-        metric; with noisy labels or categories, expected change from the start. The
-        model is not fitted for a designed batch.
+        metric for three quarters of each batch and :func:`bayeval.active.explore` (the
+        design's least-vetted strata) for the last quarter; with noisy labels or
+        categories, that mix from the start. The model is not fitted for a designed batch.
     metric_kwargs : dict, optional
         Options of the metric (``{"k": 48}``).
     category : {"mean", "pooled", "each"}, optional
@@ -308,9 +309,12 @@ class ActiveSession:
             name, thr = design_target(self.metric, kwargs.get("threshold"))
             positions = design(self.data, size, metric=name, threshold=thr, exclude=exclude_mask,
                                random_seed=seed)
-        else:
-            positions = select(self.posterior, metric=self.metric, size=size, strategy=strategy, random_seed=seed,
+        else:  # "auto" past the first batch: expected change with an exploring share (select's "auto")
+            positions = select(self.posterior, metric=self.metric, size=size,
+                               strategy="auto" if self.strategy == "auto" else strategy, random_seed=seed,
                                exclude=exclude_mask, **kwargs)
+            if self.strategy == "auto":
+                strategy = "expected_change+explore"
         ids = self.data.item_ids[np.asarray(positions, dtype=np.int64)].tolist()
         self.store.new_batch(ids, strategy=strategy)
         return ids

@@ -40,7 +40,10 @@ the top) do not move the centre: the prior says the curve crosses 0.5
 near the share of top scores that matches the prevalence, ``a ~ Normal(0, 1.5)``, and
 ``log b ~ Normal(log 2, 1)`` (a standardized slope between 0.3 and 14 with 95%
 probability: from weak to near-perfect classifiers). The slope is positive: a higher
-score never means a lower probability of being positive.
+score never means a lower probability of being positive. Probabilities squeezed into a
+narrow band away from 0 and 1 (a strongly regularized model's) are read on this second
+scale too by ``transform="auto"``: they are rarely calibrated, and the calibrated prior
+understated their AP by 0.1 to 0.6 (``benchmarks/results/squeezed.md``).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from scipy import special
 
 from ..core._defaults import HDI_PROB
 from ..core import _validate as V
-from ..core.data import EvalData
+from ..core.data import EvalData, squeezed_range
 from ..core.posterior import Posterior
 from ..core.model import Model
 from ..core.sampling import SamplingInfo
@@ -96,7 +99,9 @@ class Calibration(Model):
         [0, 1].
     transform : {"auto", "logit", "standardize", "logodds"}
         The score feature ``z``. ``"auto"``: ``logit`` for scores in [0, 1], else
-        ``standardize``. ``"logodds"``: the scores *are* log-odds (a logistic model's
+        ``standardize`` -- also for probabilities squeezed into a narrow band away from 0
+        and 1 (:func:`bayeval.core.data.squeezed_range`), which strongly regularized
+        models give and which are rarely calibrated (``benchmarks/results/squeezed.md``). ``"logodds"``: the scores *are* log-odds (a logistic model's
         decision function, a boosted model's raw output): ``z = s`` with the prior
         centred on "calibrated", as for probabilities. Say so when you know it: on rare
         positives the difference is large (the standardized prior cannot know that a
@@ -155,8 +160,8 @@ class Calibration(Model):
     def _scale(self, scores: np.ndarray) -> str:
         in_unit = scores.min() >= 0 and scores.max() <= 1
         t = self.transform
-        if t == "auto":
-            t = "logit" if in_unit else "standardize"
+        if t == "auto":  # squeezed probabilities are rarely calibrated: read them as a plain score
+            t = "logit" if in_unit and squeezed_range(scores) is None else "standardize"
         if (t == "logit" or self.curve == "beta") and not in_unit:
             raise ValueError(
                 f"{self!r} needs scores in [0, 1] (probabilities); got scores from {scores.min():g} to "
