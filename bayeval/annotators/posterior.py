@@ -484,7 +484,8 @@ class AnnotatorPosterior(Posterior):
         reported = bool(diagnosis) and self.gold_check is None
         lower, upper = min(p_lo, s_lo), max(p_hi, s_hi)
         n_gold = gold_to_width(float(acc.mean()), obs.n_items, (upper - lower) / 2.0, prob)
-        return IdentifiedAccuracy(float(acc.mean()), float(lower), float(upper), p_lo, p_hi, float(s_lo), float(s_hi),
+        return IdentifiedAccuracy(float(acc.mean()), float(lower), float(upper), p_lo, p_hi, float(s_lo),
+                                  float(s_hi),
                                   tuple(float(f) for f in floors), prob, reported, n_gold, diagnosis)
 
     def _accuracy_diagnosis(self) -> str:
