@@ -399,6 +399,26 @@ class AnnotatorPosterior(Posterior):
         frame.attrs["caveats"] = [*frame.attrs.get("caveats", []), sentence]
         return frame
 
+    def reported_interval(self, metric, options, hdi_prob: float):
+        """The interval :meth:`summary` reports for the true accuracy, and a sentence saying
+        why, when it is not the posterior's HDI (what :func:`bayeval.report.report` shows);
+        None for other metrics and for a posterior without the fit's data.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval import EvalData
+        >>> from bayeval.annotators import AnnotatorPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 20))})
+        >>> post = AnnotatorPosterior(EvalData([1.0, 0.0], predictions=[1, 0]), idata, lambda p: [0.9, 0.1])
+        >>> post.reported_interval("accuracy", {}, 0.9) is None  # no fit behind it
+        True
+        """
+        if metric != "accuracy" or options or getattr(self, "_observed", None) is None:
+            return None
+        return self._reported_accuracy(hdi_prob)
+
     def _reported_accuracy(self, hdi_prob: float, diagnosis: str | None = None):
         """``((lower, upper), sentence)`` when the reported interval of the true accuracy is
         not the posterior's own (gold items guard it, or it is prior-dominated); else None."""
