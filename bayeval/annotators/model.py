@@ -507,9 +507,10 @@ class AnnotatorError(Model):
                     f"bayeval: the true accuracy depends on the priors ({sens['diagnosis']}; power-scaling "
                     f"prior sensitivity {sens['prior_sensitivity']:.2f} >= {SENSITIVITY_THRESHOLD}): without "
                     "gold items the data do not fully say how the classifier's errors overlap the "
-                    "annotators', so the interval partly reflects the priors. "
-                    "post.prior_sensitivity() shows how far it moves; label a random gold "
-                    "subset or add references per item to pin it down.",
+                    "annotators', so the posterior's interval partly reflects the priors. "
+                    "post.prior_sensitivity() shows how far it moves; post.summary() reports the "
+                    "wider range the annotations allow whatever the overlap (post.identified_accuracy()); "
+                    "label a random gold subset or add references per item to pin it down.",
                     UserWarning, stacklevel=_diag.user_stacklevel(),
                 )
         if warn and post.gold_check is not None and post.gold_check["contradicts"]:
