@@ -141,11 +141,12 @@ def test_identified_set_is_the_bounds_at_the_reference_floor_of_the_draws():
     assert (r.lower, r.upper) == (min(p_lo, r.set_lower), max(p_hi, r.set_upper))
     assert r.reported and r.reason == "prior-dominated"
     assert r.gold_to_halve == gold_to_width(acc.mean(), pred.size, (r.upper - r.lower) / 2, 0.9)
+    # without gold items the set is reported whatever the sensitivity check says
     quiet = post.identified_accuracy(prob=0.9, diagnosis="")
-    assert not quiet.reported and (quiet.lower, quiet.upper) == (r.lower, r.upper)
+    assert quiet.reported and quiet.reason == "" and (quiet.lower, quiet.upper) == (r.lower, r.upper)
 
 
-def test_metric_table_reports_the_identified_interval_when_prior_dominated(monkeypatch):
+def test_metric_table_reports_the_identified_interval_without_gold(monkeypatch):
     pred, ref, p1 = _crowd()
     post = _posterior(pred, ref, p1)
     monkeypatch.setattr(AnnotatorPosterior, "_accuracy_diagnosis", lambda self: "prior-dominated")
@@ -153,9 +154,12 @@ def test_metric_table_reports_the_identified_interval_when_prior_dominated(monke
     r = post.identified_accuracy(diagnosis="prior-dominated")
     assert tuple(table.loc["accuracy"].iloc[2:4]) == pytest.approx((r.lower, r.upper))
     assert any("prior-dominated" in c and "gold items" in c for c in table.attrs["caveats"])
+    assert r.lower < r.posterior_lower - 0.05  # wider than the posterior's own interval
     monkeypatch.setattr(AnnotatorPosterior, "_accuracy_diagnosis", lambda self: "")
-    plain = post.summary(["accuracy"])
-    assert tuple(plain.loc["accuracy"].iloc[2:4]) == pytest.approx((r.posterior_lower, r.posterior_upper))
+    unflagged = post.summary(["accuracy"])  # not flagged: still the identified interval
+    assert tuple(unflagged.loc["accuracy"].iloc[2:4]) == pytest.approx((r.lower, r.upper))
+    assert not any("flags it" in c for c in unflagged.attrs["caveats"])
+    assert post.reported_interval("accuracy", {"zero_division": 0.0}, 0.9) is None  # another metric call
 
 
 def test_identified_accuracy_needs_the_fits_data():

@@ -34,14 +34,13 @@ class IdentifiedAccuracy(NamedTuple):
     ``lower`` and ``upper`` hold the posterior's interval and the identified set (the
     range of the accuracy over every way the classifier's errors can overlap the
     annotators', each annotator column right on at least ``reference_floor`` of its
-    items). ``reported`` says whether the fit's table reports this range (the true
-    accuracy is prior-dominated) or the posterior's interval.
+    items). ``reported`` says whether the fit's table reports this range (it does
+    whenever there are no gold items) or another interval (with gold items, the guarded one).
 
     Examples
     --------
     >>> from bayeval.annotators import IdentifiedAccuracy
-    >>> r = IdentifiedAccuracy(0.81, 0.55, 0.95, 0.74, 0.88, 0.55, 0.95, (0.66,), 0.9, True, 66,
-    ...                        "prior-dominated")
+    >>> r = IdentifiedAccuracy(0.81, 0.55, 0.95, 0.74, 0.88, 0.55, 0.95, (0.66,), 0.9, True, 66, "")
     >>> (r.lower, r.upper) == (min(r.posterior_lower, r.set_lower), max(r.posterior_upper, r.set_upper))
     True
     """
@@ -69,7 +68,7 @@ class IdentifiedAccuracy(NamedTuple):
     gold_to_halve: int
     """Gold items (a random sample) whose own interval would be half as wide as ``[lower, upper]``."""
     reason: str
-    """Why the range is (or is not) reported: the prior-sensitivity diagnosis, or ``""``."""
+    """The prior-sensitivity diagnosis of the true accuracy (``"prior-dominated"``...), or ``""``."""
 
 
 def accuracy_range(patterns: np.ndarray, counts: np.ndarray, pattern_gold: np.ndarray, floors, k: int
@@ -159,10 +158,11 @@ def gold_to_width(accuracy: float, n_items: int, width: float, prob: float) -> i
 def identified_sentence(r: IdentifiedAccuracy) -> str:
     """What the fit's table says about a reported identified set, in one paragraph."""
     floors = ", ".join(f"{f:.2f}" for f in r.reference_floor)
+    flag = f" (the fit flags it {r.reason})" if r.reason else ""
     return (
-        f"true_accuracy is {r.reason}: without gold items the data do not say how the classifier's "
-        f"errors overlap the annotators', and the posterior's interval [{r.posterior_lower:.3f}, "
-        f"{r.posterior_upper:.3f}] rests on the priors' answer. Reported instead: [{r.lower:.3f}, "
+        f"true_accuracy: without gold items the data do not say how the classifier's errors overlap "
+        f"the annotators'{flag}, and the posterior's interval [{r.posterior_lower:.3f}, "
+        f"{r.posterior_upper:.3f}] rests on the model's answer. Reported instead: [{r.lower:.3f}, "
         f"{r.upper:.3f}], the range the annotations allow whatever the overlap, with each annotator "
         f"column right on at least {floors} of its items (its accuracy's lower bound from the fit)"
         + ("" if (r.lower, r.upper) == (r.set_lower, r.set_upper) else
