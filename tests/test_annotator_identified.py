@@ -168,3 +168,15 @@ def test_identified_accuracy_needs_the_fits_data():
     with pytest.raises(ValueError, match="needs the fit's annotations"):
         post.identified_accuracy()
     assert isinstance(IdentifiedAccuracy._fields, tuple)
+
+
+def test_report_shows_the_reported_interval_and_says_why():
+    from bayeval.report import report
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    r = post.identified_accuracy(diagnosis="")
+    rep = report(post, title="annotators", metrics=["accuracy"])
+    row = rep.tables["metrics"].loc["accuracy"]
+    assert (row.iloc[2], row.iloc[3]) == pytest.approx((r.lower, r.upper))
+    assert any("Reported instead" in t for t in rep.text)
