@@ -148,6 +148,13 @@ class AnnotatorError(Model):
       with a wide interval. Put what is known into the priors (e.g. annotators
       known to be about 96% right: ``annotator_accuracy=(96, 4)``), or label a
       gold subset.
+    * **Without gold, whatever the number of annotators**, the posterior's ``summary()``
+      reports the true accuracy as the *identified set* joined with the posterior's
+      interval (``post.identified_accuracy()``): the range over every overlap of the
+      errors, each annotator right at least as often as the fit's lower bound on its
+      accuracy. The model's picture of the overlap can be wrong where the annotators
+      share more errors than it represents (on a real crowd with seven references
+      its interval was 0.03 wide and missed every time).
 
     Parameters
     ----------
