@@ -569,11 +569,16 @@ def _flat(da, other) -> np.ndarray:
 def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
     """Summary rows of every metric, with the vetted-only, naive and true values."""
     data = post.data
-    rows, vo, nv, tr = [], [], [], []
+    rows, vo, nv, tr, notes = [], [], [], [], []
     for label, metric, options in items:
         da = post.metric(metric, **options)
         other = [d for d in da.dims if d not in _SAMPLE_DIMS]
         new = summary_rows(label, da, hdi_prob, _SAMPLE_DIMS)
+        reported = post.reported_interval(metric, options, hdi_prob) if len(new) == 1 else None
+        if reported is not None:  # the model reports another interval than the draws' HDI, and says why
+            (r_lo, r_hi), sentence = reported
+            new = [(*new[0][:3], r_lo, r_hi)]
+            notes.append(sentence)
         rows.extend(new)
         n = len(new)
         if data.n_vetted:
@@ -592,6 +597,7 @@ def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
         df["naive"] = np.asarray(nv, dtype=np.float64)
     if truth is not None:
         df["truth"] = np.asarray(tr, dtype=np.float64)
+    df.attrs["reported"] = notes
     return df
 
 
@@ -961,6 +967,7 @@ def _metrics_section(d: _Draft, user_items) -> None:
     d.step(f"metric table ({len(items)} metric(s))...")
     table = _metric_table(post, items, d.hdi_prob, d.truth)
     d.tables["metrics"] = table
+    d.caveats.extend(table.attrs.get("reported", []))  # an interval other than the draws' HDI, and why
     if data.has_categories:
         if user_items is None:
             by_cat = metric_items({"average precision": "average_precision", "ROC AUC": "roc_auc"})

@@ -337,6 +337,137 @@ def trial(name, labels, truth_z, n_refs, n_gold, seed):
 
 METHODS = ("stacked", "guarded", "structured", "stacked_point", "exchangeable", "gold_only", "rectified", "ppi")
 
+#: the no-gold part (``--nogold``): references per item, and the sampler budget of its fits
+NOGOLD_REFS = (1, 3, 7)
+NOGOLD_FIT = {}
+
+
+def nogold_trial(name, labels, truth_z, n_refs, seed):
+    """One trial of the no-gold part: the classifier is the majority of slots 0-2, the
+    references are the next ``n_refs`` slots (the same draws as ``trial`` with no gold
+    items, so ``refs`` 1 and 3 repeat its trials of the same seed). Intervals are HDIs at
+    90%, as ``post.summary()`` reports them: ``posterior`` (the posterior's own),
+    ``identified`` (the posterior's interval joined with the identified set,
+    ``post.identified_accuracy()``: what ``summary()`` reports without gold items),
+    ``if_flagged`` (the alternative of reporting ``identified`` only when the true
+    accuracy is prior-dominated, else ``posterior``), and ``set`` (the identified set
+    alone)."""
+    from bayeval.annotators import AnnotationData, AnnotatorError
+
+    rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, 0])
+    slots = np.stack([rng.permutation(lab) for lab in labels])
+    pred = majority(slots[:, :CLASSIFIER_SLOTS], rng)
+    refs = slots[:, CLASSIFIER_SLOTS : CLASSIFIER_SLOTS + n_refs]
+    truth = float((pred == truth_z).mean())
+    ref_acc = (refs == truth_z[:, None]).mean(axis=0)
+    t0 = time.perf_counter()
+    post = AnnotatorError().fit(AnnotationData(pred, refs.astype(float)), random_seed=seed, progressbar=False,
+                                warn=False, sampler=SAMPLER, **NUTS, **NOGOLD_FIT)
+    fit_s = time.perf_counter() - t0
+    sens = post.prior_sensitivity().loc[("true_accuracy", 1.0)]
+    ident = post.identified_accuracy(prob=0.9, diagnosis=sens["diagnosis"])
+    flagged = bool(sens["diagnosis"])
+    rep = (ident.lower, ident.upper) if flagged else (ident.posterior_lower, ident.posterior_upper)
+    return dict(
+        dataset=name, refs=n_refs, gold=0, seed=seed, n_items=pred.size, truth=truth,
+        measured=float((pred == refs[:, 0]).mean()), ref_accuracy=float(ref_acc.mean()),
+        error_phi=float(np.corrcoef(pred != truth_z, refs[:, 0] != truth_z)[0, 1]),
+        mean=ident.estimate, posterior_lo=ident.posterior_lower, posterior_hi=ident.posterior_upper,
+        set_lo=ident.set_lower, set_hi=ident.set_upper, identified_lo=ident.lower, identified_hi=ident.upper,
+        if_flagged_lo=rep[0], if_flagged_hi=rep[1], prior_sensitivity=sens["prior_sensitivity"],
+        prior_dominated=flagged, gold_to_halve=ident.gold_to_halve,
+        floor_minus_true=float(np.min(np.asarray(ident.reference_floor) - ref_acc)),
+        converged=post.convergence["ok"], max_rhat=post.convergence["max_rhat"], fit_seconds=fit_s,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+NOGOLD_METHODS = ("posterior", "identified", "if_flagged", "set")
+
+#: the guarded interval's mean width over the gold items' own, from ``annotator_real_pooled.md``
+#: (30 and 100 gold items, one and three references pooled; trials of git 42e6b61 to f4743af)
+WITH_GOLD_RATIO = ("RTE 0.236/0.230 = 1.03 (30 gold) and 0.127/0.120 = 1.06 (100), TEMP 0.224/0.209 = "
+                   "1.07 and 0.115/0.107 = 1.07, DUCK 0.236/0.228 = 1.04 (30); it covered 264 of 280 trials, "
+                   "the gold items' own interval 253 of the same 280")
+
+
+def nogold_table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Coverage (trials whose 90% interval holds the true accuracy) and mean width of each
+    no-gold interval, grouped by ``by``."""
+    rows = []
+    for key, g in df.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key, strict=True), trials=len(g), true_acc=g.truth.mean(), error_phi=g.error_phi.mean(),
+                   flagged=f"{int(g.prior_dominated.sum())}/{len(g)}")
+        for m in NOGOLD_METHODS:
+            hit = int(((g[f"{m}_lo"] <= g.truth + 1e-9) & (g.truth <= g[f"{m}_hi"] + 1e-9)).sum())
+            row[f"{m}_cover"] = f"{hit}/{len(g)} ({hit / len(g):.0%})"
+            row[f"{m}_width"] = float((g[f"{m}_hi"] - g[f"{m}_lo"]).mean())
+        row["floor_ok"] = f"{int((g.floor_minus_true <= 1e-9).sum())}/{len(g)}"
+        row["gold_to_halve"] = float(g.gold_to_halve.median())
+        row["converged"] = f"{int(g.converged.sum())}/{len(g)}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def nogold_main(args, data, rev, versions, cmd):
+    """The no-gold part: trials round-robin over data sets and references until the budget
+    is spent; writes ``{out}.md`` and ``{out}.csv``."""
+    rows, rounds, t_start = [], 0, time.perf_counter()
+    csv = Path(args.out + ".csv")
+    refs = [int(r) for r in args.refs] if args.refs else list(NOGOLD_REFS)
+    while rounds < args.max_trials and time.perf_counter() - t_start < args.budget:
+        for name in args.datasets:
+            for r in refs:
+                labels, z = data[name]
+                rows.append({**nogold_trial(name, labels, z, r, seed=args.first_seed + rounds), "git": rev})
+                pd.DataFrame(rows).to_csv(csv, index=False)
+        rounds += 1
+        print(f"round {rounds} done, {time.perf_counter() - t_start:.0f} s", flush=True)
+    df = pd.concat([*(pd.read_csv(f, dtype={"git": str}) for f in args.merge), pd.DataFrame(rows)],
+                   ignore_index=True).sort_values(["dataset", "refs", "seed"], kind="stable")
+    # trials made before the rename: `reported` then meant the identified set only when flagged
+    df = df.rename(columns={"reported_lo": "if_flagged_lo", "reported_hi": "if_flagged_hi"})
+    budget = ", ".join(f"{k}={v}" for k, v in NOGOLD_FIT.items()) or "the defaults"
+    seeds = sorted(df.seed.unique())
+    text = f"""# True accuracy on real crowds without gold items (`benchmarks/annotator_real.py --nogold`)
+
+Command: `{cmd.strip()}`; {versions}; git revision of the trials: {", ".join(sorted(set(df.git.astype(str))))}.
+Fits: `AnnotatorError().fit` at its defaults but for the sampler budget ({budget}); seeds
+{seeds[0]}..{seeds[-1]}; {len(df)} trials ({(time.perf_counter() - t_start) / 60:.0f} min wall in this run).{(" " + args.note) if args.note else ""}
+Per-trial results: {", ".join(f"`{n}`" for n in dict.fromkeys([Path(f).name for f in args.merge] + ([csv.name] if rows else [])))}. Setup: `nogold_trial` in the script.
+
+Columns: `true_acc` the classifier's mean true accuracy (majority of three crowd labels),
+`error_phi` the realized correlation of its errors with the first reference's; `flagged`:
+trials whose true accuracy the fit flags prior-dominated; per interval (90%, HDI) `cover` =
+trials holding the true accuracy and `width` its mean width: `posterior` the posterior's
+own, `identified` the posterior's interval joined with the identified set
+(`post.identified_accuracy()`; what `post.summary()` reports without gold items),
+`if_flagged` the alternative of reporting `identified` only on flagged trials (else
+`posterior`), `set` the identified set alone; `floor_ok`: trials where every reference's floor was at or
+below its true accuracy on the items (then the set holds the truth by construction);
+`gold_to_halve`: median number of random gold items whose own interval would be half as wide
+as the identified one.
+
+By data set and references:
+
+{to_markdown(nogold_table(df, ["dataset", "refs"]))}
+
+By references (data sets pooled):
+
+{to_markdown(nogold_table(df, ["refs"]))}
+
+All trials:
+
+{to_markdown(nogold_table(df.assign(all="all"), ["all"]))}
+
+With gold items nothing changed: the guarded interval `summary()` reports stays the one of
+`annotator_real_pooled.md` (it holds the gold items' own interval, so it covers whenever
+that does), whose width over the gold items' own there is {WITH_GOLD_RATIO}.
+"""
+    Path(args.out + ".md").write_text(text)
+    print(text)
+
 
 def covered(g: pd.DataFrame, method: str, suffix: str = "") -> pd.Series:
     """Per trial: whether ``method``'s interval (columns ``{method}_lo{suffix}``, ``_hi``)
@@ -538,7 +669,16 @@ def main(argv=None):
     ap.add_argument("--sampler", default="auto", help="the sampler of every fit (default: the library's auto)")
     ap.add_argument("--init", default=None, help="PyMC's NUTS initialization for every fit (default: the library's)")
     ap.add_argument("--note", default="", help="a sentence for the results file's header (how the runs were made)")
+    ap.add_argument("--nogold", action="store_true",
+                    help="the no-gold part: posterior vs identified set, references --refs (default 1 3 7)")
+    ap.add_argument("--refs", nargs="*", default=[], help="references per item in the no-gold part")
+    ap.add_argument("--draws", type=int, default=None, help="no-gold part: draws per chain (default: fit's)")
+    ap.add_argument("--tune", type=int, default=None, help="no-gold part: tuning steps (default: fit's)")
+    ap.add_argument("--chains", type=int, default=None, help="no-gold part: chains (default: fit's)")
     args = ap.parse_args(argv)
+    for key in ("draws", "tune", "chains"):
+        if getattr(args, key) is not None:
+            NOGOLD_FIT[key] = getattr(args, key)
     global SAMPLER
     SAMPLER = args.sampler
     if args.init:
@@ -553,6 +693,11 @@ def main(argv=None):
 
     rev = _git_rev()  # recorded per trial: merged runs must have run the same fit code
     data = {name: load(name) for name in args.datasets}
+    if args.nogold:
+        cmd = "python benchmarks/annotator_real.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        versions = (f"bayeval {bayeval.__version__}, pymc {pymc.__version__}, arviz {arviz.__version__}, "
+                    f"numpy {np.__version__}, Python {platform.python_version()}; niceness {os.nice(0)}")
+        return nogold_main(args, data, rev, versions, cmd)
     t_start = time.perf_counter()
     settings = [(name, r, g) for name in args.datasets for r in REFS for g in GOLD[name]]
     if args.only:

@@ -940,6 +940,18 @@ def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
     # the summary carries the indices; the fit stored the log prior ArviZ reads
     table = fits[0].summary()
     assert table.loc["true_accuracy", "diagnosis"] == "prior-dominated"
+    # prior-dominated without gold: the reported interval is the identified set joined with
+    # the posterior's, which holds the truth here (errors shared strongly); the metric table agrees
+    z, pred, ann, *_ = correlated_fits
+    ident = table.attrs["identified"]
+    cols = ["hdi_5%", "hdi_95%"]
+    assert ident.reported and tuple(table.loc["true_accuracy", cols]) == pytest.approx((ident.lower, ident.upper))
+    assert tuple(table.loc["true_accuracy_posterior", cols]) == pytest.approx(
+        (ident.posterior_lower, ident.posterior_upper))
+    assert ident.set_lower <= (pred == z).mean() <= ident.set_upper
+    assert ident.reference_floor[0] <= (ann[:, 0] == z).mean()
+    assert tuple(fits[0].summary(["accuracy"]).loc["accuracy", cols]) == pytest.approx((ident.lower, ident.upper))
+    assert "true_accuracy_identified" not in fits[200].summary().index  # gold items: the guarded reading
     assert np.isnan(table.loc["prevalence[class=0]", "prior_sensitivity"])
     assert "log_prior" in fits[0].idata.groups()
     assert set(fits[0].idata.log_prior.data_vars) == {

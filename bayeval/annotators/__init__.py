@@ -7,8 +7,8 @@ from .bounds import TrueAccuracyBounds, TrueAccuracyInterval, plot_true_accuracy
 from .data import AnnotationData, annotations_from_long
 from .gold import GuardedAccuracy, RectifiedAccuracy
 from .model import AnnotatorError
-from .posterior import AnnotatorPosterior, CategoricalPosterior
+from .posterior import AnnotatorPosterior, CategoricalPosterior, IdentifiedAccuracy
 
 __all__ = ["AnnotationData", "AnnotatorError", "AnnotatorPosterior", "CategoricalPosterior", "GuardedAccuracy",
-           "RectifiedAccuracy", "TrueAccuracyBounds", "TrueAccuracyInterval", "annotations_from_long",
-           "plot_true_accuracy", "true_accuracy_bounds"]
+           "IdentifiedAccuracy", "RectifiedAccuracy", "TrueAccuracyBounds", "TrueAccuracyInterval",
+           "annotations_from_long", "plot_true_accuracy", "true_accuracy_bounds"]

@@ -148,6 +148,13 @@ class AnnotatorError(Model):
       with a wide interval. Put what is known into the priors (e.g. annotators
       known to be about 96% right: ``annotator_accuracy=(96, 4)``), or label a
       gold subset.
+    * **Without gold, whatever the number of annotators**, the posterior's ``summary()``
+      reports the true accuracy as the *identified set* joined with the posterior's
+      interval (``post.identified_accuracy()``): the range over every overlap of the
+      errors, each annotator right at least as often as the fit's lower bound on its
+      accuracy. The model's picture of the overlap can be wrong where the annotators
+      share more errors than it represents (on a real crowd with seven references
+      its interval was 0.03 wide and missed every time).
 
     Parameters
     ----------
@@ -507,9 +514,10 @@ class AnnotatorError(Model):
                     f"bayeval: the true accuracy depends on the priors ({sens['diagnosis']}; power-scaling "
                     f"prior sensitivity {sens['prior_sensitivity']:.2f} >= {SENSITIVITY_THRESHOLD}): without "
                     "gold items the data do not fully say how the classifier's errors overlap the "
-                    "annotators', so the interval partly reflects the priors. "
-                    "post.prior_sensitivity() shows how far it moves; label a random gold "
-                    "subset or add references per item to pin it down.",
+                    "annotators', so the posterior's interval partly reflects the priors. "
+                    "post.prior_sensitivity() shows how far it moves; post.summary() reports the "
+                    "wider range the annotations allow whatever the overlap (post.identified_accuracy()); "
+                    "label a random gold subset or add references per item to pin it down.",
                     UserWarning, stacklevel=_diag.user_stacklevel(),
                 )
         if warn and post.gold_check is not None and post.gold_check["contradicts"]:

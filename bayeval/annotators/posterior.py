@@ -23,7 +23,8 @@ from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..core.data import EvalData
 from ..core.posterior import Posterior
-from ..core.summary import summary_frame, summary_rows
+from ..core.summary import hdi, summary_frame, summary_rows
+from ._identified import IdentifiedAccuracy, accuracy_range, gold_to_width, identified_sentence, joint_floors
 from ._sensitivity import power_scaling
 from ._checks import MAX_CLASSES, check_classes, to_float_matrix
 from ._likelihood import PARAM_NAMES, RHAT_ADVICE
@@ -36,7 +37,7 @@ from .gold import (
     rectified_reading,
 )
 
-__all__ = ["AnnotatorPosterior", "CategoricalPosterior"]
+__all__ = ["AnnotatorPosterior", "CategoricalPosterior", "IdentifiedAccuracy"]
 
 _CLASS_METRICS = ("accuracy", "class_accuracy", "precision", "recall", "f_score")
 _INTERVAL_KINDS = ("hdi", "equal-tailed")
@@ -240,6 +241,20 @@ class AnnotatorPosterior(Posterior):
         posterior's own in 258 and the gold items' in 253; it was 3--8% wider than the
         gold items' interval, the posterior's 7--30% narrower.
 
+        Without gold items (and ``guard=True``) the data do not say how the classifier's
+        errors overlap the annotators' (the fit often flags the true accuracy
+        ``"prior-dominated"``, but not always: with seven references on a real crowd the
+        posterior's interval was 0.03 wide and missed every time, unflagged), so the
+        interval of ``true_accuracy`` is widened to hold the *identified set*
+        (:meth:`identified_accuracy`): the range of the accuracy over every overlap of
+        the errors, each annotator column right on at least its accuracy's lower bound from
+        the fit. The posterior's own interval is then the row ``true_accuracy_posterior``,
+        the set alone ``true_accuracy_identified``, and ``attrs["caveats"]`` says what
+        would narrow it (an assumption about the overlap, or how many gold items);
+        ``attrs["identified"]`` holds the :class:`IdentifiedAccuracy`.
+        ``summary(["accuracy"])`` reports the same interval in its ``accuracy`` row (with
+        gold items: the guarded one), and says so in its ``attrs["caveats"]``.
+
         Parameters
         ----------
         metrics : list, optional
@@ -256,8 +271,9 @@ class AnnotatorPosterior(Posterior):
             its interval moves with the priors.
         guard : bool, default True
             With gold items, widen the accuracies' intervals to contain the gold items'
-            own (see above). ``False`` reports the posterior's intervals in those rows
-            (narrower when the model's picture of the errors is right).
+            own; without gold items, widen the true accuracy's interval to the
+            identified set (see above). ``False`` reports the posterior's intervals in
+            those rows (narrower when the model's picture of the errors is right).
 
         Returns
         -------
@@ -315,9 +331,20 @@ class AnnotatorPosterior(Posterior):
             population = post["model_accuracy"]
         check = self.gold_check
         guarded = bool(guard) and check is not None and check["n_gold"] >= 1
+        sens = power_scaling(self.model_spec, self).sensitivity() if sensitivity or guard else None
+        ident = None
+        if guard and check is None and getattr(self, "_observed", None) is not None and sens is not None:
+            # without gold items the true accuracy is reported as the identified range
+            diagnosis = str(sens.loc["true_accuracy", "diagnosis"]) if "true_accuracy" in sens.index else ""
+            ident = self.identified_accuracy(prob=hdi_prob, diagnosis=diagnosis)
         posterior_rows = []
         for name, draws in (("model_accuracy", population), ("true_accuracy", self.metric("accuracy"))):
             row = summary_rows(name, draws, hdi_prob, sample)[0]
+            if ident is not None and name == "true_accuracy":
+                posterior_rows.append((f"{name}_posterior", *row[1:]))
+                posterior_rows.append(("true_accuracy_identified", float("nan"), float("nan"), ident.set_lower,
+                                       ident.set_upper))
+                row = (name, row[1], row[2], ident.lower, ident.upper)
             if guarded:
                 right, n_gold = int(check["right"]), int(check["n_gold"])
                 if name == "true_accuracy":
@@ -348,13 +375,166 @@ class AnnotatorPosterior(Posterior):
             rows.append(("gold_check_p", check["p_value"], nan, nan, nan))
         frame = summary_frame(rows, hdi_prob)
         if sensitivity:
-            sens = power_scaling(self.model_spec, self).sensitivity()
             frame = frame.join(sens[["prior_sensitivity", "likelihood_sensitivity", "diagnosis"]])
             frame["diagnosis"] = frame["diagnosis"].fillna("")
+        if ident is not None:
+            frame.attrs["identified"] = ident
+            frame.attrs["caveats"] = [identified_sentence(ident)]
         return frame
 
     def _metric_summary(self, metrics, *, hdi_prob: float, **kwargs) -> pd.DataFrame:
-        return Posterior.summary(self, metrics, hdi_prob=hdi_prob, **kwargs)
+        return self._with_reported_accuracy(Posterior.summary(self, metrics, hdi_prob=hdi_prob, **kwargs), hdi_prob)
+
+    def _with_reported_accuracy(self, frame: pd.DataFrame, hdi_prob: float) -> pd.DataFrame:
+        """The metric table's ``accuracy`` row with the interval the fit's table reports in its
+        ``true_accuracy`` row (guarded with gold items; the identified range when the true
+        accuracy is prior-dominated), and a sentence that says which."""
+        if "accuracy" not in frame.index or getattr(self, "_observed", None) is None:
+            return frame
+        reading = self._reported_accuracy(hdi_prob)
+        if reading is None:
+            return frame
+        (lo, hi), sentence = reading
+        frame = frame.copy()
+        frame.loc["accuracy", frame.columns[2]] = lo
+        frame.loc["accuracy", frame.columns[3]] = hi
+        frame.attrs["caveats"] = [*frame.attrs.get("caveats", []), sentence]
+        return frame
+
+    def reported_interval(self, metric, options, hdi_prob: float):
+        """The interval :meth:`summary` reports for the true accuracy, and a sentence saying
+        why, when it is not the posterior's HDI (what :func:`bayeval.report.report` shows);
+        None for other metrics and for a posterior without the fit's data.
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval import EvalData
+        >>> from bayeval.annotators import AnnotatorPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 20))})
+        >>> post = AnnotatorPosterior(EvalData([1.0, 0.0], predictions=[1, 0]), idata, lambda p: [0.9, 0.1])
+        >>> post.reported_interval("accuracy", {}, 0.9) is None  # no fit behind it
+        True
+        """
+        if metric != "accuracy" or options or getattr(self, "_observed", None) is None:
+            return None
+        return self._reported_accuracy(hdi_prob)
+
+    def _reported_accuracy(self, hdi_prob: float, diagnosis: str | None = None):
+        """``((lower, upper), sentence)`` when the reported interval of the true accuracy is
+        not the posterior's own (gold items guard it, or it is prior-dominated); else None."""
+        check = self.gold_check
+        if check is not None and check["n_gold"] >= 1:
+            draws = np.asarray(self.metric("accuracy").values, dtype=np.float64).ravel()
+            g = guarded_reading(draws, int(check["right"]), int(check["n_gold"]), int(check["n_items"]),
+                                hdi_prob, "hdi")
+            return (g.lower, g.upper), (
+                f"accuracy: the interval [{g.lower:.3f}, {g.upper:.3f}] holds the posterior's "
+                f"[{g.posterior_lower:.3f}, {g.posterior_upper:.3f}] and the {g.n_gold} gold items' own "
+                f"[{g.gold_lower:.3f}, {g.gold_upper:.3f}] (the guarded reading, as summary() reports it).")
+        ident = self.identified_accuracy(prob=hdi_prob, diagnosis=diagnosis)
+        if not ident.reported:
+            return None
+        return (ident.lower, ident.upper), identified_sentence(ident)
+
+    def identified_accuracy(self, *, prob: float = HDI_PROB, diagnosis: str | None = None) -> IdentifiedAccuracy:
+        """The classifier's true accuracy on these items as far as the annotations identify it.
+
+        Without gold items, how the classifier's errors overlap the annotators' comes from
+        the priors (the fit's true accuracy is then *prior-dominated*, see
+        :meth:`prior_sensitivity`), and the posterior's interval can be narrow and wrong
+        when the errors are shared more than the model expects. What the annotations
+        identify better is how often each annotator column is right. The *identified set*
+        is the range of the classifier's accuracy over every assignment of true classes in
+        which each annotator column is right on at least a floor share of its items --
+        whatever the overlap: the bounds ``A_model -+ (1 - A_annotator)`` of
+        :func:`~bayeval.annotators.bounds.true_accuracy_bounds`, taken jointly over the
+        columns. The floors are the annotators' accuracies on these items from the
+        posterior's draws of the true classes, at the lower quantile at which all columns
+        hold together with probability ``prob``.
+
+        Without gold items :meth:`summary` reports ``[lower, upper]`` (the posterior's
+        interval joined with this set) in its ``true_accuracy`` row, and
+        ``summary(["accuracy"])`` the same: on three real crowds (one, three and seven
+        references) it covered the true accuracy in 46 of 46 trials, 0.26--0.71 wide,
+        where the posterior's interval covered 36 (0 of 6 with seven references on one
+        crowd, 0.03 wide; ``benchmarks/results/annotator_real_nogold.md``). An
+        assumption about the overlap narrows it (independent errors, or the model's priors,
+        give the posterior's interval), and so do gold items: ``gold_to_halve`` random gold
+        items give an interval of their own half as wide. See ``docs/models.md``.
+
+        Parameters
+        ----------
+        prob : float, default 0.9
+            Probability of the posterior's interval (HDI) and of the floors.
+        diagnosis : str, optional
+            The prior-sensitivity diagnosis of the true accuracy, when already computed
+            (``""``: not prior-dominated); computed when left out. It is kept in
+            ``reason``; the set is reported without gold items whatever it says.
+
+        Returns
+        -------
+        IdentifiedAccuracy
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.annotators import AnnotationData, AnnotatorError
+        >>> rng = np.random.default_rng(0)
+        >>> z = rng.integers(0, 2, 300)
+        >>> pred = np.where(rng.random(300) < 0.85, z, 1 - z)
+        >>> ref = np.where(rng.random(300) < 0.9, z, 1 - z)
+        >>> post = AnnotatorError().fit(AnnotationData(pred, ref), draws=300, tune=300,
+        ...                             random_seed=1, progressbar=False, warn=False)
+        >>> r = post.identified_accuracy()
+        >>> r.reported, r.set_lower <= r.posterior_lower, r.upper - r.lower > 0.1
+        (True, True, True)
+        """
+        prob = V.as_probability(prob, "prob", open_interval=True)
+        obs = getattr(self, "_observed", None)
+        if obs is None:
+            raise ValueError(
+                "The identified set needs the fit's annotations: use a posterior returned by "
+                "AnnotatorError().fit(AnnotationData(...)) (or bayeval.load of one)."
+            )
+        acc, ref = self._accuracy_draws_by_rater(obs)
+        p_lo, p_hi = (float(v) for v in hdi(acc, prob))
+        floors = joint_floors(ref, prob)
+        k = int(getattr(self.model_spec, "n_classes", 2))
+        s_lo, s_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k)
+        if not np.isfinite(s_lo):  # no assignment meets the floors (cannot happen with draws' own floors)
+            s_lo, s_hi = p_lo, p_hi
+        if diagnosis is None:
+            diagnosis = "" if self.gold_check is not None else self._accuracy_diagnosis()
+        # reported whenever there are no gold items: on real crowds the posterior's interval
+        # missed the truth also where the fit did not flag it (seven references, errors shared)
+        reported = self.gold_check is None
+        lower, upper = min(p_lo, s_lo), max(p_hi, s_hi)
+        n_gold = gold_to_width(float(acc.mean()), obs.n_items, (upper - lower) / 2.0, prob)
+        return IdentifiedAccuracy(float(acc.mean()), float(lower), float(upper), p_lo, p_hi, float(s_lo),
+                                  float(s_hi),
+                                  tuple(float(f) for f in floors), prob, reported, n_gold, diagnosis)
+
+    def _accuracy_diagnosis(self) -> str:
+        """The prior-sensitivity diagnosis of the true accuracy (``""``, ``"prior-dominated"``...)."""
+        sens = power_scaling(self.model_spec, self).sensitivity()
+        return str(sens.loc["true_accuracy", "diagnosis"]) if "true_accuracy" in sens.index else ""
+
+    def _accuracy_draws_by_rater(self, obs) -> tuple[np.ndarray, np.ndarray]:
+        """Per draw: the classifier's accuracy on these items, and each annotator column's
+        (on the items it labelled)."""
+        ann = obs.annotations
+        seen = ~np.isnan(ann)
+        cols = [(np.flatnonzero(seen[:, j]), ann[seen[:, j], j]) for j in range(ann.shape[1])]
+        pred = obs.predictions
+        acc = np.empty((self.n_chains, self.n_draws))
+        ref = np.empty((self.n_chains, self.n_draws, ann.shape[1]))
+        for chain, draws, z in self._label_chunks():
+            acc[chain, draws] = (z == pred).mean(axis=1)
+            for j, (idx, lab) in enumerate(cols):
+                ref[chain, draws, j] = (z[:, idx] == lab).mean(axis=1)
+        return acc.ravel(), ref.reshape(-1, ann.shape[1])
 
     def prior_sensitivity(self, *, scales=(0.5, 2.0), hdi_prob: float = HDI_PROB) -> pd.DataFrame:
         """How the reported accuracies move when the priors are made weaker or stronger.
@@ -690,7 +870,7 @@ class CategoricalPosterior(AnnotatorPosterior):
         for metric in metrics:
             da = self.metric(metric, **kwargs)
             rows.extend(summary_rows(da.name, da, hdi_prob, ("chain", "draw")))
-        return summary_frame(rows, hdi_prob)
+        return self._with_reported_accuracy(summary_frame(rows, hdi_prob), hdi_prob)
 
     def to_inference_data(self, metrics=("accuracy",), **kwargs) -> az.InferenceData:
         """A copy of :attr:`idata` with a ``metrics`` group (as :meth:`bayeval.Posterior.to_inference_data`),

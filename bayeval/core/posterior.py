@@ -121,6 +121,22 @@ class BasePosterior:
         """Per-parameter sampler diagnostics for the report, or None where there are none."""
         return None
 
+    def reported_interval(self, metric, options, hdi_prob: float):
+        """``((lower, upper), sentence)`` where the interval a model reports for a metric is
+        not the HDI of its draws (e.g. an annotator-error fit's guarded or identified true
+        accuracy), so that :func:`bayeval.report.report` shows that one and says why; None
+        (the default) otherwise.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> post = Posterior.from_probabilities(EvalData([0.9, 0.1], [1, np.nan]), [1, 0.2], draws=10)
+        >>> post.reported_interval("average_precision", {}, 0.9) is None
+        True
+        """
+        return None
+
     def check_convergence(self, *, warn: bool = True) -> dict | None:
         """The diagnostics dict of this fit, or None when no sampler made it.
 

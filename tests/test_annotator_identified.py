@@ -1,0 +1,182 @@
+"""The identified set of the true accuracy without gold items (``post.identified_accuracy()``):
+the range over every overlap of the errors, and how the fit's tables report it. Fast: no
+sampling (the posteriors are built from given class probabilities)."""
+
+import itertools
+
+import arviz as az
+import numpy as np
+import pytest
+
+from bayeval import EvalData
+from bayeval.annotators import AnnotatorError, AnnotatorPosterior, IdentifiedAccuracy
+from bayeval.annotators._checks import observe
+from bayeval.annotators._identified import accuracy_range, gold_to_width, joint_floors
+from bayeval.annotators.gold import gold_only_accuracy_interval
+from bayeval.core.summary import hdi
+
+
+def _brute_force(pred, refs, floors, k):
+    """min and max accuracy of ``pred`` over every truth with each reference column right on
+    at least ``floors[j]`` of its labelled items."""
+    n = pred.size
+    seen = ~np.isnan(refs)
+    best = [np.inf, -np.inf]
+    for z in itertools.product(range(k), repeat=n):
+        z = np.asarray(z)
+        ok = all(((refs[seen[:, j], j] == z[seen[:, j]]).mean() >= floors[j] - 1e-12) for j in range(refs.shape[1]))
+        if ok:
+            a = (pred == z).mean()
+            best = [min(best[0], a), max(best[1], a)]
+    return best
+
+
+@pytest.mark.parametrize("seed,k,n_refs", [(0, 2, 1), (1, 2, 2), (2, 2, 3), (3, 3, 2)])
+def test_range_equals_brute_force_enumeration(seed, k, n_refs):
+    rng = np.random.default_rng(seed)
+    n = 10 if k == 2 else 7
+    z = rng.integers(0, k, n)
+    pred = np.where(rng.random(n) < 0.7, z, rng.integers(0, k, n))
+    refs = np.where(rng.random((n, n_refs)) < 0.75, z[:, None], rng.integers(0, k, (n, n_refs))).astype(float)
+    if n_refs > 1:
+        refs[rng.random((n, n_refs)) < 0.15] = np.nan
+        refs[np.isnan(refs).all(axis=1), 0] = z[np.isnan(refs).all(axis=1)]
+    floors = [0.6] * n_refs
+    obs = observe(pred, refs, None, k)
+    lo, hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k)
+    b_lo, b_hi = _brute_force(pred, refs, floors, k)
+    # the linear programme's range holds the integer one, and is within one item per column of it
+    assert lo <= b_lo + 1e-9 and hi >= b_hi - 1e-9
+    assert b_lo - lo <= n_refs / n + 1e-9 and hi - b_hi <= n_refs / n + 1e-9
+
+
+def test_one_reference_gives_the_closed_form_bounds():
+    rng = np.random.default_rng(4)
+    n = 1000
+    z = rng.integers(0, 2, n)
+    pred = np.where(rng.random(n) < 0.8, z, 1 - z)
+    ref = np.where(rng.random(n) < 0.9, z, 1 - z).astype(float)
+    a_m = (pred == ref).mean()
+    obs = observe(pred, ref, None, 2)
+    for floor in (0.95, 0.9, 0.8):
+        lo, hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, [floor], 2)
+        assert lo == pytest.approx(a_m - (1 - floor), abs=1e-6)
+        assert hi == pytest.approx(a_m + (1 - floor), abs=1e-6)
+
+
+def test_gold_items_keep_their_class_in_the_range():
+    pred = np.array([1, 1, 0, 0, 1, 0, 1, 0])
+    ref = np.array([1, 0, 0, 1, 1, 0, 1, 0], dtype=float)
+    gold = np.array([1, 0, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan])  # item 1: the classifier is wrong
+    obs = observe(pred, ref, gold, 2)
+    lo, hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, [0.5], 2)
+    free = observe(pred, ref, None, 2)
+    f_lo, f_hi = accuracy_range(free.patterns, free.counts, free.pattern_gold, [0.5], 2)
+    assert hi < f_hi  # item 1 can no longer be one the classifier got right
+    assert lo >= f_lo
+
+
+def test_joint_floors_hold_together_with_the_probability():
+    rng = np.random.default_rng(5)
+    acc = rng.normal([0.8, 0.7, 0.9], 0.02, size=(4000, 3))
+    floors = joint_floors(acc, 0.9)
+    assert np.mean(np.all(acc >= floors, axis=1)) >= 0.9
+    assert np.all(floors <= np.quantile(acc, 0.1, axis=0) + 1e-12)  # lower than the marginal quantiles
+    assert np.mean(np.all(acc >= floors, axis=1)) < 0.93  # and no lower than needed
+    one = rng.normal(0.8, 0.02, size=(4000, 1))
+    assert joint_floors(one, 0.9)[0] == pytest.approx(np.quantile(one, 0.1))
+
+
+def test_gold_to_width_is_the_smallest_number_that_reaches_the_width():
+    n_items, acc, prob = 800, 0.8, 0.9
+    n = gold_to_width(acc, n_items, 0.1, prob)
+
+    def width(m):
+        lo, hi = gold_only_accuracy_interval(int(round(acc * m)), m, n_items, prob, "equal-tailed")
+        return hi - lo
+
+    assert width(n) <= 0.1 < width(n - 1)
+    # the normal approximation: (2 * 1.645)^2 * 0.16 / 0.1^2 = 173 gold items, 142 with the finite-population factor
+    assert 130 < n < 160
+    assert gold_to_width(acc, n_items, 1e-6, prob) == n_items
+
+
+def _posterior(pred, refs, p1, seed=0, draws=400):
+    """A two-class annotator posterior with item probabilities ``p1`` of class 1 and the
+    data of a fit (what ``identified_accuracy`` reads)."""
+    idata = az.from_dict(posterior={"x": np.zeros((2, draws))})
+    post = AnnotatorPosterior(EvalData(pred.astype(float), predictions=pred), idata, lambda params: p1,
+                              random_seed=seed)
+    post._observed = observe(pred, refs, None, 2)
+    post.model_spec = AnnotatorError()
+    return post
+
+
+def _crowd(seed=6, n=400):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 2, n)
+    pred = np.where(rng.random(n) < 0.8, z, 1 - z)
+    ref = np.where(rng.random(n) < 0.85, z, 1 - z)
+    # the posterior's class probabilities: leaning on the reference, unsure where the two disagree
+    p1 = np.where(ref == 1, 0.9, 0.1)
+    p1 = np.where(pred != ref, 0.5, p1)
+    return pred, ref.astype(float), p1
+
+
+def test_identified_set_is_the_bounds_at_the_reference_floor_of_the_draws():
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    r = post.identified_accuracy(prob=0.9, diagnosis="prior-dominated")
+    acc, ref_acc = [], []
+    for _, _, z in post.label_arrays():
+        acc.append((z == pred).mean(axis=1))
+        ref_acc.append((z == ref).mean(axis=1))
+    acc, ref_acc = np.concatenate(acc), np.concatenate(ref_acc)
+    floor = np.quantile(ref_acc, 0.1)
+    a_m = (pred == ref).mean()
+    assert r.reference_floor[0] == pytest.approx(floor)
+    assert (r.set_lower, r.set_upper) == pytest.approx((a_m - (1 - floor), a_m + (1 - floor)), abs=1e-6)
+    p_lo, p_hi = hdi(acc, 0.9)
+    assert (r.posterior_lower, r.posterior_upper) == pytest.approx((p_lo, p_hi))
+    assert (r.lower, r.upper) == (min(p_lo, r.set_lower), max(p_hi, r.set_upper))
+    assert r.reported and r.reason == "prior-dominated"
+    assert r.gold_to_halve == gold_to_width(acc.mean(), pred.size, (r.upper - r.lower) / 2, 0.9)
+    # without gold items the set is reported whatever the sensitivity check says
+    quiet = post.identified_accuracy(prob=0.9, diagnosis="")
+    assert quiet.reported and quiet.reason == "" and (quiet.lower, quiet.upper) == (r.lower, r.upper)
+
+
+def test_metric_table_reports_the_identified_interval_without_gold(monkeypatch):
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    monkeypatch.setattr(AnnotatorPosterior, "_accuracy_diagnosis", lambda self: "prior-dominated")
+    table = post.summary(["accuracy"])
+    r = post.identified_accuracy(diagnosis="prior-dominated")
+    assert tuple(table.loc["accuracy"].iloc[2:4]) == pytest.approx((r.lower, r.upper))
+    assert any("prior-dominated" in c and "gold items" in c for c in table.attrs["caveats"])
+    assert r.lower < r.posterior_lower - 0.05  # wider than the posterior's own interval
+    monkeypatch.setattr(AnnotatorPosterior, "_accuracy_diagnosis", lambda self: "")
+    unflagged = post.summary(["accuracy"])  # not flagged: still the identified interval
+    assert tuple(unflagged.loc["accuracy"].iloc[2:4]) == pytest.approx((r.lower, r.upper))
+    assert not any("flags it" in c for c in unflagged.attrs["caveats"])
+    assert post.reported_interval("accuracy", {"zero_division": 0.0}, 0.9) is None  # another metric call
+
+
+def test_identified_accuracy_needs_the_fits_data():
+    idata = az.from_dict(posterior={"x": np.zeros((1, 10))})
+    post = AnnotatorPosterior(EvalData([1.0, 0.0], predictions=[1, 0]), idata, lambda p: [0.9, 0.1])
+    with pytest.raises(ValueError, match="needs the fit's annotations"):
+        post.identified_accuracy()
+    assert isinstance(IdentifiedAccuracy._fields, tuple)
+
+
+def test_report_shows_the_reported_interval_and_says_why():
+    from bayeval.report import report
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    r = post.identified_accuracy(diagnosis="")
+    rep = report(post, title="annotators", metrics=["accuracy"])
+    row = rep.tables["metrics"].loc["accuracy"]
+    assert (row.iloc[2], row.iloc[3]) == pytest.approx((r.lower, r.upper))
+    assert any("Reported instead" in t for t in rep.text)
