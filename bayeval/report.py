@@ -880,7 +880,9 @@ def report(
         d.text.append(
             "The label draws were not seeded (random_seed=None): re-running gives slightly different numbers."
         )
-    d.text[d.n_head:d.n_head] = d.caveats
+    # a failed sampler makes every other number provisional: that is said first
+    first = [c for c in d.caveats if c.startswith(_BAD_SAMPLER)]
+    d.text[d.n_head:d.n_head] = first + [c for c in d.caveats if c not in first]
     return Report(
         title,
         tables=d.tables,
@@ -894,6 +896,9 @@ def report(
 
 
 # ------------------------------------------------------------- section renderers
+
+
+_BAD_SAMPLER = "The sampler diagnostics are bad: "
 
 
 class _Draft:
@@ -1363,7 +1368,7 @@ def _diagnostics_section(d: _Draft) -> None:
         msgs = list(diag.get("messages") or ["the sampler diagnostics are outside their targets."])
         d.warn.setdefault("diagnostics", []).extend(msgs)
         d.caveats.append(
-            "The sampler diagnostics are bad: "
+            _BAD_SAMPLER
             + " ".join(msgs)
             + " Treat every number in this report as provisional until a longer or "
             "better-tuned run fixes them."
