@@ -334,7 +334,8 @@ def weak_pool():
     return rare_pool(n=3_000, prevalence=0.03, dprime=2.0, seed=21)
 
 
-def test_rest_stratum_makes_false_negatives_unbiased():
+@pytest.mark.parametrize("trials", [100, pytest.param(400, marks=pytest.mark.slow)])
+def test_rest_stratum_makes_false_negatives_unbiased(trials):
     """With the rest stratum, the weighted FN count is unbiased for the whole pool.
 
     Without it (``rest_share=0``) the positives outside the top-K domain are never
@@ -346,7 +347,6 @@ def test_rest_stratum_makes_false_negatives_unbiased():
     truth = np.array(
         [np.sum(y * predictions), np.sum(y * (1 - predictions)), np.sum((1 - y) * predictions)]
     )
-    trials = 400
     z = {}
     for share in (0.2, 0.0):
         totals = np.array(
@@ -409,7 +409,8 @@ def test_rest_stratum_design_and_history():
         np.testing.assert_allclose(outside["inclusion_probability"], outside["inclusion_probability"].iloc[0])
 
 
-def test_model_interval_covers_the_weak_pool_where_the_delta_interval_fails():
+@pytest.mark.parametrize("trials", [40, pytest.param(200, marks=pytest.mark.slow)])
+def test_model_interval_covers_the_weak_pool_where_the_delta_interval_fails(trials):
     """A fast version of the benchmark's coverage study (200 seeded runs of 100 labels).
 
     On the weak pool most positives lie outside the top-K domain, and a few rest draws
@@ -421,7 +422,6 @@ def test_model_interval_covers_the_weak_pool_where_the_delta_interval_fails():
     """
     scores, predictions, y = weak_pool()
     truth = f_alpha(y, predictions)
-    trials = 200
 
     def runs(**kw):
         return [
@@ -494,7 +494,8 @@ def test_jeffreys_upper_end_allows_no_hidden_positive_beyond_those_found():
     assert hi_sure == pytest.approx(est * den / (den - (1 - alpha) * 12.0))
 
 
-def test_default_interval_covers_a_miscalibrated_pool_after_a_domain_census():
+@pytest.mark.parametrize("trials", [30, pytest.param(120, marks=pytest.mark.slow)])
+def test_default_interval_covers_a_miscalibrated_pool_after_a_domain_census(trials):
     """Fast version of the benchmark's pool C at 500 labels (0.1 % positives, scores
     miscalibrated): the last batch labels the whole top-K domain, so the domain adds no
     width and the interval's upper end comes from the rest count alone. 120 seeded runs
@@ -508,7 +509,6 @@ def test_default_interval_covers_a_miscalibrated_pool_after_a_domain_census():
     scores = 1.0 / (1.0 + np.exp(-(0.5 * logit - 1.0)))
     predictions = (scores >= np.sort(scores)[-int(y.sum())]).astype(np.int8)
     truth = f_alpha(y, predictions)
-    trials = 120
     cover = np.mean(
         [
             (lambda r: r.interval[0] <= truth <= r.interval[1])(
@@ -652,7 +652,8 @@ def test_rest_model_is_the_gamma_poisson_mixture_and_learns_from_rest_draws():
     assert vague["sdlog"] > 1.0
 
 
-def test_calibrated_rest_sampling_keeps_the_weighted_totals_unbiased():
+@pytest.mark.parametrize("trials", [100, pytest.param(400, marks=pytest.mark.slow)])
+def test_calibrated_rest_sampling_keeps_the_weighted_totals_unbiased(trials):
     """With the calibrated rest sampling (rest_uniform=0.2) the weighted FN totals stay
     unbiased for the whole pool: the inclusion probabilities are exact (400 runs,
     tolerance 4 Monte Carlo SE per total)."""
@@ -660,7 +661,6 @@ def test_calibrated_rest_sampling_keeps_the_weighted_totals_unbiased():
     truth = np.array(
         [np.sum(y * predictions), np.sum(y * (1 - predictions)), np.sum((1 - y) * predictions)]
     )
-    trials = 400
     totals = np.array(
         [
             _ht_totals(
@@ -676,7 +676,8 @@ def test_calibrated_rest_sampling_keeps_the_weighted_totals_unbiased():
     assert np.all(np.abs(z) < 4), z
 
 
-def test_f_estimate_is_accurate_and_nearly_unbiased(pool):
+@pytest.mark.parametrize("trials", [60, pytest.param(300, marks=pytest.mark.slow)])
+def test_f_estimate_is_accurate_and_nearly_unbiased(pool, trials):
     """ACIS at 200 labels: bias within 4 SE + 0.01, RMSE < 0.08, far better than uniform.
 
     The 0.01 allowance covers the O(1/n) bias of a ratio estimator and the few
@@ -684,7 +685,6 @@ def test_f_estimate_is_accurate_and_nearly_unbiased(pool):
     """
     scores, predictions, y = pool
     truth = f_alpha(y, predictions)
-    trials = 300
     est = np.array(
         [
             acis(scores, predictions, lambda i: y[i], budget=200, random_seed=t).estimate
@@ -699,7 +699,7 @@ def test_f_estimate_is_accurate_and_nearly_unbiased(pool):
             uniform_sampling(
                 scores, predictions, lambda i: y[i], budget=200, random_seed=t
             ).estimate
-            for t in range(100)
+            for t in range(min(trials, 100))
         ]
     )
     uni = np.where(np.isnan(uni), 0.5, uni)

@@ -62,12 +62,14 @@ def test_fit_speed_counts_evaluations():
     assert fs._overhead({"time": 2.0, "n_grad": 100, "n_logp": 0}, 0.01, 0.5) == 2.0
 
 
-def test_fit_speed_quick_core():
+@pytest.mark.parametrize("models", [["Calibration logistic"],
+                                    pytest.param(["ScoreMixture normal/normal", "Calibration logistic"],
+                                                 marks=pytest.mark.slow)])
+def test_fit_speed_quick_core(models):
     """A tiny version of ``fit_speed.py --quick``: every row, finite positive times, counts and ratios."""
     import math
 
     fs = _fit_speed()
-    models = ["ScoreMixture normal/normal", "Calibration logistic"]
     rows = fs.measure(models, [300], draws=30, tune=30, chains=1, timeout=600, log=lambda *a, **k: None)
     assert [(r["model"], r["n"]) for r in rows] == [(m, 300) for m in models]
     for r in rows:
@@ -81,7 +83,7 @@ def test_fit_speed_quick_core():
     # --resume: measured (model, N) are kept, not measured again (no subprocess: returns at once)
     assert fs.measure(models, [300], draws=30, tune=30, chains=1, done=rows, log=None) == rows
     text = fs.report(rows, None, cmd="test", settings="tiny", elapsed=1.0, complete=True, cold_compiledir=False)
-    assert "### ScoreMixture normal/normal" in text and "### Calibration logistic" in text
+    assert all(f"### {m}" in text for m in models)
     lines = fs.targets(rows, None, ref_n=300)
     assert len(lines) == 5 and all(any(w in ln for w in ("MET", "MISSED", "NOT MEASURED")) for ln in lines)
 
