@@ -74,7 +74,9 @@
     $("status").textContent = "Is this item positive?";
     $("item-id").textContent = String(current.item);
     $("category").textContent = current.category === null ? "–" : current.category;
-    $("score").textContent = Number(current.score).toPrecision(4);
+    $("score").textContent = current.scores
+      ? Object.entries(current.scores).map(([k, v]) => k + " " + Number(v).toPrecision(4)).join(" · ")
+      : Number(current.score).toPrecision(4);
     $("text").textContent = current.text === null ? "" : current.text;
     const im = current.image;
     if (im && (im.kind === "file" || im.kind === "url")) {
@@ -167,10 +169,21 @@
   function showState(s) {
     if (s.title) { $("title").textContent = s.title; document.title = "vet: " + s.title; }
     const e = s.estimate;
+    $("verdict").textContent = "";
     if (e && e.kind === "gap") {
+      const a = e.a || "A", b = e.b || "B";
       $("estimate-label").textContent = "gap: " + e.label;
       $("estimate").textContent = fmt(e.mean) + "  [" + fmt(e.lower) + ", " + fmt(e.upper) + "]  (" +
-        Math.round(100 * e.hdi_prob) + "% interval);  P(A better) = " + fmt(e.p_better);
+        Math.round(100 * e.hdi_prob) + "% interval);  P(" + a + " better) = " + fmt(e.p_better) +
+        (e.p_rope === null || e.p_rope === undefined ? "" : ";  P(|gap| ≤ " + e.width + ") = " + fmt(e.p_rope));
+      if (e.decided) {
+        const lvl = e.level ? " (probability > " + e.level + ")" : "";
+        $("verdict").textContent = "decided: " + (e.decided === "equivalent"
+          ? a + " and " + b + " are practically equivalent" + lvl
+          : e.decided + " is better" + lvl) + ". You may stop here.";
+      } else if (e.a) {
+        $("verdict").textContent = "not decided yet: keep vetting.";
+      }
     } else if (e) {
       $("estimate-label").textContent = e.label;
       $("estimate").textContent = fmt(e.mean) + "  [" + fmt(e.lower) + ", " + fmt(e.upper) + "]  (" +
