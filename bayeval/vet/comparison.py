@@ -12,7 +12,8 @@ single card; what changes is the loop behind it:
 * the next batch is :meth:`Comparison.select <bayeval.compare.Comparison.select>`: the
   unvetted items whose labels would most change the gap. The first batch, before
   anything is vetted, is stratified on both classifiers' scores (half of each design,
-  taken in turn), so that the top of both rankings is vetted early.
+  taken in turn), so that the top of both rankings is vetted early; the first estimate
+  comes once it is vetted (:attr:`ComparisonSession.first_estimate_at`).
 
 The label store records the two cards, the metric and the width, so ``bayeval vet
 STORE`` reopens the comparison; reopening resumes.
@@ -122,6 +123,15 @@ class ComparisonSession(ActiveSession):
         super().__init__(data, self._no_model, metric=metric, store=store, batch_size=batch_size,
                          metric_kwargs=metric_kwargs, hdi_prob=hdi_prob, random_seed=random_seed,
                          progressbar=progressbar)
+
+    @property
+    def first_estimate_at(self) -> int:
+        """How many vetted items the first refit waits for: the first (designed) batch.
+
+        Fewer labels say next to nothing about a gap, and the joint model's fit on one or
+        two labels falls back from importance sampling to NUTS, which costs seconds.
+        """
+        return min(self.batch_size, self.data.n_items)
 
     @staticmethod
     def _no_model(data):  # the refit is _fit's compare(); ActiveSession needs a model to hold

@@ -441,7 +441,7 @@ class VetSession:
         open_items = [i for i in self.store.pending() if i not in skipped]
         if not open_items and (self.budget is None or int(s.data.n_vetted) < self.budget):
             s.next_batch(exclude=skipped)  # the batch is used up: the next one
-        if int(s.data.n_vetted) > 0:
+        if int(s.data.n_vetted) >= getattr(s, "first_estimate_at", 1):  # a comparison waits for its first batch
             readout = self.readout(s, s.estimate())
             history = self._history_rows()
             with self._lock:

@@ -159,6 +159,9 @@
     el("text", { x: 2, y: Y(lo), "font-size": 10 }, lo.toFixed(2));
     el("text", { x: L, y: H - 5, "font-size": 10 }, String(x0));
     el("text", { x: W - R, y: H - 5, "font-size": 10, "text-anchor": "end" }, String(x1) + " vetted");
+    if (estimate && estimate.kind === "gap") {  // no gap: the classifiers are equally good
+      el("line", { x1: L, y1: Y(0), x2: W - R, y2: Y(0), stroke: "#b55", "stroke-dasharray": "4 3" });
+    }
     for (const p of pts) {
       el("line", { x1: X(p.n_vetted), y1: Y(p.lower), x2: X(p.n_vetted), y2: Y(p.upper), stroke: "#7aa6d8", "stroke-width": 4 });
     }
