@@ -39,6 +39,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -160,9 +161,9 @@ class ComparisonSession(ActiveSession):
         picks = [design(self.scores[c], size, metric=name, threshold=thr, exclude=skip, random_seed=seed).tolist()
                  for c in (self.a, self.b)]
         out: list = []
-        for pair in zip(*picks, strict=True):
+        for pair in itertools.zip_longest(*picks):  # both designs hold `size` items: the union has enough
             for p in pair:
-                if p not in out and len(out) < size:
+                if p is not None and p not in out and len(out) < size:
                     out.append(int(p))
         return out
 
