@@ -27,7 +27,11 @@ returning a JSON-ready dict. The default, :func:`metric_readout`, gives one metr
 and credible interval (``kind="metric"``). A comparison of two classifiers passes its own
 readout with ``kind="gap"``, the gap's ``mean``, ``lower``, ``upper`` and ``p_better``
 (the posterior probability that the first classifier is better); the page then shows the
-gap and ``P(A better)`` instead of one metric.
+gap and ``P(A better)`` instead of one metric. :mod:`bayeval.vet.comparison` is that
+session for two model cards (``bayeval vet CARD_A CARD_B``): its refit is
+:func:`bayeval.compare`, its readout :func:`~bayeval.vet.comparison.comparison_readout`.
+A session whose ``first_estimate_at`` attribute says so is first refitted once that
+many items are vetted (a comparison: after its first batch).
 
 Examples
 --------
