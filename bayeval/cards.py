@@ -115,7 +115,7 @@ from ._tables import MissingColumn, Table, TableError, read_table
 from .core.data import EvalData
 from .core.metrics import METRICS
 
-__all__ = ["Card", "CardError", "MODELS", "load_card", "list_cards"]
+__all__ = ["Card", "CardError", "JoinedCards", "MODELS", "join_cards", "load_card", "list_cards"]
 
 CARD_FILE = "card.toml"
 
@@ -683,6 +683,166 @@ def list_cards(root="models") -> list[Card]:
             f"{base}: not a folder; list_cards(root) needs the folder that holds the cards."
         )
     return [load_card(sub) for sub in sorted(base.iterdir()) if (sub / CARD_FILE).is_file()]
+
+
+# -------------------------------------------------------- joining cards
+
+
+@dataclass(frozen=True)
+class JoinedCards:
+    """Several cards that scored the same items, joined on item id (:func:`join_cards`).
+
+    Attributes
+    ----------
+    cards : tuple of Card
+        The cards, in the order given.
+    names : tuple of str
+        Each card's name in the comparison: its folder's name.
+    scores : dict of str to numpy.ndarray
+        Each card's scores, aligned on the first card's item order.
+    data : EvalData
+        The first card's items (ids, scores, categories) with the vetted labels of all
+        the cards together: what :func:`bayeval.compare` takes as ``labels``.
+    truth : numpy.ndarray of int8, or None
+        The known true labels (the cards' ``truth`` columns, which must agree), or None.
+
+    Examples
+    --------
+    See :func:`join_cards`.
+    """
+
+    cards: tuple
+    names: tuple
+    scores: dict
+    data: EvalData
+    truth: np.ndarray | None = None
+
+
+def _join_error(cards, message: str) -> CardError:
+    files = ", ".join(str(c.card_file) for c in cards)
+    return CardError(f"{files}: {message}")
+
+
+def _aligned(ids0: list, ids: list, name: str, name0: str, cards) -> np.ndarray:
+    """Positions in ``ids`` of the items of ``ids0``; a CardError when the item sets differ."""
+    pos = {v: j for j, v in enumerate(ids)}
+    only0 = [v for v in ids0 if v not in pos]
+    first = set(ids0)
+    only = [v for v in ids if v not in first]
+    if only0 or only:
+        parts = []
+        if only0:
+            parts.append(f"{len(only0)} id(s) only in {name0!r} (e.g. {only0[:3]!r})")
+        if only:
+            parts.append(f"{len(only)} id(s) only in {name!r} (e.g. {only[:3]!r})")
+        raise _join_error(cards, (
+            f"the cards {name0!r} ({len(ids0)} items) and {name!r} ({len(ids)} items) do not score the same "
+            f"items: {'; '.join(parts)}. A comparison needs every classifier's score of every item: score the "
+            "missing items, or drop the items that only some cards have from every card's scores file (ids "
+            "are text: '007' and '7' differ)."))
+    return np.array([pos[v] for v in ids0], dtype=np.int64)
+
+
+def _agree(name: str, column: dict, ids0: list, cards) -> np.ndarray | None:
+    """One label per item from the cards' columns (NaN = none); a CardError where they disagree."""
+    if not column:
+        return None
+    stacked = np.vstack(list(column.values()))
+    lo = np.where(np.isnan(stacked), np.inf, stacked).min(axis=0)
+    hi = np.where(np.isnan(stacked), -np.inf, stacked).max(axis=0)
+    bad = np.flatnonzero(np.isfinite(lo) & (lo != hi))
+    if bad.size:
+        shown = "; ".join(f"{ids0[j]!r}: " + ", ".join(f"{k} {'-' if np.isnan(v[j]) else int(v[j])}"
+                                                       for k, v in column.items()) for j in bad[:3])
+        raise _join_error(cards, (
+            f"the cards' {name} columns disagree on {bad.size} item(s) ({shown}). A joined comparison "
+            f"keeps one {name} per item: correct the wrong ones in the scores files, or leave the label "
+            "empty in all but one card."))
+    return np.where(np.isfinite(lo), lo, np.nan)
+
+
+def join_cards(cards) -> JoinedCards:
+    """Join two or more cards that scored the same items on their item ids, for a comparison.
+
+    Every card needs an ``[data] id`` column, and every card must score exactly the same
+    items (a different set is an error that says how many ids differ, with examples).
+    Items are kept in the first card's order. The vetted labels of all cards are pooled:
+    an item vetted in one card is vetted for all, and where two cards hold a label (or a
+    ``truth`` value) for the same item they must agree. Categories come from the first
+    card that has them (and must agree across cards that have them).
+
+    Parameters
+    ----------
+    cards : sequence of Card or path-like
+        Two or more cards (or their folders); their folder names name the classifiers.
+
+    Returns
+    -------
+    JoinedCards
+
+    Raises
+    ------
+    CardError
+        Fewer than two cards, two cards of the same folder name, a card without an id
+        column, item sets that differ, or labels that disagree.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from bayeval.cards import join_cards
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> for name, rows in {"old": "a,0.9,1\\nb,0.3,\\nc,0.2,\\n", "new": "c,0.1,0\\nb,0.8,\\na,0.7,\\n"}.items():
+    ...     (root / name).mkdir()
+    ...     _ = (root / name / "s.csv").write_text("id,s,y\\n" + rows)
+    ...     _ = (root / name / "card.toml").write_text('title = "t"\\ndescription = "d"\\n'
+    ...         'data = { file = "s.csv", score = "s", label = "y", id = "id" }\\nmodel = { name = "calibration" }\\n')
+    >>> j = join_cards([root / "old", root / "new"])
+    >>> j.names, j.scores["new"].tolist(), j.data.labels.tolist()
+    (('old', 'new'), [0.7, 0.8, 0.1], [1.0, nan, 0.0])
+    """
+    if isinstance(cards, str | Path) or not hasattr(cards, "__iter__"):
+        raise TypeError(f"`cards` must be a list of two or more cards (or their folders), got {cards!r:.80}.")
+    cards = tuple(c if isinstance(c, Card) else load_card(c) for c in cards)
+    if len(cards) < 2:
+        raise CardError(f"a comparison joins two or more cards, got {len(cards)} "
+                        f"({', '.join(str(c.path) for c in cards) or 'none'}). Give a second card that scored "
+                        "the same items.")
+    names = tuple(c.path.name for c in cards)
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise _join_error(cards, f"two cards have the folder name {dup[0]!r}; a comparison names each "
+                                 "classifier by its card's folder, so the folders' names must differ.")
+    no_id = [c for c in cards if "id" not in c.columns]
+    if no_id:
+        raise no_id[0]._error("[data] id", "a comparison joins cards on their item ids, and this card has no id "
+                                          'column. Add one (e.g. id = "id") naming the column of unique item ids.')
+    loaded = [c.load_data() for c in cards]
+    ids0 = [_plain(v) for v in loaded[0][0].item_ids.tolist()]
+    scores, labels, truths, cats = {}, {}, {}, {}
+    for name, card, (data, truth) in zip(names, cards, loaded, strict=True):
+        order = _aligned(ids0, [_plain(v) for v in data.item_ids.tolist()], name, names[0], cards)
+        scores[name] = data.scores[order]
+        if "label" in card.columns:
+            labels[name] = data.labels[order]
+        if truth is not None:
+            truths[name] = truth[order].astype(np.float64)
+        if data.has_categories:
+            cats[name] = data.category_names[data.category_codes[order]].astype(str)
+    label = _agree("label", labels, ids0, cards)
+    truth = _agree("truth", truths, ids0, cards)
+    categories = None
+    if cats:
+        first = next(iter(cats.values()))
+        for name, c in cats.items():
+            bad = np.flatnonzero(c != first)
+            if bad.size:
+                raise _join_error(cards, (
+                    f"the cards' category columns disagree on {bad.size} item(s) (e.g. {ids0[bad[0]]!r}: "
+                    f"{first[bad[0]]!r} in {next(iter(cats))!r}, {c[bad[0]]!r} in {name!r}). Correct them, or "
+                    "drop the category column of all but one card."))
+        categories = first
+    data = EvalData(scores[names[0]], label, categories=categories, item_ids=loaded[0][0].item_ids)
+    return JoinedCards(cards, names, scores, data, None if truth is None else truth.astype(np.int8))
 
 
 # ----------------------------------------------------------------- helpers

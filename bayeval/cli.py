@@ -9,6 +9,8 @@ Subcommands::
                             [--save FIT.nc]      ... and keep the fit (bayeval.load reads it)
     bayeval threshold SCORES ... --min-precision P --min-recall R
                                                  the threshold meeting the constraints, with its probability
+    bayeval compare CARD_A CARD_B ...            which classifier is better (cards joined on item id;
+                                                 or SCORES --score A B --label COL)
     bayeval select SCORES ... --size N           the next items to vet (optionally recorded in a label store)
     bayeval label STORE LABELS.csv --id COL --label COL
                                                  record labels typed by people into a label store
@@ -16,6 +18,7 @@ Subcommands::
     bayeval repair-store STORE --scores SCORES --score COL
                                                  set aside the labels of unknown item ids (keeps them all)
     bayeval vet CARD_OR_STORE [--port 8000]      a local web page to vet items, the interval after each answer
+    bayeval vet CARD_A CARD_B [--width W]        ... for a comparison: the gap and P(A better)
     bayeval demo                                 the bundled breast-cancer example
 
 SCORES is a CSV or Parquet file with one row per item. Errors in the inputs are
@@ -552,23 +555,40 @@ def _cmd_fit(args) -> int:
     return 0
 
 
-def _cmd_compare(args) -> int:
+def _compare_inputs(args):
+    """The scores and labels of a comparison: from cards (joined on item id) or one scores file."""
     import numpy as np
     import pandas as pd
 
-    from .compare.comparison import compare
+    if args.score is None:  # the cards' form
+        if args.label is not None or args.item_id is not None:
+            raise CLIError("--label and --id go with a scores file (--score A B ...); cards name their own "
+                           "columns in card.toml. Leave them out, or give one scores file with --score.")
+        if len(args.inputs) < 2:
+            raise CLIError(f"compare needs two or more model cards that scored the same items (bayeval compare "
+                           f"CARD_A CARD_B ...), or one scores file with --score A B --label COL; got only "
+                           f"{args.inputs[0]!r}.")
+        from .cards import join_cards
 
+        joined = join_cards(args.inputs)  # a CardError says which ids or labels differ
+        return joined.scores, joined.data
+    if len(args.inputs) != 1:
+        raise CLIError(f"with --score, give one scores file (one column per classifier); got {len(args.inputs)} "
+                       f"inputs ({' '.join(args.inputs)}). To compare model cards leave --score out.")
+    if args.label is None:
+        raise CLIError("a scores file needs --label COL (the column of vetted labels: 1/0, empty = not vetted).")
+    path = args.inputs[0]
     names = list(dict.fromkeys(args.score))
     if len(names) < 2:
         raise CLIError(f"compare needs at least two score columns (--score A B ...), got {args.score}.")
     required = {"--label": args.label, "--id": args.item_id, **{f"--score {c}": c for c in names}}
-    df = _read_table(args.scores, text_columns=[args.item_id], label_columns=[args.label], required=required)
+    df = _read_table(path, text_columns=[args.item_id], label_columns=[args.label], required=required)
     scores = {}
     for c in names:
         col = pd.to_numeric(df[c], errors="coerce") if df[c].dtype.kind not in "fiub" else df[c]
         bad = np.flatnonzero(~np.isfinite(np.asarray(col, dtype=float)))
         if bad.size:
-            raise CLIError(f"{args.scores}: column {c!r} (--score) must hold a finite number on every row; "
+            raise CLIError(f"{path}: column {c!r} (--score) must hold a finite number on every row; "
                            f"{bad.size} row(s) do not (first: line {bad[0] + 2}). Every classifier must score "
                            "every item: drop those rows or give the scores.")
         scores[c] = np.asarray(col, dtype=float)
@@ -578,7 +598,14 @@ def _cmd_compare(args) -> int:
     try:
         labels = EvalData(scores[names[0]], df[args.label].to_numpy(), item_ids=ids)
     except (TypeError, ValueError) as exc:
-        raise CLIError(f"{args.scores}: {exc}") from exc
+        raise CLIError(f"{path}: {exc}") from exc
+    return scores, labels
+
+
+def _cmd_compare(args) -> int:
+    from .compare.comparison import compare
+
+    scores, labels = _compare_inputs(args)
     cmp = compare(scores, labels, draws=args.draws, chains=args.chains, random_seed=args.random_seed,
                   progressbar=not args.no_progress)
     opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
@@ -865,24 +892,39 @@ def _cmd_vet(args) -> int:
         raise CLIError(f"{EXTRA_HINT}; missing: {', '.join(missing)}.")
     if args.token is not None and len(args.token) < 16:
         raise CLIError("--token must be at least 16 characters (leave it out for a random one).")
-    from .vet import find_card, open_vet, serve
+    from .vet import find_target, open_compare, open_vet, serve
 
     try:
-        card, store = find_card(args.target)
+        cards, store, record = find_target(args.target)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
     if args.store and store is not None and Path(args.store).resolve() != store.resolve():
-        raise CLIError(f"{args.target} is itself a label store; leave --store out, or give the card folder.")
+        raise CLIError(f"{args.target[0]} is itself a label store; leave --store out, or give the card folder.")
     store = args.store or store
     if store is not None and Path(store).is_dir():
         raise CLIError(f"--store {store}: is a folder; give the label store's file (created if missing).")
+    if len(cards) == 1 and args.width is not None:
+        raise CLIError("--width (the region of practical equivalence of a gap) applies to a comparison: give two "
+                       "cards (bayeval vet CARD_A CARD_B --width W).")
+    if len(cards) == 2 and args.tune is not None:
+        raise CLIError("--tune applies to one card's refits; a comparison refits with bayeval.compare, which "
+                       "takes --draws only. Leave --tune out.")
+    if args.width is not None and not args.width > 0:
+        raise CLIError(f"--width must be a positive half-width of the gap (e.g. 0.01), got {args.width:g}.")
     try:
-        vet = open_vet(card, store=store, annotator=args.annotator, batch_size=args.batch_size,
-                       budget=args.budget, draws=args.draws, tune=args.tune)
+        if len(cards) == 1:
+            vet = open_vet(cards[0], store=store, annotator=args.annotator, batch_size=args.batch_size,
+                           budget=args.budget, draws=args.draws, tune=args.tune)
+        else:
+            width = args.width if args.width is not None else (record or {}).get("width")
+            vet = open_compare(cards, store=store, metric=(record or {}).get("metric"), width=width,
+                               annotator=args.annotator, batch_size=args.batch_size, budget=args.budget,
+                               draws=args.draws)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
     host = args.host or "127.0.0.1"  # serve() warns when another host makes the page reachable from afar
-    print(f"{card.title}: {vet.view.n_items} items; labels go to {vet.store.path}", file=sys.stderr)
+    title = cards[0].title if len(cards) == 1 else vet.title
+    print(f"{title}: {vet.view.n_items} items; labels go to {vet.store.path}", file=sys.stderr)
     try:
         serve(vet, host=host, port=args.port, token=args.token,
               announce=lambda line: print(line, file=sys.stderr, flush=True))
@@ -955,13 +997,20 @@ def _cmd_demo(args) -> int:
 def _compare_parser(sub) -> None:
     """The `compare` command's arguments."""
     cmpp = sub.add_parser("compare", help="which classifier is better: paired gaps on the same label draws",
-                          description="Compare classifiers that scored the same items (one score column each) "
-                                      "on the same draws of the items' labels: each one's metric with P(best), "
-                                      "and every pair's gap with its HDI and P(better).")
-    cmpp.add_argument("scores", help="CSV or Parquet file, one row per item, one score column per classifier")
-    cmpp.add_argument("--score", nargs="+", required=True, help="the score columns to compare (two or more)")
-    cmpp.add_argument("--label", required=True, help="column of vetted labels (1/0, empty = not vetted)")
-    cmpp.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number)")
+                          description="Compare classifiers that scored the same items on the same draws of the "
+                                      "items' labels: each one's metric with P(best), and every pair's gap with "
+                                      "its HDI and P(better). Give two or more model cards (joined on their item "
+                                      "ids; their vetted labels pooled), or one scores file with one score column "
+                                      "per classifier (--score A B --label COL).")
+    cmpp.add_argument("inputs", nargs="+", metavar="CARD_OR_SCORES",
+                      help="two or more model-card folders that scored the same items, or one CSV or Parquet "
+                           "file (one row per item) with --score")
+    cmpp.add_argument("--score", nargs="+", default=None,
+                      help="with a scores file: the score columns to compare (two or more)")
+    cmpp.add_argument("--label", default=None,
+                      help="with a scores file: column of vetted labels (1/0, empty = not vetted)")
+    cmpp.add_argument("--id", dest="item_id", default=None,
+                      help="with a scores file: column of unique item ids (default: row number)")
     cmpp.add_argument("--metric", choices=("average_precision", "roc_auc", "precision_at_k", "recall_at_k"),
                       default="average_precision", help="the metric compared (default average_precision)")
     cmpp.add_argument("--k", type=int, nargs=1, default=[100], help="k for precision_at_k/recall_at_k (default 100)")
@@ -986,9 +1035,13 @@ def _vet_parser(sub) -> None:
                                      "label store before acknowledging it, and shows the card's metric with "
                                      "its credible interval after each background refit. Several browsers "
                                      "may vet at once (each item goes to one of them). Reopen with the same "
-                                     "card or store to resume. Needs the extra: pip install -e \".[vet]\".")
-    vet.add_argument("target", metavar="CARD_OR_STORE",
-                     help="a model-card folder (its [vet] table says what to show), or a store it wrote")
+                                     "card or store to resume. With two cards (CARD_A CARD_B), the page vets "
+                                     "for their comparison: the gap and P(A better) after each refit, the "
+                                     "items that move the gap most. Needs the extra: pip install -e \".[vet]\".")
+    vet.add_argument("target", metavar="CARD_OR_STORE", nargs="+",
+                     help="a model-card folder (its [vet] table says what to show), or a store it wrote; or two "
+                          "card folders that scored the same items, to vet for their comparison (the page shows "
+                          "the gap and P(A better); the first card's items, metric and settings)")
     vet.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
     vet.add_argument("--host", default=None,
                      help="address to listen on (default 127.0.0.1, this machine only); another one makes the "
@@ -999,6 +1052,9 @@ def _vet_parser(sub) -> None:
     vet.add_argument("--budget", type=int, default=None, help="how many vetted items you plan (default: the card's)")
     vet.add_argument("--draws", type=int, default=None, help="draws per chain of each refit (default: the card's)")
     vet.add_argument("--tune", type=int, default=None, help="tuning steps of each refit (default: the card's)")
+    vet.add_argument("--width", type=float, default=None,
+                     help="a comparison: half-width of the region of practical equivalence of the gap (adds "
+                          "P(|gap| <= width); default: the store's, else none)")
     vet.add_argument("--token", default=None, help="the session token (default: a new random one)")
     vet.set_defaults(func=_cmd_vet)
 

@@ -20,6 +20,8 @@ from bayeval.cli import _parser, main
 ROOT = Path(__file__).resolve().parents[1]
 BC = ROOT / "models" / "breast_cancer_logreg"
 DV = ROOT / "models" / "digits_vet"
+NB = ROOT / "models" / "digits_vet_nb"  # the same items as DV: a pair to compare
+SVM = ROOT / "models" / "digits_svm"  # all 1,797 digits: not the same items as DV
 
 
 @pytest.fixture(scope="module")
@@ -142,8 +144,21 @@ CASES = [
     ["vet", str(DV), "--store", "{tmp}"],
     ["vet", str(DV), "--store", "{nodir}"],
     ["vet", str(DV), "--store", "{notastore}"],
+    # vet for a comparison (refused before a server starts)
+    ["vet", str(DV), str(SVM)],  # the item sets differ
+    ["vet", str(DV), "{missing}"],  # not a card
+    ["vet", str(DV), str(NB), str(BC)],  # three cards
+    ["vet", str(DV), "--width", "0.01"],  # a width without a comparison
+    ["vet", str(DV), str(NB), "--width", "-0.1"],
+    ["vet", str(DV), str(NB), "--tune", "10"],
     # compare
     ["compare", "{missing}", "--score", "s", "s2", "--label", "y"],
+    ["compare", str(DV)],  # one card
+    ["compare", str(DV), str(SVM)],  # the item sets differ
+    ["compare", str(DV), "{missing}"],  # not a card
+    ["compare", str(DV), str(NB), "--label", "y"],  # a scores file's flag with cards
+    ["compare", "{scores}", "{scores}", "--score", "s", "s", "--label", "y"],  # two files with --score
+    ["compare", "{scores}", "--score", "s", "s"],  # a scores file without --label
     ["compare", "{scores}", "--score", "s", "--label", "y"],
     ["compare", "{scores}", "--score", "s", "nope", "--label", "y"],
     ["compare", "{wrong}", "--score", "a", "b", "--label", "y"],
@@ -285,3 +300,14 @@ def test_table_formats_for_logs():
     assert md[2] == "| average precision | 0.9565 | 0.0248 | [0.9240, 0.9908] | 0.9702 | 0.9937 |"
     fit = pd.DataFrame({"mean": [0.5], "sd": [0.1], "hdi_5%": [0.3], "hdi_95%": [0.7]}, index=["ap"])
     assert "90% HDI" in _format_frame(fit, "table", width=80) and "[0.3000, 0.7000]" in _format_frame(fit, "md")
+
+
+@pytest.mark.parametrize("command", ["compare", "vet"])
+def test_cards_of_other_items_are_refused_with_what_differs_and_how_to_fix(command, capsys):
+    assert main([command, str(DV), str(SVM)]) == 2
+    err = capsys.readouterr().err
+    assert "do not score the same items" in err and "898 id(s) only in 'digits_svm' (e.g. ['digit-0001'" in err
+    assert "drop the items that only some cards have" in err
+    assert not list(DV.glob("vet-compare-*"))  # refused before a store was made
+    assert main([command, str(DV)] + (["--width", "0.01"] if command == "vet" else [])) == 2
+    assert ("two or more model cards" if command == "compare" else "--width") in capsys.readouterr().err

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import bayeval as be
 from bayeval import EvalData, Posterior
 from bayeval.active import ActiveSession, LabelStore
 from bayeval.cards import CardError, load_card
@@ -271,6 +272,79 @@ def test_a_comparison_readout_reaches_the_page(tmp_path):
         with TestClient(create_app(v, token=TOKEN)) as c:
             est = c.get("/api/state", params={"token": TOKEN}).json()["estimate"]
     assert est["kind"] == "gap" and est["p_better"] == 0.93
+
+
+# ------------------------------------------------------------- a comparison
+
+
+def _answer_batch(v, truth, client="tab-aaaaaaaa"):
+    """Answer every item of the proposed batch with its true label; the ids answered."""
+    done = []
+    r = v.next(client)
+    while r["item"] is not None:
+        item = r["item"]["item"]
+        v.answer(client, item, "y" if truth[item] else "n")
+        done.append(item)
+        r = v.next(client)
+    return done
+
+
+def _direct(v):
+    """bayeval.compare on the store's labels, with the session's settings: what the page must show."""
+    s = v.session
+    cmp = be.compare(s.scores, s.data, draws=s.draws, chains=s.chains, random_seed=s._fit_seed())
+    return cmp, cmp.difference_summary(s.a, s.b, s.metric, width=s.width)
+
+
+@pytest.mark.xdist_group("tests/test_compare.py")  # after test_compare.py's fits: the joint model is compiled
+def test_a_comparison_session_shows_the_gap_of_compare_and_proposes_by_select(tmp_path):
+    from test_compare_cards import pair
+
+    from bayeval.vet import comparison_readout, find_target, open_compare
+
+    a, b, truth = pair(tmp_path)
+    store = tmp_path / "cmp.sqlite"
+    with open_compare([a, b], store=store, width=0.05) as v:
+        assert v.wait_idle(120)
+        assert v.state()["estimate"] is None and v.store.batches()["strategy"].tolist() == ["design"]
+        shown = v.next("tab-aaaaaaaa")["item"]
+        assert set(shown["scores"]) == {"good", "weak"} and shown["text"].startswith("item ")
+        first = _answer_batch(v, truth)
+        assert len(first) == 8 and v.wait_idle(120), v.state()["error"]
+        r1 = v.state()["estimate"]
+        cmp1, d1 = _direct(v)
+        assert r1["kind"] == "gap" and (r1["a"], r1["b"]) == ("good", "weak")
+        assert r1 == comparison_readout(v.session, v.session.estimate())
+        for key, col in (("mean", "mean"), ("lower", "hdi_5%"), ("upper", "hdi_95%"), ("p_better", "p_better"),
+                         ("p_rope", "p_rope")):
+            assert r1[key] == pytest.approx(d1[col], rel=1e-12, abs=1e-12), key
+        assert r1["decided"] == cmp1.decided("good", "weak", width=0.05)
+        # the next batch is the one Comparison.select ranks first on these labels
+        second = v.store.batch_items(2)
+        assert v.store.batches()["strategy"].tolist()[-1] == "compare_gap"
+        assert second == cmp1.select(8, "good", "weak").tolist()
+        assert _answer_batch(v, truth) == second and v.wait_idle(120)
+        r2 = v.state()["estimate"]
+        _, d2 = _direct(v)
+        assert (r2["mean"], r2["p_better"]) != (r1["mean"], r1["p_better"])  # the labels moved the gap ...
+        assert r2["mean"] == pytest.approx(d2["mean"], abs=1e-12)  # ... to where compare puts it
+        assert r2["p_better"] == pytest.approx(d2["p_better"], abs=1e-12)
+        assert r2["upper"] - r2["lower"] < r1["upper"] - r1["lower"]
+        seen = [h["n_vetted"] for h in v.state()["history"]]  # (a refit may also run between answers)
+        assert 8 in seen and seen[-1] == 16
+    # the store remembers the comparison: reopened from it, the session resumes
+    cards, path, record = find_target([store])
+    assert [c.path for c in cards] == [a.resolve(), b.resolve()] and path == store
+    assert record == {"cards": [str(a.resolve()), str(b.resolve())], "metric": "average_precision", "width": 0.05}
+    with open_compare(cards, store=store, width=record["width"]) as v:
+        assert v.wait_idle(120)
+        assert v.state()["progress"]["vetted"] == 16 and v.state()["estimate"]["mean"] == pytest.approx(r2["mean"])
+    with pytest.raises(ValueError, match="the label store of a comparison"):  # not a single card's store
+        find_card(store)
+    single = tmp_path / "single.sqlite"
+    open_vet(load_card(a), store=single, draws=50, tune=50).close()
+    with pytest.raises(ValueError, match="a comparison keeps its own store"):
+        open_compare([a, b], store=single)
 
 
 # ------------------------------------------------------------------ safety
@@ -606,3 +680,58 @@ def test_the_page_in_a_browser_keys_two_tabs_hostile_text_screenshot_and_a_kille
         driver.quit()
         proc.send_signal(signal.SIGINT)
         proc.wait(30)
+
+
+@pytest.mark.xdist_group("tests/test_compare.py")  # after test_compare.py's fits: the joint model is compiled
+def test_the_comparison_page_in_a_browser_shows_the_gap_and_p_better_after_a_refit(tmp_path):
+    import socket
+
+    import uvicorn
+    from test_compare_cards import pair
+
+    from bayeval.vet import open_compare
+
+    driver = _browser()
+    a, b, truth = pair(tmp_path)
+    v = open_compare([a, b], store=tmp_path / "cmp.sqlite", width=0.05)
+    sock = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_app(v, token=TOKEN), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={TOKEN}"
+        driver.set_page_load_timeout(60)
+        driver.get(url)
+        # both classifiers' scores are shown with the item
+        item = _shown(driver)
+        assert driver.execute_script("return document.getElementById('score').textContent").startswith("good ")
+        from selenium.webdriver.common.by import By
+
+        for k in range(8):  # the first (designed) batch, answered with the keyboard
+            item = _shown(driver) if k else item
+            driver.find_element(By.TAG_NAME, "body").send_keys("y" if truth[item] else "n")
+            _wait(driver, f"return document.getElementById('message').textContent === "
+                          f"'saved: {item} = {'yes' if truth[item] else 'no'}'")
+        assert len(v.store.resolved()) == 8
+        text = _wait(driver, "const e = document.getElementById('estimate').textContent;"
+                             "return document.getElementById('refit').textContent === '' && e.includes('P(good better)')"
+                             " && document.querySelectorAll('#chart circle').length >= 1 && e", timeout=240)
+        est = v.state()["estimate"]
+        direct = be.compare(v.session.scores, v.session.data, draws=v.session.draws, chains=v.session.chains,
+                            random_seed=v.session._fit_seed()).difference_summary("good", "weak", width=0.05)
+        assert est["p_better"] == pytest.approx(direct["p_better"]) and est["mean"] == pytest.approx(direct["mean"])
+        assert f"P(good better) = {direct['p_better']:.3f}" in text and f"{direct['mean']:.3f}  [" in text
+        assert f"P(|gap| ≤ 0.05) = {direct['p_rope']:.3f}" in text
+        label = driver.execute_script("return document.getElementById('estimate-label').textContent")
+        assert label == "gap: average_precision: good - weak"
+        verdict = driver.execute_script("return document.getElementById('verdict').textContent")
+        assert verdict == ("not decided yet: keep vetting." if est["decided"] is None else
+                           f"decided: {est['decided']} is better (probability > 0.95). You may stop here.")
+        shot = Path(os.environ.get("BAYEVAL_VET_COMPARE_SCREENSHOT", tmp_path / "vet-compare.png"))
+        assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    finally:
+        driver.quit()
+        server.should_exit = True
+        thread.join(30)
+        sock.close()
+        v.close()

@@ -73,6 +73,9 @@ class ItemView:
     images, texts : sequence of (str or None), optional
         One entry per item: an image path (relative to ``folder``) or an ``http://`` /
         ``https://`` URL; the text to show. None or empty: nothing.
+    scores : dict of str to array_like, optional
+        Several classifiers' scores of the items (a comparison): shown with their names
+        besides ``data``'s score.
 
     Examples
     --------
@@ -82,12 +85,18 @@ class ItemView:
     >>> view = ItemView(EvalData(np.array([0.7]), categories=["cat"]),
     ...                 images=["https://example.org/1.jpg"])
     >>> view.show(0)
-    {'item': 0, 'position': 0, 'score': 0.7, 'category': 'cat', 'image': {'kind': 'url', 'src': 'https://example.org/1.jpg'}, 'text': None}
+    {'item': 0, 'position': 0, 'score': 0.7, 'category': 'cat', 'image': {'kind': 'url', 'src': 'https://example.org/1.jpg'}, 'text': None, 'scores': None}
     """
 
-    def __init__(self, data, *, folder=None, images=None, texts=None):
+    def __init__(self, data, *, folder=None, images=None, texts=None, scores=None):
         n = int(data.n_items)
         self.data = data
+        self.scores = None
+        if scores is not None:
+            self.scores = {str(k): np.asarray(v, dtype=np.float64) for k, v in dict(scores).items()}
+            bad = {k: v.shape for k, v in self.scores.items() if v.shape != (n,)}
+            if bad:
+                raise ValueError(f"`scores` must hold one score per item ({n}) for each classifier, got shapes {bad}.")
         self.folder = None if folder is None else Path(folder).resolve()
         self.images = self._column(images, n, "images")
         self.texts = self._column(texts, n, "texts")
@@ -131,6 +140,7 @@ class ItemView:
             "category": category,
             "image": self._image(position),
             "text": self.texts[position],
+            "scores": None if self.scores is None else {k: float(v[position]) for k, v in self.scores.items()},
         }
 
     def _image(self, position: int) -> dict | None:
@@ -173,7 +183,7 @@ class ItemView:
         return path
 
     @classmethod
-    def from_card(cls, card, data) -> ItemView:
+    def from_card(cls, card, data, *, scores=None) -> ItemView:
         """The view of a model card's items (its ``[vet]`` image and text columns).
 
         Examples
@@ -187,4 +197,4 @@ class ItemView:
         vet = card.vet
         images = card.column_text(vet["image"]) if "image" in vet else None
         texts = card.column_text(vet["text"]) if "text" in vet else None
-        return cls(data, folder=card.path, images=images, texts=texts)
+        return cls(data, folder=card.path, images=images, texts=texts, scores=scores)

@@ -27,7 +27,11 @@ returning a JSON-ready dict. The default, :func:`metric_readout`, gives one metr
 and credible interval (``kind="metric"``). A comparison of two classifiers passes its own
 readout with ``kind="gap"``, the gap's ``mean``, ``lower``, ``upper`` and ``p_better``
 (the posterior probability that the first classifier is better); the page then shows the
-gap and ``P(A better)`` instead of one metric.
+gap and ``P(A better)`` instead of one metric. :mod:`bayeval.vet.comparison` is that
+session for two model cards (``bayeval vet CARD_A CARD_B``): its refit is
+:func:`bayeval.compare`, its readout :func:`~bayeval.vet.comparison.comparison_readout`.
+A session whose ``first_estimate_at`` attribute says so is first refitted once that
+many items are vetted (a comparison: after its first batch).
 
 Examples
 --------
@@ -69,7 +73,10 @@ from .items import ItemView
 __all__ = ["VetSession", "VetError", "metric_readout", "open_vet", "find_card"]
 
 _SKIPPED_KEY = "vet_skipped"
-_CARD_KEY = "vet_card"
+#: the store's record of the card of a single-card session (`bayeval vet CARD`)
+CARD_KEY = "vet_card"
+#: the store's record of a comparison session (`bayeval vet CARD_A CARD_B`): cards, metric, width
+COMPARE_KEY = "vet_compare"
 _CLIENT = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _ANSWERS = {"y": 1, "n": 0, "yes": 1, "no": 0, 1: 1, 0: 0}  # True == 1 and False == 0 as keys
 
@@ -438,7 +445,7 @@ class VetSession:
         open_items = [i for i in self.store.pending() if i not in skipped]
         if not open_items and (self.budget is None or int(s.data.n_vetted) < self.budget):
             s.next_batch(exclude=skipped)  # the batch is used up: the next one
-        if int(s.data.n_vetted) > 0:
+        if int(s.data.n_vetted) >= getattr(s, "first_estimate_at", 1):  # a comparison waits for its first batch
             readout = self.readout(s, s.estimate())
             history = self._history_rows()
             with self._lock:
@@ -507,7 +514,11 @@ def find_card(target):
         raise ValueError(f"{target}: not a model card folder, its {CARD_FILE}, or a label store written by "
                          "`bayeval vet` (no such file or folder).")
     with LabelStore(p) as store:
-        card = store.get_meta(_CARD_KEY)
+        card = store.get_meta(CARD_KEY)
+        compared = store.get_meta(COMPARE_KEY)
+    if isinstance(compared, dict):
+        raise ValueError(f"{target}: the label store of a comparison of {compared.get('cards')}; "
+                         "reopen it with `bayeval vet STORE` (bayeval.vet.comparison.find_target).")
     if not isinstance(card, str):
         raise ValueError(f"{target}: a label store, but not one written by `bayeval vet` (it does not say which "
                          "model card it belongs to). Give the card folder instead: `bayeval vet CARD --store "
@@ -562,8 +573,12 @@ def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int 
                            hdi_prob=card.report_options["hdi_prob"], fit_kwargs=fit_kwargs,
                            random_seed=sampling["random_seed"], progressbar=False)
     try:
-        if active.store.get_meta(_CARD_KEY) != str(card.path):
-            active.store.set_meta(_CARD_KEY, str(card.path))
+        compared = active.store.get_meta(COMPARE_KEY)
+        if compared is not None:
+            raise ValueError(f"{path}: the label store of a comparison of {compared.get('cards')}; a single card's "
+                             "page keeps its own store (its history is of one metric). Give another --store.")
+        if active.store.get_meta(CARD_KEY) != str(card.path):
+            active.store.set_meta(CARD_KEY, str(card.path))
         if readout is None:  # the card's name for the metric
             def readout(session, table):
                 return {**metric_readout(session, table), "label": label}

@@ -74,7 +74,9 @@
     $("status").textContent = "Is this item positive?";
     $("item-id").textContent = String(current.item);
     $("category").textContent = current.category === null ? "–" : current.category;
-    $("score").textContent = Number(current.score).toPrecision(4);
+    $("score").textContent = current.scores
+      ? Object.entries(current.scores).map(([k, v]) => k + " " + Number(v).toPrecision(4)).join(" · ")
+      : Number(current.score).toPrecision(4);
     $("text").textContent = current.text === null ? "" : current.text;
     const im = current.image;
     if (im && (im.kind === "file" || im.kind === "url")) {
@@ -157,6 +159,9 @@
     el("text", { x: 2, y: Y(lo), "font-size": 10 }, lo.toFixed(2));
     el("text", { x: L, y: H - 5, "font-size": 10 }, String(x0));
     el("text", { x: W - R, y: H - 5, "font-size": 10, "text-anchor": "end" }, String(x1) + " vetted");
+    if (estimate && estimate.kind === "gap") {  // no gap: the classifiers are equally good
+      el("line", { x1: L, y1: Y(0), x2: W - R, y2: Y(0), stroke: "#b55", "stroke-dasharray": "4 3" });
+    }
     for (const p of pts) {
       el("line", { x1: X(p.n_vetted), y1: Y(p.lower), x2: X(p.n_vetted), y2: Y(p.upper), stroke: "#7aa6d8", "stroke-width": 4 });
     }
@@ -167,10 +172,21 @@
   function showState(s) {
     if (s.title) { $("title").textContent = s.title; document.title = "vet: " + s.title; }
     const e = s.estimate;
+    $("verdict").textContent = "";
     if (e && e.kind === "gap") {
+      const a = e.a || "A", b = e.b || "B";
       $("estimate-label").textContent = "gap: " + e.label;
       $("estimate").textContent = fmt(e.mean) + "  [" + fmt(e.lower) + ", " + fmt(e.upper) + "]  (" +
-        Math.round(100 * e.hdi_prob) + "% interval);  P(A better) = " + fmt(e.p_better);
+        Math.round(100 * e.hdi_prob) + "% interval);  P(" + a + " better) = " + fmt(e.p_better) +
+        (e.p_rope === null || e.p_rope === undefined ? "" : ";  P(|gap| ≤ " + e.width + ") = " + fmt(e.p_rope));
+      if (e.decided) {
+        const lvl = e.level ? " (probability > " + e.level + ")" : "";
+        $("verdict").textContent = "decided: " + (e.decided === "equivalent"
+          ? a + " and " + b + " are practically equivalent" + lvl
+          : e.decided + " is better" + lvl) + ". You may stop here.";
+      } else if (e.a) {
+        $("verdict").textContent = "not decided yet: keep vetting.";
+      }
     } else if (e) {
       $("estimate-label").textContent = e.label;
       $("estimate").textContent = fmt(e.mean) + "  [" + fmt(e.lower) + ", " + fmt(e.upper) + "]  (" +

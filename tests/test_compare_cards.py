@@ -1,0 +1,138 @@
+"""Comparing model cards: `cards.join_cards` (item ids, pooled labels, clear errors) and
+`bayeval compare CARD_A CARD_B ...`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeval as be
+from bayeval.cards import CardError, join_cards, load_card
+from bayeval.cli import main
+
+ROOT = Path(__file__).resolve().parents[1] / "models"
+
+
+def write_card(folder: Path, df: pd.DataFrame, *, vet: str = "", columns: str = 'label = "label"\ntruth = "truth"'):
+    """A small card folder: ``df`` (id, score, label, truth, ...) as its scores file."""
+    folder.mkdir(parents=True)
+    df.to_csv(folder / "scores.csv", index=False)
+    (folder / "card.toml").write_text(f'''title = "{folder.name}"
+description = "a test card"
+[data]
+file = "scores.csv"
+score = "score"
+id = "id"
+{columns}
+[model]
+name = "calibration"
+[sampling]
+draws = 100
+tune = 100
+chains = 2
+random_seed = 0
+{vet}''')
+    return folder
+
+
+def pair(tmp_path: Path, n: int = 120, *, vet: str = '[vet]\ntext = "text"\nbatch_size = 8\n'):
+    """Two cards of the same n items (the second's rows shuffled): "good" ranks the positives better."""
+    rng = np.random.default_rng(3)
+    truth = (rng.random(n) < 0.3).astype(int)
+    ids = [f"x{j:03d}" for j in range(n)]
+    good = pd.DataFrame({"id": ids, "score": np.round(2.5 * truth + rng.normal(0, 1, n), 5),
+                         "label": pd.array([pd.NA] * n, dtype="Int64"), "truth": truth,
+                         "text": [f"item {j}" for j in range(n)]})
+    weak = pd.DataFrame({"id": ids, "score": np.round(0.5 * truth + rng.normal(0, 1, n), 5),
+                         "label": pd.array([pd.NA] * n, dtype="Int64"), "truth": truth})
+    a = write_card(tmp_path / "good", good, vet=vet)
+    b = write_card(tmp_path / "weak", weak.sample(frac=1.0, random_state=0))
+    return a, b, dict(zip(ids, truth.tolist(), strict=True))
+
+
+def test_join_aligns_on_ids_and_pools_the_vetted_labels(tmp_path):
+    a, b, truth = pair(tmp_path, n=20)
+    fa, fb = pd.read_csv(a / "scores.csv"), pd.read_csv(b / "scores.csv")
+    fa.loc[fa.id == "x003", "label"] = truth["x003"]  # vetted in one card ...
+    fb.loc[fb.id == "x007", "label"] = truth["x007"]  # ... and another in the other
+    fb.loc[fb.id == "x003", "label"] = truth["x003"]  # the same label twice: fine
+    fa.to_csv(a / "scores.csv", index=False)
+    fb.to_csv(b / "scores.csv", index=False)
+    j = join_cards([a, b])
+    assert j.names == ("good", "weak") and j.data.item_ids.tolist() == fa.id.tolist()
+    by_id = dict(zip(fb.id, fb.score, strict=True))
+    np.testing.assert_array_equal(j.scores["weak"], [by_id[i] for i in fa.id])  # aligned on the ids, not rows
+    np.testing.assert_array_equal(j.scores["good"], fa.score.to_numpy())
+    assert sorted(j.data.item_ids[j.data.vetted].tolist()) == ["x003", "x007"]
+    assert j.truth.tolist() == [truth[i] for i in fa.id]
+
+
+def test_join_refuses_item_sets_that_differ_and_says_how_many_and_which():
+    with pytest.raises(CardError) as exc:
+        join_cards([ROOT / "digits_vet", ROOT / "digits_svm"])
+    msg = str(exc.value)
+    assert "do not score the same items" in msg and "898 id(s) only in 'digits_svm'" in msg
+    assert "'digit-0001'" in msg and "drop the items" in msg and "digits_vet/card.toml" in msg
+
+
+def test_join_refuses_labels_that_disagree_and_other_mistakes(tmp_path):
+    a, b, truth = pair(tmp_path, n=20)
+    fb = pd.read_csv(b / "scores.csv")
+    fb.loc[fb.id == "x005", "label"] = 1
+    fb.to_csv(b / "scores.csv", index=False)
+    fa = pd.read_csv(a / "scores.csv")
+    fa.loc[fa.id == "x005", "label"] = 0
+    fa.to_csv(a / "scores.csv", index=False)
+    with pytest.raises(CardError, match=r"label columns disagree on 1 item\(s\) \('x005': good 0, weak 1\)"):
+        join_cards([a, b])
+    with pytest.raises(CardError, match="two or more cards, got 1"):
+        join_cards([a])
+    with pytest.raises(CardError, match="the folder name 'good'"):
+        join_cards([a, a])
+    c = write_card(tmp_path / "noid", pd.DataFrame({"score": [0.1, 0.2]}), columns="")
+    (c / "card.toml").write_text((c / "card.toml").read_text().replace('id = "id"\n', ""))
+    with pytest.raises(CardError, match=r"\[data\] id: a comparison joins cards on their item ids"):
+        join_cards([a, c])
+    with pytest.raises(CardError, match="card.toml"):
+        join_cards([a, tmp_path / "no-such-card"])
+
+
+@pytest.mark.xdist_group("tests/test_compare.py")  # after test_compare.py's fits: the joint model is compiled
+def test_compare_cli_on_two_cards_equals_compare_on_the_joined_cards(tmp_path, capsys):
+    a, b, truth = pair(tmp_path, n=80)
+    fa = pd.read_csv(a / "scores.csv")
+    vetted = fa.id.iloc[:30]
+    fa.loc[fa.id.isin(vetted), "label"] = [truth[i] for i in vetted]
+    fa.to_csv(a / "scores.csv", index=False)
+    out = tmp_path / "pairs.csv"
+    assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Comparison(good, weak: 80 items, 30 vetted, 200 draws)" in printed
+    j = join_cards([load_card(a), load_card(b)])
+    direct = be.compare(j.scores, j.data, draws=100, chains=2, random_seed=0).summary()
+    got = pd.read_csv(out)
+    assert got[["better", "worse"]].values.tolist() == direct[["better", "worse"]].values.tolist()
+    np.testing.assert_allclose(got[["mean", "p_better"]], direct[["mean", "p_better"]], rtol=1e-12)
+
+
+def test_the_bundled_digits_pair_scores_the_same_items_and_its_script_reproduces_it(tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+
+    from sklearn.metrics import average_precision_score
+
+    j = join_cards([ROOT / "digits_vet", ROOT / "digits_vet_nb"])
+    assert (j.data.n_items, j.data.n_vetted, int(j.truth.sum())) == (899, 0, 87)
+    ap = {n: average_precision_score(j.truth, s) for n, s in j.scores.items()}
+    assert ap["digits_vet"] - ap["digits_vet_nb"] > 0.1  # a gap the page can decide (0.861 vs 0.722)
+    spec = importlib.util.spec_from_file_location("_make_digits_vet_nb", ROOT / "digits_vet_nb" / "make_scores.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    fresh = pd.read_csv(module.main(tmp_path / "scores.csv"))
+    stored = pd.read_csv(ROOT / "digits_vet_nb" / "scores.csv")
+    pd.testing.assert_frame_equal(fresh.drop(columns="score"), stored.drop(columns="score"))
+    np.testing.assert_allclose(fresh["score"], stored["score"], rtol=1e-6, atol=2e-4)
