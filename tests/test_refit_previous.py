@@ -11,6 +11,7 @@ at the end.
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import arviz as az
 import numpy as np
@@ -107,6 +108,7 @@ def first_fit():
     return LabelFlip().fit(_tags(40), random_seed=1, **FIT)
 
 
+@pytest.mark.slow  # two NUTS fits of a hierarchical model: tens of seconds on a shared machine
 def test_label_flip_refit_reweights_the_previous_fit(first_fit):
     model = LabelFlip()
     post = model.fit(_tags(44), random_seed=2, previous=first_fit, **FIT)
@@ -125,6 +127,7 @@ def test_label_flip_refit_reweights_the_previous_fit(first_fit):
     assert np.isfinite(post.metric("precision").values).all()
 
 
+@pytest.mark.slow
 def test_label_flip_refit_with_another_structure_runs_nuts_and_says_why(first_fit):
     data, truth = simulate_tags(2, items_per_category=120, random_seed=0)  # two categories, not three
     data = data.with_labels(data.item_ids[:30], truth[:30])
@@ -133,10 +136,13 @@ def test_label_flip_refit_with_another_structure_runs_nuts_and_says_why(first_fi
     assert "another structure" in post.sampling.fallback_reason
 
 
-def test_previous_of_another_model_is_rejected(first_fit):
+def test_previous_of_another_model_is_rejected():
+    # checked before anything is fitted: a stand-in with a posterior's attributes serves
+    other = SimpleNamespace(idata=az.from_dict(posterior={"fpr_mu": np.zeros((2, 5))}), data=_tags(40),
+                            model_spec=LabelFlip())
     with pytest.raises(ValueError, match="previous"):
-        LabelFlip(pooling="none").fit(_tags(44), previous=first_fit, **FIT)
+        LabelFlip(pooling="none").fit(_tags(44), previous=other, **FIT)
     with pytest.raises(TypeError, match="previous"):
-        LabelFlip().fit(_tags(44), previous=first_fit.idata, **FIT)
+        LabelFlip().fit(_tags(44), previous=other.idata, **FIT)
     with pytest.raises(TypeError, match="previous"):
         ScoreMixture().fit(_tags(44), previous="last fit", **FIT)

@@ -231,7 +231,12 @@ class Model:
         warn : bool
             Warn when the diagnostics are bad (see ``post.convergence``).
         **sample_kwargs
-            NUTS settings, e.g. ``target_accept=0.95``.
+            NUTS settings, e.g. ``target_accept=0.95``; and ``previous``: the posterior
+            of an earlier fit of this model (the vetting loop's last fit). Where
+            ``sampler="auto"`` means NUTS, its draws are first reweighted to ``data``
+            (no NUTS run) and kept when the weights are reliable (Pareto k < 0.7, ESS
+            >= 100 per chain); otherwise NUTS runs and ``post.sampling.fallback_reason``
+            says why. Ignored by models sampled otherwise.
         """
         data = self._check_data(data)
         draws = V.as_positive_int(draws, "draws")

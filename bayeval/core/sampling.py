@@ -12,6 +12,11 @@ adapted once to the weighted draws' mean and covariance (a skewed posterior's me
 off its mode) and drawn again. ``sampler="auto"`` uses it and falls back to NUTS
 otherwise, so a user never gets a worse posterior for the speed.
 
+A refit of a NUTS-bound model can reuse its previous fit (``previous=``): the earlier
+draws are weighted by the ratio of the new posterior density to the earlier one (the
+earlier posterior is the proposal), checked by the same Pareto k and an effective sample
+size, and NUTS runs only where those say the weights are unreliable.
+
 The compiled log-density of a model is cached by the model's *structure* (a key the
 model class gives): refits with new data (the vetting loop, a study) swap the values of
 the ``pm.Data`` containers and pay no compilation.
@@ -35,7 +40,7 @@ from . import _validate as V
 from ._diagnostics import ESS_PER_CHAIN
 from ._progress import Bar, covered
 
-__all__ = ["SamplingInfo", "Previous", "reweight_previous", "sample_model", "cached_model", "SAMPLERS", "NUTS_SAMPLERS", "DEFAULT_NUTS"]
+__all__ = ["SamplingInfo", "Previous", "sample_model", "cached_model", "SAMPLERS", "NUTS_SAMPLERS", "DEFAULT_NUTS"]
 
 #: the NUTS implementations: PyMC's NUTS with the log-density compiled to C (``"pymc"``)
 #: or with Numba (``"pymc-numba"``), nutpie (the ``fast`` extra), and NumPyro's and
@@ -522,7 +527,7 @@ def _logp_rows(c: _Compiled, u: np.ndarray, batched: bool) -> np.ndarray:
     return np.array([c.f(x) for x in u])
 
 
-def reweight_previous(c: _Compiled, previous: Previous, *, n_draws: int, rng: np.random.Generator,
+def _reweight_previous(c: _Compiled, previous: Previous, *, n_draws: int, rng: np.random.Generator,
                       batched: bool = False, say=None) -> tuple[np.ndarray | None, SamplingInfo]:
     """Indices into the previous fit's draws making ``n_draws`` equally weighted draws of
     the posterior given ``c``'s current data, or None with the reason.
@@ -695,7 +700,7 @@ def _refit_previous(model, key, previous: Previous, *, chains, draws, seed_seq, 
         rng = np.random.default_rng(seed_seq)
         try:
             # one call per draw: the one-point log-density is all this route compiles
-            rows, info = reweight_previous(c, previous, n_draws=chains * draws, rng=rng, say=bar.update)
+            rows, info = _reweight_previous(c, previous, n_draws=chains * draws, rng=rng, say=bar.update)
         except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
             rows, info = None, SamplingInfo("importance", fallback_reason=f"reweighting the previous fit failed ({exc})")
         if rows is None:
@@ -741,7 +746,7 @@ def sample_model(
     take ``max_treedepth`` only). ``fallback``: the NUTS that ``"auto"`` falls back to
     (one of :data:`NUTS_SAMPLERS`). ``previous``: an earlier fit of the same structure
     (:class:`Previous`); with a NUTS ``sampler``, its draws are first reweighted to the
-    current data (:func:`reweight_previous`: no gradient, no warm-up) and NUTS runs only
+    current data (:func:`_reweight_previous`: no gradient, no warm-up) and NUTS runs only
     where the weights are unreliable, ``fallback_reason`` saying why. Every sampler
     gives the same draws for the same seed.
 
