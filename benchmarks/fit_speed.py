@@ -1154,7 +1154,7 @@ def splice_section(text: str, heading: str, section: str) -> str:
 
 
 def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, quick=False, backends=None,
-           agreement=None) -> str:
+           agreement=None, refits=None) -> str:
     load = _loadavg()
     head = [
         "# Fit speed: today's path against the public `fit`",
@@ -1204,6 +1204,8 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
         head += backend_section(backends)
     if agreement:
         head += agreement_section(agreement)
+    if refits:
+        head += refit_section(refits)
     if auto:
         head += [
             "## `ScoreMixture.auto`",
@@ -1294,10 +1296,11 @@ def main(argv=None):
         return _main_agreement(args, out, raw, cmd, draws)
     if args.refits:
         return _main_refits(args, out, raw, cmd, draws)
-    agreement = None
+    agreement = refits = None
     if raw.is_file():  # the other parts' results: kept
         backends = json.loads(raw.read_text()).get("backends")
         agreement = json.loads(raw.read_text()).get("agreement")
+        refits = json.loads(raw.read_text()).get("refits")
     if args.resume and raw.is_file():
         saved = json.loads(raw.read_text())
         if saved["settings"] != {"draws": draws, "chains": args.chains, "seed": args.seed,
@@ -1313,13 +1316,13 @@ def main(argv=None):
             out.parent.mkdir(parents=True, exist_ok=True)
             raw.write_text(json.dumps({"cmd": cmd, "rows": rs, "auto": auto, "settings": {
                 "draws": draws, "chains": args.chains, "seed": args.seed, "auto_draws": args.auto_draws,
-                "cold_compiledir": args.cold_compiledir}, "backends": backends, "agreement": agreement},
+                "cold_compiledir": args.cold_compiledir}, "backends": backends, "agreement": agreement, "refits": refits},
                 indent=1))
             ns = sorted({int(r["n"]) for r in rs}) or list(sizes)  # resumed runs: every row's N, not this run's
             shown = settings.split(", N in ")[0] + ", N in " + ", ".join(f"{n:,}" for n in ns)
             out.write_text(report(rs, auto, cmd=cmd, settings=shown, elapsed=time.time() - t0, complete=complete,
                                   cold_compiledir=args.cold_compiledir, quick=args.quick, backends=backends,
-                                  agreement=agreement))
+                                  agreement=agreement, refits=refits))
 
     if part in ("all", "auto") and auto is None:  # first: one number, and a run cut short still has it
         print(f"ScoreMixture.auto at N=10,000 (draws = tune = {args.auto_draws}) ...", flush=True)

@@ -701,8 +701,9 @@ def _refit_previous(model, key, previous: Previous, *, chains, draws, seed_seq, 
         try:
             # one call per draw: the one-point log-density is all this route compiles
             rows, info = _reweight_previous(c, previous, n_draws=chains * draws, rng=rng, say=bar.update)
-        except (ValueError, np.linalg.LinAlgError, FloatingPointError) as exc:
-            rows, info = None, SamplingInfo("importance", fallback_reason=f"reweighting the previous fit failed ({exc})")
+        except Exception as exc:  # noqa: BLE001 -- whatever stops the fast route, NUTS is the answer
+            rows, info = None, SamplingInfo("importance", fallback_reason=f"reweighting the previous fit failed "
+                                                                          f"({type(exc).__name__}: {exc})")
         if rows is None:
             info.fallback_reason += "; NUTS was run instead"
             bar.transient()
