@@ -171,7 +171,7 @@ def _label_flip_make(n, seed, more):
     data, truth = simulate_tags(5, items_per_category=n // 5, size_tail=0.0, random_seed=seed)
     rng = np.random.default_rng(seed + 1)
     order = rng.permutation(data.n_items)
-    ids = order[: 100 + (20 if more else 0)]
+    ids = order[: 100 + 20 * int(more)]
     return data.with_labels(data.item_ids[ids], truth[ids])
 
 
@@ -410,6 +410,8 @@ def one(spec: dict) -> dict:
         out.update(_backend_fits(adapter, spec))
     elif spec["path"] == "agree":
         out.update(_agreement(adapter, spec))
+    elif spec["path"] == "refits":
+        out.update(_refits(adapter, spec))
     elif spec["path"] in ("auto", "auto-baseline"):
         from bayeval.models import AUTO_CANDIDATES, ScoreMixture
 
@@ -697,6 +699,142 @@ def agreement_section(a: dict) -> list[str]:
             f"{agreement_verdict(r)} |")
     lines.append("")
     return lines
+
+
+# ----------------------------------------------------------------- refits from the previous fit
+#
+# The vetting loop's refits: ``fit(next data, previous=last posterior)`` reweights the last
+# fit's draws where their weights are reliable (no NUTS), NUTS otherwise. Measured in one
+# process against plain PyMC fits of the same data, which also serve as the reference
+# posteriors of the agreement check.
+
+#: models whose default sampler is NUTS (the refit route applies to them)
+REFIT_MODELS = ("LabelFlip",)
+
+
+def _refits(adapter: Adapter, spec: dict) -> dict:
+    """In a fresh process: plain PyMC fits of the loop's 2nd and 3rd data (the first of
+    them compiles), then the public path: a first fit and three refits, each from the
+    posterior before it, on the 2nd, 3rd and 4th data; per refit its time, sampler,
+    Pareto k, ESS, fallback reason, and (2nd and 3rd data) its agreement with PyMC's."""
+    import pymc as pm
+
+    n, draws, tune, chains, seed = spec["n"], spec["draws"], spec["tune"], spec["chains"], spec["seed"]
+    data = [adapter.make(n, seed, step) for step in range(4)]
+    out, base = {"baseline": []}, {}
+    for step in (1, 2):
+        t0 = time.perf_counter()
+        model = adapter.build(data[step])
+        names = [rv.name for rv in model.free_RVs]
+        with model, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            base[step] = pm.sample(draws=draws, tune=tune, chains=chains, cores=1, random_seed=seed + 10 * step,
+                                   progressbar=False, compute_convergence_checks=False)
+        out["baseline"].append({"step": step, "time": time.perf_counter() - t0})
+    fits, post = [], None
+    for step in range(4):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kw = {} if post is None else {"previous": post}
+            post = adapter.fit(data[step], draws, tune, chains, seed + step, **kw)
+        info = post.sampling
+        row = {"step": step, "time": time.perf_counter() - t0, "sampler": info.sampler,
+               "pareto_k": float(info.pareto_k), "ess": float(info.ess), "fallback": info.fallback_reason,
+               "n_grad": int(info.n_grad_evals), "n_logp": int(info.n_logp_evals)}
+        if step in base:
+            shared = [v for v in names if v in post.idata.posterior]
+            row["agreement"] = agreement_stats(
+                _param_stats(base[step], shared),
+                _param_stats(post.idata, shared, weights_ess=info.ess if info.sampler == "importance" else None))
+        fits.append(row)
+    out["fits"] = fits
+    return out
+
+
+def measure_refits(models, *, draws, tune, chains=2, seed=1, timeout=None, log=print, on_row=None,
+                   sizes=None) -> list[dict]:
+    rows = []
+    for name in models:
+        n = (sizes or {}).get(name, 10_000)
+        spec = {"model": name, "n": n, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
+                "path": "refits"}
+        row = {"model": name, "n": n, "error": "", "git": _git_rev()}
+        try:
+            row.update(run_one(spec, timeout=timeout))
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            msg = str(exc).strip().splitlines()
+            row["error"] = (msg[-1] if msg else type(exc).__name__)[:200]
+        rows.append(row)
+        if row["error"]:
+            log(f"  {name:24s} failed: {row['error']}", flush=True)
+        else:
+            b = row["baseline"][-1]["time"]
+            log(f"  {name:24s} N={n:,}  plain PyMC {b:.1f} s; " + "; ".join(
+                f"fit {f['step']} {f['sampler']} {f['time']:.2f} s ({b / f['time']:.1f}x)" for f in row["fits"]),
+                flush=True)
+        if on_row:
+            on_row(rows)
+    return rows
+
+
+def refit_section(a: dict) -> list[str]:
+    """The "Refits from the previous fit" section from the saved run ``a``."""
+    lines = [
+        "## Refits from the previous fit",
+        "",
+        ("" if a.get("complete") else "**PARTIAL: the run stopped before every model was measured.**\n\n")
+        + f"Made by `{a['cmd']}` on {a['date']} in {a['elapsed']:.0f} s with {a['versions']}; {a['machine']}.",
+        "",
+        f"Settings: {a['settings']}. In one fresh process per model, the vetting loop's data 0..3 (20 more "
+        "vetted labels each step): *plain PyMC*: the model built afresh and `pm.sample` (PyMC's NUTS at its "
+        "defaults, `cores=1`) on data 1 (the first in the process: it compiles) and data 2; then the public "
+        "path: `fit(data 0)` (NUTS, as every first fit), and `fit(data k, previous=<the fit of data k-1>)` for "
+        "k = 1, 2, 3. *first refit*: k = 1 (it compiles the log-density); *steady*: k = 2, 3. *ratio*: the "
+        "plain PyMC fit of data 2 (compiled model, same process) over the refit's time. *agreement* (data 1 and "
+        "2, against the plain PyMC fit of the same data): the largest |z| of the means and of the 5%/95% "
+        "quantiles over every scalar free parameter (z = difference / joint Monte Carlo s.e., ArviZ's `mcse`; "
+        "for reweighted draws scaled up to their ESS) against the 95% bound of the largest of that many |z|.",
+        "",
+        "| model | N | plain PyMC s (data 1 / data 2) | fit | sampler | s | ratio | Pareto k | ESS | max \\|z\\| "
+        "means / quantiles (bound) | sd ratio min / max | NUTS fallback |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    kinds = {0: "first fit", 1: "first refit", 2: "steady refit", 3: "steady refit"}
+    for r in a["rows"]:
+        if r.get("error"):
+            lines.append(f"| {r['model']} | {r['n']:,} | failed: {r['error']} |" + " – |" * 9)
+            continue
+        b = [x["time"] for x in r["baseline"]]
+        for f in r["fits"]:
+            ag = f.get("agreement")
+            z = (f"{ag['max_z_mean']:.2f} / {ag['max_z_quantile']:.2f} ({ag['z_bound']:.2f})" if ag else "–")
+            sd = f"{ag['sd_ratio_min']:.2f} / {ag['sd_ratio_max']:.2f}" if ag else "–"
+            k = f"{f['pareto_k']:.2f}" if math.isfinite(f["pareto_k"]) else "–"
+            ess = f"{f['ess']:.0f}" if math.isfinite(f["ess"]) else "–"
+            lines.append(
+                f"| {r['model']} | {r['n']:,} | {b[0]:.1f} / {b[1]:.1f} | {f['step']}: {kinds[f['step']]} | "
+                f"{f['sampler']} | {f['time']:.2f} | {b[1] / f['time']:.1f}× | {k} | {ess} | {z} | {sd} | "
+                f"{f['fallback'] or '–'} |")
+    lines.append("")
+    return lines
+
+
+def _main_refits(args, out, raw, cmd, draws):
+    """The ``--refits`` part: measured, stored under "refits" in the raw JSON, written into
+    the results file with the sections already there."""
+    import arviz
+
+    models = args.models or list(REFIT_MODELS)
+    meta, write = _part_writer(out, raw, key="refits", heading="## Refits from the previous fit",
+                               render=refit_section, cmd=cmd,
+                               versions_text=f"{versions()}, ArviZ {arviz.__version__}",
+                               settings=f"draws = tune = {draws}, chains = {args.chains}, seed {args.seed}")
+    print(f"Refits from the previous fit ({meta['settings']})", flush=True)
+    rows = measure_refits(models, draws=draws, tune=draws, chains=args.chains, seed=args.seed,
+                          timeout=args.timeout, on_row=write, sizes=_part_sizes(args, models))
+    write(rows, complete=True)
+    print(f"\nwrote {out}")
 
 
 # one thread for JAX/XLA as for BLAS: the same single core for every backend
@@ -1016,7 +1154,7 @@ def splice_section(text: str, heading: str, section: str) -> str:
 
 
 def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, quick=False, backends=None,
-           agreement=None) -> str:
+           agreement=None, refits=None) -> str:
     load = _loadavg()
     head = [
         "# Fit speed: today's path against the public `fit`",
@@ -1066,6 +1204,8 @@ def report(rows, auto, *, cmd, settings, elapsed, complete, cold_compiledir, qui
         head += backend_section(backends)
     if agreement:
         head += agreement_section(agreement)
+    if refits:
+        head += refit_section(refits)
     if auto:
         head += [
             "## `ScoreMixture.auto`",
@@ -1125,6 +1265,10 @@ def main(argv=None):
                     help="compare the public fit's posterior with a fresh NUTS run's on the same data, every model "
                          "(or --models) at N=10^4 (HumanRanking 1,000; --sizes gives one N for all), and add the "
                          "'Agreement with NUTS' section; keeps the other sections of the results file")
+    ap.add_argument("--refits", action="store_true",
+                    help="the vetting loop's refits from the previous fit (the NUTS-bound models, or --models, at "
+                         "N=10^4; --sizes gives one N): a first fit and three refits against plain PyMC fits in "
+                         "the same process, with their agreement; adds the 'Refits from the previous fit' section")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one is not None:
@@ -1150,10 +1294,13 @@ def main(argv=None):
         return _main_backends(args, out, raw, cmd, draws)
     if args.agreement:
         return _main_agreement(args, out, raw, cmd, draws)
-    agreement = None
+    if args.refits:
+        return _main_refits(args, out, raw, cmd, draws)
+    agreement = refits = None
     if raw.is_file():  # the other parts' results: kept
         backends = json.loads(raw.read_text()).get("backends")
         agreement = json.loads(raw.read_text()).get("agreement")
+        refits = json.loads(raw.read_text()).get("refits")
     if args.resume and raw.is_file():
         saved = json.loads(raw.read_text())
         if saved["settings"] != {"draws": draws, "chains": args.chains, "seed": args.seed,
@@ -1169,13 +1316,13 @@ def main(argv=None):
             out.parent.mkdir(parents=True, exist_ok=True)
             raw.write_text(json.dumps({"cmd": cmd, "rows": rs, "auto": auto, "settings": {
                 "draws": draws, "chains": args.chains, "seed": args.seed, "auto_draws": args.auto_draws,
-                "cold_compiledir": args.cold_compiledir}, "backends": backends, "agreement": agreement},
+                "cold_compiledir": args.cold_compiledir}, "backends": backends, "agreement": agreement, "refits": refits},
                 indent=1))
             ns = sorted({int(r["n"]) for r in rs}) or list(sizes)  # resumed runs: every row's N, not this run's
             shown = settings.split(", N in ")[0] + ", N in " + ", ".join(f"{n:,}" for n in ns)
             out.write_text(report(rs, auto, cmd=cmd, settings=shown, elapsed=time.time() - t0, complete=complete,
                                   cold_compiledir=args.cold_compiledir, quick=args.quick, backends=backends,
-                                  agreement=agreement))
+                                  agreement=agreement, refits=refits))
 
     if part in ("all", "auto") and auto is None:  # first: one number, and a run cut short still has it
         print(f"ScoreMixture.auto at N=10,000 (draws = tune = {args.auto_draws}) ...", flush=True)

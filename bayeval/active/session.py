@@ -236,6 +236,9 @@ class ActiveSession:
             kwargs = dict(self.fit_kwargs)
             kwargs.setdefault("random_seed", seed)
             kwargs.setdefault("progressbar", self.progressbar)
+            if self._post is not None and getattr(self._post, "model_spec", None) is self.model:
+                # the last fit's draws, reweighted to the new labels where that is reliable
+                kwargs.setdefault("previous", self._post)
             post = self.model.fit(self.data, **kwargs)
         elif callable(getattr(self.model, "fit", None)):  # another object with a fit(data, ...)
             post = self.model.fit(self.data, **self.fit_kwargs)

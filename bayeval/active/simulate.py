@@ -29,12 +29,14 @@ __all__ = ["simulate", "ESTIMATORS"]
 ESTIMATORS = ("vetted_only", "naive", "learned")
 
 
-def _fit(model, data: EvalData, seed: int, fit_kwargs: dict, progressbar: bool) -> Posterior:
+def _fit(model, data: EvalData, seed: int, fit_kwargs: dict, progressbar: bool, previous=None) -> Posterior:
     if isinstance(model, Model):  # the model contract: the same keywords for every model
         kwargs = dict(fit_kwargs)
         kwargs.setdefault("random_seed", seed)
         kwargs.setdefault("progressbar", progressbar)
         kwargs.setdefault("warn", False)
+        if previous is not None:  # the run's last fit: reweighted to the new labels where reliable
+            kwargs.setdefault("previous", previous)
         post = model.fit(data, **kwargs)
     elif callable(getattr(model, "fit", None)):  # another object with a fit(data, ...)
         post = model.fit(data, **fit_kwargs)
@@ -160,8 +162,8 @@ class _Study:
         head = np.array([_headline(c) for c in cat])
         return head, cat, float(lo), float(hi), cat_lo, cat_hi
 
-    def fit(self, d: EvalData, seed: int) -> Posterior:
-        return _fit(self.model, d, seed, self.fit_kwargs, self.progressbar)
+    def fit(self, d: EvalData, seed: int, previous: Posterior | None = None) -> Posterior:
+        return _fit(self.model, d, seed, self.fit_kwargs, self.progressbar, previous)
 
 
 class _Records:
@@ -183,11 +185,11 @@ def _replay(study: _Study, rec: _Records, at: tuple[int, int], strategy: str, se
             n_steps: int, batch_size: int, n_budget: int, data_b: EvalData | None) -> None:
     """One trial of one strategy: fit, record, select a batch, vet it; ``n_steps`` times."""
     data, mask = study.data, study.mask
-    d = data
+    d, post = data, None
     for step in range(n_steps):
         idx = (*at, step)
         rec.n_vetted[idx] = int((d.vetted & mask).sum())
-        post = study.fit(d, int(seeds[step, 0]))
+        post = study.fit(d, int(seeds[step, 0]), previous=post)
         head, cat, lo, hi, cat_lo, cat_hi = study.estimates(d, post)
         rec.est[idx], rec.est_cat[idx] = head, cat
         rec.lower[idx], rec.upper[idx] = lo, hi

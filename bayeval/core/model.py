@@ -30,7 +30,7 @@ import xarray as xr
 
 from . import _validate as V
 from ._diagnostics import check_convergence
-from .sampling import DEFAULT_NUTS, SAMPLERS, cached_model, sample_model
+from .sampling import DEFAULT_NUTS, NUTS_SAMPLERS, SAMPLERS, Previous, cached_model, sample_model
 
 __all__ = ["Model", "FIT_KEYWORDS", "seeds"]
 
@@ -231,7 +231,12 @@ class Model:
         warn : bool
             Warn when the diagnostics are bad (see ``post.convergence``).
         **sample_kwargs
-            NUTS settings, e.g. ``target_accept=0.95``.
+            NUTS settings, e.g. ``target_accept=0.95``; and ``previous``: the posterior
+            of an earlier fit of this model (the vetting loop's last fit). Where
+            ``sampler="auto"`` means NUTS, its draws are first reweighted to ``data``
+            (no NUTS run) and kept when the weights are reliable (Pareto k < 0.7, ESS
+            >= 100 per chain); otherwise NUTS runs and ``post.sampling.fallback_reason``
+            says why. Ignored by models sampled otherwise.
         """
         data = self._check_data(data)
         draws = V.as_positive_int(draws, "draws")
@@ -245,23 +250,57 @@ class Model:
         target_accept = V.as_probability(
             sample_kwargs.pop("target_accept", self.target_accept), "target_accept", open_interval=True
         )
+        previous = self._check_previous(sample_kwargs.pop("previous", None))
         unknown = sorted(set(sample_kwargs) - {"init", "max_treedepth"})
         if unknown:
             what = f"option {unknown[0]!r}" if len(unknown) == 1 else "options " + ", ".join(map(repr, unknown))
             raise TypeError(
                 f"{type(self).__name__}.fit() takes no {what}; it takes "
-                f"{list(FIT_KEYWORDS)} and the NUTS settings target_accept, init and max_treedepth."
+                f"{list(FIT_KEYWORDS)}, the NUTS settings target_accept, init and max_treedepth, "
+                "and previous (an earlier fit of this model)."
             )
         seed, label_seed = seeds(random_seed)
         try:
             return self._fit(data, draws=draws, tune=tune, chains=chains, cores=cores, seed=seed,
                              label_seed=label_seed, progressbar=progressbar, sampler=sampler, warn=warn,
-                             target_accept=target_accept, **sample_kwargs)
+                             target_accept=target_accept, previous=previous, **sample_kwargs)
         finally:
             self.__dict__.pop("_memo", None)  # what _prepared() kept for this data set
 
+    def _check_previous(self, previous):
+        """``previous`` (the ``fit`` keyword): None, or a posterior this model's class made."""
+        if previous is None:
+            return None
+        spec = getattr(previous, "model_spec", None)
+        if not hasattr(previous, "idata") or getattr(previous, "data", None) is None or spec is None:
+            raise TypeError(
+                f"`previous` must be a posterior returned by {type(self).__name__}.fit (an earlier fit to "
+                f"refit from), got {type(previous).__name__}. Pass the posterior of the last fit, or None."
+            )
+        if type(spec) is not type(self) or spec.get_params() != self.get_params():
+            raise ValueError(
+                f"`previous` is a fit of {spec!r}, not of {self!r}: a refit reweights draws of the same "
+                "model. Pass a posterior of this model, or previous=None."
+            )
+        return previous
+
+    def _previous(self, previous, data, key) -> Previous | str:
+        """The earlier fit as :class:`bayeval.core.sampling.Previous`, or why it cannot serve."""
+        old = previous.data
+        if key is None or self._structure(old) is None or (type(self).__name__, *self._structure(old)) != key:
+            return "the previous fit's data have another structure (other categories, features or parts)"
+        ess = float("nan")
+        conv = getattr(previous, "convergence", None) or {}
+        if conv.get("min_ess_bulk") is not None:
+            ess = float(conv["min_ess_bulk"])
+        elif getattr(previous, "sampling", None) is not None:
+            ess = float(previous.sampling.ess)
+        values, coords = self._data_values(old), self._coords(old)
+        self._check_data(data)  # back to the current data's memo (a model may keep one per data set)
+        return Previous(previous.idata, values, coords, ess)
+
     def _fit(self, data, *, draws, tune, chains, cores, seed, label_seed, progressbar, sampler, warn,
-             target_accept, **sample_kwargs):
+             target_accept, previous=None, **sample_kwargs):
         chosen, fallback = sampler, self._fallback()
         if sampler == "auto":
             # a model's "pymc" stands for NUTS: "auto" runs the measured default implementation
@@ -280,13 +319,19 @@ class Model:
             idata, info = exact
         else:
             model, key = self._model(data)
+            prev = None
+            if previous is not None and sampler == "auto" and chosen in NUTS_SAMPLERS:
+                prev = self._previous(previous, data, key)
+                if isinstance(prev, str):
+                    reason, prev = f"not refitted from the previous fit: {prev}", None
             idata, info = sample_model(
                 model, draws=draws, tune=tune, chains=chains, random_seed=seed, sampler=chosen,
                 progressbar=progressbar, target_accept=target_accept, cores=cores, key=key,
-                start=self._start(data), jitter=self._nuts_jitter(), fallback=fallback, **sample_kwargs,
+                start=self._start(data), jitter=self._nuts_jitter(), fallback=fallback, previous=prev,
+                **sample_kwargs,
             )
-            if reason:  # the exact route was not taken: say why
-                info.fallback_reason = reason
+            if reason:  # the exact route or the refit from the previous fit was not taken: say why
+                info.fallback_reason = "; ".join(r for r in (reason, info.fallback_reason) if r)
         post = self._posterior(data, idata, sampling=info, random_seed=label_seed)
         post.sampling = info
         if getattr(post, "sampler", None) is None:  # which sampler made the draws (a report names it)

@@ -12,6 +12,11 @@ adapted once to the weighted draws' mean and covariance (a skewed posterior's me
 off its mode) and drawn again. ``sampler="auto"`` uses it and falls back to NUTS
 otherwise, so a user never gets a worse posterior for the speed.
 
+A refit of a NUTS-bound model can reuse its previous fit (``previous=``): the earlier
+draws are weighted by the ratio of the new posterior density to the earlier one (the
+earlier posterior is the proposal), checked by the same Pareto k and an effective sample
+size, and NUTS runs only where those say the weights are unreliable.
+
 The compiled log-density of a model is cached by the model's *structure* (a key the
 model class gives): refits with new data (the vetting loop, a study) swap the values of
 the ``pm.Data`` containers and pay no compilation.
@@ -32,9 +37,10 @@ from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import optimize, special, stats
 
 from . import _validate as V
+from ._diagnostics import ESS_PER_CHAIN
 from ._progress import Bar, covered
 
-__all__ = ["SamplingInfo", "sample_model", "cached_model", "SAMPLERS", "NUTS_SAMPLERS", "DEFAULT_NUTS"]
+__all__ = ["SamplingInfo", "Previous", "sample_model", "cached_model", "SAMPLERS", "NUTS_SAMPLERS", "DEFAULT_NUTS"]
 
 #: the NUTS implementations: PyMC's NUTS with the log-density compiled to C (``"pymc"``)
 #: or with Numba (``"pymc-numba"``), nutpie (the ``fast`` extra), and NumPyro's and
@@ -60,6 +66,9 @@ _PROPOSAL_INFLATE = 1.3
 #: the first proposals' ESS per dimension below which their weighted covariance is not
 #: trusted to adapt the proposal
 _ADAPT_MIN_ESS_PER_DIM = 10
+#: effective draws per chain below which a reweighted refit is not trusted (as the
+#: convergence check's floor, ``_diagnostics.ESS_PER_CHAIN``)
+_ESS_PER_CHAIN_MIN = ESS_PER_CHAIN
 
 
 @dataclass
@@ -111,11 +120,12 @@ class _Compiled:
         self.model = model
         self.value_vars = model.value_vars
         self.logp = model.compile_logp(jacobian=True)
-        self.dlogp = model.compile_dlogp(jacobian=True)
         keep = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
         self._outs = [v for v in model.unobserved_value_vars if v.name in keep]  # constrained, as NUTS stores them
         self.out_names = [v.name for v in self._outs]
-        self.outputs = model.compile_fn(self._outs, inputs=model.value_vars, on_unused_input="ignore", point_fn=False)
+        # the gradient and the constrained-value map are compiled on first use: a refit
+        # that reweights a previous fit's draws needs the log-density alone
+        self._dlogp = self._outputs = None
         self.ip = model.initial_point()
         self.names = [v.name for v in self.value_vars]
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
@@ -129,6 +139,19 @@ class _Compiled:
         #: whether a batched chunk of proposals costs less per proposal than one call
         #: each (measured on the first importance sampling that can compare; None: not yet)
         self.batch_faster: bool | None = None
+
+    @property
+    def dlogp(self):
+        if self._dlogp is None:
+            self._dlogp = self.model.compile_dlogp(jacobian=True)
+        return self._dlogp
+
+    @property
+    def outputs(self):
+        if self._outputs is None:
+            self._outputs = self.model.compile_fn(self._outs, inputs=self.value_vars, on_unused_input="ignore",
+                                                  point_fn=False)
+        return self._outputs
 
     def unravel(self, u: np.ndarray) -> dict:
         return DictToArrayBijection.rmap(RaveledVars(u, self.point_map))
@@ -435,6 +458,155 @@ def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int, batched: boo
     return az.InferenceData(posterior=post)
 
 
+@dataclass
+class Previous:
+    """An earlier fit of the same model structure, for a refit that reweights its draws.
+
+    ``idata``: the earlier fit's draws (its ``posterior`` group, constrained values);
+    ``data_values`` / ``coords``: the values of the model's data containers and the
+    lengths of their dims for the earlier data (what ``Model._data_values`` and
+    ``Model._coords`` give); ``ess``: the earlier draws' effective sample size (NUTS:
+    the lowest bulk ESS; a reweighted fit: its own ESS).
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> from bayeval.core.sampling import Previous
+    >>> prev = Previous(az.from_dict(posterior={"mu": np.zeros((2, 50))}), {}, None, ess=80.0)
+    >>> prev.ess, dict(prev.idata.posterior.sizes)
+    (80.0, {'chain': 2, 'draw': 50})
+    """
+
+    idata: az.InferenceData
+    data_values: dict
+    coords: dict | None
+    ess: float
+
+
+def _unconstrained(c: _Compiled, idata: az.InferenceData) -> np.ndarray:
+    """The draws of ``idata`` on the sampler's unconstrained scale, ``(draws, d)`` in
+    ``c``'s order; ValueError where they do not fit the model's parameters."""
+    model, post = c.model, idata.posterior
+    cols = []
+    for vv, (_name, shape, size, _dtype) in zip(c.value_vars, c.point_map, strict=True):
+        rv = model.values_to_rvs[vv]
+        if rv.name not in post:
+            raise ValueError(f"the previous fit has no {rv.name!r}")
+        x = np.asarray(post[rv.name].values, dtype=np.float64)
+        x = x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
+        if x.shape[1:] != tuple(shape):
+            raise ValueError(f"{rv.name!r} has shape {x.shape[1:]} in the previous fit, {tuple(shape)} now")
+        tr = model.rvs_to_transforms.get(rv)
+        if tr is not None:
+            kind = type(tr).__name__
+            if kind == "LogTransform":
+                x = np.log(x)
+            elif kind == "LogOddsTransform":
+                x = special.logit(x)
+            else:
+                x = np.asarray(tr.forward(x, *rv.owner.inputs).eval(), dtype=np.float64)
+        cols.append(x.reshape(len(x), size))
+    u = np.concatenate(cols, axis=1) if cols else np.zeros((post.sizes["chain"] * post.sizes["draw"], 0))
+    if not np.all(np.isfinite(u)):
+        raise ValueError("the previous fit's draws are not finite on the sampler's scale")
+    return u
+
+
+def _data_free_outputs(model: pm.Model, names) -> bool:
+    """Whether none of the variables ``names`` depends on the model's data containers
+    (so a draw's values can be copied from an earlier fit of other data)."""
+    from pytensor.graph.traversal import ancestors
+
+    data = set(model.data_vars)
+    return not any(a in data for a in ancestors([model[n] for n in names]))
+
+
+def _logp_rows(c: _Compiled, u: np.ndarray, batched: bool) -> np.ndarray:
+    if batched and c.batched():
+        return c.logp_many(u)
+    return np.array([c.f(x) for x in u])
+
+
+def _reweight_previous(c: _Compiled, previous: Previous, *, n_draws: int, rng: np.random.Generator,
+                      batched: bool = False, say=None) -> tuple[np.ndarray | None, SamplingInfo]:
+    """Indices into the previous fit's draws making ``n_draws`` equally weighted draws of
+    the posterior given ``c``'s current data, or None with the reason.
+
+    The earlier fit's draws are a sample of the earlier posterior; weighted by the ratio
+    of the new posterior density to the earlier one (both evaluated with the compiled
+    log-density, the earlier data swapped in for the second), they are a weighted
+    sample of the new posterior (importance sampling with the earlier posterior as the
+    proposal). Repeated draws (an earlier reweighted fit) are evaluated once and weigh
+    as many draws as they stand for. Reliable when the Pareto k of the smoothed weights
+    is below 0.7 and the effective sample size -- Kish's of the weights, times the
+    earlier draws' own ESS per distinct draw -- is at least 100 per chain.
+    """
+    say = say or (lambda *a, **k: None)
+    u_all = _unconstrained(c, previous.idata)
+    u, first, counts = np.unique(u_all, axis=0, return_index=True, return_counts=True)
+    model = c.model
+    now_vals = {v.name: v.get_value() for v in model.data_vars}
+    now_coords = None
+    if previous.coords:
+        now_coords = {k: model.coords[k] for k in previous.coords if k in model.coords}
+    say(f"bayeval: reweighting the previous fit ({len(u):,} draws)", total=None)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lp_new = _logp_rows(c, u, batched)
+        try:
+            pm.set_data(previous.data_values, model=model, coords=previous.coords)
+            lp_old = _logp_rows(c, u, batched)
+        finally:
+            pm.set_data(now_vals, model=model, coords=now_coords)
+        finite = np.isfinite(lp_new) & np.isfinite(lp_old)
+        info = SamplingInfo("importance", n_proposals=len(u), n_logp_evals=2 * len(u),
+                            extra={"proposal": "previous fit", "distinct_draws": int(len(u))})
+        if finite.mean() < 0.99:
+            info.fallback_reason = "the previous fit's draws fall where the new posterior has no density"
+            return None, info
+        lw = np.where(finite, lp_new - lp_old + np.log(counts), -np.inf)
+        lw = lw - np.max(lw[finite])
+        lw_s, k = az.psislw(lw[finite])
+    full = np.full(len(u), -np.inf)
+    full[finite] = lw_s
+    w = np.exp(full - special.logsumexp(full))
+    kish = float(1.0 / np.sum(w**2))
+    per_draw = min(1.0, float(previous.ess) / len(u)) if np.isfinite(previous.ess) and previous.ess > 0 else 1.0
+    ess = kish * per_draw
+    info.pareto_k, info.ess = float(k), ess
+    info.extra.update(kish_ess=kish, previous_ess=float(previous.ess))
+    need = _ESS_PER_CHAIN_MIN * max(1, previous.idata.posterior.sizes["chain"])
+    if not k < _K_MAX:
+        info.fallback_reason = (f"reweighting the previous fit: weights unreliable (Pareto k = {float(k):.2f} "
+                                f">= {_K_MAX})")
+        return None, info
+    if not ess >= need:
+        info.fallback_reason = f"reweighting the previous fit: effective sample size {ess:.0f} < {need}"
+        return None, info
+    pos = (rng.random() + np.arange(n_draws)) / n_draws
+    idx = np.searchsorted(np.cumsum(w), pos, side="left").clip(0, len(u) - 1)
+    return first[idx[rng.permutation(n_draws)]], info  # rows of the previous draws
+
+
+def _resampled_idata(c: _Compiled, previous: Previous, rows: np.ndarray, chains: int, draws: int,
+                     batched: bool) -> az.InferenceData:
+    """The draws ``rows`` (flat indices of the previous fit's draws) as a posterior of
+    ``chains`` x ``draws``: copied where no output depends on the data, else mapped anew."""
+    post = previous.idata.posterior
+    if all(n in post for n in c.out_names) and _data_free_outputs(c.model, c.out_names):
+        ds = {}
+        for n in c.out_names:
+            a = np.asarray(post[n].values)
+            a = a.reshape(a.shape[0] * a.shape[1], *a.shape[2:])[rows]
+            ds[n] = xr.DataArray(a.reshape(chains, draws, *a.shape[1:]),
+                                 dims=("chain", "draw", *post[n].dims[2:]))
+        coords = {d: post.coords[d].values for d in {d for v in ds.values() for d in v.dims[2:]} if d in post.coords}
+        out = xr.Dataset(ds, coords=coords).assign_coords(chain=np.arange(chains), draw=np.arange(draws))
+        return az.InferenceData(posterior=out)
+    u = _unconstrained(c, previous.idata)[rows]
+    return _to_idata(c, u, chains, draws, batched=batched)
+
+
 _NUTPIE_CACHE: dict = {}
 
 
@@ -518,6 +690,29 @@ def _nuts_steps(idata) -> int:
     return n
 
 
+def _refit_previous(model, key, previous: Previous, *, chains, draws, seed_seq, show, t0):
+    """The reweighted refit of :func:`sample_model`: ``(idata, info)``, idata None where
+    the weights are unreliable (``info.fallback_reason`` says why)."""
+    with Bar("bayeval: reweighting the previous fit", enabled=show) as bar:
+        if key is None or key not in _CACHE:
+            bar.update("bayeval: compiling the model")
+        c = compiled(model, key)
+        rng = np.random.default_rng(seed_seq)
+        try:
+            # one call per draw: the one-point log-density is all this route compiles
+            rows, info = _reweight_previous(c, previous, n_draws=chains * draws, rng=rng, say=bar.update)
+        except Exception as exc:  # noqa: BLE001 -- whatever stops the fast route, NUTS is the answer
+            rows, info = None, SamplingInfo("importance", fallback_reason=f"reweighting the previous fit failed "
+                                                                          f"({type(exc).__name__}: {exc})")
+        if rows is None:
+            info.fallback_reason += "; NUTS was run instead"
+            bar.transient()
+            return None, info
+        idata = _resampled_idata(c, previous, rows, chains, draws, batched=False)
+        info.seconds = time.perf_counter() - t0
+        return idata, info
+
+
 def sample_model(
     model: pm.Model,
     *,
@@ -533,6 +728,7 @@ def sample_model(
     start: dict | None = None,
     jitter: bool = True,
     fallback: str = "pymc",
+    previous: Previous | None = None,
     **nuts_kwargs,
 ) -> tuple[az.InferenceData, SamplingInfo]:
     """Sample ``model``'s posterior: ``(chains, draws)`` draws and how they were made.
@@ -549,7 +745,11 @@ def sample_model(
     ``start``: starting values (constrained, by variable name). ``nuts_kwargs``: more
     settings for :func:`pymc.sample` (``init``, ``max_treedepth``; NumPyro and BlackJAX
     take ``max_treedepth`` only). ``fallback``: the NUTS that ``"auto"`` falls back to
-    (one of :data:`NUTS_SAMPLERS`). Every sampler gives the same draws for the same seed.
+    (one of :data:`NUTS_SAMPLERS`). ``previous``: an earlier fit of the same structure
+    (:class:`Previous`); with a NUTS ``sampler``, its draws are first reweighted to the
+    current data (:func:`_reweight_previous`: no gradient, no warm-up) and NUTS runs only
+    where the weights are unreliable, ``fallback_reason`` saying why. Every sampler
+    gives the same draws for the same seed.
 
     Examples
     --------
@@ -576,6 +776,13 @@ def sample_model(
     # one bar per fit: ours over the compilation and importance sampling, the NUTS
     # sampler's own over NUTS; none where an enclosing task (a study, a stack) shows one
     show = bool(progressbar) and not covered()
+    reason = ""
+    if previous is not None and sampler in NUTS_SAMPLERS:
+        idata, info = _refit_previous(model, key, previous, chains=chains, draws=draws, seed_seq=seed_seq,
+                                      show=show, t0=t0)
+        if idata is not None:
+            return idata, info
+        reason = info.fallback_reason
     if sampler in ("auto", "importance"):
         with Bar("bayeval: importance sampling", enabled=show) as bar:
             if key is None or key not in _CACHE:
@@ -606,8 +813,6 @@ def sample_model(
             raise RuntimeError(f"bayeval: importance sampling failed: {info.fallback_reason}. Use sampler='pymc'.")
         reason = info.fallback_reason
         sampler = fallback
-    else:
-        reason = ""
     nuts_seed = int(seed_seq.generate_state(1)[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

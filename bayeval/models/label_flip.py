@@ -657,7 +657,11 @@ class LabelFlip(Model):
         warn : bool
             Emit a warning when the diagnostics look bad.
         **sample_kwargs
-            NUTS settings: ``target_accept`` (default 0.9), ``init``, ``max_treedepth``.
+            NUTS settings: ``target_accept`` (default 0.9), ``init``, ``max_treedepth``;
+            ``previous``: the posterior of the last fit of this model (a vetting loop's
+            refit): with partial pooling its draws are reweighted to the new labels, no
+            NUTS run, where the weights are reliable (``post.sampling`` has their Pareto
+            k and ESS), else NUTS runs and ``post.sampling.fallback_reason`` says why.
 
         Returns
         -------

@@ -1,0 +1,148 @@
+"""Refits that reweight the previous fit's draws (``fit(..., previous=post)``).
+
+The exactness of the reweighting is checked where the posterior is known in closed
+form (a normal mean, seeded: the tolerances are Monte Carlo errors); the model-level
+tests check the route is taken, falls back to NUTS and says so, and rejects a wrong
+``previous``. The agreement of LabelFlip's reweighted refits with NUTS on 10^4 items
+is measured by ``benchmarks/fit_speed.py --refits``; a smaller version is the slow test
+at the end.
+"""
+
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+from bayeval.core import sampling as S
+from bayeval.models import LabelFlip, ScoreMixture, simulate_tags
+
+PRIOR_SD = 10.0
+
+
+def _normal_model(y):
+    with pm.Model(coords={"obs": np.arange(len(y))}) as model:
+        data = pm.Data("y", y, dims="obs")
+        mu = pm.Normal("mu", 0.0, PRIOR_SD)
+        pm.Normal("obs_y", mu, 1.0, observed=data, dims="obs")
+    return model
+
+
+def _exact(y):
+    """Posterior mean and sd of ``mu`` (normal prior, unit-variance observations)."""
+    prec = 1.0 / PRIOR_SD**2 + len(y)
+    return float(np.sum(y) / prec), float(1.0 / np.sqrt(prec))
+
+
+def _previous(y, rng, n=2000, repeat=1):
+    m, s = _exact(y)
+    draws = np.repeat(rng.normal(m, s, n // repeat), repeat)
+    rng.shuffle(draws)
+    idata = az.from_dict(posterior={"mu": draws.reshape(2, -1)})
+    return S.Previous(idata, {"y": y}, {"obs": np.arange(len(y))}, ess=float(n // repeat))
+
+
+def _refit(y_old, y_new, key, *, seed=3, repeat=1, draws=1000):
+    rng = np.random.default_rng(seed)
+    model = _normal_model(y_old)  # compiled for the old data, refitted on the new (as through the cache)
+    pm.set_data({"y": y_new}, model=model, coords={"obs": np.arange(len(y_new))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return S.sample_model(model, draws=draws, tune=100, chains=2, random_seed=seed, sampler="pymc",
+                              key=key, previous=_previous(y_old, rng, repeat=repeat))
+
+
+@pytest.mark.parametrize("repeat", [1, 2])
+def test_reweighted_draws_match_the_exact_posterior_within_mc_error(repeat):
+    """Ten new observations move the posterior by about one sd: the reweighted draws have
+    the new posterior's mean and 5% / 95% quantiles within 4 Monte Carlo s.e. (with
+    repeated draws, as an earlier reweighted fit has, too); unweighted draws (the old
+    posterior) would be about 30 s.e. off."""
+    rng = np.random.default_rng(0)
+    y_old = rng.normal(0.0, 1.0, 50)
+    y_new = np.concatenate([y_old, rng.normal(1.0, 1.0, 10)])
+    idata, info = _refit(y_old, y_new, ("test-normal", repeat), repeat=repeat)
+    assert info.sampler == "importance" and info.fallback_reason == ""
+    assert info.pareto_k < 0.7 and 200 <= info.ess <= 2000 / repeat
+    mu = idata.posterior["mu"].values.ravel()
+    m, s = _exact(y_new)
+    se = s / np.sqrt(info.ess)
+    assert abs(mu.mean() - m) < 4 * se
+    for p in (0.05, 0.95):
+        q = stats.norm.ppf(p, m, s)
+        se_q = np.sqrt(p * (1 - p) / info.ess) / stats.norm.pdf(q, m, s)
+        assert abs(np.quantile(mu, p) - q) < 4 * se_q
+    m_old, _ = _exact(y_old)
+    assert abs(m_old - m) > 20 * se  # the check above could tell the old posterior from the new
+
+
+def test_refit_falls_back_to_nuts_and_says_why():
+    """New data far from the old posterior: the weights are unreliable, NUTS runs, and
+    ``fallback_reason`` says so."""
+    rng = np.random.default_rng(1)
+    y_old = rng.normal(0.0, 1.0, 50)
+    y_new = np.concatenate([y_old, rng.normal(8.0, 1.0, 40)])
+    idata, info = _refit(y_old, y_new, ("test-normal-far",), draws=200)
+    assert info.sampler == "pymc"
+    assert "reweighting the previous fit" in info.fallback_reason and "NUTS was run instead" in info.fallback_reason
+    m, s = _exact(y_new)
+    assert abs(float(idata.posterior["mu"].mean()) - m) < 5 * s / np.sqrt(100)
+
+
+def _tags(n_vetted, seed=0):
+    data, truth = simulate_tags(3, items_per_category=120, random_seed=seed)
+    idx = np.random.default_rng(seed).permutation(data.n_items)[:n_vetted]
+    return data.with_labels(data.item_ids[idx], truth[idx])
+
+
+FIT = dict(draws=300, tune=300, chains=2, cores=1, progressbar=False, warn=False)
+
+
+@pytest.fixture(scope="module")
+def first_fit():
+    return LabelFlip().fit(_tags(40), random_seed=1, **FIT)
+
+
+@pytest.mark.slow  # two NUTS fits of a hierarchical model: tens of seconds on a shared machine
+def test_label_flip_refit_reweights_the_previous_fit(first_fit):
+    model = LabelFlip()
+    post = model.fit(_tags(44), random_seed=2, previous=first_fit, **FIT)
+    assert first_fit.sampling.sampler == "pymc"  # a first fit is NUTS, as before
+    info = post.sampling
+    if info.sampler == "importance":
+        assert info.pareto_k < 0.7 and info.ess >= 200 and info.n_grad_evals == 0
+        assert info.extra["proposal"] == "previous fit"
+        assert post.convergence["ok"]
+    else:  # the weights were not trusted: NUTS, and the reason is on the posterior
+        assert "reweighting the previous fit" in info.fallback_reason
+    assert post.idata.posterior.sizes["draw"] == 300
+    # the draws are the previous fit's draws (reweighted), and every label draw works
+    assert set(np.unique(post.idata.posterior["fpr_mu"].values)) <= set(
+        np.unique(first_fit.idata.posterior["fpr_mu"].values)) or info.sampler != "importance"
+    assert np.isfinite(post.metric("precision").values).all()
+
+
+@pytest.mark.slow
+def test_label_flip_refit_with_another_structure_runs_nuts_and_says_why(first_fit):
+    data, truth = simulate_tags(2, items_per_category=120, random_seed=0)  # two categories, not three
+    data = data.with_labels(data.item_ids[:30], truth[:30])
+    post = LabelFlip().fit(data, random_seed=2, previous=first_fit, **{**FIT, "draws": 50, "tune": 50})
+    assert post.sampling.sampler == "pymc"
+    assert "another structure" in post.sampling.fallback_reason
+
+
+def test_previous_of_another_model_is_rejected():
+    # checked before anything is fitted: a stand-in with a posterior's attributes serves
+    other = SimpleNamespace(idata=az.from_dict(posterior={"fpr_mu": np.zeros((2, 5))}), data=_tags(40),
+                            model_spec=LabelFlip())
+    with pytest.raises(ValueError, match="previous"):
+        LabelFlip(pooling="none").fit(_tags(44), previous=other, **FIT)
+    with pytest.raises(TypeError, match="previous"):
+        LabelFlip().fit(_tags(44), previous=other.idata, **FIT)
+    with pytest.raises(TypeError, match="previous"):
+        ScoreMixture().fit(_tags(44), previous="last fit", **FIT)
