@@ -24,6 +24,7 @@ the ``pm.Data`` containers and pay no compilation.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import warnings
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 import arviz as az
 import numpy as np
 import pymc as pm
+import pytensor
 import xarray as xr
 from pymc.blocking import DictToArrayBijection, RaveledVars
 from scipy import optimize, special, stats
@@ -126,6 +128,11 @@ class _Compiled:
         # the gradient and the constrained-value map are compiled on first use: a refit
         # that reweights a previous fit's draws needs the log-density alone
         self._dlogp = self._outputs = None
+        # PyMC's joint log-density-and-gradient of the raveled value, the function its NUTS
+        # compiles: the mode search's gradient comes from it, and a NUTS fallback reuses it
+        # instead of compiling the same graph again (all-continuous models)
+        self._valgrad = None
+        self.continuous = len(model.continuous_value_vars) == len(model.value_vars)
         self.ip = model.initial_point()
         self.names = [v.name for v in self.value_vars]
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
@@ -146,6 +153,15 @@ class _Compiled:
             self._dlogp = self.model.compile_dlogp(jacobian=True)
         return self._dlogp
 
+    def valgrad(self):
+        """PyMC's ``logp_dlogp_function`` of the raveled value, compiled on first use."""
+        if self._valgrad is None:
+            fn = self.model.logp_dlogp_function(ravel_inputs=True)
+            fn.trust_input = True
+            fn.set_extra_values({})
+            self._valgrad = fn
+        return self._valgrad
+
     @property
     def outputs(self):
         if self._outputs is None:
@@ -165,6 +181,9 @@ class _Compiled:
 
     def g(self, u):
         self.n_g += 1
+        if self.continuous:
+            x = np.ascontiguousarray(u, dtype=pytensor.config.floatX)
+            return np.asarray(self.valgrad()(x)[1], dtype=np.float64)
         return np.asarray(self.dlogp(self.unravel(u)), dtype=np.float64)
 
     # ------------------------------------------------------------- batched
@@ -713,6 +732,29 @@ def _refit_previous(model, key, previous: Previous, *, chains, draws, seed_seq, 
         return idata, info
 
 
+@contextlib.contextmanager
+def _reusing_valgrad(model: pm.Model, c: "_Compiled | None"):
+    """While PyMC's NUTS starts, hand it the log-density-and-gradient function that the
+    failed importance sampling already compiled for ``model`` (the very call PyMC makes,
+    ``model.logp_dlogp_function(ravel_inputs=True)``), so a fallback compiles it once."""
+    fn = None if c is None or c.model is not model or not c.continuous else c._valgrad
+    if fn is None:
+        yield
+        return
+    own = model.logp_dlogp_function
+
+    def logp_dlogp_function(grad_vars=None, tempered=False, initial_point=None, ravel_inputs=None, **kwargs):
+        if grad_vars is None and not tempered and ravel_inputs and not kwargs:
+            return fn
+        return own(grad_vars, tempered, initial_point, ravel_inputs, **kwargs)
+
+    model.logp_dlogp_function = logp_dlogp_function
+    try:
+        yield
+    finally:
+        del model.logp_dlogp_function
+
+
 def sample_model(
     model: pm.Model,
     *,
@@ -777,6 +819,7 @@ def sample_model(
     # sampler's own over NUTS; none where an enclosing task (a study, a stack) shows one
     show = bool(progressbar) and not covered()
     reason = ""
+    c = None  # the compiled functions, where importance sampling ran first
     if previous is not None and sampler in NUTS_SAMPLERS:
         idata, info = _refit_previous(model, key, previous, chains=chains, draws=draws, seed_seq=seed_seq,
                                       show=show, t0=t0)
@@ -855,7 +898,7 @@ def sample_model(
             init = nuts_kwargs.pop("init", "jitter+adapt_diag" if jitter else "adapt_diag")
             if sampler == "pymc-numba":
                 nuts_kwargs["compile_kwargs"] = {"mode": "NUMBA"}
-            with model:
+            with model, _reusing_valgrad(model, c if reason and sampler == "pymc" else None):
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
                                   random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
