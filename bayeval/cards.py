@@ -406,6 +406,35 @@ class Card:
         >>> post = load_card("models/breast_cancer_logreg").fit(progressbar=False)  # doctest: +SKIP
         >>> post.summary(load_card("models/breast_cancer_logreg").metrics())  # doctest: +SKIP
         """
+        model, data, kwargs = self.fit_task(progressbar=progressbar, draws=draws, tune=tune, chains=chains,
+                                            random_seed=random_seed, **fit_options)
+        # every model follows the one fit contract (bayeval.core.model.Model): the same
+        # keywords, and a TypeError naming what fit() takes for anything else
+        return model.fit(data, **kwargs)
+
+    def fit_task(
+        self,
+        *,
+        progressbar: bool = True,
+        draws: int | None = None,
+        tune: int | None = None,
+        chains: int | None = None,
+        random_seed: int | None = None,
+        **fit_options,
+    ) -> tuple:
+        """What :meth:`fit` runs, as ``(model, data, fit_kwargs)``: ``model.fit(data, **fit_kwargs)``
+        is the card's fit (the same arguments as :meth:`fit`).
+
+        The form :func:`bayeval.core.distributed.fit_many` takes, to fit many cards
+        as tasks on a Dask cluster (``bayeval report CARD CARD ... --workers N``).
+
+        Examples
+        --------
+        >>> from bayeval.cards import load_card
+        >>> model, data, kw = load_card("models/breast_cancer_logreg").fit_task(draws=200)
+        >>> kw["draws"], data.n_items > 0
+        (200, True)
+        """
         overrides = {"draws": draws, "tune": tune, "chains": chains, "random_seed": random_seed}
         settings = dict(self.sampling)
         for key, value in overrides.items():
@@ -429,9 +458,7 @@ class Card:
                 f"fit() got {clash} as fit options; use the keyword arguments of Card.fit."
             )
         kwargs.update(fit_options)
-        # every model follows the one fit contract (bayeval.core.model.Model): the same
-        # keywords, and a TypeError naming what fit() takes for anything else
-        return model.fit(data, **kwargs)
+        return model, data, kwargs
 
     # --------------------------------------------------------------- metrics
 

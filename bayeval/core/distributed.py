@@ -14,7 +14,9 @@ when none is: without a client nothing of Dask is imported.
   results are kept (:class:`FanOut`).
 * :func:`task_seeds` -- one seed per named task from one seed, the same whichever way
   the tasks run, so a fanned-out run gives the serial run's posteriors.
-* :func:`fit_categories` -- one fit per category of an :class:`~bayeval.EvalData`.
+* :func:`fit_many` -- ``model.fit(data, ...)`` per named task (cards, models of a
+  comparison); :func:`fit_categories` -- one fit per category of an
+  :class:`~bayeval.EvalData`.
 * :func:`label_array` -- the label draws as a Dask array ``(chain, draw, item)``
   chunked over draws, each block made by the posterior's own engine.
 * :func:`metric_on_client` -- a metric over every label draw, one task per chunk of
@@ -52,6 +54,7 @@ __all__ = [
     "FanOutError",
     "task_seeds",
     "fit_categories",
+    "fit_many",
     "metric_on_client",
     "label_array",
     "check_client",
@@ -388,9 +391,25 @@ def fan_out(fn: Callable, tasks: Mapping, *, client=None, what: str = "task", er
 
 
 def _fit_one(model, data, fit_kwargs, seed):
-    """Fit on the worker; send back what rebuilds the posterior (no compiled functions)."""
+    """Fit on the worker; send back what rebuilds the posterior (no compiled functions).
+
+    A model with a ``_posterior`` hook sends its draws and this process rebuilds the
+    posterior; one without (``Stack``, whose ``fit`` assembles the candidates' fits)
+    sends the posterior object (it holds arrays and the models' settings)."""
+    from .model import Model
+
     post = model.fit(data, random_seed=seed, **fit_kwargs)
+    if type(model)._posterior is Model._posterior:
+        return _Whole(post)
     return _Shipped(post)
+
+
+class _Whole:
+    def __init__(self, post):
+        self.post = post
+
+    def rebuild(self):
+        return self.post
 
 
 class _Shipped:
@@ -429,6 +448,62 @@ class _Shipped:
         if getattr(post, "sampler", None) is None:
             post.sampler = self.sampler
         return post
+
+
+def fit_many(tasks: Mapping, *, client=None, what: str = "fit", errors: str = "raise",
+             progress: Callable[[str], None] | None = None) -> FanOut:
+    """``model.fit(data, **fit_kwargs)`` for every ``name: (model, data, fit_kwargs)``: one task each.
+
+    The fits run on ``client`` (or one after another here) and come back as the
+    posteriors ``fit`` returns: a worker sends the draws, and this process rebuilds the
+    posterior with the model's ``_posterior`` hook, so the result is the serial one for
+    the same ``random_seed`` in ``fit_kwargs`` (give each task its own: :func:`task_seeds`).
+
+    Parameters
+    ----------
+    tasks : mapping
+        ``{name: (model, data, fit_kwargs)}``.
+    client, what, errors, progress
+        As in :func:`fan_out`.
+
+    Returns
+    -------
+    FanOut
+        ``{name: posterior}``, with ``failures`` naming the fits that raised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.models import Calibration
+    >>> from bayeval.core.distributed import fit_many
+    >>> data = EvalData([0.2, 0.4, 0.6, 0.8], [0, np.nan, 1, np.nan])
+    >>> kw = {"draws": 100, "random_seed": 0, "progressbar": False}
+    >>> posts = fit_many({"logistic": (Calibration(), data, kw), "beta": (Calibration("beta"), data, kw)})
+    >>> sorted(posts), posts["beta"].model
+    (['beta', 'logistic'], 'calibration/beta')
+    """
+    from .model import Model
+
+    if not isinstance(tasks, Mapping):
+        raise TypeError(f"`tasks` must be a mapping {{name: (model, data, fit_kwargs)}}, got {type(tasks).__name__}.")
+    jobs = {}
+    for name, task in tasks.items():
+        if not (isinstance(task, tuple) and len(task) == 3 and isinstance(task[0], Model)
+                and isinstance(task[2], Mapping)):
+            raise TypeError(f"Task {name!r} must be (model, data, fit_kwargs) with a bayeval model and a dict of "
+                            f"fit keywords, got {type(task).__name__}.")
+        kwargs = dict(task[2])
+        seed = kwargs.pop("random_seed", None)
+        jobs[name] = (task[0], task[1], kwargs, seed)
+    shipped = fan_out(_fit_one, jobs, client=client, what=what, errors="keep", progress=progress)
+    out = FanOut({name: s.rebuild() for name, s in shipped.items()}, shipped.failures, what)
+    if out.failures and errors == "raise":
+        first = next(iter(out.failures.values())).splitlines()[0]
+        raise FanOutError(
+            f"{len(out.failures)} of {len(jobs)} {what}(s) failed: {sorted(out.failures)} (the first: "
+            f"{first}). The other {len(out)} posterior(s) are kept in the error's `results`.", out)
+    return out
 
 
 def fit_categories(model, data, *, client=None, random_seed=None, errors: str = "raise",
@@ -489,15 +564,8 @@ def fit_categories(model, data, *, client=None, random_seed=None, errors: str = 
         raise TypeError("Pass `random_seed` once, as fit_categories(random_seed=...); each category gets its own.")
     parts = data.split_categories()
     seeds = task_seeds(random_seed, list(parts))
-    tasks = {name: (model, part, fit_kwargs, seeds[name]) for name, part in parts.items()}
-    shipped = fan_out(_fit_one, tasks, client=client, what="category", errors="keep", progress=progress)
-    out = FanOut({name: s.rebuild() for name, s in shipped.items()}, shipped.failures, "category")
-    if out.failures and errors == "raise":
-        first = next(iter(out.failures.values())).splitlines()[0]
-        raise FanOutError(
-            f"{len(out.failures)} of {len(parts)} category fit(s) failed: {sorted(out.failures)} (the first: "
-            f"{first}). The other {len(out)} posterior(s) are kept in the error's `results`.", out)
-    return out
+    tasks = {name: (model, part, {**fit_kwargs, "random_seed": seeds[name]}) for name, part in parts.items()}
+    return fit_many(tasks, client=client, what="category fit", errors=errors, progress=progress)
 
 
 # ------------------------------------------------------- metric passes on Dask
