@@ -430,10 +430,19 @@ class Card:
 
         Examples
         --------
+        >>> import tempfile, pathlib
         >>> from bayeval.cards import load_card
-        >>> model, data, kw = load_card("models/breast_cancer_logreg").fit_task(draws=200)
-        >>> kw["draws"], data.n_items > 0
-        (200, True)
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s,y\\n0.9,1\\n0.4,\\n0.2,0\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "three scores"
+        ... data = { file = "s.csv", score = "s", label = "y" }
+        ... model = { name = "calibration" }
+        ... ''')
+        >>> model, data, kw = load_card(folder).fit_task(draws=200)
+        >>> model, data.n_items, kw["draws"]
+        (Calibration(curve='logistic', transform='auto'), 3, 200)
         """
         overrides = {"draws": draws, "tune": tune, "chains": chains, "random_seed": random_seed}
         settings = dict(self.sampling)

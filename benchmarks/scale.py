@@ -45,6 +45,11 @@ def load() -> str:
 
 
 def _peak_mib() -> float:
+    """This process's peak resident memory since it started (VmHWM; ``ru_maxrss`` would
+    include the parent's at the fork that made a worker process)."""
+    for line in pathlib.Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -227,3 +227,75 @@ def test_label_array_is_lazy_and_equals_the_engine():
     assert z.chunks == ((1,), (4, 4, 1), (3,))
     assert np.array_equal(z.compute(scheduler="synchronous")[0], np.concatenate(
         [c for _, _, c in post.label_arrays(chunk_size=9)]))
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def _tags_csv(tmp_path, sizes=(40, 40)):
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = sum(sizes)
+    s = rng.uniform(size=n)
+    y = np.where(np.arange(n) % 2 == 0, (rng.uniform(size=n) < s).astype(int).astype(str), "")
+    cats = np.repeat([f"t{i}" for i in range(len(sizes))], sizes)
+    path = tmp_path / "tags.csv"
+    pd.DataFrame({"s": s, "y": y, "c": cats}).to_csv(path, index=False)
+    return path
+
+
+CLI_FAST = ["--draws", "100", "--chains", "1", "--no-progress", "--model", "score_mixture", "--negative", "beta",
+            "--positive", "beta", "--metric", "average_precision", "--format", "csv"]
+
+
+def test_cli_per_category_names_a_failed_category_and_prints_the_others(tmp_path, capsys):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path, sizes=(40, 1))  # t1 has one item and no vetted positive
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--category", "c", "--per-category", *CLI_FAST])
+    out = capsys.readouterr()
+    assert code == 1
+    assert "t0,average_precision" in out.out and "t1,average_precision" not in out.out
+    assert "error: category t1 failed:" in out.err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "0"], "--workers must be an integer >= 1"),
+    (["--save", "x.nc"], "--save keeps one fit"),
+])
+def test_cli_cluster_options_are_checked(tmp_path, capsys, args, message):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path)
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--category", "c", "--per-category", *args,
+                 *CLI_FAST])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_cli_per_category_needs_categories(tmp_path, capsys):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path)
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--per-category", "--workers", "1", *CLI_FAST])
+    assert code == 2 and "--per-category needs --category" in capsys.readouterr().err
+
+
+def test_cli_scheduler_and_workers_exclude_each_other(tmp_path, capsys):
+    from bayeval.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["fit", "x.csv", "--score", "s", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"])
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_per_category_on_two_workers_equals_serial(tmp_path, capsys):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path)
+    args = ["fit", str(path), "--score", "s", "--label", "y", "--category", "c", "--per-category", *CLI_FAST]
+    assert main(args) == 0
+    serial = capsys.readouterr().out
+    assert main([*args, "--workers", "2"]) == 0
+    assert capsys.readouterr().out == serial

@@ -446,7 +446,7 @@ class EvalData:
         >>> from bayeval import EvalData
         >>> parts = EvalData([0.1, 0.5, 0.9], [1, None, 0], categories=["b", "a", "b"]).split_categories()
         >>> {name: part.item_ids.tolist() for name, part in parts.items()}
-        {'a': ['1'], 'b': ['0', '2']}
+        {'a': [1], 'b': [0, 2]}
         """
         if not self.has_categories:
             raise ValueError("This EvalData has no categories: build it with categories=... to split it.")

@@ -91,7 +91,18 @@ def _is_client(client) -> bool:
 
 
 def check_client(client, name: str = "client"):
-    """``client`` when it is None or a ``distributed.Client``; a TypeError otherwise."""
+    """``client`` when it is None or a ``distributed.Client``; a TypeError otherwise.
+
+    Examples
+    --------
+    >>> from bayeval.core.distributed import check_client
+    >>> check_client(None) is None
+    True
+    >>> check_client(2)
+    Traceback (most recent call last):
+    ...
+    TypeError: `client` must be a dask.distributed Client (or None to run in this process), got int. ...
+    """
     if client is None or _is_client(client):
         return client
     raise TypeError(
@@ -478,10 +489,11 @@ def fit_many(tasks: Mapping, *, client=None, what: str = "fit", errors: str = "r
     >>> from bayeval.models import Calibration
     >>> from bayeval.core.distributed import fit_many
     >>> data = EvalData([0.2, 0.4, 0.6, 0.8], [0, np.nan, 1, np.nan])
-    >>> kw = {"draws": 100, "random_seed": 0, "progressbar": False}
-    >>> posts = fit_many({"logistic": (Calibration(), data, kw), "beta": (Calibration("beta"), data, kw)})
-    >>> sorted(posts), posts["beta"].model
-    (['beta', 'logistic'], 'calibration/beta')
+    >>> kw = {"draws": 100, "progressbar": False}
+    >>> tasks = {f"seed {i}": (Calibration(), data, {**kw, "random_seed": i}) for i in range(2)}
+    >>> posts = fit_many(tasks)
+    >>> list(posts), posts["seed 1"].random_seed
+    (['seed 0', 'seed 1'], 1)
     """
     from .model import Model
 
@@ -586,17 +598,21 @@ def _metric_block(post, ev, chain: int, start: int, stop: int) -> np.ndarray:
     return np.asarray(ev(z), dtype=np.float64)[None]
 
 
-def _blocks(post, chunk_size: int, make, shape: tuple, dtype, *args):
+def _blocks(post, chunk_size: int, make, shape: tuple, dtype, *args, client=None):
     """A Dask array ``(chain, draw, *shape)`` with one block per ``(chain, chunk of draws)``;
-    ``post`` (and ``args``) enter the graph once, as shared keys."""
+    ``post`` (and ``args``) enter the graph once, as shared keys, or, with a ``client``,
+    are sent to every worker once beforehand (``scatter``), not inside the graph."""
+    import uuid
+
     import dask
     import dask.array as da
 
-    import uuid
-
     tag = uuid.uuid4().hex
-    post_key = dask.delayed(post, name=f"bayeval-posterior-{tag}", traverse=False)
-    shared = [dask.delayed(a, name=f"bayeval-shared-{i}-{tag}", traverse=False) for i, a in enumerate(args)]
+    if client is not None:
+        post_key, *shared = client.scatter([post, *args], broadcast=True, hash=False)
+    else:
+        post_key = dask.delayed(post, name=f"bayeval-posterior-{tag}", traverse=False)
+        shared = [dask.delayed(a, name=f"bayeval-shared-{i}-{tag}", traverse=False) for i, a in enumerate(args)]
     rows = []
     for chain in range(post.n_chains):
         blocks = []
@@ -638,7 +654,8 @@ def metric_on_client(post, ev, *, client, chunk_size: int | None = None) -> np.n
 
     Each task makes one chunk of label draws with the posterior's engine and reduces it
     with the metric kernel, so a worker holds one chunk of draws (``chunk_size`` draws
-    x ``n_items``) at a time; the posterior and the evaluator enter the task graph once.
+    x ``n_items``) at a time; the posterior and the evaluator are sent to each worker
+    once (``client.scatter``), not with every task.
     :meth:`bayeval.Posterior.metric` calls this for ``client=``.
 
     Examples
@@ -657,5 +674,5 @@ def metric_on_client(post, ev, *, client, chunk_size: int | None = None) -> np.n
     _register(client)
     chunk_size = post._default_chunk_size() if chunk_size is None else V.as_positive_int(chunk_size, "chunk_size")
     lead = (len(ev.cat_names),) if ev.category == "each" else ()
-    arr = _blocks(post, chunk_size, _metric_block, lead + ev.extra_shape, np.float64, ev)
+    arr = _blocks(post, chunk_size, _metric_block, lead + ev.extra_shape, np.float64, ev, client=client)
     return np.asarray(client.compute(arr).result())
