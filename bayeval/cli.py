@@ -468,17 +468,17 @@ def _load_fit(path: str, data, card):
 
 
 def _cmd_report(args) -> int:
-    from . import _cli_cluster as CC
+    from ._cli_cluster import ClusterError, client_for
 
     if len(args.card) > 1 and (args.out or args.from_fit or args.save):
         raise CLIError("With several cards each report goes to CARD/report: leave out --out, --from-fit and --save "
                        "(they name one fit).")
     try:
-        with CC.client_for(args) as client:
+        with client_for(args) as client:
             if len(args.card) == 1 and client is None:
                 return _report_card(args, *_open_card(args, args.card[0]))
             return _report_cards(args, client)
-    except CC.ClusterError as exc:
+    except ClusterError as exc:
         raise CLIError(str(exc)) from exc
 
 
@@ -512,7 +512,7 @@ def _open_card(args, path):
 
 def _report_cards(args, client) -> int:
     """Several cards (or one on a cluster): the fits as tasks, then each card's report here."""
-    from . import _cli_cluster as CC
+    from ._cli_cluster import say_failures
     from .core.distributed import fit_many
 
     opened = {str(path): _open_card(args, path) for path in args.card}
@@ -524,7 +524,7 @@ def _report_cards(args, client) -> int:
     posts = fit_many(tasks, client=client, what="card", errors="keep", progress=say)
     for name, post in posts.items():
         _report_card(args, *opened[name], post=post)
-    CC.say_failures(posts.failures, "card")
+    say_failures(posts.failures, "card")
     return 1 if posts.failures else 0
 
 
@@ -577,22 +577,22 @@ def _report_card(args, card, data, truth, out, post=None) -> int:
 
 
 def _cmd_fit(args) -> int:
-    from . import _cli_cluster as CC
+    from ._cli_cluster import ClusterError, client_for, fit_per_category, say_failures
 
     data = _load_data(args)
     if args.per_category and args.save:
         raise CLIError("--save keeps one fit; with --per-category (one fit per category) leave it out.")
     try:
-        with CC.client_for(args) as client:
+        with client_for(args) as client:
             if args.per_category:
                 _, model, _ = _build_model(args, data)
-                table, failed = CC.fit_per_category(args, data, model, client, _metric_table(args), {})
+                table, failed = fit_per_category(args, data, model, client, _metric_table(args), {})
                 if table is not None:
                     _write_table(table, args)
-                CC.say_failures(failed, "category")
+                say_failures(failed, "category")
                 return 1 if failed else 0
             return _fit_table(args, data, client)
-    except CC.ClusterError as exc:
+    except ClusterError as exc:
         raise CLIError(str(exc)) from exc
 
 
