@@ -81,6 +81,7 @@ def test_serial_paths_need_no_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.slow
 def test_serial_paths_start_no_dask_distributed():
     code = (
         "import sys\n"
@@ -162,11 +163,11 @@ def test_worker_setup_sets_one_thread(monkeypatch):
 def test_category_fits_on_a_client_equal_the_serial_ones(client):
     from bayeval.models import Calibration
 
-    data = _tagged()
-    kw = dict(draws=150, chains=1, progressbar=False, sampler="importance", warn=False)
+    data = _tagged(n_per=30, cats=("cat", "dog"))
+    kw = dict(draws=100, chains=1, progressbar=False, sampler="importance", warn=False)
     serial = fit_categories(Calibration(), data, random_seed=3, **kw)
     fanned = fit_categories(Calibration(), data, client=client, random_seed=3, **kw)
-    assert list(serial) == list(fanned) == ["cat", "dog", "eel"]
+    assert list(serial) == list(fanned) == ["cat", "dog"]
     for name in serial:
         a, b = serial[name], fanned[name]
         for var in a.idata.posterior.data_vars:
