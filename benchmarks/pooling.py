@@ -17,8 +17,6 @@ import numpy as np
 from bayeval import EvalData
 from bayeval.models import Calibration
 from bayeval.core.distributed import fit_categories
-from bayeval.core import metrics as M
-from bayeval.core.summary import hdi
 
 
 def main():
