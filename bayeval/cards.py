@@ -406,6 +406,44 @@ class Card:
         >>> post = load_card("models/breast_cancer_logreg").fit(progressbar=False)  # doctest: +SKIP
         >>> post.summary(load_card("models/breast_cancer_logreg").metrics())  # doctest: +SKIP
         """
+        model, data, kwargs = self.fit_task(progressbar=progressbar, draws=draws, tune=tune, chains=chains,
+                                            random_seed=random_seed, **fit_options)
+        # every model follows the one fit contract (bayeval.core.model.Model): the same
+        # keywords, and a TypeError naming what fit() takes for anything else
+        return model.fit(data, **kwargs)
+
+    def fit_task(
+        self,
+        *,
+        progressbar: bool = True,
+        draws: int | None = None,
+        tune: int | None = None,
+        chains: int | None = None,
+        random_seed: int | None = None,
+        **fit_options,
+    ) -> tuple:
+        """What :meth:`fit` runs, as ``(model, data, fit_kwargs)``: ``model.fit(data, **fit_kwargs)``
+        is the card's fit (the same arguments as :meth:`fit`).
+
+        The form :func:`bayeval.core.distributed.fit_many` takes, to fit many cards
+        as tasks on a Dask cluster (``bayeval report CARD CARD ... --workers N``).
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s,y\\n0.9,1\\n0.4,\\n0.2,0\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "three scores"
+        ... data = { file = "s.csv", score = "s", label = "y" }
+        ... model = { name = "calibration" }
+        ... ''')
+        >>> model, data, kw = load_card(folder).fit_task(draws=200)
+        >>> model, data.n_items, kw["draws"]
+        (Calibration(curve='logistic', transform='auto'), 3, 200)
+        """
         overrides = {"draws": draws, "tune": tune, "chains": chains, "random_seed": random_seed}
         settings = dict(self.sampling)
         for key, value in overrides.items():
@@ -429,9 +467,7 @@ class Card:
                 f"fit() got {clash} as fit options; use the keyword arguments of Card.fit."
             )
         kwargs.update(fit_options)
-        # every model follows the one fit contract (bayeval.core.model.Model): the same
-        # keywords, and a TypeError naming what fit() takes for anything else
-        return model.fit(data, **kwargs)
+        return model, data, kwargs
 
     # --------------------------------------------------------------- metrics
 

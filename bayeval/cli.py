@@ -258,6 +258,33 @@ def _warn_one_class(data) -> None:
 
 
 def _fit(args, data):
+    name, model, fit_kw = _build_model(args, data)
+    print(
+        f"Fitting {name} on {data.n_items} items ({data.n_vetted} vetted): {args.chains} chains x "
+        f"{args.draws} draws...",
+        file=sys.stderr,
+        flush=True,
+    )
+    post = model.fit(
+        data,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        random_seed=args.random_seed,
+        progressbar=not args.no_progress,
+        warn=False,  # reported below as one line on stderr instead of a Python warning
+        **fit_kw,
+    )
+    diag = post.check_convergence(warn=False)
+    if diag is not None and not diag["ok"]:
+        print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
+    for caveat in data.caveats():  # what the labels and scores cannot tell the model (EvalData.caveats)
+        print(f"caveat: {caveat}", file=sys.stderr)
+    return post
+
+
+def _build_model(args, data):
+    """``(name, model, fit keywords)`` of the options ``--model``, ``--negative``... for ``data``."""
     name = args.model or ("label_flip" if data.noisy_labels is not None else "default")
     if name == "label_flip":
         from .models import LabelFlip
@@ -281,28 +308,7 @@ def _fit(args, data):
         raise CLIError(f"No item is vetted (the --label column is empty): the {name} model needs a few vetted labels, "
                        "ideally 30 or more chosen at random.")
     _warn_one_class(data)
-    print(
-        f"Fitting {name} on {data.n_items} items ({data.n_vetted} vetted): {args.chains} chains x "
-        f"{args.draws} draws...",
-        file=sys.stderr,
-        flush=True,
-    )
-    post = model.fit(
-        data,
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
-        random_seed=args.random_seed,
-        progressbar=not args.no_progress,
-        warn=False,  # reported below as one line on stderr instead of a Python warning
-        **fit_kw,
-    )
-    diag = post.check_convergence(warn=False)
-    if diag is not None and not diag["ok"]:
-        print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
-    for caveat in data.caveats():  # what the labels and scores cannot tell the model (EvalData.caveats)
-        print(f"caveat: {caveat}", file=sys.stderr)
-    return post
+    return name, model, fit_kw
 
 
 def _metric_table(args):
@@ -465,11 +471,26 @@ def _load_fit(path: str, data, card):
 
 
 def _cmd_report(args) -> int:
+    from ._cli_cluster import ClusterError, client_for
+
+    if len(args.card) > 1 and (args.out or args.from_fit or args.save):
+        raise CLIError("With several cards each report goes to CARD/report: leave out --out, --from-fit and --save "
+                       "(they name one fit).")
+    try:
+        with client_for(args) as client:
+            if len(args.card) == 1 and client is None:
+                return _report_card(args, *_open_card(args, args.card[0]))
+            return _report_cards(args, client)
+    except ClusterError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def _open_card(args, path):
+    """``(card, data, truth, out)`` of one card, checked as ``bayeval report`` checks it."""
     from .cards import load_card
-    from .report import report
 
     try:
-        card = load_card(args.card, allow_outside=args.allow_outside)
+        card = load_card(path, allow_outside=args.allow_outside)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
     out = Path(args.out) if args.out else Path(card.path) / "report"
@@ -489,13 +510,41 @@ def _cmd_report(args) -> int:
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
     _warn_one_class(data)
-    if args.from_fit:
+    return card, data, truth, out
+
+
+def _report_cards(args, client) -> int:
+    """Several cards (or one on a cluster): the fits as tasks, then each card's report here."""
+    from ._cli_cluster import say_failures
+    from .core.distributed import fit_many
+
+    opened = {str(path): _open_card(args, path) for path in args.card}
+    say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    if say:
+        say(f"fitting {len(opened)} card(s) as {'Dask tasks' if client is not None else 'one after another'}...")
+    tasks = {name: c[0].fit_task(progressbar=False, draws=args.draws, tune=args.tune, chains=args.chains, warn=False)
+             for name, c in opened.items()}
+    posts = fit_many(tasks, client=client, what="card", errors="keep", progress=say)
+    for name, post in posts.items():
+        _report_card(args, *opened[name], post=post)
+    say_failures(posts.failures, "card")
+    return 1 if posts.failures else 0
+
+
+def _report_card(args, card, data, truth, out, post=None) -> int:
+    from .report import report
+
+    if post is not None:
+        pass
+    elif args.from_fit:
         post = _load_fit(args.from_fit, data, card)
         if not args.quiet:
             print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; the fit saved in {args.from_fit} "
                   f"({post.n_chains} chains x {post.n_draws} draws)...", file=sys.stderr, flush=True)
     else:
         if not args.quiet:
+            chains = args.chains or card.sampling["chains"]
+            draws = args.draws or card.sampling["draws"]
             print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name} "
                   f"({chains} chains x {draws} draws)...", file=sys.stderr, flush=True)
         # bad diagnostics are shown in the report (a warning box), not as a Python warning
@@ -531,13 +580,39 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_fit(args) -> int:
-    from .core.evaluate import vetted_only
+    from ._cli_cluster import ClusterError, client_for, fit_per_category, say_failures
 
     data = _load_data(args)
+    if args.per_category and args.save:
+        raise CLIError("--save keeps one fit; with --per-category (one fit per category) leave it out.")
+    try:
+        with client_for(args) as client:
+            if args.per_category:
+                _, model, _ = _build_model(args, data)
+                table, failed = fit_per_category(args, data, model, client, _metric_table(args), {})
+                if table is not None:
+                    _write_table(table, args)
+                say_failures(failed, "category")
+                return 1 if failed else 0
+            return _fit_table(args, data, client)
+    except ClusterError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def _write_table(table, args) -> None:
+    _print_frame(table, args.table_format)
+    if args.out:
+        table.to_csv(args.out)
+        print(f"written: {args.out}", file=sys.stderr)
+
+
+def _fit_table(args, data, client) -> int:
+    from .core.evaluate import vetted_only
+
     post = _fit(args, data)
     _save_fit(post, args)
     kw = {"category": args.category_mode} if data.has_categories else {}
-    table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, **kw)
+    table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, client=client, **kw)
     if data.n_vetted:
         vo = []
         for _, (m, opts) in _metric_table(args).items():
@@ -548,10 +623,7 @@ def _cmd_fit(args) -> int:
                 vo.append(float("nan"))
         if len(vo) == len(table):
             table["vetted_only"] = vo
-    _print_frame(table, args.table_format)
-    if args.out:
-        table.to_csv(args.out)
-        print(f"written: {args.out}", file=sys.stderr)
+    _write_table(table, args)
     return 0
 
 
@@ -1070,7 +1142,9 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="render a model card's report (HTML + Markdown + PNG)",
                          description="Fit the card's model and write its credible-interval report (or render it "
                                      "from a fit kept with --save: --from-fit FIT.nc, no sampling).")
-    rep.add_argument("card", help="a model-card folder (with card.toml), e.g. models/breast_cancer_logreg")
+    rep.add_argument("card", nargs="+",
+                     help="a model-card folder (with card.toml), e.g. models/breast_cancer_logreg; several cards are "
+                          "fitted as tasks with --workers/--scheduler, each report written to CARD/report")
     rep.add_argument("--out", default=None, help="output folder (default CARD/report)")
     rep.add_argument("--draws", type=int, default=None, help="override the card's draws per chain")
     rep.add_argument("--tune", type=int, default=None, help="override the card's tuning steps")
@@ -1080,6 +1154,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="no progress messages on stderr (implies --no-progress)")
     rep.add_argument("--allow-outside", action="store_true",
                      help="let the card read a data file outside its folder (off by default)")
+    from ._cli_cluster import cluster_args
+
+    cluster_args(rep)
     _memory_arg(rep)
     _save_args(rep, from_fit=True)
     _format_arg(rep)
@@ -1097,6 +1174,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --category: per category, their mean, or pooled")
     fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     fit.add_argument("--out", default=None, help="also write the table to this CSV file")
+    fit.add_argument("--per-category", action="store_true",
+                     help="with --category: fit each category separately (no pooling across them), one table "
+                          "row per category and metric; the fits run as tasks with --workers/--scheduler")
+    from ._cli_cluster import cluster_args
+
+    cluster_args(fit)
     _save_args(fit)
     _format_arg(fit)
     fit.set_defaults(func=_cmd_fit)

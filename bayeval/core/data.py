@@ -434,6 +434,29 @@ class EvalData:
                 out[key] = frozen_array(np.array(val[sel]))
         return EvalData._trusted(**out)
 
+    def split_categories(self) -> dict[str, EvalData]:
+        """One EvalData per category (in the order of :attr:`category_names`), without categories.
+
+        What a fit per category sees (:func:`bayeval.core.distributed.fit_categories`):
+        the category's items with all their columns (ids, labels, noisy labels,
+        predictions, features) and no category column.
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> parts = EvalData([0.1, 0.5, 0.9], [1, None, 0], categories=["b", "a", "b"]).split_categories()
+        >>> {name: part.item_ids.tolist() for name, part in parts.items()}
+        {'a': [1], 'b': [0, 2]}
+        """
+        if not self.has_categories:
+            raise ValueError("This EvalData has no categories: build it with categories=... to split it.")
+        out = {}
+        for code, name in enumerate(self.category_names):
+            fields = self.subset(self.category_codes == code)._fields()
+            fields["codes"] = fields["names"] = None
+            out[str(name)] = EvalData._trusted(**fields)
+        return out
+
     # --------------------------------------------------------------------- views
 
     def fingerprint(self) -> str:

@@ -429,20 +429,27 @@ class Posterior(BasePosterior):
             z |= np.unpackbits(bits[:, b * width : (b + 1) * width], axis=1, count=n) << b
         return z.view(np.int8)
 
+    def _default_chunk_size(self) -> int:
+        """Draws per chunk of label draws: about ``CHUNK_BYTES`` of working memory."""
+        per_draw = self._label_work_bytes() * self.data.n_items
+        return max(1, min(self.n_draws, CHUNK_BYTES // per_draw))
+
+    def _labels_of(self, chain: int, draws: slice) -> np.ndarray:
+        """The label draws ``draws`` of chain ``chain``, ``(m, n_items)`` int8 (cached when they fit)."""
+        if self._bits is not None and self._bits_filled[chain, draws].all():
+            return self._unpack(self._bits[chain, draws])
+        z = self._draw_labels(chain, draws)
+        z[:, self._fixed] = self._fixed_values
+        if self._bits is not None:
+            self._bits[chain, draws] = self._pack(z)
+            self._bits_filled[chain, draws] = True
+        return z
+
     def _label_chunks(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
         if chunk_size is None:
-            per_draw = self._label_work_bytes() * self.data.n_items
-            chunk_size = max(1, min(self.n_draws, CHUNK_BYTES // per_draw))
+            chunk_size = self._default_chunk_size()
         for chain, draws in self._chunk_plan(chunk_size):
-            if self._bits is not None and self._bits_filled[chain, draws].all():
-                yield chain, draws, self._unpack(self._bits[chain, draws])
-                continue
-            z = self._draw_labels(chain, draws)
-            z[:, self._fixed] = self._fixed_values
-            if self._bits is not None:
-                self._bits[chain, draws] = self._pack(z)
-                self._bits_filled[chain, draws] = True
-            yield chain, draws, z
+            yield chain, draws, self._labels_of(chain, draws)
 
     def label_arrays(self, chunk_size: int | None = None) -> Iterator[tuple[int, slice, np.ndarray]]:
         """The label draws as plain arrays: ``(chain, draws, z)`` per chunk.
@@ -546,6 +553,7 @@ class Posterior(BasePosterior):
         threshold: float | None = None,
         chunk_size: int | None = None,
         progressbar: bool = True,
+        client=None,
         **kwargs,
     ) -> xr.DataArray:
         """The posterior distribution of a metric on this evaluation set.
@@ -574,6 +582,12 @@ class Posterior(BasePosterior):
         progressbar : bool, default True
             Show a progress bar on stderr when the pass takes more than about 2 s (a
             million items and thousands of draws); a short pass shows nothing.
+        client : distributed.Client, optional
+            Compute the chunks as tasks on this Dask client (the extra ``dask``; see
+            :func:`bayeval.core.distributed.metric_on_client`): each task makes one
+            chunk of label draws and reduces it, so a worker holds one chunk. The
+            numbers are those of the serial pass, whatever ``chunk_size`` and the
+            number of workers. None (default): in this process, Dask not imported.
         **kwargs
             Options of the metric (``k=``, ``recall=``, ``beta=``, ``thresholds=``...).
             Curves without ``thresholds`` use the distinct scores, or 201 score
@@ -595,6 +609,12 @@ class Posterior(BasePosterior):
         ('chain', 'draw', 'k')
         """
         ev = MetricEvaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
+        coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws), **ev.coords}
+        if client is not None:
+            from .distributed import check_client, metric_on_client
+
+            out = metric_on_client(self, ev, client=check_client(client), chunk_size=chunk_size)
+            return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name)
         out = np.empty((self.n_chains, self.n_draws) + self._evaluated_shape(ev))
         from ._progress import Bar
 
@@ -604,7 +624,6 @@ class Posterior(BasePosterior):
             for chain, draws, z in self._label_chunks(chunk_size):
                 out[chain, draws] = ev(z)
                 bar.update(advance=draws.stop - draws.start)
-        coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws), **ev.coords}
         return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name)
 
     @staticmethod
@@ -624,7 +643,8 @@ class Posterior(BasePosterior):
             )
         return self._population(metric, **kwargs)
 
-    def summary(self, metrics=("average_precision",), *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
+    def summary(self, metrics=("average_precision",), *, hdi_prob: float = HDI_PROB, client=None,
+                **kwargs) -> pd.DataFrame:
         """Mean, sd and HDI of several metrics, one row per metric (and coordinate).
 
         Parameters
@@ -633,6 +653,9 @@ class Posterior(BasePosterior):
             Each entry a metric name or callable, or ``(metric, {options})``. A dict
             ``{label: metric or (metric, {options})}`` names the rows.
         hdi_prob : float, default 0.9 (``bayeval.core._defaults.HDI_PROB``)
+        client : distributed.Client, optional
+            Compute each metric's chunks on this Dask client (as :meth:`metric`); the
+            table is the serial one.
         **kwargs
             Options passed to every metric (e.g. ``category="mean"``, ``threshold=``).
 
@@ -657,7 +680,8 @@ class Posterior(BasePosterior):
         items = metric_items(metrics)
         rows = []
         for label, metric, options in items:
-            da = self.metric(metric, **{**kwargs, **options})
+            where = {} if client is None else {"client": client}
+            da = self.metric(metric, **where, **{**kwargs, **options})
             rows.extend(summary_rows(label, da, hdi_prob, ("chain", "draw")))
         out = summary_frame(rows, hdi_prob)
         # what the data cannot tell the model (few positives, squeezed scores): shown beside the table

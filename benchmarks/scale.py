@@ -1,0 +1,194 @@
+"""Metric passes and fits on a Dask LocalCluster against the serial path, in one run.
+
+Two measurements (``bayeval.core.distributed``):
+
+1. **Chunked metric passes.** ``Posterior.from_probabilities`` on N items x D draws
+   (independent labels, 1% vetted); AP and P@K (k=100) computed serially
+   (``post.metric(m)``) and on a ``LocalCluster`` of 1 and 2 one-thread worker processes
+   (``post.metric(m, client=...)``, one task per chunk of draws). For each: the wall
+   time, the throughput in item-draws per second (and per worker), the peak resident
+   memory of each worker process (``ru_maxrss``, which includes the Python process and
+   its imports), and whether the values are bit-identical to the serial ones.
+2. **Fan-out of category fits.** ``fit_categories(Calibration(), data)`` over C
+   categories of M items (a third vetted), serially and on a ``LocalCluster`` of 2
+   workers (the workers' start, imports and compilation included, as a user pays them);
+   whether the posteriors are bit-identical to the serial ones.
+
+The run is stamped with the git revision, the versions and the machine's load. On a
+machine shared with other jobs the timings are noisy: the load average is printed
+before and after each measurement.
+
+Run: ``python benchmarks/scale.py`` (writes ``benchmarks/results/scale.md``);
+``--items``, ``--draws``, ``--categories`` set the sizes; ``--quick`` is a tiny version
+(not written unless ``--write``).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import pathlib  # noqa: E402
+import platform  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _peak_mib() -> float:
+    """This process's peak resident memory since it started (VmHWM; ``ru_maxrss`` would
+    include the parent's at the fork that made a worker process)."""
+    for line in pathlib.Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _warm() -> None:
+    import bayeval.core.distributed  # noqa: F401
+    import bayeval.core.posterior  # noqa: F401
+
+
+def _posterior(n_items: int, n_draws: int):
+    from bayeval import EvalData, Posterior
+
+    rng = np.random.default_rng(0)
+    scores = rng.uniform(size=n_items).astype(np.float64)
+    p = scores**2
+    labels = np.full(n_items, np.nan)
+    vet = rng.choice(n_items, size=max(1, n_items // 100), replace=False)
+    labels[vet] = (rng.uniform(size=vet.size) < p[vet]).astype(float)
+    data = EvalData(scores, labels, item_ids=np.arange(n_items))
+    return Posterior.from_probabilities(data, p, draws=n_draws, random_seed=1, check=False)
+
+
+METRICS = (("average_precision", {}), ("precision_at_k", {"k": 100}))
+
+
+def metric_passes(n_items: int, n_draws: int, chunk: int | None, worker_counts=(1, 2)) -> list[str]:
+    from bayeval.core.distributed import open_client
+
+    post = _posterior(n_items, n_draws)
+    lines = [f"## Metric passes: {n_items:,} items x {n_draws:,} draws (chunk: "
+             f"{chunk or post._default_chunk_size()} draws)", "",
+             "| run | metric | seconds | item-draws/s | per worker | peak RSS per process (MiB) | identical |",
+             "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    serial = {}
+    for name, kw in METRICS:
+        t0 = time.perf_counter()
+        serial[name] = post.metric(name, progressbar=False, chunk_size=chunk, **kw).values
+        dt = time.perf_counter() - t0
+        rate = n_items * n_draws / dt
+        lines.append(f"| serial | {name} | {dt:.1f} | {rate:.3g} | {rate:.3g} | {_peak_mib():.0f} (this process) | - |")
+        print(lines[-1], f"load {load()}", flush=True)
+    for workers in worker_counts:
+        with open_client(workers=workers) as client:
+            client.run(_warm)  # the workers' imports, not timed
+            for name, kw in METRICS:
+                t0 = time.perf_counter()
+                got = post.metric(name, client=client, chunk_size=chunk, **kw).values
+                dt = time.perf_counter() - t0
+                rate = n_items * n_draws / dt
+                peaks = client.run(_peak_mib)
+                same = bool(np.array_equal(got, serial[name]))
+                lines.append(f"| {workers} worker(s) | {name} | {dt:.1f} | {rate:.3g} | {rate / workers:.3g} | "
+                             f"{', '.join(f'{v:.0f}' for v in peaks.values())} | {same} |")
+                print(lines[-1], f"load {load()}", flush=True)
+    return lines
+
+
+def category_fits(n_categories: int, per_category: int, draws: int) -> list[str]:
+    from bayeval import EvalData
+    from bayeval.core.distributed import fit_categories, open_client
+    from bayeval.models import Calibration
+
+    rng = np.random.default_rng(2)
+    n = n_categories * per_category
+    s = rng.uniform(size=n)
+    truth = (rng.uniform(size=n) < s).astype(float)
+    y = np.where(np.arange(n) % 3 == 0, truth, np.nan)
+    data = EvalData(s, y, categories=np.repeat([f"c{i:04d}" for i in range(n_categories)], per_category))
+    kw = dict(draws=draws, chains=1, progressbar=False, warn=False, random_seed=5)
+    lines = [f"## Fan-out: {n_categories} category fits (Calibration, {per_category} items each, "
+             f"{draws} draws)", "", "| run | seconds | fits/s | identical | load at end |", "| --- | ---: | ---: | --- | --- |"]
+    t0 = time.perf_counter()
+    serial = fit_categories(Calibration(), data, **kw)
+    dt_serial = time.perf_counter() - t0
+    lines.append(f"| serial | {dt_serial:.1f} | {n_categories / dt_serial:.2f} | - | {load()} |")
+    print(lines[-1], flush=True)
+    t0 = time.perf_counter()
+    with open_client(workers=2) as client:
+        fanned = fit_categories(Calibration(), data, client=client, **kw)
+    dt = time.perf_counter() - t0
+    same = all(
+        np.array_equal(serial[c].idata.posterior[v].values, fanned[c].idata.posterior[v].values)
+        for c in serial for v in serial[c].idata.posterior.data_vars)
+    lines.append(f"| 2 workers (start included) | {dt:.1f} | {n_categories / dt:.2f} | {same} | {load()} |")
+    lines.append("")
+    lines.append(f"2 workers / serial: {dt / dt_serial:.2f} of the serial time.")
+    print(lines[-2], flush=True)
+    return lines
+
+
+def stamp() -> list[str]:
+    from bayeval._version import dependency_versions
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                           capture_output=True, text=True).stdout.strip()
+    import dask
+    import distributed
+
+    versions = {**dependency_versions(), "dask": dask.__version__, "distributed": distributed.__version__}
+    return [f"git {rev}{' (with uncommitted changes)' if dirty else ''}; "
+            + ", ".join(f"{k} {v}" for k, v in versions.items()),
+            f"{platform.machine()}, {os.cpu_count()} cores, load average {load()} at start "
+            f"(the machine is shared with other jobs)"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--items", type=int, default=10_000_000)
+    ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--chunk", type=int, default=None, help="draws per chunk (default: about 128 MiB)")
+    ap.add_argument("--categories", type=int, default=200)
+    ap.add_argument("--per-category", type=int, default=100)
+    ap.add_argument("--fit-draws", type=int, default=500)
+    ap.add_argument("--skip-metrics", action="store_true")
+    ap.add_argument("--skip-fits", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="10,000 items x 50 draws, 6 categories")
+    ap.add_argument("--write", action="store_true", help="write results/scale.md even with --quick")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.items, args.draws, args.categories, args.fit_draws = 10_000, 50, 6, 200
+    head = stamp()
+    print("\n".join(head), flush=True)
+    lines = []
+    if not args.skip_metrics:
+        lines += metric_passes(args.items, args.draws, args.chunk) + [""]
+    if not args.skip_fits:
+        lines += category_fits(args.categories, args.per_category, args.fit_draws) + [""]
+    cmd = "python benchmarks/scale.py " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+    text = "\n".join([f"# Scale: Dask against serial\n\nOutput of `{cmd.strip()}`.\n", *head, "", *lines])
+    print(text)
+    if args.quick and not args.write:
+        return
+    out = pathlib.Path(__file__).parent / "results" / "scale.md"
+    if out.exists():
+        text = out.read_text().rstrip() + "\n\n" + text.split("\n", 2)[2]  # several runs append
+    out.write_text(text + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""Fan-out of fits and chunked metric passes on Dask (bayeval.core.distributed).
+
+Cheap on purpose: an in-process LocalCluster (processes=False) of one or two workers,
+tiny data, a few hundred draws. The benchmark (benchmarks/scale.py) measures speed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from bayeval import EvalData, Posterior
+from bayeval.core.distributed import (
+    FanOut,
+    FanOutError,
+    WorkerSetup,
+    fan_out,
+    fit_categories,
+    label_array,
+    open_client,
+    task_seeds,
+)
+
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with open_client(workers=2, processes=False) as c:
+        yield c
+
+
+def _tagged(n_per=40, cats=("cat", "dog", "eel"), seed=0):
+    rng = np.random.default_rng(seed)
+    n = n_per * len(cats)
+    s = rng.uniform(size=n)
+    truth = (rng.uniform(size=n) < s).astype(float)
+    y = np.where(np.arange(n) % 2 == 0, truth, np.nan)
+    return EvalData(s, y, categories=np.repeat(cats, n_per))
+
+
+def _inverse(x):
+    if x == 0:
+        raise ZeroDivisionError(f"no inverse of {x}")
+    return 1 / x
+
+
+def _warns(x):
+    warnings.warn(f"careful with {x}", UserWarning, stacklevel=1)
+    return x
+
+
+# ------------------------------------------------------------------ serial, no Dask
+
+
+def test_serial_paths_need_no_dask():
+    # as if Dask were not installed: the serial paths work, asking for a cluster says how to install it
+    code = (
+        "import sys\n"
+        "sys.modules['dask'] = sys.modules['distributed'] = None\n"
+        "import numpy as np\n"
+        "from bayeval import EvalData, Posterior\n"
+        "from bayeval.core.distributed import fan_out, fit_categories, open_client\n"
+        "post = Posterior.from_probabilities(EvalData([0.9, 0.1, 0.5]), [0.9, 0.1, 0.5], draws=20, random_seed=0)\n"
+        "post.summary(['average_precision'])\n"
+        "with open_client() as c:\n"
+        "    assert c is None\n"
+        "assert dict(fan_out(pow, {'a': (2, 2)})) == {'a': 4}\n"
+        "try:\n"
+        "    with open_client(workers=1):\n"
+        "        pass\n"
+        "except ImportError as exc:\n"
+        "    assert \"pip install 'bayeval[dask]'\" in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('no ImportError')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.slow
+def test_serial_paths_start_no_dask_distributed():
+    code = (
+        "import sys\n"
+        "from bayeval import EvalData, Posterior\n"
+        "from bayeval.core.distributed import fan_out\n"
+        "post = Posterior.from_probabilities(EvalData([0.9, 0.1, 0.5]), [0.9, 0.1, 0.5], draws=20, random_seed=0)\n"
+        "post.summary(['average_precision'])\n"
+        "fan_out(pow, {'a': (2, 2)})\n"
+        "assert 'distributed' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_task_seeds_follow_names_and_seed():
+    a, b = task_seeds(5, ["x", "y"]), task_seeds(5, ["x", "y"])
+    assert [s.generate_state(2).tolist() for s in a.values()] == [s.generate_state(2).tolist() for s in b.values()]
+    assert a["x"].generate_state(1)[0] != a["y"].generate_state(1)[0]
+    assert task_seeds(6, ["x"])["x"].generate_state(1)[0] != a["x"].generate_state(1)[0]
+
+
+def test_failures_are_named_and_the_others_kept_serially():
+    with pytest.raises(FanOutError, match=r"1 of 3 category task\(s\) failed: \['b'\].*ZeroDivisionError") as err:
+        fan_out(_inverse, {"a": (1,), "b": (0,), "c": (4,)}, what="category")
+    assert dict(err.value.results) == {"a": 1.0, "c": 0.25}
+    assert "no inverse of 0" in err.value.failures["b"]
+    kept = fan_out(_inverse, {"a": (1,), "b": (0,)}, errors="keep")
+    assert isinstance(kept, FanOut) and dict(kept) == {"a": 1.0} and list(kept.failures) == ["b"]
+
+
+def test_bad_calls_say_what_was_expected():
+    with pytest.raises(TypeError, match="dask.distributed Client"):
+        fan_out(pow, {"a": (1, 1)}, client="tcp://nowhere:1")
+    with pytest.raises(TypeError, match="mapping"):
+        fan_out(pow, [(1, 1)])
+    with pytest.raises(ValueError, match="errors"):
+        fan_out(pow, {"a": (1, 1)}, errors="ignore")
+    with pytest.raises(ValueError, match="not both"), open_client(scheduler="tcp://x:1", workers=1):
+        pass
+    data = _tagged()
+    with pytest.raises(TypeError, match="bayeval model"):
+        fit_categories("calibration", data)
+    with pytest.raises(ValueError, match="no categories"):
+        EvalData([0.1, 0.2]).split_categories()
+    post = Posterior.from_probabilities(EvalData([0.2, 0.7]), [0.2, 0.7], draws=5, random_seed=0)
+    with pytest.raises(TypeError, match="Client"):
+        post.metric("average_precision", client=4)
+
+
+def test_split_categories_keeps_every_column():
+    data = EvalData([0.1, 0.5, 0.9, 0.3], [1, np.nan, 0, np.nan], noisy_labels=[1, 0, 0, 1],
+                    categories=["b", "a", "b", "a"], item_ids=["w", "x", "y", "z"])
+    parts = data.split_categories()
+    assert list(parts) == ["a", "b"]
+    assert parts["b"].item_ids.tolist() == ["w", "y"] and parts["b"].labels.tolist() == [1, 0]
+    assert parts["a"].noisy_labels.tolist() == [0, 1] and not parts["a"].has_categories
+
+
+# ------------------------------------------------------------------- on a cluster
+
+
+def test_fan_out_on_a_client_keeps_results_failures_and_warnings(client):
+    with pytest.raises(FanOutError, match=r"\['b'\]") as err:
+        fan_out(_inverse, {"a": (2,), "b": (0,), "c": (5,)}, client=client, what="card")
+    assert dict(err.value.results) == {"a": 0.5, "c": 0.2}
+    with pytest.warns(UserWarning, match="category q: careful with 3"):
+        out = fan_out(_warns, {"q": (3,)}, client=client, what="category")
+    assert dict(out) == {"q": 3}
+
+
+def test_worker_setup_sets_one_thread(monkeypatch):
+    for key in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        monkeypatch.delenv(key, raising=False)
+    WorkerSetup().setup()
+    import os
+
+    assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["NUMBA_NUM_THREADS"] == "1"
+
+
+def test_category_fits_on_a_client_equal_the_serial_ones(client):
+    from bayeval.models import Calibration
+
+    data = _tagged(n_per=30, cats=("cat", "dog"))
+    kw = dict(draws=100, chains=1, progressbar=False, sampler="importance", warn=False)
+    serial = fit_categories(Calibration(), data, random_seed=3, **kw)
+    fanned = fit_categories(Calibration(), data, client=client, random_seed=3, **kw)
+    assert list(serial) == list(fanned) == ["cat", "dog"]
+    for name in serial:
+        a, b = serial[name], fanned[name]
+        for var in a.idata.posterior.data_vars:
+            np.testing.assert_allclose(a.idata.posterior[var].values, b.idata.posterior[var].values,
+                                       rtol=1e-10, atol=0)
+        # the label draws come from the same seed: the same labels, the same metric draws
+        za, zb = next(a.label_arrays())[2], next(b.label_arrays())[2]
+        assert np.array_equal(za, zb)
+        assert b.sampling.sampler == a.sampling.sampler and b.model_spec.get_params() == a.model_spec.get_params()
+    # the categories got different seeds
+    assert serial["cat"].random_seed != serial["dog"].random_seed
+
+
+def test_a_failing_category_is_named_and_the_others_kept(client):
+    from bayeval.models import Calibration
+
+    data = _tagged(n_per=30, cats=("ok", "bad"))
+    data = data.subset(np.arange(31))  # "bad" keeps one item: a calibration model needs two
+    with pytest.raises(FanOutError, match=r"category fit\(s\) failed: \['bad'\]") as err:
+        fit_categories(Calibration(), data, client=client, random_seed=0, draws=100, chains=1,
+                       progressbar=False, sampler="importance", warn=False)
+    assert "at least 2 items" in err.value.failures["bad"]
+    assert list(err.value.results) == ["ok"] and err.value.results["ok"].data.n_items == 30
+
+
+# ------------------------------------------------------------ metric passes on Dask
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 64])
+def test_metric_on_a_client_is_the_serial_one_for_any_chunking(client, chunk_size):
+    rng = np.random.default_rng(4)
+    n = 300
+    s = rng.uniform(size=n)
+    y = np.where(rng.uniform(size=n) < 0.1, (rng.uniform(size=n) < s).astype(float), np.nan)
+    data = EvalData(s, y, categories=np.repeat(["a", "b", "c"], n // 3))
+    post = Posterior.from_probabilities(data, s, draws=40, chains=2, random_seed=9, check=False)
+    serial = Posterior.from_probabilities(data, s, draws=40, chains=2, random_seed=9, check=False)
+    for metric, kw in [("average_precision", {}), ("precision_at_k", {"k": [5, 20]})]:
+        want = serial.metric(metric, **kw)
+        got = post.metric(metric, client=client, chunk_size=chunk_size, **kw)
+        assert got.dims == want.dims and np.array_equal(got.values, want.values)
+    table = post.summary(["average_precision"], client=client, category="mean")
+    assert table.equals(serial.summary(["average_precision"], category="mean"))
+
+
+def test_one_and_two_workers_give_the_same_numbers(client):
+    data = EvalData(np.linspace(0, 1, 101))
+    post = Posterior.from_probabilities(data, np.linspace(0.05, 0.95, 101), draws=30, random_seed=2)
+    with open_client(workers=1, processes=False) as one:
+        a = post.metric("average_precision", client=one, chunk_size=4)
+    b = post.metric("average_precision", client=client, chunk_size=11)
+    assert np.array_equal(a.values, b.values)
+
+
+def test_label_array_is_lazy_and_equals_the_engine():
+    post = Posterior.from_probabilities(EvalData([0.3, 0.6, 0.8]), [0.3, 0.6, 0.8], draws=9, random_seed=1)
+    z = label_array(post, chunk_size=4)
+    assert z.chunks == ((1,), (4, 4, 1), (3,))
+    assert np.array_equal(z.compute(scheduler="synchronous")[0], np.concatenate(
+        [c for _, _, c in post.label_arrays(chunk_size=9)]))
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def _tags_csv(tmp_path, sizes=(40, 40)):
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = sum(sizes)
+    s = rng.uniform(size=n)
+    y = np.where(np.arange(n) % 2 == 0, (rng.uniform(size=n) < s).astype(int).astype(str), "")
+    cats = np.repeat([f"t{i}" for i in range(len(sizes))], sizes)
+    path = tmp_path / "tags.csv"
+    pd.DataFrame({"s": s, "y": y, "c": cats}).to_csv(path, index=False)
+    return path
+
+
+CLI_FAST = ["--draws", "100", "--chains", "1", "--no-progress", "--model", "score_mixture", "--negative", "beta",
+            "--positive", "beta", "--metric", "average_precision", "--format", "csv"]
+
+
+def test_cli_per_category_names_a_failed_category_and_prints_the_others(tmp_path, capsys):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path, sizes=(40, 1))  # t1 has one item and no vetted positive
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--category", "c", "--per-category", *CLI_FAST])
+    out = capsys.readouterr()
+    assert code == 1
+    assert "t0,average_precision" in out.out and "t1,average_precision" not in out.out
+    assert "error: category t1 failed:" in out.err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "0"], "--workers must be an integer >= 1"),
+    (["--save", "x.nc"], "--save keeps one fit"),
+])
+def test_cli_cluster_options_are_checked(tmp_path, capsys, args, message):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path)
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--category", "c", "--per-category", *args,
+                 *CLI_FAST])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_cli_per_category_needs_categories(tmp_path, capsys):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path)
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--per-category", "--workers", "1", *CLI_FAST])
+    assert code == 2 and "--per-category needs --category" in capsys.readouterr().err
+
+
+def test_cli_scheduler_and_workers_exclude_each_other(tmp_path, capsys):
+    from bayeval.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["fit", "x.csv", "--score", "s", "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"])
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_per_category_on_two_workers_equals_serial(tmp_path, capsys):
+    from bayeval.cli import main
+
+    path = _tags_csv(tmp_path)
+    args = ["fit", str(path), "--score", "s", "--label", "y", "--category", "c", "--per-category", *CLI_FAST]
+    assert main(args) == 0
+    serial = capsys.readouterr().out
+    assert main([*args, "--workers", "2"]) == 0
+    assert capsys.readouterr().out == serial
