@@ -134,10 +134,26 @@ def _hdi(g):
     return float(lo), float(hi)
 
 
-def route_joint(pair, lab, seed):
-    cmp = be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=seed, draws=DRAWS, warn=False)
+def _gap_of(cmp):
     g = cmp.difference("A", "B").values.ravel()
     return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g)))}
+
+
+def route_joint(pair, lab, seed):
+    return _gap_of(be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=seed, draws=DRAWS, warn=False))
+
+
+def _joint_route(weights, weight_sd=1.0):
+    """``bayeval.compare`` with the joint models' weights of that kind (logistic and monotone, stacked)."""
+    from bayeval.models import Stack
+    from bayeval.models.joint import JointCalibration
+
+    def route(pair, lab, seed):
+        model = Stack(candidates=[JointCalibration(c, weights=weights, weight_sd=weight_sd)
+                                  for c in ("logistic", "monotone")])
+        return _gap_of(be.compare({"A": pair.a, "B": pair.b}, lab, model=model, random_seed=seed, draws=DRAWS,
+                                  warn=False))
+    return route
 
 
 def route_separate(pair, lab, seed):
@@ -162,15 +178,16 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
     return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": point, "lo": float(lo), "hi": float(hi)}
 
 
-ROUTES = {"joint": route_joint, "separate": route_separate, "bootstrap": route_bootstrap}
+ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
+          "separate": route_separate, "bootstrap": route_bootstrap}
 
 
-def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None) -> pd.DataFrame:
+def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, first_set=0) -> pd.DataFrame:
     rows = []
-    for pair in pairs:
-        gap = pair.gap
-        for budget in budgets:
-            for rep in range(n_sets):
+    for rep in range(first_set, first_set + n_sets):  # sets outermost: an interrupted run is balanced over pairs
+        for pair in pairs:
+            gap = pair.gap
+            for budget in budgets:
                 lab = _labels(pair, budget, rep)
                 for rname, route in routes.items():
                     t = time.perf_counter()
@@ -242,6 +259,9 @@ def main(argv=None):
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--reps", type=int, default=8)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"], choices=list(ROUTES),
+                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind")
+    ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
     ap.add_argument("--only", default=None, help="only the pairs whose name starts with this (e.g. real)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--from-csv", default=None,
@@ -269,7 +289,9 @@ def main(argv=None):
             pairs = [p for p in pairs if p.name in set(df["pair"])]
             same = None
         else:
-            df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial)
+            routes = {r: ROUTES[r] for r in args.routes}
+            df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial,
+                           routes=routes, first_set=args.first_set)
             same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True))
         if args.out:
             df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
@@ -277,7 +299,7 @@ def main(argv=None):
         text = "\n\n".join([
             "# Comparing two classifiers on one pool: the gap in average precision",
             f"Made by `python benchmarks/compare.py {' '.join(argv or sys.argv[1:])}` at git {rev}; {versions}. "
-            f"{len(df) // len(ROUTES)} label sets"
+            f"{len(df) // df['route'].nunique()} label sets"
             + (f" (the rows of `{args.from_csv}`, an interrupted run)." if args.from_csv else f", {time.time() - t0:.0f} s."),
             "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "

@@ -135,6 +135,25 @@ def test_joint_model_weights_the_informative_classifier():
     assert w["a"] > 0.8 and w["a"] + w["b"] == pytest.approx(1.0)
 
 
+def test_signed_weights_subtract_a_shared_error_the_simplex_cannot():
+    # b is the shared error alone (no signal): the label is told best by a minus part of b
+    a, b, lab, _ = _pool(seed=2, n=600, n_vetted=120, strong=3.0, weak=0.0)
+    d = joint_data({"a": a, "b": b}, lab)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        signed = JointCalibration("logistic").fit(d, draws=200, random_seed=0)
+        simplex = JointCalibration("logistic", weights="simplex").fit(d, draws=200, random_seed=0)
+    w = signed.idata.posterior["w"].values.reshape(-1, 2)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    assert (w[:, 1] < 0).mean() > 0.95 and w[:, 0].mean() > 1.0
+    assert simplex.idata.posterior["w"].values.min() >= 0.0
+    # the signed model predicts the vetted labels better (log-likelihood at the posterior mean draws)
+    assert signed.label_loglik().mean(axis=(0, 1)).sum() > simplex.label_loglik().mean(axis=(0, 1)).sum()
+    assert "weights='simplex'" in repr(JointCalibration(weights="simplex"))
+    with pytest.raises(ValueError, match="weights"):
+        JointCalibration(weights="positive")
+
+
 # ------------------------------------------------------------------ bad input
 
 
