@@ -199,3 +199,40 @@ def test_cli_compare_prints_the_ranking_and_the_gap(tmp_path, capsys):
     assert code == 0 and "p_best" in out and "p_rope" in out
     pairs = pd.read_csv(out_csv)
     assert pairs.loc[0, "better"] == "new" and pairs.loc[0, "p_better"] > 0.9
+
+
+# ------------------------------------------------------------------ the active loop
+
+
+def test_active_session_decides_a_comparison_with_its_stopping_rule(tmp_path):
+    from bayeval.active import ActiveSession
+    from bayeval.compare import ComparisonModel
+
+    rng = np.random.default_rng(3)
+    y = rng.random(500) < 0.3
+    data = joint_data({"good": 3 * y + rng.normal(0, 1, 500), "weak": 0.3 * y + rng.normal(0, 1, 500)})
+    model = ComparisonModel("good", "weak", model="logistic")
+    s = ActiveSession(data, model, batch_size=15, store=tmp_path / "s.sqlite", random_seed=0,
+                      fit_kwargs={"draws": 150}, progressbar=False)
+    assert s.decided() is None  # nothing vetted yet
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for rounds in range(6):
+            ids = s.next_batch()
+            if rounds == 1:  # the batch past the designed one: the items that move the gap most
+                assert ids == model.comparison(s.posterior).select(15, "good", "weak").tolist()
+            s.record(ids, y[data.index_of(ids)].astype(int))
+            if rounds >= 1 and s.decided() is not None:
+                break
+        assert s.decided() == "good"
+    strategies = s.store.batches()["strategy"].tolist()
+    assert strategies[0] == "design" and set(strategies[1:]) <= {"ComparisonModel"}
+    s.close()
+    plain = ActiveSession(be.EvalData(np.linspace(1, 0, 10)), lambda d: None, store=tmp_path / "p.sqlite")
+    with pytest.raises(TypeError, match="no stopping rule"):
+        plain.decided()
+    plain.close()
+    with pytest.raises(ValueError, match="two different"):
+        ComparisonModel("good", "good")
+    with pytest.raises(ValueError, match="Unknown classifier"):
+        ComparisonModel("good", "other").fit(data)
