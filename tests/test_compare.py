@@ -236,3 +236,24 @@ def test_active_session_decides_a_comparison_with_its_stopping_rule(tmp_path):
         ComparisonModel("good", "good")
     with pytest.raises(ValueError, match="Unknown classifier"):
         ComparisonModel("good", "other").fit(data)
+
+
+def test_report_has_a_comparison_section(pair):
+    from bayeval.report import report
+
+    cmp, _ = pair
+    rep = report(cmp, title="a against b", metrics=["average_precision"], rope_width=0.01)
+    assert list(rep.tables["comparison_ranking"].index) == list(cmp.ranking().index)
+    gaps = rep.tables["comparison_gaps"]
+    assert len(gaps) == 3 and "p_rope" in gaps.columns and "comparison" in rep.figures
+    top = gaps.iloc[0]
+    said = [t for t in rep.text if t.startswith("On the same label draws")]
+    assert len(said) == 1 and f"{top['better']} has the higher average_precision" in said[0]
+    assert f"probability {top['p_better']:.2f}" in said[0]
+    assert "Which classifier is better" in rep.to_markdown()
+    same = report(cmp.posterior, title="t", metrics=["average_precision"], comparison=cmp,
+                  comparison_metric=("precision_at_k", {"k": 20}))
+    assert same.tables["comparison_gaps"]["mean"].abs().max() <= 1.0
+    assert "comparison_gaps" not in report(cmp.posterior, title="t", metrics=["average_precision"]).tables
+    with pytest.raises(TypeError, match="Comparison"):
+        report(cmp.posterior, title="t", comparison="not one")
