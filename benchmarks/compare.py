@@ -248,6 +248,19 @@ def reliability(df: pd.DataFrame, bins=(0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)) -> pd.
     return out.round(3)
 
 
+def reliability_both_ways(df: pd.DataFrame, bins=(0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)) -> pd.DataFrame:
+    """:func:`reliability` with every run counted twice, once as stated and once with A and B swapped.
+
+    Which classifier is called A is arbitrary, and 10 of the 11 pairs have A truly better:
+    read one way, a bin of stated P(A better) below 0.5 holds mostly runs where A is in fact
+    better whatever the method. Counted both ways the table is symmetric about 0.5 and a
+    bin's ``observed`` is the share of runs in it whose stated favourite is truly better.
+    """
+    d = df[df["true_gap"] != 0]
+    flipped = d.assign(p=1.0 - d["p"], a_better=~d["a_better"].astype(bool))
+    return reliability(pd.concat([d, flipped], ignore_index=True), bins)
+
+
 def _md(df: pd.DataFrame) -> str:
     return R._md(df)
 
@@ -261,6 +274,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"], choices=list(ROUTES),
                     help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind")
+    ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
     ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
     ap.add_argument("--only", default=None, help="only the pairs whose name starts with this (e.g. real)")
     ap.add_argument("--out", default=None)
@@ -287,7 +301,7 @@ def main(argv=None):
         if args.from_csv:
             df = _finish(pd.read_csv(args.from_csv))
             pairs = [p for p in pairs if p.name in set(df["pair"])]
-            same = None
+            same = identical(args.budgets, 3, log=lambda s: print(s, flush=True)) if args.identical else None
         else:
             routes = {r: ROUTES[r] for r in args.routes}
             df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial,
@@ -299,9 +313,12 @@ def main(argv=None):
         text = "\n\n".join([
             "# Comparing two classifiers on one pool: the gap in average precision",
             f"Made by `python benchmarks/compare.py {' '.join(argv or sys.argv[1:])}` at git {rev}; {versions}. "
-            f"{len(df) // df['route'].nunique()} label sets"
+            f"{len(df) // df['route'].nunique()} label sets ({df.groupby(['pair', 'budget']).rep.nunique().min()} to "
+            f"{df.groupby(['pair', 'budget']).rep.nunique().max()} per pair and budget)"
             + (f" (the rows of `{args.from_csv}`, an interrupted run)." if args.from_csv else f", {time.time() - t0:.0f} s."),
-            "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers); "
+            "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers; its default "
+            "joint models, signed weights of scale 1); `joint_simplex` = the same with the weights on the simplex "
+            "(the former default); `joint_sd0.5` = signed weights of scale 0.5; "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
             "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
             "(the joint and separate routes' HDI). `misranked`: the route's P(A better) is on the wrong side of "
@@ -312,6 +329,8 @@ def main(argv=None):
             "## By pair (all budgets)\n\n" + _md(coverage_table(df, ["pair", "route"])),
             "## Reliability of the stated P(A better) (all pairs with a non-zero gap, all budgets)\n\n"
             + _md(reliability(df)),
+            "## The same, each run counted both ways (A and B swapped)\n\n" + reliability_both_ways.__doc__.split(
+                "\n\n")[1].replace("\n    ", " ").strip() + "\n\n" + _md(reliability_both_ways(df)),
         ] + ([] if same is None else [
             "## Two copies of one classifier (digits 8, logistic regression)\n\n"
             + _md(same.groupby("budget")[["p_better", "p_rope_0.005"]].agg(["mean", "min"]).round(3))])) + "\n"
