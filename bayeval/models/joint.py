@@ -25,13 +25,16 @@ each classifier's score says about the label, the others given), summing to one:
   scale ``weight_sd`` (1 by default). A weight can be negative: when two classifiers
   share an error (both scores are high on the same negatives), the better one's score
   minus part of the other's tells the label best, and the model can say so;
-* ``weights="simplex"``: ``w ~ Dirichlet(1, ..., 1)``, every weight in [0, 1]. It cannot
-  subtract a shared error, and on such pairs its gap intervals were too narrow and
-  missed the true gap (``benchmarks/results/compare.md``). ``g_k`` is the
-identity (``curve="logistic"``) or a monotone piecewise-linear map with knots at the
-score's quantiles 0.5, 0.9 and 0.99 and slope multipliers ``exp(delta_kj)``,
-``delta_kj ~ Normal(0, 0.7)`` (``curve="monotone"``), as in the one-score monotone curve.
-A higher score never lowers the probability of being positive.
+* ``weights="simplex"``: ``w ~ Dirichlet(1, ..., 1)``, every weight in [0, 1] (the first
+  version's model): a higher score never lowers the probability of being positive, and
+  a shared error cannot be subtracted.
+
+The two were measured side by side in ``benchmarks/results/compare.md`` (``docs/compare.md``
+says what that showed, and the pair on which both fail). ``g_k`` is the identity
+(``curve="logistic"``) or a monotone piecewise-linear map with knots at the score's
+quantiles 0.5, 0.9 and 0.99 and slope multipliers ``exp(delta_kj)``, ``delta_kj ~
+Normal(0, 0.7)`` (``curve="monotone"``), as in the one-score monotone curve: increasing
+in each score.
 
 Two copies of one classifier give the one-score curve whatever ``w`` (the weights sum to
 one): the model does not invent a difference that the scores do not have.
