@@ -62,6 +62,7 @@ _SECTIONS = (
         ("constraints", "at_threshold"),
         ("threshold_probability",),
     ),
+    ("comparison", "Which classifier is better", ("comparison_ranking", "comparison_gaps"), ("comparison",)),
     ("vetting", "Vetting progress", ("vetting_progress",), ("vetting_progress",)),
     ("diagnostics", "Sampler diagnostics", ("diagnostics", "diagnostics_by_parameter"), ()),
 )
@@ -768,6 +769,9 @@ def report(
     thresholds=None,
     source=None,
     progress=None,
+    comparison=None,
+    comparison_metric="average_precision",
+    rope_width: float | None = None,
 ) -> Report:
     """A credible-interval model-card report of a posterior.
 
@@ -818,6 +822,17 @@ def report(
         Called with a short message (e.g. ``"report: posterior predictive check..."``)
         as each step starts, so a long report is not silent; ``print`` works. Default:
         silent.
+    comparison : Comparison, optional
+        A :func:`bayeval.compare` result: adds the section *Which classifier is better*
+        (the ranking with P(best), every pair's gap with its HDI, P(better) and, with
+        ``rope_width``, P(in the ROPE), the gaps' figure and a sentence on the top pair).
+        Giving the comparison as ``posterior`` does the same, with its joint posterior
+        (whose metrics are those of the first classifier) as the report's posterior.
+    comparison_metric : str or (str, dict)
+        The metric the comparison section compares, with its options (``("precision_at_k",
+        {"k": 10})``).
+    rope_width : float, optional
+        Half-width of the region of practical equivalence of the gaps.
 
     Every report records how to reproduce it, under the title: the versions of
     bayeval, PyMC, PyTensor, NumPy and ArviZ, the date it was made, and a SHA-256 of
@@ -841,6 +856,8 @@ def report(
     >>> r.tables["metrics"].columns.tolist()
     ['mean', 'sd', '90% HDI lower', '90% HDI upper', 'vetted_only']
     """
+    if comparison is None and callable(getattr(posterior, "prob_best", None)):
+        comparison, posterior = posterior, posterior.posterior
     post, session = _as_posterior(posterior)
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
@@ -873,6 +890,8 @@ def report(
             render(d)
     if d.rec is not None:
         _constraints_section(d)
+    if comparison is not None:
+        _comparison_section(d, comparison, comparison_metric, rope_width)
     if session is not None:
         _vetting_section(d)
     _diagnostics_section(d)
@@ -1295,6 +1314,34 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int) -> tuple[list[str],
     if problem is not None:
         out.append(problem)
     return out, problem
+
+
+def _comparison_section(d: _Draft, cmp, metric, width) -> None:
+    """The ranking, every pair's gap and the gaps' figure of a comparison; the top pair in words."""
+    if not callable(getattr(cmp, "prob_best", None)) or not callable(getattr(cmp, "summary", None)):
+        raise TypeError(f"`comparison` must be a bayeval.compare result (a Comparison), got {type(cmp).__name__}.")
+    name, opts = (metric, {}) if isinstance(metric, str) else (metric[0], dict(metric[1]))
+    if width is not None:
+        width = V.as_real_in(width, "rope_width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+    d.step("comparing the classifiers...")
+    ranking = cmp.ranking(name, hdi_prob=d.hdi_prob, **opts)
+    gaps = cmp.summary(name, hdi_prob=d.hdi_prob, width=width, **opts)
+    d.tables["comparison_ranking"] = ranking
+    d.tables["comparison_gaps"] = gaps
+    d.figures["comparison"] = cmp.plot(name, **opts)
+    top = gaps.iloc[0]
+    lo, hi = top.iloc[4], top.iloc[5]
+    p = float(top["p_better"])
+    verdict = ("decided at 95%" if p > 0.95 else "not decided at 95%: vet the items the comparison's select() "
+               "proposes")
+    sentence = (f"On the same label draws, {top['better']} has the higher {name} with probability {p:.2f} "
+                f"against {top['worse']} ({verdict}); the gap is {top['mean']:+.3f} ({d.pct} HDI {lo:+.3f} to "
+                f"{hi:+.3f}).")
+    if width is not None:
+        sentence += f" The gap lies within +/-{width:g} with probability {float(top['p_rope']):.2f}."
+    d.text.append(sentence)
+    d.notes.setdefault("comparison", []).append(
+        f"The other sections describe the first classifier ({cmp.names[0]}) on the shared label draws.")
 
 
 def _vetting_section(d: _Draft) -> None:

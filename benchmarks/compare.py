@@ -134,10 +134,26 @@ def _hdi(g):
     return float(lo), float(hi)
 
 
-def route_joint(pair, lab, seed):
-    cmp = be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=seed, draws=DRAWS, warn=False)
+def _gap_of(cmp):
     g = cmp.difference("A", "B").values.ravel()
     return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g)))}
+
+
+def route_joint(pair, lab, seed):
+    return _gap_of(be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=seed, draws=DRAWS, warn=False))
+
+
+def _joint_route(weights, weight_sd=1.0):
+    """``bayeval.compare`` with the joint models' weights of that kind (logistic and monotone, stacked)."""
+    from bayeval.models import Stack
+    from bayeval.models.joint import JointCalibration
+
+    def route(pair, lab, seed):
+        model = Stack(candidates=[JointCalibration(c, weights=weights, weight_sd=weight_sd)
+                                  for c in ("logistic", "monotone")])
+        return _gap_of(be.compare({"A": pair.a, "B": pair.b}, lab, model=model, random_seed=seed, draws=DRAWS,
+                                  warn=False))
+    return route
 
 
 def route_separate(pair, lab, seed):
@@ -162,15 +178,16 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
     return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": point, "lo": float(lo), "hi": float(hi)}
 
 
-ROUTES = {"joint": route_joint, "separate": route_separate, "bootstrap": route_bootstrap}
+ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
+          "separate": route_separate, "bootstrap": route_bootstrap}
 
 
-def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None) -> pd.DataFrame:
+def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, first_set=0) -> pd.DataFrame:
     rows = []
-    for pair in pairs:
-        gap = pair.gap
-        for budget in budgets:
-            for rep in range(n_sets):
+    for rep in range(first_set, first_set + n_sets):  # sets outermost: an interrupted run is balanced over pairs
+        for pair in pairs:
+            gap = pair.gap
+            for budget in budgets:
                 lab = _labels(pair, budget, rep)
                 for rname, route in routes.items():
                     t = time.perf_counter()
@@ -231,6 +248,19 @@ def reliability(df: pd.DataFrame, bins=(0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)) -> pd.
     return out.round(3)
 
 
+def reliability_both_ways(df: pd.DataFrame, bins=(0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)) -> pd.DataFrame:
+    """:func:`reliability` with every run counted twice, once as stated and once with A and B swapped.
+
+    Which classifier is called A is arbitrary, and 10 of the 11 pairs have A truly better:
+    read one way, a bin of stated P(A better) below 0.5 holds mostly runs where A is in fact
+    better whatever the method. Counted both ways the table is symmetric about 0.5 and a
+    bin's ``observed`` is the share of runs in it whose stated favourite is truly better.
+    """
+    d = df[df["true_gap"] != 0]
+    flipped = d.assign(p=1.0 - d["p"], a_better=~d["a_better"].astype(bool))
+    return reliability(pd.concat([d, flipped], ignore_index=True), bins)
+
+
 def _md(df: pd.DataFrame) -> str:
     return R._md(df)
 
@@ -242,6 +272,10 @@ def main(argv=None):
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--reps", type=int, default=8)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"], choices=list(ROUTES),
+                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind")
+    ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
+    ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
     ap.add_argument("--only", default=None, help="only the pairs whose name starts with this (e.g. real)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--from-csv", default=None,
@@ -267,9 +301,11 @@ def main(argv=None):
         if args.from_csv:
             df = _finish(pd.read_csv(args.from_csv))
             pairs = [p for p in pairs if p.name in set(df["pair"])]
-            same = None
+            same = identical(args.budgets, 3, log=lambda s: print(s, flush=True)) if args.identical else None
         else:
-            df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial)
+            routes = {r: ROUTES[r] for r in args.routes}
+            df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial,
+                           routes=routes, first_set=args.first_set)
             same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True))
         if args.out:
             df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
@@ -277,9 +313,12 @@ def main(argv=None):
         text = "\n\n".join([
             "# Comparing two classifiers on one pool: the gap in average precision",
             f"Made by `python benchmarks/compare.py {' '.join(argv or sys.argv[1:])}` at git {rev}; {versions}. "
-            f"{len(df) // len(ROUTES)} label sets"
+            f"{len(df) // df['route'].nunique()} label sets ({df.groupby(['pair', 'budget']).rep.nunique().min()} to "
+            f"{df.groupby(['pair', 'budget']).rep.nunique().max()} per pair and budget)"
             + (f" (the rows of `{args.from_csv}`, an interrupted run)." if args.from_csv else f", {time.time() - t0:.0f} s."),
-            "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers); "
+            "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers; its default "
+            "joint models, signed weights of scale 1); `joint_simplex` = the same with the weights on the simplex "
+            "(the former default); `joint_sd0.5` = signed weights of scale 0.5; "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
             "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
             "(the joint and separate routes' HDI). `misranked`: the route's P(A better) is on the wrong side of "
@@ -290,6 +329,8 @@ def main(argv=None):
             "## By pair (all budgets)\n\n" + _md(coverage_table(df, ["pair", "route"])),
             "## Reliability of the stated P(A better) (all pairs with a non-zero gap, all budgets)\n\n"
             + _md(reliability(df)),
+            "## The same, each run counted both ways (A and B swapped)\n\n" + reliability_both_ways.__doc__.split(
+                "\n\n")[1].replace("\n    ", " ").strip() + "\n\n" + _md(reliability_both_ways(df)),
         ] + ([] if same is None else [
             "## Two copies of one classifier (digits 8, logistic regression)\n\n"
             + _md(same.groupby("budget")[["p_better", "p_rope_0.005"]].agg(["mean", "min"]).round(3))])) + "\n"

@@ -135,6 +135,25 @@ def test_joint_model_weights_the_informative_classifier():
     assert w["a"] > 0.8 and w["a"] + w["b"] == pytest.approx(1.0)
 
 
+def test_signed_weights_subtract_a_shared_error_the_simplex_cannot():
+    # b is the shared error alone (no signal): the label is told best by a minus part of b
+    a, b, lab, _ = _pool(seed=2, n=600, n_vetted=120, strong=3.0, weak=0.0)
+    d = joint_data({"a": a, "b": b}, lab)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        signed = JointCalibration("logistic").fit(d, draws=200, random_seed=0)
+        simplex = JointCalibration("logistic", weights="simplex").fit(d, draws=200, random_seed=0)
+    w = signed.idata.posterior["w"].values.reshape(-1, 2)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+    assert (w[:, 1] < 0).mean() > 0.95 and w[:, 0].mean() > 1.0
+    assert simplex.idata.posterior["w"].values.min() >= 0.0
+    # the signed model predicts the vetted labels better (log-likelihood at the posterior mean draws)
+    assert signed.label_loglik().mean(axis=(0, 1)).sum() > simplex.label_loglik().mean(axis=(0, 1)).sum()
+    assert "weights='simplex'" in repr(JointCalibration(weights="simplex"))
+    with pytest.raises(ValueError, match="weights"):
+        JointCalibration(weights="positive")
+
+
 # ------------------------------------------------------------------ bad input
 
 
@@ -180,3 +199,61 @@ def test_cli_compare_prints_the_ranking_and_the_gap(tmp_path, capsys):
     assert code == 0 and "p_best" in out and "p_rope" in out
     pairs = pd.read_csv(out_csv)
     assert pairs.loc[0, "better"] == "new" and pairs.loc[0, "p_better"] > 0.9
+
+
+# ------------------------------------------------------------------ the active loop
+
+
+def test_active_session_decides_a_comparison_with_its_stopping_rule(tmp_path):
+    from bayeval.active import ActiveSession
+    from bayeval.compare import ComparisonModel
+
+    rng = np.random.default_rng(3)
+    y = rng.random(500) < 0.3
+    data = joint_data({"good": 3 * y + rng.normal(0, 1, 500), "weak": 0.3 * y + rng.normal(0, 1, 500)})
+    model = ComparisonModel("good", "weak", model="logistic")
+    s = ActiveSession(data, model, batch_size=15, store=tmp_path / "s.sqlite", random_seed=0,
+                      fit_kwargs={"draws": 150}, progressbar=False)
+    assert s.decided() is None  # nothing vetted yet
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for rounds in range(6):
+            ids = s.next_batch()
+            if rounds == 1:  # the batch past the designed one: the items that move the gap most
+                assert ids == model.comparison(s.posterior).select(15, "good", "weak").tolist()
+            s.record(ids, y[data.index_of(ids)].astype(int))
+            if rounds >= 1 and s.decided() is not None:
+                break
+        assert s.decided() == "good"
+    strategies = s.store.batches()["strategy"].tolist()
+    assert strategies[0] == "design" and set(strategies[1:]) <= {"ComparisonModel"}
+    s.close()
+    plain = ActiveSession(be.EvalData(np.linspace(1, 0, 10)), lambda d: None, store=tmp_path / "p.sqlite")
+    with pytest.raises(TypeError, match="no stopping rule"):
+        plain.decided()
+    plain.close()
+    with pytest.raises(ValueError, match="two different"):
+        ComparisonModel("good", "good")
+    with pytest.raises(ValueError, match="Unknown classifier"):
+        ComparisonModel("good", "other").fit(data)
+
+
+def test_report_has_a_comparison_section(pair):
+    from bayeval.report import report
+
+    cmp, _ = pair
+    rep = report(cmp, title="a against b", metrics=["average_precision"], rope_width=0.01)
+    assert list(rep.tables["comparison_ranking"].index) == list(cmp.ranking().index)
+    gaps = rep.tables["comparison_gaps"]
+    assert len(gaps) == 3 and "p_rope" in gaps.columns and "comparison" in rep.figures
+    top = gaps.iloc[0]
+    said = [t for t in rep.text if t.startswith("On the same label draws")]
+    assert len(said) == 1 and f"{top['better']} has the higher average_precision" in said[0]
+    assert f"probability {top['p_better']:.2f}" in said[0]
+    assert "Which classifier is better" in rep.to_markdown()
+    same = report(cmp.posterior, title="t", metrics=["average_precision"], comparison=cmp,
+                  comparison_metric=("precision_at_k", {"k": 20}))
+    assert same.tables["comparison_gaps"]["mean"].abs().max() <= 1.0
+    assert "comparison_gaps" not in report(cmp.posterior, title="t", metrics=["average_precision"]).tables
+    with pytest.raises(TypeError, match="Comparison"):
+        report(cmp.posterior, title="t", comparison="not one")

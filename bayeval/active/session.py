@@ -75,6 +75,10 @@ class ActiveSession:
         (the store is the record of what people answered).
     model : object with ``fit(data, **fit_kwargs) -> Posterior``, or a callable ``data -> Posterior``
         The estimator refitted after each batch, e.g. ``bayeval.models.LabelFlip()``.
+        A model that also has ``choose(posterior, size, exclude=..., random_seed=...)``
+        and ``decided(posterior)`` chooses the batches after the designed first one and
+        says when to stop (:meth:`decided`): :class:`bayeval.compare.ComparisonModel`
+        decides which of two classifiers is better.
     metric : str
         The metric to estimate and to choose items for (e.g. ``"precision_at_k"``).
     store : LabelStore or path
@@ -230,9 +234,12 @@ class ActiveSession:
         ss = np.random.SeedSequence([int(self.random_seed), int(self.data.n_vetted)])
         return int(ss.generate_state(1)[0])
 
+    def _chooses(self) -> bool:
+        return callable(getattr(self.model, "choose", None)) and callable(getattr(self.model, "decided", None))
+
     def _fit(self) -> Posterior:
         seed = self._fit_seed()
-        if isinstance(self.model, Model):  # the model contract: the same keywords for every model
+        if isinstance(self.model, Model) or self._chooses():  # the model contract: the same keywords for every model
             kwargs = dict(self.fit_kwargs)
             kwargs.setdefault("random_seed", seed)
             kwargs.setdefault("progressbar", self.progressbar)
@@ -312,6 +319,9 @@ class ActiveSession:
             name, thr = design_target(self.metric, kwargs.get("threshold"))
             positions = design(self.data, size, metric=name, threshold=thr, exclude=exclude_mask,
                                random_seed=seed)
+        elif self._chooses():  # the model says which items decide (a comparison: the gap's expected change)
+            positions = self.model.choose(self.posterior, size, exclude=exclude_mask, random_seed=seed)
+            strategy = type(self.model).__name__
         else:  # "auto" past the first batch: expected change with an exploring share (select's "auto")
             positions = select(self.posterior, metric=self.metric, size=size,
                                strategy="auto" if self.strategy == "auto" else strategy, random_seed=seed,
@@ -321,6 +331,23 @@ class ActiveSession:
         ids = self.data.item_ids[np.asarray(positions, dtype=np.int64)].tolist()
         self.store.new_batch(ids, strategy=strategy)
         return ids
+
+    def decided(self):
+        """The model's stopping rule on the current labels: its verdict, or None (keep labelling).
+
+        Needs a model with ``decided(posterior)``, such as
+        :class:`bayeval.compare.ComparisonModel` (``"a"``, ``"b"``, ``"equivalent"`` or
+        None); refits if labels changed. None while nothing is vetted.
+        """
+        if not callable(getattr(self.model, "decided", None)):
+            raise TypeError(
+                f"This session's model ({type(self.model).__name__}) has no stopping rule: decided() needs a model "
+                "with decided(posterior), e.g. bayeval.compare.ComparisonModel(a, b). For a metric's interval "
+                "use estimate()."
+            )
+        if self.data.n_vetted == 0:
+            return None
+        return self.model.decided(self.posterior)
 
     def refresh(self) -> EvalData:
         """Read the store again: apply labels written since (by another thread or process).

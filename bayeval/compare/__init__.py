@@ -17,6 +17,6 @@ Examples
 ['a', 'b']
 """
 
-from .comparison import MODELS, Comparison, compare, expected_change
+from .comparison import MODELS, Comparison, ComparisonModel, compare, expected_change
 
-__all__ = ["MODELS", "Comparison", "compare", "expected_change"]
+__all__ = ["MODELS", "Comparison", "ComparisonModel", "compare", "expected_change"]

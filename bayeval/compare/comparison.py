@@ -29,7 +29,7 @@ from ..core.summary import hdi
 from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
 from ..models.stacking import fit as stack_fit
 
-__all__ = ["compare", "Comparison", "MODELS"]
+__all__ = ["compare", "Comparison", "ComparisonModel", "MODELS"]
 
 #: what ``compare(model=...)`` takes besides a model object
 MODELS = ("default", *JOINT_CURVES)
@@ -132,6 +132,13 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     """
     cols = _score_columns(scores)
     data = _joint(cols, labels)
+    post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
+                      warn=warn)
+    return Comparison(post)
+
+
+def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar, warn):
+    """The joint model's posterior of ``data`` (joint data): what :func:`compare` fits."""
     if isinstance(model, str):
         V.check_choice(model, "model", MODELS)
         cands = [JointCalibration("logistic"), JointCalibration("monotone")] if model == "default" \
@@ -141,12 +148,10 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     else:
         raise TypeError(f"`model` must be one of {list(MODELS)} or a model with fit(data, ...), got {model!r}.")
     if len(cands) > 1:
-        post = stack_fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed,
+        return stack_fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed,
                          progressbar=progressbar, warn=warn)
-    else:
-        post = cands[0].fit(data, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
-                            warn=warn)
-    return Comparison(post)
+    return cands[0].fit(data, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
+                        warn=warn)
 
 
 class Comparison:
@@ -485,6 +490,107 @@ class Comparison:
         ax1.set_ylabel("P(best)")
         fig.tight_layout()
         return fig
+
+
+class ComparisonModel:
+    """The model an :class:`~bayeval.active.ActiveSession` refits to decide a comparison of ``a`` and ``b``.
+
+    Give it as the session's ``model`` with the joint data
+    (:func:`~bayeval.models.joint.joint_data`): each refit is :func:`compare`'s fit, each
+    batch after the designed first one is the items whose labels would most change the
+    gap (:meth:`Comparison.select`), and ``session.decided()`` is the stopping rule of
+    :meth:`Comparison.decided` (``a`` or ``b`` better with probability above ``level``,
+    or, with ``width``, the gap inside ``[-width, width]`` with probability above
+    ``level``).
+
+    Parameters
+    ----------
+    a, b : str
+        The two classifiers compared (names of the joint data's score columns).
+    metric : str
+        The metric whose gap decides, with its options in ``metric_kwargs`` (``{"k": 10}``).
+    width : float, optional
+        Half-width of the region of practical equivalence; None: no "equivalent" verdict.
+    level : float
+        The probability the verdict needs.
+    target : {"gap", "prob"}
+        What the selection moves (:meth:`Comparison.select`).
+    model : as :func:`compare`'s ``model``
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from bayeval.active import ActiveSession
+    >>> from bayeval.compare import ComparisonModel
+    >>> from bayeval.models.joint import joint_data
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.random(400) < 0.3
+    >>> data = joint_data({"good": 3 * y + rng.normal(0, 1, 400), "weak": 0.3 * y + rng.normal(0, 1, 400)})
+    >>> s = ActiveSession(data, ComparisonModel("good", "weak", model="logistic"), batch_size=20,
+    ...                   store=os.path.join(tempfile.mkdtemp(), "s.sqlite"), random_seed=0,
+    ...                   fit_kwargs={"draws": 200}, progressbar=False)
+    >>> while s.decided() is None:
+    ...     ids = s.next_batch()
+    ...     _ = s.record(ids, y[data.index_of(ids)].astype(int))
+    >>> s.decided(), int(s.data.n_vetted) <= 100
+    ('good', True)
+    >>> s.close()
+    """
+
+    def __init__(self, a, b, metric="average_precision", *, width: float | None = None, level: float = 0.95,
+                 target: str = "gap", model="default", metric_kwargs: dict | None = None):
+        self.a, self.b = str(a), str(b)
+        if self.a == self.b:
+            raise ValueError(f"`a` and `b` must be two different classifiers, got {a!r} twice.")
+        self.metric = metric
+        self.metric_kwargs = dict(metric_kwargs or {})
+        self.width = None if width is None else V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True,
+                                                              hi_open=True)
+        self.level = V.as_probability(level, "level", open_interval=True)
+        self.target = V.check_choice(target, "target", ("gap", "prob"))
+        if isinstance(model, str):
+            V.check_choice(model, "model", MODELS)
+        self.model = model
+
+    def __repr__(self) -> str:
+        return f"ComparisonModel({self.a!r}, {self.b!r}, metric={self.metric!r}, width={self.width}, level={self.level})"
+
+    def fit(self, data: EvalData, *, draws: int = 1000, chains: int = 2, random_seed=None, progressbar: bool = False,
+            warn: bool = True):
+        """The joint model's posterior of ``data`` (what :func:`compare` fits)."""
+        if not isinstance(data, EvalData) or data.feature_names is None:
+            raise TypeError("A ComparisonModel fits joint data: build it with "
+                            "bayeval.models.joint.joint_data({name: scores, ...}, labels).")
+        names = [str(n) for n in data.feature_names]
+        for name in (self.a, self.b):
+            if name not in names:
+                raise ValueError(f"Unknown classifier {name!r}; the data's score columns are {names}.")
+        return _fit_joint(data, self.model, draws=draws, chains=chains, random_seed=random_seed,
+                          progressbar=progressbar, warn=warn)
+
+    def comparison(self, posterior) -> Comparison:
+        """The :class:`Comparison` of a posterior this model fitted."""
+        return Comparison(posterior)
+
+    def decided(self, posterior) -> str | None:
+        """The stopping rule on this posterior: ``a``, ``b``, ``"equivalent"`` or None (keep labelling)."""
+        return Comparison(posterior).decided(self.a, self.b, self.metric, level=self.level, width=self.width,
+                                             **self.metric_kwargs)
+
+    def choose(self, posterior, size: int, *, exclude=None, random_seed=None) -> np.ndarray:
+        """Positions of the ``size`` unvetted items (not in the mask ``exclude``) that would most change the gap."""
+        del random_seed  # the choice is deterministic given the draws
+        cmp = Comparison(posterior)
+        g = cmp.difference(self.a, self.b, self.metric, **self.metric_kwargs)
+        if g.ndim != 2:
+            raise ValueError("The comparison needs one gap per draw: give the metric's options, e.g. {'k': 10}.")
+        g = g.values
+        if self.target == "prob":
+            g = (g > 0).astype(np.float64) + 0.5 * (g == 0)
+        score = expected_change(posterior, g)
+        free = ~cmp.data.vetted if exclude is None else ~cmp.data.vetted & ~np.asarray(exclude, dtype=bool)
+        idx = np.flatnonzero(free)
+        return idx[np.argsort(-score[idx], kind="stable")][:size]
 
 
 def expected_change(post, g: np.ndarray) -> np.ndarray:

@@ -16,17 +16,28 @@ score itself for log-odds, the standardized score otherwise), and
 
 ``eta = a + b * sum_k w_k * g_k(z_k)``
 
-is the log-odds of being positive, with ``w`` on the simplex (``w ~ Dirichlet(1, ...,
-1)``: how much each classifier's score says about the label, the others given), ``b > 0``
-the overall slope and ``a`` the intercept, under the priors of the one-score curve
-(centred on *the scores are calibrated* for probabilities and log-odds). ``g_k`` is the
-identity (``curve="logistic"``) or a monotone piecewise-linear map with knots at the
-score's quantiles 0.5, 0.9 and 0.99 and slope multipliers ``exp(delta_kj)``,
-``delta_kj ~ Normal(0, 0.7)`` (``curve="monotone"``), as in the one-score monotone curve.
-A higher score never lowers the probability of being positive.
+is the log-odds of being positive, with ``b > 0`` the overall slope and ``a`` the
+intercept, under the priors of the one-score curve (centred on *the scores are
+calibrated* for probabilities and log-odds), and ``w`` the classifiers' weights (how much
+each classifier's score says about the label, the others given), summing to one:
 
-Two copies of one classifier give the one-score curve whatever ``w``: the model does not
-invent a difference that the scores do not have.
+* ``weights="signed"`` (the default): ``w_k = 1/K + u_k`` with ``u`` a zero-sum normal of
+  scale ``weight_sd`` (1 by default). A weight can be negative: when two classifiers
+  share an error (both scores are high on the same negatives), the better one's score
+  minus part of the other's tells the label best, and the model can say so;
+* ``weights="simplex"``: ``w ~ Dirichlet(1, ..., 1)``, every weight in [0, 1] (the first
+  version's model): a higher score never lowers the probability of being positive, and
+  a shared error cannot be subtracted.
+
+The two were measured side by side in ``benchmarks/results/compare.md`` (``docs/compare.md``
+says what that showed, and the pair on which both fail). ``g_k`` is the identity
+(``curve="logistic"``) or a monotone piecewise-linear map with knots at the score's
+quantiles 0.5, 0.9 and 0.99 and slope multipliers ``exp(delta_kj)``, ``delta_kj ~
+Normal(0, 0.7)`` (``curve="monotone"``), as in the one-score monotone curve: increasing
+in each score.
+
+Two copies of one classifier give the one-score curve whatever ``w`` (the weights sum to
+one): the model does not invent a difference that the scores do not have.
 
 The data is an :class:`~bayeval.EvalData` whose ``features`` are the score columns, one
 per classifier (:func:`joint_data` builds it); its ``scores`` are the first column.
@@ -48,9 +59,10 @@ from ..core.model import Model
 from ..core.posterior import Posterior
 from .calibration import DELTA_SD, Calibration
 
-__all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "joint_data"]
+__all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "joint_data"]
 
 JOINT_CURVES = ("logistic", "monotone")
+JOINT_WEIGHTS = ("signed", "simplex")
 
 
 def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noisy_labels=None) -> EvalData:
@@ -101,6 +113,11 @@ class JointCalibration(Model):
     transform : {"auto", "logit", "standardize", "logodds"}
         The score feature of every column, as for :class:`~bayeval.models.Calibration`
         (``"auto"``: ``logit`` for a column in [0, 1], else ``standardize``).
+    weights : {"signed", "simplex"}
+        The classifiers' weights ``w`` (module docs): summing to one and free in sign
+        (``"signed"``), or on the simplex.
+    weight_sd : float
+        The scale of the signed weights' deviations from ``1/K`` (``weights="signed"``).
 
     Examples
     --------
@@ -120,12 +137,17 @@ class JointCalibration(Model):
 
     target_accept = 0.95
 
-    def __init__(self, curve: str = "logistic", *, transform: str = "auto"):
+    def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
+                 weight_sd: float = 1.0):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
+        self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
+        self.weight_sd = V.as_real_in(weight_sd, "weight_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
 
     def __repr__(self) -> str:
-        return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r})"
+        extra = "" if self.weights == "signed" and self.weight_sd == 1.0 else \
+            f", weights={self.weights!r}" + (f", weight_sd={self.weight_sd!r}" if self.weights == "signed" else "")
+        return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
     def name(self) -> str:
@@ -167,7 +189,8 @@ class JointCalibration(Model):
     def build(self, data: EvalData) -> pm.Model:
         """The PyMC model of the vetted labels given all their scores.
 
-        Free variables ``a``, ``b``, ``w`` (with two or more classifiers) and, for the
+        Free variables ``a``, ``b``, with two or more classifiers ``u`` (the signed
+        weights' deviations; ``w`` is kept as a deterministic) or ``w`` (simplex), and, for the
         monotone curve, ``delta`` (classifier x segment). Data containers ``features``
         (vetted items x classifier x segment) and ``vetted_label``.
 
@@ -177,7 +200,7 @@ class JointCalibration(Model):
         >>> from bayeval.models.joint import JointCalibration, joint_data
         >>> d = joint_data({"a": [0.1, 0.4, 0.8, 0.9], "b": [0.2, 0.3, 0.9, 0.6]}, [0, np.nan, 1, np.nan])
         >>> sorted(v.name for v in JointCalibration("monotone").build(d).free_RVs)
-        ['a', 'b', 'delta', 'w']
+        ['a', 'b', 'delta', 'u']
         """
         data = self._check_data(data)
         feats, infos = self.features(data)
@@ -193,7 +216,13 @@ class JointCalibration(Model):
             logb_mu = pm.Data("log_b_mu", pr["log_b"][0])
             a = pm.Normal("a", mu=a_mu, sigma=pr["a"][1])
             b = pm.LogNormal("b", mu=logb_mu, sigma=pr["log_b"][1])
-            w = pm.Dirichlet("w", a=np.ones(k)) if k > 1 else pt.ones(1)
+            if k == 1:
+                w = pt.ones(1)
+            elif self.weights == "simplex":
+                w = pm.Dirichlet("w", a=np.ones(k))
+            else:
+                u = pm.ZeroSumNormal("u", sigma=self.weight_sd, shape=k)
+                w = pm.Deterministic("w", 1.0 / k + u)
             if self.curve == "monotone":
                 delta = pm.Normal("delta", 0.0, DELTA_SD, shape=fv.shape[1:])
                 per_col = (f * pt.exp(delta)[None]).sum(axis=2)
@@ -227,7 +256,8 @@ class JointCalibration(Model):
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
-        return (self.curve, tuple(i["scale"] for i in v["infos"]), v["feats"].shape[1:])
+        return (self.curve, self.weights, self.weight_sd, tuple(i["scale"] for i in v["infos"]),
+                v["feats"].shape[1:])
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)
