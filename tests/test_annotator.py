@@ -1261,8 +1261,10 @@ def test_chains_start_at_a_dawid_skene_estimate():
         assert np.all((st["model_class_accuracy"] > 0) & (st["model_class_accuracy"] < 1))
 
 
+@pytest.mark.slow
 def test_a_real_crowd_fit_without_gold_keeps_every_chain_in_the_main_mode():
-    """Temporal ordering, the classifier a majority of three crowd labels, three other
+    """(Slow: four chains of 1,000 iterations; the fast check of the same start is
+    test_chains_start_at_a_dawid_skene_estimate.) Temporal ordering, the classifier a majority of three crowd labels, three other
     crowd labels as references, no gold (one trial of benchmarks/annotator_real.py).
     Started at the priors' means, one of four chains stays in a minor mode (accuracy
     ~0.6 against ~0.81, log density ~7 lower; r_hat 1.56 with these settings); from the
