@@ -339,9 +339,10 @@ def test_rest_stratum_makes_false_negatives_unbiased(trials):
     """With the rest stratum, the weighted FN count is unbiased for the whole pool.
 
     Without it (``rest_share=0``) the positives outside the top-K domain are never
-    drawn and FN is biased low by many SE. 400 trials of 40 labels (batches 10 + 30);
-    tolerance 4 Monte Carlo SE per total. The rest draws are few, so the FN totals are
-    heavy-tailed: 400 trials keep about 25 rest positives per batch in the sample.
+    drawn and FN is biased low by many SE. 400 trials of 40 labels (batches 10 + 30) under
+    ``-m slow``, 100 in the default run; tolerance 4 Monte Carlo SE per total. The rest
+    draws are few, so the FN totals are heavy-tailed: 400 trials keep about 25 rest
+    positives per batch in the sample.
     """
     scores, predictions, y = weak_pool()
     truth = np.array(
@@ -411,11 +412,12 @@ def test_rest_stratum_design_and_history():
 
 @pytest.mark.parametrize("trials", [40, pytest.param(200, marks=pytest.mark.slow)])
 def test_model_interval_covers_the_weak_pool_where_the_delta_interval_fails(trials):
-    """A fast version of the benchmark's coverage study (200 seeded runs of 100 labels).
+    """A fast version of the benchmark's coverage study (seeded runs of 100 labels: 40 in
+    the default run, 200 under ``-m slow``; the tolerances follow the number of runs).
 
     On the weak pool most positives lie outside the top-K domain, and a few rest draws
     rarely find one. The default (model) interval must still cover the true F1 in at
-    least 90 % of runs, less 2 Monte Carlo SE (0.021 at 0.90 with 200 runs), and be
+    least 90 % of runs, less 2 Monte Carlo SE (0.021 at 0.90 with 200 runs, 0.047 with 40), and be
     narrower than the design-only Jeffreys interval (on this small pool the latter is
     informative too: 0.41 against 0.50 when this test was written); the paper's design and
     interval do not cover (0.64 when this test was written).
@@ -498,8 +500,9 @@ def test_jeffreys_upper_end_allows_no_hidden_positive_beyond_those_found():
 def test_default_interval_covers_a_miscalibrated_pool_after_a_domain_census(trials):
     """Fast version of the benchmark's pool C at 500 labels (0.1 % positives, scores
     miscalibrated): the last batch labels the whole top-K domain, so the domain adds no
-    width and the interval's upper end comes from the rest count alone. 120 seeded runs
-    must cover at least 95 % less 2 Monte Carlo s.e. (0.91); reading the rest count's
+    width and the interval's upper end comes from the rest count alone. The seeded runs
+    (120 under ``-m slow``, 30 in the default run) must cover at least 95 % less 2 Monte
+    Carlo s.e. (0.91 at 120 runs, 0.87 at 30); reading the rest count's
     lower end at the smallest exposure covered 0.89 here."""
     rng = np.random.default_rng(3)
     n, prev, d = 50_000, 0.001, 3.5
@@ -655,7 +658,7 @@ def test_rest_model_is_the_gamma_poisson_mixture_and_learns_from_rest_draws():
 @pytest.mark.parametrize("trials", [100, pytest.param(400, marks=pytest.mark.slow)])
 def test_calibrated_rest_sampling_keeps_the_weighted_totals_unbiased(trials):
     """With the calibrated rest sampling (rest_uniform=0.2) the weighted FN totals stay
-    unbiased for the whole pool: the inclusion probabilities are exact (400 runs,
+    unbiased for the whole pool: the inclusion probabilities are exact (400 runs under ``-m slow``, 100 by default;
     tolerance 4 Monte Carlo SE per total)."""
     scores, predictions, y = weak_pool()
     truth = np.array(
@@ -678,7 +681,8 @@ def test_calibrated_rest_sampling_keeps_the_weighted_totals_unbiased(trials):
 
 @pytest.mark.parametrize("trials", [60, pytest.param(300, marks=pytest.mark.slow)])
 def test_f_estimate_is_accurate_and_nearly_unbiased(pool, trials):
-    """ACIS at 200 labels: bias within 4 SE + 0.01, RMSE < 0.08, far better than uniform.
+    """ACIS at 200 labels (300 runs under ``-m slow``, 60 by default): bias within 4 SE + 0.01,
+    RMSE < 0.08, far better than uniform.
 
     The 0.01 allowance covers the O(1/n) bias of a ratio estimator and the few
     positives that fall outside the top-K sampling domain (5 of ~200 in this pool).
