@@ -33,6 +33,12 @@ LONG = (
     "tests/test_acis.py::test_rest_stratum_makes_false_negatives_unbiased",
     "tests/test_acis.py::test_default_interval_covers_a_miscalibrated_pool_after_a_domain_census",
     "tests/test_acis.py::test_importance_weights_give_unbiased_totals",
+    # modules whose tests share a fitted fixture run as one group on one worker: start them early
+    "tests/test_persist.py",
+    "tests/test_annotator.py",
+    "tests/test_model_contract.py",
+    "tests/test_label_flip.py",
+    "tests/test_compare.py",
 )
 
 _SHARED_SCOPES = ("module", "package", "session")
@@ -59,6 +65,7 @@ def _shares_a_module_fixture(item) -> bool:
     return False
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _shares_a_module_fixture(item):

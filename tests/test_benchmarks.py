@@ -7,6 +7,7 @@ of that module in the other scripts (``subprocess`` imports ``select``).
 
 from __future__ import annotations
 
+import json
 import pathlib
 import subprocess
 import sys
@@ -23,11 +24,44 @@ def test_no_script_shadows_a_standard_module():
     assert not clashes, f"rename {clashes}: they shadow standard-library modules"
 
 
+#: runs every script's ``--help`` the way ``python benchmarks/NAME.py --help`` does (the script's
+#: folder first on ``sys.path``, ``__name__ == "__main__"``), in one interpreter so that the
+#: imports are paid once; prints one JSON line per script
+_HELP_DRIVER = r"""
+import contextlib, io, json, runpy, sys, traceback
+bench, scripts = sys.argv[1], sys.argv[2:]
+sys.path.insert(0, bench)
+for path in scripts:
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    sys.argv = [path, "--help"]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            code = 1
+            traceback.print_exc(file=err)
+    print(json.dumps({"script": path, "code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}),
+          file=sys.__stdout__, flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def helps():
+    out = subprocess.run([sys.executable, "-c", _HELP_DRIVER, str(BENCH), *map(str, SCRIPTS)],
+                         capture_output=True, text=True, timeout=600)
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{"script"')]
+    assert rows, out.stderr[-2000:]
+    return {r["script"]: r for r in rows}
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
-def test_script_help(script):
-    out = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "usage:" in out.stdout
+def test_script_help(script, helps):
+    r = helps.get(str(script))
+    assert r is not None, f"{script.name}: the driver stopped before it (an earlier script exited the process?)"
+    assert r["code"] == 0, r["stderr"][-2000:]
+    assert "usage:" in r["stdout"]
 
 
 # ------------------------------------------------------------------ fit_speed.py

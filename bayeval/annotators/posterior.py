@@ -485,7 +485,7 @@ class AnnotatorPosterior(Posterior):
         >>> z = rng.integers(0, 2, 300)
         >>> pred = np.where(rng.random(300) < 0.85, z, 1 - z)
         >>> ref = np.where(rng.random(300) < 0.9, z, 1 - z)
-        >>> post = AnnotatorError().fit(AnnotationData(pred, ref), draws=300, tune=300,
+        >>> post = AnnotatorError().fit(AnnotationData(pred, ref), draws=200, tune=200, chains=2,
         ...                             random_seed=1, progressbar=False, warn=False)
         >>> r = post.identified_accuracy()
         >>> r.reported, r.set_lower <= r.posterior_lower, r.upper - r.lower > 0.1
@@ -578,7 +578,7 @@ class AnnotatorPosterior(Posterior):
         >>> pred = np.where(rng.random(300) < 0.85, z, 1 - z)
         >>> ref = np.where(rng.random(300) < 0.9, z, 1 - z)
         >>> spec = AnnotatorError()
-        >>> post = spec.fit(AnnotationData(pred, ref), draws=300, tune=300,
+        >>> post = spec.fit(AnnotationData(pred, ref), draws=200, tune=200, chains=2,
         ...                 random_seed=1, progressbar=False, warn=False)
         >>> table = post.prior_sensitivity()
         >>> table.loc[("true_accuracy", 1.0), "diagnosis"]  # no gold, one reference
