@@ -315,7 +315,8 @@ def test_categories_partially_pooled():
     idx = rng.choice(n, 300, replace=False)
     lab[idx] = y[idx]
     data = EvalData(q, lab, categories=cats)
-    post = Calibration("logistic").fit(data, random_seed=0)
+    small = dict(draws=300, tune=300, chains=2)  # NUTS on a partially pooled curve; 600 draws do here
+    post = Calibration("logistic").fit(data, random_seed=0, **small)
     assert {"tau_a", "z_a", "z_b"} <= set(post.idata.posterior.data_vars)
     # each category's curve at q = 0.5 recovers its shift's ordering
     mid = [float(post.curve_draws([0.5], category=c).mean()) for c in ("a", "b", "c")]
@@ -325,7 +326,7 @@ def test_categories_partially_pooled():
     truth = [y[(cats == c) & (q >= 0.3)].mean() for c in prec["category"].values]
     lo_hi = be.hdi(prec.values.reshape(-1, 3), 0.99, axis=0)
     assert np.all((lo_hi[:, 0] <= truth) & (truth <= lo_hi[:, 1]))
-    shared = Calibration("logistic", categories=False).fit(data, random_seed=0)
+    shared = Calibration("logistic", categories=False).fit(data, random_seed=0, **small)
     assert "tau_a" not in shared.idata.posterior
     with pytest.raises(ValueError, match="categories"):
         Calibration(categories="yes")
