@@ -631,6 +631,30 @@ def test_calibrated_offsets_move_f_to_the_count_quantiles():
     assert hi - est == pytest.approx(np.hypot(z * 0.03, 0.02))
 
 
+def test_calibrated_interval_widens_when_the_rest_draws_contradict_the_calibration():
+    """A pool with positives hidden among its lowest scores (a fifth of the lowest 2,000),
+    where a logistic calibration expects almost none: a run whose rest draws find one
+    (seed 0) reports the design-only interval's span and says why; a run that finds none
+    (seed 1) keeps the calibrated interval, narrower than the design-only one."""
+    rng = np.random.default_rng(5)
+    n = 5000
+    y = (rng.random(n) < 0.02).astype(int)
+    x = 2.5 * y + rng.normal(size=n)
+    scores = 1 / (1 + np.exp(-(2.5 * x - 3.125 + np.log(0.02 / 0.98))))
+    low = np.argsort(scores)[:2000]
+    y[low[rng.random(2000) < 0.2]] = 1
+    predictions = (scores >= np.sort(scores)[-100]).astype(int)
+    runs = [acis(scores, predictions, lambda i: y[i], budget=120, random_seed=seed, interval_prob=0.9,
+                 interval="calibrated") for seed in (0, 1)]
+    hit, miss = runs
+    assert hit.history["rest_positives"].iloc[-1] >= 1
+    assert "widened to the design-only" in hit.interval_reason
+    lo_j, hi_j = hit.intervals["jeffreys"]
+    assert hit.interval[0] <= lo_j and hit.interval[1] >= hi_j
+    assert miss.history["rest_positives"].iloc[-1] == 0 and "widened" not in miss.interval_reason
+    assert miss.interval[0] > miss.intervals["jeffreys"][0] + 0.2
+
+
 def test_rest_interval_reads_the_calibrated_quantiles():
     """Calibrated interval: the ends are F at the mixture's count quantiles relative to the
     estimate's count; its variance is that of a normal as wide as the unclipped interval."""
