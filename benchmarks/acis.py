@@ -67,7 +67,7 @@ of a run (issue 38): 90 % intervals, ``--trials`` runs (default 100) per pool an
 runs' actual error calls for (``2 z RMSE``) and mean reported variance over the actual
 variance, the targets per cell, and the narrowest interval covering at least 90 % in
 every cell (``--pools`` picks pools; ``benchmarks/results/acis_intervals.md``: 40 runs,
-26 minutes on two busy cores).
+14--26 minutes on two busy cores).
 
 ``--vs-paper`` compares the defaults with the paper's design (paired seeds, 1,000 per
 cell by default) on the cells where the paper's own interval held, where the rest

@@ -24,10 +24,12 @@ from bayeval.fscore._design import sawade_proposal as _proposal
 from bayeval.fscore._design import systematic_sample as _systematic_sample
 from bayeval.fscore._estimators import REST_THETA_PRIOR as _REST_THETA_PRIOR
 from bayeval.fscore._estimators import calibrated_count as _calibrated_count
+from bayeval.fscore._estimators import calibrated_offsets as _calibrated_offsets
 from bayeval.fscore._estimators import count_quantile as _count_quantile
 from bayeval.fscore._estimators import fit_rest_model as _rest_model
 from bayeval.fscore._estimators import platt_feature as _platt_feature
 from bayeval.fscore._estimators import platt_fit as _platt_fit
+from bayeval.fscore._estimators import posterior_log_weights as _posterior_log_weights
 from bayeval.fscore._estimators import ratio_estimate as _estimate
 from bayeval.fscore._estimators import rest_interval as _rest_interval
 from bayeval.fscore.acis import (
@@ -565,6 +567,92 @@ def test_count_quantile_is_the_poisson_mixture_quantile():
         assert _count_quantile(means, q) == grid[np.argmax(cdf >= q)]
     assert _count_quantile(np.zeros(3), 0.975) == 0.0
     assert _count_quantile(np.zeros(0), 0.5) == 0.0
+
+
+def test_weighted_count_quantile_is_the_weighted_poisson_mixture_quantile():
+    """With weights, ``count_quantile`` reads the weighted mixture's CDF; equal weights give
+    the unweighted quantile, and all weight on one mean gives that Poisson's quantile."""
+    from scipy.stats import poisson
+
+    means, w = np.array([0.3, 2.0, 7.5, 40.0]), np.array([0.1, 0.2, 0.6, 0.1])
+    grid = np.arange(0, 200)
+    cdf = poisson.cdf(grid[:, None], means[None, :]) @ w
+    for q in (0.05, 0.5, 0.95):
+        assert _count_quantile(means, q, w) == grid[np.argmax(cdf >= q)]
+        assert _count_quantile(means, q, np.full(4, 0.25)) == _count_quantile(means, q)
+        assert _count_quantile(means, q, np.array([0.0, 0.0, 1.0, 0.0])) == poisson.ppf(q, 7.5)
+
+
+def test_posterior_weights_turn_laplace_draws_into_the_exact_posterior():
+    """Six labels on a logistic curve: the Laplace draws reweighted by
+    ``posterior_log_weights`` have the exact posterior's mean and sd of the slope (found
+    on a grid); the unweighted draws are off (the posterior is skewed). 4,000 draws:
+    Monte Carlo SE of the weighted mean about 0.02; tolerance 0.06."""
+    t = np.array([-3.0, -2.0, -1.0, 0.0, 1.0, 2.0])
+    y = np.array([0, 0, 1, 0, 1, 1])
+    _, prior = _platt_feature(np.array([0.1, 0.9]))
+    coef, cov = _platt_fit(t, y, prior)
+    mean, sd = prior
+    g0, g1 = np.meshgrid(np.linspace(-8, 8, 321), np.linspace(-6, 10, 321), indexing="ij")
+    eta = g0[..., None] + g1[..., None] * t
+    logp = (eta * y - np.logaddexp(0, eta)).sum(-1) - 0.5 * (((g0 - mean[0]) / sd[0]) ** 2 + ((g1 - mean[1]) / sd[1]) ** 2)
+    pg = np.exp(logp - logp.max())
+    pg /= pg.sum()
+    exact_mean = float((pg * g1).sum())
+    exact_sd = float(np.sqrt((pg * (g1 - exact_mean) ** 2).sum()))
+    b = np.random.default_rng(3).multivariate_normal(coef, cov, size=4000)
+    log_w = _posterior_log_weights(b, coef, cov, t, y, prior)
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    m = float(w @ b[:, 1])
+    assert m == pytest.approx(exact_mean, abs=0.06)
+    assert np.sqrt(float(w @ (b[:, 1] - m) ** 2)) == pytest.approx(exact_sd, rel=0.1)
+    assert abs(b[:, 1].mean() - exact_mean) > 0.1  # the Laplace approximation alone is off here
+    assert w.max() <= np.sqrt(w.size) * w.mean() * (1 + 1e-9)  # truncated
+
+
+def test_calibrated_offsets_move_f_to_the_count_quantiles():
+    """``calibrated_offsets``: F's distances to the calibrated count's quantiles relative to
+    the iteration's own count; ``rest_interval`` adds given offsets to the domain's half-width
+    in quadrature (the averaged iterations' offsets)."""
+    from scipy.stats import norm
+
+    est, den, alpha = 0.6, 100.0, 0.5
+    draws, w = np.array([2.0, 5.0, 9.0, 20.0]), np.array([0.4, 0.3, 0.2, 0.1])
+    rest = _rest(r_hat=3.0, r_cal_draws=draws, r_cal_weights=w)
+    down, up = _calibrated_offsets(est, den, rest, alpha=alpha, interval_prob=0.90)
+    r_lo, r_hi = _count_quantile(draws, 0.05, w), _count_quantile(draws, 0.95, w)
+    assert est - down == pytest.approx(est * den / (den + (1 - alpha) * (r_hi - 3.0)))
+    assert est + up == pytest.approx(est * den / (den + (1 - alpha) * (r_lo - 3.0)))
+    z = norm.ppf(0.95)
+    _, _, lo, hi = _rest_interval(est, 0.03**2, den, rest, alpha=alpha, interval_prob=0.90,
+                                  method="calibrated", offsets=(0.05, 0.02))
+    assert est - lo == pytest.approx(np.hypot(z * 0.03, 0.05))
+    assert hi - est == pytest.approx(np.hypot(z * 0.03, 0.02))
+
+
+def test_calibrated_interval_widens_when_the_rest_draws_contradict_the_calibration():
+    """A pool with positives hidden among its lowest scores (a fifth of the lowest 2,000),
+    where a logistic calibration expects almost none: a run whose rest draws find one
+    (seed 0) reports the design-only interval's span and says why; a run that finds none
+    (seed 1) keeps the calibrated interval, narrower than the design-only one."""
+    rng = np.random.default_rng(5)
+    n = 5000
+    y = (rng.random(n) < 0.02).astype(int)
+    x = 2.5 * y + rng.normal(size=n)
+    scores = 1 / (1 + np.exp(-(2.5 * x - 3.125 + np.log(0.02 / 0.98))))
+    low = np.argsort(scores)[:2000]
+    y[low[rng.random(2000) < 0.2]] = 1
+    predictions = (scores >= np.sort(scores)[-100]).astype(int)
+    runs = [acis(scores, predictions, lambda i: y[i], budget=120, random_seed=seed, interval_prob=0.9,
+                 interval="calibrated") for seed in (0, 1)]
+    hit, miss = runs
+    assert hit.history["rest_positives"].iloc[-1] >= 1
+    assert "widened to the design-only" in hit.interval_reason
+    lo_j, hi_j = hit.intervals["jeffreys"]
+    assert hit.interval[0] <= lo_j and hit.interval[1] >= hi_j
+    assert miss.history["rest_positives"].iloc[-1] == 0 and "widened" not in miss.interval_reason
+    assert miss.interval[0] > miss.intervals["jeffreys"][0] + 0.2
 
 
 def test_rest_interval_reads_the_calibrated_quantiles():

@@ -171,7 +171,7 @@ def logistic(x: np.ndarray) -> np.ndarray:
 
 
 def fit_rest_model(
-    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS
+    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS, labeled=None
 ):
     """Predictive distribution of the number of positives among the unlabeled rest items.
 
@@ -214,11 +214,35 @@ def fit_rest_model(
         var_r=float(r.var()),
         r_sorted=np.sort(r),
     )
-    out.update(calibrated_count(b, tb, nb))
+    log_w = None if labeled is None else posterior_log_weights(b, coef, cov, *labeled)
+    out.update(calibrated_count(b, tb, nb, log_w))
+    # Do the rest items drawn so far agree with the calibration? The chance of finding at
+    # least ``x`` positives where its mode expects ``e_mode`` (1 when none was found).
+    out["rest_misfit_p"] = float(poisson.sf(x - 1.0, max(e_mode, 1e-300))) if x > 0 else 1.0
+    out["rest_expected"] = e_mode
     return out
 
 
-def calibrated_count(b: np.ndarray, tb: np.ndarray, nb: np.ndarray) -> dict:
+def posterior_log_weights(b, coef, cov, t, y, prior) -> np.ndarray:
+    """Log importance weights that turn draws from the Laplace approximation ``N(coef,
+    cov)`` into draws from the calibration's exact posterior (the logistic likelihood of
+    the labels ``y`` at features ``t`` times the normal ``prior``), truncated above at
+    the mean weight times the square root of the number of draws so that no single
+    draw rules the mixture. Up to a constant."""
+    mean, sd = prior
+    eta = b[:, :1] + b[:, 1:] * t  # (draws, labels)
+    log_post = eta @ y.astype(np.float64) - np.logaddexp(0.0, eta).sum(axis=1)
+    log_post -= 0.5 * (((b - mean) / sd) ** 2).sum(axis=1)
+    d = b - coef
+    log_laplace = -0.5 * np.einsum("ij,jk,ik->i", d, np.linalg.inv(cov), d)
+    log_w = log_post - log_laplace
+    log_w -= log_w.max()
+    w = np.exp(log_w)
+    cap = w.mean() * math.sqrt(w.size)
+    return np.log(np.minimum(w, cap))
+
+
+def calibrated_count(b: np.ndarray, tb: np.ndarray, nb: np.ndarray, log_w: np.ndarray | None = None) -> dict:
     """The unlabeled rest's count of positives under the calibration alone.
 
     ``b``: draws of the calibration's coefficients ``(b0, b1)`` (rows); ``tb``/``nb``:
@@ -235,24 +259,34 @@ def calibrated_count(b: np.ndarray, tb: np.ndarray, nb: np.ndarray) -> dict:
     p = logistic(b[:, :1] + b[:, 1:] * tb)
     c = p @ nb
     bern = (p * (1.0 - p)) @ nb
+    if log_w is None:
+        w = np.full(c.size, 1.0 / max(c.size, 1))
+    else:
+        w = np.exp(log_w - log_w.max())
+        w /= w.sum()
+    order = np.argsort(c)
+    mean = float(np.dot(w, c))
     return dict(
-        r_cal=float(c.mean()),
-        var_r_cal=float(c.var() + bern.mean()),
-        r_cal_draws=np.sort(c),
+        r_cal=mean,
+        var_r_cal=float(np.dot(w, (c - mean) ** 2) + np.dot(w, bern)),
+        r_cal_draws=c[order],
+        r_cal_weights=w[order],
     )
 
 
-def count_quantile(c_draws: np.ndarray, q: float) -> float:
-    """Quantile ``q`` of an equal-weight mixture of Poisson counts with means ``c_draws``.
+def count_quantile(c_draws: np.ndarray, q: float, weights: np.ndarray | None = None) -> float:
+    """Quantile ``q`` of a mixture of Poisson counts with means ``c_draws`` (equal weights,
+    or ``weights`` summing to 1).
 
-    The smallest integer ``k`` whose mixture CDF ``mean(P(Poisson(c) <= k))`` reaches
-    ``q`` (found by bisection; 0 for an empty mixture).
+    The smallest integer ``k`` whose mixture CDF ``sum_j w_j P(Poisson(c_j) <= k)``
+    reaches ``q`` (found by bisection; 0 for an empty mixture).
     """
     if c_draws.size == 0:
         return 0.0
+    w = np.full(c_draws.size, 1.0 / c_draws.size) if weights is None else weights
 
     def cdf(k):
-        return float(np.mean(poisson.cdf(k, c_draws)))
+        return float(np.dot(w, poisson.cdf(k, c_draws)))
 
     lo, hi = 0, int(np.ceil(c_draws.max() + 10.0 * np.sqrt(c_draws.max()) + 10.0))
     if cdf(lo) >= q:
@@ -266,7 +300,25 @@ def count_quantile(c_draws: np.ndarray, q: float) -> float:
     return float(hi)
 
 
-def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None):
+def calibrated_offsets(est, den, rest, *, alpha, interval_prob, r_hat=None) -> tuple[float, float]:
+    """How far F falls and rises (``down``, ``up``, both >= 0) when the unlabeled rest's
+    count of positives moves from the count the estimate used (``r_hat``, default
+    ``rest["r_hat"]``) to the calibrated count's upper and lower quantiles (see
+    ``calibrated_count``), for one iteration's estimate ``est`` and denominator ``den``."""
+    tail = (1.0 - interval_prob) / 2.0
+    r_hat = rest["r_hat"] if r_hat is None or not math.isfinite(r_hat) else r_hat
+    draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
+    r_lo, r_hi = count_quantile(draws, tail, w), count_quantile(draws, 1.0 - tail, w)
+
+    def f_at(r):
+        return est * den / max(den + (1.0 - alpha) * (r - r_hat), 1e-300)
+
+    return max(est - f_at(r_hi), 0.0), max(f_at(r_lo) - est, 0.0)
+
+
+def rest_interval(
+    est, var_domain, den, rest, *, alpha, interval_prob, method="model", r_bar=None, offsets=None
+):
     """Estimate, variance and interval that account for the rest stratum.
 
     ``rest`` describes the items outside the current top-K domain (see
@@ -310,9 +362,7 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
         r_lo = gamma.ppf(tail, x + 0.5, scale=1.0 / exposure_max) if exposure_max > 0 else 0.0
         r_lo, r_hi = min(max(r_lo, x), size), min(max(r_hi, x), size)
     elif method == "calibrated":
-        r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
-        draws = rest.get("r_cal_draws", np.zeros(0))
-        r_lo, r_hi = count_quantile(draws, tail), count_quantile(draws, 1.0 - tail)
+        r_hat = r_lo = r_hi = 0.0  # the offsets below say where F goes
     else:
         r_hat = rest["r_hat"] if r_bar is None or not math.isfinite(r_bar) else r_bar
         r_sorted = rest["r_sorted"]
@@ -325,8 +375,12 @@ def rest_interval(est, var_domain, den, rest, *, alpha, interval_prob, method="m
         return est * den / max(den + (1.0 - alpha) * (r - r_hat), 1e-300)
 
     half = z * math.sqrt(max(var_domain, 0.0))
-    down = math.hypot(half, max(est - f_at(r_hi), 0.0))
-    up = math.hypot(half, max(f_at(r_lo) - est, 0.0))
+    rest_down, rest_up = max(est - f_at(r_hi), 0.0), max(f_at(r_lo) - est, 0.0)
+    if method == "calibrated":
+        if offsets is None:
+            offsets = calibrated_offsets(est, den, rest, alpha=alpha, interval_prob=interval_prob, r_hat=r_bar)
+        rest_down, rest_up = offsets
+    down, up = math.hypot(half, rest_down), math.hypot(half, rest_up)
     if method == "calibrated":
         # The variance of a normal whose interval is as wide (before clipping to [0, 1]):
         # the count's predictive distribution is skewed by the calibration's extrapolation,
