@@ -321,7 +321,7 @@ def main(argv=None):
             f"{df.groupby(['pair', 'budget']).rep.nunique().max()} per pair and budget)"
             + (f" (the rows of `{args.from_csv}`, an interrupted run)." if args.from_csv else f", {time.time() - t0:.0f} s."),
             "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers; its default "
-            "joint models: signed weights of scale 1, the intercept's prior of scale 2.5); `joint_aA_bB` = the same "
+            "joint models: signed weights of scale 1, the intercept's prior of scale 5); `joint_aA_bB` = the same "
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
             "scale 0.5; "

@@ -159,7 +159,7 @@ def test_the_intercept_prior_is_wide_enough_for_uncalibrated_scores():
 
     An intercept prior of scale 1 (the one-score curve's) holds ``a`` near 0 and the weights
     make up for it (the weaker classifier's weight pulled towards the equal weights); the
-    default (2.5) lets ``a`` go where the labels put it.
+    default (5) lets ``a`` go where the labels put it.
     """
     rng = np.random.default_rng(3)
     n = 2000

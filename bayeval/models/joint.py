@@ -21,7 +21,7 @@ intercept, and ``w`` the classifiers' weights (how much each classifier's score 
 about the label, the others given), summing to one. The priors of ``a`` and ``b`` are
 centred where the one-score curve centres them (on *the scores are calibrated* for
 probabilities and log-odds: ``a = 0``, ``b = 1``), ``log b`` with scale ``slope_sd`` (1,
-as the one-score curve) and ``a`` with scale ``intercept_sd`` (2.5, wider than the
+as the one-score curve) and ``a`` with scale ``intercept_sd`` (5, wider than the
 one-score curve's 1 or 1.5). The wider intercept is the measured fix of an error: with a
 few dozen labels an intercept held near 0 is compensated by the weights, the drawn labels
 follow the classifiers' rankings less than the truth does, and the gap between a strong
@@ -69,8 +69,8 @@ __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOI
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
-#: the default scale of the intercept's prior (``benchmarks/results/compare.md`` measured 1 against 2.5 and 5)
-INTERCEPT_SD = 2.5
+#: the default scale of the intercept's prior (``benchmarks/results/compare.md`` measured 1, 2.5 and 5)
+INTERCEPT_SD = 5.0
 
 
 def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noisy_labels=None) -> EvalData:
