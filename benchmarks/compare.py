@@ -143,13 +143,13 @@ def route_joint(pair, lab, seed):
     return _gap_of(be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=seed, draws=DRAWS, warn=False))
 
 
-def _joint_route(weights, weight_sd=1.0):
+def _joint_route(weights, weight_sd=1.0, **prior):
     """``bayeval.compare`` with the joint models' weights of that kind (logistic and monotone, stacked)."""
     from bayeval.models import Stack
     from bayeval.models.joint import JointCalibration
 
     def route(pair, lab, seed):
-        model = Stack(candidates=[JointCalibration(c, weights=weights, weight_sd=weight_sd)
+        model = Stack(candidates=[JointCalibration(c, weights=weights, weight_sd=weight_sd, **prior)
                                   for c in ("logistic", "monotone")])
         return _gap_of(be.compare({"A": pair.a, "B": pair.b}, lab, model=model, random_seed=seed, draws=DRAWS,
                                   warn=False))
@@ -180,6 +180,9 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
 
 ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
           "separate": route_separate, "bootstrap": route_bootstrap}
+for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
+    for _b in (1.0, 1.5, 2.0):
+        ROUTES[f"joint_a{_a:g}_b{_b:g}"] = _joint_route("signed", 1.0, intercept_sd=_a, slope_sd=_b)
 
 
 def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, first_set=0) -> pd.DataFrame:
@@ -276,7 +279,8 @@ def main(argv=None):
                     help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind")
     ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
     ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
-    ap.add_argument("--only", default=None, help="only the pairs whose name starts with this (e.g. real)")
+    ap.add_argument("--only", nargs="+", default=None,
+                    help="only the pairs whose name starts with one of these (e.g. real sim_3.0)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--from-csv", default=None,
                     help="make the tables from the rows of an earlier (possibly interrupted) run, fitting nothing")
@@ -295,7 +299,7 @@ def main(argv=None):
         if args.quick:
             pairs = [pairs[3], pairs[-1]]
         if args.only:
-            pairs = [p for p in pairs if p.name.startswith(args.only)]
+            pairs = [p for p in pairs if p.name.startswith(tuple(args.only))]
         t0 = time.time()
         partial = None if not args.out else pathlib.Path(args.out).with_suffix(".partial.csv")
         if args.from_csv:
@@ -317,8 +321,10 @@ def main(argv=None):
             f"{df.groupby(['pair', 'budget']).rep.nunique().max()} per pair and budget)"
             + (f" (the rows of `{args.from_csv}`, an interrupted run)." if args.from_csv else f", {time.time() - t0:.0f} s."),
             "Routes: `joint` = `bayeval.compare` (one label draw per item shared by both classifiers; its default "
-            "joint models, signed weights of scale 1); `joint_simplex` = the same with the weights on the simplex "
-            "(the former default); `joint_sd0.5` = signed weights of scale 0.5; "
+            "joint models: signed weights of scale 1, the intercept's prior of scale 5); `joint_aA_bB` = the same "
+            "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
+            "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
+            "scale 0.5; "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
             "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
             "(the joint and separate routes' HDI). `misranked`: the route's P(A better) is on the wrong side of "

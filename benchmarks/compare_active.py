@@ -93,16 +93,25 @@ def main_active(args, versions) -> str:
     ]) + "\n"
 
 
-def main_speed(args, versions) -> str:
-    rng = np.random.default_rng(0)
-    n = 100_000
+def speed_pool(n: int = 100_000, n_models: int = 5, n_vetted: int = 100, seed: int = 0) -> tuple[dict, np.ndarray]:
+    """The speed part's pool: ``n_models`` simulated classifiers sharing noise, ``n_vetted`` random labels.
+
+    Returns ``(scores, labels)``: ``{"m0": ..., ...}`` (probabilities) and labels with NaN
+    for the unvetted items.
+    """
+    rng = np.random.default_rng(seed)
     y = rng.random(n) < 0.1
     shared = rng.normal(0, 1, n)
     scores = {f"m{k}": 1 / (1 + np.exp(-((1.5 + 0.2 * k) * y + 0.7 * shared + rng.normal(0, 0.7, n) - 2.0)))
-              for k in range(5)}
+              for k in range(n_models)}
     lab = np.full(n, np.nan)
-    idx = rng.choice(n, 100, replace=False)
+    idx = rng.choice(n, n_vetted, replace=False)
     lab[idx] = y[idx]
+    return scores, lab
+
+
+def main_speed(args, versions) -> str:
+    scores, lab = speed_pool()
     rows = []
     for attempt in ("first call (compiles)", "second call"):
         with warnings.catch_warnings():

@@ -1,6 +1,6 @@
 """Where the time goes when 5 classifiers are compared on 10^5 items, against one model's fit.
 
-The pool of ``compare_active.main_speed`` (5 simulated classifiers sharing noise, 100
+The pool of ``compare_active.speed_pool`` (5 simulated classifiers sharing noise, 100
 vetted labels), 300 draws per chain (2 chains) to keep a run short on a shared machine.
 Both routes are called once at 50 draws first (compiling what a first call compiles),
 then timed; the compare call runs under cProfile, whose top lines are printed.
@@ -12,13 +12,17 @@ Run::
 
 import argparse
 import cProfile
+import pathlib
 import pstats
+import sys
 import time
 import warnings
 
-import numpy as np
-
 import bayeval as be
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from compare_active import speed_pool  # noqa: E402
 
 
 def main(argv=None) -> None:
@@ -28,15 +32,7 @@ def main(argv=None) -> None:
     parser.add_argument("--draws", type=int, default=300, help="draws per chain of the timed fits (default 300)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    rng = np.random.default_rng(0)
-    n = 100_000
-    y = rng.random(n) < 0.1
-    shared = rng.normal(0, 1, n)
-    scores = {f"m{k}": 1 / (1 + np.exp(-((1.5 + 0.2 * k) * y + 0.7 * shared + rng.normal(0, 0.7, n) - 2.0)))
-              for k in range(5)}
-    lab = np.full(n, np.nan)
-    idx = rng.choice(n, 100, replace=False)
-    lab[idx] = y[idx]
+    scores, lab = speed_pool()
     D = args.draws
     be.fit(be.EvalData(scores["m0"], lab), random_seed=0, draws=50, warn=False)  # first calls: compile
     be.compare(scores, lab, random_seed=0, draws=50, warn=False)

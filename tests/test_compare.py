@@ -154,6 +154,37 @@ def test_signed_weights_subtract_a_shared_error_the_simplex_cannot():
         JointCalibration(weights="positive")
 
 
+def test_the_intercept_prior_is_wide_enough_for_uncalibrated_scores():
+    """Probabilities far from calibrated, a base rate of 0.2: the true intercept is about -2.3.
+
+    An intercept prior of scale 1 (the one-score curve's) holds ``a`` near 0 and the weights
+    make up for it (the weaker classifier's weight pulled towards the equal weights); the
+    default (5) lets ``a`` go where the labels put it.
+    """
+    rng = np.random.default_rng(3)
+    n = 2000
+    y = (rng.random(n) < 0.2).astype(int)
+    shared = rng.normal(0, 1, n)
+    la = 3.0 * y + 0.8 * shared + 0.6 * rng.normal(0, 1, n) - 1.5
+    lb = 1.3 * y + 0.8 * shared + 0.6 * rng.normal(0, 1, n) - 1.5
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, 150, replace=False)
+    lab[idx] = y[idx]
+    d = joint_data({"a": 1 / (1 + np.exp(-la)), "b": 1 / (1 + np.exp(-lb))}, lab)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        wide = JointCalibration("logistic").fit(d, draws=200, random_seed=0)
+        narrow = JointCalibration("logistic", intercept_sd=1.0).fit(d, draws=200, random_seed=0)
+    a_wide, a_narrow = (float(p.idata.posterior["a"].mean()) for p in (wide, narrow))
+    w_wide, w_narrow = (p.weights()["b"] for p in (wide, narrow))
+    assert a_wide < a_narrow - 0.2 and a_wide < -1.5  # seeded: -1.68 against -1.38
+    assert w_wide < w_narrow  # the shared error subtracted more (truth: w_b = -0.4; seeded: -0.20, -0.13)
+    assert "intercept_sd=1.0" in repr(JointCalibration(intercept_sd=1.0)) and "intercept_sd" not in repr(
+        JointCalibration())
+    with pytest.raises(ValueError, match="intercept_sd"):
+        JointCalibration(intercept_sd=0.0)
+
+
 # ------------------------------------------------------------------ bad input
 
 

@@ -17,9 +17,15 @@ score itself for log-odds, the standardized score otherwise), and
 ``eta = a + b * sum_k w_k * g_k(z_k)``
 
 is the log-odds of being positive, with ``b > 0`` the overall slope and ``a`` the
-intercept, under the priors of the one-score curve (centred on *the scores are
-calibrated* for probabilities and log-odds), and ``w`` the classifiers' weights (how much
-each classifier's score says about the label, the others given), summing to one:
+intercept, and ``w`` the classifiers' weights (how much each classifier's score says
+about the label, the others given), summing to one. The priors of ``a`` and ``b`` are
+centred where the one-score curve centres them (on *the scores are calibrated* for
+probabilities and log-odds: ``a = 0``, ``b = 1``), ``log b`` with scale ``slope_sd`` (1,
+as the one-score curve) and ``a`` with scale ``intercept_sd`` (5, wider than the
+one-score curve's 1 or 1.5). The wider intercept is the measured fix of an error: with a
+few dozen labels an intercept held near 0 is compensated by the weights, the drawn labels
+follow the classifiers' rankings less than the truth does, and the gap between a strong
+and a weak classifier comes out too small (``docs/compare.md``). The weights:
 
 * ``weights="signed"`` (the default): ``w_k = 1/K + u_k`` with ``u`` a zero-sum normal of
   scale ``weight_sd`` (1 by default). A weight can be negative: when two classifiers
@@ -63,6 +69,8 @@ __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOI
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
+#: the default scale of the intercept's prior (``benchmarks/results/compare.md`` measured 1, 2.5 and 5)
+INTERCEPT_SD = 5.0
 
 
 def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noisy_labels=None) -> EvalData:
@@ -118,6 +126,11 @@ class JointCalibration(Model):
         (``"signed"``), or on the simplex.
     weight_sd : float
         The scale of the signed weights' deviations from ``1/K`` (``weights="signed"``).
+    intercept_sd : float
+        The scale of the normal prior of the intercept ``a`` (centred on 0).
+    slope_sd : float
+        The scale of the normal prior of ``log b`` (centred on 0 for probabilities and
+        log-odds, on ``log 2`` for standardized scores).
 
     Examples
     --------
@@ -138,15 +151,20 @@ class JointCalibration(Model):
     target_accept = 0.95
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
-                 weight_sd: float = 1.0):
+                 weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
         self.weight_sd = V.as_real_in(weight_sd, "weight_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+        self.intercept_sd = V.as_real_in(intercept_sd, "intercept_sd", lo=0.0, hi=np.inf, lo_open=True,
+                                         hi_open=True)
+        self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
 
     def __repr__(self) -> str:
-        extra = "" if self.weights == "signed" and self.weight_sd == 1.0 else \
-            f", weights={self.weights!r}" + (f", weight_sd={self.weight_sd!r}" if self.weights == "signed" else "")
+        extra = "" if self.weights == "signed" else f", weights={self.weights!r}"
+        for name, default in (("weight_sd", 1.0), ("intercept_sd", INTERCEPT_SD), ("slope_sd", 1.0)):
+            if getattr(self, name) != default and (name != "weight_sd" or self.weights == "signed"):
+                extra += f", {name}={getattr(self, name)!r}"
         return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
@@ -182,7 +200,8 @@ class JointCalibration(Model):
 
     def _prior(self, infos: list[dict]) -> dict:
         calibrated = all(i["scale"] in ("logit", "logodds") for i in infos)
-        return Calibration()._prior({"scale": "logit" if calibrated else "standardize"})
+        pr = Calibration()._prior({"scale": "logit" if calibrated else "standardize"})
+        return {"a": (pr["a"][0], self.intercept_sd), "log_b": (pr["log_b"][0], self.slope_sd)}
 
     # ---------------------------------------------------------------- build
 
@@ -256,7 +275,8 @@ class JointCalibration(Model):
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
-        return (self.curve, self.weights, self.weight_sd, tuple(i["scale"] for i in v["infos"]),
+        return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd,
+                tuple(i["scale"] for i in v["infos"]),
                 v["feats"].shape[1:])
 
     def _data_values(self, data) -> dict:
