@@ -131,8 +131,23 @@ def _decode(value):
     if "__ndarray__" in value:
         return np.asarray(_decode(value["__ndarray__"]), dtype=np.dtype(value["dtype"]))
     if "__model__" in value:
-        return _model_class(value["__model__"])(**_decode(value["params"]))
+        return _make_model(value["__model__"], _decode(value["params"]))
     return {k: _decode(v) for k, v in value.items()}
+
+#: Parameters a model class gained after fits were first saved, with the value that fits
+#: saved before then were made with (not the class's current default): a reloaded fit says
+#: which model it was drawn from, not today's default.
+FORMER_DEFAULTS = {
+    "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0},
+}
+
+
+def _make_model(spec: str, params: dict):
+    """The model ``spec`` names, built from its saved parameters (see :data:`FORMER_DEFAULTS`)."""
+    cls = _model_class(spec)
+    for key, value in FORMER_DEFAULTS.get(cls.__name__, {}).items():
+        params.setdefault(key, value)
+    return cls(**params)
 
 
 def _model_class(spec: str):
@@ -484,7 +499,7 @@ def _read(filename: str, shown, base: str):
     elif kind == "stack":
         post = _read_stack(filename, shown, base, attrs, data, idata, seed)
     else:
-        model = _model_class(attrs["bayeval_model_class"])(**_unjson(attrs["bayeval_model_params"]))
+        model = _make_model(attrs["bayeval_model_class"], _unjson(attrs["bayeval_model_params"]))
         saved = idata.posterior
         added = [v for v in getattr(model, "_posterior_adds", ()) if v in saved]
         if added:  # the sampled draws, as the model's hook got them after the fit

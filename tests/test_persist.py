@@ -472,3 +472,19 @@ def test_cli_from_fit_refuses_a_fit_of_another_model(tmp_path, capsys):
     assert main(["report", str(BC), "--out", str(tmp_path / "r"), "--quiet", "--from-fit", str(fit)]) == 2
     err = capsys.readouterr().err
     assert "is not the card's" in err and "Calibration(curve='logistic'" in err and "Stack(" in err
+
+
+def test_a_fit_saved_before_a_parameter_existed_reloads_with_the_value_it_was_made_with():
+    """JointCalibration gained ``weights`` (signed by default), then ``intercept_sd`` (5) and
+    ``slope_sd``; a file written before each holds only the older parameters, and its model
+    must come back as the simplex, intercept-sd-1 model that drew it, not today's default."""
+    from bayeval.models.joint import JointCalibration
+    from bayeval.persist import _make_model
+
+    spec = "bayeval.models.joint:JointCalibration"
+    old = _make_model(spec, {"curve": "logistic"})
+    assert (old.weights, old.intercept_sd, old.slope_sd) == ("simplex", 1.0, 1.0)
+    # what today's save writes comes back as it was (the former defaults only fill gaps)
+    now = JointCalibration("monotone", intercept_sd=2.5)
+    again = _decode(_encode(now, "m"))
+    assert again.get_params() == now.get_params() and again.intercept_sd == 2.5 and again.weights == "signed"
