@@ -177,6 +177,15 @@ def read_rows(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p, comment="#") for p in paths], ignore_index=True)
 
 
+def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Only the label sets that every pool and budget of the rows has (a run stopped in a
+    round leaves it incomplete); returns the rows and the number of sets dropped."""
+    cells = df.groupby(["pool", "budget"])["set"].apply(set)
+    keep = set.intersection(*cells) if len(cells) else set()
+    dropped = df["set"].nunique() - len(keep)
+    return df[df["set"].isin(keep)], dropped
+
+
 def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None):
     """Every label set of every pool and budget; ``out``: a CSV rewritten after each set.
 
@@ -232,6 +241,14 @@ def pools_table(df):
         apw = ap.groupby(["pool", "model"])["width"].mean().unstack()
         ratio = (apw.T / ap.groupby("pool")["vo_width"].mean()).T.round(2)
         out.append("Coverage per pool:\n\n" + per.to_markdown() + "\n\nAP width / vetted-only per pool:\n\n" + ratio.to_markdown())
+        by_metric = b.groupby(["metric", "model"]).agg(coverage=("covered", "mean"), width=("width", "mean"))
+        out.append("Coverage and mean width per metric (pooled over pools):\n\n" + by_metric.unstack().round(3).to_markdown())
+        piv = b.pivot_table(index=["pool", "set", "metric"], columns="model", values="covered")
+        if {"default", "default + split"} <= set(piv.columns):
+            gain = int(((piv["default + split"] == 1) & (piv["default"] == 0)).sum())
+            loss = int(((piv["default + split"] == 0) & (piv["default"] == 1)).sum())
+            out.append(f"Paired, same label sets: `default + split` covers where `default` does not in {gain} of "
+                       f"{len(piv)} intervals, the reverse in {loss}.")
     return "\n\n".join(out)
 
 
@@ -332,8 +349,12 @@ def main(argv=None):
     command = f"python benchmarks/semisup.py {' '.join(argv if argv is not None else sys.argv[1:])}"
     if args.report:
         heads = [pathlib.Path(p).read_text().splitlines()[0].lstrip("# ") for p in args.report]
-        md = (f"`{command}`\n\nThe rows of:\n\n" + "\n".join(f"* `{p}`: {h}" for p, h in zip(args.report, heads))
-              + "\n\n" + pools_table(read_rows(args.report)) + "\n")
+        rows, dropped = complete_rounds(read_rows(args.report))
+        note = (f"\n\nThe run stopped within a round: the {dropped} label set(s) that not every pool and budget has "
+                "are left out." if dropped else "")
+        md = (f"`{command}` ({stamp})\n\nThe rows of:\n\n"
+              + "\n".join(f"* `{p}`: {h}" for p, h in zip(args.report, heads)) + note
+              + "\n\n" + pools_table(rows) + "\n")
         args.out.with_suffix(".md").write_text(md)
         print(md)
         return
