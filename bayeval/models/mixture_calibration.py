@@ -36,7 +36,7 @@ the curve's parameters); :func:`mixture_check` compares it with the score histog
 the candidate out where its split means nothing (saturated or heavily tied scores).
 
 What it measured is in ``docs/models.md`` ("Mixture-shaped calibration") and
-``benchmarks/results/semisup.md``.
+``benchmarks/results/semisup_pools_tuning.md`` / ``semisup_pools_heldout.md``.
 """
 
 from __future__ import annotations
