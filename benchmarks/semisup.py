@@ -164,15 +164,43 @@ def digits_table(df):
 METRICS = ("AP", "P@K", "precision", "recall")
 
 
-def run_pools(pools, budgets, sets, log=print, out=None):
-    """Every label set of every pool and budget; ``out``: a CSV rewritten after each set."""
+def _write_csv(df, out, header=None):
+    """The rows, with the command and the versions that made them as a first comment line."""
+    with open(out, "w") as fh:
+        if header:
+            fh.write("# " + header.replace("\n", " ") + "\n")
+        df.to_csv(fh, index=False)
+
+
+def read_rows(paths) -> pd.DataFrame:
+    """The rows of one or more CSVs written by this script (first line: its stamp)."""
+    return pd.concat([pd.read_csv(p, comment="#") for p in paths], ignore_index=True)
+
+
+def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Only the label sets that every pool and budget of the rows has (a run stopped in a
+    round leaves it incomplete); returns the rows and the number of sets dropped."""
+    cells = df.groupby(["pool", "budget"])["set"].apply(set)
+    keep = set.intersection(*cells) if len(cells) else set()
+    dropped = df["set"].nunique() - len(keep)
+    return df[df["set"].isin(keep)], dropped
+
+
+def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None):
+    """Every label set of every pool and budget; ``out``: a CSV rewritten after each set.
+
+    The label sets are taken in rounds: set ``first_set`` of every pool and budget, then
+    the next, so that a run stopped early has as many sets in every pool (the label sets
+    are those of ``benchmarks/real_scores.py``: set ``rep`` is the same in both)."""
     rows = []
+    prepared = []
     for pool in pools:
         specs = RS._metric_specs(pool)
         specs = {("P@K" if k.startswith("P@") else k): v for k, v in specs.items() if k != "F1"}
-        truth = RS._truth(pool, specs)
-        for budget in budgets:
-            for rep in range(sets):
+        prepared.append((pool, specs, RS._truth(pool, specs)))
+    for rep in range(first_set, first_set + sets):
+        for pool, specs, truth in prepared:
+            for budget in budgets:
                 data, rng = RS._label_set(pool, budget, rep, 0)
                 t0 = time.perf_counter()
                 fits = fits_for(data, rep)
@@ -186,7 +214,7 @@ def run_pools(pools, budgets, sets, log=print, out=None):
                                      "covered": bool(lo - 1e-9 <= t <= hi + 1e-9) if np.isfinite(lo) else np.nan,
                                      "vo_width": vo[mlab][2] - vo[mlab][1], "weights": _weights(post)})
                 if out is not None:
-                    pd.DataFrame(rows).to_csv(out, index=False)
+                    _write_csv(pd.DataFrame(rows), out, header)
                 d = pd.DataFrame([r for r in rows if r["pool"] == pool.name and r["budget"] == budget and r["set"] == rep])
                 log(f"{pool.name} b={budget} set {rep} ({secs:.0f} s): "
                     + "; ".join(f"{m} cov {g['covered'].mean():.2f} APw {g.loc[g.metric == 'AP', 'width'].iloc[0]:.2f}"
@@ -213,6 +241,14 @@ def pools_table(df):
         apw = ap.groupby(["pool", "model"])["width"].mean().unstack()
         ratio = (apw.T / ap.groupby("pool")["vo_width"].mean()).T.round(2)
         out.append("Coverage per pool:\n\n" + per.to_markdown() + "\n\nAP width / vetted-only per pool:\n\n" + ratio.to_markdown())
+        by_metric = b.groupby(["metric", "model"]).agg(coverage=("covered", "mean"), width=("width", "mean"))
+        out.append("Coverage and mean width per metric (pooled over pools):\n\n" + by_metric.unstack().round(3).to_markdown())
+        piv = b.pivot_table(index=["pool", "set", "metric"], columns="model", values="covered")
+        if {"default", "default + split"} <= set(piv.columns):
+            gain = int(((piv["default + split"] == 1) & (piv["default"] == 0)).sum())
+            loss = int(((piv["default + split"] == 0) & (piv["default"] == 1)).sum())
+            out.append(f"Paired, same label sets: `default + split` covers where `default` does not in {gain} of "
+                       f"{len(piv)} intervals, the reverse in {loss}.")
     return "\n\n".join(out)
 
 
@@ -302,11 +338,26 @@ def main(argv=None):
     ap.add_argument("--sets", type=int, default=2)
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--pools", nargs="+", default=None)
-    ap.add_argument("--heldout", action="store_true")
+    ap.add_argument("--heldout", action="store_true", help="pools: the held-out pools instead of the tuning ones")
+    ap.add_argument("--first-set", type=int, default=0, help="pools: the first label set (to extend a run)")
     ap.add_argument("--spe", action="store_true", help="digits: also the Normal/Normal score mixture (NUTS, slow)")
     ap.add_argument("--out", type=pathlib.Path, required=True, help="CSV of every interval; the tables go to .md")
+    ap.add_argument("--report", type=pathlib.Path, nargs="+", default=None,
+                    help="pools: no fit; the tables of these CSVs (of earlier runs) joined, written to --out's .md")
     args = ap.parse_args(argv)
     stamp = RS._versions()
+    command = f"python benchmarks/semisup.py {' '.join(argv if argv is not None else sys.argv[1:])}"
+    if args.report:
+        heads = [pathlib.Path(p).read_text().splitlines()[0].lstrip("# ") for p in args.report]
+        rows, dropped = complete_rounds(read_rows(args.report))
+        note = (f"\n\nThe run stopped within a round: the {dropped} label set(s) that not every pool and budget has "
+                "are left out." if dropped else "")
+        md = (f"`{command}` ({stamp})\n\nThe rows of:\n\n"
+              + "\n".join(f"* `{p}`: {h}" for p, h in zip(args.report, heads)) + note
+              + "\n\n" + pools_table(rows) + "\n")
+        args.out.with_suffix(".md").write_text(md)
+        print(md)
+        return
     if args.part == "digits":
         df = run_digits(args.sets, with_spe=args.spe)
         text = digits_table(df)
@@ -314,7 +365,8 @@ def main(argv=None):
         pools = RS.make_heldout_pools() if args.heldout else RS.make_pools(args.pools)
         if args.pools:
             pools = [p for p in pools if p.name in args.pools]
-        df = run_pools(pools, args.budgets, args.sets, out=args.out)
+        df = run_pools(pools, args.budgets, args.sets, out=args.out, first_set=args.first_set,
+                       header=f"`{command}` with {stamp}")
         text = pools_table(df)
     elif args.part == "generated":
         df = run_generated(args.sets, out=args.out)
@@ -322,8 +374,11 @@ def main(argv=None):
     else:
         df = run_check()
         text = df.to_markdown(index=False)
-    df.to_csv(args.out, index=False)
-    md = f"`python benchmarks/semisup.py {' '.join(argv if argv is not None else sys.argv[1:])}`\n\n{stamp}\n\n{text}\n"
+    if args.part == "pools":
+        _write_csv(df, args.out, f"`{command}` with {stamp}")
+    else:
+        df.to_csv(args.out, index=False)
+    md = f"`{command}`\n\n{stamp}\n\n{text}\n"
     args.out.with_suffix(".md").write_text(md)
     print(md)
 

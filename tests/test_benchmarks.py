@@ -326,3 +326,29 @@ def test_label_efficiency_labels_to_width_interpolates_and_requires_coverage():
     assert need.loc[("p", "AP"), "a"] == pytest.approx((50 * 100) ** 0.5)
     assert need.loc[("p", "AP"), "b"] == 100
     assert np.isnan(need.loc[("p", "AP"), "c"])
+
+
+# ------------------------------------------------------------------ semisup.py
+
+
+def test_semisup_report_keeps_only_complete_rounds_and_counts_the_paired_flips(tmp_path):
+    import pandas as pd
+
+    sys.path.insert(0, str(BENCH))
+    import semisup
+
+    rows = []
+    for pool, sets in (("a", (0, 1)), ("b", (0,))):  # pool b stopped before its set 1
+        for rep in sets:
+            for model, covered in (("default", rep == 1), ("default + split", True)):
+                rows.append({"pool": pool, "budget": 30, "set": rep, "model": model, "metric": "AP", "truth": 0.5,
+                             "mean": 0.5, "lo": 0.4, "hi": 0.6, "width": 0.2, "covered": covered, "vo_width": 0.4,
+                             "weights": ""})
+    path = tmp_path / "rows.csv"
+    semisup._write_csv(pd.DataFrame(rows), path, "`python benchmarks/semisup.py ...` with git abc")
+    assert path.read_text().startswith("# `python benchmarks/semisup.py ...` with git abc\n")
+    kept, dropped = semisup.complete_rounds(semisup.read_rows([path]))
+    assert dropped == 1 and set(kept["set"]) == {0} and len(kept) == 4
+    text = semisup.pools_table(kept)
+    assert "covers where `default` does not in 2 of 2 intervals, the reverse in 0" in text
+    assert "(1 label sets per pool, 2 pools)" in text
