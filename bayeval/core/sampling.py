@@ -104,6 +104,15 @@ class SamplingInfo:
 #: elements per batch of the batched functions (about 32 MB per float64 intermediate):
 #: the proposals are evaluated in chunks of ``_BATCH_ELEMENTS // (largest data container)``
 _BATCH_ELEMENTS = 2**22
+#: the largest data container (elements) at which a refit compiles the vectorized
+#: log-density. One call per proposal costs a fixed overhead (tens of microseconds) plus
+#: the work on the data, and batching saves only the overhead: with a few hundred vetted
+#: labels it was 3x faster, but on 10^4 scores (a score mixture) or binned label-flip
+#: counts no faster than the loop, while its compilation (one to a few seconds) made a
+#: structure's first refit several times slower than the next ones. Above this size the
+#: proposals are evaluated one call each and only the cheap constrained-value map is
+#: vectorized.
+_BATCH_LOGP_MAX_ELEMENTS = 2_000
 
 
 class _Compiled:
@@ -111,11 +120,12 @@ class _Compiled:
 
     Besides the one-point functions (the mode search, the curvature, a fallback) it
     holds the same log-density and constrained-value map *vectorized* over a leading
-    batch dimension (:func:`pytensor.graph.replace.vectorize_graph`), compiled on first
-    use: importance sampling evaluates all its proposals, and maps all its draws to
+    batch dimension (:func:`pytensor.graph.replace.vectorize_graph`), each compiled on
+    first use: importance sampling evaluates its proposals, and maps its draws to
     constrained values, in a few calls instead of one per draw. :func:`sample_model`
     uses them from a structure's second fit on (a refit through the cache), so a
-    one-off fit does not pay their compilation.
+    one-off fit does not pay their compilation; the log-density only where the data are
+    small enough for batching to pay (``_BATCH_LOGP_MAX_ELEMENTS``).
     """
 
     def __init__(self, model: pm.Model):
@@ -141,7 +151,7 @@ class _Compiled:
         #: importance samplings that succeeded with these functions (the batched ones are
         #: used from the second on: a refit through the cache)
         self.n_fits = 0
-        self._batched = None  # (logp, outputs) vectorized, False where vectorizing failed
+        self._batched = None  # [logp, outputs] vectorized (each None until compiled), False where vectorizing failed
         self.batch_error = ""
         #: whether a batched chunk of proposals costs less per proposal than one call
         #: each (measured on the first importance sampling that can compare; None: not yet)
@@ -188,15 +198,36 @@ class _Compiled:
 
     # ------------------------------------------------------------- batched
 
-    def batched(self) -> bool:
-        """Whether the vectorized functions are there (compiled now on first call)."""
+    def _vectorized(self, part: str) -> bool:
+        """Whether the vectorized ``part`` (``"logp"`` or ``"outputs"``) is there,
+        compiled now on first call."""
+        i = ("logp", "outputs").index(part)
         if self._batched is None:
+            self._batched = [None, None]
+        if self._batched is not False and self._batched[i] is None:
             try:
-                self._batched = _vectorize(self.model, self.value_vars, self._outs)
+                self._batched[i] = _vectorize(self.model, self.value_vars, self._outs, part)
             except Exception as exc:  # an Op without a batched form: the one-point functions serve
                 self._batched = False
                 self.batch_error = f"{type(exc).__name__}: {exc}"
         return self._batched is not False
+
+    def batched(self) -> bool:
+        """Whether the vectorized log-density and constrained-value map are there
+        (compiled now on first call)."""
+        return self._vectorized("logp") and self._vectorized("outputs")
+
+    def batched_outputs(self) -> bool:
+        """Whether the vectorized constrained-value map is there (compiled now on first call)."""
+        return self._vectorized("outputs")
+
+    def logp_worth_batching(self) -> bool:
+        """Whether the data are small enough for the vectorized log-density to pay
+        (``_BATCH_LOGP_MAX_ELEMENTS``), or it is compiled already."""
+        if self._batched and self._batched[0] is not None:
+            return True
+        sizes = [np.size(v.get_value(borrow=True)) for v in self.model.data_vars]
+        return max([0, *sizes]) <= _BATCH_LOGP_MAX_ELEMENTS
 
     def _split(self, u: np.ndarray) -> list[np.ndarray]:
         """Rows of raveled points -> one ``(batch, *shape)`` array per value variable."""
@@ -213,6 +244,7 @@ class _Compiled:
     def f_batch(self, u: np.ndarray, on_chunk=None) -> np.ndarray:
         """The log-density at every row of ``u`` (``(batch, d)``, unconstrained);
         ``on_chunk(n)`` is called after each chunk of ``n`` rows."""
+        self._vectorized("logp")
         fn = self._batched[0]
         step = self._chunk()
         out = np.empty(len(u))
@@ -262,26 +294,28 @@ class _Compiled:
 
     def outputs_batch(self, u: np.ndarray) -> list[np.ndarray]:
         """The constrained values (``out_names``) at every row of ``u``, batch first."""
+        self._vectorized("outputs")
         fn = self._batched[1]
         step = self._chunk()
         parts = [fn(*self._split(u[i:i + step])) for i in range(0, len(u), step)]
         return [np.concatenate([np.asarray(p[j]) for p in parts]) for j in range(len(self.out_names))]
 
 
-def _vectorize(model: pm.Model, value_vars, outs):
-    """``model``'s log-density and ``outs``, vectorized over a leading batch dimension and compiled."""
+def _vectorize(model: pm.Model, value_vars, outs, part: str):
+    """``model``'s log-density (``part="logp"``) or ``outs`` (``"outputs"``), vectorized
+    over a leading batch dimension and compiled."""
     import pytensor.tensor as pt
     from pytensor.graph.replace import vectorize_graph
 
     batch = [pt.tensor(name=v.name, dtype=v.dtype, shape=(None, *v.type.shape)) for v in value_vars]
     repl = dict(zip(value_vars, batch, strict=True))
-    logp = vectorize_graph(model.logp(jacobian=True), replace=repl)
-    if logp.ndim != 1:
-        raise ValueError(f"the vectorized log-density has {logp.ndim} dimensions, not 1")
-    b_outs = vectorize_graph(list(outs), replace=repl)
-    f = model.compile_fn(logp, inputs=batch, on_unused_input="ignore", point_fn=False)
-    g = model.compile_fn(b_outs, inputs=batch, on_unused_input="ignore", point_fn=False)
-    return f, g
+    if part == "logp":
+        out = vectorize_graph(model.logp(jacobian=True), replace=repl)
+        if out.ndim != 1:
+            raise ValueError(f"the vectorized log-density has {out.ndim} dimensions, not 1")
+    else:
+        out = vectorize_graph(list(outs), replace=repl)
+    return model.compile_fn(out, inputs=batch, on_unused_input="ignore", point_fn=False)
 
 
 _CACHE: dict = {}
@@ -388,7 +422,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         cov = 0.5 * (cov + cov.T)
         d = mode.size
         m = max(2000, oversample * n_draws)
-        fast = batched and c.batched()
+        fast = batched and c.logp_worth_batching() and c.batched()
         u, w, k, ess, reason = _weighted_proposals(c, mode, cov, m, rng, fast, say)
         if reason:
             return None, SamplingInfo("importance", fallback_reason=reason)
@@ -456,7 +490,7 @@ def _weighted_proposals(c: _Compiled, loc, shape, m: int, rng, fast: bool, say):
 
 
 def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int, batched: bool = True) -> az.InferenceData:
-    if batched and c.batched():
+    if batched and c.batched_outputs():
         arrays = c.outputs_batch(u)
     else:
         outs = [c.outputs(**c.unravel(x)) for x in u]
@@ -541,7 +575,7 @@ def _data_free_outputs(model: pm.Model, names) -> bool:
 
 
 def _logp_rows(c: _Compiled, u: np.ndarray, batched: bool) -> np.ndarray:
-    if batched and c.batched():
+    if batched and c._vectorized("logp"):
         return c.logp_many(u)
     return np.array([c.f(x) for x in u])
 
