@@ -208,7 +208,7 @@ def _annotator_make(n, seed, more):
     ann[np.isnan(ann).all(axis=1), 0] = z[np.isnan(ann).all(axis=1)]  # every item has one annotation
     gold = np.full(n, np.nan)
     order = rng.permutation(n)
-    k = 100 + (20 if more else 0)
+    k = 100 + 20 * int(more)  # the refits' steps 1, 2, 3 vet 20 more each
     gold[order[:k]] = z[order[:k]]
     return {"predictions": pred, "annotations": ann, "gold": gold}
 
@@ -493,6 +493,17 @@ def _backend_fits(adapter: Adapter, spec: dict) -> dict:
     return out
 
 
+def _run_row(spec: dict, row: dict, *, timeout=None, env_extra=None) -> dict:
+    """``row`` updated with what ``spec``'s fresh process measured (:func:`run_one`), or
+    with ``row["error"]``: the last line of its failure (at most 200 characters)."""
+    try:
+        row.update(run_one(spec, timeout=timeout, env_extra=env_extra))
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        msg = str(exc).strip().splitlines()
+        row["error"] = (msg[-1] if msg else type(exc).__name__)[:200]
+    return row
+
+
 def measure_backends(models, backends, *, draws, tune, chains=2, seed=1, timeout=None, log=print,
                      on_row=None, sizes=None) -> list[dict]:
     """One row per (model, backend): cold and warm wall time, the warm refit's ESS/s and
@@ -505,11 +516,9 @@ def measure_backends(models, backends, *, draws, tune, chains=2, seed=1, timeout
             spec = {"model": name, "n": n, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
                     "path": "backend", "backend": b}
             row = {"model": name, "n": n, "backend": b, "error": ""}
-            try:
-                res = run_one(spec, timeout=timeout, env_extra=_BACKEND_ENV)
-            except (RuntimeError, subprocess.TimeoutExpired) as exc:
-                msg = str(exc).strip().splitlines()
-                row["error"] = (msg[-1] if msg else type(exc).__name__)[:200]
+            res = _run_row(spec, {}, timeout=timeout, env_extra=_BACKEND_ENV)
+            if res.get("error"):
+                row["error"] = res["error"]
                 rows.append(row)
                 log(f"  {name:32s} {b:11s} failed: {row['error']}", flush=True)
                 if on_row:
@@ -638,12 +647,7 @@ def measure_agreement(models, *, draws, tune, chains=2, seed=1, timeout=None, lo
         n = (sizes or {}).get(name, AGREE_SIZES.get(name, 10_000))
         spec = {"model": name, "n": n, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
                 "path": "agree"}
-        row = {"model": name, "n": n, "error": ""}
-        try:
-            row.update(run_one(spec, timeout=timeout))
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            msg = str(exc).strip().splitlines()
-            row["error"] = (msg[-1] if msg else type(exc).__name__)[:200]
+        row = _run_row(spec, {"model": name, "n": n, "error": ""}, timeout=timeout)
         rows.append(row)
         if row["error"]:
             log(f"  {name:32s} failed: {row['error']}", flush=True)
@@ -759,12 +763,7 @@ def measure_refits(models, *, draws, tune, chains=2, seed=1, timeout=None, log=p
         n = (sizes or {}).get(name, 10_000)
         spec = {"model": name, "n": n, "draws": draws, "tune": tune, "chains": chains, "seed": seed,
                 "path": "refits"}
-        row = {"model": name, "n": n, "error": "", "git": _git_rev()}
-        try:
-            row.update(run_one(spec, timeout=timeout))
-        except (RuntimeError, subprocess.TimeoutExpired) as exc:
-            msg = str(exc).strip().splitlines()
-            row["error"] = (msg[-1] if msg else type(exc).__name__)[:200]
+        row = _run_row(spec, {"model": name, "n": n, "error": "", "git": _git_rev()}, timeout=timeout)
         rows.append(row)
         if row["error"]:
             log(f"  {name:24s} failed: {row['error']}", flush=True)
