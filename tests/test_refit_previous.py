@@ -19,6 +19,7 @@ import pymc as pm
 import pytest
 from scipy import stats
 
+from bayeval.annotators import AnnotationData, AnnotatorError
 from bayeval.core import sampling as S
 from bayeval.models import LabelFlip, ScoreMixture, simulate_tags
 
@@ -146,3 +147,46 @@ def test_previous_of_another_model_is_rejected():
         LabelFlip().fit(_tags(44), previous=other.idata, **FIT)
     with pytest.raises(TypeError, match="previous"):
         ScoreMixture().fit(_tags(44), previous="last fit", **FIT)
+
+
+def _annotations(n_gold, n=300, seed=0, n_classes=2):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, n_classes, n)
+
+    def rater(acc):
+        return np.where(rng.random(n) < acc, z, (z + rng.integers(1, n_classes, n)) % n_classes)
+
+    ann = np.column_stack([rater(0.9), rater(0.8)]).astype(float)
+    ann[rng.random(ann.shape) < 0.3] = np.nan
+    gold = np.where(np.arange(n) < n_gold, z, np.nan)
+    return AnnotationData(rater(0.75), ann, gold=gold)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_annotator_error_with_more_gold_is_the_same_structure(n_classes):
+    """More gold items add observation patterns: the same structure (the pattern arrays
+    are data containers), and the model compiled for the fewer gold items, its data
+    swapped, has the log-density of a model built for the more."""
+    spec = AnnotatorError(n_classes, n_nodes=5)
+    few, more = _annotations(20, n_classes=n_classes), _annotations(60, n_classes=n_classes)
+    assert spec._structure(few) == spec._structure(more)
+    assert spec._coords(few)["pattern"].size < spec._coords(more)["pattern"].size
+    model = spec.build(few)
+    pm.set_data(spec._data_values(more), model=model, coords=spec._coords(more))
+    fresh = spec.build(more)
+    point = fresh.initial_point()
+    assert model.compile_logp()(point) == pytest.approx(fresh.compile_logp()(point), rel=1e-12)
+    assert spec._structure(few) != AnnotatorError(n_classes, n_nodes=7)._structure(few)  # options count
+
+
+@pytest.mark.slow  # two NUTS fits of AnnotatorError: tens of seconds on a shared machine
+def test_annotator_error_refit_with_more_gold_reweights_the_previous_fit():
+    spec = AnnotatorError(n_nodes=5)
+    fit = {**FIT, "draws": 400, "tune": 400}
+    first = spec.fit(_annotations(20), random_seed=1, **fit)
+    post = spec.fit(_annotations(30), random_seed=2, previous=first, **fit)
+    info = post.sampling
+    assert info.sampler == "importance", info.fallback_reason
+    assert info.extra["proposal"] == "previous fit" and info.n_grad_evals == 0
+    assert info.pareto_k < 0.7 and info.ess >= 200
+    assert np.isfinite(post.metric("accuracy").values).all()
