@@ -498,6 +498,10 @@ class AnnotatorError(Model):
     def _posterior(self, data, idata, *, sampling, random_seed):
         obs = self._observed(data)
         self._memo = None
+        if "constant_data" in idata.groups():  # the pattern arrays follow from the data: not kept with the draws
+            cd = idata.constant_data.drop_vars([v for v in _PATTERN_ARRAYS if v in idata.constant_data.data_vars])
+            used = {d for v in cd.data_vars.values() for d in v.dims}
+            idata.constant_data = cd.drop_dims([d for d in cd.dims if d not in used])
         score_arr = obs.predictions.astype(np.float64) if data.scores is None else V.as_scores(data.scores)
         post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=self.gold_fallback)
         post._observed = obs
@@ -682,6 +686,10 @@ def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> Annotat
         f"got {len(args)} positional argument(s)"
         + (f" of type {type(args[0]).__name__}" if len(args) == 1 else "") + "."
     )
+
+
+#: the pattern containers besides ``pattern_count`` (derived from the data, so not kept in a fit's idata)
+_PATTERN_ARRAYS = ("pattern_right", "pattern_wrong", "pattern_gold_mask", "pattern_pick")
 
 
 def _pattern_arrays(obs: Observed, k_cls: int) -> dict[str, np.ndarray]:
