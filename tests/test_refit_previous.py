@@ -95,6 +95,36 @@ def test_refit_falls_back_to_nuts_and_says_why():
     assert abs(float(idata.posterior["mu"].mean()) - m) < 5 * s / np.sqrt(100)
 
 
+def test_a_first_nuts_fit_keeps_its_function_for_the_reweighted_refit():
+    """A keyed structure's first NUTS fit keeps PyMC's log-density-and-gradient function
+    in the cache: the reweighted refit evaluates the density with it (no compilation of
+    its own), the same density as the compiled one, and the draws match the posterior."""
+    rng = np.random.default_rng(0)
+    y_old = rng.normal(0.0, 1.0, 50)
+    y_new = np.concatenate([y_old, rng.normal(1.0, 1.0, 10)])
+    key = ("test-normal-kept",)
+    S._CACHE.pop(key, None)
+    model = _normal_model(y_old)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first, info = S.sample_model(model, draws=500, tune=300, chains=2, random_seed=1, sampler="pymc", key=key)
+    assert info.sampler == "pymc"
+    c = S._CACHE[key]
+    assert c.model is model and c.density_from_valgrad and c._logp is None
+    pm.set_data({"y": y_new}, model=model, coords={"obs": np.arange(len(y_new))})
+    prev = S.Previous(first, {"y": y_old}, {"obs": np.arange(len(y_old))},
+                      ess=float(az.ess(first)["mu"].min()))
+    idata, info = S.sample_model(model, draws=500, tune=300, chains=2, random_seed=2, sampler="pymc", key=key,
+                                 previous=prev)
+    assert info.sampler == "importance" and info.fallback_reason == "" and info.n_grad_evals == 0
+    assert c._logp is None  # nothing compiled for the refit
+    u = np.array([[0.1], [0.7], [-0.4]])
+    np.testing.assert_allclose([c.f(x) for x in u], [float(c.logp(c.unravel(x))) for x in u], rtol=1e-12)
+    m, s = _exact(y_new)
+    assert abs(float(idata.posterior["mu"].mean()) - m) < 4 * s / np.sqrt(info.ess)
+    S._CACHE.pop(key, None)
+
+
 def _tags(n_vetted, seed=0):
     data, truth = simulate_tags(3, items_per_category=120, random_seed=seed)
     idx = np.random.default_rng(seed).permutation(data.n_items)[:n_vetted]

@@ -128,10 +128,10 @@ class _Compiled:
     small enough for batching to pay (``_BATCH_LOGP_MAX_ELEMENTS``).
     """
 
-    def __init__(self, model: pm.Model):
+    def __init__(self, model: pm.Model, valgrad=None):
         self.model = model
         self.value_vars = model.value_vars
-        self.logp = model.compile_logp(jacobian=True)
+        self._logp = None  # the one-point log-density, compiled on first use
         keep = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
         self._outs = [v for v in model.unobserved_value_vars if v.name in keep]  # constrained, as NUTS stores them
         self.out_names = [v.name for v in self._outs]
@@ -141,8 +141,12 @@ class _Compiled:
         # PyMC's joint log-density-and-gradient of the raveled value, the function its NUTS
         # compiles: the mode search's gradient comes from it, and a NUTS fallback reuses it
         # instead of compiling the same graph again (all-continuous models)
-        self._valgrad = None
+        self._valgrad = valgrad
         self.continuous = len(model.continuous_value_vars) == len(model.value_vars)
+        #: the log-density from the joint log-density-and-gradient function, not a compiled
+        #: function of its own: the cache entry of a structure first fitted by PyMC's NUTS,
+        #: whose function it keeps (a reweighted refit then compiles nothing)
+        self.density_from_valgrad = valgrad is not None and self.continuous
         self.ip = model.initial_point()
         self.names = [v.name for v in self.value_vars]
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
@@ -156,6 +160,12 @@ class _Compiled:
         #: whether a batched chunk of proposals costs less per proposal than one call
         #: each (measured on the first importance sampling that can compare; None: not yet)
         self.batch_faster: bool | None = None
+
+    @property
+    def logp(self):
+        if self._logp is None:
+            self._logp = self.model.compile_logp(jacobian=True)
+        return self._logp
 
     @property
     def dlogp(self):
@@ -187,6 +197,8 @@ class _Compiled:
 
     def f(self, u):
         self.n_f += 1
+        if self.density_from_valgrad and self._logp is None:
+            return float(self._valgrad(np.ascontiguousarray(u, dtype=pytensor.config.floatX))[0])
         return float(self.logp(self.unravel(u)))
 
     def g(self, u):
@@ -766,6 +778,40 @@ def _refit_previous(model, key, previous: Previous, *, chains, draws, seed_seq, 
         return idata, info
 
 
+def _same_vars(a, b) -> bool:
+    a, b = list(a), list(b)
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+@contextlib.contextmanager
+def _keeping_valgrad(model: pm.Model, key):
+    """While PyMC's NUTS starts on a structure not yet in the cache, keep the
+    log-density-and-gradient function it compiles (its default call, all-continuous
+    models) in a cache entry for ``key``: a later refit that reweights this fit's draws
+    evaluates the log-density with it instead of compiling one."""
+    if key is None or key in _CACHE or len(model.continuous_value_vars) != len(model.value_vars):
+        yield
+        return
+    own, kept = model.logp_dlogp_function, []
+
+    def logp_dlogp_function(grad_vars=None, tempered=False, initial_point=None, ravel_inputs=None, **kwargs):
+        fn = own(grad_vars, tempered, initial_point, ravel_inputs, **kwargs)
+        if not tempered and ravel_inputs and set(kwargs) <= {"dtype"} and kwargs.get("dtype") in (
+                None, pytensor.config.floatX) and (grad_vars is None or _same_vars(grad_vars, model.continuous_value_vars)):
+            kept.append(fn)
+        return fn
+
+    model.logp_dlogp_function = logp_dlogp_function
+    try:
+        yield
+    finally:
+        del model.logp_dlogp_function
+    if kept and key not in _CACHE:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = _Compiled(model, valgrad=kept[0])
+
+
 @contextlib.contextmanager
 def _reusing_valgrad(model: pm.Model, c: "_Compiled | None"):
     """While PyMC's NUTS starts, hand it the log-density-and-gradient function that the
@@ -932,7 +978,9 @@ def sample_model(
             init = nuts_kwargs.pop("init", "jitter+adapt_diag" if jitter else "adapt_diag")
             if sampler == "pymc-numba":
                 nuts_kwargs["compile_kwargs"] = {"mode": "NUMBA"}
-            with model, _reusing_valgrad(model, c if reason and sampler == "pymc" else None):
+            keep = key if sampler == "pymc" and c is None else None
+            with model, _reusing_valgrad(model, c if reason and sampler == "pymc" else None), \
+                    _keeping_valgrad(model, keep):
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
                                   random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
