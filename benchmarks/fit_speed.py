@@ -792,9 +792,10 @@ def refit_section(a: dict) -> list[str]:
         f"Settings: {a['settings']}. In one fresh process per model, the vetting loop's data 0..3 (20 more "
         "vetted labels each step): *plain PyMC*: the model built afresh and `pm.sample` (PyMC's NUTS at its "
         "defaults, `cores=1`) on data 1 (the first in the process: it compiles) and data 2; then the public "
-        "path: `fit(data 0)` (NUTS, as every first fit), and `fit(data k, previous=<the fit of data k-1>)` for "
-        "k = 1, 2, 3. *first refit*: k = 1 (it compiles the log-density); *steady*: k = 2, 3. *ratio*: the "
-        "plain PyMC fit of data 2 (compiled model, same process) over the refit's time. *agreement* (data 1 and "
+        "path: `fit(data 0)` (its default sampler: NUTS for the NUTS-bound models), and `fit(data k, "
+        "previous=<the fit of data k-1>)` for k = 1, 2, 3 (`previous` matters to the NUTS-bound models only). "
+        "*first refit*: k = 1 (what a structure compiles at its first refit is paid here); *steady*: k = 2, 3. "
+        "*ratio*: the plain PyMC fit of data 2 (compiled model, same process) over the refit's time. *agreement* (data 1 and "
         "2, against the plain PyMC fit of the same data): the largest |z| of the means and of the 5%/95% "
         "quantiles over every scalar free parameter (z = difference / joint Monte Carlo s.e., ArviZ's `mcse`; "
         "for reweighted draws scaled up to their ESS) against the 95% bound of the largest of that many |z|. "
@@ -844,7 +845,8 @@ def _refit_targets(rows: list[dict]) -> list[str]:
         want = 10 if r["model"] == "LabelFlip" else 5
         out.append(f"- {r['model']} (N={r['n']:,}): steady refit {r['baseline'][1]['time'] / steady:.1f}× faster "
                    f"than plain PyMC (target ≥ {want}×); first refit / steady = {t[1] / steady:.2f} (target ≤ 1.5 "
-                   f"for an importance-sampled structure); agreement with PyMC: {'yes' if agree else 'NO'}")
+                   f"for an importance-sampled structure); agreement with PyMC (data 1 and 2): "
+                   f"{'yes' if agree else 'NO'}; run: git {r.get('git', '?')}")
     return out + [""] if out else out
 
 

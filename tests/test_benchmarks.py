@@ -182,7 +182,7 @@ def test_fit_speed_refit_section_targets_and_kept_rows():
     assert ("ScoreMixture normal/normal (N=10,000): steady refit 10.0× faster than plain PyMC (target ≥ 5×); "
             "first refit / steady = 1.50") in text
     assert "LabelFlip (N=10,000): steady refit 10.0× faster than plain PyMC (target ≥ 10×)" in text
-    assert "agreement with PyMC: yes" in text and "agreement with PyMC: NO" in text
+    assert "agreement with PyMC (data 1 and 2): yes" in text and "agreement with PyMC (data 1 and 2): NO" in text
     assert "| git abc1234, load 1.0, 1.0, 1.0 |" in text and text.count("| git abc1234 |") == 4
 
 
