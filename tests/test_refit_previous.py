@@ -125,6 +125,20 @@ def test_a_first_nuts_fit_keeps_its_function_for_the_reweighted_refit():
     S._CACHE.pop(key, None)
 
 
+def test_previous_draws_of_a_simplex_map_to_its_free_values():
+    """A Dirichlet's K values are K - 1 free values on the sampler's scale: the previous
+    fit's draws are transformed before their shape is checked, and map back."""
+    with pm.Model() as model:
+        pm.Dirichlet("p", a=np.ones(3))
+    c = S._Compiled(model)
+    draws = np.random.default_rng(0).dirichlet(np.ones(3), size=(2, 4))
+    u = S._unconstrained(c, az.from_dict(posterior={"p": draws}))
+    assert u.shape == (8, 2)
+    back = np.stack([c.unravel(x)["p_simplex__"] for x in u])
+    tr = model.rvs_to_transforms[model["p"]]
+    np.testing.assert_allclose(tr.backward(back, *model["p"].owner.inputs).eval(), draws.reshape(8, 3), rtol=1e-10)
+
+
 def _tags(n_vetted, seed=0):
     data, truth = simulate_tags(3, items_per_category=120, random_seed=seed)
     idx = np.random.default_rng(seed).permutation(data.n_items)[:n_vetted]

@@ -559,10 +559,8 @@ def _unconstrained(c: _Compiled, idata: az.InferenceData) -> np.ndarray:
             raise ValueError(f"the previous fit has no {rv.name!r}")
         x = np.asarray(post[rv.name].values, dtype=np.float64)
         x = x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
-        if x.shape[1:] != tuple(shape):
-            raise ValueError(f"{rv.name!r} has shape {x.shape[1:]} in the previous fit, {tuple(shape)} now")
         tr = model.rvs_to_transforms.get(rv)
-        if tr is not None:
+        if tr is not None:  # (a transform may change the shape: a simplex of K has K - 1 free values)
             kind = type(tr).__name__
             if kind == "LogTransform":
                 x = np.log(x)
@@ -570,6 +568,9 @@ def _unconstrained(c: _Compiled, idata: az.InferenceData) -> np.ndarray:
                 x = special.logit(x)
             else:
                 x = np.asarray(tr.forward(x, *rv.owner.inputs).eval(), dtype=np.float64)
+        if x.shape[1:] != tuple(shape):
+            raise ValueError(f"{rv.name!r} has shape {x.shape[1:]} in the previous fit (on the sampler's scale), "
+                             f"{tuple(shape)} now")
         cols.append(x.reshape(len(x), size))
     u = np.concatenate(cols, axis=1) if cols else np.zeros((post.sizes["chain"] * post.sizes["draw"], 0))
     if not np.all(np.isfinite(u)):
