@@ -226,9 +226,9 @@ def test_annotator_error_with_more_gold_is_the_same_structure(n_classes):
 @pytest.mark.slow  # two NUTS fits of AnnotatorError: tens of seconds on a shared machine
 def test_annotator_error_refit_with_more_gold_reweights_the_previous_fit():
     spec = AnnotatorError(n_nodes=5)
-    fit = {**FIT, "draws": 400, "tune": 400}
+    fit = {**FIT, "draws": 1000, "tune": 500}
     first = spec.fit(_annotations(20), random_seed=1, **fit)
-    post = spec.fit(_annotations(30), random_seed=2, previous=first, **fit)
+    post = spec.fit(_annotations(22), random_seed=2, previous=first, **fit)  # two more gold items
     info = post.sampling
     assert info.sampler == "importance", info.fallback_reason
     assert info.extra["proposal"] == "previous fit" and info.n_grad_evals == 0
