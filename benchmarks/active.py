@@ -36,6 +36,9 @@ def main():
     ap.add_argument("--save", default=None, help="pickle the full xarray Dataset to this file")
     ap.add_argument("--first-trial", type=int, default=0, help="index of the first trial (to split a run over processes)")
     ap.add_argument("--plot", default=None, metavar="PNG", help="save the error-vs-fraction-vetted figure")
+    ap.add_argument("--no-previous", action="store_true",
+                    help="refit with NUTS every time (fit(..., previous=None)): the loop before refits from the "
+                         "previous fit, to time against")
     ap.add_argument("--merge", nargs="+", default=None, metavar="PICKLE",
                     help="print the tables of saved runs (from --save) together instead of running")
     args = ap.parse_args()
@@ -44,6 +47,8 @@ def main():
     n_cat = args.categories or (5 if args.quick else 10)
     k = args.k
     fit = {"draws": 300, "tune": 300, "chains": 2, "cores": 1, "target_accept": 0.85}
+    if args.no_previous:
+        fit["previous"] = None  # simulate passes its last fit unless the keyword is given
     rows = []
     t0 = time.time()
     import xarray as xr

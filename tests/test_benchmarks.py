@@ -195,6 +195,31 @@ def test_fit_speed_backend_section_and_splice():
     assert twice.count("## Sampler backends") == 1 and "3.00×" in twice and "auto\n" in twice
 
 
+def test_fit_speed_refit_section_targets_and_kept_rows():
+    """The 'Refits from the previous fit' section: per model the steady speed-up over plain
+    PyMC, the first refit over the steady ones, the agreement verdict, and each row's run."""
+    fs = _fit_speed()
+    ag = {"max_z_mean": 1.0, "max_z_quantile": 2.0, "z_bound": 3.0, "sd_ratio_min": 0.9, "sd_ratio_max": 1.1}
+    bad = {**ag, "max_z_quantile": 4.0}
+
+    def row(model, times, agreement, **extra):
+        fits = [{"step": k, "time": t, "sampler": "importance", "pareto_k": 0.1, "ess": 500.0, "fallback": "",
+                 "agreement": agreement if k in (1, 2) else None} for k, t in enumerate(times)]
+        return {"model": model, "n": 10_000, "error": "", "git": "abc1234",
+                "baseline": [{"step": 1, "time": 30.0}, {"step": 2, "time": 20.0}], "fits": fits, **extra}
+
+    rows = [row("ScoreMixture normal/normal", [5.0, 3.0, 2.0, 2.0], ag, load="1.0, 1.0, 1.0"),
+            row("LabelFlip", [50.0, 2.0, 1.0, 3.0], bad)]
+    meta = {"cmd": "python benchmarks/fit_speed.py --refits", "date": "today", "versions": "v", "machine": "m",
+            "settings": "s", "rows": rows, "complete": True, "elapsed": 1.0}
+    text = "\n".join(fs.refit_section(meta))
+    assert ("ScoreMixture normal/normal (N=10,000): steady refit 10.0× faster than plain PyMC (target ≥ 5×); "
+            "first refit / steady = 1.50") in text
+    assert "LabelFlip (N=10,000): steady refit 10.0× faster than plain PyMC (target ≥ 10×)" in text
+    assert "agreement with PyMC (data 1 and 2): yes" in text and "agreement with PyMC (data 1 and 2): NO" in text
+    assert "| git abc1234, load 1.0, 1.0, 1.0 |" in text and text.count("| git abc1234 |") == 4
+
+
 # ------------------------------------------------------------------ annotator_real.py
 
 

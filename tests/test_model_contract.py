@@ -133,7 +133,7 @@ def test_same_seed_same_draws_and_other_seed_other_draws(name, fits):
     assert not np.array_equal(a[var].values, c[var].values)
 
 
-@pytest.mark.parametrize("name", ["ScoreMixture", "Calibration", "LabelFlip", "JointCalibration"])
+@pytest.mark.parametrize("name", ["ScoreMixture", "Calibration", "LabelFlip", "JointCalibration", "AnnotatorError"])
 def test_refit_through_the_cache_equals_a_fresh_fit(name):
     """The vetting loop's path: a model of the same structure compiled once, its data
     swapped (other items, other vetted labels, other lengths) -- the same draws as a fit

@@ -19,6 +19,7 @@ import pymc as pm
 import pytest
 from scipy import stats
 
+from bayeval.annotators import AnnotationData, AnnotatorError
 from bayeval.core import sampling as S
 from bayeval.models import LabelFlip, ScoreMixture, simulate_tags
 
@@ -94,6 +95,50 @@ def test_refit_falls_back_to_nuts_and_says_why():
     assert abs(float(idata.posterior["mu"].mean()) - m) < 5 * s / np.sqrt(100)
 
 
+def test_a_first_nuts_fit_keeps_its_function_for_the_reweighted_refit():
+    """A keyed structure's first NUTS fit keeps PyMC's log-density-and-gradient function
+    in the cache: the reweighted refit evaluates the density with it (no compilation of
+    its own), the same density as the compiled one, and the draws match the posterior."""
+    rng = np.random.default_rng(0)
+    y_old = rng.normal(0.0, 1.0, 50)
+    y_new = np.concatenate([y_old, rng.normal(1.0, 1.0, 10)])
+    key = ("test-normal-kept",)
+    S._CACHE.pop(key, None)
+    model = _normal_model(y_old)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first, info = S.sample_model(model, draws=500, tune=300, chains=2, random_seed=1, sampler="pymc", key=key)
+    assert info.sampler == "pymc"
+    c = S._CACHE[key]
+    assert c.model is model and c.density_from_valgrad and c._logp is None
+    pm.set_data({"y": y_new}, model=model, coords={"obs": np.arange(len(y_new))})
+    prev = S.Previous(first, {"y": y_old}, {"obs": np.arange(len(y_old))},
+                      ess=float(az.ess(first)["mu"].min()))
+    idata, info = S.sample_model(model, draws=500, tune=300, chains=2, random_seed=2, sampler="pymc", key=key,
+                                 previous=prev)
+    assert info.sampler == "importance" and info.fallback_reason == "" and info.n_grad_evals == 0
+    assert c._logp is None  # nothing compiled for the refit
+    u = np.array([[0.1], [0.7], [-0.4]])
+    np.testing.assert_allclose([c.f(x) for x in u], [float(c.logp(c.unravel(x))) for x in u], rtol=1e-12)
+    m, s = _exact(y_new)
+    assert abs(float(idata.posterior["mu"].mean()) - m) < 4 * s / np.sqrt(info.ess)
+    S._CACHE.pop(key, None)
+
+
+def test_previous_draws_of_a_simplex_map_to_its_free_values():
+    """A Dirichlet's K values are K - 1 free values on the sampler's scale: the previous
+    fit's draws are transformed before their shape is checked, and map back."""
+    with pm.Model() as model:
+        pm.Dirichlet("p", a=np.ones(3))
+    c = S._Compiled(model)
+    draws = np.random.default_rng(0).dirichlet(np.ones(3), size=(2, 4))
+    u = S._unconstrained(c, az.from_dict(posterior={"p": draws}))
+    assert u.shape == (8, 2)
+    back = np.stack([c.unravel(x)["p_simplex__"] for x in u])
+    tr = model.rvs_to_transforms[model["p"]]
+    np.testing.assert_allclose(tr.backward(back, *model["p"].owner.inputs).eval(), draws.reshape(8, 3), rtol=1e-10)
+
+
 def _tags(n_vetted, seed=0):
     data, truth = simulate_tags(3, items_per_category=120, random_seed=seed)
     idx = np.random.default_rng(seed).permutation(data.n_items)[:n_vetted]
@@ -146,3 +191,46 @@ def test_previous_of_another_model_is_rejected():
         LabelFlip().fit(_tags(44), previous=other.idata, **FIT)
     with pytest.raises(TypeError, match="previous"):
         ScoreMixture().fit(_tags(44), previous="last fit", **FIT)
+
+
+def _annotations(n_gold, n=300, seed=0, n_classes=2):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, n_classes, n)
+
+    def rater(acc):
+        return np.where(rng.random(n) < acc, z, (z + rng.integers(1, n_classes, n)) % n_classes)
+
+    ann = np.column_stack([rater(0.9), rater(0.8)]).astype(float)
+    ann[rng.random(ann.shape) < 0.3] = np.nan
+    gold = np.where(np.arange(n) < n_gold, z, np.nan)
+    return AnnotationData(rater(0.75), ann, gold=gold)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_annotator_error_with_more_gold_is_the_same_structure(n_classes):
+    """More gold items add observation patterns: the same structure (the pattern arrays
+    are data containers), and the model compiled for the fewer gold items, its data
+    swapped, has the log-density of a model built for the more."""
+    spec = AnnotatorError(n_classes, n_nodes=5)
+    few, more = _annotations(20, n_classes=n_classes), _annotations(60, n_classes=n_classes)
+    assert spec._structure(few) == spec._structure(more)
+    assert spec._coords(few)["pattern"].size < spec._coords(more)["pattern"].size
+    model = spec.build(few)
+    pm.set_data(spec._data_values(more), model=model, coords=spec._coords(more))
+    fresh = spec.build(more)
+    point = fresh.initial_point()
+    assert model.compile_logp()(point) == pytest.approx(fresh.compile_logp()(point), rel=1e-12)
+    assert spec._structure(few) != AnnotatorError(n_classes, n_nodes=7)._structure(few)  # options count
+
+
+@pytest.mark.slow  # two NUTS fits of AnnotatorError: tens of seconds on a shared machine
+def test_annotator_error_refit_with_more_gold_reweights_the_previous_fit():
+    spec = AnnotatorError(n_nodes=5)
+    fit = {**FIT, "draws": 1000, "tune": 500}
+    first = spec.fit(_annotations(20), random_seed=1, **fit)
+    post = spec.fit(_annotations(22), random_seed=2, previous=first, **fit)  # two more gold items
+    info = post.sampling
+    assert info.sampler == "importance", info.fallback_reason
+    assert info.extra["proposal"] == "previous fit" and info.n_grad_evals == 0
+    assert info.pareto_k < 0.7 and info.ess >= 200
+    assert np.isfinite(post.metric("accuracy").values).all()

@@ -111,6 +111,27 @@ def test_fallback_to_the_loop_where_the_graph_does_not_vectorize(monkeypatch):
     _sampling._CACHE.clear()
 
 
+def test_large_data_keep_one_call_per_proposal_and_batch_the_outputs(monkeypatch):
+    """Above ``_BATCH_LOGP_MAX_ELEMENTS`` a refit does not compile the vectorized
+    log-density (no faster on large data, and its compilation made the first refit
+    slow): the proposals are evaluated one call each, the draws are mapped batched,
+    and the draws are those of the loop."""
+    model = Calibration("logistic").build(_scores())
+    c = _sampling._Compiled(model)
+    monkeypatch.setattr(_sampling, "_BATCH_LOGP_MAX_ELEMENTS", 10)  # 60 vetted labels count as large
+    assert not c.logp_worth_batching()
+    u, info = _sampling.importance_sample(c, n_draws=300, rng=np.random.default_rng(7), batched=True)
+    assert info.extra["batched"] is False and c._batched is None  # nothing vectorized yet
+    d1 = _sampling._to_idata(c, u, 2, 150, batched=True)
+    assert c._batched[0] is None and c._batched[1] is not None  # the map only
+    u0, _ = _sampling.importance_sample(c, n_draws=300, rng=np.random.default_rng(7), batched=False)
+    d0 = _sampling._to_idata(c, u0, 2, 150, batched=False)
+    for v in d0.posterior.data_vars:
+        np.testing.assert_allclose(d1.posterior[v].values, d0.posterior[v].values, rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(_sampling, "_BATCH_LOGP_MAX_ELEMENTS", 10_000)
+    assert c.logp_worth_batching()
+
+
 def test_batched_refit_with_other_data_lengths():
     """The cached batched functions read the swapped data containers (other lengths)."""
     _sampling._CACHE.clear()

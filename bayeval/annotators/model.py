@@ -317,7 +317,10 @@ class AnnotatorError(Model):
             ``K > 2``, ``other`` (the ``K - 1`` wrong classes). Free variables
             ``prevalence``, ``model_class_accuracy``, ``annotator_class_accuracy``,
             ``model_difficulty_u``, ``annotator_difficulty_u`` (and
-            ``wrong_class``); data ``pattern_count`` (items per pattern);
+            ``wrong_class``); data ``pattern_count`` (items per pattern) and what
+            each pattern says (``pattern_right``, ``pattern_wrong``,
+            ``pattern_gold_mask`` and, for ``K > 2``, ``pattern_pick``: a refit with
+            more gold items changes their values, not the graph);
             deterministics ``model_difficulty_corr``,
             ``annotator_difficulty_corr``, ``rater_skill``, ``rater_loading``
             (probit intercept and slope on the difficulty), ``model_accuracy``
@@ -365,14 +368,13 @@ class AnnotatorError(Model):
         if k_cls > 2:
             coords["other"] = np.arange(k_cls - 1)
         nodes, node_w = self._nodes()
-        pat = obs.patterns
-        cls = np.arange(k_cls)
-        eq = (pat[:, :, None] == cls).astype(np.float64)  # (P, R, K)
-        neq = ((pat[:, :, None] >= 0) & (pat[:, :, None] != cls)).astype(np.float64)
-        gold_mask = np.where(
-            (obs.pattern_gold[:, None] < 0) | (obs.pattern_gold[:, None] == cls), 0.0, -np.inf
-        )
         with pm.Model(coords=coords) as model:
+            # what the observation patterns say, as data containers: a refit with more gold
+            # items (new patterns) swaps their values instead of building another graph
+            arrays = _pattern_arrays(obs, k_cls)
+            eq = pm.Data("pattern_right", arrays["pattern_right"], dims=("pattern", "rater", "class"))
+            neq = pm.Data("pattern_wrong", arrays["pattern_wrong"], dims=("pattern", "rater", "class"))
+            gold_mask = pm.Data("pattern_gold_mask", arrays["pattern_gold_mask"], dims=("pattern", "class"))
             prevalence = pm.Dirichlet(
                 "prevalence", a=np.full(k_cls, self.prevalence_concentration), dims="class"
             )
@@ -418,7 +420,7 @@ class AnnotatorError(Model):
                         "wrong_class", a=np.ones((1 + n_ann, k_cls, k_cls - 1)), dims=("rater", "class", "other")
                     )
                 # one-hot of the wrong class each rater picked, (P, R, K, K - 1)
-                pick = (wrong_index(pat, k_cls)[..., None] == np.arange(k_cls - 1)) & (neq[..., None] > 0)
+                pick = pm.Data("pattern_pick", arrays["pattern_pick"], dims=("pattern", "rater", "class", "other"))
                 log_pick = (pick * pt.log(wrong)[None]).sum(axis=(1, 3))  # (P, K)
                 ll = ll + log_pick[:, :, None]
             log_w = np.log(node_w)
@@ -426,7 +428,7 @@ class AnnotatorError(Model):
             flat = joint.reshape((joint.shape[0], -1))
             top = pt.max(flat, axis=1, keepdims=True)
             lse = pt.log(pt.exp(flat - top).sum(axis=1)) + top[:, 0]
-            counts = pm.Data("pattern_count", obs.counts, dims="pattern")
+            counts = pm.Data("pattern_count", arrays["pattern_count"], dims="pattern")
             pm.Potential("loglik", (counts * lse).sum())
 
             # population quantities implied by the parameters (on the same nodes)
@@ -460,6 +462,22 @@ class AnnotatorError(Model):
     #: ``bayeval.load`` drops them before rebuilding, which adds them again, the same
     _posterior_adds = ("structured_component", "gold_only_confusion")
 
+    def _structure(self, data) -> tuple:
+        # the graph depends on the options, the classes and the raters; the observation
+        # patterns (which grow with more gold items) are data containers (_data_values)
+        obs = self._observed(data)
+        params = tuple(sorted((k, repr(v)) for k, v in self.get_params().items()))
+        return (*params, tuple(str(a) for a in obs.annotator_names))
+
+    def _data_values(self, data) -> dict:
+        return _pattern_arrays(self._observed(data), self.n_classes)
+
+    def _coords(self, data) -> dict:
+        return {"pattern": np.arange(self._observed(data).patterns.shape[0])}
+
+    def _fitted_data(self, post):
+        return getattr(post, "_annotation_data", None)
+
     def _start(self, data) -> dict:
         # chains start (jittered) at a Dawid--Skene estimate, not at the priors' means
         return _dawid_skene_start(self, self._observed(data))
@@ -480,9 +498,14 @@ class AnnotatorError(Model):
     def _posterior(self, data, idata, *, sampling, random_seed):
         obs = self._observed(data)
         self._memo = None
+        if "constant_data" in idata.groups():  # the pattern arrays follow from the data: not kept with the draws
+            cd = idata.constant_data.drop_vars([v for v in _PATTERN_ARRAYS if v in idata.constant_data.data_vars])
+            used = {d for v in cd.data_vars.values() for d in v.dims}
+            idata.constant_data = cd.drop_dims([d for d in cd.dims if d not in used])
         score_arr = obs.predictions.astype(np.float64) if data.scores is None else V.as_scores(data.scores)
         post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=self.gold_fallback)
         post._observed = obs
+        post._annotation_data = data  # what a refit from this fit (``previous=post``) reweights from
         return post
 
     def _log_likelihood(self, post) -> dict:
@@ -663,6 +686,30 @@ def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> Annotat
         f"got {len(args)} positional argument(s)"
         + (f" of type {type(args[0]).__name__}" if len(args) == 1 else "") + "."
     )
+
+
+#: the pattern containers besides ``pattern_count`` (derived from the data, so not kept in a fit's idata)
+_PATTERN_ARRAYS = ("pattern_right", "pattern_wrong", "pattern_gold_mask", "pattern_pick")
+
+
+def _pattern_arrays(obs: Observed, k_cls: int) -> dict[str, np.ndarray]:
+    """The values of the model's pattern containers: per pattern, rater and class whether
+    the rater said that class (``pattern_right``) or another one (``pattern_wrong``); 0 or
+    -inf per pattern and class (``pattern_gold_mask``: -inf where a gold label rules the
+    class out); for ``K > 2`` the one-hot of the wrong class each rater picked
+    (``pattern_pick``, (P, R, K, K - 1)); the items per pattern (``pattern_count``)."""
+    pat = obs.patterns
+    cls = np.arange(k_cls)
+    eq = (pat[:, :, None] == cls).astype(np.float64)  # (P, R, K)
+    neq = ((pat[:, :, None] >= 0) & (pat[:, :, None] != cls)).astype(np.float64)
+    gold = obs.pattern_gold[:, None]
+    out = {"pattern_right": eq, "pattern_wrong": neq,
+           "pattern_gold_mask": np.where((gold < 0) | (gold == cls), 0.0, -np.inf),
+           "pattern_count": np.asarray(obs.counts, dtype=np.float64)}
+    if k_cls > 2:
+        pick = (wrong_index(pat, k_cls)[..., None] == np.arange(k_cls - 1)) & (neq[..., None] > 0)
+        out["pattern_pick"] = pick.astype(np.float64)
+    return out
 
 
 def _dawid_skene_start(spec: AnnotatorError, obs: Observed, *, iters: int = 500, tol: float = 1e-8) -> dict:

@@ -129,6 +129,11 @@ class Model:
         """Where the sampler starts (constrained values by variable name), or None."""
         return None
 
+    def _fitted_data(self, post):
+        """The data container a posterior of this model was fitted to (None: not known), for
+        a refit from it (``fit(..., previous=post)``)."""
+        return getattr(post, "data", None)
+
     def _exact_posterior(self, data, *, chains: int, draws: int, seed):
         """Independent draws of the exact posterior as ``(idata, SamplingInfo)``, for a
         model whose posterior has a closed form; otherwise (or where it would be too
@@ -272,7 +277,7 @@ class Model:
         if previous is None:
             return None
         spec = getattr(previous, "model_spec", None)
-        if not hasattr(previous, "idata") or getattr(previous, "data", None) is None or spec is None:
+        if not hasattr(previous, "idata") or self._fitted_data(previous) is None or spec is None:
             raise TypeError(
                 f"`previous` must be a posterior returned by {type(self).__name__}.fit (an earlier fit to "
                 f"refit from), got {type(previous).__name__}. Pass the posterior of the last fit, or None."
@@ -286,7 +291,7 @@ class Model:
 
     def _previous(self, previous, data, key) -> Previous | str:
         """The earlier fit as :class:`bayeval.core.sampling.Previous`, or why it cannot serve."""
-        old = previous.data
+        old = self._fitted_data(previous)
         if key is None or self._structure(old) is None or (type(self).__name__, *self._structure(old)) != key:
             return "the previous fit's data have another structure (other categories, features or parts)"
         ess = float("nan")

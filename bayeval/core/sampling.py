@@ -104,6 +104,15 @@ class SamplingInfo:
 #: elements per batch of the batched functions (about 32 MB per float64 intermediate):
 #: the proposals are evaluated in chunks of ``_BATCH_ELEMENTS // (largest data container)``
 _BATCH_ELEMENTS = 2**22
+#: the largest data container (elements) at which a refit compiles the vectorized
+#: log-density. One call per proposal costs a fixed overhead (tens of microseconds) plus
+#: the work on the data, and batching saves only the overhead: with a few hundred vetted
+#: labels it was 3x faster, but on 10^4 scores (a score mixture) or binned label-flip
+#: counts no faster than the loop, while its compilation (one to a few seconds) made a
+#: structure's first refit several times slower than the next ones. Above this size the
+#: proposals are evaluated one call each and only the cheap constrained-value map is
+#: vectorized.
+_BATCH_LOGP_MAX_ELEMENTS = 2_000
 
 
 class _Compiled:
@@ -111,17 +120,18 @@ class _Compiled:
 
     Besides the one-point functions (the mode search, the curvature, a fallback) it
     holds the same log-density and constrained-value map *vectorized* over a leading
-    batch dimension (:func:`pytensor.graph.replace.vectorize_graph`), compiled on first
-    use: importance sampling evaluates all its proposals, and maps all its draws to
+    batch dimension (:func:`pytensor.graph.replace.vectorize_graph`), each compiled on
+    first use: importance sampling evaluates its proposals, and maps its draws to
     constrained values, in a few calls instead of one per draw. :func:`sample_model`
     uses them from a structure's second fit on (a refit through the cache), so a
-    one-off fit does not pay their compilation.
+    one-off fit does not pay their compilation; the log-density only where the data are
+    small enough for batching to pay (``_BATCH_LOGP_MAX_ELEMENTS``).
     """
 
-    def __init__(self, model: pm.Model):
+    def __init__(self, model: pm.Model, valgrad=None):
         self.model = model
         self.value_vars = model.value_vars
-        self.logp = model.compile_logp(jacobian=True)
+        self._logp = None  # the one-point log-density, compiled on first use
         keep = {v.name for v in model.free_RVs} | {v.name for v in model.deterministics}
         self._outs = [v for v in model.unobserved_value_vars if v.name in keep]  # constrained, as NUTS stores them
         self.out_names = [v.name for v in self._outs]
@@ -131,8 +141,12 @@ class _Compiled:
         # PyMC's joint log-density-and-gradient of the raveled value, the function its NUTS
         # compiles: the mode search's gradient comes from it, and a NUTS fallback reuses it
         # instead of compiling the same graph again (all-continuous models)
-        self._valgrad = None
+        self._valgrad = valgrad
         self.continuous = len(model.continuous_value_vars) == len(model.value_vars)
+        #: the log-density from the joint log-density-and-gradient function, not a compiled
+        #: function of its own: the cache entry of a structure first fitted by PyMC's NUTS,
+        #: whose function it keeps (a reweighted refit then compiles nothing)
+        self.density_from_valgrad = valgrad is not None and self.continuous
         self.ip = model.initial_point()
         self.names = [v.name for v in self.value_vars]
         self.point_map = DictToArrayBijection.map({k: self.ip[k] for k in self.names}).point_map_info
@@ -141,11 +155,17 @@ class _Compiled:
         #: importance samplings that succeeded with these functions (the batched ones are
         #: used from the second on: a refit through the cache)
         self.n_fits = 0
-        self._batched = None  # (logp, outputs) vectorized, False where vectorizing failed
+        self._batched = None  # [logp, outputs] vectorized (each None until compiled), False where vectorizing failed
         self.batch_error = ""
         #: whether a batched chunk of proposals costs less per proposal than one call
         #: each (measured on the first importance sampling that can compare; None: not yet)
         self.batch_faster: bool | None = None
+
+    @property
+    def logp(self):
+        if self._logp is None:
+            self._logp = self.model.compile_logp(jacobian=True)
+        return self._logp
 
     @property
     def dlogp(self):
@@ -177,6 +197,8 @@ class _Compiled:
 
     def f(self, u):
         self.n_f += 1
+        if self.density_from_valgrad and self._logp is None:
+            return float(self._valgrad(np.ascontiguousarray(u, dtype=pytensor.config.floatX))[0])
         return float(self.logp(self.unravel(u)))
 
     def g(self, u):
@@ -188,15 +210,36 @@ class _Compiled:
 
     # ------------------------------------------------------------- batched
 
-    def batched(self) -> bool:
-        """Whether the vectorized functions are there (compiled now on first call)."""
+    def _vectorized(self, part: str) -> bool:
+        """Whether the vectorized ``part`` (``"logp"`` or ``"outputs"``) is there,
+        compiled now on first call."""
+        i = ("logp", "outputs").index(part)
         if self._batched is None:
+            self._batched = [None, None]
+        if self._batched is not False and self._batched[i] is None:
             try:
-                self._batched = _vectorize(self.model, self.value_vars, self._outs)
+                self._batched[i] = _vectorize(self.model, self.value_vars, self._outs, part)
             except Exception as exc:  # an Op without a batched form: the one-point functions serve
                 self._batched = False
                 self.batch_error = f"{type(exc).__name__}: {exc}"
         return self._batched is not False
+
+    def batched(self) -> bool:
+        """Whether the vectorized log-density and constrained-value map are there
+        (compiled now on first call)."""
+        return self._vectorized("logp") and self._vectorized("outputs")
+
+    def batched_outputs(self) -> bool:
+        """Whether the vectorized constrained-value map is there (compiled now on first call)."""
+        return self._vectorized("outputs")
+
+    def logp_worth_batching(self) -> bool:
+        """Whether the data are small enough for the vectorized log-density to pay
+        (``_BATCH_LOGP_MAX_ELEMENTS``), or it is compiled already."""
+        if self._batched and self._batched[0] is not None:
+            return True
+        sizes = [np.size(v.get_value(borrow=True)) for v in self.model.data_vars]
+        return max([0, *sizes]) <= _BATCH_LOGP_MAX_ELEMENTS
 
     def _split(self, u: np.ndarray) -> list[np.ndarray]:
         """Rows of raveled points -> one ``(batch, *shape)`` array per value variable."""
@@ -213,6 +256,7 @@ class _Compiled:
     def f_batch(self, u: np.ndarray, on_chunk=None) -> np.ndarray:
         """The log-density at every row of ``u`` (``(batch, d)``, unconstrained);
         ``on_chunk(n)`` is called after each chunk of ``n`` rows."""
+        self._vectorized("logp")
         fn = self._batched[0]
         step = self._chunk()
         out = np.empty(len(u))
@@ -262,26 +306,28 @@ class _Compiled:
 
     def outputs_batch(self, u: np.ndarray) -> list[np.ndarray]:
         """The constrained values (``out_names``) at every row of ``u``, batch first."""
+        self._vectorized("outputs")
         fn = self._batched[1]
         step = self._chunk()
         parts = [fn(*self._split(u[i:i + step])) for i in range(0, len(u), step)]
         return [np.concatenate([np.asarray(p[j]) for p in parts]) for j in range(len(self.out_names))]
 
 
-def _vectorize(model: pm.Model, value_vars, outs):
-    """``model``'s log-density and ``outs``, vectorized over a leading batch dimension and compiled."""
+def _vectorize(model: pm.Model, value_vars, outs, part: str):
+    """``model``'s log-density (``part="logp"``) or ``outs`` (``"outputs"``), vectorized
+    over a leading batch dimension and compiled."""
     import pytensor.tensor as pt
     from pytensor.graph.replace import vectorize_graph
 
     batch = [pt.tensor(name=v.name, dtype=v.dtype, shape=(None, *v.type.shape)) for v in value_vars]
     repl = dict(zip(value_vars, batch, strict=True))
-    logp = vectorize_graph(model.logp(jacobian=True), replace=repl)
-    if logp.ndim != 1:
-        raise ValueError(f"the vectorized log-density has {logp.ndim} dimensions, not 1")
-    b_outs = vectorize_graph(list(outs), replace=repl)
-    f = model.compile_fn(logp, inputs=batch, on_unused_input="ignore", point_fn=False)
-    g = model.compile_fn(b_outs, inputs=batch, on_unused_input="ignore", point_fn=False)
-    return f, g
+    if part == "logp":
+        out = vectorize_graph(model.logp(jacobian=True), replace=repl)
+        if out.ndim != 1:
+            raise ValueError(f"the vectorized log-density has {out.ndim} dimensions, not 1")
+    else:
+        out = vectorize_graph(list(outs), replace=repl)
+    return model.compile_fn(out, inputs=batch, on_unused_input="ignore", point_fn=False)
 
 
 _CACHE: dict = {}
@@ -388,7 +434,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         cov = 0.5 * (cov + cov.T)
         d = mode.size
         m = max(2000, oversample * n_draws)
-        fast = batched and c.batched()
+        fast = batched and c.logp_worth_batching() and c.batched()
         u, w, k, ess, reason = _weighted_proposals(c, mode, cov, m, rng, fast, say)
         if reason:
             return None, SamplingInfo("importance", fallback_reason=reason)
@@ -456,7 +502,7 @@ def _weighted_proposals(c: _Compiled, loc, shape, m: int, rng, fast: bool, say):
 
 
 def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int, batched: bool = True) -> az.InferenceData:
-    if batched and c.batched():
+    if batched and c.batched_outputs():
         arrays = c.outputs_batch(u)
     else:
         outs = [c.outputs(**c.unravel(x)) for x in u]
@@ -513,10 +559,8 @@ def _unconstrained(c: _Compiled, idata: az.InferenceData) -> np.ndarray:
             raise ValueError(f"the previous fit has no {rv.name!r}")
         x = np.asarray(post[rv.name].values, dtype=np.float64)
         x = x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
-        if x.shape[1:] != tuple(shape):
-            raise ValueError(f"{rv.name!r} has shape {x.shape[1:]} in the previous fit, {tuple(shape)} now")
         tr = model.rvs_to_transforms.get(rv)
-        if tr is not None:
+        if tr is not None:  # (a transform may change the shape: a simplex of K has K - 1 free values)
             kind = type(tr).__name__
             if kind == "LogTransform":
                 x = np.log(x)
@@ -524,6 +568,9 @@ def _unconstrained(c: _Compiled, idata: az.InferenceData) -> np.ndarray:
                 x = special.logit(x)
             else:
                 x = np.asarray(tr.forward(x, *rv.owner.inputs).eval(), dtype=np.float64)
+        if x.shape[1:] != tuple(shape):
+            raise ValueError(f"{rv.name!r} has shape {x.shape[1:]} in the previous fit (on the sampler's scale), "
+                             f"{tuple(shape)} now")
         cols.append(x.reshape(len(x), size))
     u = np.concatenate(cols, axis=1) if cols else np.zeros((post.sizes["chain"] * post.sizes["draw"], 0))
     if not np.all(np.isfinite(u)):
@@ -541,7 +588,7 @@ def _data_free_outputs(model: pm.Model, names) -> bool:
 
 
 def _logp_rows(c: _Compiled, u: np.ndarray, batched: bool) -> np.ndarray:
-    if batched and c.batched():
+    if batched and c._vectorized("logp"):
         return c.logp_many(u)
     return np.array([c.f(x) for x in u])
 
@@ -732,6 +779,40 @@ def _refit_previous(model, key, previous: Previous, *, chains, draws, seed_seq, 
         return idata, info
 
 
+def _same_vars(a, b) -> bool:
+    a, b = list(a), list(b)
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+@contextlib.contextmanager
+def _keeping_valgrad(model: pm.Model, key):
+    """While PyMC's NUTS starts on a structure not yet in the cache, keep the
+    log-density-and-gradient function it compiles (its default call, all-continuous
+    models) in a cache entry for ``key``: a later refit that reweights this fit's draws
+    evaluates the log-density with it instead of compiling one."""
+    if key is None or key in _CACHE or len(model.continuous_value_vars) != len(model.value_vars):
+        yield
+        return
+    own, kept = model.logp_dlogp_function, []
+
+    def logp_dlogp_function(grad_vars=None, tempered=False, initial_point=None, ravel_inputs=None, **kwargs):
+        fn = own(grad_vars, tempered, initial_point, ravel_inputs, **kwargs)
+        if not tempered and ravel_inputs and set(kwargs) <= {"dtype"} and kwargs.get("dtype") in (
+                None, pytensor.config.floatX) and (grad_vars is None or _same_vars(grad_vars, model.continuous_value_vars)):
+            kept.append(fn)
+        return fn
+
+    model.logp_dlogp_function = logp_dlogp_function
+    try:
+        yield
+    finally:
+        del model.logp_dlogp_function
+    if kept and key not in _CACHE:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = _Compiled(model, valgrad=kept[0])
+
+
 @contextlib.contextmanager
 def _reusing_valgrad(model: pm.Model, c: "_Compiled | None"):
     """While PyMC's NUTS starts, hand it the log-density-and-gradient function that the
@@ -898,7 +979,9 @@ def sample_model(
             init = nuts_kwargs.pop("init", "jitter+adapt_diag" if jitter else "adapt_diag")
             if sampler == "pymc-numba":
                 nuts_kwargs["compile_kwargs"] = {"mode": "NUMBA"}
-            with model, _reusing_valgrad(model, c if reason and sampler == "pymc" else None):
+            keep = key if sampler == "pymc" and c is None else None
+            with model, _reusing_valgrad(model, c if reason and sampler == "pymc" else None), \
+                    _keeping_valgrad(model, keep):
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
                                   random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
