@@ -322,3 +322,21 @@ def test_importance_sampling_adapts_a_poor_proposal_once(monkeypatch):
     monkeypatch.setattr(_sampling, "_ADAPT_MIN_ESS_PER_DIM", 10**9)  # no adaptation
     u, info = _sampling.importance_sample(c, n_draws=2000, rng=np.random.default_rng(1))
     assert u is None and "Pareto k" in info.fallback_reason and "adapted" not in info.extra
+
+
+def test_a_function_kept_from_chains_sampled_in_child_processes_evaluates_the_density():
+    """PyMC sets a log-density function's (no) extra values at each NUTS step, in the process
+    that samples; when the chains ran in child processes the parent's function never had
+    them set, and a cache entry keeping it made the next importance sampling of the same
+    structure fail ("Extra values are not set") and fall back to NUTS."""
+    import pymc as pm
+    from scipy import stats
+
+    from bayeval.core import sampling as _s
+
+    with pm.Model() as m:
+        pm.Normal("x", 0.0, 1.0)
+    fn = m.logp_dlogp_function(ravel_inputs=True)  # never stepped in this process
+    c = _s._Compiled(m, valgrad=fn)
+    assert c.density_from_valgrad
+    np.testing.assert_allclose(c.f(np.array([0.5])), stats.norm.logpdf(0.5))

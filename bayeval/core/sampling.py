@@ -142,6 +142,10 @@ class _Compiled:
         # compiles: the mode search's gradient comes from it, and a NUTS fallback reuses it
         # instead of compiling the same graph again (all-continuous models)
         self._valgrad = valgrad
+        if valgrad is not None:
+            # PyMC sets the (no) extra values at each NUTS step, in the process that samples:
+            # a function kept from chains sampled in child processes never had them set here
+            valgrad.set_extra_values({})
         self.continuous = len(model.continuous_value_vars) == len(model.value_vars)
         #: the log-density from the joint log-density-and-gradient function, not a compiled
         #: function of its own: the cache entry of a structure first fitted by PyMC's NUTS,
