@@ -134,6 +134,7 @@ def _decode(value):
         return _make_model(value["__model__"], _decode(value["params"]))
     return {k: _decode(v) for k, v in value.items()}
 
+
 #: Parameters a model class gained after fits were first saved, with the value that fits
 #: saved before then were made with (not the class's current default): a reloaded fit says
 #: which model it was drawn from, not today's default.
