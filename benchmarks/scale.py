@@ -144,6 +144,7 @@ def stamp() -> list[str]:
 
     root = pathlib.Path(__file__).resolve().parents[1]
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    rev = rev or os.environ.get("BAYEVAL_GIT_REV", "unknown")  # a copy of the tree without .git
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                            capture_output=True, text=True).stdout.strip()
     import dask
@@ -152,8 +153,8 @@ def stamp() -> list[str]:
     versions = {**dependency_versions(), "dask": dask.__version__, "distributed": distributed.__version__}
     return [f"git {rev}{' (with uncommitted changes)' if dirty else ''}; "
             + ", ".join(f"{k} {v}" for k, v in versions.items()),
-            f"{platform.machine()}, {os.cpu_count()} cores, load average {load()} at start "
-            f"(the machine is shared with other jobs)"]
+            f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"load average {load()} at start"]
 
 
 def main(argv=None):
