@@ -222,6 +222,31 @@ def test_one_and_two_workers_give_the_same_numbers(client):
     assert np.array_equal(a.values, b.values)
 
 
+def test_the_workers_get_the_posterior_without_ids_and_the_metric_as_a_recipe(client):
+    """What a metric pass sends: the posterior without its item ids (never read by a label
+    draw or a metric) and the evaluator's arguments, not its prepared per-item arrays; the
+    numbers stay the serial ones and the user's posterior keeps its ids."""
+    import cloudpickle
+
+    from bayeval.core.distributed import _for_workers, _Recipe
+    from bayeval.core.evaluate import MetricEvaluator
+
+    n = 2000
+    s = np.linspace(0, 1, n)
+    data = EvalData(s, item_ids=[f"item-{i:06d}" for i in range(n)])
+    post = Posterior.from_probabilities(data, s, draws=12, random_seed=3)
+    slim = _for_workers(post)
+    assert slim.data.item_ids is None and post.data.item_ids[0] == "item-000000"
+    assert np.array_equal(slim.data.scores, s) and slim.n_draws == post.n_draws
+    assert len(cloudpickle.dumps(slim)) < 0.7 * len(cloudpickle.dumps(post))
+    ev = MetricEvaluator(data, "average_precision")
+    recipe = _Recipe(ev.args)
+    assert len(cloudpickle.dumps(recipe)) < 2_000 < len(cloudpickle.dumps(ev))
+    assert np.array_equal(recipe.evaluator(slim)(np.ones((1, n), dtype=np.int8)), [1.0])
+    got = post.metric("average_precision", client=client, chunk_size=5)
+    assert np.array_equal(got.values, post.metric("average_precision").values)
+
+
 def test_label_array_is_lazy_and_equals_the_engine():
     post = Posterior.from_probabilities(EvalData([0.3, 0.6, 0.8]), [0.3, 0.6, 0.8], draws=9, random_seed=1)
     z = label_array(post, chunk_size=4)

@@ -36,6 +36,35 @@ def test_average_precision_equals_sklearn(case):
     assert M.average_precision(z, s) == pytest.approx(_quiet(skm.average_precision_score, z, s), abs=1e-12)
 
 
+@pytest.mark.parametrize("n", [64, 65, 100, 257])
+def test_average_precision_in_item_blocks_carries_the_true_positives(monkeypatch, n):
+    """Without ties the kernel sums blocks of items, carrying the true positives across
+    them: with blocks of 64 items, every row equals scikit-learn and the one-block sum."""
+    rng = np.random.default_rng(n)
+    s = rng.permutation(n).astype(float)
+    z = (rng.uniform(size=(6, n)) < 0.3).astype(np.int8)
+    z[0] = 0
+    z[1, :] = 0
+    z[1, -1] = 1  # one positive, in the last block
+    whole = M.average_precision(z, s)
+    monkeypatch.setattr(M, "_AP_ITEM_BLOCK", 64)
+    blocked = M.average_precision(z, s)
+    assert blocked == pytest.approx(whole, abs=1e-14)
+    for row, got in zip(z, blocked, strict=True):
+        want = _quiet(skm.average_precision_score, row, s) if row.any() else 0.0
+        assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_average_precision_state_without_ties_keeps_two_arrays():
+    """Prepared once per evaluation set (and on every Dask worker): without ties only the
+    order and 1/rank are kept, so a worker's memory is not seven arrays of N."""
+    st = M.METRICS["average_precision"].prepare(np.array([0.3, 0.9, 0.1, 0.5]))
+    assert st.rk.order.tolist() == [1, 3, 0, 2] and st.rk.ends is None and st.inv_counts is None
+    assert st.inv_pad[:4].tolist() == [1.0, 0.5, 1 / 3, 0.25] and not st.inv_pad[4:].any()
+    tied = M.METRICS["average_precision"].prepare(np.array([0.3, 0.3, 0.1]))
+    assert tied.rk.has_ties and tied.inv_counts.tolist() == [0.5, 1 / 3]
+
+
 @settings(max_examples=200, deadline=None)
 @given(labelled())
 def test_precision_recall_curve_equals_sklearn(case):

@@ -588,14 +588,53 @@ def _label_block(post, chain: int, start: int, stop: int) -> np.ndarray:
     return post._labels_of(chain, slice(start, stop))[None]
 
 
-def _metric_block(post, ev, chain: int, start: int, stop: int) -> np.ndarray:
-    """``ev`` over the label draws ``start:stop`` of chain ``chain``: ``(1, stop - start, *shape)``.
+class _Recipe:
+    """What builds a metric evaluator (:attr:`MetricEvaluator.args`), sent to the workers
+    instead of the evaluator: its prepared arrays (the sort order, 1/rank, ...) are several
+    times the scores' size, so each worker prepares them once from the posterior's own
+    data, for all the tasks of one pass (``key``)."""
+
+    def __init__(self, args: dict):
+        import uuid
+
+        self.args = args
+        self.key = uuid.uuid4().hex
+
+    def evaluator(self, post):
+        from .evaluate import MetricEvaluator
+
+        made = post.__dict__.setdefault("_worker_evaluators", {})
+        if self.key not in made:
+            made.clear()  # one pass at a time: the last pass's arrays are not kept
+            made[self.key] = MetricEvaluator(post.data, **self.args)
+        return made[self.key]
+
+
+def _metric_block(post, recipe: _Recipe, chain: int, start: int, stop: int) -> np.ndarray:
+    """The metric of ``recipe`` over the label draws ``start:stop`` of chain ``chain``:
+    ``(1, stop - start, *shape)``.
 
     The chunk's labels are made and reduced in the one task, so a worker holds one
     chunk of label draws at a time.
     """
+    ev = recipe.evaluator(post)
     z = post._labels_of(chain, slice(start, stop))
     return np.asarray(ev(z), dtype=np.float64)[None]
+
+
+def _for_workers(post):
+    """``post`` as the metric tasks need it: without its item ids, which a label draw or a
+    metric never reads (at 10^7 items they are 80 MB as integers, several times that as
+    strings, sent to every worker). The posterior itself is not changed."""
+    import copy
+
+    from .data import EvalData
+
+    if type(post.data) is not EvalData or post.data.item_ids is None:
+        return post
+    slim = copy.copy(post)
+    slim.data = EvalData._trusted(**{**post.data._fields(), "ids": None})
+    return slim
 
 
 def _blocks(post, chunk_size: int, make, shape: tuple, dtype, *args, client=None):
@@ -608,6 +647,7 @@ def _blocks(post, chunk_size: int, make, shape: tuple, dtype, *args, client=None
     import dask.array as da
 
     tag = uuid.uuid4().hex
+    post = _for_workers(post)
     if client is not None:
         post_key, *shared = client.scatter([post, *args], broadcast=True, hash=False)
     else:
@@ -654,8 +694,9 @@ def metric_on_client(post, ev, *, client, chunk_size: int | None = None) -> np.n
 
     Each task makes one chunk of label draws with the posterior's engine and reduces it
     with the metric kernel, so a worker holds one chunk of draws (``chunk_size`` draws
-    x ``n_items``) at a time; the posterior and the evaluator are sent to each worker
-    once (``client.scatter``), not with every task.
+    x ``n_items``) at a time; the posterior is sent to each worker once
+    (``client.scatter``), not with every task, and each worker prepares the metric
+    (``ev.args``) from it once per pass rather than receive ``ev``'s prepared arrays.
     :meth:`bayeval.Posterior.metric` calls this for ``client=``.
 
     Examples
@@ -674,5 +715,6 @@ def metric_on_client(post, ev, *, client, chunk_size: int | None = None) -> np.n
     _register(client)
     chunk_size = post._default_chunk_size() if chunk_size is None else V.as_positive_int(chunk_size, "chunk_size")
     lead = (len(ev.cat_names),) if ev.category == "each" else ()
-    arr = _blocks(post, chunk_size, _metric_block, lead + ev.extra_shape, np.float64, ev, client=client)
+    arr = _blocks(post, chunk_size, _metric_block, lead + ev.extra_shape, np.float64, _Recipe(ev.args),
+                  client=client)
     return np.asarray(client.compute(arr).result())

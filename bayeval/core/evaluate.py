@@ -69,6 +69,9 @@ class MetricEvaluator:
     """
 
     def __init__(self, data: EvalData, metric, *, category=None, threshold=None, kwargs=None):
+        #: what built this evaluator: ``MetricEvaluator(data, **ev.args)`` builds it again from
+        #: the same data (a Dask worker does, rather than receive the prepared arrays)
+        self.args = {"metric": metric, "category": category, "threshold": threshold, "kwargs": dict(kwargs or {})}
         kwargs = dict(kwargs or {})
         self.spec, self.custom, self.name = resolve_metric(metric)
         needs = self.spec.needs if self.spec is not None else "scores"
@@ -117,7 +120,7 @@ class MetricEvaluator:
             if g.size == 0:
                 self.states.append(None)
             elif self.spec is not None:
-                self.states.append(self.spec.prepare(x[g], **kwargs))
+                self.states.append(self.spec.prepare(x if g.size == self.n_items else x[g], **kwargs))
             else:
                 self.states.append((x[g], kwargs))
         # extra dims from the first non-empty group

@@ -113,21 +113,63 @@ def _prefix_blocks(labels2d: np.ndarray, rk: _Ranking):
     accumulation is sequential, and the working set of a block stays in cache.
     """
     n = rk.n_items
-    dt = np.float64
-    n_seg = -(-n // _SEG)
-    n_pad = n_seg * _SEG
-    tri = np.triu(np.ones((_SEG, _SEG), dtype=dt))
+    n_pad = -(-n // _SEG) * _SEG
     step = max(1, _BLOCK_BYTES // (n_pad * 8))
-    zbuf = np.zeros((min(step, labels2d.shape[0]), n_pad), dtype=dt)
+    zbuf = np.zeros((min(step, labels2d.shape[0]), n_pad), dtype=np.float64)
     for start in range(0, labels2d.shape[0], step):
         sl = slice(start, min(labels2d.shape[0], start + step))
-        rows = sl.stop - sl.start
-        z = zbuf[:rows]
+        z = zbuf[: sl.stop - sl.start]
         z[:, :n] = np.take(labels2d[sl], rk.order, axis=1)
-        c = (z.reshape(rows * n_seg, _SEG) @ tri).reshape(rows, n_seg, _SEG)
-        seg_total = c[:, :, -1].copy()
-        c += (np.cumsum(seg_total, axis=1) - seg_total)[:, :, None]
-        yield sl, z, c.reshape(rows, n_pad)
+        yield sl, z, _running_sum(z, 0.0)
+
+
+_TRI = np.triu(np.ones((_SEG, _SEG), dtype=np.float64))
+
+
+def _running_sum(z: np.ndarray, offset) -> np.ndarray:
+    """``offset + cumsum(z, axis=1)`` of a ``(rows, multiple of _SEG)`` float64 block, as the
+    blocked prefix sum of :func:`_prefix_blocks` (exact for counts)."""
+    rows, width = z.shape
+    c = (z.reshape(rows * (width // _SEG), _SEG) @ _TRI).reshape(rows, width // _SEG, _SEG)
+    seg_total = c[:, :, -1].copy()
+    c += (np.cumsum(seg_total, axis=1) - seg_total + np.reshape(offset, (-1, 1)))[:, :, None]
+    return c.reshape(rows, width)
+
+
+#: Items per block of the average-precision kernel without ties (a multiple of _SEG): its
+#: working memory is two float64 blocks of this width, whatever the number of items.
+_AP_ITEM_BLOCK = 1 << 18
+
+
+def _ap_sums(labels2d: np.ndarray, order: np.ndarray, inv_pad: np.ndarray):
+    """``(sum_k z_k TP_k / k, number of positives)`` per row, labels taken in ``order``
+    (scores descending, no ties), one block of ``_AP_ITEM_BLOCK`` items at a time with
+    the true positives carried across blocks. With at most ``_AP_ITEM_BLOCK`` items this
+    is the one-block sum of the whole row."""
+    n = order.size
+    rows_all = labels2d.shape[0]
+    width = min(_AP_ITEM_BLOCK, inv_pad.size)
+    step = max(1, _BLOCK_BYTES // (width * 8))
+    num = np.zeros(rows_all)
+    n_pos = np.zeros(rows_all)
+    zbuf = np.empty((min(step, rows_all), width), dtype=np.float64)
+    for start in range(0, rows_all, step):
+        sl = slice(start, min(rows_all, start + step))
+        rows = sl.stop - sl.start
+        tp = np.zeros(rows)
+        for a in range(0, n, width):
+            b = min(n, a + width)
+            w = -(-(b - a) // _SEG) * _SEG
+            z = zbuf[:rows, :w]
+            z[:, b - a:] = 0.0
+            z[:, : b - a] = np.take(labels2d[sl], order[a:b], axis=1)
+            c = _running_sum(z, tp)
+            tp = c[:, b - a - 1].copy()
+            z *= c
+            z *= inv_pad[a : a + w]
+            num[sl] += z.sum(axis=1)
+        n_pos[sl] = tp
+    return num, n_pos
 
 
 def _group_cumsum(labels2d: np.ndarray, rk: _Ranking) -> np.ndarray:
@@ -387,34 +429,40 @@ def recall_at_k(labels, scores, *, k, zero_division=0.0):
 @dataclass(frozen=True)
 class _APState:
     rk: _Ranking
-    inv_counts: np.ndarray  # 1 / (items at or above each distinct threshold), float64
+    inv_counts: np.ndarray | None  # 1 / (items at or above each distinct threshold); None without ties
     inv_pad: np.ndarray  # 1 / rank, zero-padded to the prefix-sum width
 
 
 def _prepare_ap(scores):
-    rk = _Ranking.from_scores(scores)
-    n_pad = -(-rk.n_items // _SEG) * _SEG
+    n_pad = -(-scores.size // _SEG) * _SEG
+    order = np.argsort(-scores, kind="stable")
+    s = scores[order]
+    if (s[1:] == s[:-1]).any():
+        rk = _Ranking.from_scores(scores)
+        return _APState(rk, 1.0 / rk.counts, np.zeros(n_pad))
+    # without ties the kernel reads the order and 1/rank only: nothing else is made or
+    # kept (at 10^7 items each per-item array is 80 MB of a worker's memory)
+    del s
     inv_pad = np.zeros(n_pad)
-    inv_pad[: rk.n_items] = 1.0 / rk.counts if not rk.has_ties else 0.0
-    return _APState(rk, 1.0 / rk.counts, inv_pad)
+    inv_pad[: scores.size] = 1.0 / np.arange(1, scores.size + 1, dtype=np.float64)
+    slim = _Ranking(order=order, ends=None, counts=None, thresholds=None, has_ties=False, sorted_scores=None)
+    return _APState(slim, None, inv_pad)
 
 
 def _compute_ap(labels2d, st: _APState):
     rk = st.rk
+    if not rk.has_ties:
+        # sum_k z_k * TP_k / k: contractions with the precomputed 1/k, block by block
+        num, n_pos = _ap_sums(labels2d, rk.order, st.inv_pad)
+        return _divide(num, n_pos, 0.0)
     num = np.empty(labels2d.shape[0], dtype=np.float64)
     n_pos = np.empty(labels2d.shape[0], dtype=np.float64)
-    for sl, z, c in _prefix_blocks(labels2d, rk):
+    for sl, _, c in _prefix_blocks(labels2d, rk):
         n_pos[sl] = c[:, rk.n_items - 1]
-        if rk.has_ties:
-            # positives entering at each distinct threshold x precision there
-            cg = c[:, rk.ends].astype(np.float64)
-            gain = np.diff(cg, axis=1, prepend=0)
-            num[sl] = (gain * cg) @ st.inv_counts
-        else:
-            # sum_k z_k * TP_k / k: one contraction with the precomputed 1/k
-            z *= c
-            z *= st.inv_pad
-            num[sl] = z.sum(axis=1)
+        # positives entering at each distinct threshold x precision there
+        cg = c[:, rk.ends].astype(np.float64)
+        gain = np.diff(cg, axis=1, prepend=0)
+        num[sl] = (gain * cg) @ st.inv_counts
     # No positives: sklearn returns 0 (recall is constant, so no precision is counted).
     return _divide(num, n_pos, 0.0)
 
