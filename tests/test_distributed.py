@@ -11,6 +11,7 @@ import sys
 import warnings
 
 import numpy as np
+import xarray as xr
 import pytest
 
 from bayeval import EvalData, Posterior
@@ -245,6 +246,33 @@ def test_the_workers_get_the_posterior_without_ids_and_the_metric_as_a_recipe(cl
     assert np.array_equal(recipe.evaluator(slim)(np.ones((1, n), dtype=np.int8)), [1.0])
     got = post.metric("average_precision", client=client, chunk_size=5)
     assert np.array_equal(got.values, post.metric("average_precision").values)
+
+
+def test_a_study_on_a_client_equals_the_serial_one(client):
+    """simulate(client=): every trial of every strategy is one task with the seeds the
+    serial loop gives it, and its records land in their place: the same Dataset."""
+    from bayeval.active import simulate
+
+    rng = np.random.default_rng(6)
+    n = 80
+    s = rng.uniform(size=n)
+    truth = (rng.uniform(size=n) < s).astype(int)
+    data = EvalData(s, noisy_labels=np.where(rng.uniform(size=n) < 0.8, truth, 1 - truth))
+
+    def model(d):
+        return Posterior.from_probabilities(d, np.clip(s, 0.05, 0.95), draws=60, random_seed=int(d.vetted.sum()),
+                                            check=False)
+
+    kw = dict(metric="precision_at_k", k=10, budget=12, batch_size=4, trials=3,
+              strategies=("random", "expected_change"), random_seed=5)
+    serial = simulate(data, truth, model, **kw)
+    lines = []
+    fanned = simulate(data, truth, model, client=client, progress=lines.append, **kw)
+    xr.testing.assert_identical(fanned, serial)
+    assert len(lines) == 6 and lines[-1].startswith("simulate: 6/6 runs")
+    assert not np.array_equal(serial["n_vetted"].sel(trial=0).values, np.zeros_like(serial["n_vetted"].sel(trial=0)))
+    with pytest.raises(TypeError, match="client"):
+        simulate(data, truth, model, client="tcp://nowhere:1", **kw)
 
 
 def test_label_array_is_lazy_and_equals_the_engine():

@@ -218,6 +218,45 @@ def _replay(study: _Study, rec: _Records, at: tuple[int, int], strategy: str, se
         d = d.with_labels(d.item_ids[pos], study.truth[pos])
 
 
+def _run(study: _Study, strategy: str, seeds: np.ndarray, n_steps: int, batch_size: int, n_budget: int,
+         data_b: EvalData | None, n_cat: int) -> _Records:
+    """One trial of one strategy as a task of its own (on a Dask worker): its records."""
+    rec = _Records(1, 1, n_steps, n_cat)
+    _replay(study, rec, (0, 0), strategy, seeds, n_steps=n_steps, batch_size=batch_size, n_budget=n_budget,
+            data_b=data_b)
+    return rec
+
+
+def _fan_out(study: _Study, rec: _Records, strategies, trial_seeds, *, client, bar, progress, **run_kw) -> None:
+    """Every trial of every strategy as one task on ``client``; their records into ``rec``.
+
+    Each run has the seeds the serial loop gives it, so the records are the serial ones."""
+    from ..core.distributed import fan_out
+
+    S, T = len(strategies), len(trial_seeds)
+    tasks, where = {}, {}
+    for t in range(T):
+        seeds = trial_seeds[t].generate_state(S * run_kw["n_steps"] * 3).reshape(S, run_kw["n_steps"], 3)
+        for s_i, strategy in enumerate(strategies):
+            name = f"trial {t + 1} {strategy}"
+            tasks[name] = (study, strategy, seeds[s_i], run_kw["n_steps"], run_kw["batch_size"],
+                           run_kw["n_budget"], run_kw["data_b"], study.n_cat)
+            where[name] = (s_i, t)
+    done = []
+
+    def said(line: str) -> None:
+        done.append(line)
+        bar.update(f"simulate: {line}", completed=len(done))
+        if progress is not None:
+            progress(f"simulate: {len(done)}/{S * T} runs; {line}")
+
+    runs = fan_out(_run, tasks, client=client, what="simulation run", progress=said)
+    for name, part in runs.items():
+        s_i, t = where[name]
+        for field, values in vars(part).items():
+            getattr(rec, field)[s_i, t] = values[0, 0]
+
+
 def _dataset(study: _Study, rec: _Records, strategies, *, true_cat, true_b, n_pool: int, n_budget: int,
              batch_size: int) -> xr.Dataset:
     """The study's results as the Dataset :func:`simulate` returns."""
@@ -283,6 +322,7 @@ def simulate(
     random_seed: int | np.random.SeedSequence | np.random.Generator | None = None,
     progressbar: bool = False,
     progress=None,
+    client=None,
     **metric_kwargs,
 ) -> xr.Dataset:
     """Replay the vetting loop with the true labels as oracle, for several strategies.
@@ -331,6 +371,12 @@ def simulate(
     progress : callable, optional
         Called with a one-line message after each trial of each strategy (how many
         are done, the time so far and an estimate of the time left); ``print`` works.
+    client : distributed.Client, optional
+        Run every trial of every strategy as one Dask task on this client
+        (:func:`bayeval.core.distributed.open_client`); each run has the seeds the
+        serial loop gives it, so the records are the serial ones. None (the default):
+        one run after another in this process. The model (and ``fit_kwargs``) are sent to
+        the workers, so they must be picklable (a lambda is, through cloudpickle).
     **metric_kwargs
         Options of the metric (``k=48``).
 
@@ -378,6 +424,10 @@ def simulate(
     if not strategies:
         raise ValueError("Give at least one strategy.")
     trials = V.as_positive_int(trials, "trials")
+    if client is not None:
+        from ..core.distributed import check_client
+
+        client = check_client(client)
     hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
     fit_kwargs = dict(fit_kwargs or {})
     mask = _candidates(data, candidates, metric_kwargs)
@@ -400,7 +450,10 @@ def simulate(
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
     t_start = time.perf_counter()
     with Bar(f"simulate: {T * S} runs", total=T * S, enabled=bool(progressbar)) as bar:
-        for t in range(T):
+        if client is not None:
+            _fan_out(study, rec, strategies, trial_seeds, client=client, bar=bar, progress=progress, n_steps=K,
+                     batch_size=batch_size, n_budget=n_budget, data_b=data_b)
+        for t in range(T if client is None else 0):
             seeds = trial_seeds[t].generate_state(S * K * 3).reshape(S, K, 3)
             for s_i, strategy in enumerate(strategies):
                 if progress is not None and (t or s_i):
