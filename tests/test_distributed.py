@@ -275,6 +275,52 @@ def test_a_study_on_a_client_equals_the_serial_one(client):
         simulate(data, truth, model, client="tcp://nowhere:1", **kw)
 
 
+def test_stacked_candidates_on_a_client_equal_the_serial_fit(client):
+    """bayeval.fit(client=) fits each candidate as a task: the same weights and the same
+    label draws as the fit in this process; a non-bayeval candidate is refused."""
+    import bayeval as be
+
+    rng = np.random.default_rng(8)
+    n = 400
+    s = rng.uniform(size=n)
+    y = np.where(np.arange(n) < 60, (rng.uniform(size=n) < s).astype(float), np.nan)
+    data = EvalData(s, y)
+    kw = dict(random_seed=3, draws=200, progressbar=False, warn=False)
+    serial = be.fit(data, **kw)
+    fanned = be.fit(data, client=client, **kw)
+    assert list(fanned.comparison.index) == list(serial.comparison.index)
+    assert np.array_equal(fanned.weights, serial.weights)
+    assert np.array_equal(fanned.metric("average_precision").values, serial.metric("average_precision").values)
+
+    class Outside:
+        name = "outside"
+
+        def fit(self, data, **kw):
+            return serial
+
+    with pytest.raises(TypeError, match="bayeval model"):
+        be.fit(data, candidates=[Outside()], client=client, **kw)
+
+
+def test_compare_hands_its_client_to_the_stacked_fit(monkeypatch):
+    """compare(client=) fits the default model's two candidates through the stacked fit
+    above, with the client (checked here without fitting)."""
+    import bayeval as be
+    from bayeval.compare import comparison
+
+    seen = {}
+
+    def stack_fit(data, **kw):
+        seen.update(kw)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(comparison, "stack_fit", stack_fit)
+    marker = object()
+    with pytest.raises(RuntimeError, match="stop here"):
+        be.compare({"a": [0.1, 0.9, 0.4], "b": [0.2, 0.8, 0.3]}, [0, 1, np.nan], client=marker)
+    assert seen["client"] is marker and [c.curve for c in seen["candidates"]] == ["logistic", "monotone"]
+
+
 def test_label_array_is_lazy_and_equals_the_engine():
     post = Posterior.from_probabilities(EvalData([0.3, 0.6, 0.8]), [0.3, 0.6, 0.8], draws=9, random_seed=1)
     z = label_array(post, chunk_size=4)

@@ -87,7 +87,7 @@ def _joint(scores: dict, labels) -> EvalData:
 
 
 def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: int = 2, random_seed=None,
-            progressbar: bool = False, warn: bool = True) -> Comparison:
+            progressbar: bool = False, warn: bool = True, client=None) -> Comparison:
     """Compare classifiers that scored the same items, on the same draws of the items' labels.
 
     Parameters
@@ -110,6 +110,9 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     random_seed : int, numpy Generator or SeedSequence, optional
         The same seed gives the same comparison.
     progressbar, warn : bool
+    client : distributed.Client, optional
+        With the default model, fit its two candidates as Dask tasks on this client (the
+        same comparison as without). None: in this process.
 
     Returns
     -------
@@ -133,11 +136,11 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     cols = _score_columns(scores)
     data = _joint(cols, labels)
     post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
-                      warn=warn)
+                      warn=warn, client=client)
     return Comparison(post)
 
 
-def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar, warn):
+def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar, warn, client=None):
     """The joint model's posterior of ``data`` (joint data): what :func:`compare` fits."""
     if isinstance(model, str):
         V.check_choice(model, "model", MODELS)
@@ -149,7 +152,7 @@ def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar
         raise TypeError(f"`model` must be one of {list(MODELS)} or a model with fit(data, ...), got {model!r}.")
     if len(cands) > 1:
         return stack_fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed,
-                         progressbar=progressbar, warn=warn)
+                         progressbar=progressbar, warn=warn, client=client)
     return cands[0].fit(data, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
                         warn=warn)
 

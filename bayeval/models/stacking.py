@@ -329,6 +329,31 @@ def _name(model, used: set) -> str:
     return name
 
 
+def _fit_on_client(client, data: EvalData, cands: list, used: set, bar, **fit_kwargs) -> tuple[dict, dict]:
+    """The candidates' fits as Dask tasks, one each: ``(fits, errors)`` by candidate name,
+    as the loop in :func:`fit` makes them (a single candidate's failure is raised)."""
+    from ..core.distributed import check_client, fit_many
+
+    client = check_client(client)
+    for m in cands:
+        if not isinstance(m, Model):
+            raise TypeError(f"With a client every candidate must be a bayeval model (it is fitted on a worker); "
+                            f"got {m!r}. Leave `client` out to fit it in this process.")
+    names = [_name(m, used) for m in cands]
+    done = []
+
+    def said(line: str) -> None:
+        done.append(line)
+        bar.update(f"bayeval: {line}", completed=len(done))
+
+    got = fit_many({n: (m, data, {**fit_kwargs, "progressbar": False}) for n, m in zip(names, cands, strict=True)},
+                   client=client, what="candidate", errors="keep", progress=said)
+    errors = {n: got.failures[n].splitlines()[0] for n in names if n in got.failures}
+    if len(cands) == 1 and errors:
+        raise RuntimeError(f"The candidate {names[0]} failed on the client: {errors[names[0]]}")
+    return {n: got[n] for n in names if n in got}, errors
+
+
 class Stack(Model):
     """The default model: candidates weighted by the vetted labels (see :func:`fit`).
 
@@ -408,6 +433,7 @@ def fit(
     sampler: str = "auto",
     progressbar: bool = True,
     warn: bool = True,
+    client=None,
     **fit_kwargs,
 ) -> StackedPosterior:
     """Fit the candidates, weight them by the vetted labels, and return their stack.
@@ -442,6 +468,10 @@ def fit(
         ``False`` shows nothing at all (the command line's ``--no-progress``).
     warn : bool
         Warn when no label is vetted or the diagnostics are bad.
+    client : distributed.Client, optional
+        Fit the candidates as Dask tasks on this client, one each
+        (:func:`bayeval.core.distributed.fit_many`; bayeval models only): the same
+        posterior as fitted here. None (the default): one after another in this process.
     **fit_kwargs
         Passed to every candidate's ``fit`` (e.g. ``tune=``); ``max_memory_gb=`` raises
         the limit of the up-front memory check (default 4 GB, or the environment
@@ -496,7 +526,10 @@ def fit(
     k = len(cands)
     with Bar(f"bayeval: fitting {k} candidates to {data.n_items:,} items", total=k + 1,
              enabled=bool(progressbar)) as bar:
-        for j, m in enumerate(cands, start=1):
+        if client is not None:
+            fits, errors = _fit_on_client(client, data, cands, used, bar, draws=draws, chains=chains,
+                                          random_seed=random_seed, sampler=sampler, warn=False, **fit_kwargs)
+        for j, m in enumerate(cands if client is None else (), start=1):
             name = _name(m, used)
             bar.update(f"bayeval: candidate {j}/{k} ({name}), sampling")
             try:
