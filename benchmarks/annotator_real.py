@@ -353,6 +353,7 @@ def nogold_trial(name, labels, truth_z, n_refs, seed):
     accuracy is prior-dominated, else ``posterior``), and ``set`` (the identified set
     alone)."""
     from bayeval.annotators import AnnotationData, AnnotatorError
+    from bayeval.annotators._identified import joint_bands
 
     rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, 0])
     slots = np.stack([rng.permutation(lab) for lab in labels])
@@ -367,6 +368,10 @@ def nogold_trial(name, labels, truth_z, n_refs, seed):
     sens = post.prior_sensitivity().loc[("true_accuracy", 1.0)]
     ident = post.identified_accuracy(prob=0.9, diagnosis=sens["diagnosis"])
     flagged = bool(sens["diagnosis"])
+    # the annotator columns' accuracy draws: their joint 90% bands, so that the ranges under
+    # the stated assumptions (``assumption_ranges``) are recomputed from the CSV without a refit
+    _, ref_draws = post._accuracy_draws_by_rater(post._observed)
+    band_lo, band_hi = joint_bands(ref_draws, 0.9)
     rep = (ident.lower, ident.upper) if flagged else (ident.posterior_lower, ident.posterior_upper)
     return dict(
         dataset=name, refs=n_refs, gold=0, seed=seed, n_items=pred.size, truth=truth,
@@ -378,8 +383,13 @@ def nogold_trial(name, labels, truth_z, n_refs, seed):
         prior_dominated=flagged, gold_to_halve=ident.gold_to_halve,
         floor_minus_true=float(np.min(np.asarray(ident.reference_floor) - ref_acc)),
         converged=post.convergence["ok"], max_rhat=post.convergence["max_rhat"], fit_seconds=fit_s,
-        seconds=time.perf_counter() - t0,
+        seconds=time.perf_counter() - t0, floors=_join(ident.reference_floor), band_lo=_join(band_lo),
+        band_hi=_join(band_hi), ref_true=_join(ref_acc),
     )
+
+
+def _join(values) -> str:
+    return ";".join(f"{float(v):.6f}" for v in values)
 
 
 NOGOLD_METHODS = ("posterior", "identified", "if_flagged", "set")
@@ -675,8 +685,9 @@ def main(argv=None):
     ap.add_argument("--draws", type=int, default=None, help="no-gold part: draws per chain (default: fit's)")
     ap.add_argument("--tune", type=int, default=None, help="no-gold part: tuning steps (default: fit's)")
     ap.add_argument("--chains", type=int, default=None, help="no-gold part: chains (default: fit's)")
+    ap.add_argument("--cores", type=int, default=None, help="no-gold part: processes per fit (default: fit's)")
     args = ap.parse_args(argv)
-    for key in ("draws", "tune", "chains"):
+    for key in ("draws", "tune", "chains", "cores"):
         if getattr(args, key) is not None:
             NOGOLD_FIT[key] = getattr(args, key)
     global SAMPLER
@@ -686,7 +697,6 @@ def main(argv=None):
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)
     import arviz
-    import crowdkit
     import pymc
 
     import bayeval
@@ -698,6 +708,8 @@ def main(argv=None):
         versions = (f"bayeval {bayeval.__version__}, pymc {pymc.__version__}, arviz {arviz.__version__}, "
                     f"numpy {np.__version__}, Python {platform.python_version()}; niceness {os.nice(0)}")
         return nogold_main(args, data, rev, versions, cmd)
+    import crowdkit  # noqa: F401  (the gold part's Dawid--Skene peer; the no-gold part does not need it)
+
     t_start = time.perf_counter()
     settings = [(name, r, g) for name in args.datasets for r in REFS for g in GOLD[name]]
     if args.only:
