@@ -394,6 +394,57 @@ def _join(values) -> str:
 
 NOGOLD_METHODS = ("posterior", "identified", "if_flagged", "set")
 
+#: the overlap assumption the library states (``post.identified_accuracy(error_lift=...)``):
+#: on the items an annotator gets wrong, the classifier's error rate is between these
+#: multiples of its overall error rate
+ERROR_LIFT = (1.0, 2.0)
+
+#: the ranges under stated assumptions, each joined with the posterior's interval, recomputed
+#: from each trial's recorded annotator accuracy floors and bands (trials that recorded them):
+#: ``lift`` the floors and the error lift ``ERROR_LIFT``; ``bands`` each annotator's accuracy
+#: in its joint 90% band from the fit (floor and ceiling), any overlap; ``bands_lift`` both
+ASSUMED_METHODS = ("lift", "bands", "bands_lift")
+
+
+def _split(text) -> list[float]:
+    return [float(v) for v in str(text).split(";")]
+
+
+def assumption_ranges(df: pd.DataFrame, data: dict) -> pd.DataFrame:
+    """Add ``{m}_lo``, ``{m}_hi`` for each of ``ASSUMED_METHODS`` to the trials that recorded
+    their floors and bands (the data of a trial are rebuilt from its seed, as
+    ``nogold_trial`` draws them; no refit)."""
+    from bayeval.annotators._checks import observe
+    from bayeval.annotators._identified import accuracy_range
+
+    df = df.copy()
+    for m in ASSUMED_METHODS:
+        df[f"{m}_lo"] = np.nan
+        df[f"{m}_hi"] = np.nan
+    if "band_lo" not in df:
+        return df
+    for i, r in df[df.band_lo.notna()].iterrows():
+        labels, truth_z = data[r.dataset]
+        rng = np.random.default_rng([int(r.seed), DATASETS.index(r.dataset), int(r.refs), 0])
+        slots = np.stack([rng.permutation(lab) for lab in labels])
+        pred = majority(slots[:, :CLASSIFIER_SLOTS], rng)
+        if abs(float((pred == truth_z).mean()) - r.truth) > 1e-12:
+            raise RuntimeError(f"trial {r.dataset} refs={r.refs} seed={r.seed}: the rebuilt data differ")
+        refs = slots[:, CLASSIFIER_SLOTS : CLASSIFIER_SLOTS + int(r.refs)].astype(float)
+        obs = observe(pred, refs, None, 2)
+        args = (obs.patterns, obs.counts, obs.pattern_gold)
+        ranges = {
+            "lift": accuracy_range(*args, _split(r.floors), 2, lift=ERROR_LIFT),
+            "bands": accuracy_range(*args, _split(r.band_lo), 2, ceilings=_split(r.band_hi)),
+            "bands_lift": accuracy_range(*args, _split(r.band_lo), 2, lift=ERROR_LIFT, ceilings=_split(r.band_hi)),
+        }
+        for m, (lo, hi) in ranges.items():
+            if not np.isfinite(lo):  # the assumption contradicts the bands: nothing narrower is claimed
+                lo, hi = r.identified_lo, r.identified_hi
+            df.loc[i, f"{m}_lo"] = min(lo, r.posterior_lo)
+            df.loc[i, f"{m}_hi"] = max(hi, r.posterior_hi)
+    return df
+
 #: the guarded interval's mean width over the gold items' own, from ``annotator_real_pooled.md``
 #: (30 and 100 gold items, one and three references pooled; trials of git 42e6b61 to f4743af)
 WITH_GOLD_RATIO = ("RTE 0.236/0.230 = 1.03 (30 gold) and 0.127/0.120 = 1.06 (100), TEMP 0.224/0.209 = "
@@ -401,7 +452,7 @@ WITH_GOLD_RATIO = ("RTE 0.236/0.230 = 1.03 (30 gold) and 0.127/0.120 = 1.06 (100
                    "the gold items' own interval 253 of the same 280")
 
 
-def nogold_table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+def nogold_table(df: pd.DataFrame, by: list[str], methods=NOGOLD_METHODS) -> pd.DataFrame:
     """Coverage (trials whose 90% interval holds the true accuracy) and mean width of each
     no-gold interval, grouped by ``by``."""
     rows = []
@@ -409,7 +460,7 @@ def nogold_table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True), trials=len(g), true_acc=g.truth.mean(), error_phi=g.error_phi.mean(),
                    flagged=f"{int(g.prior_dominated.sum())}/{len(g)}")
-        for m in NOGOLD_METHODS:
+        for m in methods:
             hit = int(((g[f"{m}_lo"] <= g.truth + 1e-9) & (g.truth <= g[f"{m}_hi"] + 1e-9)).sum())
             row[f"{m}_cover"] = f"{hit}/{len(g)} ({hit / len(g):.0%})"
             row[f"{m}_width"] = float((g[f"{m}_hi"] - g[f"{m}_lo"]).mean())
