@@ -26,6 +26,12 @@ import numpy as np
 
 __all__ = ["IdentifiedAccuracy"]
 
+#: the overlap assumption the fit's table states beside the identified set: on the items an
+#: annotator column gets wrong, the classifier's error rate is between 1 and 2 times its
+#: error rate over all items (errors shared, at most twice as often as by chance; on three
+#: real crowds the realized multiple was 0.78--1.73, see ``docs/models.md``)
+ERROR_LIFT = (1.0, 2.0)
+
 
 class IdentifiedAccuracy(NamedTuple):
     """The classifier's true accuracy as far as the annotations identify it
@@ -42,6 +48,8 @@ class IdentifiedAccuracy(NamedTuple):
     >>> from bayeval.annotators import IdentifiedAccuracy
     >>> r = IdentifiedAccuracy(0.81, 0.55, 0.95, 0.74, 0.88, 0.55, 0.95, (0.66,), 0.9, True, 66, "")
     >>> (r.lower, r.upper) == (min(r.posterior_lower, r.set_lower), max(r.posterior_upper, r.set_upper))
+    True
+    >>> r.error_lift is None  # no assumption about the overlap
     True
     """
 
@@ -69,6 +77,15 @@ class IdentifiedAccuracy(NamedTuple):
     """Gold items (a random sample) whose own interval would be half as wide as ``[lower, upper]``."""
     reason: str
     """The prior-sensitivity diagnosis of the true accuracy (``"prior-dominated"``...), or ``""``."""
+    error_lift: tuple | None = None
+    """The overlap assumption the set was computed under (``(low, high)``: on the items an
+    annotator column gets wrong, the classifier's error rate is ``low`` to ``high`` times its
+    overall rate), or None (any overlap)."""
+    assumed_lower: float = float("nan")
+    """Without an assumption (``error_lift`` None): the lower end under :data:`ERROR_LIFT`
+    (joined with the posterior's interval), the range an overlap assumption would give."""
+    assumed_upper: float = float("nan")
+    """Its upper end."""
 
 
 def accuracy_range(patterns: np.ndarray, counts: np.ndarray, pattern_gold: np.ndarray, floors, k: int,
@@ -233,10 +250,32 @@ def gold_to_width(accuracy: float, n_items: int, width: float, prob: float) -> i
     return hi
 
 
+def lift_words(lift) -> str:
+    """The overlap assumption ``lift=(low, high)`` in words."""
+    low, high = lift
+    return (f"on the items an annotator gets wrong the classifier's error rate is {low:g} to {high:g} "
+            f"times its overall rate")
+
+
 def identified_sentence(r: IdentifiedAccuracy) -> str:
     """What the fit's table says about a reported identified set, in one paragraph."""
     floors = ", ".join(f"{f:.2f}" for f in r.reference_floor)
     flag = f" (the fit flags it {r.reason})" if r.reason else ""
+    if r.error_lift is not None:
+        return (
+            f"true_accuracy: without gold items the data do not say how the classifier's errors overlap "
+            f"the annotators'{flag}. Reported: [{r.lower:.3f}, {r.upper:.3f}], the range the annotations "
+            f"allow under the stated assumption that {lift_words(r.error_lift)}, each annotator column right "
+            f"on at least {floors} of its items, joined with the posterior's interval "
+            f"[{r.posterior_lower:.3f}, {r.posterior_upper:.3f}]. It holds only if the assumption does; "
+            f"without it the range is wider (summary() at its defaults). About {r.gold_to_halve} random gold "
+            f"items give an interval half as wide without any assumption."
+        )
+    assumed = ""
+    if np.isfinite(r.assumed_lower):
+        assumed = (f" Assuming that {lift_words(ERROR_LIFT)} (shared errors, at most twice as often as by "
+                   f"chance) narrows it to [{r.assumed_lower:.3f}, {r.assumed_upper:.3f}] "
+                   f"(summary(error_lift={ERROR_LIFT!r})).")
     return (
         f"true_accuracy: without gold items the data do not say how the classifier's errors overlap "
         f"the annotators'{flag}, and the posterior's interval [{r.posterior_lower:.3f}, "
@@ -246,6 +285,7 @@ def identified_sentence(r: IdentifiedAccuracy) -> str:
         + ("" if (r.lower, r.upper) == (r.set_lower, r.set_upper) else
            f", joined with the posterior's interval (the range alone: [{r.set_lower:.3f}, {r.set_upper:.3f}])")
         + ". An assumption about the overlap would "
-        f"narrow it (independent errors, or trusting the priors, give the posterior's interval); "
-        f"so would gold items: about {r.gold_to_halve} random gold items give an interval half as wide."
+        f"narrow it (independent errors, or trusting the priors, give the posterior's interval)."
+        + assumed
+        + f" So would gold items: about {r.gold_to_halve} random gold items give an interval half as wide."
     )
