@@ -176,7 +176,7 @@ class _RangeProgramme:
         b_eq = np.concatenate([self.b_eq, [acc * self.n]])
         return self._solve(np.zeros_like(self.right), a_ub, b_ub, a_eq, b_eq).status == 0
 
-    def lift_range(self, lo: float, hi: float, low: float, high: float, *, steps: int = 100,
+    def lift_range(self, lo: float, hi: float, low: float, high: float, *, steps: int = 50,
                    tol: float = 1e-4) -> tuple[float, float]:
         """The lowest and highest feasible accuracy under the lift band, within ``[lo, hi]``
         (the range without it): a grid of ``steps`` values, its outermost feasible points
