@@ -254,3 +254,21 @@ def test_error_lift_in_the_fits_table_and_its_caveat(monkeypatch):
         post.identified_accuracy(error_lift=2)
     with pytest.raises(TypeError, match="error_lift"):
         post.summary(["accuracy"], error_lift=(1, 2))
+
+
+def test_an_assumption_the_annotations_contradict_gives_the_set_without_it(monkeypatch):
+    import bayeval.annotators.posterior as posterior_module
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    free = post.identified_accuracy(diagnosis="")
+    real = posterior_module.accuracy_range
+
+    def contradicted(*args, lift=None, **kwargs):  # no assignment meets any assumption
+        return (float("nan"), float("nan")) if lift is not None else real(*args, **kwargs)
+
+    monkeypatch.setattr(posterior_module, "accuracy_range", contradicted)
+    r = post.identified_accuracy(diagnosis="", error_lift=(1, 2))
+    assert r.error_lift is None  # not the posterior's narrow interval: the set without the assumption
+    assert (r.lower, r.upper) == pytest.approx((free.lower, free.upper))
+    assert r.upper - r.lower > r.posterior_upper - r.posterior_lower + 0.1

@@ -489,7 +489,8 @@ class AnnotatorPosterior(Posterior):
         the classifier's error rate is 1 to 2 times its overall rate (``ERROR_LIFT``:
         shared errors, at most twice as often as by chance). ``error_lift=(low, high)``
         computes the set under such an assumption instead (``lower``, ``upper`` then hold
-        only if it does).
+        only if it does; where no assignment meets it, the set without it is returned, with
+        ``error_lift`` None).
 
         Parameters
         ----------
@@ -539,7 +540,11 @@ class AnnotatorPosterior(Posterior):
         floors = joint_floors(ref, prob)
         k = int(getattr(self.model_spec, "n_classes", 2))
         s_lo, s_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k, lift=error_lift)
-        if not np.isfinite(s_lo):  # no assignment meets the floors (and the assumption): the posterior's
+        if error_lift is not None and not np.isfinite(s_lo):
+            # the assumption contradicts the annotations: nothing narrower than the set without it
+            error_lift = None
+            s_lo, s_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k)
+        if not np.isfinite(s_lo):  # no assignment meets the floors (cannot happen with draws' own floors)
             s_lo, s_hi = p_lo, p_hi
         if diagnosis is None:
             diagnosis = "" if self.gold_check is not None else self._accuracy_diagnosis()
