@@ -353,6 +353,7 @@ def nogold_trial(name, labels, truth_z, n_refs, seed):
     accuracy is prior-dominated, else ``posterior``), and ``set`` (the identified set
     alone)."""
     from bayeval.annotators import AnnotationData, AnnotatorError
+    from bayeval.annotators._identified import joint_bands
 
     rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, 0])
     slots = np.stack([rng.permutation(lab) for lab in labels])
@@ -367,6 +368,10 @@ def nogold_trial(name, labels, truth_z, n_refs, seed):
     sens = post.prior_sensitivity().loc[("true_accuracy", 1.0)]
     ident = post.identified_accuracy(prob=0.9, diagnosis=sens["diagnosis"])
     flagged = bool(sens["diagnosis"])
+    # the annotator columns' accuracy draws: their joint 90% bands, so that the ranges under
+    # the stated assumptions (``assumption_ranges``) are recomputed from the CSV without a refit
+    _, ref_draws = post._accuracy_draws_by_rater(post._observed)
+    band_lo, band_hi = joint_bands(ref_draws, 0.9)
     rep = (ident.lower, ident.upper) if flagged else (ident.posterior_lower, ident.posterior_upper)
     return dict(
         dataset=name, refs=n_refs, gold=0, seed=seed, n_items=pred.size, truth=truth,
@@ -378,11 +383,64 @@ def nogold_trial(name, labels, truth_z, n_refs, seed):
         prior_dominated=flagged, gold_to_halve=ident.gold_to_halve,
         floor_minus_true=float(np.min(np.asarray(ident.reference_floor) - ref_acc)),
         converged=post.convergence["ok"], max_rhat=post.convergence["max_rhat"], fit_seconds=fit_s,
-        seconds=time.perf_counter() - t0,
+        seconds=time.perf_counter() - t0, floors=_join(ident.reference_floor), band_lo=_join(band_lo),
+        band_hi=_join(band_hi), ref_true=_join(ref_acc),
     )
 
 
+def _join(values) -> str:
+    return ";".join(f"{float(v):.6f}" for v in values)
+
+
 NOGOLD_METHODS = ("posterior", "identified", "if_flagged", "set")
+
+#: the ranges under stated assumptions, each joined with the posterior's interval, recomputed
+#: from each trial's recorded annotator accuracy floors and bands (trials that recorded them):
+#: ``lift`` the floors and the overlap assumption ``summary()`` states beside the set
+#: (``bayeval.annotators._identified.ERROR_LIFT``: on the items an annotator gets wrong, the
+#: classifier's error rate is 1 to 2 times its overall rate); ``bands`` each annotator's accuracy
+#: in its joint 90% band from the fit (floor and ceiling), any overlap; ``bands_lift`` both
+ASSUMED_METHODS = ("lift", "bands", "bands_lift")
+
+
+def _split(text) -> list[float]:
+    return [float(v) for v in str(text).split(";")]
+
+
+def assumption_ranges(df: pd.DataFrame, data: dict) -> pd.DataFrame:
+    """Add ``{m}_lo``, ``{m}_hi`` for each of ``ASSUMED_METHODS`` to the trials that recorded
+    their floors and bands (the data of a trial are rebuilt from its seed, as
+    ``nogold_trial`` draws them; no refit)."""
+    from bayeval.annotators._checks import observe
+    from bayeval.annotators._identified import ERROR_LIFT, accuracy_range
+
+    df = df.copy()
+    for m in ASSUMED_METHODS:
+        df[f"{m}_lo"] = np.nan
+        df[f"{m}_hi"] = np.nan
+    if "band_lo" not in df:
+        return df
+    for i, r in df[df.band_lo.notna()].iterrows():
+        labels, truth_z = data[r.dataset]
+        rng = np.random.default_rng([int(r.seed), DATASETS.index(r.dataset), int(r.refs), 0])
+        slots = np.stack([rng.permutation(lab) for lab in labels])
+        pred = majority(slots[:, :CLASSIFIER_SLOTS], rng)
+        if abs(float((pred == truth_z).mean()) - r.truth) > 1e-12:
+            raise RuntimeError(f"trial {r.dataset} refs={r.refs} seed={r.seed}: the rebuilt data differ")
+        refs = slots[:, CLASSIFIER_SLOTS : CLASSIFIER_SLOTS + int(r.refs)].astype(float)
+        obs = observe(pred, refs, None, 2)
+        args = (obs.patterns, obs.counts, obs.pattern_gold)
+        ranges = {
+            "lift": accuracy_range(*args, _split(r.floors), 2, lift=ERROR_LIFT),
+            "bands": accuracy_range(*args, _split(r.band_lo), 2, ceilings=_split(r.band_hi)),
+            "bands_lift": accuracy_range(*args, _split(r.band_lo), 2, lift=ERROR_LIFT, ceilings=_split(r.band_hi)),
+        }
+        for m, (lo, hi) in ranges.items():
+            if not np.isfinite(lo):  # the assumption contradicts the bands: nothing narrower is claimed
+                lo, hi = r.identified_lo, r.identified_hi
+            df.loc[i, f"{m}_lo"] = min(lo, r.posterior_lo)
+            df.loc[i, f"{m}_hi"] = max(hi, r.posterior_hi)
+    return df
 
 #: the guarded interval's mean width over the gold items' own, from ``annotator_real_pooled.md``
 #: (30 and 100 gold items, one and three references pooled; trials of git 42e6b61 to f4743af)
@@ -391,7 +449,7 @@ WITH_GOLD_RATIO = ("RTE 0.236/0.230 = 1.03 (30 gold) and 0.127/0.120 = 1.06 (100
                    "the gold items' own interval 253 of the same 280")
 
 
-def nogold_table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+def nogold_table(df: pd.DataFrame, by: list[str], methods=NOGOLD_METHODS) -> pd.DataFrame:
     """Coverage (trials whose 90% interval holds the true accuracy) and mean width of each
     no-gold interval, grouped by ``by``."""
     rows = []
@@ -399,7 +457,7 @@ def nogold_table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         key = key if isinstance(key, tuple) else (key,)
         row = dict(zip(by, key, strict=True), trials=len(g), true_acc=g.truth.mean(), error_phi=g.error_phi.mean(),
                    flagged=f"{int(g.prior_dominated.sum())}/{len(g)}")
-        for m in NOGOLD_METHODS:
+        for m in methods:
             hit = int(((g[f"{m}_lo"] <= g.truth + 1e-9) & (g.truth <= g[f"{m}_hi"] + 1e-9)).sum())
             row[f"{m}_cover"] = f"{hit}/{len(g)} ({hit / len(g):.0%})"
             row[f"{m}_width"] = float((g[f"{m}_hi"] - g[f"{m}_lo"]).mean())
@@ -408,6 +466,57 @@ def nogold_table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         row["converged"] = f"{int(g.converged.sum())}/{len(g)}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def realized_lifts(data: dict, seeds=range(7)) -> np.ndarray:
+    """Per trial of the no-gold settings (``seeds``, every reference column): the classifier's
+    error rate on the items the reference gets wrong over its error rate on all items, from
+    the gold labels (the quantity the overlap assumption bounds)."""
+    out = []
+    for name, (labels, truth_z) in data.items():
+        for n_refs in NOGOLD_REFS:
+            for seed in seeds:
+                rng = np.random.default_rng([seed, DATASETS.index(name), n_refs, 0])
+                slots = np.stack([rng.permutation(lab) for lab in labels])
+                wrong = majority(slots[:, :CLASSIFIER_SLOTS], rng) != truth_z
+                for j in range(n_refs):
+                    ref_wrong = slots[:, CLASSIFIER_SLOTS + j] != truth_z
+                    out.append(wrong[ref_wrong].mean() / wrong.mean())
+    return np.asarray(out)
+
+
+def assumed_section(df: pd.DataFrame, data: dict) -> str:
+    """The table of the ranges under stated assumptions (trials that recorded their floors
+    and bands; none: an empty string)."""
+    if "band_lo" not in df or df.band_lo.isna().all():
+        return ""
+    df = assumption_ranges(df[df.band_lo.notna()], data)
+    from bayeval.annotators._identified import ERROR_LIFT
+
+    methods = ("posterior", "identified", *ASSUMED_METHODS)
+    low, high = ERROR_LIFT
+    lifts = realized_lifts(data)
+    inside = np.mean((lifts >= low) & (lifts <= high))
+    return f"""
+## Under stated assumptions ({len(df)} trials that recorded their annotators' accuracy floors and bands)
+
+Each range joined with the posterior's interval, recomputed from the trial's recorded floors and
+bands (`assumption_ranges` in the script; no refit): `identified` as above (any overlap); `lift`
+the same floors and the overlap assumption `summary()` states beside the set
+(`post.identified_accuracy(error_lift=({low:g}, {high:g}))`: on the items an annotator gets wrong, the
+classifier's error rate is {low:g} to {high:g} times its overall rate); `bands` each annotator's
+accuracy within its joint 90% band from the fit (a ceiling besides the floor), any overlap;
+`bands_lift` both. The realized multiple on these crowds, the classifier's error rate on a
+reference's errors over its overall rate (from the gold labels, seeds 0--6, every reference
+column of every setting, {lifts.size} in all): {lifts.min():.2f}--{lifts.max():.2f}, median
+{np.median(lifts):.2f}; {inside:.0%} inside the assumed {low:g}--{high:g}.
+
+{to_markdown(nogold_table(df, ["dataset", "refs"], methods))}
+
+{to_markdown(nogold_table(df, ["refs"], methods))}
+
+{to_markdown(nogold_table(df.assign(all="all"), ["all"], methods))}
+"""
 
 
 def nogold_main(args, data, rev, versions, cmd):
@@ -461,6 +570,7 @@ All trials:
 
 {to_markdown(nogold_table(df.assign(all="all"), ["all"]))}
 
+{assumed_section(df, data)}
 With gold items nothing changed: the guarded interval `summary()` reports stays the one of
 `annotator_real_pooled.md` (it holds the gold items' own interval, so it covers whenever
 that does), whose width over the gold items' own there is {WITH_GOLD_RATIO}.
@@ -675,8 +785,9 @@ def main(argv=None):
     ap.add_argument("--draws", type=int, default=None, help="no-gold part: draws per chain (default: fit's)")
     ap.add_argument("--tune", type=int, default=None, help="no-gold part: tuning steps (default: fit's)")
     ap.add_argument("--chains", type=int, default=None, help="no-gold part: chains (default: fit's)")
+    ap.add_argument("--cores", type=int, default=None, help="no-gold part: processes per fit (default: fit's)")
     args = ap.parse_args(argv)
-    for key in ("draws", "tune", "chains"):
+    for key in ("draws", "tune", "chains", "cores"):
         if getattr(args, key) is not None:
             NOGOLD_FIT[key] = getattr(args, key)
     global SAMPLER
@@ -686,7 +797,6 @@ def main(argv=None):
     logging.getLogger("pymc").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)
     import arviz
-    import crowdkit
     import pymc
 
     import bayeval
@@ -698,6 +808,8 @@ def main(argv=None):
         versions = (f"bayeval {bayeval.__version__}, pymc {pymc.__version__}, arviz {arviz.__version__}, "
                     f"numpy {np.__version__}, Python {platform.python_version()}; niceness {os.nice(0)}")
         return nogold_main(args, data, rev, versions, cmd)
+    import crowdkit  # noqa: F401  (the gold part's Dawid--Skene peer; the no-gold part does not need it)
+
     t_start = time.perf_counter()
     settings = [(name, r, g) for name in args.datasets for r in REFS for g in GOLD[name]]
     if args.only:

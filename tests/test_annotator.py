@@ -952,6 +952,16 @@ def test_prior_sensitivity_says_when_the_priors_decide(correlated_fits):
     assert ident.reference_floor[0] <= (ann[:, 0] == z).mean()
     assert tuple(fits[0].summary(["accuracy"]).loc["accuracy", cols]) == pytest.approx((ident.lower, ident.upper))
     assert "true_accuracy_identified" not in fits[200].summary().index  # gold items: the guarded reading
+    # a stated overlap assumption narrows the set (the range the caveat quotes); gold items refuse it
+    narrowed = fits[0].summary(error_lift=(1, 2))
+    assumed = narrowed.attrs["identified"]
+    assert assumed.error_lift == (1.0, 2.0)
+    assert (assumed.lower, assumed.upper) == pytest.approx((ident.assumed_lower, ident.assumed_upper))
+    assert ident.lower <= assumed.lower and assumed.upper <= ident.upper
+    assert tuple(narrowed.loc["true_accuracy", cols]) == pytest.approx((assumed.lower, assumed.upper))
+    assert any("times its overall rate" in c for c in table.attrs["caveats"])
+    with pytest.raises(ValueError, match="without gold items"):
+        fits[200].summary(error_lift=(1, 2))
     assert np.isnan(table.loc["prevalence[class=0]", "prior_sensitivity"])
     assert "log_prior" in fits[0].idata.groups()
     assert set(fits[0].idata.log_prior.data_vars) == {

@@ -180,3 +180,95 @@ def test_report_shows_the_reported_interval_and_says_why():
     row = rep.tables["metrics"].loc["accuracy"]
     assert (row.iloc[2], row.iloc[3]) == pytest.approx((r.lower, r.upper))
     assert any("Reported instead" in t for t in rep.text)
+
+
+def _lift_brute_force(pred, ref, floor, low, high):
+    """min and max accuracy of ``pred`` over every truth with the reference right on at least
+    ``floor`` of the items and the classifier's error rate on the reference's errors ``low``
+    to ``high`` times its overall rate."""
+    best = [np.inf, -np.inf]
+    for z in itertools.product((0, 1), repeat=pred.size):
+        z = np.asarray(z)
+        wrong_ref, wrong_pred = ref != z, pred != z
+        if (ref == z).mean() < floor - 1e-12:
+            continue
+        e = wrong_pred.mean()
+        share = wrong_pred[wrong_ref].sum() / pred.size  # both wrong, over all items
+        if not (low * e * wrong_ref.mean() - 1e-12 <= share <= high * e * wrong_ref.mean() + 1e-12):
+            continue
+        best = [min(best[0], 1 - e), max(best[1], 1 - e)]
+    return best
+
+
+def test_lift_band_narrows_the_set_as_the_algebra_says():
+    # 100 items, classifier and reference agree on 80; reference right on at least 90%. Any
+    # overlap: 0.8 -+ 0.1. Errors shared at most twice as often as by chance, never less
+    # than by chance: the classifier's error e and the reference's w meet e = 0.2 - w + 2b,
+    # b (both wrong) between e*w and 2*e*w; at w = 0.1 the independent b gives e = 0.125
+    # (the highest accuracy 0.875); the lowest is e = 0.2 (w = 0: the agreement itself).
+    pat = np.array([[1, 1], [1, 0], [0, 0], [0, 1]])
+    cnt, gold = np.array([40.0, 10.0, 40.0, 10.0]), np.full(4, -1)
+    assert accuracy_range(pat, cnt, gold, [0.9], 2) == pytest.approx((0.7, 0.9), abs=1e-6)
+    assert accuracy_range(pat, cnt, gold, [0.9], 2, lift=(1, 2)) == pytest.approx((0.8, 0.875), abs=2e-4)
+    # a band wide enough to allow every overlap changes nothing
+    assert accuracy_range(pat, cnt, gold, [0.9], 2, lift=(0, 1e6)) == pytest.approx((0.7, 0.9), abs=2e-4)
+    # a ceiling: the reference right on at most 92% (w >= 0.08). The most errors the cap on
+    # sharing allows, e = (0.2 - w) / (1 - 4w), fall with w: at w = 0.08, e = 0.12 / 0.68
+    lo, hi = accuracy_range(pat, cnt, gold, [0.9], 2, lift=(1, 2), ceilings=[0.92])
+    assert (lo, hi) == pytest.approx((1 - 0.12 / 0.68, 0.875), abs=2e-4)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lift_band_range_holds_the_integer_range(seed):
+    rng = np.random.default_rng(seed)
+    n = 12
+    z = rng.integers(0, 2, n)
+    pred = np.where(rng.random(n) < 0.75, z, 1 - z)
+    ref = np.where(rng.random(n) < 0.8, z, 1 - z)
+    obs = observe(pred, ref.astype(float), None, 2)
+    lo, hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, [0.7], 2, lift=(1, 2))
+    b_lo, b_hi = _lift_brute_force(pred, ref, 0.7, 1, 2)
+    assert lo <= b_lo + 1e-9 and hi >= b_hi - 1e-9  # every truth the assumption allows is inside
+    f_lo, f_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, [0.7], 2)
+    assert f_lo - 1e-9 <= lo and hi <= f_hi + 1e-9  # and it is inside the set without it
+
+
+def test_error_lift_in_the_fits_table_and_its_caveat(monkeypatch):
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    monkeypatch.setattr(AnnotatorPosterior, "_accuracy_diagnosis", lambda self: "prior-dominated")
+    free = post.identified_accuracy(diagnosis="prior-dominated")
+    assumed = post.identified_accuracy(diagnosis="prior-dominated", error_lift=(1, 2))
+    assert assumed.error_lift == (1.0, 2.0) and free.error_lift is None
+    assert (assumed.lower, assumed.upper) == pytest.approx((free.assumed_lower, free.assumed_upper))
+    assert free.lower <= assumed.lower and assumed.upper <= free.upper
+    assert assumed.upper < free.upper - 0.02  # the assumption narrows this one
+    assert assumed.lower <= assumed.posterior_lower and assumed.upper >= assumed.posterior_upper
+    # the generic table and the fit's table agree at the defaults; the caveat names the assumption
+    table = post.summary(["accuracy"])
+    assert tuple(table.loc["accuracy"].iloc[2:4]) == pytest.approx((free.lower, free.upper))
+    assert any("times its overall rate" in c and f"{free.assumed_upper:.3f}" in c for c in table.attrs["caveats"])
+    with pytest.raises(ValueError, match="0 <= low <= 1 <= high"):
+        post.identified_accuracy(error_lift=(1.5, 2))
+    with pytest.raises(TypeError, match="pair"):
+        post.identified_accuracy(error_lift=2)
+    with pytest.raises(TypeError, match="error_lift"):
+        post.summary(["accuracy"], error_lift=(1, 2))
+
+
+def test_an_assumption_the_annotations_contradict_gives_the_set_without_it(monkeypatch):
+    import bayeval.annotators.posterior as posterior_module
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    free = post.identified_accuracy(diagnosis="")
+    real = posterior_module.accuracy_range
+
+    def contradicted(*args, lift=None, **kwargs):  # no assignment meets any assumption
+        return (float("nan"), float("nan")) if lift is not None else real(*args, **kwargs)
+
+    monkeypatch.setattr(posterior_module, "accuracy_range", contradicted)
+    r = post.identified_accuracy(diagnosis="", error_lift=(1, 2))
+    assert r.error_lift is None  # not the posterior's narrow interval: the set without the assumption
+    assert (r.lower, r.upper) == pytest.approx((free.lower, free.upper))
+    assert r.upper - r.lower > r.posterior_upper - r.posterior_lower + 0.1

@@ -26,6 +26,12 @@ import numpy as np
 
 __all__ = ["IdentifiedAccuracy"]
 
+#: the overlap assumption the fit's table states beside the identified set: on the items an
+#: annotator column gets wrong, the classifier's error rate is between 1 and 2 times its
+#: error rate over all items (errors shared, at most twice as often as by chance; on three
+#: real crowds the realized multiple was 0.78--1.73, see ``docs/models.md``)
+ERROR_LIFT = (1.0, 2.0)
+
 
 class IdentifiedAccuracy(NamedTuple):
     """The classifier's true accuracy as far as the annotations identify it
@@ -42,6 +48,8 @@ class IdentifiedAccuracy(NamedTuple):
     >>> from bayeval.annotators import IdentifiedAccuracy
     >>> r = IdentifiedAccuracy(0.81, 0.55, 0.95, 0.74, 0.88, 0.55, 0.95, (0.66,), 0.9, True, 66, "")
     >>> (r.lower, r.upper) == (min(r.posterior_lower, r.set_lower), max(r.posterior_upper, r.set_upper))
+    True
+    >>> r.error_lift is None  # no assumption about the overlap
     True
     """
 
@@ -69,51 +77,125 @@ class IdentifiedAccuracy(NamedTuple):
     """Gold items (a random sample) whose own interval would be half as wide as ``[lower, upper]``."""
     reason: str
     """The prior-sensitivity diagnosis of the true accuracy (``"prior-dominated"``...), or ``""``."""
+    error_lift: tuple | None = None
+    """The overlap assumption the set was computed under (``(low, high)``: on the items an
+    annotator column gets wrong, the classifier's error rate is ``low`` to ``high`` times its
+    overall rate), or None (any overlap)."""
+    assumed_lower: float = float("nan")
+    """Without an assumption (``error_lift`` None): the lower end under :data:`ERROR_LIFT`
+    (joined with the posterior's interval), the range an overlap assumption would give."""
+    assumed_upper: float = float("nan")
+    """Its upper end."""
 
 
-def accuracy_range(patterns: np.ndarray, counts: np.ndarray, pattern_gold: np.ndarray, floors, k: int
-                   ) -> tuple[float, float]:
+def accuracy_range(patterns: np.ndarray, counts: np.ndarray, pattern_gold: np.ndarray, floors, k: int,
+                   lift=None, ceilings=None) -> tuple[float, float]:
     """Smallest and largest share of items on which rater 0 (the classifier) is right, over
     every assignment of true classes in which annotator column ``j`` (pattern column
     ``j + 1``) is right on at least ``floors[j]`` of the items it labelled; gold items
     (``pattern_gold >= 0``) keep their class.
 
+    ``lift=(low, high)`` adds the overlap assumption: on the items annotator column ``j``
+    gets wrong, the classifier's error rate is between ``low`` and ``high`` times its error
+    rate over all items (1: independent errors; ``low=1`` rules out errors that avoid each
+    other, ``high`` caps how much they are shared). Then the range is found by scanning the
+    accuracy (each value a feasibility programme; the ends refined by bisection).
+    ``ceilings`` (per column) adds that annotator column ``j`` is right on at most
+    ``ceilings[j]`` of its items.
+
     A linear programme in ``x[p, c]``, the items of pattern ``p`` given true class ``c``
     (its relaxation: the integer solution differs by at most one item per annotator
-    column). Returns ``(nan, nan)`` when no assignment meets the floors.
+    column). Returns ``(nan, nan)`` when no assignment meets the floors (and the lift).
 
     >>> pat = np.array([[1, 1], [1, 0], [0, 0], [0, 1]])
     >>> lo, hi = accuracy_range(pat, np.array([40., 10., 40., 10.]), np.full(4, -1), [0.9], 2)
     >>> round(lo, 3), round(hi, 3)
     (0.7, 0.9)
+    >>> lo, hi = accuracy_range(pat, np.array([40., 10., 40., 10.]), np.full(4, -1), [0.9], 2, lift=(1, 2))
+    >>> round(lo, 3), round(hi, 3)
+    (0.8, 0.875)
     """
-    from scipy.optimize import linprog
+    lp = _RangeProgramme(patterns, counts, pattern_gold, floors, k, ceilings)
+    lo, hi = lp.extreme(1.0), lp.extreme(-1.0)
+    if lift is None or not np.isfinite(lo):
+        return lo, hi
+    return lp.lift_range(lo, hi, *lift)
 
-    pat = np.asarray(patterns, dtype=np.int64)
-    cnt = np.asarray(counts, dtype=np.float64)
-    keep = cnt > 0
-    pat, cnt, g = pat[keep], cnt[keep], np.asarray(pattern_gold)[keep]
-    n_p, n_ann = pat.shape[0], pat.shape[1] - 1
-    floors = np.broadcast_to(np.asarray(floors, dtype=np.float64), (n_ann,))
-    cls = np.arange(k)
-    ref = pat[:, 1:]
-    seen = ref >= 0
-    # wrong[j, p, c]: annotator j labelled pattern p and its label is not c
-    wrong = (seen[:, :, None] & (ref[:, :, None] != cls[None, None, :])).transpose(1, 0, 2)
-    a_ub = wrong.reshape(n_ann, n_p * k).astype(np.float64)
-    b_ub = (1.0 - floors) * (cnt[:, None] * seen).sum(axis=0)
-    a_eq = np.kron(np.eye(n_p), np.ones((1, k)))
-    upper = np.repeat(cnt[:, None], k, axis=1)
-    upper[(g[:, None] >= 0) & (g[:, None] != cls[None, :])] = 0.0  # gold items keep their class
-    right = (pat[:, :1] == cls[None, :]).astype(np.float64).ravel()
-    out = []
-    for sign in (1.0, -1.0):
-        res = linprog(sign * right, A_ub=a_ub, b_ub=b_ub + 1e-9, A_eq=a_eq, b_eq=cnt,
-                      bounds=list(zip(np.zeros(n_p * k), upper.ravel(), strict=True)), method="highs")
+
+class _RangeProgramme:
+    """The linear constraints of :func:`accuracy_range`, built once."""
+
+    def __init__(self, patterns, counts, pattern_gold, floors, k, ceilings=None):
+        pat = np.asarray(patterns, dtype=np.int64)
+        cnt = np.asarray(counts, dtype=np.float64)
+        keep = cnt > 0
+        pat, cnt, g = pat[keep], cnt[keep], np.asarray(pattern_gold)[keep]
+        n_p, n_ann = pat.shape[0], pat.shape[1] - 1
+        floors = np.broadcast_to(np.asarray(floors, dtype=np.float64), (n_ann,))
+        cls = np.arange(k)
+        ref = pat[:, 1:]
+        seen = ref >= 0
+        # wrong[j, p, c]: annotator j labelled pattern p and its label is not c
+        wrong = (seen[:, :, None] & (ref[:, :, None] != cls[None, None, :])).transpose(1, 0, 2)
+        self.right = (pat[:, :1] == cls[None, :]).astype(np.float64).ravel()
+        self.wrong = wrong.reshape(n_ann, n_p * k).astype(np.float64)
+        self.both = self.wrong * (1.0 - self.right)[None, :]  # annotator j and the classifier wrong
+        labelled = (cnt[:, None] * seen).sum(axis=0)
+        self.a_ub = self.wrong
+        self.b_ub = (1.0 - floors) * labelled + 1e-9
+        if ceilings is not None:  # each column wrong on at least 1 - ceiling of its items
+            ceilings = np.broadcast_to(np.asarray(ceilings, dtype=np.float64), (n_ann,))
+            self.a_ub = np.vstack([self.wrong, -self.wrong])
+            self.b_ub = np.concatenate([self.b_ub, -(1.0 - ceilings) * labelled + 1e-9])
+        self.a_eq = np.kron(np.eye(n_p), np.ones((1, k)))
+        self.b_eq = cnt
+        upper = np.repeat(cnt[:, None], k, axis=1)
+        upper[(g[:, None] >= 0) & (g[:, None] != cls[None, :])] = 0.0  # gold items keep their class
+        self.bounds = list(zip(np.zeros(n_p * k), upper.ravel(), strict=True))
+        self.n = float(cnt.sum())
+
+    def _solve(self, c, a_ub, b_ub, a_eq, b_eq):
+        from scipy.optimize import linprog
+
+        return linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=self.bounds, method="highs")
+
+    def extreme(self, sign: float) -> float:
+        """The smallest (``sign=1``) or largest (``-1``) accuracy; nan when infeasible."""
+        res = self._solve(sign * self.right, self.a_ub, self.b_ub, self.a_eq, self.b_eq)
         if res.status != 0:
+            return float("nan")
+        return min(max(float(self.right @ res.x) / self.n, 0.0), 1.0)
+
+    def feasible(self, acc: float, low: float, high: float) -> bool:
+        """Whether some assignment has accuracy ``acc`` and every column's lift in ``[low, high]``."""
+        err = 1.0 - acc
+        rows = [self.a_ub, self.both - high * err * self.wrong, low * err * self.wrong - self.both]
+        a_ub = np.vstack(rows)
+        b_ub = np.concatenate([self.b_ub, np.full(2 * self.wrong.shape[0], 1e-9)])
+        a_eq = np.vstack([self.a_eq, self.right[None, :]])
+        b_eq = np.concatenate([self.b_eq, [acc * self.n]])
+        return self._solve(np.zeros_like(self.right), a_ub, b_ub, a_eq, b_eq).status == 0
+
+    def lift_range(self, lo: float, hi: float, low: float, high: float, *, steps: int = 50,
+                   tol: float = 1e-4) -> tuple[float, float]:
+        """The lowest and highest feasible accuracy under the lift band, within ``[lo, hi]``
+        (the range without it): a grid of ``steps`` values, its outermost feasible points
+        moved outwards by bisection to ``tol``."""
+        grid = np.linspace(lo, hi, steps + 1)
+        ok = np.array([self.feasible(a, low, high) for a in grid])
+        if not ok.any():
             return float("nan"), float("nan")
-        out.append(float(right @ res.x) / cnt.sum())
-    return min(max(out[0], 0.0), 1.0), min(max(out[1], 0.0), 1.0)
+        first, last = np.flatnonzero(ok)[[0, -1]]
+        ends = []
+        for inside, outside in ((first, first - 1), (last, last + 1)):
+            good = grid[inside]
+            if 0 <= outside < grid.size:
+                bad = grid[outside]
+                while abs(good - bad) > tol:
+                    mid = 0.5 * (good + bad)
+                    good, bad = (mid, bad) if self.feasible(mid, low, high) else (good, mid)
+            ends.append(float(good))
+        return ends[0], ends[1]
 
 
 def joint_floors(acc: np.ndarray, prob: float) -> np.ndarray:
@@ -129,6 +211,19 @@ def joint_floors(acc: np.ndarray, prob: float) -> np.ndarray:
         if np.mean(np.all(acc >= floors[None, :] - 1e-12, axis=1)) >= prob:
             return floors
     return acc.min(axis=0)
+
+
+def joint_bands(acc: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per annotator column, a lower and an upper quantile of its accuracy draws (``acc``:
+    draws x columns), at the one tail level at which all columns lie between their two
+    ends together in a share ``prob`` of the draws."""
+    acc = np.asarray(acc, dtype=np.float64)
+    for q in np.linspace((1.0 - prob) / 2.0, 0.0, 201):
+        lo, hi = np.quantile(acc, q, axis=0), np.quantile(acc, 1.0 - q, axis=0)
+        inside = np.all((acc >= lo[None, :] - 1e-12) & (acc <= hi[None, :] + 1e-12), axis=1)
+        if np.mean(inside) >= prob:
+            return lo, hi
+    return acc.min(axis=0), acc.max(axis=0)
 
 
 def gold_to_width(accuracy: float, n_items: int, width: float, prob: float) -> int:
@@ -155,10 +250,32 @@ def gold_to_width(accuracy: float, n_items: int, width: float, prob: float) -> i
     return hi
 
 
+def lift_words(lift) -> str:
+    """The overlap assumption ``lift=(low, high)`` in words."""
+    low, high = lift
+    return (f"on the items an annotator gets wrong the classifier's error rate is {low:g} to {high:g} "
+            f"times its overall rate")
+
+
 def identified_sentence(r: IdentifiedAccuracy) -> str:
     """What the fit's table says about a reported identified set, in one paragraph."""
     floors = ", ".join(f"{f:.2f}" for f in r.reference_floor)
     flag = f" (the fit flags it {r.reason})" if r.reason else ""
+    if r.error_lift is not None:
+        return (
+            f"true_accuracy: without gold items the data do not say how the classifier's errors overlap "
+            f"the annotators'{flag}. Reported: [{r.lower:.3f}, {r.upper:.3f}], the range the annotations "
+            f"allow under the stated assumption that {lift_words(r.error_lift)}, each annotator column right "
+            f"on at least {floors} of its items, joined with the posterior's interval "
+            f"[{r.posterior_lower:.3f}, {r.posterior_upper:.3f}]. It holds only if the assumption does; "
+            f"without it the range is wider (summary() at its defaults). About {r.gold_to_halve} random gold "
+            f"items give an interval half as wide without any assumption."
+        )
+    assumed = ""
+    if np.isfinite(r.assumed_lower):
+        assumed = (f" Assuming that {lift_words(ERROR_LIFT)} (shared errors, at most twice as often as by "
+                   f"chance) narrows it to [{r.assumed_lower:.3f}, {r.assumed_upper:.3f}] "
+                   f"(summary(error_lift={ERROR_LIFT!r})).")
     return (
         f"true_accuracy: without gold items the data do not say how the classifier's errors overlap "
         f"the annotators'{flag}, and the posterior's interval [{r.posterior_lower:.3f}, "
@@ -168,6 +285,7 @@ def identified_sentence(r: IdentifiedAccuracy) -> str:
         + ("" if (r.lower, r.upper) == (r.set_lower, r.set_upper) else
            f", joined with the posterior's interval (the range alone: [{r.set_lower:.3f}, {r.set_upper:.3f}])")
         + ". An assumption about the overlap would "
-        f"narrow it (independent errors, or trusting the priors, give the posterior's interval); "
-        f"so would gold items: about {r.gold_to_halve} random gold items give an interval half as wide."
+        f"narrow it (independent errors, or trusting the priors, give the posterior's interval)."
+        + assumed
+        + f" So would gold items: about {r.gold_to_halve} random gold items give an interval half as wide."
     )

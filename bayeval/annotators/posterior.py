@@ -24,7 +24,14 @@ from ..core._defaults import HDI_PROB
 from ..core.data import EvalData
 from ..core.posterior import Posterior
 from ..core.summary import hdi, summary_frame, summary_rows
-from ._identified import IdentifiedAccuracy, accuracy_range, gold_to_width, identified_sentence, joint_floors
+from ._identified import (
+    ERROR_LIFT,
+    IdentifiedAccuracy,
+    accuracy_range,
+    gold_to_width,
+    identified_sentence,
+    joint_floors,
+)
 from ._sensitivity import power_scaling
 from ._checks import MAX_CLASSES, check_classes, to_float_matrix
 from ._likelihood import PARAM_NAMES, RHAT_ADVICE
@@ -212,7 +219,7 @@ class AnnotatorPosterior(Posterior):
 
 
     def summary(self, metrics=None, *, hdi_prob: float = HDI_PROB, sensitivity: bool = True, guard: bool = True,
-                **kwargs) -> pd.DataFrame:
+                error_lift=None, **kwargs) -> pd.DataFrame:
         """The fit's table: the classifier's accuracy, annotator accuracies, error correlations.
 
         ``summary()`` gives the table below; ``summary(metrics)`` the metric table every
@@ -274,6 +281,12 @@ class AnnotatorPosterior(Posterior):
             own; without gold items, widen the true accuracy's interval to the
             identified set (see above). ``False`` reports the posterior's intervals in
             those rows (narrower when the model's picture of the errors is right).
+        error_lift : tuple of two floats, optional
+            Without gold items: report the identified set under the stated assumption that
+            on the items an annotator column gets wrong, the classifier's error rate is
+            ``low`` to ``high`` times its overall rate (:meth:`identified_accuracy`); the
+            caveat names it. None (the default): no assumption about the overlap; the caveat
+            then gives the range under ``(1, 2)``.
 
         Returns
         -------
@@ -300,10 +313,10 @@ class AnnotatorPosterior(Posterior):
         ['accuracy']
         """
         if metrics is not None:
-            if sensitivity is not True or guard is not True:
+            if sensitivity is not True or guard is not True or error_lift is not None:
                 raise TypeError(
-                    "`sensitivity` and `guard` apply to the fit's table, summary() without metrics; "
-                    "a metric table takes neither."
+                    "`sensitivity`, `guard` and `error_lift` apply to the fit's table, summary() without "
+                    "metrics; a metric table takes none of them."
                 )
             return self._metric_summary(metrics, hdi_prob=hdi_prob, **kwargs)
         if kwargs:
@@ -316,6 +329,7 @@ class AnnotatorPosterior(Posterior):
             raise TypeError(f"`sensitivity` must be True or False, got {sensitivity!r}.")
         if not isinstance(guard, bool | np.bool_):
             raise TypeError(f"`guard` must be True or False, got {guard!r}.")
+        error_lift = _as_error_lift(error_lift)
         post = self.idata.posterior
         missing = [v for v in ("model_accuracy", "annotator_accuracy", "error_correlation") if v not in post]
         if missing:
@@ -336,7 +350,12 @@ class AnnotatorPosterior(Posterior):
         if guard and check is None and getattr(self, "_observed", None) is not None and sens is not None:
             # without gold items the true accuracy is reported as the identified range
             diagnosis = str(sens.loc["true_accuracy", "diagnosis"]) if "true_accuracy" in sens.index else ""
-            ident = self.identified_accuracy(prob=hdi_prob, diagnosis=diagnosis)
+            ident = self.identified_accuracy(prob=hdi_prob, diagnosis=diagnosis, error_lift=error_lift)
+        elif error_lift is not None:
+            raise ValueError(
+                "`error_lift` applies to a fit without gold items and with guard=True (it narrows the "
+                "identified set); with gold items the reported interval is the guarded one."
+            )
         posterior_rows = []
         for name, draws in (("model_accuracy", population), ("true_accuracy", self.metric("accuracy"))):
             row = summary_rows(name, draws, hdi_prob, sample)[0]
@@ -438,7 +457,8 @@ class AnnotatorPosterior(Posterior):
             return None
         return (ident.lower, ident.upper), identified_sentence(ident)
 
-    def identified_accuracy(self, *, prob: float = HDI_PROB, diagnosis: str | None = None) -> IdentifiedAccuracy:
+    def identified_accuracy(self, *, prob: float = HDI_PROB, diagnosis: str | None = None,
+                            error_lift=None) -> IdentifiedAccuracy:
         """The classifier's true accuracy on these items as far as the annotations identify it.
 
         Without gold items, how the classifier's errors overlap the annotators' comes from
@@ -464,6 +484,14 @@ class AnnotatorPosterior(Posterior):
         give the posterior's interval), and so do gold items: ``gold_to_halve`` random gold
         items give an interval of their own half as wide. See ``docs/models.md``.
 
+        The overlap assumption it states (``assumed_lower``, ``assumed_upper``; the
+        caveat of :meth:`summary` quotes it): on the items an annotator column gets wrong,
+        the classifier's error rate is 1 to 2 times its overall rate (``ERROR_LIFT``:
+        shared errors, at most twice as often as by chance). ``error_lift=(low, high)``
+        computes the set under such an assumption instead (``lower``, ``upper`` then hold
+        only if it does; where no assignment meets it, the set without it is returned, with
+        ``error_lift`` None).
+
         Parameters
         ----------
         prob : float, default 0.9
@@ -472,6 +500,10 @@ class AnnotatorPosterior(Posterior):
             The prior-sensitivity diagnosis of the true accuracy, when already computed
             (``""``: not prior-dominated); computed when left out. It is kept in
             ``reason``; the set is reported without gold items whatever it says.
+        error_lift : tuple of two floats, optional
+            ``(low, high)``, ``0 <= low <= 1 <= high``: compute the set under the assumption
+            that on the items an annotator column gets wrong, the classifier's error rate is
+            ``low`` to ``high`` times its rate over all items. None (the default): any overlap.
 
         Returns
         -------
@@ -490,8 +522,13 @@ class AnnotatorPosterior(Posterior):
         >>> r = post.identified_accuracy()
         >>> r.reported, r.set_lower <= r.posterior_lower, r.upper - r.lower > 0.1
         (True, True, True)
+        >>> bool(r.lower <= r.assumed_lower and r.assumed_upper <= r.upper)  # the stated assumption narrows it
+        True
+        >>> post.identified_accuracy(error_lift=(1, 2)).upper == r.assumed_upper
+        True
         """
         prob = V.as_probability(prob, "prob", open_interval=True)
+        error_lift = _as_error_lift(error_lift)
         obs = getattr(self, "_observed", None)
         if obs is None:
             raise ValueError(
@@ -502,7 +539,11 @@ class AnnotatorPosterior(Posterior):
         p_lo, p_hi = (float(v) for v in hdi(acc, prob))
         floors = joint_floors(ref, prob)
         k = int(getattr(self.model_spec, "n_classes", 2))
-        s_lo, s_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k)
+        s_lo, s_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k, lift=error_lift)
+        if error_lift is not None and not np.isfinite(s_lo):
+            # the assumption contradicts the annotations: nothing narrower than the set without it
+            error_lift = None
+            s_lo, s_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k)
         if not np.isfinite(s_lo):  # no assignment meets the floors (cannot happen with draws' own floors)
             s_lo, s_hi = p_lo, p_hi
         if diagnosis is None:
@@ -512,9 +553,15 @@ class AnnotatorPosterior(Posterior):
         reported = self.gold_check is None
         lower, upper = min(p_lo, s_lo), max(p_hi, s_hi)
         n_gold = gold_to_width(float(acc.mean()), obs.n_items, (upper - lower) / 2.0, prob)
+        a_lo = a_hi = float("nan")
+        if error_lift is None:  # the range under the stated assumption, for the caveat
+            a_lo, a_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k, lift=ERROR_LIFT)
+            if np.isfinite(a_lo):
+                a_lo, a_hi = min(p_lo, a_lo), max(p_hi, a_hi)
         return IdentifiedAccuracy(float(acc.mean()), float(lower), float(upper), p_lo, p_hi, float(s_lo),
                                   float(s_hi),
-                                  tuple(float(f) for f in floors), prob, reported, n_gold, diagnosis)
+                                  tuple(float(f) for f in floors), prob, reported, n_gold, diagnosis,
+                                  error_lift, float(a_lo), float(a_hi))
 
     def _accuracy_diagnosis(self) -> str:
         """The prior-sensitivity diagnosis of the true accuracy (``""``, ``"prior-dominated"``...)."""
@@ -894,3 +941,21 @@ class CategoricalPosterior(AnnotatorPosterior):
             f"chains={self.n_chains}, draws={self.n_draws}, items={self.data.n_items}, "
             f"gold={self._fixed.size})"
         )
+
+
+def _as_error_lift(error_lift):
+    """``None`` or a checked ``(low, high)`` with ``0 <= low <= 1 <= high`` (as floats)."""
+    if error_lift is None:
+        return None
+    try:
+        low, high = (float(v) for v in error_lift)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`error_lift` must be None or a pair (low, high) such as (1, 2), got {error_lift!r}."
+        ) from None
+    if not (np.isfinite(low) and np.isfinite(high) and 0.0 <= low <= 1.0 <= high):
+        raise ValueError(
+            f"`error_lift` must be (low, high) with 0 <= low <= 1 <= high (1 = independent errors), "
+            f"got {error_lift!r}."
+        )
+    return low, high
