@@ -70,6 +70,8 @@ __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
 CURVES = ("logistic", "beta", "monotone")
 _KNOT_QUANTILES = (0.5, 0.9, 0.99)
 DELTA_SD = 0.7
+INTERCEPT_SD = None  # the intercept prior's scale: None = 1 on the calibrated scales, 1.5 on standardized scores
+SLOPE_SD = 1.0  # the scale of log b's prior
 _P_CLIP = 1e-7  # probabilities are clipped to [1e-7, 1 - 1e-7] for the logit feature (|logit| <= 16.1)
 _LOGIT_MAX = float(np.log((1 - _P_CLIP) / _P_CLIP))  # the same bound for scores given as log-odds
 
@@ -112,6 +114,15 @@ class Calibration(Model):
         ``beta_c ~ Normal(0, tau_b)``, ``tau_a ~ HalfNormal(1)``, ``tau_b ~
         HalfNormal(0.5)`` (a shift and a stretch of the shared curve, shrunk to it when
         the categories agree). ``"auto"``: when the data has categories.
+    intercept_sd : float or None
+        The scale of the normal prior of the intercept (``a``; ``c`` of the Beta curve).
+        ``None`` (default): 1 on the "calibrated" scales (probabilities, log-odds), 1.5 on
+        standardized scores (module docs). A wider prior lets the labels move the curve
+        off "calibrated" further, for a classifier that is under- or over-confident
+        throughout.
+    slope_sd : float
+        The scale of the normal prior of ``log b`` (and of ``log a``, ``log b`` of the
+        Beta curve); default 1.
 
     Examples
     --------
@@ -130,15 +141,23 @@ class Calibration(Model):
 
     target_accept = 0.95
 
-    def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto"):
+    def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto",
+                 intercept_sd: float | None = INTERCEPT_SD, slope_sd: float = SLOPE_SD):
         self.curve = V.check_choice(curve, "curve", CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         if categories not in ("auto", True, False):
             raise ValueError(f"`categories` must be 'auto', True or False, got {categories!r}.")
         self.categories = categories
+        self.intercept_sd = None if intercept_sd is None else V.as_real_in(
+            intercept_sd, "intercept_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True,
+            hint=" Leave it out (None) for the default: 1 for probabilities and log-odds, 1.5 for other scores.")
+        self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
 
     def __repr__(self) -> str:
         extra = "" if self.categories == "auto" else f", categories={self.categories!r}"
+        for name, default in (("intercept_sd", INTERCEPT_SD), ("slope_sd", SLOPE_SD)):
+            if getattr(self, name) != default:
+                extra += f", {name}={getattr(self, name)!r}"
         return f"Calibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     def _n_groups(self, data: EvalData) -> int:
@@ -226,9 +245,14 @@ class Calibration(Model):
         return _eta(self.curve, params, feats, np.exp)
 
     def _prior(self, info: dict) -> dict:
+        """``(mean, sd)`` of the intercept ``a`` (``c``: the Beta curve's), of ``log b`` and of ``c``."""
         if info["scale"] in ("logit", "logodds"):
-            return {"a": (0.0, 1.0), "log_b": (0.0, 1.0), "c": (0.0, 1.0)}
-        return {"a": (0.0, 1.5), "log_b": (float(np.log(2.0)), 1.0), "c": (0.0, 1.5)}
+            a_mu, a_sd, logb_mu = 0.0, 1.0, 0.0
+        else:
+            a_mu, a_sd, logb_mu = 0.0, 1.5, float(np.log(2.0))
+        a_sd = getattr(self, "intercept_sd", None) or a_sd
+        b_sd = getattr(self, "slope_sd", SLOPE_SD)
+        return {"a": (a_mu, a_sd), "log_b": (logb_mu, b_sd), "c": (0.0, a_sd)}
 
     # ---------------------------------------------------------------- build
 
@@ -263,8 +287,8 @@ class Calibration(Model):
             a_mu = pm.Data("a_mu", pr["a"][0])
             logb_mu = pm.Data("log_b_mu", pr["log_b"][0])
             if self.curve == "beta":
-                a = pm.LogNormal("a", mu=0.0, sigma=1.0)
-                b = pm.LogNormal("b", mu=0.0, sigma=1.0)
+                a = pm.LogNormal("a", mu=0.0, sigma=pr["log_b"][1])
+                b = pm.LogNormal("b", mu=0.0, sigma=pr["log_b"][1])
                 c = pm.Normal("c", mu=0.0, sigma=pr["c"][1])
                 params = {"a": a, "b": b, "c": c}
             else:
@@ -302,7 +326,8 @@ class Calibration(Model):
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
-        return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"])
+        pr = self._prior(v["info"])  # the prior scales are constants of the compiled model
+        return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"], pr["a"][1], pr["log_b"][1])
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)
