@@ -72,6 +72,7 @@ _KNOT_QUANTILES = (0.5, 0.9, 0.99)
 DELTA_SD = 0.7
 INTERCEPT_SD = None  # the intercept prior's scale: None = 1 on the calibrated scales, 1.5 on standardized scores
 SLOPE_SD = 1.0  # the scale of log b's prior
+ASYMPTOTE_PRIOR = (3.0, 1.0)  # lo ~ Beta(1, 3), (hi - lo) / (1 - lo) ~ Beta(3, 1) (Calibration(asymptotes=True))
 _P_CLIP = 1e-7  # probabilities are clipped to [1e-7, 1 - 1e-7] for the logit feature (|logit| <= 16.1)
 _LOGIT_MAX = float(np.log((1 - _P_CLIP) / _P_CLIP))  # the same bound for scores given as log-odds
 
@@ -123,6 +124,11 @@ class Calibration(Model):
     slope_sd : float
         The scale of the normal prior of ``log b`` (and of ``log a``, ``log b`` of the
         Beta curve); default 1.
+    asymptotes : bool
+        Flat ends: ``P(y = 1 | s) = lo + (hi - lo) * expit(eta)``, with the floor ``lo ~
+        Beta(1, 3)`` and the ceiling ``hi = lo + (1 - lo) * u``, ``u ~ Beta(3, 1)`` -- for classifiers whose most extreme scores are no surer
+        than the ones before them (an over-fitted model's raw probabilities). Not with
+        ``curve="beta"``. Default False.
 
     Examples
     --------
@@ -142,7 +148,7 @@ class Calibration(Model):
     target_accept = 0.95
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto",
-                 intercept_sd: float | None = INTERCEPT_SD, slope_sd: float = SLOPE_SD):
+                 intercept_sd: float | None = INTERCEPT_SD, slope_sd: float = SLOPE_SD, asymptotes: bool = False):
         self.curve = V.check_choice(curve, "curve", CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         if categories not in ("auto", True, False):
@@ -152,12 +158,19 @@ class Calibration(Model):
             intercept_sd, "intercept_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True,
             hint=" Leave it out (None) for the default: 1 for probabilities and log-odds, 1.5 for other scores.")
         self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+        if asymptotes not in (True, False):
+            raise TypeError(f"`asymptotes` must be True or False, got {asymptotes!r}.")
+        if asymptotes and self.curve == "beta":
+            raise ValueError("asymptotes=True needs curve='logistic' or 'monotone', not 'beta'.")
+        self.asymptotes = bool(asymptotes)
 
     def __repr__(self) -> str:
         extra = "" if self.categories == "auto" else f", categories={self.categories!r}"
         for name, default in (("intercept_sd", INTERCEPT_SD), ("slope_sd", SLOPE_SD)):
             if getattr(self, name) != default:
                 extra += f", {name}={getattr(self, name)!r}"
+        if self.asymptotes:
+            extra += ", asymptotes=True"
         return f"Calibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     def _n_groups(self, data: EvalData) -> int:
@@ -172,7 +185,8 @@ class Calibration(Model):
     def name(self) -> str:
         """A short name for tables: ``calibration/<curve>`` (``/standardized`` when forced)."""
         suffix = {"standardize": "/standardized", "logodds": "/logodds"}.get(self.transform, "")
-        return f"calibration/{self.curve}{suffix}"
+        flat = "-flat" if getattr(self, "asymptotes", False) else ""
+        return f"calibration/{self.curve}{flat}{suffix}"
 
     # ------------------------------------------------------------- features
 
@@ -305,7 +319,12 @@ class Calibration(Model):
                 z_a = pm.Normal("z_a", 0.0, 1.0, shape=n_groups)
                 z_b = pm.Normal("z_b", 0.0, 1.0, shape=n_groups)
                 eta = tau_a * z_a[g] + pt.exp(tau_b * z_b[g]) * eta
-            pm.Bernoulli("label", logit_p=eta, observed=y)
+            if self.asymptotes:
+                lo = pm.Beta("lo", *ASYMPTOTE_PRIOR[::-1])
+                u = pm.Beta("u_hi", *ASYMPTOTE_PRIOR)
+                pm.Bernoulli("label", p=lo + (1.0 - lo) * u * pm.math.sigmoid(eta), observed=y)
+            else:
+                pm.Bernoulli("label", logit_p=eta, observed=y)
         return model
 
     # ------------------------------------------------------------------ fit
@@ -327,7 +346,8 @@ class Calibration(Model):
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
         pr = self._prior(v["info"])  # the prior scales are constants of the compiled model
-        return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"], pr["a"][1], pr["log_b"][1])
+        return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"], pr["a"][1], pr["log_b"][1],
+                getattr(self, "asymptotes", False))
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)
@@ -352,7 +372,7 @@ class Calibration(Model):
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        return ("a", "b", "c", "delta", "tau_a", "tau_b")
+        return ("a", "b", "c", "delta", "tau_a", "tau_b", "lo", "u_hi")
 
     def fit(
         self,
@@ -495,8 +515,16 @@ class CalibrationPosterior(Posterior):
             eta = shift + stretch * eta
         return eta
 
+    def _p_of(self, params, feats, codes=None) -> np.ndarray:
+        """``P(y = 1)`` ``(n_draws, n_rows)``: the curve's log-odds mapped through its ends."""
+        p = special.expit(self._eta_of(params, feats, codes))
+        if "lo" in params:
+            lo = np.asarray(params["lo"], dtype=np.float64)[:, None]
+            p = lo + (1.0 - lo) * np.asarray(params["u_hi"], dtype=np.float64)[:, None] * p
+        return p
+
     def _prob(self, params):
-        return special.expit(self._eta_of(params, self.features, self.codes))
+        return self._p_of(params, self.features, self.codes)
 
     def _flat_params(self) -> dict:
         post = self.idata.posterior
@@ -511,8 +539,13 @@ class CalibrationPosterior(Posterior):
         fv = self.features[self.data.vetted]
         y = self.data.labels[self.data.vetted]
         codes = None if self.codes is None else self.codes[self.data.vetted]
-        eta = self._eta_of(self._flat_params(), fv, codes)
-        ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
+        params = self._flat_params()
+        if "lo" in params:
+            p = self._p_of(params, fv, codes)
+            ll = np.where(y == 1, np.log(p), np.log1p(-p))
+        else:
+            eta = self._eta_of(params, fv, codes)
+            ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
         return ll.reshape(self.n_chains, self.n_draws, -1)
 
     def curve_draws(self, scores, *, category=None) -> np.ndarray:
@@ -530,7 +563,7 @@ class CalibrationPosterior(Posterior):
             if category not in names:
                 raise ValueError(f"Unknown category {category!r}; the data's categories are {names}.")
             codes = np.full(grid.size, names.index(category))
-        return special.expit(self._eta_of(self._flat_params(), self.calibration._feats(grid, self.info), codes))
+        return self._p_of(self._flat_params(), self.calibration._feats(grid, self.info), codes)
 
     def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200) -> xr.Dataset:
         """The calibration curve ``P(y = 1 | score)``: posterior mean and HDI per score.
