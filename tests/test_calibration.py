@@ -388,3 +388,43 @@ def test_intercept_and_slope_prior_scales():
         Calibration(intercept_sd=0.0)
     with pytest.raises(TypeError, match="slope_sd"):
         Calibration(slope_sd="wide")
+
+
+def test_asymptotes_give_a_curve_with_flat_ends():
+    """``asymptotes=True``: the probability lies between the floor ``lo`` and the ceiling
+    ``lo + (1 - lo) u_hi`` whatever the log-odds; the option names the candidate and is
+    refused with the Beta curve."""
+    import pymc as pm
+
+    d = EvalData(np.linspace(0.01, 0.99, 50), np.r_[1, 0, np.full(48, np.nan)])
+    m = Calibration("monotone", asymptotes=True)
+    model = m.build(d)
+    assert {"lo", "u_hi"} <= {v.name for v in model.free_RVs}
+    lo = pm.draw(model["lo"], draws=4000, random_seed=0)
+    assert abs(lo.mean() - 0.25) < 0.02  # Beta(1, 3)
+    assert m.name == "calibration/monotone-flat" and "asymptotes=True" in repr(m)
+    assert "asymptotes" not in repr(Calibration()) and Calibration().name == "calibration/logistic"
+    assert m._structure(d) != Calibration("monotone")._structure(d)
+    with pytest.raises(ValueError, match="beta"):
+        Calibration("beta", asymptotes=True)
+    with pytest.raises(TypeError, match="asymptotes"):
+        Calibration(asymptotes="yes")
+
+
+@pytest.mark.slow
+def test_asymptotes_follow_a_flat_top():
+    """Scores whose top is over-confident (true P(y | s) levels off at 0.6): the flat-ended
+    curve's probability at the top is near 0.6, the plain monotone curve's above it."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    q = rng.beta(1, 2, n)
+    p = 0.6 * special.expit(4 * special.logit(q.clip(1e-4, 1 - 1e-4)) + 1)
+    y = (rng.random(n) < p).astype(float)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, 200, replace=False)
+    lab[idx] = y[idx]
+    d = EvalData(q, lab)
+    flat = Calibration("monotone", asymptotes=True).fit(d, random_seed=0, draws=500)
+    plain = Calibration("monotone").fit(d, random_seed=0, draws=500)
+    top = [float(post.curve_draws([0.99]).mean()) for post in (flat, plain)]
+    assert abs(top[0] - 0.6) < 0.1 and top[1] > top[0], top
