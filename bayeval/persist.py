@@ -140,6 +140,7 @@ def _decode(value):
 #: which model it was drawn from, not today's default.
 FORMER_DEFAULTS = {
     "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0},
+    "Calibration": {"intercept_sd": None, "slope_sd": 1.0, "asymptotes": False},
 }
 
 

@@ -67,6 +67,27 @@ def fits_for(data, seed, *, transform="auto", draws=1000):
     return out
 
 
+def sd_fits_for(data, seed, intercept_sds, *, draws=1000):
+    """The default stack (``bayeval.fit``'s candidates) with each intercept prior scale:
+    ``"default"`` for the scale-dependent default (``None``), ``"default, intercept sd X"``
+    otherwise; no split candidate."""
+    out = {}
+    for sd in intercept_sds:
+        cands = [Calibration(c, intercept_sd=sd) for c in ("logistic", "monotone")]
+        out["default" if sd is None else f"default, intercept sd {sd:g}"] = be.fit(
+            data, candidates=cands, random_seed=seed, warn=False, draws=draws)
+    return out
+
+
+def flat_fits_for(data, seed, *, draws=1000):
+    """The default's two curves plus the monotone curve with flat ends
+    (``Calibration("monotone", asymptotes=True)``), stacked (``"default + flat"``), and
+    that curve alone (``"flat alone"``) from the same fit."""
+    cands = [Calibration("logistic"), Calibration("monotone"), Calibration("monotone", asymptotes=True)]
+    big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
+    return {"default + flat": big, "flat alone": big.candidates["calibration/monotone-flat"]}
+
+
 def substack(post, data, names, seed):
     fits = {n: post.candidates[n] for n in names}
     w = _stacking_weights(np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()]))
@@ -178,20 +199,25 @@ def read_rows(paths) -> pd.DataFrame:
 
 
 def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """Only the label sets that every pool and budget of the rows has (a run stopped in a
-    round leaves it incomplete); returns the rows and the number of sets dropped."""
-    cells = df.groupby(["pool", "budget"])["set"].apply(set)
+    """Only the label sets that every pool, budget and model of the rows has (a run stopped
+    in a round leaves it incomplete; joined runs may hold different models); returns the
+    rows and the number of sets dropped."""
+    cells = df.groupby(["pool", "budget", "model"])["set"].apply(set)
     keep = set.intersection(*cells) if len(cells) else set()
     dropped = df["set"].nunique() - len(keep)
     return df[df["set"].isin(keep)], dropped
 
 
-def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None):
+def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None, intercept_sds=None,
+              flat=False):
     """Every label set of every pool and budget; ``out``: a CSV rewritten after each set.
 
     The label sets are taken in rounds: set ``first_set`` of every pool and budget, then
     the next, so that a run stopped early has as many sets in every pool (the label sets
-    are those of ``benchmarks/real_scores.py``: set ``rep`` is the same in both)."""
+    are those of ``benchmarks/real_scores.py``: set ``rep`` is the same in both).
+    ``intercept_sds``: instead of the split comparison, the default with each of these
+    intercept prior scales (:func:`sd_fits_for`); ``flat``: the default with a flat-ended
+    curve added (:func:`flat_fits_for`)."""
     rows = []
     prepared = []
     for pool in pools:
@@ -203,7 +229,10 @@ def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=Non
             for budget in budgets:
                 data, rng = RS._label_set(pool, budget, rep, 0)
                 t0 = time.perf_counter()
-                fits = fits_for(data, rep)
+                if flat:
+                    fits = flat_fits_for(data, rep)
+                else:
+                    fits = fits_for(data, rep) if intercept_sds is None else sd_fits_for(data, rep, intercept_sds)
                 secs = time.perf_counter() - t0
                 vo = RS.vetted_only_interval(data, specs, rng)
                 for name, post in fits.items():
@@ -244,10 +273,11 @@ def pools_table(df):
         by_metric = b.groupby(["metric", "model"]).agg(coverage=("covered", "mean"), width=("width", "mean"))
         out.append("Coverage and mean width per metric (pooled over pools):\n\n" + by_metric.unstack().round(3).to_markdown())
         piv = b.pivot_table(index=["pool", "set", "metric"], columns="model", values="covered")
-        if {"default", "default + split"} <= set(piv.columns):
-            gain = int(((piv["default + split"] == 1) & (piv["default"] == 0)).sum())
-            loss = int(((piv["default + split"] == 0) & (piv["default"] == 1)).sum())
-            out.append(f"Paired, same label sets: `default + split` covers where `default` does not in {gain} of "
+        others = [m for m in piv.columns if m.startswith("default") and m != "default"] if "default" in piv.columns else []
+        for other in others:
+            gain = int(((piv[other] == 1) & (piv["default"] == 0)).sum())
+            loss = int(((piv[other] == 0) & (piv["default"] == 1)).sum())
+            out.append(f"Paired, same label sets: `{other}` covers where `default` does not in {gain} of "
                        f"{len(piv)} intervals, the reverse in {loss}.")
     return "\n\n".join(out)
 
@@ -340,6 +370,11 @@ def main(argv=None):
     ap.add_argument("--pools", nargs="+", default=None)
     ap.add_argument("--heldout", action="store_true", help="pools: the held-out pools instead of the tuning ones")
     ap.add_argument("--first-set", type=int, default=0, help="pools: the first label set (to extend a run)")
+    ap.add_argument("--intercept-sd", type=str, nargs="+", default=None,
+                    help="pools: the default with these intercept prior scales ('default': the model's own) "
+                         "instead of the split comparison")
+    ap.add_argument("--flat", action="store_true",
+                    help="pools: the default with the flat-ended monotone curve added, instead of the split comparison")
     ap.add_argument("--spe", action="store_true", help="digits: also the Normal/Normal score mixture (NUTS, slow)")
     ap.add_argument("--out", type=pathlib.Path, required=True, help="CSV of every interval; the tables go to .md")
     ap.add_argument("--report", type=pathlib.Path, nargs="+", default=None,
@@ -365,8 +400,9 @@ def main(argv=None):
         pools = RS.make_heldout_pools() if args.heldout else RS.make_pools(args.pools)
         if args.pools:
             pools = [p for p in pools if p.name in args.pools]
+        sds = None if args.intercept_sd is None else [None if v == "default" else float(v) for v in args.intercept_sd]
         df = run_pools(pools, args.budgets, args.sets, out=args.out, first_set=args.first_set,
-                       header=f"`{command}` with {stamp}")
+                       header=f"`{command}` with {stamp}", intercept_sds=sds, flat=args.flat)
         text = pools_table(df)
     elif args.part == "generated":
         df = run_generated(args.sets, out=args.out)

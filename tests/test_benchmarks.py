@@ -377,3 +377,11 @@ def test_semisup_report_keeps_only_complete_rounds_and_counts_the_paired_flips(t
     text = semisup.pools_table(kept)
     assert "covers where `default` does not in 2 of 2 intervals, the reverse in 0" in text
     assert "(1 label sets per pool, 2 pools)" in text
+    # a joined run of another model with fewer sets: every model keeps only the sets all have
+    more = [dict(r, model="default, intercept sd 5", covered=False) for r in rows if r["set"] == 0]
+    more += [dict(r, pool="b", set=1) for r in rows if r["pool"] == "a" and r["set"] == 1]
+    kept, dropped = semisup.complete_rounds(pd.DataFrame(rows + more))
+    assert dropped == 1 and set(kept["set"]) == {0} and set(kept["model"]) == {"default", "default + split",
+                                                                              "default, intercept sd 5"}
+    assert "`default, intercept sd 5` covers where `default` does not in 0 of 2 intervals, the reverse in 0" \
+        in semisup.pools_table(kept)

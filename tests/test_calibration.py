@@ -354,3 +354,77 @@ def test_logodds_transform_uses_the_calibrated_prior():
         be.models.Stack([Calibration()], transform="logodds")
     with pytest.raises(ValueError, match="transform"):
         Calibration(transform="probit")
+
+
+
+@pytest.mark.slow
+def test_a_wide_intercept_prior_follows_an_under_confident_classifier():
+    """An under-confident classifier (true intercept +3 on the logit scale) pulls a wide
+    intercept prior further from 0 than the default N(0, 1) does."""
+    q, _, lab = _pool(n=1500, n_vet=40, seed=2, a=3.0, b=1.0, prior=(1.0, 6.0))
+    d = EvalData(q, lab)
+    narrow = Calibration("logistic").fit(d, random_seed=0, draws=300)
+    wide = Calibration("logistic", intercept_sd=5.0).fit(d, random_seed=0, draws=300)
+    a_narrow, a_wide = (float(p.idata.posterior["a"].mean()) for p in (narrow, wide))
+    assert a_wide > a_narrow + 0.3, (a_narrow, a_wide)
+
+
+def test_intercept_and_slope_prior_scales():
+    """``intercept_sd`` / ``slope_sd`` set the priors' scales (None: the scale's own
+    default); they enter the built model, the structure key, the repr and get_params."""
+    import pymc as pm
+
+    d = EvalData(np.linspace(0.01, 0.99, 50), np.r_[1, 0, np.full(48, np.nan)])
+    m = Calibration("monotone", intercept_sd=2.5, slope_sd=0.5)
+    assert m._prior({"scale": "logit"})["a"] == (0.0, 2.5) and m._prior({"scale": "standardize"})["log_b"][1] == 0.5
+    assert Calibration()._prior({"scale": "standardize"})["a"] == (0.0, 1.5)
+    assert Calibration()._prior({"scale": "logit"})["a"] == (0.0, 1.0)
+    a = pm.draw(Calibration(intercept_sd=5.0).build(d)["a"], draws=4000, random_seed=0)
+    assert abs(a.std() - 5.0) < 0.3
+    assert Calibration()._structure(d) != Calibration(intercept_sd=5.0)._structure(d)
+    assert "intercept_sd=2.5, slope_sd=0.5" in repr(m) and "_sd" not in repr(Calibration())
+    assert type(m)(**m.get_params()).get_params() == m.get_params()
+    with pytest.raises(ValueError, match="intercept_sd"):
+        Calibration(intercept_sd=0.0)
+    with pytest.raises(TypeError, match="slope_sd"):
+        Calibration(slope_sd="wide")
+
+
+def test_asymptotes_give_a_curve_with_flat_ends():
+    """``asymptotes=True``: the probability lies between the floor ``lo`` and the ceiling
+    ``lo + (1 - lo) u_hi`` whatever the log-odds; the option names the candidate and is
+    refused with the Beta curve."""
+    import pymc as pm
+
+    d = EvalData(np.linspace(0.01, 0.99, 50), np.r_[1, 0, np.full(48, np.nan)])
+    m = Calibration("monotone", asymptotes=True)
+    model = m.build(d)
+    assert {"lo", "u_hi"} <= {v.name for v in model.free_RVs}
+    lo = pm.draw(model["lo"], draws=4000, random_seed=0)
+    assert abs(lo.mean() - 0.25) < 0.02  # Beta(1, 3)
+    assert m.name == "calibration/monotone-flat" and "asymptotes=True" in repr(m)
+    assert "asymptotes" not in repr(Calibration()) and Calibration().name == "calibration/logistic"
+    assert m._structure(d) != Calibration("monotone")._structure(d)
+    with pytest.raises(ValueError, match="beta"):
+        Calibration("beta", asymptotes=True)
+    with pytest.raises(TypeError, match="asymptotes"):
+        Calibration(asymptotes="yes")
+
+
+@pytest.mark.slow
+def test_asymptotes_follow_a_flat_top():
+    """Scores whose top is over-confident (true P(y | s) levels off at 0.6): the flat-ended
+    curve's probability at the top is near 0.6, the plain monotone curve's above it."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    q = rng.beta(1, 2, n)
+    p = 0.6 * special.expit(4 * special.logit(q.clip(1e-4, 1 - 1e-4)) + 1)
+    y = (rng.random(n) < p).astype(float)
+    lab = np.full(n, np.nan)
+    idx = rng.choice(n, 200, replace=False)
+    lab[idx] = y[idx]
+    d = EvalData(q, lab)
+    flat = Calibration("monotone", asymptotes=True).fit(d, random_seed=0, draws=500)
+    plain = Calibration("monotone").fit(d, random_seed=0, draws=500)
+    top = [float(post.curve_draws([0.99]).mean()) for post in (flat, plain)]
+    assert abs(top[0] - 0.6) < 0.1 and top[1] > top[0], top

@@ -488,3 +488,7 @@ def test_a_fit_saved_before_a_parameter_existed_reloads_with_the_value_it_was_ma
     now = JointCalibration("monotone", intercept_sd=2.5)
     again = _decode(_encode(now, "m"))
     assert again.get_params() == now.get_params() and again.intercept_sd == 2.5 and again.weights == "signed"
+    # Calibration gained intercept_sd and slope_sd: an older file's curve keeps the priors it was drawn with
+    one = _make_model("bayeval.models.calibration:Calibration", {"curve": "monotone", "transform": "auto"})
+    assert (one.intercept_sd, one.slope_sd, one.asymptotes) == (None, 1.0, False)
+    assert one._prior({"scale": "logit"})["a"] == (0.0, 1.0)

@@ -70,6 +70,9 @@ __all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
 CURVES = ("logistic", "beta", "monotone")
 _KNOT_QUANTILES = (0.5, 0.9, 0.99)
 DELTA_SD = 0.7
+INTERCEPT_SD = None  # the intercept prior's scale: None = 1 on the calibrated scales, 1.5 on standardized scores
+SLOPE_SD = 1.0  # the scale of log b's prior
+ASYMPTOTE_PRIOR = (3.0, 1.0)  # lo ~ Beta(1, 3), (hi - lo) / (1 - lo) ~ Beta(3, 1) (Calibration(asymptotes=True))
 _P_CLIP = 1e-7  # probabilities are clipped to [1e-7, 1 - 1e-7] for the logit feature (|logit| <= 16.1)
 _LOGIT_MAX = float(np.log((1 - _P_CLIP) / _P_CLIP))  # the same bound for scores given as log-odds
 
@@ -112,6 +115,20 @@ class Calibration(Model):
         ``beta_c ~ Normal(0, tau_b)``, ``tau_a ~ HalfNormal(1)``, ``tau_b ~
         HalfNormal(0.5)`` (a shift and a stretch of the shared curve, shrunk to it when
         the categories agree). ``"auto"``: when the data has categories.
+    intercept_sd : float or None
+        The scale of the normal prior of the intercept (``a``; ``c`` of the Beta curve).
+        ``None`` (default): 1 on the "calibrated" scales (probabilities, log-odds), 1.5 on
+        standardized scores (module docs). A wider prior lets the labels move the curve
+        off "calibrated" further, for a classifier that is under- or over-confident
+        throughout.
+    slope_sd : float
+        The scale of the normal prior of ``log b`` (and of ``log a``, ``log b`` of the
+        Beta curve); default 1.
+    asymptotes : bool
+        Flat ends: ``P(y = 1 | s) = lo + (hi - lo) * expit(eta)``, with the floor ``lo ~
+        Beta(1, 3)`` and the ceiling ``hi = lo + (1 - lo) * u``, ``u ~ Beta(3, 1)`` -- for classifiers whose most extreme scores are no surer
+        than the ones before them (an over-fitted model's raw probabilities). Not with
+        ``curve="beta"``. Default False.
 
     Examples
     --------
@@ -130,15 +147,30 @@ class Calibration(Model):
 
     target_accept = 0.95
 
-    def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto"):
+    def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto",
+                 intercept_sd: float | None = INTERCEPT_SD, slope_sd: float = SLOPE_SD, asymptotes: bool = False):
         self.curve = V.check_choice(curve, "curve", CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         if categories not in ("auto", True, False):
             raise ValueError(f"`categories` must be 'auto', True or False, got {categories!r}.")
         self.categories = categories
+        self.intercept_sd = None if intercept_sd is None else V.as_real_in(
+            intercept_sd, "intercept_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True,
+            hint=" Leave it out (None) for the default: 1 for probabilities and log-odds, 1.5 for other scores.")
+        self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+        if asymptotes not in (True, False):
+            raise TypeError(f"`asymptotes` must be True or False, got {asymptotes!r}.")
+        if asymptotes and self.curve == "beta":
+            raise ValueError("asymptotes=True needs curve='logistic' or 'monotone', not 'beta'.")
+        self.asymptotes = bool(asymptotes)
 
     def __repr__(self) -> str:
         extra = "" if self.categories == "auto" else f", categories={self.categories!r}"
+        for name, default in (("intercept_sd", INTERCEPT_SD), ("slope_sd", SLOPE_SD)):
+            if getattr(self, name) != default:
+                extra += f", {name}={getattr(self, name)!r}"
+        if self.asymptotes:
+            extra += ", asymptotes=True"
         return f"Calibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     def _n_groups(self, data: EvalData) -> int:
@@ -153,7 +185,8 @@ class Calibration(Model):
     def name(self) -> str:
         """A short name for tables: ``calibration/<curve>`` (``/standardized`` when forced)."""
         suffix = {"standardize": "/standardized", "logodds": "/logodds"}.get(self.transform, "")
-        return f"calibration/{self.curve}{suffix}"
+        flat = "-flat" if getattr(self, "asymptotes", False) else ""
+        return f"calibration/{self.curve}{flat}{suffix}"
 
     # ------------------------------------------------------------- features
 
@@ -226,9 +259,14 @@ class Calibration(Model):
         return _eta(self.curve, params, feats, np.exp)
 
     def _prior(self, info: dict) -> dict:
+        """``(mean, sd)`` of the intercept ``a`` (``c``: the Beta curve's), of ``log b`` and of ``c``."""
         if info["scale"] in ("logit", "logodds"):
-            return {"a": (0.0, 1.0), "log_b": (0.0, 1.0), "c": (0.0, 1.0)}
-        return {"a": (0.0, 1.5), "log_b": (float(np.log(2.0)), 1.0), "c": (0.0, 1.5)}
+            a_mu, a_sd, logb_mu = 0.0, 1.0, 0.0
+        else:
+            a_mu, a_sd, logb_mu = 0.0, 1.5, float(np.log(2.0))
+        a_sd = getattr(self, "intercept_sd", None) or a_sd
+        b_sd = getattr(self, "slope_sd", SLOPE_SD)
+        return {"a": (a_mu, a_sd), "log_b": (logb_mu, b_sd), "c": (0.0, a_sd)}
 
     # ---------------------------------------------------------------- build
 
@@ -263,8 +301,8 @@ class Calibration(Model):
             a_mu = pm.Data("a_mu", pr["a"][0])
             logb_mu = pm.Data("log_b_mu", pr["log_b"][0])
             if self.curve == "beta":
-                a = pm.LogNormal("a", mu=0.0, sigma=1.0)
-                b = pm.LogNormal("b", mu=0.0, sigma=1.0)
+                a = pm.LogNormal("a", mu=0.0, sigma=pr["log_b"][1])
+                b = pm.LogNormal("b", mu=0.0, sigma=pr["log_b"][1])
                 c = pm.Normal("c", mu=0.0, sigma=pr["c"][1])
                 params = {"a": a, "b": b, "c": c}
             else:
@@ -281,7 +319,12 @@ class Calibration(Model):
                 z_a = pm.Normal("z_a", 0.0, 1.0, shape=n_groups)
                 z_b = pm.Normal("z_b", 0.0, 1.0, shape=n_groups)
                 eta = tau_a * z_a[g] + pt.exp(tau_b * z_b[g]) * eta
-            pm.Bernoulli("label", logit_p=eta, observed=y)
+            if self.asymptotes:
+                lo = pm.Beta("lo", *ASYMPTOTE_PRIOR[::-1])
+                u = pm.Beta("u_hi", *ASYMPTOTE_PRIOR)
+                pm.Bernoulli("label", p=lo + (1.0 - lo) * u * pm.math.sigmoid(eta), observed=y)
+            else:
+                pm.Bernoulli("label", logit_p=eta, observed=y)
         return model
 
     # ------------------------------------------------------------------ fit
@@ -302,7 +345,9 @@ class Calibration(Model):
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
-        return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"])
+        pr = self._prior(v["info"])  # the prior scales are constants of the compiled model
+        return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"], pr["a"][1], pr["log_b"][1],
+                getattr(self, "asymptotes", False))
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)
@@ -327,7 +372,7 @@ class Calibration(Model):
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        return ("a", "b", "c", "delta", "tau_a", "tau_b")
+        return ("a", "b", "c", "delta", "tau_a", "tau_b", "lo", "u_hi")
 
     def fit(
         self,
@@ -470,8 +515,16 @@ class CalibrationPosterior(Posterior):
             eta = shift + stretch * eta
         return eta
 
+    def _p_of(self, params, feats, codes=None) -> np.ndarray:
+        """``P(y = 1)`` ``(n_draws, n_rows)``: the curve's log-odds mapped through its ends."""
+        p = special.expit(self._eta_of(params, feats, codes))
+        if "lo" in params:
+            lo = np.asarray(params["lo"], dtype=np.float64)[:, None]
+            p = lo + (1.0 - lo) * np.asarray(params["u_hi"], dtype=np.float64)[:, None] * p
+        return p
+
     def _prob(self, params):
-        return special.expit(self._eta_of(params, self.features, self.codes))
+        return self._p_of(params, self.features, self.codes)
 
     def _flat_params(self) -> dict:
         post = self.idata.posterior
@@ -486,8 +539,13 @@ class CalibrationPosterior(Posterior):
         fv = self.features[self.data.vetted]
         y = self.data.labels[self.data.vetted]
         codes = None if self.codes is None else self.codes[self.data.vetted]
-        eta = self._eta_of(self._flat_params(), fv, codes)
-        ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
+        params = self._flat_params()
+        if "lo" in params:
+            p = self._p_of(params, fv, codes)
+            ll = np.where(y == 1, np.log(p), np.log1p(-p))
+        else:
+            eta = self._eta_of(params, fv, codes)
+            ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
         return ll.reshape(self.n_chains, self.n_draws, -1)
 
     def curve_draws(self, scores, *, category=None) -> np.ndarray:
@@ -505,7 +563,7 @@ class CalibrationPosterior(Posterior):
             if category not in names:
                 raise ValueError(f"Unknown category {category!r}; the data's categories are {names}.")
             codes = np.full(grid.size, names.index(category))
-        return special.expit(self._eta_of(self._flat_params(), self.calibration._feats(grid, self.info), codes))
+        return self._p_of(self._flat_params(), self.calibration._feats(grid, self.info), codes)
 
     def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200) -> xr.Dataset:
         """The calibration curve ``P(y = 1 | score)``: posterior mean and HDI per score.
