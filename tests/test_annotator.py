@@ -364,10 +364,35 @@ def test_likelihood_and_class_probabilities_equal_brute_force(k, n_ann, independ
         free = params
     expected, expected_post = _brute_force(params, pred, ann, gold, k, nodes, weights)
     loglik = pytensor.function([model[n] for n in free], model.potentials[0], on_unused_input="ignore", mode="FAST_COMPILE")
-    assert float(loglik(*free.values())) == pytest.approx(expected, rel=1e-7)  # erfinv in C: ~1e-9
+    assert float(loglik(*free.values())) == pytest.approx(expected, rel=1e-7)  # probit in C: ~1e-9
     probs = _ClassProbability(spec, _observe(pred, ann, gold, k))(_with_deterministics(model, free))
     np.testing.assert_allclose(probs[0], expected_post, atol=1e-8)
     assert np.all(probs[0][~np.isnan(gold), gold[~np.isnan(gold)].astype(int)] == 1)
+
+
+def test_probit_is_scipys_ndtri_compiled_to_c_with_its_gradient():
+    """The model's probit runs in C (PyTensor's erfinv ran as a Python call on every gradient)
+    and equals SciPy's ndtri from the tails to the centre, where 2p - 1 would lose digits."""
+    import pytensor.tensor as pt
+    from pytensor.gradient import verify_grad
+
+    from bayeval.annotators._probit import probit
+
+    rng = np.random.default_rng(0)
+    p = np.concatenate([
+        rng.uniform(0, 1, 20000), 10.0 ** rng.uniform(-300, -1, 5000), 1 - 10.0 ** rng.uniform(-15, -1, 5000),
+        0.5 + rng.uniform(-1e-12, 1e-12, 100), [0.25, 0.75, np.nextafter(0.5, 0), np.nextafter(0.5, 1)]])
+    x = pt.dvector("x")
+    f = pytensor.function([x], probit(x))
+    assert all(hasattr(t, "cthunk") for t in f.vm.thunks)
+    np.testing.assert_allclose(f(p), ndtri(p), rtol=1e-14, atol=0)
+    np.testing.assert_array_equal(f(np.array([0.0, 1.0, 0.5, -0.1, 1.1, np.nan])), [-np.inf, np.inf, 0, *[np.nan] * 3])
+    verify_grad(probit, [rng.uniform(0.001, 0.999, 30)], rng=rng)
+    # the model's log density: every step in C (the gradient adds the op's own, above)
+    model = AnnotatorError().build(AnnotationData(rng.integers(0, 2, 30), rng.integers(0, 2, (30, 2)).astype(float)))
+    fn = model.compile_logp().f
+    python_steps = [str(n.op) for n, t in zip(fn.maker.fgraph.toposort(), fn.vm.thunks) if not hasattr(t, "cthunk")]
+    assert python_steps == []
 
 
 def test_reported_accuracies_match_the_accuracy_parameters():

@@ -340,3 +340,61 @@ def test_a_function_kept_from_chains_sampled_in_child_processes_evaluates_the_de
     c = _s._Compiled(m, valgrad=fn)
     assert c.density_from_valgrad
     np.testing.assert_allclose(c.f(np.array([0.5])), stats.norm.logpdf(0.5))
+
+
+def test_a_nuts_refit_through_the_cache_compiles_no_gradient_and_gives_a_fresh_fits_draws():
+    """PyMC's NUTS compiles its log-density-and-gradient function on every call; a keyed
+    structure's later NUTS fits (data swapped into the cached model) sample with the one
+    kept from its first fit -- and draw exactly what a fresh, uncached fit of that data
+    draws (and so for a structure first cached by importance sampling)."""
+    import pymc as pm
+
+    def build(y):
+        with pm.Model() as m:
+            data = pm.Data("y", y)
+            mu = pm.Normal("mu", 0.0, 10.0)
+            pm.Normal("obs", mu, 1.0, observed=data, shape=data.shape)
+        return m
+
+    def count_compiles(m):
+        calls = []
+        own = m.logp_dlogp_function
+
+        def counted(*args, **kwargs):
+            calls.append(1)
+            return own(*args, **kwargs)
+
+        m.logp_dlogp_function = counted
+        return calls
+
+    kw = dict(draws=30, tune=30, chains=1, cores=1, random_seed=3, sampler="pymc")
+    y0, y1 = np.array([0.1, 0.4, -0.2]), np.array([1.0, 1.5, 0.7, 1.2])
+    key = ("test", "nuts refit")
+    _sampling._CACHE.pop(key, None)
+    try:
+        m = build(y0)
+        _sampling.sample_model(m, key=key, **kw)
+        kept = _sampling._CACHE[key]._valgrad
+        assert kept is not None
+        pm.set_data({"y": y1}, model=m)
+        calls = count_compiles(m)
+        refit, _ = _sampling.sample_model(m, key=key, **kw)
+        vars(m).pop("logp_dlogp_function", None)  # (the sampler removes its own wrappers)
+        assert calls == [] and _sampling._CACHE[key]._valgrad is kept
+        fresh, _ = _sampling.sample_model(build(y1), **kw)  # no key: compiled afresh
+        np.testing.assert_array_equal(refit.posterior["mu"].values, fresh.posterior["mu"].values)
+        # cached by importance sampling first: NUTS samples with the function its mode search used
+        _sampling._CACHE.pop(key)
+        m = build(y0)
+        _sampling.sample_model(m, key=key, **{**kw, "sampler": "importance"})
+        used = _sampling._CACHE[key]._valgrad
+        calls = count_compiles(m)
+        _sampling.sample_model(m, key=key, **kw)
+        assert calls == [] and _sampling._CACHE[key]._valgrad is used
+        # an entry without one (a reweighted refit needs the density alone) keeps NUTS's
+        vars(m).pop("logp_dlogp_function", None)
+        _sampling._CACHE[key]._valgrad = None
+        _sampling.sample_model(m, key=key, **kw)
+        assert _sampling._CACHE[key]._valgrad is not None
+    finally:
+        _sampling._CACHE.pop(key, None)

@@ -356,6 +356,8 @@ class AnnotatorError(Model):
         import pytensor.tensor as pt
         from pymc.distributions.dist_math import normal_lcdf
 
+        from ._probit import probit
+
         k_cls = self.n_classes
         n_ann = obs.annotations.shape[1]
         rater_names = ["model", *obs.annotator_names.tolist()]
@@ -398,8 +400,7 @@ class AnnotatorError(Model):
                 a_rho = pm.Deterministic("annotator_difficulty_corr", _RHO_MAX * a_u, dims="annotator")
                 rho = pt.concatenate([m_rho[None], a_rho])
             scale = 1 / pt.sqrt(1 - rho**2)
-            probit = pt.sqrt(2.0) * pt.erfinv(2 * acc_rk - 1)
-            skill = pm.Deterministic("rater_skill", probit * scale[:, None], dims=("rater", "class"))
+            skill = pm.Deterministic("rater_skill", probit(acc_rk) * scale[:, None], dims=("rater", "class"))
             loading = pm.Deterministic("rater_loading", rho * scale, dims="rater")
             eta = skill[:, :, None] - loading[:, None, None] * nodes[None, None, :]  # (R, K, Q)
             # log P(observations of pattern p | z = k, d = node q): (P, K, Q)

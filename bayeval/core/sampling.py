@@ -788,21 +788,34 @@ def _same_vars(a, b) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
+def _default_valgrad_call(model: pm.Model, grad_vars, tempered, ravel_inputs, kwargs) -> bool:
+    """Whether a ``model.logp_dlogp_function`` call asks for the joint log-density and
+    gradient of all the (continuous) value variables, raveled: the function PyMC's NUTS
+    compiles (``(vars, dtype=..., ravel_inputs=True, initial_point=...)``, the initial
+    point setting only variables outside the gradient, of which there are none) and the
+    one :meth:`_Compiled.valgrad` compiles."""
+    return (not tempered and bool(ravel_inputs) and set(kwargs) <= {"dtype"}
+            and kwargs.get("dtype") in (None, pytensor.config.floatX)
+            and (grad_vars is None or _same_vars(grad_vars, model.continuous_value_vars)))
+
+
 @contextlib.contextmanager
 def _keeping_valgrad(model: pm.Model, key):
-    """While PyMC's NUTS starts on a structure not yet in the cache, keep the
-    log-density-and-gradient function it compiles (its default call, all-continuous
-    models) in a cache entry for ``key``: a later refit that reweights this fit's draws
-    evaluates the log-density with it instead of compiling one."""
-    if key is None or key in _CACHE or len(model.continuous_value_vars) != len(model.value_vars):
+    """While PyMC's NUTS starts on a structure not yet in the cache (or cached without
+    one, by importance sampling), keep the log-density-and-gradient function it compiles
+    (its default call, all-continuous models) in the cache entry for ``key``: a later
+    refit that reweights this fit's draws evaluates the log-density with it instead of
+    compiling one, and a later NUTS refit samples with it (:func:`_reusing_valgrad`)."""
+    entry = _CACHE.get(key) if key is not None else None
+    if key is None or len(model.continuous_value_vars) != len(model.value_vars) or (
+            entry is not None and (entry.model is not model or entry._valgrad is not None)):
         yield
         return
     own, kept = model.logp_dlogp_function, []
 
     def logp_dlogp_function(grad_vars=None, tempered=False, initial_point=None, ravel_inputs=None, **kwargs):
         fn = own(grad_vars, tempered, initial_point, ravel_inputs, **kwargs)
-        if not tempered and ravel_inputs and set(kwargs) <= {"dtype"} and kwargs.get("dtype") in (
-                None, pytensor.config.floatX) and (grad_vars is None or _same_vars(grad_vars, model.continuous_value_vars)):
+        if _default_valgrad_call(model, grad_vars, tempered, ravel_inputs, kwargs):
             kept.append(fn)
         return fn
 
@@ -811,17 +824,25 @@ def _keeping_valgrad(model: pm.Model, key):
         yield
     finally:
         del model.logp_dlogp_function
-    if kept and key not in _CACHE:
+    if not kept:
+        return
+    entry = _CACHE.get(key)
+    if entry is None:
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = _Compiled(model, valgrad=kept[0])
+    elif entry.model is model and entry._valgrad is None:
+        kept[0].set_extra_values({})  # see _Compiled.__init__
+        entry._valgrad = kept[0]
 
 
 @contextlib.contextmanager
 def _reusing_valgrad(model: pm.Model, c: "_Compiled | None"):
-    """While PyMC's NUTS starts, hand it the log-density-and-gradient function that the
-    failed importance sampling already compiled for ``model`` (the very call PyMC makes,
-    ``model.logp_dlogp_function(ravel_inputs=True)``), so a fallback compiles it once."""
+    """While PyMC's NUTS starts, hand it the log-density-and-gradient function already
+    compiled for ``model`` (the function PyMC would compile: :func:`_default_valgrad_call`):
+    the one a failed importance sampling compiled, so a fallback compiles it once, or the
+    one kept from the structure's earlier NUTS fit, so a refit through the cache (its
+    data swapped into the same model) compiles no gradient at all."""
     fn = None if c is None or c.model is not model or not c.continuous else c._valgrad
     if fn is None:
         yield
@@ -829,7 +850,7 @@ def _reusing_valgrad(model: pm.Model, c: "_Compiled | None"):
     own = model.logp_dlogp_function
 
     def logp_dlogp_function(grad_vars=None, tempered=False, initial_point=None, ravel_inputs=None, **kwargs):
-        if grad_vars is None and not tempered and ravel_inputs and not kwargs:
+        if _default_valgrad_call(model, grad_vars, tempered, ravel_inputs, kwargs):
             return fn
         return own(grad_vars, tempered, initial_point, ravel_inputs, **kwargs)
 
@@ -984,8 +1005,13 @@ def sample_model(
             if sampler == "pymc-numba":
                 nuts_kwargs["compile_kwargs"] = {"mode": "NUMBA"}
             keep = key if sampler == "pymc" and c is None else None
-            with model, _reusing_valgrad(model, c if reason and sampler == "pymc" else None), \
-                    _keeping_valgrad(model, keep):
+            # PyMC's NUTS compiles its log-density-and-gradient function afresh on every call:
+            # hand it the one compiled for this model already (a failed importance sampling's,
+            # or the one kept from this structure's first NUTS fit: a refit through the cache)
+            reuse = c if reason and sampler == "pymc" else None
+            if reuse is None and keep is not None and "compile_kwargs" not in nuts_kwargs:
+                reuse = _CACHE.get(keep)
+            with model, _reusing_valgrad(model, reuse), _keeping_valgrad(model, keep):
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
                                   random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
