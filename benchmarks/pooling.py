@@ -109,6 +109,7 @@ def main(argv=None):
     ap.add_argument("--models", nargs="+", choices=sorted(MODELS), default=sorted(MODELS))
     ap.add_argument("--out", type=pathlib.Path, default=None, help="write the table here (Markdown)")
     args = ap.parse_args(argv)
+    head = stamp()  # the revision the run starts from
     rows = []
     for model in args.models:
         for seed in range(7, 7 + args.reps):
@@ -122,7 +123,7 @@ def main(argv=None):
                           f"separate [{r['separate'][0]:.3f}, {r['separate'][1]:.3f}]")
     text = "\n".join(["# Pooled against separate per-category fits", "",
                       f"Output of `python benchmarks/pooling.py --reps {args.reps} --models {' '.join(args.models)}`.",
-                      "", stamp(), "", *table(rows), ""])
+                      "", head, "", *table(rows), ""])
     print(text)
     if args.out is not None:
         args.out.write_text(text)
