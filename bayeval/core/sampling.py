@@ -15,7 +15,9 @@ otherwise, so a user never gets a worse posterior for the speed.
 A refit of a NUTS-bound model can reuse its previous fit (``previous=``): the earlier
 draws are weighted by the ratio of the new posterior density to the earlier one (the
 earlier posterior is the proposal), checked by the same Pareto k and an effective sample
-size, and NUTS runs only where those say the weights are unreliable.
+size. Where the weights are reliable but too few draws carry them, the draws are
+resampled and moved by a few rounds of Hamiltonian Monte Carlo under the new posterior
+(resample-move); NUTS runs only where neither will do.
 
 The compiled log-density of a model is cached by the model's *structure* (a key the
 model class gives): refits with new data (the vetting loop, a study) swap the values of
@@ -994,8 +996,10 @@ def sample_model(
     take ``max_treedepth`` only). ``fallback``: the NUTS that ``"auto"`` falls back to
     (one of :data:`NUTS_SAMPLERS`). ``previous``: an earlier fit of the same structure
     (:class:`Previous`); with a NUTS ``sampler``, its draws are first reweighted to the
-    current data (:func:`_reweight_previous`: no gradient, no warm-up) and NUTS runs only
-    where the weights are unreliable, ``fallback_reason`` saying why. Every sampler
+    current data (:func:`_reweight_previous`: no gradient, no warm-up), resampled and
+    moved by HMC rounds where the weights are reliable but their ESS is short
+    (:func:`_move`), and NUTS runs only where neither will do, ``fallback_reason``
+    saying why. Every sampler
     gives the same draws for the same seed.
 
     Examples
