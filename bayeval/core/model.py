@@ -240,8 +240,10 @@ class Model:
             of an earlier fit of this model (the vetting loop's last fit). Where
             ``sampler="auto"`` means NUTS, its draws are first reweighted to ``data``
             (no NUTS run) and kept when the weights are reliable (Pareto k < 0.7, ESS
-            >= 100 per chain); otherwise NUTS runs and ``post.sampling.fallback_reason``
-            says why. Ignored by models sampled otherwise.
+            >= 100 per chain); reliable weights with a smaller ESS (down to 20) are
+            resampled and the draws moved by rounds of Hamiltonian Monte Carlo
+            (``post.sampling.extra["move"]``); otherwise NUTS runs and
+            ``post.sampling.fallback_reason`` says why. Ignored by models sampled otherwise.
         """
         data = self._check_data(data)
         draws = V.as_positive_int(draws, "draws")
