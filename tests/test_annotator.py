@@ -557,7 +557,7 @@ def test_the_posterior_reports_the_fit_without_metrics_and_the_metrics_with_them
     assert post.summary().index.tolist() == fit_table.index.tolist()
     with pytest.raises(TypeError, match="metric options apply with `metrics`"):
         post.summary(threshold=0.5)
-    with pytest.raises(TypeError, match="`sensitivity` and `guard` apply to the fit's table"):
+    with pytest.raises(TypeError, match="`sensitivity`, `guard` and `error_lift` apply to the fit.s table"):
         post.summary(["accuracy"], guard=False)
     cat = CategoricalPosterior([0, 1, 2], az.from_dict(posterior={"x": np.zeros((1, 20))}),
                                lambda params: np.full((3, 3), 1 / 3), n_classes=3, random_seed=0)
