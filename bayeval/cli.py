@@ -526,12 +526,12 @@ def _report_cards(args, client) -> int:
              for name, c in opened.items()}
     posts = fit_many(tasks, client=client, what="card", errors="keep", progress=say)
     for name, post in posts.items():
-        _report_card(args, *opened[name], post=post)
+        _report_card(args, *opened[name], post=post, client=client)
     say_failures(posts.failures, "card")
     return 1 if posts.failures else 0
 
 
-def _report_card(args, card, data, truth, out, post=None) -> int:
+def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
     from .report import report
 
     if post is not None:
@@ -567,6 +567,7 @@ def _report_card(args, card, data, truth, out, post=None) -> int:
             hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
             truth=truth,
             source=card.data_file,
+            client=client,
         )
     if say:
         say(f"report: writing {out}...")

@@ -567,12 +567,13 @@ def _flat(da, other) -> np.ndarray:
     return np.asarray(da.transpose(*other).values, dtype=np.float64).reshape(-1)
 
 
-def _metric_table(post, items, hdi_prob, truth) -> pd.DataFrame:
+def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
     """Summary rows of every metric, with the vetted-only, naive and true values."""
     data = post.data
     rows, vo, nv, tr, notes = [], [], [], [], []
+    on = {} if client is None else {"client": client}
     for label, metric, options in items:
-        da = post.metric(metric, **options)
+        da = post.metric(metric, **on, **options)
         other = [d for d in da.dims if d not in _SAMPLE_DIMS]
         new = summary_rows(label, da, hdi_prob, _SAMPLE_DIMS)
         reported = post.reported_interval(metric, options, hdi_prob) if len(new) == 1 else None
@@ -772,6 +773,7 @@ def report(
     comparison=None,
     comparison_metric="average_precision",
     rope_width: float | None = None,
+    client=None,
 ) -> Report:
     """A credible-interval model-card report of a posterior.
 
@@ -822,6 +824,10 @@ def report(
         Called with a short message (e.g. ``"report: posterior predictive check..."``)
         as each step starts, so a long report is not silent; ``print`` works. Default:
         silent.
+    client : distributed.Client, optional
+        Compute the metric tables' passes over the label draws on this Dask client
+        (:meth:`bayeval.Posterior.metric` with ``client=``): the same numbers, the same
+        report. None (the default): in this process.
     comparison : Comparison, optional
         A :func:`bayeval.compare` result: adds the section *Which classifier is better*
         (the ranking with P(best), every pair's gap with its HDI, P(better) and, with
@@ -861,6 +867,14 @@ def report(
     post, session = _as_posterior(posterior)
     if progress is not None and not callable(progress):
         raise TypeError(f"`progress` must be a function taking one message (e.g. print), got {progress!r}.")
+    if client is not None:
+        import inspect
+
+        from .core.distributed import check_client
+
+        client = check_client(client)
+        if "client" not in inspect.signature(post.metric).parameters:
+            raise TypeError(f"A {type(post).__name__} computes its metrics in this process; leave `client` out.")
     title = _check_title(title)
     description = V.as_optional_text(description, "description")
     hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
@@ -877,6 +891,7 @@ def report(
         )
 
     d = _Draft(post, session, hdi_prob, truth_arr, progress)
+    d.client = client
     _data_section(d)
     if cons is not None:
         d.step("choosing the threshold under the constraints...")
@@ -941,6 +956,7 @@ class _Draft:
         self.n_head = 0
         self._progress = progress
         self._t_start = time.perf_counter()
+        self.client = None  # a Dask client for the metric tables' passes
 
     def step(self, message: str) -> None:
         if self._progress is not None:
@@ -989,7 +1005,7 @@ def _metrics_section(d: _Draft, user_items) -> None:
     post, data = d.post, d.data
     items = _metric_items(d, user_items)
     d.step(f"metric table ({len(items)} metric(s))...")
-    table = _metric_table(post, items, d.hdi_prob, d.truth)
+    table = _metric_table(post, items, d.hdi_prob, d.truth, d.client)
     d.tables["metrics"] = table
     d.caveats.extend(table.attrs.get("reported", []))  # an interval other than the draws' HDI, and why
     if data.has_categories:
@@ -999,7 +1015,7 @@ def _metrics_section(d: _Draft, user_items) -> None:
             by_cat = [(lab, m, opts) for lab, m, opts in user_items if "category" not in opts]
         if by_cat:
             by_cat = [(lab, m, {**opts, "category": "each"}) for lab, m, opts in by_cat]
-            d.tables["metrics_by_category"] = _metric_table(post, by_cat, d.hdi_prob, d.truth)
+            d.tables["metrics_by_category"] = _metric_table(post, by_cat, d.hdi_prob, d.truth, d.client)
     d.notes.setdefault("metrics", []).extend(_metric_notes(d))
     for caveat in data.caveats():  # what the labels and scores cannot tell the model, beside its numbers
         d.warning("metrics", "Read these intervals with care: " + caveat)
@@ -1252,7 +1268,7 @@ def _constraints_section(d: _Draft) -> None:
         index=pd.Index(names, name="constraint"),
     )
     at = metric_items(_threshold_metrics(d.data, t))
-    d.tables["at_threshold"] = _metric_table(post, at, d.hdi_prob, d.truth)
+    d.tables["at_threshold"] = _metric_table(post, at, d.hdi_prob, d.truth, d.client)
     if rec.prob is None:
         rule = ("the threshold where the constraint most probably holds (the lowest such threshold "
                 "among ties)")

@@ -321,6 +321,33 @@ def test_compare_hands_its_client_to_the_stacked_fit(monkeypatch):
     assert seen["client"] is marker and [c.curve for c in seen["candidates"]] == ["logistic", "monotone"]
 
 
+def test_a_report_on_a_client_has_the_serial_tables(client, monkeypatch):
+    """report(client=) computes its metric tables on the client: every table (overall, per
+    category, at the chosen threshold) equals the report made in this process."""
+    from bayeval.report import report
+
+    rng = np.random.default_rng(12)
+    n = 240
+    s = rng.uniform(size=n)
+    y = np.where(np.arange(n) % 6 == 0, (rng.uniform(size=n) < s).astype(float), np.nan)
+    data = EvalData(s, y, categories=np.repeat(["a", "b"], n // 2))
+    post = Posterior.from_probabilities(data, s, draws=80, random_seed=4, check=False)
+    kw = dict(title="On a client", constraints={"min_precision": 0.6})
+    serial = report(post, **kw)
+    from bayeval.core import distributed
+
+    passes = []
+    on_client = distributed.metric_on_client
+    monkeypatch.setattr(distributed, "metric_on_client", lambda *a, **k: passes.append(1) or on_client(*a, **k))
+    fanned = report(post, client=client, **kw)
+    assert len(passes) >= 6  # every metric of the three tables went through the client
+    assert {"metrics", "metrics_by_category", "at_threshold"} <= set(serial.tables)
+    for name, table in serial.tables.items():
+        assert fanned.tables[name].equals(table), name
+    with pytest.raises(TypeError, match="client"):
+        report(post, client="tcp://nowhere:1", **kw)
+
+
 def test_label_array_is_lazy_and_equals_the_engine():
     post = Posterior.from_probabilities(EvalData([0.3, 0.6, 0.8]), [0.3, 0.6, 0.8], draws=9, random_seed=1)
     z = label_array(post, chunk_size=4)
