@@ -3,6 +3,7 @@ the one-call-per-draw loop, its fallback, and reproducibility per sampler."""
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -398,3 +399,46 @@ def test_a_nuts_refit_through_the_cache_compiles_no_gradient_and_gives_a_fresh_f
         assert _sampling._CACHE[key]._valgrad is not None
     finally:
         _sampling._CACHE.pop(key, None)
+
+
+def test_nuts_starts_without_pymcs_per_variable_gradient_probe_and_draws_the_same(monkeypatch):
+    """PyMC's step assignment builds one symbolic gradient per continuous variable just to
+    learn that NUTS applies; bayeval's NUTS fits assign NUTS to all of them without that
+    probe (keyed structures: none at all; others: one joint gradient) and draw exactly what
+    PyMC's own assignment gives. A ``pm.sample`` of the user's, outside bayeval, still runs
+    PyMC's assignment."""
+    import types
+
+    import pymc as pm
+    import pymc.sampling.mcmc as mcmc
+
+    def build():
+        with pm.Model() as m:
+            mu = pm.Normal("mu", 0.0, 10.0)
+            sd = pm.HalfNormal("sd", 2.0)
+            pm.Normal("obs", mu, sd, observed=[0.3, 1.1, -0.4, 0.8])
+        return m
+
+    kw = dict(draws=30, tune=30, chains=1, cores=1, random_seed=5, sampler="pymc")
+    with monkeypatch.context() as mp:  # PyMC's own assignment, probe included
+        mp.setattr(_sampling, "_nuts_only", lambda model, known_gradient: contextlib.nullcontext())
+        probed, _ = _sampling.sample_model(build(), **kw)
+
+    def probe(*args, **kwargs):
+        raise AssertionError("PyMC's per-variable gradient probe ran")
+
+    class NeverRaised(Exception):
+        pass
+
+    monkeypatch.setattr(mcmc, "tg", types.SimpleNamespace(grad=probe, NullTypeGradError=NeverRaised))
+    unkeyed, _ = _sampling.sample_model(build(), **kw)
+    key = ("test", "nuts without the probe")
+    try:
+        keyed, _ = _sampling.sample_model(build(), key=key, **kw)
+    finally:
+        _sampling._CACHE.pop(key, None)
+    for idata in (unkeyed, keyed):
+        for name in ("mu", "sd"):
+            np.testing.assert_array_equal(idata.posterior[name].values, probed.posterior[name].values)
+    with build(), pytest.raises(AssertionError, match="probe ran"):
+        pm.sample(draws=10, tune=10, chains=1, cores=1, random_seed=5, progressbar=False)

@@ -27,6 +27,7 @@ the ``pm.Data`` containers and pay no compilation.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import time
 import warnings
@@ -983,6 +984,61 @@ def _reusing_valgrad(model: pm.Model, c: "_Compiled | None"):
         del model.logp_dlogp_function
 
 
+_NUTS_ONLY: contextvars.ContextVar = contextvars.ContextVar("bayeval_nuts_only", default=None)
+
+
+def _assign_nuts_without_probing():
+    """Make PyMC's step assignment skip its gradient probe for the model in :data:`_NUTS_ONLY`.
+
+    Before NUTS starts, :func:`pymc.sample` asks :func:`pymc.sampling.mcmc.assign_step_methods`
+    which step method suits each value variable; for each continuous one it builds the
+    symbolic gradient of the whole log-density with respect to that variable, only to learn
+    that a gradient exists (1--3 s per fit for the models here, on every fit and refit), and
+    then samples every continuous variable with NUTS, whose own gradient it builds again.
+    Inside :func:`_nuts_only` (a model whose variables are all continuous and whose gradient
+    is known to exist) the assignment is NUTS for all of them at once, without the probe:
+    the same choice, hence the same draws. Elsewhere, PyMC's own function runs unchanged.
+    """
+    import pymc.sampling.mcmc as mcmc
+
+    own = mcmc.assign_step_methods
+    if getattr(own, "_bayeval_nuts_only", False):
+        return
+
+    def assign_step_methods(model, step=None, methods=None):
+        if step is None and _NUTS_ONLY.get() is model:
+            return [], {pm.NUTS: list(model.value_vars)}
+        return own(model, step, methods)
+
+    assign_step_methods._bayeval_nuts_only = True
+    assign_step_methods.__wrapped__ = own
+    mcmc.assign_step_methods = assign_step_methods
+
+
+@contextlib.contextmanager
+def _nuts_only(model: pm.Model, known_gradient: bool):
+    """While PyMC's NUTS starts on ``model``, assign NUTS to every variable without PyMC's
+    per-variable gradient probe (:func:`_assign_nuts_without_probing`), where the model's
+    variables are all continuous and its gradient is known to exist: ``known_gradient``
+    (one already compiled, or a model bayeval built), else one joint gradient is built here
+    (a fraction of the per-variable probes); a model without one keeps PyMC's assignment."""
+    if len(model.continuous_value_vars) != len(model.value_vars) or not model.value_vars:
+        yield
+        return
+    if not known_gradient:
+        try:
+            pytensor.gradient.grad(model.logp(), model.value_vars)
+        except (NotImplementedError, pytensor.gradient.NullTypeGradError):
+            yield
+            return
+    _assign_nuts_without_probing()
+    token = _NUTS_ONLY.set(model)
+    try:
+        yield
+    finally:
+        _NUTS_ONLY.reset(token)
+
+
 def sample_model(
     model: pm.Model,
     *,
@@ -1135,7 +1191,9 @@ def sample_model(
             reuse = c if reason and sampler == "pymc" else None
             if reuse is None and keep is not None and "compile_kwargs" not in nuts_kwargs:
                 reuse = _CACHE.get(keep)
-            with model, _reusing_valgrad(model, reuse), _keeping_valgrad(model, keep):
+            # a model bayeval built (``key``) or one with a compiled gradient needs no probe
+            with model, _reusing_valgrad(model, reuse), _keeping_valgrad(model, keep), \
+                    _nuts_only(model, known_gradient=key is not None or reuse is not None):
                 idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
                                   random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
