@@ -88,7 +88,7 @@ import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -725,19 +725,31 @@ INTERVAL_METHODS = ("jeffreys", "calibrated", "model", "delta")
 INTERVAL_PROB = 0.90
 
 
+def realization(st: Setting, r: int) -> Setting:
+    """Pool realization ``r`` of a synthetic setting (0: the setting's own pool; others: the
+    same generating model with the pool seed ``st.seed + 1000 r``). The real pool has one."""
+    return st if r == 0 or st.kind == "digits" else replace(st, seed=st.seed + 1000 * r)
+
+
 def _interval_work(task):
     """One ACIS run per seed (``interval_prob=0.90``): its estimate, and per interval
-    method its reported variance and ends; plus the domain's own variance."""
-    st, budget, seeds = task
+    method its reported variance and ends; plus the domain's own variance and the pool's
+    true F1 (the last row's third column)."""
+    st, budget, seeds, fit_only = task
+    from bayeval.fscore import _estimators
+
+    _estimators.CALIBRATED_COVERS_SCORES = not fit_only
     scores, predictions, y = _pool(st)
+    truth = f1(y, predictions)
     out = np.full((len(seeds), len(INTERVAL_METHODS) + 1, 4), np.nan)
     for k, seed in enumerate(seeds):
         r = acis(scores, predictions, lambda i: y[i], budget=budget, random_seed=int(seed),
                  interval_prob=INTERVAL_PROB)
         for j, m in enumerate(INTERVAL_METHODS):
             out[k, j] = (r.estimate, r.variances[m], *r.intervals[m])
-        out[k, -1, :2] = (r.estimate, r.variances.get("domain", np.nan))
-    print(f"  intervals: {st.name} {budget} seeds {seeds[0]}..{seeds[-1]} done", file=sys.stderr, flush=True)
+        out[k, -1, :3] = (r.estimate, r.variances.get("domain", np.nan), truth)
+    print(f"  intervals: {st.name} (pool seed {st.seed}) {budget} seeds {seeds[0]}..{seeds[-1]} done",
+          file=sys.stderr, flush=True)
     return st.name, budget, out
 
 
@@ -754,19 +766,19 @@ def interval_rows(settings, budgets, runs) -> list[dict]:
     z = float(norm.ppf(0.5 + INTERVAL_PROB / 2))
     rows = []
     for st in settings:
-        _, predictions, y = _pool(st)
-        truth = f1(y, predictions)
         for b in budgets:
             out = runs[(st.name, b)]
+            truth = out[:, -1, 2]  # each run's own pool (several with ``--realizations``)
             est = np.where(np.isfinite(out[:, 0, 0]), out[:, 0, 0], 0.0)
-            var_act, mse = est.var(ddof=1), np.mean((est - truth) ** 2)
+            err = est - truth
+            var_act, mse = err.var(ddof=1), np.mean(err**2)
             w_act = 2 * z * np.sqrt(mse)
             for j, m in enumerate(INTERVAL_METHODS + ("domain",)):
                 lo, hi, v = out[:, j, 2], out[:, j, 3], out[:, j, 1]
                 width = np.mean(hi - lo) if m != "domain" else np.nan
                 rows.append(dict(
-                    pool=st.name, labels=b, method=m, truth=truth, n=est.size,
-                    bias=est.mean() - truth, sd=np.sqrt(var_act), rmse=np.sqrt(mse),
+                    pool=st.name, labels=b, method=m, truth=float(truth.mean()), n=est.size,
+                    bias=float(err.mean()), sd=np.sqrt(var_act), rmse=np.sqrt(mse),
                     cover=np.mean((lo <= truth) & (truth <= hi)) if m != "domain" else np.nan,
                     width=width, actual_width=w_act, width_ratio=width / w_act,
                     var_ratio=np.nanmean(v) / var_act, var_mse_ratio=np.nanmean(v) / mse,
@@ -789,9 +801,20 @@ def interval_study(args, argv) -> str:
     """``--intervals``: ACIS's four intervals on ``INTERVAL_POOLS`` (see the module docs)."""
     settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
     trials = args.trials or 100
+    n_real = max(1, args.realizations)
     chunk = max(1, min(25, trials // 2))
-    tasks = [(st, b, np.arange(lo, min(lo + chunk, trials)) + 4_000_037 * (i + 1))
-             for i, st in enumerate(settings) for b in INTERVAL_BUDGETS for lo in range(0, trials, chunk)]
+    # Seeds by the pool's place in INTERVAL_POOLS, so that --pools picks the same runs; with
+    # --realizations K, trial j runs on pool realization j mod K.
+    tasks = []
+    for st in settings:
+        i = INTERVAL_POOLS.index(st)
+        for b in INTERVAL_BUDGETS:
+            for lo in range(0, trials, chunk):
+                trial = np.arange(lo, min(lo + chunk, trials))
+                for r in range(n_real if st.kind != "digits" else 1):
+                    mine = trial[trial % n_real == r] if st.kind != "digits" else trial
+                    if mine.size:
+                        tasks.append((realization(st, r), b, mine + 4_000_037 * (i + 1), args.fit_only))
     t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as ex:
@@ -810,7 +833,12 @@ def interval_study(args, argv) -> str:
         "",
         f"Made by `{command.strip()}` at git {revision} with {_versions(False)}; "
         f"{trials} runs per pool and budget, {(time.perf_counter() - t0) / 60:.1f} min with "
-        f"{args.jobs} worker(s).",
+        f"{args.jobs} worker(s)."
+        + (f" Synthetic pools: {n_real} realizations each (run j on realization j mod {n_real}: the "
+           "setting's pool seed + 1000 (j mod K)); errors against each run's own pool's F1 (true F1 = their "
+           "mean)." if n_real > 1 else "")
+        + (" `calibrated` here is the fitted curve alone (`--fit-only`: the scores read as "
+           "probabilities not covered)." if args.fit_only else ""),
         "",
         f"Every run reports all four {INTERVAL_PROB:.0%} intervals from one estimate (`ACISResult.intervals`, "
         "`ACISResult.variances`). cover = share of runs whose interval holds the true F1; width = mean "
@@ -903,6 +931,11 @@ def main(argv=None) -> str:
     parser.add_argument("--intervals", action="store_true",
                         help="only the study of ACIS's four intervals against the actual error (see the module docs)")
     parser.add_argument("--pools", nargs="+", default=None, help="pools of --intervals (default all)")
+    parser.add_argument("--realizations", type=int, default=1,
+                        help="pool realizations per synthetic pool of --intervals (default 1: the setting's pool)")
+    parser.add_argument("--fit-only", action="store_true",
+                        help="--intervals with the calibrated interval's count from the fitted curve alone "
+                        "(not also covering the scores read as probabilities): the interval before that change")
     args = parser.parse_args(argv)
     if args.intervals:
         return interval_study(args, argv)

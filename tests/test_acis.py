@@ -631,6 +631,74 @@ def test_calibrated_offsets_move_f_to_the_count_quantiles():
     assert hi - est == pytest.approx(np.hypot(z * 0.03, 0.02))
 
 
+def test_calibrated_offsets_also_cover_the_count_the_scores_imply(monkeypatch):
+    """With probability scores the calibrated count's range is joined with the Poisson
+    quantiles of the count the scores imply read as probabilities (``r_cal_scores``): a
+    fitted curve that expects 2--9 positives where the scores say 30 gives the lower F end
+    at the 95 % quantile of Poisson(30); without the scores' count (NaN, or the switch
+    off) the offsets are the fitted curve's alone."""
+    from scipy.stats import poisson
+
+    from bayeval.fscore import _estimators
+
+    est, den, alpha = 0.6, 100.0, 0.5
+    draws, w = np.array([2.0, 5.0, 9.0]), np.array([0.3, 0.4, 0.3])
+    fit_only = _calibrated_offsets(est, den, _rest(r_hat=4.0, r_cal_draws=draws, r_cal_weights=w),
+                                   alpha=alpha, interval_prob=0.90)
+    rest = _rest(r_hat=4.0, r_cal_draws=draws, r_cal_weights=w, r_cal_scores=30.0)
+    down, up = _calibrated_offsets(est, den, rest, alpha=alpha, interval_prob=0.90)
+    r_hi = poisson.ppf(0.95, 30.0)
+    assert r_hi > _count_quantile(draws, 0.95, w)
+    assert est - down == pytest.approx(est * den / (den + (1 - alpha) * (r_hi - 4.0)))
+    assert up == pytest.approx(fit_only[1])  # the scores' low quantile is above the fit's
+    assert down > fit_only[0] + 0.05
+    nan = _calibrated_offsets(est, den, rest | {"r_cal_scores": float("nan")}, alpha=alpha, interval_prob=0.90)
+    assert nan == pytest.approx(fit_only)
+    monkeypatch.setattr(_estimators, "CALIBRATED_COVERS_SCORES", False)
+    assert _calibrated_offsets(est, den, rest, alpha=alpha, interval_prob=0.90) == pytest.approx(fit_only)
+
+
+def test_rest_model_counts_the_scores_only_for_probability_scores():
+    """``fit_rest_model``'s ``r_cal_scores``: the sum of the unlabeled rest's scores (their
+    logistic feature read back) for probability scores; NaN for other scores, whose prior
+    centre says nothing about the rate."""
+    s = np.array([0.001, 0.002, 0.01, 0.02, 0.3, 0.9])
+    t, prior = _platt_feature(s)
+    coef, cov = _platt_fit(t, np.array([0, 0, 0, 0, 0, 1]), prior)
+    rng = np.random.default_rng(0)
+    rest = _rest_model(t[:4], t[4:], np.array([0, 1]), coef, cov, rng, labeled=(t, np.array([0, 0, 0, 0, 0, 1]), prior))
+    assert rest["r_cal_scores"] == pytest.approx(s[:4].sum(), rel=0.01)  # 256 bins of the feature
+    u, prior_u = _platt_feature(s * 10.0)  # not probabilities: standardized, vague prior
+    coef_u, cov_u = _platt_fit(u, np.array([0, 0, 0, 0, 0, 1]), prior_u)
+    other = _rest_model(u[:4], u[4:], np.array([0, 1]), coef_u, cov_u, rng,
+                        labeled=(u, np.array([0, 0, 0, 0, 0, 1]), prior_u))
+    assert np.isnan(other["r_cal_scores"])
+
+
+def test_calibrated_interval_covers_the_scores_count_in_a_run(pool, monkeypatch):
+    """End to end, same seed: the calibrated interval that also covers the scores' count
+    contains the fitted curve's alone (the estimate and every other interval unchanged),
+    and is wider on at least one of three seeds. The scores are made underconfident
+    (logit halved), so read as probabilities they expect more positives in the rest
+    than the curve fitted to the labels."""
+    from bayeval.fscore import _estimators
+
+    scores, predictions, y = pool
+    scores = 1 / (1 + np.exp(-0.5 * np.log(scores / (1 - scores))))
+    wider = 0
+    for seed in (0, 1, 2):
+        both = acis(scores, predictions, lambda i: y[i], budget=100, random_seed=seed, interval="calibrated",
+                    interval_prob=0.9)
+        monkeypatch.setattr(_estimators, "CALIBRATED_COVERS_SCORES", False)
+        fit = acis(scores, predictions, lambda i: y[i], budget=100, random_seed=seed, interval="calibrated",
+                   interval_prob=0.9)
+        monkeypatch.setattr(_estimators, "CALIBRATED_COVERS_SCORES", True)
+        assert both.estimate == fit.estimate and both.intervals["jeffreys"] == fit.intervals["jeffreys"]
+        assert both.interval[0] <= fit.interval[0] + 1e-12 and both.interval[1] >= fit.interval[1] - 1e-12
+        wider += (both.interval[1] - both.interval[0]) > (fit.interval[1] - fit.interval[0]) + 1e-9
+    assert wider >= 1
+
+
 def test_calibrated_interval_widens_when_the_rest_draws_contradict_the_calibration():
     """A pool with positives hidden among its lowest scores (a fifth of the lowest 2,000),
     where a logistic calibration expects almost none: a run whose rest draws find one

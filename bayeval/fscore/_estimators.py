@@ -25,6 +25,10 @@ REST_DRAWS = 1000
 #: roughly calibrated". For other scores (standardized): both ~ N(0, 10^2).
 PLATT_PRIOR_PROB = (np.array([0.0, 1.0]), np.array([2.0, 2.0]))
 PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
+#: Whether the calibrated interval's range of the rest count also covers the count that the
+#: scores imply when read as probabilities (probability scores only; ``calibrated_offsets``).
+#: ``benchmarks/acis.py --intervals --fit-only`` turns it off to measure the difference.
+CALIBRATED_COVERS_SCORES = True
 
 
 def ratio_estimate(
@@ -216,6 +220,10 @@ def fit_rest_model(
     )
     log_w = None if labeled is None else posterior_log_weights(b, coef, cov, *labeled)
     out.update(calibrated_count(b, tb, nb, log_w))
+    # The count if the scores themselves are calibrated (the prior's centre, for probability
+    # scores only): the calibrated interval covers it too (see ``calibrated_offsets``).
+    prior_mean = None if labeled is None or labeled[2] is not PLATT_PRIOR_PROB else labeled[2][0]
+    out["r_cal_scores"] = math.nan if prior_mean is None else float(logistic(prior_mean[0] + prior_mean[1] * tb) @ nb)
     # Do the rest items drawn so far agree with the calibration? The chance of finding at
     # least ``x`` positives where its mode expects ``e_mode`` (1 when none was found).
     out["rest_misfit_p"] = float(poisson.sf(x - 1.0, max(e_mode, 1e-300))) if x > 0 else 1.0
@@ -309,6 +317,10 @@ def calibrated_offsets(est, den, rest, *, alpha, interval_prob, r_hat=None) -> t
     r_hat = rest["r_hat"] if r_hat is None or not math.isfinite(r_hat) else r_hat
     draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
     r_lo, r_hi = count_quantile(draws, tail, w), count_quantile(draws, 1.0 - tail, w)
+    c_scores = rest.get("r_cal_scores", math.nan)
+    if CALIBRATED_COVERS_SCORES and math.isfinite(c_scores):  # the scores read as probabilities
+        r_lo = min(r_lo, float(poisson.ppf(tail, c_scores)))
+        r_hi = max(r_hi, float(poisson.ppf(1.0 - tail, c_scores)))
 
     def f_at(r):
         return est * den / max(den + (1.0 - alpha) * (r - r_hat), 1e-300)
