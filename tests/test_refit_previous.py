@@ -258,6 +258,37 @@ def test_label_flip_refit_with_another_structure_runs_nuts_and_says_why(first_fi
     assert "another structure" in post.sampling.fallback_reason
 
 
+def test_label_flip_fits_before_and_after_the_first_vetted_labels_are_one_structure():
+    """The model a LabelFlip fit samples carries the vetted-label terms even when nothing
+    is vetted (empty; ``build`` leaves them out, as before): the vetting loop's first fit
+    (no labels) and its second (the first batch) share a structure and a compiled model,
+    and the empty terms change no log-density."""
+    data, truth = simulate_tags(3, items_per_category=60, random_seed=0)
+    vetted = data.with_labels(data.item_ids[:6], truth[:6])
+    spec = LabelFlip()
+    assert spec._structure(data) == spec._structure(vetted)
+    assert spec._structure(data) != LabelFlip(pooling="none")._structure(data)
+    plain, for_fit = spec.build(data), spec._build_for_fit(data)
+    assert {v.name for v in plain.observed_RVs} == {"noisy_unvetted"}
+    assert {v.name for v in for_fit.observed_RVs} == {"label_vetted", "noisy_vetted", "noisy_unvetted"}
+    assert len(for_fit.coords["vetted_item"]) == 0 and for_fit["vetted_label"].get_value().shape == (0,)
+    assert {v.name for v in for_fit.free_RVs} == {v.name for v in plain.free_RVs}
+    lp_fit, lp_plain = for_fit.compile_logp(), plain.compile_logp()
+    dlp_fit, dlp_plain = for_fit.compile_dlogp(), plain.compile_dlogp()
+    rng = np.random.default_rng(1)
+    points = [{k: v + rng.normal(0, 0.5, np.shape(v)) for k, v in plain.initial_point().items()} for _ in range(3)]
+    for point in points:
+        assert float(lp_fit(point)) == float(lp_plain(point))  # adding empty sums: the same floats
+        np.testing.assert_array_equal(dlp_fit(point), dlp_plain(point))
+    # the first fit's model, with the first vetted labels swapped in, is the model of those data
+    pm.set_data(spec._data_values(vetted), model=for_fit, coords=spec._coords(vetted))
+    fresh = spec.build(vetted).compile_logp()
+    assert list(for_fit.coords["vetted_item"]) == list(vetted.item_ids[:6])
+    for point in points:
+        assert float(lp_fit(point)) == pytest.approx(float(fresh(point)), rel=1e-12)
+        assert float(lp_fit(point)) != pytest.approx(float(lp_plain(point)), rel=1e-6)  # the labels count
+
+
 def test_previous_of_another_model_is_rejected():
     # checked before anything is fitted: a stand-in with a posterior's attributes serves
     other = SimpleNamespace(idata=az.from_dict(posterior={"fpr_mu": np.zeros((2, 5))}), data=_tags(40),
