@@ -446,7 +446,10 @@ class LabelFlip(Model):
         standardized g(s)), ``*_category`` (category codes), ``*_onehot`` (the same
         as a one-hot matrix, used for the lookup while items x categories stays below
         2**21), ``*_features`` (standardized), ``unvetted_noisy_label``,
-        ``vetted_noisy_label`` and ``vetted_label``.
+        ``vetted_noisy_label`` and ``vetted_label``. Without vetted items this model has
+        no vetted-label terms; the model :meth:`fit` samples has them, empty (they add
+        nothing to the log-density), so that the fits before and after the first vetted
+        labels share one compiled model and a refit (``previous=``) can bridge them.
 
         Examples
         --------
