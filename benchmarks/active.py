@@ -105,7 +105,7 @@ def _log_routes() -> list:
         route = "nuts"
         if info.sampler == "importance":
             route = "moved" if isinstance(extra.get("move"), dict) else "reweighted"
-        elif previous is not None:
+        elif info.fallback_reason:
             route = "nuts (fallback)"
         log.append({"n_vetted": int(data.n_vetted), "route": route, "seconds": round(time.perf_counter() - t, 2),
                     "pareto_k": _num(info.pareto_k), "ess": _num(info.ess),
