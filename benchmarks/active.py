@@ -14,7 +14,9 @@ estimator, at each fraction vetted:
   category's P@K.
 
 Run: ``python benchmarks/active.py`` (``--quick`` for a small version). Results go to
-``benchmarks/results/active.md`` (written by hand from the printed tables).
+``benchmarks/results/active.md`` (written by hand from the printed tables). The loop's
+refits against NUTS at every step (``--no-previous``; ``--routes FILE`` logs each fit's
+route and seconds): ``benchmarks/results/active_refits.md``.
 """
 
 from __future__ import annotations
