@@ -14,7 +14,9 @@ estimator, at each fraction vetted:
   category's P@K.
 
 Run: ``python benchmarks/active.py`` (``--quick`` for a small version). Results go to
-``benchmarks/results/active.md`` (written by hand from the printed tables).
+``benchmarks/results/active.md`` (written by hand from the printed tables). The loop's
+refits against NUTS at every step (``--no-previous``; ``--routes FILE`` logs each fit's
+route and seconds): ``benchmarks/results/active_refits.md``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def main():
                          "previous fit, to time against")
     ap.add_argument("--merge", nargs="+", default=None, metavar="PICKLE",
                     help="print the tables of saved runs (from --save) together instead of running")
+    ap.add_argument("--routes", default=None, metavar="JSON",
+                    help="write how each fit was made (NUTS, reweighted, resampled and moved; its seconds, "
+                         "Pareto k, ESS, fallback reason) to this file, and print a tally")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     trials = args.trials or (2 if args.quick else 10)
@@ -62,7 +67,10 @@ def main():
                 parts.append(pickle.load(fh))
         report(xr.concat(parts, dim="trial"), k, t0, args)
         return
+    routes = _log_routes() if args.routes else None
     for trial in range(args.first_trial, args.first_trial + trials):
+        if routes is not None:
+            routes.append({"trial": trial})
         data, truth = simulate_tags(n_cat, items_per_category=400, random_seed=1000 + trial)
         ds = simulate(
             data, truth, LabelFlip(), metric="precision_at_k", k=k, strategies=("random", "expected_change"),
@@ -72,12 +80,63 @@ def main():
         rows.append(ds)
         print(f"trial {trial + 1 - args.first_trial}/{trials} done ({time.time() - t0:.0f} s)", flush=True)
     all_ = xr.concat(rows, dim="trial")
+    if routes is not None:
+        _write_routes(routes, args.routes)
     if args.save:
         import pickle
 
         with open(args.save, "wb") as fh:
             pickle.dump(all_, fh)
     report(all_, k, t0, args)
+
+
+def _log_routes() -> list:
+    """Record every fit the loop makes (``bayeval.active.simulate._fit``): the route its
+    ``post.sampling`` says, with its time; returns the list the records go to."""
+    import importlib
+
+    sim = importlib.import_module("bayeval.active.simulate")  # (the package's face names the function simulate)
+
+    log, fit = [], sim._fit
+
+    def logged(model, data, seed, fit_kwargs, progressbar, previous=None):
+        t = time.perf_counter()
+        post = fit(model, data, seed, fit_kwargs, progressbar, previous)
+        info = post.sampling
+        extra = info.extra if isinstance(info.extra, dict) else {}
+        route = "nuts"
+        if info.sampler == "importance":
+            route = "moved" if isinstance(extra.get("move"), dict) else "reweighted"
+        elif info.fallback_reason:
+            route = "nuts (fallback)"
+        log.append({"n_vetted": int(data.n_vetted), "route": route, "seconds": round(time.perf_counter() - t, 2),
+                    "pareto_k": _num(info.pareto_k), "ess": _num(info.ess),
+                    "rounds": (extra.get("move") or {}).get("rounds") if isinstance(extra.get("move"), dict) else None,
+                    "reason": info.fallback_reason or ""})
+        return post
+
+    sim._fit = logged
+    return log
+
+
+def _num(x):
+    x = float(x) if x is not None else float("nan")
+    return None if x != x else round(x, 3)
+
+
+def _write_routes(routes: list, path: str) -> None:
+    import json
+    from collections import Counter
+
+    with open(path, "w") as fh:
+        json.dump(routes, fh, indent=1)
+    fits = [r for r in routes if "route" in r]
+    tally = Counter(r["route"] for r in fits)
+    secs = {k: sum(r["seconds"] for r in fits if r["route"] == k) for k in tally}
+    print("\nfits by route: " + ", ".join(f"{k} {n} ({secs[k]:.0f} s)" for k, n in sorted(tally.items())))
+    for r in fits:
+        if r["route"] == "nuts (fallback)":
+            print(f"  fallback at {r['n_vetted']} vetted: {r['reason']}")
 
 
 def report(all_, k, t0, args):

@@ -258,6 +258,79 @@ def test_label_flip_refit_with_another_structure_runs_nuts_and_says_why(first_fi
     assert "another structure" in post.sampling.fallback_reason
 
 
+def _flip_loop_data():
+    data, truth = simulate_tags(3, items_per_category=60, random_seed=0)
+    return data, data.with_labels(data.item_ids[:6], truth[:6])
+
+
+def test_label_flip_fits_before_and_after_the_first_vetted_labels_are_one_structure():
+    """The model a LabelFlip fit samples carries the vetted-label terms even when nothing
+    is vetted (empty; ``build`` leaves them out, as before): the vetting loop's first fit
+    (no labels) and its second (the first batch) share a structure and so a compiled model."""
+    data, vetted = _flip_loop_data()
+    spec = LabelFlip()
+    assert spec._structure(data) == spec._structure(vetted)
+    assert spec._structure(data) != LabelFlip(pooling="none")._structure(data)
+    plain, for_fit = spec.build(data), spec._build_for_fit(data)
+    assert {v.name for v in plain.observed_RVs} == {"noisy_unvetted"}
+    assert {v.name for v in for_fit.observed_RVs} == {"label_vetted", "noisy_vetted", "noisy_unvetted"}
+    assert {v.name for v in for_fit.free_RVs} == {v.name for v in plain.free_RVs}
+    assert len(for_fit.coords["vetted_item"]) == 0 and for_fit["vetted_label"].get_value().shape == (0,)
+    # the containers a refit swaps in: the same names, holding the first vetted labels
+    assert set(spec._data_values(data)) == set(spec._data_values(vetted)) == {v.name for v in for_fit.data_vars}
+    np.testing.assert_array_equal(spec._data_values(vetted)["vetted_label"], vetted.labels[:6])
+    assert list(spec._coords(vetted)["vetted_item"]) == list(vetted.item_ids[:6])
+
+
+@pytest.mark.slow  # compiles four log-densities and two gradients: tens of seconds on a shared machine
+def test_label_flip_empty_vetted_terms_change_no_log_density():
+    """The empty vetted-label terms add nothing: the fits' model and ``build``'s have the
+    same log-density and gradient to the last bit (so a seed gives the draws it gave
+    before the terms were carried), and with the first labels swapped in the fits' model
+    is the model of those data."""
+    data, vetted = _flip_loop_data()
+    spec = LabelFlip()
+    plain, for_fit = spec.build(data), spec._build_for_fit(data)
+    lp_fit, lp_plain = for_fit.compile_logp(), plain.compile_logp()
+    dlp_fit, dlp_plain = for_fit.compile_dlogp(), plain.compile_dlogp()
+    rng = np.random.default_rng(1)
+    points = [{k: v + rng.normal(0, 0.5, np.shape(v)) for k, v in plain.initial_point().items()} for _ in range(3)]
+    for point in points:
+        assert float(lp_fit(point)) == float(lp_plain(point))
+        np.testing.assert_array_equal(dlp_fit(point), dlp_plain(point))
+    pm.set_data(spec._data_values(vetted), model=for_fit, coords=spec._coords(vetted))
+    assert list(for_fit.coords["vetted_item"]) == list(vetted.item_ids[:6])
+    fresh = spec.build(vetted).compile_logp()
+    for point in points:
+        assert float(lp_fit(point)) == pytest.approx(float(fresh(point)), rel=1e-12)
+        assert float(lp_fit(point)) != pytest.approx(float(lp_plain(point)), rel=1e-6)  # the labels count
+
+
+@pytest.mark.slow  # a NUTS fit of a hierarchical model and a refit: tens of seconds on a shared machine
+def test_label_flip_loop_second_fit_is_a_refit(tmp_path):
+    """In the vetting loop, the fit after the first batch of labels refits from the first
+    fit (no labels): the route recorded on the posterior is the reweighting, not NUTS
+    because the structure changed."""
+    from bayeval.active import ActiveSession
+
+    data, truth = simulate_tags(3, items_per_category=100, random_seed=2)
+    sess = ActiveSession(data, LabelFlip(), metric="precision_at_k", metric_kwargs={"k": 20},
+                         store=tmp_path / "labels.sqlite", batch_size=4, strategy="random", random_seed=1,
+                         fit_kwargs=dict(draws=300, tune=300, chains=2, cores=1, warn=False), progressbar=False)
+    with sess:
+        first = sess.posterior
+        assert first.sampling.sampler == "pymc" and first.data.n_vetted == 0
+        batch = sess.next_batch()
+        sess.record(batch, truth[sess.data.index_of(batch)])
+        second = sess.posterior
+    assert second.data.n_vetted == 4
+    info = second.sampling
+    assert info.sampler == "importance", info.fallback_reason
+    assert info.extra["proposal"].startswith("previous fit") and info.pareto_k < 0.7
+    assert second.idata.posterior.sizes["draw"] == 300
+    assert np.isfinite(second.metric("precision").values).all()
+
+
 def test_previous_of_another_model_is_rejected():
     # checked before anything is fitted: a stand-in with a posterior's attributes serves
     other = SimpleNamespace(idata=az.from_dict(posterior={"fpr_mu": np.zeros((2, 5))}), data=_tags(40),

@@ -117,6 +117,12 @@ class Model:
         """What the compiled model depends on besides data values; None: no reuse."""
         return None
 
+    def _build_for_fit(self, data):
+        """The PyMC model that ``fit`` samples and caches under ``_structure(data)``
+        (default: :meth:`build`). A model whose key joins data sets with and without some
+        part builds that part here even where it is empty."""
+        return self.build(data)
+
     def _data_values(self, data) -> dict[str, np.ndarray]:
         """The values of the model's ``pm.Data`` containers for ``data``."""
         return {}
@@ -176,11 +182,11 @@ class Model:
     def _model(self, data):
         key = self._structure(data)
         if key is None:
-            return self.build(data), None
+            return self._build_for_fit(data), None
         key = (type(self).__name__, *key)
         model = cached_model(key)
         if model is None:
-            return self.build(data), key
+            return self._build_for_fit(data), key
         import pymc as pm
 
         pm.set_data(self._data_values(data), model=model, coords=self._coords(data))

@@ -446,7 +446,10 @@ class LabelFlip(Model):
         standardized g(s)), ``*_category`` (category codes), ``*_onehot`` (the same
         as a one-hot matrix, used for the lookup while items x categories stays below
         2**21), ``*_features`` (standardized), ``unvetted_noisy_label``,
-        ``vetted_noisy_label`` and ``vetted_label``.
+        ``vetted_noisy_label`` and ``vetted_label``. Without vetted items this model has
+        no vetted-label terms; the model :meth:`fit` samples has them, empty (they add
+        nothing to the log-density), so that the fits before and after the first vetted
+        labels share one compiled model and a refit (``previous=``) can bridge them.
 
         Examples
         --------
@@ -459,10 +462,19 @@ class LabelFlip(Model):
         >>> model.named_vars_to_dims["p_y1_z1"]
         ('category',)
         """
+        return self._build(data, vetted_terms=False)
+
+    def _build_for_fit(self, data) -> pm.Model:
+        # the fits' model carries the vetted-label terms even when nothing is vetted (empty
+        # containers add nothing to the log-density): a fit before the first vetted labels and
+        # the fits after them are one structure, so the vetting loop's second fit is a refit
+        return self._build(data, vetted_terms=True)
+
+    def _build(self, data, *, vetted_terms: bool) -> pm.Model:
         prep = self._prepared(data)
         pooling, names = prep["pooling"], prep["names"]
         n_cat = names.size
-        vals, coords, layout = self._containers(data, prep)
+        vals, coords, layout = self._containers(data, prep, vetted_terms=vetted_terms)
         n_feat = prep["X"].shape[1]
         with pm.Model(coords=coords) as model:
             fpr_logit = self._per_category("fpr", pooling, n_cat)
@@ -540,8 +552,11 @@ class LabelFlip(Model):
         self._memo = (data, prep)
         return prep
 
-    def _containers(self, data, prep: dict) -> tuple[dict, dict, dict]:
-        """The values of the model's data containers, its coords, and which parts exist."""
+    def _containers(self, data, prep: dict, *, vetted_terms: bool = True) -> tuple[dict, dict, dict]:
+        """The values of the model's data containers, its coords, and which parts exist.
+
+        ``vetted_terms``: the vetted-label containers are there even when nothing is vetted
+        (empty; the fits' model), else only where some item is vetted (:meth:`build`)."""
         names = prep["names"]
         n_cat = names.size
         vet = prep["vetted"]
@@ -561,7 +576,7 @@ class LabelFlip(Model):
             if n_feat and x_values is not None:
                 vals[f"{part}_features"] = x_values
 
-        layout = {"vetted": bool(vet.any()), "binned": bool(prep["binned"]), "unvetted": bool((~vet).any())}
+        layout = {"vetted": bool(vetted_terms or vet.any()), "binned": bool(prep["binned"]), "unvetted": bool((~vet).any())}
         if layout["vetted"]:
             rows("vetted", prep["g"][vet], prep["codes"][vet], prep["X"][vet])
             vals["vetted_label"] = prep["z"][vet]
