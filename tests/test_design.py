@@ -129,19 +129,3 @@ def test_explore_fills_the_least_vetted_strata_first():
     assert explore(data, 5, exclude=np.arange(40, 200), random_seed=0).min() >= 200
     with pytest.raises(TypeError, match="EvalData"):
         explore(s, 3)
-
-
-def test_design_ranks_by_the_curves_feature_and_breaks_its_ties_at_random():
-    s = np.r_[np.ones(50), np.full(50, 1 - 1e-9), np.linspace(0.9, 0.0, 900)]
-    a = b = 0
-    for k in range(100):
-        pos = design(s, 70, random_seed=k)
-        a += int((pos < 50).sum())
-        b += int(((pos >= 50) & (pos < 100)).sum())
-    assert abs(a - b) / 100 < 1.5  # 20 and 20 on average; ranked by score: 30 and 10 in every design
-    rng = np.random.default_rng(3)
-    state = rng.bit_generator.state
-    m = np.random.default_rng(4).normal(size=300)
-    st = design_strata(m, random_seed=rng)
-    assert rng.bit_generator.state == state
-    assert np.array_equal(np.concatenate(st), np.argsort(-m))

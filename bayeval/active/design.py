@@ -15,10 +15,7 @@ score and spends the labels where the metric is decided:
   30-60% and 60-100% -- the same number of labels in each.
 
 Within a stratum the items are drawn uniformly at random, so the design depends on the
-scores alone -- and only through the score feature the calibration curves see: the ranking
-is that of the feature (probabilities within 1e-7 of 0 or 1, and exact 0s and 1s, share
-one value of it), and items that share a value are ordered at random, not by their
-position in the pool. Later batches of strategy ``"auto"`` keep a quarter of their items
+scores alone. Later batches of strategy ``"auto"`` keep a quarter of their items
 (:data:`EXPLORE_SHARE`) on these strata: :func:`explore` tops up the strata that hold the
 fewest vetted items, so that greedy expected change does not leave the tails of the
 ranking without labels.
@@ -43,8 +40,6 @@ for any of them.
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 
@@ -89,29 +84,7 @@ def _split(order: np.ndarray, edges) -> list[np.ndarray]:
     return out
 
 
-def _curve_feature(s: np.ndarray) -> np.ndarray:
-    """The score as the default calibration curves see it (the same ranking, the same ties)."""
-    from ..models.calibration import Calibration  # here: the design itself needs no PyMC
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        feats, _ = Calibration("logistic").features(EvalData(s))
-    return feats[:, 0]
-
-
-def _ranking(s: np.ndarray, random_seed) -> np.ndarray:
-    """Positions best first by the curves' feature; ties at random with ``random_seed`` (a
-    Generator is drawn from directly; ``None``: ties by position), used only when there are ties."""
-    z = _curve_feature(s)
-    pos = np.arange(s.size)
-    if random_seed is not None and np.unique(z).size < s.size:
-        rng = random_seed if isinstance(random_seed, np.random.Generator) else V.as_rng(random_seed)
-        pos = rng.permutation(s.size)
-    return np.lexsort((pos, -z))
-
-
-def design_strata(scores, *, metric: str = "average_precision", threshold: float | None = None,
-                  random_seed=None) -> list[np.ndarray]:
+def design_strata(scores, *, metric: str = "average_precision", threshold: float | None = None) -> list[np.ndarray]:
     """The strata of :func:`design` as arrays of positions (best scores first in each).
 
     Examples
@@ -124,7 +97,7 @@ def design_strata(scores, *, metric: str = "average_precision", threshold: float
     """
     s = V.as_scores(scores, "scores")
     metric = V.check_choice(metric, "metric", _RANKING_METRICS + THRESHOLD_METRICS)
-    order = _ranking(s, random_seed)  # best first
+    order = np.lexsort((np.arange(s.size), -s))  # best first, ties by position
     if metric in _RANKING_METRICS:
         return _split(order, RANK_STRATA)
     if threshold is None:
@@ -187,7 +160,7 @@ def design(
     size = V.as_positive_int(size, "size", hint=" It is how many items to vet.")
     rng = V.as_rng(random_seed)
     blocked = vetted | V.as_item_mask(exclude, scores.size, "exclude")
-    strata = [st[~blocked[st]] for st in design_strata(scores, metric=metric, threshold=threshold, random_seed=rng)]
+    strata = [st[~blocked[st]] for st in design_strata(scores, metric=metric, threshold=threshold)]
     strata = [st for st in strata if st.size]
     room = np.array([st.size for st in strata], dtype=np.int64)
     alloc = np.zeros(len(strata), dtype=np.int64)
@@ -260,7 +233,7 @@ def explore(
     size = V.as_positive_int(size, "size", hint=" It is how many items to choose.")
     rng = V.as_rng(random_seed)
     blocked = data.vetted | V.as_item_mask(exclude, data.n_items, "exclude")
-    strata = design_strata(data.scores, metric=metric, threshold=threshold, random_seed=rng)
+    strata = design_strata(data.scores, metric=metric, threshold=threshold)
     have = np.array([int(data.vetted[st].sum()) for st in strata], dtype=np.int64)
     free = [st[~blocked[st]] for st in strata]
     room = np.array([f.size for f in free], dtype=np.int64)
