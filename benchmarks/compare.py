@@ -33,6 +33,7 @@ Run (results in ``benchmarks/results/compare.md``)::
 from __future__ import annotations
 
 import argparse
+import itertools
 import pathlib
 import sys
 import time
@@ -179,10 +180,60 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
 
 
 ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
+          "joint_shared": _joint_route("signed", 1.0, slopes="shared"), "joint_each": _joint_route("signed", 1.0, slopes="each"),
           "separate": route_separate, "bootstrap": route_bootstrap}
 for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
     for _b in (1.0, 1.5, 2.0):
         ROUTES[f"joint_a{_a:g}_b{_b:g}"] = _joint_route("signed", 1.0, intercept_sd=_a, slope_sd=_b)
+
+
+FIVE = (1.3, 1.8, 2.0, 2.3, 3.0)  # the separations of the five classifiers of ``--part five``
+
+
+def five_pool(rho: float, n: int = 2000, prevalence: float = 0.2, seed: int = 0) -> tuple[dict, np.ndarray]:
+    """Five simulated classifiers of one pool (as :func:`sim_pair`, separations ``FIVE``)."""
+    rng = np.random.default_rng([seed, 5, int(rho * 10)])
+    y = (rng.random(n) < prevalence).astype(int)
+    shared = rng.normal(0, 1, n)
+    noise = np.sqrt(1 - rho ** 2)
+    scores = {f"m{k}": 1 / (1 + np.exp(-(d * y + rho * shared + noise * rng.normal(0, 1, n) - 1.5)))
+              for k, d in enumerate(FIVE)}
+    return scores, y
+
+
+def run_five(budgets, n_sets, routes, log=print) -> pd.DataFrame:
+    """Five classifiers compared at once (``--part five``): each route's 90% interval of
+    every classifier's gap to every other, its P(better), and whether its candidates fell
+    back to NUTS, on the same label sets."""
+    from bayeval.models import Stack
+    from bayeval.models.joint import JointCalibration
+
+    rows = []
+    for rep in range(n_sets):
+        for rho in (0.0, 0.8):
+            scores, y = five_pool(rho)
+            z = y[None].astype(np.int8)
+            ap = {k: float(M.average_precision(z, s)[0]) for k, s in scores.items()}
+            pair = Pair(f"five_rho{rho}", scores["m0"], scores["m1"], y, "")
+            for budget in budgets:
+                lab = _labels(pair, budget, rep)
+                for rname in routes:
+                    slopes = rname.removeprefix("joint_")
+                    model = Stack(candidates=[JointCalibration(c, slopes=slopes) for c in ("logistic", "monotone")])
+                    t = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        cmp = be.compare(scores, lab, model=model, random_seed=rep, draws=DRAWS, warn=False)
+                        nuts = sum(c.sampling.sampler != "importance" for c in cmp.posterior.candidates.values())
+                        for a, b in itertools.combinations(scores, 2):
+                            g = cmp.difference(b, a).values.ravel()
+                            rows.append({"pair": f"five_rho{rho}_{b}-{a}", "budget": budget, "rep": rep, "route": rname,
+                                         "true_gap": ap[b] - ap[a], "p": float((g > 0).mean() + 0.5 * (g == 0).mean()),
+                                         "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g))),
+                                         "nuts": nuts, "seconds": time.perf_counter() - t})
+                    log(f"set {rep} rho {rho} budget {budget} {rname}: {time.perf_counter() - t:.1f} s, "
+                        f"{nuts} candidate(s) on NUTS")
+    return _finish(pd.DataFrame(rows))
 
 
 def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, first_set=0) -> pd.DataFrame:
@@ -268,15 +319,42 @@ def _md(df: pd.DataFrame) -> str:
     return R._md(df)
 
 
+def main_five(args, argv, rev, versions) -> str:
+    """``--part five``: the monotone joint curve's segment slopes per classifier or shared, five classifiers."""
+    t0 = time.time()
+    routes = [r for r in args.routes if r in ("joint_each", "joint_shared")] or ["joint_each", "joint_shared"]
+    df = run_five(args.budgets, args.sets, routes, log=lambda s: print(s, flush=True))
+    if args.out:
+        df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
+    fits = df.drop_duplicates(["pair", "budget", "rep", "route"]).copy()
+    fits["pool"] = fits["pair"].str.split("_m").str[0]
+    per_fit = fits.drop_duplicates(["pool", "budget", "rep", "route"]).groupby(["route", "budget"])
+    speed = pd.DataFrame({"fits": per_fit.size(), "candidates_on_nuts": per_fit["nuts"].sum(),
+                          "median_seconds": per_fit["seconds"].median().round(1)})
+    return "\n\n".join([
+        "# Five classifiers compared at once: the monotone joint curve's segment slopes",
+        f"Made by `python benchmarks/compare.py {' '.join(argv or sys.argv[1:])}` at git {rev}; {versions}; "
+        f"{time.time() - t0:.0f} s. Five simulated classifiers (separations {FIVE}, n = 2000, prevalence 0.2, "
+        "shared noise rho 0 or 0.8) compared by `bayeval.compare` with its two stacked joint candidates, the "
+        "monotone one's segment slopes one set per classifier (`joint_each`) or one set shared "
+        "(`joint_shared`); the same label sets and seeds for both. Every one of the 10 gaps of a fit is a row "
+        "(the 10 gaps of one fit are not independent). Intervals are 90% HDIs; width: median.",
+        "## Coverage, width and mis-ranking of the gaps\n\n" + _md(coverage_table(df, ["route", "budget"])),
+        "## Reliability of the stated P(better)\n\n" + _md(reliability(df)),
+        "## Fits that fell back to NUTS, and time per fit (wall-clock, shared machine)\n\n" + _md(speed),
+    ])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("pairs", "active", "speed"), default="pairs")
+    ap.add_argument("--part", choices=("pairs", "active", "speed", "five"), default="pairs")
     ap.add_argument("--sets", type=int, default=10)
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--reps", type=int, default=8)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"], choices=list(ROUTES),
-                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind")
+                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind; "
+                         "joint_shared / joint_each = the monotone curve's segment slopes shared or per classifier")
     ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
     ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
     ap.add_argument("--only", nargs="+", default=None,
@@ -294,6 +372,8 @@ def main(argv=None):
         import compare_active as A
 
         text = A.main_speed(args, versions)
+    elif args.part == "five":
+        text = main_five(args, argv, rev, versions)
     else:
         pairs = sim_pairs() + real_pairs()
         if args.quick:
@@ -324,7 +404,8 @@ def main(argv=None):
             "joint models: signed weights of scale 1, the intercept's prior of scale 5); `joint_aA_bB` = the same "
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
-            "scale 0.5; "
+            "scale 0.5; `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
+            "classifiers / one set per classifier; "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
             "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
             "(the joint and separate routes' HDI). `misranked`: the route's P(A better) is on the wrong side of "

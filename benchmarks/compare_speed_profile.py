@@ -12,6 +12,7 @@ Run::
 
 import argparse
 import cProfile
+import os
 import pathlib
 import pstats
 import sys
@@ -50,6 +51,11 @@ def main(argv=None) -> None:
     t4 = time.perf_counter() - t
     pr.disable()
     print(f"one fit {t1:.2f} fit+AP {t2:.2f} | compare {t3:.2f} compare+5AP {t4:.2f} ratio {t4 / t2:.2f}")
+    print(f"bayeval from {pathlib.Path(be.__file__).parent}; load average {os.getloadavg()}")
+    for name, cand in getattr(cmp.posterior, "candidates", {"model": cmp.posterior}).items():
+        s = cand.sampling
+        print(f"  {name}: {s.sampler}, Pareto k {s.pareto_k:.2f}, batched log-density {s.extra.get('batched')}, "
+              f"batched map {s.extra.get('batched_outputs')}, {s.seconds:.1f} s {s.fallback_reason}")
     pstats.Stats(pr).sort_stats("cumulative").print_stats(25)
 
 

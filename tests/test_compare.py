@@ -11,6 +11,7 @@ import pytest
 import bayeval as be
 from bayeval.core import metrics as M
 from bayeval.core.evaluate import MetricEvaluator
+from bayeval.compare.comparison import _fit_joint
 from bayeval.models.joint import JointCalibration, joint_data
 
 FIT = dict(draws=200, chains=2, random_seed=0, model="logistic")
@@ -288,3 +289,45 @@ def test_report_has_a_comparison_section(pair):
     assert "comparison_gaps" not in report(cmp.posterior, title="t", metrics=["average_precision"]).tables
     with pytest.raises(TypeError, match="Comparison"):
         report(cmp.posterior, title="t", comparison="not one")
+
+
+def test_shared_segment_slopes_keep_the_monotone_curve_small(monkeypatch):
+    """``slopes="shared"``: one slope multiplier per segment for every classifier (4 values,
+    not 4 per classifier); the posterior's probabilities use them for each classifier's
+    own features; ``compare`` shares them from three classifiers on."""
+    a, b, lab, _ = _pool(seed=4, n=600, n_vetted=80)
+    rng = np.random.default_rng(5)
+    c = 0.5 * a + rng.normal(0, 1, a.size)
+    d = joint_data({"a": a, "b": b, "c": c}, lab)
+    shared, each = JointCalibration("monotone", slopes="shared"), JointCalibration("monotone")
+    n_free = {m.slopes: sum(v.size for v in m.build(d).initial_point().values()) for m in (shared, each)}
+    assert n_free == {"shared": 2 + 2 + 4, "each": 2 + 2 + 3 * 4}
+    assert shared._structure(d) != each._structure(d)
+    assert "slopes='shared'" in repr(shared) and "slopes" not in repr(each)
+    assert "slopes" not in repr(JointCalibration("logistic", slopes="shared"))  # no segments to share
+    with pytest.raises(ValueError, match="slopes"):
+        JointCalibration(slopes="per_classifier")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        post = shared.fit(d, draws=100, random_seed=0, progressbar=False)
+    delta = post.idata.posterior["delta"].values.reshape(-1, 4)
+    assert delta.shape == (200, 4)
+    # the probabilities: each classifier's features times the shared multipliers
+    params = post._flat_params()
+    f = post.features  # (items, classifier, segment)
+    w = params["w"].reshape(-1, 3)
+    eta = params["a"][:, None] + params["b"][:, None] * np.einsum("mk,iks,ms->mi", w, f, np.exp(delta))
+    np.testing.assert_allclose(post._eta(params), eta, rtol=1e-10, atol=1e-10)
+    for k, want in ((2, "each"), (3, "shared")):
+        names = ["a", "b", "c"][:k]
+        calls = []
+
+        def spy(self, data, **kw):
+            calls.append(self.slopes)
+            raise RuntimeError("stop")
+
+        monkeypatch.setattr(JointCalibration, "fit", spy)
+        with pytest.raises(RuntimeError, match="stop"):
+            _fit_joint(joint_data(dict(zip(names, (a, b, c), strict=False)), lab), "monotone", draws=10,
+                       chains=1, random_seed=0, progressbar=False, warn=False)
+        assert calls == [want]

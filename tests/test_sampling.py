@@ -86,6 +86,8 @@ def test_logp_many_measures_and_keeps_the_faster_way(monkeypatch):
 def test_fallback_to_the_loop_where_the_graph_does_not_vectorize(monkeypatch):
     """A model whose graph cannot be vectorized is sampled one proposal at a time,
     with the same draws."""
+    # compilation counted as free: a refit batches from the structure's second fit on
+    monkeypatch.setattr(_sampling, "_COMPILE_S_PER_NODE", {"logp": 0.0, "outputs": 0.0})
     data = _scores()
     _sampling._CACHE.clear()
     first = Calibration("logistic").fit(data, random_seed=3, **FIT)
@@ -133,8 +135,9 @@ def test_large_data_keep_one_call_per_proposal_and_batch_the_outputs(monkeypatch
     assert c.logp_worth_batching()
 
 
-def test_batched_refit_with_other_data_lengths():
+def test_batched_refit_with_other_data_lengths(monkeypatch):
     """The cached batched functions read the swapped data containers (other lengths)."""
+    monkeypatch.setattr(_sampling, "_COMPILE_S_PER_NODE", {"logp": 0.0, "outputs": 0.0})
     _sampling._CACHE.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -145,6 +148,54 @@ def test_batched_refit_with_other_data_lengths():
     for v in first.idata.posterior.data_vars:
         np.testing.assert_allclose(first.idata.posterior[v].values, again.idata.posterior[v].values,
                                    rtol=1e-10, atol=1e-12)
+
+
+def test_batching_pays_only_once_the_loops_cost_the_compilation(monkeypatch):
+    """The rule: a vectorized function is compiled once the one-point loops it would
+    replace (earlier fits' and this one's, at their measured time per row) cost at least
+    its estimated compilation; never where its graph does not vectorize or, for the
+    log-density, where the data are large; always once it is compiled."""
+    c = _sampling._Compiled(Calibration("logistic").build(_scores()))
+    assert c.compile_estimate("logp") == float("inf")  # nothing compiled to count yet
+    c.f(c.ravel(c.ip))  # compiles the one-point log-density
+    est = c.compile_estimate("logp")
+    assert 0 < est < float("inf")
+    assert not c.batching_pays("logp", 2000)  # no loop measured yet: a first refit never compiles
+    c.record_loop("logp", 2000, 0.25 * est)  # one fit's loop: a quarter of the compilation
+    assert not c.batching_pays("logp", 2000)  # this fit's would make it half
+    assert not c.batching_pays("logp", 5999)
+    assert c.batching_pays("logp", 6000)  # 0.25 + 0.75: the loops now cost the compilation
+    c.record_loop("logp", 6000, 0.75 * est)
+    assert c.batching_pays("logp", 1)
+    monkeypatch.setattr(_sampling, "_BATCH_LOGP_MAX_ELEMENTS", 10)  # the same data counted as large
+    assert not c.batching_pays("logp", 10**6)
+    monkeypatch.setattr(_sampling, "_BATCH_LOGP_MAX_ELEMENTS", 10_000)
+    assert c._vectorized("logp") and c.batching_pays("logp", 0)  # compiled: always
+    c._batched = False  # a graph that does not vectorize
+    assert not c.batching_pays("logp", 10**6) and not c.batching_pays("outputs", 10**6)
+
+
+def test_refits_batch_once_the_loops_have_paid_and_draw_the_same(monkeypatch):
+    """Refits of one structure: with a compilation estimated dearer than the loops the
+    proposals stay one call each (a one-off comparison's case); with the loops already
+    costing more, the log-density is compiled batched; the draws are the same either way."""
+    data = _scores()
+    draws = {}
+    for rate, batched in ((1e6, False), (1e-9, True)):
+        monkeypatch.setattr(_sampling, "_COMPILE_S_PER_NODE", {"logp": rate, "outputs": rate})
+        _sampling._CACHE.clear()
+        first = Calibration("logistic").fit(data, random_seed=3, **FIT)
+        c = next(iter(_sampling._CACHE.values()))
+        assert first.sampling.extra["batched"] is False and c.loop_rows["logp"] >= 2000 and c.loop_seconds["logp"] > 0
+        for _ in range(2):
+            post = Calibration("logistic").fit(data, random_seed=3, **FIT)
+            assert post.sampling.sampler == "importance"
+            assert post.sampling.extra["batched"] is batched and post.sampling.extra["batched_outputs"] is batched
+        assert (c._batched is None) is (not batched)
+        draws[batched] = post.idata.posterior
+    for v in draws[True].data_vars:
+        np.testing.assert_allclose(draws[True][v].values, draws[False][v].values, rtol=1e-10, atol=1e-12)
+    _sampling._CACHE.clear()
 
 
 # ------------------------------------------------------------------ NUTS backends

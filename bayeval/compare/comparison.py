@@ -33,6 +33,12 @@ __all__ = ["compare", "Comparison", "ComparisonModel", "MODELS"]
 
 #: what ``compare(model=...)`` takes besides a model object
 MODELS = ("default", *JOINT_CURVES)
+#: from this many classifiers on, the monotone joint curve shares its segment slopes
+#: (``JointCalibration(slopes="shared")``): one set per classifier makes 4 parameters
+#: each, and at 5 classifiers (26 parameters) importance sampling failed in 7 of 12 fits
+#: (3 of 12 at 3 classifiers, none at 2), each failure a NUTS run many times slower
+#: (``docs/compare.md``)
+SHARED_SLOPES_FROM = 3
 
 
 def _score_columns(scores) -> dict:
@@ -103,7 +109,10 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
         ``"default"``: the joint logistic and monotone calibration models
         (:class:`~bayeval.models.joint.JointCalibration`), weighted by stacking on the
         vetted labels as :func:`bayeval.fit` weights its candidates. ``"logistic"`` or
-        ``"monotone"``: that one model. A model object: any model whose ``fit`` takes the
+        ``"monotone"``: that one model. From three classifiers on
+        (``SHARED_SLOPES_FROM``) the monotone curve's segment slopes are shared by the
+        classifiers (``slopes="shared"``), which keeps its dimension low enough for
+        importance sampling. A model object: any model whose ``fit`` takes the
         joint data (:func:`~bayeval.models.joint.joint_data`).
     draws, chains : int
         Posterior draws per chain.
@@ -144,8 +153,8 @@ def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar
     """The joint model's posterior of ``data`` (joint data): what :func:`compare` fits."""
     if isinstance(model, str):
         V.check_choice(model, "model", MODELS)
-        cands = [JointCalibration("logistic"), JointCalibration("monotone")] if model == "default" \
-            else [JointCalibration(model)]
+        slopes = "shared" if len(data.feature_names) >= SHARED_SLOPES_FROM else "each"
+        cands = [JointCalibration(c, slopes=slopes) for c in (JOINT_CURVES if model == "default" else (model,))]
     elif callable(getattr(model, "fit", None)):
         cands = [model]
     else:

@@ -132,6 +132,14 @@ _BATCH_ELEMENTS = 2**22
 #: proposals are evaluated one call each and only the cheap constrained-value map is
 #: vectorized.
 _BATCH_LOGP_MAX_ELEMENTS = 2_000
+#: seconds of compilation of a vectorized function per node of its one-point counterpart's
+#: optimized graph (``"logp"``: the log-density, ``"outputs"``: the constrained-value
+#: map), the estimate :meth:`_Compiled.batching_pays` weighs the one-point loops against.
+#: Measured on the joint and one-score calibration models (2 cores, load about 8: 0.08 to
+#: 0.10 for the log-density, about 0.06 for the map); each vectorized compilation in the
+#: process moves its part's rate halfway (geometrically) to the one it took (the machine's
+#: own speed).
+_COMPILE_S_PER_NODE = {"logp": 0.09, "outputs": 0.06}
 
 
 class _Compiled:
@@ -143,8 +151,10 @@ class _Compiled:
     first use: importance sampling evaluates its proposals, and maps its draws to
     constrained values, in a few calls instead of one per draw. :func:`sample_model`
     uses them from a structure's second fit on (a refit through the cache), so a
-    one-off fit does not pay their compilation; the log-density only where the data are
-    small enough for batching to pay (``_BATCH_LOGP_MAX_ELEMENTS``).
+    one-off fit does not pay their compilation, and then only once the one-point loops
+    they replace have cost as much as their compilation would (:meth:`batching_pays`);
+    the log-density only where the data are small enough for batching to pay
+    (``_BATCH_LOGP_MAX_ELEMENTS``).
     """
 
     def __init__(self, model: pm.Model, valgrad=None):
@@ -183,6 +193,11 @@ class _Compiled:
         #: whether a batched chunk of proposals costs less per proposal than one call
         #: each (measured on the first importance sampling that can compare; None: not yet)
         self.batch_faster: bool | None = None
+        #: seconds and rows of the one-point loops that a vectorized function would
+        #: replace (the proposals' log-density, the draws' constrained values), over this
+        #: structure's fits: what :meth:`batching_pays` weighs against a compilation
+        self.loop_seconds = {"logp": 0.0, "outputs": 0.0}
+        self.loop_rows = {"logp": 0, "outputs": 0}
 
     @property
     def logp(self):
@@ -241,7 +256,12 @@ class _Compiled:
             self._batched = [None, None]
         if self._batched is not False and self._batched[i] is None:
             try:
+                t0 = time.perf_counter()
                 self._batched[i] = _vectorize(self.model, self.value_vars, self._outs, part)
+                nodes = self._one_point_nodes(part)
+                if nodes:  # toward this machine's own rate (damped: one compile's time is noisy)
+                    rate = (time.perf_counter() - t0) / nodes
+                    _COMPILE_S_PER_NODE[part] = float(np.sqrt(_COMPILE_S_PER_NODE[part] * rate))
             except Exception as exc:  # an Op without a batched form: the one-point functions serve
                 self._batched = False
                 self.batch_error = f"{type(exc).__name__}: {exc}"
@@ -263,6 +283,53 @@ class _Compiled:
             return True
         sizes = [np.size(v.get_value(borrow=True)) for v in self.model.data_vars]
         return max([0, *sizes]) <= _BATCH_LOGP_MAX_ELEMENTS
+
+    def record_loop(self, part: str, rows: int, seconds: float) -> None:
+        """Count a one-point loop of ``part`` (``"logp"`` or ``"outputs"``) over ``rows`` rows."""
+        self.loop_seconds[part] += seconds
+        self.loop_rows[part] += rows
+
+    def _one_point_nodes(self, part: str) -> int:
+        """Nodes of ``part``'s one-point compiled graph (the log-density: half of the joint
+        density-and-gradient's where only that one is compiled); 0 where none is compiled."""
+        fn = self._logp.f if part == "logp" and self._logp is not None else (
+            self._outputs if part == "outputs" else None)
+        if fn is not None:
+            return len(fn.maker.fgraph.apply_nodes)
+        if part == "logp" and self._valgrad is not None:
+            inner = getattr(self._valgrad, "_pytensor_function", None)
+            return len(inner.maker.fgraph.apply_nodes) // 2 if inner is not None else 0
+        return 0
+
+    def compile_estimate(self, part: str) -> float:
+        """Seconds the vectorized ``part`` would take to compile (``_COMPILE_S_PER_NODE``
+        times its one-point graph's nodes); inf where no one-point graph is there to count."""
+        nodes = self._one_point_nodes(part)
+        return nodes * _COMPILE_S_PER_NODE[part] if nodes else float("inf")
+
+    def batching_pays(self, part: str, rows: int) -> bool:
+        """Whether to evaluate ``rows`` rows of ``part`` with its vectorized function.
+
+        Yes where it is compiled already; no where it cannot be (its graph does not
+        vectorize, or, for the log-density, the data are too large for batching to pay:
+        ``_BATCH_LOGP_MAX_ELEMENTS``); otherwise yes once this structure's one-point
+        loops of ``part`` -- those already run and this one, at their measured time per
+        row -- cost at least the compilation's estimate (:meth:`compile_estimate`).
+        Paying for a compilation only when the loops it replaces have cost as much keeps
+        a structure's total at most about twice the better of always and never batching,
+        whichever it turns out to be (a one-off comparison, or a labelling loop's
+        hundred refits). Batched or not, the values are the same up to floating point.
+        """
+        i = ("logp", "outputs").index(part)
+        if self._batched is False:
+            return False
+        if self._batched is not None and self._batched[i] is not None:
+            return True
+        if part == "logp" and not self.logp_worth_batching():
+            return False
+        seen = self.loop_rows[part]
+        per_row = self.loop_seconds[part] / seen if seen else 0.0
+        return self.loop_seconds[part] + rows * per_row >= self.compile_estimate(part)
 
     def _split(self, u: np.ndarray) -> list[np.ndarray]:
         """Rows of raveled points -> one ``(batch, *shape)`` array per value variable."""
@@ -305,8 +372,10 @@ class _Compiled:
         step = self._chunk()
 
         def loop(lo, hi):
+            t0 = time.perf_counter()
             for j in range(lo, hi):
                 out[j] = self.f(u[j])
+            self.record_loop("logp", hi - lo, time.perf_counter() - t0)
             if on_chunk is not None:
                 on_chunk(hi - lo)
 
@@ -471,7 +540,7 @@ def importance_sample(c: _Compiled, *, n_draws: int, rng: np.random.Generator, s
         cov = 0.5 * (cov + cov.T)
         d = mode.size
         m = max(2000, oversample * n_draws)
-        fast = batched and c.logp_worth_batching() and c.batched()
+        fast = batched and c.logp_worth_batching() and c._vectorized("logp")
         u, w, k, ess, reason = _weighted_proposals(c, mode, cov, m, rng, fast, say)
         if reason:
             return None, SamplingInfo("importance", fallback_reason=reason)
@@ -520,10 +589,12 @@ def _weighted_proposals(c: _Compiled, loc, shape, m: int, rng, fast: bool, say):
             logp = c.logp_many(u, on_chunk=lambda n: say(advance=n))
         else:
             logp = np.empty(m)
+            t0 = time.perf_counter()
             for i, x in enumerate(u):
                 logp[i] = c.f(x)
                 if i % 100 == 99:
                     say(advance=100)
+            c.record_loop("logp", m, time.perf_counter() - t0)
     finite = np.isfinite(logp)
     if finite.mean() < 0.9:
         return u, None, np.inf, 0.0, "the proposal reached regions of zero density"
@@ -542,7 +613,9 @@ def _to_idata(c: _Compiled, u: np.ndarray, chains: int, draws: int, batched: boo
     if batched and c.batched_outputs():
         arrays = c.outputs_batch(u)
     else:
+        t0 = time.perf_counter()
         outs = [c.outputs(**c.unravel(x)) for x in u]
+        c.record_loop("outputs", len(u), time.perf_counter() - t0)
         arrays = [np.stack([np.asarray(o[j]) for o in outs]) for j in range(len(c.out_names))]
     model = c.model
     dims = model.named_vars_to_dims
@@ -1120,9 +1193,11 @@ def sample_model(
             f0, g0 = c.n_f, c.n_g
             rng = np.random.default_rng(seed_seq)
             st = None if start is None else c.ravel({**c.ip, **_value_space(model, start)})
-            # the batched functions cost a compilation of their own: worth it from a
-            # structure's second fit on (the vetting loop's refits), not for a one-off fit
-            batched = c.n_fits > 0
+            # the batched functions cost a compilation of their own: never for a one-off
+            # fit, and on a refit (the vetting loop's) once the one-point loops they would
+            # replace have cost as much (batching_pays)
+            batched = c.n_fits > 0 and c.batching_pays("logp", max(2000, chains * draws))
+            batched_out = c.n_fits > 0 and c.batching_pays("outputs", chains * draws)
             try:
                 u, info = importance_sample(c, n_draws=chains * draws, rng=rng, start=st, progress=bar.update,
                                             batched=batched)
@@ -1132,7 +1207,8 @@ def sample_model(
             if u is not None:
                 c.n_fits += 1
                 bar.update("bayeval: importance sampling, constrained draws")
-                idata = _to_idata(c, u, chains, draws, batched=batched)
+                idata = _to_idata(c, u, chains, draws, batched=batched_out)
+                info.extra["batched_outputs"] = bool(batched_out) and c._batched is not False
                 info.n_logp_evals, info.n_grad_evals = n_f, n_g
                 info.seconds = time.perf_counter() - t0
                 bar.update("bayeval: importance sampling done")

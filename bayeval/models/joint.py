@@ -40,7 +40,8 @@ says what that showed, and the pair on which both fail). ``g_k`` is the identity
 (``curve="logistic"``) or a monotone piecewise-linear map with knots at the score's
 quantiles 0.5, 0.9 and 0.99 and slope multipliers ``exp(delta_kj)``, ``delta_kj ~
 Normal(0, 0.7)`` (``curve="monotone"``), as in the one-score monotone curve: increasing
-in each score.
+in each score. With ``slopes="shared"`` one multiplier per segment serves every classifier
+(each at its own score's quantiles): 4 parameters instead of 4 per classifier.
 
 Two copies of one classifier give the one-score curve whatever ``w`` (the weights sum to
 one): the model does not invent a difference that the scores do not have.
@@ -65,10 +66,12 @@ from ..core.model import Model
 from ..core.posterior import Posterior
 from .calibration import DELTA_SD, Calibration
 
-__all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "joint_data"]
+__all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES", "joint_data"]
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
+#: the monotone curve's segment-slope multipliers: one set per classifier, or one set for all
+JOINT_SLOPES = ("each", "shared")
 #: the default scale of the intercept's prior (``benchmarks/results/compare.md`` measured 1, 2.5 and 5)
 INTERCEPT_SD = 5.0
 
@@ -131,6 +134,13 @@ class JointCalibration(Model):
     slope_sd : float
         The scale of the normal prior of ``log b`` (centred on 0 for probabilities and
         log-odds, on ``log 2`` for standardized scores).
+    slopes : {"each", "shared"}
+        The monotone curve's segment-slope multipliers ``exp(delta)``: one set per
+        classifier (``"each"``: ``delta`` is classifier x segment) or one set shared by
+        all the classifiers (``"shared"``: ``delta`` has one value per segment, each
+        segment at each classifier's own score quantiles). ``"shared"`` keeps the curve's
+        dimension at 2 + (K - 1) + 4 for K classifiers instead of 2 + (K - 1) + 4K
+        (``docs/compare.md``). No effect with ``curve="logistic"``.
 
     Examples
     --------
@@ -151,7 +161,8 @@ class JointCalibration(Model):
     target_accept = 0.95
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
-                 weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0):
+                 weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0,
+                 slopes: str = "each"):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
@@ -159,12 +170,15 @@ class JointCalibration(Model):
         self.intercept_sd = V.as_real_in(intercept_sd, "intercept_sd", lo=0.0, hi=np.inf, lo_open=True,
                                          hi_open=True)
         self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+        self.slopes = V.check_choice(slopes, "slopes", JOINT_SLOPES)
 
     def __repr__(self) -> str:
         extra = "" if self.weights == "signed" else f", weights={self.weights!r}"
         for name, default in (("weight_sd", 1.0), ("intercept_sd", INTERCEPT_SD), ("slope_sd", 1.0)):
             if getattr(self, name) != default and (name != "weight_sd" or self.weights == "signed"):
                 extra += f", {name}={getattr(self, name)!r}"
+        if self.slopes != "each" and self.curve == "monotone":
+            extra += f", slopes={self.slopes!r}"
         return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
@@ -242,7 +256,10 @@ class JointCalibration(Model):
             else:
                 u = pm.ZeroSumNormal("u", sigma=self.weight_sd, shape=k)
                 w = pm.Deterministic("w", 1.0 / k + u)
-            if self.curve == "monotone":
+            if self.curve == "monotone" and self.slopes == "shared":
+                delta = pm.Normal("delta", 0.0, DELTA_SD, shape=fv.shape[2:])
+                per_col = (f * pt.exp(delta)[None, None, :]).sum(axis=2)
+            elif self.curve == "monotone":
                 delta = pm.Normal("delta", 0.0, DELTA_SD, shape=fv.shape[1:])
                 per_col = (f * pt.exp(delta)[None]).sum(axis=2)
             else:
@@ -275,7 +292,7 @@ class JointCalibration(Model):
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
-        return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd,
+        return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd, self.slopes,
                 tuple(i["scale"] for i in v["infos"]),
                 v["feats"].shape[1:])
 
@@ -343,8 +360,12 @@ class JointCalibrationPosterior(Posterior):
         b = np.asarray(params["b"], dtype=np.float64).reshape(-1)
         k, s = self.features.shape[1:]
         w = np.asarray(params["w"], dtype=np.float64).reshape(-1, k) if "w" in params else np.ones((a.size, 1))
-        scale = np.exp(np.asarray(params["delta"], dtype=np.float64).reshape(-1, k, s)) if "delta" in params \
-            else np.ones((a.size, k, s))
+        if "delta" in params:  # classifier x segment, or one value per segment shared by the classifiers
+            delta = np.asarray(params["delta"], dtype=np.float64).reshape(a.size, -1)
+            scale = np.exp(delta.reshape(a.size, 1 if delta.shape[1] == s and k > 1 else k, s))
+            scale = np.broadcast_to(scale, (a.size, k, s))
+        else:
+            scale = np.ones((a.size, k, s))
         return a, b, (w[:, :, None] * scale).reshape(a.size, k * s)
 
     def _eta(self, params, rows=None) -> np.ndarray:
