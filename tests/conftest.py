@@ -4,7 +4,8 @@ Two rules keep the README's command (``-n auto``) short on a 2-core machine:
 
 * Tests that share a module-scoped fixture (a fitted model, a rendered report) run in one
   process, so the fixture is computed once and not once per process: each such module's
-  tests form one ``xdist_group``. The other tests are handed out one at a time.
+  tests form one ``xdist_group`` (modules that fit the same structures, :data:`SAME_GROUP`,
+  share one). The other tests are handed out one at a time.
 * The long tests start first (xdist hands out work in collection order after the groups,
   largest group first), so no process is left running a long test alone at the end:
   the notebooks and the tests listed in :data:`LONG` move to the front.
@@ -34,14 +35,20 @@ LONG = (
     "tests/test_acis.py::test_default_interval_covers_a_miscalibrated_pool_after_a_domain_census",
     "tests/test_acis.py::test_importance_weights_give_unbiased_totals",
     # modules whose tests share a fitted fixture run as one group on one worker: start them early
+    "tests/test_model_contract.py",  # before test_persist: its fixture clears the compiled-model cache
     "tests/test_persist.py",
     "tests/test_annotator.py",
-    "tests/test_model_contract.py",
     "tests/test_label_flip.py",
     "tests/test_compare.py",
 )
 
 _SHARED_SCOPES = ("module", "package", "session")
+#: modules that fit the same model structures (to data from tests/_fit_cases.py) share one
+#: group, so each structure is compiled once in the run
+SAME_GROUP = {
+    "tests/test_model_contract.py": "fitted_models",
+    "tests/test_persist.py": "fitted_models",
+}
 #: module-scoped fixtures that cost next to nothing (a simulated pool, files of bad input):
 #: their tests are better spread than kept together
 CHEAP = {
@@ -69,7 +76,8 @@ def _shares_a_module_fixture(item) -> bool:
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _shares_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+            module = item.nodeid.split("::", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(SAME_GROUP.get(module, module)))
 
     def rank(item):
         return next((i for i, prefix in enumerate(LONG) if item.nodeid.startswith(prefix)), len(LONG))

@@ -15,48 +15,26 @@ import warnings
 import arviz as az
 import numpy as np
 import pytest
+from _fit_cases import annotations as _annotations
+from _fit_cases import scores as _scores
+from _fit_cases import tags as _tags
 
 from bayeval import EvalData, Posterior
 from bayeval.annotators import AnnotationData, AnnotatorError
-from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack, simulate_tags
-from bayeval.models.joint import JointCalibration, joint_data
-from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
 from bayeval.core import sampling as _sampling
 from bayeval.core.model import FIT_KEYWORDS, Model
 from bayeval.core.sampling import SamplingInfo
+from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack
+from bayeval.models.joint import JointCalibration, joint_data
+from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
 
 FIT = dict(draws=100, tune=100, chains=2, progressbar=False, warn=False, cores=1)
-
-
-def _scores(seed, n=300, n_vetted=40):
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(float)
-    s = np.clip(np.where(y == 1, rng.normal(0.7, 0.15, n), rng.gamma(2.0, 0.12, n)), 1e-3, 1 - 1e-3)
-    lab = np.full(n, np.nan)
-    idx = rng.choice(n, n_vetted, replace=False)
-    lab[idx] = y[idx]
-    return EvalData(s, lab)
 
 
 def _joint(seed, n=300, n_vetted=40):
     d = _scores(seed, n, n_vetted)
     other = np.clip(d.scores + np.random.default_rng(seed + 100).normal(0, 0.1, n), 1e-3, 1 - 1e-3)
     return joint_data({"a": d.scores, "b": other}, d.labels)
-
-
-def _tags(seed, n_vetted=40):
-    data, truth = simulate_tags(1, items_per_category=300, random_seed=seed)
-    idx = np.random.default_rng(seed).choice(data.n_items, n_vetted, replace=False)
-    return data.with_labels(idx, truth[idx])
-
-
-def _annotations(seed):
-    rng = np.random.default_rng(seed)
-    z = (rng.random(150) < 0.4).astype(int)
-    pred = np.where(rng.random(150) < 0.8, z, 1 - z)
-    ann = np.column_stack([np.where(rng.random(150) < 0.9, z, 1 - z) for _ in range(2)]).astype(float)
-    gold = np.where(np.arange(150) < 20, z, np.nan)
-    return AnnotationData(pred, ann, gold=gold)
 
 
 def _votes(seed):
@@ -70,7 +48,7 @@ CASES = {
                     lambda: EvalData([-1.0, 0.2, 3.0], [0, 1, np.nan])),
     "Calibration-monotone": (lambda: Calibration("monotone"), _scores, None),
     "LabelFlip": (lambda: LabelFlip(), _tags, lambda: EvalData([0.1, 0.2, 0.3], [0, 1, np.nan])),
-    "AnnotatorError": (lambda: AnnotatorError(n_nodes=5), _annotations,
+    "AnnotatorError": (lambda: AnnotatorError(n_nodes=5, model_accuracy=(4.0, 1.0)), _annotations,
                        lambda: AnnotationData([0, 1, 2], [[0], [1], [1]])),
     "HumanRanking": (lambda: HumanRanking(), _votes, lambda: PairwiseVotes(np.array([[1, 7, 0]]))),
     "Stack": (lambda: Stack(), _scores, None),
@@ -88,6 +66,9 @@ def _fit(name, seed_data=0, **kw):
 
 @pytest.fixture(scope="module")
 def fits():
+    # every structure compiled afresh here, whatever ran before in this process: the refit test
+    # below compares these fresh fits with fits of swapped data through the cache
+    _sampling._CACHE.clear()
     return {name: _fit(name) for name in CASES}
 
 
@@ -134,15 +115,17 @@ def test_same_seed_same_draws_and_other_seed_other_draws(name, fits):
 
 
 @pytest.mark.parametrize("name", ["ScoreMixture", "Calibration", "LabelFlip", "JointCalibration", "AnnotatorError"])
-def test_refit_through_the_cache_equals_a_fresh_fit(name):
+def test_refit_through_the_cache_equals_a_fresh_fit(name, fits):
     """The vetting loop's path: a model of the same structure compiled once, its data
     swapped (other items, other vetted labels, other lengths) -- the same draws as a fit
-    that compiles afresh."""
-    _sampling._CACHE.clear()
-    first = _fit(name, seed_data=0).idata.posterior
+    that compiles afresh (the fixture's)."""
+    first = fits[name].idata.posterior
+    compiled = dict(_sampling._CACHE)
     _fit(name, seed_data=1)  # other data of the same structure, through the cache
     again = _fit(name, seed_data=0).idata.posterior  # and back: swapped data, no compile
-    assert len(_sampling._CACHE) >= 1
+    # nothing compiled or evicted for the refits: the same compiled models, each the same object
+    assert compiled and _sampling._CACHE.keys() == compiled.keys()
+    assert all(_sampling._CACHE[key] is hit for key, hit in compiled.items())
     for v in first.data_vars:
         np.testing.assert_allclose(first[v].values, again[v].values, rtol=1e-10, atol=1e-12)
 
@@ -156,7 +139,7 @@ def test_az_compare_ranks_models_fitted_to_the_same_labels(fits):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_seeds_of_every_kind_and_bad_seeds(name):
+def test_seeds_of_every_kind_and_bad_seeds(name, fits):  # fits: in its group, so nothing compiles again
     post = _fit(name, random_seed=np.random.default_rng(0), draws=20, tune=20)
     assert post.idata.posterior.sizes["draw"] == 20
     _fit(name, random_seed=np.random.SeedSequence(5), draws=20, tune=20)

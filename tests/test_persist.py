@@ -16,45 +16,21 @@ import h5py
 import numpy as np
 import pandas as pd
 import pytest
+from _fit_cases import annotations as _annotations
+from _fit_cases import scores as _scores
+from _fit_cases import tags as _tags
 
 import bayeval as be
-from bayeval import EvalData, Posterior
-from bayeval.annotators import AnnotationData, AnnotatorError
-from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack, simulate_tags
-from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
-from bayeval.core import model as _base, sampling as _sampling
-from bayeval import persist
+from bayeval import EvalData, Posterior, persist
+from bayeval.annotators import AnnotatorError
+from bayeval.core import model as _base
+from bayeval.core import sampling as _sampling
 from bayeval.core.model import Model
+from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack
 from bayeval.persist import _decode, _encode
+from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
 
 FIT = dict(draws=50, tune=50, chains=2, progressbar=False, warn=False, cores=1, random_seed=3)
-
-
-def _scores(seed=0, n=300, n_vetted=40):
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(float)
-    s = np.clip(np.where(y == 1, rng.normal(0.7, 0.15, n), rng.gamma(2.0, 0.12, n)), 1e-3, 1 - 1e-3)
-    lab = np.full(n, np.nan)
-    idx = rng.choice(n, n_vetted, replace=False)
-    lab[idx] = y[idx]
-    return EvalData(s, lab, item_ids=[f"item{j}" for j in range(n)])
-
-
-def _tags(seed=0, n_vetted=40):
-    data, truth = simulate_tags(2, items_per_category=150, random_seed=seed)
-    idx = np.random.default_rng(seed).choice(data.n_items, n_vetted, replace=False)
-    return data.with_labels(idx, truth[idx])
-
-
-def _annotations(seed=0, k=2):
-    rng = np.random.default_rng(seed)
-    z = rng.integers(0, k, 120)
-    flip = lambda acc: np.where(rng.random(120) < acc, z, (z + rng.integers(1, k, 120)) % k)  # noqa: E731
-    ann = pd.DataFrame({"ann_a": flip(0.9).astype(float), "ann_b": flip(0.85).astype(float)})
-    ann.iloc[::7, 1] = np.nan
-    gold = np.where(np.arange(120) < 20, z, np.nan)
-    scores = rng.random(120) if k == 2 else None
-    return AnnotationData(flip(0.8), ann, gold=gold, scores=scores)
 
 
 def _votes(seed=0):
