@@ -493,3 +493,63 @@ def test_nuts_starts_without_pymcs_per_variable_gradient_probe_and_draws_the_sam
             np.testing.assert_array_equal(idata.posterior[name].values, probed.posterior[name].values)
     with build(), pytest.raises(AssertionError, match="probe ran"):
         pm.sample(draws=10, tune=10, chains=1, cores=1, random_seed=5, progressbar=False)
+
+
+def test_nuts_chains_and_refits_share_pymcs_per_call_functions(monkeypatch):
+    """``pm.sample`` compiles a point-to-traced-values function for each chain's trace and an
+    initial-point function on every call; bayeval's keyed NUTS fits compile each once and
+    reuse them for the other chains and for later fits of the same model (its data swapped),
+    drawing exactly what PyMC's own functions give. A ``pm.sample`` of the user's, outside
+    bayeval, still compiles them on every call."""
+    import pymc as pm
+    import pymc.backends.base as backends_base
+    import pymc.initial_point as initial_point
+
+    def build():
+        with pm.Model() as m:
+            y = pm.Data("y", np.array([0.3, 1.1, -0.4, 0.8]))
+            mu = pm.Normal("mu", 0.0, 10.0)
+            sd = pm.HalfNormal("sd", 2.0)
+            pm.Deterministic("shift", mu - y.mean())
+            pm.Normal("obs", mu, sd, observed=y, shape=y.shape)
+        return m
+
+    kw = dict(draws=30, tune=30, chains=2, cores=1, random_seed=5, sampler="pymc")
+    with monkeypatch.context() as mp:  # PyMC's own functions, compiled on every call
+        mp.setattr(_sampling, "_reusing_pymc_fns", lambda model, keyed: contextlib.nullcontext())
+        other = build()
+        pm.set_data({"y": np.array([2.0, 2.5, 1.5])}, model=other)
+        plain = [_sampling.sample_model(build(), **kw)[0], _sampling.sample_model(other, **kw)[0]]
+
+    compiles = {"trace": 0, "start": 0}
+
+    def counting(module, what):
+        own = module.compile
+
+        def compile(*args, **kwargs):
+            compiles[what] += 1
+            return own(*args, **kwargs)
+
+        monkeypatch.setattr(module, "compile", compile)
+
+    counting(backends_base, "trace")
+    counting(initial_point, "start")
+    model, key = build(), ("test", "pymc's per-call functions")
+    try:
+        first, _ = _sampling.sample_model(model, key=key, **kw)
+        # two chains, one trace function; the jittered start's function, and the model's own
+        # initial point, which the first compilation of the gradient also asks for
+        assert compiles["trace"] == 1 and compiles["start"] >= 1
+        after_first = dict(compiles)
+        pm.set_data({"y": np.array([2.0, 2.5, 1.5])}, model=model)  # a refit: other data, same model
+        again, _ = _sampling.sample_model(model, key=key, **kw)
+        assert compiles == after_first  # nothing compiled again
+    finally:
+        _sampling._CACHE.pop(key, None)
+    for ours, theirs in zip((first, again), plain, strict=True):
+        for name in ("mu", "sd", "shift"):
+            np.testing.assert_array_equal(ours.posterior[name].values, theirs.posterior[name].values)
+    assert not np.allclose(first.posterior["shift"].values, again.posterior["shift"].values)
+    with build():
+        pm.sample(draws=5, tune=5, chains=2, cores=1, random_seed=5, progressbar=False, compute_convergence_checks=False)
+    assert compiles["trace"] == 3 and compiles["start"] > after_first["start"]
