@@ -160,12 +160,11 @@ def top_order(s: np.ndarray, k: int) -> np.ndarray:
     """
     n = s.size
     if k >= n:
-        return np.lexsort((tie_order(n), -s))
-    kth = np.partition(s, n - k)[n - k]  # k-th largest value
-    above = np.flatnonzero(s > kth)
-    tied = np.flatnonzero(s == kth)
-    rank = tie_order(n)
-    if tied.size > k - above.size:  # the cut splits the tied group: by the fixed order
-        tied = tied[np.argsort(rank[tied], kind="stable")[: k - above.size]]
-    top = np.r_[above, tied]
-    return top[np.lexsort((rank[top], -s[top]))]
+        top = np.arange(n)
+    else:
+        kth = np.partition(s, n - k)[n - k]  # k-th largest value
+        top = np.r_[np.flatnonzero(s > kth), np.flatnonzero(s == kth)]  # the whole tied group at the cut
+    ranked = top[np.argsort(-s[top], kind="stable")]
+    if np.any(s[ranked[1:]] == s[ranked[:-1]]):  # equal scores: by the fixed order instead
+        ranked = top[np.lexsort((tie_order(n)[top], -s[top]))]  # (drawn only then: O(n))
+    return ranked[:k]
