@@ -79,7 +79,8 @@ Run ``python benchmarks/acis.py`` (full study: about 13 minutes on two cores; it
 worker processes (default 2). ``--pools`` picks settings of the full study (each keeps its
 seeds), and ``--checkpoint DIR`` saves every task's runs in ``DIR`` as it finishes and reuses
 those already there: rerunning the same command resumes a killed run, and a run with
-``--pools`` over the finished settings reports them from the saved runs. The report's header
+``--pools`` over the finished settings reports them from the saved runs
+(``--stopping-pools`` limits the stopping-rule table, the costliest part on E, likewise). The report's header
 names the git revision (or revisions, for a resumed run) and the versions that made it.
 """
 
@@ -918,6 +919,8 @@ def main(argv=None) -> str:
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
+    parser.add_argument("--stopping-pools", nargs="+", default=None,
+                        help="settings of the full study's stopping-rule table (default: every setting run)")
     parser.add_argument("--checkpoint", type=Path, default=None,
                         help="full study: save each task's runs in this folder and reuse those already "
                         "there (rerun the same command to resume a killed run)")
@@ -973,9 +976,10 @@ def main(argv=None) -> str:
         for b in BUDGETS
         for lo in range(0, trials, chunk)
     ]
+    stop_settings = [st for st in settings if args.stopping_pools is None or st.name in args.stopping_pools]
     stop_tasks = [
         (st, target, np.arange(lo, min(lo + chunk, trials)) + 2_000_003 * every.index(st))
-        for st in settings
+        for st in stop_settings
         for target in STOP_TARGETS
         for lo in range(0, trials, chunk)
     ]
@@ -1055,7 +1059,7 @@ def main(argv=None) -> str:
         )
     lines += _summary_tables(settings, truths, parts)
     lines += peer_lines
-    lines += _stopping_table(settings, truths, stops)
+    lines += _stopping_table(stop_settings, truths, stops)
     lines += [
         "## Paper's headline",
         "",
