@@ -76,7 +76,12 @@ stratum and model assistance must cost little (``benchmarks/results/acis_vs_pape
 Run ``python benchmarks/acis.py`` (full study: about 13 minutes on two cores; it writes
 ``benchmarks/results/acis.md`` and ``acis.png``) or ``python benchmarks/acis.py --quick``
 (under a minute, prints only). ``--jobs`` sets the number of
-worker processes (default 2).
+worker processes (default 2). ``--pools`` picks settings of the full study (each keeps its
+seeds), and ``--checkpoint DIR`` saves every task's runs in ``DIR`` as it finishes and reuses
+those already there: rerunning the same command resumes a killed run, and a run with
+``--pools`` over the finished settings reports them from the saved runs
+(``--stopping-pools`` limits the stopping-rule table, the costliest part on E, likewise). The report's header
+names the git revision (or revisions, for a resumed run) and the versions that made it.
 """
 
 from __future__ import annotations
@@ -914,6 +919,11 @@ def main(argv=None) -> str:
     )
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
+    parser.add_argument("--stopping-pools", nargs="+", default=None,
+                        help="settings of the full study's stopping-rule table (default: every setting run)")
+    parser.add_argument("--checkpoint", type=Path, default=None,
+                        help="full study: save each task's runs in this folder and reuse those already "
+                        "there (rerun the same command to resume a killed run)")
     parser.add_argument("--bayes", action="store_true", help="the Bayesian-route study instead (see the module docs)")
     parser.add_argument("--settings", nargs="+", default=["A", "C"], help="settings of the --bayes study")
     parser.add_argument("--budgets", nargs="+", type=int, default=[100], help="budgets of the --bayes study")
@@ -930,7 +940,8 @@ def main(argv=None) -> str:
     parser.add_argument("--cells", nargs="+", default=list(HELD_CELLS), help="SETTING@LABELS cells of --vs-paper")
     parser.add_argument("--intervals", action="store_true",
                         help="only the study of ACIS's four intervals against the actual error (see the module docs)")
-    parser.add_argument("--pools", nargs="+", default=None, help="pools of --intervals (default all)")
+    parser.add_argument("--pools", nargs="+", default=None,
+                        help="pools of --intervals, or settings of the full study (default all; same seeds)")
     parser.add_argument("--realizations", type=int, default=1,
                         help="pool realizations per synthetic pool of --intervals (default 1: the setting's pool)")
     parser.add_argument("--fit-only", action="store_true",
@@ -947,7 +958,8 @@ def main(argv=None) -> str:
         if args.out is not None:
             args.out.write_text(report)
         return report
-    settings = QUICK if args.quick else FULL
+    every = QUICK if args.quick else FULL
+    settings = [st for st in every if args.pools is None or st.name in args.pools]
     trials = args.trials or (40 if args.quick else 300)
     if args.peers_only:
         return _peers_only(args, argv, trials)
@@ -956,27 +968,27 @@ def main(argv=None) -> str:
     t_start = time.perf_counter()
     truths = {st.name: f1(_pool(st)[2], _pool(st)[1]) for st in settings}
     chunk = max(1, trials // 4)
+    # Seeds by the setting's place in the full list, so that --pools picks the same runs.
     tasks = [
-        (st, m, b, np.arange(lo, min(lo + chunk, trials)) + 1_000_003 * i)
-        for i, st in enumerate(settings)
+        (st, m, b, np.arange(lo, min(lo + chunk, trials)) + 1_000_003 * every.index(st))
+        for st in settings
         for m in METHODS
         for b in BUDGETS
         for lo in range(0, trials, chunk)
     ]
+    stop_settings = [st for st in settings if args.stopping_pools is None or st.name in args.stopping_pools]
     stop_tasks = [
-        (st, target, np.arange(lo, min(lo + chunk, trials)) + 2_000_003 * i)
-        for i, st in enumerate(settings)
+        (st, target, np.arange(lo, min(lo + chunk, trials)) + 2_000_003 * every.index(st))
+        for st in stop_settings
         for target in STOP_TARGETS
         for lo in range(0, trials, chunk)
     ]
     parts: dict = {}
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
-            results = list(ex.map(_work, tasks, chunksize=1))
-            stop_results = list(ex.map(_stop_work, stop_tasks, chunksize=1))
-    else:
-        results = [_work(t) for t in tasks]
-        stop_results = [_stop_work(t) for t in stop_tasks]
+    revision = _git_revision()  # the code that runs, not the code at the end
+    revisions = _checkpoint_revisions(args.checkpoint, revision)
+    results, reused = _run_tasks(_work, tasks, args.jobs, args.checkpoint)
+    stop_results, stop_reused = _run_tasks(_stop_work, stop_tasks, args.jobs, args.checkpoint)
+    reused += stop_reused
     stops: dict = {}
     for name, target, out in stop_results:
         stops.setdefault((name, target), []).append(out)
@@ -998,10 +1010,12 @@ def main(argv=None) -> str:
     lines = [
         "# ACIS vs baselines: F1 of synthetic rare categories",
         "",
-        f"Made by `{command.strip()}` with {versions}.",
+        f"Made by `{command.strip()}` at git {', '.join(revisions)} with {versions}.",
         "",
         f"{trials} trials per setting, method and budget (same pool, new seed per trial); "
         f"study time {study_s / 60:.1f} min"
+        + (f" (this invocation; {reused} of {len(tasks) + len(stop_tasks)} tasks read from its checkpoint)"
+           if reused else "")
         + (f" (+ {peer_min:.1f} min for the study against OASIS)" if args.peers else "")
         + f" with {args.jobs} worker(s) on "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs.",
@@ -1045,7 +1059,7 @@ def main(argv=None) -> str:
         )
     lines += _summary_tables(settings, truths, parts)
     lines += peer_lines
-    lines += _stopping_table(settings, truths, stops)
+    lines += _stopping_table(stop_settings, truths, stops)
     lines += [
         "## Paper's headline",
         "",
@@ -1066,6 +1080,49 @@ def main(argv=None) -> str:
         figure(settings, truths, parts, out_path.with_suffix(".png"))
         print(f"\nwritten to {out_path} and {out_path.with_suffix('.png')}", file=sys.stderr)
     return report
+
+
+def _task_key(task) -> str:
+    """A file name for one task of the full study: setting, method (or target), budget, seeds."""
+    st, *what, seeds = task
+    tag = "_".join(str(x) for x in (st.name, *what, int(seeds[0]), len(seeds)))
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in tag) + ".npy"
+
+
+def _run_tasks(fn, tasks, jobs: int, checkpoint: Path | None) -> tuple[list, int]:
+    """``fn`` over ``tasks`` with ``jobs`` processes, as ``(setting name, *task middle, out)``,
+    and the number of tasks read from the checkpoint instead of run.
+
+    With a ``checkpoint`` folder each task's array is saved there as it finishes and a saved
+    one is read instead of rerun, so a killed run resumes where it stopped."""
+    saved = {} if checkpoint is None else {
+        i: np.load(checkpoint / _task_key(t)) for i, t in enumerate(tasks) if (checkpoint / _task_key(t)).exists()
+    }
+    todo, reused = [i for i in range(len(tasks)) if i not in saved], len(saved)
+    ex = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
+    try:
+        results = ex.map(fn, [tasks[i] for i in todo], chunksize=1) if ex else map(fn, (tasks[i] for i in todo))
+        for i, res in zip(todo, results):
+            saved[i] = res[-1]
+            if checkpoint is not None:
+                np.save(checkpoint / _task_key(tasks[i]), res[-1])
+    finally:
+        if ex is not None:
+            ex.shutdown()
+    return [(t[0].name, *t[1:-1], saved[i]) for i, t in enumerate(tasks)], reused
+
+
+def _checkpoint_revisions(checkpoint: Path | None, revision: str) -> list[str]:
+    """The git revisions whose results the report holds: this run's, and those of earlier runs
+    that wrote to the same checkpoint folder (recorded there in ``revisions.txt``)."""
+    if checkpoint is None:
+        return [revision]
+    checkpoint.mkdir(parents=True, exist_ok=True)
+    log = checkpoint / "revisions.txt"
+    seen = log.read_text().splitlines() if log.exists() else []
+    if revision not in seen:
+        log.write_text("\n".join([*seen, revision]) + "\n")
+    return [*seen, revision] if revision not in seen else seen
 
 
 def _versions(peers: bool) -> str:

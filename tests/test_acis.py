@@ -22,6 +22,7 @@ from bayeval.fscore._design import inclusion_probabilities as _inclusion_probabi
 from bayeval.fscore._design import isotonic_fit as _isotonic
 from bayeval.fscore._design import sawade_proposal as _proposal
 from bayeval.fscore._design import systematic_sample as _systematic_sample
+from bayeval.fscore._design import top_order as _top_order
 from bayeval.fscore._estimators import REST_THETA_PRIOR as _REST_THETA_PRIOR
 from bayeval.fscore._estimators import calibrated_count as _calibrated_count
 from bayeval.fscore._estimators import calibrated_offsets as _calibrated_offsets
@@ -1016,6 +1017,43 @@ def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):
     top = np.argsort(-scores, kind="stable")[:50]
     np.testing.assert_array_equal(res.labeled["item"].to_numpy(), top)
     assert res.estimate == pytest.approx(f_alpha(y[top], predictions[top]))
+
+
+def test_top_order_breaks_ties_by_a_fixed_order_not_by_the_file():
+    """ACIS's top-K domain grows along this order: a tied group straddling a cut (the
+    domain's end, or an iteration's) must not send its first items in the file inside --
+    in a label-sorted file, its positives. Without ties the order is the plain ranking."""
+    s = np.r_[np.ones(100), np.linspace(0.9, 0.0, 900)]  # 100 tied at the top, then distinct
+    top = _top_order(s, 10)
+    assert top.size == 10 and (top < 100).all()
+    assert sorted(top.tolist()) != list(range(10))  # not the first ten of the file
+    # the top 20 (of the tied 100): both halves of the file about equally represented
+    # (a fixed pseudo-random order: 7 to 13 of 20 from each half)
+    assert 7 <= int((_top_order(s, 20) < 50).sum()) <= 13
+    # the same every call, and nested: a longer domain extends a shorter one
+    np.testing.assert_array_equal(_top_order(s, 20), _top_order(s, 20))
+    np.testing.assert_array_equal(_top_order(s, 150), _top_order(s, s.size)[:150])
+    # distinct scores keep their exact ranks
+    distinct = np.random.default_rng(1).permutation(np.linspace(1, 0, 1000))
+    np.testing.assert_array_equal(_top_order(distinct, 300), np.argsort(-distinct)[:300])
+
+
+def test_acis_domain_takes_tied_scores_whatever_the_order_of_the_file():
+    """A tied group of 1,000 scores cut by ACIS's final top-K domain (240 items: 20 predicted
+    positives and 220 of the group), 10% positives, the positives first in the file. With
+    ties broken by position the domain would hold all 100 positives of the group and every
+    labeled tied item would come from its first 220 positions (about 45% positives); with
+    the fixed order the domain takes a spread of the group (about 10% positives)."""
+    n_tied = 1_000
+    s = np.r_[np.linspace(0.99, 0.9, 20), np.full(n_tied, 0.5), np.linspace(0.4, 0.0, 980)]
+    y = np.r_[np.ones(20, int), np.ones(100, int), np.zeros(n_tied - 100 + 980, int)]
+    res = acis(s, s > 0.6, lambda i: y[i], budget=60, random_seed=0, rest_share=0.0)
+    assert res.history["domain_size"].iloc[-1] == 240
+    items = res.labeled["item"].to_numpy()
+    tied = items[(items >= 20) & (items < 20 + n_tied)] - 20
+    assert tied.size >= 20  # most of the budget goes to the tied group
+    assert tied.max() >= 300  # not only the first 220 of the file
+    assert np.mean(tied < 100) < 0.3  # positives about 10% of the group (binomial s.e. ~0.07)
 
 
 def test_sawade_spends_few_draws_on_clear_negatives(pool):

@@ -44,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import _validate as V
+from ..core._defaults import tie_order
 from ..core.data import EvalData
 
 __all__ = ["design", "explore", "explore_count", "EXPLORE_SHARE", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata",
@@ -84,18 +85,6 @@ def _split(order: np.ndarray, edges) -> list[np.ndarray]:
     return out
 
 
-def _tie_order(n: int) -> np.ndarray:
-    """A fixed pseudo-random rank per position, for breaking ties between equal scores.
-
-    Ties broken by position would let the order of the items in the user's file decide
-    which of a group of equal scores fall into a higher stratum (vetted at a higher rate):
-    in a file sorted by label, the tied group's positives. The fitted P(y | score) of that
-    score would then see a biased sample of it. A fixed permutation keeps the strata a
-    function of the scores (the same every call) and independent of how the file is sorted.
-    """
-    return np.random.default_rng(20240531).permutation(n)
-
-
 def design_strata(scores, *, metric: str = "average_precision", threshold: float | None = None) -> list[np.ndarray]:
     """The strata of :func:`design` as arrays of positions (best scores first in each;
     equal scores in a fixed pseudo-random order, not in the order of the file).
@@ -110,7 +99,7 @@ def design_strata(scores, *, metric: str = "average_precision", threshold: float
     """
     s = V.as_scores(scores, "scores")
     metric = V.check_choice(metric, "metric", _RANKING_METRICS + THRESHOLD_METRICS)
-    order = np.lexsort((_tie_order(s.size), -s))  # best first
+    order = np.lexsort((tie_order(s.size), -s))  # best first
     if metric in _RANKING_METRICS:
         return _split(order, RANK_STRATA)
     if threshold is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from bayeval.core._defaults import tie_order
+
 #: Lower clip of the F estimate plugged into the proposal, so that predicted
 #: negatives (whose proposal weight is proportional to G) never get zero mass.
 G_FLOOR = 0.05
@@ -149,13 +151,20 @@ def typical_draws(pi: np.ndarray, c: np.ndarray, yhat: np.ndarray) -> dict:
 
 
 def top_order(s: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` highest-scored items, by descending score, ties by position."""
+    """The ``k`` highest-scored items, by descending score; equal scores in the fixed
+    pseudo-random order of :func:`bayeval.core._defaults.tie_order`, not by position.
+
+    The domain grows along this order, so a tied group straddling a cut (the domain's
+    end, or an iteration's) would otherwise send its first items in the file inside:
+    in a label-sorted file, its positives. Without ties the order is the plain ranking.
+    """
     n = s.size
     if k >= n:
-        return np.lexsort((np.arange(n), -s))
-    kth = np.partition(s, n - k)[n - k]  # k-th largest value
-    above = np.flatnonzero(s > kth)
-    tied = np.flatnonzero(s == kth)[: k - above.size]
-    top = np.r_[above, tied]
-    return top[np.lexsort((top, -s[top]))]
-
+        top = np.arange(n)
+    else:
+        kth = np.partition(s, n - k)[n - k]  # k-th largest value
+        top = np.r_[np.flatnonzero(s > kth), np.flatnonzero(s == kth)]  # the whole tied group at the cut
+    ranked = top[np.argsort(-s[top], kind="stable")]
+    if np.any(s[ranked[1:]] == s[ranked[:-1]]):  # equal scores: by the fixed order instead
+        ranked = top[np.lexsort((tie_order(n)[top], -s[top]))]  # (drawn only then: O(n))
+    return ranked[:k]

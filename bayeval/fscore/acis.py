@@ -1423,7 +1423,8 @@ def top_k(
     """Baseline: label the top-scoring items and compute F on them.
 
     The information-retrieval habit that the ACIS paper calls TOP-K: items are
-    labeled in order of descending score (ties by position), in the same doubling
+    labeled in order of descending score (equal scores in a fixed pseudo-random order,
+    not by position in the file), in the same doubling
     batches as :func:`acis`, and the F-score is computed from the labeled items
     alone, as if they were the whole pool -- false negatives among the unlabeled
     items are ignored, so recall (and F) are overestimated while the budget is small
