@@ -16,12 +16,16 @@ estimator, at each fraction vetted:
 Run: ``python benchmarks/active.py`` (``--quick`` for a small version). Results go to
 ``benchmarks/results/active.md`` (written by hand from the printed tables). The loop's
 refits against NUTS at every step (``--no-previous``; ``--routes FILE`` logs each fit's
-route and seconds): ``benchmarks/results/active_refits.md``.
+route and seconds): ``benchmarks/results/active_refits.md``. A trial's fit before the
+first batch is made once and shared by the strategies (``simulate``'s default);
+``--separate-first-fits`` fits it once per strategy, as the loop did before. The run ends
+by printing the process's CPU seconds (its own and its children's, user + system).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 
@@ -43,6 +47,9 @@ def main():
                          "previous fit, to time against")
     ap.add_argument("--merge", nargs="+", default=None, metavar="PICKLE",
                     help="print the tables of saved runs (from --save) together instead of running")
+    ap.add_argument("--separate-first-fits", action="store_true",
+                    help="fit the model before the first batch once per strategy (simulate(share_first_fit=False)), "
+                         "not once per trial")
     ap.add_argument("--routes", default=None, metavar="JSON",
                     help="write how each fit was made (NUTS, reweighted, resampled and moved; its seconds, "
                          "Pareto k, ESS, fallback reason) to this file, and print a tally")
@@ -75,7 +82,7 @@ def main():
         ds = simulate(
             data, truth, LabelFlip(), metric="precision_at_k", k=k, strategies=("random", "expected_change"),
             budget=0.5, batch_size=n_cat * k // 10, trials=1, candidates="top_k", fit_kwargs=fit,
-            random_seed=trial,
+            random_seed=trial, share_first_fit=not args.separate_first_fits,
         )
         rows.append(ds)
         print(f"trial {trial + 1 - args.first_trial}/{trials} done ({time.time() - t0:.0f} s)", flush=True)
@@ -100,7 +107,7 @@ def _log_routes() -> list:
     log, fit = [], sim._fit
 
     def logged(model, data, seed, fit_kwargs, progressbar, previous=None):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         post = fit(model, data, seed, fit_kwargs, progressbar, previous)
         info = post.sampling
         extra = info.extra if isinstance(info.extra, dict) else {}
@@ -110,6 +117,7 @@ def _log_routes() -> list:
         elif info.fallback_reason:
             route = "nuts (fallback)"
         log.append({"n_vetted": int(data.n_vetted), "route": route, "seconds": round(time.perf_counter() - t, 2),
+                    "cpu_seconds": round(_cpu() - c, 2),
                     "pareto_k": _num(info.pareto_k), "ess": _num(info.ess),
                     "rounds": (extra.get("move") or {}).get("rounds") if isinstance(extra.get("move"), dict) else None,
                     "reason": info.fallback_reason or ""})
@@ -117,6 +125,12 @@ def _log_routes() -> list:
 
     sim._fit = logged
     return log
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (compilers), user + system."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _num(x):
@@ -133,7 +147,9 @@ def _write_routes(routes: list, path: str) -> None:
     fits = [r for r in routes if "route" in r]
     tally = Counter(r["route"] for r in fits)
     secs = {k: sum(r["seconds"] for r in fits if r["route"] == k) for k in tally}
-    print("\nfits by route: " + ", ".join(f"{k} {n} ({secs[k]:.0f} s)" for k, n in sorted(tally.items())))
+    cpu = {k: sum(r["cpu_seconds"] for r in fits if r["route"] == k) for k in tally}
+    print("\nfits by route: " + ", ".join(f"{k} {n} ({secs[k]:.0f} s, {cpu[k]:.0f} CPU s)"
+                                         for k, n in sorted(tally.items())))
     for r in fits:
         if r["route"] == "nuts (fallback)":
             print(f"  fallback at {r['n_vetted']} vetted: {r['reason']}")
@@ -162,7 +178,7 @@ def report(all_, k, t0, args):
     print("\ncoverage of the learned 90% intervals of per-category P@K (per step)")
     for s, strategy in enumerate(all_["strategy"].values):
         print(f"  {strategy:16s} " + " ".join(f"{v:6.2f}" for v in cov_cat[s]))
-    print(f"\n({trials} trials x {all_.sizes['step']} steps; {time.time() - t0:.0f} s)")
+    print(f"\n({trials} trials x {all_.sizes['step']} steps; {time.time() - t0:.0f} s; {_cpu():.0f} CPU s)")
     if args is not None and args.plot:
         import matplotlib
 

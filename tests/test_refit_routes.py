@@ -132,6 +132,38 @@ def test_simulate_refits_through_the_cache(counting, monkeypatch):
     np.testing.assert_allclose(ds["lower"].values, fresh["lower"].values, rtol=1e-9)
 
 
+def test_simulate_fits_before_the_first_batch_once_per_trial(counting):
+    """The fit before the first batch sees the same data for every strategy: made once per
+    trial with the first strategy's seed and shared; it is the fit a strategy would make
+    itself with that seed, and the first strategy's records are those of separate fits."""
+    from bayeval.active.simulate import _run_seeds
+    from bayeval.core import _validate as V
+
+    s, y = _pool(4, n=300)
+    data = EvalData(s)
+    kw = dict(metric="average_precision", budget=10, batch_size=10, trials=1, strategies=("random", "uncertainty"),
+              random_seed=2, fit_kwargs=dict(SMALL))
+    shared = simulate(data, y, Calibration("logistic"), **kw)
+    assert counting["fit"] == 3  # one fit before the first batch, one after it per strategy
+    separate = simulate(data, y, Calibration("logistic"), share_first_fit=False, **kw)
+    assert counting["fit"] == 3 + 4
+    learned = lambda ds, v="estimate": ds[v].sel(estimator="learned") if "estimator" in ds[v].dims else ds[v]  # noqa: E731
+    for v in ("estimate", "lower", "upper"):
+        a, b = learned(shared, v), learned(separate, v)
+        np.testing.assert_array_equal(a.isel(strategy=1, step=0).values, a.isel(strategy=0, step=0).values)
+        xr_equal = np.array_equal(a.isel(strategy=0).values, b.isel(strategy=0).values, equal_nan=True)
+        assert xr_equal, v  # the first strategy's path is unchanged
+    # separately, the second strategy's first fit had a seed of its own: another fit
+    assert learned(separate).isel(strategy=1, step=0).item() != learned(separate).isel(strategy=0, step=0).item()
+    # the shared fit is the one the first strategy's seed gives on its own
+    seed = int(_run_seeds(V.as_seed_sequence(2).spawn(1)[0], 2, 2, True)[1, 0, 0])
+    own = Calibration("logistic").fit(data, random_seed=seed, warn=False, **SMALL)
+    mean = float(own.metric("average_precision").mean())
+    assert learned(shared).isel(strategy=1, step=0).item() == pytest.approx(mean, rel=1e-12)
+    with pytest.raises(TypeError, match="share_first_fit"):
+        simulate(data, y, Calibration("logistic"), share_first_fit="yes", **kw)
+
+
 def test_simulate_fscore_refits_through_the_cache(counting, monkeypatch):
     s, y = _pool(4, n=2000)
     kw = dict(methods=["score_mixture"], budgets=[30], trials=2, random_seed=1,

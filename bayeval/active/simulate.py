@@ -182,21 +182,35 @@ class _Records:
 
 
 def _replay(study: _Study, rec: _Records, at: tuple[int, int], strategy: str, seeds: np.ndarray, *,
-            n_steps: int, batch_size: int, n_budget: int, data_b: EvalData | None) -> None:
-    """One trial of one strategy: fit, record, select a batch, vet it; ``n_steps`` times."""
+            n_steps: int, batch_size: int, n_budget: int, data_b: EvalData | None, first: dict | None = None) -> None:
+    """One trial of one strategy: fit, record, select a batch, vet it; ``n_steps`` times.
+
+    ``first``: the trial's fits before the first batch (the same data for every strategy),
+    filled by the first strategy's run and taken as they are by the others (None: fit here)."""
     data, mask = study.data, study.mask
     d, post = data, None
+    first = {} if first is None else first
     for step in range(n_steps):
         idx = (*at, step)
         rec.n_vetted[idx] = int((d.vetted & mask).sum())
-        post = study.fit(d, int(seeds[step, 0]), previous=post)
+        if step == 0 and "post" in first:
+            post = first["post"]
+        else:
+            post = study.fit(d, int(seeds[step, 0]), previous=post)
+        if step == 0:
+            first["post"] = post
         head, cat, lo, hi, cat_lo, cat_hi = study.estimates(d, post)
         rec.est[idx], rec.est_cat[idx] = head, cat
         rec.lower[idx], rec.upper[idx] = lo, hi
         rec.lower_cat[idx], rec.upper_cat[idx] = cat_lo, cat_hi
         if data_b is not None:
             db = _with_scores(d, data_b.scores)
-            post_b = study.fit(db, int(seeds[step, 1]))
+            if step == 0 and "post_b" in first:
+                post_b = first["post_b"]
+            else:
+                post_b = study.fit(db, int(seeds[step, 1]))
+            if step == 0:
+                first["post_b"] = post_b
             rec.est_b[idx] = study.estimates(db, post_b)[0]
         if step == n_steps - 1:
             break
@@ -227,16 +241,29 @@ def _run(study: _Study, strategy: str, seeds: np.ndarray, n_steps: int, batch_si
     return rec
 
 
-def _fan_out(study: _Study, rec: _Records, strategies, trial_seeds, *, client, bar, progress, **run_kw) -> None:
+def _run_seeds(trial_seed: np.random.SeedSequence, S: int, K: int, share_first_fit: bool) -> np.ndarray:
+    """The seeds of one trial, ``(strategy, step, [fit, fit of other_scores, selection])``;
+    with ``share_first_fit`` every strategy's fits before the first batch take the first
+    strategy's seeds (the same data and seed: the same fit)."""
+    seeds = trial_seed.generate_state(S * K * 3).reshape(S, K, 3)
+    if share_first_fit:
+        seeds[1:, 0, :2] = seeds[0, 0, :2]
+    return seeds
+
+
+def _fan_out(study: _Study, rec: _Records, strategies, trial_seeds, *, client, bar, progress, share_first_fit: bool,
+             **run_kw) -> None:
     """Every trial of every strategy as one task on ``client``; their records into ``rec``.
 
-    Each run has the seeds the serial loop gives it, so the records are the serial ones."""
+    Each run has the seeds the serial loop gives it, so the records are the serial ones
+    (a fit the serial loop shares between strategies, each task makes itself with the
+    same seed)."""
     from ..core.distributed import fan_out
 
     S, T = len(strategies), len(trial_seeds)
     tasks, where = {}, {}
     for t in range(T):
-        seeds = trial_seeds[t].generate_state(S * run_kw["n_steps"] * 3).reshape(S, run_kw["n_steps"], 3)
+        seeds = _run_seeds(trial_seeds[t], S, run_kw["n_steps"], share_first_fit)
         for s_i, strategy in enumerate(strategies):
             name = f"trial {t + 1} {strategy}"
             tasks[name] = (study, strategy, seeds[s_i], run_kw["n_steps"], run_kw["batch_size"],
@@ -323,6 +350,7 @@ def simulate(
     progressbar: bool = False,
     progress=None,
     client=None,
+    share_first_fit: bool = True,
     **metric_kwargs,
 ) -> xr.Dataset:
     """Replay the vetting loop with the true labels as oracle, for several strategies.
@@ -377,6 +405,14 @@ def simulate(
         serial loop gives it, so the records are the serial ones. None (the default):
         one run after another in this process. The model (and ``fit_kwargs``) are sent to
         the workers, so they must be picklable (a lambda is, through cloudpickle).
+    share_first_fit : bool, default True
+        Fit the model before the first batch once per trial and start every strategy
+        from that fit (it sees the same data whatever the strategy; made with the
+        first strategy's seed). False: each strategy fits it with a seed of its own,
+        as before this option existed (one more fit per strategy after the first; the
+        other strategies' records then differ by Monte Carlo error, not in
+        distribution). On a ``client`` each run makes the shared fit itself, with the
+        same seed, so the records are the serial ones.
     **metric_kwargs
         Options of the metric (``k=48``).
 
@@ -424,6 +460,8 @@ def simulate(
     if not strategies:
         raise ValueError("Give at least one strategy.")
     trials = V.as_positive_int(trials, "trials")
+    if not isinstance(share_first_fit, bool | np.bool_):
+        raise TypeError(f"`share_first_fit` must be True or False, got {share_first_fit!r}.")
     if client is not None:
         from ..core.distributed import check_client
 
@@ -452,9 +490,10 @@ def simulate(
     with Bar(f"simulate: {T * S} runs", total=T * S, enabled=bool(progressbar)) as bar:
         if client is not None:
             _fan_out(study, rec, strategies, trial_seeds, client=client, bar=bar, progress=progress, n_steps=K,
-                     batch_size=batch_size, n_budget=n_budget, data_b=data_b)
+                     batch_size=batch_size, n_budget=n_budget, data_b=data_b, share_first_fit=share_first_fit)
         for t in range(T if client is None else 0):
-            seeds = trial_seeds[t].generate_state(S * K * 3).reshape(S, K, 3)
+            seeds = _run_seeds(trial_seeds[t], S, K, share_first_fit)
+            first = {} if share_first_fit else None  # the trial's fits before the first batch
             for s_i, strategy in enumerate(strategies):
                 if progress is not None and (t or s_i):
                     done = t * S + s_i
@@ -465,7 +504,7 @@ def simulate(
                     )
                 bar.update(f"simulate: trial {t + 1}/{T}, {strategy}")
                 _replay(study, rec, (s_i, t), strategy, seeds[s_i], n_steps=K, batch_size=batch_size,
-                        n_budget=n_budget, data_b=data_b)
+                        n_budget=n_budget, data_b=data_b, first=first)
                 bar.update(completed=t * S + s_i + 1)
     return _dataset(study, rec, strategies, true_cat=true_cat, true_b=true_b, n_pool=n_pool, n_budget=n_budget,
                     batch_size=batch_size)
