@@ -337,16 +337,15 @@ def test_the_weights_prior_centre_on_standardized_features_ignores_each_classifi
     """``weight_centre="standardized"`` centres the signed weights on equal weights per
     standardized feature: the centre's coefficients times each feature's spread are equal,
     whatever the scale of one classifier's log-odds (with ``"equal"`` they follow the
-    scale); the prior of ``w`` is centred there; two copies get exactly 1/K; old saved fits
+    scale); the built model's ``w`` is centred there; two copies get exactly 1/K; old saved fits
     (no ``weight_centre``) reload as ``"equal"``; ``compare`` passes ``WEIGHT_CENTRE``."""
-    import pymc as pm
-
     from bayeval.compare import comparison
     from bayeval.models.joint import standardized_centre
     from bayeval.persist import _decode, _encode, _make_model
 
     a, b, lab, _ = _pool(seed=6, n=800, n_vetted=40)
-    std, eq = JointCalibration(weight_centre="standardized"), JointCalibration()
+    # log-odds taken as they are (the default standardizes raw scores, which would hide the scale)
+    std, eq = JointCalibration(transform="logodds", weight_centre="standardized"), JointCalibration(transform="logodds")
     for scale in (1.0, 0.3, 4.0):
         d = joint_data({"a": scale * a, "b": b}, lab)
         feats, _ = std.features(d)
@@ -356,15 +355,17 @@ def test_the_weights_prior_centre_on_standardized_features_ignores_each_classifi
         assert c_std[0] * sd[0] / (c_std[1] * sd[1]) == pytest.approx(1.0, rel=1e-12)
         if scale != 1.0:  # the old centre weighs the standardized features by their spreads
             assert c_eq[0] * sd[0] / (c_eq[1] * sd[1]) == pytest.approx(sd[0] / sd[1], rel=1e-12)
-    # the prior's centre is where the built model's weights are centred (prior sd ~0.7: MC error ~0.016)
-    w = pm.draw(std.build(d)["w"], draws=2000, random_seed=1)
+    # the built model's weights are that centre plus a zero-sum normal deviation
+    model = std.build(d)
     assert abs(c_std[0] - 0.5) > 0.2
-    np.testing.assert_allclose(w.mean(axis=0), c_std, atol=0.06)
+    np.testing.assert_allclose(model["w_centre"].get_value(), c_std, rtol=1e-12)
+    assert model["u"].owner.op.__class__.__name__.startswith("ZeroSumNormal")
     assert std._structure(d) != eq._structure(d)
     assert std._data_values(d)["w_centre"].tolist() == c_std.tolist()
     # the monotone curve's centre uses its whole feature (the segments summed)
-    fm, _ = JointCalibration("monotone").features(d)
-    np.testing.assert_allclose(JointCalibration("monotone", weight_centre="standardized")._prepared(d)["centre"],
+    fm, _ = JointCalibration("monotone", transform="logodds").features(d)
+    mono = JointCalibration("monotone", transform="logodds", weight_centre="standardized")
+    np.testing.assert_allclose(mono._prepared(d)["centre"],
                                standardized_centre(fm.sum(axis=2)), rtol=1e-12)
     # two copies: exactly 1/K, the one-score curve's model
     same = joint_data({"a": a, "b": a.copy(), "c": a.copy()}, lab)
