@@ -361,7 +361,8 @@ def main_five(args, argv, rev, versions) -> str:
         f"{time.time() - t0:.0f} s. Five simulated classifiers (separations {FIVE}, n = 2000, prevalence 0.2, "
         "shared noise rho 0 or 0.8) compared by `bayeval.compare` with its two stacked joint candidates, the "
         "monotone one's segment slopes one set per classifier (`joint_each`) or one set shared "
-        "(`joint_shared`); the same label sets and seeds for both. Every one of the 10 gaps of a fit is a row "
+        "(`joint_shared`; `joint_shared_std`: with the weights' prior centred on standardized features); the same "
+        "label sets and seeds for every route. Every one of the 10 gaps of a fit is a row "
         "(the 10 gaps of one fit are not independent). Intervals are 90% HDIs; width: median.",
         "## Coverage, width and mis-ranking of the gaps\n\n" + _md(coverage_table(df, ["route", "budget"])),
         "## Reliability of the stated P(better)\n\n" + _md(reliability(df)),
@@ -440,7 +441,8 @@ def main(argv=None):
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
             "scale 0.5; `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
-            "classifiers / one set per classifier; "
+            "classifiers / one set per classifier; `joint_equal` / `joint_std` = the weights' prior centred on equal "
+            "weights / on equal weights per standardized feature (`weight_centre`); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
             "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
             "(the joint and separate routes' HDI). `misranked`: the route's P(A better) is on the wrong side of "
