@@ -139,7 +139,8 @@ def _decode(value):
 #: saved before then were made with (not the class's current default): a reloaded fit says
 #: which model it was drawn from, not today's default.
 FORMER_DEFAULTS = {
-    "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0},
+    "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0, "slopes": "each",
+                         "weight_centre": "equal"},
     "Calibration": {"intercept_sd": None, "slope_sd": 1.0, "asymptotes": False},
 }
 

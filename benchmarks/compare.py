@@ -137,7 +137,11 @@ def _hdi(g):
 
 def _gap_of(cmp):
     g = cmp.difference("A", "B").values.ravel()
-    return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g)))}
+    cands = list(getattr(cmp.posterior, "candidates", {"one": cmp.posterior}).values())
+    ks = [c.sampling.pareto_k for c in cands if c.sampling.sampler == "importance"]
+    return {"p": float((g > 0).mean() + 0.5 * (g == 0).mean()), "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g))),
+            "nuts": sum(c.sampling.sampler != "importance" for c in cands),
+            "max_pareto_k": float(max(ks)) if ks else float("nan")}
 
 
 def route_joint(pair, lab, seed):
@@ -181,6 +185,8 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
 
 ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
           "joint_shared": _joint_route("signed", 1.0, slopes="shared"), "joint_each": _joint_route("signed", 1.0, slopes="each"),
+          "joint_equal": _joint_route("signed", 1.0, weight_centre="equal"),
+          "joint_std": _joint_route("signed", 1.0, weight_centre="standardized"),
           "separate": route_separate, "bootstrap": route_bootstrap}
 for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
     for _b in (1.0, 1.5, 2.0):
@@ -188,6 +194,9 @@ for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
 
 
 FIVE = (1.3, 1.8, 2.0, 2.3, 3.0)  # the separations of the five classifiers of ``--part five``
+#: ``--part five``'s routes: segment slopes per classifier or shared; ``_std``: the weights'
+#: prior centred on standardized features (``JointCalibration(weight_centre="standardized")``)
+FIVE_ROUTES = ("joint_each", "joint_shared", "joint_shared_std")
 
 
 def five_pool(rho: float, n: int = 2000, prevalence: float = 0.2, seed: int = 0) -> tuple[dict, np.ndarray]:
@@ -218,19 +227,24 @@ def run_five(budgets, n_sets, routes, log=print) -> pd.DataFrame:
             for budget in budgets:
                 lab = _labels(pair, budget, rep)
                 for rname in routes:
-                    slopes = rname.removeprefix("joint_")
-                    model = Stack(candidates=[JointCalibration(c, slopes=slopes) for c in ("logistic", "monotone")])
+                    slopes = "shared" if "shared" in rname else "each"
+                    centre = "standardized" if rname.endswith("_std") else "equal"
+                    model = Stack(candidates=[JointCalibration(c, slopes=slopes, weight_centre=centre)
+                                              for c in ("logistic", "monotone")])
                     t = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         cmp = be.compare(scores, lab, model=model, random_seed=rep, draws=DRAWS, warn=False)
                         nuts = sum(c.sampling.sampler != "importance" for c in cmp.posterior.candidates.values())
+                        ks = [c.sampling.pareto_k for c in cmp.posterior.candidates.values()
+                              if c.sampling.sampler == "importance"]
                         for a, b in itertools.combinations(scores, 2):
                             g = cmp.difference(b, a).values.ravel()
                             rows.append({"pair": f"five_rho{rho}_{b}-{a}", "budget": budget, "rep": rep, "route": rname,
                                          "true_gap": ap[b] - ap[a], "p": float((g > 0).mean() + 0.5 * (g == 0).mean()),
                                          "mean": float(g.mean()), **dict(zip(("lo", "hi"), _hdi(g))),
-                                         "nuts": nuts, "seconds": time.perf_counter() - t})
+                                         "nuts": nuts, "max_pareto_k": max(ks) if ks else float("nan"),
+                                         "seconds": time.perf_counter() - t})
                     log(f"set {rep} rho {rho} budget {budget} {rname}: {time.perf_counter() - t:.1f} s, "
                         f"{nuts} candidate(s) on NUTS")
     return _finish(pd.DataFrame(rows))
@@ -267,19 +281,28 @@ def _finish(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def identical(budgets, n_sets, log=print) -> pd.DataFrame:
-    """Two copies of one classifier: P(A better) and the ROPE probability."""
+def identical(budgets, n_sets, log=print, centres=(None,)) -> pd.DataFrame:
+    """Two copies of one classifier: P(A better) and the ROPE probability (``centres``: the
+    weights' prior centres to run, None = ``bayeval.compare``'s default)."""
+    from bayeval.models import Stack
+    from bayeval.models.joint import JointCalibration
+
     pair = real_pairs()[1]
     rows = []
-    for budget in budgets:
-        for rep in range(n_sets):
-            lab = _labels(pair, budget, rep)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cmp = be.compare({"A": pair.a, "copy": pair.a.copy()}, lab, random_seed=rep, draws=DRAWS, warn=False)
-            rows.append({"budget": budget, "rep": rep, "p_better": cmp.prob_better("A", "copy"),
-                         "p_rope_0.005": cmp.rope("A", "copy", width=0.005)})
-    log(f"identical copies: {pd.DataFrame(rows).mean().to_dict()}")
+    for centre in centres:
+        model = "default" if centre is None else Stack(candidates=[
+            JointCalibration(c, weight_centre=centre) for c in ("logistic", "monotone")])
+        for budget in budgets:
+            for rep in range(n_sets):
+                lab = _labels(pair, budget, rep)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    cmp = be.compare({"A": pair.a, "copy": pair.a.copy()}, lab, model=model, random_seed=rep,
+                                     draws=DRAWS, warn=False)
+                rows.append({"centre": centre or "default", "budget": budget, "rep": rep,
+                             "p_better": cmp.prob_better("A", "copy"),
+                             "p_rope_0.005": cmp.rope("A", "copy", width=0.005)})
+    log(f"identical copies: {pd.DataFrame(rows).groupby('centre')[['p_better', 'p_rope_0.005']].mean().to_dict()}")
     return pd.DataFrame(rows)
 
 
@@ -322,7 +345,7 @@ def _md(df: pd.DataFrame) -> str:
 def main_five(args, argv, rev, versions) -> str:
     """``--part five``: the monotone joint curve's segment slopes per classifier or shared, five classifiers."""
     t0 = time.time()
-    routes = [r for r in args.routes if r in ("joint_each", "joint_shared")] or ["joint_each", "joint_shared"]
+    routes = [r for r in args.routes if r in FIVE_ROUTES] or ["joint_each", "joint_shared"]
     df = run_five(args.budgets, args.sets, routes, log=lambda s: print(s, flush=True))
     if args.out:
         df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
@@ -330,6 +353,7 @@ def main_five(args, argv, rev, versions) -> str:
     fits["pool"] = fits["pair"].str.split("_m").str[0]
     per_fit = fits.drop_duplicates(["pool", "budget", "rep", "route"]).groupby(["route", "budget"])
     speed = pd.DataFrame({"fits": per_fit.size(), "candidates_on_nuts": per_fit["nuts"].sum(),
+                          "largest_pareto_k": per_fit["max_pareto_k"].max().round(2),
                           "median_seconds": per_fit["seconds"].median().round(1)})
     return "\n\n".join([
         "# Five classifiers compared at once: the monotone joint curve's segment slopes",
@@ -337,12 +361,19 @@ def main_five(args, argv, rev, versions) -> str:
         f"{time.time() - t0:.0f} s. Five simulated classifiers (separations {FIVE}, n = 2000, prevalence 0.2, "
         "shared noise rho 0 or 0.8) compared by `bayeval.compare` with its two stacked joint candidates, the "
         "monotone one's segment slopes one set per classifier (`joint_each`) or one set shared "
-        "(`joint_shared`); the same label sets and seeds for both. Every one of the 10 gaps of a fit is a row "
+        "(`joint_shared`; `joint_shared_std`: with the weights' prior centred on standardized features); the same "
+        "label sets and seeds for every route. Every one of the 10 gaps of a fit is a row "
         "(the 10 gaps of one fit are not independent). Intervals are 90% HDIs; width: median.",
         "## Coverage, width and mis-ranking of the gaps\n\n" + _md(coverage_table(df, ["route", "budget"])),
         "## Reliability of the stated P(better)\n\n" + _md(reliability(df)),
         "## Fits that fell back to NUTS, and time per fit (wall-clock, shared machine)\n\n" + _md(speed),
     ])
+
+
+def _centres(routes) -> tuple:
+    """The weights' prior centres the two-copies part runs: those of the routes asked for, else the default."""
+    out = tuple(c for r, c in (("joint_equal", "equal"), ("joint_std", "standardized")) if r in routes)
+    return out or (None,)
 
 
 def main(argv=None):
@@ -352,9 +383,12 @@ def main(argv=None):
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--reps", type=int, default=8)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"], choices=list(ROUTES),
+    ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"],
+                    choices=list(ROUTES) + ["joint_shared_std"],
                     help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind; "
-                         "joint_shared / joint_each = the monotone curve's segment slopes shared or per classifier")
+                         "joint_shared / joint_each = the monotone curve's segment slopes shared or per classifier; "
+                         "joint_equal / joint_std = the weights' prior centred on equal weights on the features as "
+                         "they are / on standardized features (--part five: joint_shared_std)")
     ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
     ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
     ap.add_argument("--only", nargs="+", default=None,
@@ -385,12 +419,14 @@ def main(argv=None):
         if args.from_csv:
             df = _finish(pd.read_csv(args.from_csv))
             pairs = [p for p in pairs if p.name in set(df["pair"])]
-            same = identical(args.budgets, 3, log=lambda s: print(s, flush=True)) if args.identical else None
+            same = (identical(args.budgets, 3, log=lambda s: print(s, flush=True), centres=_centres(args.routes))
+                    if args.identical else None)
         else:
             routes = {r: ROUTES[r] for r in args.routes}
             df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial,
                            routes=routes, first_set=args.first_set)
-            same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True))
+            same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True),
+                             centres=_centres(args.routes))
         if args.out:
             df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
         df["kind"] = np.where(df["pair"].str.startswith("sim"), "simulated", "real")
@@ -405,7 +441,8 @@ def main(argv=None):
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
             "scale 0.5; `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
-            "classifiers / one set per classifier; "
+            "classifiers / one set per classifier; `joint_equal` / `joint_std` = the weights' prior centred on equal "
+            "weights / on equal weights per standardized feature (`weight_centre`); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
             "`bootstrap` = AP on the vetted items only, paired percentile bootstrap. Intervals are 90% "
             "(the joint and separate routes' HDI). `misranked`: the route's P(A better) is on the wrong side of "
@@ -418,9 +455,16 @@ def main(argv=None):
             + _md(reliability(df)),
             "## The same, each run counted both ways (A and B swapped)\n\n" + reliability_both_ways.__doc__.split(
                 "\n\n")[1].replace("\n    ", " ").strip() + "\n\n" + _md(reliability_both_ways(df)),
-        ] + ([] if same is None else [
+        ] + ([] if "nuts" not in df or df["nuts"].isna().all() else [
+            "## Importance sampling of the joint candidates (fits per route and budget; candidates that fell back "
+            "to NUTS; Pareto k of the importance-sampled candidates)\n\n"
+            + _md(df.dropna(subset=["nuts"]).groupby(["route", "budget"]).agg(
+                fits=("nuts", "size"), candidates_on_nuts=("nuts", "sum"),
+                median_pareto_k=("max_pareto_k", "median"), largest_pareto_k=("max_pareto_k", "max")).round(2))
+        ]) + ([] if same is None else [
             "## Two copies of one classifier (digits 8, logistic regression)\n\n"
-            + _md(same.groupby("budget")[["p_better", "p_rope_0.005"]].agg(["mean", "min"]).round(3))])) + "\n"
+            + _md(same.groupby(["centre", "budget"])[["p_better", "p_rope_0.005"]].agg(["mean", "min"]).round(3))
+        ])) + "\n"
     print(text)
     if args.out:
         pathlib.Path(args.out).write_text(text)

@@ -8,9 +8,13 @@ times, and the mean gap in AP and the share of draws where the forest wins are p
 equal weights (the centre of ``JointCalibration``'s weight prior) against the weights the
 full pool fits, and equal weights after standardizing each classifier's feature.
 
+With ``--all`` the same three settings on every pair of ``benchmarks/compare.py`` (the
+centre from :func:`bayeval.models.joint.standardized_centre`), one table.
+
 Run::
 
     python benchmarks/compare_weight_prior.py
+    python benchmarks/compare_weight_prior.py --all
 """
 
 from __future__ import annotations
@@ -29,8 +33,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--draws", type=int, default=200, help="label sets drawn per weight setting (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the label draws (default 0)")
+    parser.add_argument("--all", action="store_true", help="every pair of benchmarks/compare.py, one table")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
+    if args.all:
+        print(all_pairs(args.draws, args.seed))
+        return
 
     from scipy.special import expit
     from sklearn.linear_model import LogisticRegression
@@ -72,6 +80,37 @@ def main(argv=None) -> None:
     print("feature sd rf, logreg", sd.round(2))
     w = (1 / sd) / (1 / sd).sum()
     print("equal weights after standardizing ->", w.round(3), gap_under(w))
+
+
+def all_pairs(draws: int, seed: int) -> str:
+    """Mean gap and P(A better) of labels drawn at each weight setting, every pair: a markdown table."""
+    import pandas as pd
+    from scipy.special import expit
+    from sklearn.linear_model import LogisticRegression
+
+    import compare as C
+    import real_scores as R
+    from bayeval.models.joint import JointCalibration, joint_data, standardized_centre
+
+    rows = []
+    for p in C.sim_pairs() + C.real_pairs():
+        f, _ = JointCalibration().features(joint_data({"A": p.a, "B": p.b}, np.full(p.a.size, np.nan)))
+        x2, y = f[:, :, 0], p.truth
+        full = LogisticRegression(C=1e6).fit(x2, y).coef_[0]
+        rng = np.random.default_rng(seed)
+        row = {"pair": p.name, "true_gap": round(p.gap, 4), "sd_A": x2[:, 0].std().round(2),
+               "sd_B": x2[:, 1].std().round(2), "w_A_standardized": standardized_centre(f)[0].round(3),
+               "w_A_pool": (full[0] / full.sum()).round(3)}
+        for label, w in (("equal", (0.5, 0.5)), ("standardized", standardized_centre(f)),
+                         ("pool", full / full.sum())):
+            x = x2 @ np.asarray(w)
+            fit = LogisticRegression(C=1e6).fit(x[:, None], y)
+            pr = expit(fit.intercept_[0] + fit.coef_[0, 0] * x)
+            z = (rng.random((draws, y.size)) < pr).astype(np.int8)
+            g = C.M.average_precision(z, p.a) - C.M.average_precision(z, p.b)
+            row[f"gap_{label}"], row[f"P_{label}"] = round(float(g.mean()), 4), round(float((g > 0).mean()), 3)
+        rows.append(row)
+    return R._md(pd.DataFrame(rows))
 
 
 if __name__ == "__main__":

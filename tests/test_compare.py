@@ -331,3 +331,62 @@ def test_shared_segment_slopes_keep_the_monotone_curve_small(monkeypatch):
             _fit_joint(joint_data(dict(zip(names, (a, b, c), strict=False)), lab), "monotone", draws=10,
                        chains=1, random_seed=0, progressbar=False, warn=False)
         assert calls == [want]
+
+
+def test_the_weights_prior_centre_on_standardized_features_ignores_each_classifiers_scale(monkeypatch):
+    """``weight_centre="standardized"`` centres the signed weights on equal weights per
+    standardized feature: the centre's coefficients times each feature's spread are equal,
+    whatever the scale of one classifier's log-odds (with ``"equal"`` they follow the
+    scale); the built model's ``w`` is centred there; two copies get exactly 1/K; old saved fits
+    (no ``weight_centre``) reload as ``"equal"``; ``compare`` passes ``WEIGHT_CENTRE``."""
+    from bayeval.compare import comparison
+    from bayeval.models.joint import standardized_centre
+    from bayeval.persist import _decode, _encode, _make_model
+
+    a, b, lab, _ = _pool(seed=6, n=800, n_vetted=40)
+    # log-odds taken as they are (the default standardizes raw scores, which would hide the scale)
+    std, eq = JointCalibration(transform="logodds", weight_centre="standardized"), JointCalibration(transform="logodds")
+    for scale in (1.0, 0.3, 4.0):
+        d = joint_data({"a": scale * a, "b": b}, lab)
+        feats, _ = std.features(d)
+        sd = feats[:, :, 0].std(axis=0)
+        c_std, c_eq = std._prepared(d)["centre"], eq._prepared(d)["centre"]
+        assert c_std.sum() == pytest.approx(1.0) and c_eq.tolist() == [0.5, 0.5]
+        assert c_std[0] * sd[0] / (c_std[1] * sd[1]) == pytest.approx(1.0, rel=1e-12)
+        if scale != 1.0:  # the old centre weighs the standardized features by their spreads
+            assert c_eq[0] * sd[0] / (c_eq[1] * sd[1]) == pytest.approx(sd[0] / sd[1], rel=1e-12)
+    # the built model's weights are that centre plus a zero-sum normal deviation
+    model = std.build(d)
+    assert abs(c_std[0] - 0.5) > 0.2
+    np.testing.assert_allclose(model["w_centre"].get_value(), c_std, rtol=1e-12)
+    assert model["u"].owner.op.__class__.__name__.startswith("ZeroSumNormal")
+    assert std._structure(d) != eq._structure(d)
+    assert std._data_values(d)["w_centre"].tolist() == c_std.tolist()
+    # the monotone curve's centre uses its whole feature (the segments summed)
+    fm, _ = JointCalibration("monotone", transform="logodds").features(d)
+    mono = JointCalibration("monotone", transform="logodds", weight_centre="standardized")
+    np.testing.assert_allclose(mono._prepared(d)["centre"],
+                               standardized_centre(fm.sum(axis=2)), rtol=1e-12)
+    # two copies: exactly 1/K, the one-score curve's model
+    same = joint_data({"a": a, "b": a.copy(), "c": a.copy()}, lab)
+    assert std._prepared(same)["centre"].tolist() == [1 / 3] * 3
+    assert "weight_centre='standardized'" in repr(std) and "weight_centre" not in repr(eq)
+    assert "weight_centre" not in repr(JointCalibration(weights="simplex", weight_centre="standardized"))
+    with pytest.raises(ValueError, match="weight_centre"):
+        JointCalibration(weight_centre="spread")
+    old = _make_model("bayeval.models.joint:JointCalibration", {"curve": "logistic", "weights": "signed"})
+    assert old.weight_centre == "equal"
+    assert _decode(_encode(std, "m")).weight_centre == "standardized"
+    calls = []
+
+    def spy(self, data, **kw):
+        calls.append(self.weight_centre)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(JointCalibration, "fit", spy)
+    for centre in ("equal", "standardized"):
+        monkeypatch.setattr(comparison, "WEIGHT_CENTRE", centre)
+        with pytest.raises(RuntimeError, match="stop"):
+            _fit_joint(joint_data({"a": a, "b": b}, lab), "logistic", draws=10, chains=1, random_seed=0,
+                       progressbar=False, warn=False)
+    assert calls == ["equal", "standardized"]

@@ -31,6 +31,11 @@ and a weak classifier comes out too small (``docs/compare.md``). The weights:
   scale ``weight_sd`` (1 by default). A weight can be negative: when two classifiers
   share an error (both scores are high on the same negatives), the better one's score
   minus part of the other's tells the label best, and the model can say so;
+  With ``weight_centre="standardized"`` the centre ``1/K`` becomes ``c_k``, proportional to
+  one over the spread (standard deviation over all the pool's items, labelled or not) of
+  classifier ``k``'s curve feature ``g_k(z_k)`` (segment slopes at 1) and summing to one:
+  equal weights on the features divided by their spread, so a classifier whose logits
+  spread less is not outweighed at the prior's centre (:func:`standardized_centre`);
 * ``weights="simplex"``: ``w ~ Dirichlet(1, ..., 1)``, every weight in [0, 1] (the first
   version's model): a higher score never lowers the probability of being positive, and
   a shared error cannot be subtracted.
@@ -66,12 +71,16 @@ from ..core.model import Model
 from ..core.posterior import Posterior
 from .calibration import DELTA_SD, Calibration
 
-__all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES", "joint_data"]
+__all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES",
+           "JOINT_CENTRES", "joint_data", "standardized_centre"]
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
 #: the monotone curve's segment-slope multipliers: one set per classifier, or one set for all
 JOINT_SLOPES = ("each", "shared")
+#: where the signed weights' prior is centred: equal weights on the features as they are, or
+#: equal weights on the features divided by their spread over the pool (``weight_centre``)
+JOINT_CENTRES = ("equal", "standardized")
 #: the default scale of the intercept's prior (``benchmarks/results/compare.md`` measured 1, 2.5 and 5)
 INTERCEPT_SD = 5.0
 
@@ -113,6 +122,39 @@ def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noi
                     noisy_labels=noisy_labels)
 
 
+def standardized_centre(features: np.ndarray) -> np.ndarray:
+    """The weights' prior centre of ``weight_centre="standardized"``: equal weights on standardized features.
+
+    ``features`` is :meth:`JointCalibration.features`' array ``(n_items, K, S)``, of every
+    item of the pool (labelled or not), so the centre is a function of the scores alone.
+    Each classifier's curve feature (its segments summed: ``g_k`` with the slope
+    multipliers at 1) has a standard deviation ``sd_k`` over the items; the centre is
+    ``c_k = (1 / sd_k) / sum_j (1 / sd_j)``, the weights that give each standardized
+    feature the same coefficient while summing to one. Classifiers whose features
+    spread alike get ``1/K`` each (two copies of one classifier: exactly ``1/K``); the
+    ratio ``c_k sd_k / (c_j sd_j)`` is 1 whatever the scale of each classifier's feature.
+    A constant feature (no spread) counts as spreading like the others' mean.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import standardized_centre
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(0, 1, (500, 1, 1))
+    >>> standardized_centre(np.concatenate([z, 3 * z], axis=1)).round(3).tolist()
+    [0.75, 0.25]
+    """
+    g = np.asarray(features, dtype=np.float64)
+    g = g.sum(axis=2) if g.ndim == 3 else g
+    sd = g.std(axis=0)
+    ok = np.isfinite(sd) & (sd > 0)
+    if not ok.any():
+        return np.full(g.shape[1], 1.0 / g.shape[1])
+    sd = np.where(ok, sd, sd[ok].mean())
+    inv = 1.0 / sd
+    return inv / inv.sum()
+
+
 class JointCalibration(Model):
     """A Bayesian calibration model of the label given several classifiers' scores.
 
@@ -141,6 +183,15 @@ class JointCalibration(Model):
         segment at each classifier's own score quantiles). ``"shared"`` keeps the curve's
         dimension at 2 + (K - 1) + 4 for K classifiers instead of 2 + (K - 1) + 4K
         (``docs/compare.md``). No effect with ``curve="logistic"``.
+    weight_centre : {"equal", "standardized"}
+        Where the signed weights' prior is centred: ``1/K`` each on the features as they
+        are (``"equal"``, the first versions' model), or equal weights on each feature
+        divided by its spread over the pool (``"standardized"``:
+        :func:`standardized_centre`, computed from every item's scores, labelled or not).
+        With ``"equal"`` a classifier whose logits spread less (a random forest's, say)
+        counts for less at the prior's centre than one whose logits spread more, and with
+        a few dozen labels the weights stay near that centre (``docs/compare.md``). No
+        effect with ``weights="simplex"`` or one classifier.
 
     Examples
     --------
@@ -162,7 +213,7 @@ class JointCalibration(Model):
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
                  weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0,
-                 slopes: str = "each"):
+                 slopes: str = "each", weight_centre: str = "equal"):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
@@ -171,6 +222,7 @@ class JointCalibration(Model):
                                          hi_open=True)
         self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
         self.slopes = V.check_choice(slopes, "slopes", JOINT_SLOPES)
+        self.weight_centre = V.check_choice(weight_centre, "weight_centre", JOINT_CENTRES)
 
     def __repr__(self) -> str:
         extra = "" if self.weights == "signed" else f", weights={self.weights!r}"
@@ -179,6 +231,8 @@ class JointCalibration(Model):
                 extra += f", {name}={getattr(self, name)!r}"
         if self.slopes != "each" and self.curve == "monotone":
             extra += f", slopes={self.slopes!r}"
+        if self.weight_centre != "equal" and self.weights == "signed":
+            extra += f", weight_centre={self.weight_centre!r}"
         return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
@@ -237,9 +291,18 @@ class JointCalibration(Model):
         """
         data = self._check_data(data)
         feats, infos = self.features(data)
-        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), infos)
+        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), infos,
+                           self._centre(feats))
 
-    def _build(self, fv: np.ndarray, yv: np.ndarray, infos: list[dict]) -> pm.Model:
+    def _centre(self, feats: np.ndarray) -> np.ndarray:
+        """The signed weights' prior centre for the pool's features ``(n_items, K, S)``."""
+        k = feats.shape[1]
+        if self.weight_centre == "standardized" and self.weights == "signed" and k > 1:
+            return standardized_centre(feats)
+        return np.full(k, 1.0 / k)
+
+    def _build(self, fv: np.ndarray, yv: np.ndarray, infos: list[dict], centre: np.ndarray | None = None
+               ) -> pm.Model:
         pr = self._prior(infos)
         k = fv.shape[1]
         with pm.Model() as model:
@@ -255,7 +318,8 @@ class JointCalibration(Model):
                 w = pm.Dirichlet("w", a=np.ones(k))
             else:
                 u = pm.ZeroSumNormal("u", sigma=self.weight_sd, shape=k)
-                w = pm.Deterministic("w", 1.0 / k + u)
+                c = pm.Data("w_centre", np.full(k, 1.0 / k) if centre is None else centre)
+                w = pm.Deterministic("w", c + u)
             if self.curve == "monotone" and self.slopes == "shared":
                 delta = pm.Normal("delta", 0.0, DELTA_SD, shape=fv.shape[2:])
                 per_col = (f * pt.exp(delta)[None, None, :]).sum(axis=2)
@@ -286,21 +350,24 @@ class JointCalibration(Model):
         if memo is not None and memo[0] is data:
             return memo[1]
         feats, infos = self.features(data)
-        out = {"feats": feats, "infos": infos}
+        out = {"feats": feats, "infos": infos, "centre": self._centre(feats)}
         self._memo = (data, out)
         return out
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
         return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd, self.slopes,
-                tuple(i["scale"] for i in v["infos"]),
+                self.weight_centre, tuple(i["scale"] for i in v["infos"]),
                 v["feats"].shape[1:])
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)
         pr = self._prior(v["infos"])
-        return {"features": v["feats"][data.vetted], "vetted_label": data.labels[data.vetted].astype(np.int64),
-                "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}
+        out = {"features": v["feats"][data.vetted], "vetted_label": data.labels[data.vetted].astype(np.int64),
+               "a_mu": pr["a"][0], "log_b_mu": pr["log_b"][0]}
+        if self.weights == "signed" and v["feats"].shape[1] > 1:
+            out["w_centre"] = v["centre"]
+        return out
 
     def _posterior(self, data, idata, *, sampling, random_seed):
         v = self._prepared(data)
