@@ -139,8 +139,9 @@ def _decode(value):
 #: saved before then were made with (not the class's current default): a reloaded fit says
 #: which model it was drawn from, not today's default.
 FORMER_DEFAULTS = {
-    "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0},
-    "Calibration": {"intercept_sd": None, "slope_sd": 1.0, "asymptotes": False},
+    "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0, "saturated": "merged"},
+    "Calibration": {"intercept_sd": None, "slope_sd": 1.0, "asymptotes": False, "saturated": "merged"},
+    "MixtureCalibration": {"saturated": "merged"},
 }
 
 

@@ -64,7 +64,7 @@ from ..core import _validate as V
 from ..core.data import EvalData
 from ..core.model import Model
 from ..core.posterior import Posterior
-from .calibration import DELTA_SD, Calibration
+from .calibration import DELTA_SD, SATURATED, Calibration, bernoulli_logit
 
 __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES", "joint_data"]
 
@@ -141,6 +141,9 @@ class JointCalibration(Model):
         segment at each classifier's own score quantiles). ``"shared"`` keeps the curve's
         dimension at 2 + (K - 1) + 4 for K classifiers instead of 2 + (K - 1) + 4K
         (``docs/compare.md``). No effect with ``curve="logistic"``.
+    saturated : {"apart", "merged"}
+        How exact 0s and 1s and probabilities within 1e-7 of them enter a probability
+        column's feature, as for :class:`~bayeval.models.Calibration`.
 
     Examples
     --------
@@ -162,7 +165,7 @@ class JointCalibration(Model):
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
                  weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0,
-                 slopes: str = "each"):
+                 slopes: str = "each", saturated: str = "apart"):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
@@ -171,6 +174,7 @@ class JointCalibration(Model):
                                          hi_open=True)
         self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
         self.slopes = V.check_choice(slopes, "slopes", JOINT_SLOPES)
+        self.saturated = V.check_choice(saturated, "saturated", SATURATED)
 
     def __repr__(self) -> str:
         extra = "" if self.weights == "signed" else f", weights={self.weights!r}"
@@ -179,6 +183,8 @@ class JointCalibration(Model):
                 extra += f", {name}={getattr(self, name)!r}"
         if self.slopes != "each" and self.curve == "monotone":
             extra += f", slopes={self.slopes!r}"
+        if getattr(self, "saturated", "apart") != "apart":
+            extra += f", saturated={self.saturated!r}"
         return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
@@ -200,7 +206,7 @@ class JointCalibration(Model):
         curve and transform; the second value lists those definitions, one per classifier.
         """
         cols = _columns(data)
-        one = Calibration(self.curve, transform=self.transform)
+        one = Calibration(self.curve, transform=self.transform, saturated=getattr(self, "saturated", "apart"))
         feats, infos = [], []
         for j in range(cols.shape[1]):
             f, info = one.features(EvalData(cols[:, j], data.labels))
@@ -265,7 +271,7 @@ class JointCalibration(Model):
             else:
                 per_col = f[:, :, 0]
             eta = a + b * (per_col * w[None, :]).sum(axis=1)
-            pm.Bernoulli("label", logit_p=eta, observed=y)
+            bernoulli_logit("label", eta, y)
         return model
 
     # ------------------------------------------------------------------ fit
