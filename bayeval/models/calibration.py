@@ -86,11 +86,13 @@ SATURATED = ("apart", "merged")
 _ETA_MAX = 36.0  # the likelihood's log-odds are clipped here: beyond ~37 PyMC's Bernoulli(logit_p) gradient is NaN
 
 
-def bernoulli_logit(name: str, eta, observed):
-    """``pm.Bernoulli(name, logit_p=eta)`` with the log-odds clipped to +-36 (inside, values and
-    gradients are the same; beyond, PyMC's gradient is NaN, which stalls the mode search
-    and NUTS; the probabilities there are within 3e-16 of 0 or 1)."""
-    return pm.Bernoulli(name, logit_p=pt.clip(eta, -_ETA_MAX, _ETA_MAX), observed=observed)
+def bernoulli_logit(name: str, eta, observed, wide: bool = True):
+    """``pm.Bernoulli(name, logit_p=eta)``; ``wide`` (features beyond +-16.1: exact 0s and 1s
+    placed apart) clips the log-odds to +-36 (inside, values and gradients are the same;
+    beyond, PyMC's gradient is NaN, which stalls the mode search and NUTS; the
+    probabilities there are within 3e-16 of 0 or 1). Without ``wide`` the graph is the
+    one fits were drawn from before, so their draws are unchanged."""
+    return pm.Bernoulli(name, logit_p=pt.clip(eta, -_ETA_MAX, _ETA_MAX) if wide else eta, observed=observed)
 
 
 def _logit_ends(s: np.ndarray) -> tuple[float, float]:
@@ -265,7 +267,8 @@ class Calibration(Model):
                 info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip}
             else:
                 clip = (max(tr.lo, _P_CLIP), min(tr.hi, 1.0 - _P_CLIP))
-                info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip, "ends": _logit_ends(s)}
+                info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip, "ends": _logit_ends(s),
+                        "wide": bool(((s <= 0) | (s >= 1)).any())}
         elif scale == "logodds":
             info = {"scale": "logodds", "center": 0.0, "sd": 1.0}
         else:
@@ -381,7 +384,7 @@ class Calibration(Model):
                 u = pm.Beta("u_hi", *ASYMPTOTE_PRIOR)
                 pm.Bernoulli("label", p=lo + (1.0 - lo) * u * pm.math.sigmoid(eta), observed=y)
             else:
-                bernoulli_logit("label", eta, y)
+                bernoulli_logit("label", eta, y, info.get("wide", False))
         return model
 
     # ------------------------------------------------------------------ fit
@@ -404,7 +407,7 @@ class Calibration(Model):
         v = self._prepared(data)
         pr = self._prior(v["info"])  # the prior scales are constants of the compiled model
         return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"], pr["a"][1], pr["log_b"][1],
-                getattr(self, "asymptotes", False))
+                getattr(self, "asymptotes", False), v["info"].get("wide", False))
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)

@@ -271,7 +271,7 @@ class JointCalibration(Model):
             else:
                 per_col = f[:, :, 0]
             eta = a + b * (per_col * w[None, :]).sum(axis=1)
-            bernoulli_logit("label", eta, y)
+            bernoulli_logit("label", eta, y, any(i.get("wide", False) for i in infos))
         return model
 
     # ------------------------------------------------------------------ fit
@@ -299,7 +299,7 @@ class JointCalibration(Model):
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
         return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd, self.slopes,
-                tuple(i["scale"] for i in v["infos"]),
+                tuple(i["scale"] for i in v["infos"]), any(i.get("wide", False) for i in v["infos"]),
                 v["feats"].shape[1:])
 
     def _data_values(self, data) -> dict:

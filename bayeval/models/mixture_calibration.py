@@ -295,7 +295,7 @@ class MixtureCalibration(Calibration):
                  "b": pm.LogNormal("b", mu=logb_mu, sigma=pr["log_b"][1])}
             if self.form == "bumps":
                 p["u"] = pm.Normal("u", 0.0, _U_SD, shape=fv.shape[1] - 1)
-            bernoulli_logit("label", self._eta_any(p, f), y)
+            bernoulli_logit("label", self._eta_any(p, f), y, info.get("wide", False))
         return model
 
     def _eta_any(self, p: dict, feats):
