@@ -140,8 +140,9 @@ def _decode(value):
 #: which model it was drawn from, not today's default.
 FORMER_DEFAULTS = {
     "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0, "slopes": "each",
-                         "weight_centre": "equal"},
-    "Calibration": {"intercept_sd": None, "slope_sd": 1.0, "asymptotes": False},
+                         "weight_centre": "equal", "saturated": "merged"},
+    "Calibration": {"intercept_sd": None, "slope_sd": 1.0, "asymptotes": False, "saturated": "merged"},
+    "MixtureCalibration": {"saturated": "merged"},
 }
 
 

@@ -481,7 +481,13 @@ def main(argv=None):
     ap.add_argument("--routes", default=",".join(ROUTES),
                     help="which labelling routes to run: random (with vetted-only, PPI++ and the candidates), "
                          "design, active (greedy expected change), auto (expected change + exploration)")
+    ap.add_argument("--saturated", choices=("apart", "merged"), default="apart",
+                    help="the default's curves' feature for exact 0/1 probabilities: apart (today's) or merged "
+                         "(the former map, clipped at 1e-7: to measure the change on the same label sets)")
     args = ap.parse_args(argv)
+    if args.saturated != "apart":  # every Calibration the default builds gets the former feature
+        from bayeval.models import Calibration
+        Calibration.__init__.__kwdefaults__["saturated"] = args.saturated
     out = pathlib.Path(args.out)
     cmd = "python benchmarks/label_efficiency.py " + " ".join(argv if argv is not None else sys.argv[1:])
     header_base = ("# Label efficiency: labels to an honest interval of a given width\n\n"

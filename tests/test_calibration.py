@@ -428,3 +428,45 @@ def test_asymptotes_follow_a_flat_top():
     plain = Calibration("monotone").fit(d, random_seed=0, draws=500)
     top = [float(post.curve_draws([0.99]).mean()) for post in (flat, plain)]
     assert abs(top[0] - 0.6) < 0.1 and top[1] > top[0], top
+
+
+def _saturated_pool(seed=0):
+    """Naive-Bayes-like probabilities: 150 exact 1.0s (half positive), 150 at 1 - 1e-8 and
+    1 - 1e-9 (none positive), 300 spread lower scores (5% positive); 40 of each group vetted."""
+    rng = np.random.default_rng(seed)
+    rest = special.expit(rng.normal(-2.0, 3.0, 300))
+    s = np.r_[np.ones(150), np.where(np.arange(150) % 2, 1 - 1e-8, 1 - 1e-9), rest]
+    y = np.r_[np.arange(150) % 2, np.zeros(150), rng.random(300) < 0.05].astype(float)
+    lab = np.full(s.size, np.nan)
+    for lo in (0, 150, 300):
+        lab[lo:lo + 40] = y[lo:lo + 40]
+    return s, y, lab
+
+
+def test_exact_ones_keep_a_feature_of_their_own_and_a_fit_reads_them_apart():
+    """The curves' logit feature clipped probabilities at 1e-7 and moved exact 1s to the largest
+    other score, so 1.0 and 1 - 1e-8 shared one value and one fitted probability (a naive-Bayes
+    pool's 1.0s were 35% positive, its 1 - 1e-8s 1%); now the 1.0s sit beyond every other
+    score (and the exact 0s below), the feature still monotone in the score."""
+    s, _, lab = _saturated_pool()
+    data = EvalData(np.r_[s, 0.0, 1e-12], np.r_[lab, np.nan, np.nan])
+    z = Calibration("logistic").features(data)[0][:, 0]
+    order = np.argsort(data.scores, kind="stable")
+    assert np.all(np.diff(z[order]) >= 0)  # monotone in the score
+    assert z[0] > z[150:300].max() > z[300:600].max() and z[-2] < z[-1] <= z[300:600].min()
+    old = Calibration("logistic", saturated="merged").features(data)[0][:, 0]
+    assert old[0] == old[150] and old[-2] == old[-1]  # the former map: one value for both
+    for curve in ("logistic", "monotone"):
+        p = Calibration(curve).fit(EvalData(s, lab), random_seed=0, draws=300).item_probability().values
+        one, near = p[40:150].mean(), p[190:300].mean()  # the unvetted 1.0s and 1 - 1e-8s
+        assert one > near + 0.1, (curve, one, near)  # truth 0.5 and 0; the former map: equal
+        merged = Calibration(curve, saturated="merged").fit(EvalData(s, lab), random_seed=0, draws=300)
+        p = merged.item_probability().values
+        assert abs(p[40:150].mean() - p[190:300].mean()) < 1e-9
+
+
+def test_saturated_is_checked_and_shown():
+    with pytest.raises(ValueError, match="saturated"):
+        Calibration(saturated="clip")
+    assert "saturated='merged'" in repr(Calibration(saturated="merged"))
+    assert Calibration().get_params()["saturated"] == "apart"

@@ -467,4 +467,8 @@ def test_a_fit_saved_before_a_parameter_existed_reloads_with_the_value_it_was_ma
     # Calibration gained intercept_sd and slope_sd: an older file's curve keeps the priors it was drawn with
     one = _make_model("bayeval.models.calibration:Calibration", {"curve": "monotone", "transform": "auto"})
     assert (one.intercept_sd, one.slope_sd, one.asymptotes) == (None, 1.0, False)
+    # ... and saturated: an older file's exact 0s and 1s keep the feature its draws were made on
+    assert one.saturated == "merged" and old.saturated == "merged"
+    assert _make_model("bayeval.models.mixture_calibration:MixtureCalibration", {"form": "split"}).saturated == "merged"
+    assert _decode(_encode(Calibration("monotone"), "m")).saturated == "apart"
     assert one._prior({"scale": "logit"})["a"] == (0.0, 1.0)

@@ -26,8 +26,12 @@ Curves (``eta`` is the log-odds of being positive)
 The score feature ``z``
 -----------------------
 For probabilities (all scores in [0, 1]) ``z = logit(s)``, with the probabilities
-clipped to [1e-7, 1 - 1e-7] (exact 0s and 1s are first moved to the most extreme other
-score, as in :class:`ScoreMixture`'s ``logit`` map), and the
+clipped to [1e-7, 1 - 1e-7]; exact 0s and 1s sit beyond every other score: one step of
+the scores' own grid beyond the most extreme other score's logit, taken before the clip
+(an exact 1.0 of a random forest one vote beyond 199 of 200; a naive-Bayes 1.0 beyond its
+1 - 7e-15, far from the 1 - 1e-7 where the clip puts the scores before it), since a
+classifier's exact 1.0s can be much surer than its 1 - 1e-8s (``saturated="merged"``, the
+map of fits saved before, gave them one value). The
 prior is centred on *the scores are calibrated*: ``a ~ Normal(0, 1)``, ``log b ~
 Normal(0, 1)`` -- intercept 0 and slope 1, with room for the slopes of 0.1-0.2 that
 over-confident models (boosted trees, naive Bayes) need. For any other scale (margins, log-odds,
@@ -74,7 +78,35 @@ INTERCEPT_SD = None  # the intercept prior's scale: None = 1 on the calibrated s
 SLOPE_SD = 1.0  # the scale of log b's prior
 ASYMPTOTE_PRIOR = (3.0, 1.0)  # lo ~ Beta(1, 3), (hi - lo) / (1 - lo) ~ Beta(3, 1) (Calibration(asymptotes=True))
 _P_CLIP = 1e-7  # probabilities are clipped to [1e-7, 1 - 1e-7] for the logit feature (|logit| <= 16.1)
-_LOGIT_MAX = float(np.log((1 - _P_CLIP) / _P_CLIP))  # the same bound for scores given as log-odds
+_LOGIT_MAX = float(np.log((1 - _P_CLIP) / _P_CLIP))  # the bound for scores given as log-odds
+_P_FLOOR = 2.0**-53  # float64's resolution below 1 (|logit| <= 36.7): where exact 0s and 1s are placed from
+SATURATED = ("apart", "merged")
+
+
+_ETA_MAX = 36.0  # the likelihood's log-odds are clipped here: beyond ~37 PyMC's Bernoulli(logit_p) gradient is NaN
+
+
+def bernoulli_logit(name: str, eta, observed, wide: bool = True):
+    """``pm.Bernoulli(name, logit_p=eta)``; ``wide`` (features beyond +-16.1: exact 0s and 1s
+    placed apart) clips the log-odds to +-36 (inside, values and gradients are the same;
+    beyond, PyMC's gradient is NaN, which stalls the mode search and NUTS; the
+    probabilities there are within 3e-16 of 0 or 1). Without ``wide`` the graph is the
+    one fits were drawn from before, so their draws are unchanged."""
+    return pm.Bernoulli(name, logit_p=pt.clip(eta, -_ETA_MAX, _ETA_MAX) if wide else eta, observed=observed)
+
+
+def _logit_ends(s: np.ndarray) -> tuple[float, float]:
+    """The feature values of exact 0s and 1s (``saturated="apart"``): one step beyond the most
+    extreme other score on the scores' own logit scale, before the clip at 1e-7 (the clip at
+    float64's resolution, 2**-53, only), a step being the gap between that score and the
+    next distinct one: 200 of 200 trees voting sits one vote beyond 199; a naive-Bayes 1.0
+    sits beyond its 1 - 7e-15, far from the 1 - 1e-7 where the clip puts the scores before
+    it. One log-odds unit when the other scores take a single value."""
+    inner = np.clip(s[(s > 0) & (s < 1)], _P_FLOOR, 1.0 - _P_FLOOR)
+    u = np.unique(np.log(inner) - np.log1p(-inner))
+    if u.size < 2:
+        return float(u[0] - 1.0), float(u[-1] + 1.0)
+    return float(u[0] - (u[1] - u[0])), float(u[-1] + (u[-1] - u[-2]))
 
 
 def _eta(curve: str, params: dict, feats, exp):
@@ -129,6 +161,12 @@ class Calibration(Model):
         Beta(1, 3)`` and the ceiling ``hi = lo + (1 - lo) * u``, ``u ~ Beta(3, 1)`` -- for classifiers whose most extreme scores are no surer
         than the ones before them (an over-fitted model's raw probabilities). Not with
         ``curve="beta"``. Default False.
+    saturated : {"apart", "merged"}
+        Exact 0s and 1s in the probability feature: ``"apart"`` (default) places them one
+        step of the scores' grid beyond the most extreme other score (module docs);
+        ``"merged"`` moves them to the most extreme other score before the clip at 1e-7,
+        so that a 1.0 and a 1 - 1e-8 share one value (fits saved before this option
+        existed reload with it). Scores strictly inside (1e-7, 1 - 1e-7) are mapped alike.
 
     Examples
     --------
@@ -148,7 +186,8 @@ class Calibration(Model):
     target_accept = 0.95
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto",
-                 intercept_sd: float | None = INTERCEPT_SD, slope_sd: float = SLOPE_SD, asymptotes: bool = False):
+                 intercept_sd: float | None = INTERCEPT_SD, slope_sd: float = SLOPE_SD, asymptotes: bool = False,
+                 saturated: str = "apart"):
         self.curve = V.check_choice(curve, "curve", CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         if categories not in ("auto", True, False):
@@ -163,6 +202,7 @@ class Calibration(Model):
         if asymptotes and self.curve == "beta":
             raise ValueError("asymptotes=True needs curve='logistic' or 'monotone', not 'beta'.")
         self.asymptotes = bool(asymptotes)
+        self.saturated = V.check_choice(saturated, "saturated", SATURATED)
 
     def __repr__(self) -> str:
         extra = "" if self.categories == "auto" else f", categories={self.categories!r}"
@@ -171,6 +211,8 @@ class Calibration(Model):
                 extra += f", {name}={getattr(self, name)!r}"
         if self.asymptotes:
             extra += ", asymptotes=True"
+        if getattr(self, "saturated", "apart") != "apart":
+            extra += f", saturated={self.saturated!r}"
         return f"Calibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     def _n_groups(self, data: EvalData) -> int:
@@ -208,35 +250,49 @@ class Calibration(Model):
 
         The second value holds the score feature's definition: ``scale`` (``"logit"``
         or ``"standardize"``), the standardization ``center``/``sd``, the logit map's
-        ``clip`` bounds and the monotone curve's ``knots``; :meth:`CalibrationPosterior.curve`
+        ``clip`` bounds and the feature values of exact 0s and 1s (``ends``), and the monotone
+        curve's ``knots``; :meth:`CalibrationPosterior.curve`
         reuses it for new scores.
         """
         s = data.scores
         scale = self._scale(s)
         if scale == "logit":
             with warnings.catch_warnings():
-                # exact 0s and 1s (tree ensembles) share one feature value: harmless for a
-                # curve of P(y | s), unlike for a score density
+                # the score mixtures' warning about exact 0s and 1s is for a density; the curve
+                # gives them feature values of their own (saturated="apart")
                 warnings.filterwarnings("ignore", message=".*exactly 0 or 1.*")
                 tr = make_transform("logit", "real", s)
-            # probabilities beyond 1e-7 / 1 - 1e-7 say nothing a curve can use, and logits of
-            # hundreds (naive Bayes) make the posterior numerically degenerate
-            clip = (max(tr.lo, _P_CLIP), min(tr.hi, 1.0 - _P_CLIP))
-            info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip}
+            if getattr(self, "saturated", "apart") == "merged":  # the map of fits saved before
+                clip = (max(tr.lo, _P_CLIP), min(tr.hi, 1.0 - _P_CLIP))
+                info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip}
+            else:
+                clip = (max(tr.lo, _P_CLIP), min(tr.hi, 1.0 - _P_CLIP))
+                info = {"scale": "logit", "center": 0.0, "sd": 1.0, "clip": clip, "ends": _logit_ends(s),
+                        "wide": bool(((s <= 0) | (s >= 1)).any())}
         elif scale == "logodds":
             info = {"scale": "logodds", "center": 0.0, "sd": 1.0}
         else:
             pi = vetted_prevalence(s, data.vetted, data.labels)
             info = {"scale": "standardize", "center": float(np.quantile(s, 1.0 - pi)), "sd": float(np.std(s)) or 1.0}
         if self.curve == "monotone":
-            info["knots"] = np.unique(np.quantile(self._z(s, info), _KNOT_QUANTILES))
+            z = self._z(s, info)
+            knots = np.quantile(z, _KNOT_QUANTILES)
+            if "ends" in info and ((s <= 0) | (s >= 1)).any() and ((s > 0) & (s < 1)).any():
+                # a knot on an exact end (over 1% of the scores are exact 1s, half are exact 0s) moves
+                # to the most extreme other score: the ends get a segment of their own
+                zi = z[(s > 0) & (s < 1)]
+                knots = np.where(knots >= info["ends"][1], zi.max(), np.where(knots <= info["ends"][0], zi.min(), knots))
+            info["knots"] = np.unique(knots)
         return self._feats(s, info), info
 
     @staticmethod
     def _z(s: np.ndarray, info: dict) -> np.ndarray:
         if info["scale"] == "logit":
             c = np.clip(s, *info["clip"])
-            return np.log(c) - np.log1p(-c)
+            z = np.log(c) - np.log1p(-c)
+            if "ends" in info:  # exact 0s and 1s beyond every other score (saturated="apart")
+                z = np.where(s <= 0.0, info["ends"][0], np.where(s >= 1.0, info["ends"][1], z))
+            return z
         if info["scale"] == "logodds":
             return np.clip(s, -_LOGIT_MAX, _LOGIT_MAX)
         return (s - info["center"]) / info["sd"]
@@ -244,7 +300,11 @@ class Calibration(Model):
     def _feats(self, s: np.ndarray, info: dict) -> np.ndarray:
         if self.curve == "beta":
             c = np.clip(s, *info["clip"])
-            feats = np.column_stack([np.log(c), np.log1p(-c)])
+            log_c, log_1c = np.log(c), np.log1p(-c)
+            if "ends" in info:  # log s and log(1 - s) of the probability an exact 0 or 1 stands for
+                z, end = self._z(s, info), (s <= 0.0) | (s >= 1.0)
+                log_c, log_1c = np.where(end, special.log_expit(z), log_c), np.where(end, special.log_expit(-z), log_1c)
+            feats = np.column_stack([log_c, log_1c])
         elif self.curve == "logistic":
             feats = self._z(s, info)[:, None]
         else:  # the part of z (pivot 0) lying in each segment between knots
@@ -324,7 +384,7 @@ class Calibration(Model):
                 u = pm.Beta("u_hi", *ASYMPTOTE_PRIOR)
                 pm.Bernoulli("label", p=lo + (1.0 - lo) * u * pm.math.sigmoid(eta), observed=y)
             else:
-                pm.Bernoulli("label", logit_p=eta, observed=y)
+                bernoulli_logit("label", eta, y, info.get("wide", False))
         return model
 
     # ------------------------------------------------------------------ fit
@@ -347,7 +407,7 @@ class Calibration(Model):
         v = self._prepared(data)
         pr = self._prior(v["info"])  # the prior scales are constants of the compiled model
         return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"], pr["a"][1], pr["log_b"][1],
-                getattr(self, "asymptotes", False))
+                getattr(self, "asymptotes", False), v["info"].get("wide", False))
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)

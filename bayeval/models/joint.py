@@ -69,7 +69,7 @@ from ..core import _validate as V
 from ..core.data import EvalData
 from ..core.model import Model
 from ..core.posterior import Posterior
-from .calibration import DELTA_SD, Calibration
+from .calibration import DELTA_SD, SATURATED, Calibration, bernoulli_logit
 
 __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES",
            "JOINT_CENTRES", "joint_data", "standardized_centre"]
@@ -192,6 +192,9 @@ class JointCalibration(Model):
         counts for less at the prior's centre than one whose logits spread more, and with
         a few dozen labels the weights stay near that centre (``docs/compare.md``). No
         effect with ``weights="simplex"`` or one classifier.
+    saturated : {"apart", "merged"}
+        How exact 0s and 1s and probabilities within 1e-7 of them enter a probability
+        column's feature, as for :class:`~bayeval.models.Calibration`.
 
     Examples
     --------
@@ -213,7 +216,7 @@ class JointCalibration(Model):
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
                  weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0,
-                 slopes: str = "each", weight_centre: str = "equal"):
+                 slopes: str = "each", weight_centre: str = "equal", saturated: str = "apart"):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
@@ -223,6 +226,7 @@ class JointCalibration(Model):
         self.slope_sd = V.as_real_in(slope_sd, "slope_sd", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
         self.slopes = V.check_choice(slopes, "slopes", JOINT_SLOPES)
         self.weight_centre = V.check_choice(weight_centre, "weight_centre", JOINT_CENTRES)
+        self.saturated = V.check_choice(saturated, "saturated", SATURATED)
 
     def __repr__(self) -> str:
         extra = "" if self.weights == "signed" else f", weights={self.weights!r}"
@@ -233,6 +237,8 @@ class JointCalibration(Model):
             extra += f", slopes={self.slopes!r}"
         if self.weight_centre != "equal" and self.weights == "signed":
             extra += f", weight_centre={self.weight_centre!r}"
+        if getattr(self, "saturated", "apart") != "apart":
+            extra += f", saturated={self.saturated!r}"
         return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
@@ -254,7 +260,7 @@ class JointCalibration(Model):
         curve and transform; the second value lists those definitions, one per classifier.
         """
         cols = _columns(data)
-        one = Calibration(self.curve, transform=self.transform)
+        one = Calibration(self.curve, transform=self.transform, saturated=getattr(self, "saturated", "apart"))
         feats, infos = [], []
         for j in range(cols.shape[1]):
             f, info = one.features(EvalData(cols[:, j], data.labels))
@@ -329,7 +335,7 @@ class JointCalibration(Model):
             else:
                 per_col = f[:, :, 0]
             eta = a + b * (per_col * w[None, :]).sum(axis=1)
-            pm.Bernoulli("label", logit_p=eta, observed=y)
+            bernoulli_logit("label", eta, y, any(i.get("wide", False) for i in infos))
         return model
 
     # ------------------------------------------------------------------ fit
@@ -358,6 +364,7 @@ class JointCalibration(Model):
         v = self._prepared(data)
         return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd, self.slopes,
                 self.weight_centre, tuple(i["scale"] for i in v["infos"]),
+                any(i.get("wide", False) for i in v["infos"]),
                 v["feats"].shape[1:])
 
     def _data_values(self, data) -> dict:

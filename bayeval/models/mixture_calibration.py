@@ -47,7 +47,7 @@ from scipy import special, stats
 
 from ..core import _validate as V
 from ..core.data import EvalData
-from .calibration import Calibration
+from .calibration import SATURATED, Calibration, bernoulli_logit
 
 __all__ = ["MixtureCalibration", "FORMS", "fit_normal_mixture", "responsibilities", "split_feature", "mixture_check"]
 
@@ -197,6 +197,9 @@ class MixtureCalibration(Calibration):
         times, or less than ``1 - histogram_check`` times, the items the mixture expects
         (default 0.5). In a :func:`bayeval.fit` stack the candidate is then left out
         (weight 0). ``None``: no check.
+    saturated : {"apart", "merged"}
+        How exact 0s and 1s and probabilities within 1e-7 of them enter the score
+        feature, as for :class:`Calibration`.
 
     Examples
     --------
@@ -214,18 +217,21 @@ class MixtureCalibration(Calibration):
     """
 
     def __init__(self, form: str = "split", *, transform: str = "auto", max_components: int = 4,
-                 histogram_check: float | None = HISTOGRAM_CHECK):
+                 histogram_check: float | None = HISTOGRAM_CHECK, saturated: str = "apart"):
         self.form = V.check_choice(form, "form", FORMS)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.max_components = V.as_positive_int(max_components, "max_components", minimum=2)
         if histogram_check is not None and not (isinstance(histogram_check, int | float) and histogram_check > 0):
             raise ValueError(f"`histogram_check` must be a positive number or None, got {histogram_check!r}.")
         self.histogram_check = histogram_check
+        self.saturated = V.check_choice(saturated, "saturated", SATURATED)
         self.curve = "mixture"
         self.categories = False
 
     def __repr__(self) -> str:
         extra = "" if self.histogram_check == HISTOGRAM_CHECK else f", histogram_check={self.histogram_check!r}"
+        if getattr(self, "saturated", "apart") != "apart":
+            extra += f", saturated={self.saturated!r}"
         return (f"MixtureCalibration(form={self.form!r}, transform={self.transform!r}, "
                 f"max_components={self.max_components}{extra})")
 
@@ -289,7 +295,7 @@ class MixtureCalibration(Calibration):
                  "b": pm.LogNormal("b", mu=logb_mu, sigma=pr["log_b"][1])}
             if self.form == "bumps":
                 p["u"] = pm.Normal("u", 0.0, _U_SD, shape=fv.shape[1] - 1)
-            pm.Bernoulli("label", logit_p=self._eta_any(p, f), observed=y)
+            bernoulli_logit("label", self._eta_any(p, f), y, info.get("wide", False))
         return model
 
     def _eta_any(self, p: dict, feats):
