@@ -353,6 +353,24 @@ def test_label_efficiency_labels_to_width_interpolates_and_requires_coverage():
     assert np.isnan(need.loc[("p", "AP"), "c"])
 
 
+
+def test_label_efficiency_targets_of_a_run_without_random_labels():
+    """A run of other routes only (``--routes design``) reports the random-label targets as
+    not measured instead of failing on an empty table."""
+    sys.path.insert(0, str(BENCH))
+    import label_efficiency as L
+    import pandas as pd
+
+    def rows(method):
+        return [{"pool": pool, "metric": "AP", "method": method, "budget": 30, "width": 0.2, "covered": cov}
+                for pool, cov in (("p", True), ("p", False), ("q", True), ("q", True))]
+
+    text = "\n".join(L._targets_lines(pd.DataFrame(rows("default/design"))))
+    assert "no random-label rows in this run | not measured" in text
+    text = "\n".join(L._targets_lines(pd.DataFrame(rows("default/random"))))
+    assert "0.750 over 4 intervals | no" in text and "lowest 0.50 (p); below 0.75: p 0.50 | no" in text
+
+
 # ------------------------------------------------------------------ semisup.py
 
 
