@@ -78,7 +78,8 @@ def test_logit_map_moves_only_exact_zeros_and_ones():
     assert np.all(np.isfinite(t.log_jacobian(s)))
     with pytest.warns(UserWarning, match="exactly 0 or 1"):
         _make_transform("logit", "real", np.r_[np.zeros(10), np.linspace(0.1, 0.9, 50)])
-    with pytest.raises(ValueError, match="all scores are exactly 0 or 1"):
+    # hard predictions: what to do instead (the scores, or the vetted labels alone)
+    with pytest.raises(ValueError, match=r"all scores are exactly 0 or 1\. Hard 0/1 predictions .*vetted_only"):
         _make_transform("logit", "real", np.r_[np.zeros(5), np.ones(5)])
     with pytest.raises(ValueError, match="init"):
         ScoreMixture(init="random")

@@ -83,7 +83,10 @@ def make_transform(name: str, support: str, scores: np.ndarray) -> Transform:
         if inner.size == 0:
             raise ValueError(
                 "transform='logit' needs some scores strictly between 0 and 1; all scores are exactly 0 or 1. "
-                "Scores that only take two values cannot be modelled by a score mixture."
+                "Hard 0/1 predictions rank nothing within each group, so no calibration curve or score "
+                "mixture can be fitted to them: pass the classifier's scores or probabilities, or estimate "
+                "precision and recall at the predictions from the vetted labels alone, e.g. "
+                "`bayeval.vetted_only(data, 'precision', threshold=0.5)`."
             )
         ties = float(np.mean((scores == 0) | (scores == 1)))
         if ties > _TIES_WARN:
