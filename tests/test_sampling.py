@@ -9,21 +9,16 @@ import warnings
 import numpy as np
 import pytest
 
-from bayeval import EvalData
 from bayeval.models import Calibration, ScoreMixture
 from bayeval.core import sampling as _sampling
+
+from _fit_cases import scores
 
 FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False, cores=1)
 
 
 def _scores(seed=0, n=400, n_vetted=60):
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(float)
-    s = np.clip(np.where(y == 1, rng.normal(0.7, 0.15, n), rng.gamma(2.0, 0.12, n)), 1e-3, 1 - 1e-3)
-    lab = np.full(n, np.nan)
-    idx = rng.choice(n, n_vetted, replace=False)
-    lab[idx] = y[idx]
-    return EvalData(s, lab)
+    return scores(seed, n, n_vetted)
 
 
 @pytest.mark.parametrize("make", [lambda: Calibration("monotone"), lambda: ScoreMixture("gamma", "truncnormal")],
