@@ -120,6 +120,10 @@ def _log_routes() -> list:
                     "cpu_seconds": round(_cpu() - c, 2),
                     "pareto_k": _num(info.pareto_k), "ess": _num(info.ess),
                     "rounds": (extra.get("move") or {}).get("rounds") if isinstance(extra.get("move"), dict) else None,
+                    "first_round_accept": _num(extra["move"]["accept"][0]) if isinstance(extra.get("move"), dict)
+                    and extra["move"].get("accept") else None,
+                    "pilot_accept": [round(a, 3) for a in extra["move"]["pilot"]["accept"]]
+                    if isinstance(extra.get("move"), dict) and "pilot" in extra["move"] else None,
                     "reason": info.fallback_reason or ""})
         return post
 
