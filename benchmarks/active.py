@@ -18,7 +18,8 @@ Run: ``python benchmarks/active.py`` (``--quick`` for a small version). Results 
 refits against NUTS at every step (``--no-previous``; ``--routes FILE`` logs each fit's
 route and seconds): ``benchmarks/results/active_refits.md``. A trial's fit before the
 first batch is made once and shared by the strategies (``simulate``'s default);
-``--separate-first-fits`` fits it once per strategy, as the loop did before. The run ends
+``--separate-first-fits`` fits it once per strategy, as the loop did before; ``--no-pilot``
+starts resample-move refits at the step d^-1/4 instead of the pilot's. The run ends
 by printing the process's CPU seconds (its own and its children's, user + system).
 """
 
@@ -50,11 +51,18 @@ def main():
     ap.add_argument("--separate-first-fits", action="store_true",
                     help="fit the model before the first batch once per strategy (simulate(share_first_fit=False)), "
                          "not once per trial")
+    ap.add_argument("--no-pilot", action="store_true",
+                    help="resample-move refits start their moves at the step d^-1/4, not the pilot's (the route "
+                         "before the pilot), to time against")
     ap.add_argument("--routes", default=None, metavar="JSON",
                     help="write how each fit was made (NUTS, reweighted, resampled and moved; its seconds, "
                          "Pareto k, ESS, fallback reason) to this file, and print a tally")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    if args.no_pilot:
+        from bayeval.core import sampling
+
+        sampling._MOVE_PILOT = False
     trials = args.trials or (2 if args.quick else 10)
     n_cat = args.categories or (5 if args.quick else 10)
     k = args.k
@@ -120,6 +128,10 @@ def _log_routes() -> list:
                     "cpu_seconds": round(_cpu() - c, 2),
                     "pareto_k": _num(info.pareto_k), "ess": _num(info.ess),
                     "rounds": (extra.get("move") or {}).get("rounds") if isinstance(extra.get("move"), dict) else None,
+                    "first_round_accept": _num(extra["move"]["accept"][0]) if isinstance(extra.get("move"), dict)
+                    and extra["move"].get("accept") else None,
+                    "pilot_accept": [round(a, 3) for a in extra["move"]["pilot"]["accept"]]
+                    if isinstance(extra.get("move"), dict) and "pilot" in extra["move"] else None,
                     "reason": info.fallback_reason or ""})
         return post
 

@@ -9,7 +9,10 @@ resample-move where the reweighted draws are too few) and a plain NUTS fit
 effective sample size, HMC rounds and acceptance, gradient evaluations) and the agreement
 of the two posteriors: the z of the differences of means and 5% / 95% quantiles of every
 scalar parameter (Monte Carlo s.e. of both, as ``benchmarks/fit_speed.py --agreement``
-computes them) against the 95% bound of the largest of that many |z|.
+computes them) against the 95% bound of the largest of that many |z|. Refit times are
+given as wall and CPU seconds (this process's); ``--no-pilot`` starts the moves at the
+step ``d^-1/4`` instead of the pilot's (the route before the pilot), for a before/after
+on the same seeds.
 
 Run: ``python benchmarks/resample_move.py`` (``--steps``, ``--categories``, ``--batch``,
 ``--draws``). Results: printed, and with ``--out FILE`` written as Markdown.
@@ -41,8 +44,13 @@ def main():
     ap.add_argument("--tune", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-pilot", action="store_true", help="the moves' first step d^-1/4 (no pilot)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    if args.no_pilot:
+        from bayeval.core import sampling
+
+        sampling._MOVE_PILOT = False
     load = os.getloadavg()[0]
     data, truth = simulate_tags(args.categories, items_per_category=400, random_seed=1000 + args.seed)
     rng = np.random.default_rng(args.seed)
@@ -65,9 +73,9 @@ def main():
                          "fpr_sigma", "lift_sigma", "intercept_sigma", "slope_sigma") if n in post.idata.posterior]
     for step in range(1, args.steps + 1):
         d = at(step)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         post = model.fit(d, random_seed=10 + step, previous=post, **fit)
-        t_refit = time.perf_counter() - t0
+        t_refit, cpu_refit = time.perf_counter() - t0, time.process_time() - c0
         t0 = time.perf_counter()
         base = model.fit(d, random_seed=100 + step, **fit)
         t_nuts = time.perf_counter() - t0
@@ -76,12 +84,16 @@ def main():
                              _param_stats(post.idata, names,
                                           weights_ess=info.ess if info.sampler == "importance" else None))
         mv = info.extra.get("move") if isinstance(info.extra.get("move"), dict) else {}
-        row = {"step": step, "vetted": int(d.vetted.sum()), "refit_s": t_refit, "nuts_s": t_nuts,
+        pilot = mv.get("pilot", {})
+        row = {"step": step, "vetted": int(d.vetted.sum()), "refit_s": t_refit, "refit_cpu": cpu_refit,
+               "nuts_s": t_nuts, "first_accept": (mv.get("accept") or [np.nan])[0],
+               "pilot": ",".join(f"{a:.2f}" for a in pilot.get("accept", [])) or "-",
                "sampler": info.sampler, "k": info.pareto_k, "kish": info.extra.get("kish_ess", float("nan")),
                "ess": info.ess, "rounds": mv.get("rounds", 0), "accept": np.mean(mv.get("accept", [np.nan])),
                "grads": info.n_grad_evals, "fallback": info.fallback_reason, **ag}
         rows.append(row)
-        print(f"step {step}: vetted {row['vetted']}  refit {t_refit:6.2f} s ({info.sampler}, k {row['k']:.2f}, "
+        print(f"step {step}: vetted {row['vetted']}  refit {t_refit:6.2f} s, CPU {cpu_refit:6.2f} s "
+              f"({info.sampler}, k {row['k']:.2f}, first round {row['first_accept']:.2f}, pilot {row['pilot']}, "
               f"Kish ESS {row['kish']:.0f}, ESS {row['ess']:.0f}, rounds {row['rounds']}, "
               f"accept {row['accept']:.2f}, grads {row['grads']})  NUTS {t_nuts:6.2f} s  "
               f"max |z| means {ag['max_z_mean']:.2f} quantiles {ag['max_z_quantile']:.2f} "
@@ -92,7 +104,8 @@ def main():
         "# Resample-move refits of LabelFlip against plain NUTS (the vetting loop's data)",
         "",
         f"`python benchmarks/resample_move.py --categories {args.categories} --batch {args.batch} --steps {args.steps} "
-        f"--draws {args.draws} --tune {args.tune} --seed {args.seed}`; git {_git_rev()}; {versions()}; "
+        f"--draws {args.draws} --tune {args.tune} --seed {args.seed}"
+        f"{' --no-pilot' if args.no_pilot else ''}`; git {_git_rev()}; {versions()}; "
         f"load (1 min) {load:.1f} at the start, {end_load:.1f} at the end (a shared 2-core machine: the times "
         "of one row are comparable, rows at different loads less so).",
         "",
@@ -101,14 +114,16 @@ def main():
         "and of 5% / 95% quantiles over their Monte Carlo s.e.; *bound*: the 95% bound of the largest of that "
         "many |z| were the posteriors the same.",
         "",
-        "| step | vetted | refit s | route | Pareto k | Kish ESS | ESS | HMC rounds | acceptance | gradients "
-        "| NUTS s | max \\|z\\| means / quantiles (bound) | sd ratio min / max |",
-        "| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+        "| step | vetted | refit s | refit CPU s | route | Pareto k | Kish ESS | ESS | HMC rounds | acceptance "
+        "| first round | pilot's acceptances | gradients | NUTS s | max \\|z\\| means / quantiles (bound) "
+        "| sd ratio min / max |",
+        "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- | --- |",
     ]
     for r in rows:
         route = r["sampler"] if not r["fallback"] else f"{r['sampler']} ({r['fallback']})"
-        lines.append(f"| {r['step']} | {r['vetted']} | {r['refit_s']:.2f} | {route} | {r['k']:.2f} | {r['kish']:.0f} "
-                     f"| {r['ess']:.0f} | {r['rounds']} | {r['accept']:.2f} | {r['grads']:,} | {r['nuts_s']:.2f} "
+        lines.append(f"| {r['step']} | {r['vetted']} | {r['refit_s']:.2f} | {r['refit_cpu']:.2f} | {route} "
+                     f"| {r['k']:.2f} | {r['kish']:.0f} | {r['ess']:.0f} | {r['rounds']} | {r['accept']:.2f} "
+                     f"| {r['first_accept']:.2f} | {r['pilot']} | {r['grads']:,} | {r['nuts_s']:.2f} "
                      f"| {r['max_z_mean']:.2f} / {r['max_z_quantile']:.2f} ({r['z_bound']:.2f}) "
                      f"| {r['sd_ratio_min']:.2f} / {r['sd_ratio_max']:.2f} |")
     text = "\n".join(lines) + "\n"

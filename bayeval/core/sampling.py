@@ -90,6 +90,15 @@ _MOVE_PATH = 1.5
 _MOVE_ACCEPT = 0.75
 _MOVE_CORR = 0.1
 _MOVE_ESS_FRACTION = 0.5
+#: the pilot that sizes the moves' first step (:func:`_pilot_step`): trajectories of a
+#: subset of the draws (``_PILOT_FRACTION`` of them, at least ``_PILOT_MIN``), at most
+#: ``_PILOT_TRIES`` of them, until one accepts at least ``_PILOT_ACCEPT`` on average
+_PILOT_FRACTION = 0.125
+_PILOT_MIN = 64
+_PILOT_TRIES = 5
+_PILOT_ACCEPT = 0.5
+#: whether the moves' first step is sized by the pilot (False: ``d^-1/4``, the route before it)
+_MOVE_PILOT = True
 
 
 @dataclass
@@ -779,8 +788,55 @@ def _corr_with(x0: np.ndarray, x: np.ndarray) -> float:
     return float(np.max(np.abs(r))) if r.size else 0.0
 
 
+def _trajectory(c: _Compiled, x, lp, g, var, eps: float, rng: np.random.Generator):
+    """One Hamiltonian trajectory of about ``_MOVE_PATH`` posterior sds from every row of
+    ``x`` (log-density ``lp``, gradient ``g``; inverse mass matrix ``var``; the step ``eps``
+    jittered per row by +-20%): the proposed rows, their log-density and gradient, the
+    log acceptance probabilities and the number of leapfrog steps."""
+    n, d = x.shape
+    steps = max(1, int(np.ceil(_MOVE_PATH / eps)))
+    e = eps * rng.uniform(0.8, 1.2, size=(n, 1))
+    p = rng.standard_normal((n, d)) / np.sqrt(var)  # momentum ~ N(0, diag(1 / var))
+    h0 = -lp + 0.5 * np.sum(p**2 * var, axis=1)
+    xn, pn = x.copy(), p + 0.5 * e * g
+    for s in range(steps):
+        xn = xn + e * var * pn
+        lpn, gn = c.valgrad_many(xn)
+        pn = pn + (e if s < steps - 1 else 0.5 * e) * gn
+    h1 = -lpn + 0.5 * np.sum(pn**2 * var, axis=1)
+    return xn, lpn, gn, np.where(np.isfinite(h1), h0 - h1, -np.inf), steps
+
+
+def _steer(eps: float, rate: float) -> float:
+    """The step size after a round (or pilot) that accepted ``rate`` on average: moved
+    towards an acceptance of ``_MOVE_ACCEPT`` (at most e-fold down, 1.65-fold up)."""
+    return eps * float(np.exp(np.clip(2.0 * (rate - _MOVE_ACCEPT), -1.0, 0.5)))
+
+
+def _pilot_step(c: _Compiled, x, lp, g, var, eps: float, rng: np.random.Generator) -> tuple[float, dict]:
+    """The step size the moves start from: trajectories of a random subset of the draws
+    (none of them moved) at the step ``eps``, steered after each as a round steers it,
+    until one accepts at least ``_PILOT_ACCEPT`` on average. A round of all the draws at a
+    step that accepts a few per cent moves almost none of them; the pilot's trajectories
+    cost ``_PILOT_FRACTION`` of a round's each. ``(step, {"accept": rates, "step_sizes":
+    the steps tried})``."""
+    n = len(x)
+    m = min(n, max(_PILOT_MIN, int(np.ceil(_PILOT_FRACTION * n))))
+    sub = rng.choice(n, size=m, replace=False) if m < n else np.arange(n)
+    rates, tried = [], []
+    for _ in range(_PILOT_TRIES):
+        *_, log_a, _steps = _trajectory(c, x[sub], lp[sub], g[sub], var, eps, rng)
+        rate = float(np.mean(np.exp(np.minimum(log_a, 0.0))))
+        rates.append(rate)
+        tried.append(eps)
+        eps = _steer(eps, rate)
+        if rate >= _PILOT_ACCEPT:
+            break
+    return eps, {"accept": rates, "step_sizes": tried, "draws": int(m)}
+
+
 def _move(c: _Compiled, u: np.ndarray, rng: np.random.Generator, *, ess_in: float,
-          say=None) -> tuple[np.ndarray | None, dict]:
+          say=None, pilot: bool = True) -> tuple[np.ndarray | None, dict]:
     """Resample-move: HMC moves of the resampled draws ``u`` (rows, unconstrained) that
     leave the current posterior invariant, until the draws no longer remember where
     they started. ``(moved draws, statistics)``, the draws None where ``_MOVE_MAX_ROUNDS``
@@ -796,7 +852,9 @@ def _move(c: _Compiled, u: np.ndarray, rng: np.random.Generator, *, ess_in: floa
     current values, between the resampled draws' ``ess_in`` and the number of draws
     ``n``: ``1 / (r^2 / ess_in + (1 - r^2) / n)``; the rounds stop once it reaches
     ``_MOVE_ESS_FRACTION * n``, or ``r`` is below ``max(_MOVE_CORR, 3 / sqrt(n))`` (the
-    noise of a correlation over ``n`` draws).
+    noise of a correlation over ``n`` draws). With ``pilot`` the first round's step is
+    sized by :func:`_pilot_step` (without, it is ``d^-1/4``, which on LabelFlip accepted
+    a few per cent of the first round's trajectories).
     """
     say = say or (lambda *a, **k: None)
     n, d = u.shape
@@ -808,31 +866,27 @@ def _move(c: _Compiled, u: np.ndarray, rng: np.random.Generator, *, ess_in: floa
         if not np.all(np.isfinite(lp)):
             return None, {"reason": "the resampled draws have no finite density"}
         eps = min(1.0, d ** -0.25)
+        pilot_stats = None
+        if pilot:
+            say("bayeval: sizing the moves' step", total=None)
+            eps, pilot_stats = _pilot_step(c, x, lp, g, var, eps, rng)
         goal = max(_MOVE_CORR, 3.0 / np.sqrt(n))
         accept_rates, r = [], 1.0
         for rnd in range(_MOVE_MAX_ROUNDS):
             say(f"bayeval: moving the resampled draws (round {rnd + 1})", total=None)
-            steps = max(1, int(np.ceil(_MOVE_PATH / eps)))
-            e = eps * rng.uniform(0.8, 1.2, size=(n, 1))
-            p = rng.standard_normal((n, d)) / np.sqrt(var)  # momentum ~ N(0, diag(1 / var))
-            h0 = -lp + 0.5 * np.sum(p**2 * var, axis=1)
-            xn, pn = x.copy(), p + 0.5 * e * g
-            for s in range(steps):
-                xn = xn + e * var * pn
-                lpn, gn = c.valgrad_many(xn)
-                pn = pn + (e if s < steps - 1 else 0.5 * e) * gn
-            h1 = -lpn + 0.5 * np.sum(pn**2 * var, axis=1)
-            log_a = np.where(np.isfinite(h1), h0 - h1, -np.inf)
+            xn, lpn, gn, log_a, steps = _trajectory(c, x, lp, g, var, eps, rng)
             take = np.log(rng.random(n)) < log_a
             x[take], lp[take], g[take] = xn[take], lpn[take], gn[take]
             rate = float(np.mean(np.exp(np.minimum(log_a, 0.0))))
             accept_rates.append(rate)
-            eps *= float(np.exp(np.clip(2.0 * (rate - _MOVE_ACCEPT), -1.0, 0.5)))
+            eps = _steer(eps, rate)
             r = _corr_with(x0, x)
             ess = float(min(n, 1.0 / (r**2 / max(ess_in, 1.0) + (1.0 - r**2) / n)))
             if r < goal or ess >= _MOVE_ESS_FRACTION * n:
                 break
     stats = {"rounds": rnd + 1, "accept": accept_rates, "corr": r, "step_size": eps, "steps": steps, "ess": ess}
+    if pilot_stats is not None:
+        stats["pilot"] = pilot_stats
     if not (r < goal or ess >= _MOVE_ESS_FRACTION * n):
         stats["reason"] = (f"the moved draws still correlate {r:.2f} with where they started after "
                            f"{_MOVE_MAX_ROUNDS} rounds")
@@ -956,7 +1010,8 @@ def _refit_previous(model, key, previous: Previous, *, chains, draws, seed_seq, 
                                             move=move)
             if rows is not None and info.extra.get("move"):
                 g0 = c.n_g
-                u, stats = _move(c, _unconstrained(c, previous.idata)[rows], rng, ess_in=info.ess, say=bar.update)
+                u, stats = _move(c, _unconstrained(c, previous.idata)[rows], rng, ess_in=info.ess, say=bar.update,
+                                 pilot=_MOVE_PILOT)
                 info.n_grad_evals = c.n_g - g0
                 info.extra["move"] = stats
                 if u is None:
