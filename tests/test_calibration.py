@@ -470,3 +470,16 @@ def test_saturated_is_checked_and_shown():
         Calibration(saturated="clip")
     assert "saturated='merged'" in repr(Calibration(saturated="merged"))
     assert Calibration().get_params()["saturated"] == "apart"
+
+
+def test_default_fit_on_hard_predictions_says_why_once():
+    """Hard 0/1 predictions: every candidate fails for the same reason, said once (it was
+    repeated once per candidate) with what to do instead."""
+    s = np.r_[np.zeros(50), np.ones(50)]
+    y = np.full(100, np.nan)
+    y[:10], y[50:60] = 0, 1
+    with pytest.raises(ValueError) as err:
+        be.fit(EvalData(s, y), random_seed=0)
+    msg = str(err.value)
+    assert msg.startswith("No candidate could be fitted (calibration/logistic, calibration/monotone): ")
+    assert msg.count("Hard 0/1 predictions") == 1 and "vetted_only" in msg

@@ -483,6 +483,20 @@ def as_probability(x, name: str, *, open_interval: bool = False) -> float:
     return x
 
 
+def no_candidate_message(errors: dict[str, str]) -> str:
+    """The error when no candidate model could be fitted: one message said once when every
+    candidate failed for the same reason (bad data usually), else one line per candidate.
+
+    >>> no_candidate_message({"a": "scores are constant", "b": "scores are constant"})
+    'No candidate could be fitted (a, b): scores are constant'
+    """
+    names = ", ".join(errors)
+    reasons = list(dict.fromkeys(errors.values()))
+    if len(reasons) == 1:
+        return f"No candidate could be fitted ({names}): {reasons[0]}"
+    return "No candidate could be fitted:\n" + "\n".join(f"- {n}: {e}" for n, e in errors.items())
+
+
 def as_positive_int(x, name: str, *, minimum: int = 1, hint: str = "") -> int:
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise TypeError(f"`{name}` must be an integer >= {minimum}, got {_describe(x)}.{hint}")

@@ -774,7 +774,7 @@ class ScoreMixture(Model):
                                                 log_likelihood=xr.Dataset({"scores": ll})))
         ok = [r for r in rows if not r.get("error")]
         if not ok:
-            raise ValueError(f"No candidate could be fitted: {[r['error'] for r in rows]}")
+            raise ValueError(V.no_candidate_message({r["model"]: r["error"] for r in rows}))
         # az.compare ranks them (PSIS-LOO or WAIC of the scores), on the subset when there is one
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -544,7 +544,7 @@ def fit(
                 bar.update(completed=j)
             fits[name] = post
         if not fits:
-            raise ValueError(f"No candidate could be fitted: {errors}")
+            raise ValueError(V.no_candidate_message(errors))
         bar.update(f"bayeval: candidate {k}/{k} done; stacking (LOO)")
         post = _stack(data, cands, fits, errors, chains=chains, draws=draws, label_seed=label_seed)
         bar.update(completed=k + 1)
