@@ -185,6 +185,7 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
 
 ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
           "joint_sd2": _joint_route("signed", 2.0),
+          "joint_jeffreys": _joint_route("signed", 1.0, penalty="jeffreys"),
           "joint_shared": _joint_route("signed", 1.0, slopes="shared"), "joint_each": _joint_route("signed", 1.0, slopes="each"),
           "joint_equal": _joint_route("signed", 1.0, weight_centre="equal"),
           "joint_std": _joint_route("signed", 1.0, weight_centre="standardized"),
@@ -428,7 +429,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"],
                     choices=list(ROUTES) + ["joint_shared_std"],
-                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 / joint_sd2 = its weights of that kind; "
+                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 / joint_sd2 = its weights of that kind; joint_jeffreys = with Jeffreys' penalty; "
                          "joint_shared / joint_each = the monotone curve's segment slopes shared or per classifier; "
                          "joint_equal / joint_std = the weights' prior centred on equal weights on the features as "
                          "they are / on standardized features (--part five: joint_shared_std)")
@@ -484,7 +485,8 @@ def main(argv=None):
             "joint models: signed weights of scale 1, the intercept's prior of scale 5); `joint_aA_bB` = the same "
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
-            "scale 0.5 (`joint_sd2`: 2); `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
+            "scale 0.5 (`joint_sd2`: 2); `joint_jeffreys` = with Jeffreys' penalty of the curve's coefficients "
+            "(`penalty=\"jeffreys\"`); `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
             "classifiers / one set per classifier; `joint_equal` / `joint_std` = the weights' prior centred on equal "
             "weights / on equal weights per standardized feature (`weight_centre`); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
