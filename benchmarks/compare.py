@@ -361,7 +361,7 @@ def location_table(df: pd.DataFrame) -> pd.DataFrame:
                          "pair_bias_sd": pair_means.std(), "runs": g.size()}).round(2)
 
 
-def reliability_reference(df: pd.DataFrame, n_rep: int = 200, seed: int = 0) -> pd.DataFrame:
+def reliability_reference(df: pd.DataFrame, n_rep: int = 200, seed: int = 0, pair_bias: bool = False) -> pd.DataFrame:
     """:func:`reliability_both_ways` of an ideal posterior on the same runs: for each run a
     normal posterior of the run's own spread (from its 90% interval), centred on a draw
     around the true gap with that spread (right width, no bias), ``n_rep`` times.
@@ -369,13 +369,24 @@ def reliability_reference(df: pd.DataFrame, n_rep: int = 200, seed: int = 0) -> 
     What a calibrated posterior would show on these pairs: fixed pools with a small gap fill
     the middle bins, and a favourite there is right only a little more often than not
     whatever the method, so the reference's bins need not match their stated values.
+
+    ``pair_bias``: centred instead on the true gap plus each pair's (and budget's) mean
+    location error of the runs (:func:`location_table`'s z, in units of the run's spread), the
+    spread around it that of the runs' z within their pair: what the route's own location
+    errors, and nothing else, would do to the bins.
     """
     from scipy.stats import norm
 
     d = df[df["true_gap"] != 0]
     sd = ((d["hi"] - d["lo"]) / (2 * 1.6449)).to_numpy()
+    shift, spread = np.zeros(len(d)), np.ones(len(d))
+    if pair_bias:
+        z = (d["mean"] - d["true_gap"]) / ((d["hi"] - d["lo"]) / (2 * 1.6449))
+        keys = [d[c] for c in ("route", "pair", "budget")]
+        shift = z.groupby(keys).transform("mean").to_numpy()
+        spread = (z - shift).groupby(d["route"]).transform("std").to_numpy()
     rng = np.random.default_rng(seed)
-    reps = [d.assign(p=norm.cdf((d["true_gap"].to_numpy() + sd * rng.normal(size=len(d))) / sd))
+    reps = [d.assign(p=norm.cdf((d["true_gap"].to_numpy() + sd * (shift + spread * rng.normal(size=len(d)))) / sd))
             for _ in range(n_rep)]
     out = reliability_both_ways(pd.concat(reps, ignore_index=True))
     out["runs"] = (out["runs"] / n_rep).round(1)
@@ -504,6 +515,11 @@ def main(argv=None):
             "## What an ideal posterior would show on the same runs (counted both ways)\n\n"
             + " ".join(" ".join(reliability_reference.__doc__.split("\n\n")[:2]).split()) + "\n\n"
             + _md(reliability_reference(df)),
+            "## The same with each pair's own location error kept (counted both ways)\n\n"
+            "The ideal posterior above moved by each pair's (and budget's) mean z of the table below, its "
+            "spread around that the runs' spread within their pair: what the route's location errors alone do "
+            "to the bins (each cell's mean z has its own noise, about 1/sqrt(runs) units).\n\n"
+            + _md(reliability_reference(df, pair_bias=True)),
             "## Where the gap's posterior sits against the truth\n\n"
             + " ".join(location_table.__doc__.split("\n\n", 1)[1].split()) + "\n\n"
             + _md(location_table(df)),
