@@ -184,6 +184,8 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
 
 
 ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
+          "joint_sd2": _joint_route("signed", 2.0),
+          "joint_jeffreys": _joint_route("signed", 1.0, penalty="jeffreys"),
           "joint_shared": _joint_route("signed", 1.0, slopes="shared"), "joint_each": _joint_route("signed", 1.0, slopes="each"),
           "joint_equal": _joint_route("signed", 1.0, weight_centre="equal"),
           "joint_std": _joint_route("signed", 1.0, weight_centre="standardized"),
@@ -338,6 +340,59 @@ def reliability_both_ways(df: pd.DataFrame, bins=(0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.
     return reliability(pd.concat([d, flipped], ignore_index=True), bins)
 
 
+def location_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Where the gap's posterior sits against the truth: ``z = (posterior mean - true gap) / sd``
+    (``sd`` from the 90% interval's width, as if normal), by route, kind and budget.
+
+    ``z_mean``: the runs' mean z (0 for an unbiased posterior); ``z_sd``: the spread of z
+    over all runs (1 for intervals of the right width); ``z_sd_within``: the spread after each
+    pair's own mean z is taken out (what is left when the location errors, which differ from
+    pair to pair, are removed); ``pair_bias_sd``: the spread of the pairs' mean z (0 when no
+    pair is systematically off). A ``z_sd`` above 1 with ``z_sd_within`` near 1 says the
+    intervals have the right width but sit off the truth, by an amount that depends on the
+    pair (a prior's pull), not that they are too narrow (an approximation's).
+    """
+    d = df[df["true_gap"] != 0].copy()
+    d["z"] = (d["mean"] - d["true_gap"]) / ((d["hi"] - d["lo"]) / (2 * 1.6449))
+    d["z_within"] = d["z"] - d.groupby(["route", "pair", "budget"])["z"].transform("mean")
+    g = d.groupby(["route", "kind", "budget"])
+    pair_means = d.groupby(["route", "kind", "budget", "pair"])["z"].mean().groupby(["route", "kind", "budget"])
+    return pd.DataFrame({"z_mean": g["z"].mean(), "z_sd": g["z"].std(), "z_sd_within": g["z_within"].std(),
+                         "pair_bias_sd": pair_means.std(), "runs": g.size()}).round(2)
+
+
+def reliability_reference(df: pd.DataFrame, n_rep: int = 200, seed: int = 0, pair_bias: bool = False) -> pd.DataFrame:
+    """:func:`reliability_both_ways` of an ideal posterior on the same runs: for each run a
+    normal posterior of the run's own spread (from its 90% interval), centred on a draw
+    around the true gap with that spread (right width, no bias), ``n_rep`` times.
+
+    What a calibrated posterior would show on these pairs: fixed pools with a small gap fill
+    the middle bins, and a favourite there is right only a little more often than not
+    whatever the method, so the reference's bins need not match their stated values.
+
+    ``pair_bias``: centred instead on the true gap plus each pair's (and budget's) mean
+    location error of the runs (:func:`location_table`'s z, in units of the run's spread), the
+    spread around it that of the runs' z within their pair: what the route's own location
+    errors, and nothing else, would do to the bins.
+    """
+    from scipy.stats import norm
+
+    d = df[df["true_gap"] != 0]
+    sd = ((d["hi"] - d["lo"]) / (2 * 1.6449)).to_numpy()
+    shift, spread = np.zeros(len(d)), np.ones(len(d))
+    if pair_bias:
+        z = (d["mean"] - d["true_gap"]) / ((d["hi"] - d["lo"]) / (2 * 1.6449))
+        keys = [d[c] for c in ("route", "pair", "budget")]
+        shift = z.groupby(keys).transform("mean").to_numpy()
+        spread = (z - shift).groupby(d["route"]).transform("std").to_numpy()
+    rng = np.random.default_rng(seed)
+    reps = [d.assign(p=norm.cdf((d["true_gap"].to_numpy() + sd * (shift + spread * rng.normal(size=len(d)))) / sd))
+            for _ in range(n_rep)]
+    out = reliability_both_ways(pd.concat(reps, ignore_index=True))
+    out["runs"] = (out["runs"] / n_rep).round(1)
+    return out
+
+
 def _md(df: pd.DataFrame) -> str:
     return R._md(df)
 
@@ -385,11 +440,12 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"],
                     choices=list(ROUTES) + ["joint_shared_std"],
-                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 = its weights of that kind; "
+                    help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 / joint_sd2 = its weights of that kind; joint_jeffreys = with Jeffreys' penalty; "
                          "joint_shared / joint_each = the monotone curve's segment slopes shared or per classifier; "
                          "joint_equal / joint_std = the weights' prior centred on equal weights on the features as "
                          "they are / on standardized features (--part five: joint_shared_std)")
     ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
+    ap.add_argument("--no-identical", action="store_true", help="without --from-csv: skip the two-copies part")
     ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
     ap.add_argument("--only", nargs="+", default=None,
                     help="only the pairs whose name starts with one of these (e.g. real sim_3.0)")
@@ -425,8 +481,8 @@ def main(argv=None):
             routes = {r: ROUTES[r] for r in args.routes}
             df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial,
                            routes=routes, first_set=args.first_set)
-            same = identical(args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True),
-                             centres=_centres(args.routes))
+            same = None if args.no_identical else identical(
+                args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True), centres=_centres(args.routes))
         if args.out:
             df.to_csv(pathlib.Path(args.out).with_suffix(".csv"), index=False)
         df["kind"] = np.where(df["pair"].str.startswith("sim"), "simulated", "real")
@@ -440,7 +496,8 @@ def main(argv=None):
             "joint models: signed weights of scale 1, the intercept's prior of scale 5); `joint_aA_bB` = the same "
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
-            "scale 0.5; `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
+            "scale 0.5 (`joint_sd2`: 2); `joint_jeffreys` = with Jeffreys' penalty of the curve's coefficients "
+            "(`penalty=\"jeffreys\"`); `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
             "classifiers / one set per classifier; `joint_equal` / `joint_std` = the weights' prior centred on equal "
             "weights / on equal weights per standardized feature (`weight_centre`); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
@@ -455,6 +512,17 @@ def main(argv=None):
             + _md(reliability(df)),
             "## The same, each run counted both ways (A and B swapped)\n\n" + reliability_both_ways.__doc__.split(
                 "\n\n")[1].replace("\n    ", " ").strip() + "\n\n" + _md(reliability_both_ways(df)),
+            "## What an ideal posterior would show on the same runs (counted both ways)\n\n"
+            + " ".join(" ".join(reliability_reference.__doc__.split("\n\n")[:2]).split()) + "\n\n"
+            + _md(reliability_reference(df)),
+            "## The same with each pair's own location error kept (counted both ways)\n\n"
+            "The ideal posterior above moved by each pair's (and budget's) mean z of the table below, its "
+            "spread around that the runs' spread within their pair: what the route's location errors alone do "
+            "to the bins (each cell's mean z has its own noise, about 1/sqrt(runs) units).\n\n"
+            + _md(reliability_reference(df, pair_bias=True)),
+            "## Where the gap's posterior sits against the truth\n\n"
+            + " ".join(location_table.__doc__.split("\n\n", 1)[1].split()) + "\n\n"
+            + _md(location_table(df)),
         ] + ([] if "nuts" not in df or df["nuts"].isna().all() else [
             "## Importance sampling of the joint candidates (fits per route and budget; candidates that fell back "
             "to NUTS; Pareto k of the importance-sampled candidates)\n\n"

@@ -403,3 +403,42 @@ def test_semisup_report_keeps_only_complete_rounds_and_counts_the_paired_flips(t
                                                                               "default, intercept sd 5"}
     assert "`default, intercept sd 5` covers where `default` does not in 0 of 2 intervals, the reverse in 0" \
         in semisup.pools_table(kept)
+
+
+# ------------------------------------------------------------------ compare.py
+
+
+def test_compare_location_table_tells_a_pair_bias_from_too_narrow_intervals():
+    """``location_table``: unbiased runs of the right width give z_mean ~ 0 and z_sd ~ 1; a
+    per-pair shift raises z_sd and pair_bias_sd but not z_sd_within; intervals half as wide
+    raise z_sd_within. ``reliability_reference`` is calibrated in the middle for an unbiased
+    posterior, and moving it by the pairs' own errors (``pair_bias``) lowers the 0.7-0.9 bin."""
+    sys.path.insert(0, str(BENCH))
+    import pandas as pd
+
+    import compare
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for k, (gap, shift) in enumerate([(0.02, 1.5), (0.05, -1.5), (0.1, 1.5), (-0.03, -1.5)]):
+        for rep in range(400):
+            sd = 0.05
+            mean = gap + sd * rng.normal()
+            rows.append({"route": "r", "pair": f"p{k}", "budget": 30, "rep": rep, "true_gap": gap, "kind": "sim",
+                         "mean": mean, "lo": mean - 1.6449 * sd, "hi": mean + 1.6449 * sd, "shift": shift})
+    df = pd.DataFrame(rows)
+    df["p"] = 1 - __import__("scipy").stats.norm.cdf(-df["mean"] / 0.05)
+    df = compare._finish(df)
+    t = compare.location_table(df).iloc[0]
+    assert abs(t["z_mean"]) < 0.1 and abs(t["z_sd"] - 1) < 0.06 and t["pair_bias_sd"] < 0.15
+    biased = df.assign(mean=df["mean"] + 0.05 * df["shift"])
+    t = compare.location_table(biased).iloc[0]
+    assert t["z_sd"] > 1.5 and abs(t["z_sd_within"] - 1) < 0.06 and t["pair_bias_sd"] > 1.4
+    narrow = df.assign(lo=df["mean"] - 1.6449 * 0.025, hi=df["mean"] + 1.6449 * 0.025)
+    assert compare.location_table(narrow).iloc[0]["z_sd_within"] > 1.8
+    ref = compare.reliability_reference(df, n_rep=20).reset_index()
+    mid = ref[ref["bin"].astype(str) == "(0.7, 0.9]"].iloc[0]
+    assert abs(mid["observed"] - mid["stated"]) < 0.05
+    kept = compare.reliability_reference(biased, n_rep=20, pair_bias=True).reset_index()
+    mid_b = kept[kept["bin"].astype(str) == "(0.7, 0.9]"].iloc[0]
+    assert mid_b["observed"] < mid["observed"] - 0.1

@@ -390,3 +390,41 @@ def test_the_weights_prior_centre_on_standardized_features_ignores_each_classifi
             _fit_joint(joint_data({"a": a, "b": b}, lab), "logistic", draws=10, chains=1, random_seed=0,
                        progressbar=False, warn=False)
     assert calls == ["equal", "standardized"]
+
+
+def test_the_jeffreys_penalty_adds_half_the_log_determinant_of_the_coefficients_fisher_information():
+    """``penalty="jeffreys"`` adds ``0.5 log det(X' W X)`` (X: 1 and each classifier's feature over
+    the vetted items, W: p(1 - p) at the curve's log-odds) to the log-density, exactly; the
+    default adds nothing; it is finite for two copies of one classifier (a singular
+    information, kept apart by a small ridge); it is in the structure key and the repr; a
+    saved fit without it reloads without it."""
+    from bayeval.models.joint import _JEFFREYS_RIDGE
+    from bayeval.persist import _decode, _encode, _make_model
+
+    a, b, lab, _ = _pool(seed=3, n=300, n_vetted=30)
+    d = joint_data({"a": a, "b": b}, lab)
+    jef, none = JointCalibration(transform="logodds", penalty="jeffreys"), JointCalibration(transform="logodds")
+    mj, mn = jef.build(d), none.build(d)
+    assert len(mj.potentials) == 1 and not mn.potentials
+    point = {"a": 0.3, "b_log__": np.log(1.7), "u_zerosum__": np.array([0.4])}
+
+    def at(model, var):  # var's value at ``point`` (a function of the free variables' values)
+        out = model.replace_rvs_by_values([var])[0]
+        return model.compile_fn(out, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)
+
+    feats, _ = jef.features(d)
+    x = np.column_stack([np.ones(int(d.vetted.sum())), feats[d.vetted][:, :, 0]])
+    w = at(mj, mj["w"])
+    p = 1 / (1 + np.exp(-(0.3 + 1.7 * x[:, 1:] @ w)))
+    info = (x * (p * (1 - p))[:, None]).T @ x + _JEFFREYS_RIDGE * np.eye(3)
+    assert float(at(mj, mj.potentials[0])) == pytest.approx(0.5 * np.linalg.slogdet(info)[1], rel=1e-9)
+    # two copies: the information is singular without the ridge, the penalty stays finite
+    same = JointCalibration(transform="logodds", penalty="jeffreys").build(joint_data({"a": a, "b": a.copy()}, lab))
+    assert np.isfinite(float(at(same, same.potentials[0])))
+    assert jef._structure(d) != none._structure(d)
+    assert "penalty='jeffreys'" in repr(jef) and "penalty" not in repr(none)
+    with pytest.raises(ValueError, match="penalty"):
+        JointCalibration(penalty="firth")
+    old = _make_model("bayeval.models.joint:JointCalibration", {"curve": "logistic", "weights": "signed"})
+    assert old.penalty == "none"
+    assert _decode(_encode(jef, "m")).penalty == "jeffreys"
