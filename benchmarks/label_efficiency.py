@@ -129,9 +129,18 @@ def ppi_plus(pool, idx, specs) -> dict:
 # --------------------------------------------------------------------- runs
 
 
+#: extra candidates stacked with the default's (``--flat``: the flat-ended monotone curve)
+EXTRA_CANDIDATES: list = []
+
+
 def _fit(data, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if EXTRA_CANDIDATES:
+            from bayeval.models.stacking import default_candidates
+
+            cands = default_candidates(data) + list(EXTRA_CANDIDATES)
+            return be.fit(data, candidates=cands, random_seed=seed, warn=False)
         return be.fit(data, random_seed=seed, warn=False)
 
 
@@ -488,7 +497,13 @@ def main(argv=None):
     ap.add_argument("--saturated", choices=("apart", "merged"), default="apart",
                     help="the default's curves' feature for exact 0/1 probabilities: apart (today's) or merged "
                          "(the former map, clipped at 1e-7: to measure the change on the same label sets)")
+    ap.add_argument("--flat", action="store_true",
+                    help="the default's candidates plus the flat-ended monotone curve "
+                         "(Calibration('monotone', asymptotes=True)): the rows named default/... are that stack's")
     args = ap.parse_args(argv)
+    if args.flat:
+        from bayeval.models import Calibration
+        EXTRA_CANDIDATES[:] = [Calibration("monotone", asymptotes=True)]
     if args.saturated != "apart":  # every Calibration the default builds gets the former feature
         from bayeval.models import Calibration
         Calibration.__init__.__kwdefaults__["saturated"] = args.saturated

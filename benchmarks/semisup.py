@@ -79,13 +79,18 @@ def sd_fits_for(data, seed, intercept_sds, *, draws=1000):
     return out
 
 
-def flat_fits_for(data, seed, *, draws=1000):
+def flat_fits_for(data, seed, *, draws=1000, with_default=False):
     """The default's two curves plus the monotone curve with flat ends
     (``Calibration("monotone", asymptotes=True)``), stacked (``"default + flat"``), and
-    that curve alone (``"flat alone"``) from the same fit."""
+    that curve alone (``"flat alone"``) from the same fit; with ``with_default``, also the
+    two-curve stack rebuilt from the same candidate fits (``"default"``: the draws
+    ``bayeval.fit`` makes with its two curves, so the rows pair up)."""
     cands = [Calibration("logistic"), Calibration("monotone"), Calibration("monotone", asymptotes=True)]
     big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
-    return {"default + flat": big, "flat alone": big.candidates["calibration/monotone-flat"]}
+    out = {"default + flat": big, "flat alone": big.candidates["calibration/monotone-flat"]}
+    if with_default:
+        out["default"] = substack(big, data, list(big.candidates)[:2], seed)
+    return out
 
 
 def substack(post, data, names, seed):
@@ -193,9 +198,17 @@ def _write_csv(df, out, header=None):
         df.to_csv(fh, index=False)
 
 
-def read_rows(paths) -> pd.DataFrame:
-    """The rows of one or more CSVs written by this script (first line: its stamp)."""
-    return pd.concat([pd.read_csv(p, comment="#") for p in paths], ignore_index=True)
+def read_rows(paths, models=None) -> pd.DataFrame:
+    """The rows of one or more CSVs written by this script (first line: its stamp).
+
+    A row that a later file has too (same pool, budget, label set, model and metric) is
+    taken from the later file: a rerun replaces the earlier one. ``models``: keep only
+    these models' rows."""
+    rows = pd.concat([pd.read_csv(p, comment="#") for p in paths], ignore_index=True)
+    rows = rows.drop_duplicates(["pool", "budget", "set", "model", "metric"], keep="last")
+    if models is not None:
+        rows = rows[rows["model"].isin(models)]
+    return rows.reset_index(drop=True)
 
 
 def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -209,7 +222,7 @@ def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None, intercept_sds=None,
-              flat=False):
+              flat=False, with_default=False):
     """Every label set of every pool and budget; ``out``: a CSV rewritten after each set.
 
     The label sets are taken in rounds: set ``first_set`` of every pool and budget, then
@@ -217,7 +230,8 @@ def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=Non
     are those of ``benchmarks/real_scores.py``: set ``rep`` is the same in both).
     ``intercept_sds``: instead of the split comparison, the default with each of these
     intercept prior scales (:func:`sd_fits_for`); ``flat``: the default with a flat-ended
-    curve added (:func:`flat_fits_for`)."""
+    curve added (:func:`flat_fits_for`; ``with_default``: the default's rows from the same
+    candidate fits too)."""
     rows = []
     prepared = []
     for pool in pools:
@@ -230,7 +244,7 @@ def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=Non
                 data, rng = RS._label_set(pool, budget, rep, 0)
                 t0 = time.perf_counter()
                 if flat:
-                    fits = flat_fits_for(data, rep)
+                    fits = flat_fits_for(data, rep, with_default=with_default)
                 else:
                     fits = fits_for(data, rep) if intercept_sds is None else sd_fits_for(data, rep, intercept_sds)
                 secs = time.perf_counter() - t0
@@ -269,7 +283,8 @@ def pools_table(df):
         per = b.groupby(["pool", "model"]).agg(coverage=("covered", "mean")).unstack().round(2)
         apw = ap.groupby(["pool", "model"])["width"].mean().unstack()
         ratio = (apw.T / ap.groupby("pool")["vo_width"].mean()).T.round(2)
-        out.append("Coverage per pool:\n\n" + per.to_markdown() + "\n\nAP width / vetted-only per pool:\n\n" + ratio.to_markdown())
+        out.append("Coverage per pool:\n\n" + per.to_markdown() + "\n\nMean AP width per pool:\n\n"
+                   + apw.round(3).to_markdown() + "\n\nAP width / vetted-only per pool:\n\n" + ratio.to_markdown())
         by_metric = b.groupby(["metric", "model"]).agg(coverage=("covered", "mean"), width=("width", "mean"))
         out.append("Coverage and mean width per metric (pooled over pools):\n\n" + by_metric.unstack().round(3).to_markdown())
         piv = b.pivot_table(index=["pool", "set", "metric"], columns="model", values="covered")
@@ -375,16 +390,28 @@ def main(argv=None):
                          "instead of the split comparison")
     ap.add_argument("--flat", action="store_true",
                     help="pools: the default with the flat-ended monotone curve added, instead of the split comparison")
+    ap.add_argument("--with-default", action="store_true",
+                    help="pools, with --flat: also the default's rows, rebuilt from the same candidate fits")
     ap.add_argument("--spe", action="store_true", help="digits: also the Normal/Normal score mixture (NUTS, slow)")
     ap.add_argument("--out", type=pathlib.Path, required=True, help="CSV of every interval; the tables go to .md")
     ap.add_argument("--report", type=pathlib.Path, nargs="+", default=None,
                     help="pools: no fit; the tables of these CSVs (of earlier runs) joined, written to --out's .md")
+    ap.add_argument("--models", nargs="+", default=None,
+                    help="with --report: only these models' rows (a row a later CSV has too comes from that CSV; "
+                         "--pools keeps only those pools)")
+    ap.add_argument("--report-sets", type=int, default=None,
+                    help="with --report: only label sets 0 to N - 1 (to compare runs on the sets both have)")
     args = ap.parse_args(argv)
     stamp = RS._versions()
     command = f"python benchmarks/semisup.py {' '.join(argv if argv is not None else sys.argv[1:])}"
     if args.report:
         heads = [pathlib.Path(p).read_text().splitlines()[0].lstrip("# ") for p in args.report]
-        rows, dropped = complete_rounds(read_rows(args.report))
+        rows = read_rows(args.report, args.models)
+        if args.pools:
+            rows = rows[rows["pool"].isin(args.pools)]
+        if args.report_sets is not None:
+            rows = rows[rows["set"] < args.report_sets]
+        rows, dropped = complete_rounds(rows)
         note = (f"\n\nThe run stopped within a round: the {dropped} label set(s) that not every pool and budget has "
                 "are left out." if dropped else "")
         md = (f"`{command}` ({stamp})\n\nThe rows of:\n\n"
@@ -402,7 +429,8 @@ def main(argv=None):
             pools = [p for p in pools if p.name in args.pools]
         sds = None if args.intercept_sd is None else [None if v == "default" else float(v) for v in args.intercept_sd]
         df = run_pools(pools, args.budgets, args.sets, out=args.out, first_set=args.first_set,
-                       header=f"`{command}` with {stamp}", intercept_sds=sds, flat=args.flat)
+                       header=f"`{command}` with {stamp}", intercept_sds=sds, flat=args.flat,
+                       with_default=args.with_default)
         text = pools_table(df)
     elif args.part == "generated":
         df = run_generated(args.sets, out=args.out)

@@ -442,3 +442,21 @@ def test_compare_location_table_tells_a_pair_bias_from_too_narrow_intervals():
     kept = compare.reliability_reference(biased, n_rep=20, pair_bias=True).reset_index()
     mid_b = kept[kept["bin"].astype(str) == "(0.7, 0.9]"].iloc[0]
     assert mid_b["observed"] < mid["observed"] - 0.1
+def test_semisup_report_takes_a_rerun_row_from_the_later_file_and_keeps_the_models_asked(tmp_path):
+    import pandas as pd
+
+    sys.path.insert(0, str(BENCH))
+    import semisup
+
+    def row(model, covered, rep=0):
+        return {"pool": "a", "budget": 30, "set": rep, "model": model, "metric": "AP", "truth": 0.5, "mean": 0.5,
+                "lo": 0.4, "hi": 0.6, "width": 0.2, "covered": covered, "vo_width": 0.4, "weights": ""}
+
+    old, new = tmp_path / "old.csv", tmp_path / "new.csv"
+    semisup._write_csv(pd.DataFrame([row("default", False), row("default", True, 1), row("default + split", True)]),
+                       old, "old run")
+    semisup._write_csv(pd.DataFrame([row("default", True), row("default + flat", True)]), new, "rerun")
+    got = semisup.read_rows([old, new]).set_index(["set", "model"])["covered"]
+    assert len(got) == 4 and bool(got[(0, "default")]) and bool(got[(1, "default")])  # set 0 from the rerun
+    got = semisup.read_rows([old, new], models=["default", "default + flat"])
+    assert set(got["model"]) == {"default", "default + flat"} and len(got) == 3
