@@ -42,6 +42,10 @@ def kernel():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, kernel):
+    from nbclient.util import run_sync
+
+    if kernel["km"] is not None and not run_sync(kernel["km"].is_alive)():
+        kernel["km"] = None  # an earlier notebook killed the kernel: this one starts its own
     nb = kernel["nbformat"].read(path, as_version=4)
     n_cells = len(nb.cells)
     nb.cells.insert(0, kernel["nbformat"].v4.new_code_cell(_FRESH.format(folder=str(path.parent))))
