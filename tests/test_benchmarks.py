@@ -460,3 +460,21 @@ def test_semisup_report_takes_a_rerun_row_from_the_later_file_and_keeps_the_mode
     assert len(got) == 4 and bool(got[(0, "default")]) and bool(got[(1, "default")])  # set 0 from the rerun
     got = semisup.read_rows([old, new], models=["default", "default + flat"])
     assert set(got["model"]) == {"default", "default + flat"} and len(got) == 3
+
+
+def test_compare_one_set_separation_tells_a_separating_classifier_and_counts_confident_errors():
+    sys.path.insert(0, str(BENCH))
+    import compare
+    import compare_one_set
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.3).astype(int)
+    a = np.where(y == 1, rng.uniform(0.6, 0.9, 300), rng.uniform(0.1, 0.4, 300))  # separates every label set
+    b = np.where(y == 1, 1.0, 1e-9)  # saturated, and confidently wrong on every item below
+    b[np.flatnonzero(y == 0)[:100]] = 1.0
+    pair = compare.Pair("toy", a, b, y, "toy")
+    rows = compare_one_set.separation(pair, budgets=(40,), sets=(0,)).splitlines()[2].split("|")
+    lab = compare._labels(pair, 40, 0)
+    vetted = ~np.isnan(lab)
+    assert rows[4].strip().startswith("yes") and rows[5].strip().startswith("no")
+    assert int(rows[6]) == int((vetted & (y == 0) & (b == 1.0)).sum()) > 0
