@@ -33,7 +33,10 @@ class Recalibration:
         probability is at least ``prob``, the one with the highest expected recall (a
         precision floor) or the highest expected precision (a recall floor only); when
         none qualifies, the threshold with the highest probability (``met`` is then
-        False).
+        False), and among equals the one closest to meeting the constraint (the highest
+        posterior mean of ``min(precision - min_precision, recall - min_recall)``): with
+        a precision floor no threshold can reach, the highest expected precision, not
+        the threshold that flags every item.
     curve : xarray.DataArray
         The posterior precision/recall draws at each threshold,
         dims ``(chain, draw, threshold, curve)``.
@@ -288,7 +291,9 @@ def recalibrate(
         ``prob``". Among the thresholds that meet it, the one with the highest expected
         recall is recommended (with only ``min_recall``: the highest expected
         precision). When none meets it, ``met`` is False and the threshold with the
-        highest probability is returned as the best available. Default None: the
+        highest probability is returned as the best available (among equals, the
+        closest to meeting the constraint: with a precision floor none can reach, the
+        highest expected precision). Default None: the
         threshold with the highest probability (the SPE paper's rule).
     thresholds : 1-D array_like, optional
         Candidate thresholds; default the distinct scores, or, when there are more
@@ -378,4 +383,22 @@ def recalibrate(
             choice = float(t_vals[pick])
         else:
             met = False
+            choice = _closest_of_the_most_probable(curve, p_c.values, eligible, best - tol, p_min, r_min)
     return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items)
+
+
+def _closest_of_the_most_probable(curve, p_c, eligible, cut, p_min, r_min) -> float:
+    """When no threshold meets ``prob``: among the eligible thresholds of the highest probability
+    (``p_c >= cut``), the one closest to meeting the constraint, by the posterior mean of its worse
+    shortfall ``min(precision - min_precision, recall - min_recall)``. With a precision floor that
+    no threshold can reach, every probability is 0, and the lowest threshold (flag every item, at
+    the base rate) would otherwise win the tie: this gives the highest expected precision instead.
+    With a recall floor alone it is the lowest of the tied thresholds, as before."""
+    slack = None
+    for q, least in (("precision", p_min), ("recall", r_min)):
+        if least is not None:
+            gap = curve.sel(curve=q).fillna(-1.0) - least  # precision of an empty rule: NaN, never closest
+            slack = gap if slack is None else np.minimum(slack, gap)
+    expected = slack.mean(("chain", "draw")).values
+    tied = np.flatnonzero(eligible & (p_c >= cut))
+    return float(curve["threshold"].values[tied[np.argmax(expected[tied])]])

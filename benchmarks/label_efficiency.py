@@ -150,18 +150,43 @@ def _labelled(pool, idx):
     return be.EvalData(pool.scores, lab)
 
 
+def floor_reachable(pool, thresholds, min_flagged, floor=None) -> bool:
+    """Whether any of ``thresholds`` that flags at least ``min_flagged`` items truly has
+    precision >= ``floor`` (default the pool's): when none does, "no threshold meets it" is the
+    right answer (digits5_nb_prob: its best, the 505 scores of exactly 1.0, has precision 0.35 < 0.6)."""
+    floor = pool.floor if floor is None else floor
+    flagged = pool.scores[None, :] >= np.asarray(thresholds, dtype=float)[:, None]
+    k = flagged.sum(axis=1)
+    prec = (flagged * pool.truth[None, :]).sum(axis=1) / np.maximum(k, 1)
+    return bool(((k >= max(min_flagged, 1)) & (prec >= floor)).any())
+
+
 def _threshold_row(pool, budget, rep, method, post):
     """The precision-floor rule (precision >= the pool's floor with probability 0.9, the
-    default min_flagged): was a threshold said to meet it, does it truly, what it flags."""
+    default min_flagged): was a threshold said to meet it, does it truly, what it flags, and
+    could any candidate threshold meet it at all (``feasible``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rec = be.recalibrate(post, min_precision=pool.floor, prob=0.9)
     pred = pool.scores >= rec.threshold
     true_prec = float(pool.truth[pred].mean()) if pred.any() else np.nan
+    feasible = floor_reachable(pool, rec.probability["threshold"].values, rec.min_flagged)
     return [{"pool": pool.name, "budget": budget, "set": rep, "method": method, "metric": "threshold_rule",
              "truth": pool.floor, "mean": true_prec, "lo": np.nan, "hi": np.nan,
              "covered": bool(true_prec >= pool.floor) if rec.met else np.nan, "width": np.nan, "abs_err": np.nan,
-             "met": bool(rec.met), "n_flagged": int(pred.sum()), "min_flagged": int(rec.min_flagged)}]
+             "met": bool(rec.met), "n_flagged": int(pred.sum()), "min_flagged": int(rec.min_flagged),
+             "feasible": feasible}]
+
+
+def threshold_right(tr: pd.DataFrame) -> pd.Series:
+    """Per threshold row: the rule's answer was right -- a threshold said to meet the floor that
+    truly does, or "none meets it" where no threshold can (rows without ``feasible``, from runs
+    before it was recorded: NaN where none was said to meet it)."""
+    met = tr.met.astype(float) == 1
+    held = tr.covered.astype(float) == 1
+    feasible = tr["feasible"] if "feasible" in tr else pd.Series(np.nan, index=tr.index)
+    refusal = feasible.map(lambda f: np.nan if pd.isna(f) else float(not bool(f)))
+    return pd.Series(np.where(met, held.astype(float), refusal), index=tr.index, dtype=float)
 
 
 def _rows(pool, budget, rep, method, ints, truth, extra=None):
@@ -352,9 +377,15 @@ def _targets_lines(df) -> list[str]:
             continue
         met, held = tr.met.astype(float), tr.covered.astype(float)
         too_few = int((tr.n_flagged < tr.min_flagged).sum())
+        right = threshold_right(tr)
+        refusals = ""
+        if right.notna().all() and (met == 0).any():  # honest refusals scored: whether the floor was reachable
+            refusals = (f"; right in {right.mean():.2f} of {len(tr)} (a refusal is right where no threshold "
+                        f"reaches the floor: {int(((met == 0) & (right == 1)).sum())} such)")
+        verdict = right.mean() >= 0.85 if refusals else held.mean() >= 0.85
         lines.append(f"| precision-floor threshold holds in >= 0.85 of label sets ({method}) | "
                      f"{held.mean():.2f} of the {int(met.sum())} sets where one was said to meet it; met in "
-                     f"{met.mean():.2f} of {len(tr)} | {'yes' if held.mean() >= 0.85 else 'no'} |")
+                     f"{met.mean():.2f} of {len(tr)}{refusals} | {'yes' if verdict else 'no'} |")
         lines.append(f"| ... never flags fewer than min_flagged ({method}) | {too_few} of {len(tr)} | "
                      f"{'yes' if too_few == 0 else 'no'} |")
     lines.append("")
@@ -367,14 +398,16 @@ def _threshold_lines(df, methods) -> list[str]:
     tr = df[df.metric == "threshold_rule"]
     if tr.empty:
         return []
-    tr = tr.assign(met=tr.met.astype(float), held=tr.covered.astype(float))  # held: NaN where not met
+    tr = tr.assign(met=tr.met.astype(float), held=tr.covered.astype(float),  # held: NaN where not met
+                   right=threshold_right(tr))
     lines = ["## The precision-floor threshold: `recalibrate(min_precision=floor, prob=0.9)`\n",
              "Per label set: `met`, a threshold was said to meet the floor (with the default `min_flagged`); "
              "`holds | met`, its true precision is at least the floor, among those; `holds`, met and holds, over "
-             "all label sets (a set where none was said to meet it counts as not holding); `too few`, thresholds "
-             "that flag fewer than `min_flagged` items.\n",
-             "| method | budget | label sets | met | holds \\| met | holds | too few | median flagged |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "all label sets (a set where none was said to meet it counts as not holding); `right`, met and "
+             "holds, or none said to meet it where no candidate threshold truly reaches the floor (blank for "
+             "rows that did not record it); `too few`, thresholds that flag fewer than `min_flagged` items.\n",
+             "| method | budget | label sets | met | holds \\| met | holds | right | too few | median flagged |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     present = [m for m in methods if m in set(tr.method)]
     for m in present:
         for b in sorted(tr.budget.unique()):
@@ -383,7 +416,8 @@ def _threshold_lines(df, methods) -> list[str]:
                 continue
             too_few = int((x.n_flagged < x.min_flagged).sum())
             lines.append(f"| {m} | {b} | {len(x)} | {x.met.mean():.2f} | {_fmt(x.held.mean(), 2)} | "
-                         f"{x.held.fillna(0).mean():.2f} | {too_few} | {x.n_flagged.median():.0f} |")
+                         f"{x.held.fillna(0).mean():.2f} | {_fmt(x.right.mean(), 2) if x.right.notna().all() else ''} | "
+                         f"{too_few} | {x.n_flagged.median():.0f} |")
     pooled = []
     for m in present:
         x = tr[tr.method == m]

@@ -371,6 +371,35 @@ def test_label_efficiency_targets_of_a_run_without_random_labels():
     assert "0.750 over 4 intervals | no" in text and "lowest 0.50 (p); below 0.75: p 0.50 | no" in text
 
 
+def test_label_efficiency_scores_an_honest_refusal_where_no_threshold_reaches_the_floor():
+    """digits5_nb_prob's floor (0.6) is out of reach (its best threshold, the block of exact
+    1.0s, has precision 0.35): "no threshold meets it" is then the right answer, not a miss."""
+    sys.path.insert(0, str(BENCH))
+    import label_efficiency as L
+    import pandas as pd
+
+    from real_scores import Pool
+
+    y = np.r_[np.zeros(60), np.ones(35), np.zeros(65)].astype(int)  # the top 100 (score 1.0): 35% positive
+    pool = Pool("p", np.r_[np.linspace(0, 0.5, 60), np.ones(100)], y, "probabilities", 0.5, 0.6, "")
+    assert not L.floor_reachable(pool, [0.0, 0.25, 1.0], 10)
+    assert L.floor_reachable(Pool(**{**pool.__dict__, "floor": 0.3}), [0.0, 0.25, 1.0], 10)
+    assert L.floor_reachable(pool, [0.0, 0.25, 1.0], 10, floor=0.35) and not L.floor_reachable(pool, [1.0], 10, 0.36)
+    assert not L.floor_reachable(Pool(**{**pool.__dict__, "floor": 0.3}), [0.0, 0.25, 1.0], 101)
+    rows = pd.DataFrame({"met": [True, True, False, False, False], "covered": [True, False, np.nan, np.nan, np.nan],
+                         "feasible": [True, True, False, True, np.nan]})
+    right = L.threshold_right(rows)
+    assert right.iloc[:4].tolist() == [1.0, 0.0, 1.0, 0.0] and np.isnan(right.iloc[4])
+    tr = pd.DataFrame({"metric": "threshold_rule", "method": "default/random", "pool": "p", "budget": 30,
+                       "met": [False] * 4, "covered": [np.nan] * 4, "feasible": [False] * 4,
+                       "n_flagged": [100] * 4, "min_flagged": [18] * 4, "width": np.nan})
+    ap = pd.DataFrame([{"pool": "p", "metric": "AP", "method": "default/random", "budget": 30, "width": 0.2,
+                        "covered": True}] * 2)
+    text = "\n".join(L._targets_lines(pd.concat([ap, tr], ignore_index=True)))
+    assert "right in 1.00 of 4 (a refusal is right where no threshold reaches the floor: 4 such) | yes" in text
+    assert "| default/random | 30 | 4 | 0.00 |  | 0.00 | 1.00 | 0 | 100 |" in "\n".join(L._threshold_lines(tr, ["default/random"]))
+
+
 # ------------------------------------------------------------------ semisup.py
 
 

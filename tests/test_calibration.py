@@ -278,7 +278,13 @@ def test_recalibrate_prob_rule():
     assert best.probability_at_threshold >= rec.probability_at_threshold
     none = recalibrate(post, min_precision=0.95, min_recall=0.95, prob=0.95)
     assert not none.met and "no threshold meets" in repr(none)
-    assert none.threshold == float(none.probability.idxmax())
+    # the best available has the highest probability (here 0 everywhere); among equals the closest to
+    # the constraint, no longer the lowest threshold (issue 31: that flagged every item)
+    assert none.probability_at_threshold == float(none.probability.max())
+    c = none.curve  # the posterior mean of the worse shortfall, per draw
+    short = np.minimum(c.sel(curve="precision") - 0.95, c.sel(curve="recall") - 0.95).mean(("chain", "draw"))
+    short = short.to_series()[none.eligible.values]
+    assert none.threshold == short.idxmax() and none.flagged < s.size
     rec_r = recalibrate(post, min_recall=0.5, prob=0.9)
     feas = rec_r.table()[rec_r.table()["p_constraint"] >= 0.9]
     assert rec_r.threshold == feas["precision_mean"].idxmax()

@@ -106,3 +106,27 @@ def test_cli_threshold_says_plainly_when_none_meets(tmp_path, capsys):
     assert "recall: mean" in out.out and "No threshold meets" in out.err
     assert main([*args, "--min-flagged", "-1", *fast]) == 2
     assert "--min-flagged" in capsys.readouterr().err
+
+
+def _top_block(n_top=500, n_near=260, n_low=1000, seed=0):
+    """Scores like a saturated naive Bayes: a block of exact 1.0s at P(positive) 0.35, near-1s
+    at 0.01 and the rest at 0.004: no threshold reaches precision 0.6, the 1.0s come closest."""
+    s = np.r_[np.linspace(0, 0.5, n_low), 1 - np.geomspace(1e-7, 1e-12, n_near), np.ones(n_top)]
+    p = np.r_[np.full(n_low, 0.004), np.full(n_near, 0.01), np.full(n_top, 0.35)]
+    return Posterior.from_probabilities(EvalData(s), p, draws=400, random_seed=seed), s
+
+
+def test_when_no_threshold_meets_a_precision_floor_the_best_available_is_the_closest_not_flag_everything():
+    post, s = _top_block()
+    rec = recalibrate(post, min_precision=0.6, prob=0.9)
+    assert not rec.met and rec.probability.max() == 0  # every threshold: P(precision >= 0.6) = 0
+    # the best available is the threshold of highest expected precision (the block of 1.0s),
+    # not the lowest threshold (which flags every item at the base rate, precision ~0.1)
+    assert rec.threshold == 1.0 and rec.flagged == 500
+    expected = rec.table().loc[rec.eligible.values, "precision_mean"]
+    assert rec.table().loc[rec.threshold, "precision_mean"] == pytest.approx(expected.max())
+    assert rec.verdict.startswith("No threshold meets precision >= 0.6") and "flags 500 of 1760" in rec.verdict
+    # both floors, neither reachable: the threshold whose worse expected shortfall is smallest
+    # (precision 0.35 short of 0.9 at the 1.0s, against 0.8 short when flagging every item)
+    both = recalibrate(post, min_recall=1.0, min_precision=0.9, prob=0.9)
+    assert not both.met and both.threshold == 1.0
