@@ -96,14 +96,21 @@ def test_fit_speed_counts_evaluations():
     assert fs._overhead({"time": 2.0, "n_grad": 100, "n_logp": 0}, 0.01, 0.5) == 2.0
 
 
-@pytest.mark.parametrize("models", [["Calibration logistic"],
-                                    pytest.param(["ScoreMixture normal/normal", "Calibration logistic"],
-                                                 marks=pytest.mark.slow)])
-def test_fit_speed_quick_core(models):
-    """A tiny version of ``fit_speed.py --quick``: every row, finite positive times, counts and ratios."""
+@pytest.mark.parametrize("models, fresh_processes", [(["Calibration logistic"], False),
+                                                     pytest.param(["ScoreMixture normal/normal", "Calibration logistic"],
+                                                                  True, marks=pytest.mark.slow)])
+def test_fit_speed_quick_core(models, fresh_processes, monkeypatch):
+    """A tiny version of ``fit_speed.py --quick``: every row, finite positive times, counts and ratios.
+
+    Each path's fits run in a fresh Python process (``--one``) under ``-m slow``; the default run
+    calls the same ``one`` in this process (its JSON round trip included), which spares two
+    interpreter starts and PyTensor's compile-cache scan (~25 CPU s of the test's ~40)."""
+    import json
     import math
 
     fs = _fit_speed()
+    if not fresh_processes:
+        monkeypatch.setattr(fs, "run_one", lambda spec, **kw: json.loads(json.dumps(fs.one(spec))))
     rows = fs.measure(models, [300], draws=30, tune=30, chains=1, timeout=600, log=lambda *a, **k: None)
     assert [(r["model"], r["n"]) for r in rows] == [(m, 300) for m in models]
     for r in rows:
