@@ -725,7 +725,7 @@ ISSUE_POOL = Setting("I", 100_000, 0.003, 3.0, temperature=2.0, shift=1.0, seed=
 #: 1,000,000 items cost a second a run), the hard pools and the issue's pool.
 INTERVAL_POOLS = [st for st in FULL if st.name != "E"] + HARD + [ISSUE_POOL]
 INTERVAL_BUDGETS = (100, 200, 500)
-INTERVAL_METHODS = ("jeffreys", "calibrated", "model", "delta")
+INTERVAL_METHODS = ("jeffreys", "calibrated", "checked", "model", "delta")
 #: Nominal coverage of the intervals of ``--intervals`` (the issue's 90 %).
 INTERVAL_PROB = 0.90
 
@@ -740,7 +740,7 @@ def _interval_work(task):
     """One ACIS run per seed (``interval_prob=0.90``): its estimate, and per interval
     method its reported variance and ends; plus the domain's own variance and the pool's
     true F1 (the last row's third column)."""
-    st, budget, seeds, fit_only = task
+    st, budget, fit_only, seeds = task
     from bayeval.fscore import _estimators
 
     _estimators.CALIBRATED_COVERS_SCORES = not fit_only
@@ -819,15 +819,12 @@ def interval_study(args, argv) -> str:
                 for r in range(n_real if st.kind != "digits" else 1):
                     mine = trial[trial % n_real == r] if st.kind != "digits" else trial
                     if mine.size:
-                        tasks.append((realization(st, r), b, mine + 4_000_037 * (i + 1), args.fit_only))
+                        tasks.append((realization(st, r), b, args.fit_only, mine + 4_000_037 * (i + 1)))
     t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
-            results = list(ex.map(_interval_work, tasks, chunksize=1))
-    else:
-        results = [_interval_work(t) for t in tasks]
+    revisions = _checkpoint_revisions(args.checkpoint, revision)
+    results, reused = _run_tasks(_interval_work, tasks, args.jobs, args.checkpoint)
     parts: dict = {}
-    for name, b, out in results:
+    for name, b, _, out in results:
         parts.setdefault((name, b), []).append(out)
     runs = {k: np.concatenate(v) for k, v in parts.items()}
     rows = interval_rows(settings, INTERVAL_BUDGETS, runs)
@@ -836,9 +833,10 @@ def interval_study(args, argv) -> str:
     lines = [
         "# ACIS: its intervals against the actual error of a run",
         "",
-        f"Made by `{command.strip()}` at git {revision} with {_versions(False)}; "
+        f"Made by `{command.strip()}` at git {', '.join(revisions)} with {_versions(False)}; "
         f"{trials} runs per pool and budget, {(time.perf_counter() - t0) / 60:.1f} min with "
-        f"{args.jobs} worker(s)."
+        f"{args.jobs} worker(s)" + (f" ({reused} of {len(tasks)} tasks read from the checkpoint)" if reused else "")
+        + "."
         + (f" Synthetic pools: {n_real} realizations each (run j on realization j mod {n_real}: the "
            "setting's pool seed + 1000 (j mod K)); errors against each run's own pool's F1 (true F1 = their "
            "mean)." if n_real > 1 else "")
@@ -868,23 +866,27 @@ def interval_study(args, argv) -> str:
     lines += ["", "## Against the targets", "",
               "Calibrated pools (A, D, F, W): reported variance within 0.5--2x the actual variance, mean "
               "width at most 1.5x the actual width; every pool: coverage at least 0.90. Per cell: "
-              "cover / width over actual / variance over actual, for the default and the calibrated interval.",
-              "", "| pool | labels | jeffreys (default) | calibrated | calibrated meets the targets |",
-              "|---|---:|---|---|---|"]
+              "cover / width over actual / variance over actual, for the default, the calibrated and the "
+              "checked interval.",
+              "", "| pool | labels | jeffreys (default) | calibrated | checked | calibrated meets the targets "
+              "| checked meets the targets |",
+              "|---|---:|---|---|---|---|---|"]
     by = {(r["pool"], r["labels"], r["method"]): r for r in rows}
     calibrated_pools = {st.name for st in settings if st.kind == "latent" and (st.temperature, st.shift) == (1.0, 0.0)}
     for st in settings:
         for b in INTERVAL_BUDGETS:
             cells = []
-            for m in ("jeffreys", "calibrated"):
+            for m in ("jeffreys", "calibrated", "checked"):
                 r = by[(st.name, b, m)]
                 cells.append(f"{r['cover']:.2f} / {r['width_ratio']:.2f} / {r['var_ratio']:.2f}")
-            r = by[(st.name, b, "calibrated")]
-            miss = [] if r["cover"] >= 0.90 else ["coverage"]
-            if st.name in calibrated_pools:
-                miss += [] if 0.5 <= r["var_ratio"] <= 2 else ["variance"]
-                miss += [] if r["width_ratio"] <= 1.5 else ["width"]
-            lines.append(f"| {st.name} | {b} | {cells[0]} | {cells[1]} | {'yes' if not miss else 'no: ' + ', '.join(miss)} |")
+            for m in ("calibrated", "checked"):
+                r = by[(st.name, b, m)]
+                miss = [] if r["cover"] >= 0.90 else ["coverage"]
+                if st.name in calibrated_pools:
+                    miss += [] if 0.5 <= r["var_ratio"] <= 2 else ["variance"]
+                    miss += [] if r["width_ratio"] <= 1.5 else ["width"]
+                cells.append("yes" if not miss else "no: " + ", ".join(miss))
+            lines.append(f"| {st.name} | {b} | " + " | ".join(cells) + " |")
     lines += ["", "## Choice by coverage and width", "",
               "| interval | lowest coverage (any pool, budget) | mean width |", "|---|---:|---:|"]
     lines += [f"| {m} | {c:.2f} | {w:.3f} |" for m, (c, w) in summary.items()]

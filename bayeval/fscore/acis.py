@@ -57,7 +57,7 @@ __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 #: ``target_std_error`` never stops a run before this many batches (see ``acis``).
 _MIN_STOP_BATCHES = 3
 #: Ways to compute the interval (``acis(interval=...)``).
-_INTERVALS = ("model", "jeffreys", "delta", "calibrated")
+_INTERVALS = ("model", "jeffreys", "delta", "calibrated", "checked")
 #: What each interval assumes about the rest stratum's unknown count of positives, and
 #: why ``"jeffreys"`` is the default (``ACISResult.interval_reason``, ``ACISResult.summary``).
 INTERVAL_NOTES = {
@@ -72,6 +72,12 @@ INTERVAL_NOTES = {
         "posterior and Bernoulli noise) and, for probability scores, also the count the scores "
         "imply read as probabilities; design-only when the rest draws contradict the calibration; "
         "trusts that the low tail follows one of those two curves"
+    ),
+    "checked": (
+        "the calibrated interval, its count of the rest's hidden positives also multiplied by how "
+        "far the calibration fitted on the upper half of the labels under-predicted the positives "
+        "of the lower half (the tail check); trusts that the tail errs below the labels no more "
+        "than it did one step down"
     ),
     "model": (
         "the rest's hidden positives from the calibration with a rate multiplier updated by the "
@@ -499,6 +505,7 @@ class _Book:
                     calibrated_offsets(g_i, den, rest, alpha=self.alpha, interval_prob=self.interval_prob)
                     if rest is not None and rest["size"] and math.isfinite(g_i) and den > 0 else (0.0, 0.0)
                 ),
+                _rest=rest,  # for the checked interval's offsets (``_combined``)
             )
         )
         self._exact.append(exact)
@@ -538,25 +545,27 @@ class _Book:
         variances = self.variances
         # The calibrated interval moves each averaged iteration by its own rest's count,
         # and the iterations move together (the same calibration): the offsets average.
-        cal_off = tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1))
-        for method in ("jeffreys", "model", "calibrated"):
+        # The checked interval: every averaged iteration's count times the latest tail check's
+        # ratio (the check with the most labels; the curve's error does not depend on the rest).
+        check = {k: self.rest.get(k, math.nan) for k in ("tail_x", "tail_e")}
+        chk = [calibrated_offsets(r["iteration_estimate"], r["_den"], {**r["_rest"], **check}, alpha=self.alpha,
+                                  interval_prob=self.interval_prob, checked=True)
+               if r["_rest"] is not None and r["_rest"]["size"] and r["_den"] > 0 else (0.0, 0.0) for r in usable]
+        offsets = {"calibrated": tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1)),
+                   "checked": tuple(float(np.dot(w, [c[k] for c in chk])) for k in (0, 1))}
+        for method in ("jeffreys", "model", "calibrated", "checked"):
             _, variances[method], lo, hi = rest_interval(
-                est,
-                var_domain,
-                den,
-                self.rest,
-                alpha=self.alpha,
-                interval_prob=self.interval_prob,
-                method=method,
-                r_bar=r_bar,
-                offsets=cal_off if method == "calibrated" else None,
+                est, var_domain, den, self.rest, alpha=self.alpha, interval_prob=self.interval_prob,
+                method="calibrated" if method == "checked" else method, r_bar=r_bar,
+                offsets=offsets.get(method),
             )
             self.intervals[method] = (lo, hi)
         self.cal_misfit = self.rest.get("rest_misfit_p", 1.0) < _REST_MISFIT_P
-        if self.cal_misfit:  # the rest draws contradict the calibration: the design-only bound
-            (lo_c, hi_c), (lo_j, hi_j) = self.intervals["calibrated"], self.intervals["jeffreys"]
-            self.intervals["calibrated"] = lo, hi = min(lo_c, lo_j), max(hi_c, hi_j)
-            variances["calibrated"] = max(variances["calibrated"], min(((hi - lo) / (2 * self.z)) ** 2, 0.25))
+        for m in ("calibrated", "checked") if self.cal_misfit else ():
+            # the rest draws contradict the calibration: the design-only bound
+            (lo_c, hi_c), (lo_j, hi_j) = self.intervals[m], self.intervals["jeffreys"]
+            self.intervals[m] = lo, hi = min(lo_c, lo_j), max(hi_c, hi_j)
+            variances[m] = max(variances[m], min(((hi - lo) / (2 * self.z)) ** 2, 0.25))
         return est, variances[self.interval], *self.intervals[self.interval]
 
     def should_stop(self) -> bool:
@@ -589,9 +598,9 @@ class _Book:
     def _reason(self) -> str:
         if self.rest is None:
             return "delta-method normal interval (no rest stratum: nothing outside the sampled domain to bound)"
-        if self.interval == "calibrated" and self.cal_misfit:
+        if self.interval in ("calibrated", "checked") and self.cal_misfit:
             return (
-                INTERVAL_NOTES["calibrated"] + f"; widened to the design-only (jeffreys) interval in this run: "
+                INTERVAL_NOTES[self.interval] + f"; widened to the design-only (jeffreys) interval in this run: "
                 f"the rest draws found {self.rest['x']} positive(s) where the calibration expected "
                 f"{self.rest.get('rest_expected', math.nan):.2g}"
             )
