@@ -88,6 +88,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
 import platform
 import sys
@@ -900,6 +901,52 @@ def interval_study(args, argv) -> str:
     return report
 
 
+def final_domain_size(n: int, n_pred: int, budget: int, first_batch: int = 10, factor: float = 3.0) -> int:
+    """Size of ACIS's top-K domain after its last batch (``acis``'s defaults; the plan does not
+    depend on the labels)."""
+    from bayeval.fscore._design import batch_sizes
+
+    k, spent = 0, 0
+    for i, b in enumerate(batch_sizes(budget, first_batch), start=1):
+        k = min(n, max(k, math.ceil(factor * (i + 1) * n_pred), spent + 2 * b))
+        spent += b
+    return k
+
+
+def tail_census(settings, budgets) -> str:
+    """``--tail-census``: per pool and budget, what the rest stratum outside the final top-K
+    domain holds against what the curves expect, from the pool's true labels (no runs).
+
+    ``rest``: positives outside the domain; ``scores``: the sum of their scores (probability
+    scores: the count if the scores are calibrated); ``fit``: the count the rest calibration
+    (``platt_fit``, the prior ``acis`` uses) fitted to *every* domain item's label expects there
+    -- the most a run's labels of the domain could tell it; ``check``: the tail check on the
+    same census (the curve fitted to the domain's upper half by score, the positives of its
+    lower half against that fit's count), i.e. what ``interval="checked"`` measures when the
+    domain is labeled in full.
+    """
+    from bayeval.fscore._estimators import extrapolation_check, logistic, platt_feature, platt_fit
+
+    lines = ["| pool | labels | domain | rest items | rest positives | scores expect | fit on the domain expects "
+             "| check: found / expected | ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for st in settings:
+        scores, predictions, y = make_pool(st)
+        t, prior = platt_feature(scores)
+        order = np.argsort(-scores, kind="stable")
+        for b in budgets:
+            k = final_domain_size(scores.size, int(predictions.sum()), b)
+            dom = np.zeros(scores.size, bool)
+            dom[order[:k]] = True
+            dom |= predictions == 1
+            rest = ~dom
+            coef, _ = platt_fit(t[dom], y[dom], prior)
+            fit = float(logistic(coef[0] + coef[1] * t[rest]).sum())
+            x, e = extrapolation_check(t[dom], y[dom], prior)
+            lines.append(f"| {st.name} | {b} | {int(dom.sum()):,} | {int(rest.sum()):,} | {int(y[rest].sum())} "
+                         f"| {scores[rest].sum():.2f} | {fit:.2f} | {x:.0f} / {e:.2f} | {x / e:.2f} |")
+    return "\n".join(lines)
+
+
 def _git_revision() -> str:
     import subprocess
 
@@ -949,7 +996,23 @@ def main(argv=None) -> str:
     parser.add_argument("--fit-only", action="store_true",
                         help="--intervals with the calibrated interval's count from the fitted curve alone "
                         "(not also covering the scores read as probabilities): the interval before that change")
+    parser.add_argument("--tail-census", action="store_true",
+                        help="only the table of what each --intervals pool's rest holds against the curves "
+                        "(true labels, no runs; see tail_census)")
     args = parser.parse_args(argv)
+    if args.tail_census:
+        settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
+        command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        report = "\n".join([
+            "# ACIS: what the rest stratum holds against the curves (the pools' true labels)", "",
+            f"Made by `{command.strip()}` at git {_git_revision()} with {_versions(False)}. No runs: "
+            "each pool's final top-K domain at each budget (``acis``'s defaults) and its true labels.",
+            "", tail_census.__doc__.split("\n\n", 1)[1].strip().replace("\n    ", " "), "",
+            tail_census(settings, INTERVAL_BUDGETS), ""])
+        print(report)
+        if args.out is not None:
+            args.out.write_text(report)
+        return report
     if args.intervals:
         return interval_study(args, argv)
     if args.vs_paper:

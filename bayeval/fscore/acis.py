@@ -157,13 +157,14 @@ class ACISResult:
         How ``interval`` was computed: ``"jeffreys"`` (ACIS's default: the rest
         stratum's count of positives gets a design-only Jeffreys posterior),
         ``"calibrated"`` (that count from the calibration fitted on every label, with
-        its coefficient uncertainty), ``"model"`` (the same calibration with a rate
+        its coefficient uncertainty), ``"checked"`` (the calibrated count, also multiplied
+        by how far the curve's extrapolation erred on the labels), ``"model"`` (the same calibration with a rate
         multiplier updated by the rest draws) or ``"delta"`` (the normal interval of
         the delta-method variance; every other method).
     intervals : dict
         Every interval the run supports, by method, from the same estimate: ACIS with
-        its rest stratum gives ``"jeffreys"``, ``"calibrated"``, ``"model"`` and
-        ``"delta"`` (so the design-only interval can be read beside the narrower ones
+        its rest stratum gives ``"jeffreys"``, ``"calibrated"``, ``"checked"``, ``"model"``
+        and ``"delta"`` (so the design-only interval can be read beside the narrower ones
         that trust the calibration's low tail, without a second run); other runs give
         their one interval. ``intervals[interval_method] == interval``.
     variances : dict
@@ -1093,7 +1094,7 @@ def acis(
         proportional to the rest calibration's probabilities (see the module
         docstring). 1 samples the rest uniformly; the uniform part guarantees every
         rest item a probability of being drawn, which ``interval="jeffreys"`` needs.
-    interval : {"jeffreys", "calibrated", "model", "delta"}, default "jeffreys"
+    interval : {"jeffreys", "calibrated", "checked", "model", "delta"}, default "jeffreys"
         How the interval accounts for the rest stratum's unknown count of positives:
         ``"jeffreys"`` gives it a design-only Jeffreys posterior (holds whatever the
         rest contains, and is wide on large pools); ``"calibrated"`` reads it from the
@@ -1106,7 +1107,10 @@ def acis(
         draws update -- both narrow, close to the actual error where the scores' low
         tail follows a logistic curve, and wrong where positives hide far below it (on
         the benchmark's real pool the calibrated one covered 38--90 % of its 90 %
-        intervals, the model one 17--55 %);
+        intervals, the model one 17--55 %); ``"checked"`` is the calibrated interval whose
+        count also covers the fitted count times the ratio by which a curve fitted to the
+        higher-scored half of the labels missed the positives of the lower half (the tail
+        check, ``docs/acis.md``), for positives hiding below the curve;
         ``"delta"`` is a normal interval from the delta-method variance plus the model
         count's variance. All give the same estimate, and every run carries all of them
         (``ACISResult.intervals``, ``ACISResult.summary()``). The default is the only one
