@@ -785,11 +785,12 @@ def test_checked_count_range_is_the_fitted_count_times_the_checked_ratio(monkeyp
     assert poisson.ppf(0.95, draws.max()) < hi0
 
 
-def test_checked_interval_covers_positives_hidden_below_the_fitted_curve():
+@pytest.mark.parametrize("trials", [3, pytest.param(8, marks=pytest.mark.slow)])
+def test_checked_interval_covers_positives_hidden_below_the_fitted_curve(trials):
     """A pool whose low tail holds positives the logistic curve of the scores does not expect
-    (scores overconfident below 0.02, as on the benchmark's real pool): over eight seeded runs
-    the checked interval contains the calibrated one in every run (same estimate) and covers
-    the true F1 in more of them; it says what it assumes."""
+    (scores overconfident below 0.02, as on the benchmark's real pool): over seeded runs the
+    checked interval contains the calibrated one in every run (same estimate) and covers the
+    true F1 in more of them (seeds 0-7: 6 against 2); it says what it assumes."""
     rng = np.random.default_rng(11)
     n = 3000
     y = (rng.random(n) < 0.006).astype(np.int8)
@@ -800,7 +801,7 @@ def test_checked_interval_covers_positives_hidden_below_the_fitted_curve():
     predictions = (scores >= 0.5).astype(np.int8)
     truth = f_alpha(y, predictions)
     cover = {"calibrated": 0, "checked": 0}
-    for seed in range(8):
+    for seed in range(trials):
         r = acis(scores, predictions, lambda i: y[i], budget=200, random_seed=seed, interval_prob=0.9,
                  interval="checked")
         (lo_c, hi_c), (lo_k, hi_k) = r.intervals["calibrated"], r.interval
@@ -808,7 +809,7 @@ def test_checked_interval_covers_positives_hidden_below_the_fitted_curve():
         for m, (lo, hi) in (("calibrated", (lo_c, hi_c)), ("checked", (lo_k, hi_k))):
             cover[m] += lo <= truth <= hi
     assert r.interval_method == "checked" and "tail check" in r.interval_reason
-    assert cover["checked"] >= cover["calibrated"] + 2, cover
+    assert cover["checked"] >= cover["calibrated"] + max(1, trials // 3), cover
 
 
 def test_rest_interval_reads_the_calibrated_quantiles():
