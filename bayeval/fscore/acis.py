@@ -10,7 +10,7 @@ the scores as a control variate, and by default reports an interval that account
 the positives that may hide outside the domain.
 
 How a run works -- calibration, proposal, sampling domain and design, the estimate and
-its variance, model assistance, the rest stratum and the four intervals, stopping
+its variance, model assistance, the rest stratum and the five intervals, stopping
 early and what survives a failure, the extension point -- is written out in
 ``docs/acis.md``. The sampling design lives in ``_design.py``, the estimators and
 intervals in ``_estimators.py``.
