@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import pdtr
 from scipy.stats import gamma, norm, poisson
 
 from ._design import CERTAIN
@@ -361,8 +362,8 @@ def count_quantile(c_draws: np.ndarray, q: float, weights: np.ndarray | None = N
         return 0.0
     w = np.full(c_draws.size, 1.0 / c_draws.size) if weights is None else weights
 
-    def cdf(k):
-        return float(np.dot(w, poisson.cdf(k, c_draws)))
+    def cdf(k):  # pdtr: the Poisson CDF itself (scipy's poisson.cdf without its per-call checks)
+        return float(np.dot(w, pdtr(k, c_draws)))
 
     lo, hi = 0, int(np.ceil(c_draws.max() + 10.0 * np.sqrt(c_draws.max()) + 10.0))
     if cdf(lo) >= q:

@@ -452,6 +452,7 @@ class _Book:
         self.intervals: dict = {}  # every interval after the latest batch (see ``_combined``)
         self.variances: dict = {}  # and the variance each reports
         self.cal_misfit = False  # the calibrated interval fell back to the design-only one
+        self.every_interval = interval == "checked"  # the checked one costs: else only for the result
 
     @property
     def n_labeled(self) -> int:
@@ -551,10 +552,12 @@ class _Book:
         check = {k: self.rest.get(k, math.nan) for k in ("tail_x", "tail_e")}
         chk = [calibrated_offsets(r["iteration_estimate"], r["_den"], {**r["_rest"], **check}, alpha=self.alpha,
                                   interval_prob=self.interval_prob, checked=True)
-               if r["_rest"] is not None and r["_rest"]["size"] and r["_den"] > 0 else (0.0, 0.0) for r in usable]
-        offsets = {"calibrated": tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1)),
-                   "checked": tuple(float(np.dot(w, [c[k] for c in chk])) for k in (0, 1))}
-        for method in ("jeffreys", "model", "calibrated", "checked"):
+               if r["_rest"] is not None and r["_rest"]["size"] and r["_den"] > 0 else (0.0, 0.0)
+               for r in (usable if self.every_interval else ())]
+        offsets = {"calibrated": tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1))}
+        if chk:
+            offsets["checked"] = tuple(float(np.dot(w, [c[k] for c in chk])) for k in (0, 1))
+        for method in ("jeffreys", "model", "calibrated") + (("checked",) if self.every_interval else ()):
             _, variances[method], lo, hi = rest_interval(
                 est, var_domain, den, self.rest, alpha=self.alpha, interval_prob=self.interval_prob,
                 method="calibrated" if method == "checked" else method, r_bar=r_bar,
@@ -562,7 +565,7 @@ class _Book:
             )
             self.intervals[method] = (lo, hi)
         self.cal_misfit = self.rest.get("rest_misfit_p", 1.0) < _REST_MISFIT_P
-        for m in ("calibrated", "checked") if self.cal_misfit else ():
+        for m in [m for m in ("calibrated", "checked") if m in self.intervals] if self.cal_misfit else ():
             # the rest draws contradict the calibration: the design-only bound
             (lo_c, hi_c), (lo_j, hi_j) = self.intervals[m], self.intervals["jeffreys"]
             self.intervals[m] = lo, hi = min(lo_c, lo_j), max(hi_c, hi_j)
@@ -608,6 +611,9 @@ class _Book:
         return INTERVAL_NOTES[self.interval]
 
     def result(self, method: str, interval_prob: float) -> ACISResult:
+        if not self.every_interval and self.rows:  # add the checked interval, now that it is final
+            self.every_interval = True
+            self._combined()
         labeled = self.labeled_frame()
         history = pd.DataFrame(self.rows, columns=HISTORY_COLUMNS)
         last = self.rows[-1]
