@@ -60,14 +60,17 @@ current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
 where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
 ``PYTHONPATH=.``).
 
-``--intervals`` runs instead the study of ACIS's four intervals against the actual error
+``--intervals`` runs instead the study of ACIS's five intervals against the actual error
 of a run (issue 38): 90 % intervals, ``--trials`` runs (default 100) per pool and budget
 (100, 200, 500 labels) on A-D, F, the hard pools and the issue's pool I (0.3 % of
 100,000 items, miscalibrated); per interval its coverage, mean width over the width the
 runs' actual error calls for (``2 z RMSE``) and mean reported variance over the actual
 variance, the targets per cell, and the narrowest interval covering at least 90 % in
 every cell (``--pools`` picks pools; ``benchmarks/results/acis_intervals.md``: 40 runs,
-14--26 minutes on two busy cores).
+14--26 minutes on two busy cores; with the checked interval
+``benchmarks/results/acis_intervals_checked.md``). ``--checkpoint DIR`` works for it too.
+``--tail-census`` prints, without runs, what each of its pools' rest holds against the
+curves (``benchmarks/results/acis_tail_census.md``).
 
 ``--vs-paper`` compares the defaults with the paper's design (paired seeds, 1,000 per
 cell by default) on the cells where the paper's own interval held, where the rest
@@ -88,6 +91,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
 import platform
 import sys
@@ -725,7 +729,7 @@ ISSUE_POOL = Setting("I", 100_000, 0.003, 3.0, temperature=2.0, shift=1.0, seed=
 #: 1,000,000 items cost a second a run), the hard pools and the issue's pool.
 INTERVAL_POOLS = [st for st in FULL if st.name != "E"] + HARD + [ISSUE_POOL]
 INTERVAL_BUDGETS = (100, 200, 500)
-INTERVAL_METHODS = ("jeffreys", "calibrated", "model", "delta")
+INTERVAL_METHODS = ("jeffreys", "calibrated", "checked", "model", "delta")
 #: Nominal coverage of the intervals of ``--intervals`` (the issue's 90 %).
 INTERVAL_PROB = 0.90
 
@@ -740,7 +744,7 @@ def _interval_work(task):
     """One ACIS run per seed (``interval_prob=0.90``): its estimate, and per interval
     method its reported variance and ends; plus the domain's own variance and the pool's
     true F1 (the last row's third column)."""
-    st, budget, seeds, fit_only = task
+    st, budget, fit_only, seeds = task
     from bayeval.fscore import _estimators
 
     _estimators.CALIBRATED_COVERS_SCORES = not fit_only
@@ -803,7 +807,7 @@ def choose_interval(rows, floor: float = 0.90):
 
 
 def interval_study(args, argv) -> str:
-    """``--intervals``: ACIS's four intervals on ``INTERVAL_POOLS`` (see the module docs)."""
+    """``--intervals``: ACIS's five intervals on ``INTERVAL_POOLS`` (see the module docs)."""
     settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
     trials = args.trials or 100
     n_real = max(1, args.realizations)
@@ -819,15 +823,12 @@ def interval_study(args, argv) -> str:
                 for r in range(n_real if st.kind != "digits" else 1):
                     mine = trial[trial % n_real == r] if st.kind != "digits" else trial
                     if mine.size:
-                        tasks.append((realization(st, r), b, mine + 4_000_037 * (i + 1), args.fit_only))
+                        tasks.append((realization(st, r), b, args.fit_only, mine + 4_000_037 * (i + 1)))
     t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
-            results = list(ex.map(_interval_work, tasks, chunksize=1))
-    else:
-        results = [_interval_work(t) for t in tasks]
+    revisions = _checkpoint_revisions(args.checkpoint, revision)
+    results, reused = _run_tasks(_interval_work, tasks, args.jobs, args.checkpoint)
     parts: dict = {}
-    for name, b, out in results:
+    for name, b, _, out in results:
         parts.setdefault((name, b), []).append(out)
     runs = {k: np.concatenate(v) for k, v in parts.items()}
     rows = interval_rows(settings, INTERVAL_BUDGETS, runs)
@@ -836,16 +837,17 @@ def interval_study(args, argv) -> str:
     lines = [
         "# ACIS: its intervals against the actual error of a run",
         "",
-        f"Made by `{command.strip()}` at git {revision} with {_versions(False)}; "
+        f"Made by `{command.strip()}` at git {', '.join(revisions)} with {_versions(False)}; "
         f"{trials} runs per pool and budget, {(time.perf_counter() - t0) / 60:.1f} min with "
-        f"{args.jobs} worker(s)."
+        f"{args.jobs} worker(s)" + (f" ({reused} of {len(tasks)} tasks read from the checkpoint)" if reused else "")
+        + "."
         + (f" Synthetic pools: {n_real} realizations each (run j on realization j mod {n_real}: the "
            "setting's pool seed + 1000 (j mod K)); errors against each run's own pool's F1 (true F1 = their "
            "mean)." if n_real > 1 else "")
         + (" `calibrated` here is the fitted curve alone (`--fit-only`: the scores read as "
            "probabilities not covered)." if args.fit_only else ""),
         "",
-        f"Every run reports all four {INTERVAL_PROB:.0%} intervals from one estimate (`ACISResult.intervals`, "
+        f"Every run reports all five {INTERVAL_PROB:.0%} intervals from one estimate (`ACISResult.intervals`, "
         "`ACISResult.variances`). cover = share of runs whose interval holds the true F1; width = mean "
         "width; actual width = 2 z RMSE over the runs (the width a run would need if it knew its "
         "typical error); var/actual = mean reported variance / variance of the estimates over the runs; "
@@ -868,23 +870,27 @@ def interval_study(args, argv) -> str:
     lines += ["", "## Against the targets", "",
               "Calibrated pools (A, D, F, W): reported variance within 0.5--2x the actual variance, mean "
               "width at most 1.5x the actual width; every pool: coverage at least 0.90. Per cell: "
-              "cover / width over actual / variance over actual, for the default and the calibrated interval.",
-              "", "| pool | labels | jeffreys (default) | calibrated | calibrated meets the targets |",
-              "|---|---:|---|---|---|"]
+              "cover / width over actual / variance over actual, for the default, the calibrated and the "
+              "checked interval.",
+              "", "| pool | labels | jeffreys (default) | calibrated | checked | calibrated meets the targets "
+              "| checked meets the targets |",
+              "|---|---:|---|---|---|---|---|"]
     by = {(r["pool"], r["labels"], r["method"]): r for r in rows}
     calibrated_pools = {st.name for st in settings if st.kind == "latent" and (st.temperature, st.shift) == (1.0, 0.0)}
     for st in settings:
         for b in INTERVAL_BUDGETS:
             cells = []
-            for m in ("jeffreys", "calibrated"):
+            for m in ("jeffreys", "calibrated", "checked"):
                 r = by[(st.name, b, m)]
                 cells.append(f"{r['cover']:.2f} / {r['width_ratio']:.2f} / {r['var_ratio']:.2f}")
-            r = by[(st.name, b, "calibrated")]
-            miss = [] if r["cover"] >= 0.90 else ["coverage"]
-            if st.name in calibrated_pools:
-                miss += [] if 0.5 <= r["var_ratio"] <= 2 else ["variance"]
-                miss += [] if r["width_ratio"] <= 1.5 else ["width"]
-            lines.append(f"| {st.name} | {b} | {cells[0]} | {cells[1]} | {'yes' if not miss else 'no: ' + ', '.join(miss)} |")
+            for m in ("calibrated", "checked"):
+                r = by[(st.name, b, m)]
+                miss = [] if r["cover"] >= 0.90 else ["coverage"]
+                if st.name in calibrated_pools:
+                    miss += [] if 0.5 <= r["var_ratio"] <= 2 else ["variance"]
+                    miss += [] if r["width_ratio"] <= 1.5 else ["width"]
+                cells.append("yes" if not miss else "no: " + ", ".join(miss))
+            lines.append(f"| {st.name} | {b} | " + " | ".join(cells) + " |")
     lines += ["", "## Choice by coverage and width", "",
               "| interval | lowest coverage (any pool, budget) | mean width |", "|---|---:|---:|"]
     lines += [f"| {m} | {c:.2f} | {w:.3f} |" for m, (c, w) in summary.items()]
@@ -896,6 +902,52 @@ def interval_study(args, argv) -> str:
     if args.out is not None:
         args.out.write_text(report)
     return report
+
+
+def final_domain_size(n: int, n_pred: int, budget: int, first_batch: int = 10, factor: float = 3.0) -> int:
+    """Size of ACIS's top-K domain after its last batch (``acis``'s defaults; the plan does not
+    depend on the labels)."""
+    from bayeval.fscore._design import batch_sizes
+
+    k, spent = 0, 0
+    for i, b in enumerate(batch_sizes(budget, first_batch), start=1):
+        k = min(n, max(k, math.ceil(factor * (i + 1) * n_pred), spent + 2 * b))
+        spent += b
+    return k
+
+
+def tail_census(settings, budgets) -> str:
+    """``--tail-census``: per pool and budget, what the rest stratum outside the final top-K
+    domain holds against what the curves expect, from the pool's true labels (no runs).
+
+    ``rest``: positives outside the domain; ``scores``: the sum of their scores (probability
+    scores: the count if the scores are calibrated); ``fit``: the count the rest calibration
+    (``platt_fit``, the prior ``acis`` uses) fitted to *every* domain item's label expects there
+    -- the most a run's labels of the domain could tell it; ``check``: the tail check on the
+    same census (the curve fitted to the domain's upper half by score, the positives of its
+    lower half against that fit's count), i.e. what ``interval="checked"`` measures when the
+    domain is labeled in full.
+    """
+    from bayeval.fscore._estimators import extrapolation_check, logistic, platt_feature, platt_fit
+
+    lines = ["| pool | labels | domain | rest items | rest positives | scores expect | fit on the domain expects "
+             "| check: found / expected | ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for st in settings:
+        scores, predictions, y = make_pool(st)
+        t, prior = platt_feature(scores)
+        order = np.argsort(-scores, kind="stable")
+        for b in budgets:
+            k = final_domain_size(scores.size, int(predictions.sum()), b)
+            dom = np.zeros(scores.size, bool)
+            dom[order[:k]] = True
+            dom |= predictions == 1
+            rest = ~dom
+            coef, _ = platt_fit(t[dom], y[dom], prior)
+            fit = float(logistic(coef[0] + coef[1] * t[rest]).sum())
+            x, e = extrapolation_check(t[dom], y[dom], prior)
+            lines.append(f"| {st.name} | {b} | {int(dom.sum()):,} | {int(rest.sum()):,} | {int(y[rest].sum())} "
+                         f"| {scores[rest].sum():.2f} | {fit:.2f} | {x:.0f} / {e:.2f} | {x / e:.2f} |")
+    return "\n".join(lines)
 
 
 def _git_revision() -> str:
@@ -939,7 +991,7 @@ def main(argv=None) -> str:
                         "where the paper's interval held), --trials paired runs (default 1000)")
     parser.add_argument("--cells", nargs="+", default=list(HELD_CELLS), help="SETTING@LABELS cells of --vs-paper")
     parser.add_argument("--intervals", action="store_true",
-                        help="only the study of ACIS's four intervals against the actual error (see the module docs)")
+                        help="only the study of ACIS's five intervals against the actual error (see the module docs)")
     parser.add_argument("--pools", nargs="+", default=None,
                         help="pools of --intervals, or settings of the full study (default all; same seeds)")
     parser.add_argument("--realizations", type=int, default=1,
@@ -947,7 +999,23 @@ def main(argv=None) -> str:
     parser.add_argument("--fit-only", action="store_true",
                         help="--intervals with the calibrated interval's count from the fitted curve alone "
                         "(not also covering the scores read as probabilities): the interval before that change")
+    parser.add_argument("--tail-census", action="store_true",
+                        help="only the table of what each --intervals pool's rest holds against the curves "
+                        "(true labels, no runs; see tail_census)")
     args = parser.parse_args(argv)
+    if args.tail_census:
+        settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
+        command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        report = "\n".join([
+            "# ACIS: what the rest stratum holds against the curves (the pools' true labels)", "",
+            f"Made by `{command.strip()}` at git {_git_revision()} with {_versions(False)}. No runs: "
+            "each pool's final top-K domain at each budget (``acis``'s defaults) and its true labels.",
+            "", tail_census.__doc__.split("\n\n", 1)[1].strip().replace("\n    ", " "), "",
+            tail_census(settings, INTERVAL_BUDGETS), ""])
+        print(report)
+        if args.out is not None:
+            args.out.write_text(report)
+        return report
     if args.intervals:
         return interval_study(args, argv)
     if args.vs_paper:

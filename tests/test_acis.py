@@ -724,6 +724,94 @@ def test_calibrated_interval_widens_when_the_rest_draws_contradict_the_calibrati
     assert miss.interval[0] > miss.intervals["jeffreys"][0] + 0.2
 
 
+def test_extrapolation_check_fits_the_upper_half_and_counts_the_lower():
+    """The tail check: the curve fitted to the higher-scored half of the labels alone, the
+    positives of the other half and the count that fit expects there (ties in the feature
+    broken by position); nothing to check with fewer than 4 labels or no positive above."""
+    from bayeval.fscore._estimators import extrapolation_check
+
+    rng = np.random.default_rng(3)
+    s = np.sort(rng.uniform(0.001, 0.9, 41))[::-1]
+    t, prior = _platt_feature(s)
+    y = (rng.random(41) < s).astype(np.int8)
+    y[30:] = [1, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0]  # more low-score positives than the curve says
+    x, e = extrapolation_check(t, y, prior)
+    coef, _ = _platt_fit(t[:21], y[:21], prior)  # the upper half: the 21 highest of 41
+    assert x == y[21:].sum()
+    assert e == pytest.approx((1 / (1 + np.exp(-(coef[0] + coef[1] * t[21:])))).sum())
+    shuffled = rng.permutation(41)  # the order of the items does not matter
+    assert extrapolation_check(t[shuffled], y[shuffled], prior) == pytest.approx((x, e))
+    assert np.isnan(extrapolation_check(t[:3], y[:3], prior)[0])
+    no_pos = np.r_[np.zeros(21, np.int8), y[21:]]
+    assert np.isnan(extrapolation_check(t, no_pos, prior)[1])
+
+
+def test_checked_count_range_is_the_fitted_count_times_the_checked_ratio(monkeypatch):
+    """``checked_count_range``: the count's quantiles when every fitted count ``C`` is
+    multiplied by the tail check's ratio (Jeffreys posterior Gamma(x + 1/2, rate=e)); a
+    Monte Carlo of that Poisson mixture agrees, also for a check that found no positive
+    where little was expected (wide: it had no power); with ``CHECK_EMPTY_WIDENS`` off such a
+    check gives nothing. The upper end never passes the rest's size.
+    ``calibrated_offsets(checked=True)`` joins it to the calibrated range."""
+    from scipy.stats import poisson
+
+    from bayeval.fscore import _estimators
+    from bayeval.fscore._estimators import checked_count_range
+
+    draws, w = np.array([0.2, 0.3, 0.5]), np.array([0.5, 0.3, 0.2])
+    rest = _rest(r_hat=0.0, r_cal_draws=draws, r_cal_weights=w, tail_x=2.0, tail_e=0.1)
+    lo, hi = checked_count_range(rest, 0.05)
+    rng = np.random.default_rng(0)
+    n = 400_000
+    theta = rng.gamma(2.5, 1 / 0.1, n)
+    counts = rng.poisson(theta * rng.choice(draws, n, p=w))
+    # the 16-point ratio grid is a coarse quadrature: within one count of the Monte Carlo
+    assert abs(hi - np.quantile(counts, 0.95)) <= 1 and abs(lo - np.quantile(counts, 0.05)) <= 1
+    assert hi > _count_quantile(draws, 0.95, w) + 2  # far above the fitted curve's alone
+    monkeypatch.setattr(_estimators, "CHECK_EMPTY_WIDENS", False)
+    assert checked_count_range(rest | {"tail_x": 0.0}, 0.05) is None
+    monkeypatch.setattr(_estimators, "CHECK_EMPTY_WIDENS", True)
+    assert checked_count_range(rest | {"tail_x": 0.0, "tail_e": 0.0}, 0.05) is None  # nothing expected
+    assert checked_count_range(rest | {"tail_x": float("nan")}, 0.05) is None
+    assert checked_count_range(rest | {"size": 5}, 0.05)[1] == 5
+    est, den, alpha = 0.5, 10.0, 0.5
+    down, up = _calibrated_offsets(est, den, rest, alpha=alpha, interval_prob=0.90, checked=True)
+    assert est - down == pytest.approx(est * den / (den + (1 - alpha) * hi))
+    plain = _calibrated_offsets(est, den, rest, alpha=alpha, interval_prob=0.90)
+    assert plain[0] < down and plain[1] == up
+    lo0, hi0 = checked_count_range(rest | {"tail_x": 0.0, "tail_e": 0.01}, 0.05)
+    mc0 = rng.poisson(rng.gamma(0.5, 1 / 0.01, n) * rng.choice(draws, n, p=w))
+    assert abs(hi0 - np.quantile(mc0, 0.95)) <= max(1, 0.1 * hi0) and hi0 > 10
+    assert poisson.ppf(0.95, draws.max()) < hi0
+
+
+@pytest.mark.parametrize("trials", [3, pytest.param(8, marks=pytest.mark.slow)])
+def test_checked_interval_covers_positives_hidden_below_the_fitted_curve(trials):
+    """A pool whose low tail holds positives the logistic curve of the scores does not expect
+    (scores overconfident below 0.02, as on the benchmark's real pool): over seeded runs the
+    checked interval contains the calibrated one in every run (same estimate) and covers the
+    true F1 in more of them (seeds 0-7: 6 against 2); it says what it assumes."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    y = (rng.random(n) < 0.006).astype(np.int8)
+    x = 3.0 * y + rng.normal(size=n)
+    scores = 1 / (1 + np.exp(-(3.0 * x - 4.5 + np.log(0.006 / 0.994))))
+    low = np.flatnonzero((scores < 0.02) & (y == 0))
+    y[rng.choice(low, 8, replace=False)] = 1  # hidden where the curve expects about 0.5
+    predictions = (scores >= 0.5).astype(np.int8)
+    truth = f_alpha(y, predictions)
+    cover = {"calibrated": 0, "checked": 0}
+    for seed in range(trials):
+        r = acis(scores, predictions, lambda i: y[i], budget=200, random_seed=seed, interval_prob=0.9,
+                 interval="checked")
+        (lo_c, hi_c), (lo_k, hi_k) = r.intervals["calibrated"], r.interval
+        assert lo_k <= lo_c + 1e-12 and hi_k >= hi_c - 1e-12
+        for m, (lo, hi) in (("calibrated", (lo_c, hi_c)), ("checked", (lo_k, hi_k))):
+            cover[m] += lo <= truth <= hi
+    assert r.interval_method == "checked" and "tail check" in r.interval_reason
+    assert cover["checked"] >= cover["calibrated"] + max(1, trials // 3), cover
+
+
 def test_rest_interval_reads_the_calibrated_quantiles():
     """Calibrated interval: the ends are F at the mixture's count quantiles relative to the
     estimate's count; its variance is that of a normal as wide as the unclipped interval."""
@@ -775,7 +863,7 @@ def test_reported_interval_is_named_and_explained(pool):
     assert cal.variances["domain"] <= cal.variances["calibrated"]
     table = cal.summary()
     assert table.index[table["reported"]].tolist() == ["calibrated"]
-    assert set(table.index) == {"jeffreys", "model", "delta", "calibrated"}
+    assert set(table.index) == {"jeffreys", "model", "delta", "calibrated", "checked"}
     row = table.loc["calibrated"]
     assert (row["low"], row["high"]) == cal.interval and row["note"] == cal.interval_reason
     paper = acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, rest_share=0.0)
@@ -986,10 +1074,10 @@ def test_one_run_carries_every_interval(pool):
     scores, predictions, y = pool
     runs = {
         m: acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, interval=m)
-        for m in ("jeffreys", "model", "delta", "calibrated")
+        for m in ("jeffreys", "model", "delta", "calibrated", "checked")
     }
     ref = runs["jeffreys"].intervals
-    assert set(ref) == {"jeffreys", "model", "delta", "calibrated"}
+    assert set(ref) == {"jeffreys", "model", "delta", "calibrated", "checked"}
     for m, r in runs.items():
         assert r.estimate == runs["jeffreys"].estimate and r.intervals == ref
         assert r.interval == ref[m] and r.interval_method == m
@@ -1008,7 +1096,7 @@ def test_one_run_carries_every_interval(pool):
     small_s = np.clip(0.5 * small_y + rng.normal(0.2, 0.2, 3_000), 0, 1)
     small = acis(small_s, small_s > 0.5, lambda i: small_y[i], budget=100, random_seed=0)
     assert small.history["domain_size"].iloc[-1] == 3_000
-    assert small.intervals == dict.fromkeys(("jeffreys", "model", "delta", "calibrated"), small.interval)
+    assert small.intervals == dict.fromkeys(("jeffreys", "model", "delta", "calibrated", "checked"), small.interval)
 
 
 def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):

@@ -1,8 +1,8 @@
 """The estimators and intervals of ACIS: the per-batch Horvitz-Thompson (or
 model-assisted) ratio estimate with its delta-method variance and zero-variance floor,
 the rest stratum's calibration (a logistic regression on the scores) and its count of
-hidden positives, and the four intervals (``"model"``, ``"jeffreys"``, ``"delta"``,
-``"calibrated"``).
+hidden positives, and the five intervals (``"model"``, ``"jeffreys"``, ``"delta"``,
+``"calibrated"``, ``"checked"``).
 The reasoning behind each: ``docs/acis.md``."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import pdtr
 from scipy.stats import gamma, norm, poisson
 
 from ._design import CERTAIN
@@ -29,6 +30,18 @@ PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
 #: scores imply when read as probabilities (probability scores only; ``calibrated_offsets``).
 #: ``benchmarks/acis.py --intervals --fit-only`` turns it off to measure the difference.
 CALIBRATED_COVERS_SCORES = True
+#: Points of the tail check's ratio posterior mixed into the ``"checked"`` interval's count
+#: (quantile midpoints of ``Gamma(x + 1/2, rate=e)``), and draws of the fitted count kept
+#: (weighted quantiles of its mixture) to keep that mixture small.
+CHECK_THETA_POINTS = 16
+#: Share of the labeled items (the highest-scored) that the tail check fits the curve to; the
+#: others are the band it checks the curve's extrapolation on (``extrapolation_check``).
+CHECK_UPPER = 0.5
+#: Whether a tail check that found no positive still widens: its Jeffreys ratio
+#: ``Gamma(1/2, rate=e)`` is wide when ``e`` is small (the check had little power to see an
+#: excess, so it cannot vouch for the curve). False: such a check changes nothing.
+CHECK_EMPTY_WIDENS = True
+CHECK_COUNT_POINTS = 64
 
 
 def ratio_estimate(
@@ -228,7 +241,63 @@ def fit_rest_model(
     # least ``x`` positives where its mode expects ``e_mode`` (1 when none was found).
     out["rest_misfit_p"] = float(poisson.sf(x - 1.0, max(e_mode, 1e-300))) if x > 0 else 1.0
     out["rest_expected"] = e_mode
+    out["tail_x"], out["tail_e"] = (math.nan, math.nan) if labeled is None else extrapolation_check(*labeled)
     return out
+
+
+def extrapolation_check(t, y, prior) -> tuple[float, float]:
+    """How well the calibration extrapolates to lower scores, measured on the labels.
+
+    The labeled items are split at the middle of their features ``t``: the curve is fitted
+    (``platt_fit``, same ``prior``) to the upper half alone and asked how many positives
+    the lower half holds. Returns ``(x, e)``: the positives found there and the count the
+    fit expects there. Selection depends on the scores and earlier labels only, so
+    ``x / e`` estimates how far the fitted curve's extrapolation is off one step below
+    its labels (``x`` given ``e`` roughly Poisson with mean ``ratio * e``), the step the
+    rest stratum's count takes. ``(nan, nan)`` with fewer than 4 labels or no positive in
+    the upper half (nothing to extrapolate from).
+    """
+    n = t.size
+    if n < 4:
+        return math.nan, math.nan
+    order = np.argsort(-t, kind="stable")
+    cut = min(max(math.ceil(CHECK_UPPER * n), 2), n - 1)
+    upper, lower = order[:cut], order[cut:]
+    if not np.any(y[upper]):
+        return math.nan, math.nan
+    coef, _ = platt_fit(t[upper], y[upper], prior)
+    return float(y[lower].sum()), float(logistic(coef[0] + coef[1] * t[lower]).sum())
+
+
+def _thin_mixture(c: np.ndarray, w: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``k`` weighted quantile points of a weighted sample ``c`` (sorted), each with weight 1/k."""
+    if c.size <= k:
+        return c, w
+    cum = np.cumsum(w) / w.sum()
+    pick = np.searchsorted(cum, (np.arange(k) + 0.5) / k).clip(0, c.size - 1)
+    return c[pick], np.full(k, 1.0 / k)
+
+
+def checked_count_range(rest: dict, tail: float) -> tuple[float, float] | None:
+    """The rest count's ``tail`` and ``1 - tail`` quantiles when the fitted curve's count is
+    multiplied by the ratio the tail check measured (``extrapolation_check``: ``x`` found
+    where ``e`` expected; the ratio has the Jeffreys posterior ``Gamma(x + 1/2, rate=e)``),
+    over the curve's posterior draws; the upper end at most the rest's size. None when the
+    check could not be made (or, with ``CHECK_EMPTY_WIDENS`` off, found no positive)."""
+    x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
+    draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
+    if not (math.isfinite(x) and math.isfinite(e) and e > 0 and (x > 0 or CHECK_EMPTY_WIDENS)) or not draws.size:
+        return None
+    w = np.full(draws.size, 1.0 / draws.size) if w is None else w
+    c, wc = _thin_mixture(draws, w, CHECK_COUNT_POINTS)
+    k = CHECK_THETA_POINTS
+    theta = gamma.ppf((np.arange(k) + 0.5) / k, x + 0.5, scale=1.0 / max(e, 1e-300))
+    mix = np.outer(c, theta).ravel()
+    mw = np.outer(wc, np.full(k, 1.0 / k)).ravel()
+    order = np.argsort(mix)
+    mix, mw = mix[order], mw[order]
+    size = float(rest.get("size", math.inf))
+    return min(count_quantile(mix, tail, mw), size), min(count_quantile(mix, 1.0 - tail, mw), size)
 
 
 def posterior_log_weights(b, coef, cov, t, y, prior) -> np.ndarray:
@@ -293,8 +362,8 @@ def count_quantile(c_draws: np.ndarray, q: float, weights: np.ndarray | None = N
         return 0.0
     w = np.full(c_draws.size, 1.0 / c_draws.size) if weights is None else weights
 
-    def cdf(k):
-        return float(np.dot(w, poisson.cdf(k, c_draws)))
+    def cdf(k):  # pdtr: the Poisson CDF itself (scipy's poisson.cdf without its per-call checks)
+        return float(np.dot(w, pdtr(k, c_draws)))
 
     lo, hi = 0, int(np.ceil(c_draws.max() + 10.0 * np.sqrt(c_draws.max()) + 10.0))
     if cdf(lo) >= q:
@@ -308,11 +377,15 @@ def count_quantile(c_draws: np.ndarray, q: float, weights: np.ndarray | None = N
     return float(hi)
 
 
-def calibrated_offsets(est, den, rest, *, alpha, interval_prob, r_hat=None) -> tuple[float, float]:
+def calibrated_offsets(
+    est, den, rest, *, alpha, interval_prob, r_hat=None, checked=False
+) -> tuple[float, float]:
     """How far F falls and rises (``down``, ``up``, both >= 0) when the unlabeled rest's
     count of positives moves from the count the estimate used (``r_hat``, default
     ``rest["r_hat"]``) to the calibrated count's upper and lower quantiles (see
-    ``calibrated_count``), for one iteration's estimate ``est`` and denominator ``den``."""
+    ``calibrated_count``), for one iteration's estimate ``est`` and denominator ``den``.
+    ``checked=True``: the count's range also covers the fitted count times the ratio the
+    tail check measured (``checked_count_range``; the ``"checked"`` interval)."""
     tail = (1.0 - interval_prob) / 2.0
     r_hat = rest["r_hat"] if r_hat is None or not math.isfinite(r_hat) else r_hat
     draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
@@ -321,6 +394,9 @@ def calibrated_offsets(est, den, rest, *, alpha, interval_prob, r_hat=None) -> t
     if CALIBRATED_COVERS_SCORES and math.isfinite(c_scores):  # the scores read as probabilities
         r_lo = min(r_lo, float(poisson.ppf(tail, c_scores)))
         r_hi = max(r_hi, float(poisson.ppf(1.0 - tail, c_scores)))
+    extra = checked_count_range(rest, tail) if checked else None
+    if extra is not None:
+        r_lo, r_hi = min(r_lo, extra[0]), max(r_hi, extra[1])
 
     def f_at(r):
         return est * den / max(den + (1.0 - alpha) * (r - r_hat), 1e-300)

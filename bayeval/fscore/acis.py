@@ -10,7 +10,7 @@ the scores as a control variate, and by default reports an interval that account
 the positives that may hide outside the domain.
 
 How a run works -- calibration, proposal, sampling domain and design, the estimate and
-its variance, model assistance, the rest stratum and the four intervals, stopping
+its variance, model assistance, the rest stratum and the five intervals, stopping
 early and what survives a failure, the extension point -- is written out in
 ``docs/acis.md``. The sampling design lives in ``_design.py``, the estimators and
 intervals in ``_estimators.py``.
@@ -57,7 +57,7 @@ __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 #: ``target_std_error`` never stops a run before this many batches (see ``acis``).
 _MIN_STOP_BATCHES = 3
 #: Ways to compute the interval (``acis(interval=...)``).
-_INTERVALS = ("model", "jeffreys", "delta", "calibrated")
+_INTERVALS = ("model", "jeffreys", "delta", "calibrated", "checked")
 #: What each interval assumes about the rest stratum's unknown count of positives, and
 #: why ``"jeffreys"`` is the default (``ACISResult.interval_reason``, ``ACISResult.summary``).
 INTERVAL_NOTES = {
@@ -72,6 +72,12 @@ INTERVAL_NOTES = {
         "posterior and Bernoulli noise) and, for probability scores, also the count the scores "
         "imply read as probabilities; design-only when the rest draws contradict the calibration; "
         "trusts that the low tail follows one of those two curves"
+    ),
+    "checked": (
+        "the calibrated interval, its count of the rest's hidden positives also multiplied by how "
+        "far the calibration fitted on the upper half of the labels under-predicted the positives "
+        "of the lower half (the tail check); trusts that the tail errs below the labels no more "
+        "than it did one step down"
     ),
     "model": (
         "the rest's hidden positives from the calibration with a rate multiplier updated by the "
@@ -151,13 +157,14 @@ class ACISResult:
         How ``interval`` was computed: ``"jeffreys"`` (ACIS's default: the rest
         stratum's count of positives gets a design-only Jeffreys posterior),
         ``"calibrated"`` (that count from the calibration fitted on every label, with
-        its coefficient uncertainty), ``"model"`` (the same calibration with a rate
+        its coefficient uncertainty), ``"checked"`` (the calibrated count, also multiplied
+        by how far the curve's extrapolation erred on the labels), ``"model"`` (the same calibration with a rate
         multiplier updated by the rest draws) or ``"delta"`` (the normal interval of
         the delta-method variance; every other method).
     intervals : dict
         Every interval the run supports, by method, from the same estimate: ACIS with
-        its rest stratum gives ``"jeffreys"``, ``"calibrated"``, ``"model"`` and
-        ``"delta"`` (so the design-only interval can be read beside the narrower ones
+        its rest stratum gives ``"jeffreys"``, ``"calibrated"``, ``"checked"``, ``"model"``
+        and ``"delta"`` (so the design-only interval can be read beside the narrower ones
         that trust the calibration's low tail, without a second run); other runs give
         their one interval. ``intervals[interval_method] == interval``.
     variances : dict
@@ -445,6 +452,7 @@ class _Book:
         self.intervals: dict = {}  # every interval after the latest batch (see ``_combined``)
         self.variances: dict = {}  # and the variance each reports
         self.cal_misfit = False  # the calibrated interval fell back to the design-only one
+        self.every_interval = interval == "checked"  # the checked one costs: else only for the result
 
     @property
     def n_labeled(self) -> int:
@@ -499,6 +507,7 @@ class _Book:
                     calibrated_offsets(g_i, den, rest, alpha=self.alpha, interval_prob=self.interval_prob)
                     if rest is not None and rest["size"] and math.isfinite(g_i) and den > 0 else (0.0, 0.0)
                 ),
+                _rest=rest,  # for the checked interval's offsets (``_combined``)
             )
         )
         self._exact.append(exact)
@@ -538,25 +547,29 @@ class _Book:
         variances = self.variances
         # The calibrated interval moves each averaged iteration by its own rest's count,
         # and the iterations move together (the same calibration): the offsets average.
-        cal_off = tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1))
-        for method in ("jeffreys", "model", "calibrated"):
+        # The checked interval: every averaged iteration's count times the latest tail check's
+        # ratio (the check with the most labels; the curve's error does not depend on the rest).
+        check = {k: self.rest.get(k, math.nan) for k in ("tail_x", "tail_e")}
+        chk = [calibrated_offsets(r["iteration_estimate"], r["_den"], {**r["_rest"], **check}, alpha=self.alpha,
+                                  interval_prob=self.interval_prob, checked=True)
+               if r["_rest"] is not None and r["_rest"]["size"] and r["_den"] > 0 else (0.0, 0.0)
+               for r in (usable if self.every_interval else ())]
+        offsets = {"calibrated": tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1))}
+        if chk:
+            offsets["checked"] = tuple(float(np.dot(w, [c[k] for c in chk])) for k in (0, 1))
+        for method in ("jeffreys", "model", "calibrated") + (("checked",) if self.every_interval else ()):
             _, variances[method], lo, hi = rest_interval(
-                est,
-                var_domain,
-                den,
-                self.rest,
-                alpha=self.alpha,
-                interval_prob=self.interval_prob,
-                method=method,
-                r_bar=r_bar,
-                offsets=cal_off if method == "calibrated" else None,
+                est, var_domain, den, self.rest, alpha=self.alpha, interval_prob=self.interval_prob,
+                method="calibrated" if method == "checked" else method, r_bar=r_bar,
+                offsets=offsets.get(method),
             )
             self.intervals[method] = (lo, hi)
         self.cal_misfit = self.rest.get("rest_misfit_p", 1.0) < _REST_MISFIT_P
-        if self.cal_misfit:  # the rest draws contradict the calibration: the design-only bound
-            (lo_c, hi_c), (lo_j, hi_j) = self.intervals["calibrated"], self.intervals["jeffreys"]
-            self.intervals["calibrated"] = lo, hi = min(lo_c, lo_j), max(hi_c, hi_j)
-            variances["calibrated"] = max(variances["calibrated"], min(((hi - lo) / (2 * self.z)) ** 2, 0.25))
+        for m in [m for m in ("calibrated", "checked") if m in self.intervals] if self.cal_misfit else ():
+            # the rest draws contradict the calibration: the design-only bound
+            (lo_c, hi_c), (lo_j, hi_j) = self.intervals[m], self.intervals["jeffreys"]
+            self.intervals[m] = lo, hi = min(lo_c, lo_j), max(hi_c, hi_j)
+            variances[m] = max(variances[m], min(((hi - lo) / (2 * self.z)) ** 2, 0.25))
         return est, variances[self.interval], *self.intervals[self.interval]
 
     def should_stop(self) -> bool:
@@ -589,15 +602,18 @@ class _Book:
     def _reason(self) -> str:
         if self.rest is None:
             return "delta-method normal interval (no rest stratum: nothing outside the sampled domain to bound)"
-        if self.interval == "calibrated" and self.cal_misfit:
+        if self.interval in ("calibrated", "checked") and self.cal_misfit:
             return (
-                INTERVAL_NOTES["calibrated"] + f"; widened to the design-only (jeffreys) interval in this run: "
+                INTERVAL_NOTES[self.interval] + f"; widened to the design-only (jeffreys) interval in this run: "
                 f"the rest draws found {self.rest['x']} positive(s) where the calibration expected "
                 f"{self.rest.get('rest_expected', math.nan):.2g}"
             )
         return INTERVAL_NOTES[self.interval]
 
     def result(self, method: str, interval_prob: float) -> ACISResult:
+        if not self.every_interval and self.rows:  # add the checked interval, now that it is final
+            self.every_interval = True
+            self._combined()
         labeled = self.labeled_frame()
         history = pd.DataFrame(self.rows, columns=HISTORY_COLUMNS)
         last = self.rows[-1]
@@ -1084,7 +1100,7 @@ def acis(
         proportional to the rest calibration's probabilities (see the module
         docstring). 1 samples the rest uniformly; the uniform part guarantees every
         rest item a probability of being drawn, which ``interval="jeffreys"`` needs.
-    interval : {"jeffreys", "calibrated", "model", "delta"}, default "jeffreys"
+    interval : {"jeffreys", "calibrated", "checked", "model", "delta"}, default "jeffreys"
         How the interval accounts for the rest stratum's unknown count of positives:
         ``"jeffreys"`` gives it a design-only Jeffreys posterior (holds whatever the
         rest contains, and is wide on large pools); ``"calibrated"`` reads it from the
@@ -1097,7 +1113,10 @@ def acis(
         draws update -- both narrow, close to the actual error where the scores' low
         tail follows a logistic curve, and wrong where positives hide far below it (on
         the benchmark's real pool the calibrated one covered 38--90 % of its 90 %
-        intervals, the model one 17--55 %);
+        intervals, the model one 17--55 %); ``"checked"`` is the calibrated interval whose
+        count also covers the fitted count times the ratio by which a curve fitted to the
+        higher-scored half of the labels missed the positives of the lower half (the tail
+        check, ``docs/acis.md``), for positives hiding below the curve;
         ``"delta"`` is a normal interval from the delta-method variance plus the model
         count's variance. All give the same estimate, and every run carries all of them
         (``ACISResult.intervals``, ``ACISResult.summary()``). The default is the only one
