@@ -1319,7 +1319,9 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int) -> tuple[list[str],
     if math.isnan(required) and both == 0.0:  # the most probable threshold holds in no draw: none does
         s = None
         that = f" that flags at least {fewest} items" if fewest > 0 else ""
-        problem = (f"No posterior draw meets the constraint at any candidate threshold{that}. The closest, "
+        problem = (f"No posterior draw meets the constraint at any candidate threshold{that} (0 of {n_draws} "
+                   f"draws: its probability is below about {1 / max(n_draws, 1):.2g}, within Monte Carlo error). "
+                   "The closest, "
                    f"t = {t:.4g}, is shown; {flags}. Do not deploy it as meeting the constraint: relax the "
                    "constraint or vet more items.")
     elif math.isnan(required):

@@ -270,7 +270,7 @@ def test_a_floor_no_draw_meets_is_said_plainly_not_as_met_with_probability_zero(
     # before: "Threshold 1 meets precision ≥ 0.6 with probability 0.00, the most probable ..."
     assert sentences == [problem] and "meets precision" not in problem
     assert problem.startswith("No posterior draw meets the constraint at any candidate threshold that flags "
-                              "at least 18 items") and "t = 1" in problem
+                              "at least 18 items (0 of 400 draws") and "t = 1" in problem
     table["probability"] = [0.3]  # reachable in some draws: the most-probable sentence, and the red box
     sentences, problem = _constraint_sentences(table, 400)
     assert sentences[0].startswith("Threshold 1 meets precision ≥ 0.6 with probability 0.30")

@@ -106,6 +106,11 @@ def test_cli_threshold_says_plainly_when_none_meets(tmp_path, capsys):
     assert "recall: mean" in out.out and "No threshold meets" in out.err
     assert main([*args, "--min-flagged", "-1", *fast]) == 2
     assert "--min-flagged" in capsys.readouterr().err
+    # without --prob, a constraint no draw meets anywhere (precision and recall both 1) is said plainly too
+    most = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "1", "--min-recall", "1"]
+    assert main([*most, *fast]) == 0
+    out = capsys.readouterr()
+    assert "no posterior draw meets it at any threshold" in out.err and "does NOT meet the constraint" in out.out
 
 
 def _top_block(n_top=500, n_near=260, n_low=1000, seed=0):
