@@ -706,10 +706,13 @@ def _cmd_threshold(args) -> int:
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     print(repr(rec))
+    unmet = not rec.met or (rec.prob is None and rec.no_draw_meets)  # with prob=None: no draw meets it anywhere
     if not rec.met:
         print(f"warning: {rec.verdict} Relax the constraint or vet more items.", file=sys.stderr)
+    elif unmet:  # the verdict already says to relax the constraint or vet more items
+        print(f"warning: {rec.verdict}", file=sys.stderr)
     print(str(rec))  # the verdict in words, then what the threshold flags, with intervals
-    print(f"threshold: {rec.threshold:.6g}{'' if rec.met else ' (best available; does NOT meet the constraint)'}")
+    print(f"threshold: {rec.threshold:.6g}{' (best available; does NOT meet the constraint)' if unmet else ''}")
     print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
         _print_frame(rec.table(), args.table_format)

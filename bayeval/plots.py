@@ -170,7 +170,7 @@ def threshold_probability(recal, *, ax=None, color="tab:blue"):
         ax.axhline(recal.prob, color="tab:red", ls="--", lw=0.8, label=f"required {recal.prob:g}")
     ax.annotate(
         f"t = {recal.threshold:.3g}\nP = {recal.probability_at_threshold:.2f}"
-        + ("" if recal.met else "\n(does not meet it)"),
+        + ("" if recal.met and not (recal.prob is None and recal.no_draw_meets) else "\n(does not meet it)"),
         (recal.threshold, recal.probability_at_threshold),
         textcoords="offset points",
         xytext=(5, -25),

@@ -29,7 +29,9 @@ class Recalibration:
     threshold : float
         The recommended threshold, always one that flags at least ``min_flagged``
         items. With ``prob=None``: the highest probability; among equals, the lowest
-        threshold (highest recall). With ``prob``: among the thresholds whose
+        threshold (highest recall), unless every probability is 0 (no posterior draw
+        meets the constraint anywhere: :attr:`no_draw_meets`), when it is the one closest
+        to meeting it, as below. With ``prob``: among the thresholds whose
         probability is at least ``prob``, the one with the highest expected recall (a
         precision floor) or the highest expected precision (a recall floor only); when
         none qualifies, the threshold with the highest probability (``met`` is then
@@ -118,10 +120,17 @@ class Recalibration:
         When no threshold meets the constraint with probability ``prob`` while flagging at
         least ``min_flagged`` items, the sentence starts with "No threshold meets" and
         names the best available threshold, its probability, and how many thresholds were
-        refused for flagging too few items.
+        refused for flagging too few items. With ``prob=None``, when no posterior draw meets
+        the constraint at any threshold (:attr:`no_draw_meets`), it starts with "No threshold
+        meets" too, says so, and gives the closest threshold's expected precision/recall.
         """
         t, p = self.threshold, self.probability_at_threshold
         flags = self._flags_text()
+        if self.prob is None and self.no_draw_meets:
+            floor = f" that flags at least {self.min_flagged} items" if self.min_flagged > 0 else ""
+            return (f"No threshold meets {self.constraint_text}: no posterior draw meets it at any threshold"
+                    f"{floor}. The closest, {t:.4g} ({flags}), has {self._expected_text()}; relax the "
+                    "constraint or vet more items.")
         if self.prob is None:
             return (f"Threshold {t:.4g} ({flags}) is where {self.constraint_text} most probably holds: "
                     f"with probability {p:.2f}.")
@@ -137,6 +146,19 @@ class Recalibration:
                      f"{self.min_flagged} items (at most {int(self._n_flagged().sel(threshold=refused).max())}), "
                      "too few to deploy; pass min_flagged=0 to allow them.")
         return text
+
+    @property
+    def no_draw_meets(self) -> bool:
+        """True when no posterior draw meets the constraint at any threshold that may be recommended
+        (every probability is 0): the recommended threshold is then the one closest to meeting it."""
+        return float(self.probability.values[self.eligible.values].max()) == 0.0
+
+    def _expected_text(self) -> str:
+        cur = self.curve.sel(threshold=self.threshold)
+        parts = [f"expected {q} {float(cur.sel(curve=q).mean()):.2f} (needed: {least:g})"
+                 for q, least in (("precision", self.min_precision), ("recall", self.min_recall))
+                 if least is not None]
+        return " and ".join(parts)
 
     @property
     def refused_thresholds(self) -> np.ndarray:
@@ -229,6 +251,8 @@ class Recalibration:
         if self.prob is not None and not self.met:
             floor = f" while flagging at least {self.min_flagged} items" if self.min_flagged > 0 else ""
             text += f"; no threshold meets probability {self.prob:g}{floor}, this is the best available"
+        elif self.prob is None and self.no_draw_meets:
+            text += "; no posterior draw meets the constraint at any threshold, this is the closest"
         return text + ")"
 
     def __str__(self) -> str:
@@ -294,7 +318,10 @@ def recalibrate(
         highest probability is returned as the best available (among equals, the
         closest to meeting the constraint: with a precision floor none can reach, the
         highest expected precision). Default None: the
-        threshold with the highest probability (the SPE paper's rule).
+        threshold with the highest probability (the SPE paper's rule); among equals the
+        lowest, except when no posterior draw meets the constraint at any threshold
+        (every probability 0): then the closest to meeting it, as above, and
+        :attr:`Recalibration.verdict` says that no draw meets it.
     thresholds : 1-D array_like, optional
         Candidate thresholds; default the distinct scores, or, when there are more
         than 201, 201 evenly spaced score quantiles together with the scores at 201
@@ -373,6 +400,8 @@ def recalibrate(
     tol = 0.5 / (post.n_chains * post.n_draws)
     t_vals = p_c["threshold"].values
     choice = float(t_vals[np.flatnonzero(eligible & (p_c.values >= best - tol))[0]])
+    if best == 0.0:  # no draw meets it anywhere: the lowest threshold would flag every item
+        choice = _closest_of_the_most_probable(curve, p_c.values, eligible, best - tol, p_min, r_min)
     met = True
     if level is not None:
         feasible = np.flatnonzero(eligible & (p_c.values >= level - 1e-12))

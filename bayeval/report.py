@@ -1269,7 +1269,10 @@ def _constraints_section(d: _Draft) -> None:
     )
     at = metric_items(_threshold_metrics(d.data, t))
     d.tables["at_threshold"] = _metric_table(post, at, d.hdi_prob, d.truth, d.client)
-    if rec.prob is None:
+    if rec.prob is None and rec.no_draw_meets:
+        rule = ("no posterior draw meets the constraint at any threshold; this is the one closest to "
+                "meeting it (the highest posterior mean of its worse shortfall)")
+    elif rec.prob is None:
         rule = ("the threshold where the constraint most probably holds (the lowest such threshold "
                 "among ties)")
     elif rec.met:
@@ -1313,7 +1316,15 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int) -> tuple[list[str],
           "thresholds whose probabilities differ by less than that are equally good")
     floor = f" among the thresholds that flag at least {fewest} items" if fewest > 0 else ""
     problem = None
-    if math.isnan(required):
+    if math.isnan(required) and both == 0.0:  # the most probable threshold holds in no draw: none does
+        s = None
+        that = f" that flags at least {fewest} items" if fewest > 0 else ""
+        problem = (f"No posterior draw meets the constraint at any candidate threshold{that} (0 of {n_draws} "
+                   f"draws: its probability is below about {1 / max(n_draws, 1):.2g}, within Monte Carlo error). "
+                   "The closest, "
+                   f"t = {t:.4g}, is shown; {flags}. Do not deploy it as meeting the constraint: relax the "
+                   "constraint or vet more items.")
+    elif math.isnan(required):
         s = f"Threshold {t:.4g} meets {holds}, the most probable{floor} ({mc}); {flags}."
         if both < 0.5:
             problem = (f"No candidate threshold meets the constraint with probability above one half (the "

@@ -335,11 +335,15 @@ def _targets_lines(df) -> list[str]:
     else:
         pooled = r.covered.mean()
         per_pool = r.groupby("pool").covered.mean()
+        # nested label sets: a pool's cell rests on this many (rows without `set`: not said)
+        n_sets = r.groupby("pool").set.nunique() if "set" in r else None
         lines.append(f"| default, random labels: 90% intervals cover >= 0.85 pooled (AP, P@K, precision, recall; "
                      f"all budgets) | {pooled:.3f} over {len(r)} intervals | {'yes' if pooled >= 0.85 else 'no'} |")
         low = per_pool[per_pool < 0.75]
         lines.append(f"| ... and >= 0.75 in every pool | lowest {per_pool.min():.2f} ({per_pool.idxmin()}); "
-                     "below 0.75: " + (", ".join(f"{p} {c:.2f}" for p, c in low.items()) or "none")
+                     "below 0.75: " + (", ".join(f"{p} {c:.2f}" + ("" if n_sets is None else f" ({n_sets[p]} label sets)")
+                                                 for p, c in low.items())
+                                       or "none")
                      + f" | {'yes' if low.empty else 'no'} |")
     ap = iv[iv.metric == "AP"]
     for b, goal in ((30, 0.6), (100, 0.5)):

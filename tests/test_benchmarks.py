@@ -376,6 +376,10 @@ def test_label_efficiency_targets_of_a_run_without_random_labels():
     assert "no random-label rows in this run | not measured" in text
     text = "\n".join(L._targets_lines(pd.DataFrame(rows("default/random"))))
     assert "0.750 over 4 intervals | no" in text and "lowest 0.50 (p); below 0.75: p 0.50 | no" in text
+    # with the label sets recorded, a below-target pool says how many its cell rests on
+    sets = pd.DataFrame(rows("default/random")).assign(set=[0, 1, 0, 1])
+    text = "\n".join(L._targets_lines(sets))
+    assert "below 0.75: p 0.50 (2 label sets) | no" in text
 
 
 def test_label_efficiency_scores_an_honest_refusal_where_no_threshold_reaches_the_floor():

@@ -260,6 +260,23 @@ def test_impossible_constraint_is_flagged(plain):
     assert r.warnings["constraints"] and 'role="alert"' in _page_without_figures(r)
 
 
+def test_a_floor_no_draw_meets_is_said_plainly_not_as_met_with_probability_zero():
+    from bayeval.report import _constraint_sentences
+
+    table = pd.DataFrame({"threshold": [1.0], "probability": [0.0], "required probability": [np.nan],
+                          "flagged items": [500], "fewest allowed": [18], "items": [1760]},
+                         index=pd.Index(["precision >= 0.6"], name="constraint"))
+    sentences, problem = _constraint_sentences(table, 400)
+    # before: "Threshold 1 meets precision ≥ 0.6 with probability 0.00, the most probable ..."
+    assert sentences == [problem] and "meets precision" not in problem
+    assert problem.startswith("No posterior draw meets the constraint at any candidate threshold that flags "
+                              "at least 18 items (0 of 400 draws") and "t = 1" in problem
+    table["probability"] = [0.3]  # reachable in some draws: the most-probable sentence, and the red box
+    sentences, problem = _constraint_sentences(table, 400)
+    assert sentences[0].startswith("Threshold 1 meets precision ≥ 0.6 with probability 0.30")
+    assert problem.startswith("No candidate threshold meets the constraint with probability above one half")
+
+
 # ----------------------------------------------------------------- the reading
 
 

@@ -106,6 +106,11 @@ def test_cli_threshold_says_plainly_when_none_meets(tmp_path, capsys):
     assert "recall: mean" in out.out and "No threshold meets" in out.err
     assert main([*args, "--min-flagged", "-1", *fast]) == 2
     assert "--min-flagged" in capsys.readouterr().err
+    # without --prob, a constraint no draw meets anywhere (precision and recall both 1) is said plainly too
+    most = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "1", "--min-recall", "1"]
+    assert main([*most, *fast]) == 0
+    out = capsys.readouterr()
+    assert "no posterior draw meets it at any threshold" in out.err and "does NOT meet the constraint" in out.out
 
 
 def _top_block(n_top=500, n_near=260, n_low=1000, seed=0):
@@ -130,3 +135,23 @@ def test_when_no_threshold_meets_a_precision_floor_the_best_available_is_the_clo
     # (precision 0.35 short of 0.9 at the 1.0s, against 0.8 short when flagging every item)
     both = recalibrate(post, min_recall=1.0, min_precision=0.9, prob=0.9)
     assert not both.met and both.threshold == 1.0
+
+
+def test_the_most_probable_rule_when_no_draw_meets_the_floor_names_the_closest_and_says_so():
+    post, s = _top_block()
+    rec = recalibrate(post, min_precision=0.6)  # prob=None: the SPE paper's most-probable rule
+    assert rec.probability.max() == 0
+    # the old tie-break (lowest threshold) flagged all 1760 items at the base rate (precision ~0.1)
+    assert rec.threshold == 1.0 and rec.flagged == 500
+    assert rec.no_draw_meets and rec.met  # met stays True with prob=None (documented); the verdict says it
+    expected = rec.table().loc[rec.eligible.values, "precision_mean"]
+    assert rec.table().loc[rec.threshold, "precision_mean"] == pytest.approx(expected.max())
+    assert rec.verdict.startswith("No threshold meets precision >= 0.6: no posterior draw meets it")
+    assert "with probability 0.00" not in rec.verdict and "flags 500 of 1760" in rec.verdict
+    assert "expected precision 0.35 (needed: 0.6)" in rec.verdict
+    assert str(rec).splitlines()[0] == rec.verdict and "no posterior draw meets" in repr(rec)
+    # a reachable floor keeps the documented rule: the highest probability, lowest among ties
+    ok = recalibrate(post, min_precision=0.3)
+    assert not ok.no_draw_meets and ok.verdict.startswith("Threshold ") and "most probably holds" in ok.verdict
+    ties = ok.table()[lambda t: t["eligible"] & (t["p_constraint"] == t["p_constraint"][t["eligible"]].max())]
+    assert ok.threshold == ties.index.min()
