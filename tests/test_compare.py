@@ -428,3 +428,59 @@ def test_the_jeffreys_penalty_adds_half_the_log_determinant_of_the_coefficients_
     old = _make_model("bayeval.models.joint:JointCalibration", {"curve": "logistic", "weights": "signed"})
     assert old.penalty == "none"
     assert _decode(_encode(jef, "m")).penalty == "jeffreys"
+
+
+def test_the_jeffreys_penalty_compiles_vectorized_without_a_rewrite_failure(caplog):
+    """The penalty's log-determinant, vectorized over draws as importance sampling compiles it,
+    equals the one-point log-density and logs no PyTensor rewrite failure (``log(det(...))``
+    logged a ``slogdet_specialization`` traceback on every such compile)."""
+    import logging
+
+    from bayeval.core.sampling import _vectorize
+
+    a, b, lab, _ = _pool(seed=3, n=300, n_vetted=30)
+    m = JointCalibration(transform="logodds", penalty="jeffreys").build(joint_data({"a": a, "b": b}, lab))
+    pts = {"a": np.array([0.3, -0.2, 1.0]), "b_log__": np.log([1.7, 0.5, 3.0]),
+           "u_zerosum__": np.array([[0.4], [-0.1], [0.9]])}
+    with caplog.at_level(logging.ERROR, logger="pytensor"):
+        batch = _vectorize(m, m.value_vars, [], "logp")(*[pts[v.name] for v in m.value_vars])
+    assert not [r for r in caplog.records if "Rewrite failure" in r.getMessage()]
+    logp = m.compile_logp()
+    one = [float(logp({k: v[i] for k, v in pts.items()})) for i in range(3)]
+    np.testing.assert_allclose(batch, one, rtol=1e-10)
+
+
+def test_separation_finds_a_separating_feature_or_line_and_nothing_else():
+    from bayeval.models.joint import separation
+
+    y = np.array([0, 0, 1, 1])
+    assert separation(np.array([[-3.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [1.5, 0.0]]), y) == "0"
+    assert separation(np.array([[0.0, 4.0], [0.0, 3.0], [0.0, 1.0], [0.0, -2.0]]), y) == "1"  # reversed
+    assert separation(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [2.0, 2.0]]), y) == "0"  # a tie: quasi
+    assert separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.6, 0.6]]), y) == "linear"
+    assert separation(np.array([[0.0, 0.0], [3.0, 3.0], [1.0, 1.0], [2.0, 2.0]]), y) is None
+    assert separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.4, 0.4]]), y) is None
+    assert separation(np.array([[0.0], [1.0]]), np.array([1, 1])) is None  # one class: nothing to separate
+
+
+def test_auto_penalty_applies_jeffreys_only_where_the_vetted_labels_are_separable():
+    """``penalty="auto"``: on a seeded pool whose 20 vetted labels a threshold on the strong
+    classifier's score separates, the model is the Jeffreys-penalized one (same structure key,
+    a potential, the same posterior draws); on one with 40 labels that no line separates it is
+    the unpenalized one (same key, no potential, the same draws)."""
+    fit = dict(draws=150, chains=2, random_seed=0, progressbar=False, warn=False)
+    a, b, lab, _ = _pool(seed=1, n=300, n_vetted=20, strong=6.0)
+    sep = joint_data({"a": a, "b": b}, lab)
+    a2, b2, lab2, _ = _pool(seed=1, n=300, n_vetted=40)
+    mixed = joint_data({"a": a2, "b": b2}, lab2)
+    auto = JointCalibration(penalty="auto")
+    assert auto.penalty_for(sep) == "jeffreys" and auto.penalty_for(mixed) == "none"
+    assert len(auto.build(sep).potentials) == 1 and not auto.build(mixed).potentials
+    jef, none = JointCalibration(penalty="jeffreys"), JointCalibration()
+    assert auto._structure(sep) == jef._structure(sep) != none._structure(sep)
+    assert auto._structure(mixed) == none._structure(mixed) != jef._structure(mixed)
+    for data, same, other in ((sep, jef, none), (mixed, none, jef)):
+        b_auto = JointCalibration(penalty="auto").fit(data, **fit).idata.posterior["b"].values
+        np.testing.assert_array_equal(b_auto, same.fit(data, **fit).idata.posterior["b"].values)
+        assert not np.array_equal(b_auto, other.fit(data, **fit).idata.posterior["b"].values)
+    assert "penalty='auto'" in repr(auto)

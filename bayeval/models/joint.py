@@ -447,7 +447,8 @@ def separation(z, labels) -> str | None:
     a probability, as :class:`JointCalibration` maps it); ``labels``: their 1/0 labels.
     Returns the name of the first classifier column (``"0"``, ``"1"``, ...) on which a
     threshold puts every vetted positive on one side and every vetted negative on the
-    other (ties allowed: quasi-complete separation), ``"linear"`` where no single feature
+    other (ties at the threshold allowed, not all the items tied: quasi-complete
+    separation), ``"linear"`` where no single feature
     does but a line ``c_0 + sum_k c_k z_k = 0`` separates them strictly (a linear program
     finds one), and None when the labels are not separable or hold only one class. On a
     separable set the unpenalized likelihood of the linear curve rises without end along
@@ -474,7 +475,8 @@ def separation(z, labels) -> str | None:
     if not len(pos) or not len(neg):
         return None
     for k in range(z.shape[1]):
-        if pos[:, k].min() >= neg[:, k].max() or pos[:, k].max() <= neg[:, k].min():
+        lo_p, hi_p, lo_n, hi_n = pos[:, k].min(), pos[:, k].max(), neg[:, k].min(), neg[:, k].max()
+        if (lo_p >= hi_n and hi_p > lo_n) or (hi_p <= lo_n and lo_p < hi_n):  # a constant feature does not
             return str(k)
     x = np.column_stack([np.ones(len(y)), z]) / max(1.0, float(np.abs(z).max()))
     sign = np.where(y == 1, 1.0, -1.0)
@@ -491,9 +493,11 @@ def _jeffreys(name: str, per_col, eta):
     p = pt.sigmoid(eta)
     info = (x * (p * (1.0 - p))[:, None]).T @ x
     info = info + _JEFFREYS_RIDGE * pt.eye(info.shape[0])
-    # the log-determinant directly (not log(det(...)): PyTensor's rewrite of that pattern into
-    # slogdet failed and logged a traceback on every compile); the information is positive definite
-    return pm.Potential(name, 0.5 * pt.linalg.slogdet(info)[1])
+    # the log-determinant from the Cholesky factor (the information is positive definite):
+    # log(det(...)), and pt.linalg.slogdet, which PyTensor writes as log(abs(det(...))), make its
+    # rewrite into an SLogDet fail, with a traceback logged, on the graph vectorized over draws
+    chol = pt.linalg.cholesky(info, lower=True, on_error="nan")
+    return pm.Potential(name, pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1))
 
 
 def _columns(data: EvalData) -> np.ndarray:
