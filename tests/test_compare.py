@@ -463,24 +463,39 @@ def test_separation_finds_a_separating_feature_or_line_and_nothing_else():
     assert separation(np.array([[0.0], [1.0]]), np.array([1, 1])) is None  # one class: nothing to separate
 
 
-def test_auto_penalty_applies_jeffreys_only_where_the_vetted_labels_are_separable():
-    """``penalty="auto"``: on a seeded pool whose 20 vetted labels a threshold on the strong
-    classifier's score separates, the model is the Jeffreys-penalized one (same structure key,
-    a potential, the same posterior draws); on one with 40 labels that no line separates it is
-    the unpenalized one (same key, no potential, the same draws)."""
-    fit = dict(draws=150, chains=2, random_seed=0, progressbar=False, warn=False)
+def _auto_pools():
+    """A seeded pool whose 20 vetted labels a threshold on the strong classifier's score
+    separates, and one whose 40 vetted labels no line separates."""
     a, b, lab, _ = _pool(seed=1, n=300, n_vetted=20, strong=6.0)
-    sep = joint_data({"a": a, "b": b}, lab)
     a2, b2, lab2, _ = _pool(seed=1, n=300, n_vetted=40)
-    mixed = joint_data({"a": a2, "b": b2}, lab2)
+    return joint_data({"a": a, "b": b}, lab), joint_data({"a": a2, "b": b2}, lab2)
+
+
+def test_auto_penalty_applies_jeffreys_only_where_the_vetted_labels_are_separable():
+    """``penalty="auto"``: on the separable pool the model is the Jeffreys-penalized one (a
+    potential; the same structure key, so the same compiled model and draws), on the other the
+    unpenalized one (no potential, the same key as ``penalty="none"``)."""
+    sep, mixed = _auto_pools()
     auto = JointCalibration(penalty="auto")
     assert auto.penalty_for(sep) == "jeffreys" and auto.penalty_for(mixed) == "none"
+    assert JointCalibration("monotone", penalty="auto").penalty_for(sep) == "jeffreys"
+    assert JointCalibration(penalty="jeffreys").penalty_for(mixed) == "jeffreys"
+    assert JointCalibration().penalty_for(sep) == "none"
     assert len(auto.build(sep).potentials) == 1 and not auto.build(mixed).potentials
     jef, none = JointCalibration(penalty="jeffreys"), JointCalibration()
     assert auto._structure(sep) == jef._structure(sep) != none._structure(sep)
     assert auto._structure(mixed) == none._structure(mixed) != jef._structure(mixed)
+    assert "penalty='auto'" in repr(auto)
+
+
+@pytest.mark.slow
+def test_auto_penalty_fits_draw_for_draw_as_jeffreys_or_none():
+    """The fits themselves (seconds each): ``penalty="auto"`` gives the Jeffreys fit's draws on
+    the separable pool and the unpenalized fit's on the other, and differs from the other choice."""
+    fit = dict(draws=150, chains=2, random_seed=0, progressbar=False, warn=False)
+    sep, mixed = _auto_pools()
+    jef, none = JointCalibration(penalty="jeffreys"), JointCalibration()
     for data, same, other in ((sep, jef, none), (mixed, none, jef)):
         b_auto = JointCalibration(penalty="auto").fit(data, **fit).idata.posterior["b"].values
         np.testing.assert_array_equal(b_auto, same.fit(data, **fit).idata.posterior["b"].values)
         assert not np.array_equal(b_auto, other.fit(data, **fit).idata.posterior["b"].values)
-    assert "penalty='auto'" in repr(auto)
