@@ -526,7 +526,7 @@ def main(argv=None):
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
             "scale 0.5 (`joint_sd2`: 2); `joint_jeffreys` = with Jeffreys' penalty of the curve's coefficients "
-            "(`penalty=\"jeffreys\"`); `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
+            "(`penalty=\"jeffreys\"`; `joint_auto`: only where the vetted labels are separable, `penalty=\"auto\"`); `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
             "classifiers / one set per classifier; `joint_equal` / `joint_std` = the weights' prior centred on equal "
             "weights / on equal weights per standardized feature (`weight_centre`); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "
