@@ -459,11 +459,11 @@ def separation(z, labels) -> str | None:
     >>> import numpy as np
     >>> from bayeval.models.joint import separation
     >>> y = np.array([0, 0, 1, 1])
-    >>> separation(np.array([[0.1, 5.0], [0.4, 1.0], [0.3, 2.0], [0.9, 3.0]]), y)  # neither column alone
+    >>> separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.6, 0.6]]), y)  # neither column alone
     'linear'
     >>> separation(np.array([[-3.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [1.5, 0.0]]), y)
     '0'
-    >>> separation(np.array([[0.0, 0.0], [2.0, 1.0], [1.0, 2.0], [3.0, 3.0]]), y) is None
+    >>> separation(np.array([[0.0, 0.0], [3.0, 3.0], [1.0, 1.0], [2.0, 2.0]]), y) is None
     True
     """
     from scipy.optimize import linprog
