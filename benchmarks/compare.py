@@ -186,6 +186,7 @@ def route_bootstrap(pair, lab, seed, n_boot=300):
 ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint_sd0.5": _joint_route("signed", 0.5),
           "joint_sd2": _joint_route("signed", 2.0),
           "joint_jeffreys": _joint_route("signed", 1.0, penalty="jeffreys"),
+          "joint_auto": _joint_route("signed", 1.0, penalty="auto"),
           "joint_shared": _joint_route("signed", 1.0, slopes="shared"), "joint_each": _joint_route("signed", 1.0, slopes="each"),
           "joint_equal": _joint_route("signed", 1.0, weight_centre="equal"),
           "joint_std": _joint_route("signed", 1.0, weight_centre="standardized"),
@@ -252,20 +253,44 @@ def run_five(budgets, n_sets, routes, log=print) -> pd.DataFrame:
     return _finish(pd.DataFrame(rows))
 
 
-def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, first_set=0) -> pd.DataFrame:
+def separation_of(pair: Pair, lab: np.ndarray) -> str:
+    """How the vetted labels of ``lab`` are separable by the pair's features
+    (:func:`bayeval.models.joint.separation`: ``"0"`` / ``"1"`` by A's / B's feature alone,
+    ``"linear"`` by a line through both), ``"none"`` when they are not: where
+    ``penalty="auto"`` applies Jeffreys' penalty."""
+    from bayeval.models.joint import JointCalibration, joint_data
+
+    jc = JointCalibration(penalty="auto")
+    return jc._prepared(joint_data({"A": pair.a, "B": pair.b}, lab))["separation"] or "none"
+
+
+def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, first_set=0,
+              separable_only=False) -> pd.DataFrame:
+    """Every route on the pairs' label sets. With both ``joint_equal`` and ``joint_auto`` asked
+    for, ``joint_auto`` on a label set that is not separable is the same model with the same
+    seed as ``joint_equal`` (no penalty): its row is a copy (``reused``), not a second fit.
+    ``separable_only``: only the label sets that are separable (where the two differ)."""
     rows = []
     for rep in range(first_set, first_set + n_sets):  # sets outermost: an interrupted run is balanced over pairs
         for pair in pairs:
             gap = pair.gap
             for budget in budgets:
                 lab = _labels(pair, budget, rep)
+                sep = separation_of(pair, lab)
+                if separable_only and sep == "none":
+                    continue
+                done = {}
                 for rname, route in routes.items():
                     t = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        r = route(pair, lab, rep)
+                    if rname == "joint_auto" and sep == "none" and "joint_equal" in done:
+                        r = {**done["joint_equal"], "reused": True}
+                    else:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            r = route(pair, lab, rep)
+                    done[rname] = r
                     rows.append({"pair": pair.name, "budget": budget, "rep": rep, "route": rname, "true_gap": gap,
-                                 **r, "seconds": time.perf_counter() - t})
+                                 "separation": sep, **r, "seconds": time.perf_counter() - t})
                 if partial:  # what is done so far survives an interrupted run
                     pd.DataFrame(rows).to_csv(partial, index=False)
                 log(f"{pair.name} n={budget} set {rep}: gap {gap:+.3f}; "
@@ -441,11 +466,15 @@ def main(argv=None):
     ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"],
                     choices=list(ROUTES) + ["joint_shared_std"],
                     help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 / joint_sd2 = its weights of that kind; joint_jeffreys = with Jeffreys' penalty; "
+                         "joint_auto = with it only where the vetted labels are separable (penalty='auto'); "
                          "joint_shared / joint_each = the monotone curve's segment slopes shared or per classifier; "
                          "joint_equal / joint_std = the weights' prior centred on equal weights on the features as "
                          "they are / on standardized features (--part five: joint_shared_std)")
     ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
     ap.add_argument("--no-identical", action="store_true", help="without --from-csv: skip the two-copies part")
+    ap.add_argument("--separable-only", action="store_true",
+                    help="only the label sets that the pair's features separate (where joint_auto applies Jeffreys' "
+                         "penalty; elsewhere it is joint_equal's fit)")
     ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
     ap.add_argument("--only", nargs="+", default=None,
                     help="only the pairs whose name starts with one of these (e.g. real sim_3.0)")
@@ -480,7 +509,7 @@ def main(argv=None):
         else:
             routes = {r: ROUTES[r] for r in args.routes}
             df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial,
-                           routes=routes, first_set=args.first_set)
+                           routes=routes, first_set=args.first_set, separable_only=args.separable_only)
             same = None if args.no_identical else identical(
                 args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True), centres=_centres(args.routes))
         if args.out:
@@ -497,7 +526,7 @@ def main(argv=None):
             "with the intercept's prior of scale A and log-slope's of scale B (`joint_a1_b1`: the former default); "
             "`joint_simplex` = the weights on the simplex (the first version); `joint_sd0.5` = signed weights of "
             "scale 0.5 (`joint_sd2`: 2); `joint_jeffreys` = with Jeffreys' penalty of the curve's coefficients "
-            "(`penalty=\"jeffreys\"`); `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
+            "(`penalty=\"jeffreys\"`; `joint_auto`: only where the vetted labels are separable, `penalty=\"auto\"`); `joint_shared` / `joint_each` = the monotone joint curve's segment slopes shared by the "
             "classifiers / one set per classifier; `joint_equal` / `joint_std` = the weights' prior centred on equal "
             "weights / on equal weights per standardized feature (`weight_centre`); "
             "`separate` = `bayeval.fit` on each classifier, gap between the two posteriors' draws; "

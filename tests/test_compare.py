@@ -428,3 +428,74 @@ def test_the_jeffreys_penalty_adds_half_the_log_determinant_of_the_coefficients_
     old = _make_model("bayeval.models.joint:JointCalibration", {"curve": "logistic", "weights": "signed"})
     assert old.penalty == "none"
     assert _decode(_encode(jef, "m")).penalty == "jeffreys"
+
+
+def test_the_jeffreys_penalty_compiles_vectorized_without_a_rewrite_failure(caplog):
+    """The penalty's log-determinant, vectorized over draws as importance sampling compiles it,
+    equals the one-point log-density and logs no PyTensor rewrite failure (``log(det(...))``
+    logged a ``slogdet_specialization`` traceback on every such compile)."""
+    import logging
+
+    from bayeval.core.sampling import _vectorize
+
+    a, b, lab, _ = _pool(seed=3, n=300, n_vetted=30)
+    m = JointCalibration(transform="logodds", penalty="jeffreys").build(joint_data({"a": a, "b": b}, lab))
+    pts = {"a": np.array([0.3, -0.2, 1.0]), "b_log__": np.log([1.7, 0.5, 3.0]),
+           "u_zerosum__": np.array([[0.4], [-0.1], [0.9]])}
+    with caplog.at_level(logging.ERROR, logger="pytensor"):
+        batch = _vectorize(m, m.value_vars, [], "logp")(*[pts[v.name] for v in m.value_vars])
+    assert not [r for r in caplog.records if "Rewrite failure" in r.getMessage()]
+    logp = m.compile_logp()
+    one = [float(logp({k: v[i] for k, v in pts.items()})) for i in range(3)]
+    np.testing.assert_allclose(batch, one, rtol=1e-10)
+
+
+def test_separation_finds_a_separating_feature_or_line_and_nothing_else():
+    from bayeval.models.joint import separation
+
+    y = np.array([0, 0, 1, 1])
+    assert separation(np.array([[-3.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [1.5, 0.0]]), y) == "0"
+    assert separation(np.array([[0.0, 4.0], [0.0, 3.0], [0.0, 1.0], [0.0, -2.0]]), y) == "1"  # reversed
+    assert separation(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 1.0], [2.0, 2.0]]), y) == "0"  # a tie: quasi
+    assert separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.6, 0.6]]), y) == "linear"
+    assert separation(np.array([[0.0, 0.0], [3.0, 3.0], [1.0, 1.0], [2.0, 2.0]]), y) is None
+    assert separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.4, 0.4]]), y) is None
+    assert separation(np.array([[0.0], [1.0]]), np.array([1, 1])) is None  # one class: nothing to separate
+
+
+def _auto_pools():
+    """A seeded pool whose 20 vetted labels a threshold on the strong classifier's score
+    separates, and one whose 40 vetted labels no line separates."""
+    a, b, lab, _ = _pool(seed=1, n=300, n_vetted=20, strong=6.0)
+    a2, b2, lab2, _ = _pool(seed=1, n=300, n_vetted=40)
+    return joint_data({"a": a, "b": b}, lab), joint_data({"a": a2, "b": b2}, lab2)
+
+
+def test_auto_penalty_applies_jeffreys_only_where_the_vetted_labels_are_separable():
+    """``penalty="auto"``: on the separable pool the model is the Jeffreys-penalized one (a
+    potential; the same structure key, so the same compiled model and draws), on the other the
+    unpenalized one (no potential, the same key as ``penalty="none"``)."""
+    sep, mixed = _auto_pools()
+    auto = JointCalibration(penalty="auto")
+    assert auto.penalty_for(sep) == "jeffreys" and auto.penalty_for(mixed) == "none"
+    assert JointCalibration("monotone", penalty="auto").penalty_for(sep) == "jeffreys"
+    assert JointCalibration(penalty="jeffreys").penalty_for(mixed) == "jeffreys"
+    assert JointCalibration().penalty_for(sep) == "none"
+    assert len(auto.build(sep).potentials) == 1 and not auto.build(mixed).potentials
+    jef, none = JointCalibration(penalty="jeffreys"), JointCalibration()
+    assert auto._structure(sep) == jef._structure(sep) != none._structure(sep)
+    assert auto._structure(mixed) == none._structure(mixed) != jef._structure(mixed)
+    assert "penalty='auto'" in repr(auto)
+
+
+@pytest.mark.slow
+def test_auto_penalty_fits_draw_for_draw_as_jeffreys_or_none():
+    """The fits themselves (seconds each): ``penalty="auto"`` gives the Jeffreys fit's draws on
+    the separable pool and the unpenalized fit's on the other, and differs from the other choice."""
+    fit = dict(draws=150, chains=2, random_seed=0, progressbar=False, warn=False)
+    sep, mixed = _auto_pools()
+    jef, none = JointCalibration(penalty="jeffreys"), JointCalibration()
+    for data, same, other in ((sep, jef, none), (mixed, none, jef)):
+        b_auto = JointCalibration(penalty="auto").fit(data, **fit).idata.posterior["b"].values
+        np.testing.assert_array_equal(b_auto, same.fit(data, **fit).idata.posterior["b"].values)
+        assert not np.array_equal(b_auto, other.fit(data, **fit).idata.posterior["b"].values)

@@ -72,7 +72,7 @@ from ..core.posterior import Posterior
 from .calibration import DELTA_SD, SATURATED, Calibration, bernoulli_logit
 
 __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES",
-           "JOINT_CENTRES", "JOINT_PENALTIES", "joint_data", "standardized_centre"]
+           "JOINT_CENTRES", "JOINT_PENALTIES", "joint_data", "separation", "standardized_centre"]
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
@@ -83,8 +83,9 @@ JOINT_SLOPES = ("each", "shared")
 JOINT_CENTRES = ("equal", "standardized")
 #: the small-sample penalty of the curve's coefficients (``penalty``): none, or Jeffreys'
 #: (Firth's bias-reducing penalty: half the log-determinant of the vetted items' Fisher
-#: information of the intercept and the classifiers' coefficients ``b * w_k``)
-JOINT_PENALTIES = ("none", "jeffreys")
+#: information of the intercept and the classifiers' coefficients ``b * w_k``), or
+#: ``"auto"``: Jeffreys' where the vetted labels are separable (:func:`separation`), else none
+JOINT_PENALTIES = ("none", "jeffreys", "auto")
 #: added to the Fisher information's diagonal before its determinant (two copies of one
 #: classifier make it singular; the penalty's gradient is then that of the other directions)
 _JEFFREYS_RIDGE = 1e-6
@@ -211,6 +212,11 @@ class JointCalibration(Model):
         rising with ``b``, and the drawn labels follow the scores more closely than the
         truth does, which exaggerates the gap in whichever direction those labels lean;
         the penalty holds the coefficients back there and fades as labels accrue.
+        ``"auto"`` applies it only where the vetted labels are separable (:func:`separation`:
+        a threshold on one classifier's feature, or a line through all the features, puts
+        every vetted positive on one side and every vetted negative on the other; the
+        unpenalized likelihood then rises without end along that direction) and fits without
+        it otherwise (:meth:`penalty_for` says which for a data set).
 
     Examples
     --------
@@ -318,7 +324,27 @@ class JointCalibration(Model):
         data = self._check_data(data)
         feats, infos = self.features(data)
         return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), infos,
-                           self._centre(feats))
+                           self._centre(feats), penalty=self.penalty_for(data))
+
+    def penalty_for(self, data: EvalData) -> str:
+        """The penalty this model fits ``data`` with: ``"none"`` or ``"jeffreys"``.
+
+        ``penalty="auto"`` resolves here: ``"jeffreys"`` where :func:`separation` finds the
+        vetted labels separable by the classifiers' features, else ``"none"``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.models.joint import JointCalibration, joint_data
+        >>> d = joint_data({"a": [0.1, 0.2, 0.8, 0.9], "b": [0.3, 0.6, 0.4, 0.7]}, [0, 0, 1, 1])
+        >>> JointCalibration(penalty="auto").penalty_for(d), JointCalibration().penalty_for(d)
+        ('jeffreys', 'none')
+        """
+        penalty = getattr(self, "penalty", "none")
+        if penalty != "auto":
+            return penalty
+        v = self._prepared(data)
+        return "jeffreys" if v["separation"] is not None else "none"
 
     def _centre(self, feats: np.ndarray) -> np.ndarray:
         """The signed weights' prior centre for the pool's features ``(n_items, K, S)``."""
@@ -327,8 +353,8 @@ class JointCalibration(Model):
             return standardized_centre(feats)
         return np.full(k, 1.0 / k)
 
-    def _build(self, fv: np.ndarray, yv: np.ndarray, infos: list[dict], centre: np.ndarray | None = None
-               ) -> pm.Model:
+    def _build(self, fv: np.ndarray, yv: np.ndarray, infos: list[dict], centre: np.ndarray | None = None,
+               *, penalty: str = "none") -> pm.Model:
         pr = self._prior(infos)
         k = fv.shape[1]
         with pm.Model() as model:
@@ -356,7 +382,7 @@ class JointCalibration(Model):
                 per_col = f[:, :, 0]
             eta = a + b * (per_col * w[None, :]).sum(axis=1)
             bernoulli_logit("label", eta, y, any(i.get("wide", False) for i in infos))
-            if getattr(self, "penalty", "none") == "jeffreys":
+            if penalty == "jeffreys":
                 _jeffreys("jeffreys", per_col, eta)
         return model
 
@@ -378,14 +404,17 @@ class JointCalibration(Model):
         if memo is not None and memo[0] is data:
             return memo[1]
         feats, infos = self.features(data)
-        out = {"feats": feats, "infos": infos, "centre": self._centre(feats)}
+        out = {"feats": feats, "infos": infos, "centre": self._centre(feats), "separation": None}
+        if getattr(self, "penalty", "none") == "auto":
+            z = np.column_stack([Calibration._z(c, i) for c, i in zip(_columns(data).T, infos, strict=True)])
+            out["separation"] = separation(z[data.vetted], data.labels[data.vetted])
         self._memo = (data, out)
         return out
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
         return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd, self.slopes,
-                self.weight_centre, getattr(self, "penalty", "none"), tuple(i["scale"] for i in v["infos"]),
+                self.weight_centre, self.penalty_for(data), tuple(i["scale"] for i in v["infos"]),
                 any(i.get("wide", False) for i in v["infos"]),
                 v["feats"].shape[1:])
 
@@ -411,6 +440,51 @@ class JointCalibration(Model):
         return post.check(warn=warn)
 
 
+def separation(z, labels) -> str | None:
+    """Whether the vetted labels are separable by the classifiers' features, and how.
+
+    ``z`` ``(n_vetted, K)``: each vetted item's feature under each classifier (the logit of
+    a probability, as :class:`JointCalibration` maps it); ``labels``: their 1/0 labels.
+    Returns the name of the first classifier column (``"0"``, ``"1"``, ...) on which a
+    threshold puts every vetted positive on one side and every vetted negative on the
+    other (ties at the threshold allowed, not all the items tied: quasi-complete
+    separation), ``"linear"`` where no single feature
+    does but a line ``c_0 + sum_k c_k z_k = 0`` separates them strictly (a linear program
+    finds one), and None when the labels are not separable or hold only one class. On a
+    separable set the unpenalized likelihood of the linear curve rises without end along
+    the separating direction: the coefficients run away and only the prior holds them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import separation
+    >>> y = np.array([0, 0, 1, 1])
+    >>> separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.6, 0.6]]), y)  # neither column alone
+    'linear'
+    >>> separation(np.array([[-3.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [1.5, 0.0]]), y)
+    '0'
+    >>> separation(np.array([[0.0, 0.0], [3.0, 3.0], [1.0, 1.0], [2.0, 2.0]]), y) is None
+    True
+    """
+    from scipy.optimize import linprog
+
+    z = np.asarray(z, dtype=np.float64)
+    z = z.reshape(z.shape[0], -1)
+    y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    pos, neg = z[y == 1], z[y == 0]
+    if not len(pos) or not len(neg):
+        return None
+    for k in range(z.shape[1]):
+        lo_p, hi_p, lo_n, hi_n = pos[:, k].min(), pos[:, k].max(), neg[:, k].min(), neg[:, k].max()
+        if (lo_p >= hi_n and hi_p > lo_n) or (hi_p <= lo_n and lo_p < hi_n):  # a constant feature does not
+            return str(k)
+    x = np.column_stack([np.ones(len(y)), z]) / max(1.0, float(np.abs(z).max()))
+    sign = np.where(y == 1, 1.0, -1.0)
+    res = linprog(np.zeros(x.shape[1]), A_ub=-sign[:, None] * x, b_ub=-np.ones(len(y)),
+                  bounds=[(None, None)] * x.shape[1], method="highs")
+    return "linear" if res.status == 0 else None
+
+
 def _jeffreys(name: str, per_col, eta):
     """``pm.Potential``: half the log-determinant of the Fisher information of the linear
     predictor's coefficients (intercept, one per classifier) over the vetted items ``per_col``
@@ -419,7 +493,11 @@ def _jeffreys(name: str, per_col, eta):
     p = pt.sigmoid(eta)
     info = (x * (p * (1.0 - p))[:, None]).T @ x
     info = info + _JEFFREYS_RIDGE * pt.eye(info.shape[0])
-    return pm.Potential(name, 0.5 * pt.log(pt.linalg.det(info)))
+    # the log-determinant from the Cholesky factor (the information is positive definite):
+    # log(det(...)), and pt.linalg.slogdet, which PyTensor writes as log(abs(det(...))), make its
+    # rewrite into an SLogDet fail, with a traceback logged, on the graph vectorized over draws
+    chol = pt.linalg.cholesky(info, lower=True, on_error="nan")
+    return pm.Potential(name, pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1))
 
 
 def _columns(data: EvalData) -> np.ndarray:
