@@ -48,7 +48,14 @@ def check_reading(r):
         flags = f"flags {int(row['flagged items'])} of {int(row['items'])} items"
         meets = [s for s in text if s.startswith("Threshold ") and " meets " in s]
         none = [s for s in text if s.startswith("No threshold meets")]
-        if math.isnan(req) or p >= req:
+        if math.isnan(req) and p == 0:  # the most probable rule, and no draw meets it anywhere
+            assert not meets, "a threshold no draw supports is said to meet the constraint"
+            nodraw = [s for s in text if s.startswith("No posterior draw meets the constraint")]
+            assert len(nodraw) == 1
+            s = nodraw[0]
+            assert f"t = {t:.4g}" in s and flags in s
+            assert s in r.warnings["constraints"]
+        elif math.isnan(req) or p >= req:
             assert len(meets) == 1 and not none
             s = meets[0]
             assert s.startswith(f"Threshold {t:.4g} meets") and flags in s
@@ -109,13 +116,14 @@ def plain():
         {"min_precision": 0.99, "prob": 0.9},  # nothing flagging >= 10 items reaches it
         {"min_precision": 0.7, "prob": 0.9},  # met
         {"min_precision": 0.7, "min_recall": 0.5},  # the most probable rule
-        {"min_precision": 0.99, "min_recall": 0.99},  # the most probable, and below one half
+        {"min_precision": 0.75, "min_recall": 0.8},  # the most probable, and below one half (0.005)
+        {"min_precision": 0.99, "min_recall": 0.99},  # the most probable, and no draw meets it anywhere
     ],
 )
 def test_threshold_sentences_match_the_constraints_table(plain, cons):
     r = report(plain, title="t", constraints=cons)
     checked = check_reading(r)
-    assert any(s.startswith(("Threshold", "No threshold")) for s in checked)
+    assert any(s.startswith(("Threshold", "No threshold", "No posterior draw")) for s in checked)
 
 
 def test_no_threshold_is_said_even_where_a_tiny_one_would_meet_it(plain):
