@@ -461,6 +461,12 @@ def test_separation_finds_a_separating_feature_or_line_and_nothing_else():
     assert separation(np.array([[0.0, 0.0], [3.0, 3.0], [1.0, 1.0], [2.0, 2.0]]), y) is None
     assert separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.4, 0.4]]), y) is None
     assert separation(np.array([[0.0], [1.0]]), np.array([1, 1])) is None  # one class: nothing to separate
+    with pytest.raises(ValueError, match="one entry per row of `z`"):
+        separation(np.zeros((4, 2)), [0, 1, 1])
+    with pytest.raises(ValueError, match="must be 1 or 0, got \\[2.0\\]"):
+        separation(np.zeros((4, 2)), [0, 1, 2, 1])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        separation(np.array([[1.0, np.nan], [2.0, 3.0]]), [0, 1])
 
 
 def _auto_pools():

@@ -469,8 +469,18 @@ def separation(z, labels) -> str | None:
     from scipy.optimize import linprog
 
     z = np.asarray(z, dtype=np.float64)
-    z = z.reshape(z.shape[0], -1)
+    z = z.reshape(z.shape[0], -1) if z.ndim else z.reshape(1, 1)
     y = np.asarray(labels, dtype=np.float64).reshape(-1)
+    if y.size != z.shape[0]:
+        raise ValueError(f"separation(z, labels): `labels` must have one entry per row of `z` ({z.shape[0]} "
+                         f"rows), got {y.size}. Pass the vetted items' features and their labels.")
+    if not np.all(np.isin(y, (0.0, 1.0))):
+        bad = sorted(set(y[~np.isin(y, (0.0, 1.0))].tolist()))[:5]
+        raise ValueError(f"separation(z, labels): `labels` must be 1 or 0, got {bad}. "
+                         "Pass the vetted items only (no NaN for unvetted ones).")
+    if not np.all(np.isfinite(z)):
+        raise ValueError("separation(z, labels): `z` holds NaN or infinite features; pass finite features "
+                         "(e.g. the logits JointCalibration.features gives, which are clipped).")
     pos, neg = z[y == 1], z[y == 0]
     if not len(pos) or not len(neg):
         return None
