@@ -292,6 +292,60 @@ def make_heldout_pools() -> list[Pool]:
     return pools
 
 
+def make_fresh_pools() -> list[Pool]:
+    """A second set of held-out pools, new data and classifiers no choice of the default ever saw.
+
+    Built for the question whether the mixture-shaped candidate joins the default
+    (``benchmarks/semisup.py --fresh``): the decision rule was fixed before these pools
+    were first fitted. Deterministic (fixed seeds)."""
+    import statsmodels.api as sm
+    from sklearn.datasets import load_diabetes, load_digits
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
+    pools = []
+    rh = sm.datasets.randhie.load_pandas().data
+    rh = rh.iloc[np.random.default_rng(11).choice(len(rh), 5000, replace=False)]
+    yr = (rh["mdvis"] >= 8).to_numpy(int)  # frequent doctor visits, from insurance and health covariates
+    Xr = rh.drop(columns="mdvis").to_numpy(float)
+    lrr = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    pools.append(Pool("randhie_logreg", _cv_scores(lrr, Xr, yr, "predict_proba"), yr, "probabilities", 0.3, 0.5,
+                      "RAND health insurance experiment (statsmodels 'randhie', 5,000 of 20,190): 8+ doctor visits, "
+                      "logistic regression probabilities (a weak model)"))
+    hgb = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.2, max_leaf_nodes=63, random_state=0)
+    pools.append(Pool("randhie_hgb_overfit", _cv_scores(hgb, Xr, yr, "predict_proba"), yr, "probabilities", 0.3, 0.5,
+                      "the same outcome, an over-fitted histogram gradient-boosting model's raw probabilities"))
+    mc = sm.datasets.modechoice.load_pandas().data
+    ym = mc["choice"].to_numpy(int)  # the mode this traveller chose (one of four rows per traveller)
+    Xm = np.column_stack([mc[["ttme", "invc", "invt", "gc", "hinc", "psize"]].to_numpy(float),
+                          np.eye(4)[mc["mode"].to_numpy(int) - 1]])
+    pools.append(Pool("modechoice_nb", _cv_scores(GaussianNB(), Xm, ym, "predict_proba"), ym, "probabilities", 0.5,
+                      0.6, "travel mode choice (statsmodels 'modechoice', 840 rows): chosen mode, naive Bayes"))
+    db = load_diabetes()
+    yd = (db.target > np.quantile(db.target, 0.75)).astype(int)
+    svd = make_pipeline(StandardScaler(), LinearSVC(C=0.01, max_iter=20000))
+    pools.append(Pool("diabetes_svm_margin", _cv_scores(svd, db.data, yd, "decision_function"), yd, "margins", 0.0,
+                      0.6, "diabetes progression in the top quarter (scikit-learn 'diabetes', 442), linear SVM margins"))
+    dg = load_digits()
+    rng = np.random.default_rng(4)
+    pos, neg = np.flatnonzero(dg.target == 4), np.flatnonzero(dg.target != 4)
+    keep = np.r_[rng.choice(pos, 33, replace=False), neg]
+    y4 = (dg.target[keep] == 4).astype(int)
+    sv4 = make_pipeline(StandardScaler(), LinearSVC(C=0.01, max_iter=20000))
+    pools.append(Pool("digits4_rare_svm_margin", _cv_scores(sv4, dg.data[keep], y4, "decision_function"), y4,
+                      "margins", 0.0, 0.8, "digit 4 subsampled to 2% (33 of 1,650), linear SVM margins"))
+    y2 = (dg.target == 2).astype(int)
+    knn = make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=25))
+    pools.append(Pool("digits2_knn_prob", _cv_scores(knn, dg.data, y2, "predict_proba"), y2, "probabilities", 0.5,
+                      0.9, "digit 2 against the rest (10%), 25-nearest-neighbour probabilities (heavily tied)"))
+    return pools
+
+
 # --------------------------------------------------------------------- metrics
 
 

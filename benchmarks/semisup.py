@@ -12,7 +12,7 @@ Parts (``--part``):
   and the true PR curve, against the naive curve of the 20 labels; and whether the
   90% AP interval covers the true AP, with its width.
 * ``pools``: the real pools of ``benchmarks/real_scores.py`` (``--pools``; held-out
-  pools with ``--heldout``): coverage and width of the 90% intervals of AP, P@K,
+  pools with ``--heldout``, the second held-out set with ``--fresh``): coverage and width of the 90% intervals of AP, P@K,
   precision and recall at the pool's threshold, and the mean AP width against the
   vetted-only bootstrap's (the issue's width target), per pool and budget.
 * ``check``: the histogram check (:func:`~bayeval.models.mixture_calibration.mixture_check`)
@@ -384,6 +384,8 @@ def main(argv=None):
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--pools", nargs="+", default=None)
     ap.add_argument("--heldout", action="store_true", help="pools: the held-out pools instead of the tuning ones")
+    ap.add_argument("--fresh", action="store_true",
+                    help="pools: the second held-out set (real_scores.make_fresh_pools) instead of the tuning ones")
     ap.add_argument("--first-set", type=int, default=0, help="pools: the first label set (to extend a run)")
     ap.add_argument("--intercept-sd", type=str, nargs="+", default=None,
                     help="pools: the default with these intercept prior scales ('default': the model's own) "
@@ -424,7 +426,8 @@ def main(argv=None):
         df = run_digits(args.sets, with_spe=args.spe)
         text = digits_table(df)
     elif args.part == "pools":
-        pools = RS.make_heldout_pools() if args.heldout else RS.make_pools(args.pools)
+        pools = (RS.make_fresh_pools() if args.fresh else RS.make_heldout_pools() if args.heldout
+                 else RS.make_pools(args.pools))
         if args.pools:
             pools = [p for p in pools if p.name in args.pools]
         sds = None if args.intercept_sd is None else [None if v == "default" else float(v) for v in args.intercept_sd]

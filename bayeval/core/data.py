@@ -558,7 +558,7 @@ class EvalData:
 #
 # An interval from 30 labels holding two positives is wide because the labels say little
 # about the top of the ranking, and a curve centred on "the scores are calibrated" cannot
-# know that probabilities squeezed into [0.15, 0.48] rank much better than they claim. The
+# know whether probabilities squeezed into [0.15, 0.48] rank much better than they claim. The
 # summary (``summary().attrs["caveats"]``), the report and the command line say so beside
 # the interval; these are not sampler diagnostics and do not make a fit "not ok".
 
@@ -633,12 +633,13 @@ def _score_shape(scores: np.ndarray) -> list[str]:
     if band is not None:
         lo, hi = band
         out.append(
-            f"the probabilities are squeezed into [{lo:.2f}, {hi:.2f}] (1st to 99th percentile): such scores "
-            "rarely are calibrated probabilities (a strongly regularized model), so the default reads them as an "
-            "uncalibrated score (standardized, transform='standardize', as it reads margins); a prior centred on "
-            "'the scores are calibrated' understated AP by 0.1 to 0.6 on such scores. The vetted labels alone "
-            "say how steeply the chance of a positive rises with the score: vet items across the whole range. "
-            "If the scores are calibrated probabilities, say so: bayeval.fit(data, transform='logit') "
+            f"the probabilities are squeezed into [{lo:.2f}, {hi:.2f}] (1st to 99th percentile): a strongly "
+            "regularized model squeezes its probabilities (they then rank much better than they claim), and so does "
+            "a weak but calibrated one; the scores cannot tell which. The default fits both readings -- calibrated "
+            "probabilities (transform='logit') and an uncalibrated score (standardized, transform='standardize', "
+            "as it reads margins) -- and weighs them by the vetted labels; with few labels the interval can span "
+            "both readings. Vet items across the whole range of scores to tell them apart. If you know which "
+            "it is, say so: bayeval.fit(data, transform='logit') or transform='standardize' "
             "(`--transform logit` on the command line)."
         )
     return out

@@ -46,8 +46,12 @@ near the share of top scores that matches the prevalence, ``a ~ Normal(0, 1.5)``
 probability: from weak to near-perfect classifiers). The slope is positive: a higher
 score never means a lower probability of being positive. Probabilities squeezed into a
 narrow band away from 0 and 1 (a strongly regularized model's) are read on this second
-scale too by ``transform="auto"``: they are rarely calibrated, and the calibrated prior
-understated their AP by 0.1 to 0.6 (``benchmarks/results/squeezed.md``).
+scale too by ``transform="auto"``: a strongly regularized model's are rarely calibrated,
+and the calibrated prior understated their AP by 0.1 to 0.6; but a weak, calibrated
+model's probabilities are squeezed too, and there the standardized prior overstated
+precision (``benchmarks/results/squeezed.md``). ``bayeval.fit``'s default therefore fits
+both readings of squeezed probabilities and weighs them by the vetted labels
+(:func:`bayeval.models.stacking.default_candidates`).
 """
 
 from __future__ import annotations
@@ -136,7 +140,9 @@ class Calibration(Model):
         The score feature ``z``. ``"auto"``: ``logit`` for scores in [0, 1], else
         ``standardize`` -- also for probabilities squeezed into a narrow band away from 0
         and 1 (:func:`bayeval.core.data.squeezed_range`), which strongly regularized
-        models give and which are rarely calibrated (``benchmarks/results/squeezed.md``). ``"logodds"``: the scores *are* log-odds (a logistic model's
+        models give and which are then rarely calibrated (``benchmarks/results/squeezed.md``;
+        ``bayeval.fit``'s default weighs this reading against the logit's by the vetted
+        labels, since weak calibrated models squeeze theirs too). ``"logodds"``: the scores *are* log-odds (a logistic model's
         decision function, a boosted model's raw output): ``z = s`` with the prior
         centred on "calibrated", as for probabilities. Say so when you know it: on rare
         positives the difference is large (the standardized prior cannot know that a

@@ -34,7 +34,7 @@ from scipy import special, stats
 from ..core._defaults import HDI_PROB
 from ..core import _validate as V
 from ..core._progress import Bar
-from ..core.data import EvalData
+from ..core.data import EvalData, squeezed_range
 from ..core.posterior import Posterior
 from ..core.model import Model, seeds
 from ..core.sampling import SAMPLERS
@@ -56,13 +56,27 @@ def default_candidates(data: EvalData, transform: str = "auto") -> list:
     with 30 labels, against 0.86 for these two), and weighting them in made the stack
     worse, not better.
 
+    Probabilities squeezed into a narrow band away from 0 and 1
+    (:func:`~bayeval.core.data.squeezed_range`) get both readings, four candidates: the
+    two curves on the logit with the calibrated prior, and the two on the standardized
+    score. The scores alone cannot tell a strongly regularized model (under-confident:
+    the standardized reading is right) from a weak but calibrated one (the calibrated
+    reading is right); the vetted labels can, and the stacking weighs the readings by
+    them (``benchmarks/results/squeezed.md``). ``transform`` other than ``"auto"`` gives
+    every candidate that score feature.
+
     Examples
     --------
+    >>> import numpy as np
     >>> from bayeval import EvalData
     >>> from bayeval.models.stacking import default_candidates
     >>> default_candidates(EvalData([0.2, 0.9]))
     [Calibration(curve='logistic', transform='auto'), Calibration(curve='monotone', transform='auto')]
+    >>> [c.name for c in default_candidates(EvalData(np.linspace(0.05, 0.3, 200)))]
+    ['calibration/logistic', 'calibration/monotone', 'calibration/logistic/standardized', 'calibration/monotone/standardized']
     """
+    if transform == "auto" and squeezed_range(data.scores) is not None:
+        return [Calibration(curve, transform=t) for t in ("logit", "standardize") for curve in ("logistic", "monotone")]
     return [Calibration("logistic", transform=transform), Calibration("monotone", transform=transform)]
 
 
