@@ -24,6 +24,11 @@ def test_few_positives_and_few_negatives_are_named_with_what_to_vet():
     s = np.random.default_rng(1).beta(1, 3, 500)
     c = _data(s, 30, 2).caveats()
     assert len(c) == 1 and c[0].startswith("only 2 of the 30 vetted labels are positive") and "design" in c[0]
+    # on probabilities the prior takes the scores as calibrated: the caveat says an under-confident
+    # top can make P@K and AP miss, not only widen (margins get the prevalence-centred prior instead)
+    assert "can miss the truth" in c[0]
+    margins = _data(np.random.default_rng(1).normal(size=500), 30, 2).caveats()
+    assert margins[0].startswith("only 2 of the 30") and "can miss the truth" not in margins[0]
     c = _data(s, 30, 27).caveats()
     assert len(c) == 1 and c[0].startswith("only 3 of the 30 vetted labels are negative")
     # no positive at all is the calibration check's own message, not a caveat twice

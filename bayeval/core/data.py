@@ -572,14 +572,20 @@ SATURATED_SHARE = 0.05
 
 def _few_labels(data) -> list[str]:
     out = []
+    s = data.scores  # read as calibrated probabilities by the default (not squeezed ones: both readings)
+    probabilities = bool(s.size and s.min() >= 0 and s.max() <= 1 and squeezed_range(s) is None)
     n, pos = int(data.n_vetted), int(data.n_vetted_positive)
     neg = n - pos
     if 0 < pos < FEW_OF_A_CLASS:
         out.append(
             f"only {pos} of the {n} vetted labels are positive: the share of positives and the top of the "
             "calibration curve rest largely on the prior, so AP, P@K and precision get wide intervals, and recall "
-            "the widest. Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, "
-            "or `bayeval select`) rather than more random ones."
+            "the widest." + (
+                " Wide is not always enough: the prior takes the probabilities as calibrated, and where the "
+                "classifier's top scores are under-confident (its top items right far more often than they claim) "
+                "P@K and AP come out too low and can miss the truth." if probabilities else "")
+            + " Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, or "
+            "`bayeval select`) rather than more random ones."
         )
     if 0 < neg < FEW_OF_A_CLASS:
         out.append(
