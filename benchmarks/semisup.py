@@ -44,7 +44,7 @@ import real_scores as RS  # noqa: E402
 import bayeval as be  # noqa: E402
 from bayeval.core import metrics as M  # noqa: E402
 from bayeval.models import Calibration, MixtureCalibration, ScoreMixture  # noqa: E402
-from bayeval.models.stacking import StackedPosterior, _stacking_weights, label_loo  # noqa: E402
+from bayeval.models.stacking import StackedPosterior, _stacking_weights, default_candidates, label_loo  # noqa: E402
 
 GRID = np.linspace(0, 1, 101)
 FORMS = ("split",)  # the "bumps" form measured no narrower than the default on the first digits (see the results)
@@ -58,11 +58,11 @@ def fits_for(data, seed, *, transform="auto", draws=1000):
     """Every fit of a label set: the stack of the default's candidates and the new ones
     (``"default + split"``), and from the same candidate fits the default's own stack and
     each new candidate alone."""
-    cands = [Calibration("logistic", transform=transform), Calibration("monotone", transform=transform)]
+    cands = default_candidates(data, transform)  # four on squeezed probabilities (both readings), else two
     big = be.fit(data, candidates=cands + new_candidates(transform), random_seed=seed, warn=False, draws=draws)
     names = list(big.candidates)
-    out = {"default + " + "+".join(FORMS): big, "default": substack(big, data, names[:2], seed)}
-    for n in names[2:]:
+    out = {"default + " + "+".join(FORMS): big, "default": substack(big, data, names[:len(cands)], seed)}
+    for n in names[len(cands):]:
         out[n.replace("calibration/mixture-", "") + " alone"] = big.candidates[n]
     return out
 

@@ -142,6 +142,23 @@ def write_report(df, pools, out, stamp):
         sub = sub.droplevel([0, 1])
         lines.append(f"| {p} | {b} | " + " | ".join(
             f"{sub.loc[t, 'c']:.2f} / {sub.loc[t, 'w']:.3f} / {sub.loc[t, 'e']:+.3f}" for t in TRANSFORMS) + " |")
+    lines += ["", "## Every metric, per pool (coverage / mean width)\n",
+              "| pool | squeezed | budget | " + " | ".join(TRANSFORMS) + " |", "|---|---|---:|" + "---|" * len(TRANSFORMS)]
+    sq = {p.name: any("squeezed" in c for c in be.EvalData(p.scores).caveats()) for p in pools}
+    allm = df.groupby(["pool", "budget", "transform"]).agg(c=("covered", "mean"), w=("width", "mean"))
+    for (p, b), sub in allm.groupby(level=[0, 1]):
+        sub = sub.droplevel([0, 1])
+        lines.append(f"| {p} | {sq.get(p, '')} | {b} | " + " | ".join(
+            f"{sub.loc[t, 'c']:.2f} / {sub.loc[t, 'w']:.3f}" if t in sub.index else "" for t in TRANSFORMS) + " |")
+    only = df[df.pool.map(sq).fillna(False).astype(bool)]
+    if len(only):
+        g = only.groupby(["budget", "transform"]).agg(c=("covered", "mean"), w=("width", "mean"))
+        lines.append("\nThe squeezed pools only (where `transform=\"auto\"` acts), pooled over metrics: " + "; ".join(
+            f"{b} labels: " + ", ".join(f"{t} {g.loc[(b, t), 'c']:.3f} covered, {g.loc[(b, t), 'w']:.3f} wide"
+                                          for t in TRANSFORMS if (b, t) in g.index)
+            for b in sorted(only.budget.unique())) + "; lowest pool: " + ", ".join(
+            f"{t} {only[only['transform'] == t].groupby(['pool', 'budget']).covered.mean().min():.2f}" for t in TRANSFORMS
+            if (only["transform"] == t).any()) + ".")
     pooled = df.groupby("transform").agg(c=("covered", "mean"), w=("width", "mean"), n=("covered", "count"))
     lines.append("\nPooled over pools, metrics and budgets: " + "; ".join(
         f"{t} {r.c:.2f} covered, mean width {r.w:.3f} ({int(r.n)} intervals)" for t, r in pooled.iterrows()) + ".\n")
