@@ -93,6 +93,23 @@ def flat_fits_for(data, seed, *, draws=1000, with_default=False):
     return out
 
 
+def both_fits_for(data, seed, *, draws=1000):
+    """On probability scores, the four candidates of both readings (the logistic and monotone
+    curves on the logit with the calibrated prior, and on the standardized score), stacked
+    (``"default, both readings"``), and from the same candidate fits the default's own stack
+    (``"default"``: the logit pair, or all four where the probabilities are squeezed, where
+    the default already fits both). On other scores both rows are the default."""
+    s = data.scores
+    if not (s.min() >= 0 and s.max() <= 1):
+        post = be.fit(data, random_seed=seed, warn=False, draws=draws)
+        return {"default": post, "default, both readings": post}
+    cands = [Calibration(c, transform=t) for t in ("logit", "standardize") for c in ("logistic", "monotone")]
+    big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
+    names = list(big.candidates)
+    squeezed = len(default_candidates(data)) == 4
+    return {"default": big if squeezed else substack(big, data, names[:2], seed), "default, both readings": big}
+
+
 def substack(post, data, names, seed):
     fits = {n: post.candidates[n] for n in names}
     w = _stacking_weights(np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()]))
@@ -222,7 +239,7 @@ def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None, intercept_sds=None,
-              flat=False, with_default=False):
+              flat=False, with_default=False, both=False):
     """Every label set of every pool and budget; ``out``: a CSV rewritten after each set.
 
     The label sets are taken in rounds: set ``first_set`` of every pool and budget, then
@@ -231,7 +248,8 @@ def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=Non
     ``intercept_sds``: instead of the split comparison, the default with each of these
     intercept prior scales (:func:`sd_fits_for`); ``flat``: the default with a flat-ended
     curve added (:func:`flat_fits_for`; ``with_default``: the default's rows from the same
-    candidate fits too)."""
+    candidate fits too); ``both``: the default against the stack of both readings of
+    probability scores (:func:`both_fits_for`)."""
     rows = []
     prepared = []
     for pool in pools:
@@ -243,7 +261,9 @@ def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=Non
             for budget in budgets:
                 data, rng = RS._label_set(pool, budget, rep, 0)
                 t0 = time.perf_counter()
-                if flat:
+                if both:
+                    fits = both_fits_for(data, rep)
+                elif flat:
                     fits = flat_fits_for(data, rep, with_default=with_default)
                 else:
                     fits = fits_for(data, rep) if intercept_sds is None else sd_fits_for(data, rep, intercept_sds)
@@ -392,6 +412,8 @@ def main(argv=None):
                          "instead of the split comparison")
     ap.add_argument("--flat", action="store_true",
                     help="pools: the default with the flat-ended monotone curve added, instead of the split comparison")
+    ap.add_argument("--both", action="store_true",
+                    help="pools: the default against both readings of probabilities (logit and standardized) stacked")
     ap.add_argument("--with-default", action="store_true",
                     help="pools, with --flat: also the default's rows, rebuilt from the same candidate fits")
     ap.add_argument("--spe", action="store_true", help="digits: also the Normal/Normal score mixture (NUTS, slow)")
@@ -433,7 +455,7 @@ def main(argv=None):
         sds = None if args.intercept_sd is None else [None if v == "default" else float(v) for v in args.intercept_sd]
         df = run_pools(pools, args.budgets, args.sets, out=args.out, first_set=args.first_set,
                        header=f"`{command}` with {stamp}", intercept_sds=sds, flat=args.flat,
-                       with_default=args.with_default)
+                       with_default=args.with_default, both=args.both)
         text = pools_table(df)
     elif args.part == "generated":
         df = run_generated(args.sets, out=args.out)
