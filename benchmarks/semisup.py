@@ -98,21 +98,41 @@ def both_fits_for(data, seed, *, draws=1000):
     curves on the logit with the calibrated prior, and on the standardized score), stacked
     (``"default, both readings"``), and from the same candidate fits the default's own stack
     (``"default"``: the logit pair, or all four where the probabilities are squeezed, where
-    the default already fits both). On other scores both rows are the default."""
+    the default already fits both), and the four stacked with a Dirichlet(2) prior on the
+    weights (``"both readings, regularized weights"``: with few labels the plain stacking can
+    give one reading all the weight). On other scores all three rows are the default."""
     s = data.scores
     if not (s.min() >= 0 and s.max() <= 1):
         post = be.fit(data, random_seed=seed, warn=False, draws=draws)
-        return {"default": post, "default, both readings": post}
+        return {"default": post, "default, both readings": post, "both readings, regularized weights": post}
     cands = [Calibration(c, transform=t) for t in ("logit", "standardize") for c in ("logistic", "monotone")]
     big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
     names = list(big.candidates)
     squeezed = len(default_candidates(data)) == 4
-    return {"default": big if squeezed else substack(big, data, names[:2], seed), "default, both readings": big}
+    return {"default": big if squeezed else substack(big, data, names[:2], seed), "default, both readings": big,
+            "both readings, regularized weights": substack(big, data, names, seed, dirichlet=2.0)}
 
 
-def substack(post, data, names, seed):
+def _regularized_weights(lpd, alpha):
+    """Stacking weights with a symmetric Dirichlet(alpha) prior on them (alpha > 1 pulls
+    towards equal weights; its pull is O(1) against the labels' O(n))."""
+    from scipy import optimize, special
+
+    m = lpd.max(axis=1, keepdims=True)
+    e = np.exp(lpd - m)
+
+    def obj(v):
+        w = special.softmax(np.r_[v, 0.0])
+        return -np.sum(np.log(e @ w)) - (alpha - 1.0) * np.sum(np.log(w))
+
+    w = special.softmax(np.r_[optimize.minimize(obj, np.zeros(lpd.shape[1] - 1), method="BFGS").x, 0.0])
+    return w / w.sum()
+
+
+def substack(post, data, names, seed, dirichlet=None):
     fits = {n: post.candidates[n] for n in names}
-    w = _stacking_weights(np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()]))
+    lpd = np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()])
+    w = _stacking_weights(lpd) if dirichlet is None else _regularized_weights(lpd, dirichlet)
     tab = pd.DataFrame({"weight": w}, index=names).sort_values("weight", ascending=False, kind="stable")
     return StackedPosterior(data, fits, tab, chains=post.n_chains, draws=post.n_draws, random_seed=seed)
 
