@@ -312,9 +312,15 @@ def pools_table(df):
         g = b.groupby(["model"])
         ap = b[b.metric == "AP"]
         vo = ap.groupby("model")["vo_width"].mean()
+        per_pool = b.groupby(["model", "pool"])["covered"].mean()
+        # the interval score of a 90% interval (Gneiting & Raftery): its width plus 20 times how far
+        # outside it the truth lies; lower is better, and it charges both a wide and a wrong interval
+        iscore = b["width"] + 20 * ((b["lo"] - b["truth"]).clip(lower=0) + (b["truth"] - b["hi"]).clip(lower=0))
         tab = pd.DataFrame({
             "coverage (pooled)": g["covered"].mean(),
-            "worst pool coverage": b.groupby(["model", "pool"])["covered"].mean().groupby("model").min(),
+            "worst pool coverage": per_pool.groupby("model").min(),
+            "pools below 0.75": (per_pool < 0.75).groupby("model").sum(),
+            "interval score": iscore.groupby(b["model"]).mean(),
             "mean AP width": ap.groupby("model")["width"].mean(),
             "AP width / vetted-only": ap.groupby("model")["width"].mean() / vo,
         }).round(3)
