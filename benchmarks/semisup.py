@@ -93,24 +93,29 @@ def flat_fits_for(data, seed, *, draws=1000, with_default=False):
     return out
 
 
-def both_fits_for(data, seed, *, draws=1000):
+def both_fits_for(data, seed, *, draws=1000, alphas=()):
     """On probability scores, the four candidates of both readings (the logistic and monotone
     curves on the logit with the calibrated prior, and on the standardized score), stacked
     (``"default, both readings"``), and from the same candidate fits the default's own stack
     (``"default"``: the logit pair, or all four where the probabilities are squeezed, where
     the default already fits both), and the four stacked with a Dirichlet(2) prior on the
     weights (``"both readings, regularized weights"``: with few labels the plain stacking can
-    give one reading all the weight). On other scores all three rows are the default."""
+    give one reading all the weight), and with each Dirichlet parameter in ``alphas``. On
+    other scores all rows are the default."""
     s = data.scores
     if not (s.min() >= 0 and s.max() <= 1):
         post = be.fit(data, random_seed=seed, warn=False, draws=draws)
-        return {"default": post, "default, both readings": post, "both readings, regularized weights": post}
+        return {"default": post, "default, both readings": post, "both readings, regularized weights": post,
+                **{f"both readings, Dirichlet({alpha:g})": post for alpha in alphas}}
     cands = [Calibration(c, transform=t) for t in ("logit", "standardize") for c in ("logistic", "monotone")]
     big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
     names = list(big.candidates)
     squeezed = len(default_candidates(data)) == 4
-    return {"default": big if squeezed else substack(big, data, names[:2], seed), "default, both readings": big,
-            "both readings, regularized weights": substack(big, data, names, seed, dirichlet=2.0)}
+    out = {"default": big if squeezed else substack(big, data, names[:2], seed), "default, both readings": big,
+           "both readings, regularized weights": substack(big, data, names, seed, dirichlet=2.0)}
+    for alpha in alphas:
+        out[f"both readings, Dirichlet({alpha:g})"] = substack(big, data, names, seed, dirichlet=alpha)
+    return out
 
 
 def _regularized_weights(lpd, alpha):
@@ -259,7 +264,7 @@ def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None, intercept_sds=None,
-              flat=False, with_default=False, both=False):
+              flat=False, with_default=False, both=False, alphas=()):
     """Every label set of every pool and budget; ``out``: a CSV rewritten after each set.
 
     The label sets are taken in rounds: set ``first_set`` of every pool and budget, then
@@ -282,7 +287,7 @@ def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=Non
                 data, rng = RS._label_set(pool, budget, rep, 0)
                 t0 = time.perf_counter()
                 if both:
-                    fits = both_fits_for(data, rep)
+                    fits = both_fits_for(data, rep, alphas=alphas)
                 elif flat:
                     fits = flat_fits_for(data, rep, with_default=with_default)
                 else:
@@ -440,6 +445,8 @@ def main(argv=None):
                     help="pools: the default with the flat-ended monotone curve added, instead of the split comparison")
     ap.add_argument("--both", action="store_true",
                     help="pools: the default against both readings of probabilities (logit and standardized) stacked")
+    ap.add_argument("--alphas", type=float, nargs="+", default=[],
+                    help="with --both: also the Dirichlet(alpha)-regularized stacking for each alpha")
     ap.add_argument("--with-default", action="store_true",
                     help="pools, with --flat: also the default's rows, rebuilt from the same candidate fits")
     ap.add_argument("--spe", action="store_true", help="digits: also the Normal/Normal score mixture (NUTS, slow)")
@@ -481,7 +488,7 @@ def main(argv=None):
         sds = None if args.intercept_sd is None else [None if v == "default" else float(v) for v in args.intercept_sd]
         df = run_pools(pools, args.budgets, args.sets, out=args.out, first_set=args.first_set,
                        header=f"`{command}` with {stamp}", intercept_sds=sds, flat=args.flat,
-                       with_default=args.with_default, both=args.both)
+                       with_default=args.with_default, both=args.both, alphas=args.alphas)
         text = pools_table(df)
     elif args.part == "generated":
         df = run_generated(args.sets, out=args.out)
