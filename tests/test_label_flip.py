@@ -160,10 +160,6 @@ def test_marginal_and_vetted_loglik_equal_hand_computation(lookup, monkeypatch):
     np.testing.assert_allclose(got0, p0, rtol=1e-12)
 
 
-def _logp_at(model, point):
-    return float(model.compile_logp(jacobian=False)(point))
-
-
 def test_binned_likelihood_is_the_exact_one_at_fine_bins_and_close_at_the_default():
     data, truth = simulate_tags(3, items_per_category=150, random_seed=4)
     data = data.with_labels(data.item_ids[:9], truth[:9])
@@ -186,9 +182,10 @@ def test_binned_likelihood_is_the_exact_one_at_fine_bins_and_close_at_the_defaul
             assert counts[(cat == c) & (y == v)].sum() == want
     rng = np.random.default_rng(0)
     base = exact.initial_point()
+    logps = [m.compile_logp(jacobian=False) for m in (exact, fine, coarse, default)]  # once each
     for _ in range(3):
         point = {k: v + rng.normal(0, 0.5, np.shape(v)) for k, v in base.items()}
-        le, lf_, lc, ld = (_logp_at(m, point) for m in (exact, fine, coarse, default))
+        le, lf_, lc, ld = (float(logp(point)) for logp in logps)
         assert lf_ == pytest.approx(le, rel=1e-10)
         # binned: off by a fraction of a nat (of ~250), less with more bins
         assert 0 < abs(lc - le) < 0.5
