@@ -27,6 +27,10 @@ from bayeval.annotators._likelihood import ClassProbability as _ClassProbability
 from bayeval.core.summary import hdi  # noqa: E402
 
 FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False)
+#: for tests that only read a built graph's values or shapes (not the fits' compiled code):
+#: PyTensor's Python implementations, with no C module to compile (several CPU s each on a
+#: fresh compile cache)
+FAST = "FAST_COMPILE"
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -1014,17 +1018,18 @@ def test_exchangeable_annotators_share_one_set_of_parameters():
     data = AnnotationData(pred, ann)
     shared, separate = AnnotatorError(annotators="exchangeable"), AnnotatorError()
     m_sh, m_sep = shared.build(data), separate.build(data)
-    assert m_sh["annotator_class_accuracy"].eval().shape == (2,)
-    assert m_sh["annotator_difficulty_u"].eval().shape == ()
-    assert m_sh["annotator_difficulty_corr"].eval().shape == (3,)
+    # values of the built graphs only: FAST (Python) mode, no C module compiled for them
+    assert m_sh["annotator_class_accuracy"].eval(mode=FAST).shape == (2,)
+    assert m_sh["annotator_difficulty_u"].eval(mode=FAST).shape == ()
+    assert m_sh["annotator_difficulty_corr"].eval(mode=FAST).shape == (3,)
     # same point, same log density (the priors differ: one Beta per class instead of three)
     point_sh = {"prevalence_simplex__": np.array([0.3]), "model_class_accuracy_logodds__": np.array([1.2, 0.8]),
                 "annotator_class_accuracy_logodds__": np.array([0.9, 1.1]),
                 "model_difficulty_u_logodds__": np.array(0.4), "annotator_difficulty_u_logodds__": np.array(-0.2)}
     point_sep = dict(point_sh, annotator_class_accuracy_logodds__=np.tile([0.9, 1.1], (3, 1)),
                      annotator_difficulty_u_logodds__=np.full(3, -0.2))
-    lik_sh = m_sh.compile_logp(vars=m_sh.potentials)(point_sh)
-    lik_sep = m_sep.compile_logp(vars=m_sep.potentials)(point_sep)
+    lik_sh = m_sh.compile_logp(vars=m_sh.potentials, mode=FAST)(point_sh)
+    lik_sep = m_sep.compile_logp(vars=m_sep.potentials, mode=FAST)(point_sep)
     assert lik_sh == pytest.approx(lik_sep, rel=1e-10)
     post = shared.fit(data, random_seed=3, **FIT)
     assert post.idata.posterior["annotator_class_accuracy"].dims == ("chain", "draw", "class")
@@ -1038,8 +1043,8 @@ def test_exchangeable_annotators_share_one_set_of_parameters():
         AnnotatorError(annotators="pooled")
     # K > 2: one confusion row set for the annotators, one for the classifier
     m3 = AnnotatorError(3, annotators="exchangeable").build(AnnotationData([0, 1, 2, 2], [[0, 1], [1, 1], [1, 2], [2, 2]]))
-    assert m3["wrong_class"].eval().shape == (3, 3, 2)
-    w = m3["wrong_class"].eval()
+    w = m3["wrong_class"].eval(mode=FAST)
+    assert w.shape == (3, 3, 2)
     np.testing.assert_allclose(w[1], w[2])
 
 
@@ -1107,6 +1112,14 @@ def test_guarded_residual_variance_never_collapses_to_zero():
     assert np.isnan(_guarded_residual_variance(np.array([0.1]), 0.9))
 
 
+@pytest.fixture(scope="module")
+def wrong_model_on_random_gold():
+    """The 150 posteriors of :func:`_wrong_model_on_random_gold`, made once for the two tests
+    that read them (about 2.7 CPU s each time): ``(truth, right, [(post, pick), ...])``."""
+    truth, right, fits = _wrong_model_on_random_gold()
+    return truth, right, list(fits)
+
+
 def _wrong_model_on_random_gold(n_trials=150, n_gold=60):
     """Fits, without sampling, of a structured model that believes the errors independent
     (they are shared) to one data set with ``n_trials`` random gold subsets: yields
@@ -1127,11 +1140,11 @@ def _wrong_model_on_random_gold(n_trials=150, n_gold=60):
     return (pred == z).mean(), (pred == z), fits()
 
 
-def test_rectified_accuracy_covers_where_the_model_is_wrong():
+def test_rectified_accuracy_covers_where_the_model_is_wrong(wrong_model_on_random_gold):
     """A structured model that believes the errors independent (they are shared) puts the
     accuracy far off; over random gold subsets the prediction-powered interval covers the
     true accuracy at about its nominal 90%, and is unbiased."""
-    truth, _, fits = _wrong_model_on_random_gold()
+    truth, _, fits = wrong_model_on_random_gold
     hits, ests, alone = [], [], []
     for post, _ in fits:
         r = post.rectified_accuracy()
@@ -1177,12 +1190,12 @@ def test_rectified_accuracy_formula_and_errors():
 # ------------------------------------------------ the guarded reading (never below the gold items)
 
 
-def test_guarded_accuracy_covers_whenever_the_gold_items_do():
+def test_guarded_accuracy_covers_whenever_the_gold_items_do(wrong_model_on_random_gold):
     """A structured model that believes the errors independent (they are shared) puts its
     interval far from the truth; the guarded interval contains both the posterior's and
     the gold items' own interval in every trial, so it covers whenever the gold items'
     interval does, and at least at the nominal 90% over random gold subsets."""
-    truth, right, fits = _wrong_model_on_random_gold()
+    truth, right, fits = wrong_model_on_random_gold
     hits = {"guarded": [], "posterior": [], "gold": []}
     for post, pick in fits:
         g = post.guarded_accuracy()
@@ -1290,9 +1303,9 @@ def test_chains_start_at_a_dawid_skene_estimate():
         st = _dawid_skene_start(sp, _observe(pk, ak, None, k))
         model = sp.build(dk)
         for name, val in st.items():
-            assert np.shape(val) == model[name].eval().shape, (k, kw, name)
+            assert np.shape(val) == model[name].eval(mode=FAST).shape, (k, kw, name)
         point = {**model.initial_point(), **_value_space(model, st)}
-        assert np.isfinite(model.compile_logp()(point)), (k, kw)
+        assert np.isfinite(model.compile_logp(mode=FAST)(point)), (k, kw)
         assert np.all((st["model_class_accuracy"] > 0) & (st["model_class_accuracy"] < 1))
 
 

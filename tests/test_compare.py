@@ -410,7 +410,9 @@ def test_the_jeffreys_penalty_adds_half_the_log_determinant_of_the_coefficients_
 
     def at(model, var):  # var's value at ``point`` (a function of the free variables' values)
         out = model.replace_rvs_by_values([var])[0]
-        return model.compile_fn(out, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)
+        # a value only: PyTensor's Python mode, no C module compiled for this check
+        return model.compile_fn(out, inputs=model.value_vars, point_fn=True, on_unused_input="ignore",
+                                mode="FAST_COMPILE")(point)
 
     feats, _ = jef.features(d)
     x = np.column_stack([np.ones(int(d.vetted.sum())), feats[d.vetted][:, :, 0]])
@@ -445,7 +447,7 @@ def test_the_jeffreys_penalty_compiles_vectorized_without_a_rewrite_failure(capl
     with caplog.at_level(logging.ERROR, logger="pytensor"):
         batch = _vectorize(m, m.value_vars, [], "logp")(*[pts[v.name] for v in m.value_vars])
     assert not [r for r in caplog.records if "Rewrite failure" in r.getMessage()]
-    logp = m.compile_logp()
+    logp = m.compile_logp(mode="FAST_COMPILE")  # the one-point reference: Python mode, no C module
     one = [float(logp({k: v[i] for k, v in pts.items()})) for i in range(3)]
     np.testing.assert_allclose(batch, one, rtol=1e-10)
 

@@ -28,7 +28,8 @@ from bayeval.models import Calibration, LabelFlip, ScoreMixture, Stack
 from bayeval.models.joint import JointCalibration, joint_data
 from bayeval.rankings import HumanRanking, PairwiseVotes, RankingPosterior
 
-FIT = dict(draws=100, tune=100, chains=2, progressbar=False, warn=False, cores=1)
+# small: the contract is about what a fit returns and how it repeats, not about its accuracy
+FIT = dict(draws=50, tune=50, chains=2, progressbar=False, warn=False, cores=1)
 
 
 def _joint(seed, n=300, n_vetted=40):
