@@ -445,6 +445,37 @@ def test_semisup_report_keeps_only_complete_rounds_and_counts_the_paired_flips(t
         in semisup.pools_table(kept)
 
 
+def test_semisup_regularized_weights_and_the_interval_score(tmp_path):
+    """The Dirichlet-regularized stacking of ``--both`` and the interval score of the pools table."""
+    import numpy as np
+    import pandas as pd
+
+    sys.path.insert(0, str(BENCH))
+    import semisup
+    from bayeval.models.stacking import _stacking_weights
+
+    rng = np.random.default_rng(0)
+    # candidate 0 predicts every label better: plain stacking gives it all the weight, the
+    # Dirichlet(2) prior keeps the other one in, alpha = 1 is the plain stacking
+    lpd = np.column_stack([np.full(30, -0.3), np.full(30, -0.6)]) + rng.normal(0, 0.01, (30, 1))
+    plain = _stacking_weights(lpd)
+    assert plain[0] == 1.0
+    reg = semisup._regularized_weights(lpd, 2.0)
+    assert 0.6 < reg[0] < 1.0 and abs(reg.sum() - 1) < 1e-12
+    assert abs(semisup._regularized_weights(lpd, 1.0)[0] - 1.0) < 1e-3
+    # equally good candidates: equal weights
+    eq = semisup._regularized_weights(np.column_stack([np.full(30, -0.5)] * 3), 2.0)
+    assert np.allclose(eq, 1 / 3, atol=1e-4)
+    # the interval score: width + 20 x the miss distance (one interval covers, one misses by 0.1)
+    rows = [{"pool": "a", "budget": 30, "set": 0, "model": "default", "metric": m, "truth": 0.5, "mean": 0.5,
+             "lo": lo, "hi": hi, "width": hi - lo, "covered": lo <= 0.5 <= hi, "vo_width": 0.4, "weights": ""}
+            for m, lo, hi in (("AP", 0.4, 0.6), ("recall", 0.6, 0.7))]
+    text = semisup.pools_table(pd.DataFrame(rows))
+    line = [row for row in text.splitlines() if row.startswith("| default")][0]
+    assert "1.15" in line  # mean of 0.2 and 0.1 + 20 x 0.1
+    assert "|                  1 |" in line  # one pool below 0.75
+
+
 # ------------------------------------------------------------------ compare.py
 
 

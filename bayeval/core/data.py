@@ -644,8 +644,8 @@ def _score_shape(scores: np.ndarray) -> list[str]:
             "a weak but calibrated one; the scores cannot tell which. The default fits both readings -- calibrated "
             "probabilities (transform='logit') and an uncalibrated score (standardized, transform='standardize', "
             "as it reads margins) -- and weighs them by the vetted labels; with few labels the interval can span "
-            "both readings. Vet items across the whole range of scores to tell them apart. If you know which "
-            "it is, say so: bayeval.fit(data, transform='logit') or transform='standardize' "
+            "both readings, or follow the wrong one. Vet items across the whole range of scores to tell them apart. "
+            "If you know which it is, say so: bayeval.fit(data, transform='logit') or transform='standardize' "
             "(`--transform logit` on the command line)."
         )
     return out

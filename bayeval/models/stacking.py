@@ -62,8 +62,9 @@ def default_candidates(data: EvalData, transform: str = "auto") -> list:
     score. The scores alone cannot tell a strongly regularized model (under-confident:
     the standardized reading is right) from a weak but calibrated one (the calibrated
     reading is right); the vetted labels can, and the stacking weighs the readings by
-    them (``benchmarks/results/squeezed.md``). ``transform`` other than ``"auto"`` gives
-    every candidate that score feature.
+    them (``benchmarks/results/squeezed.md``) -- though 30 labels can also favour the wrong
+    one (on a weak calibrated model, in 3 of 10 such label sets). ``transform`` other than
+    ``"auto"`` gives every candidate that score feature.
 
     Examples
     --------
