@@ -44,7 +44,8 @@ import real_scores as RS  # noqa: E402
 import bayeval as be  # noqa: E402
 from bayeval.core import metrics as M  # noqa: E402
 from bayeval.models import Calibration, MixtureCalibration, ScoreMixture  # noqa: E402
-from bayeval.models.stacking import StackedPosterior, _stacking_weights, default_candidates, label_loo  # noqa: E402
+from bayeval.models.stacking import (  # noqa: E402
+    StackedPosterior, _stacking_weights, both_readings, default_candidates, label_loo)
 
 GRID = np.linspace(0, 1, 101)
 FORMS = ("split",)  # the "bumps" form measured no narrower than the default on the first digits (see the results)
@@ -107,8 +108,7 @@ def both_fits_for(data, seed, *, draws=1000, alphas=()):
         post = be.fit(data, random_seed=seed, warn=False, draws=draws)
         return {"default": post, "default, both readings": post, "both readings, regularized weights": post,
                 **{f"both readings, Dirichlet({alpha:g})": post for alpha in alphas}}
-    cands = [Calibration(c, transform=t) for t in ("logit", "standardize") for c in ("logistic", "monotone")]
-    big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
+    big = be.fit(data, candidates=both_readings(), random_seed=seed, warn=False, draws=draws)
     names = list(big.candidates)
     squeezed = len(default_candidates(data)) == 4
     out = {"default": big if squeezed else substack(big, data, names[:2], seed), "default, both readings": big,

@@ -40,7 +40,7 @@ from ..core.model import Model, seeds
 from ..core.sampling import SAMPLERS
 from .calibration import Calibration
 
-__all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "label_loo", "calibration_check"]
+__all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "both_readings", "label_loo", "calibration_check"]
 
 #: |z| above which the vetted labels are said to contradict a candidate's probabilities.
 CHECK_Z = 2.5
@@ -77,8 +77,21 @@ def default_candidates(data: EvalData, transform: str = "auto") -> list:
     ['calibration/logistic', 'calibration/monotone', 'calibration/logistic/standardized', 'calibration/monotone/standardized']
     """
     if transform == "auto" and squeezed_range(data.scores) is not None:
-        return [Calibration(curve, transform=t) for t in ("logit", "standardize") for curve in ("logistic", "monotone")]
+        return both_readings()
     return [Calibration("logistic", transform=transform), Calibration("monotone", transform=transform)]
+
+
+def both_readings() -> list:
+    """The logistic and monotone curves on both readings of probability scores: on the
+    logit with the calibrated prior, then on the standardized score (what
+    :func:`default_candidates` gives squeezed probabilities).
+
+    Examples
+    --------
+    >>> [c.name for c in both_readings()][2:]
+    ['calibration/logistic/standardized', 'calibration/monotone/standardized']
+    """
+    return [Calibration(curve, transform=t) for t in ("logit", "standardize") for curve in ("logistic", "monotone")]
 
 
 def _flat(post: Posterior, name: str) -> np.ndarray:
