@@ -581,9 +581,10 @@ def _few_labels(data) -> list[str]:
             f"only {pos} of the {n} vetted labels are positive: the share of positives and the top of the "
             "calibration curve rest largely on the prior, so AP, P@K and precision get wide intervals, and recall "
             "the widest." + (
-                " Wide is not always enough: the prior takes the probabilities as calibrated, and where the "
-                "classifier's top scores are under-confident (its top items right far more often than they claim) "
-                "P@K and AP come out too low and can miss the truth." if probabilities else "")
+                " Wide is not always enough: the prior takes the probabilities as calibrated, so where the "
+                "classifier's top scores are over-confident (an over-fitted model: its top items right less often "
+                "than they claim) P@K, AP and precision come out too high, and where they are under-confident "
+                "(right more often than they claim) too low; either way the interval can miss the truth." if probabilities else "")
             + " Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, or "
             "`bayeval select`) rather than more random ones."
         )
