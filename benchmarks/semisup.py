@@ -134,10 +134,71 @@ def _regularized_weights(lpd, alpha):
     return w / w.sum()
 
 
-def substack(post, data, names, seed, dirichlet=None):
+def bb_fits_for(data, seed, *, draws=1000):
+    """The default's candidates plus the flat-ended monotone curve, fitted once; from those fits
+    the default's own stack (``"default"``), the same candidates with Bayesian-bootstrap
+    stacking weights (``"default, BB weights"``), and the stack with the flat curve, plainly
+    (``"default + flat"``) and with Bayesian-bootstrap weights (``"default + flat, BB weights"``)."""
+    cands = default_candidates(data)
+    big = be.fit(data, candidates=cands + [Calibration("monotone", asymptotes=True)], random_seed=seed,
+                 warn=False, draws=draws)
+    names = list(big.candidates)
+    base = names[:len(cands)]
+    return {"default": substack(big, data, base, seed), "default, BB weights": substack(big, data, base, seed, bb=True),
+            "default + flat": substack(big, data, names, seed),
+            "default + flat, BB weights": substack(big, data, names, seed, bb=True)}
+
+
+def margins_fits_for(data, seed, *, draws=1000):
+    """On scores that are not probabilities, both readings: the default's two curves on the
+    standardized score and the same two on the score read as log-odds (the calibrated prior);
+    from one fit of the four, the default's own stack (``"default"``), all four stacked plainly
+    (``"margins both readings"``) and with Bayesian-bootstrap weights (``"margins both readings,
+    BB weights"``). On probabilities every row is the default."""
+    s = data.scores
+    if s.min() >= 0 and s.max() <= 1:
+        post = be.fit(data, random_seed=seed, warn=False, draws=draws)
+        return {"default": post, "margins both readings": post, "margins both readings, BB weights": post}
+    cands = ([Calibration(c, transform="standardize") for c in ("logistic", "monotone")]
+             + [Calibration(c, transform="logodds") for c in ("logistic", "monotone")])
+    big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
+    names = list(big.candidates)
+    return {"default": substack(big, data, names[:2], seed), "margins both readings": big,
+            "margins both readings, BB weights": substack(big, data, names, seed, bb=True)}
+
+
+def _bb_weights(lpd, seed, replicates=400):
+    """Stacking weights averaged over Bayesian-bootstrap replicates of the labels: each
+    replicate weighs the labels' LOO densities by Dirichlet(1, ..., 1) and takes the stacking
+    optimum; with few labels the optima vary and their mean spreads the weight."""
+    from scipy import optimize, special
+
+    n, k = lpd.shape
+    m = lpd.max(axis=1, keepdims=True)
+    e = np.exp(lpd - m)
+    rng = np.random.default_rng([seed, n, k])
+    out = np.zeros(k)
+    for _ in range(replicates):
+        u = rng.dirichlet(np.ones(n)) * n
+
+        def obj(v, u=u):
+            w = special.softmax(np.r_[v, 0.0])
+            dens = e @ w
+            g_w = -(u[:, None] * e / dens[:, None]).sum(axis=0)
+            return -np.sum(u * np.log(dens)), (w * (g_w - w @ g_w))[:-1]
+
+        res = optimize.minimize(obj, np.zeros(k - 1), jac=True, method="BFGS")
+        out += special.softmax(np.r_[res.x, 0.0])
+    w = out / replicates
+    w[w < 1e-4] = 0.0
+    return w / w.sum()
+
+
+def substack(post, data, names, seed, dirichlet=None, bb=False):
     fits = {n: post.candidates[n] for n in names}
     lpd = np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()])
-    w = _stacking_weights(lpd) if dirichlet is None else _regularized_weights(lpd, dirichlet)
+    w = (_bb_weights(lpd, seed) if bb else _stacking_weights(lpd) if dirichlet is None
+         else _regularized_weights(lpd, dirichlet))
     tab = pd.DataFrame({"weight": w}, index=names).sort_values("weight", ascending=False, kind="stable")
     return StackedPosterior(data, fits, tab, chains=post.n_chains, draws=post.n_draws, random_seed=seed)
 
@@ -163,7 +224,7 @@ def digits_scores():
     return np.column_stack(cols), target
 
 
-def run_digits(sets, log=print, n_vetted=20, with_spe=False):
+def run_digits(sets, log=print, n_vetted=20, with_spe=False, transform="auto", margins=False):
     scores, target = digits_scores()
     rows = []
     for digit in range(10):
@@ -178,7 +239,7 @@ def run_digits(sets, log=print, n_vetted=20, with_spe=False):
             lab[idx] = y[idx]
             data = be.EvalData(s, lab)
             t0 = time.perf_counter()
-            fits = fits_for(data, rep)
+            fits = margins_fits_for(data, rep) if margins else fits_for(data, rep, transform=transform)
             if with_spe:
                 fits["score mixture normal/normal"] = ScoreMixture("normal", "normal", transform="identity").fit(
                     data, draws=500, tune=500, chains=2, random_seed=rep, progressbar=False, warn=False)
@@ -264,7 +325,7 @@ def complete_rounds(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
 
 def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=None, intercept_sds=None,
-              flat=False, with_default=False, both=False, alphas=()):
+              flat=False, with_default=False, both=False, alphas=(), bb=False, margins=False):
     """Every label set of every pool and budget; ``out``: a CSV rewritten after each set.
 
     The label sets are taken in rounds: set ``first_set`` of every pool and budget, then
@@ -286,7 +347,11 @@ def run_pools(pools, budgets, sets, log=print, out=None, first_set=0, header=Non
             for budget in budgets:
                 data, rng = RS._label_set(pool, budget, rep, 0)
                 t0 = time.perf_counter()
-                if both:
+                if margins:
+                    fits = margins_fits_for(data, rep)
+                elif bb:
+                    fits = bb_fits_for(data, rep)
+                elif both:
                     fits = both_fits_for(data, rep, alphas=alphas)
                 elif flat:
                     fits = flat_fits_for(data, rep, with_default=with_default)
@@ -434,6 +499,7 @@ def main(argv=None):
     ap.add_argument("--sets", type=int, default=2)
     ap.add_argument("--budgets", type=int, nargs="+", default=[30, 100])
     ap.add_argument("--pools", nargs="+", default=None)
+    ap.add_argument("--all-pools", action="store_true", help="pools: the tuning, held-out and fresh pools together")
     ap.add_argument("--heldout", action="store_true", help="pools: the held-out pools instead of the tuning ones")
     ap.add_argument("--fresh", action="store_true",
                     help="pools: the second held-out set (real_scores.make_fresh_pools) instead of the tuning ones")
@@ -447,8 +513,16 @@ def main(argv=None):
                     help="pools: the default against both readings of probabilities (logit and standardized) stacked")
     ap.add_argument("--alphas", type=float, nargs="+", default=[],
                     help="with --both: also the Dirichlet(alpha)-regularized stacking for each alpha")
+    ap.add_argument("--bb", action="store_true",
+                    help="pools: the default against Bayesian-bootstrap stacking weights, with and without the "
+                         "flat-ended curve (all from one fit of the candidates)")
+    ap.add_argument("--margins", action="store_true",
+                    help="pools: on scores that are not probabilities, the default against both readings "
+                         "(standardized and log-odds), plainly stacked and with Bayesian-bootstrap weights")
     ap.add_argument("--with-default", action="store_true",
                     help="pools, with --flat: also the default's rows, rebuilt from the same candidate fits")
+    ap.add_argument("--transform", default="auto",
+                    help="digits: the candidates' score feature (e.g. 'logodds': the decision scores read as log-odds)")
     ap.add_argument("--spe", action="store_true", help="digits: also the Normal/Normal score mixture (NUTS, slow)")
     ap.add_argument("--out", type=pathlib.Path, required=True, help="CSV of every interval; the tables go to .md")
     ap.add_argument("--report", type=pathlib.Path, nargs="+", default=None,
@@ -478,17 +552,19 @@ def main(argv=None):
         print(md)
         return
     if args.part == "digits":
-        df = run_digits(args.sets, with_spe=args.spe)
+        df = run_digits(args.sets, with_spe=args.spe, transform=args.transform, margins=args.margins)
         text = digits_table(df)
     elif args.part == "pools":
-        pools = (RS.make_fresh_pools() if args.fresh else RS.make_heldout_pools() if args.heldout
+        pools = (RS.make_pools() + RS.make_heldout_pools() + RS.make_fresh_pools() if args.all_pools
+                 else RS.make_fresh_pools() if args.fresh else RS.make_heldout_pools() if args.heldout
                  else RS.make_pools(args.pools))
         if args.pools:
             pools = [p for p in pools if p.name in args.pools]
         sds = None if args.intercept_sd is None else [None if v == "default" else float(v) for v in args.intercept_sd]
         df = run_pools(pools, args.budgets, args.sets, out=args.out, first_set=args.first_set,
                        header=f"`{command}` with {stamp}", intercept_sds=sds, flat=args.flat,
-                       with_default=args.with_default, both=args.both, alphas=args.alphas)
+                       with_default=args.with_default, both=args.both, alphas=args.alphas,
+                       bb=args.bb, margins=args.margins)
         text = pools_table(df)
     elif args.part == "generated":
         df = run_generated(args.sets, out=args.out)
