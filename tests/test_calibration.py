@@ -16,7 +16,8 @@ from bayeval import EvalData, Posterior, recalibrate
 from bayeval.core import metrics as M
 from bayeval.models import Calibration, StackedPosterior
 from bayeval.core import sampling as _sampling
-from bayeval.models.stacking import _allocate, _stacking_weights, calibration_check, label_loglik, label_loo
+from bayeval.models.stacking import (_allocate, _bootstrap_stacking_weights, _stacking_weights, calibration_check,
+                                     label_loglik, label_loo)
 
 
 def _pool(n=2000, n_vet=40, seed=0, a=0.0, b=1.0, prior=(1.0, 3.0)):
@@ -210,6 +211,42 @@ def test_stacking_weights_maximize_the_log_score():
     np.testing.assert_allclose(w, res.x, atol=5e-3)
     dom = np.column_stack([np.full(50, -0.1), np.full(50, -2.0)])
     np.testing.assert_allclose(_stacking_weights(dom), [1.0, 0.0])
+
+
+def test_bootstrap_stacking_weights_agree_with_plain_stacking_given_many_labels():
+    # 4,000 labels: every Bayesian-bootstrap replicate's optimum is near the labels' own, so
+    # the mean of the replicates' EM optima is the plain (BFGS) optimum; an interior optimum
+    rng = np.random.default_rng(1)
+    good = rng.integers(0, 3, 4000)  # each candidate predicts a third of the labels well
+    lpd = np.where(good[:, None] == np.arange(3), np.log(0.8), np.log(0.3)) + rng.normal(0, 0.05, (4000, 3))
+    plain = _stacking_weights(lpd)
+    assert 0.05 < plain.min() and plain.max() < 0.95
+    boot = _bootstrap_stacking_weights(lpd, seed=3)
+    np.testing.assert_allclose(boot, plain, atol=0.02)
+    np.testing.assert_array_equal(boot, _bootstrap_stacking_weights(lpd, seed=3))  # seeded
+    # a candidate every label prefers by far gets all the weight either way
+    dom = np.column_stack([np.full(50, -0.1) + rng.normal(0, 0.01, 50), np.full(50, -2.0)])
+    np.testing.assert_allclose(_bootstrap_stacking_weights(dom, seed=0), [1.0, 0.0])
+
+
+def test_bootstrap_stacking_keeps_weight_on_a_candidate_few_labels_cannot_rule_out():
+    # two nearly identical candidates (as nested curves are), 25 labels: plain stacking puts all
+    # the weight on whichever this sample favours; the bootstrap mean keeps both in
+    rng = np.random.default_rng(4)
+    spread = []
+    for rep in range(20):
+        base = np.log(rng.uniform(0.2, 0.9, 25))
+        lpd = np.column_stack([base, base + rng.normal(0, 0.1, 25)])
+        spread.append((_stacking_weights(lpd).min(), _bootstrap_stacking_weights(lpd, seed=rep).min()))
+    plain_min, boot_min = np.array(spread).T
+    assert np.median(plain_min) < 0.05  # plain: one candidate takes it all in most samples
+    assert np.median(boot_min) > 0.15 and np.sum(boot_min > plain_min) >= 15
+
+
+def test_fit_rejects_an_unknown_stacking():
+    data = EvalData(np.linspace(0.05, 0.95, 40), np.r_[np.zeros(10), np.ones(10), np.full(20, np.nan)])
+    with pytest.raises(ValueError, match="stacking"):
+        be.fit(data, stacking="bma", random_seed=0)
 
 
 def test_allocate_counts():

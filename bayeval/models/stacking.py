@@ -44,6 +44,15 @@ __all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "both_readi
 
 #: |z| above which the vetted labels are said to contradict a candidate's probabilities.
 CHECK_Z = 2.5
+#: How :func:`fit` weighs its candidates: ``"bootstrap"`` averages the stacking optima of
+#: Bayesian-bootstrap replicates of the vetted labels, ``"plain"`` takes the optimum of the
+#: labels themselves.
+STACKING = ("bootstrap", "plain")
+#: :func:`fit`'s way (and :class:`Stack`'s).
+STACKING_DEFAULT = "plain"
+#: Bayesian-bootstrap replicates behind ``stacking="bootstrap"``'s weights.
+STACKING_REPLICATES = 400
+_EM_ITERATIONS = 500
 
 
 def default_candidates(data: EvalData, transform: str = "auto") -> list:
@@ -395,6 +404,8 @@ class Stack(Model):
     transform : str
         The score feature of the default candidates (see :class:`Calibration`), e.g.
         ``"logodds"`` for scores that are a model's log-odds. Default ``"auto"``.
+    stacking : {"bootstrap", "plain"}
+        How the vetted labels weigh the candidates (see :func:`fit`).
 
     Examples
     --------
@@ -403,18 +414,21 @@ class Stack(Model):
     Stack(candidates=[Calibration(curve='logistic', transform='auto'), Calibration(curve='monotone', transform='auto')])
     """
 
-    def __init__(self, candidates: Sequence | None = None, *, transform: str = "auto"):
+    def __init__(self, candidates: Sequence | None = None, *, transform: str = "auto",
+                 stacking: str = STACKING_DEFAULT):
         if candidates is not None and transform != "auto":
             raise ValueError("Give `candidates` or `transform`, not both: the transform applies to the default ones.")
         V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.candidates = None if candidates is None else list(candidates)
         self.transform = transform
+        self.stacking = V.check_choice(stacking, "stacking", STACKING)
 
     def __repr__(self) -> str:
+        how = "" if getattr(self, "stacking", STACKING_DEFAULT) == STACKING_DEFAULT else f", stacking={self.stacking!r}"
         if self.candidates is None:
             extra = "" if self.transform == "auto" else f", transform={self.transform!r}"
-            return f"Stack(candidates=default{extra})"
-        return f"Stack(candidates={self.candidates!r})"
+            return f"Stack(candidates=default{extra}{how})"
+        return f"Stack(candidates={self.candidates!r}{how})"
 
     def build(self, data):
         raise TypeError(
@@ -423,7 +437,8 @@ class Stack(Model):
         )
 
     def get_params(self) -> dict:
-        return {"candidates": self.candidates, "transform": self.transform}
+        return {"candidates": self.candidates, "transform": self.transform,
+                "stacking": getattr(self, "stacking", STACKING_DEFAULT)}
 
     def fit(
         self,
@@ -447,7 +462,8 @@ class Stack(Model):
             cands = default_candidates(data, self.transform)
         chains = self.default_chains if chains is None else chains
         return fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
-                   progressbar=progressbar, warn=warn, tune=tune, cores=cores, **sample_kwargs)
+                   progressbar=progressbar, warn=warn, tune=tune, cores=cores,
+                   stacking=getattr(self, "stacking", STACKING_DEFAULT), **sample_kwargs)
 
 
 def fit(
@@ -462,6 +478,7 @@ def fit(
     progressbar: bool = True,
     warn: bool = True,
     client=None,
+    stacking: str = STACKING_DEFAULT,
     **fit_kwargs,
 ) -> StackedPosterior:
     """Fit the candidates, weight them by the vetted labels, and return their stack.
@@ -496,6 +513,13 @@ def fit(
         ``False`` shows nothing at all (the command line's ``--no-progress``).
     warn : bool
         Warn when no label is vetted or the diagnostics are bad.
+    stacking : {"bootstrap", "plain"}
+        How the vetted labels weigh the candidates. Both maximize the labels' leave-one-out
+        log score of the mixture (stacking). ``"plain"`` takes the optimum for the labels
+        at hand; ``"bootstrap"`` averages the optima of Bayesian-bootstrap replicates of
+        the labels (:data:`STACKING_REPLICATES`, seeded by ``random_seed``), so that with a
+        few dozen labels a candidate the labels cannot rule out keeps some weight instead
+        of one sample of labels giving another all of it; with many labels the two agree.
     client : distributed.Client, optional
         Fit the candidates as Dask tasks on this client, one each
         (:func:`bayeval.core.distributed.fit_many`; bayeval models only): the same
@@ -530,6 +554,7 @@ def fit(
     draws = V.as_positive_int(draws, "draws")
     chains = V.as_positive_int(chains, "chains")
     V.check_choice(sampler, "sampler", SAMPLERS)
+    stacking = V.check_choice(stacking, "stacking", STACKING)
     # every candidate gets the same seed: an int as is, anything else read once
     seq, label_seed = seeds(random_seed)
     random_seed = label_seed if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool) else seq
@@ -574,7 +599,8 @@ def fit(
         if not fits:
             raise ValueError(V.no_candidate_message(errors))
         bar.update(f"bayeval: candidate {k}/{k} done; stacking (LOO)")
-        post = _stack(data, cands, fits, errors, chains=chains, draws=draws, label_seed=label_seed)
+        post = _stack(data, cands, fits, errors, chains=chains, draws=draws, label_seed=label_seed,
+                      stacking=stacking)
         bar.update(completed=k + 1)
     samplings = [getattr(p, "sampling", None) for p in fits.values()]
     post.sampling = samplings[0] if len(samplings) == 1 else None
@@ -592,7 +618,7 @@ def fit(
 
 
 def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int, draws: int,
-           label_seed) -> StackedPosterior:
+           label_seed, stacking: str = "plain") -> StackedPosterior:
     """The candidates' label-LOO table, their stacking weights and the stacked posterior."""
     rows = {}
     n_vet = data.n_vetted
@@ -608,7 +634,8 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
             rows[name] = {"elpd_loo": np.nan, "se": np.nan, "pareto_k_max": np.nan, "z": np.nan, "flagged": False}
     names = list(fits)
     if len(names) > 1 and n_vet:
-        w = _stacking_weights(np.column_stack([np.asarray(loos[n].loo_i) for n in names]))
+        lpd = np.column_stack([np.asarray(loos[n].loo_i) for n in names])
+        w = _bootstrap_stacking_weights(lpd, label_seed) if stacking == "bootstrap" else _stacking_weights(lpd)
     else:
         w = np.full(len(names), 1.0 / len(names))
     for n, wt in zip(names, w, strict=True):
@@ -621,7 +648,7 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
     table.attrs["errors"] = errors
     post = StackedPosterior(data, fits, table.loc[names].sort_values("weight", ascending=False, kind="stable"),
                             chains=chains, draws=draws, random_seed=label_seed)
-    post.model_spec = Stack(candidates=list(cands))
+    post.model_spec = Stack(candidates=list(cands), stacking=stacking)
     post.comparison = table
     if n_vet:  # each draw's vetted-label log-likelihood under the candidate it came from
         with warnings.catch_warnings():
@@ -630,6 +657,40 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
                 {"label": (("chain", "draw", "vetted_item"), label_loglik(post))},
                 coords={"chain": post.idata.posterior["chain"].values, "draw": post.idata.posterior["draw"].values}))
     return post
+
+
+def _bootstrap_stacking_weights(lpd: np.ndarray, seed, replicates: int = STACKING_REPLICATES) -> np.ndarray:
+    """Stacking weights averaged over Bayesian-bootstrap replicates of the vetted labels.
+
+    Each replicate weighs the labels' leave-one-out log densities ``lpd`` (labels x
+    candidates) by Dirichlet(1, ..., 1) weights and takes the stacking optimum, found by EM
+    on the mixture weights for all replicates at once; the mean of the optima is returned.
+    With many labels the replicates agree and this is plain stacking; with a few dozen the
+    optima jump between candidates and their mean keeps weight on each candidate the labels
+    cannot rule out, instead of all on the one that one sample of labels happens to favour.
+    ``seed``: the integer that seeds the replicates (the same weights for the same seed).
+    """
+    n, k = lpd.shape
+    e = np.exp(lpd - lpd.max(axis=1, keepdims=True))
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+    total = np.zeros(k)
+    block = max(1, min(replicates, 2_000_000 // max(n, 1)))  # replicates x labels held at once
+    done = 0
+    while done < replicates:
+        b = min(block, replicates - done)
+        u = rng.dirichlet(np.ones(n), b)
+        w = np.full((b, k), 1.0 / k)
+        for _ in range(_EM_ITERATIONS):
+            new = w * ((u / (w @ e.T)) @ e)  # each row stays on the simplex: the rows of u sum to 1
+            if np.max(np.abs(new - w)) < 1e-6:
+                w = new
+                break
+            w = new
+        total += w.sum(axis=0)
+        done += b
+    w = total / replicates
+    w[w < 1e-4] = 0.0
+    return w / w.sum()
 
 
 def _stacking_weights(lpd: np.ndarray) -> np.ndarray:
