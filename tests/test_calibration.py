@@ -16,8 +16,8 @@ from bayeval import EvalData, Posterior, recalibrate
 from bayeval.core import metrics as M
 from bayeval.models import Calibration, StackedPosterior
 from bayeval.core import sampling as _sampling
-from bayeval.models.stacking import (_allocate, _bootstrap_stacking_weights, _stacking_weights, calibration_check,
-                                     label_loglik, label_loo)
+from bayeval.core._stacking import bootstrap_stacking_weights
+from bayeval.models.stacking import STACKING_REPLICATES, _allocate, _stacking_weights, calibration_check, label_loglik, label_loo
 
 
 def _pool(n=2000, n_vet=40, seed=0, a=0.0, b=1.0, prior=(1.0, 3.0)):
@@ -213,20 +213,25 @@ def test_stacking_weights_maximize_the_log_score():
     np.testing.assert_allclose(_stacking_weights(dom), [1.0, 0.0])
 
 
-def test_bootstrap_stacking_weights_agree_with_plain_stacking_given_many_labels():
+def _bootstrap_weights(lpd, seed):
+    return bootstrap_stacking_weights(lpd, seed, replicates=STACKING_REPLICATES, spawn_key=22)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_bootstrap_stacking_weights_agree_with_plain_stacking_given_many_labels(k):
     # 4,000 labels: every Bayesian-bootstrap replicate's optimum is near the labels' own, so
     # the mean of the replicates' EM optima is the plain (BFGS) optimum; an interior optimum
     rng = np.random.default_rng(1)
-    good = rng.integers(0, 3, 4000)  # each candidate predicts a third of the labels well
-    lpd = np.where(good[:, None] == np.arange(3), np.log(0.8), np.log(0.3)) + rng.normal(0, 0.05, (4000, 3))
+    good = rng.integers(0, k, 4000)  # each candidate predicts its share of the labels well
+    lpd = np.where(good[:, None] == np.arange(k), np.log(0.8), np.log(0.3)) + rng.normal(0, 0.05, (4000, k))
     plain = _stacking_weights(lpd)
     assert 0.05 < plain.min() and plain.max() < 0.95
-    boot = _bootstrap_stacking_weights(lpd, seed=3)
-    np.testing.assert_allclose(boot, plain, atol=0.02)
-    np.testing.assert_array_equal(boot, _bootstrap_stacking_weights(lpd, seed=3))  # seeded
+    boot = _bootstrap_weights(lpd, 3)
+    np.testing.assert_allclose(boot, plain, atol=0.02)  # two: the grid's step is 1/400; three: EM
+    np.testing.assert_array_equal(boot, _bootstrap_weights(lpd, 3))  # seeded
     # a candidate every label prefers by far gets all the weight either way
     dom = np.column_stack([np.full(50, -0.1) + rng.normal(0, 0.01, 50), np.full(50, -2.0)])
-    np.testing.assert_allclose(_bootstrap_stacking_weights(dom, seed=0), [1.0, 0.0])
+    np.testing.assert_allclose(_bootstrap_weights(dom, 0), [1.0, 0.0])
 
 
 def test_bootstrap_stacking_keeps_weight_on_a_candidate_few_labels_cannot_rule_out():
@@ -237,7 +242,7 @@ def test_bootstrap_stacking_keeps_weight_on_a_candidate_few_labels_cannot_rule_o
     for rep in range(20):
         base = np.log(rng.uniform(0.2, 0.9, 25))
         lpd = np.column_stack([base, base + rng.normal(0, 0.1, 25)])
-        spread.append((_stacking_weights(lpd).min(), _bootstrap_stacking_weights(lpd, seed=rep).min()))
+        spread.append((_stacking_weights(lpd).min(), _bootstrap_weights(lpd, rep).min()))
     plain_min, boot_min = np.array(spread).T
     assert np.median(plain_min) < 0.05  # plain: one candidate takes it all in most samples
     assert np.median(boot_min) > 0.15 and np.sum(boot_min > plain_min) >= 15

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
+from ..core._stacking import bootstrap_stacking_weights
 from ..core.summary import hdi
 from ._likelihood import STRUCT_VARS, ClassProbability, flat_draws
 from ._checks import Observed
@@ -318,27 +319,12 @@ def _stacking_weight(loo_struct: np.ndarray, loo_gold: np.ndarray) -> float:
 
 
 def _bootstrap_stacking_weight(loo_struct: np.ndarray, loo_gold: np.ndarray, random_seed=None) -> float:
-    """The stacking weight averaged over Bayesian-bootstrap replicates of the gold items.
-
-    Stacking on a few dozen gold items picks a weight from a noisy score: when the two
-    models predict the gold items about equally well, a different draw of gold items
-    could have put the weight at either end. Each replicate reweights the items'
-    leave-one-out log scores by Dirichlet(1, ..., 1) weights and maximizes over a grid of
-    weights (step 1/400); the average of the maximizers is the weight used. It is close
-    to the plain stacking weight when the gold items clearly favour one model, and
-    hedges towards an even mixture when they do not.
-    """
-    grid = np.linspace(0.0, 1.0, 401)
-    with np.errstate(divide="ignore"):
-        lw = np.log(grid)[None, :] + loo_struct[:, None]
-        lg = np.log1p(-grid)[None, :] + loo_gold[:, None]
-    score = np.logaddexp(lw, lg)  # (n_gold, grid)
-    score = np.where(np.isfinite(score), score, -1e300)
-    entropy = np.random.SeedSequence(random_seed).entropy
-    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(21,)))
-    alpha = rng.dirichlet(np.ones(loo_struct.size), size=_STACKING_REPLICATES)
-    best = np.argmax(alpha @ score, axis=1)
-    return float(grid[best].mean())
+    """The stacking weight on the structured model averaged over Bayesian-bootstrap
+    replicates of the gold items (:func:`bayeval.core._stacking.bootstrap_stacking_weights`):
+    close to the plain stacking weight when the gold items clearly favour one model, and
+    hedging towards an even mixture when they do not."""
+    return float(bootstrap_stacking_weights(np.column_stack([loo_struct, loo_gold]), random_seed,
+                                            replicates=_STACKING_REPLICATES, spawn_key=21)[0])
 
 
 def mix_gold_only(idata, obs: Observed, weight: float, k: int, random_seed):

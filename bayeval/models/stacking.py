@@ -37,6 +37,7 @@ from ..core._progress import Bar
 from ..core.data import EvalData, squeezed_range
 from ..core.posterior import Posterior
 from ..core.model import Model, seeds
+from ..core._stacking import bootstrap_stacking_weights
 from ..core.sampling import SAMPLERS
 from .calibration import Calibration
 
@@ -49,10 +50,9 @@ CHECK_Z = 2.5
 #: labels themselves.
 STACKING = ("bootstrap", "plain")
 #: :func:`fit`'s way (and :class:`Stack`'s).
-STACKING_DEFAULT = "plain"
+STACKING_DEFAULT = "bootstrap"
 #: Bayesian-bootstrap replicates behind ``stacking="bootstrap"``'s weights.
 STACKING_REPLICATES = 400
-_EM_ITERATIONS = 500
 
 
 def default_candidates(data: EvalData, transform: str = "auto") -> list:
@@ -635,7 +635,8 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
     names = list(fits)
     if len(names) > 1 and n_vet:
         lpd = np.column_stack([np.asarray(loos[n].loo_i) for n in names])
-        w = _bootstrap_stacking_weights(lpd, label_seed) if stacking == "bootstrap" else _stacking_weights(lpd)
+        w = (bootstrap_stacking_weights(lpd, label_seed, replicates=STACKING_REPLICATES, spawn_key=22)
+             if stacking == "bootstrap" else _stacking_weights(lpd))
     else:
         w = np.full(len(names), 1.0 / len(names))
     for n, wt in zip(names, w, strict=True):
@@ -657,40 +658,6 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
                 {"label": (("chain", "draw", "vetted_item"), label_loglik(post))},
                 coords={"chain": post.idata.posterior["chain"].values, "draw": post.idata.posterior["draw"].values}))
     return post
-
-
-def _bootstrap_stacking_weights(lpd: np.ndarray, seed, replicates: int = STACKING_REPLICATES) -> np.ndarray:
-    """Stacking weights averaged over Bayesian-bootstrap replicates of the vetted labels.
-
-    Each replicate weighs the labels' leave-one-out log densities ``lpd`` (labels x
-    candidates) by Dirichlet(1, ..., 1) weights and takes the stacking optimum, found by EM
-    on the mixture weights for all replicates at once; the mean of the optima is returned.
-    With many labels the replicates agree and this is plain stacking; with a few dozen the
-    optima jump between candidates and their mean keeps weight on each candidate the labels
-    cannot rule out, instead of all on the one that one sample of labels happens to favour.
-    ``seed``: the integer that seeds the replicates (the same weights for the same seed).
-    """
-    n, k = lpd.shape
-    e = np.exp(lpd - lpd.max(axis=1, keepdims=True))
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
-    total = np.zeros(k)
-    block = max(1, min(replicates, 2_000_000 // max(n, 1)))  # replicates x labels held at once
-    done = 0
-    while done < replicates:
-        b = min(block, replicates - done)
-        u = rng.dirichlet(np.ones(n), b)
-        w = np.full((b, k), 1.0 / k)
-        for _ in range(_EM_ITERATIONS):
-            new = w * ((u / (w @ e.T)) @ e)  # each row stays on the simplex: the rows of u sum to 1
-            if np.max(np.abs(new - w)) < 1e-6:
-                w = new
-                break
-            w = new
-        total += w.sum(axis=0)
-        done += b
-    w = total / replicates
-    w[w < 1e-4] = 0.0
-    return w / w.sum()
 
 
 def _stacking_weights(lpd: np.ndarray) -> np.ndarray:
