@@ -106,11 +106,12 @@ def current_default_from(post, data, random_seed: int):
     """The current default (the two calibration curves stacked) from a with-mixture stack's own
     candidate fits: every candidate gets the same seed, so these are the fits ``bayeval.fit``
     makes; the weights and the label draws are made as ``bayeval.fit`` makes them."""
-    from bayeval.models.stacking import StackedPosterior, _stacking_weights, label_loo
+    from bayeval.models.stacking import STACKING_DEFAULT, StackedPosterior, label_loo, stack_weights
 
     names = [n for n in post.candidates if not n.startswith("ScoreMixture(")]
     fits = {n: post.candidates[n] for n in names}
-    w = _stacking_weights(np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()]))
+    w = stack_weights(np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()]), STACKING_DEFAULT,
+                      random_seed)
     tab = pd.DataFrame({"weight": w}, index=names).sort_values("weight", ascending=False, kind="stable")
     return StackedPosterior(data, fits, tab, chains=post.n_chains, draws=post.n_draws, random_seed=random_seed)
 

@@ -45,7 +45,7 @@ import bayeval as be  # noqa: E402
 from bayeval.core import metrics as M  # noqa: E402
 from bayeval.models import Calibration, MixtureCalibration, ScoreMixture  # noqa: E402
 from bayeval.models.stacking import (  # noqa: E402
-    StackedPosterior, _stacking_weights, both_readings, default_candidates, label_loo)
+    STACKING_DEFAULT, StackedPosterior, both_readings, default_candidates, label_loo, stack_weights)
 
 GRID = np.linspace(0, 1, 101)
 FORMS = ("split",)  # the "bumps" form measured no narrower than the default on the first digits (see the results)
@@ -136,69 +136,49 @@ def _regularized_weights(lpd, alpha):
 
 def bb_fits_for(data, seed, *, draws=1000):
     """The default's candidates plus the flat-ended monotone curve, fitted once; from those fits
-    the default's own stack (``"default"``), the same candidates with Bayesian-bootstrap
-    stacking weights (``"default, BB weights"``), and the stack with the flat curve, plainly
-    (``"default + flat"``) and with Bayesian-bootstrap weights (``"default + flat, BB weights"``)."""
+    the default's candidates weighted as ``bayeval.fit`` does today (``"default"``: Bayesian-
+    bootstrap stacking) and by plain stacking (``"plain stacking"``), and the stack with the
+    flat curve both ways (``"default + flat"``, ``"default + flat, plain stacking"``).
+    ``benchmarks/results/semisup_bb.md`` was made by this option when plain stacking was the
+    default (its ``"default"`` rows are this function's ``"plain stacking"``; its ``"BB weights"``
+    rows the bootstrap weights, then computed per replicate by BFGS, other replicates)."""
     cands = default_candidates(data)
     big = be.fit(data, candidates=cands + [Calibration("monotone", asymptotes=True)], random_seed=seed,
                  warn=False, draws=draws)
     names = list(big.candidates)
     base = names[:len(cands)]
-    return {"default": substack(big, data, base, seed), "default, BB weights": substack(big, data, base, seed, bb=True),
+    return {"default": substack(big, data, base, seed), "plain stacking": substack(big, data, base, seed, how="plain"),
             "default + flat": substack(big, data, names, seed),
-            "default + flat, BB weights": substack(big, data, names, seed, bb=True)}
+            "default + flat, plain stacking": substack(big, data, names, seed, how="plain")}
 
 
 def margins_fits_for(data, seed, *, draws=1000):
     """On scores that are not probabilities, both readings: the default's two curves on the
     standardized score and the same two on the score read as log-odds (the calibrated prior);
-    from one fit of the four, the default's own stack (``"default"``), all four stacked plainly
-    (``"margins both readings"``) and with Bayesian-bootstrap weights (``"margins both readings,
-    BB weights"``). On probabilities every row is the default."""
+    from one fit of the four, the default's own stack (``"default"``), all four stacked as
+    ``bayeval.fit`` stacks (``"margins both readings"``) and with plain stacking (``"margins both
+    readings, plain stacking"``). On probabilities every row is the default.
+    ``benchmarks/results/semisup_margins.md`` was made when plain stacking was the default (its
+    ``"margins both readings"`` rows are plain stacking, its ``"BB weights"`` rows the bootstrap's)."""
     s = data.scores
     if s.min() >= 0 and s.max() <= 1:
         post = be.fit(data, random_seed=seed, warn=False, draws=draws)
-        return {"default": post, "margins both readings": post, "margins both readings, BB weights": post}
+        return {"default": post, "margins both readings, plain stacking": post, "margins both readings": post}
     cands = ([Calibration(c, transform="standardize") for c in ("logistic", "monotone")]
              + [Calibration(c, transform="logodds") for c in ("logistic", "monotone")])
     big = be.fit(data, candidates=cands, random_seed=seed, warn=False, draws=draws)
     names = list(big.candidates)
-    return {"default": substack(big, data, names[:2], seed), "margins both readings": big,
-            "margins both readings, BB weights": substack(big, data, names, seed, bb=True)}
+    return {"default": substack(big, data, names[:2], seed), "margins both readings, plain stacking":
+            substack(big, data, names, seed, how="plain"), "margins both readings": big}
 
 
-def _bb_weights(lpd, seed, replicates=400):
-    """Stacking weights averaged over Bayesian-bootstrap replicates of the labels: each
-    replicate weighs the labels' LOO densities by Dirichlet(1, ..., 1) and takes the stacking
-    optimum; with few labels the optima vary and their mean spreads the weight."""
-    from scipy import optimize, special
-
-    n, k = lpd.shape
-    m = lpd.max(axis=1, keepdims=True)
-    e = np.exp(lpd - m)
-    rng = np.random.default_rng([seed, n, k])
-    out = np.zeros(k)
-    for _ in range(replicates):
-        u = rng.dirichlet(np.ones(n)) * n
-
-        def obj(v, u=u):
-            w = special.softmax(np.r_[v, 0.0])
-            dens = e @ w
-            g_w = -(u[:, None] * e / dens[:, None]).sum(axis=0)
-            return -np.sum(u * np.log(dens)), (w * (g_w - w @ g_w))[:-1]
-
-        res = optimize.minimize(obj, np.zeros(k - 1), jac=True, method="BFGS")
-        out += special.softmax(np.r_[res.x, 0.0])
-    w = out / replicates
-    w[w < 1e-4] = 0.0
-    return w / w.sum()
-
-
-def substack(post, data, names, seed, dirichlet=None, bb=False):
+def substack(post, data, names, seed, dirichlet=None, how=STACKING_DEFAULT):
+    """The stack of the candidate fits ``names`` of ``post``, weighted as ``bayeval.fit`` weighs
+    them (``how``: ``"bootstrap"`` or ``"plain"``), or with a Dirichlet(``dirichlet``) prior on
+    the stacking weights."""
     fits = {n: post.candidates[n] for n in names}
     lpd = np.column_stack([np.asarray(label_loo(p).loo_i) for p in fits.values()])
-    w = (_bb_weights(lpd, seed) if bb else _stacking_weights(lpd) if dirichlet is None
-         else _regularized_weights(lpd, dirichlet))
+    w = stack_weights(lpd, how, seed) if dirichlet is None else _regularized_weights(lpd, dirichlet)
     tab = pd.DataFrame({"weight": w}, index=names).sort_values("weight", ascending=False, kind="stable")
     return StackedPosterior(data, fits, tab, chains=post.n_chains, draws=post.n_draws, random_seed=seed)
 

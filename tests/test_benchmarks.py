@@ -476,6 +476,31 @@ def test_semisup_regularized_weights_and_the_interval_score(tmp_path):
     assert "|                  1 |" in line  # one pool below 0.75
 
 
+def test_semisup_default_rows_are_the_library_default():
+    """The studies rebuild ``bayeval.fit``'s stack from candidate fits they share with other
+    rows: the weights and the draws must be exactly those ``bayeval.fit`` makes."""
+    import numpy as np
+
+    sys.path.insert(0, str(BENCH))
+    import semisup
+
+    import bayeval as be
+    from bayeval.models.stacking import default_candidates
+
+    rng = np.random.default_rng(2)
+    p = rng.beta(1, 3, 400)
+    y = np.full(400, np.nan)
+    y[:30] = rng.random(30) < p[:30]
+    data = be.EvalData(p, y)
+    direct = be.fit(data, random_seed=5, warn=False, draws=200, progressbar=False)
+    big = be.fit(data, candidates=default_candidates(data), random_seed=5, warn=False, draws=200, progressbar=False)
+    rebuilt = semisup.substack(big, data, list(big.candidates), 5)
+    assert rebuilt.weights.to_dict() == direct.weights.to_dict()
+    np.testing.assert_array_equal(rebuilt.metric("average_precision").values, direct.metric("average_precision").values)
+    plain = semisup.substack(big, data, list(big.candidates), 5, how="plain")
+    assert plain.weights.max() > direct.weights.max()  # 30 labels: the plain optimum is more extreme
+
+
 # ------------------------------------------------------------------ compare.py
 
 

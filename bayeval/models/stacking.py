@@ -634,9 +634,7 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
             rows[name] = {"elpd_loo": np.nan, "se": np.nan, "pareto_k_max": np.nan, "z": np.nan, "flagged": False}
     names = list(fits)
     if len(names) > 1 and n_vet:
-        lpd = np.column_stack([np.asarray(loos[n].loo_i) for n in names])
-        w = (bootstrap_stacking_weights(lpd, label_seed, replicates=STACKING_REPLICATES, spawn_key=22)
-             if stacking == "bootstrap" else _stacking_weights(lpd))
+        w = stack_weights(np.column_stack([np.asarray(loos[n].loo_i) for n in names]), stacking, label_seed)
     else:
         w = np.full(len(names), 1.0 / len(names))
     for n, wt in zip(names, w, strict=True):
@@ -658,6 +656,24 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
                 {"label": (("chain", "draw", "vetted_item"), label_loglik(post))},
                 coords={"chain": post.idata.posterior["chain"].values, "draw": post.idata.posterior["draw"].values}))
     return post
+
+
+def stack_weights(lpd: np.ndarray, stacking: str, label_seed: int) -> np.ndarray:
+    """The candidates' weights from the vetted labels' leave-one-out log densities ``lpd``
+    (labels x candidates), as :func:`fit` makes them: ``stacking`` ``"bootstrap"`` (seeded by
+    ``label_seed``, the fit's integer seed) or ``"plain"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.stacking import stack_weights
+    >>> lpd = np.log([[0.9, 0.2], [0.8, 0.3], [0.7, 0.6]])
+    >>> stack_weights(lpd, "plain", 0).round(2).tolist(), stack_weights(lpd, "bootstrap", 0).sum().round(6)
+    ([1.0, 0.0], np.float64(1.0))
+    """
+    if stacking == "bootstrap":
+        return bootstrap_stacking_weights(lpd, label_seed, replicates=STACKING_REPLICATES, spawn_key=22)
+    return _stacking_weights(lpd)
 
 
 def _stacking_weights(lpd: np.ndarray) -> np.ndarray:
