@@ -42,13 +42,6 @@ CHECK_UPPER = 0.5
 #: excess, so it cannot vouch for the curve). False: such a check changes nothing.
 CHECK_EMPTY_WIDENS = True
 CHECK_COUNT_POINTS = 64
-#: Strength ``a`` of the ``"evidence"`` interval's prior on the tail check's ratio,
-#: ``Gamma(a, rate=a)`` (mean 1, coefficient of variation ``1/sqrt(a)``), updated by the check
-#: to ``Gamma(a + x, rate=a + e)``: the rest stratum's prior ``REST_THETA_PRIOR``, fixed before
-#: any measurement of the interval (``PREREG.md``). A check that expected little (``e`` small)
-#: leaves the prior, a check that found what the curve expected pulls the ratio to 1, and
-#: only found positives beyond the expected (``x`` above ``e``) move it up.
-EVIDENCE_PRIOR = REST_THETA_PRIOR
 #: Whether the ``"evidence"`` interval's domain variance is at least its model-anticipated
 #: value (``domain_model_variance``).
 EVIDENCE_DOMAIN = True
@@ -76,10 +69,10 @@ INTERVAL_NOTES = {
         "than it did one step down"
     ),
     "evidence": (
-        "the calibrated interval, its count of the rest's hidden positives also multiplied by the "
-        "tail check's ratio with a prior centred on 1 (a check that found what the curve expected "
-        "keeps it narrow, one that found more widens it), and the domain's variance at least the "
-        "one the curve (scaled by that ratio) anticipates for the items rarely drawn"
+        "chosen by the run's labels: the calibrated interval when the tail check found no more "
+        "positives below the labels' upper half than the curve fitted there expected, the checked "
+        "interval when it found more; the domain's variance at least the one the curve (its odds "
+        "times that ratio) anticipates for the items rarely drawn"
     ),
     "model": (
         "the rest's hidden positives from the calibration with a rate multiplier updated by the "
@@ -323,28 +316,34 @@ def _thin_mixture(c: np.ndarray, w: np.ndarray, k: int) -> tuple[np.ndarray, np.
     return c[pick], np.full(k, 1.0 / k)
 
 
-def ratio_posterior(rest: dict, prior: float | None = None) -> tuple[float, float] | None:
-    """Shape and rate of the tail check's ratio posterior (``extrapolation_check``: ``x``
-    found where ``e`` expected). ``prior=None``: Jeffreys, ``Gamma(x + 1/2, rate=e)`` (the
-    ``"checked"`` interval; None when the check could not be made, or, with
-    ``CHECK_EMPTY_WIDENS`` off, found no positive). ``prior=a``: ``Gamma(a + x, rate=a + e)``
-    from the prior ``Gamma(a, rate=a)`` (the ``"evidence"`` interval; the prior alone when the
-    check could not be made)."""
+def tail_excess(rest: dict) -> bool:
+    """Whether the tail check found more positives than the curve expected (``x > e``, the
+    ratio's estimate above 1): the ``"evidence"`` interval's sign that the curve's
+    extrapolation fails."""
     x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
-    made = math.isfinite(x) and math.isfinite(e) and e > 0
-    if prior is not None:
-        return (prior + x, prior + e) if made else (prior, prior)
-    if not made or not (x > 0 or CHECK_EMPTY_WIDENS):
+    return bool(math.isfinite(x) and math.isfinite(e) and e > 0 and x > e)
+
+
+def ratio_posterior(rest: dict, gated: bool = False) -> tuple[float, float] | None:
+    """Shape and rate of the tail check's Jeffreys ratio posterior ``Gamma(x + 1/2, rate=e)``
+    (``extrapolation_check``: ``x`` found where ``e`` expected). None when the check could not
+    be made, or, with ``CHECK_EMPTY_WIDENS`` off, found no positive (the ``"checked"``
+    interval); ``gated=True`` (the ``"evidence"`` interval): None unless it found more than
+    expected (``tail_excess``)."""
+    x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
+    if not (math.isfinite(x) and math.isfinite(e) and e > 0) or not (x > 0 or CHECK_EMPTY_WIDENS):
+        return None
+    if gated and not tail_excess(rest):
         return None
     return x + 0.5, e
 
 
-def checked_count_range(rest: dict, tail: float, prior: float | None = None) -> tuple[float, float] | None:
+def checked_count_range(rest: dict, tail: float, gated: bool = False) -> tuple[float, float] | None:
     """The rest count's ``tail`` and ``1 - tail`` quantiles when the fitted curve's count is
     multiplied by the ratio the tail check measured (``extrapolation_check``; the ratio's
-    posterior from ``ratio_posterior`` with ``prior``), over the curve's posterior draws; the
-    upper end at most the rest's size. None when there is no ratio posterior (see there)."""
-    post = ratio_posterior(rest, prior)
+    posterior from ``ratio_posterior``, ``gated`` as there), over the curve's posterior
+    draws; the upper end at most the rest's size. None when there is no ratio posterior."""
+    post = ratio_posterior(rest, gated)
     draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
     if post is None or not draws.size:
         return None
@@ -438,15 +437,15 @@ def count_quantile(c_draws: np.ndarray, q: float, weights: np.ndarray | None = N
 
 
 def calibrated_offsets(
-    est, den, rest, *, alpha, interval_prob, r_hat=None, checked=False, prior=None
+    est, den, rest, *, alpha, interval_prob, r_hat=None, checked=False, gated=False
 ) -> tuple[float, float]:
     """How far F falls and rises (``down``, ``up``, both >= 0) when the unlabeled rest's
     count of positives moves from the count the estimate used (``r_hat``, default
     ``rest["r_hat"]``) to the calibrated count's upper and lower quantiles (see
     ``calibrated_count``), for one iteration's estimate ``est`` and denominator ``den``.
     ``checked=True``: the count's range also covers the fitted count times the ratio the
-    tail check measured (``checked_count_range`` with ``prior``: None for the ``"checked"``
-    interval, ``EVIDENCE_PRIOR`` for the ``"evidence"`` one)."""
+    tail check measured (``checked_count_range``; the ``"checked"`` interval, and with
+    ``gated=True`` only after the check found an excess: the ``"evidence"`` interval)."""
     tail = (1.0 - interval_prob) / 2.0
     r_hat = rest["r_hat"] if r_hat is None or not math.isfinite(r_hat) else r_hat
     draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
@@ -455,7 +454,7 @@ def calibrated_offsets(
     if CALIBRATED_COVERS_SCORES and math.isfinite(c_scores):  # the scores read as probabilities
         r_lo = min(r_lo, float(poisson.ppf(tail, c_scores)))
         r_hi = max(r_hi, float(poisson.ppf(1.0 - tail, c_scores)))
-    extra = checked_count_range(rest, tail, prior) if checked else None
+    extra = checked_count_range(rest, tail, gated) if checked else None
     if extra is not None:
         r_lo, r_hi = min(r_lo, extra[0]), max(r_hi, extra[1])
 
@@ -547,19 +546,20 @@ def domain_model_variance(pi, m, yhat, *, g, den, alpha, rest, assisted) -> floa
     that estimate is low in most runs (on the real pool R a quarter to a third of the actual
     variance). This is its expectation over the labels as well: every candidate ``i``
     (inclusion probability ``pi``, prediction ``yhat``, fitted curve's probability ``m``)
-    contributes ``(1 - pi) / pi * E[z^2] / den^2``, ``z`` its linearized residual (as in
+    contributes ``(1 - pi) / pi * E[(z - pi A)^2] / den^2`` (Hajek's fixed-size form, ``A`` the
+    level ``sum (1 - pi) E[z] / sum (1 - pi) pi``), ``z`` its linearized residual (as in
     ``ratio_estimate``, the difference estimator when ``assisted``) at the estimate ``g``,
-    with ``y ~ Bernoulli(p)`` and ``p`` the curve's probability with its odds multiplied by
-    the tail check's ratio (posterior mean of ``ratio_posterior(rest, EVIDENCE_PRIOR)``): the
-    curve as far off below its labels as the check measured. Candidates already labeled
+    with ``y ~ Bernoulli(p)`` and ``p`` the curve's probability, its odds multiplied by the
+    tail check's ratio (the mean of ``ratio_posterior(rest, gated=True)``) when the check found
+    an excess: the curve as far off below its labels as the check measured. Candidates already labeled
     (``pi = 0``) and certainties add nothing. 0 with ``EVIDENCE_DOMAIN`` off.
     """
     if not EVIDENCE_DOMAIN:
         return 0.0
     keep = (pi > 0) & (pi < CERTAIN)
     pi, m, yh = pi[keep], np.clip(m[keep], 0.0, 1.0), yhat[keep].astype(np.float64)
-    shape, rate = ratio_posterior(rest, EVIDENCE_PRIOR)
-    theta = shape / rate
+    post = ratio_posterior(rest, gated=True)
+    theta = 1.0 if post is None else post[0] / post[1]
     p = theta * m / np.maximum(1.0 - m + theta * m, 1e-300)
 
     def z(y):
@@ -567,17 +567,28 @@ def domain_model_variance(pi, m, yhat, *, g, den, alpha, rest, assisted) -> floa
             return (y - m) * yh - g * (1.0 - alpha) * (y - m)
         return y * yh - g * (alpha * yh + (1.0 - alpha) * y)
 
-    ez2 = p * z(1.0) ** 2 + (1.0 - p) * z(0.0) ** 2
-    return float(np.dot((1.0 - pi) / pi, ez2)) / den**2
+    z1, z0 = z(1.0), z(0.0)
+    mean = p * z1 + (1.0 - p) * z0
+    var_z = p * (1.0 - p) * (z1 - z0) ** 2
+    # Fixed sample size (Hajek's approximation): each residual is centred on pi_i times the
+    # common level A that the design's fixed size removes, as in ``ratio_estimate``.
+    f = 1.0 - pi
+    level = float(np.dot(f, mean)) / max(float(np.dot(f, pi)), 1e-300)
+    return float(np.dot(f / pi, var_z + (mean - pi * level) ** 2)) / den**2
 
 
 def evidence_reason(rest: dict, model_domain: bool) -> str:
     """What the ``"evidence"`` interval read from this run's labels (``interval_reason``)."""
     x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
-    shape, rate = ratio_posterior(rest, EVIDENCE_PRIOR)
-    check = (f"the tail check found {x:.0f} positive(s) where the curve expected {e:.2g}"
-             if math.isfinite(x) and math.isfinite(e) and e > 0 else "no tail check could be made")
-    return (f"; in this run {check}, so the curve's count of the rest's positives was multiplied by a "
-            f"ratio of mean {shape / rate:.2g} (90% up to {gamma.ppf(0.95, shape, scale=1.0 / rate):.2g}), "
-            + ("and the domain's variance is the model-anticipated one (above the design-based estimate)"
-               if model_domain else "and the domain's variance is the design-based one"))
+    post = ratio_posterior(rest, gated=True)
+    if not (math.isfinite(x) and math.isfinite(e) and e > 0):
+        check = "no tail check could be made, so the calibrated count stands"
+    elif post is None:
+        check = (f"the tail check found {x:.0f} positive(s) where the curve expected {e:.2g} (no excess), "
+                 "so the calibrated count stands")
+    else:
+        check = (f"the tail check found {x:.0f} positive(s) where the curve expected {e:.2g} (an excess), so "
+                 f"the count also covers the curve's times a ratio of mean {post[0] / post[1]:.2g} "
+                 f"(Jeffreys, 95% quantile {gamma.ppf(0.95, post[0], scale=1.0 / post[1]):.2g})")
+    return (f"; in this run {check}; the domain's variance is the "
+            + ("model-anticipated one (above the design-based estimate)" if model_domain else "design-based one"))

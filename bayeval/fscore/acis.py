@@ -42,7 +42,6 @@ from ._design import (
     typical_draws,
 )
 from ._estimators import (
-    EVIDENCE_PRIOR,
     INTERVAL_NOTES,
     calibrated_offsets,
     domain_model_variance,
@@ -529,9 +528,9 @@ class _Book:
         # ratio (the check with the most labels; the curve's error does not depend on the rest).
         check = {k: self.rest.get(k, math.nan) for k in ("tail_x", "tail_e")}
         offsets = {"calibrated": tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1))}
-        for method, prior in (("checked", None), ("evidence", EVIDENCE_PRIOR)) if self.every_interval else ():
+        for method, gated in (("checked", False), ("evidence", True)) if self.every_interval else ():
             chk = [calibrated_offsets(r["iteration_estimate"], r["_den"], {**r["_rest"], **check}, alpha=self.alpha,
-                                      interval_prob=self.interval_prob, checked=True, prior=prior)
+                                      interval_prob=self.interval_prob, checked=True, gated=gated)
                    if r["_rest"] is not None and r["_rest"]["size"] and r["_den"] > 0 else (0.0, 0.0) for r in usable]
             offsets[method] = tuple(float(np.dot(w, [c[k] for c in chk])) for k in (0, 1))
         # The evidence interval's domain variance: each iteration's at least its model-anticipated one.
