@@ -845,8 +845,7 @@ def interval_study(args, argv) -> str:
            "setting's pool seed + 1000 (j mod K)); errors against each run's own pool's F1 (true F1 = their "
            "mean)." if n_real > 1 else "")
         + (" `calibrated` here is the fitted curve alone (`--fit-only`: the scores read as "
-           "probabilities not covered)." if args.fit_only else ""),
-        "",
+           "probabilities not covered)." if args.fit_only else "")
         + (f" Trials {args.first_trial}-{args.first_trial + trials - 1} (not the usual 0-{trials - 1})."
            if args.first_trial else ""),
         "",
