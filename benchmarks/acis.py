@@ -60,7 +60,7 @@ current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
 where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
 ``PYTHONPATH=.``).
 
-``--intervals`` runs instead the study of ACIS's five intervals against the actual error
+``--intervals`` runs instead the study of ACIS's six intervals against the actual error
 of a run (issue 38): 90 % intervals, ``--trials`` runs (default 100) per pool and budget
 (100, 200, 500 labels) on A-D, F, the hard pools and the issue's pool I (0.3 % of
 100,000 items, miscalibrated); per interval its coverage, mean width over the width the
@@ -68,7 +68,10 @@ runs' actual error calls for (``2 z RMSE``) and mean reported variance over the 
 variance, the targets per cell, and the narrowest interval covering at least 90 % in
 every cell (``--pools`` picks pools; ``benchmarks/results/acis_intervals.md``: 40 runs,
 14--26 minutes on two busy cores; with the checked interval
-``benchmarks/results/acis_intervals_checked.md``). ``--checkpoint DIR`` works for it too.
+``benchmarks/results/acis_intervals_checked.md``; with the evidence interval
+``benchmarks/results/acis_intervals_evidence.md``, 2.4 minutes on one core).
+``--first-trial N`` runs trials N, N+1, ... instead of 0, 1, ... (seeds the tables have not
+used, for a development check). ``--checkpoint DIR`` works for it too.
 ``--tail-census`` prints, without runs, what each of its pools' rest holds against the
 curves (``benchmarks/results/acis_tail_census.md``).
 
@@ -807,7 +810,7 @@ def choose_interval(rows, floor: float = 0.90):
 
 
 def interval_study(args, argv) -> str:
-    """``--intervals``: ACIS's five intervals on ``INTERVAL_POOLS`` (see the module docs)."""
+    """``--intervals``: ACIS's six intervals on ``INTERVAL_POOLS`` (see the module docs)."""
     settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
     trials = args.trials or 100
     n_real = max(1, args.realizations)
@@ -993,7 +996,7 @@ def main(argv=None) -> str:
                         "where the paper's interval held), --trials paired runs (default 1000)")
     parser.add_argument("--cells", nargs="+", default=list(HELD_CELLS), help="SETTING@LABELS cells of --vs-paper")
     parser.add_argument("--intervals", action="store_true",
-                        help="only the study of ACIS's five intervals against the actual error (see the module docs)")
+                        help="only the study of ACIS's six intervals against the actual error (see the module docs)")
     parser.add_argument("--pools", nargs="+", default=None,
                         help="pools of --intervals, or settings of the full study (default all; same seeds)")
     parser.add_argument("--first-trial", type=int, default=0,

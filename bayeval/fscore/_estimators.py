@@ -1,8 +1,8 @@
 """The estimators and intervals of ACIS: the per-batch Horvitz-Thompson (or
 model-assisted) ratio estimate with its delta-method variance and zero-variance floor,
 the rest stratum's calibration (a logistic regression on the scores) and its count of
-hidden positives, and the five intervals (``"model"``, ``"jeffreys"``, ``"delta"``,
-``"calibrated"``, ``"checked"``).
+hidden positives, the six intervals (``"model"``, ``"jeffreys"``, ``"delta"``,
+``"calibrated"``, ``"checked"``, ``"evidence"``) and what each assumes (``INTERVAL_NOTES``).
 The reasoning behind each: ``docs/acis.md``."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the scores as a control variate, and by default reports an interval that account
 the positives that may hide outside the domain.
 
 How a run works -- calibration, proposal, sampling domain and design, the estimate and
-its variance, model assistance, the rest stratum and the five intervals, stopping
+its variance, model assistance, the rest stratum and the six intervals, stopping
 early and what survives a failure, the extension point -- is written out in
 ``docs/acis.md``. The sampling design lives in ``_design.py``, the estimators and
 intervals in ``_estimators.py``.
@@ -1086,7 +1086,7 @@ def acis(
         proportional to the rest calibration's probabilities (see the module
         docstring). 1 samples the rest uniformly; the uniform part guarantees every
         rest item a probability of being drawn, which ``interval="jeffreys"`` needs.
-    interval : {"jeffreys", "calibrated", "checked", "model", "delta"}, default "jeffreys"
+    interval : {"jeffreys", "calibrated", "checked", "evidence", "model", "delta"}, default "jeffreys"
         How the interval accounts for the rest stratum's unknown count of positives:
         ``"jeffreys"`` gives it a design-only Jeffreys posterior (holds whatever the
         rest contains, and is wide on large pools); ``"calibrated"`` reads it from the
@@ -1102,7 +1102,10 @@ def acis(
         intervals, the model one 17--55 %); ``"checked"`` is the calibrated interval whose
         count also covers the fitted count times the ratio by which a curve fitted to the
         higher-scored half of the labels missed the positives of the lower half (the tail
-        check, ``docs/acis.md``), for positives hiding below the curve;
+        check, ``docs/acis.md``), for positives hiding below the curve; ``"evidence"`` is
+        the calibrated interval, or the checked one when the tail check found more positives
+        than expected, with the domain's variance at least its model-anticipated value
+        (measured in ``benchmarks/results/acis_intervals_evidence.md``: 0.70 on R at 200);
         ``"delta"`` is a normal interval from the delta-method variance plus the model
         count's variance. All give the same estimate, and every run carries all of them
         (``ACISResult.intervals``, ``ACISResult.summary()``). The default is the only one
