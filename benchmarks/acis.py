@@ -746,11 +746,13 @@ def realization(st: Setting, r: int) -> Setting:
 def _interval_work(task):
     """One ACIS run per seed (``interval_prob=0.90``): its estimate, and per interval
     method its reported variance and ends; plus the domain's own variance and the pool's
-    true F1 (the last row's third column)."""
-    st, budget, fit_only, seeds = task
+    true F1 (the last row's third column). ``mode``: False, True (``--fit-only``) or
+    ``"ungated"`` (``--evidence-ungated``)."""
+    st, budget, mode, seeds = task
     from bayeval.fscore import _estimators
 
-    _estimators.CALIBRATED_COVERS_SCORES = not fit_only
+    _estimators.CALIBRATED_COVERS_SCORES = mode is not True
+    _estimators.EVIDENCE_GATE = _estimators.EVIDENCE_DOMAIN_RATIO = mode != "ungated"
     scores, predictions, y = _pool(st)
     truth = f1(y, predictions)
     out = np.full((len(seeds), len(INTERVAL_METHODS) + 1, 4), np.nan)
@@ -826,7 +828,8 @@ def interval_study(args, argv) -> str:
                 for r in range(n_real if st.kind != "digits" else 1):
                     mine = trial[trial % n_real == r] if st.kind != "digits" else trial
                     if mine.size:
-                        tasks.append((realization(st, r), b, args.fit_only, mine + 4_000_037 * (i + 1)))
+                        tasks.append((realization(st, r), b, "ungated" if args.evidence_ungated else args.fit_only,
+                                      mine + 4_000_037 * (i + 1)))
     t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
     revisions = _checkpoint_revisions(args.checkpoint, revision)
     results, reused = _run_tasks(_interval_work, tasks, args.jobs, args.checkpoint)
@@ -849,6 +852,9 @@ def interval_study(args, argv) -> str:
            "mean)." if n_real > 1 else "")
         + (" `calibrated` here is the fitted curve alone (`--fit-only`: the scores read as "
            "probabilities not covered)." if args.fit_only else "")
+        + (" `evidence` here is the second attempt's variant (`--evidence-ungated`: the checked interval's "
+           "count in every run, the domain term with the curve's own probabilities; `PREREG.md`)."
+           if args.evidence_ungated else "")
         + (f" Trials {args.first_trial}-{args.first_trial + trials - 1} (not the usual 0-{trials - 1})."
            if args.first_trial else ""),
         "",
@@ -1001,6 +1007,9 @@ def main(argv=None) -> str:
                         help="pools of --intervals, or settings of the full study (default all; same seeds)")
     parser.add_argument("--first-trial", type=int, default=0,
                         help="--intervals: first trial index (default 0; e.g. 40 for runs disjoint from the tables')")
+    parser.add_argument("--evidence-ungated", action="store_true",
+                        help="--intervals: the evidence interval's second-attempt variant (no gate, the domain term "
+                             "with the curve's own probabilities; PREREG.md)")
     parser.add_argument("--realizations", type=int, default=1,
                         help="pool realizations per synthetic pool of --intervals (default 1: the setting's pool)")
     parser.add_argument("--fit-only", action="store_true",

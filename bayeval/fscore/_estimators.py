@@ -45,6 +45,12 @@ CHECK_COUNT_POINTS = 64
 #: Whether the ``"evidence"`` interval's domain variance is at least its model-anticipated
 #: value (``domain_model_variance``).
 EVIDENCE_DOMAIN = True
+#: Whether the ``"evidence"`` interval widens the rest count only after the tail check found
+#: an excess (``tail_excess``); False: after every check, as the checked interval does.
+EVIDENCE_GATE = True
+#: Whether ``domain_model_variance`` multiplies the curve's odds by the tail check's ratio
+#: after an excess; False: the curve's own probabilities.
+EVIDENCE_DOMAIN_RATIO = True
 
 
 #: What each interval assumes about the rest stratum's unknown count of positives, and
@@ -333,7 +339,7 @@ def ratio_posterior(rest: dict, gated: bool = False) -> tuple[float, float] | No
     x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
     if not (math.isfinite(x) and math.isfinite(e) and e > 0) or not (x > 0 or CHECK_EMPTY_WIDENS):
         return None
-    if gated and not tail_excess(rest):
+    if gated and EVIDENCE_GATE and not tail_excess(rest):
         return None
     return x + 0.5, e
 
@@ -558,7 +564,7 @@ def domain_model_variance(pi, m, yhat, *, g, den, alpha, rest, assisted) -> floa
         return 0.0
     keep = (pi > 0) & (pi < CERTAIN)
     pi, m, yh = pi[keep], np.clip(m[keep], 0.0, 1.0), yhat[keep].astype(np.float64)
-    post = ratio_posterior(rest, gated=True)
+    post = ratio_posterior(rest, gated=True) if EVIDENCE_DOMAIN_RATIO else None
     theta = 1.0 if post is None else post[0] / post[1]
     p = theta * m / np.maximum(1.0 - m + theta * m, 1e-300)
 
