@@ -836,6 +836,28 @@ def test_evidence_ratio_is_used_only_after_an_excess():
             == _calibrated_offsets(est, den, rest, checked=True, **kw))
 
 
+
+def test_evidence_switches_give_the_second_attempts_variant(monkeypatch):
+    """``EVIDENCE_GATE`` off: the evidence count widens after every check, as the checked one
+    does; ``EVIDENCE_DOMAIN_RATIO`` off: the domain term keeps the curve's own probabilities
+    after an excess (``benchmarks/acis.py --evidence-ungated``)."""
+    from bayeval.fscore import _estimators
+    from bayeval.fscore._estimators import checked_count_range, domain_model_variance
+
+    draws, w = np.array([0.2, 0.3, 0.5]), np.array([0.5, 0.3, 0.2])
+    quiet = _rest(r_hat=0.0, r_cal_draws=draws, r_cal_weights=w, tail_x=0.0, tail_e=0.01)
+    monkeypatch.setattr(_estimators, "EVIDENCE_GATE", False)
+    assert checked_count_range(quiet, 0.05, gated=True) == checked_count_range(quiet, 0.05)
+    pi, m = np.array([0.05, 0.2, 0.5]), np.array([0.01, 0.1, 0.6])
+    yhat = np.array([0, 0, 1])
+    kw = dict(g=0.5, den=3.0, alpha=0.5, assisted=True)
+    plain = domain_model_variance(pi, m, yhat, rest=_rest(), **kw)
+    excess = _rest(tail_x=3.0, tail_e=0.5)
+    assert domain_model_variance(pi, m, yhat, rest=excess, **kw) > plain
+    monkeypatch.setattr(_estimators, "EVIDENCE_DOMAIN_RATIO", False)
+    assert domain_model_variance(pi, m, yhat, rest=excess, **kw) == plain
+
+
 def test_domain_model_variance_matches_the_variance_over_samples():
     """``domain_model_variance``: the expectation, over the labels (Bernoulli with the curve's
     probabilities) and the systematic design, of the design-based variance that
