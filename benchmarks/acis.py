@@ -60,7 +60,7 @@ current SciPy lacks, and skips its unused PyTables import.) Run from a checkout
 where ``import bayeval`` resolves to that checkout (``pip install -e .``, or
 ``PYTHONPATH=.``).
 
-``--intervals`` runs instead the study of ACIS's five intervals against the actual error
+``--intervals`` runs instead the study of ACIS's six intervals against the actual error
 of a run (issue 38): 90 % intervals, ``--trials`` runs (default 100) per pool and budget
 (100, 200, 500 labels) on A-D, F, the hard pools and the issue's pool I (0.3 % of
 100,000 items, miscalibrated); per interval its coverage, mean width over the width the
@@ -68,7 +68,10 @@ runs' actual error calls for (``2 z RMSE``) and mean reported variance over the 
 variance, the targets per cell, and the narrowest interval covering at least 90 % in
 every cell (``--pools`` picks pools; ``benchmarks/results/acis_intervals.md``: 40 runs,
 14--26 minutes on two busy cores; with the checked interval
-``benchmarks/results/acis_intervals_checked.md``). ``--checkpoint DIR`` works for it too.
+``benchmarks/results/acis_intervals_checked.md``; with the evidence interval
+``benchmarks/results/acis_intervals_evidence.md``, 2.4 minutes on one core).
+``--first-trial N`` runs trials N, N+1, ... instead of 0, 1, ... (seeds the tables have not
+used, for a development check). ``--checkpoint DIR`` works for it too.
 ``--tail-census`` prints, without runs, what each of its pools' rest holds against the
 curves (``benchmarks/results/acis_tail_census.md``).
 
@@ -729,7 +732,7 @@ ISSUE_POOL = Setting("I", 100_000, 0.003, 3.0, temperature=2.0, shift=1.0, seed=
 #: 1,000,000 items cost a second a run), the hard pools and the issue's pool.
 INTERVAL_POOLS = [st for st in FULL if st.name != "E"] + HARD + [ISSUE_POOL]
 INTERVAL_BUDGETS = (100, 200, 500)
-INTERVAL_METHODS = ("jeffreys", "calibrated", "checked", "model", "delta")
+INTERVAL_METHODS = ("jeffreys", "calibrated", "checked", "model", "delta", "evidence")
 #: Nominal coverage of the intervals of ``--intervals`` (the issue's 90 %).
 INTERVAL_PROB = 0.90
 
@@ -743,11 +746,13 @@ def realization(st: Setting, r: int) -> Setting:
 def _interval_work(task):
     """One ACIS run per seed (``interval_prob=0.90``): its estimate, and per interval
     method its reported variance and ends; plus the domain's own variance and the pool's
-    true F1 (the last row's third column)."""
-    st, budget, fit_only, seeds = task
+    true F1 (the last row's third column). ``mode``: False, True (``--fit-only``) or
+    ``"ungated"`` (``--evidence-ungated``)."""
+    st, budget, mode, seeds = task
     from bayeval.fscore import _estimators
 
-    _estimators.CALIBRATED_COVERS_SCORES = not fit_only
+    _estimators.CALIBRATED_COVERS_SCORES = mode is not True
+    _estimators.EVIDENCE_GATE = _estimators.EVIDENCE_DOMAIN_RATIO = mode != "ungated"
     scores, predictions, y = _pool(st)
     truth = f1(y, predictions)
     out = np.full((len(seeds), len(INTERVAL_METHODS) + 1, 4), np.nan)
@@ -807,7 +812,7 @@ def choose_interval(rows, floor: float = 0.90):
 
 
 def interval_study(args, argv) -> str:
-    """``--intervals``: ACIS's five intervals on ``INTERVAL_POOLS`` (see the module docs)."""
+    """``--intervals``: ACIS's six intervals on ``INTERVAL_POOLS`` (see the module docs)."""
     settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
     trials = args.trials or 100
     n_real = max(1, args.realizations)
@@ -819,11 +824,12 @@ def interval_study(args, argv) -> str:
         i = INTERVAL_POOLS.index(st)
         for b in INTERVAL_BUDGETS:
             for lo in range(0, trials, chunk):
-                trial = np.arange(lo, min(lo + chunk, trials))
+                trial = np.arange(lo, min(lo + chunk, trials)) + args.first_trial
                 for r in range(n_real if st.kind != "digits" else 1):
                     mine = trial[trial % n_real == r] if st.kind != "digits" else trial
                     if mine.size:
-                        tasks.append((realization(st, r), b, args.fit_only, mine + 4_000_037 * (i + 1)))
+                        tasks.append((realization(st, r), b, "ungated" if args.evidence_ungated else args.fit_only,
+                                      mine + 4_000_037 * (i + 1)))
     t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
     revisions = _checkpoint_revisions(args.checkpoint, revision)
     results, reused = _run_tasks(_interval_work, tasks, args.jobs, args.checkpoint)
@@ -845,9 +851,14 @@ def interval_study(args, argv) -> str:
            "setting's pool seed + 1000 (j mod K)); errors against each run's own pool's F1 (true F1 = their "
            "mean)." if n_real > 1 else "")
         + (" `calibrated` here is the fitted curve alone (`--fit-only`: the scores read as "
-           "probabilities not covered)." if args.fit_only else ""),
+           "probabilities not covered)." if args.fit_only else "")
+        + (" `evidence` here is the second attempt's variant (`--evidence-ungated`: the checked interval's "
+           "count in every run, the domain term with the curve's own probabilities; `PREREG.md`)."
+           if args.evidence_ungated else "")
+        + (f" Trials {args.first_trial}-{args.first_trial + trials - 1} (not the usual 0-{trials - 1})."
+           if args.first_trial else ""),
         "",
-        f"Every run reports all five {INTERVAL_PROB:.0%} intervals from one estimate (`ACISResult.intervals`, "
+        f"Every run reports all {len(INTERVAL_METHODS)} {INTERVAL_PROB:.0%} intervals from one estimate (`ACISResult.intervals`, "
         "`ACISResult.variances`). cover = share of runs whose interval holds the true F1; width = mean "
         "width; actual width = 2 z RMSE over the runs (the width a run would need if it knew its "
         "typical error); var/actual = mean reported variance / variance of the estimates over the runs; "
@@ -870,20 +881,20 @@ def interval_study(args, argv) -> str:
     lines += ["", "## Against the targets", "",
               "Calibrated pools (A, D, F, W): reported variance within 0.5--2x the actual variance, mean "
               "width at most 1.5x the actual width; every pool: coverage at least 0.90. Per cell: "
-              "cover / width over actual / variance over actual, for the default, the calibrated and the "
-              "checked interval.",
-              "", "| pool | labels | jeffreys (default) | calibrated | checked | calibrated meets the targets "
-              "| checked meets the targets |",
-              "|---|---:|---|---|---|---|---|"]
+              "cover / width over actual / variance over actual, for the default, the calibrated, the "
+              "checked and the evidence interval.",
+              "", "| pool | labels | jeffreys (default) | calibrated | checked | evidence | calibrated meets the "
+              "targets | checked meets the targets | evidence meets the targets |",
+              "|---|---:|---|---|---|---|---|---|---|"]
     by = {(r["pool"], r["labels"], r["method"]): r for r in rows}
     calibrated_pools = {st.name for st in settings if st.kind == "latent" and (st.temperature, st.shift) == (1.0, 0.0)}
     for st in settings:
         for b in INTERVAL_BUDGETS:
             cells = []
-            for m in ("jeffreys", "calibrated", "checked"):
+            for m in ("jeffreys", "calibrated", "checked", "evidence"):
                 r = by[(st.name, b, m)]
                 cells.append(f"{r['cover']:.2f} / {r['width_ratio']:.2f} / {r['var_ratio']:.2f}")
-            for m in ("calibrated", "checked"):
+            for m in ("calibrated", "checked", "evidence"):
                 r = by[(st.name, b, m)]
                 miss = [] if r["cover"] >= 0.90 else ["coverage"]
                 if st.name in calibrated_pools:
@@ -991,9 +1002,14 @@ def main(argv=None) -> str:
                         "where the paper's interval held), --trials paired runs (default 1000)")
     parser.add_argument("--cells", nargs="+", default=list(HELD_CELLS), help="SETTING@LABELS cells of --vs-paper")
     parser.add_argument("--intervals", action="store_true",
-                        help="only the study of ACIS's five intervals against the actual error (see the module docs)")
+                        help="only the study of ACIS's six intervals against the actual error (see the module docs)")
     parser.add_argument("--pools", nargs="+", default=None,
                         help="pools of --intervals, or settings of the full study (default all; same seeds)")
+    parser.add_argument("--first-trial", type=int, default=0,
+                        help="--intervals: first trial index (default 0; e.g. 40 for runs disjoint from the tables')")
+    parser.add_argument("--evidence-ungated", action="store_true",
+                        help="--intervals: the evidence interval's second-attempt variant (no gate, the domain term "
+                             "with the curve's own probabilities; PREREG.md)")
     parser.add_argument("--realizations", type=int, default=1,
                         help="pool realizations per synthetic pool of --intervals (default 1: the setting's pool)")
     parser.add_argument("--fit-only", action="store_true",

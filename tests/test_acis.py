@@ -814,6 +814,115 @@ def test_checked_interval_covers_positives_hidden_below_the_fitted_curve(trials)
     assert cover["checked"] >= cover["calibrated"] + max(1, trials // 3), cover
 
 
+def test_evidence_ratio_is_used_only_after_an_excess():
+    """``"evidence"``: the tail check's Jeffreys ratio widens the count only when the check
+    found more positives than the curve expected (``x > e``); otherwise the calibrated
+    range stands, however little the check expected (where the checked interval is wide)."""
+    from bayeval.fscore._estimators import checked_count_range, ratio_posterior, tail_excess
+
+    draws, w = np.array([0.2, 0.3, 0.5]), np.array([0.5, 0.3, 0.2])
+    rest = _rest(r_hat=0.0, r_cal_draws=draws, r_cal_weights=w, tail_x=2.0, tail_e=0.1)
+    assert tail_excess(rest) and ratio_posterior(rest, gated=True) == (2.5, 0.1)
+    assert checked_count_range(rest, 0.05, gated=True) == checked_count_range(rest, 0.05)
+    for x, e in ((0.0, 0.01), (1.0, 1.0), (3.0, 4.5), (float("nan"), 0.3), (1.0, 0.0)):
+        quiet = rest | {"tail_x": x, "tail_e": e}
+        assert not tail_excess(quiet) and checked_count_range(quiet, 0.05, gated=True) is None
+    assert checked_count_range(rest | {"tail_x": 0.0, "tail_e": 0.01}, 0.05)[1] > 10  # checked: wide
+    est, den, alpha = 0.5, 10.0, 0.5
+    kw = dict(alpha=alpha, interval_prob=0.90)
+    plain = _calibrated_offsets(est, den, rest | {"tail_x": 0.0, "tail_e": 0.01}, **kw)
+    assert _calibrated_offsets(est, den, rest | {"tail_x": 0.0, "tail_e": 0.01}, checked=True, gated=True, **kw) == plain
+    assert (_calibrated_offsets(est, den, rest, checked=True, gated=True, **kw)
+            == _calibrated_offsets(est, den, rest, checked=True, **kw))
+
+
+
+def test_evidence_switches_give_the_second_attempts_variant(monkeypatch):
+    """``EVIDENCE_GATE`` off: the evidence count widens after every check, as the checked one
+    does; ``EVIDENCE_DOMAIN_RATIO`` off: the domain term keeps the curve's own probabilities
+    after an excess (``benchmarks/acis.py --evidence-ungated``)."""
+    from bayeval.fscore import _estimators
+    from bayeval.fscore._estimators import checked_count_range, domain_model_variance
+
+    draws, w = np.array([0.2, 0.3, 0.5]), np.array([0.5, 0.3, 0.2])
+    quiet = _rest(r_hat=0.0, r_cal_draws=draws, r_cal_weights=w, tail_x=0.0, tail_e=0.01)
+    monkeypatch.setattr(_estimators, "EVIDENCE_GATE", False)
+    assert checked_count_range(quiet, 0.05, gated=True) == checked_count_range(quiet, 0.05)
+    pi, m = np.array([0.05, 0.2, 0.5]), np.array([0.01, 0.1, 0.6])
+    yhat = np.array([0, 0, 1])
+    kw = dict(g=0.5, den=3.0, alpha=0.5, assisted=True)
+    plain = domain_model_variance(pi, m, yhat, rest=_rest(), **kw)
+    excess = _rest(tail_x=3.0, tail_e=0.5)
+    assert domain_model_variance(pi, m, yhat, rest=excess, **kw) > plain
+    monkeypatch.setattr(_estimators, "EVIDENCE_DOMAIN_RATIO", False)
+    assert domain_model_variance(pi, m, yhat, rest=excess, **kw) == plain
+
+
+def test_domain_model_variance_matches_the_variance_over_samples():
+    """``domain_model_variance``: the expectation, over the labels (Bernoulli with the curve's
+    probabilities) and the systematic design, of the design-based variance that
+    ``ratio_estimate`` reports, against a Monte Carlo of both (2,000 replicates; that estimate's
+    spread makes its mean's s.e. under 1 %), plain and model-assisted; the variance of the
+    estimates themselves is at least as large (the linearization's share); an excess found by
+    the tail check raises it (the curve's odds times the ratio)."""
+    from bayeval.fscore._design import inclusion_probabilities, systematic_sample
+    from bayeval.fscore._estimators import domain_model_variance
+
+    rng = np.random.default_rng(5)
+    n, b, alpha = 3_000, 150, 0.5
+    m = 1 / (1 + np.exp(-rng.normal(-4.0, 2.0, n)))
+    yhat = (m > 0.3).astype(np.int8)
+    pi = inclusion_probabilities(np.sqrt(m) + 0.02, b)
+    reps = 2_000
+    for assisted in (False, True):
+        mm = m if assisted else None
+        est, design = np.empty(reps), np.empty(reps)
+        for k in range(reps):
+            y = (rng.random(n) < m).astype(np.int8)
+            pick = systematic_sample(pi, b, rng)
+            off_a = float(np.dot(m, yhat)) if assisted else 0.0
+            off_v = alpha * float(yhat.sum()) + (1 - alpha) * float(m.sum()) if assisted else 0.0
+            est[k], design[k], _ = _estimate(alpha=alpha, a_fixed=off_a, v_fixed=off_v, y=y[pick], yhat=yhat[pick],
+                                             d=1 / pi[pick], pi=pi[pick], typical={},
+                                             m=None if mm is None else mm[pick])
+        g = float(np.dot(m, yhat)) / (alpha * yhat.sum() + (1 - alpha) * m.sum())
+        den = alpha * yhat.sum() + (1 - alpha) * m.sum()
+        var = domain_model_variance(pi, m, yhat, g=g, den=den, alpha=alpha, rest=_rest(), assisted=assisted)
+        se = design.std() / np.sqrt(reps)
+        assert abs(var - design.mean()) < 4 * se + 0.01 * var, (assisted, var, design.mean(), se)
+        assert est.var() > 0.9 * var
+    excess = _rest(tail_x=3.0, tail_e=0.5)
+    assert domain_model_variance(pi, m, yhat, g=g, den=den, alpha=alpha, rest=excess, assisted=True) > 1.5 * var
+    assert domain_model_variance(pi, m, yhat, g=g, den=den, alpha=alpha, rest=_rest(tail_x=0.0, tail_e=0.5),
+                                 assisted=True) == var
+
+
+@pytest.mark.parametrize("trials", [3, pytest.param(8, marks=pytest.mark.slow)])
+def test_evidence_interval_contains_the_calibrated_one_and_says_what_it_read(trials):
+    """The evidence interval of a run contains its calibrated interval (same estimate: the
+    count's range and the domain's variance only grow), equals the checked interval's count
+    after an excess, and its reason says what the tail check found; the other intervals are
+    those of a default run with the same seed."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    y = (rng.random(n) < 0.006).astype(np.int8)
+    x = 3.0 * y + rng.normal(size=n)
+    scores = 1 / (1 + np.exp(-(3.0 * x - 4.5 + np.log(0.006 / 0.994))))
+    low = np.flatnonzero((scores < 0.02) & (y == 0))
+    y[rng.choice(low, 8, replace=False)] = 1
+    predictions = (scores >= 0.5).astype(np.int8)
+    for seed in range(trials):
+        r = acis(scores, predictions, lambda i: y[i], budget=200, random_seed=seed, interval_prob=0.9,
+                 interval="evidence")
+        ref = acis(scores, predictions, lambda i: y[i], budget=200, random_seed=seed, interval_prob=0.9)
+        assert r.intervals == ref.intervals and r.interval == r.intervals["evidence"]
+        (lo_c, hi_c), (lo_e, hi_e) = r.intervals["calibrated"], r.interval
+        assert lo_e <= lo_c + 1e-12 and hi_e >= hi_c - 1e-12
+        assert r.variances["evidence"] >= r.variances["calibrated"] - 1e-15
+        assert r.interval_method == "evidence" and "tail check found" in r.interval_reason
+        assert ("(an excess)" in r.interval_reason) != ("(no excess)" in r.interval_reason)
+
+
 def test_rest_interval_reads_the_calibrated_quantiles():
     """Calibrated interval: the ends are F at the mixture's count quantiles relative to the
     estimate's count; its variance is that of a normal as wide as the unclipped interval."""
@@ -865,7 +974,7 @@ def test_reported_interval_is_named_and_explained(pool):
     assert cal.variances["domain"] <= cal.variances["calibrated"]
     table = cal.summary()
     assert table.index[table["reported"]].tolist() == ["calibrated"]
-    assert set(table.index) == {"jeffreys", "model", "delta", "calibrated", "checked"}
+    assert set(table.index) == {"jeffreys", "model", "delta", "calibrated", "checked", "evidence"}
     row = table.loc["calibrated"]
     assert (row["low"], row["high"]) == cal.interval and row["note"] == cal.interval_reason
     paper = acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, rest_share=0.0)
@@ -1076,10 +1185,10 @@ def test_one_run_carries_every_interval(pool):
     scores, predictions, y = pool
     runs = {
         m: acis(scores, predictions, lambda i: y[i], budget=120, random_seed=4, interval=m)
-        for m in ("jeffreys", "model", "delta", "calibrated", "checked")
+        for m in ("jeffreys", "model", "delta", "calibrated", "checked", "evidence")
     }
     ref = runs["jeffreys"].intervals
-    assert set(ref) == {"jeffreys", "model", "delta", "calibrated", "checked"}
+    assert set(ref) == {"jeffreys", "model", "delta", "calibrated", "checked", "evidence"}
     for m, r in runs.items():
         assert r.estimate == runs["jeffreys"].estimate and r.intervals == ref
         assert r.interval == ref[m] and r.interval_method == m
@@ -1098,7 +1207,8 @@ def test_one_run_carries_every_interval(pool):
     small_s = np.clip(0.5 * small_y + rng.normal(0.2, 0.2, 3_000), 0, 1)
     small = acis(small_s, small_s > 0.5, lambda i: small_y[i], budget=100, random_seed=0)
     assert small.history["domain_size"].iloc[-1] == 3_000
-    assert small.intervals == dict.fromkeys(("jeffreys", "model", "delta", "calibrated", "checked"), small.interval)
+    assert small.intervals == dict.fromkeys(
+        ("jeffreys", "model", "delta", "calibrated", "checked", "evidence"), small.interval)
 
 
 def test_top_k_labels_the_top_scores_and_computes_f_on_them(pool):

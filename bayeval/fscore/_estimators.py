@@ -1,8 +1,8 @@
 """The estimators and intervals of ACIS: the per-batch Horvitz-Thompson (or
 model-assisted) ratio estimate with its delta-method variance and zero-variance floor,
 the rest stratum's calibration (a logistic regression on the scores) and its count of
-hidden positives, and the five intervals (``"model"``, ``"jeffreys"``, ``"delta"``,
-``"calibrated"``, ``"checked"``).
+hidden positives, the six intervals (``"model"``, ``"jeffreys"``, ``"delta"``,
+``"calibrated"``, ``"checked"``, ``"evidence"``) and what each assumes (``INTERVAL_NOTES``).
 The reasoning behind each: ``docs/acis.md``."""
 
 from __future__ import annotations
@@ -42,6 +42,50 @@ CHECK_UPPER = 0.5
 #: excess, so it cannot vouch for the curve). False: such a check changes nothing.
 CHECK_EMPTY_WIDENS = True
 CHECK_COUNT_POINTS = 64
+#: Whether the ``"evidence"`` interval's domain variance is at least its model-anticipated
+#: value (``domain_model_variance``).
+EVIDENCE_DOMAIN = True
+#: Whether the ``"evidence"`` interval widens the rest count only after the tail check found
+#: an excess (``tail_excess``); False: after every check, as the checked interval does.
+EVIDENCE_GATE = True
+#: Whether ``domain_model_variance`` multiplies the curve's odds by the tail check's ratio
+#: after an excess; False: the curve's own probabilities.
+EVIDENCE_DOMAIN_RATIO = True
+
+
+#: What each interval assumes about the rest stratum's unknown count of positives, and
+#: why ``"jeffreys"`` is the default (``ACISResult.interval_reason``, ``ACISResult.summary``).
+INTERVAL_NOTES = {
+    "jeffreys": (
+        "design-only: the rest's hidden positives bounded by the rest draws alone (Jeffreys), "
+        "whatever the scores' calibration; the default, being the only interval that covered at "
+        "least 90% in every pool and budget of benchmarks/results/acis_intervals.md; wide while few "
+        "rest items are labeled"
+    ),
+    "calibrated": (
+        "the rest's hidden positives from the calibration fitted on every label (its exact "
+        "posterior and Bernoulli noise) and, for probability scores, also the count the scores "
+        "imply read as probabilities; design-only when the rest draws contradict the calibration; "
+        "trusts that the low tail follows one of those two curves"
+    ),
+    "checked": (
+        "the calibrated interval, its count of the rest's hidden positives also multiplied by how "
+        "far the calibration fitted on the upper half of the labels under-predicted the positives "
+        "of the lower half (the tail check); trusts that the tail errs below the labels no more "
+        "than it did one step down"
+    ),
+    "evidence": (
+        "chosen by the run's labels: the calibrated interval when the tail check found no more "
+        "positives below the labels' upper half than the curve fitted there expected, the checked "
+        "interval when it found more; the domain's variance at least the one the curve (its odds "
+        "times that ratio) anticipates for the items rarely drawn"
+    ),
+    "model": (
+        "the rest's hidden positives from the calibration with a rate multiplier updated by the "
+        "rest draws; trusts the logistic curve's low tail"
+    ),
+    "delta": "normal interval from the delta-method variance plus the model count's variance",
+}
 
 
 def ratio_estimate(
@@ -278,20 +322,41 @@ def _thin_mixture(c: np.ndarray, w: np.ndarray, k: int) -> tuple[np.ndarray, np.
     return c[pick], np.full(k, 1.0 / k)
 
 
-def checked_count_range(rest: dict, tail: float) -> tuple[float, float] | None:
-    """The rest count's ``tail`` and ``1 - tail`` quantiles when the fitted curve's count is
-    multiplied by the ratio the tail check measured (``extrapolation_check``: ``x`` found
-    where ``e`` expected; the ratio has the Jeffreys posterior ``Gamma(x + 1/2, rate=e)``),
-    over the curve's posterior draws; the upper end at most the rest's size. None when the
-    check could not be made (or, with ``CHECK_EMPTY_WIDENS`` off, found no positive)."""
+def tail_excess(rest: dict) -> bool:
+    """Whether the tail check found more positives than the curve expected (``x > e``, the
+    ratio's estimate above 1): the ``"evidence"`` interval's sign that the curve's
+    extrapolation fails."""
     x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
+    return bool(math.isfinite(x) and math.isfinite(e) and e > 0 and x > e)
+
+
+def ratio_posterior(rest: dict, gated: bool = False) -> tuple[float, float] | None:
+    """Shape and rate of the tail check's Jeffreys ratio posterior ``Gamma(x + 1/2, rate=e)``
+    (``extrapolation_check``: ``x`` found where ``e`` expected). None when the check could not
+    be made, or, with ``CHECK_EMPTY_WIDENS`` off, found no positive (the ``"checked"``
+    interval); ``gated=True`` (the ``"evidence"`` interval): None unless it found more than
+    expected (``tail_excess``)."""
+    x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
+    if not (math.isfinite(x) and math.isfinite(e) and e > 0) or not (x > 0 or CHECK_EMPTY_WIDENS):
+        return None
+    if gated and EVIDENCE_GATE and not tail_excess(rest):
+        return None
+    return x + 0.5, e
+
+
+def checked_count_range(rest: dict, tail: float, gated: bool = False) -> tuple[float, float] | None:
+    """The rest count's ``tail`` and ``1 - tail`` quantiles when the fitted curve's count is
+    multiplied by the ratio the tail check measured (``extrapolation_check``; the ratio's
+    posterior from ``ratio_posterior``, ``gated`` as there), over the curve's posterior
+    draws; the upper end at most the rest's size. None when there is no ratio posterior."""
+    post = ratio_posterior(rest, gated)
     draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
-    if not (math.isfinite(x) and math.isfinite(e) and e > 0 and (x > 0 or CHECK_EMPTY_WIDENS)) or not draws.size:
+    if post is None or not draws.size:
         return None
     w = np.full(draws.size, 1.0 / draws.size) if w is None else w
     c, wc = _thin_mixture(draws, w, CHECK_COUNT_POINTS)
     k = CHECK_THETA_POINTS
-    theta = gamma.ppf((np.arange(k) + 0.5) / k, x + 0.5, scale=1.0 / max(e, 1e-300))
+    theta = gamma.ppf((np.arange(k) + 0.5) / k, post[0], scale=1.0 / max(post[1], 1e-300))
     mix = np.outer(c, theta).ravel()
     mw = np.outer(wc, np.full(k, 1.0 / k)).ravel()
     order = np.argsort(mix)
@@ -378,14 +443,15 @@ def count_quantile(c_draws: np.ndarray, q: float, weights: np.ndarray | None = N
 
 
 def calibrated_offsets(
-    est, den, rest, *, alpha, interval_prob, r_hat=None, checked=False
+    est, den, rest, *, alpha, interval_prob, r_hat=None, checked=False, gated=False
 ) -> tuple[float, float]:
     """How far F falls and rises (``down``, ``up``, both >= 0) when the unlabeled rest's
     count of positives moves from the count the estimate used (``r_hat``, default
     ``rest["r_hat"]``) to the calibrated count's upper and lower quantiles (see
     ``calibrated_count``), for one iteration's estimate ``est`` and denominator ``den``.
     ``checked=True``: the count's range also covers the fitted count times the ratio the
-    tail check measured (``checked_count_range``; the ``"checked"`` interval)."""
+    tail check measured (``checked_count_range``; the ``"checked"`` interval, and with
+    ``gated=True`` only after the check found an excess: the ``"evidence"`` interval)."""
     tail = (1.0 - interval_prob) / 2.0
     r_hat = rest["r_hat"] if r_hat is None or not math.isfinite(r_hat) else r_hat
     draws, w = rest.get("r_cal_draws", np.zeros(0)), rest.get("r_cal_weights")
@@ -394,7 +460,7 @@ def calibrated_offsets(
     if CALIBRATED_COVERS_SCORES and math.isfinite(c_scores):  # the scores read as probabilities
         r_lo = min(r_lo, float(poisson.ppf(tail, c_scores)))
         r_hi = max(r_hi, float(poisson.ppf(1.0 - tail, c_scores)))
-    extra = checked_count_range(rest, tail) if checked else None
+    extra = checked_count_range(rest, tail, gated) if checked else None
     if extra is not None:
         r_lo, r_hi = min(r_lo, extra[0]), max(r_hi, extra[1])
 
@@ -476,3 +542,59 @@ def rest_interval(
         var = min(((down + up) / (2.0 * z)) ** 2, 0.25)
     return est, var, max(0.0, est - down), min(1.0, est + up)
 
+
+
+def domain_model_variance(pi, m, yhat, *, g, den, alpha, rest, assisted) -> float:
+    """The model-anticipated variance of one batch's estimate over the sampled domain.
+
+    The design-based (delta-method) variance is read from the items drawn; where positives
+    hide among items with small inclusion probabilities, most runs draw none of them and
+    that estimate is low in most runs (on the real pool R a quarter to a third of the actual
+    variance). This is its expectation over the labels as well: every candidate ``i``
+    (inclusion probability ``pi``, prediction ``yhat``, fitted curve's probability ``m``)
+    contributes ``(1 - pi) / pi * E[(z - pi A)^2] / den^2`` (Hajek's fixed-size form, ``A`` the
+    level ``sum (1 - pi) E[z] / sum (1 - pi) pi``), ``z`` its linearized residual (as in
+    ``ratio_estimate``, the difference estimator when ``assisted``) at the estimate ``g``,
+    with ``y ~ Bernoulli(p)`` and ``p`` the curve's probability, its odds multiplied by the
+    tail check's ratio (the mean of ``ratio_posterior(rest, gated=True)``) when the check found
+    an excess: the curve as far off below its labels as the check measured. Candidates already labeled
+    (``pi = 0``) and certainties add nothing. 0 with ``EVIDENCE_DOMAIN`` off.
+    """
+    if not EVIDENCE_DOMAIN:
+        return 0.0
+    keep = (pi > 0) & (pi < CERTAIN)
+    pi, m, yh = pi[keep], np.clip(m[keep], 0.0, 1.0), yhat[keep].astype(np.float64)
+    post = ratio_posterior(rest, gated=True) if EVIDENCE_DOMAIN_RATIO else None
+    theta = 1.0 if post is None else post[0] / post[1]
+    p = theta * m / np.maximum(1.0 - m + theta * m, 1e-300)
+
+    def z(y):
+        if assisted:
+            return (y - m) * yh - g * (1.0 - alpha) * (y - m)
+        return y * yh - g * (alpha * yh + (1.0 - alpha) * y)
+
+    z1, z0 = z(1.0), z(0.0)
+    mean = p * z1 + (1.0 - p) * z0
+    var_z = p * (1.0 - p) * (z1 - z0) ** 2
+    # Fixed sample size (Hajek's approximation): each residual is centred on pi_i times the
+    # common level A that the design's fixed size removes, as in ``ratio_estimate``.
+    f = 1.0 - pi
+    level = float(np.dot(f, mean)) / max(float(np.dot(f, pi)), 1e-300)
+    return float(np.dot(f / pi, var_z + (mean - pi * level) ** 2)) / den**2
+
+
+def evidence_reason(rest: dict, model_domain: bool) -> str:
+    """What the ``"evidence"`` interval read from this run's labels (``interval_reason``)."""
+    x, e = rest.get("tail_x", math.nan), rest.get("tail_e", math.nan)
+    post = ratio_posterior(rest, gated=True)
+    if not (math.isfinite(x) and math.isfinite(e) and e > 0):
+        check = "no tail check could be made, so the calibrated count stands"
+    elif post is None:
+        check = (f"the tail check found {x:.0f} positive(s) where the curve expected {e:.2g} (no excess), "
+                 "so the calibrated count stands")
+    else:
+        check = (f"the tail check found {x:.0f} positive(s) where the curve expected {e:.2g} (an excess), so "
+                 f"the count also covers the curve's times a ratio of mean {post[0] / post[1]:.2g} "
+                 f"(Jeffreys, 95% quantile {gamma.ppf(0.95, post[0], scale=1.0 / post[1]):.2g})")
+    return (f"; in this run {check}; the domain's variance is the "
+            + ("model-anticipated one (above the design-based estimate)" if model_domain else "design-based one"))

@@ -10,7 +10,7 @@ the scores as a control variate, and by default reports an interval that account
 the positives that may hide outside the domain.
 
 How a run works -- calibration, proposal, sampling domain and design, the estimate and
-its variance, model assistance, the rest stratum and the five intervals, stopping
+its variance, model assistance, the rest stratum and the six intervals, stopping
 early and what survives a failure, the extension point -- is written out in
 ``docs/acis.md``. The sampling design lives in ``_design.py``, the estimators and
 intervals in ``_estimators.py``.
@@ -42,7 +42,10 @@ from ._design import (
     typical_draws,
 )
 from ._estimators import (
+    INTERVAL_NOTES,
     calibrated_offsets,
+    domain_model_variance,
+    evidence_reason,
     fit_rest_model,
     logistic,
     normal_interval,
@@ -57,34 +60,7 @@ __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
 #: ``target_std_error`` never stops a run before this many batches (see ``acis``).
 _MIN_STOP_BATCHES = 3
 #: Ways to compute the interval (``acis(interval=...)``).
-_INTERVALS = ("model", "jeffreys", "delta", "calibrated", "checked")
-#: What each interval assumes about the rest stratum's unknown count of positives, and
-#: why ``"jeffreys"`` is the default (``ACISResult.interval_reason``, ``ACISResult.summary``).
-INTERVAL_NOTES = {
-    "jeffreys": (
-        "design-only: the rest's hidden positives bounded by the rest draws alone (Jeffreys), "
-        "whatever the scores' calibration; the default, being the only interval that covered at "
-        "least 90% in every pool and budget of benchmarks/results/acis_intervals.md; wide while few "
-        "rest items are labeled"
-    ),
-    "calibrated": (
-        "the rest's hidden positives from the calibration fitted on every label (its exact "
-        "posterior and Bernoulli noise) and, for probability scores, also the count the scores "
-        "imply read as probabilities; design-only when the rest draws contradict the calibration; "
-        "trusts that the low tail follows one of those two curves"
-    ),
-    "checked": (
-        "the calibrated interval, its count of the rest's hidden positives also multiplied by how "
-        "far the calibration fitted on the upper half of the labels under-predicted the positives "
-        "of the lower half (the tail check); trusts that the tail errs below the labels no more "
-        "than it did one step down"
-    ),
-    "model": (
-        "the rest's hidden positives from the calibration with a rate multiplier updated by the "
-        "rest draws; trusts the logistic curve's low tail"
-    ),
-    "delta": "normal interval from the delta-method variance plus the model count's variance",
-}
+_INTERVALS = ("model", "jeffreys", "delta", "calibrated", "checked", "evidence")
 #: The model's count of the rest's positives enters the estimate only when the labels
 #: pin it down within about a factor e (standard deviation of its log at most this);
 #: otherwise the rest's Horvitz-Thompson count does (see ``acis``).
@@ -452,7 +428,8 @@ class _Book:
         self.intervals: dict = {}  # every interval after the latest batch (see ``_combined``)
         self.variances: dict = {}  # and the variance each reports
         self.cal_misfit = False  # the calibrated interval fell back to the design-only one
-        self.every_interval = interval == "checked"  # the checked one costs: else only for the result
+        self.every_interval = interval in ("checked", "evidence")  # they cost: else only for the result
+        self.model_domain = False  # the evidence interval's domain variance is the model-anticipated one
 
     @property
     def n_labeled(self) -> int:
@@ -550,22 +527,25 @@ class _Book:
         # The checked interval: every averaged iteration's count times the latest tail check's
         # ratio (the check with the most labels; the curve's error does not depend on the rest).
         check = {k: self.rest.get(k, math.nan) for k in ("tail_x", "tail_e")}
-        chk = [calibrated_offsets(r["iteration_estimate"], r["_den"], {**r["_rest"], **check}, alpha=self.alpha,
-                                  interval_prob=self.interval_prob, checked=True)
-               if r["_rest"] is not None and r["_rest"]["size"] and r["_den"] > 0 else (0.0, 0.0)
-               for r in (usable if self.every_interval else ())]
         offsets = {"calibrated": tuple(float(np.dot(w, [r["_cal_off"][k] for r in usable])) for k in (0, 1))}
-        if chk:
-            offsets["checked"] = tuple(float(np.dot(w, [c[k] for c in chk])) for k in (0, 1))
-        for method in ("jeffreys", "model", "calibrated") + (("checked",) if self.every_interval else ()):
+        for method, gated in (("checked", False), ("evidence", True)) if self.every_interval else ():
+            chk = [calibrated_offsets(r["iteration_estimate"], r["_den"], {**r["_rest"], **check}, alpha=self.alpha,
+                                      interval_prob=self.interval_prob, checked=True, gated=gated)
+                   if r["_rest"] is not None and r["_rest"]["size"] and r["_den"] > 0 else (0.0, 0.0) for r in usable]
+            offsets[method] = tuple(float(np.dot(w, [c[k] for c in chk])) for k in (0, 1))
+        # The evidence interval's domain variance: each iteration's at least its model-anticipated one.
+        var_model = float(np.dot(w**2, [max(r["_var_domain"], (r["_rest"] or {}).get("var_dom_model", 0.0))
+                                         for r in usable]))
+        self.model_domain = var_model > var_domain
+        for method in ("jeffreys", "model", "calibrated") + (("checked", "evidence") if self.every_interval else ()):
             _, variances[method], lo, hi = rest_interval(
-                est, var_domain, den, self.rest, alpha=self.alpha, interval_prob=self.interval_prob,
-                method="calibrated" if method == "checked" else method, r_bar=r_bar,
-                offsets=offsets.get(method),
+                est, var_model if method == "evidence" else var_domain, den, self.rest, alpha=self.alpha,
+                interval_prob=self.interval_prob, method="calibrated" if method in ("checked", "evidence") else method,
+                r_bar=r_bar, offsets=offsets.get(method),
             )
             self.intervals[method] = (lo, hi)
         self.cal_misfit = self.rest.get("rest_misfit_p", 1.0) < _REST_MISFIT_P
-        for m in [m for m in ("calibrated", "checked") if m in self.intervals] if self.cal_misfit else ():
+        for m in [m for m in ("calibrated", "checked", "evidence") if m in self.intervals] if self.cal_misfit else ():
             # the rest draws contradict the calibration: the design-only bound
             (lo_c, hi_c), (lo_j, hi_j) = self.intervals[m], self.intervals["jeffreys"]
             self.intervals[m] = lo, hi = min(lo_c, lo_j), max(hi_c, hi_j)
@@ -602,13 +582,16 @@ class _Book:
     def _reason(self) -> str:
         if self.rest is None:
             return "delta-method normal interval (no rest stratum: nothing outside the sampled domain to bound)"
-        if self.interval in ("calibrated", "checked") and self.cal_misfit:
+        note = INTERVAL_NOTES[self.interval]
+        if self.interval == "evidence" and self.rest["size"]:
+            note += evidence_reason(self.rest, self.model_domain)
+        if self.interval in ("calibrated", "checked", "evidence") and self.cal_misfit:
             return (
-                INTERVAL_NOTES[self.interval] + f"; widened to the design-only (jeffreys) interval in this run: "
+                note + f"; widened to the design-only (jeffreys) interval in this run: "
                 f"the rest draws found {self.rest['x']} positive(s) where the calibration expected "
                 f"{self.rest.get('rest_expected', math.nan):.2g}"
             )
-        return INTERVAL_NOTES[self.interval]
+        return note
 
     def result(self, method: str, interval_prob: float) -> ACISResult:
         if not self.every_interval and self.rows:  # add the checked interval, now that it is final
@@ -960,6 +943,9 @@ class _ImportanceRun:
         var_rest = 0.0
         if rest_model is not None and math.isfinite(g_i) and den_i > 0:
             var_rest = ((1.0 - alpha) * g_i / den_i) ** 2 * rest_model["var_r"]
+            m_dom = m_c if m_c is not None else logistic(coef[0] + coef[1] * _take(self.t_feat_w, cand))
+            rest_model["var_dom_model"] = domain_model_variance(
+                pi, m_dom, yhat_c, g=g_i, den=den_i, alpha=alpha, rest=rest_model, assisted=m_c is not None)
         book.add(items_b, labels_b, pi_b)
         if b_rest:
             book.add(rest["items"], rest["labels"], rest["pi"])
@@ -1100,7 +1086,7 @@ def acis(
         proportional to the rest calibration's probabilities (see the module
         docstring). 1 samples the rest uniformly; the uniform part guarantees every
         rest item a probability of being drawn, which ``interval="jeffreys"`` needs.
-    interval : {"jeffreys", "calibrated", "checked", "model", "delta"}, default "jeffreys"
+    interval : {"jeffreys", "calibrated", "checked", "evidence", "model", "delta"}, default "jeffreys"
         How the interval accounts for the rest stratum's unknown count of positives:
         ``"jeffreys"`` gives it a design-only Jeffreys posterior (holds whatever the
         rest contains, and is wide on large pools); ``"calibrated"`` reads it from the
@@ -1116,7 +1102,10 @@ def acis(
         intervals, the model one 17--55 %); ``"checked"`` is the calibrated interval whose
         count also covers the fitted count times the ratio by which a curve fitted to the
         higher-scored half of the labels missed the positives of the lower half (the tail
-        check, ``docs/acis.md``), for positives hiding below the curve;
+        check, ``docs/acis.md``), for positives hiding below the curve; ``"evidence"`` is
+        the calibrated interval, or the checked one when the tail check found more positives
+        than expected, with the domain's variance at least its model-anticipated value
+        (measured in ``benchmarks/results/acis_intervals_evidence.md``: 0.70 on R at 200);
         ``"delta"`` is a normal interval from the delta-method variance plus the model
         count's variance. All give the same estimate, and every run carries all of them
         (``ACISResult.intervals``, ``ACISResult.summary()``). The default is the only one
