@@ -853,7 +853,7 @@ def interval_study(args, argv) -> str:
         + (" `calibrated` here is the fitted curve alone (`--fit-only`: the scores read as "
            "probabilities not covered)." if args.fit_only else "")
         + (" `evidence` here is the second attempt's variant (`--evidence-ungated`: the checked interval's "
-           "count in every run, the domain term with the curve's own probabilities; `PREREG.md`)."
+           "count in every run, the domain term with the curve's own probabilities; `benchmarks/results/acis_evidence_prereg.md`)."
            if args.evidence_ungated else "")
         + (f" Trials {args.first_trial}-{args.first_trial + trials - 1} (not the usual 0-{trials - 1})."
            if args.first_trial else ""),
@@ -1009,7 +1009,7 @@ def main(argv=None) -> str:
                         help="--intervals: first trial index (default 0; e.g. 40 for runs disjoint from the tables')")
     parser.add_argument("--evidence-ungated", action="store_true",
                         help="--intervals: the evidence interval's second-attempt variant (no gate, the domain term "
-                             "with the curve's own probabilities; PREREG.md)")
+                             "with the curve's own probabilities; benchmarks/results/acis_evidence_prereg.md)")
     parser.add_argument("--realizations", type=int, default=1,
                         help="pool realizations per synthetic pool of --intervals (default 1: the setting's pool)")
     parser.add_argument("--fit-only", action="store_true",
