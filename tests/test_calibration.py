@@ -217,13 +217,13 @@ def _bootstrap_weights(lpd, seed):
     return bootstrap_stacking_weights(lpd, seed, replicates=STACKING_REPLICATES, spawn_key=22)
 
 
-@pytest.mark.parametrize("k", [2, 3])
-def test_bootstrap_stacking_weights_agree_with_plain_stacking_given_many_labels(k):
-    # 4,000 labels: every Bayesian-bootstrap replicate's optimum is near the labels' own, so
-    # the mean of the replicates' EM optima is the plain (BFGS) optimum; an interior optimum
+@pytest.mark.parametrize("k, n", [(2, 4000), (2, 6000), (3, 4000)])  # 2 x 6,000: the label-chunked path
+def test_bootstrap_stacking_weights_agree_with_plain_stacking_given_many_labels(k, n):
+    # thousands of labels: every Bayesian-bootstrap replicate's optimum is near the labels' own,
+    # so the mean of the replicates' optima is the plain (BFGS) optimum; an interior optimum
     rng = np.random.default_rng(1)
-    good = rng.integers(0, k, 4000)  # each candidate predicts its share of the labels well
-    lpd = np.where(good[:, None] == np.arange(k), np.log(0.8), np.log(0.3)) + rng.normal(0, 0.05, (4000, k))
+    good = rng.integers(0, k, n)  # each candidate predicts its share of the labels well
+    lpd = np.where(good[:, None] == np.arange(k), np.log(0.8), np.log(0.3)) + rng.normal(0, 0.05, (n, k))
     plain = _stacking_weights(lpd)
     assert 0.05 < plain.min() and plain.max() < 0.95
     boot = _bootstrap_weights(lpd, 3)

@@ -28,8 +28,9 @@ def bootstrap_stacking_weights(lpd: np.ndarray, random_seed, *, replicates: int,
 
     ``lpd``: labels x models, each label's leave-one-out log predictive density under each
     model. The replicates' Dirichlet weights come from the seed sequence of ``random_seed``
-    with ``spawn_key`` (each caller its own stream). Two models: each replicate's optimum
-    is the best of 401 weights (step 1/400), exactly; more: EM on the mixture weights for
+    with ``spawn_key`` (each caller its own stream). Memory stays within a few
+    ``_BLOCK``-sized arrays whatever the number of labels. Two models: each replicate's
+    optimum is the best of 401 weights (step 1/400), exactly; more: EM on the mixture weights for
     all replicates at once, until no replicate's score rises by 1e-9 or after
     ``_EM_ITERATIONS`` (where models are alike the weights drift slowly along a ridge of
     equal scores, and where they stop there matters little). Weights below 1e-4 are set to 0.
@@ -39,11 +40,15 @@ def bootstrap_stacking_weights(lpd: np.ndarray, random_seed, *, replicates: int,
     entropy = np.random.SeedSequence(random_seed).entropy
     rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(spawn_key,)))
     if k == 2:
-        with np.errstate(divide="ignore"):
-            score = np.logaddexp(np.log(_GRID)[None, :] + lpd[:, :1], np.log1p(-_GRID)[None, :] + lpd[:, 1:])
-        score = np.where(np.isfinite(score), score, -1e300)  # (labels, grid)
-        alpha = rng.dirichlet(np.ones(n), size=replicates)
-        first = float(_GRID[np.argmax(alpha @ score, axis=1)].mean())
+        if replicates * n <= _BLOCK:
+            total = rng.dirichlet(np.ones(n), size=replicates) @ _grid_scores(lpd)
+        else:  # many labels: the same optima (argmax ignores each replicate's scale) in chunks of labels
+            total = np.zeros((replicates, _GRID.size))
+            step = max(1, _BLOCK // max(replicates, _GRID.size))
+            for lo in range(0, n, step):
+                part = lpd[lo:lo + step]
+                total += rng.standard_exponential((replicates, part.shape[0])) @ _grid_scores(part)
+        first = float(_GRID[np.argmax(total, axis=1)].mean())
         w = np.array([first, 1.0 - first])
     else:
         e = np.exp(lpd - lpd.max(axis=1, keepdims=True))
@@ -57,6 +62,13 @@ def bootstrap_stacking_weights(lpd: np.ndarray, random_seed, *, replicates: int,
         w = total / replicates
     w[w < 1e-4] = 0.0
     return w / w.sum()
+
+
+def _grid_scores(lpd: np.ndarray) -> np.ndarray:
+    """Each label's log score under each mixture weight of the grid (labels x grid)."""
+    with np.errstate(divide="ignore"):
+        score = np.logaddexp(np.log(_GRID)[None, :] + lpd[:, :1], np.log1p(-_GRID)[None, :] + lpd[:, 1:])
+    return np.where(np.isfinite(score), score, -1e300)
 
 
 def _em_optima(e: np.ndarray, u: np.ndarray) -> np.ndarray:
