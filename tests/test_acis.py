@@ -787,20 +787,27 @@ def test_checked_count_range_is_the_fitted_count_times_the_checked_ratio(monkeyp
     assert poisson.ppf(0.95, draws.max()) < hi0
 
 
-@pytest.mark.parametrize("trials", [3, pytest.param(8, marks=pytest.mark.slow)])
-def test_checked_interval_covers_positives_hidden_below_the_fitted_curve(trials):
-    """A pool whose low tail holds positives the logistic curve of the scores does not expect
-    (scores overconfident below 0.02, as on the benchmark's real pool): over seeded runs the
-    checked interval contains the calibrated one in every run (same estimate) and covers the
-    true F1 in more of them (seeds 0-7: 6 against 2); it says what it assumes."""
+def _pool_with_hidden_low_positives():
+    """Scores, 0.5-threshold predictions and labels of a rare pool (0.6% positives) whose low
+    tail holds 8 positives the logistic curve of the scores does not expect (overconfident
+    below 0.02, where it expects about 0.5 of them), as on the benchmark's real pool."""
     rng = np.random.default_rng(11)
     n = 3000
     y = (rng.random(n) < 0.006).astype(np.int8)
     x = 3.0 * y + rng.normal(size=n)
     scores = 1 / (1 + np.exp(-(3.0 * x - 4.5 + np.log(0.006 / 0.994))))
     low = np.flatnonzero((scores < 0.02) & (y == 0))
-    y[rng.choice(low, 8, replace=False)] = 1  # hidden where the curve expects about 0.5
-    predictions = (scores >= 0.5).astype(np.int8)
+    y[rng.choice(low, 8, replace=False)] = 1
+    return scores, (scores >= 0.5).astype(np.int8), y
+
+
+@pytest.mark.parametrize("trials", [3, pytest.param(8, marks=pytest.mark.slow)])
+def test_checked_interval_covers_positives_hidden_below_the_fitted_curve(trials):
+    """A pool whose low tail holds positives the logistic curve of the scores does not expect
+    (scores overconfident below 0.02, as on the benchmark's real pool): over seeded runs the
+    checked interval contains the calibrated one in every run (same estimate) and covers the
+    true F1 in more of them (seeds 0-7: 6 against 2); it says what it assumes."""
+    scores, predictions, y = _pool_with_hidden_low_positives()
     truth = f_alpha(y, predictions)
     cover = {"calibrated": 0, "checked": 0}
     for seed in range(trials):
@@ -903,14 +910,7 @@ def test_evidence_interval_contains_the_calibrated_one_and_says_what_it_read(tri
     count's range and the domain's variance only grow), equals the checked interval's count
     after an excess, and its reason says what the tail check found; the other intervals are
     those of a default run with the same seed."""
-    rng = np.random.default_rng(11)
-    n = 3000
-    y = (rng.random(n) < 0.006).astype(np.int8)
-    x = 3.0 * y + rng.normal(size=n)
-    scores = 1 / (1 + np.exp(-(3.0 * x - 4.5 + np.log(0.006 / 0.994))))
-    low = np.flatnonzero((scores < 0.02) & (y == 0))
-    y[rng.choice(low, 8, replace=False)] = 1
-    predictions = (scores >= 0.5).astype(np.int8)
+    scores, predictions, y = _pool_with_hidden_low_positives()
     for seed in range(trials):
         r = acis(scores, predictions, lambda i: y[i], budget=200, random_seed=seed, interval_prob=0.9,
                  interval="evidence")

@@ -249,9 +249,15 @@ def test_bootstrap_stacking_keeps_weight_on_a_candidate_few_labels_cannot_rule_o
 
 
 def test_fit_rejects_an_unknown_stacking():
+    from bayeval.models.stacking import stack_weights
+
     data = EvalData(np.linspace(0.05, 0.95, 40), np.r_[np.zeros(10), np.ones(10), np.full(20, np.nan)])
     with pytest.raises(ValueError, match="stacking"):
         be.fit(data, stacking="bma", random_seed=0)
+    with pytest.raises(ValueError, match="stacking"):
+        stack_weights(np.zeros((5, 2)), "bma", 0)
+    with pytest.raises(ValueError, match="2-D array"):
+        stack_weights(np.zeros(5), "plain", 0)
 
 
 def test_allocate_counts():

@@ -671,6 +671,11 @@ def stack_weights(lpd: np.ndarray, stacking: str, label_seed: int) -> np.ndarray
     >>> stack_weights(lpd, "plain", 0).round(2).tolist(), stack_weights(lpd, "bootstrap", 0).sum().round(6)
     ([1.0, 0.0], np.float64(1.0))
     """
+    V.check_choice(stacking, "stacking", STACKING)
+    lpd = np.asarray(lpd, dtype=np.float64)
+    if lpd.ndim != 2 or lpd.shape[0] < 1 or lpd.shape[1] < 1:
+        raise ValueError(f"`lpd` must be a 2-D array (labels x candidates) with at least one of each; got shape "
+                         f"{lpd.shape}. Stack the candidates' pointwise LOO (label_loo(post).loo_i) as columns.")
     if stacking == "bootstrap":
         return bootstrap_stacking_weights(lpd, label_seed, replicates=STACKING_REPLICATES, spawn_key=22)
     return _stacking_weights(lpd)
