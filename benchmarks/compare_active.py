@@ -69,27 +69,59 @@ def run_loop(pair, strategy, rep, log=print) -> dict:
             "p_final": cmp.prob_better("A", "B")}
 
 
-def main_active(args, versions) -> str:
-    pair = C.sim_pair("act_2.2_2.0_0.8", 2.2, 2.0, 0.8, n=3000)
-    t0 = time.time()
-    rows = [run_loop(pair, s, rep, log=lambda x: print(x, flush=True))
-            for rep in range(args.reps) for s in ("random", "active", "disagreement")]
-    df = pd.DataFrame(rows)
-    if args.out:
-        df.to_csv(args.out.replace(".md", ".csv"), index=False)
+def active_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy: runs, the share decided by ``MAX_LABELS``, the share of wrong verdicts
+    among the decided, and the median and mean labels (``MAX_LABELS`` where undecided)."""
     g = df.groupby("strategy")
-    table = pd.DataFrame({
+    return pd.DataFrame({
         "runs": g.size(), "decided": g["decided"].mean(),
         "wrong_among_decided": g.apply(lambda d: (d["right"] == False).sum() / max(1, d["decided"].sum())),  # noqa: E712
         "median_labels": g["labels"].median(), "mean_labels": g["labels"].mean()}).round(3)
+
+
+def paired_table(df: pd.DataFrame, against: str = "active") -> pd.DataFrame:
+    """Each other strategy against ``against`` on the same reps (same first labels): the
+    mean difference of the labels needed (other minus ``against``, undecided counted at
+    ``MAX_LABELS``), its standard error over reps, and how often each needed fewer."""
+    wide = df.pivot(index="rep", columns="strategy", values="labels")
+    rows = []
+    for s in wide.columns:
+        if s == against:
+            continue
+        d = (wide[s] - wide[against]).dropna()
+        rows.append({"strategy": s, "reps": d.size, "mean_extra_labels": d.mean(),
+                     "se": d.std(ddof=1) / np.sqrt(d.size) if d.size > 1 else np.nan,
+                     f"{against}_fewer": int((d > 0).sum()), "tie": int((d == 0).sum()),
+                     "other_fewer": int((d < 0).sum())})
+    return pd.DataFrame(rows).set_index("strategy").round(2)
+
+
+def main_active(args, versions) -> str:
+    pair = C.sim_pair("act_2.2_2.0_0.8", 2.2, 2.0, 0.8, n=3000)
+    t0 = time.time()
+    first = getattr(args, "first_set", 0)
+    if args.from_csv:
+        paths = args.from_csv.split(",")
+        df = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+        made = f"Tables from the rows of {', '.join(f'`{p}`' for p in paths)}"
+    else:
+        rows = [run_loop(pair, s, rep, log=lambda x: print(x, flush=True))
+                for rep in range(first, first + args.reps) for s in ("random", "active", "disagreement")]
+        df = pd.DataFrame(rows)
+        if args.out:
+            df.to_csv(args.out.replace(".md", ".csv"), index=False)
+        made = (f"Made by `python benchmarks/compare.py --part active --reps {args.reps}"
+                + (f" --first-set {first}" if first else "") + f"` in {time.time() - t0:.0f} s")
     return "\n\n".join([
         "# Labels that decide a comparison: random, active and a disagreement baseline",
-        f"Made by `python benchmarks/compare.py --part active --reps {args.reps}` at git {R._git_rev()}; {versions}. "
-        f"{time.time() - t0:.0f} s.",
+        f"{made}; git {R._git_rev()}; {versions}.",
         f"Pair: {pair.note}; true gap in AP {pair.gap:+.4f} (A better). Start: {START} random labels; "
         f"rounds of {STEP}; stop when P(A better) > {LEVEL} or < {1 - LEVEL:.2f}, or at {MAX_LABELS} labels "
-        f"(`labels` is then {MAX_LABELS}: not decided). {2 * DRAWS} posterior draws per round.",
-        R._md(table),
+        f"(`labels` is then {MAX_LABELS}: not decided). {2 * DRAWS} posterior draws per round. "
+        f"Reps {sorted(df['rep'].unique()).__repr__()}: each rep's strategies start from the same {START} labels.",
+        R._md(active_table(df)),
+        "Paired on the reps (other strategy minus `active`, labels needed):",
+        R._md(paired_table(df)),
     ]) + "\n"
 
 
