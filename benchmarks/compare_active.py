@@ -1,10 +1,14 @@
 """Parts ``active`` and ``speed`` of ``benchmarks/compare.py`` (run them through it).
 
-``active``: a labelling loop on a simulated pair whose true gap in AP is about 0.03.
-Every run starts from the same 20 random labels; each round adds 20 labels chosen by
+``active``: a labelling loop on simulated pairs whose true gap in AP is 0.02-0.03 (shared
+noise between the classifiers, rho = 0.8, and independent noise). Every run of a rep starts
+from the same 20 random labels; each round adds 20 labels chosen by
 
 * ``random``: unvetted items at random;
-* ``active``: ``Comparison.select`` (the expected squared change of the gap's posterior mean);
+* ``active``: ``Comparison.select`` at its defaults (the expected squared change of
+  ``P(A better)``, the covariance taken through the model's probability of each label);
+* ``active_labels``: the selection before that (the expected squared change of the gap's
+  mean, the covariance taken through the drawn labels), kept here to measure against;
 * ``disagreement``: the peer, a re-implementation of the simple active-model-selection
   rule "label where the classifiers disagree and the label is uncertain": the items with
   the largest ``p (1 - p) * |rank_A - rank_B|`` (``p``: the joint posterior's probability
@@ -41,6 +45,27 @@ def _disagreement(cmp, n):
     return cmp.data.item_ids[np.argsort(-score, kind="stable")[:n]]
 
 
+def _active_labels(cmp, n):
+    """The earlier ``Comparison.select``: ``Cov(z_i, gap)^2 / Var(z_i)`` over the label draws."""
+    post = cmp.posterior
+    g = cmp.difference("A", "B").values
+    gc = g - g.mean()
+    sz, szg = np.zeros(post.data.n_items), np.zeros(post.data.n_items)
+    for chain, draws, z in post.label_arrays():
+        sz += z.sum(axis=0)
+        szg += gc[chain, draws] @ z
+    p, cov = sz / g.size, szg / g.size
+    var = p * (1 - p)
+    with np.errstate(all="ignore"):
+        score = np.where(var > 0, cov ** 2 / np.where(var > 0, var, 1.0), 0.0)
+    free = np.flatnonzero(~cmp.data.vetted)
+    return cmp.data.item_ids[free[np.argsort(-score[free], kind="stable")][:n]]
+
+
+STRATEGIES = ("random", "active", "active_labels", "disagreement")
+PAIRS = (("act_2.2_2.0_0.8", 2.2, 2.0, 0.8), ("act_2.3_2.0_0.0", 2.3, 2.0, 0.0))
+
+
 def run_loop(pair, strategy, rep, log=print) -> dict:
     rng = np.random.default_rng([rep, 11])
     n = pair.truth.size
@@ -60,12 +85,15 @@ def run_loop(pair, strategy, rep, log=print) -> dict:
             ids = pick_rng.choice(np.flatnonzero(np.isnan(lab)), STEP, replace=False)
         elif strategy == "active":
             ids = cmp.select(STEP, "A", "B")
+        elif strategy == "active_labels":
+            ids = _active_labels(cmp, STEP)
         else:
             ids = _disagreement(cmp, STEP)
         lab[ids] = pair.truth[ids]
     right = None if verdict is None else (verdict == "A") == (pair.gap > 0)
-    log(f"{strategy} rep {rep}: {n_lab} labels, verdict {verdict}, P(A better) {cmp.prob_better('A', 'B'):.3f}")
-    return {"strategy": strategy, "rep": rep, "labels": n_lab, "decided": verdict is not None, "right": right,
+    log(f"{pair.name} {strategy} rep {rep}: {n_lab} labels, verdict {verdict}, "
+        f"P(A better) {cmp.prob_better('A', 'B'):.3f}")
+    return {"pair": pair.name, "strategy": strategy, "rep": rep, "labels": n_lab, "decided": verdict is not None, "right": right,
             "p_final": cmp.prob_better("A", "B")}
 
 
@@ -97,32 +125,40 @@ def paired_table(df: pd.DataFrame, against: str = "active") -> pd.DataFrame:
 
 
 def main_active(args, versions) -> str:
-    pair = C.sim_pair("act_2.2_2.0_0.8", 2.2, 2.0, 0.8, n=3000)
+    pairs = [C.sim_pair(name, da, db, rho, n=3000) for name, da, db, rho in PAIRS]
     t0 = time.time()
     first = getattr(args, "first_set", 0)
     if args.from_csv:
         paths = args.from_csv.split(",")
         df = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
-        made = f"Tables from the rows of {', '.join(f'`{p}`' for p in paths)}"
+        made = f"Tables from the rows of {', '.join(f'`{p}`' for p in paths)}, made by `python benchmarks/compare.py " \
+               f"--part active --reps R --first-set F --out ...` (split over processes)"
     else:
         rows = [run_loop(pair, s, rep, log=lambda x: print(x, flush=True))
-                for rep in range(first, first + args.reps) for s in ("random", "active", "disagreement")]
+                for rep in range(first, first + args.reps) for pair in pairs for s in STRATEGIES]
         df = pd.DataFrame(rows)
         if args.out:
             df.to_csv(args.out.replace(".md", ".csv"), index=False)
         made = (f"Made by `python benchmarks/compare.py --part active --reps {args.reps}"
                 + (f" --first-set {first}" if first else "") + f"` in {time.time() - t0:.0f} s")
-    return "\n\n".join([
+    parts = [
         "# Labels that decide a comparison: random, active and a disagreement baseline",
         f"{made}; git {R._git_rev()}; {versions}.",
-        f"Pair: {pair.note}; true gap in AP {pair.gap:+.4f} (A better). Start: {START} random labels; "
-        f"rounds of {STEP}; stop when P(A better) > {LEVEL} or < {1 - LEVEL:.2f}, or at {MAX_LABELS} labels "
-        f"(`labels` is then {MAX_LABELS}: not decided). {2 * DRAWS} posterior draws per round. "
-        f"Reps {sorted(df['rep'].unique()).__repr__()}: each rep's strategies start from the same {START} labels.",
-        R._md(active_table(df)),
-        "Paired on the reps (other strategy minus `active`, labels needed):",
-        R._md(paired_table(df)),
-    ]) + "\n"
+        f"Start: {START} random labels (the same for every strategy of a rep); rounds of {STEP}; stop when "
+        f"P(A better) > {LEVEL} or < {1 - LEVEL:.2f}, or at {MAX_LABELS} labels (`labels` is then {MAX_LABELS}: "
+        f"not decided, and the means count it so: a floor for `random`). {2 * DRAWS} posterior draws per round. "
+        "`wrong_among_decided`: verdicts against the true sign of the gap.",
+    ]
+    for pair in pairs:
+        d = df[df["pair"] == pair.name]
+        if d.empty:
+            continue
+        parts += [f"## {pair.name}: {pair.note}; true gap in AP {pair.gap:+.4f} (A better); "
+                  f"reps {int(d['rep'].min())}-{int(d['rep'].max())}",
+                  R._md(active_table(d)),
+                  "Paired on the reps (each strategy minus `disagreement`, labels needed):",
+                  R._md(paired_table(d, against="disagreement"))]
+    return "\n\n".join(parts) + "\n"
 
 
 def speed_pool(n: int = 100_000, n_models: int = 5, n_vetted: int = 100, seed: int = 0) -> tuple[dict, np.ndarray]:

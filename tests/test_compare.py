@@ -97,16 +97,41 @@ def test_metric_options_thresholds_per_classifier_and_extra_dims(pair):
 
 def test_select_picks_unvetted_items_that_move_the_gap(pair):
     cmp, _ = pair
-    ids = cmp.select(20, "a", "b")
-    idx = cmp.data.index_of(ids)
-    assert len(set(ids.tolist())) == 20 and np.isnan(cmp.data.labels[idx]).all()
-    # an item with the same rank under both classifiers moves the gap less than the chosen ones
     from bayeval.compare import expected_change
 
-    ec = expected_change(cmp.posterior, cmp.difference("a", "b").values)
-    assert ec[idx].min() >= np.sort(ec[~cmp.data.vetted])[-20] - 1e-15
-    assert (ec[cmp.data.vetted] == 0).all()  # a vetted label is the same in every draw
-    assert len(cmp.select(5, "a", "b", target="prob")) == 5
+    gap = cmp.difference("a", "b").values
+    for target, g in (("gap", gap), ("prob", (gap > 0) + 0.5 * (gap == 0))):
+        ids = cmp.select(20, "a", "b", target=target)
+        idx = cmp.data.index_of(ids)
+        assert len(set(ids.tolist())) == 20 and np.isnan(cmp.data.labels[idx]).all()
+        # the chosen items are the 20 that would move the gap (or P(a better)) most
+        ec = expected_change(cmp.posterior, g.astype(float))
+        assert ec[idx].min() >= np.sort(ec[~cmp.data.vetted])[-20] - 1e-15
+        assert (ec[cmp.data.vetted] == 0).all()  # a vetted label is known
+    # the default: P(a better) without a width of equivalence, the gap with one
+    np.testing.assert_array_equal(cmp.select(20, "a", "b"), cmp.select(20, "a", "b", target="prob"))
+    np.testing.assert_array_equal(cmp.select(20, "a", "b", width=0.01), cmp.select(20, "a", "b", target="gap"))
+    with pytest.raises(ValueError, match="target"):
+        cmp.select(5, "a", "b", target="labels")
+
+
+def test_expected_change_goes_through_the_label_probabilities(pair):
+    """The covariance with the gap is taken through P(z_i = 1 | theta) in each draw: exactly
+    the moments of those probabilities (not of the drawn labels, whose Bernoulli noise the
+    earlier estimate carried)."""
+    from bayeval.compare import expected_change
+
+    cmp, _ = pair
+    post = cmp.posterior
+    g = cmp.difference("a", "b").values
+    p = np.concatenate([post._probabilities(c, d) for c, d in post._chunk_plan(None)])
+    gf = g.reshape(-1)  # the chunk plan runs chain by chain, draws in order
+    cov = ((gf - gf.mean())[:, None] * p).mean(axis=0)
+    pbar = p.mean(axis=0)
+    want = np.where(pbar * (1 - pbar) > 0, cov ** 2 / (pbar * (1 - pbar)), 0.0)
+    want[cmp.data.vetted] = 0.0
+    got = expected_change(post, g)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15)
 
 
 def test_same_seed_same_comparison():

@@ -436,15 +436,18 @@ class Comparison:
 
     # ------------------------------------------------------------ selection
 
-    def select(self, n: int = 10, a=None, b=None, metric="average_precision", *, target: str = "gap",
-               **kwargs) -> np.ndarray:
+    def select(self, n: int = 10, a=None, b=None, metric="average_precision", *, target: str = "auto",
+               width: float | None = None, **kwargs) -> np.ndarray:
         """The ``n`` unvetted items whose labels would most change the comparison of ``a`` and ``b``.
 
-        For each unvetted item, the expected squared change of the gap's posterior mean
-        (``target="gap"``) or of ``P(a better)`` (``target="prob"``) once its label is
-        known, from the label draws: ``Cov(z_i, g)^2 / Var(z_i)`` with ``g`` the gap (or
-        whether ``a`` wins) in each draw. ``a``, ``b``: default the two classifiers ranked
-        first. Returns item ids, the most informative first.
+        For each unvetted item, the expected squared change of ``P(a better)``
+        (``target="prob"``) or of the gap's posterior mean (``target="gap"``) once its
+        label is known: ``Cov(z_i, g)^2 / Var(z_i)`` with ``g`` whether ``a`` wins (or the
+        gap) in each draw, the covariance taken through the model's probability of the
+        label in each draw (:func:`expected_change`). ``target="auto"`` (default):
+        ``"prob"``, or ``"gap"`` when a ``width`` of practical equivalence is given (an
+        equivalence verdict needs the gap's spread to shrink). ``a``, ``b``: default the
+        two classifiers ranked first. Returns item ids, the most informative first.
 
         Examples
         --------
@@ -459,7 +462,7 @@ class Comparison:
         (5, True)
         """
         n = V.as_positive_int(n, "n")
-        target = V.check_choice(target, "target", ("gap", "prob"))
+        target = resolve_target(target, width)
         if a is None or b is None:
             order = list(self.ranking(metric, **kwargs).index)
             a, b = order[0], order[1]
@@ -531,8 +534,9 @@ class ComparisonModel:
         Half-width of the region of practical equivalence; None: no "equivalent" verdict.
     level : float
         The probability the verdict needs.
-    target : {"gap", "prob"}
-        What the selection moves (:meth:`Comparison.select`).
+    target : {"auto", "gap", "prob"}
+        What the selection moves (:meth:`Comparison.select`); ``"auto"`` (default):
+        ``P(a better)`` without ``width``, the gap with it.
     model : as :func:`compare`'s ``model``
 
     Examples
@@ -556,7 +560,7 @@ class ComparisonModel:
     """
 
     def __init__(self, a, b, metric="average_precision", *, width: float | None = None, level: float = 0.95,
-                 target: str = "gap", model="default", metric_kwargs: dict | None = None):
+                 target: str = "auto", model="default", metric_kwargs: dict | None = None):
         self.a, self.b = str(a), str(b)
         if self.a == self.b:
             raise ValueError(f"`a` and `b` must be two different classifiers, got {a!r} twice.")
@@ -565,7 +569,7 @@ class ComparisonModel:
         self.width = None if width is None else V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True,
                                                               hi_open=True)
         self.level = V.as_probability(level, "level", open_interval=True)
-        self.target = V.check_choice(target, "target", ("gap", "prob"))
+        self.target = resolve_target(target, self.width)
         if isinstance(model, str):
             V.check_choice(model, "model", MODELS)
         self.model = model
@@ -611,12 +615,33 @@ class ComparisonModel:
         return idx[np.argsort(-score[idx], kind="stable")][:size]
 
 
+TARGETS = ("auto", "gap", "prob")
+
+
+def resolve_target(target: str, width=None) -> str:
+    """What a selection moves: ``"gap"`` (the gap's posterior mean) or ``"prob"``
+    (``P(a better)``). ``"auto"``: ``"prob"`` when the comparison stops on ``P(a
+    better)`` alone, ``"gap"`` when a region of practical equivalence (``width``) can
+    decide it too (an equivalence verdict needs the gap's spread to shrink)."""
+    target = V.check_choice(target, "target", TARGETS)
+    if target == "auto":
+        return "prob" if width is None else "gap"
+    return target
+
+
 def expected_change(post, g: np.ndarray) -> np.ndarray:
     """Per item, the expected squared change of ``E[g]`` once the item's label is known.
 
-    ``g``: one value per label draw of ``post``, ``(chain, draw)``. For a binary label
-    ``z_i``, ``E[(E[g | z_i] - E[g])^2] = Cov(z_i, g)^2 / Var(z_i)``, estimated over the
-    draws (0 for an item whose label is the same in every draw).
+    ``g``: one value per draw of ``post``, ``(chain, draw)`` (the gap, or whether one
+    classifier wins). For a binary label ``z_i``, ``E[(E[g | z_i] - E[g])^2] =
+    Cov(z_i, g)^2 / Var(z_i)``. The covariance is estimated through the model's
+    probability of the label in each draw, ``Cov(P(z_i = 1 | theta), g)``, not through
+    the drawn labels: given the parameters the labels are independent, so what an item's
+    label tells about everyone else's goes through ``theta``, and the drawn label adds
+    only its Bernoulli noise -- with a few hundred draws, noise large enough to decide
+    which items come first. (What the item's own label adds to ``g`` directly, one item
+    in the metric of thousands, is left out.) Vetted items, and items whose probability
+    is the same in every draw, get 0.
 
     Examples
     --------
@@ -624,25 +649,25 @@ def expected_change(post, g: np.ndarray) -> np.ndarray:
     >>> from bayeval import EvalData, Posterior
     >>> from bayeval.compare.comparison import expected_change
     >>> post = Posterior.from_probabilities(EvalData([0.2, 0.8, 0.5]), [0.5, 0.5, 0.5], draws=400, random_seed=0)
-    >>> z = np.concatenate([z for _, _, z in post.label_arrays()])
-    >>> ec = expected_change(post, z[:, 0].reshape(1, -1).astype(float))
-    >>> int(np.argmax(ec))
-    0
+    >>> expected_change(post, np.arange(400.0).reshape(1, -1)).tolist()  # the same probabilities in every draw
+    [0.0, 0.0, 0.0]
     """
     g = np.asarray(g, dtype=np.float64)
     if g.shape != (post.n_chains, post.n_draws):
         raise ValueError(f"`g` must have one value per draw, shape {(post.n_chains, post.n_draws)}; got {g.shape}.")
     gc = g - g.mean()
     n = g.size
-    sz = np.zeros(post.data.n_items)
-    szg = np.zeros(post.data.n_items)
-    for chain, draws, z in post.label_arrays():
-        sz += z.sum(axis=0)
-        szg += gc[chain, draws] @ z
-    p = sz / n
+    sp = np.zeros(post.data.n_items)
+    spg = np.zeros(post.data.n_items)
+    for chain, draws in post._chunk_plan(None):
+        p = post._probabilities(chain, draws)
+        sp += p.sum(axis=0)
+        spg += gc[chain, draws] @ p
+    p = sp / n
     var = p * (1.0 - p)
-    cov = szg / n
+    cov = spg / n
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore")
         out = np.where(var > 0, cov ** 2 / np.where(var > 0, var, 1.0), 0.0)
+    out[np.asarray(post.data.vetted, dtype=bool)] = 0.0
     return out

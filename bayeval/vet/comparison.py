@@ -49,7 +49,7 @@ import pandas as pd
 from ..active.design import design, design_target
 from ..active.session import ActiveSession
 from ..active.store import decode_item, encode_items
-from ..compare.comparison import Comparison, compare
+from ..compare.comparison import Comparison, compare, resolve_target
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..models.joint import joint_data
@@ -88,8 +88,9 @@ class ComparisonSession(ActiveSession):
         and lets the comparison be decided as ``"equivalent"``.
     level : float, default 0.95
         :meth:`Comparison.decided`'s level.
-    target : {"gap", "prob"}
-        What :meth:`Comparison.select` chooses items for: the gap's mean or ``P(A better)``.
+    target : {"auto", "gap", "prob"}
+        What :meth:`Comparison.select` chooses items for: the gap's mean or ``P(A better)``;
+        ``"auto"`` (default): ``P(A better)`` without ``width``, the gap with it.
     draws, chains : int
         Per refit, as in :func:`bayeval.compare`.
     store, batch_size, hdi_prob, random_seed, progressbar
@@ -102,7 +103,7 @@ class ComparisonSession(ActiveSession):
 
     def __init__(self, scores: dict, labels=None, *, item_ids=None, store, metric: str = "average_precision",
                  metric_kwargs: dict | None = None, label: str | None = None, width: float | None = None,
-                 level: float = 0.95, target: str = "gap", batch_size: int = 10, draws: int = 1000,
+                 level: float = 0.95, target: str = "auto", batch_size: int = 10, draws: int = 1000,
                  chains: int = 2, hdi_prob: float = HDI_PROB, random_seed=None, progressbar: bool = False):
         if not isinstance(scores, dict) or len(scores) != 2:
             got = list(scores) if isinstance(scores, dict) else type(scores).__name__
@@ -115,7 +116,7 @@ class ComparisonSession(ActiveSession):
         self.width = None if width is None else V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True,
                                                              hi_open=True)
         self.level = V.as_probability(level, "level", open_interval=True)
-        self.target = V.check_choice(target, "target", ("gap", "prob"))
+        self.target = resolve_target(target, self.width)
         self.draws = V.as_positive_int(draws, "draws")
         self.chains = V.as_positive_int(chains, "chains")
         self.label = str(label or metric)
