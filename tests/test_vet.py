@@ -322,7 +322,7 @@ def test_a_comparison_session_shows_the_gap_of_compare_and_proposes_by_select(tm
         # the next batch is the one Comparison.select ranks first on these labels
         second = v.store.batch_items(2)
         assert v.store.batches()["strategy"].tolist()[-1] == "compare_gap"
-        assert second == cmp1.select(8, "good", "weak").tolist()
+        assert second == cmp1.select(8, "good", "weak", width=0.05).tolist()  # with a width: the gap
         assert _answer_batch(v, truth) == second and v.wait_idle(120)
         r2 = v.state()["estimate"]
         _, d2 = _direct(v)
