@@ -538,6 +538,47 @@ def test_compare_location_table_tells_a_pair_bias_from_too_narrow_intervals():
     kept = compare.reliability_reference(biased, n_rep=20, pair_bias=True).reset_index()
     mid_b = kept[kept["bin"].astype(str) == "(0.7, 0.9]"].iloc[0]
     assert mid_b["observed"] < mid["observed"] - 0.1
+
+
+def test_compare_random_pairs_time_limit_and_paired_labels():
+    """``random_pairs`` is seeded and spreads the true gaps on both sides of 0; a route under
+    ``_with_time_limit`` that overruns gives a row with no interval and ``timeout`` set (one
+    that does not is passed through); ``compare_active.paired_table`` differences the labels
+    of the same reps and counts which strategy needed fewer."""
+    import time
+
+    import pandas as pd
+
+    sys.path.insert(0, str(BENCH))
+    import compare
+    import compare_active
+
+    a, b = compare.random_pairs(12), compare.random_pairs(12)
+    assert [p.name for p in a] == [p.name for p in b] and len({p.name for p in a}) == 12
+    np.testing.assert_array_equal(a[3].a, b[3].a)
+    gaps = [p.gap for p in a]
+    assert min(gaps) < 0 < max(gaps)
+
+    def slow(pair, lab, seed):
+        time.sleep(3)
+        return {"p": 0.5, "mean": 0.0, "lo": -1.0, "hi": 1.0}
+
+    r = compare._with_time_limit(slow, 1)(a[0], None, 0)
+    assert r["timeout"] is True and np.isnan(r["lo"]) and np.isnan(r["p"])
+    r = compare._with_time_limit(lambda pair, lab, seed: {"p": 0.7, "mean": 0.1, "lo": -0.1, "hi": 0.3}, 5)(a[0], None, 0)
+    assert r == {"p": 0.7, "mean": 0.1, "lo": -0.1, "hi": 0.3, "timeout": False}
+
+    df = pd.DataFrame([{"strategy": s, "rep": rep, "labels": n, "decided": n < 300, "right": True}
+                       for rep, ns in enumerate([(40, 60, 300), (60, 60, 300), (80, 40, 120)])
+                       for s, n in zip(("active", "disagreement", "random"), ns, strict=True)])
+    t = compare_active.paired_table(df, against="disagreement")
+    assert t.loc["active", "mean_extra_labels"] == pytest.approx((-20 + 0 + 40) / 3, abs=0.01)
+    assert (t.loc["active", "disagreement_fewer"], t.loc["active", "tie"], t.loc["active", "other_fewer"]) == (1, 1, 1)
+    assert t.loc["random", "mean_extra_labels"] == pytest.approx((240 + 240 + 80) / 3, abs=0.01)
+    tab = compare_active.active_table(df)
+    assert tab.loc["random", "decided"] == pytest.approx(1 / 3, abs=1e-3)
+
+
 def test_semisup_report_takes_a_rerun_row_from_the_later_file_and_keeps_the_models_asked(tmp_path):
     import pandas as pd
 
