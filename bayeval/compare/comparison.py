@@ -600,7 +600,7 @@ class ComparisonModel:
                                              **self.metric_kwargs)
 
     def choose(self, posterior, size: int, *, exclude=None, random_seed=None) -> np.ndarray:
-        """Positions of the ``size`` unvetted items (not in the mask ``exclude``) that would most change the gap."""
+        """Positions of the ``size`` unvetted items (not in the mask ``exclude``) that would most change the comparison."""
         del random_seed  # the choice is deterministic given the draws
         cmp = Comparison(posterior)
         g = cmp.difference(self.a, self.b, self.metric, **self.metric_kwargs)

@@ -10,7 +10,8 @@ single card; what changes is the loop behind it:
   ``P(A better)``, ``P(|gap| <= width)`` when a region of practical equivalence is
   given, and :meth:`Comparison.decided <bayeval.compare.Comparison.decided>`'s verdict;
 * the next batch is :meth:`Comparison.select <bayeval.compare.Comparison.select>`: the
-  unvetted items whose labels would most change the gap. The first batch, before
+  unvetted items whose labels would most change the comparison (``P(A better)``, or the gap
+  when ``width`` is given). The first batch, before
   anything is vetted, is stratified on both classifiers' scores (half of each design,
   taken in turn), so that the top of both rankings is vetted early; the first estimate
   comes once it is vetted (:attr:`ComparisonSession.first_estimate_at`).
