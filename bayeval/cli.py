@@ -1113,7 +1113,8 @@ def _vet_parser(sub) -> None:
                                      "may vet at once (each item goes to one of them). Reopen with the same "
                                      "card or store to resume. With two cards (CARD_A CARD_B), the page vets "
                                      "for their comparison: the gap and P(A better) after each refit, the "
-                                     "items that would move the comparison most. Needs the extra: pip install -e \".[vet]\".")
+                                     "items that would move the comparison most. Needs the extra: "
+                                     "pip install -e \".[vet]\".")
     vet.add_argument("target", metavar="CARD_OR_STORE", nargs="+",
                      help="a model-card folder (its [vet] table says what to show), or a store it wrote; or two "
                           "card folders that scored the same items, to vet for their comparison (the page shows "

@@ -113,6 +113,8 @@ def test_select_picks_unvetted_items_that_move_the_gap(pair):
     np.testing.assert_array_equal(cmp.select(20, "a", "b", width=0.01), cmp.select(20, "a", "b", target="gap"))
     with pytest.raises(ValueError, match="target"):
         cmp.select(5, "a", "b", target="labels")
+    with pytest.raises(ValueError, match="width"):
+        cmp.select(5, "a", "b", width=-0.01)
 
 
 def test_expected_change_goes_through_the_label_probabilities(pair):

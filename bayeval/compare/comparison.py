@@ -463,6 +463,8 @@ class Comparison:
         (5, True)
         """
         n = V.as_positive_int(n, "n")
+        if width is not None:
+            width = V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
         target = resolve_target(target, width)
         if a is None or b is None:
             order = list(self.ranking(metric, **kwargs).index)
