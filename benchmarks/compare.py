@@ -112,9 +112,9 @@ def random_pairs(n_pairs: int, seed: int = 0) -> list[Pair]:
     """``n_pairs`` simulated pairs whose settings are drawn at random (separations from
     U(1.5, 3), shared noise rho from U(0, 0.9), prevalence 0.2, 2,000 items): true gaps
     spread over a range instead of sitting at a few fixed values. Over many such pairs,
-    one label set each, a calibrated ``P(A better)`` is right as often as it says in every
-    bin; over a few fixed pairs it need not be (a fixed small gap puts its runs in the
-    middle bins whatever the method)."""
+    one label set each, a ``P(A better)`` whose prior is not far from how the pairs were
+    drawn is right about as often as it says in every bin; over a few fixed pairs it need
+    not be (a fixed small gap puts its runs in the middle bins whatever the method)."""
     rng = np.random.default_rng([seed, 77])
     out = []
     for i in range(n_pairs):
