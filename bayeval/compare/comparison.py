@@ -472,10 +472,7 @@ class Comparison:
         g = self.difference(a, b, metric, **kwargs)
         if g.ndim != 2:
             raise ValueError("select() needs one gap per draw: choose one value of the metric's options (e.g. k=10).")
-        g = g.values
-        if target == "prob":
-            g = (g > 0).astype(np.float64) + 0.5 * (g == 0)
-        score = expected_change(self.posterior, g)
+        score = expected_change(self.posterior, _moved(g.values, target))
         free = np.flatnonzero(~self.data.vetted)
         if free.size == 0:
             raise ValueError("Every item is vetted: there is nothing left to select.")
@@ -609,10 +606,7 @@ class ComparisonModel:
         g = cmp.difference(self.a, self.b, self.metric, **self.metric_kwargs)
         if g.ndim != 2:
             raise ValueError("The comparison needs one gap per draw: give the metric's options, e.g. {'k': 10}.")
-        g = g.values
-        if self.target == "prob":
-            g = (g > 0).astype(np.float64) + 0.5 * (g == 0)
-        score = expected_change(posterior, g)
+        score = expected_change(posterior, _moved(g.values, self.target))
         free = ~cmp.data.vetted if exclude is None else ~cmp.data.vetted & ~np.asarray(exclude, dtype=bool)
         idx = np.flatnonzero(free)
         return idx[np.argsort(-score[idx], kind="stable")][:size]
@@ -630,6 +624,13 @@ def resolve_target(target: str, width=None) -> str:
     if target == "auto":
         return "prob" if width is None else "gap"
     return target
+
+
+def _moved(gap: np.ndarray, target: str) -> np.ndarray:
+    """Per draw, what a selection for ``target`` moves: the gap itself (``"gap"``), or
+    whether ``a`` wins (``"prob"``: 1, 0, or 1/2 for a tie)."""
+    gap = np.asarray(gap, dtype=np.float64)
+    return (gap > 0) + 0.5 * (gap == 0) if target == "prob" else gap
 
 
 def expected_change(post, g: np.ndarray) -> np.ndarray:
