@@ -160,6 +160,55 @@ def real_panel() -> list[Pair]:
     return out
 
 
+def tabular_panel() -> list[Pair]:
+    """A second panel of real pairs, on data that no choice of ``bayeval.compare``'s defaults
+    saw: the five classifiers of :func:`real_panel` cross-validated (5 folds) on 12 tasks of
+    tabular data bundled with scikit-learn and statsmodels (each wine cultivar against the
+    rest; iris versicolor and virginica from all four features; affairs, any and more than 4,
+    from statsmodels' 'fair'; the vote in 'anes96'; 8+ doctor visits in 5,000 rows of
+    'randhie'; the chosen travel mode in 'modechoice'; diabetes progression above the median
+    and in the top quarter): 120 pairs, their true gaps whatever the classifiers make."""
+    import statsmodels.api as sm
+    from sklearn.datasets import load_diabetes, load_iris, load_wine
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    def models():
+        return {"logreg": make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)),
+                "nb": GaussianNB(),
+                "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=3, random_state=0),
+                "knn": make_pipeline(StandardScaler(), KNeighborsClassifier(15)),
+                "hgb": HistGradientBoostingClassifier(random_state=0)}
+
+    wn, ir, db = load_wine(), load_iris(), load_diabetes()
+    tasks = [(f"wine{c}", wn.data, (wn.target == c).astype(int)) for c in range(3)]
+    tasks += [(f"iris{c}", ir.data, (ir.target == c).astype(int)) for c in (1, 2)]
+    fair = sm.datasets.fair.load_pandas().data
+    xf = fair.drop(columns="affairs").to_numpy(float)
+    tasks += [("fair_any", xf, (fair["affairs"] > 0).to_numpy(int)), ("fair_gt4", xf, (fair["affairs"] > 4).to_numpy(int))]
+    an = sm.datasets.anes96.load_pandas().data
+    tasks.append(("anes96", an.drop(columns=["vote"]).to_numpy(float), an["vote"].to_numpy(int)))
+    rh = sm.datasets.randhie.load_pandas().data
+    rh = rh.iloc[np.random.default_rng(11).choice(len(rh), 5000, replace=False)]
+    tasks.append(("randhie", rh.drop(columns="mdvis").to_numpy(float), (rh["mdvis"] >= 8).to_numpy(int)))
+    mc = sm.datasets.modechoice.load_pandas().data
+    xm = np.column_stack([mc[["ttme", "invc", "invt", "gc", "hinc", "psize"]].to_numpy(float),
+                          np.eye(4)[mc["mode"].to_numpy(int) - 1]])
+    tasks.append(("modechoice", xm, mc["choice"].to_numpy(int)))
+    tasks += [("diabetes_half", db.data, (db.target > np.median(db.target)).astype(int)),
+              ("diabetes_q4", db.data, (db.target > np.quantile(db.target, 0.75)).astype(int))]
+    out = []
+    for task, X, y in tasks:
+        scores = {name: R._cv_scores(est, X, y, "predict_proba") for name, est in models().items()}
+        for a, b in itertools.combinations(PANEL_MODELS, 2):
+            out.append(Pair(f"tab_{task}_{a}_vs_{b}", scores[a], scores[b], y, f"{task}: {a} vs {b}"))
+    return out
+
+
 def _with_time_limit(route, seconds):
     """``route`` that gives up after ``seconds`` (SIGALRM; the main thread of a POSIX
     process): the row then has no interval and ``timeout`` set, and the tables leave it out
@@ -264,6 +313,9 @@ ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint
           "joint_shared": _joint_route("signed", 1.0, slopes="shared"), "joint_each": _joint_route("signed", 1.0, slopes="each"),
           "joint_equal": _joint_route("signed", 1.0, weight_centre="equal"),
           "joint_std": _joint_route("signed", 1.0, weight_centre="standardized"),
+          "joint_std_sd0.5": _joint_route("signed", 0.5, weight_centre="standardized"),
+          "joint_std_sd0.25": _joint_route("signed", 0.25, weight_centre="standardized"),
+          "joint_std_sd0.125": _joint_route("signed", 0.125, weight_centre="standardized"),
           "separate": route_separate, "bootstrap": route_bootstrap}
 for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
     for _b in (1.0, 1.5, 2.0):
@@ -545,6 +597,9 @@ def main(argv=None):
     ap.add_argument("--real-panel", type=int, default=0, metavar="N",
                     help="instead of the fixed pairs: N pairs (from --first-pair) of real_panel()'s 110 real pairs; "
                          "use with --sets 1")
+    ap.add_argument("--tabular-panel", type=int, default=0, metavar="N",
+                    help="instead of the fixed pairs: N pairs (from --first-pair) of tabular_panel()'s 120 real pairs "
+                         "on tabular data; use with --sets 1")
     ap.add_argument("--time-limit", type=float, default=None, metavar="S",
                     help="give up a fit after S seconds (the row is counted as timed out, not covered)")
     ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"],
@@ -582,6 +637,8 @@ def main(argv=None):
             pairs = random_pairs(args.first_pair + args.random_pairs)[args.first_pair:]
         elif args.real_panel:
             pairs = real_panel()[args.first_pair:args.first_pair + args.real_panel]
+        elif args.tabular_panel:
+            pairs = tabular_panel()[args.first_pair:args.first_pair + args.tabular_panel]
         else:
             pairs = sim_pairs() + real_pairs()
         if args.quick:
@@ -633,7 +690,14 @@ def main(argv=None):
             "0.5 (pairs with a true gap of exactly 0 left out). `width`: median.",
             *([timed_out] if timed_out else []),
             "## Pairs\n\n" + ("\n".join(f"* `{p.name}` (true gap {p.gap:+.4f}): {p.note}" for p in pairs)
-                                if not (args.random_pairs or args.real_panel) else
+                                if not (args.random_pairs or args.real_panel or args.tabular_panel) else
+                                f"{len(pairs)} pairs of `tabular_panel()` (numbers {args.first_pair} to "
+                                f"{args.first_pair + len(pairs) - 1}): five scikit-learn classifiers cross-validated on "
+                                f"12 tasks of tabular data (wine, iris, fair, anes96, randhie, modechoice, diabetes), "
+                                f"every pair on a task; true gaps from {min(p.gap for p in pairs):+.4f} to "
+                                f"{max(p.gap for p in pairs):+.4f}, |gap| below 0.02 in "
+                                f"{sum(abs(p.gap) < 0.02 for p in pairs)}."
+                                if args.tabular_panel else
                                 f"{len(pairs)} pairs of `real_panel()` (numbers {args.first_pair} to "
                                 f"{args.first_pair + len(pairs) - 1}): five scikit-learn classifiers cross-validated on "
                                 f"11 tasks (each digit against the rest, breast cancer), every pair on a task; true gaps "
@@ -647,7 +711,7 @@ def main(argv=None):
             "## Coverage, width and mis-ranking by route, kind and budget\n\n"
             + _md(coverage_table(df, ["route", "kind", "budget"])),
             "## By pair (all budgets)\n\n" + (_md(coverage_table(df, ["pair", "route"]))
-                                                 if not (args.random_pairs or args.real_panel)
+                                                 if not (args.random_pairs or args.real_panel or args.tabular_panel)
                                                  else "(one label set per pair and budget: see the rows' file)"),
             "## Reliability of the stated P(A better) (all pairs with a non-zero gap, all budgets)\n\n"
             + _md(reliability(df)),
