@@ -615,6 +615,11 @@ def main(argv=None):
                     help="only the label sets that the pair's features separate (where joint_auto applies Jeffreys' "
                          "penalty; elsewhere it is joint_equal's fit)")
     ap.add_argument("--first-set", type=int, default=0, help="the first label set's number (to split a run)")
+    ap.add_argument("--max-labels", type=int, default=None,
+                    help="--part active: label at most this many items before giving up (default 300)")
+    ap.add_argument("--strategies", nargs="+", default=None,
+                    choices=("random", "active", "active_labels", "disagreement"),
+                    help="--part active: only these strategies (default all four)")
     ap.add_argument("--only", nargs="+", default=None,
                     help="only the pairs whose name starts with one of these (e.g. real sim_3.0)")
     ap.add_argument("--out", default=None)

@@ -66,7 +66,8 @@ STRATEGIES = ("random", "active", "active_labels", "disagreement")
 PAIRS = (("act_2.2_2.0_0.8", 2.2, 2.0, 0.8), ("act_2.3_2.0_0.0", 2.3, 2.0, 0.0))
 
 
-def run_loop(pair, strategy, rep, log=print) -> dict:
+def run_loop(pair, strategy, rep, log=print, max_labels=None) -> dict:
+    max_labels = MAX_LABELS if max_labels is None else max_labels
     rng = np.random.default_rng([rep, 11])
     n = pair.truth.size
     lab = np.full(n, np.nan)
@@ -79,7 +80,7 @@ def run_loop(pair, strategy, rep, log=print) -> dict:
             cmp = be.compare({"A": pair.a, "B": pair.b}, lab, random_seed=rep, draws=DRAWS, warn=False)
         n_lab = int((~np.isnan(lab)).sum())
         verdict = cmp.decided("A", "B", level=LEVEL)
-        if verdict is not None or n_lab >= MAX_LABELS:
+        if verdict is not None or n_lab >= max_labels:
             break
         if strategy == "random":
             ids = pick_rng.choice(np.flatnonzero(np.isnan(lab)), STEP, replace=False)
@@ -134,18 +135,25 @@ def main_active(args, versions) -> str:
         made = f"Tables from the rows of {', '.join(f'`{p}`' for p in paths)}, made by `python benchmarks/compare.py " \
                f"--part active --reps R --first-set F --out ...` (split over processes)"
     else:
-        rows = [run_loop(pair, s, rep, log=lambda x: print(x, flush=True))
-                for rep in range(first, first + args.reps) for pair in pairs for s in STRATEGIES]
+        cap = getattr(args, "max_labels", None) or MAX_LABELS
+        strategies = getattr(args, "strategies", None) or STRATEGIES
+        if getattr(args, "only", None):
+            pairs = [p for p in pairs if p.name.startswith(tuple(args.only))]
+        rows = [dict(run_loop(pair, s, rep, log=lambda x: print(x, flush=True), max_labels=cap), max_labels=cap)
+                for rep in range(first, first + args.reps) for pair in pairs for s in strategies]
         df = pd.DataFrame(rows)
         if args.out:
             df.to_csv(args.out.replace(".md", ".csv"), index=False)
         made = (f"Made by `python benchmarks/compare.py --part active --reps {args.reps}"
                 + (f" --first-set {first}" if first else "") + f"` in {time.time() - t0:.0f} s")
+    caps = sorted({int(c) for c in df["max_labels"].dropna()}) if "max_labels" in df else []
+    cap = " or ".join(str(c) for c in caps) + " (the row's `max_labels`)" if len(caps) > 1 else (
+        caps[0] if caps else MAX_LABELS)
     parts = [
         "# Labels that decide a comparison: random, active and a disagreement baseline",
         f"{made}; git {R._git_rev()}; {versions}.",
         f"Start: {START} random labels (the same for every strategy of a rep); rounds of {STEP}; stop when "
-        f"P(A better) > {LEVEL} or < {1 - LEVEL:.2f}, or at {MAX_LABELS} labels (`labels` is then {MAX_LABELS}: "
+        f"P(A better) > {LEVEL} or < {1 - LEVEL:.2f}, or at {cap} labels (`labels` is then {cap}: "
         f"not decided, and the means count it so: a floor for `random`). {2 * DRAWS} posterior draws per round. "
         "`wrong_among_decided`: verdicts against the true sign of the gap.",
     ]
@@ -155,9 +163,10 @@ def main_active(args, versions) -> str:
             continue
         parts += [f"## {pair.name}: {pair.note}; true gap in AP {pair.gap:+.4f} (A better); "
                   f"reps {int(d['rep'].min())}-{int(d['rep'].max())}",
-                  R._md(active_table(d)),
-                  "Paired on the reps (each strategy minus `disagreement`, labels needed):",
-                  R._md(paired_table(d, against="disagreement"))]
+                  R._md(active_table(d))]
+        if "disagreement" in set(d["strategy"]) and d["strategy"].nunique() > 1:
+            parts += ["Paired on the reps (each strategy minus `disagreement`, labels needed):",
+                      R._md(paired_table(d, against="disagreement"))]
     return "\n\n".join(parts) + "\n"
 
 
