@@ -419,6 +419,40 @@ def test_the_weights_prior_centre_on_standardized_features_ignores_each_classifi
     assert calls == ["equal", "standardized"]
 
 
+def test_compare_gives_its_joint_candidates_the_tighter_weights_prior(monkeypatch):
+    """``compare``'s joint candidates take ``WEIGHT_SD`` (0.25) as the scale of the signed weights'
+    deviations from their centre, whatever the class's own default (1); the built model's
+    prior of ``w_a - w_b`` has standard deviation ``sqrt(2) * weight_sd`` around the centre
+    (a zero-sum normal of two entries), so a smaller scale holds two classifiers nearer the
+    centre's weights until the labels move them."""
+    import pymc as pm
+
+    from bayeval.compare import comparison
+
+    assert comparison.WEIGHT_SD == 0.25 and JointCalibration().weight_sd == 1.0
+    a, b, lab, _ = _pool(seed=6, n=300, n_vetted=30)
+    d = joint_data({"a": a, "b": b}, lab)
+    for sd in (1.0, 0.25):
+        with JointCalibration(weight_sd=sd, weight_centre="standardized").build(d):
+            w = pm.draw(pm.modelcontext(None)["w"], draws=4000, random_seed=1)
+        diff = w[:, 0] - w[:, 1]
+        # 4000 draws: the sample sd's relative standard error is about 1.1%
+        assert diff.std() == pytest.approx(np.sqrt(2) * sd, rel=0.05)
+        assert np.allclose(w.sum(axis=1), 1.0)
+    seen = []
+
+    def spy(self, data, **kw):
+        seen.append(self.weight_sd)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(JointCalibration, "fit", spy)
+    for sd in (0.25, 0.7):
+        monkeypatch.setattr(comparison, "WEIGHT_SD", sd)
+        with pytest.raises(RuntimeError, match="stop"):
+            _fit_joint(d, "logistic", draws=10, chains=1, random_seed=0, progressbar=False, warn=False)
+    assert seen == [0.25, 0.7]
+
+
 def test_the_jeffreys_penalty_adds_half_the_log_determinant_of_the_coefficients_fisher_information():
     """``penalty="jeffreys"`` adds ``0.5 log det(X' W X)`` (X: 1 and each classifier's feature over
     the vetted items, W: p(1 - p) at the curve's log-odds) to the log-density, exactly; the

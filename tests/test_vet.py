@@ -329,7 +329,15 @@ def test_a_comparison_session_shows_the_gap_of_compare_and_proposes_by_select(tm
         assert (r2["mean"], r2["p_better"]) != (r1["mean"], r1["p_better"])  # the labels moved the gap ...
         assert r2["mean"] == pytest.approx(d2["mean"], abs=1e-12)  # ... to where compare puts it
         assert r2["p_better"] == pytest.approx(d2["p_better"], abs=1e-12)
-        assert r2["upper"] - r2["lower"] < r1["upper"] - r1["lower"]
+        # both intervals hold the pool's true gap (0.59; the interval need not narrow from 8 to 16
+        # labels: a few labels can leave the weights at their prior's centre, and more can move them)
+        z = np.array([[truth[str(i)] for i in v.session.data.item_ids]], dtype=np.int8)
+        sa, sb = (v.session.scores[k] for k in ("good", "weak"))
+        from bayeval.core import metrics as M
+
+        gap = float(M.average_precision(z, np.asarray(sa))[0] - M.average_precision(z, np.asarray(sb))[0])
+        for r in (r1, r2):
+            assert r["lower"] <= gap <= r["upper"], (r, gap)
         seen = [h["n_vetted"] for h in v.state()["history"]]  # (a refit may also run between answers)
         assert 8 in seen and seen[-1] == 16
     # the store remembers the comparison: reopened from it, the session resumes
