@@ -316,6 +316,8 @@ ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint
           "joint_std_sd0.5": _joint_route("signed", 0.5, weight_centre="standardized"),
           "joint_std_sd0.25": _joint_route("signed", 0.25, weight_centre="standardized"),
           "joint_std_sd0.125": _joint_route("signed", 0.125, weight_centre="standardized"),
+          "joint_std_t3": _joint_route("signed", 0.25, weight_centre="standardized", weight_df=3.0),
+          "joint_std_t1": _joint_route("signed", 0.25, weight_centre="standardized", weight_df=1.0),
           "separate": route_separate, "bootstrap": route_bootstrap}
 for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
     for _b in (1.0, 1.5, 2.0):

@@ -453,6 +453,47 @@ def test_compare_gives_its_joint_candidates_the_tighter_weights_prior(monkeypatc
     assert seen == [0.25, 0.7]
 
 
+def test_a_student_t_weights_prior_lives_on_the_same_zero_sum_vectors():
+    """``weight_df=nu`` gives the signed weights' deviations Student-t coordinates of scale
+    ``weight_sd`` in an orthonormal basis of the zero-sum vectors (normal coordinates there are
+    exactly ``ZeroSumNormal``): the weights still sum to one, ``|w_a - w_b|`` has the median of
+    ``sqrt(2) * weight_sd * |t_nu|``, and the tails are heavier than the normal's; the option is
+    in the structure key and the repr, survives saving, and an old saved model reloads without it."""
+    import pymc as pm
+    from scipy import stats
+
+    from bayeval.models.joint import zero_sum_basis
+    from bayeval.persist import _decode, _encode, _make_model
+
+    for k in (2, 3, 5):
+        h = zero_sum_basis(k)
+        assert h.shape == (k, k - 1)
+        np.testing.assert_allclose(h.sum(axis=0), 0.0, atol=1e-12)
+        np.testing.assert_allclose(h.T @ h, np.eye(k - 1), atol=1e-12)
+    a, b, lab, _ = _pool(seed=6, n=300, n_vetted=30)
+    d = joint_data({"a": a, "b": b}, lab)
+    gaps = {}
+    for df in (None, 3.0):
+        m = JointCalibration(weight_sd=0.25, weight_df=df).build(d)
+        assert ("u_basis" in {v.name for v in m.free_RVs}) == (df is not None)
+        w = pm.draw(m["w"], draws=20000, random_seed=2)
+        np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-12)
+        gaps[df] = np.abs(w[:, 0] - w[:, 1])
+    # 20,000 draws: a median's relative standard error is about 1%
+    want = np.sqrt(2) * 0.25 * stats.t(3).ppf(0.75)
+    assert np.median(gaps[3.0]) == pytest.approx(want, rel=0.04)
+    assert np.median(gaps[None]) == pytest.approx(np.sqrt(2) * 0.25 * stats.norm.ppf(0.75), rel=0.04)
+    assert np.quantile(gaps[3.0], 0.99) > 1.8 * np.quantile(gaps[None], 0.99)
+    t3 = JointCalibration(weight_sd=0.25, weight_df=3.0)
+    assert "weight_df=3.0" in repr(t3) and "weight_df" not in repr(JointCalibration())
+    assert t3._structure(d) != JointCalibration(weight_sd=0.25)._structure(d)
+    assert _decode(_encode(t3, "m")).weight_df == 3.0
+    old = _make_model("bayeval.models.joint:JointCalibration", {"curve": "logistic", "weights": "signed"})
+    assert old.weight_df is None
+    with pytest.raises(ValueError, match="weight_df"):
+        JointCalibration(weight_df=0)
+
+
 def test_the_jeffreys_penalty_adds_half_the_log_determinant_of_the_coefficients_fisher_information():
     """``penalty="jeffreys"`` adds ``0.5 log det(X' W X)`` (X: 1 and each classifier's feature over
     the vetted items, W: p(1 - p) at the curve's log-odds) to the log-density, exactly; the

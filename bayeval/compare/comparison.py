@@ -123,7 +123,9 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     model : {"default", "logistic", "monotone"} or a model
         ``"default"``: the joint logistic and monotone calibration models
         (:class:`~bayeval.models.joint.JointCalibration`), weighted by stacking on the
-        vetted labels as :func:`bayeval.fit` weights its candidates. ``"logistic"`` or
+        vetted labels as :func:`bayeval.fit` weights its candidates, their classifiers'
+        weights' prior centred on equal weights per standardized feature
+        (``WEIGHT_CENTRE``) with deviations of scale 0.25 (``WEIGHT_SD``). ``"logistic"`` or
         ``"monotone"``: that one model. From three classifiers on
         (``SHARED_SLOPES_FROM``) the monotone curve's segment slopes are shared by the
         classifiers (``slopes="shared"``), which keeps its dimension low enough for

@@ -28,7 +28,7 @@ follow the classifiers' rankings less than the truth does, and the gap between a
 and a weak classifier comes out too small (``docs/compare.md``). The weights:
 
 * ``weights="signed"`` (the default): ``w_k = 1/K + u_k`` with ``u`` a zero-sum normal of
-  scale ``weight_sd`` (1 by default). A weight can be negative: when two classifiers
+  scale ``weight_sd`` (1 by default; :func:`bayeval.compare` uses 0.25). A weight can be negative: when two classifiers
   share an error (both scores are high on the same negatives), the better one's score
   minus part of the other's tells the label best, and the model can say so;
   With ``weight_centre="standardized"`` the centre ``1/K`` becomes ``c_k``, proportional to
@@ -130,6 +130,26 @@ def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noi
                     noisy_labels=noisy_labels)
 
 
+def zero_sum_basis(k: int) -> np.ndarray:
+    """An orthonormal basis ``(k, k - 1)`` of the vectors of length ``k`` that sum to zero.
+
+    Normal coordinates of scale ``s`` in it give :class:`pymc.ZeroSumNormal` of scale ``s``
+    (each entry's variance ``s**2 (1 - 1/k)``); ``JointCalibration(weight_df=...)`` puts
+    Student-t coordinates in it instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import zero_sum_basis
+    >>> h = zero_sum_basis(3)
+    >>> np.allclose(h.sum(axis=0), 0), np.allclose(h.T @ h, np.eye(2))
+    (True, True)
+    """
+    k = int(k)
+    q, _ = np.linalg.qr(np.eye(k) - 1.0 / k)
+    return np.ascontiguousarray(q[:, : k - 1])
+
+
 def standardized_centre(features: np.ndarray) -> np.ndarray:
     """The weights' prior centre of ``weight_centre="standardized"``: equal weights on standardized features.
 
@@ -178,7 +198,15 @@ class JointCalibration(Model):
         The classifiers' weights ``w`` (module docs): summing to one and free in sign
         (``"signed"``), or on the simplex.
     weight_sd : float
-        The scale of the signed weights' deviations from ``1/K`` (``weights="signed"``).
+        The scale of the signed weights' deviations from their centre (``weights="signed"``);
+        :func:`bayeval.compare` uses 0.25, which holds two classifiers near the centre's
+        weights until the labels move them (calibrated ``P(better)`` on near-ties; large gaps
+        come out a little small).
+    weight_df : float, optional
+        Degrees of freedom of a Student-t prior of the signed weights' deviations (same scale
+        ``weight_sd``, in an orthonormal basis of the zero-sum vectors: :func:`zero_sum_basis`);
+        ``None`` (the default): the zero-sum normal. Heavy tails hold near-ties near the centre
+        as the normal does but let a clear winner's weight move far from it.
     intercept_sd : float
         The scale of the normal prior of the intercept ``a`` (centred on 0).
     slope_sd : float
@@ -239,7 +267,7 @@ class JointCalibration(Model):
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
                  weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0,
                  slopes: str = "each", weight_centre: str = "equal", saturated: str = "apart",
-                 penalty: str = "none"):
+                 penalty: str = "none", weight_df: float | None = None):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
@@ -251,6 +279,8 @@ class JointCalibration(Model):
         self.weight_centre = V.check_choice(weight_centre, "weight_centre", JOINT_CENTRES)
         self.saturated = V.check_choice(saturated, "saturated", SATURATED)
         self.penalty = V.check_choice(penalty, "penalty", JOINT_PENALTIES)
+        self.weight_df = None if weight_df is None else V.as_real_in(
+            weight_df, "weight_df", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
 
     def __repr__(self) -> str:
         extra = "" if self.weights == "signed" else f", weights={self.weights!r}"
@@ -265,6 +295,8 @@ class JointCalibration(Model):
             extra += f", saturated={self.saturated!r}"
         if getattr(self, "penalty", "none") != "none":
             extra += f", penalty={self.penalty!r}"
+        if getattr(self, "weight_df", None) is not None and self.weights == "signed":
+            extra += f", weight_df={self.weight_df!r}"
         return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
@@ -369,7 +401,12 @@ class JointCalibration(Model):
             elif self.weights == "simplex":
                 w = pm.Dirichlet("w", a=np.ones(k))
             else:
-                u = pm.ZeroSumNormal("u", sigma=self.weight_sd, shape=k)
+                df = getattr(self, "weight_df", None)
+                if df is None:
+                    u = pm.ZeroSumNormal("u", sigma=self.weight_sd, shape=k)
+                else:  # the same zero-sum subspace, Student-t coordinates in an orthonormal basis of it
+                    r = pm.StudentT("u_basis", nu=df, mu=0.0, sigma=self.weight_sd, shape=k - 1)
+                    u = pm.Deterministic("u", pt.dot(pt.as_tensor_variable(zero_sum_basis(k)), r))
                 c = pm.Data("w_centre", np.full(k, 1.0 / k) if centre is None else centre)
                 w = pm.Deterministic("w", c + u)
             if self.curve == "monotone" and self.slopes == "shared":
@@ -413,7 +450,8 @@ class JointCalibration(Model):
 
     def _structure(self, data) -> tuple:
         v = self._prepared(data)
-        return (self.curve, self.weights, self.weight_sd, self.intercept_sd, self.slope_sd, self.slopes,
+        return (self.curve, self.weights, self.weight_sd, getattr(self, "weight_df", None), self.intercept_sd,
+                self.slope_sd, self.slopes,
                 self.weight_centre, self.penalty_for(data), tuple(i["scale"] for i in v["infos"]),
                 any(i.get("wide", False) for i in v["infos"]),
                 v["feats"].shape[1:])
