@@ -162,7 +162,7 @@ def real_panel() -> list[Pair]:
 
 def tabular_panel() -> list[Pair]:
     """A second panel of real pairs, on data that no choice of ``bayeval.compare``'s defaults
-    saw: the five classifiers of :func:`real_panel` cross-validated (5 folds) on 12 tasks of
+    had seen before it decided the weights' prior scale (``compare_sd_prereg.md``): the five classifiers of :func:`real_panel` cross-validated (5 folds) on 12 tasks of
     tabular data bundled with scikit-learn and statsmodels (each wine cultivar against the
     rest; iris versicolor and virginica from all four features; affairs, any and more than 4,
     from statsmodels' 'fair'; the vote in 'anes96'; 8+ doctor visits in 5,000 rows of

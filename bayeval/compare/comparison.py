@@ -51,8 +51,9 @@ WEIGHT_CENTRE = "standardized"
 #: on fresh label sets of 120 real pairs of tabular data and of 110 real pairs, and on 600
 #: fresh random simulated pairs, its stated P(better) was within 0.05 in every bin or
 #: better calibrated than with 1 (largest bin misses 0.101 / 0.058 / 0.050 against
-#: 0.188 / 0.171 / 0.028) at about the same coverage, with 0.6-0.9x the width. It holds two classifiers near the centre's weights
-#: until the labels move them, so a large true gap comes out a little small (``docs/compare.md``)
+#: 0.188 / 0.171 / 0.028) at about the same coverage, with 0.6-0.9x the width. It holds
+#: two classifiers near the centre's weights until the labels move them, so a large true
+#: gap comes out a little small (``docs/compare.md``)
 WEIGHT_SD = 0.25
 
 

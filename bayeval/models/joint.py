@@ -28,9 +28,10 @@ follow the classifiers' rankings less than the truth does, and the gap between a
 and a weak classifier comes out too small (``docs/compare.md``). The weights:
 
 * ``weights="signed"`` (the default): ``w_k = 1/K + u_k`` with ``u`` a zero-sum normal of
-  scale ``weight_sd`` (1 by default; :func:`bayeval.compare` uses 0.25). A weight can be negative: when two classifiers
-  share an error (both scores are high on the same negatives), the better one's score
-  minus part of the other's tells the label best, and the model can say so;
+  scale ``weight_sd`` (1 by default; :func:`bayeval.compare` uses 0.25; Student-t with
+  ``weight_df``). A weight can be negative: when two classifiers share an error (both
+  scores are high on the same negatives), the better one's score minus part of the
+  other's tells the label best, and the model can say so;
   With ``weight_centre="standardized"`` the centre ``1/K`` becomes ``c_k``, proportional to
   one over the spread (standard deviation over all the pool's items, labelled or not) of
   classifier ``k``'s curve feature ``g_k(z_k)`` (segment slopes at 1) and summing to one:
