@@ -326,8 +326,9 @@ for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
 
 FIVE = (1.3, 1.8, 2.0, 2.3, 3.0)  # the separations of the five classifiers of ``--part five``
 #: ``--part five``'s routes: segment slopes per classifier or shared; ``_std``: the weights'
-#: prior centred on standardized features (``JointCalibration(weight_centre="standardized")``)
-FIVE_ROUTES = ("joint_each", "joint_shared", "joint_shared_std")
+#: prior centred on standardized features (``JointCalibration(weight_centre="standardized")``);
+#: ``_sd0.25``: its deviations at scale 0.25 (``bayeval.compare``'s default for five classifiers)
+FIVE_ROUTES = ("joint_each", "joint_shared", "joint_shared_std", "joint_shared_std_sd0.25")
 
 
 def five_pool(rho: float, n: int = 2000, prevalence: float = 0.2, seed: int = 0) -> tuple[dict, np.ndarray]:
@@ -359,8 +360,9 @@ def run_five(budgets, n_sets, routes, log=print) -> pd.DataFrame:
                 lab = _labels(pair, budget, rep)
                 for rname in routes:
                     slopes = "shared" if "shared" in rname else "each"
-                    centre = "standardized" if rname.endswith("_std") else "equal"
-                    model = Stack(candidates=[JointCalibration(c, slopes=slopes, weight_centre=centre)
+                    centre = "standardized" if "_std" in rname else "equal"
+                    sd = 0.25 if rname.endswith("_sd0.25") else 1.0
+                    model = Stack(candidates=[JointCalibration(c, slopes=slopes, weight_centre=centre, weight_sd=sd)
                                               for c in ("logistic", "monotone")])
                     t = time.perf_counter()
                     with warnings.catch_warnings():
@@ -569,7 +571,8 @@ def main_five(args, argv, rev, versions) -> str:
         f"{time.time() - t0:.0f} s. Five simulated classifiers (separations {FIVE}, n = 2000, prevalence 0.2, "
         "shared noise rho 0 or 0.8) compared by `bayeval.compare` with its two stacked joint candidates, the "
         "monotone one's segment slopes one set per classifier (`joint_each`) or one set shared "
-        "(`joint_shared`; `joint_shared_std`: with the weights' prior centred on standardized features); the same "
+        "(`joint_shared`; `joint_shared_std`: with the weights' prior centred on standardized features; "
+        "`joint_shared_std_sd0.25`: and its deviations at scale 0.25, `bayeval.compare`'s default); the same "
         "label sets and seeds for every route. Every one of the 10 gaps of a fit is a row "
         "(the 10 gaps of one fit are not independent). Intervals are 90% HDIs; width: median.",
         "## Coverage, width and mis-ranking of the gaps\n\n" + _md(coverage_table(df, ["route", "budget"])),
@@ -605,7 +608,7 @@ def main(argv=None):
     ap.add_argument("--time-limit", type=float, default=None, metavar="S",
                     help="give up a fit after S seconds (the row is counted as timed out, not covered)")
     ap.add_argument("--routes", nargs="+", default=["joint", "separate", "bootstrap"],
-                    choices=list(ROUTES) + ["joint_shared_std"],
+                    choices=list(ROUTES) + ["joint_shared_std", "joint_shared_std_sd0.25"],
                     help="joint = bayeval.compare's default; joint_simplex / joint_sd0.5 / joint_sd2 = its weights of that kind; joint_jeffreys = with Jeffreys' penalty; "
                          "joint_auto = with it only where the vetted labels are separable (penalty='auto'); "
                          "joint_shared / joint_each = the monotone curve's segment slopes shared or per classifier; "
