@@ -420,8 +420,9 @@ def test_the_weights_prior_centre_on_standardized_features_ignores_each_classifi
 
 
 def test_compare_gives_its_joint_candidates_the_tighter_weights_prior(monkeypatch):
-    """``compare``'s joint candidates take ``WEIGHT_SD`` (0.25) as the scale of the signed weights'
-    deviations from their centre, whatever the class's own default (1); the built model's
+    """``compare``'s joint candidates of two classifiers take ``WEIGHT_SD`` (0.25) as the scale of
+    the signed weights' deviations from their centre, whatever the class's own default (1), and
+    ``WEIGHT_SD_MANY`` (1) from three classifiers on; the built model's
     prior of ``w_a - w_b`` has standard deviation ``sqrt(2) * weight_sd`` around the centre
     (a zero-sum normal of two entries), so a smaller scale holds two classifiers nearer the
     centre's weights until the labels move them."""
@@ -451,6 +452,12 @@ def test_compare_gives_its_joint_candidates_the_tighter_weights_prior(monkeypatc
         with pytest.raises(RuntimeError, match="stop"):
             _fit_joint(d, "logistic", draws=10, chains=1, random_seed=0, progressbar=False, warn=False)
     assert seen == [0.25, 0.7]
+    # from three classifiers on, the scale the pairs' rules did not decide: WEIGHT_SD_MANY (1)
+    assert comparison.WEIGHT_SD_MANY == 1.0
+    with pytest.raises(RuntimeError, match="stop"):
+        _fit_joint(joint_data({"a": a, "b": b, "c": a + b}, lab), "logistic", draws=10, chains=1, random_seed=0,
+                   progressbar=False, warn=False)
+    assert seen == [0.25, 0.7, 1.0]
 
 
 def test_a_student_t_weights_prior_lives_on_the_same_zero_sum_vectors():

@@ -55,6 +55,11 @@ WEIGHT_CENTRE = "standardized"
 #: two classifiers near the centre's weights until the labels move them, so a large true
 #: gap comes out a little small (``docs/compare.md``)
 WEIGHT_SD = 0.25
+#: the same scale from three classifiers on: 1, the class's default. The rules that chose
+#: ``WEIGHT_SD`` compared pairs only, and on five simulated classifiers of very different
+#: quality the scale 0.25 pulled the large gaps in (coverage 0.77 / 0.78 at 30 / 100 labels
+#: against 0.98 / 0.93; ``benchmarks/results/compare_sd_five.md``)
+WEIGHT_SD_MANY = 1.0
 
 
 def _score_columns(scores) -> dict:
@@ -126,7 +131,8 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
         (:class:`~bayeval.models.joint.JointCalibration`), weighted by stacking on the
         vetted labels as :func:`bayeval.fit` weights its candidates, their classifiers'
         weights' prior centred on equal weights per standardized feature
-        (``WEIGHT_CENTRE``) with deviations of scale 0.25 (``WEIGHT_SD``). ``"logistic"`` or
+        (``WEIGHT_CENTRE``) with deviations of scale 0.25 for two classifiers (``WEIGHT_SD``),
+        1 for three or more (``WEIGHT_SD_MANY``). ``"logistic"`` or
         ``"monotone"``: that one model. From three classifiers on
         (``SHARED_SLOPES_FROM``) the monotone curve's segment slopes are shared by the
         classifiers (``slopes="shared"``), which keeps its dimension low enough for
@@ -172,7 +178,8 @@ def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar
     if isinstance(model, str):
         V.check_choice(model, "model", MODELS)
         slopes = "shared" if len(data.feature_names) >= SHARED_SLOPES_FROM else "each"
-        cands = [JointCalibration(c, slopes=slopes, weight_centre=WEIGHT_CENTRE, weight_sd=WEIGHT_SD)
+        sd = WEIGHT_SD if len(data.feature_names) <= 2 else WEIGHT_SD_MANY
+        cands = [JointCalibration(c, slopes=slopes, weight_centre=WEIGHT_CENTRE, weight_sd=sd)
                  for c in (JOINT_CURVES if model == "default" else (model,))]
     elif callable(getattr(model, "fit", None)):
         cands = [model]
