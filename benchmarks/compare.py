@@ -127,13 +127,8 @@ def random_pairs(n_pairs: int, seed: int = 0) -> list[Pair]:
 PANEL_MODELS = ("logreg", "nb", "rf", "knn", "hgb")
 
 
-def real_panel() -> list[Pair]:
-    """Many real pairs, for a reliability table of real classifiers: five scikit-learn
-    classifiers (a regularized logistic regression, Gaussian naive Bayes, a random forest,
-    15 nearest neighbours, histogram gradient boosting), cross-validated (5 folds) on each of
-    11 tasks of bundled data (each digit against the rest; breast cancer), and every pair of
-    two of them on the same task: 110 pairs, their true gaps whatever the classifiers make."""
-    from sklearn.datasets import load_breast_cancer, load_digits
+def _panel_models() -> dict:
+    """The five classifiers of the real panels (fresh, unfitted), by ``PANEL_MODELS`` name."""
     from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.naive_bayes import GaussianNB
@@ -141,12 +136,20 @@ def real_panel() -> list[Pair]:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    def models():
-        return {"logreg": make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)),
-                "nb": GaussianNB(),
-                "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=3, random_state=0),
-                "knn": make_pipeline(StandardScaler(), KNeighborsClassifier(15)),
-                "hgb": HistGradientBoostingClassifier(random_state=0)}
+    return {"logreg": make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)),
+            "nb": GaussianNB(),
+            "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=3, random_state=0),
+            "knn": make_pipeline(StandardScaler(), KNeighborsClassifier(15)),
+            "hgb": HistGradientBoostingClassifier(random_state=0)}
+
+
+def real_panel() -> list[Pair]:
+    """Many real pairs, for a reliability table of real classifiers: five scikit-learn
+    classifiers (a regularized logistic regression, Gaussian naive Bayes, a random forest,
+    15 nearest neighbours, histogram gradient boosting), cross-validated (5 folds) on each of
+    11 tasks of bundled data (each digit against the rest; breast cancer), and every pair of
+    two of them on the same task: 110 pairs, their true gaps whatever the classifiers make."""
+    from sklearn.datasets import load_breast_cancer, load_digits
 
     bc = load_breast_cancer()
     dg = load_digits()
@@ -154,7 +157,7 @@ def real_panel() -> list[Pair]:
     tasks += [(f"digit{d}", dg.data, (dg.target == d).astype(int)) for d in range(10)]
     out = []
     for task, X, y in tasks:
-        scores = {name: R._cv_scores(est, X, y, "predict_proba") for name, est in models().items()}
+        scores = {name: R._cv_scores(est, X, y, "predict_proba") for name, est in _panel_models().items()}
         for a, b in itertools.combinations(PANEL_MODELS, 2):
             out.append(Pair(f"real_{task}_{a}_vs_{b}", scores[a], scores[b], y, f"{task}: {a} vs {b}"))
     return out
@@ -170,19 +173,6 @@ def tabular_panel() -> list[Pair]:
     and in the top quarter): 120 pairs, their true gaps whatever the classifiers make."""
     import statsmodels.api as sm
     from sklearn.datasets import load_diabetes, load_iris, load_wine
-    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    def models():
-        return {"logreg": make_pipeline(StandardScaler(), LogisticRegression(C=0.05, max_iter=2000)),
-                "nb": GaussianNB(),
-                "rf": RandomForestClassifier(n_estimators=100, min_samples_leaf=3, random_state=0),
-                "knn": make_pipeline(StandardScaler(), KNeighborsClassifier(15)),
-                "hgb": HistGradientBoostingClassifier(random_state=0)}
 
     wn, ir, db = load_wine(), load_iris(), load_diabetes()
     tasks = [(f"wine{c}", wn.data, (wn.target == c).astype(int)) for c in range(3)]
@@ -203,7 +193,7 @@ def tabular_panel() -> list[Pair]:
               ("diabetes_q4", db.data, (db.target > np.quantile(db.target, 0.75)).astype(int))]
     out = []
     for task, X, y in tasks:
-        scores = {name: R._cv_scores(est, X, y, "predict_proba") for name, est in models().items()}
+        scores = {name: R._cv_scores(est, X, y, "predict_proba") for name, est in _panel_models().items()}
         for a, b in itertools.combinations(PANEL_MODELS, 2):
             out.append(Pair(f"tab_{task}_{a}_vs_{b}", scores[a], scores[b], y, f"{task}: {a} vs {b}"))
     return out
