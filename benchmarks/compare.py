@@ -262,13 +262,17 @@ def route_joint(pair, lab, seed):
 
 
 def _joint_route(weights, weight_sd=1.0, **prior):
-    """``bayeval.compare`` with the joint models' weights of that kind (logistic and monotone, stacked)."""
+    """``bayeval.compare`` with the joint models' weights of that kind (logistic and monotone, stacked).
+
+    ``weight_sd`` a tuple: one candidate per curve and scale, all stacked (the data weigh the scales)."""
     from bayeval.models import Stack
     from bayeval.models.joint import JointCalibration
 
+    sds = weight_sd if isinstance(weight_sd, tuple) else (weight_sd,)
+
     def route(pair, lab, seed):
-        model = Stack(candidates=[JointCalibration(c, weights=weights, weight_sd=weight_sd, **prior)
-                                  for c in ("logistic", "monotone")])
+        model = Stack(candidates=[JointCalibration(c, weights=weights, weight_sd=sd, **prior)
+                                  for sd in sds for c in ("logistic", "monotone")])
         return _gap_of(be.compare({"A": pair.a, "B": pair.b}, lab, model=model, random_seed=seed, draws=DRAWS,
                                   warn=False))
     return route
@@ -306,6 +310,7 @@ ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint
           "joint_std_sd0.5": _joint_route("signed", 0.5, weight_centre="standardized"),
           "joint_std_sd0.25": _joint_route("signed", 0.25, weight_centre="standardized"),
           "joint_std_sd0.125": _joint_route("signed", 0.125, weight_centre="standardized"),
+          "joint_std_sdmix": _joint_route("signed", (0.25, 1.0), weight_centre="standardized"),
           "joint_std_t3": _joint_route("signed", 0.25, weight_centre="standardized", weight_df=3.0),
           "joint_std_t1": _joint_route("signed", 0.25, weight_centre="standardized", weight_df=1.0),
           "separate": route_separate, "bootstrap": route_bootstrap}
