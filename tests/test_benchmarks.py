@@ -540,6 +540,26 @@ def test_compare_location_table_tells_a_pair_bias_from_too_narrow_intervals():
     assert mid_b["observed"] < mid["observed"] - 0.1
 
 
+def test_compare_counts_an_interval_ending_at_the_true_gap_as_covering_it():
+    """A gap's posterior can hold a point mass at the true gap and end there: an end that
+    differs from the true gap by rounding covers it, one off by 1e-6 does not; a true gap
+    of 2e-16 is a tie (left out of mis-ranking)."""
+    sys.path.insert(0, str(BENCH))
+    import pandas as pd
+
+    import compare
+
+    g = 0.1 + 0.2 - 0.3 + 0.009378  # 0.009378 plus rounding
+    df = compare._finish(pd.DataFrame({
+        "true_gap": [0.009378, 0.009378, 0.009378, 2.220446e-16],
+        "lo": [g, 0.009378 + 1e-6, -0.01, 0.001], "hi": [0.015, 0.015, 0.009378 - 1e-6, 0.003],
+        "p": [0.9, 0.9, 0.1, 0.99]}))
+    assert g != 0.009378
+    assert df["covered"].tolist() == [True, False, False, False]
+    assert df["true_gap"].iloc[3] == 0.0 and np.isnan(df["misranked"].iloc[3])
+    assert df["misranked"].iloc[:3].tolist() == [0.0, 0.0, 1.0]
+
+
 def test_compare_random_pairs_time_limit_and_paired_labels():
     """``random_pairs`` is seeded and spreads the true gaps on both sides of 0; a route under
     ``_with_time_limit`` that overruns gives a row with no interval and ``timeout`` set (one
