@@ -687,6 +687,8 @@ def _cmd_compare(args) -> int:
     print()
     pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts).set_index(["better", "worse"])
     _print_frame(pairs, args.table_format)
+    for caveat in cmp.caveats():  # what the shared labels and the scores cannot tell the comparison
+        print(f"caveat: {caveat}", file=sys.stderr)
     if args.out:
         pairs.to_csv(args.out)
         print(f"written: {args.out}", file=sys.stderr)

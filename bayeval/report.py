@@ -1367,6 +1367,10 @@ def _comparison_section(d: _Draft, cmp, metric, width) -> None:
     if width is not None:
         sentence += f" The gap lies within +/-{width:g} with probability {float(top['p_rope']):.2f}."
     d.text.append(sentence)
+    for caveat in (cmp.caveats() if callable(getattr(cmp, "caveats", None)) else []):
+        # a handful of vetted positives is said once at the top of the reading, by the metrics section's box
+        said = any(caveat.split(":")[0] in c for c in d.caveats)
+        d.warning("comparison", "Read this comparison with care: " + caveat, caveat=not said)
     d.notes.setdefault("comparison", []).append(
         f"The other sections describe the first classifier ({cmp.names[0]}) on the shared label draws.")
 

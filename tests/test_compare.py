@@ -318,6 +318,43 @@ def test_report_has_a_comparison_section(pair):
         report(cmp.posterior, title="t", comparison="not one")
 
 
+def test_a_comparison_says_what_its_labels_and_scores_cannot_tell(pair, tmp_path, capsys):
+    """Two vetted positives, one classifier's probabilities saturated at 0/1 and another's
+    squeezed: ``caveats()`` says each (naming the classifier), ``summary`` and ``ranking``
+    carry them, ``bayeval compare`` prints them on stderr and the report boxes them in the
+    comparison section; a comparison with enough labels and margins has none."""
+    from bayeval.cli import main
+    from bayeval.report import report
+
+    assert pair[0].caveats() == [] and pair[0].summary().attrs["caveats"] == []
+    rng = np.random.default_rng(8)
+    n = 400
+    y = rng.random(n) < 0.2
+    p = np.clip(0.2 + 0.5 * y + rng.normal(0, 0.15, n), 0.01, 0.99)
+    sat = np.where(rng.random(n) < 0.3, y.astype(float), p)  # 30% exactly 0 or 1
+    squeezed = 0.3 + 0.1 * p  # in [0.30, 0.40]
+    lab = np.full(n, np.nan)
+    lab[np.flatnonzero(~y)[:28]] = 0
+    lab[np.flatnonzero(y)[:2]] = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cmp = be.compare({"plain": p, "sat": sat, "squeezed": squeezed}, lab, draws=100, random_seed=0,
+                         model="logistic")
+    said = cmp.caveats()
+    assert said[0].startswith("only 2 of the 30 vetted labels are positive") and "select()" in said[0]
+    share = f"{np.mean((sat == 0) | (sat == 1)):.0%}"
+    assert len(said) == 3 and said[1].startswith(f"{share} of sat's scores are exactly 0 or 1")
+    assert said[2].startswith("squeezed's probabilities are squeezed into [0.3")
+    assert cmp.summary().attrs["caveats"] == said and cmp.ranking().attrs["caveats"] == said
+    md = report(cmp, title="t", metrics=["average_precision"]).to_markdown()
+    assert all(c[:60] in md for c in said) and "Read this comparison with care" in md
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"a": p, "b": sat, "y": lab}).to_csv(path, index=False)
+    assert main(["compare", str(path), "--score", "a", "b", "--label", "y", "--draws", "100", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "caveat: only 2 of the 30 vetted labels are positive" in err and f"caveat: {share} of b's scores" in err
+
+
 def test_shared_segment_slopes_keep_the_monotone_curve_small(monkeypatch):
     """``slopes="shared"``: one slope multiplier per segment for every classifier (4 values,
     not 4 per classifier); the posterior's probabilities use them for each classifier's

@@ -23,7 +23,7 @@ import xarray as xr
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
-from ..core.data import EvalData
+from ..core.data import FEW_OF_A_CLASS, SATURATED_SHARE, EvalData, squeezed_range
 from ..core.evaluate import MetricEvaluator
 from ..core.summary import hdi
 from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
@@ -385,10 +385,80 @@ class Comparison:
             out["p_rope"] = float((np.abs(g) <= V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)).mean())
         return pd.Series(out, name=f"{a} - {b}")
 
+    # ------------------------------------------------------------- caveats
+
+    def caveats(self) -> list[str]:
+        """What the shared vetted labels and the classifiers' scores cannot tell the comparison, in sentences.
+
+        A handful of vetted positives (or negatives), and each classifier whose
+        probabilities are saturated at exactly 0 or 1 or squeezed into a narrow band (the
+        cases and bounds of :meth:`bayeval.EvalData.caveats`). Each sentence says what the
+        case does to the gap and what to vet next. :meth:`summary` and :meth:`ranking`
+        carry them in ``attrs["caveats"]``; ``bayeval compare`` prints them and the
+        report shows them beside the comparison. Empty when nothing applies.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import bayeval as be
+        >>> rng = np.random.default_rng(2)
+        >>> y = rng.random(600) < 0.1
+        >>> labels = np.full(600, np.nan)
+        >>> labels[:30] = 0
+        >>> labels[int(np.flatnonzero(y)[0])] = 1
+        >>> cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 600), "b": y + rng.normal(0, 1, 600)}, labels,
+        ...                  random_seed=0, draws=100)
+        >>> [c.split(":")[0] for c in cmp.caveats()]
+        ['only 1 of the 30 vetted labels are positive']
+        """
+        d = self.data
+        n, pos = int(d.n_vetted), int(d.n_vetted_positive)
+        neg = n - pos
+        out = []
+        if 0 < pos < FEW_OF_A_CLASS:
+            out.append(
+                f"only {pos} of the {n} vetted labels are positive: which classifier puts the positives higher "
+                f"rests on {'that item' if pos == 1 else 'these items'} and on the prior, so the gap's interval is "
+                "wide and P(better) is often near 0.5 (a stated favourite is then little better than a coin flip). "
+                "Where a classifier's top scores are over-confident (its top items positive less often than it "
+                "claims), its metric and its lead can come out too high. Vet items from the top of both rankings "
+                "next (the comparison's select(), or `bayeval vet CARD_A CARD_B`) rather than more random ones."
+            )
+        if 0 < neg < FEW_OF_A_CLASS:
+            out.append(
+                f"only {neg} of the {n} vetted labels are negative: how many of each classifier's top items are "
+                "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
+                "middle and bottom of the rankings next."
+            )
+        for j, name in enumerate(self.names):
+            s = d.features[:, j]
+            if s.size < 20 or s.min() < 0 or s.max() > 1:
+                continue
+            share = float(np.mean((s <= 0.0) | (s >= 1.0)))
+            if share > SATURATED_SHARE:
+                out.append(
+                    f"{share:.0%} of {name}'s scores are exactly 0 or 1 (saturated probabilities): {name} ties "
+                    "these items, so its metric cannot rank them apart and the joint curve reads them as one score "
+                    "each. The gap holds for the rankings as given; vet a few of the tied items to learn how many "
+                    "are positive."
+                )
+            band = squeezed_range(s)
+            if band is not None:
+                out.append(
+                    f"{name}'s probabilities are squeezed into [{band[0]:.2f}, {band[1]:.2f}] (1st to 99th "
+                    "percentile): the comparison reads them as an uncalibrated score (standardized, as it reads "
+                    f"margins) and learns how {name}'s scores relate to the labels from the vetted items alone, so "
+                    f"with few labels {name}'s metric and its gaps get wide intervals. Vet items across its whole "
+                    "range of scores."
+                )
+        return out
+
     # ------------------------------------------------------------- tables
 
     def ranking(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
         """One row per classifier, best first: the metric's mean, sd, HDI and ``p_best``.
+
+        ``attrs["caveats"]``: what the labels and scores cannot tell the comparison (:meth:`caveats`).
 
         Examples
         --------
@@ -409,21 +479,26 @@ class Comparison:
         lo, hi = hdi_columns(hdi_prob)
         df = pd.DataFrame({"mean": v.mean(axis=0), "sd": v.std(axis=0, ddof=1), lo: band[:, 0], hi: band[:, 1],
                            "p_best": best.to_numpy()}, index=pd.Index(self.names, name="model"))
-        return df.sort_values("mean", ascending=False, kind="stable")
+        df = df.sort_values("mean", ascending=False, kind="stable")
+        df.attrs["caveats"] = self.caveats()
+        return df
 
     def summary(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, width: float | None = None,
                 **kwargs) -> pd.DataFrame:
         """Every pair's gap, the better-ranked classifier first: one row per pair.
 
         Columns: ``better``, ``worse``, the gap's ``mean``, ``sd`` and HDI, ``p_better``
-        (that ``better`` is better) and, with ``width``, ``p_rope``.
+        (that ``better`` is better) and, with ``width``, ``p_rope``. ``attrs["caveats"]``:
+        what the labels and scores cannot tell the comparison (:meth:`caveats`).
         """
         order = list(self.ranking(metric, hdi_prob=hdi_prob, **kwargs).index)
         rows = []
         for a, b in itertools.combinations(order, 2):
             s = self.difference_summary(a, b, metric, hdi_prob=hdi_prob, width=width, **kwargs)
             rows.append({"better": a, "worse": b, **s.to_dict()})
-        return pd.DataFrame(rows)
+        out = pd.DataFrame(rows)
+        out.attrs["caveats"] = self.caveats()
+        return out
 
     def decided(self, a, b, metric="average_precision", *, level: float = 0.95, width: float | None = None,
                 **kwargs) -> str | None:
