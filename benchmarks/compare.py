@@ -415,7 +415,8 @@ def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, fi
                             r = route(pair, lab, rep)
                     done[rname] = r
                     rows.append({"pair": pair.name, "budget": budget, "rep": rep, "route": rname, "true_gap": gap,
-                                 "separation": sep, **r, "seconds": time.perf_counter() - t})
+                                 "separation": sep, "n_pos": int(np.nansum(lab)), **r,
+                                 "seconds": time.perf_counter() - t})
                 if partial:  # what is done so far survives an interrupted run
                     pd.DataFrame(rows).to_csv(partial, index=False)
                 log(f"{pair.name} n={budget} set {rep}: gap {gap:+.3f}; "
@@ -471,10 +472,41 @@ def identical(budgets, n_sets, log=print, centres=(None,)) -> pd.DataFrame:
 # ------------------------------------------------------------------ tables
 
 
+def interval_score(df: pd.DataFrame, alpha: float = 0.1) -> pd.Series:
+    """Each run's interval score of its 90% interval: its width plus 2/alpha times the distance
+    from the interval to the true gap (0 inside). Lower is better: it rewards a narrow
+    interval and charges a miss by how far it misses, so an honest and informative route
+    scores lowest."""
+    out = np.maximum(df["lo"] - df["true_gap"], 0) + np.maximum(df["true_gap"] - df["hi"], 0)
+    return (df["hi"] - df["lo"]) + (2.0 / alpha) * out
+
+
 def coverage_table(df: pd.DataFrame, by) -> pd.DataFrame:
-    g = df.groupby(by)
+    g = df.assign(interval_score=interval_score(df)).groupby(by, observed=True)
     return pd.DataFrame({"coverage": g["covered"].mean(), "width": g["width"].median(),
+                         "interval_score": g["interval_score"].mean(),
                          "misranked": g["misranked"].mean(), "runs": g.size()}).round(3)
+
+
+def with_vetted_positives(df: pd.DataFrame, pairs) -> pd.DataFrame:
+    """``df`` with ``n_pos``, the vetted positives of each run's label set (recomputed from the
+    seeded label sets where a row has none: rows made before the column existed)."""
+    by_name = {p.name: p for p in pairs}
+    df = df.copy()
+    if "n_pos" not in df:
+        df["n_pos"] = np.nan
+    miss = df["n_pos"].isna() & df["pair"].isin(by_name)
+    df.loc[miss, "n_pos"] = [int(np.nansum(_labels(by_name[r.pair], int(r.budget), int(r.rep))))
+                             for r in df[miss].itertuples()]
+    return df
+
+
+def positives_table(df: pd.DataFrame, bins=(0, 2, 4, 9, np.inf)) -> pd.DataFrame:
+    """Coverage, width and mis-ranking by route and the number of vetted positives of the label set."""
+    d = df.dropna(subset=["n_pos"]).copy()
+    d["vetted_positives"] = pd.cut(d["n_pos"], bins, labels=[f"{a + 1:g}-{b:g}" if np.isfinite(b) else f"{a + 1:g}+"
+                                                           for a, b in zip(bins[:-1], bins[1:], strict=True)])
+    return coverage_table(d, ["route", "vetted_positives"])
 
 
 def reliability(df: pd.DataFrame, bins=(0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)) -> pd.DataFrame:
@@ -724,7 +756,11 @@ def main(argv=None):
                                 f"{min(p.gap for p in pairs):+.4f} to {max(p.gap for p in pairs):+.4f}, "
                                 f"|gap| below 0.02 in {sum(abs(p.gap) < 0.02 for p in pairs)}."),
             "## Coverage, width and mis-ranking by route, kind and budget\n\n"
+            "`interval_score`: the mean interval score of the 90% intervals (width plus 20 times the distance "
+            "by which an interval misses the true gap; lower is better).\n\n"
             + _md(coverage_table(df, ["route", "kind", "budget"])),
+            "## By the number of vetted positives (all budgets)\n\n"
+            + _md(positives_table(with_vetted_positives(df, pairs))),
             "## By pair (all budgets)\n\n" + (_md(coverage_table(df, ["pair", "route"]))
                                                  if not (args.random_pairs or args.real_panel or args.tabular_panel)
                                                  else "(one label set per pair and budget: see the rows' file)"),

@@ -560,6 +560,27 @@ def test_compare_counts_an_interval_ending_at_the_true_gap_as_covering_it():
     assert df["misranked"].iloc[:3].tolist() == [0.0, 0.0, 1.0]
 
 
+def test_compare_interval_score_and_the_table_by_vetted_positives():
+    """The interval score is the width inside and width + 20 x the miss outside; runs are
+    binned by their vetted positives, recomputed from the seeded label sets when a row has
+    none (and then equal to the label set's count)."""
+    sys.path.insert(0, str(BENCH))
+    import pandas as pd
+
+    import compare
+
+    df = pd.DataFrame({"lo": [0.0, 0.0, 0.0], "hi": [1.0, 1.0, 1.0], "true_gap": [0.5, 1.5, -0.25]})
+    np.testing.assert_allclose(compare.interval_score(df), [1.0, 11.0, 6.0])
+    pair = compare.random_pairs(1)[0]
+    rows = pd.DataFrame({"pair": pair.name, "budget": [30, 30, 100], "rep": [0, 1, 0], "route": "r",
+                         "true_gap": pair.gap, "lo": -1.0, "hi": 1.0, "p": 0.6, "mean": 0.0})
+    rows = compare.with_vetted_positives(compare._finish(rows), [pair])
+    want = [int(np.nansum(compare._labels(pair, b, r))) for b, r in [(30, 0), (30, 1), (100, 0)]]
+    assert rows["n_pos"].tolist() == want
+    t = compare.positives_table(rows).reset_index()
+    assert t["runs"].sum() == 3 and (t["coverage"] == 1.0).all() and (t["interval_score"] == 2.0).all()
+
+
 def test_compare_random_pairs_time_limit_and_paired_labels():
     """``random_pairs`` is seeded and spreads the true gaps on both sides of 0; a route under
     ``_with_time_limit`` that overruns gives a row with no interval and ``timeout`` set (one
