@@ -419,7 +419,8 @@ class Comparison:
             out.append(
                 f"only {pos} of the {n} vetted labels are positive: which classifier puts the positives higher "
                 f"rests on {'that item' if pos == 1 else 'these items'} and on the prior, so the gap's interval is "
-                "wide and P(better) is often near 0.5 (a stated favourite is then little better than a coin flip). "
+                "wide and the stated favourite is often the worse one (in a quarter to two fifths of such runs in "
+                "the validation of docs/compare.md). "
                 "Where a classifier's top scores are over-confident (its top items positive less often than it "
                 "claims), its metric and its lead can come out too high. Vet items from the top of both rankings "
                 "next (the comparison's select(), or `bayeval vet CARD_A CARD_B`) rather than more random ones."
@@ -446,10 +447,10 @@ class Comparison:
             if band is not None:
                 out.append(
                     f"{name}'s probabilities are squeezed into [{band[0]:.2f}, {band[1]:.2f}] (1st to 99th "
-                    "percentile): the comparison reads them as an uncalibrated score (standardized, as it reads "
-                    f"margins) and learns how {name}'s scores relate to the labels from the vetted items alone, so "
-                    f"with few labels {name}'s metric and its gaps get wide intervals. Vet items across its whole "
-                    "range of scores."
+                    "percentile): compare's default models read them as an uncalibrated score (standardized, as "
+                    f"they read margins) and learn how {name}'s scores relate to the labels from the vetted items "
+                    f"alone, so with few labels {name}'s metric and its gaps get wide intervals. Vet items across "
+                    "its whole range of scores."
                 )
         return out
 
