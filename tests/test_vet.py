@@ -243,6 +243,8 @@ def test_the_refit_runs_in_the_background_while_people_keep_vetting(tmp_path):
         assert s["refitting"] is False and s["error"] is None
         est = s["estimate"]
         assert est["kind"] == "metric" and est["lower"] <= est["mean"] <= est["upper"]
+        # one positive in four answers: the page says what that does to the interval, beside it
+        assert est["caveats"] == v.session.data.caveats() and est["caveats"][0].startswith("only 1 of the 4")
         assert s["history"] and s["history"][-1]["n_vetted"] == 4  # the refit after the last answer
         assert s["progress"]["vetted"] == 4
 
@@ -319,6 +321,7 @@ def test_a_comparison_session_shows_the_gap_of_compare_and_proposes_by_select(tm
                          ("p_rope", "p_rope")):
             assert r1[key] == pytest.approx(d1[col], rel=1e-12, abs=1e-12), key
         assert r1["decided"] == cmp1.decided("good", "weak", width=0.05)
+        assert r1["caveats"] and r1["caveats"] == cmp1.caveats()  # 8 labels: a handful of one class
         # the next batch is the one Comparison.select ranks first on these labels
         second = v.store.batch_items(2)
         assert v.store.batches()["strategy"].tolist()[-1] == "compare_gap"
@@ -735,6 +738,8 @@ def test_the_comparison_page_in_a_browser_shows_the_gap_and_p_better_after_a_ref
         verdict = driver.execute_script("return document.getElementById('verdict').textContent")
         assert verdict == ("not decided yet: keep vetting." if est["decided"] is None else
                            f"decided: {est['decided']} is better (probability > 0.95). You may stop here.")
+        shown = driver.execute_script("return [...document.querySelectorAll('#caveats li')].map(e => e.textContent)")
+        assert est["caveats"] and shown == est["caveats"]  # 8 labels: a handful of one class, said beside the gap
         shot = Path(os.environ.get("BAYEVAL_VET_COMPARE_SCREENSHOT", tmp_path / "vet-compare.png"))
         assert driver.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     finally:

@@ -55,7 +55,7 @@ from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..models.joint import joint_data
 from .items import ItemView
-from .session import CARD_KEY, COMPARE_KEY, VetSession, find_card
+from .session import CARD_KEY, COMPARE_KEY, VetSession, _caveats, find_card
 
 __all__ = ["ComparisonSession", "comparison_readout", "open_compare", "find_target"]
 
@@ -258,6 +258,7 @@ def comparison_readout(session: ComparisonSession, table) -> dict:
         "width": session.width,
         "level": float(session.level),
         "decided": None if decided is None or decided != decided else str(decided),
+        "caveats": _caveats(getattr(session, "comparison", None)),
     }
 
 

@@ -119,8 +119,8 @@ def metric_readout(session: ActiveSession, table) -> dict:
     >>> t = pd.DataFrame({"mean": [0.8], "sd": [0.05], "90% HDI lower": [0.7], "90% HDI upper": [0.9]},
     ...                  index=["average_precision"])
     >>> r = metric_readout(SimpleNamespace(hdi_prob=0.9), t)
-    >>> r["kind"], r["label"], r["lower"], r["upper"]
-    ('metric', 'average_precision', 0.7, 0.9)
+    >>> r["kind"], r["label"], r["lower"], r["upper"], r["caveats"]
+    ('metric', 'average_precision', 0.7, 0.9, [])
     """
     row = table.iloc[0]
     return {
@@ -131,7 +131,14 @@ def metric_readout(session: ActiveSession, table) -> dict:
         "lower": _finite(row.iloc[2]),
         "upper": _finite(row.iloc[3]),
         "hdi_prob": float(session.hdi_prob),
+        "caveats": _caveats(getattr(session, "data", None)),
     }
+
+
+def _caveats(source) -> list[str]:
+    """What the labels and scores cannot tell the estimate (``EvalData.caveats``, ``Comparison.caveats``)."""
+    said = getattr(source, "caveats", None)
+    return [str(c) for c in said()] if callable(said) else []
 
 
 class VetSession:

@@ -192,6 +192,13 @@
       $("estimate").textContent = fmt(e.mean) + "  [" + fmt(e.lower) + ", " + fmt(e.upper) + "]  (" +
         Math.round(100 * e.hdi_prob) + "% credible interval)";
     }
+    const cav = $("caveats");
+    cav.textContent = "";
+    for (const c of (e && e.caveats) || []) {  // what the labels cannot tell the estimate: beside it
+      const li = document.createElement("li");
+      li.textContent = c;
+      cav.appendChild(li);
+    }
     $("refit").textContent = s.refitting ? "refitting…" : (s.error ? "the last refit failed: " + s.error : "");
     drawChart(s.history, e);
     const p = s.progress;
