@@ -656,3 +656,26 @@ def test_compare_one_set_separation_tells_a_separating_classifier_and_counts_con
     vetted = ~np.isnan(lab)
     assert rows[4].strip().startswith("yes") and rows[5].strip().startswith("no")
     assert int(rows[6]) == int((vetted & (y == 0) & (b == 1.0)).sum()) > 0
+
+
+def test_compare_shrinkage_cell_model_keeps_vetted_labels_and_draws_the_rest():
+    """The cell models of ``compare_shrinkage.py``: with every item vetted every draw's gap is
+    the true gap (the vetted labels are kept); with a quarter vetted the draws vary around a
+    positive gap (a pool where B is A reversed)."""
+    sys.path.insert(0, str(BENCH))
+    from types import SimpleNamespace
+
+    import compare_shrinkage as S
+
+    rng = np.random.default_rng(0)
+    y = rng.random(400) < 0.3
+    a = y + rng.normal(0, 0.7, 400)
+    pair = SimpleNamespace(a=a, b=-a + rng.normal(0, 0.01, 400), truth=y.astype(int), name="p")
+    from bayeval.core import metrics as M
+
+    gap = float(M.average_precision(y[None].astype(np.int8), a)[0] - M.average_precision(y[None].astype(np.int8), pair.b)[0])
+    every = S.cell_gap(pair, np.ones(400, bool), 4, 0, n_draws=20)
+    np.testing.assert_allclose(every, gap, rtol=0, atol=1e-12)
+    some = S.cell_gap(pair, S._vetted(400, 0.25, 0), 4, 0, n_draws=200)
+    assert some.std() > 0.005 and gap > 0 and 0 < some.mean() < 2 * gap
+    assert S._vetted(400, 0.25, 0).sum() == 100
