@@ -91,13 +91,13 @@ def run(pairs, reps: int, log=print) -> pd.DataFrame:
         for frac in FRACTIONS:
             for rep in range(reps):
                 vet = _vetted(pair.truth.size, frac, rep)
-                routes = {"joint_sd0.25": lambda: joint_gap(pair, vet, 0.25, rep),
-                          "joint_sd1": lambda: joint_gap(pair, vet, 1.0, rep),
-                          "cells_2d": lambda: cell_gap(pair, vet, bins, rep),
-                          "cells_a": lambda: cell_gap(pair, vet, bins, rep, both=False)}
-                for name, f in routes.items():
+                routes = {"joint_sd0.25": (joint_gap, (pair, vet, 0.25, rep), {}),
+                          "joint_sd1": (joint_gap, (pair, vet, 1.0, rep), {}),
+                          "cells_2d": (cell_gap, (pair, vet, bins, rep), {}),
+                          "cells_a": (cell_gap, (pair, vet, bins, rep), {"both": False})}
+                for name, (f, f_args, f_kw) in routes.items():
                     t = time.perf_counter()
-                    g = f()
+                    g = f(*f_args, **f_kw)
                     lo, hi = be.hdi(g, 0.9)
                     rows.append({"pair": pair.name, "vetted": frac, "n_vetted": int(vet.sum()), "rep": rep,
                                  "route": name, "true_gap": pair.gap, "mean": float(g.mean()), "lo": float(lo),
