@@ -55,7 +55,7 @@ from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..models.joint import joint_data
 from .items import ItemView
-from .session import CARD_KEY, COMPARE_KEY, VetSession, _caveats, find_card
+from .session import CARD_KEY, COMPARE_KEY, VetSession, find_card
 
 __all__ = ["ComparisonSession", "comparison_readout", "open_compare", "find_target"]
 
@@ -243,6 +243,8 @@ def comparison_readout(session: ComparisonSession, table) -> dict:
     """
     row = table.iloc[0]
     decided = row.get("decided")
+    cmp = getattr(session, "comparison", None)  # what the labels cannot tell the comparison
+    caveats = [str(c) for c in cmp.caveats()] if callable(getattr(cmp, "caveats", None)) else []
     return {
         "kind": "gap",
         "label": str(table.index[0]),
@@ -258,7 +260,7 @@ def comparison_readout(session: ComparisonSession, table) -> dict:
         "width": session.width,
         "level": float(session.level),
         "decided": None if decided is None or decided != decided else str(decided),
-        "caveats": _caveats(getattr(session, "comparison", None)),
+        "caveats": caveats,
     }
 
 
