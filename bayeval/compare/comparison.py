@@ -23,7 +23,7 @@ import xarray as xr
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
-from ..core.data import FEW_OF_A_CLASS, SATURATED_SHARE, EvalData, squeezed_range
+from ..core.data import FEW_OF_A_CLASS, EvalData, saturated_share, squeezed_range
 from ..core.evaluate import MetricEvaluator
 from ..core.summary import hdi
 from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
@@ -433,10 +433,8 @@ class Comparison:
             )
         for j, name in enumerate(self.names):
             s = d.features[:, j]
-            if s.size < 20 or s.min() < 0 or s.max() > 1:
-                continue
-            share = float(np.mean((s <= 0.0) | (s >= 1.0)))
-            if share > SATURATED_SHARE:
+            share = saturated_share(s)
+            if share is not None:
                 out.append(
                     f"{share:.0%} of {name}'s scores are exactly 0 or 1 (saturated probabilities): {name} ties "
                     "these items, so its metric cannot rank them apart and the joint curve reads them as one score "

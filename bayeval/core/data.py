@@ -10,7 +10,7 @@ import xarray as xr
 
 from . import _validate as V
 
-__all__ = ["EvalData", "data_caveats", "squeezed_range"]
+__all__ = ["EvalData", "data_caveats", "saturated_share", "squeezed_range"]
 
 
 def frozen_array(a: np.ndarray | None) -> np.ndarray | None:
@@ -623,13 +623,33 @@ def squeezed_range(scores) -> tuple[float, float] | None:
     return None
 
 
+def saturated_share(scores) -> float | None:
+    """The share of probabilities at exactly 0 or 1 when it is above :data:`SATURATED_SHARE`, else None.
+
+    None also for scores that are not probabilities (outside [0, 1]) or fewer than 20.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> saturated_share(np.r_[np.zeros(10), np.linspace(0.1, 0.9, 90)])
+    0.1
+    >>> saturated_share(np.linspace(0.01, 0.99, 100)) is None, saturated_share(np.linspace(-1, 1, 50)) is None
+    (True, True)
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    if s.size < 20 or s.min() < 0 or s.max() > 1:
+        return None
+    share = float(np.mean((s <= 0.0) | (s >= 1.0)))
+    return share if share > SATURATED_SHARE else None
+
+
 def _score_shape(scores: np.ndarray) -> list[str]:
     s = np.asarray(scores, dtype=np.float64)
     if s.size < 20 or s.min() < 0 or s.max() > 1:
         return []
     out = []
-    saturated = float(np.mean((s <= 0.0) | (s >= 1.0)))
-    if saturated > SATURATED_SHARE:
+    saturated = saturated_share(s)
+    if saturated is not None:
         out.append(
             f"{saturated:.0%} of the scores are exactly 0 or 1 (saturated probabilities): the classifier ties "
             "these items, so the metrics cannot rank them apart and the calibration curve sees them as one "
