@@ -260,6 +260,42 @@ def test_fit_rejects_an_unknown_stacking():
         stack_weights(np.zeros(5), "plain", 0)
 
 
+def test_a_label_predicted_with_near_certainty_gets_a_finite_leave_one_out_density(monkeypatch):
+    """A score mixture gives a far-out vetted item log-likelihoods of -1e-20 to -1e-40 in every
+    draw; PSIS returned NaN for them, and the NaN weight crashed ``bayeval.fit`` (numpy's
+    "repeats may not contain negative values")."""
+    rng = np.random.default_rng(3)
+    n_draws, n = 400, 30
+    q = np.linspace(0.1, 0.9, n)
+    lab = (rng.random(n) < q).astype(float)
+    lab[0] = 0.0
+    p = (np.tile(q, (n_draws, 1)) + rng.normal(0, 0.02, (n_draws, n))).clip(1e-6, 1 - 1e-6)
+    p[:, 0] = np.exp(-rng.uniform(40, 100, n_draws))  # a vetted negative at P(positive) = e^-40 ... e^-100
+    post = Posterior.from_probabilities(EvalData(q, lab), p, check=False)
+    loo = label_loo(post)
+    assert np.all(np.isfinite(loo.loo_i.values)) and np.isfinite(float(loo.elpd_loo))
+    assert abs(float(loo.loo_i.values[0])) < 1e-12 and float(loo.pareto_k.values[0]) == 0.0
+    # and if a candidate's LOO is not finite anyway, the fit leaves it out and says why
+    from bayeval.models import stacking as S
+
+    real = S.label_loo
+
+    def broken_for_the_monotone_curve(post):
+        loo = real(post)
+        if post.model_spec.curve == "monotone":
+            loo.loo_i.values[0] = np.nan
+        return loo
+
+    monkeypatch.setattr(S, "label_loo", broken_for_the_monotone_curve)
+    q2, _, lab2 = _pool(n=600, n_vet=40, seed=5)
+    fit = be.fit(EvalData(q2, lab2), random_seed=0, draws=200)
+    assert list(fit.candidates) == ["calibration/logistic"]
+    assert fit.comparison.loc["calibration/monotone", "weight"] == 0.0
+    assert "not finite" in fit.comparison.attrs["errors"]["calibration/monotone"]
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        S.stack_weights(np.array([[-0.1, np.nan], [-0.2, -0.3]]), "plain", 0)
+
+
 def test_allocate_counts():
     assert _allocate(np.array([0.5, 0.25, 0.25]), 10).tolist() == [5, 3, 2]
     assert _allocate(np.array([1.0, 0.0]), 7).tolist() == [7, 0]

@@ -53,6 +53,9 @@ STACKING = ("bootstrap", "plain")
 STACKING_DEFAULT = "bootstrap"
 #: Bayesian-bootstrap replicates behind ``stacking="bootstrap"``'s weights.
 STACKING_REPLICATES = 400
+#: A vetted label whose log-likelihood varies by no more than this over the draws counts as
+#: constant in :func:`label_loo` (its leave-one-out density is then exact).
+_CONSTANT_LOGLIK = 1e-9
 
 
 def default_candidates(data: EvalData, transform: str = "auto") -> list:
@@ -138,14 +141,25 @@ def label_loo(post: Posterior) -> az.ELPDData:
     >>> loo.loo_i.shape
     (10,)
     """
-    ll = label_loglik(post)
+    ll = np.array(label_loglik(post), dtype=np.float64)
+    # A label the model predicts with near certainty in every draw has log-likelihoods that
+    # differ only in the last digits (-1e-40 against -1e-20): leaving it out changes nothing,
+    # but PSIS's tail fit on such ratios returns NaN (and a NaN weight then sinks the stack).
+    # Such a label's leave-one-out density is its log-likelihood; make it exactly constant.
+    flat = ll.reshape(-1, ll.shape[-1])
+    constant = (flat.max(axis=0) - flat.min(axis=0)) <= _CONSTANT_LOGLIK
+    if constant.any():
+        ll[..., constant] = flat[:, constant].mean(axis=0)
     idata = az.InferenceData(
         posterior=xr.Dataset({"_": (("chain", "draw"), np.zeros(ll.shape[:2]))}),
         log_likelihood=xr.Dataset({"label": (("chain", "draw", "vetted_item"), ll)}),
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return az.loo(idata, pointwise=True)
+        loo = az.loo(idata, pointwise=True)
+    if constant.any():  # exact for these labels (no importance ratios to smooth): k = 0, not PSIS's inf
+        loo.pareto_k.values[constant] = 0.0
+    return loo
 
 
 def calibration_check(post: Posterior, loo: az.ELPDData | None = None) -> dict:
@@ -623,9 +637,16 @@ def _stack(data: EvalData, cands: list, fits: dict, errors: dict, *, chains: int
     rows = {}
     n_vet = data.n_vetted
     loos = {}
-    for name, post in fits.items():
+    for name, post in list(fits.items()):
         if n_vet:
             loo = label_loo(post)
+            if len(fits) > 1 and not np.all(np.isfinite(np.asarray(loo.loo_i))):
+                # no weight can be computed from a NaN: the candidate is left out, and says why
+                errors[name] = ("its leave-one-out log density of the vetted labels is not finite "
+                                f"for {int((~np.isfinite(np.asarray(loo.loo_i))).sum())} label(s), so the labels "
+                                "cannot weigh it")
+                del fits[name]
+                continue
             chk = calibration_check(post, loo)
             loos[name] = loo
             rows[name] = {"elpd_loo": float(loo.elpd_loo), "se": float(loo.se),
@@ -676,6 +697,10 @@ def stack_weights(lpd: np.ndarray, stacking: str, label_seed: int) -> np.ndarray
     if lpd.ndim != 2 or lpd.shape[0] < 1 or lpd.shape[1] < 1:
         raise ValueError(f"`lpd` must be a 2-D array (labels x candidates) with at least one of each; got shape "
                          f"{lpd.shape}. Stack the candidates' pointwise LOO (label_loo(post).loo_i) as columns.")
+    if not np.all(np.isfinite(lpd)):
+        bad = np.flatnonzero(~np.isfinite(lpd).all(axis=0))
+        raise ValueError(f"`lpd` holds NaN or infinite values in column(s) {bad.tolist()} (candidates in that "
+                         "order); a weight needs finite log densities. Leave those candidates out.")
     if stacking == "bootstrap":
         return bootstrap_stacking_weights(lpd, label_seed, replicates=STACKING_REPLICATES, spawn_key=22)
     return _stacking_weights(lpd)
