@@ -614,6 +614,10 @@ def _fit_table(args, data, client) -> int:
     _save_fit(post, args)
     kw = {"category": args.category_mode} if data.has_categories else {}
     table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, client=client, **kw)
+    from .core.summary import undefined_sentence
+
+    for metric, share in table.attrs.get("undefined", {}).items():  # the row summarizes the defined draws
+        print(f"caveat: {undefined_sentence(metric, share)}", file=sys.stderr)
     if data.n_vetted:
         vo = []
         for _, (m, opts) in _metric_table(args).items():

@@ -37,7 +37,7 @@ from .core import _validate as V
 from .core import metrics as M
 from .core.posterior import Posterior
 from .core.evaluate import metric_items, point_metric, resolve_metric, naive, vetted_only
-from .core.summary import summary_rows
+from .core.summary import summary_rows, undefined_sentence, undefined_share
 from .recalibrate import Recalibration, recalibrate
 
 __all__ = ["Report", "report"]
@@ -582,6 +582,9 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
             new = [(*new[0][:3], r_lo, r_hi)]
             notes.append(sentence)
         rows.extend(new)
+        share = undefined_share(da, _SAMPLE_DIMS)
+        if share > 0:  # summarized over the draws where it is defined: say how many are not
+            notes.append(undefined_sentence(label, share))
         n = len(new)
         if data.n_vetted:
             vo.extend(_flat(vetted_only(data, metric, **options), other))
@@ -1059,6 +1062,10 @@ def _read_metrics(d: _Draft, table: pd.DataFrame, items) -> None:
             break
         lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
         said = _plain_name(str(row_name))
+        if math.isnan(lo) or math.isnan(hi):  # undefined in every draw: no interval to state, nor to hold the truth
+            d.text.append(f"The {said} on these {N} items is undefined in every posterior draw (the drawn labels "
+                          "leave it no positive or no negative to count), so it has no interval.")
+            continue
         if lo == hi:
             s = (
                 f"With at least {pct} probability the {said} on these {N} items is exactly "

@@ -96,6 +96,26 @@ def test_summary_and_hdi():
     assert named.index.tolist() == ["AP"]
 
 
+def test_summary_of_a_metric_undefined_in_some_draws_summarizes_the_others_and_says_so():
+    """ROC AUC needs a negative: where the drawn labels have none it is NaN. One NaN draw used to
+    make the whole row NaN (mean, sd and interval), with no word."""
+    s = np.array([0.9, 0.8, 0.7, 0.6, 0.2])
+    post = Posterior.from_probabilities(EvalData(s, [1, 1, 1, np.nan, np.nan]), [1, 1, 1, 0.5, 0.3], draws=2000,
+                                        random_seed=0, check=False)
+    auc = post.metric("roc_auc").values.ravel()
+    undefined = np.isnan(auc).mean()
+    assert 0.12 < undefined < 0.18  # both unvetted items drawn positive: 0.5 x 0.3
+    table = post.summary(["roc_auc", "average_precision"])
+    defined = auc[np.isfinite(auc)]
+    assert table.loc["roc_auc", "mean"] == pytest.approx(defined.mean())
+    assert table.loc["roc_auc", "sd"] == pytest.approx(defined.std(ddof=1))
+    assert table.loc["roc_auc", ["hdi_5%", "hdi_95%"]].tolist() == hdi(defined, 0.9).tolist()
+    assert table.attrs["undefined"] == {"roc_auc": pytest.approx(undefined)}
+    (said,) = [c for c in table.attrs["caveats"] if c.startswith("roc_auc is undefined")]
+    assert f"{undefined:.1%} of the posterior draws" in said
+    assert "average_precision" not in table.attrs["undefined"]
+
+
 def test_hdi_matches_arviz():
     rng = np.random.default_rng(0)
     x = rng.gamma(2.0, size=(3, 1000))

@@ -190,3 +190,19 @@ def test_no_threshold_meeting_the_constraint_is_the_summary_lines_news():
     summary = r.to_html().split('id="warning-summary">', 1)[1].split("</div>", 1)[0]
     assert "No threshold meets the constraint with probability 0.9 while flagging at least" in summary
     assert "No threshold meets the constraint with probability 0.9" in r.to_markdown().split("## Reading")[0]
+
+
+def test_a_metric_undefined_in_every_draw_is_said_to_have_no_interval_not_to_miss_the_truth():
+    """Every draw gives the one unvetted item a positive label, so no draw has a negative and ROC
+    AUC has no interval; the truth (the item is negative) has one. The reading used to say the
+    truth lay OUTSIDE an interval of NaN bounds."""
+    s = np.array([0.9, 0.8, 0.7, 0.6, 0.2])
+    data = EvalData(s, [1, 1, 1, 1, np.nan])
+    post = Posterior.from_probabilities(data, [1, 1, 1, 1, 1], draws=100, random_seed=0, check=False)
+    r = report(post, title="t", metrics={"ROC AUC": "roc_auc", "AP": "average_precision"},
+               truth=np.array([1, 1, 1, 1, 0]))
+    text = " ".join(r.text)
+    assert "OUTSIDE" not in text
+    assert "The ROC AUC on these 5 items is undefined in every posterior draw" in text
+    assert "(inside the interval)" in text  # AP's sentence is read as before
+    assert "ROC AUC is undefined in 100.0% of the posterior draws" in r.to_markdown()

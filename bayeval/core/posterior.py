@@ -33,7 +33,7 @@ from . import _validate as V
 from ._defaults import HDI_PROB
 from .data import EvalData
 from .evaluate import MetricEvaluator, metric_items
-from .summary import summary_frame, summary_rows
+from .summary import summary_frame, summary_rows, undefined_sentence, undefined_share
 
 __all__ = ["BasePosterior", "Posterior", "check_posterior"]
 
@@ -665,7 +665,10 @@ class Posterior(BasePosterior):
             Index: metric (with its coordinates, e.g. ``precision_at_k[k=10]``);
             columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``. ``attrs["caveats"]``: what the
             data cannot tell the model, in sentences (:meth:`bayeval.EvalData.caveats`:
-            a handful of vetted positives, squeezed or saturated probabilities).
+            a handful of vetted positives, squeezed or saturated probabilities; and each
+            metric that is undefined in some draws, e.g. ROC AUC where a draw has no
+            negative: its row then summarizes the draws where it is defined, and
+            ``attrs["undefined"]`` maps it to the share of draws where it is not).
 
         Examples
         --------
@@ -678,14 +681,18 @@ class Posterior(BasePosterior):
         """
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         items = metric_items(metrics)
-        rows = []
+        rows, undefined = [], {}
         for label, metric, options in items:
             where = {} if client is None else {"client": client}
             da = self.metric(metric, **where, **{**kwargs, **options})
             rows.extend(summary_rows(label, da, hdi_prob, ("chain", "draw")))
+            share = undefined_share(da)
+            if share > 0:
+                undefined[label] = share
         out = summary_frame(rows, hdi_prob)
         # what the data cannot tell the model (few positives, squeezed scores): shown beside the table
-        out.attrs["caveats"] = self.data.caveats()
+        out.attrs["caveats"] = self.data.caveats() + [undefined_sentence(m, share) for m, share in undefined.items()]
+        out.attrs["undefined"] = undefined
         return out
 
     def to_inference_data(self, metrics=("average_precision",), **kwargs) -> az.InferenceData:

@@ -14,7 +14,7 @@ import xarray as xr
 from . import _validate as V
 from ._defaults import HDI_PROB, hdi_columns
 
-__all__ = ["hdi", "summary_columns", "summary_rows", "summary_frame"]
+__all__ = ["hdi", "summary_columns", "summary_rows", "summary_frame", "undefined_share", "undefined_sentence"]
 
 
 def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
@@ -84,9 +84,17 @@ def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> 
     other = [d for d in da.dims if d not in sample_dims]
     stacked = da.stack(_sample=sample_dims).transpose(*other, "_sample")
     values = stacked.values.reshape(-1, stacked.sizes["_sample"])
-    means = values.mean(axis=1)
-    sds = values.std(axis=1, ddof=1) if values.shape[1] > 1 else np.full(values.shape[0], np.nan)
-    bounds = hdi(values, hdi_prob, axis=1)
+    # a metric undefined in some draws (ROC AUC where a draw has no negative, AP no positive):
+    # summarize the draws where it is defined (:func:`undefined_share` says how many are not)
+    means = np.full(values.shape[0], np.nan)
+    sds = np.full(values.shape[0], np.nan)
+    bounds = np.full((values.shape[0], 2), np.nan)
+    for j, row in enumerate(values):
+        row = row[np.isfinite(row)]
+        if row.size:
+            means[j] = row.mean()
+            sds[j] = row.std(ddof=1) if row.size > 1 else np.nan
+            bounds[j] = hdi(row, hdi_prob)
     names = []
     if other:
         grids = np.meshgrid(*[da[d].values for d in other], indexing="ij")
@@ -99,6 +107,37 @@ def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> 
     else:
         names = [label]
     return [(n, m, s, b[0], b[1]) for n, m, s, b in zip(names, means, sds, bounds, strict=True)]
+
+
+def undefined_share(da: xr.DataArray, sample_dims=("chain", "draw")) -> float:
+    """The largest share, over the other coordinates, of draws in which the metric is undefined
+    (NaN: e.g. ROC AUC in a draw of labels with no negative); 0.0 when it is defined in every draw.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayeval.core.summary import undefined_share
+    >>> undefined_share(xr.DataArray(np.r_[np.nan, np.ones(3)].reshape(1, 4), dims=("chain", "draw")))
+    0.25
+    """
+    other = [d for d in da.dims if d not in sample_dims]
+    values = da.stack(_sample=sample_dims).transpose(*other, "_sample").values
+    values = values.reshape(-1, values.shape[-1])
+    return float(np.max(np.mean(~np.isfinite(values), axis=1))) if values.size else 0.0
+
+
+def undefined_sentence(metric: str, share: float) -> str:
+    """What a summary says of a metric that is undefined in ``share`` of the draws.
+
+    Examples
+    --------
+    >>> from bayeval.core.summary import undefined_sentence
+    >>> undefined_sentence("roc_auc", 0.004).split(":")[0]
+    'roc_auc is undefined in 0.4% of the posterior draws'
+    """
+    return (f"{metric} is undefined in {share:.1%} of the posterior draws: in those draws the labels drawn for the "
+            "unvetted items leave it no positive or no negative to count. Its row summarizes the other draws (the "
+            "metric given that it is defined); vet items of the class that is missing to pin it down.")
 
 
 def summary_frame(rows, hdi_prob) -> pd.DataFrame:
