@@ -192,6 +192,18 @@ def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar
                         warn=warn)
 
 
+def _one_value_hint(dims) -> str:
+    """How to ask for one value of each extra dim of a metric (the fix an error message gives)."""
+    out = []
+    for d in dims:
+        if d == "category":
+            out.append("pass category='mean' (the mean over categories) or category='pooled' (every item as one "
+                       "pool)")
+        else:
+            out.append(f"choose one value of {d} (e.g. {d}=10)" if d == "k" else f"choose one value of {d}")
+    return "; ".join(out) + "."
+
+
 class Comparison:
     """Several classifiers' metrics on the same label draws: the gaps, P(better), P(best).
 
@@ -350,7 +362,7 @@ class Comparison:
         m = self.metric(metric, **kwargs)
         if m.ndim != 3:
             raise ValueError(f"prob_best needs one value per draw and classifier; {m.name!r} has the extra dims "
-                             f"{list(m.dims[3:])}: choose one (e.g. k=10).")
+                             f"{list(m.dims[3:])}: {_one_value_hint(m.dims[3:])}")
         v = m.values.reshape(-1, len(self.names))
         top = v == v.max(axis=1, keepdims=True)
         share = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
@@ -374,7 +386,7 @@ class Comparison:
         gap = self.difference(a, b, metric, **kwargs)
         if gap.ndim != 2:
             raise ValueError(f"difference_summary needs one gap per draw; the metric has the extra dims "
-                             f"{list(gap.dims[2:])}: choose one (e.g. k=10).")
+                             f"{list(gap.dims[2:])}: {_one_value_hint(gap.dims[2:])}")
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         g = gap.values.ravel()
         lo, hi = hdi(g, hdi_prob)
@@ -455,7 +467,10 @@ class Comparison:
     # ------------------------------------------------------------- tables
 
     def ranking(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
-        """One row per classifier, best first: the metric's mean, sd, HDI and ``p_best``.
+        """One row per classifier, best first by the posterior mean: the metric's mean, sd, HDI and ``p_best``.
+
+        Where a posterior is skewed the order by mean and by ``p_best`` can differ (a near
+        tie); :meth:`summary` then names as better, in each pair, the one more probably better.
 
         ``attrs["caveats"]``: what the labels and scores cannot tell the comparison (:meth:`caveats`).
 
@@ -484,16 +499,23 @@ class Comparison:
 
     def summary(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, width: float | None = None,
                 **kwargs) -> pd.DataFrame:
-        """Every pair's gap, the better-ranked classifier first: one row per pair.
+        """Every pair's gap, one row per pair, the more probably better classifier first.
 
         Columns: ``better``, ``worse``, the gap's ``mean``, ``sd`` and HDI, ``p_better``
-        (that ``better`` is better) and, with ``width``, ``p_rope``. ``attrs["caveats"]``:
-        what the labels and scores cannot tell the comparison (:meth:`caveats`).
+        (that ``better`` is better: at least 0.5, so the table never names as better the
+        one the posterior says is more probably worse) and, with ``width``, ``p_rope``.
+        Pairs come in the order of :meth:`ranking` (by the posterior mean); a skewed
+        posterior can put the one with the higher mean second in its pair.
+        ``attrs["caveats"]``: what the labels and scores cannot tell the comparison
+        (:meth:`caveats`).
         """
         order = list(self.ranking(metric, hdi_prob=hdi_prob, **kwargs).index)
         rows = []
         for a, b in itertools.combinations(order, 2):
             s = self.difference_summary(a, b, metric, hdi_prob=hdi_prob, width=width, **kwargs)
+            if s["p_better"] < 0.5:  # the other one is more probably better: it is named first
+                a, b = b, a
+                s = self.difference_summary(a, b, metric, hdi_prob=hdi_prob, width=width, **kwargs)
             rows.append({"better": a, "worse": b, **s.to_dict()})
         out = pd.DataFrame(rows)
         out.attrs["caveats"] = self.caveats()
@@ -519,7 +541,8 @@ class Comparison:
         level = V.as_probability(level, "level", open_interval=True)
         p = self.prob_better(a, b, metric, **kwargs)
         if not isinstance(p, float):
-            raise ValueError("decided() needs one gap per draw: choose one value of the metric's options (e.g. k=10).")
+            raise ValueError(f"decided() needs one gap per draw; the metric has the extra dims {list(p.dims)}: "
+                             f"{_one_value_hint(p.dims)}")
         if p > level:
             return self._name(a)
         if p < 1.0 - level:
@@ -564,7 +587,8 @@ class Comparison:
             a, b = order[0], order[1]
         g = self.difference(a, b, metric, **kwargs)
         if g.ndim != 2:
-            raise ValueError("select() needs one gap per draw: choose one value of the metric's options (e.g. k=10).")
+            raise ValueError(f"select() needs one gap per draw; the metric has the extra dims {list(g.dims[2:])}: "
+                             f"{_one_value_hint(g.dims[2:])}")
         score = expected_change(self.posterior, _moved(g.values, target))
         free = np.flatnonzero(~self.data.vetted)
         if free.size == 0:
