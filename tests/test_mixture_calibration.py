@@ -64,6 +64,8 @@ def test_mixture_check_flags_a_histogram_the_mixture_cannot_follow():
     bad = mixture_check(EvalData(rng.uniform(0, 1, 3000) ** 0.05), MixtureCalibration(max_components=2, transform="standardize"))
     assert ok["p_value"] > 0.01 and ok["max_rel_dev"] < 0.5
     assert bad["p_value"] < 1e-6
+    # the worst bin's own ratio (below 1 for a deficit), which the refusal quotes
+    assert bad["max_rel_dev"] == pytest.approx(abs(bad["worst_ratio"] - 1))
 
 
 def test_bad_arguments_are_refused_clearly():
@@ -85,8 +87,11 @@ def test_fit_refuses_scores_the_mixture_does_not_follow_and_a_stack_leaves_it_ou
     lab = np.full(1000, np.nan)
     lab[:30] = y[:30]
     data = EvalData(s, lab)
-    with pytest.raises(ValueError, match="does not follow the score histogram"):
+    with pytest.raises(ValueError, match="does not follow the score histogram") as err:
         MixtureCalibration(transform="standardize").fit(data, random_seed=0, draws=100)
+    chk = mixture_check(data, MixtureCalibration(transform="standardize"))
+    assert f"its worst bin holds {chk['worst_ratio']:.2f} times the items it expects there; the check allows 0.50 to " \
+           "1.50 times" in str(err.value)
     post = be.fit(data, candidates=[Calibration("logistic"), MixtureCalibration(transform="standardize")],
                   random_seed=0, draws=100, warn=False)
     assert post.comparison.loc["calibration/mixture-split/standardized", "weight"] == 0.0

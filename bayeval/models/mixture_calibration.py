@@ -146,8 +146,9 @@ def mixture_check(data: EvalData, model: MixtureCalibration | None = None, n_bin
     Bins the score feature ``z`` at the mixture's quantiles (equal expected counts;
     ``n_bins`` default: one bin per 50 items, 5 to 30, so that a bin's count is not
     noise) and
-    returns the chi-square statistic, its degrees of freedom, the p-value and the
-    largest relative departure of a bin. With thousands of scores any parametric
+    returns the chi-square statistic, its degrees of freedom, the p-value, the
+    largest relative departure of a bin (``max_rel_dev``) and that bin's ratio of observed
+    to expected items (``worst_ratio``: below 1 for a deficit). With thousands of scores any parametric
     mixture is rejected by the p-value; ``max_rel_dev`` (a bin holding twice or half
     the items the mixture expects) says whether the departure matters.
 
@@ -175,8 +176,10 @@ def _departure(z: np.ndarray, mix: dict, n_bins: int | None = None) -> dict:
     expected = z.size / n_bins
     chi2 = float(((counts - expected) ** 2 / expected).sum())
     dof = n_bins - 1 - (3 * mix["k"] - 1)
+    ratio = counts / expected
+    worst = int(np.argmax(np.abs(ratio - 1)))
     return {"chi2": chi2, "dof": dof, "p_value": float(stats.chi2.sf(chi2, max(dof, 1))),
-            "max_rel_dev": float(np.max(np.abs(counts / expected - 1))), "k": int(mix["k"])}
+            "max_rel_dev": float(abs(ratio[worst] - 1)), "worst_ratio": float(ratio[worst]), "k": int(mix["k"])}
 
 
 class MixtureCalibration(Calibration):
@@ -249,8 +252,8 @@ class MixtureCalibration(Calibration):
             if chk["max_rel_dev"] > self.histogram_check:
                 raise ValueError(
                     f"{self.name}: the {chk['k']}-component normal mixture does not follow the score histogram "
-                    f"(a bin holds {1 + chk['max_rel_dev']:.2f} times, or less than {1 - self.histogram_check:.2f} "
-                    f"times, the items it expects; the limit is +-{self.histogram_check:g}): its split of the scores "
+                    f"(its worst bin holds {chk['worst_ratio']:.2f} times the items it expects there; the check allows "
+                    f"{1 - self.histogram_check:.2f} to {1 + self.histogram_check:.2f} times): its split of the scores "
                     "cannot be trusted. Use the default bayeval.fit, or MixtureCalibration(histogram_check=None) to "
                     "fit it anyway."
                 )
