@@ -231,6 +231,7 @@ def _load_data(args):
             more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
             raise CLIError(f"{args.scores}: column {args.score!r} (--score) must hold numbers; "
                            f"{len(bad)} value(s) are not numbers: {where}{more}. Fix or remove those rows.")
+    _check_rows(df, args, csv)
     try:
         return EvalData.from_frame(
             df,
@@ -243,6 +244,37 @@ def _load_data(args):
         )
     except (TypeError, ValueError) as exc:
         raise CLIError(f"{args.scores}: {exc}") from exc
+
+
+def _check_rows(df, args, csv: bool) -> None:
+    """Scores that are missing or infinite, item ids that are empty or repeated: said by column and
+    file line (a CSV's line 2 is its first row), before EvalData's own check would say it by position."""
+    import numpy as np
+    import pandas as pd
+
+    def where(rows) -> str:
+        shown = ", ".join(f"line {i + 2}" if csv else f"row {i}" for i in rows[:10])
+        return shown + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
+
+    if args.score in df.columns:
+        values = pd.to_numeric(df[args.score], errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(~np.isfinite(values)).tolist()
+        if bad:
+            raise CLIError(f"{args.scores}: column {args.score!r} (--score) must hold a finite number on every row; "
+                           f"{len(bad)} row(s) are empty, NaN or infinite ({where(bad)}). Every item needs a score: "
+                           "give it, or remove those rows.")
+    if args.item_id is not None and args.item_id in df.columns:
+        ids = df[args.item_id]
+        empty = np.flatnonzero(ids.isna().to_numpy() | (ids.astype(str).str.strip() == "").to_numpy()).tolist()
+        if empty:
+            raise CLIError(f"{args.scores}: column {args.item_id!r} (--id) is empty on {len(empty)} row(s) "
+                           f"({where(empty)}). Every item needs an id: fill them in, or leave --id out to number "
+                           "the items by row.")
+        dup = np.flatnonzero(ids.duplicated(keep=False).to_numpy()).tolist()
+        if dup:
+            first = ids.iloc[dup[0]]
+            raise CLIError(f"{args.scores}: column {args.item_id!r} (--id) repeats ids on {len(dup)} row(s) "
+                           f"({where(dup)}; e.g. {first!r}). An id names one item: keep one row per item.")
 
 
 def _warn_one_class(data) -> None:

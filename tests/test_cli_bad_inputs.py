@@ -199,6 +199,27 @@ def test_bad_input_gives_one_paragraph_and_no_traceback(case, bad, capsys):
     assert "Fitting" not in err  # refused before any sampling
 
 
+@pytest.mark.parametrize("command", ["fit", "select", "threshold"])
+def test_missing_scores_and_bad_ids_are_said_by_column_and_file_line(bad, tmp_path, command, capsys):
+    """A NaN or infinite score, an empty or repeated id: the error names the column and the file's
+    lines (it used to give 0-based positions of an unnamed "scores" array, or no place at all)."""
+    df = pd.read_csv(bad["scores"])
+    cases = {"nan": ("s", 3, np.nan, "column 's' (--score)", "line 5"),
+             "inf": ("s", 10, np.inf, "column 's' (--score)", "line 12"),
+             "empty_id": ("item", 7, np.nan, "column 'item' (--id) is empty", "line 9"),
+             "dup_id": ("item", 4, "i3", "column 'item' (--id) repeats ids", "line 5, line 6; e.g. 'i3'")}
+    extra = {"fit": [], "select": ["--size", "3"], "threshold": ["--min-precision", "0.9"]}[command]
+    for name, (col, row, value, said, where) in cases.items():
+        bad_df = df.astype({col: object}) if col == "item" else df.copy()
+        bad_df.loc[row, col] = value  # row r of the frame is line r + 2 of the file
+        path = tmp_path / f"{name}.csv"
+        bad_df.to_csv(path, index=False)
+        capsys.readouterr()
+        code = main([command, str(path), "--score", "s", "--label", "y", "--id", "item", "--no-progress", *extra])
+        err = capsys.readouterr().err
+        assert code == 2 and said in err and where in err and "position" not in err, (name, err)
+
+
 def test_damaged_store_in_label_is_the_store_error_not_sqlite(bad, capsys):
     assert main(["label", str(bad["damaged"]), str(bad["labels"])]) == 2
     err = capsys.readouterr().err
