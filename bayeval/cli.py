@@ -277,6 +277,25 @@ def _check_rows(df, args, csv: bool) -> None:
                            f"({where(dup)}; e.g. {first!r}). An id names one item: keep one row per item.")
 
 
+def _say_overridden_labels(data, resolved, args) -> None:
+    """The store's labels replace the scores file's: say so where the two disagree (a label
+    typed into the store later, or a wrong column in the file), never silently."""
+    import numpy as np
+
+    pos = {str(i): j for j, i in enumerate(data.item_ids.tolist())}
+    differ = []
+    for item, value in resolved.items():
+        j = pos.get(str(item))
+        if j is not None and not np.isnan(data.labels[j]) and float(data.labels[j]) != float(value):
+            differ.append(f"{item} (file {int(data.labels[j])}, store {int(value)})")
+    if differ:
+        shown = ", ".join(differ[:10]) + (f" and {len(differ) - 10} more" if len(differ) > 10 else "")
+        print(f"note: {args.store} holds labels that differ from column {args.label!r} of {args.scores} for "
+              f"{len(differ)} item(s): {shown}. The store's labels are used (they are the ones typed with "
+              "`bayeval label` or the vetting page); if the file is right, correct the store with `bayeval label`.",
+              file=sys.stderr)
+
+
 def _warn_one_class(data) -> None:
     """Say so when the vetted labels hold one class only: the fit cannot anchor the other."""
     if data.n_vetted and data.n_vetted_negative == 0:
@@ -797,6 +816,7 @@ def _cmd_select(args) -> int:
             return 0
         res = store.resolved()
         if len(res):
+            _say_overridden_labels(data, res, args)
             try:
                 data = data.with_labels(list(res.index), res.to_numpy(), overwrite=True)
             except ValueError as exc:

@@ -220,6 +220,28 @@ def test_missing_scores_and_bad_ids_are_said_by_column_and_file_line(bad, tmp_pa
         assert code == 2 and said in err and where in err and "position" not in err, (name, err)
 
 
+def test_a_store_label_that_differs_from_the_scores_file_is_said_not_silently_used(selected_store, bad, tmp_path,
+                                                                                    capsys):
+    """`bayeval select --store` fits on the store's labels where the store has one; where it differs
+    from the scores file's own label column, it says so (it used to replace it silently)."""
+    df = pd.read_csv(bad["scores"])
+    first = df.loc[0, "item"]
+    file_label = int(df.loc[0, "y"])
+    pending = LabelStore(selected_store).pending()
+    rows = [(i, 1) for i in pending] + [(first, 1 - file_label)]
+    labels = tmp_path / "typed.csv"
+    pd.DataFrame(rows, columns=["item", "label"]).to_csv(labels, index=False)
+    assert main(["label", str(selected_store), str(labels), "--annotator", "a2"]) == 0
+    capsys.readouterr()
+    code = main(["select", str(bad["scores"]), "--score", "s", "--label", "y", "--id", "item", "--size", "3",
+                 "--strategy", "random", "--store", str(selected_store), "--draws", "30", "--tune", "30",
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert f"differ from column 'y' of {bad['scores']} for 1 item(s): {first} (file {file_label}, store " \
+           f"{1 - file_label})" in err
+
+
 def test_damaged_store_in_label_is_the_store_error_not_sqlite(bad, capsys):
     assert main(["label", str(bad["damaged"]), str(bad["labels"])]) == 2
     err = capsys.readouterr().err
