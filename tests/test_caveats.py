@@ -48,6 +48,16 @@ def test_squeezed_and_saturated_probabilities():
     assert _data(rng.normal(0, 0.05, 800), 40, 10).caveats() == []
 
 
+def test_scores_that_are_all_equal_are_said_to_rank_nothing():
+    """Constant probabilities were called "squeezed into [0.30, 0.30]" and constant margins got no
+    word at all; neither ranks any item above another."""
+    for value in (0.3, -1.0):
+        (c,) = _data(np.full(300, value), 40, 10).caveats()
+        assert c.startswith(f"all 300 scores are equal ({value:g})") and "no threshold can separate" in c
+    # one distinct value more and the scores rank again: no such caveat
+    assert _data(np.r_[np.full(299, 0.3), 0.9], 40, 10).caveats()[0].startswith("the probabilities are squeezed")
+
+
 def test_summary_carries_the_caveats():
     s = np.random.default_rng(3).beta(1, 3, 300)
     d = _data(s, 30, 2)

@@ -645,6 +645,10 @@ def saturated_share(scores) -> float | None:
 
 def _score_shape(scores: np.ndarray) -> list[str]:
     s = np.asarray(scores, dtype=np.float64)
+    if s.size >= 2 and s.min() == s.max():
+        return [f"all {s.size} scores are equal ({s[0]:g}): the classifier ranks no item above another, so AP, "
+                "P@K and the PR curve are those of a random ordering of the items and no threshold can separate "
+                "them; only the share of positives is learned. Check that the right score column was given."]
     if s.size < 20 or s.min() < 0 or s.max() > 1:
         return []
     out = []
