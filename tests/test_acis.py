@@ -1544,3 +1544,33 @@ def test_model_assistance_is_unbiased_and_no_worse_on_a_calibrated_pool(pool):
     assert abs(err.mean()) < 4 * err.std(ddof=1) / np.sqrt(err.size) + 0.01
     d = err**2 - (est[False] - truth) ** 2
     assert d.mean() < 2 * d.std(ddof=1) / np.sqrt(d.size), (d.mean(), d.std(ddof=1))
+
+
+def test_a_rest_count_with_no_room_left_does_not_overflow_the_calibrated_variance():
+    """A pool whose positives sit almost all in the top tail, 20 labels: F's upper offset from the
+    rest's count is ~1e300 on some seeds, and squaring it raised OverflowError out of acis() after
+    the labels were bought (seeds 2, 7 and 9 here)."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    s = rng.random(n)
+    y = (rng.random(n) < 0.05 * s**6 / np.mean(s**6)).astype(int)
+    p = (s > 0.97).astype(int)
+    for seed in (2, 7, 9):
+        res = acis(s, p, lambda i: y[i], budget=20, random_seed=seed)
+        assert 0.0 <= res.estimate <= 1.0 and np.isfinite(res.std_error)
+        lo, hi = res.intervals["calibrated"]
+        assert 0.0 <= lo <= hi <= 1.0
+
+
+def test_acis_without_model_assistance_runs_with_the_rest_stratum():
+    """``model_assist=False`` with the default rest stratum raised TypeError (the rest's
+    model-anticipated variance read the calibration feature that only assistance kept)."""
+    rng = np.random.default_rng(0)
+    s = rng.random(500)
+    p = (s > 0.95).astype(int)
+    y = (rng.random(500) < s**3).astype(int)
+    res = acis(s, p, lambda i: y[i], budget=40, random_seed=0, model_assist=False)
+    assert res.n_labels == 40 and 0.0 <= res.interval[0] <= res.estimate <= res.interval[1] <= 1.0
+    # the same labels bought, a different estimator: assistance moves the estimate, not the design
+    assisted = acis(s, p, lambda i: y[i], budget=40, random_seed=0)
+    assert assisted.n_labels == 40 and assisted.estimate != res.estimate

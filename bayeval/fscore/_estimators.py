@@ -539,7 +539,9 @@ def rest_interval(
         # The variance of a normal whose interval is as wide (before clipping to [0, 1]):
         # the count's predictive distribution is skewed by the calibration's extrapolation,
         # and its mean-based variance would be ruled by a far tail the interval leaves out.
-        var = min(((down + up) / (2.0 * z)) ** 2, 0.25)
+        # (capped before squaring: where the rest's count leaves almost no room, F's upper offset
+        # is ~1e300 and its square overflows a Python float)
+        var = min((down + up) / (2.0 * z), 0.5) ** 2
     return est, var, max(0.0, est - down), min(1.0, est + up)
 
 

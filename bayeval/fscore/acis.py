@@ -744,11 +744,13 @@ class _ImportanceRun:
         fixed_p = probabilities if (probabilities is not None and not callable(probabilities)) else None
         self.perm = None
         self.s_w, self.yhat_w, self.c0_w, self.p_w = s, yhat, c0, fixed_p
-        self.t_feat_w = self.t_feat if cfg.model_assist else None
+        # the calibration's feature in working order: model assistance reads it, and so does the rest
+        # stratum's model-anticipated variance with or without assistance (None when neither is on)
+        self.t_feat_w = self.t_feat
         if not cfg.top_k_prior:
             perm = self.perm = self.rng.permutation(self.n)
             self.s_w, self.yhat_w = s[perm], yhat[perm]
-            if cfg.model_assist:
+            if self.t_feat is not None:
                 self.t_feat_w = self.t_feat[perm]
             self.c0_w = c0[perm] if c0 is not None else None
             self.p_w = fixed_p[perm] if fixed_p is not None else None
