@@ -20,7 +20,7 @@ from ..core._progress import Bar
 from ..core.data import EvalData
 from ..core.model import Model
 from ..core.posterior import Posterior
-from ..core.evaluate import resolve_metric, naive, vetted_only
+from ..core.evaluate import naive, point_metric, resolve_metric, vetted_only
 from ..core.summary import hdi
 from .select import STRATEGIES, select
 
@@ -143,9 +143,12 @@ class _Study:
             return np.full(self.n_cat, np.nan)  # e.g. vetted_only with nothing vetted
 
     def true_of(self, d: EvalData) -> np.ndarray:
-        """The metric on ``d`` with every label true (per category)."""
-        full = d.with_labels(d.item_ids, self.truth, overwrite=True)
-        return self.point(vetted_only, full)
+        """The metric on ``d`` with every label true (per category), by the posterior metrics' own
+        conventions (e.g. P@K of a category with fewer than K items divides by K), so that the learned
+        estimate is compared with the truth it estimates. (The vetted-only estimator's conventions
+        differ: it is not applicable to P@K until K items are vetted.)"""
+        value = point_metric(d, np.asarray(self.truth), self.metric, {**self.cat_kw, **self.metric_kwargs})
+        return np.atleast_1d(value.values).astype(float)
 
     def estimates(self, d: EvalData, post: Posterior):
         """The three estimators (headline and per category) and the learned one's HDIs."""
