@@ -141,6 +141,12 @@ def test_skip_and_undo(client, vet):
     u = client.post("/api/undo", json=c).json()
     assert u["undone"] == {"action": "answer", "item": b, "label": 1}
     assert u["next"]["status"] == "again" and u["next"]["item"]["item"] == b and u["next"]["earlier"] == 1
+    # skipping it now keeps the earlier "yes" (as the page says): vetted, not skipped, nothing written
+    r = client.post("/api/skip", json={**c, "item": b}).json()
+    assert r["kept"] == 1 and r["next"]["item"]["item"] != b
+    assert vet.state()["progress"]["skipped"] == 1 and len(_labels(vet.store.path)) == 1
+    u = client.post("/api/undo", json=c).json()  # and undo brings it back once more
+    assert u["undone"] == {"action": "answer", "item": b, "label": 1} and u["next"]["status"] == "again"
     client.post("/api/answer", json={**c, "item": b, "label": "n"})
     with LabelStore(vet.store.path) as st:
         assert st.resolved()[b] == 0 and len(st) == 2  # append-only: both rows kept, the latest counts

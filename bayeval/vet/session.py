@@ -18,7 +18,8 @@ Undo
 The store is append-only, so an answer is never erased. ``undo`` brings the client's
 last answered (or skipped) item back to the screen; the new answer is appended, and the
 annotator's latest label is the one that counts (the store's conflict rule). An undone
-skip is simply shown again.
+skip is simply shown again. Skipping an item brought back by undoing an answer keeps
+that answer (the item stays vetted, not skipped).
 
 Comparison sessions
 -------------------
@@ -349,10 +350,20 @@ class VetSession:
             return {"recorded": recorded, "next": self.next(client)}
 
     def skip(self, client: str, item) -> dict:
-        """Skip ``item`` (no label is written); it is not proposed again. Returns the next item."""
+        """Skip ``item`` (no label is written); it is not proposed again. Returns the next item.
+
+        An item brought back by undoing an answer keeps that answer when skipped (the page says
+        so: "skip keeps it"): the store is append-only, so the answer stands, and the item counts
+        as vetted, not as skipped (``"kept"`` in the reply holds the answer).
+        """
         client = self._client(client)
         item = self._item(item)
         with self._lock:
+            if client in self._again and self._holding.get(client) == item:
+                earlier = self._again[client]
+                self._release(client)
+                self._undo.setdefault(client, []).append(("answer", item, earlier))
+                return {"skipped": item, "kept": earlier, "next": self.next(client)}
             self._skipped.add(item)
             self._save_skipped()
             if self._holding.get(client) == item:

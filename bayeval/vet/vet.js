@@ -121,7 +121,8 @@
   function skip() {
     if (!current) { return; }
     const item = current.item;
-    act("api/skip", { client: client, item: item }, () => say("skipped: " + String(item), true));
+    act("api/skip", { client: client, item: item }, (r) => say(r.kept === undefined ? "skipped: " + String(item)
+      : "kept your earlier answer for " + String(item) + " (" + (r.kept ? "yes" : "no") + ")", true));
   }
 
   function undo() {
