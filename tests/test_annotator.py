@@ -458,6 +458,14 @@ def test_input_errors(pred, ann, gold, k, error, match):
         AnnotatorError(k).build(AnnotationData(pred, ann, gold=gold))
 
 
+def test_an_annotator_who_labelled_nothing_is_named_by_column():
+    import pandas as pd
+
+    ann = pd.DataFrame({"ann1": [0, 1, 1], "nobody": [np.nan] * 3})
+    with pytest.raises(ValueError, match=r"column\(s\) \['nobody'\] hold no label at all"):
+        AnnotatorError(2).build(AnnotationData([0, 1, 1], ann))
+
+
 def test_constructor_errors():
     with pytest.raises(ValueError, match="n_classes"):
         AnnotatorError(1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -500,6 +501,15 @@ def test_find_card_reopens_from_the_store(tmp_path):
         pass
     with pytest.raises(ValueError, match="not one written by `bayeval vet`"):
         find_card(tmp_path / "plain.sqlite")
+    # the card folder moved together with a store kept inside it: the card beside the store is used
+    inside = folder / "vet.sqlite"
+    shutil.copy(store, inside)
+    moved = shutil.move(str(folder), str(tmp_path / "moved"))
+    card, path = find_card(Path(moved) / "vet.sqlite")
+    assert card.path == Path(moved).resolve() and path == Path(moved) / "vet.sqlite"
+    # a store whose card is gone and has none beside it: the error says how to name the card
+    with pytest.raises(ValueError, match=r"not there any more .* `bayeval vet CARD --store"):
+        find_card(store)
 
 
 def _start(args, cwd):

@@ -149,8 +149,9 @@ def observe(predictions, annotations, gold, n_classes: int, *, all_patterns: boo
     check_classes(ann, "annotations", n_classes, allow_nan=True)
     empty = np.flatnonzero(np.isnan(ann).all(axis=0))
     if empty.size:
+        said = empty.tolist() if names is None else [str(names[j]) for j in empty]
         raise ValueError(
-            f"Annotator column(s) {empty.tolist()} hold no label at all (all NaN); drop them."
+            f"Annotator column(s) {said} hold no label at all (all NaN); drop them."
         )
     if names is None:
         names = np.asarray([str(j) for j in range(ann.shape[1])])

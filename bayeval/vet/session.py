@@ -508,7 +508,9 @@ def find_card(target):
     """The model card of ``target``: a card folder, its ``card.toml``, or a vetting store.
 
     A store written by ``bayeval vet CARD`` remembers its card, so ``bayeval vet
-    STORE.sqlite`` reopens the session.
+    STORE.sqlite`` reopens the session; if that card is no longer where it was (a folder
+    moved together with its store), the card in the store's folder (or the one above)
+    is used, and otherwise the error says how to name the card.
 
     Returns
     -------
@@ -541,6 +543,14 @@ def find_card(target):
         raise ValueError(f"{target}: a label store, but not one written by `bayeval vet` (it does not say which "
                          "model card it belongs to). Give the card folder instead: `bayeval vet CARD --store "
                          f"{target}`.")
+    if not (Path(card).is_dir() or Path(card).is_file()):
+        # the card moved (another machine, another checkout): one next to the store is the one it came with
+        beside = next((d for d in (p.parent, p.parent.parent) if (d / CARD_FILE).is_file()), None)
+        if beside is None:
+            raise ValueError(f"{target}: written for the model card {card}, which is not there any more (moved or "
+                             f"renamed?). Give the card's folder where it is now: `bayeval vet CARD --store "
+                             f"{target}` (the labels in the store are kept).")
+        return load_card(beside), p
     return load_card(card), p
 
 
