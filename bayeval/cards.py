@@ -975,10 +975,36 @@ def _parse_metrics(entries, card_file) -> dict:
             raise err(key, f"expected a metric name or an inline table, got {entry!r}.")
         if name not in METRICS:
             raise err(key, f"unknown metric {name!r}; known metrics are {sorted(METRICS)}.")
+        _check_metric_options(name, options, lambda message: err(key, message))
         if label in out:
             raise err(key, f"the label {label!r} is used twice; give one of the entries a `label`.")
         out[label] = (name, options) if options else name
     return out
+
+
+def _check_metric_options(name: str, options: dict, err) -> None:
+    """A metric's options checked when the card is read (unknown names, bad values, a missing
+    ``k``), not after the fit: the metric prepares itself on a few dummy scores."""
+    import inspect
+
+    spec = METRICS[name]
+    # `threshold` and `category` are read by the metric pass, not by the metric itself
+    options = {k: v for k, v in options.items() if k not in ("threshold", "category")}
+    try:
+        spec.check_options(options)  # unknown names first: a typo of `k` is not a missing `k`
+    except (TypeError, ValueError) as exc:
+        raise err(str(exc)) from exc
+    needed = [p.name for p in inspect.signature(spec.prepare).parameters.values()
+              if p.kind is p.KEYWORD_ONLY and p.default is p.empty and p.name not in options]
+    if needed:
+        example = ", ".join(f"{o} = 50" if o == "k" else f"{o} = ..." for o in needed)
+        raise err(f"metric {name!r} needs {', '.join(f'`{o}`' for o in needed)}: write it as an inline table, "
+                  f'e.g. {{ name = "{name}", {example} }}.')
+    try:
+        spec.prepare(np.linspace(0.0, 1.0, 16), **options)
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        raise err(message if message.startswith("Metric ") else f"metric {name!r}: {message}") from exc
 
 
 def _model_class(name: str, card_file, *, required: bool = True):

@@ -314,6 +314,15 @@ def test_bad_metrics(tmp_path):
         "[report] metrics[1]",
         "used twice",
     )
+    # a metric's own options are checked when the card is read, not after the fit
+    fails(make_card(tmp_path / "f", **{m: 'metrics = [{ name = "precision_at_k", k = 0 }]'}),
+          "[report] metrics[0]", "`k` must be >= 1, got 0")
+    fails(make_card(tmp_path / "g", **{m: 'metrics = [{ name = "precision_at_k", kk = 5 }]'}),
+          "[report] metrics[0]", "Did you mean `k`")
+    fails(make_card(tmp_path / "h", **{m: 'metrics = ["precision_at_k"]'}),
+          "[report] metrics[0]", 'needs `k`: write it as an inline table, e.g. { name = "precision_at_k", k = 50 }')
+    fails(make_card(tmp_path / "i", **{m: 'metrics = [{ name = "f_score", beta = -1 }]'}),
+          "[report] metrics[0]", "`beta` must be a number >= 0")
 
 
 def test_label_values_other_than_1_0_empty_list_the_rows(tmp_path):
