@@ -278,3 +278,28 @@ def test_simulate_compares_the_learned_estimate_with_the_truth_of_every_category
     assert float(res.true_value) == pytest.approx(0.7)
     learned = res.estimate.sel(estimator="learned").values.ravel()
     assert np.all(np.abs(learned - 0.7) < 0.02) and bool(res.covered.values.all())
+
+
+def test_a_session_refused_for_ids_of_another_kind_writes_nothing_and_says_so(tmp_path):
+    """A store made with int ids, opened with the same ids as text: refused -- but the text ids
+    used to be registered first, so the refused open left the store holding both kinds."""
+    path = tmp_path / "s.sqlite"
+
+    def model(d):
+        return Posterior.from_probabilities(d, np.where(d.vetted, 0.5, 0.6), draws=50, random_seed=0, check=False)
+
+    s = np.linspace(1, 0, 12)
+    a = ActiveSession(EvalData(s, item_ids=list(range(12))), model, store=path, batch_size=3, strategy="random",
+                      random_seed=0)
+    a.record(a.next_batch(), [1, 0, 1], annotator="ann")
+    a.close()
+    with LabelStore(path) as st:
+        before = list(st.known_items())
+    with pytest.raises(ValueError, match=r"ids as numbers \(e\.g\. \d+\) where this data has them as text "
+                                         r"\(e\.g\. '\d+'\).*nothing was written"):
+        ActiveSession(EvalData(s, item_ids=[str(i) for i in range(12)]), model, store=path)
+    with LabelStore(path) as st:
+        assert list(st.known_items()) == before
+    again = ActiveSession(EvalData(s, item_ids=list(range(12))), model, store=path)  # the store still opens
+    assert again.data.n_vetted == 3
+    again.close()

@@ -203,10 +203,12 @@ class ActiveSession:
             )
         self._base = data
         self._pos = {item: i for i, item in enumerate(data.item_ids.tolist())}
+        # the store's labels checked against these ids before anything is written to it: a refused
+        # session leaves the store as it was
+        self.data = self._apply_store(data)
         if not self.store.damaged:  # a damaged store is refused at its first write, with the steps
             with contextlib.suppress(ValueError):  # ids a store cannot hold are refused when written
                 self.store.register_items(list(self._pos))  # the store refuses labels of other ids
-        self.data = self._apply_store(data)
         self._post: Posterior | None = None
         self._post_key = None
 
@@ -218,6 +220,17 @@ class ActiveSession:
             return data
         ids = list(resolved.index)
         unknown = [i for i in ids if i not in self._pos]
+        as_text = {str(i): i for i in self._pos}
+        kind = [i for i in unknown if str(i) in as_text]
+        if kind and len(kind) == len(unknown):  # the same ids, numbers on one side and text on the other
+            store_kind = "numbers" if not isinstance(kind[0], str) else "text"
+            data_kind = "text" if store_kind == "numbers" else "numbers"
+            raise ValueError(
+                f"The label store {str(self.store.path)!r} holds its {len(resolved)} labelled item ids as "
+                f"{store_kind} (e.g. {kind[0]!r}) where this data has them as {data_kind} "
+                f"(e.g. {as_text[str(kind[0])]!r}). Give the data its ids as the store has them "
+                f"(EvalData(..., item_ids=...) with {store_kind}); nothing was written to the store."
+            )
         if unknown:
             raise ValueError(
                 f"The label store {str(self.store.path)!r} holds labels for {len(unknown)} item(s) "
