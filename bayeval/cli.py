@@ -296,6 +296,36 @@ def _say_overridden_labels(data, resolved, args) -> None:
               file=sys.stderr)
 
 
+def _is_export(path) -> bool:
+    """Is ``path`` a CSV written by `bayeval export-labels` (its exact header)?"""
+    from .active.repair import EXPORT_COLUMNS
+
+    try:
+        with open(path, newline="") as fh:
+            return tuple(fh.readline().strip().split(",")) == EXPORT_COLUMNS
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _import_export(args) -> int:
+    from .active.repair import import_export
+
+    given = [flag for flag, v in (("--annotator", args.annotator), ("--batch", args.batch),
+                                  ("--scores", args.scores)) if v is not None]
+    if given:
+        raise CLIError(f"{args.labels} is an export of `bayeval export-labels`: its rows carry their own "
+                       f"annotators, so {', '.join(given)} does not apply. Leave it out; the rows are written as "
+                       "they were (in order, each with its annotator and its id's kind).")
+    try:
+        done = import_export(args.labels, args.store)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    print(f"restored {done['rows']} label row(s) of {done['items']} item(s) by {done['annotators']} annotator(s) "
+          f"from the export {args.labels} into {args.store}, in the order they were written (batches are not "
+          "restored: `bayeval select --store` starts new ones).")
+    return 0
+
+
 def _warn_one_class(data) -> None:
     """Say so when the vetted labels hold one class only: the fit cannot anchor the other."""
     if data.n_vetted and data.n_vetted_negative == 0:
@@ -857,6 +887,9 @@ def _cmd_label(args) -> int:
     from .active import LabelStore
 
     from ._tables import TableError
+
+    if _is_export(args.labels):  # `bayeval export-labels`'s file: every row back, in order, as it was
+        return _import_export(args)
 
     table = _table(args.labels, text_columns=[args.item_id], raw_columns=[args.label])
     try:

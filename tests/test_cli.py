@@ -263,6 +263,31 @@ def test_damaged_store_refuses_label_and_select_and_exports(scores_csv, tmp_path
     assert len(saved) > 0 and {"item", "value", "annotator"} <= set(saved.columns)
 
 
+def test_the_export_goes_back_into_a_new_store_row_for_row(tmp_path, capsys):
+    """The recovery route the damaged-store error prints: `bayeval export-labels`, then `bayeval
+    label NEW export.csv`. It used to reject an annotator's own correction as "conflicting labels
+    in this file", read int ids as text and give every row one --annotator."""
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    with LabelStore(old) as st:
+        st.add([3, 5, "007"], [1, 0, 1], annotator="ana")
+        st.add([5], [1], annotator="ana")  # ana corrects herself
+        st.add([5], [0], annotator="ben")
+    out = tmp_path / "export.csv"
+    assert main(["export-labels", str(old), str(out)]) == 0
+    capsys.readouterr()
+    assert main(["label", str(new), str(out)]) == 0
+    assert "restored 5 label row(s) of 3 item(s) by 2 annotator(s)" in capsys.readouterr().out
+    with LabelStore(old) as a, LabelStore(new) as b:
+        cols = ["item", "value", "annotator"]
+        assert b.labels()[cols].values.tolist() == a.labels()[cols].values.tolist()
+        assert b.resolved().to_dict() == a.resolved().to_dict() == {3: 1, 5: 0, "007": 1}
+    # into a store that holds labels already: refused (no row twice), and --annotator does not apply
+    assert main(["label", str(new), str(out)]) == 2
+    assert "holds 5 label(s) already" in capsys.readouterr().err
+    assert main(["label", str(tmp_path / "other.db"), str(out), "--annotator", "zoe"]) == 2
+    assert "--annotator does not apply" in capsys.readouterr().err
+
+
 # ------------------------------------------------- options checked before any fit
 
 

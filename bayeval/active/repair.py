@@ -23,7 +23,10 @@ from .store import (
     opt_str,
 )
 
-__all__ = ["export_readable", "repair"]
+__all__ = ["EXPORT_COLUMNS", "export_readable", "import_export", "repair"]
+
+#: the columns of :func:`export_readable`'s CSV, in order
+EXPORT_COLUMNS = ("id", "item", "kind", "value", "annotator", "batch", "time")
 
 
 def export_readable(path, out) -> dict:
@@ -32,7 +35,8 @@ def export_readable(path, out) -> dict:
     Reads the ``labels`` table row by row, skipping past rows SQLite cannot read, and
     writes ``id, item, kind, value, annotator, batch, time`` to ``out``. The store's
     file is opened read-only and never changed. Import the result into a new store
-    with ``bayeval label NEW_STORE OUT.csv --id item --label value``.
+    with :func:`import_export` (``bayeval label NEW_STORE OUT.csv``), which keeps every
+    row in order with its annotator and each id's kind.
 
     Parameters
     ----------
@@ -119,9 +123,79 @@ def export_readable(path, out) -> dict:
         conn.close()
     with open(dst, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["id", "item", "kind", "value", "annotator", "batch", "time"])
+        w.writerow(list(EXPORT_COLUMNS))
         w.writerows(rows)
     return {"rows": len(rows), "max_id": top, "errors": errors}
+
+
+def import_export(export, store) -> dict:
+    """Write every row of an :func:`export_readable` CSV into a new, empty label store.
+
+    Row by row in the order they were written (so an annotator's correction stays her
+    latest label), each with its annotator, and each item id with its kind (``5`` stays
+    the number 5, ``"007"`` stays text); the rows get the time of the import. Batches are not restored: they belonged to the
+    old store's selections (the labels keep their values and annotators; ``bayeval select
+    --store`` starts new batches). ``bayeval label STORE EXPORT.csv`` does this when the
+    file has the export's columns.
+
+    Parameters
+    ----------
+    export : str or path-like
+        The CSV written by :func:`export_readable` (``bayeval export-labels``).
+    store : str or path-like
+        The new store's file; created if missing, refused if it already holds labels.
+
+    Returns
+    -------
+    dict
+        ``rows`` written, ``items`` and ``annotators`` (how many distinct ones).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore
+    >>> from bayeval.active.repair import export_readable, import_export
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> old = LabelStore(tmp / "old.db")
+    >>> _ = old.add([3, 5], [1, 0], annotator="ana"); _ = old.add([5], [1], annotator="ana")
+    >>> _ = export_readable(tmp / "old.db", tmp / "labels.csv")
+    >>> import_export(tmp / "labels.csv", tmp / "new.db")
+    {'rows': 3, 'items': 2, 'annotators': 1}
+    >>> LabelStore(tmp / "new.db").resolved().to_dict()
+    {3: 1, 5: 1}
+    """
+    import csv
+
+    src = pathlib.Path(export).expanduser()
+    with open(src, newline="") as fh:
+        reader = csv.reader(fh)
+        header = tuple(next(reader, ()))
+        if header != EXPORT_COLUMNS:
+            raise ValueError(f"{str(src)!r} is not an export of `bayeval export-labels` (its columns are "
+                             f"{list(header)}, expected {list(EXPORT_COLUMNS)}).")
+        rows = []
+        for line, row in enumerate(reader, start=2):
+            rec = dict(zip(EXPORT_COLUMNS, row, strict=False))
+            if rec.get("kind") not in ("int", "str") or rec.get("value") not in ("0", "1"):
+                raise ValueError(f"{str(src)!r}, line {line}: expected kind int or str and value 0 or 1, got "
+                                 f"{rec.get('kind')!r} and {rec.get('value')!r}; the export was changed by hand?")
+            rows.append((int(rec["id"]), decode_item(rec["kind"], rec["item"]), int(rec["value"]),
+                         rec["annotator"] or None))
+    rows.sort(key=lambda r: r[0])  # the order they were written in
+    with LabelStore(store) as dst:
+        if len(dst):
+            raise ValueError(f"{str(store)!r} holds {len(dst)} label(s) already: import the export into a new "
+                             "store file, so that no row is written twice.")
+        start = 0
+        while start < len(rows):  # consecutive rows of one annotator in one transaction, in order
+            end = start
+            while end < len(rows) and rows[end][3] == rows[start][3] and \
+                    all(r[1] != rows[end][1] for r in rows[start:end]):
+                end += 1
+            chunk = rows[start:end]
+            dst.add([r[1] for r in chunk], [r[2] for r in chunk], annotator=chunk[0][3])
+            start = end
+    return {"rows": len(rows), "items": len({r[1] for r in rows}), "annotators": len({r[3] for r in rows})}
 
 
 def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) -> dict:

@@ -168,8 +168,9 @@ def _recovery_hint(path) -> str:
         f"To recover: (1) keep a copy of the damaged file (e.g. `cp {p} {p}.damaged`); "
         f"(2) save the rows that can still be read: `bayeval export-labels {p} labels.csv` "
         "(Python: `bayeval.active.repair.export_readable(path, 'labels.csv')`); "
-        "(3) import them into a new store: `bayeval label NEW_STORE.db labels.csv "
-        "--id item --label value` (one run per annotator, with --annotator), and check "
+        "(3) import them into a new store: `bayeval label NEW_STORE.db labels.csv` (every "
+        "row in the order it was written, with its annotator; Python: "
+        "`bayeval.active.repair.import_export('labels.csv', NEW_STORE)`), and check "
         "the missing items against your own records."
     )
 
