@@ -56,7 +56,9 @@ from bayeval.models import ScoreMixture  # noqa: E402
 
 HDI = 0.9
 
-CANDIDATE_SETS = ("current", "with-mixture")
+CANDIDATE_SETS = ("current", "with-mixture", "with-gated-mixture")
+#: the predictive check's p-value below which the gated mixture candidate refuses the scores
+GATE_P = 0.05
 
 
 def mixture_candidate(scores) -> ScoreMixture:
@@ -88,12 +90,34 @@ class _ImportanceOnly(ScoreMixture):
         return super().fit(data, **kw)
 
 
+class _GatedMixture(_ImportanceOnly):
+    """The Normal pair on margins, refused (a RuntimeError: weight 0 in the stack) where the
+    posterior predictive check of the score histogram (:meth:`ScoreMixturePosterior.ppc`, 100
+    draws) gives a p-value below :data:`GATE_P`: a check of the model against the scores
+    before the labels weigh it."""
+
+    def fit(self, data, **kw):
+        post = super().fit(data, **kw)
+        p = post.ppc(n_draws=100, random_seed=0)["p_value"]
+        if p < GATE_P:
+            raise RuntimeError(f"the score histogram's predictive check rejects the mixture (p = {p:.2f})")
+        return post
+
+
 def candidates_for(which: str, data) -> list | None:
-    """The stack's candidates for ``--candidates``: None (``bayeval.fit``'s own) or the list."""
+    """The stack's candidates for ``--candidates``: None (``bayeval.fit``'s own) or the list.
+
+    ``"with-gated-mixture"``: on margins and log-odds (scores outside [0, 1]) the default's
+    curves plus :class:`_GatedMixture`; on probabilities the default's own candidates."""
     if which == "current":
         return None
     from bayeval.models.stacking import default_candidates
 
+    if which == "with-gated-mixture":
+        s = np.asarray(data.scores, dtype=float)
+        if s.min() >= 0 and s.max() <= 1:
+            return None
+        return default_candidates(data) + [_GatedMixture("normal", "normal", transform="identity")]
     return default_candidates(data) + [mixture_candidate(data.scores)]
 
 
@@ -117,7 +141,7 @@ def current_default_from(post, data, random_seed: int):
 
 
 def main_label(which: str) -> str:
-    return "default" if which == "current" else "default + mixture"
+    return {"current": "default", "with-mixture": "default + mixture"}.get(which, "default + gated mixture")
 
 
 def candidate_label(name: str) -> str:
@@ -765,6 +789,14 @@ def _md(df: pd.DataFrame) -> str:
 def _candidates_note(which: str) -> str:
     if which == "current":
         return ""
+    if which == "with-gated-mixture":
+        return ("**Candidates: `default + gated mixture`**: on scores outside [0, 1] (margins, log-odds) the "
+                "default's two calibration curves plus a Normal pair on the scores as they are, fitted by importance "
+                f"sampling and left out (weight 0) where the posterior predictive check of the score histogram gives "
+                f"p < {GATE_P:g} (`ScoreMixturePosterior.ppc`, 100 draws); on probabilities the default alone. The "
+                "question: does a generative model of the scores, let in only where it reproduces their histogram, "
+                "sharpen the default without making it less honest? Rows named `default` are the current default "
+                "rebuilt from the same candidate fits, the others the candidates alone.\n")
     return ("**Candidates: `default + mixture`** = `bayeval.fit(data, candidates=default_candidates(data) + "
             "[mixture_candidate(data.scores)])`: the logistic and the monotone calibration curve, and a score "
             "mixture chosen from the scores' scale alone -- a Normal pair on the scores as they are when any score "
