@@ -389,6 +389,8 @@ def recalibrate(
     ok = xr.ones_like(curve.sel(curve="precision"), dtype=bool)
     if p_min is not None:
         ok &= curve.sel(curve="precision") >= p_min - 1e-12
+        # a rule that flags nothing has no precision: it cannot meet a precision floor (whatever min_flagged)
+        ok &= xr.DataArray(counts > 0, dims=("threshold",), coords={"threshold": curve["threshold"].values})
     if r_min is not None:
         ok &= curve.sel(curve="recall") >= r_min - 1e-12
     p_c = ok.mean(("chain", "draw")).drop_vars("curve", errors="ignore").rename("p_constraint")

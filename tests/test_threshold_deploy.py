@@ -155,3 +155,18 @@ def test_the_most_probable_rule_when_no_draw_meets_the_floor_names_the_closest_a
     assert not ok.no_draw_meets and ok.verdict.startswith("Threshold ") and "most probably holds" in ok.verdict
     ties = ok.table()[lambda t: t["eligible"] & (t["p_constraint"] == t["p_constraint"][t["eligible"]].max())]
     assert ok.threshold == ties.index.min()
+
+
+def test_a_threshold_that_flags_nothing_never_meets_a_precision_floor():
+    """With min_flagged=0 a threshold above every score flagged 0 items and was said to meet
+    precision >= 0.99 "with probability 1.00" (the empty rule's precision counted as 1)."""
+    s = np.linspace(0, 1, 200)
+    post = Posterior.from_probabilities(EvalData(s), s, draws=200, random_seed=0)
+    for prob in (0.9, None):
+        r = recalibrate(post, min_precision=0.99, prob=prob, thresholds=[0.5, 0.9, 1.5], min_flagged=0)
+        assert r.threshold == 0.9 and "flags 0 of" not in r.verdict
+        assert float(r.probability.sel(threshold=1.5)) == 0.0
+    assert not recalibrate(post, min_precision=0.99, prob=0.9, thresholds=[0.5, 0.9, 1.5], min_flagged=0).met
+    # a recall floor alone is unchanged: flagging nothing has recall 0, which a floor above 0 refuses anyway
+    r = recalibrate(post, min_recall=0.05, prob=0.9, thresholds=[0.5, 0.9, 1.5], min_flagged=0)
+    assert r.met and r.threshold == 0.9
