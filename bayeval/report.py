@@ -1099,7 +1099,14 @@ def _read_metrics(d: _Draft, table: pd.DataFrame, items) -> None:
         if d.truth is not None and not math.isnan(row["truth"]):
             t = row["truth"]
             where = "inside" if lo - 1e-12 <= t <= hi + 1e-12 else "OUTSIDE"
-            s += f" The true value, known for this example, is {_fmt(t)} ({where} the interval)."
+            near = lo if t < lo else hi
+            if where == "OUTSIDE" and _fmt(t) == _fmt(near):  # a miss the rounding would hide: more digits
+                digits = next((k for k in range(4, 10) if f"{t:.{k}f}" != f"{near:.{k}f}"), 10)
+                side, end = ("below", "lower") if t < lo else ("above", "upper")
+                s += (f" The true value, known for this example, is {t:.{digits}f} (OUTSIDE the interval, just "
+                      f"{side} its {end} end {near:.{digits}f}).")
+            else:
+                s += f" The true value, known for this example, is {_fmt(t)} ({where} the interval)."
         d.text.append(s)
 
 

@@ -343,6 +343,9 @@ def test_fit_boundary_errors():
         be.fit(EvalData(q), random_seed=0, draws=200)
     with pytest.raises(TypeError, match="Posterior"):
         label_loo(q)
+    # one draw in all: PSIS-LOO failed with an IndexError inside ArviZ
+    with pytest.raises(ValueError, match="at least 2 posterior draws in all"):
+        be.fit(EvalData(q, lab), draws=1, chains=1, random_seed=0)
 
 
 # --------------------------------------------------------------- threshold rule

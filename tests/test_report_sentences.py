@@ -206,3 +206,16 @@ def test_a_metric_undefined_in_every_draw_is_said_to_have_no_interval_not_to_mis
     assert "The ROC AUC on these 5 items is undefined in every posterior draw" in text
     assert "(inside the interval)" in text  # AP's sentence is read as before
     assert "ROC AUC is undefined in 100.0% of the posterior draws" in r.to_markdown()
+
+
+def test_a_miss_that_rounding_would_hide_is_said_with_more_digits():
+    """Every draw puts the accuracy at 0.9303 where the truth is 0.9300: both print as 0.930, and the
+    reading said "exactly 0.930 ... the true value ... is 0.930 (OUTSIDE the interval)"."""
+    n = 10_000
+    s = np.linspace(0, 1, n)
+    p = (np.arange(n) < 9303).astype(float)  # 9,303 positives in every draw
+    truth = (np.arange(n) < 9300).astype(int)  # 9,300 in truth
+    post = Posterior.from_probabilities(EvalData(s), p, draws=20, random_seed=0, check=False)
+    r = report(post, title="t", metrics={"accuracy": ("accuracy", {"threshold": -1.0})}, truth=truth)
+    (said,) = [x for x in r.text if "accuracy" in x and "true value" in x]
+    assert "is 0.9300 (OUTSIDE the interval, just below its lower end 0.9303)" in said

@@ -567,6 +567,9 @@ def fit(
         )
     draws = V.as_positive_int(draws, "draws")
     chains = V.as_positive_int(chains, "chains")
+    if chains * draws < 2:  # the candidates' leave-one-out weights need draws to vary over
+        raise ValueError(f"bayeval.fit needs at least 2 posterior draws in all to weigh its candidates by "
+                         f"leave-one-out; got chains={chains}, draws={draws}. Ask for more draws (e.g. draws=1000).")
     V.check_choice(sampler, "sampler", SAMPLERS)
     stacking = V.check_choice(stacking, "stacking", STACKING)
     # every candidate gets the same seed: an int as is, anything else read once
