@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .core._defaults import HDI_PROB
+from .core import _validate as V
 from .core import metrics as M
 from .core.posterior import Posterior
 from .core.summary import hdi
@@ -284,13 +285,19 @@ def calibration_curve(post, *, ax=None, hdi_prob: float = HDI_PROB, n_grid: int 
             f"calibration_curve needs a posterior with a calibration curve (bayeval.fit or Calibration), "
             f"got {type(post).__name__}; for a score mixture use mixture_fit."
         )
+    d = post.data
+    if truth is not None:  # checked before anything is drawn, as pr_curve's truth is
+        truth = V.as_label_vector(truth, "truth", allow_nan=False)
+        if truth.size != d.n_items:
+            raise ValueError(f"`truth` has {truth.size} labels but the posterior's data has {d.n_items} items; "
+                             "give one true label (1/0) per item, in the data's order.")
+        bins = V.as_positive_int(bins, "bins")
     ax = _axes(ax)
     c = post.curve(hdi_prob=hdi_prob, n_grid=n_grid)
     x = c["score"].values
     ax.fill_between(x, c["lower"].values, c["upper"].values, color=color, alpha=0.25,
                     label=f"{hdi_prob:.0%} band")
     ax.plot(x, c["mean"].values, color=color, label="posterior mean")
-    d = post.data
     vs, vy = d.scores[d.vetted], d.labels[d.vetted]
     ax.plot(vs, np.where(vy == 1, 1.0, 0.0), "|", color="k", ms=10, alpha=0.6, label=f"vetted labels ({vs.size})")
     if truth is not None:

@@ -577,3 +577,23 @@ def test_default_fit_on_hard_predictions_says_why_once():
     msg = str(err.value)
     assert msg.startswith("No candidate could be fitted (calibration/logistic, calibration/monotone): ")
     assert msg.count("Hard 0/1 predictions") == 1 and "vetted_only" in msg
+
+
+def test_calibration_curve_checks_its_truth_before_drawing():
+    """A truth of the wrong length failed with numpy's boolean-index IndexError inside the plot;
+    bins=0 or an all-NaN truth drew nothing, silently."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bayeval.plots import calibration_curve
+
+    q, y, lab = _pool(n=200, n_vet=30, seed=9)
+    post = be.fit(EvalData(q, lab), random_seed=0, draws=100)
+    with pytest.raises(ValueError, match="`truth` has 10 labels but the posterior's data has 200 items"):
+        calibration_curve(post, truth=np.ones(10))
+    with pytest.raises(ValueError, match="truth"):
+        calibration_curve(post, truth=np.full(200, np.nan))
+    with pytest.raises(ValueError, match="bins"):
+        calibration_curve(post, truth=y, bins=0)
+    ax = calibration_curve(post, truth=y, bins=5)
+    assert any(line.get_label() == "true share (score bins)" for line in ax.get_lines())

@@ -116,6 +116,20 @@ def test_summary_of_a_metric_undefined_in_some_draws_summarizes_the_others_and_s
     assert "average_precision" not in table.attrs["undefined"]
 
 
+def test_from_probabilities_with_no_rows_says_so():
+    data = EvalData(np.linspace(0, 1, 100))
+    with pytest.raises(ValueError, match=r"`p` has shape \(0, 100\): no probabilities"):
+        Posterior.from_probabilities(data, np.empty((0, 100)))
+
+
+def test_to_inference_data_refuses_a_label_netcdf_cannot_write():
+    data = EvalData(np.linspace(0, 1, 50), np.r_[np.ones(5), np.zeros(5), np.full(40, np.nan)])
+    post = Posterior.from_probabilities(data, np.linspace(0, 1, 50), draws=20, random_seed=0, check=False)
+    with pytest.raises(ValueError, match=r"\['a/b'\] hold '/'"):
+        post.to_inference_data({"ap": "average_precision", "a/b": ("accuracy", {"threshold": 0.5})})
+    assert "a_b" in post.to_inference_data({"a_b": ("accuracy", {"threshold": 0.5})}).metrics
+
+
 def test_hdi_matches_arviz():
     rng = np.random.default_rng(0)
     x = rng.gamma(2.0, size=(3, 1000))

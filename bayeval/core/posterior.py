@@ -311,6 +311,9 @@ class Posterior(BasePosterior):
                 f"`p` must have shape (n_items,) = ({data.n_items},) or (n_samples, {data.n_items}), "
                 f"got {arr.shape}."
             )
+        if arr.size == 0:
+            raise ValueError(f"`p` has shape {arr.shape}: no probabilities. Give one per item, or rows of them "
+                             "(one row per sample, at least one row).")
         if not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 1:
             raise ValueError("`p` must hold probabilities in [0, 1] (no NaN).")
         if arr.ndim == 2:
@@ -719,7 +722,10 @@ class Posterior(BasePosterior):
             Every group of :attr:`idata` (copied) plus ``metrics``, dims ``(chain,
             draw, ...)`` with each metric's own dims (``k``, ``category``...). Where two
             metrics use a dim of the same name with different coordinates, the second
-            one's dim is renamed ``<metric>_<dim>``.
+            one's dim is renamed ``<metric>_<dim>``. A draw in which a metric is
+            undefined (ROC AUC with no negative drawn) holds NaN, so ArviZ's own
+            ``az.summary`` gives NaN for that metric; :meth:`summary` summarizes the
+            draws where it is defined and says how many are not.
 
         Examples
         --------
@@ -746,6 +752,10 @@ class Posterior(BasePosterior):
             )
         if "metrics" in self.idata.groups():
             raise ValueError("This posterior's idata already has a `metrics` group; drop it first.")
+        slash = [lab for lab in labels if "/" in lab]
+        if slash:  # netCDF refuses them, half-way through writing the file
+            raise ValueError(f"Metric label(s) {slash} hold '/', which netCDF does not allow in a variable name "
+                             "(idata.to_netcdf would stop half-way); give labels without it, e.g. 'a_b'.")
         out, seen = {}, {}
         for label, metric, options in items:
             da = self.metric(metric, **{**kwargs, **options})
