@@ -1459,12 +1459,16 @@ def _diagnostics_section(d: _Draft) -> None:
     else:
         msgs = list(diag.get("messages") or ["the sampler diagnostics are outside their targets."])
         d.warn.setdefault("diagnostics", []).extend(msgs)
-        d.caveats.append(
-            _BAD_SAMPLER
-            + " ".join(msgs)
-            + " Treat every number in this report as provisional until a longer or "
-            "better-tuned run fixes them."
-        )
+        # "no vetted positives/negatives" is the labels' problem, said by the data caveats with what to
+        # vet: a longer run does not fix it, so it is not read as a sampler problem
+        sampler_msgs = [m for m in msgs if not m.startswith("no vetted ") and ": no vetted " not in m]
+        if sampler_msgs:
+            d.caveats.append(
+                _BAD_SAMPLER
+                + " ".join(sampler_msgs)
+                + " Treat every number in this report as provisional until a longer or "
+                "better-tuned run fixes them."
+            )
 
 
 def _meta(d: _Draft, source) -> list[str]:

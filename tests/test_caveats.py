@@ -31,8 +31,12 @@ def test_few_positives_and_few_negatives_are_named_with_what_to_vet():
     assert margins[0].startswith("only 2 of the 30") and "can miss the truth" not in margins[0]
     c = _data(s, 30, 27).caveats()
     assert len(c) == 1 and c[0].startswith("only 3 of the 30 vetted labels are negative")
-    # no positive at all is the calibration check's own message, not a caveat twice
-    assert _data(s, 30, 0).caveats() == []
+    # none at all is the extreme case of a handful: said too (it used to be left to the calibration
+    # check, which the report read as a sampler problem that a longer run would fix)
+    (c,) = _data(s, 30, 0).caveats()
+    assert c.startswith("none of the 30 vetted labels is positive") and "Vet items from the top" in c
+    assert _data(s, 30, 30).caveats()[0].startswith("none of the 30 vetted labels is negative")
+    assert _data(s, 0, 0).caveats() == []  # nothing vetted: the fit's own warning says so
 
 
 def test_squeezed_and_saturated_probabilities():
@@ -189,3 +193,19 @@ def test_cli_passes_transform_to_the_default_model(tmp_path, capsys):
     assert main(["fit", str(path), "--score", "s", "--label", "y", "--transform", "identity", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "--transform identity is a score mixture's map" in err and "standardize" in err
+
+
+def test_a_report_with_no_vetted_negative_reads_it_as_the_labels_problem_not_the_samplers():
+    """Every vetted label positive: the report said "The sampler diagnostics are bad: ... no vetted
+    negatives ... until a longer or better-tuned run fixes them" and gave no data caveat; a longer
+    run fixes nothing there, vetting negatives does."""
+    from bayeval.report import report
+
+    s = np.random.default_rng(4).beta(2, 2, 300)
+    d = _data(s, 20, 20)
+    post = be.fit(d, random_seed=0, draws=200, warn=False)
+    r = report(post, title="t")
+    text = " ".join(r.text)
+    assert "none of the 20 vetted labels is negative" in text and "Vet items from the middle and bottom" in text
+    assert "sampler diagnostics are bad" not in text and "longer or better-tuned run" not in text
+    assert any("no vetted negatives" in m for m in r.warnings["diagnostics"])  # the box keeps the check's words

@@ -402,7 +402,7 @@ class Comparison:
     def caveats(self) -> list[str]:
         """What the shared vetted labels and the classifiers' scores cannot tell the comparison, in sentences.
 
-        A handful of vetted positives (or negatives), and each classifier whose
+        A handful of vetted positives (or negatives; none at all included), and each classifier whose
         probabilities are saturated at exactly 0 or 1 or squeezed into a narrow band (the
         cases and bounds of :meth:`bayeval.EvalData.caveats`). Each sentence says what the
         case does to the gap and what to vet next. :meth:`summary` and :meth:`ranking`
@@ -427,19 +427,24 @@ class Comparison:
         n, pos = int(d.n_vetted), int(d.n_vetted_positive)
         neg = n - pos
         out = []
-        if 0 < pos < FEW_OF_A_CLASS:
+        if n and pos < FEW_OF_A_CLASS:
+            said = (f"none of the {n} vetted labels is positive" if pos == 0
+                    else f"only {pos} of the {n} vetted labels are positive")
             out.append(
-                f"only {pos} of the {n} vetted labels are positive: which classifier puts the positives higher "
-                f"rests on {'that item' if pos == 1 else 'these items'} and on the prior, so the gap's interval is "
+                f"{said}: which classifier puts the positives higher "
+                f"rests on {'that item' if pos == 1 else 'the prior alone' if pos == 0 else 'these items'}"
+                f"{'' if pos == 0 else ' and on the prior'}, so the gap's interval is "
                 "wide and the stated favourite is often the worse one (in a quarter to two fifths of such runs in "
                 "the validation of docs/compare.md). "
                 "Where a classifier's top scores are over-confident (its top items positive less often than it "
                 "claims), its metric and its lead can come out too high. Vet items from the top of both rankings "
                 "next (the comparison's select(), or `bayeval vet CARD_A CARD_B`) rather than more random ones."
             )
-        if 0 < neg < FEW_OF_A_CLASS:
+        if n and neg < FEW_OF_A_CLASS:
+            said = (f"none of the {n} vetted labels is negative" if neg == 0
+                    else f"only {neg} of the {n} vetted labels are negative")
             out.append(
-                f"only {neg} of the {n} vetted labels are negative: how many of each classifier's top items are "
+                f"{said}: how many of each classifier's top items are "
                 "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
                 "middle and bottom of the rankings next."
             )

@@ -576,9 +576,10 @@ def _few_labels(data) -> list[str]:
     probabilities = bool(s.size and s.min() >= 0 and s.max() <= 1 and squeezed_range(s) is None)
     n, pos = int(data.n_vetted), int(data.n_vetted_positive)
     neg = n - pos
-    if 0 < pos < FEW_OF_A_CLASS:
+    if n and pos < FEW_OF_A_CLASS:
+        said = f"none of the {n} vetted labels is positive" if pos == 0 else f"only {pos} of the {n} vetted labels are positive"
         out.append(
-            f"only {pos} of the {n} vetted labels are positive: the share of positives and the top of the "
+            f"{said}: the share of positives and the top of the "
             "calibration curve rest largely on the prior, so AP, P@K and precision get wide intervals, and recall "
             "the widest." + (
                 " Wide is not always enough: the prior takes the probabilities as calibrated, so where the "
@@ -588,9 +589,10 @@ def _few_labels(data) -> list[str]:
             + " Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, or "
             "`bayeval select`) rather than more random ones."
         )
-    if 0 < neg < FEW_OF_A_CLASS:
+    if n and neg < FEW_OF_A_CLASS:
+        said = f"none of the {n} vetted labels is negative" if neg == 0 else f"only {neg} of the {n} vetted labels are negative"
         out.append(
-            f"only {neg} of the {n} vetted labels are negative: how many of the flagged items are false positives "
+            f"{said}: how many of the flagged items are false positives "
             "rests largely on the prior, so precision and AP get wide intervals. Vet items from the middle and "
             "bottom of the ranking next (bayeval.active.design)."
         )
@@ -679,7 +681,7 @@ def _score_shape(scores: np.ndarray) -> list[str]:
 def data_caveats(data: EvalData) -> list[str]:
     """Sentences on what the vetted labels and the scores cannot tell the model (empty when nothing).
 
-    Three cases: a handful of vetted positives (or negatives), probabilities squeezed
+    Three cases: a handful of vetted positives (or negatives; none at all included), probabilities squeezed
     into a narrow range away from 0 and 1, and probabilities saturated at exactly 0 or 1.
     Each sentence says what the case does to the interval and what to vet or do next.
 
