@@ -975,7 +975,7 @@ def _parse_metrics(entries, card_file) -> dict:
             raise err(key, f"expected a metric name or an inline table, got {entry!r}.")
         if name not in METRICS:
             raise err(key, f"unknown metric {name!r}; known metrics are {sorted(METRICS)}.")
-        _check_metric_options(name, options, lambda message: err(key, message))
+        _check_metric_options(name, options, lambda message, key=key: err(key, message))
         if label in out:
             raise err(key, f"the label {label!r} is used twice; give one of the entries a `label`.")
         out[label] = (name, options) if options else name

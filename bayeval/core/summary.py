@@ -86,15 +86,20 @@ def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> 
     values = stacked.values.reshape(-1, stacked.sizes["_sample"])
     # a metric undefined in some draws (ROC AUC where a draw has no negative, AP no positive):
     # summarize the draws where it is defined (:func:`undefined_share` says how many are not)
-    means = np.full(values.shape[0], np.nan)
-    sds = np.full(values.shape[0], np.nan)
-    bounds = np.full((values.shape[0], 2), np.nan)
-    for j, row in enumerate(values):
-        row = row[np.isfinite(row)]
-        if row.size:
-            means[j] = row.mean()
-            sds[j] = row.std(ddof=1) if row.size > 1 else np.nan
-            bounds[j] = hdi(row, hdi_prob)
+    if np.isfinite(values).all():  # every draw defined: all rows at once
+        means = values.mean(axis=1)
+        sds = values.std(axis=1, ddof=1) if values.shape[1] > 1 else np.full(values.shape[0], np.nan)
+        bounds = hdi(values, hdi_prob, axis=1)
+    else:
+        means = np.full(values.shape[0], np.nan)
+        sds = np.full(values.shape[0], np.nan)
+        bounds = np.full((values.shape[0], 2), np.nan)
+        for j, row in enumerate(values):
+            row = row[np.isfinite(row)]
+            if row.size:
+                means[j] = row.mean()
+                sds[j] = row.std(ddof=1) if row.size > 1 else np.nan
+                bounds[j] = hdi(row, hdi_prob)
     names = []
     if other:
         grids = np.meshgrid(*[da[d].values for d in other], indexing="ij")
