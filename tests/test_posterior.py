@@ -130,6 +130,24 @@ def test_to_inference_data_refuses_a_label_netcdf_cannot_write():
     assert "a_b" in post.to_inference_data({"a_b": ("accuracy", {"threshold": 0.5})}).metrics
 
 
+def test_the_contradiction_warning_says_what_the_test_found():
+    """0/1 probabilities with as many positives as they expect, on the wrong items: the warning
+    quoted the matching count as its evidence."""
+    rng = np.random.default_rng(0)
+    s = rng.random(100)
+    y = np.full(100, np.nan)
+    y[:20] = rng.random(20) < s[:20]
+    with pytest.warns(UserWarning, match=r"as many vetted items are positive as the probabilities expect "
+                                         r"\(12 of 20 against 12\.0\), but not the items they expect; 6 of them "
+                                         r"given probability 0 or 1 have the other label"):
+        Posterior.from_probabilities(EvalData(s, y), s > 0.5)
+    y2 = np.full(100, np.nan)
+    y2[:30] = 1
+    with pytest.warns(UserWarning, match=r"30 of 30 vetted items are positive where the probabilities expect 3\.0, "
+                                         r"and a recalibration test"):
+        Posterior.from_probabilities(EvalData(np.full(100, 0.1), y2), np.full(100, 0.1))
+
+
 def test_hdi_matches_arviz():
     rng = np.random.default_rng(0)
     x = rng.gamma(2.0, size=(3, 1000))

@@ -825,12 +825,20 @@ def _warn_if_contradicted(data: EvalData, p: np.ndarray, alpha: float = 0.01) ->
     if p_value < alpha:
         import warnings
 
+        pos, expect = int(y.sum()), float(q.sum())
+        if abs(pos - expect) > 2.0 * np.sqrt(float(np.sum(q * (1.0 - q)))) + 0.5:
+            said = f"{pos} of {y.size} vetted items are positive where the probabilities expect {expect:.1f}"
+        else:  # the count agrees: the items do not (what the test found is which items are positive)
+            said = (f"as many vetted items are positive as the probabilities expect ({pos} of {y.size} against "
+                    f"{expect:.1f}), but not the items they expect")
+        certain = int(np.sum((q <= 1e-9) & (y == 1)) + np.sum((q >= 1 - 1e-9) & (y == 0)))
+        if certain:
+            said += f"; {certain} of them given probability 0 or 1 have the other label"
         warnings.warn(
-            f"bayeval: the vetted labels contradict the given probabilities: {int(y.sum())} of {y.size} vetted "
-            f"items are positive where the probabilities expect {q.sum():.1f}, and a recalibration test rejects "
-            f"them (p = {p_value:.2g}). This plug-in posterior trusts the probabilities and will give tight, wrong "
-            "intervals; bayeval.fit(data) learns the calibration from the vetted labels instead (or pass "
-            "check=False to silence this).",
+            f"bayeval: the vetted labels contradict the given probabilities: {said}, and a recalibration test "
+            f"rejects them (p = {p_value:.2g}). This plug-in posterior trusts the probabilities and will give "
+            "tight, wrong intervals; bayeval.fit(data) learns the calibration from the vetted labels instead (or "
+            "pass check=False to silence this).",
             UserWarning,
             stacklevel=3,
         )
