@@ -792,7 +792,6 @@ def _cmd_threshold(args) -> int:
                           min_flagged=args.min_flagged)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
-    print(repr(rec))
     unmet = not rec.met or (rec.prob is None and rec.no_draw_meets)  # with prob=None: no draw meets it anywhere
     if not rec.met:
         print(f"warning: {rec.verdict} Relax the constraint or vet more items.", file=sys.stderr)

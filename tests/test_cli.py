@@ -385,7 +385,8 @@ def test_threshold_with_prob_uses_the_default_model(scores_csv, capsys):
     assert code == 0
     out = capsys.readouterr()
     assert "Fitting default" in out.err
-    assert "threshold:" in out.out and "Recalibration(precision >= 0.8" in out.out
+    assert "threshold:" in out.out and "precision >= 0.8" in out.out
+    assert "Recalibration(" not in out.out  # the verdict once, in words (the repr said it again)
     assert main(["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.8",
                  "--prob", "90"]) != 0
     err = capsys.readouterr().err
