@@ -873,6 +873,11 @@ def _cmd_select(args) -> int:
     if data.has_categories:
         table["category"] = data.categories[pos]
     _print_frame(table.set_index("item"), args.table_format, floatfmt="{:.4g}")
+    if strategy == "expected_change":  # the column is each item's change alone; the batch was chosen as a whole
+        print("expected_change: each item's expected change of the metric on its own, before the batch; the batch "
+              "is chosen greedily, each item given the ones before it, so the column need not decrease"
+              + (", and the exploring share of the batch (the design's least-vetted strata) is chosen for coverage, "
+                 "not for this column" if args.strategy == "auto" else "") + ".", file=sys.stderr)
     if store is not None:
         recorded = "expected_change+explore" if strategy == "expected_change" and args.strategy == "auto" else strategy
         batch = store.new_batch(table["item"].tolist(), strategy=recorded)

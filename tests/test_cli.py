@@ -160,6 +160,21 @@ def test_select_reads_parquet(scores_csv, tmp_path, capsys):
     assert len(picked) == 3 and not set(picked) & set(df["item"][:40])
 
 
+def test_select_says_how_to_read_its_expected_change_column(scores_csv, capsys):
+    """The column is each item's change alone while the batch is chosen greedily: it need not
+    decrease down the table, which looked like a bug."""
+    path, _ = scores_csv
+    for strategy, exploring in (("expected_change", False), ("auto", True)):
+        assert main(["select", str(path), "--score", "s", "--label", "y", "--id", "item", "--size", "4",
+                     "--strategy", strategy, *FAST]) == 0
+        err = capsys.readouterr().err
+        assert "the batch is chosen greedily, each item given the ones before it" in err
+        assert ("exploring share" in err) == exploring
+    assert main(["select", str(path), "--score", "s", "--label", "y", "--id", "item", "--size", "4",
+                 "--strategy", "random", *FAST]) == 0
+    assert "greedily" not in capsys.readouterr().err
+
+
 # ------------------------------------------------- labels: one parser, loud failures
 
 
