@@ -40,6 +40,9 @@ def test_labels_the_items_acis_labels_and_reports_a_posterior(runs):
     assert res.estimate == pytest.approx(f.mean())
     assert res.variance == pytest.approx(f.var(ddof=1))
     assert res.interval == pytest.approx(tuple(np.quantile(f, [0.025, 0.975])))
+    # and it says so (it was labelled a delta-method interval "plus the model count's variance")
+    assert res.interval_method == "posterior" and "posterior draws" in res.interval_reason
+    assert "[posterior]" in repr(res) and "delta" not in res.summary()["note"].iloc[0]
     assert len(res.history) == 1 and res.history["labels_spent"].item() == 60
     assert res.posterior.check(warn=False)["ok"]
     assert res.history["estimate"].item() == res.estimate

@@ -185,6 +185,25 @@ def test_fit_recovers_the_simulation(fitted):
     assert post.ppc(n_draws=100)["p_value"] > 0.01
 
 
+def test_population_precision_at_full_recall_is_the_prevalence():
+    """Normal classes reach recall 1 only in the limit of flagging every item, past the threshold
+    grid: the precision there was read at the grid's top threshold (about 0.9 here) instead of the
+    limit, pi."""
+    rng = np.random.default_rng(1)
+    n = 150
+    y = rng.random(n) < 0.3
+    m = rng.normal(size=n) + 2 * y - 1
+    lab = np.full(n, np.nan)
+    i = rng.choice(n, 30, replace=False)
+    lab[i] = y[i]
+    post = ScoreMixture("normal", "normal").fit(EvalData(m, lab), draws=100, tune=200, chains=2, random_seed=0,
+                                                progressbar=False)
+    par = post.population("precision_at_recall", recall=[0.9, 0.99, 1.0]).values.reshape(-1, 3)
+    pi = post.idata.posterior["pi"].values.ravel()
+    np.testing.assert_allclose(par[:, 2], pi)
+    assert par[:, 2].mean() < par[:, 1].mean() < par[:, 0].mean()
+
+
 def test_population_curves(fitted):
     _, _, post = fitted
     par = post.population("precision_at_recall", recall=[0.1, 0.5, 0.9])

@@ -85,6 +85,7 @@ INTERVAL_NOTES = {
         "rest draws; trusts the logistic curve's low tail"
     ),
     "delta": "normal interval from the delta-method variance plus the model count's variance",
+    "posterior": "central interval of the score mixture's posterior draws of F (not a normal interval)",
 }
 
 

@@ -135,8 +135,9 @@ class ACISResult:
         ``"calibrated"`` (that count from the calibration fitted on every label, with
         its coefficient uncertainty), ``"checked"`` (the calibrated count, also multiplied
         by how far the curve's extrapolation erred on the labels), ``"model"`` (the same calibration with a rate
-        multiplier updated by the rest draws) or ``"delta"`` (the normal interval of
-        the delta-method variance; every other method).
+        multiplier updated by the rest draws), ``"posterior"`` (the central interval of
+        the score mixture's posterior draws of F: ``method == "score_mixture"``) or
+        ``"delta"`` (the normal interval of the delta-method variance; every other method).
     intervals : dict
         Every interval the run supports, by method, from the same estimate: ACIS with
         its rest stratum gives ``"jeffreys"``, ``"calibrated"``, ``"checked"``, ``"model"``

@@ -174,5 +174,6 @@ def score_mixture_fscore(
         interval_prob=interval_prob,
         n_items=int(s.size),
         posterior=post,
+        interval_method="posterior",
     )
     return result

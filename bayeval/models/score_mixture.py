@@ -1176,7 +1176,9 @@ class SPEPosterior(Posterior):
                 # highest threshold whose recall reaches the level
                 ok = r >= level - 1e-12
                 last = ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1)
-                out[:, j] = p[np.arange(p.shape[0]), last]
+                # a level no threshold of the grid reaches (recall 1 where a class's support is unbounded):
+                # the limit of flagging every item, precision pi (argmax of all-False picked the top threshold)
+                out[:, j] = np.where(ok.any(axis=1), p[np.arange(p.shape[0]), last], pi)
             return xr.DataArray(out.reshape(shape + (levels.size,)), dims=("chain", "draw", "recall"), coords={**base, "recall": levels}, name=metric)
         raise ValueError(
             f"No population version of {metric!r}; available: precision_recall_curve, precision_at_recall, "
