@@ -839,7 +839,8 @@ def report(
         (whose metrics are those of the first classifier) as the report's posterior.
     comparison_metric : str or (str, dict)
         The metric the comparison section compares, with its options (``("precision_at_k",
-        {"k": 10})``).
+        {"k": 10})``). With categories in the data and no ``category`` option, the mean over
+        categories (``category="mean"``; give ``"pooled"`` for every item as one pool).
     rope_width : float, optional
         Half-width of the region of practical equivalence of the gaps.
 
@@ -1364,6 +1365,11 @@ def _comparison_section(d: _Draft, cmp, metric, width) -> None:
     name, opts = (metric, {}) if isinstance(metric, str) else (metric[0], dict(metric[1]))
     if width is not None:
         width = V.as_real_in(width, "rope_width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+    data = getattr(cmp, "data", None)
+    if data is not None and data.has_categories and "category" not in opts:
+        opts["category"] = "mean"  # one value per draw: the mean over categories, as the metrics table's first row
+    said = {"mean": f"mean {name} over categories", "pooled": f"{name} over all items pooled"}.get(
+        opts.get("category"), name)
     d.step("comparing the classifiers...")
     ranking = cmp.ranking(name, hdi_prob=d.hdi_prob, **opts)
     gaps = cmp.summary(name, hdi_prob=d.hdi_prob, width=width, **opts)
@@ -1375,7 +1381,7 @@ def _comparison_section(d: _Draft, cmp, metric, width) -> None:
     p = float(top["p_better"])
     verdict = ("decided at 95%" if p > 0.95 else "not decided at 95%: vet the items the comparison's select() "
                "proposes")
-    sentence = (f"On the same label draws, {top['better']} has the higher {name} with probability {p:.2f} "
+    sentence = (f"On the same label draws, {top['better']} has the higher {said} with probability {p:.2f} "
                 f"against {top['worse']} ({verdict}); the gap is {top['mean']:+.3f} ({d.pct} HDI {lo:+.3f} to "
                 f"{hi:+.3f}).")
     if width is not None:
