@@ -188,9 +188,9 @@ def import_export(export, store) -> dict:
                              "store file, so that no row is written twice.")
         start = 0
         while start < len(rows):  # consecutive rows of one annotator in one transaction, in order
-            end = start
-            while end < len(rows) and rows[end][3] == rows[start][3] and \
-                    all(r[1] != rows[end][1] for r in rows[start:end]):
+            end, items = start, set()
+            while end < len(rows) and rows[end][3] == rows[start][3] and rows[end][1] not in items:
+                items.add(rows[end][1])  # an item again (a correction) starts the next transaction
                 end += 1
             chunk = rows[start:end]
             dst.add([r[1] for r in chunk], [r[2] for r in chunk], annotator=chunk[0][3])
