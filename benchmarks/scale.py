@@ -74,7 +74,12 @@ def _posterior(n_items: int, n_draws: int):
 METRICS = (("average_precision", {}), ("precision_at_k", {"k": 100}))
 
 
-def metric_passes(n_items: int, n_draws: int, chunk: int | None, worker_counts=(1, 2)) -> list[str]:
+def metric_passes(n_items: int, n_draws: int, chunk: int | None, worker_counts=(1, 2),
+                  serial_pass: bool = True) -> list[str]:
+    """One table row per (run, metric). The metric is the outer loop (a new cluster for
+    each worker count), so a run cut short still has both worker counts of its first
+    metric. Without the serial pass (``serial_pass=False``: at 10^10 item-draws it takes
+    as long as the 1-worker pass), "identical" compares each run with the first one."""
     from bayeval.core.distributed import open_client
 
     post = _posterior(n_items, n_draws)
@@ -82,27 +87,38 @@ def metric_passes(n_items: int, n_draws: int, chunk: int | None, worker_counts=(
              f"{chunk or post._default_chunk_size()} draws)", "",
              "| run | metric | seconds | item-draws/s | per worker | peak RSS per process (MiB) | identical |",
              "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
-    serial = {}
+    rates = {}
     for name, kw in METRICS:
-        t0 = time.perf_counter()
-        serial[name] = post.metric(name, progressbar=False, chunk_size=chunk, **kw).values
-        dt = time.perf_counter() - t0
-        rate = n_items * n_draws / dt
-        lines.append(f"| serial | {name} | {dt:.1f} | {rate:.3g} | {rate:.3g} | {_peak_mib():.0f} (this process) | - |")
-        print(lines[-1], f"load {load()}", flush=True)
-    for workers in worker_counts:
-        with open_client(workers=workers) as client:
-            client.run(_warm)  # the workers' imports, not timed
-            for name, kw in METRICS:
+        reference = None
+        if serial_pass:
+            t0 = time.perf_counter()
+            reference = post.metric(name, progressbar=False, chunk_size=chunk, **kw).values
+            dt = time.perf_counter() - t0
+            rate = n_items * n_draws / dt
+            lines.append(f"| serial | {name} | {dt:.1f} | {rate:.3g} | {rate:.3g} | "
+                         f"{_peak_mib():.0f} (this process) | - |")
+            print(lines[-1], f"load {load()}", flush=True)
+        for workers in worker_counts:
+            with open_client(workers=workers) as client:
+                client.run(_warm)  # the workers' imports, not timed
                 t0 = time.perf_counter()
                 got = post.metric(name, client=client, chunk_size=chunk, **kw).values
                 dt = time.perf_counter() - t0
-                rate = n_items * n_draws / dt
                 peaks = client.run(_peak_mib)
-                same = bool(np.array_equal(got, serial[name]))
-                lines.append(f"| {workers} worker(s) | {name} | {dt:.1f} | {rate:.3g} | {rate / workers:.3g} | "
-                             f"{', '.join(f'{v:.0f}' for v in peaks.values())} | {same} |")
-                print(lines[-1], f"load {load()}", flush=True)
+            rate = rates[name, workers] = n_items * n_draws / dt
+            if reference is None:
+                reference, same = got, "- (reference)"
+            else:
+                same = str(bool(np.array_equal(got, reference)))
+            lines.append(f"| {workers} worker(s) | {name} | {dt:.1f} | {rate:.3g} | {rate / workers:.3g} | "
+                         f"{', '.join(f'{v:.0f}' for v in peaks.values())} | {same} |")
+            print(lines[-1], f"load {load()}", flush=True)
+    if len(worker_counts) > 1:
+        lines.append("")
+        lo, hi = worker_counts[0], worker_counts[-1]
+        lines += [f"{name}: {hi} workers process {rates[name, hi] / rates[name, lo]:.2f}x the item-draws per "
+                  f"second of {lo} worker(s)." for name, _ in METRICS]
+        print("\n".join(lines[-len(METRICS):]), flush=True)
     return lines
 
 
@@ -167,6 +183,8 @@ def main(argv=None):
     ap.add_argument("--fit-draws", type=int, default=500)
     ap.add_argument("--skip-metrics", action="store_true")
     ap.add_argument("--skip-fits", action="store_true")
+    ap.add_argument("--no-serial", action="store_true",
+                    help="metric passes on Dask only; 'identical' then compares with the 1-worker pass")
     ap.add_argument("--quick", action="store_true", help="10,000 items x 50 draws, 6 categories")
     ap.add_argument("--write", action="store_true", help="write results/scale.md even with --quick")
     args = ap.parse_args(argv)
@@ -176,7 +194,7 @@ def main(argv=None):
     print("\n".join(head), flush=True)
     lines = []
     if not args.skip_metrics:
-        lines += metric_passes(args.items, args.draws, args.chunk) + [""]
+        lines += metric_passes(args.items, args.draws, args.chunk, serial_pass=not args.no_serial) + [""]
     if not args.skip_fits:
         lines += category_fits(args.categories, args.per_category, args.fit_draws) + [""]
     cmd = "python benchmarks/scale.py " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
