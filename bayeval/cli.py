@@ -37,6 +37,7 @@ import sys
 from pathlib import Path
 
 from .core._defaults import HDI_PROB
+from .core._diagnostics import sampler_messages
 
 __all__ = ["main"]
 
@@ -358,7 +359,12 @@ def _fit(args, data):
     )
     diag = post.check_convergence(warn=False)
     if diag is not None and not diag["ok"]:
-        print("warning: sampler diagnostics are bad: " + " ".join(diag["messages"]), file=sys.stderr)
+        bad = sampler_messages(diag) or ([] if diag.get("messages") else ["outside their targets."])
+        if bad:
+            print("warning: sampler diagnostics are bad: " + " ".join(bad), file=sys.stderr)
+        if data.n_vetted_positive and data.n_vetted_negative:  # a class not vetted: said above and below
+            for m in diag.get("data_messages") or ():  # the labels' problems: more labels fix them
+                print(f"warning: {m}", file=sys.stderr)
     for caveat in data.caveats():  # what the labels and scores cannot tell the model (EvalData.caveats)
         print(f"caveat: {caveat}", file=sys.stderr)
     return post

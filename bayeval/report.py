@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .core._defaults import HDI_PROB
+from .core._diagnostics import sampler_messages
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core import metrics as M
@@ -1452,29 +1453,34 @@ def _diagnostics_section(d: _Draft) -> None:
         worst = max(high, key=lambda h: (h[2], h[1]))  # the candidate with the most weight among them
         loo = (f"; the candidates' leave-one-out diagnostics do not: worst Pareto k {worst[1]:.2f} "
                f"(above {_PARETO_K_OK}) for {worst[0]} (weight {_fmt(worst[2])}), see the calibration table")
-    if diag["ok"] and diag.get("sampler") == "importance":
-        d.text.append(
-            f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
-            f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f}){loo}."
-        )
-    elif diag["ok"]:
-        d.text.append(
-            f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
-            f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences){loo}."
-        )
-    else:
-        msgs = list(diag.get("messages") or ["the sampler diagnostics are outside their targets."])
-        d.warn.setdefault("diagnostics", []).extend(msgs)
-        # "no vetted positives/negatives" is the labels' problem, said by the data caveats with what to
-        # vet: a longer run does not fix it, so it is not read as a sampler problem
-        sampler_msgs = [m for m in msgs if not m.startswith("no vetted ") and ": no vetted " not in m]
-        if sampler_msgs:
-            d.caveats.append(
-                _BAD_SAMPLER
-                + " ".join(sampler_msgs)
-                + " Treat every number in this report as provisional until a longer or "
-                "better-tuned run fixes them."
+    # the labels' own problems (no vetted positives, a contradicted curve) are said by the data
+    # caveats and the calibration section with what to vet: a longer run does not fix them
+    sampler_msgs = sampler_messages(diag)
+    if not diag["ok"]:  # the box keeps every finding of the check, in its words
+        d.warn.setdefault("diagnostics", []).extend(
+            diag.get("messages") or ["the sampler diagnostics are outside their targets."])
+        if not diag.get("messages"):
+            sampler_msgs = ["the sampler diagnostics are outside their targets."]
+    if not sampler_msgs:
+        labels = ("; the check's other findings are about the vetted labels, not the sampler (said above)"
+                  if not diag["ok"] else "")
+        if diag.get("sampler") == "importance":
+            d.text.append(
+                f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
+                f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f}){loo}{labels}."
             )
+        else:
+            d.text.append(
+                f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
+                f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences){loo}{labels}."
+            )
+    else:
+        d.caveats.append(
+            _BAD_SAMPLER
+            + " ".join(sampler_msgs)
+            + " Treat every number in this report as provisional until a longer or "
+            "better-tuned run fixes them."
+        )
 
 
 def _meta(d: _Draft, source) -> list[str]:

@@ -195,6 +195,42 @@ def test_cli_passes_transform_to_the_default_model(tmp_path, capsys):
     assert "--transform identity is a score mixture's map" in err and "standardize" in err
 
 
+def test_a_contradicted_curve_is_the_labels_problem_in_the_check_the_report_and_the_cli(tmp_path, capsys):
+    """A weighted curve the vetted labels contradict: the stack's check listed it among its
+    messages with ok False, and the report then said "The sampler diagnostics are bad: the vetted
+    labels contradict ... until a longer or better-tuned run fixes them" (more draws cannot fix
+    what the labels say), beside its own calibration caveat; `bayeval fit` printed a class not
+    vetted as "warning: sampler diagnostics are bad: ... no vetted negatives"."""
+    import pandas as pd
+
+    from bayeval.cli import main
+    from bayeval.core._diagnostics import sampler_messages
+    from bayeval.report import report
+
+    s = np.random.default_rng(5).beta(2, 2, 300)
+    post = be.fit(_data(s, 40, 15), random_seed=0, draws=200, warn=False)
+    top = post.comparison.index[0]
+    assert post.comparison.loc[top, "weight"] > 0.1
+    post.comparison.loc[top, "flagged"] = True  # as the calibration check would mark it
+    diag = post.check(warn=False)
+    said = [m for m in diag["messages"] if m.startswith(f"the vetted labels contradict {top}")]
+    assert said and said == [m for m in diag["data_messages"] if "contradict" in m] and not diag["ok"]
+    assert not any("contradict" in m for m in sampler_messages(diag))
+    text = " ".join(report(post, title="t").text)
+    assert f"The vetted labels contradict {top}" in text  # the calibration section's caveat
+    assert "sampler diagnostics are bad" not in text and "longer or better-tuned run" not in text
+    assert "Sampler diagnostics look fine" in text and "about the vetted labels, not the sampler" in text
+
+    path = tmp_path / "s.csv"
+    y = np.full(60, np.nan)
+    y[-12:] = 1.0  # every vetted label positive
+    pd.DataFrame({"s": np.linspace(0, 1, 60), "y": y}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--draws", "200", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "no vetted negatives" in err and "sampler diagnostics are bad: no vetted" not in err
+    assert "sampler diagnostics are bad" not in err or "r_hat" in err or "ESS" in err
+
+
 def test_a_report_with_no_vetted_negative_reads_it_as_the_labels_problem_not_the_samplers():
     """Every vetted label positive: the report said "The sampler diagnostics are bad: ... no vetted
     negatives ... until a longer or better-tuned run fixes them" and gave no data caveat; a longer

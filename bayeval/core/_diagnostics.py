@@ -81,13 +81,14 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
     independent draws of the exact posterior): nothing to check, ``ok`` with an ESS of
     the number of draws. Returns the same
     dict in both cases, with ``sampler``, ``pareto_k`` and ``ess`` added (the last two
-    None for NUTS).
+    None for NUTS), and an empty ``data_messages``, where a model's own check lists the
+    findings about its labels (:func:`sampler_messages`).
     """
     sampler = getattr(sampling, "sampler", "pymc")
     if sampler == "exact":  # independent draws of the exact posterior: nothing to converge
         n = int(idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"])
         return {"max_rhat": float("nan"), "min_ess_bulk": float(n), "divergences": 0, "ok": True, "messages": [],
-                "sampler": sampler, "pareto_k": None, "ess": float(n)}
+                "sampler": sampler, "pareto_k": None, "ess": float(n), "data_messages": []}
     if sampler == "importance":
         n_chains = int(idata.posterior.sizes["chain"])
         k, ess = float(sampling.pareto_k), float(sampling.ess)
@@ -109,4 +110,23 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
         out.update(sampler=sampler, pareto_k=float(sampling.pareto_k), ess=float(sampling.ess))
     else:  # not applicable
         out.update(sampler=sampler, pareto_k=None, ess=None)
+    out["data_messages"] = []  # a model's check adds the labels' own problems (see sampler_messages)
     return out
+
+
+def sampler_messages(diag: dict) -> list[str]:
+    """The messages of a model's ``check()`` that a longer or better-tuned run can fix.
+
+    ``check()`` lists every finding in ``messages``; those about the vetted labels
+    themselves (no vetted positives, labels contradicting a weighted curve) are also in
+    ``data_messages``: more labels fix them, more draws do not, so a report must not call
+    them sampler problems.
+
+    Examples
+    --------
+    >>> sampler_messages({"messages": ["no vetted negatives ...", "r_hat up to 1.2"],
+    ...                   "data_messages": ["no vetted negatives ..."]})
+    ['r_hat up to 1.2']
+    """
+    data = set(diag.get("data_messages") or ())
+    return [m for m in diag.get("messages") or () if m not in data]

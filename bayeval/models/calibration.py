@@ -654,7 +654,8 @@ class CalibrationPosterior(Posterior):
         Returns the dict of :func:`bayeval.core._diagnostics.check_convergence` (``max_rhat``,
         ``min_ess_bulk``, ``divergences`` for NUTS; the importance sampler's
         ``pareto_k`` and ``ess``; ``sampler``, ``ok`` and ``messages``), with a message
-        added when the vetted labels hold only one class.
+        added (to ``messages`` and to ``data_messages``, the labels' own problems) when the
+        vetted labels hold only one class.
         """
         from ..core._diagnostics import check_convergence, user_stacklevel
 
@@ -666,6 +667,7 @@ class CalibrationPosterior(Posterior):
                 f"no vetted {which} among the {d.n_vetted} vetted labels: the calibration curve rests on its prior. "
                 f"Vet a few more items (e.g. bayeval.select) before trusting the interval."
             )
+            out["data_messages"] = [out["messages"][0]]
             out["ok"] = False
         if warn and out["messages"]:
             warnings.warn("bayeval: " + " ".join(out["messages"]), UserWarning, stacklevel=user_stacklevel())

@@ -653,6 +653,7 @@ class JointCalibrationPosterior(Posterior):
             which = "positives" if d.n_vetted_positive == 0 else "negatives"
             out["messages"].insert(0, f"no vetted {which} among the {d.n_vetted} vetted labels: the joint "
                                       "calibration rests on its prior. Vet a few more items before trusting it.")
+            out["data_messages"] = [out["messages"][0]]
             out["ok"] = False
         if warn and out["messages"]:
             warnings.warn("bayeval: " + " ".join(out["messages"]), UserWarning, stacklevel=user_stacklevel())

@@ -324,10 +324,13 @@ class StackedPosterior(Posterior):
         """The candidates' diagnostics combined, and the calibration check of those with weight.
 
         Returns a dict with ``max_rhat``, ``min_ess_bulk``, ``divergences`` (over the
-        candidates with weight), ``ok`` and ``messages``. Warns when a candidate with weight
-        > 0.1 is flagged by the calibration check or its sampler diagnostics are bad.
+        candidates with weight), ``ok``, ``messages`` and ``data_messages`` (those of the
+        messages about the vetted labels themselves: a contradicted curve, a class not vetted).
+        Warns when a candidate with weight > 0.1 is flagged by the calibration check or its
+        sampler diagnostics are bad.
         """
         msgs, rhats, ess, div, by_msg, samplers, ks = [], [], [], 0, {}, [], []
+        data_msgs, data_of = [], set()  # the labels' own problems (see core._diagnostics.sampler_messages)
         for name in self._weighted():
             cand = self.candidates[name]
             res = cand.check(warn=False) if hasattr(cand, "check") else {}
@@ -342,9 +345,13 @@ class StackedPosterior(Posterior):
                 msgs.append(
                     f"the vetted labels contradict {name} (calibration z = {self.comparison.loc[name, 'z']:+.1f})."
                 )
+                data_msgs.append(msgs[-1])
             for m in res.get("messages", []):
                 by_msg.setdefault(m, []).append(name)
-        msgs += [f"{', '.join(names)}: {m}" for m, names in by_msg.items()]
+            data_of.update(res.get("data_messages") or ())
+        joined = {m: f"{', '.join(names)}: {m}" for m, names in by_msg.items()}
+        msgs += list(joined.values())
+        data_msgs += [joined[m] for m in joined if m in data_of]
         if warn and msgs:
             from ..core._diagnostics import user_stacklevel
 
@@ -353,7 +360,7 @@ class StackedPosterior(Posterior):
         finite_e = [e for e in ess if np.isfinite(e)]
         out = {"max_rhat": max(finite_r) if finite_r else float("nan"),
                "min_ess_bulk": min(finite_e) if finite_e else float("nan"),
-               "divergences": div, "ok": not msgs, "messages": msgs,
+               "divergences": div, "ok": not msgs, "messages": msgs, "data_messages": data_msgs,
                "sampler": "+".join(sorted(set(samplers))) or "none", "pareto_k": None, "ess": None}
         if samplers and set(samplers) == {"importance"}:
             out.update(pareto_k=max(ks), ess=min(ess))
