@@ -204,6 +204,27 @@ def test_population_precision_at_full_recall_is_the_prevalence():
     assert par[:, 2].mean() < par[:, 1].mean() < par[:, 0].mean()
 
 
+def test_population_cut_offs_beyond_the_probability_scale_flag_everything_or_nothing():
+    """On probabilities (logit map) a cut-off above 1 flagged the items beyond the largest observed
+    probability (recall 0.003 at 1.2, as at 1.0) and one below 0 missed those below the smallest:
+    the map clips to the observed range. Above 1 nothing is flagged, below 0 everything (precision pi)."""
+    rng = np.random.default_rng(0)
+    y = rng.random(300) < 0.3
+    s = np.clip(np.where(y, rng.beta(5, 2, 300), rng.beta(2, 5, 300)), 1e-4, 1 - 1e-4)
+    lab = np.full(300, np.nan)
+    lab[:50] = y[:50]
+    post = ScoreMixture("normal", "normal", transform="logit").fit(EvalData(s, lab), draws=100, random_seed=0,
+                                                                   progressbar=False)
+    assert post.transform.name == "logit"
+    pi = post.idata.posterior["pi"].values
+    assert np.all(post.population("recall", threshold=1.2).values == 0)
+    assert np.all(post.population("recall", threshold=-0.1).values == 1)
+    np.testing.assert_allclose(post.population("precision", threshold=-0.1).values, pi)
+    assert post.population("recall", threshold=1.0).values.mean() > 0  # items at 1 are flagged at 1
+    curve = post.population("precision_recall_curve", thresholds=[-0.5, 0.5, 1.5]).values
+    assert np.all(curve[..., 0, 1] == 1) and np.all(curve[..., 2, 1] == 0)
+
+
 def test_population_curves(fitted):
     _, _, post = fitted
     par = post.population("precision_at_recall", recall=[0.1, 0.5, 0.9])

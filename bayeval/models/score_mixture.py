@@ -1117,9 +1117,16 @@ class SPEPosterior(Posterior):
         s = self.data.scores
 
         def rates(t_orig):
-            x = self.transform(np.asarray(t_orig, dtype=np.float64))
+            t = np.asarray(t_orig, dtype=np.float64)
+            x = self.transform(t)
             r = self.mixture.positive.sf(x, pos)
             f = self.mixture.negative.sf(x, neg)
+            if self.transform.name == "logit":
+                # the logit map clips to the observed probabilities (exact 0s and 1s sit on the most
+                # extreme others); a cut-off below 0 flags every item and one above 1 flags none,
+                # not the items beyond the clip
+                r = np.where(t < 0, 1.0, np.where(t > 1, 0.0, r))
+                f = np.where(t < 0, 1.0, np.where(t > 1, 0.0, f))
             return r, f
 
         def prec(r, f):
