@@ -791,7 +791,7 @@ def test_fit_takes_sampler_options_and_reports_convergence():
             target_accept=0.95, init="adapt_diag",
         )
     conv = post.convergence
-    assert set(conv) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages", "sampler", "pareto_k", "ess"}
+    assert set(conv) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages", "sampler", "pareto_k", "ess", "data_messages"}
     assert conv["sampler"] == "pymc"
     assert not conv["ok"] and conv == post.check(warn=False)
     table = post.summary()

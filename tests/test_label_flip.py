@@ -394,7 +394,7 @@ def test_fit_recovers_flip_rates_and_beats_naive_precision_at_k(fits):
     assert {"r_hat", "ess_bulk", "ess_tail"} <= set(diag.columns)
     assert any(i.startswith("p_y1_z1[") for i in diag.index)
     res = post.check(warn=False)
-    assert set(res) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages", "sampler", "pareto_k", "ess"}
+    assert set(res) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages", "sampler", "pareto_k", "ess", "data_messages"}
     assert res == post.convergence | {"messages": res["messages"]}
 
 
