@@ -117,6 +117,11 @@ def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PRO
     >>> ax.get_xlabel()
     'recall'
     """
+    if truth is not None:  # checked before anything is drawn
+        truth = V.as_label_vector(truth, "truth", allow_nan=False)
+        if truth.size != post.data.n_items:
+            raise ValueError(f"`truth` has {truth.size} labels but the posterior's data has {post.data.n_items} "
+                             "items; give one true label (1/0) per item, in the data's order.")
     ax = _axes(ax)
     grid = np.linspace(0, 1, 101) if recall is None else np.asarray(recall, dtype=float)
     par = post.metric("precision_at_recall", recall=grid, category="pooled")
@@ -125,7 +130,7 @@ def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PRO
     ax.fill_between(grid, band[:, 0], band[:, 1], color=color, alpha=0.25, label=f"{label} {hdi_prob:.0%} band")
     ax.plot(grid, np.median(draws, axis=1), color=color, lw=1.5, label=f"{label} median")
     if truth is not None:
-        true = M.precision_at_recall(np.asarray(truth), post.data.scores, recall=grid)
+        true = M.precision_at_recall(truth, post.data.scores, recall=grid)
         ax.plot(grid, true, color="k", lw=1.2, label="true curve")
     ax.set_xlim(0, 1)
     # zoom the y-axis to the data (down to the nearest 0.05 below the lowest band or curve)
@@ -286,7 +291,7 @@ def calibration_curve(post, *, ax=None, hdi_prob: float = HDI_PROB, n_grid: int 
             f"got {type(post).__name__}; for a score mixture use mixture_fit."
         )
     d = post.data
-    if truth is not None:  # checked before anything is drawn, as pr_curve's truth is
+    if truth is not None:  # checked before anything is drawn
         truth = V.as_label_vector(truth, "truth", allow_nan=False)
         if truth.size != d.n_items:
             raise ValueError(f"`truth` has {truth.size} labels but the posterior's data has {d.n_items} items; "

@@ -597,3 +597,17 @@ def test_calibration_curve_checks_its_truth_before_drawing():
         calibration_curve(post, truth=y, bins=0)
     ax = calibration_curve(post, truth=y, bins=5)
     assert any(line.get_label() == "true share (score bins)" for line in ax.get_lines())
+    # pr_curve: its truth said "`scores` has 200 item(s) but `labels` has 10" (neither is an argument
+    # of pr_curve) or advised building a Posterior for a NaN, after an empty figure was made
+    import matplotlib.pyplot as plt
+
+    from bayeval.plots import pr_curve
+
+    before = len(plt.get_fignums())
+    with pytest.raises(ValueError, match="`truth` has 10 labels but the posterior's data has 200 items"):
+        pr_curve(post, truth=np.ones(10))
+    with pytest.raises(ValueError, match="`truth` must be fully known"):
+        pr_curve(post, truth=np.full(200, np.nan))
+    assert len(plt.get_fignums()) == before  # nothing drawn
+    assert any(line.get_label() == "true curve" for line in pr_curve(post, truth=y).get_lines())
+    plt.close("all")

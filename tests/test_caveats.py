@@ -245,3 +245,23 @@ def test_a_report_with_no_vetted_negative_reads_it_as_the_labels_problem_not_the
     assert "none of the 20 vetted labels is negative" in text and "Vet items from the middle and bottom" in text
     assert "sampler diagnostics are bad" not in text and "longer or better-tuned run" not in text
     assert any("no vetted negatives" in m for m in r.warnings["diagnostics"])  # the box keeps the check's words
+
+
+def test_a_category_with_too_few_vetted_of_a_class_is_named_though_the_pool_has_plenty():
+    """25 vetted positives in the pool, none in category b: no caveat said so, and b's metric
+    (or a comparison's gap there) rested on the prior without a word."""
+    rng = np.random.default_rng(0)
+    n = 600
+    cats = np.repeat(["a", "b", "c"], n // 3)
+    y = np.full(n, np.nan)
+    y[:40] = rng.random(40) < 0.6  # category a: about 24 positives and 16 negatives
+    y[200:230] = 0  # category b: 30 vetted, all negative
+    y[400:430] = np.arange(30) < 3  # category c: 3 positives
+    d = be.EvalData(rng.random(n), y, categories=cats)
+    said = [c for c in d.caveats() if c.startswith("fewer than 5 vetted positives")]
+    assert len(said) == 1 and "in 2 of 3 categories (b with 0, c with 3)" in said[0]
+    assert not any("negatives in" in c for c in d.caveats())  # every category has 5+ negatives
+    assert be.EvalData(rng.random(n), y).caveats() == []  # no categories: the pool's counts are fine
+    cmp = be.compare({"x": rng.random(n), "z": rng.random(n)}, d, random_seed=0, draws=50)
+    gap = [c for c in cmp.caveats() if c.startswith("fewer than 5 vetted positives")]
+    assert len(gap) == 1 and "there the gap rests largely on the prior" in gap[0]

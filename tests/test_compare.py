@@ -706,3 +706,44 @@ def test_auto_penalty_fits_draw_for_draw_as_jeffreys_or_none():
         b_auto = JointCalibration(penalty="auto").fit(data, **fit).idata.posterior["b"].values
         np.testing.assert_array_equal(b_auto, same.fit(data, **fit).idata.posterior["b"].values)
         assert not np.array_equal(b_auto, other.fit(data, **fit).idata.posterior["b"].values)
+
+
+def test_a_metric_undefined_in_some_draws_is_summarized_over_the_draws_where_it_is_defined():
+    """ROC AUC with no vetted positive is undefined (NaN) in the draws with no positive: the
+    ranking's mean, sd, HDI and p_best were NaN, the gap's summary NaN beside a p_better that
+    counted the NaN draws as 'not better' (p_better(a, b) + p_better(b, a) = 0.88), and the plot
+    had an empty P(best) panel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(0)
+    n = 200
+    y = rng.random(n) < 0.02
+    lab = np.full(n, np.nan)
+    lab[np.flatnonzero(~y)[:20]] = 0
+    cmp = be.compare({"a": 2 * y + rng.normal(0, 1, n), "b": y + rng.normal(0, 1, n)}, lab, random_seed=0,
+                     draws=200)
+    undefined = float(np.isnan(cmp.metric("roc_auc").values).any(axis=-1).mean())
+    assert 0.05 < undefined < 0.95
+    rank = cmp.ranking("roc_auc")
+    assert np.isfinite(rank.to_numpy()).all() and rank["p_best"].sum() == pytest.approx(1.0)
+    assert rank.attrs["undefined"] == pytest.approx(undefined)
+    assert any(c.startswith("roc_auc is undefined in") for c in rank.attrs["caveats"])
+    assert cmp.prob_better("a", "b", "roc_auc") + cmp.prob_better("b", "a", "roc_auc") == pytest.approx(1.0)
+    gap = cmp.difference("a", "b", "roc_auc").values.ravel()
+    defined = gap[np.isfinite(gap)]
+    s = cmp.difference_summary("a", "b", "roc_auc", width=0.05)
+    assert np.isfinite(s.to_numpy()).all() and s["mean"] == pytest.approx(defined.mean())
+    assert s["p_rope"] == pytest.approx(np.mean(np.abs(defined) <= 0.05))
+    assert cmp.rope("a", "b", "roc_auc", width=0.05) == pytest.approx(s["p_rope"])
+    table = cmp.summary("roc_auc")
+    assert table["p_better"].iloc[0] >= 0.5 and any("undefined" in c for c in table.attrs["caveats"])
+    fig = cmp.plot("roc_auc")
+    assert sum(p.get_height() for p in fig.axes[1].patches) == pytest.approx(1.0)
+    plt.close(fig)
+    _, one = plt.subplots()
+    with pytest.raises(ValueError, match="two panels.*pass two Axes"):
+        cmp.plot("roc_auc", ax=one)
+    plt.close("all")

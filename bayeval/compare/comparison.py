@@ -23,7 +23,7 @@ import xarray as xr
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
-from ..core.data import FEW_OF_A_CLASS, EvalData, saturated_share, squeezed_range
+from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
 from ..core.evaluate import MetricEvaluator
 from ..core.summary import hdi
 from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
@@ -334,11 +334,12 @@ class Comparison:
     def prob_better(self, a, b, metric="average_precision", **kwargs):
         """``P(metric(a) > metric(b))``; a tie (the same value in a draw) counts one half.
 
-        A float, or a DataArray over the metric's own dims (e.g. ``k``).
+        A float, or a DataArray over the metric's own dims (e.g. ``k``). Over the draws where
+        both metrics are defined (ROC AUC, say, is not in a draw of labels with no positive),
+        so ``prob_better(a, b) + prob_better(b, a) == 1``; NaN when none is.
         """
         gap = self.difference(a, b, metric, **kwargs)
-        p = (gap > 0).mean(("chain", "draw")) + 0.5 * (gap == 0).mean(("chain", "draw"))
-        return self._scalar(p)
+        return self._scalar(_share(gap, (gap > 0) + 0.5 * (gap == 0)))
 
     def rope(self, a, b, metric="average_precision", *, width: float = 0.01, **kwargs):
         """Probability that the gap lies in the region of practical equivalence ``[-width, width]``.
@@ -355,22 +356,30 @@ class Comparison:
         """
         width = V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
         gap = self.difference(a, b, metric, **kwargs)
-        return self._scalar((abs(gap) <= width).mean(("chain", "draw")))
+        return self._scalar(_share(gap, abs(gap) <= width))
 
     def prob_best(self, metric="average_precision", **kwargs) -> pd.Series:
-        """Each classifier's probability of having the highest metric (ties shared equally)."""
+        """Each classifier's probability of having the highest metric (ties shared equally), over
+        the draws where every classifier's metric is defined (NaN when there is none)."""
         m = self.metric(metric, **kwargs)
         if m.ndim != 3:
             raise ValueError(f"prob_best needs one value per draw and classifier; {m.name!r} has the extra dims "
                              f"{list(m.dims[3:])}: {_one_value_hint(m.dims[3:])}")
         v = m.values.reshape(-1, len(self.names))
-        top = v == v.max(axis=1, keepdims=True)
-        share = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
+        v = v[np.isfinite(v).all(axis=1)]  # the draws where every classifier's metric is defined
+        if not len(v):
+            share = np.full(len(self.names), np.nan)
+        else:
+            top = v == v.max(axis=1, keepdims=True)
+            share = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
         return pd.Series(share, index=pd.Index(self.names, name="model"), name="p_best")
 
     def difference_summary(self, a, b, metric="average_precision", *, hdi_prob: float = HDI_PROB,
                            width: float | None = None, **kwargs) -> pd.Series:
         """The gap ``a - b``: mean, sd, HDI, ``p_better`` and (with ``width``) ``p_rope``.
+
+        Over the draws where both metrics are defined; ``attrs["undefined"]``: the share of
+        draws where one is not (then said in :meth:`summary`'s caveats).
 
         Examples
         --------
@@ -389,13 +398,23 @@ class Comparison:
                              f"{list(gap.dims[2:])}: {_one_value_hint(gap.dims[2:])}")
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         g = gap.values.ravel()
-        lo, hi = hdi(g, hdi_prob)
+        undefined = float(np.mean(~np.isfinite(g))) if g.size else 0.0
+        g = g[np.isfinite(g)]  # the draws where both metrics are defined
         cols = hdi_columns(hdi_prob)
-        out = {"mean": g.mean(), "sd": g.std(ddof=1), cols[0]: lo, cols[1]: hi,
-               "p_better": float((g > 0).mean() + 0.5 * (g == 0).mean())}
         if width is not None:
-            out["p_rope"] = float((np.abs(g) <= V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)).mean())
-        return pd.Series(out, name=f"{a} - {b}")
+            width = V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+        if g.size:
+            lo, hi = hdi(g, hdi_prob)
+            out = {"mean": g.mean(), "sd": g.std(ddof=1) if g.size > 1 else np.nan, cols[0]: lo, cols[1]: hi,
+                   "p_better": float((g > 0).mean() + 0.5 * (g == 0).mean())}
+            if width is not None:
+                out["p_rope"] = float((np.abs(g) <= width).mean())
+        else:
+            out = dict.fromkeys(["mean", "sd", *cols, "p_better"] + (["p_rope"] if width is not None else []),
+                                np.nan)
+        out = pd.Series(out, name=f"{a} - {b}")
+        out.attrs["undefined"] = undefined
+        return out
 
     # ------------------------------------------------------------- caveats
 
@@ -448,6 +467,8 @@ class Comparison:
                 "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
                 "middle and bottom of the rankings next."
             )
+        if not out:  # enough of each class in the pool: a category may still hold too few
+            out += few_by_category(d, "the gap")
         for j, name in enumerate(self.names):
             s = d.features[:, j]
             share = saturated_share(s)
@@ -494,12 +515,17 @@ class Comparison:
         m = self.metric(metric, **kwargs)
         best = self.prob_best(metric, **kwargs)
         v = m.values.reshape(-1, len(self.names))
-        band = hdi(v, hdi_prob, axis=0)
         lo, hi = hdi_columns(hdi_prob)
-        df = pd.DataFrame({"mean": v.mean(axis=0), "sd": v.std(axis=0, ddof=1), lo: band[:, 0], hi: band[:, 1],
-                           "p_best": best.to_numpy()}, index=pd.Index(self.names, name="model"))
-        df = df.sort_values("mean", ascending=False, kind="stable")
-        df.attrs["caveats"] = self.caveats()
+        rows = []
+        for j in range(v.shape[1]):  # each classifier over the draws where its metric is defined
+            x = v[np.isfinite(v[:, j]), j]
+            band = hdi(x, hdi_prob) if x.size else (np.nan, np.nan)
+            rows.append({"mean": x.mean() if x.size else np.nan, "sd": x.std(ddof=1) if x.size > 1 else np.nan,
+                         lo: band[0], hi: band[1]})
+        df = pd.DataFrame(rows, index=pd.Index(self.names, name="model")).assign(p_best=best.to_numpy())
+        df = df.sort_values("mean", ascending=False, kind="stable", na_position="last")
+        df.attrs["undefined"] = undefined = float(np.mean(~np.isfinite(v).all(axis=1))) if v.size else 0.0
+        df.attrs["caveats"] = self.caveats() + ([_undefined_caveat(m.name, undefined)] if undefined else [])
         return df
 
     def summary(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, width: float | None = None,
@@ -515,15 +541,17 @@ class Comparison:
         (:meth:`caveats`).
         """
         order = list(self.ranking(metric, hdi_prob=hdi_prob, **kwargs).index)
-        rows = []
+        rows, undefined = [], 0.0
         for a, b in itertools.combinations(order, 2):
             s = self.difference_summary(a, b, metric, hdi_prob=hdi_prob, width=width, **kwargs)
             if s["p_better"] < 0.5:  # the other one is more probably better: it is named first
                 a, b = b, a
                 s = self.difference_summary(a, b, metric, hdi_prob=hdi_prob, width=width, **kwargs)
             rows.append({"better": a, "worse": b, **s.to_dict()})
+            undefined = max(undefined, s.attrs.get("undefined", 0.0))
         out = pd.DataFrame(rows)
-        out.attrs["caveats"] = self.caveats()
+        out.attrs["undefined"] = undefined
+        out.attrs["caveats"] = self.caveats() + ([_undefined_caveat(str(metric), undefined)] if undefined else [])
         return out
 
     def decided(self, a, b, metric="average_precision", *, level: float = 0.95, width: float | None = None,
@@ -606,7 +634,8 @@ class Comparison:
     def plot(self, metric="average_precision", *, reference=None, ax=None, **kwargs):
         """Two panels: each classifier's gap to ``reference`` (default: the best-ranked), and P(best) as bars.
 
-        Returns the matplotlib Figure.
+        The gaps are ``classifier - reference`` (negative: worse than the reference).
+        ``ax``: two Axes to draw into (default: a new figure). Returns the matplotlib Figure.
         """
         import matplotlib.pyplot as plt
 
@@ -614,6 +643,9 @@ class Comparison:
         ref = order[0] if reference is None else self._name(reference)
         if ax is None:
             fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+        elif np.size(ax) < 2:
+            raise ValueError("Comparison.plot draws two panels (the gaps, and P(best) as bars): pass two Axes, "
+                             "e.g. `fig, ax = plt.subplots(1, 2); cmp.plot(ax=ax)`, or leave ax out.")
         else:
             fig = np.ravel(ax)[0].figure
         ax0, ax1 = np.ravel(ax)[:2]
@@ -621,6 +653,7 @@ class Comparison:
             if name == ref:
                 continue
             g = self.difference(name, ref, metric, **kwargs).values.ravel()
+            g = g[np.isfinite(g)]  # the draws where both metrics are defined
             ax0.hist(g, bins=40, histtype="step", density=True, label=f"{name} - {ref}")
         ax0.axvline(0.0, color="k", lw=0.8)
         ax0.set_xlabel(f"gap in {self.metric(metric, **kwargs).name}")
@@ -797,3 +830,17 @@ def expected_change(post, g: np.ndarray) -> np.ndarray:
         out = np.where(var > 0, cov ** 2 / np.where(var > 0, var, 1.0), 0.0)
     out[np.asarray(post.data.vetted, dtype=bool)] = 0.0
     return out
+
+
+def _share(gap: xr.DataArray, hit: xr.DataArray) -> xr.DataArray:
+    """The share of the draws where ``gap`` is defined in which ``hit`` holds (NaN where none is)."""
+    defined = gap.notnull()
+    n = defined.sum(("chain", "draw"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (hit.where(defined, 0).sum(("chain", "draw")) / n).where(n > 0)
+
+
+def _undefined_caveat(metric: str, share: float) -> str:
+    return (f"{metric} is undefined in {share:.1%} of the posterior draws for at least one classifier: in those "
+            "draws the labels drawn for the unvetted items leave it no positive or no negative to count. The table "
+            "summarizes the draws where it is defined; vet items of the missing class to pin it down.")

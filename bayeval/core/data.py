@@ -596,6 +596,44 @@ def _few_labels(data) -> list[str]:
             "rests largely on the prior, so precision and AP get wide intervals. Vet items from the middle and "
             "bottom of the ranking next (bayeval.active.design)."
         )
+    if not out:  # the pool as a whole has enough of each class: a category may not
+        out += few_by_category(data)
+    return out
+
+
+def few_by_category(data, what: str = "the metric") -> list[str]:
+    """One sentence naming the categories with fewer than :data:`FEW_OF_A_CLASS` vetted
+    positives (one for negatives), empty without categories or when none has so few.
+
+    The pool as a whole can hold plenty of each class while one category holds none:
+    its metric then rests on the prior (the pooled curve, or the category's own), not
+    on its labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> y = np.tile([1.0, 0.0], 20); y[20:] = 0
+    >>> few_by_category(EvalData(np.linspace(0, 1, 40), y, categories=["a"] * 20 + ["b"] * 20))[0].split(":")[0]
+    'fewer than 5 vetted positives in 1 of 2 categories (b with 0)'
+    """
+    if not data.has_categories:
+        return []
+    counts = data.counts().drop(index="total", errors="ignore")
+    out = []
+    for col, which, where in (("vetted_positive", "positives", "the top"), ("vetted_negative", "negatives",
+                                                                           "the middle and bottom")):
+        low = counts[counts[col] < FEW_OF_A_CLASS][col].sort_values(kind="stable")
+        if low.empty:
+            continue
+        named = ", ".join(f"{c} with {v}" for c, v in low.iloc[:5].items())
+        more = f", and {low.size - 5} more" if low.size > 5 else ""
+        out.append(
+            f"fewer than {FEW_OF_A_CLASS} vetted {which} in {low.size} of {len(counts)} categories "
+            f"({named}{more}): there {what} rests largely on the prior, whatever the pool as a whole holds, "
+            f"so its interval is wide (and can miss where the scores are miscalibrated). Vet items from "
+            f"{where} of those categories' rankings next."
+        )
     return out
 
 
