@@ -73,6 +73,11 @@ def fit_per_category(args, data, model, client, metrics: dict, kw: dict):
     posts = fit_categories(model, data, client=client, random_seed=args.random_seed, errors="keep",
                            progress=say, draws=args.draws, tune=args.tune, chains=args.chains,
                            progressbar=False, warn=False)
+    for name, post in posts.items():  # fitted quietly (warn=False): their checks are said here, one line each
+        check = getattr(post, "check_convergence", None)
+        diag = check(warn=False) if check is not None else None
+        if diag is not None and diag.get("messages"):
+            say(f"warning: category {name}: " + " ".join(diag["messages"]))
     tables = {name: post.summary(metrics, hdi_prob=args.hdi_prob, client=client, **kw)
               for name, post in posts.items()}
     table = pd.concat(tables, names=["category", "metric"]) if tables else None

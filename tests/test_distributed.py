@@ -15,6 +15,7 @@ import xarray as xr
 import pytest
 
 from bayeval import EvalData, Posterior
+from bayeval.models import Calibration
 from bayeval.core.distributed import (
     FanOut,
     FanOutError,
@@ -223,6 +224,19 @@ def test_one_and_two_workers_give_the_same_numbers(client):
     assert np.array_equal(a.values, b.values)
 
 
+def test_a_closed_client_is_said_to_be_closed():
+    """A client used after its `with open_client(...)` block failed deep in Dask ("IOLoop is
+    closed", or "'NoneType' object has no attribute 'register_worker_plugin'")."""
+    post = Posterior.from_probabilities(EvalData([0.1, 0.5, 0.9], [0, np.nan, 1]), [0.1, 0.5, 0.9], draws=20,
+                                        random_seed=0)
+    with open_client(workers=1, processes=False) as gone:
+        pass
+    with pytest.raises(ValueError, match="`client` is closed .*open_client"):
+        post.metric("average_precision", client=gone)
+    with pytest.raises(ValueError, match="is closed"):
+        fit_categories(Calibration(), EvalData([0.2, 0.8], [0, 1], categories=["a", "b"]), client=gone)
+
+
 def test_the_workers_get_the_posterior_without_ids_and_the_metric_as_a_recipe(client):
     """What a metric pass sends: the posterior without its item ids (never read by a label
     draw or a metric) and the evaluator's arguments, not its prepared per-item arrays; the
@@ -387,6 +401,28 @@ def test_cli_per_category_names_a_failed_category_and_prints_the_others(tmp_path
     assert "error: category t1 failed:" in out.err
 
 
+def test_cli_per_category_says_what_each_categorys_check_found(tmp_path, capsys):
+    """The category fits ran with warn=False and nothing else said their checks: a category with
+    no vetted label printed an AP interval from the prior alone, without a word."""
+    import pandas as pd
+
+    from bayeval.cli import main
+
+    rng = np.random.default_rng(1)
+    s = rng.uniform(size=80)
+    y = np.where(np.arange(80) % 2 == 0, (rng.uniform(size=80) < s).astype(int).astype(str), "")
+    y[40:] = ""  # category t1: nothing vetted
+    path = tmp_path / "tags.csv"
+    pd.DataFrame({"s": s, "y": y, "c": np.repeat(["t0", "t1"], 40)}).to_csv(path, index=False)
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--category", "c", "--per-category",
+                 "--draws", "100", "--chains", "1", "--no-progress", "--metric", "average_precision",
+                 "--format", "csv"])
+    out = capsys.readouterr()
+    assert code == 0 and "t1,average_precision" in out.out
+    said = [line for line in out.err.splitlines() if line.startswith("warning: category t1:")]
+    assert said and "no vetted" in said[0]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--workers", "0"], "--workers must be an integer >= 1"),
     (["--save", "x.nc"], "--save keeps one fit"),
@@ -426,3 +462,43 @@ def test_cli_per_category_on_two_workers_equals_serial(tmp_path, capsys):
     serial = capsys.readouterr().out
     assert main([*args, "--workers", "2"]) == 0
     assert capsys.readouterr().out == serial
+
+
+def _fit_in_daemon(queue):
+    try:
+        s, y = _daemon_data()
+        post = Calibration().fit(EvalData(s, y), draws=60, tune=60, chains=2, sampler="pymc", random_seed=3,
+                                 progressbar=False, warn=False)
+        queue.put(("ok", _draws(post)))
+    except Exception as exc:  # said in the test's failure, not a hang
+        queue.put(("error", repr(exc)))
+
+
+def _draws(post):
+    return np.stack([v.values for v in post.idata.posterior.data_vars.values()])
+
+
+def _daemon_data():
+    rng = np.random.default_rng(0)
+    s = rng.uniform(size=120)
+    return s, np.where(np.arange(120) % 3 == 0, (rng.uniform(size=120) < s).astype(float), np.nan)
+
+
+def test_a_nuts_fit_inside_a_daemonic_process_runs_its_chains_in_turn_with_the_same_draws():
+    """A Dask worker process is daemonic: PyMC's NUTS with two chains started two processes there
+    and failed ("daemonic processes are not allowed to have children"), so any fit that used NUTS
+    (or fell back to it) failed on a process LocalCluster and in `bayeval report --workers N`."""
+    import multiprocessing
+
+    s, y = _daemon_data()
+    serial = Calibration().fit(EvalData(s, y), draws=60, tune=60, chains=2, sampler="pymc", random_seed=3,
+                               progressbar=False, warn=False)
+    want = _draws(serial)
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_fit_in_daemon, args=(queue,), daemon=True)
+    proc.start()
+    kind, got = queue.get(timeout=300)
+    proc.join(timeout=60)
+    assert kind == "ok", got
+    np.testing.assert_array_equal(got, want)

@@ -103,7 +103,15 @@ def check_client(client, name: str = "client"):
     ...
     TypeError: `client` must be a dask.distributed Client (or None to run in this process), got int. ...
     """
-    if client is None or _is_client(client):
+    if client is None:
+        return client
+    if _is_client(client):
+        status = str(getattr(client, "status", "running"))
+        if status in ("closing", "closed"):
+            raise ValueError(
+                f"`{name}` is closed (status {status!r}): it can run nothing. Use a client while it is open, e.g. "
+                "inside `with bayeval.core.distributed.open_client(workers=2) as client:`, or open a new one."
+            )
         return client
     raise TypeError(
         f"`{name}` must be a dask.distributed Client (or None to run in this process), got "

@@ -429,6 +429,17 @@ class _Compiled:
         return [np.concatenate([np.asarray(p[j]) for p in parts]) for j in range(len(self.out_names))]
 
 
+def _cores(cores: int | None, chains: int) -> int:
+    """Processes for PyMC's chains: ``cores`` (default: up to two), but one inside a daemonic
+    process (a Dask worker, a multiprocessing pool's worker), which may not start children:
+    PyMC then runs the chains one after another, with the same draws."""
+    import multiprocessing
+
+    if multiprocessing.current_process().daemon:
+        return 1
+    return cores or min(chains, 2)
+
+
 def _vectorize(model: pm.Model, value_vars, outs, part: str):
     """``model``'s log-density (``part="logp"``) or ``outs`` (``"outputs"``), vectorized
     over a leading batch dimension and compiled."""
@@ -1349,7 +1360,7 @@ def sample_model(
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)
         if sampler == "smc":
-            idata, extra = _smc(model, draws=draws, chains=chains, cores=cores or min(chains, 2), seed=nuts_seed,
+            idata, extra = _smc(model, draws=draws, chains=chains, cores=_cores(cores, chains), seed=nuts_seed,
                                 show=show)
             # (PyMC does not record how many mutation steps each stage took: no counts)
             return idata, SamplingInfo("smc", extra=extra, seconds=time.perf_counter() - t0)
@@ -1397,7 +1408,7 @@ def sample_model(
             with model, _reusing_valgrad(model, reuse), _keeping_valgrad(model, keep), \
                     _nuts_only(model, known_gradient=key is not None or reuse is not None), \
                     _reusing_pymc_fns(model, keyed=key is not None):
-                idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores or min(chains, 2),
+                idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=_cores(cores, chains),
                                   random_seed=nuts_seed, progressbar=show, target_accept=target_accept,
                                   init=init, initvals=start, compute_convergence_checks=False,
                                   discard_tuned_samples=False, quiet=not show, **nuts_kwargs)
