@@ -794,6 +794,10 @@ def test_fit_takes_sampler_options_and_reports_convergence():
     assert set(conv) == {"max_rhat", "min_ess_bulk", "divergences", "ok", "messages", "sampler", "pareto_k", "ess", "data_messages"}
     assert conv["sampler"] == "pymc"
     assert not conv["ok"] and conv == post.check(warn=False)
+    # a fit with gold items is not told that "without gold items the error correlation is weakly identified"
+    from bayeval.annotators._likelihood import GOLD_RHAT_ADVICE, RHAT_ADVICE, rhat_advice
+
+    assert rhat_advice(post) == GOLD_RHAT_ADVICE and not any(RHAT_ADVICE in m for m in conv["messages"])
     table = post.summary()
     assert table.loc["structured_weight", "mean"] == pytest.approx(post.gold_check["weight"])
     # with gold items the accuracies' intervals are guarded: they hold the posterior's own

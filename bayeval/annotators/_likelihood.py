@@ -34,6 +34,17 @@ RHAT_ADVICE = (
     "annotator columns (AnnotatorError(annotators='exchangeable')), add annotators, or tune "
     "longer."
 )
+#: the same, for a fit with gold items (the error correlation is then identified)
+GOLD_RHAT_ADVICE = (
+    "With gold items the chains usually agree once they have run long enough: tune longer and draw "
+    "more (e.g. tune=1000, draws=1000); if r_hat stays above 1.01, pool interchangeable annotator "
+    "columns (AnnotatorError(annotators='exchangeable')) or label more gold items."
+)
+
+
+def rhat_advice(post) -> str:
+    """What the convergence warning of ``post`` advises: with or without gold items."""
+    return GOLD_RHAT_ADVICE if getattr(post, "gold_check", None) is not None else RHAT_ADVICE
 
 
 def wrong_index(patterns: np.ndarray, n_classes: int) -> np.ndarray:

@@ -42,12 +42,12 @@ from ..core.model import Model
 from ._checks import MAX_CLASSES, Observed, has_gold, observe
 from ._likelihood import (
     PARAM_NAMES,
-    RHAT_ADVICE,
     STRUCT_VARS,
     ClassProbability,
     Population,
     flat_draws,
     normal_nodes,
+    rhat_advice,
     wrong_index,
 )
 from ._sensitivity import SENSITIVITY_THRESHOLD, add_log_prior, power_scaling
@@ -524,7 +524,7 @@ class AnnotatorError(Model):
         return {"observations": (("chain", "draw", "item"), out[:, obs.inverse].reshape(n_c, n_d, obs.n_items))}
 
     def _convergence(self, post, *, warn: bool) -> dict:
-        return _diag.check_convergence(post.idata, post.sampling, PARAM_NAMES, warn=warn, advice=RHAT_ADVICE)
+        return _diag.check_convergence(post.idata, post.sampling, PARAM_NAMES, warn=warn, advice=rhat_advice(post))
 
     def _after_fit(self, post, *, warn: bool) -> None:
         import warnings

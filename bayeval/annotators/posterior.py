@@ -34,7 +34,7 @@ from ._identified import (
 )
 from ._sensitivity import power_scaling
 from ._checks import MAX_CLASSES, check_classes, to_float_matrix
-from ._likelihood import PARAM_NAMES, RHAT_ADVICE
+from ._likelihood import PARAM_NAMES, rhat_advice
 from .gold import (
     GuardedAccuracy,
     RectifiedAccuracy,
@@ -111,7 +111,7 @@ class AnnotatorPosterior(Posterior):
         >>> post.check()["ok"]
         True
         """
-        return _diag.check_convergence(self.idata, self.sampling, PARAM_NAMES, warn=warn, advice=RHAT_ADVICE)
+        return _diag.check_convergence(self.idata, self.sampling, PARAM_NAMES, warn=warn, advice=rhat_advice(self))
 
 
     def rectified_accuracy(self, *, prob: float = HDI_PROB) -> RectifiedAccuracy:
