@@ -740,11 +740,15 @@ def test_percentile_table_and_plots():
     )
     as_dict = {(a, s): q.sel(attribute=a, system=s) for a in ["aged", "wet", "hard"] for s in "AB"}
     assert percentile_table(as_dict).equals(wide)
+    import matplotlib.pyplot as plt
+
     fig = plot_percentile_table(q)
     assert len(fig.axes) == 1
+    plt.close(fig)
     theta = rng.uniform(size=200)
     fig = plot_log_prob_distribution(theta, (theta > 0.5).astype(int), tol=1e-3)
     assert "Q = 0.000" in fig.axes[0].get_legend().get_texts()[0].get_text()
+    plt.close(fig)
     with pytest.raises(TypeError, match="DataArray"):
         percentile_table([1, 2, 3])
 
@@ -828,3 +832,39 @@ def test_exact_draws_of_confident_pairs_and_their_limits():
         from bayeval.models import Calibration
 
         Calibration().fit(EvalData([0.2, 0.8], [0.0, 1.0]), sampler="exact", progressbar=False)
+
+
+def _q_draws(seed=0, attributes=("aged", "wet"), systems=("A", "B")):
+    import xarray as xr
+
+    rng = np.random.default_rng(seed)
+    return xr.DataArray(
+        rng.beta(2, 5, size=(2, 50, len(attributes), len(systems))),
+        dims=("chain", "draw", "attribute", "system"),
+        coords={"attribute": list(attributes), "system": list(systems)},
+    )
+
+
+def test_ranking_plots_make_pyplot_figures_without_ax():
+    """Without ax the figures are pyplot's (as bayeval.plots makes them), so a notebook shows
+    them; with ax they draw on the caller's figure and make none."""
+    import matplotlib.pyplot as plt
+
+    from bayeval.rankings.plots import plot_log_prob_distribution, plot_percentile_table
+
+    theta = np.random.default_rng(0).uniform(size=30)
+    figs = [plot_log_prob_distribution(theta, (theta > 0.5).astype(int), tol=1e-3),
+            plot_percentile_table(_q_draws())]
+    try:
+        for fig in figs:
+            assert fig.number in plt.get_fignums()
+    finally:
+        for fig in figs:
+            plt.close(fig)
+    fig, ax = plt.subplots()
+    try:
+        before = plt.get_fignums()
+        assert plot_percentile_table(_q_draws(), ax=ax) is fig
+        assert plt.get_fignums() == before
+    finally:
+        plt.close(fig)

@@ -9,8 +9,10 @@ Two views:
 - :func:`percentile_table` / :func:`plot_percentile_table`: Q per attribute and
   system with posterior intervals (the paper's Table 1 view).
 
-Only the object-oriented matplotlib API is used (no ``pyplot.show``), so the
-functions work with any backend, Agg included.
+Without ``ax``, a function makes its figure with :func:`matplotlib.pyplot.figure`, as
+:mod:`bayeval.plots` does, so Jupyter shows it; nothing is shown or saved (no
+``pyplot.show``), so the functions work with any backend, Agg included. Close a figure
+you no longer need with ``plt.close(fig)``.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ __all__ = ["percentile_table", "plot_log_prob_distribution", "plot_percentile_ta
 def _new_axes(ax, figsize):
     if ax is not None:
         return ax.figure, ax
-    from matplotlib.figure import Figure
+    import matplotlib.pyplot as plt  # a pyplot figure, so that Jupyter displays it
 
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = plt.figure(figsize=figsize, layout="constrained")
     return fig, fig.add_subplot()
 
 
@@ -63,7 +65,7 @@ def plot_log_prob_distribution(
     epsilon : float, default 0.1
         Level of the indistinguishability threshold drawn.
     ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new Figure is made otherwise.
+        Axes to draw on; a new pyplot figure is made otherwise.
     label : str, default "machine"
         Legend label of the ranking.
 
@@ -233,7 +235,7 @@ def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
         A vertical line marks ``1 - epsilon``; beyond it a ranking is
         distinguishable from human ones.
     ax : matplotlib.axes.Axes, optional
-        Axes to draw on.
+        Axes to draw on; a new pyplot figure is made otherwise.
 
     Returns
     -------
