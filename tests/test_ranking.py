@@ -868,3 +868,28 @@ def test_ranking_plots_make_pyplot_figures_without_ax():
         assert plt.get_fignums() == before
     finally:
         plt.close(fig)
+
+
+def test_labelled_ranking_is_matched_to_the_pairs_by_label():
+    """A Series (or labelled DataArray) in another pair order gives the Q of the same choices;
+    a different label set is refused, naming the missing and the unknown labels."""
+    import pandas as pd
+    import xarray as xr
+
+    from bayeval.rankings.model import RankingPosterior
+
+    votes = pd.DataFrame([[1, 1, 0], [0, 0, 1], [1, 1, 1]], index=["a", "b", "c"])
+    draws = np.random.default_rng(5).beta([3, 2, 5], [2, 3, 1], size=(1, 40, 3))
+    post = RankingPosterior.from_draws(draws, votes)
+    ref = post.percentile([1, 0, 1])
+    shuffled = pd.Series([1, 1, 0], index=["c", "a", "b"])
+    np.testing.assert_array_equal(post.percentile(shuffled).values, ref.values)
+    assert post.summary(shuffled).loc["Q", "mean"] == pytest.approx(float(ref.mean()))
+    as_da = xr.DataArray([0, 1, 1], dims="pair", coords={"pair": ["b", "c", "a"]})
+    np.testing.assert_array_equal(post.percentile(as_da).values, ref.values)
+    q = post.percentile({"x": shuffled, "y": [1, 0, 1]})
+    np.testing.assert_array_equal(q.sel(system="x").values, q.sel(system="y").values)
+    with pytest.raises(ValueError, match=r"missing 1 of its 3 pairs \('c'\); 1 unknown label\(s\) \('d'\)"):
+        post.percentile(pd.Series([1, 0, 1], index=["a", "b", "d"]))
+    with pytest.raises(ValueError, match="repeat"):
+        post.percentile(pd.Series([1, 0, 1, 1], index=["a", "b", "c", "c"]))

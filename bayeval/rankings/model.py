@@ -760,6 +760,33 @@ class RankingPosterior(BasePosterior):
             index=pd.Index(self.pair_labels, name="pair"),
         )
 
+    def _align_pairs(self, ranking):
+        """A labelled ranking put in the posterior's pair order (labels matched, any order)."""
+        given = pd.Index(ranking["pair"].values)
+        wanted = pd.Index(self.pair_labels)
+        if given.has_duplicates:
+            repeated = given[given.duplicated()].unique()[:5].tolist()
+            raise ValueError(
+                f"ranking's 'pair' labels repeat ({repeated}); give one choice per pair."
+            )
+        missing = wanted.difference(given, sort=False)
+        extra = given.difference(wanted, sort=False)
+        if len(missing) or len(extra):
+            def some(labels):
+                return ", ".join(map(repr, labels[:5].tolist())) + (", ..." if len(labels) > 5 else "")
+
+            parts = []
+            if len(missing):
+                parts.append(f"missing {len(missing)} of its {wanted.size} pairs ({some(missing)})")
+            if len(extra):
+                parts.append(f"{len(extra)} unknown label(s) ({some(extra)})")
+            raise ValueError(
+                f"ranking's 'pair' labels differ from the posterior's: {'; '.join(parts)}. Label the "
+                "ranking with posterior.pair_labels (any order: it is matched by label), or pass a "
+                "plain array in that order."
+            )
+        return ranking.sel(pair=wanted.to_numpy())
+
     def _ranking_da(self, ranking):
         if isinstance(ranking, dict):
             if not ranking:
@@ -783,13 +810,7 @@ class RankingPosterior(BasePosterior):
                     f"a DataArray ranking needs a 'pair' dimension; got dims {ranking.dims}."
                 )
             if "pair" in ranking.coords:
-                try:
-                    ranking, _ = xr.align(ranking, self.theta.isel(chain=0, draw=0), join="exact")
-                except ValueError as err:
-                    raise ValueError(
-                        "ranking's 'pair' labels differ from the posterior's; reindex it to "
-                        "posterior.theta.pair."
-                    ) from err
+                ranking = self._align_pairs(ranking)
             elif ranking.sizes["pair"] != self.pair_labels.size:
                 raise ValueError(
                     f"ranking has {ranking.sizes['pair']} pairs; the posterior has "
@@ -847,7 +868,9 @@ class RankingPosterior(BasePosterior):
         ranking : array-like, dict, pandas.Series or xarray.DataArray
             ``1`` = first item picked, per pair. A 2-D array adds a ``ranking``
             dimension; a dict ``{name: ranking}`` adds a ``system`` dimension; a
-            DataArray with a ``pair`` dimension keeps its other dimensions.
+            DataArray with a ``pair`` dimension keeps its other dimensions. A
+            Series, or a DataArray with ``pair`` labels, is matched to the
+            posterior's pairs by label, in any order.
         ties : {"strict", "inclusive"}, default "strict"
             See :func:`bayeval.rankings.percentile.ranking_percentile`.
         tol : float, default 1e-3
