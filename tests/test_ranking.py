@@ -893,3 +893,33 @@ def test_labelled_ranking_is_matched_to_the_pairs_by_label():
         post.percentile(pd.Series([1, 0, 1], index=["a", "b", "d"]))
     with pytest.raises(ValueError, match="repeat"):
         post.percentile(pd.Series([1, 0, 1, 1], index=["a", "b", "c", "c"]))
+
+
+def test_log_prob_plot_shades_exactly_q_and_shows_every_line():
+    """The blue bars hold Q, as the legend says, also where the ranking's own log-probability
+    lies below its bin's centre; the threshold and ranking lines lie inside the axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from bayeval.rankings.plots import plot_log_prob_distribution
+
+    theta = np.random.default_rng(1).uniform(size=300)
+    far_off = (theta < 0.5).astype(int)  # every pair against the majority: far below the bulk
+    cases = [([0.7, 0.6], [1, 0]), ([0.7, 0.6], [0, 1]), ([0.9, 0.7, 0.6], [1, 0, 1]),
+             (theta, (theta > 0.5).astype(int) ^ (np.arange(300) % 7 == 0)), (theta, far_off)]
+    for th, r in cases:
+        fig = plot_log_prob_distribution(th, r, tol=1e-3)
+        try:
+            ax = fig.axes[0]
+            q = float(ranking_percentile(th, r, tol=1e-3))
+            blue = [p.get_height() for p in ax.patches if p.get_facecolor() == to_rgba("C0")]
+            # exact for few pairs; for many, up to the Fourier accuracy (tol) and the tail of
+            # rankings less probable than the plotted range
+            assert sum(blue) == pytest.approx(q, abs=1e-9 if len(th) <= 3 else 1e-3)
+            assert f"Q = {q:.3f}" in ax.get_legend().get_texts()[0].get_text()
+            left, right = ax.get_xlim()
+            for line in ax.lines:
+                assert left < line.get_xdata()[0] < right, line.get_label()
+            assert len(ax.lines) == 2  # the ranking and the 90 % line, as in the legend
+        finally:
+            plt.close(fig)

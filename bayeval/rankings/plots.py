@@ -47,10 +47,15 @@ def plot_log_prob_distribution(
     """Distribution of human-ranking log-probabilities, machine ranking marked.
 
     Bars show the probability that a human ranking's log-probability falls in
-    each bin (most probable rankings on the right). The shaded part holds the
-    rankings strictly more probable than the machine's; its mass is Q. The
-    dotted line marks the level below which the least probable ``epsilon`` of
-    human rankings lie (the ``1 - epsilon`` percentile).
+    each bin (most probable rankings on the right). The shaded (blue) part holds
+    the rankings strictly more probable than the machine's; its mass is Q, the
+    value in the legend (up to the numerical bound in the title). The bin that holds the machine ranking's own
+    log-probability is shaded only in part (its lower part, up to Q), since the
+    rankings in it may be more or less probable than the machine's. The dotted
+    line marks the level below which the least probable ``epsilon`` of human
+    rankings lie (the ``1 - epsilon`` percentile). A machine ranking far less
+    probable than the bulk of human rankings is drawn dashed at the left end,
+    its log-probability given in the legend.
 
     Parameters
     ----------
@@ -91,22 +96,36 @@ def plot_log_prob_distribution(
     widths = edges[:-1] - edges[1:]
     cum = np.cumsum(dist.mass)  # mass from the most probable end
     thr_idx = int(np.searchsorted(cum, 1 - epsilon))
-    colors = np.full(centres.size, "0.75", dtype=object)
+    shaded = np.zeros_like(dist.mass)
     title = f"{dist.method}, bound {dist.bound:.1g}"
+    lo, hi = edges[-1], edges[0]
     if ranking is not None:
         lp = float(ranking_log_probability(theta, ranking))
         res = ranking_percentile(theta, ranking, tol=tol, return_bound=True)
+        q = float(res.q)
         if np.isfinite(lp):
-            colors[centres > lp] = "C0"
-            ax.axvline(lp, color="C3", lw=2, label=f"{label}: Q = {float(res.q):.3f}")
+            # Q of the most probable bins, in order: the bin holding the ranking's own
+            # log-probability is shaded only up to Q, so the shaded mass is Q
+            shaded = np.clip(q - np.r_[0.0, cum[:-1]], 0.0, dist.mass)
+            text = f"{label}: Q = {q:.3f}"
+            far = edges[-1] - 0.5 * (hi - lo)  # further out, the bars would be squeezed
+            if lp < far:  # drawn dashed at the left end, its value in the legend
+                text += f" (log-probability {lp:.4g}, off scale)"
+                lp = far
+            ax.axvline(lp, color="C3", lw=2, ls="-" if lp != far else "--", label=text)
+            lo = min(lo, lp)
         else:
             ax.plot([], [], color="C3", lw=2, label=f"{label}: impossible for humans (Q = 1)")
-    ax.bar(centres, dist.mass, width=widths, color=list(colors), align="center")
+    ax.bar(centres, dist.mass - shaded, bottom=shaded, width=widths, color="0.75", align="center")
+    if shaded.any():
+        ax.bar(centres, shaded, width=widths, color="C0", align="center",
+               label="more probable human rankings (mass Q)")
+    pad = 0.03 * (hi - lo)
     if thr_idx < edges.size - 1:
         ax.axvline(
             edges[thr_idx + 1], color="k", ls=":", lw=1, label=f"{1 - epsilon:.0%} of human mass"
         )
-    ax.set_xlim(edges[-1], edges[0] + 0.02 * (edges[0] - edges[-1]))
+    ax.set_xlim(lo - pad, hi + pad)  # padded: a line on the outermost edge stays visible
     ax.set_xlabel("log-probability of a human ranking")
     ax.set_ylabel("probability per bin")
     ax.set_title(f"Human rankings of {np.size(theta)} pairs, {title}", fontsize=10)
