@@ -923,3 +923,30 @@ def test_log_prob_plot_shades_exactly_q_and_shows_every_line():
             assert len(ax.lines) == 2  # the ranking and the 90 % line, as in the legend
         finally:
             plt.close(fig)
+
+
+def test_percentile_table_legend_covers_no_point():
+    """The legend sits outside the axes (it used to cover the lower right, where Q is near 1):
+    with one attribute and two systems, the second system's point at Q = 0.99 stays visible."""
+    import matplotlib.pyplot as plt
+    import xarray as xr
+
+    from bayeval.rankings.plots import plot_percentile_table
+
+    rng = np.random.default_rng(2)
+    draws = np.stack([rng.beta(2, 5, size=(2, 50)), 0.98 + 0.02 * rng.uniform(size=(2, 50))], -1)
+    q = xr.DataArray(draws[..., None, :], dims=("chain", "draw", "attribute", "system"),
+                     coords={"attribute": ["wet"], "system": ["A", "B"]})
+    for ax in (None, plt.subplots()[1]):
+        fig = plot_percentile_table(q) if ax is None else plot_percentile_table(q, ax=ax)
+        try:
+            fig.canvas.draw()
+            ax = fig.axes[0]
+            legend = ax.get_legend().get_window_extent()
+            assert legend.x0 >= ax.get_window_extent().x1
+            points = np.concatenate([line.get_xydata() for line in ax.lines if line.get_marker() == "o"])
+            x, y = ax.transData.transform(points).T
+            inside = (legend.x0 <= x) & (x <= legend.x1) & (legend.y0 <= y) & (y <= legend.y1)
+            assert not inside.any()
+        finally:
+            plt.close(fig)

@@ -244,6 +244,9 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
 def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
     """Dot-and-interval chart of Q per attribute (rows) and system (colours).
 
+    The legend of the systems sits outside the axes, on the right, so that it
+    covers no point or interval.
+
     Parameters
     ----------
     q : xarray.DataArray or dict
@@ -287,5 +290,7 @@ def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
     ax.invert_yaxis()
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel(f"Q (posterior mean, {hdi_prob:.0%} HDI); dotted: 1 - epsilon")
-    ax.legend(fontsize=8, loc="lower right")
+    # outside the axes, on the right: inside, it would cover the points near Q = 1
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              title="system", title_fontsize=8)
     return fig
