@@ -950,3 +950,16 @@ def test_percentile_table_legend_covers_no_point():
             assert not inside.any()
         finally:
             plt.close(fig)
+
+
+def test_ranking_posterior_docstring_names_only_what_it_has():
+    """The class docstring listed a ``save`` method it does not have; it names bayeval.save."""
+    import re
+
+    from bayeval.rankings.model import RankingPosterior
+
+    post = RankingPosterior.from_draws(np.full((1, 5, 2), 0.6), np.array([[1, 0], [1, 1]]))
+    intro = RankingPosterior.__doc__.split("Parameters")[0]
+    named = re.findall(r"``(\w+)``", intro)
+    assert named and [n for n in named if not hasattr(post, n)] == []
+    assert "bayeval.save(post, path)" in intro and "bayeval.load(path)" in intro

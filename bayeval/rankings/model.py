@@ -329,7 +329,7 @@ class HumanRanking(Model):
         counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
         post = RankingPosterior(idata, counts=counts, unanimous=unanimous, used_confidence=use_conf,
                                 pair_labels=labels, undecided=self.undecided)
-        post.data = data  # the votes it was fitted to (post.save stores them)
+        post.data = data  # the votes it was fitted to (bayeval.save(post, path) stores them)
         return post
 
     def _exact_posterior(self, data, *, chains, draws, seed):
@@ -552,8 +552,10 @@ class RankingPosterior(BasePosterior):
     """Posterior draws of theta and the percentile Q of machine rankings.
 
     A :class:`bayeval.core.posterior.BasePosterior` (``idata``, ``sampling``,
-    ``convergence``, ``model_spec``, ``save``...) without labels: there are no label
-    draws, and :meth:`summary` summarizes the percentile of a ranking.
+    ``convergence``, ``model_spec``...) without labels: there are no label
+    draws, and :meth:`summary` summarizes the percentile of a ranking. Save a
+    fit with ``bayeval.save(post, path)`` and read it back with
+    ``bayeval.load(path)``.
 
     Parameters
     ----------
