@@ -963,3 +963,66 @@ def test_ranking_posterior_docstring_names_only_what_it_has():
     named = re.findall(r"``(\w+)``", intro)
     assert named and [n for n in named if not hasattr(post, n)] == []
     assert "bayeval.save(post, path)" in intro and "bayeval.load(path)" in intro
+
+
+def test_percentile_table_summarizes_the_defined_draws_and_counts_the_others():
+    """A NaN draw of Q is left out of mean, sd, HDI and p_indistinguishable alike (it was
+    counted as distinguishable, and made one HDI end NaN); attrs["undefined"] gives its share."""
+    from bayeval.core.summary import hdi
+    from bayeval.rankings.plots import percentile_table
+
+    q = _q_draws(3)
+    q[0, 7, 0, 0] = np.nan
+    long = percentile_table(q, wide=False, epsilon=0.1)
+    row = long.loc[("aged", "A")]
+    defined = q.sel(attribute="aged", system="A").values.ravel()
+    defined = defined[np.isfinite(defined)]
+    assert row["mean"] == pytest.approx(defined.mean())
+    assert row["sd"] == pytest.approx(defined.std(ddof=1))
+    assert [row["hdi_5%"], row["hdi_95%"]] == pytest.approx(hdi(defined, 0.9).tolist())
+    assert row["p_indistinguishable"] == pytest.approx((defined <= 0.9).mean())
+    assert long.attrs["undefined"] == {("aged", "A"): pytest.approx(0.01)}
+    assert long.drop(index=[("aged", "A")]).notna().all().all()
+    assert percentile_table(q).attrs["undefined"] == long.attrs["undefined"]
+    assert percentile_table(_q_draws(3), wide=False).attrs["undefined"] == {}
+    # a system missing for an attribute: every draw undefined, every statistic NaN
+    partial = {(a, s): _q_draws(4).sel(attribute=a, system=s) for a, s in [("aged", "A"), ("wet", "B")]}
+    long = percentile_table(partial, wide=False)
+    assert long.loc[("aged", "B")].isna().all() and long.loc[("aged", "A")].notna().all()
+    assert long.attrs["undefined"] == {("aged", "B"): 1.0, ("wet", "A"): 1.0}
+    # point values (no draws): NaN is undefined, not "distinguishable"
+    point = q.isel(chain=0, draw=7)
+    long = percentile_table(point, wide=False)
+    assert np.isnan(long.loc[("aged", "A"), "p_indistinguishable"])
+    assert long.attrs["undefined"] == {("aged", "A"): 1.0}
+
+
+def test_ranking_summary_leaves_out_undefined_draws(monkeypatch):
+    """RankingPosterior.summary reads Q like percentile_table: a draw where Q is NaN counts in
+    no statistic (p_indistinguishable and its range included) and attrs["undefined"] says so."""
+    import dataclasses
+
+    from bayeval.rankings import model as M
+
+    draws = np.random.default_rng(6).beta([5, 1, 2], [1, 3, 2], size=(2, 50, 3))
+    post = M.RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
+    assert post.summary([1, 0, 1]).attrs["undefined"] == {}
+    exact = M.ranking_percentile
+
+    def one_nan_draw(theta, ranking, **kwargs):
+        res = exact(theta, ranking, **kwargs)
+        bad = {f: np.array(getattr(res, f), dtype=float) for f in ("q", "lower", "upper")}
+        for v in bad.values():
+            v[0, 0] = np.nan
+        return dataclasses.replace(res, **bad)
+
+    monkeypatch.setattr(M, "ranking_percentile", one_nan_draw)
+    post = M.RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
+    summ = post.summary([1, 0, 1], epsilon=0.1)
+    q = post.percentile([1, 0, 1]).values.ravel()[1:]
+    assert np.isfinite(summ.iloc[0, :7].to_numpy(float)).all()
+    assert summ.loc["Q", "mean"] == pytest.approx(q.mean())
+    assert summ.loc["Q", "p_indistinguishable"] == pytest.approx((q <= 0.9).mean())
+    assert summ.loc["Q", "p_indistinguishable_min"] <= summ.loc["Q", "p_indistinguishable"]
+    assert summ.loc["Q", "p_indistinguishable"] <= summ.loc["Q", "p_indistinguishable_max"]
+    assert summ.attrs["undefined"] == {"Q": pytest.approx(0.01)}

@@ -965,6 +965,9 @@ class RankingPosterior(BasePosterior):
             (``p_indistinguishable_min``/``_max``, from the per-draw brackets of
             Q), ``max_bound`` (largest numerical error bound of a draw), and
             ``n_undecided`` (total "unable to decide" answers in the data).
+            ``attrs["undefined"]`` maps each row with draws where Q is undefined
+            (NaN) to the share of such draws; the row summarizes the other draws,
+            as :meth:`bayeval.Posterior.summary` does.
 
         Examples
         --------
@@ -981,15 +984,21 @@ class RankingPosterior(BasePosterior):
         ds = self.percentile(ranking, ties=ties, tol=tol, return_bound=True)
         thr = 1 - epsilon
         stats = q_stats(ds["q"], hdi_prob=hdi_prob, epsilon=epsilon)
-        stats["p_indistinguishable_min"] = (ds["upper"] <= thr).mean(("chain", "draw"))
-        stats["p_indistinguishable_max"] = (ds["lower"] <= thr).mean(("chain", "draw"))
+        share = stats["undefined"]
+        stats = stats.drop_vars("undefined")
+        defined = np.isfinite(ds["q"])  # as q_stats: over the draws where Q is defined
+        stats["p_indistinguishable_min"] = (ds["upper"] <= thr).where(defined).mean(("chain", "draw"))
+        stats["p_indistinguishable_max"] = (ds["lower"] <= thr).where(defined).mean(("chain", "draw"))
         stats["max_bound"] = ds["bound"].max(("chain", "draw"))
         if stats["mean"].ndim == 0:
             df = pd.DataFrame({k: [float(v)] for k, v in stats.items()}, index=["Q"])
+            share = pd.Series([float(share)], index=df.index)
         else:
             df = stats.to_dataframe()
+            share = share.to_series()
         df["n_undecided"] = self.undecided_total
-        df.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, ties=ties)
+        undefined = {key: float(v) for key, v in share[share > 0].items()}
+        df.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, ties=ties, undefined=undefined)
         return df
 
     def __repr__(self) -> str:

@@ -196,6 +196,10 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
     Returns
     -------
     pandas.DataFrame
+        ``attrs["undefined"]`` maps each ``(attribute, system)`` with draws where
+        Q is undefined (NaN, e.g. a system missing from a dict) to the share of
+        such draws; its row summarizes the other draws, as
+        :meth:`bayeval.Posterior.summary` does (all NaN where no draw is defined).
 
     Examples
     --------
@@ -218,11 +222,18 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
     if sample:
         stats = q_stats(q, hdi_prob=hdi_prob, epsilon=epsilon)
     else:
-        stats = xr.Dataset({"mean": q, "p_indistinguishable": (q <= 1 - epsilon).astype(float)})
+        defined = np.isfinite(q)
+        stats = xr.Dataset({"mean": q.where(defined),
+                            "p_indistinguishable": (q <= 1 - epsilon).where(defined),
+                            "undefined": (~defined).astype(float)})
     long = stats.to_dataframe().reset_index().set_index(["attribute", "system"])
-    long = long[[c for c in stats.data_vars]]
+    # as in Posterior.summary: each row summarizes the draws where Q is defined; the
+    # share of the others, where there are any, goes in attrs["undefined"]
+    share = long["undefined"]
+    undefined = {key: float(v) for key, v in share[share > 0].items()}
+    long = long[[c for c in stats.data_vars if c != "undefined"]]
     if not wide:
-        long.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon)
+        long.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, undefined=undefined)
         return long
     scale = 100.0 if percent else 1.0
     fmt = "{:.1f}" if percent else "{:.3f}"
@@ -237,7 +248,7 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
 
     table = long.apply(cell, axis=1).unstack("system")
     table = table.reindex(index=q["attribute"].values, columns=q["system"].values)
-    table.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, percent=percent)
+    table.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, percent=percent, undefined=undefined)
     return table
 
 
