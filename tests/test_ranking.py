@@ -740,11 +740,15 @@ def test_percentile_table_and_plots():
     )
     as_dict = {(a, s): q.sel(attribute=a, system=s) for a in ["aged", "wet", "hard"] for s in "AB"}
     assert percentile_table(as_dict).equals(wide)
+    import matplotlib.pyplot as plt
+
     fig = plot_percentile_table(q)
     assert len(fig.axes) == 1
+    plt.close(fig)
     theta = rng.uniform(size=200)
     fig = plot_log_prob_distribution(theta, (theta > 0.5).astype(int), tol=1e-3)
     assert "Q = 0.000" in fig.axes[0].get_legend().get_texts()[0].get_text()
+    plt.close(fig)
     with pytest.raises(TypeError, match="DataArray"):
         percentile_table([1, 2, 3])
 
@@ -828,3 +832,197 @@ def test_exact_draws_of_confident_pairs_and_their_limits():
         from bayeval.models import Calibration
 
         Calibration().fit(EvalData([0.2, 0.8], [0.0, 1.0]), sampler="exact", progressbar=False)
+
+
+def _q_draws(seed=0, attributes=("aged", "wet"), systems=("A", "B")):
+    import xarray as xr
+
+    rng = np.random.default_rng(seed)
+    return xr.DataArray(
+        rng.beta(2, 5, size=(2, 50, len(attributes), len(systems))),
+        dims=("chain", "draw", "attribute", "system"),
+        coords={"attribute": list(attributes), "system": list(systems)},
+    )
+
+
+def test_ranking_plots_make_pyplot_figures_without_ax():
+    """Without ax the figures are pyplot's (as bayeval.plots makes them), so a notebook shows
+    them; with ax they draw on the caller's figure and make none."""
+    import matplotlib.pyplot as plt
+
+    from bayeval.rankings.plots import plot_log_prob_distribution, plot_percentile_table
+
+    theta = np.random.default_rng(0).uniform(size=30)
+    figs = [plot_log_prob_distribution(theta, (theta > 0.5).astype(int), tol=1e-3),
+            plot_percentile_table(_q_draws())]
+    try:
+        for fig in figs:
+            assert fig.number in plt.get_fignums()
+    finally:
+        for fig in figs:
+            plt.close(fig)
+    fig, ax = plt.subplots()
+    try:
+        before = plt.get_fignums()
+        assert plot_percentile_table(_q_draws(), ax=ax) is fig
+        assert plt.get_fignums() == before
+    finally:
+        plt.close(fig)
+
+
+def test_labelled_ranking_is_matched_to_the_pairs_by_label():
+    """A Series (or labelled DataArray) in another pair order gives the Q of the same choices;
+    a different label set is refused, naming the missing and the unknown labels."""
+    import pandas as pd
+    import xarray as xr
+
+    from bayeval.rankings.model import RankingPosterior
+
+    votes = pd.DataFrame([[1, 1, 0], [0, 0, 1], [1, 1, 1]], index=["a", "b", "c"])
+    draws = np.random.default_rng(5).beta([3, 2, 5], [2, 3, 1], size=(1, 40, 3))
+    post = RankingPosterior.from_draws(draws, votes)
+    ref = post.percentile([1, 0, 1])
+    shuffled = pd.Series([1, 1, 0], index=["c", "a", "b"])
+    np.testing.assert_array_equal(post.percentile(shuffled).values, ref.values)
+    assert post.summary(shuffled).loc["Q", "mean"] == pytest.approx(float(ref.mean()))
+    as_da = xr.DataArray([0, 1, 1], dims="pair", coords={"pair": ["b", "c", "a"]})
+    np.testing.assert_array_equal(post.percentile(as_da).values, ref.values)
+    q = post.percentile({"x": shuffled, "y": [1, 0, 1]})
+    np.testing.assert_array_equal(q.sel(system="x").values, q.sel(system="y").values)
+    with pytest.raises(ValueError, match=r"missing 1 of its 3 pairs \('c'\); 1 unknown label\(s\) \('d'\)"):
+        post.percentile(pd.Series([1, 0, 1], index=["a", "b", "d"]))
+    with pytest.raises(ValueError, match="repeat"):
+        post.percentile(pd.Series([1, 0, 1, 1], index=["a", "b", "c", "c"]))
+
+
+def test_log_prob_plot_shades_exactly_q_and_shows_every_line():
+    """The blue bars hold Q, as the legend says, also where the ranking's own log-probability
+    lies below its bin's centre; the threshold and ranking lines lie inside the axes."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from bayeval.rankings.plots import plot_log_prob_distribution
+
+    theta = np.random.default_rng(1).uniform(size=300)
+    far_off = (theta < 0.5).astype(int)  # every pair against the majority: far below the bulk
+    cases = [([0.7, 0.6], [1, 0]), ([0.7, 0.6], [0, 1]), ([0.9, 0.7, 0.6], [1, 0, 1]),
+             (theta, (theta > 0.5).astype(int) ^ (np.arange(300) % 7 == 0)), (theta, far_off)]
+    for th, r in cases:
+        fig = plot_log_prob_distribution(th, r, tol=1e-3)
+        try:
+            ax = fig.axes[0]
+            q = float(ranking_percentile(th, r, tol=1e-3))
+            blue = [p.get_height() for p in ax.patches if p.get_facecolor() == to_rgba("C0")]
+            # exact for few pairs; for many, up to the Fourier accuracy (tol) and the tail of
+            # rankings less probable than the plotted range
+            assert sum(blue) == pytest.approx(q, abs=1e-9 if len(th) <= 3 else 1e-3)
+            assert f"Q = {q:.3f}" in ax.get_legend().get_texts()[0].get_text()
+            left, right = ax.get_xlim()
+            for line in ax.lines:
+                assert left < line.get_xdata()[0] < right, line.get_label()
+            assert len(ax.lines) == 2  # the ranking and the 90 % line, as in the legend
+        finally:
+            plt.close(fig)
+
+
+def test_percentile_table_legend_covers_no_point():
+    """The legend sits outside the axes (it used to cover the lower right, where Q is near 1):
+    with one attribute and two systems, the second system's point at Q = 0.99 stays visible."""
+    import matplotlib.pyplot as plt
+    import xarray as xr
+
+    from bayeval.rankings.plots import plot_percentile_table
+
+    rng = np.random.default_rng(2)
+    draws = np.stack([rng.beta(2, 5, size=(2, 50)), 0.98 + 0.02 * rng.uniform(size=(2, 50))], -1)
+    q = xr.DataArray(draws[..., None, :], dims=("chain", "draw", "attribute", "system"),
+                     coords={"attribute": ["wet"], "system": ["A", "B"]})
+    for ax in (None, plt.subplots()[1]):
+        fig = plot_percentile_table(q) if ax is None else plot_percentile_table(q, ax=ax)
+        try:
+            fig.canvas.draw()
+            ax = fig.axes[0]
+            legend = ax.get_legend().get_window_extent()
+            assert legend.x0 >= ax.get_window_extent().x1
+            points = np.concatenate([line.get_xydata() for line in ax.lines if line.get_marker() == "o"])
+            x, y = ax.transData.transform(points).T
+            inside = (legend.x0 <= x) & (x <= legend.x1) & (legend.y0 <= y) & (y <= legend.y1)
+            assert not inside.any()
+        finally:
+            plt.close(fig)
+
+
+def test_ranking_posterior_docstring_names_only_what_it_has():
+    """The class docstring listed a ``save`` method it does not have; it names bayeval.save."""
+    import re
+
+    from bayeval.rankings.model import RankingPosterior
+
+    post = RankingPosterior.from_draws(np.full((1, 5, 2), 0.6), np.array([[1, 0], [1, 1]]))
+    intro = RankingPosterior.__doc__.split("Parameters")[0]
+    named = re.findall(r"``(\w+)``", intro)
+    assert named and [n for n in named if not hasattr(post, n)] == []
+    assert "bayeval.save(post, path)" in intro and "bayeval.load(path)" in intro
+
+
+def test_percentile_table_summarizes_the_defined_draws_and_counts_the_others():
+    """A NaN draw of Q is left out of mean, sd, HDI and p_indistinguishable alike (it was
+    counted as distinguishable, and made one HDI end NaN); attrs["undefined"] gives its share."""
+    from bayeval.core.summary import hdi
+    from bayeval.rankings.plots import percentile_table
+
+    q = _q_draws(3)
+    q[0, 7, 0, 0] = np.nan
+    long = percentile_table(q, wide=False, epsilon=0.1)
+    row = long.loc[("aged", "A")]
+    defined = q.sel(attribute="aged", system="A").values.ravel()
+    defined = defined[np.isfinite(defined)]
+    assert row["mean"] == pytest.approx(defined.mean())
+    assert row["sd"] == pytest.approx(defined.std(ddof=1))
+    assert [row["hdi_5%"], row["hdi_95%"]] == pytest.approx(hdi(defined, 0.9).tolist())
+    assert row["p_indistinguishable"] == pytest.approx((defined <= 0.9).mean())
+    assert long.attrs["undefined"] == {("aged", "A"): pytest.approx(0.01)}
+    assert long.drop(index=[("aged", "A")]).notna().all().all()
+    assert percentile_table(q).attrs["undefined"] == long.attrs["undefined"]
+    assert percentile_table(_q_draws(3), wide=False).attrs["undefined"] == {}
+    # a system missing for an attribute: every draw undefined, every statistic NaN
+    partial = {(a, s): _q_draws(4).sel(attribute=a, system=s) for a, s in [("aged", "A"), ("wet", "B")]}
+    long = percentile_table(partial, wide=False)
+    assert long.loc[("aged", "B")].isna().all() and long.loc[("aged", "A")].notna().all()
+    assert long.attrs["undefined"] == {("aged", "B"): 1.0, ("wet", "A"): 1.0}
+    # point values (no draws): NaN is undefined, not "distinguishable"
+    point = q.isel(chain=0, draw=7)
+    long = percentile_table(point, wide=False)
+    assert np.isnan(long.loc[("aged", "A"), "p_indistinguishable"])
+    assert long.attrs["undefined"] == {("aged", "A"): 1.0}
+
+
+def test_ranking_summary_leaves_out_undefined_draws(monkeypatch):
+    """RankingPosterior.summary reads Q like percentile_table: a draw where Q is NaN counts in
+    no statistic (p_indistinguishable and its range included) and attrs["undefined"] says so."""
+    import dataclasses
+
+    from bayeval.rankings import model as M
+
+    draws = np.random.default_rng(6).beta([5, 1, 2], [1, 3, 2], size=(2, 50, 3))
+    post = M.RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
+    assert post.summary([1, 0, 1]).attrs["undefined"] == {}
+    exact = M.ranking_percentile
+
+    def one_nan_draw(theta, ranking, **kwargs):
+        res = exact(theta, ranking, **kwargs)
+        bad = {f: np.array(getattr(res, f), dtype=float) for f in ("q", "lower", "upper")}
+        for v in bad.values():
+            v[0, 0] = np.nan
+        return dataclasses.replace(res, **bad)
+
+    monkeypatch.setattr(M, "ranking_percentile", one_nan_draw)
+    post = M.RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
+    summ = post.summary([1, 0, 1], epsilon=0.1)
+    q = post.percentile([1, 0, 1]).values.ravel()[1:]
+    assert np.isfinite(summ.iloc[0, :7].to_numpy(float)).all()
+    assert summ.loc["Q", "mean"] == pytest.approx(q.mean())
+    assert summ.loc["Q", "p_indistinguishable"] == pytest.approx((q <= 0.9).mean())
+    assert summ.loc["Q", "p_indistinguishable_min"] <= summ.loc["Q", "p_indistinguishable"]
+    assert summ.loc["Q", "p_indistinguishable"] <= summ.loc["Q", "p_indistinguishable_max"]
+    assert summ.attrs["undefined"] == {"Q": pytest.approx(0.01)}

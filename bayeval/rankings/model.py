@@ -329,7 +329,7 @@ class HumanRanking(Model):
         counts, unanimous, use_conf, labels = self._data(data.votes, data.confidence)
         post = RankingPosterior(idata, counts=counts, unanimous=unanimous, used_confidence=use_conf,
                                 pair_labels=labels, undecided=self.undecided)
-        post.data = data  # the votes it was fitted to (post.save stores them)
+        post.data = data  # the votes it was fitted to (bayeval.save(post, path) stores them)
         return post
 
     def _exact_posterior(self, data, *, chains, draws, seed):
@@ -552,8 +552,10 @@ class RankingPosterior(BasePosterior):
     """Posterior draws of theta and the percentile Q of machine rankings.
 
     A :class:`bayeval.core.posterior.BasePosterior` (``idata``, ``sampling``,
-    ``convergence``, ``model_spec``, ``save``...) without labels: there are no label
-    draws, and :meth:`summary` summarizes the percentile of a ranking.
+    ``convergence``, ``model_spec``...) without labels: there are no label
+    draws, and :meth:`summary` summarizes the percentile of a ranking. Save a
+    fit with ``bayeval.save(post, path)`` and read it back with
+    ``bayeval.load(path)``.
 
     Parameters
     ----------
@@ -760,6 +762,33 @@ class RankingPosterior(BasePosterior):
             index=pd.Index(self.pair_labels, name="pair"),
         )
 
+    def _align_pairs(self, ranking):
+        """A labelled ranking put in the posterior's pair order (labels matched, any order)."""
+        given = pd.Index(ranking["pair"].values)
+        wanted = pd.Index(self.pair_labels)
+        if given.has_duplicates:
+            repeated = given[given.duplicated()].unique()[:5].tolist()
+            raise ValueError(
+                f"ranking's 'pair' labels repeat ({repeated}); give one choice per pair."
+            )
+        missing = wanted.difference(given, sort=False)
+        extra = given.difference(wanted, sort=False)
+        if len(missing) or len(extra):
+            def some(labels):
+                return ", ".join(map(repr, labels[:5].tolist())) + (", ..." if len(labels) > 5 else "")
+
+            parts = []
+            if len(missing):
+                parts.append(f"missing {len(missing)} of its {wanted.size} pairs ({some(missing)})")
+            if len(extra):
+                parts.append(f"{len(extra)} unknown label(s) ({some(extra)})")
+            raise ValueError(
+                f"ranking's 'pair' labels differ from the posterior's: {'; '.join(parts)}. Label the "
+                "ranking with posterior.pair_labels (any order: it is matched by label), or pass a "
+                "plain array in that order."
+            )
+        return ranking.sel(pair=wanted.to_numpy())
+
     def _ranking_da(self, ranking):
         if isinstance(ranking, dict):
             if not ranking:
@@ -783,13 +812,7 @@ class RankingPosterior(BasePosterior):
                     f"a DataArray ranking needs a 'pair' dimension; got dims {ranking.dims}."
                 )
             if "pair" in ranking.coords:
-                try:
-                    ranking, _ = xr.align(ranking, self.theta.isel(chain=0, draw=0), join="exact")
-                except ValueError as err:
-                    raise ValueError(
-                        "ranking's 'pair' labels differ from the posterior's; reindex it to "
-                        "posterior.theta.pair."
-                    ) from err
+                ranking = self._align_pairs(ranking)
             elif ranking.sizes["pair"] != self.pair_labels.size:
                 raise ValueError(
                     f"ranking has {ranking.sizes['pair']} pairs; the posterior has "
@@ -847,7 +870,9 @@ class RankingPosterior(BasePosterior):
         ranking : array-like, dict, pandas.Series or xarray.DataArray
             ``1`` = first item picked, per pair. A 2-D array adds a ``ranking``
             dimension; a dict ``{name: ranking}`` adds a ``system`` dimension; a
-            DataArray with a ``pair`` dimension keeps its other dimensions.
+            DataArray with a ``pair`` dimension keeps its other dimensions. A
+            Series, or a DataArray with ``pair`` labels, is matched to the
+            posterior's pairs by label, in any order.
         ties : {"strict", "inclusive"}, default "strict"
             See :func:`bayeval.rankings.percentile.ranking_percentile`.
         tol : float, default 1e-3
@@ -940,6 +965,9 @@ class RankingPosterior(BasePosterior):
             (``p_indistinguishable_min``/``_max``, from the per-draw brackets of
             Q), ``max_bound`` (largest numerical error bound of a draw), and
             ``n_undecided`` (total "unable to decide" answers in the data).
+            ``attrs["undefined"]`` maps each row with draws where Q is undefined
+            (NaN) to the share of such draws; the row summarizes the other draws,
+            as :meth:`bayeval.Posterior.summary` does.
 
         Examples
         --------
@@ -956,15 +984,21 @@ class RankingPosterior(BasePosterior):
         ds = self.percentile(ranking, ties=ties, tol=tol, return_bound=True)
         thr = 1 - epsilon
         stats = q_stats(ds["q"], hdi_prob=hdi_prob, epsilon=epsilon)
-        stats["p_indistinguishable_min"] = (ds["upper"] <= thr).mean(("chain", "draw"))
-        stats["p_indistinguishable_max"] = (ds["lower"] <= thr).mean(("chain", "draw"))
+        share = stats["undefined"]
+        stats = stats.drop_vars("undefined")
+        defined = np.isfinite(ds["q"])  # as q_stats: over the draws where Q is defined
+        stats["p_indistinguishable_min"] = (ds["upper"] <= thr).where(defined).mean(("chain", "draw"))
+        stats["p_indistinguishable_max"] = (ds["lower"] <= thr).where(defined).mean(("chain", "draw"))
         stats["max_bound"] = ds["bound"].max(("chain", "draw"))
         if stats["mean"].ndim == 0:
             df = pd.DataFrame({k: [float(v)] for k, v in stats.items()}, index=["Q"])
+            share = pd.Series([float(share)], index=df.index)
         else:
             df = stats.to_dataframe()
+            share = share.to_series()
         df["n_undecided"] = self.undecided_total
-        df.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, ties=ties)
+        undefined = {key: float(v) for key, v in share[share > 0].items()}
+        df.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, ties=ties, undefined=undefined)
         return df
 
     def __repr__(self) -> str:

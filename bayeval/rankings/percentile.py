@@ -131,25 +131,39 @@ def q_stats(q, *, hdi_prob: float, epsilon: float):
     """Posterior summary of Q draws (dims chain, draw, ...): mean, sd, HDI and
     ``P(Q <= 1 - epsilon)``, as an ``xarray.Dataset`` over the remaining dims.
 
+    As in :meth:`bayeval.Posterior.summary`, a draw where Q is undefined (NaN) is
+    left out of every statistic; the variable ``undefined`` holds the share of such
+    draws (all statistics are NaN where every draw is undefined).
+
     Shared by :meth:`RankingPosterior.summary` and :func:`percentile_table`.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayeval.rankings.percentile import q_stats
+    >>> q = xr.DataArray([[0.2, 0.95, np.nan, 0.4]], dims=("chain", "draw"))
+    >>> s = q_stats(q, hdi_prob=0.9, epsilon=0.1)
+    >>> round(float(s["mean"]), 4), round(float(s["p_indistinguishable"]), 4), float(s["undefined"])
+    (0.5167, 0.6667, 0.25)
     """
-    import arviz as az
     import xarray as xr
 
     from ..core._defaults import hdi_columns
+    from ..core.summary import summary_rows
 
-    hdi = az.hdi(q, hdi_prob=hdi_prob)
-    hdi = hdi[list(hdi.data_vars)[0]] if isinstance(hdi, xr.Dataset) else hdi
+    sample = ("chain", "draw")
+    other = [d for d in q.dims if d not in sample]
+    shape = tuple(q.sizes[d] for d in other)
+    rows = summary_rows("Q", q, hdi_prob, sample)  # the defined draws of each coordinate
+    values = np.array([r[1:] for r in rows], dtype=float).reshape(shape + (4,))
+    coords = {d: q[d] for d in other if d in q.coords}
+    defined = np.isfinite(q)
     lo, hi = hdi_columns(hdi_prob)  # the column names of Posterior.summary
-    return xr.Dataset(
-        {
-            "mean": q.mean(("chain", "draw")),
-            "sd": q.std(("chain", "draw"), ddof=1),
-            lo: hdi.sel(hdi="lower", drop=True),
-            hi: hdi.sel(hdi="higher", drop=True),
-            "p_indistinguishable": (q <= 1 - epsilon).mean(("chain", "draw")),
-        }
-    )
+    stats = {name: xr.DataArray(values[..., k], dims=other, coords=coords)
+             for k, name in enumerate(["mean", "sd", lo, hi])}
+    stats["p_indistinguishable"] = (q <= 1 - epsilon).where(defined).mean(sample)
+    stats["undefined"] = (~defined).mean(sample).astype(float)
+    return xr.Dataset(stats)
 
 
 _first_bad = V.positions_text  # "3, 7" or "(0, 1), (2, 0)": where a check failed

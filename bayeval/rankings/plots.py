@@ -9,8 +9,10 @@ Two views:
 - :func:`percentile_table` / :func:`plot_percentile_table`: Q per attribute and
   system with posterior intervals (the paper's Table 1 view).
 
-Only the object-oriented matplotlib API is used (no ``pyplot.show``), so the
-functions work with any backend, Agg included.
+Without ``ax``, a function makes its figure with :func:`matplotlib.pyplot.figure`, as
+:mod:`bayeval.plots` does, so Jupyter shows it; nothing is shown or saved (no
+``pyplot.show``), so the functions work with any backend, Agg included. Close a figure
+you no longer need with ``plt.close(fig)``.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ __all__ = ["percentile_table", "plot_log_prob_distribution", "plot_percentile_ta
 def _new_axes(ax, figsize):
     if ax is not None:
         return ax.figure, ax
-    from matplotlib.figure import Figure
+    import matplotlib.pyplot as plt  # a pyplot figure, so that Jupyter displays it
 
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = plt.figure(figsize=figsize, layout="constrained")
     return fig, fig.add_subplot()
 
 
@@ -45,10 +47,15 @@ def plot_log_prob_distribution(
     """Distribution of human-ranking log-probabilities, machine ranking marked.
 
     Bars show the probability that a human ranking's log-probability falls in
-    each bin (most probable rankings on the right). The shaded part holds the
-    rankings strictly more probable than the machine's; its mass is Q. The
-    dotted line marks the level below which the least probable ``epsilon`` of
-    human rankings lie (the ``1 - epsilon`` percentile).
+    each bin (most probable rankings on the right). The shaded (blue) part holds
+    the rankings strictly more probable than the machine's; its mass is Q, the
+    value in the legend (up to the numerical bound in the title). The bin that holds the machine ranking's own
+    log-probability is shaded only in part (its lower part, up to Q), since the
+    rankings in it may be more or less probable than the machine's. The dotted
+    line marks the level below which the least probable ``epsilon`` of human
+    rankings lie (the ``1 - epsilon`` percentile). A machine ranking far less
+    probable than the bulk of human rankings is drawn dashed at the left end,
+    its log-probability given in the legend.
 
     Parameters
     ----------
@@ -63,7 +70,7 @@ def plot_log_prob_distribution(
     epsilon : float, default 0.1
         Level of the indistinguishability threshold drawn.
     ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new Figure is made otherwise.
+        Axes to draw on; a new pyplot figure is made otherwise.
     label : str, default "machine"
         Legend label of the ranking.
 
@@ -89,22 +96,36 @@ def plot_log_prob_distribution(
     widths = edges[:-1] - edges[1:]
     cum = np.cumsum(dist.mass)  # mass from the most probable end
     thr_idx = int(np.searchsorted(cum, 1 - epsilon))
-    colors = np.full(centres.size, "0.75", dtype=object)
+    shaded = np.zeros_like(dist.mass)
     title = f"{dist.method}, bound {dist.bound:.1g}"
+    lo, hi = edges[-1], edges[0]
     if ranking is not None:
         lp = float(ranking_log_probability(theta, ranking))
         res = ranking_percentile(theta, ranking, tol=tol, return_bound=True)
+        q = float(res.q)
         if np.isfinite(lp):
-            colors[centres > lp] = "C0"
-            ax.axvline(lp, color="C3", lw=2, label=f"{label}: Q = {float(res.q):.3f}")
+            # Q of the most probable bins, in order: the bin holding the ranking's own
+            # log-probability is shaded only up to Q, so the shaded mass is Q
+            shaded = np.clip(q - np.r_[0.0, cum[:-1]], 0.0, dist.mass)
+            text = f"{label}: Q = {q:.3f}"
+            far = edges[-1] - 0.5 * (hi - lo)  # further out, the bars would be squeezed
+            if lp < far:  # drawn dashed at the left end, its value in the legend
+                text += f" (log-probability {lp:.4g}, off scale)"
+                lp = far
+            ax.axvline(lp, color="C3", lw=2, ls="-" if lp != far else "--", label=text)
+            lo = min(lo, lp)
         else:
             ax.plot([], [], color="C3", lw=2, label=f"{label}: impossible for humans (Q = 1)")
-    ax.bar(centres, dist.mass, width=widths, color=list(colors), align="center")
+    ax.bar(centres, dist.mass - shaded, bottom=shaded, width=widths, color="0.75", align="center")
+    if shaded.any():
+        ax.bar(centres, shaded, width=widths, color="C0", align="center",
+               label="more probable human rankings (mass Q)")
+    pad = 0.03 * (hi - lo)
     if thr_idx < edges.size - 1:
         ax.axvline(
             edges[thr_idx + 1], color="k", ls=":", lw=1, label=f"{1 - epsilon:.0%} of human mass"
         )
-    ax.set_xlim(edges[-1], edges[0] + 0.02 * (edges[0] - edges[-1]))
+    ax.set_xlim(lo - pad, hi + pad)  # padded: a line on the outermost edge stays visible
     ax.set_xlabel("log-probability of a human ranking")
     ax.set_ylabel("probability per bin")
     ax.set_title(f"Human rankings of {np.size(theta)} pairs, {title}", fontsize=10)
@@ -175,6 +196,10 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
     Returns
     -------
     pandas.DataFrame
+        ``attrs["undefined"]`` maps each ``(attribute, system)`` with draws where
+        Q is undefined (NaN, e.g. a system missing from a dict) to the share of
+        such draws; its row summarizes the other draws, as
+        :meth:`bayeval.Posterior.summary` does (all NaN where no draw is defined).
 
     Examples
     --------
@@ -197,11 +222,18 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
     if sample:
         stats = q_stats(q, hdi_prob=hdi_prob, epsilon=epsilon)
     else:
-        stats = xr.Dataset({"mean": q, "p_indistinguishable": (q <= 1 - epsilon).astype(float)})
+        defined = np.isfinite(q)
+        stats = xr.Dataset({"mean": q.where(defined),
+                            "p_indistinguishable": (q <= 1 - epsilon).where(defined),
+                            "undefined": (~defined).astype(float)})
     long = stats.to_dataframe().reset_index().set_index(["attribute", "system"])
-    long = long[[c for c in stats.data_vars]]
+    # as in Posterior.summary: each row summarizes the draws where Q is defined; the
+    # share of the others, where there are any, goes in attrs["undefined"]
+    share = long["undefined"]
+    undefined = {key: float(v) for key, v in share[share > 0].items()}
+    long = long[[c for c in stats.data_vars if c != "undefined"]]
     if not wide:
-        long.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon)
+        long.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, undefined=undefined)
         return long
     scale = 100.0 if percent else 1.0
     fmt = "{:.1f}" if percent else "{:.3f}"
@@ -216,12 +248,15 @@ def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=Tr
 
     table = long.apply(cell, axis=1).unstack("system")
     table = table.reindex(index=q["attribute"].values, columns=q["system"].values)
-    table.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, percent=percent)
+    table.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, percent=percent, undefined=undefined)
     return table
 
 
 def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
     """Dot-and-interval chart of Q per attribute (rows) and system (colours).
+
+    The legend of the systems sits outside the axes, on the right, so that it
+    covers no point or interval.
 
     Parameters
     ----------
@@ -233,7 +268,7 @@ def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
         A vertical line marks ``1 - epsilon``; beyond it a ranking is
         distinguishable from human ones.
     ax : matplotlib.axes.Axes, optional
-        Axes to draw on.
+        Axes to draw on; a new pyplot figure is made otherwise.
 
     Returns
     -------
@@ -266,5 +301,7 @@ def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
     ax.invert_yaxis()
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel(f"Q (posterior mean, {hdi_prob:.0%} HDI); dotted: 1 - epsilon")
-    ax.legend(fontsize=8, loc="lower right")
+    # outside the axes, on the right: inside, it would cover the points near Q = 1
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              title="system", title_fontsize=8)
     return fig
