@@ -476,8 +476,9 @@ class Comparison:
                 out.append(
                     f"{share:.0%} of {name}'s scores are exactly 0 or 1 (saturated probabilities): {name} ties "
                     "these items, so its metric cannot rank them apart and the joint curve reads them as one score "
-                    "each. The gap holds for the rankings as given; vet a few of the tied items to learn how many "
-                    "are positive."
+                    f"each: the gap is that of the rankings as given, ties included. Probabilities that saturate are "
+                    f"usually over-confident, so with few vetted labels {name}'s metric (and its lead) can come out "
+                    "too high. Vet a few of the tied items, and more at random, before trusting it."
                 )
             band = squeezed_range(s)
             if band is not None:

@@ -697,8 +697,10 @@ def _score_shape(scores: np.ndarray) -> list[str]:
         out.append(
             f"{saturated:.0%} of the scores are exactly 0 or 1 (saturated probabilities): the classifier ties "
             "these items, so the metrics cannot rank them apart and the calibration curve sees them as one "
-            "score each. The intervals hold for the ranking as given; vet a few of the tied items to learn how "
-            "many are positive."
+            "score each: the metrics are those of the ranking as given, ties included. A classifier whose "
+            "probabilities saturate is usually over-confident well beyond the tied items, and the default's prior "
+            "takes probabilities as calibrated: with few vetted labels the intervals can then be too narrow and "
+            "miss (too high). Vet a few of the tied items, and more at random, before trusting them."
         )
     band = squeezed_range(s)
     if band is not None:
