@@ -43,6 +43,11 @@ def client_for(args):
     except OSError as exc:
         raise ClusterError(f"--scheduler {scheduler}: could not connect ({exc}). Is the scheduler running "
                            "there, and reachable from this machine?") from exc
+    except (ValueError, TypeError) as exc:
+        if scheduler is None:
+            raise
+        raise ClusterError(f"--scheduler {scheduler}: not a scheduler address ({exc}). Give the address the "
+                           "scheduler printed at its start, e.g. --scheduler tcp://127.0.0.1:8786.") from exc
     if client is not None and not getattr(args, "quiet", False):
         n = len(client.scheduler_info().get("workers", {}))
         print(f"dask: {n} worker(s) at {client.scheduler.address}", file=sys.stderr, flush=True)

@@ -424,6 +424,7 @@ def test_cli_per_category_says_what_each_categorys_check_found(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("args, message", [
+    (["--scheduler", "notanaddress"], "--scheduler notanaddress: not a scheduler address"),
     (["--workers", "0"], "--workers must be an integer >= 1"),
     (["--save", "x.nc"], "--save keeps one fit"),
 ])
