@@ -100,7 +100,13 @@ class ACISResult:
     estimate : float
         Estimated F_alpha of the pool (NaN if no informative item was labeled).
     variance : float
-        Estimated sampling variance of ``estimate`` (with the zero-variance floor).
+        Estimated sampling variance of ``estimate`` (with the zero-variance floor): the
+        domain's design-based variance plus the linearized variance of the rest stratum's
+        count, capped at 0.25 (the variance of a value in [0, 1] is at most that). The
+        reported ``interval`` is not ``estimate ± z std_error`` unless ``interval_method``
+        is ``"delta"``: the default Jeffreys interval is built from the rest's counts and
+        is asymmetric, so a capped ``std_error`` of 0.5 can sit beside an interval 0.46
+        wide. ``variances`` holds each interval method's own.
     interval : tuple of float
         ``interval_prob`` interval, clipped to [0, 1] (see ``interval_method``).
     labeled : pandas.DataFrame
@@ -222,7 +228,8 @@ class ACISResult:
 
     @property
     def std_error(self) -> float:
-        """Square root of ``variance``."""
+        """Square root of ``variance`` (not the half-width of the reported interval unless it is
+        the delta method's; see ``variance``)."""
         return float(np.sqrt(self.variance))
 
     @property
