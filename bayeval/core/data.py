@@ -630,9 +630,10 @@ def few_by_category(data, what: str = "the metric") -> list[str]:
         more = f", and {low.size - 5} more" if low.size > 5 else ""
         out.append(
             f"fewer than {FEW_OF_A_CLASS} vetted {which} in {low.size} of {len(counts)} categories "
-            f"({named}{more}): there {what} rests largely on the prior, whatever the pool as a whole holds, "
-            f"so its interval is wide (and can miss where the scores are miscalibrated). Vet items from "
-            f"{where} of those categories' rankings next."
+            f"({named}{more}): there {what} rests largely on the prior (or, in a model pooled across "
+            f"categories, on the other categories), whatever the pool as a whole holds, so its interval is wide "
+            f"and can miss where that category's scores are miscalibrated. Vet items from {where} of those "
+            f"categories' rankings next."
         )
     return out
 
