@@ -244,8 +244,17 @@ class Card:
 
     # ------------------------------------------------------------------ data
 
-    def load_data(self) -> tuple[EvalData, np.ndarray | None]:
+    def load_data(self, *, store: bool = False) -> tuple[EvalData, np.ndarray | None]:
         """Read the scores file into an :class:`~bayeval.EvalData`.
+
+        Parameters
+        ----------
+        store : bool, default False
+            Also use the labels vetted into the card's label store (``[vet] store``: what
+            ``bayeval vet CARD`` and ``bayeval label`` write), where that file exists: an item
+            the store labels gets the store's label, also where the scores file has another
+            (:meth:`store_labels`). :meth:`fit`, :meth:`fit_task` and ``bayeval report CARD``
+            do this.
 
         Returns
         -------
@@ -318,7 +327,65 @@ class Card:
             item_ids=df[cols["id"]].to_numpy() if "id" in cols else None,
         )
         truth = parsed.get("truth")
+        if store:
+            data = self._with_store_labels(data)
         return data, None if truth is None else truth.astype(np.int8)
+
+    @property
+    def store_file(self) -> Path:
+        """The card's label store (``[vet] store``, relative to the card folder)."""
+        return self.path / self.vet["store"]
+
+    def store_labels(self):
+        """The labels in the card's label store, one per item by the store's conflict rule
+        (a ``pandas.Series`` indexed by item id), or None when the store file does not exist.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("id,s,y\\na,0.9,1\\nb,0.4,\\nc,0.1,0\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "three scores"
+        ... data = { file = "s.csv", score = "s", label = "y", id = "id" }
+        ... model = { name = "calibration" }
+        ... ''')
+        >>> card = load_card(folder)
+        >>> card.store_labels() is None
+        True
+        >>> from bayeval.active.store import LabelStore
+        >>> with LabelStore(card.store_file) as st:
+        ...     _ = st.add(["b"], [1], annotator="ana")
+        >>> card.store_labels().to_dict(), card.load_data(store=True)[0].labels.tolist()
+        ({'b': 1}, [1.0, 1.0, 0.0])
+        """
+        if not self.store_file.is_file():
+            return None
+        from .active.store import LabelStore
+
+        with LabelStore(self.store_file) as st:
+            return st.resolved()
+
+    def _with_store_labels(self, data: EvalData) -> EvalData:
+        res = self.store_labels()
+        if res is None or not len(res):
+            return data
+        by_text = {str(i): i for i in data.item_ids.tolist()}
+        strays = [i for i in res.index.tolist() if str(i) not in by_text]
+        if strays:
+            more = f" and {len(strays) - 5} more" if len(strays) > 5 else ""
+            raise self._error(
+                "[vet] store",
+                f"{self.store_file} holds labels of {len(strays)} item(s) that are not in {self.data_file.name} "
+                f"({', '.join(repr(i) for i in strays[:5])}{more}); nothing was fitted, so that no typed label is "
+                f"silently left out. Write the store's labels out with `bayeval export-labels {self.store_file} "
+                "labels.csv`, fix those ids (or the scores file), and import the file into a new store with "
+                "`bayeval label`."
+            )
+        items = [by_text[str(i)] for i in res.index.tolist()]
+        return data.with_labels(items, res.to_numpy(), overwrite=True)
 
     def column_text(self, column: str) -> list:
         """The cells of one column of the scores file, as text (None where empty).
@@ -450,7 +517,7 @@ class Card:
             if value is not None:
                 settings[key] = value
         settings = _check_sampling(settings, f"{self.card_file}: fit()")
-        data, _ = self.load_data()
+        data, _ = self.load_data(store=True)
         model = self.build_model()
         kwargs = {
             "draws": settings["draws"],

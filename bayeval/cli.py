@@ -574,6 +574,8 @@ def _cmd_report(args) -> int:
 
 def _open_card(args, path):
     """``(card, data, truth, out)`` of one card, checked as ``bayeval report`` checks it."""
+    import numpy as np
+
     from .cards import load_card
 
     try:
@@ -593,9 +595,17 @@ def _open_card(args, path):
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     try:
-        data, truth = card.load_data()
+        plain, _ = card.load_data()
+        data, truth = card.load_data(store=True)  # with the labels vetted into the card's store
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
+    added = int(np.sum(data.vetted & ~plain.vetted))
+    changed = int(np.sum(plain.vetted & data.vetted & (plain.labels != data.labels)))
+    if added or changed:
+        print(f"{card.path.name}: {added + changed} label(s) from its label store {card.store_file.name} "
+              f"({added} of items the scores file leaves unvetted"
+              + (f", {changed} replacing the file's label" if changed else "") + "): "
+              f"{data.n_vetted} vetted in all.", file=sys.stderr)
     _warn_one_class(data)
     return card, data, truth, out
 

@@ -548,3 +548,34 @@ def test_re_rendered_card_matches_the_committed_report_within_monte_carlo_error(
         p, n = float(fit["PPC p-value"]), int(fit["PPC draws"])
         committed_p = float(found.group(1))
         assert abs(p - committed_p) <= 4 * _mc_se(committed_p, n) + 0.0005, (p, committed_p)
+
+
+def test_a_cards_fit_and_report_use_the_labels_vetted_into_its_store(tmp_path, capsys):
+    """`bayeval report CARD` read the scores file alone: after three items were vetted on the
+    vetting page (`bayeval vet CARD`, which writes the card's label store) the report said
+    "300 items, 0 vetted"."""
+    from bayeval.active.store import LabelStore
+    from bayeval.cli import _open_card
+
+    csv = "id,score,label,truth\na,0.9,1,1\nb,0.8,,1\nc,0.4,,0\nd,0.3,0,0\ne,0.1,,0\nf,0.6,,1\n"
+    folder = make_card(tmp_path / "c", csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    card = load_card(folder)
+    assert card.store_labels() is None and card.fit_task()[1].n_vetted == 2  # no store yet
+    with LabelStore(card.store_file) as st:
+        st.add(["b", "e"], [1, 0], annotator="ana")
+        st.add(["d"], [1], annotator="ana")  # a correction of the file's label
+    data = card.fit_task()[1]
+    assert np.array_equal(data.labels, [1, 1, np.nan, 1, 0, np.nan], equal_nan=True)
+    assert np.isnan(card.load_data()[0].labels[1])  # without store=True: the file's labels alone
+
+    class Args:
+        allow_outside, out, chains, draws = False, None, None, None
+
+    _, opened, _, _ = _open_card(Args, folder)
+    assert opened.n_vetted == 4
+    assert "3 label(s) from its label store vet.sqlite (2 of items the scores file leaves unvetted, " \
+           "1 replacing the file's label): 4 vetted in all" in capsys.readouterr().err
+    with LabelStore(card.store_file) as st:
+        st.add(["zz"], [1], annotator="ana")  # an id the scores file does not have
+    with pytest.raises(CardError, match=r"holds labels of 1 item\(s\) that are not in scores.csv \('zz'\).*export-labels"):
+        card.fit_task()
