@@ -121,8 +121,26 @@ def test_a_store_of_other_data_is_refused(tmp_path):
     path = tmp_path / "labels.sqlite"
     _session(data, path).close()
     other, _ = _data(seed=5)
-    with pytest.raises(ValueError, match="belongs to another evaluation set"):
+    with pytest.raises(ValueError, match="belongs to another evaluation set.*the same ids, with other scores"):
         _session(other, path)
+
+
+def test_a_store_opens_with_its_data_in_another_row_order_and_says_which_ids_differ(tmp_path):
+    """A scores file shuffled (same rows, ids and scores) locked the card out of its store, and
+    the refusal of really other data did not say what differed or how to carry the labels over."""
+    data, _ = _data()
+    path = tmp_path / "labels.sqlite"
+    with _session(data, path) as s:
+        s.record(["item3"], [1], annotator="ana")
+    order = np.random.default_rng(1).permutation(data.n_items)
+    shuffled = EvalData(data.scores[order], noisy_labels=data.noisy_labels[order],
+                        item_ids=data.item_ids[order])
+    with _session(shuffled, path) as s:  # the same items: opens, with the label on its item
+        assert s.data.labels[list(shuffled.item_ids).index("item3")] == 1
+    fewer = EvalData(data.scores[:-2], noisy_labels=data.noisy_labels[:-2], item_ids=data.item_ids[:-2])
+    with pytest.raises(ValueError, match=r"2 of the store's ids are missing \(e.g. 'item58', 'item59'\)"
+                                         r".*export-labels .*bayeval label NEW.sqlite labels.csv"):
+        _session(fewer, path)
 
 
 def test_bad_arguments(tmp_path):

@@ -45,12 +45,18 @@ def _as_int_seed(random_seed) -> int | None:
     return int(seed.generate_state(1, np.uint64)[0])
 
 
-def _fingerprint(data: EvalData) -> str:
-    """A hash of what identifies an evaluation set: its item ids and scores."""
+def _fingerprint(data: EvalData, *, ordered: bool = True) -> str:
+    """A hash of what identifies an evaluation set: its item ids and scores (in the rows'
+    order; ``ordered=False``: in the ids' order, so that a reordered file matches)."""
+    ids = list(map(str, data.item_ids.tolist()))
+    scores = np.ascontiguousarray(data.scores)
+    if not ordered:
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        ids, scores = [ids[i] for i in order], np.ascontiguousarray(scores[order])
     h = hashlib.sha256()
     h.update(str(data.n_items).encode())
-    h.update("\x1f".join(map(str, data.item_ids.tolist())).encode())
-    h.update(np.ascontiguousarray(data.scores).tobytes())
+    h.update("\x1f".join(ids).encode())
+    h.update(scores.tobytes())
     return h.hexdigest()[:32]
 
 
@@ -187,20 +193,17 @@ class ActiveSession:
         else:
             raise TypeError(f"`store` must be a LabelStore or a file path, got {type(store).__name__}.")
 
-        fp = _fingerprint(data)
+        fp, fp_any_order = _fingerprint(data), _fingerprint(data, ordered=False)
         meta = self.store.get_meta(_META_KEY)
         if meta is None:
             self.store.set_meta(
                 _META_KEY,
-                {"fingerprint": fp, "n_items": int(data.n_items), "created": datetime.now(UTC).isoformat()},
+                {"fingerprint": fp, "fingerprint_any_order": fp_any_order, "n_items": int(data.n_items),
+                 "created": datetime.now(UTC).isoformat()},
             )
-        elif meta.get("fingerprint") != fp:
-            raise ValueError(
-                f"The label store {str(self.store.path)!r} belongs to another evaluation set "
-                f"({meta.get('n_items')} items, fingerprint {meta.get('fingerprint')}); this data has "
-                f"{data.n_items} items (fingerprint {fp}). Open the data the store was made for, or use a "
-                "new store file."
-            )
+        elif meta.get("fingerprint") != fp and meta.get("fingerprint_any_order") != fp_any_order:
+            # the same items and scores in another row order pass: labels are kept by item id
+            raise ValueError(self._other_set(meta, data, fp))
         self._base = data
         self._pos = {item: i for i, item in enumerate(data.item_ids.tolist())}
         # the store's labels checked against these ids before anything is written to it: a refused
@@ -211,6 +214,32 @@ class ActiveSession:
                 self.store.register_items(list(self._pos))  # the store refuses labels of other ids
         self._post: Posterior | None = None
         self._post_key = None
+
+    def _other_set(self, meta: dict, data: EvalData, fp: str) -> str:
+        """Why the store does not fit ``data``: which ids differ, and how to carry the labels over."""
+        path = str(self.store.path)
+        known = self.store.known_items()
+        what = ""
+        if known is not None:
+            have = {str(i) for i in data.item_ids.tolist()}
+            old = {str(i) for i in known}
+            new, gone = sorted(have - old), sorted(old - have)
+            if new or gone:
+                parts = []
+                if new:
+                    parts.append(f"{len(new)} of its ids are not the store's (e.g. {', '.join(map(repr, new[:3]))})")
+                if gone:
+                    parts.append(f"{len(gone)} of the store's ids are missing (e.g. {', '.join(map(repr, gone[:3]))})")
+                what = ": " + "; ".join(parts)
+            else:
+                what = ": the same ids, with other scores"
+        return (
+            f"The label store {path!r} belongs to another evaluation set ({meta.get('n_items')} items, "
+            f"fingerprint {meta.get('fingerprint')}); this data has {data.n_items} items (fingerprint {fp}){what}. "
+            "Open the data the store was made for, or carry its labels over (they are kept by item id): "
+            f"`bayeval export-labels {path} labels.csv`, then `bayeval label NEW.sqlite labels.csv` "
+            "and use NEW.sqlite as the store (e.g. `bayeval vet CARD --store NEW.sqlite`)."
+        )
 
     # ------------------------------------------------------------------ state
 
