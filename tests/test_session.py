@@ -137,6 +137,16 @@ def test_a_store_opens_with_its_data_in_another_row_order_and_says_which_ids_dif
                         item_ids=data.item_ids[order])
     with _session(shuffled, path) as s:  # the same items: opens, with the label on its item
         assert s.data.labels[list(shuffled.item_ids).index("item3")] == 1
+    # a store made before the any-order fingerprint learns it at its next opening in the original order
+    from bayeval.active.session import _META_KEY
+
+    with LabelStore(path) as st:
+        meta = st.get_meta(_META_KEY)
+        st.set_meta(_META_KEY, {k: v for k, v in meta.items() if k != "fingerprint_any_order"})
+    with pytest.raises(ValueError, match="belongs to another evaluation set"):
+        _session(shuffled, path)
+    _session(data, path).close()
+    _session(shuffled, path).close()
     fewer = EvalData(data.scores[:-2], noisy_labels=data.noisy_labels[:-2], item_ids=data.item_ids[:-2])
     with pytest.raises(ValueError, match=r"2 of the store's ids are missing \(e.g. 'item58', 'item59'\)"
                                          r".*export-labels .*bayeval label NEW.sqlite labels.csv"):

@@ -204,6 +204,8 @@ class ActiveSession:
         elif meta.get("fingerprint") != fp and meta.get("fingerprint_any_order") != fp_any_order:
             # the same items and scores in another row order pass: labels are kept by item id
             raise ValueError(self._other_set(meta, data, fp))
+        elif "fingerprint_any_order" not in meta and not self.store.damaged:  # a store made before: from now on
+            self.store.set_meta(_META_KEY, {**meta, "fingerprint_any_order": fp_any_order})
         self._base = data
         self._pos = {item: i for i, item in enumerate(data.item_ids.tolist())}
         # the store's labels checked against these ids before anything is written to it: a refused
