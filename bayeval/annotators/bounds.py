@@ -367,6 +367,40 @@ def _accuracy_draws(posterior_or_draws) -> np.ndarray:
     return values
 
 
+def _lattice_spacing(values: np.ndarray) -> float | None:
+    """The common spacing of the draws' distinct values, or None when they are not on a lattice.
+
+    Accuracy draws of ``n`` items are multiples of ``1/n``; a histogram whose bins ignore
+    that spacing holds one or two lattice points per bin by turns and shows false dips.
+    """
+    u = np.unique(np.round(values, 12))  # k/n computed two ways can differ in the last bit
+    if u.size < 2:
+        return None
+    gaps = np.diff(u)
+    smallest = gaps.min()
+    for divisor in range(1, 7):  # the observed values may skip lattice points
+        d = smallest / divisor
+        if d <= 1e-9:
+            return None
+        steps = gaps / d
+        if np.all(np.abs(steps - np.round(steps)) < 1e-6):
+            return float(d)
+    return None
+
+
+def _histogram_bins(values: np.ndarray, n_bins: int):
+    """``n_bins`` for continuous draws; for lattice draws, edges halfway between lattice
+    points, each bin holding the same number of lattice points."""
+    d = _lattice_spacing(values)
+    if d is None:
+        return n_bins
+    lo, hi = values.min(), values.max()
+    n_points = int(round((hi - lo) / d)) + 1
+    per_bin = int(np.ceil(n_points / n_bins))
+    n_edges = int(np.ceil(n_points / per_bin)) + 1
+    return lo - d / 2 + per_bin * d * np.arange(n_edges)
+
+
 def plot_true_accuracy(
     posterior_or_draws,
     *,
@@ -433,7 +467,7 @@ def plot_true_accuracy(
     pad = 0.05 * (hi - lo) + 1e-3
     ax.axvspan(bounds.lower, bounds.upper, color="0.9", zorder=0, label="bounds")
     n_distinct = np.unique(values).size
-    bins = int(np.clip(np.sqrt(values.size), 10, 60))
+    bins = _histogram_bins(values, int(np.clip(np.sqrt(values.size), 10, 60)))
     if n_distinct > 1:
         ax.hist(values, bins=bins, density=True, color="C0", alpha=0.45, label="posterior")
     if n_distinct > 5 and values.std() > 0:
