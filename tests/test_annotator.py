@@ -340,6 +340,23 @@ def test_plot_of_lattice_draws_has_no_false_dip():
     plt.close(ax.figure)
 
 
+def test_plot_keeps_its_axis_labels_inside_the_figure():
+    # the new figure had no layout: "true accuracy" was cut off at the bottom when saved
+    draws = np.random.default_rng(0).normal(0.91, 0.01, 400)
+    ax = plot_true_accuracy(draws, measured=0.90, annotator_accuracy=0.96)
+    ax.figure.canvas.draw()
+    fig_box = ax.figure.bbox
+    for label in (ax.xaxis.label, ax.yaxis.label):
+        box = label.get_window_extent()
+        assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1, (label.get_text(), box, fig_box)
+        assert fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1, (label.get_text(), box, fig_box)
+    plt.close(ax.figure)
+    fig, ax0 = plt.subplots()  # a figure passed in keeps its own layout
+    plot_true_accuracy(draws, measured=0.90, annotator_accuracy=0.96, ax=ax0)
+    assert fig.get_layout_engine() is None
+    plt.close(fig)
+
+
 def test_plot_of_a_fit_with_gold_items_shows_the_reported_interval():
     z, pred, ann, gold = _shared_errors(6, n=200, n_gold=40)
     spec = AnnotatorError()

@@ -461,7 +461,7 @@ def plot_true_accuracy(
     if check and check.get("n_gold", 0) >= 1:  # an AnnotatorError fit with gold items
         guarded = posterior_or_draws.guarded_accuracy()
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.5))
+        _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
     lo = min(values.min(), bounds.lower, measured, guarded.lower if guarded else 1.0)
     hi = max(values.max(), bounds.upper, measured, guarded.upper if guarded else 0.0)
     pad = 0.05 * (hi - lo) + 1e-3
