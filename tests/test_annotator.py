@@ -320,6 +320,28 @@ def test_plot_marks_measured_bounds_and_independence():
         plot_true_accuracy([0.5, 1.5], measured=0.9, annotator_accuracy=0.9)
 
 
+def test_plot_error_names_the_measured_argument():
+    draws = np.full(50, 0.9)
+    # the error named `model_accuracy`, an argument of another function
+    with pytest.raises(ValueError, match=r"`measured` must be an accuracy .*\(e.g. nan\)\. NaN") as err:
+        plot_true_accuracy(draws, measured=float("nan"), annotator_accuracy=0.96)
+    assert "model_accuracy" not in str(err.value)
+    with pytest.raises(ValueError, match="`measured` must be one accuracy"):
+        plot_true_accuracy(draws, measured=[0.8, 0.9], annotator_accuracy=0.96)
+    plt.close("all")
+
+
+def test_plot_error_counts_the_non_finite_draws():
+    # it said "got values from 0.9 to 0.9", hiding the NaN
+    with pytest.raises(ValueError, match=r"finite.*1 of 2 are not \(1 NaN, 0 infinite\)"):
+        plot_true_accuracy([0.9, np.nan], measured=0.9, annotator_accuracy=0.96)
+    with pytest.raises(ValueError, match=r"2 of 3 are not \(1 NaN, 1 infinite\)"):
+        plot_true_accuracy([0.9, np.nan, np.inf], measured=0.9, annotator_accuracy=0.96)
+    with pytest.raises(ValueError, match=r"1 of 2 do not .*percentages"):
+        plot_true_accuracy([0.9, 90.0], measured=0.9, annotator_accuracy=0.96)
+    plt.close("all")
+
+
 def test_plot_of_lattice_draws_has_no_false_dip():
     # the accuracy of 300 items moves in steps of 1/300: bins that held one or two lattice
     # points by turns drew a false dip at the mode (heights 20.1 24.9 10.3 26.1 21.9)

@@ -118,10 +118,12 @@ def _as_accuracy(x, name: str) -> np.ndarray:
         ) from exc
     bad = ~np.isfinite(arr) | (arr < 0) | (arr > 1)
     if bad.any():
-        example = arr[bad].ravel()[0]
+        example = float(arr[bad].ravel()[0])
+        hint = ("Pass fractions, not percentages (0.96, not 96)." if np.isfinite(example)
+                else "NaN or infinity is not an accuracy: check how it was computed.")
         raise ValueError(
             f"`{name}` must be an accuracy in [0, 1], but {int(bad.sum())} value(s) are not "
-            f"(e.g. {example!r}). Pass fractions, not percentages (0.96, not 96)."
+            f"(e.g. {example!r}). {hint}"
         )
     return arr
 
@@ -359,10 +361,19 @@ def _accuracy_draws(posterior_or_draws) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64).ravel()
     if values.size == 0:
         raise ValueError("`posterior_or_draws` holds no draws.")
-    if not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1:
+    finite = np.isfinite(values)
+    if not finite.all():
+        n_nan = int(np.isnan(values).sum())
         raise ValueError(
-            "The accuracy draws must be finite and lie in [0, 1]; got values from "
-            f"{np.nanmin(values):g} to {np.nanmax(values):g}."
+            f"The accuracy draws must be finite numbers in [0, 1], but {values.size - int(finite.sum())} "
+            f"of {values.size} are not ({n_nan} NaN, {values.size - int(finite.sum()) - n_nan} infinite). "
+            "Drop them (draws[np.isfinite(draws)]) or look at what produced them."
+        )
+    if values.min() < 0 or values.max() > 1:
+        n_out = int(((values < 0) | (values > 1)).sum())
+        raise ValueError(
+            f"The accuracy draws must lie in [0, 1], but {n_out} of {values.size} do not (values from "
+            f"{values.min():g} to {values.max():g}). Pass fractions, not percentages (0.96, not 96)."
         )
     return values
 
@@ -454,8 +465,11 @@ def plot_true_accuracy(
     values = _accuracy_draws(posterior_or_draws)
     if n_classes is None:
         n_classes = getattr(posterior_or_draws, "n_classes", 2)
+    measured_arr = _as_accuracy(measured, "measured")  # checked here, so its error names `measured`
+    if measured_arr.size != 1:
+        raise ValueError(f"`measured` must be one accuracy in [0, 1], got {measured_arr.size} values.")
     bounds = true_accuracy_bounds(measured, annotator_accuracy, n_classes=n_classes)
-    measured = float(_as_accuracy(measured, "measured"))
+    measured = float(measured_arr.ravel()[0])
     guarded = None
     check = getattr(posterior_or_draws, "gold_check", None)
     if check and check.get("n_gold", 0) >= 1:  # an AnnotatorError fit with gold items
