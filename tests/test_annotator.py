@@ -353,7 +353,7 @@ def test_plot_of_lattice_draws_has_no_false_dip():
     widths = np.array([b.get_width() for b in bars])
     counts = np.array([b.get_height() for b in bars]) * draws.size * widths
     lattice = np.arange(n + 1) / n
-    per_bin = [np.sum((lattice >= a) & (lattice < a + w)) for a, w in zip(lefts, widths)]
+    per_bin = [np.sum((lattice >= a) & (lattice < a + w)) for a, w in zip(lefts, widths, strict=True)]
     assert len(set(per_bin)) == 1, per_bin  # each bin holds as many lattice points
     np.testing.assert_allclose(counts.sum(), draws.size)
     for i in range(1, len(counts) - 1):  # unimodal up to Monte Carlo noise
