@@ -206,8 +206,8 @@ def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, ban
         categories); ``"category_abs_error"``: the mean over categories of each
         category's absolute error; ``"misranked"``: how often two systems are ordered
         wrongly (needs ``other_scores`` in the simulation).
-    estimators : sequence of str, optional
-        Subset of ``("vetted_only", "naive", "learned")``.
+    estimators : str or sequence of str, optional
+        Subset of ``("vetted_only", "naive", "learned")``; all by default.
     band : bool
         Shade +-1 standard error of the mean over trials.
 
@@ -238,12 +238,22 @@ def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, ban
             f"The simulation has no {error!r}: 'category_abs_error' needs categories, 'misranked' "
             "needs other_scores=... in simulate()."
         )
+    known = [str(e) for e in ds["estimator"].values]
+    if estimators is None:
+        ests = known
+    else:
+        ests = [estimators] if isinstance(estimators, str) else list(estimators)
+        unknown = [e for e in ests if e not in known]
+        if unknown:
+            raise ValueError(
+                f"`estimators` must be among the simulation's estimators {known}, got "
+                f"{', '.join(map(repr, unknown))}. Leave `estimators` out to draw them all."
+            )
     ax = _axes(ax)
     err = ds[error]
     if error == "category_abs_error":
         err = err.mean("category", skipna=True)
     err = err.astype(float)
-    ests = list(ds["estimator"].values) if estimators is None else list(estimators)
     colors = {s: f"C{i}" for i, s in enumerate(ds["strategy"].values)}
     for strategy in ds["strategy"].values:
         x = ds["fraction_vetted"].sel(strategy=strategy).mean("trial").values

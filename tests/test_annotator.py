@@ -320,6 +320,65 @@ def test_plot_marks_measured_bounds_and_independence():
         plot_true_accuracy([0.5, 1.5], measured=0.9, annotator_accuracy=0.9)
 
 
+def test_plot_error_names_the_measured_argument():
+    draws = np.full(50, 0.9)
+    # the error named `model_accuracy`, an argument of another function
+    with pytest.raises(ValueError, match=r"`measured` must be an accuracy .*\(e.g. nan\)\. NaN") as err:
+        plot_true_accuracy(draws, measured=float("nan"), annotator_accuracy=0.96)
+    assert "model_accuracy" not in str(err.value)
+    with pytest.raises(ValueError, match="`measured` must be one accuracy"):
+        plot_true_accuracy(draws, measured=[0.8, 0.9], annotator_accuracy=0.96)
+    plt.close("all")
+
+
+def test_plot_error_counts_the_non_finite_draws():
+    # it said "got values from 0.9 to 0.9", hiding the NaN
+    with pytest.raises(ValueError, match=r"finite.*1 of 2 are not \(1 NaN, 0 infinite\)"):
+        plot_true_accuracy([0.9, np.nan], measured=0.9, annotator_accuracy=0.96)
+    with pytest.raises(ValueError, match=r"2 of 3 are not \(1 NaN, 1 infinite\)"):
+        plot_true_accuracy([0.9, np.nan, np.inf], measured=0.9, annotator_accuracy=0.96)
+    with pytest.raises(ValueError, match=r"1 of 2 do not .*percentages"):
+        plot_true_accuracy([0.9, 90.0], measured=0.9, annotator_accuracy=0.96)
+    plt.close("all")
+
+
+def test_plot_of_lattice_draws_has_no_false_dip():
+    # the accuracy of 300 items moves in steps of 1/300: bins that held one or two lattice
+    # points by turns drew a false dip at the mode (heights 20.1 24.9 10.3 26.1 21.9)
+    n = 300
+    draws = np.random.default_rng(0).binomial(n, 0.89, size=400) / n
+    ax = plot_true_accuracy(draws, measured=0.873, annotator_accuracy=0.96)
+    (bars,) = ax.containers
+    lefts = np.array([b.get_x() for b in bars])
+    widths = np.array([b.get_width() for b in bars])
+    counts = np.array([b.get_height() for b in bars]) * draws.size * widths
+    lattice = np.arange(n + 1) / n
+    per_bin = [np.sum((lattice >= a) & (lattice < a + w)) for a, w in zip(lefts, widths, strict=True)]
+    assert len(set(per_bin)) == 1, per_bin  # each bin holds as many lattice points
+    np.testing.assert_allclose(counts.sum(), draws.size)
+    for i in range(1, len(counts) - 1):  # unimodal up to Monte Carlo noise
+        shoulder = min(counts[:i].max(), counts[i + 1:].max())
+        assert counts[i] > shoulder - 3 * np.sqrt(shoulder), (i, np.round(counts, 1))
+    plt.close(ax.figure)
+
+
+def test_plot_keeps_its_axis_labels_inside_the_figure():
+    # the new figure had no layout: "true accuracy" was cut off at the bottom when saved
+    draws = np.random.default_rng(0).normal(0.91, 0.01, 400)
+    ax = plot_true_accuracy(draws, measured=0.90, annotator_accuracy=0.96)
+    ax.figure.canvas.draw()
+    fig_box = ax.figure.bbox
+    for label in (ax.xaxis.label, ax.yaxis.label):
+        box = label.get_window_extent()
+        assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1, (label.get_text(), box, fig_box)
+        assert fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1, (label.get_text(), box, fig_box)
+    plt.close(ax.figure)
+    fig, ax0 = plt.subplots()  # a figure passed in keeps its own layout
+    plot_true_accuracy(draws, measured=0.90, annotator_accuracy=0.96, ax=ax0)
+    assert fig.get_layout_engine() is None
+    plt.close(fig)
+
+
 def test_plot_of_a_fit_with_gold_items_shows_the_reported_interval():
     z, pred, ann, gold = _shared_errors(6, n=200, n_gold=40)
     spec = AnnotatorError()

@@ -95,3 +95,26 @@ def test_a_label_list_mixing_text_and_nan_reports_only_the_bad_row():
     assert "'nan'" not in str(exc.value)
     d = EvalData(np.linspace(0, 1, 4), labels=["1", np.nan, "0", None])  # empty is "not vetted"
     assert d.n_vetted == 2
+
+
+def test_vetting_curve_with_an_unknown_estimator_lists_the_valid_ones():
+    # it raised xarray's raw KeyError "not all values found in index 'estimator'"
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayeval.active import simulate
+    from bayeval.plots import vetting_curve
+
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 2, 30)
+    data = EvalData(rng.random(30), noisy_labels=truth)
+    model = lambda d: Posterior.from_probabilities(d, np.full(30, 0.5), draws=50, random_seed=0)  # noqa: E731
+    ds = simulate(data, truth, model, k=5, budget=10, batch_size=5, trials=1, strategies=("random",),
+                  random_seed=0)
+    with pytest.raises(ValueError, match=r"\['vetted_only', 'naive', 'learned'\], got 'naïve'"):
+        vetting_curve(ds, estimators=["naïve"])
+    ax = vetting_curve(ds, estimators="naive")  # one name, not its letters
+    assert {line.get_label() for line in ax.lines} == {"random + naive"}
+    plt.close("all")

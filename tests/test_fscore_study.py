@@ -113,6 +113,24 @@ def test_plot_draws_one_line_per_method(study):
         study.plot(kind="bias")
 
 
+@pytest.mark.parametrize("kind", ["mse", "variance"])
+def test_plot_keeps_its_axis_labels_inside_the_figure(study, kind):
+    # the new figure had no layout: "labels (budget)" was cut off at the bottom when saved
+    import matplotlib.pyplot as plt
+
+    ax = study.plot(kind=kind)
+    ax.figure.canvas.draw()
+    fig_box = ax.figure.bbox
+    for label in (ax.xaxis.label, ax.yaxis.label):
+        box = label.get_window_extent()
+        assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1, (label.get_text(), box, fig_box)
+        assert fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1, (label.get_text(), box, fig_box)
+    fig, ax0 = plt.subplots()  # a figure passed in keeps its own layout
+    study.plot(ax0, kind=kind)
+    assert fig.get_layout_engine() is None
+    plt.close("all")
+
+
 @pytest.mark.parametrize(
     "change,error,match",
     [

@@ -118,10 +118,12 @@ def _as_accuracy(x, name: str) -> np.ndarray:
         ) from exc
     bad = ~np.isfinite(arr) | (arr < 0) | (arr > 1)
     if bad.any():
-        example = arr[bad].ravel()[0]
+        example = float(arr[bad].ravel()[0])
+        hint = ("Pass fractions, not percentages (0.96, not 96)." if np.isfinite(example)
+                else "NaN or infinity is not an accuracy: check how it was computed.")
         raise ValueError(
             f"`{name}` must be an accuracy in [0, 1], but {int(bad.sum())} value(s) are not "
-            f"(e.g. {example!r}). Pass fractions, not percentages (0.96, not 96)."
+            f"(e.g. {example!r}). {hint}"
         )
     return arr
 
@@ -359,12 +361,55 @@ def _accuracy_draws(posterior_or_draws) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64).ravel()
     if values.size == 0:
         raise ValueError("`posterior_or_draws` holds no draws.")
-    if not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1:
+    finite = np.isfinite(values)
+    if not finite.all():
+        n_nan = int(np.isnan(values).sum())
         raise ValueError(
-            "The accuracy draws must be finite and lie in [0, 1]; got values from "
-            f"{np.nanmin(values):g} to {np.nanmax(values):g}."
+            f"The accuracy draws must be finite numbers in [0, 1], but {values.size - int(finite.sum())} "
+            f"of {values.size} are not ({n_nan} NaN, {values.size - int(finite.sum()) - n_nan} infinite). "
+            "Drop them (draws[np.isfinite(draws)]) or look at what produced them."
+        )
+    if values.min() < 0 or values.max() > 1:
+        n_out = int(((values < 0) | (values > 1)).sum())
+        raise ValueError(
+            f"The accuracy draws must lie in [0, 1], but {n_out} of {values.size} do not (values from "
+            f"{values.min():g} to {values.max():g}). Pass fractions, not percentages (0.96, not 96)."
         )
     return values
+
+
+def _lattice_spacing(values: np.ndarray) -> float | None:
+    """The common spacing of the draws' distinct values, or None when they are not on a lattice.
+
+    Accuracy draws of ``n`` items are multiples of ``1/n``; a histogram whose bins ignore
+    that spacing holds one or two lattice points per bin by turns and shows false dips.
+    """
+    u = np.unique(np.round(values, 12))  # k/n computed two ways can differ in the last bit
+    if u.size < 2:
+        return None
+    gaps = np.diff(u)
+    smallest = gaps.min()
+    for divisor in range(1, 7):  # the observed values may skip lattice points
+        d = smallest / divisor
+        if d <= 1e-9:
+            return None
+        steps = gaps / d
+        if np.all(np.abs(steps - np.round(steps)) < 1e-6):
+            return float(d)
+    return None
+
+
+def _histogram_bins(values: np.ndarray, n_bins: int):
+    """``n_bins`` for continuous draws; for lattice draws, edges halfway between lattice
+    points, each bin holding the same number of lattice points."""
+    d = _lattice_spacing(values)
+    if d is None:
+        return n_bins
+    lo, hi = values.min(), values.max()
+    n_points = int(round((hi - lo) / d)) + 1
+    per_bin = int(np.ceil(n_points / n_bins))
+    n_edges = int(np.ceil(n_points / per_bin)) + 1
+    return lo - d / 2 + per_bin * d * np.arange(n_edges)
 
 
 def plot_true_accuracy(
@@ -420,20 +465,23 @@ def plot_true_accuracy(
     values = _accuracy_draws(posterior_or_draws)
     if n_classes is None:
         n_classes = getattr(posterior_or_draws, "n_classes", 2)
+    measured_arr = _as_accuracy(measured, "measured")  # checked here, so its error names `measured`
+    if measured_arr.size != 1:
+        raise ValueError(f"`measured` must be one accuracy in [0, 1], got {measured_arr.size} values.")
     bounds = true_accuracy_bounds(measured, annotator_accuracy, n_classes=n_classes)
-    measured = float(_as_accuracy(measured, "measured"))
+    measured = float(measured_arr.ravel()[0])
     guarded = None
     check = getattr(posterior_or_draws, "gold_check", None)
     if check and check.get("n_gold", 0) >= 1:  # an AnnotatorError fit with gold items
         guarded = posterior_or_draws.guarded_accuracy()
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.5))
+        _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
     lo = min(values.min(), bounds.lower, measured, guarded.lower if guarded else 1.0)
     hi = max(values.max(), bounds.upper, measured, guarded.upper if guarded else 0.0)
     pad = 0.05 * (hi - lo) + 1e-3
     ax.axvspan(bounds.lower, bounds.upper, color="0.9", zorder=0, label="bounds")
     n_distinct = np.unique(values).size
-    bins = int(np.clip(np.sqrt(values.size), 10, 60))
+    bins = _histogram_bins(values, int(np.clip(np.sqrt(values.size), 10, 60)))
     if n_distinct > 1:
         ax.hist(values, bins=bins, density=True, color="C0", alpha=0.45, label="posterior")
     if n_distinct > 5 and values.std() > 0:

@@ -286,7 +286,7 @@ class ACISResult:
         if ax is None:
             import matplotlib.pyplot as plt
 
-            _, ax = plt.subplots(figsize=(5, 3.5))
+            _, ax = plt.subplots(figsize=(5, 3.5), layout="constrained")
         h = self.history
         x = h["labels_spent"].to_numpy()
         name = label if label is not None else self.method

@@ -162,7 +162,7 @@ class FScoreStudy:
         if ax is None:
             import matplotlib.pyplot as plt
 
-            _, ax = plt.subplots(figsize=(5.5, 3.8))
+            _, ax = plt.subplots(figsize=(5.5, 3.8), layout="constrained")
         s = self.summary().reset_index()
         for m, g in s.groupby("method", sort=False):
             x = g["budget"].to_numpy()
