@@ -361,31 +361,13 @@ class Card:
         >>> card.store_labels().to_dict(), card.load_data(store=True)[0].labels.tolist()
         ({'b': 1}, [1.0, 1.0, 0.0])
         """
-        if not self.store_file.is_file():
-            return None
-        from .active.store import LabelStore
-
-        with LabelStore(self.store_file) as st:
-            return st.resolved()
+        return read_store_labels(self.store_file)
 
     def _with_store_labels(self, data: EvalData) -> EvalData:
-        res = self.store_labels()
-        if res is None or not len(res):
-            return data
-        by_text = {str(i): i for i in data.item_ids.tolist()}
-        strays = [i for i in res.index.tolist() if str(i) not in by_text]
-        if strays:
-            more = f" and {len(strays) - 5} more" if len(strays) > 5 else ""
-            raise self._error(
-                "[vet] store",
-                f"{self.store_file} holds labels of {len(strays)} item(s) that are not in {self.data_file.name} "
-                f"({', '.join(repr(i) for i in strays[:5])}{more}); nothing was fitted, so that no typed label is "
-                f"silently left out. Write the store's labels out with `bayeval export-labels {self.store_file} "
-                "labels.csv`, fix those ids (or the scores file), and import the file into a new store with "
-                "`bayeval label`."
-            )
-        items = [by_text[str(i)] for i in res.index.tolist()]
-        return data.with_labels(items, res.to_numpy(), overwrite=True)
+        try:
+            return with_store_labels(data, self.store_file, self.data_file.name)
+        except ValueError as exc:
+            raise self._error("[vet] store", str(exc)) from None
 
     def column_text(self, column: str) -> list:
         """The cells of one column of the scores file, as text (None where empty).
@@ -819,6 +801,45 @@ class JoinedCards:
     scores: dict
     data: EvalData
     truth: np.ndarray | None = None
+
+
+def read_store_labels(path):
+    """The labels in the label store ``path``, one per item by the store's conflict rule (a
+    ``pandas.Series`` indexed by item id), or None when the file does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    from .active.store import LabelStore
+
+    with LabelStore(path) as st:
+        return st.resolved()
+
+
+def with_store_labels(data: EvalData, path, source: str) -> EvalData:
+    """``data`` with the labels of the label store ``path`` (where it exists): an item the store
+    labels gets the store's label. A ValueError, and nothing changed, when the store labels
+    ids that ``data`` (read from ``source``) does not have: no typed label is left out silently."""
+    res = read_store_labels(path)
+    if res is None or not len(res):
+        return data
+    by_text = {str(i): i for i in data.item_ids.tolist()}
+    strays = [i for i in res.index.tolist() if str(i) not in by_text]
+    if strays:
+        more = f" and {len(strays) - 5} more" if len(strays) > 5 else ""
+        raise ValueError(
+            f"{path} holds labels of {len(strays)} item(s) that are not in {source} "
+            f"({', '.join(repr(i) for i in strays[:5])}{more}); nothing was fitted, so that no typed label is "
+            f"silently left out. Write the store's labels out with `bayeval export-labels {path} labels.csv`, "
+            "fix those ids (or the scores file), and import the file into a new store with `bayeval label`."
+        )
+    items = [by_text[str(i)] for i in res.index.tolist()]
+    return data.with_labels(items, res.to_numpy(), overwrite=True)
+
+
+def comparison_store_file(joined: JoinedCards) -> Path:
+    """Where ``bayeval vet CARD_A CARD_B`` keeps the comparison's labels by default:
+    ``vet-compare-B.sqlite`` in A's folder (B: the second card's name)."""
+    return joined.cards[0].path / f"vet-compare-{joined.names[1]}.sqlite"
 
 
 def _join_error(cards, message: str) -> CardError:

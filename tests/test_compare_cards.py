@@ -136,3 +136,31 @@ def test_the_bundled_digits_pair_scores_the_same_items_and_its_script_reproduces
     stored = pd.read_csv(ROOT / "digits_vet_nb" / "scores.csv")
     pd.testing.assert_frame_equal(fresh.drop(columns="score"), stored.drop(columns="score"))
     np.testing.assert_allclose(fresh["score"], stored["score"], rtol=1e-6, atol=2e-4)
+
+
+@pytest.mark.xdist_group("tests/test_compare.py")  # after test_compare.py's fits: the joint model is compiled
+def test_compare_cli_on_two_cards_uses_the_labels_vetted_for_their_comparison(tmp_path, capsys):
+    """`bayeval compare A B` read the cards' scores files alone: the labels given on the
+    comparison's vetting page (`bayeval vet A B`, its store vet-compare-B.sqlite in A's folder)
+    were ignored."""
+    from bayeval.active.store import LabelStore
+    from bayeval.cards import comparison_store_file
+
+    a, b, truth = pair(tmp_path, n=80)
+    fa = pd.read_csv(a / "scores.csv")
+    vetted = fa.id.iloc[:30]
+    fa.loc[fa.id.isin(vetted), "label"] = [truth[i] for i in vetted]
+    fa.to_csv(a / "scores.csv", index=False)
+    store = comparison_store_file(join_cards([load_card(a), load_card(b)]))
+    assert store == a / "vet-compare-weak.sqlite"
+    more = list(fa.id.iloc[30:40])
+    with LabelStore(store) as st:
+        st.add(more, [truth[i] for i in more], annotator="ana")
+    assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 0
+    out = capsys.readouterr()
+    assert "Comparison(good, weak: 80 items, 40 vetted, 200 draws)" in out.out
+    assert "10 label(s) from the comparison's label store vet-compare-weak.sqlite" in out.err
+    with LabelStore(store) as st:
+        st.add(["nope"], [1], annotator="ana")
+    assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 2
+    assert "holds labels of 1 item(s) that are not in the cards' scores files ('nope')" in capsys.readouterr().err

@@ -293,7 +293,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     >>> vet.state()["estimate"]["p_better"]  # doctest: +SKIP
     0.93
     """
-    from ..cards import CardError, JoinedCards, join_cards
+    from ..cards import CardError, JoinedCards, comparison_store_file, join_cards
 
     joined = cards if isinstance(cards, JoinedCards) else join_cards(cards)
     if len(joined.names) != 2:
@@ -307,7 +307,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     spec = metrics[label]
     name, options = (spec, {}) if isinstance(spec, str) else (spec[0], dict(spec[1]))
     options.pop("category", None)  # the comparison's metric is pooled over the items
-    path = Path(store) if store is not None else first.path / f"vet-compare-{joined.names[1]}.sqlite"
+    path = Path(store) if store is not None else comparison_store_file(joined)
     record = {"cards": [str(c.path) for c in joined.cards], "metric": label, "width": width}
     active = ComparisonSession(joined.scores, joined.data.labels, item_ids=joined.data.item_ids, store=path,
                                metric=name, metric_kwargs=options, label=label, width=width,
