@@ -200,6 +200,10 @@ class VetSession:
         self._undo: dict = {}  # client -> [(action, item, label)]
         self._seen: dict = {}  # client -> last time it called
         self._skipped = self._load_skipped()
+        # items the card's own label column vetted (the store's labels are applied on top of them)
+        in_store = set(self.store.resolved().index)
+        ids, done = session.data.item_ids.tolist(), session.data.vetted
+        self._file_vetted = {item for item, d in zip(ids, done, strict=True) if d and item not in in_store}
         self._answered = 0
         self._readout: dict | None = None
         self._history: list = self._history_rows()
@@ -273,8 +277,9 @@ class VetSession:
                 return int(b)
         return None
 
-    def _vetted(self) -> int:
-        return int(len(self.store.resolved()))
+    def _vetted(self) -> set:
+        """Every vetted item: labelled in the card's file or in the store (by anyone, in any session)."""
+        return self._file_vetted | set(self.store.resolved().index)
 
     # ------------------------------------------------------------- requests
 
@@ -305,7 +310,7 @@ class VetSession:
                 return {"item": self.view.show(self.view.position[held]), "status": "item"}
             self._release(client)
             vetted = self._vetted()
-            if self.budget is not None and vetted >= self.budget:
+            if self.budget is not None and len(vetted) >= self.budget:  # as the refit counts: file and store
                 return {"item": None, "status": "budget"}
             open_items = [i for i in pending if i not in self._skipped]
             free = [i for i in open_items if i not in self._leases]
@@ -316,7 +321,7 @@ class VetSession:
                 return {"item": self.view.show(self.view.position[item]), "status": "item"}
             if open_items:
                 return {"item": None, "status": "others"}
-            if vetted + len(self._skipped - set(self.store.resolved().index)) >= self.view.n_items:
+            if len(vetted | self._skipped) >= self.view.n_items:
                 return {"item": None, "status": "done"}
             self._wake.set()  # the batch is used up: choose the next one
             return {"item": None, "status": "batch"}
@@ -394,7 +399,10 @@ class VetSession:
     def state(self, client: str | None = None) -> dict:
         """What the page shows besides the item: the estimate, its history, progress, refitting.
 
-        A client's call also renews its lease.
+        A client's call also renews its lease. ``progress["vetted"]`` counts the items with a
+        label from the card's label column or from the store (``vetted_from_file`` +
+        ``vetted_from_store``; an item with both counts as the store's, whose label wins), as
+        the estimate's history and the budget do.
         """
         with self._lock:
             if client is not None:
@@ -402,6 +410,7 @@ class VetSession:
             pending = self.store.pending()
             batches = self.store.batches()
             size = int(batches["n_items"].iloc[-1]) if len(batches) else 0
+            in_store = set(self.store.resolved().index)
             return {
                 "title": self.title,
                 "estimate": self._readout,
@@ -410,7 +419,9 @@ class VetSession:
                 "error": self._error,
                 "fits": self._fits,
                 "progress": {
-                    "vetted": self._vetted(),
+                    "vetted": len(self._file_vetted | in_store),
+                    "vetted_from_file": len(self._file_vetted - in_store),  # the card's label column only
+                    "vetted_from_store": len(in_store),  # answered on a page (an answer wins over the file)
                     "items": self.view.n_items,
                     "batch": int(batches["batch"].iloc[-1]) if len(batches) else None,
                     "batch_size": size,
