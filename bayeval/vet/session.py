@@ -515,13 +515,23 @@ class VetSession:
 # ------------------------------------------------------------- from a card
 
 
-def find_card(target):
+def find_card(target, *, announce=None):
     """The model card of ``target``: a card folder, its ``card.toml``, or a vetting store.
 
     A store written by ``bayeval vet CARD`` remembers its card, so ``bayeval vet
-    STORE.sqlite`` reopens the session; if that card is no longer where it was (a folder
-    moved together with its store), the card in the store's folder (or the one above)
-    is used, and otherwise the error says how to name the card.
+    STORE.sqlite`` reopens the session. A store opened by its path belongs with the card
+    next to it: when the store's own folder holds a card (or the folder above holds one
+    whose ``[vet] store`` is this file), that card is used, even if the store recorded
+    another one (a card folder copied with its store: the copy's store serves the copy;
+    moved: the card where it is now). Otherwise the recorded card is used; if it is no
+    longer there and none is beside the store, the error says how to name the card.
+
+    Parameters
+    ----------
+    target : path-like
+    announce : callable, optional
+        Receives a line saying which card folder is used when it is not the one the store
+        recorded (default: a ``UserWarning``).
 
     Returns
     -------
@@ -554,15 +564,47 @@ def find_card(target):
         raise ValueError(f"{target}: a label store, but not one written by `bayeval vet` (it does not say which "
                          "model card it belongs to). Give the card folder instead: `bayeval vet CARD --store "
                          f"{target}`.")
-    if not (Path(card).is_dir() or Path(card).is_file()):
-        # the card moved (another machine, another checkout): one next to the store is the one it came with
-        beside = next((d for d in (p.parent, p.parent.parent) if (d / CARD_FILE).is_file()), None)
-        if beside is None:
+    recorded_there = Path(card).is_dir() or Path(card).is_file()
+    beside = _card_beside(p, recorded_there)
+    if beside is None:
+        if not recorded_there:
             raise ValueError(f"{target}: written for the model card {card}, which is not there any more (moved or "
                              f"renamed?). Give the card's folder where it is now: `bayeval vet CARD --store "
                              f"{target}` (the labels in the store are kept).")
-        return load_card(beside), p
-    return load_card(card), p
+        return load_card(card), p
+    found = load_card(beside)
+    if Path(card).resolve() != found.path.resolve():
+        why = "no longer there" if not recorded_there else "still there, but this store sits with the card beside it"
+        line = (f"{target}: using the model card in {found.path} (the store was written for the card in {card}, "
+                f"{why}). To vet with that card instead: `bayeval vet {card} --store {target}`.")
+        if announce is None:
+            import warnings
+
+            warnings.warn(line, UserWarning, stacklevel=2)
+        else:
+            announce(line)
+    return found, p
+
+
+def _card_beside(store: Path, recorded_there: bool):
+    """The folder of the card a store sits with: the store's folder when it holds a card, or the
+    folder above when its card's ``[vet] store`` names this file (any card there when the
+    recorded card is gone, as before)."""
+    from ..cards import CARD_FILE, load_card
+
+    if (store.parent / CARD_FILE).is_file():
+        return store.parent
+    above = store.parent.parent
+    if (above / CARD_FILE).is_file():
+        if not recorded_there:
+            return above
+        try:
+            own = load_card(above).vet.get("store")
+        except ValueError:  # a card that cannot be read is not taken over the recorded one
+            return None
+        if own is not None and (above / own).resolve() == store.resolve():
+            return above
+    return None
 
 
 def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int | None = None,
