@@ -327,7 +327,9 @@ class VetSession:
             return {"item": None, "status": "batch"}
 
     def answer(self, client: str, item, label, *, annotator: str | None = None) -> dict:
-        """Record ``label`` (``"y"``/``"n"``, 1/0) for ``item``: committed to the store before returning.
+        """Record ``label`` for ``item``: committed to the store before returning.
+
+        ``label`` is ``"y"``/``"n"`` (or ``"yes"``/``"no"``, any case), 1/0 or True/False.
 
         The answer is kept even when the item's lease had passed to someone else (the
         store's conflict rule settles two answers). Returns the recorded answer and the
@@ -336,8 +338,9 @@ class VetSession:
         client = self._client(client)
         item = self._item(item)
         key = label.strip().lower() if isinstance(label, str) else label
-        if isinstance(key, float) or key not in _ANSWERS:
-            raise VetError(f"label: expected 'y' or 'n' (or 1 / 0), got {label!r:.80}.")
+        if not isinstance(key, str | int) or key not in _ANSWERS:  # a float, a list, null: refused
+            raise VetError(f"label: expected 'y' or 'n' ('yes'/'no' in any case, 1/0 and JSON true/false are "
+                           f"accepted too), got {label!r:.80}.")
         value = _ANSWERS[key]
         who = self._annotator(annotator) if annotator is not None else self.annotator
         with self._lock:
