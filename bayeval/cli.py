@@ -1095,7 +1095,7 @@ def _cmd_vet(args) -> int:
     from .vet import find_target, open_compare, open_vet, serve
 
     try:
-        cards, store, record = find_target(args.target)
+        cards, store, record = find_target(args.target, announce=lambda line: print(line, file=sys.stderr))
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
     if args.store and store is not None and Path(args.store).resolve() != store.resolve():

@@ -505,8 +505,10 @@ def test_find_card_reopens_from_the_store(tmp_path):
     inside = folder / "vet.sqlite"
     shutil.copy(store, inside)
     moved = shutil.move(str(folder), str(tmp_path / "moved"))
-    card, path = find_card(Path(moved) / "vet.sqlite")
+    said = []
+    card, path = find_card(Path(moved) / "vet.sqlite", announce=said.append)
     assert card.path == Path(moved).resolve() and path == Path(moved) / "vet.sqlite"
+    assert len(said) == 1 and "no longer there" in said[0]  # which card is used, said
     # a store whose card is gone and has none beside it: the error says how to name the card
     with pytest.raises(ValueError, match=r"not there any more .* `bayeval vet CARD --store"):
         find_card(store)

@@ -44,7 +44,7 @@ __all__ = ["create_app", "serve", "new_token", "is_loopback", "EXTRA_HINT"]
 
 EXTRA_HINT = 'the vetting page needs Starlette and uvicorn: pip install "bayeval[vet]" (in a clone: pip install -e ".[vet]")'
 
-_MAX_BODY = 16_384
+_MAX_BODY = 16_384  # a request's room besides its item id: the limit adds the card's longest id (as JSON)
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' http: https:; "
         "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 _HEADERS = {
@@ -116,6 +116,11 @@ def create_app(vet: VetSession, *, token: str):
     if not isinstance(token, str) or len(token) < 8:
         raise ValueError("`token` must be a string of at least 8 characters (see new_token()).")
 
+    # any id the card accepts can be answered and skipped: room for the longest, escaped as JSON
+    # (json.dumps escapes non-ASCII as \uXXXX, never shorter than the UTF-8 bytes the page sends)
+    longest = max((len(json.dumps(item)) for item in vet.view.position), default=0)
+    max_body = _MAX_BODY + longest
+
     def respond(payload, status: int = 200):
         return JSONResponse(payload, status_code=status, headers=_HEADERS)
 
@@ -146,8 +151,9 @@ def create_app(vet: VetSession, *, token: str):
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             raise VetError("send the request as JSON (Content-Type: application/json).", status=415)
         raw = await request.body()
-        if len(raw) > _MAX_BODY:
-            raise VetError(f"request too large ({len(raw)} bytes; at most {_MAX_BODY}).", status=413)
+        if len(raw) > max_body:
+            raise VetError(f"request too large ({len(raw)} bytes; at most {max_body}: this card's longest item id "
+                           f"as JSON, {longest} bytes, plus {_MAX_BODY} for the rest).", status=413)
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:

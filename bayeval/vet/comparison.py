@@ -337,7 +337,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
         raise
 
 
-def find_target(targets):
+def find_target(targets, *, announce=None):
     """What ``bayeval vet TARGET ...`` opens: one card, two cards to compare, or a store either wrote.
 
     Parameters
@@ -345,6 +345,8 @@ def find_target(targets):
     targets : sequence of path-like
         One card folder (or its ``card.toml``), one label store written by ``bayeval
         vet``, or two card folders.
+    announce : callable, optional
+        As in :func:`~bayeval.vet.find_card` (which card folder a store is used with).
 
     Returns
     -------
@@ -383,5 +385,5 @@ def find_target(targets):
             record = store.get_meta(COMPARE_KEY)
         if isinstance(record, dict):
             return tuple(load_card(c) for c in record["cards"]), p, record
-    card, store = find_card(targets[0])
+    card, store = find_card(targets[0], announce=announce)
     return (card,), store, None

@@ -200,6 +200,10 @@ class VetSession:
         self._undo: dict = {}  # client -> [(action, item, label)]
         self._seen: dict = {}  # client -> last time it called
         self._skipped = self._load_skipped()
+        # items the card's own label column vetted (the store's labels are applied on top of them)
+        in_store = set(self.store.resolved().index)
+        ids, done = session.data.item_ids.tolist(), session.data.vetted
+        self._file_vetted = {item for item, d in zip(ids, done, strict=True) if d and item not in in_store}
         self._answered = 0
         self._readout: dict | None = None
         self._history: list = self._history_rows()
@@ -273,8 +277,9 @@ class VetSession:
                 return int(b)
         return None
 
-    def _vetted(self) -> int:
-        return int(len(self.store.resolved()))
+    def _vetted(self) -> set:
+        """Every vetted item: labelled in the card's file or in the store (by anyone, in any session)."""
+        return self._file_vetted | set(self.store.resolved().index)
 
     # ------------------------------------------------------------- requests
 
@@ -305,7 +310,7 @@ class VetSession:
                 return {"item": self.view.show(self.view.position[held]), "status": "item"}
             self._release(client)
             vetted = self._vetted()
-            if self.budget is not None and vetted >= self.budget:
+            if self.budget is not None and len(vetted) >= self.budget:  # as the refit counts: file and store
                 return {"item": None, "status": "budget"}
             open_items = [i for i in pending if i not in self._skipped]
             free = [i for i in open_items if i not in self._leases]
@@ -316,13 +321,15 @@ class VetSession:
                 return {"item": self.view.show(self.view.position[item]), "status": "item"}
             if open_items:
                 return {"item": None, "status": "others"}
-            if vetted + len(self._skipped - set(self.store.resolved().index)) >= self.view.n_items:
+            if len(vetted | self._skipped) >= self.view.n_items:
                 return {"item": None, "status": "done"}
             self._wake.set()  # the batch is used up: choose the next one
             return {"item": None, "status": "batch"}
 
     def answer(self, client: str, item, label, *, annotator: str | None = None) -> dict:
-        """Record ``label`` (``"y"``/``"n"``, 1/0) for ``item``: committed to the store before returning.
+        """Record ``label`` for ``item``: committed to the store before returning.
+
+        ``label`` is ``"y"``/``"n"`` (or ``"yes"``/``"no"``, any case), 1/0 or True/False.
 
         The answer is kept even when the item's lease had passed to someone else (the
         store's conflict rule settles two answers). Returns the recorded answer and the
@@ -331,8 +338,9 @@ class VetSession:
         client = self._client(client)
         item = self._item(item)
         key = label.strip().lower() if isinstance(label, str) else label
-        if isinstance(key, float) or key not in _ANSWERS:
-            raise VetError(f"label: expected 'y' or 'n' (or 1 / 0), got {label!r:.80}.")
+        if not isinstance(key, str | int) or key not in _ANSWERS:  # a float, a list, null: refused
+            raise VetError(f"label: expected 'y' or 'n' ('yes'/'no' in any case, 1/0 and JSON true/false are "
+                           f"accepted too), got {label!r:.80}.")
         value = _ANSWERS[key]
         who = self._annotator(annotator) if annotator is not None else self.annotator
         with self._lock:
@@ -394,7 +402,10 @@ class VetSession:
     def state(self, client: str | None = None) -> dict:
         """What the page shows besides the item: the estimate, its history, progress, refitting.
 
-        A client's call also renews its lease.
+        A client's call also renews its lease. ``progress["vetted"]`` counts the items with a
+        label from the card's label column or from the store (``vetted_from_file`` +
+        ``vetted_from_store``; an item with both counts as the store's, whose label wins), as
+        the estimate's history and the budget do.
         """
         with self._lock:
             if client is not None:
@@ -402,6 +413,7 @@ class VetSession:
             pending = self.store.pending()
             batches = self.store.batches()
             size = int(batches["n_items"].iloc[-1]) if len(batches) else 0
+            in_store = set(self.store.resolved().index)
             return {
                 "title": self.title,
                 "estimate": self._readout,
@@ -410,7 +422,9 @@ class VetSession:
                 "error": self._error,
                 "fits": self._fits,
                 "progress": {
-                    "vetted": self._vetted(),
+                    "vetted": len(self._file_vetted | in_store),
+                    "vetted_from_file": len(self._file_vetted - in_store),  # the card's label column only
+                    "vetted_from_store": len(in_store),  # answered on a page (an answer wins over the file)
                     "items": self.view.n_items,
                     "batch": int(batches["batch"].iloc[-1]) if len(batches) else None,
                     "batch_size": size,
@@ -504,13 +518,23 @@ class VetSession:
 # ------------------------------------------------------------- from a card
 
 
-def find_card(target):
+def find_card(target, *, announce=None):
     """The model card of ``target``: a card folder, its ``card.toml``, or a vetting store.
 
     A store written by ``bayeval vet CARD`` remembers its card, so ``bayeval vet
-    STORE.sqlite`` reopens the session; if that card is no longer where it was (a folder
-    moved together with its store), the card in the store's folder (or the one above)
-    is used, and otherwise the error says how to name the card.
+    STORE.sqlite`` reopens the session. A store opened by its path belongs with the card
+    next to it: when the store's own folder holds a card (or the folder above holds one
+    whose ``[vet] store`` is this file), that card is used, even if the store recorded
+    another one (a card folder copied with its store: the copy's store serves the copy;
+    moved: the card where it is now). Otherwise the recorded card is used; if it is no
+    longer there and none is beside the store, the error says how to name the card.
+
+    Parameters
+    ----------
+    target : path-like
+    announce : callable, optional
+        Receives a line saying which card folder is used when it is not the one the store
+        recorded (default: a ``UserWarning``).
 
     Returns
     -------
@@ -543,15 +567,47 @@ def find_card(target):
         raise ValueError(f"{target}: a label store, but not one written by `bayeval vet` (it does not say which "
                          "model card it belongs to). Give the card folder instead: `bayeval vet CARD --store "
                          f"{target}`.")
-    if not (Path(card).is_dir() or Path(card).is_file()):
-        # the card moved (another machine, another checkout): one next to the store is the one it came with
-        beside = next((d for d in (p.parent, p.parent.parent) if (d / CARD_FILE).is_file()), None)
-        if beside is None:
+    recorded_there = Path(card).is_dir() or Path(card).is_file()
+    beside = _card_beside(p, recorded_there)
+    if beside is None:
+        if not recorded_there:
             raise ValueError(f"{target}: written for the model card {card}, which is not there any more (moved or "
                              f"renamed?). Give the card's folder where it is now: `bayeval vet CARD --store "
                              f"{target}` (the labels in the store are kept).")
-        return load_card(beside), p
-    return load_card(card), p
+        return load_card(card), p
+    found = load_card(beside)
+    if Path(card).resolve() != found.path.resolve():
+        why = "no longer there" if not recorded_there else "still there, but this store sits with the card beside it"
+        line = (f"{target}: using the model card in {found.path} (the store was written for the card in {card}, "
+                f"{why}). To vet with that card instead: `bayeval vet {card} --store {target}`.")
+        if announce is None:
+            import warnings
+
+            warnings.warn(line, UserWarning, stacklevel=2)
+        else:
+            announce(line)
+    return found, p
+
+
+def _card_beside(store: Path, recorded_there: bool):
+    """The folder of the card a store sits with: the store's folder when it holds a card, or the
+    folder above when its card's ``[vet] store`` names this file (any card there when the
+    recorded card is gone, as before)."""
+    from ..cards import CARD_FILE, load_card
+
+    if (store.parent / CARD_FILE).is_file():
+        return store.parent
+    above = store.parent.parent
+    if (above / CARD_FILE).is_file():
+        if not recorded_there:
+            return above
+        try:
+            own = load_card(above).vet.get("store")
+        except ValueError:  # a card that cannot be read is not taken over the recorded one
+            return None
+        if own is not None and (above / own).resolve() == store.resolve():
+            return above
+    return None
 
 
 def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int | None = None,

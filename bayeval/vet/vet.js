@@ -204,6 +204,8 @@
     drawChart(s.history, e);
     const p = s.progress;
     $("progress").textContent = p.vetted + " of " + p.items + " items vetted" +
+      (p.vetted_from_file ? " (" + p.vetted_from_file + " in the card's label column, " + p.vetted_from_store +
+        " in the label store)" : "") +
       (p.budget ? " (budget " + p.budget + ")" : "") + "; " + p.remaining_in_batch + " of " + p.batch_size +
       " left in batch " + (p.batch === null ? "–" : p.batch) + (p.skipped ? "; " + p.skipped + " skipped" : "");
   }
