@@ -188,7 +188,7 @@ def main(argv=None) -> str:
                     continue
                 c = C[(pr, p, b)]
                 dm = "" if pr == "default" else "{:+.4f} ± {:.4f}".format(*mse_diff(c, C[("default", p, b)]))
-                f = lambda m: f"{c[m]['cover']:.2f} / {c[m]['wr']:.2f} / {c[m]['vr']:.2f}"  # noqa: E731
+                f = lambda m, c=c: f"{c[m]['cover']:.2f} / {c[m]['wr']:.2f} / {c[m]['vr']:.2f}"  # noqa: E731
                 j = c["jeffreys"]
                 lines.append(f"| {p} | {b} | {pr} | {c['bias']:+.3f} | {c['rmse']:.3f} | {dm} "
                              f"| {j['cover']:.2f} / {j['wr']:.2f} | {f('checked')} | {f('calibrated')} | {f('evidence')} |")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from bayeval.fscore import _estimators
-from bayeval.fscore.acis import acis
 from bayeval.fscore._estimators import platt_feature, platt_fit, prior_log_density
+from bayeval.fscore.acis import acis
 
 
 def _far_labels():

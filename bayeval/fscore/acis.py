@@ -30,6 +30,7 @@ from scipy.stats import norm
 from bayeval.core import _validate as V
 from bayeval.core._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
+from . import _estimators as _est
 from ._design import (
     G_FLOOR,
     batch_sizes,
@@ -41,7 +42,6 @@ from ._design import (
     top_order,
     typical_draws,
 )
-from . import _estimators as _est
 from ._estimators import (
     INTERVAL_NOTES,
     calibrated_offsets,
