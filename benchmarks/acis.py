@@ -142,6 +142,9 @@ class Setting:
                 f"digit subsampled to {self.prevalence:.0%}; logistic regression, 5-fold "
                 "cross-validated probabilities, predictions p >= 0.5"
             )
+        if self.kind == "docstring":
+            return (f"the pool of acis's docstring: {self.n:,} items, {self.prevalence:.0%} positives, scores "
+                    "sigmoid(3 y + N(-5.5, 1)), predictions score > 0.2")
         if self.kind == "threshold":
             return (
                 f"prevalence {self.prevalence:.1%}, {self.n:,} items, d'={self.dprime:g}, "
@@ -225,6 +228,10 @@ def make_pool(st: Setting):
     if st.kind == "digits":
         return make_digits_pool(st.seed, st.prevalence)
     rng = np.random.default_rng(st.seed)
+    if st.kind == "docstring":  # the pool of acis's docstring (see DOCSTRING_POOL)
+        y = (rng.random(st.n) < st.prevalence).astype(np.int8)
+        scores = 1 / (1 + np.exp(-(st.dprime * y + rng.normal(-5.5, 1.0, y.size))))
+        return scores, (scores > 0.2).astype(np.int8), y
     y = (rng.random(st.n) < st.prevalence).astype(np.int8)
     x = st.dprime * y + rng.normal(size=st.n)
     logit = st.dprime * x - st.dprime**2 / 2 + np.log(st.prevalence / (1 - st.prevalence))
@@ -731,6 +738,9 @@ ISSUE_POOL = Setting("I", 100_000, 0.003, 3.0, temperature=2.0, shift=1.0, seed=
 #: Pools of ``--intervals``: the calibrated and miscalibrated synthetic pools but E (its
 #: 1,000,000 items cost a second a run), the hard pools and the issue's pool.
 INTERVAL_POOLS = [st for st in FULL if st.name != "E"] + HARD + [ISSUE_POOL]
+#: ``--intervals --pools S`` only (not in the default list): the pool of ``acis``'s docstring,
+#: where the rest calibration's prior biases the estimate downward (the prior study).
+DOCSTRING_POOL = Setting("S", 20_000, 0.01, 3.0, seed=0, kind="docstring")
 INTERVAL_BUDGETS = (100, 200, 500)
 INTERVAL_METHODS = ("jeffreys", "calibrated", "checked", "model", "delta", "evidence")
 #: Nominal coverage of the intervals of ``--intervals`` (the issue's 90 %).
@@ -748,9 +758,10 @@ def _interval_work(task):
     method its reported variance and ends; plus the domain's own variance and the pool's
     true F1 (the last row's third column). ``mode``: False, True (``--fit-only``) or
     ``"ungated"`` (``--evidence-ungated``)."""
-    st, budget, mode, seeds = task
+    st, budget, mode, *rest_prior, seeds = task  # rest_prior: [] (the default) or [name]
     from bayeval.fscore import _estimators
 
+    _estimators.REST_PRIOR = rest_prior[0] if rest_prior else "default"
     _estimators.CALIBRATED_COVERS_SCORES = mode is not True
     _estimators.EVIDENCE_GATE = _estimators.EVIDENCE_DOMAIN_RATIO = mode != "ungated"
     scores, predictions, y = _pool(st)
@@ -813,15 +824,16 @@ def choose_interval(rows, floor: float = 0.90):
 
 def interval_study(args, argv) -> str:
     """``--intervals``: ACIS's six intervals on ``INTERVAL_POOLS`` (see the module docs)."""
-    settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
+    known = INTERVAL_POOLS + [DOCSTRING_POOL]  # seeds by the place in this list
+    settings = [st for st in known if (st.name in args.pools if args.pools is not None else st in INTERVAL_POOLS)]
     trials = args.trials or 100
     n_real = max(1, args.realizations)
     chunk = max(1, min(25, trials // 2))
-    # Seeds by the pool's place in INTERVAL_POOLS, so that --pools picks the same runs; with
+    # Seeds by the pool's place in INTERVAL_POOLS (then S), so that --pools picks the same runs; with
     # --realizations K, trial j runs on pool realization j mod K.
     tasks = []
     for st in settings:
-        i = INTERVAL_POOLS.index(st)
+        i = known.index(st)
         for b in INTERVAL_BUDGETS:
             for lo in range(0, trials, chunk):
                 trial = np.arange(lo, min(lo + chunk, trials)) + args.first_trial
@@ -829,12 +841,13 @@ def interval_study(args, argv) -> str:
                     mine = trial[trial % n_real == r] if st.kind != "digits" else trial
                     if mine.size:
                         tasks.append((realization(st, r), b, "ungated" if args.evidence_ungated else args.fit_only,
+                                      *(() if args.rest_prior == "default" else (args.rest_prior,)),
                                       mine + 4_000_037 * (i + 1)))
     t0, revision = time.perf_counter(), _git_revision()  # the code that runs, not the code at the end
     revisions = _checkpoint_revisions(args.checkpoint, revision)
     results, reused = _run_tasks(_interval_work, tasks, args.jobs, args.checkpoint)
     parts: dict = {}
-    for name, b, _, out in results:
+    for name, b, *_, out in results:
         parts.setdefault((name, b), []).append(out)
     runs = {k: np.concatenate(v) for k, v in parts.items()}
     rows = interval_rows(settings, INTERVAL_BUDGETS, runs)
@@ -856,7 +869,9 @@ def interval_study(args, argv) -> str:
            "count in every run, the domain term with the curve's own probabilities; `benchmarks/results/acis_evidence_prereg.md`)."
            if args.evidence_ungated else "")
         + (f" Trials {args.first_trial}-{args.first_trial + trials - 1} (not the usual 0-{trials - 1})."
-           if args.first_trial else ""),
+           if args.first_trial else "")
+        + (f" Rest calibration prior: `{args.rest_prior}` (`--rest-prior`; `bayeval.fscore._estimators.REST_PRIOR`)."
+           if args.rest_prior != "default" else ""),
         "",
         f"Every run reports all {len(INTERVAL_METHODS)} {INTERVAL_PROB:.0%} intervals from one estimate (`ACISResult.intervals`, "
         "`ACISResult.variances`). cover = share of runs whose interval holds the true F1; width = mean "
@@ -1015,6 +1030,11 @@ def main(argv=None) -> str:
     parser.add_argument("--fit-only", action="store_true",
                         help="--intervals with the calibrated interval's count from the fitted curve alone "
                         "(not also covering the scores read as probabilities): the interval before that change")
+    parser.add_argument("--rest-prior", choices=("default", "vague", "split", "t3"), default="default",
+                        help="--intervals: the rest calibration's prior on probability scores (the prior study, "
+                        "benchmarks/results/acis_prior_prereg.md): default N(0, 2^2), N(1, 2^2); vague: sd 10; "
+                        "split: the estimate's rest count from the sd-10 fit, design and intervals from the "
+                        "default; t3: Student-t (3 df) with the default's centres and scales")
     parser.add_argument("--tail-census", action="store_true",
                         help="only the table of what each --intervals pool's rest holds against the curves "
                         "(true labels, no runs; see tail_census)")

@@ -26,6 +26,16 @@ REST_DRAWS = 1000
 #: roughly calibrated". For other scores (standardized): both ~ N(0, 10^2).
 PLATT_PRIOR_PROB = (np.array([0.0, 1.0]), np.array([2.0, 2.0]))
 PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
+#: Study switch for the rest calibration's prior on probability scores (issue 38, the prior
+#: study: ``benchmarks/acis.py --intervals --rest-prior``, ``benchmarks/results/acis_prior_*.md``).
+#: ``"default"``: ``PLATT_PRIOR_PROB`` everywhere. ``"vague"``: ``PLATT_PRIOR_VAGUE`` everywhere
+#: (design, count, intervals, tail check). ``"split"``: the estimate's rest count (and its gate)
+#: from the fit under ``PLATT_PRIOR_VAGUE``; the design, the intervals and the tail check keep
+#: ``PLATT_PRIOR_PROB``. ``"t3"``: independent Student-t priors (3 degrees of freedom, the
+#: same centres and scales as ``PLATT_PRIOR_PROB``) everywhere. Not a public setting.
+REST_PRIOR = "default"
+PLATT_PRIOR_VAGUE = (np.array([0.0, 1.0]), np.array([10.0, 10.0]))
+PLATT_PRIOR_T3 = (np.array([0.0, 1.0]), np.array([2.0, 2.0]), 3.0)
 #: Whether the calibrated interval's range of the rest count also covers the count that the
 #: scores imply when read as probabilities (probability scores only; ``calibrated_offsets``).
 #: ``benchmarks/acis.py --intervals --fit-only`` turns it off to measure the difference.
@@ -179,7 +189,8 @@ def platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarr
     """
     if s.min() >= 0.0 and s.max() <= 1.0:
         p = np.clip(s, 1e-9, 1.0 - 1e-9)
-        return np.log(p) - np.log1p(-p), PLATT_PRIOR_PROB
+        prior = {"vague": PLATT_PRIOR_VAGUE, "t3": PLATT_PRIOR_T3}.get(REST_PRIOR, PLATT_PRIOR_PROB)
+        return np.log(p) - np.log1p(-p), prior
     sd = float(s.std())
     return (s - float(s.mean())) / (sd if sd > 0 else 1.0), PLATT_PRIOR_OTHER
 
@@ -191,25 +202,39 @@ def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarr
     ``(b0, b1)``; with no labels the mode is the prior mean. Selection of the labeled
     items depends on the scores only, so the fit is not distorted by the sampling.
     """
-    mean, sd = prior
+    mean, sd = prior[:2]
+    nu = prior[2] if len(prior) > 2 else None  # Student-t priors (the prior study's "t3")
     prec = 1.0 / sd**2
     b = mean.copy()
     y = y.astype(np.float64)
 
+    def log_prior(b):
+        return float(prior_log_density(b[None, :], prior)[0])
+
+    def prior_grad_hess(b):
+        if nu is None:
+            return -prec * (b - mean), prec
+        d = b - mean
+        q = nu * sd**2 + d**2
+        # -d/db log t-density, and its derivative (negative where the density is convex:
+        # floored at a small positive value to keep Newton's system positive definite)
+        return -(nu + 1.0) * d / q, np.maximum((nu + 1.0) * (q - 2.0 * d**2) / q**2, 1e-6 * prec)
+
     def log_post(b):
         eta = b[0] + b[1] * t
         # log-likelihood of a logistic regression, overflow-free: y eta - log(1 + e^eta)
-        return float(np.dot(y, eta) - np.logaddexp(0.0, eta).sum()) - 0.5 * float(np.dot(prec, (b - mean) ** 2))
+        return float(np.dot(y, eta) - np.logaddexp(0.0, eta).sum()) + log_prior(b)
 
     current = log_post(b)
     for _ in range(100):
         eta = b[0] + b[1] * t
         p = 0.5 * (1.0 + np.tanh(0.5 * eta))  # logistic, overflow-free
         w = p * (1.0 - p)
-        grad = np.array([np.sum(y - p), np.dot(t, y - p)]) - prec * (b - mean)
+        g_prior, h_prior = prior_grad_hess(b)
+        grad = np.array([np.sum(y - p), np.dot(t, y - p)]) + g_prior
         h = np.array(
             [[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]
-        ) + np.diag(prec)
+        ) + np.diag(h_prior)
         step = np.linalg.solve(h, grad)
         # Damped Newton: halve the step until the log posterior does not fall (a full
         # step from the prior mean can overshoot far when the labels nearly separate).
@@ -224,8 +249,19 @@ def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarr
     eta = b[0] + b[1] * t
     p = 0.5 * (1.0 + np.tanh(0.5 * eta))
     w = p * (1.0 - p)
-    h = np.array([[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]) + np.diag(prec)
+    h = np.array([[w.sum(), np.dot(w, t)], [np.dot(w, t), np.dot(w, t * t)]]) + np.diag(prior_grad_hess(b)[1])
     return b, np.linalg.inv(h)
+
+
+def prior_log_density(b: np.ndarray, prior) -> np.ndarray:
+    """Log density (up to a constant) of the rest calibration's prior at coefficient rows ``b``:
+    independent normals ``(means, sds)``, or Student-t ``(means, scales, df)``."""
+    mean, sd = prior[:2]
+    z2 = ((b - mean) / sd) ** 2
+    if len(prior) > 2:
+        nu = prior[2]
+        return (-0.5 * (nu + 1.0) * np.log1p(z2 / nu)).sum(axis=1)
+    return -0.5 * z2.sum(axis=1)
 
 
 def logistic(x: np.ndarray) -> np.ndarray:
@@ -233,7 +269,7 @@ def logistic(x: np.ndarray) -> np.ndarray:
 
 
 def fit_rest_model(
-    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS, labeled=None
+    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS, labeled=None, point=None
 ):
     """Predictive distribution of the number of positives among the unlabeled rest items.
 
@@ -270,9 +306,23 @@ def fit_rest_model(
     r = rng.poisson(theta * c_tot).astype(np.float64)
     c_mode = float(logistic(coef[0] + coef[1] * tb) @ nb)
     e_mode = float(logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
+    sdlog = float(np.std(np.log(np.maximum(c_tot, 1e-300))))
+    r_model = c_mode * (prior + x) / (prior + e_mode)
+    if point is not None:
+        # the prior study's "split": the estimate's count (and its gate) from another fit
+        # ``point = (coef, cov)``; the intervals below keep ``coef, cov``
+        p_coef, p_cov = point
+        try:
+            p_chol = np.linalg.cholesky(p_cov)
+        except np.linalg.LinAlgError:  # pragma: no cover
+            p_chol = np.diag(np.sqrt(np.maximum(np.diag(p_cov), 0.0)))
+        pb = p_coef + rng.standard_normal((draws, 2)) @ p_chol.T
+        sdlog = float(np.std(np.log(np.maximum(logistic(pb[:, :1] + pb[:, 1:] * tb) @ nb, 1e-300))))
+        p_e = float(logistic(p_coef[0] + p_coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
+        r_model = float(logistic(p_coef[0] + p_coef[1] * tb) @ nb) * (prior + x) / (prior + p_e)
     out = dict(
-        r_model=c_mode * (prior + x) / (prior + e_mode),
-        sdlog=float(np.std(np.log(np.maximum(c_tot, 1e-300)))),
+        r_model=r_model,
+        sdlog=sdlog,
         var_r=float(r.var()),
         r_sorted=np.sort(r),
     )
@@ -280,8 +330,8 @@ def fit_rest_model(
     out.update(calibrated_count(b, tb, nb, log_w))
     # The count if the scores themselves are calibrated (the prior's centre, for probability
     # scores only): the calibrated interval covers it too (see ``calibrated_offsets``).
-    prior_mean = None if labeled is None or labeled[2] is not PLATT_PRIOR_PROB else labeled[2][0]
-    out["r_cal_scores"] = math.nan if prior_mean is None else float(logistic(prior_mean[0] + prior_mean[1] * tb) @ nb)
+    prob = labeled is not None and any(labeled[2] is p for p in (PLATT_PRIOR_PROB, PLATT_PRIOR_VAGUE, PLATT_PRIOR_T3))
+    out["r_cal_scores"] = float(logistic(tb) @ nb) if prob else math.nan
     # Do the rest items drawn so far agree with the calibration? The chance of finding at
     # least ``x`` positives where its mode expects ``e_mode`` (1 when none was found).
     out["rest_misfit_p"] = float(poisson.sf(x - 1.0, max(e_mode, 1e-300))) if x > 0 else 1.0
@@ -372,10 +422,9 @@ def posterior_log_weights(b, coef, cov, t, y, prior) -> np.ndarray:
     the labels ``y`` at features ``t`` times the normal ``prior``), truncated above at
     the mean weight times the square root of the number of draws so that no single
     draw rules the mixture. Up to a constant."""
-    mean, sd = prior
     eta = b[:, :1] + b[:, 1:] * t  # (draws, labels)
     log_post = eta @ y.astype(np.float64) - np.logaddexp(0.0, eta).sum(axis=1)
-    log_post -= 0.5 * (((b - mean) / sd) ** 2).sum(axis=1)
+    log_post += prior_log_density(b, prior)
     d = b - coef
     log_laplace = -0.5 * np.einsum("ij,jk,ik->i", d, np.linalg.inv(cov), d)
     log_w = log_post - log_laplace

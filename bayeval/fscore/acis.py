@@ -30,6 +30,7 @@ from scipy.stats import norm
 from bayeval.core import _validate as V
 from bayeval.core._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
+from . import _estimators as _est
 from ._design import (
     G_FLOOR,
     batch_sizes,
@@ -875,8 +876,11 @@ class _ImportanceRun:
         drew = rest["pick"] is not None
         if drew:
             unl[rest["pick"]] = False
+        point = None
+        if _est.REST_PRIOR == "split" and labeled[2] is _est.PLATT_PRIOR_PROB:
+            point = platt_fit(labeled[0], labeled[1], _est.PLATT_PRIOR_VAGUE)
         rest_model = fit_rest_model(rest["t"][unl], self.t_feat[drawn], found, coef, cov, self.rng,
-                                    labeled=labeled)
+                                    labeled=labeled, point=point)
         # The estimate's count of the unlabeled rest's positives: the model's where the
         # labels pin it down, else this batch's Horvitz-Thompson count (its rest draws:
         # unbiased, and usually 0).
