@@ -195,6 +195,12 @@ def platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarr
     return (s - float(s.mean())) / (sd if sd > 0 else 1.0), PLATT_PRIOR_OTHER
 
 
+def split_point_prior():
+    """The prior of the estimate's own rest count under the study switch ``REST_PRIOR = "split"``
+    (the vague one), else None: the count then comes from the calibration every interval uses."""
+    return PLATT_PRIOR_VAGUE if REST_PRIOR == "split" else None
+
+
 def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mode and Laplace covariance of ``logit P(y=1) = b0 + b1 t`` (Newton).
 

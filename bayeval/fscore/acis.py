@@ -30,7 +30,6 @@ from scipy.stats import norm
 from bayeval.core import _validate as V
 from bayeval.core._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
-from . import _estimators as _est
 from ._design import (
     G_FLOOR,
     batch_sizes,
@@ -44,6 +43,7 @@ from ._design import (
 )
 from ._estimators import (
     INTERVAL_NOTES,
+    PLATT_PRIOR_PROB,
     calibrated_offsets,
     domain_model_variance,
     evidence_reason,
@@ -54,6 +54,7 @@ from ._estimators import (
     platt_fit,
     ratio_estimate,
     rest_interval,
+    split_point_prior,
 )
 
 __all__ = ["ACISResult", "acis", "sawade", "uniform_sampling", "top_k"]
@@ -876,9 +877,9 @@ class _ImportanceRun:
         drew = rest["pick"] is not None
         if drew:
             unl[rest["pick"]] = False
-        point = None
-        if _est.REST_PRIOR == "split" and labeled[2] is _est.PLATT_PRIOR_PROB:
-            point = platt_fit(labeled[0], labeled[1], _est.PLATT_PRIOR_VAGUE)
+        point, split = None, split_point_prior()
+        if split is not None and labeled[2] is PLATT_PRIOR_PROB:
+            point = platt_fit(labeled[0], labeled[1], split)
         rest_model = fit_rest_model(rest["t"][unl], self.t_feat[drawn], found, coef, cov, self.rng,
                                     labeled=labeled, point=point)
         # The estimate's count of the unlabeled rest's positives: the model's where the
