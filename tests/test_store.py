@@ -698,6 +698,18 @@ def test_a_store_that_knows_its_items_refuses_a_typo_and_writes_nothing(tmp_path
     assert st.add(["i5", "i7"], [1, 0]) == 2
 
 
+def test_an_id_typed_with_a_space_around_it_is_matched_to_the_bare_id(tmp_path):
+    """'d 86 ' (a trailing space) got "did you mean 'd 286'?" among ids 'd 0' ... 'd 299'."""
+    st = LabelStore(tmp_path / "s.db")
+    st.register_items([f"d {j}" for j in range(300)])
+    with pytest.raises(ValueError, match=r"'d 86 ' \(did you mean 'd 86', without the spaces around it\?\)"):
+        st.add(["d 86 "], [1])
+    numbers = LabelStore(tmp_path / "n.db")
+    numbers.register_items([5, 6])
+    with pytest.raises(ValueError, match=r"did you mean 5, without the spaces around it\?"):
+        numbers.add([" 5"], [1])
+
+
 def test_sqlite_errors_on_reading_a_damaged_store_name_the_file(tmp_path):
     path = tmp_path / "s.db"
     st = LabelStore(path)

@@ -315,8 +315,8 @@ _LOOKALIKE = str.maketrans({"o": "0", "l": "1"})
 def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
     """" (did you mean 'x'?)" for an unknown item id close to a known one, else "".
 
-    Tried in turn: the same id as the other kind (``'5'`` for ``5``); the same id up to
-    case and look-alike characters (O/0, l/1); the closest id of about the same length
+    Tried in turn: the same id as the other kind (``'5'`` for ``5``); the same id without
+    spaces around it (``'d 86 '`` for ``'d 86'``); the same id up to case and look-alike characters (O/0, l/1); the closest id of about the same length
     (:func:`difflib.get_close_matches`, skipped for more than 200,000 candidates).
     """
     import difflib
@@ -325,6 +325,11 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
     other = ("str" if kind == "int" else "int", text)
     if other in known:
         return f" (did you mean {decode_item(*other)!r}, the {'number' if kind == 'str' else 'text'}?)"
+    bare = text.strip()
+    if bare != text:  # a space typed before or after the id
+        for key in ((kind, bare), ("str" if kind == "int" else "int", bare)):
+            if key in known:
+                return f" (did you mean {decode_item(*key)!r}, without the spaces around it?)"
     if by_length is None:
         return ""
     same = by_length.get("lookalike", {}).get(text.lower().translate(_LOOKALIKE))
