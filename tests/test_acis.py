@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import numpy as np
 import pandas as pd
 import pytest
+from _figures import assert_axis_labels_inside
 from scipy.stats import gamma
 from sklearn.metrics import fbeta_score
 
@@ -1356,12 +1357,7 @@ def test_plot_keeps_its_axis_labels_inside_the_figure(pool):
     scores, predictions, y = pool
     res = acis(scores, predictions, lambda i: y[i], budget=60, random_seed=17)
     ax = res.plot(truth=f_alpha(y, predictions))
-    ax.figure.canvas.draw()
-    fig_box = ax.figure.bbox
-    for label in (ax.xaxis.label, ax.yaxis.label):
-        box = label.get_window_extent()
-        assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1, (label.get_text(), box, fig_box)
-        assert fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1, (label.get_text(), box, fig_box)
+    assert_axis_labels_inside(ax)
     fig, ax2 = plt.subplots()  # a figure passed in keeps its own layout
     res.plot(ax2)
     assert fig.get_layout_engine() is None

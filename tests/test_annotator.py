@@ -12,10 +12,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytensor  # noqa: E402
 import pytest  # noqa: E402
+from _figures import assert_axis_labels_inside  # noqa: E402
 from scipy.special import ndtr, ndtri  # noqa: E402
 
 from bayeval import EvalData, Posterior  # noqa: E402
-from bayeval.annotators.bounds import plot_true_accuracy, true_accuracy_bounds  # noqa: E402
 from bayeval.annotators import (  # noqa: E402
     AnnotationData,
     AnnotatorError,
@@ -24,6 +24,7 @@ from bayeval.annotators import (  # noqa: E402
 )
 from bayeval.annotators._checks import observe as _observe  # noqa: E402
 from bayeval.annotators._likelihood import ClassProbability as _ClassProbability  # noqa: E402
+from bayeval.annotators.bounds import plot_true_accuracy, true_accuracy_bounds  # noqa: E402
 from bayeval.core.summary import hdi  # noqa: E402
 
 FIT = dict(draws=200, tune=200, chains=2, progressbar=False, warn=False)
@@ -366,12 +367,7 @@ def test_plot_keeps_its_axis_labels_inside_the_figure():
     # the new figure had no layout: "true accuracy" was cut off at the bottom when saved
     draws = np.random.default_rng(0).normal(0.91, 0.01, 400)
     ax = plot_true_accuracy(draws, measured=0.90, annotator_accuracy=0.96)
-    ax.figure.canvas.draw()
-    fig_box = ax.figure.bbox
-    for label in (ax.xaxis.label, ax.yaxis.label):
-        box = label.get_window_extent()
-        assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1, (label.get_text(), box, fig_box)
-        assert fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1, (label.get_text(), box, fig_box)
+    assert_axis_labels_inside(ax)
     plt.close(ax.figure)
     fig, ax0 = plt.subplots()  # a figure passed in keeps its own layout
     plot_true_accuracy(draws, measured=0.90, annotator_accuracy=0.96, ax=ax0)

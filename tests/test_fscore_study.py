@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from _figures import assert_axis_labels_inside
 from sklearn.metrics import fbeta_score
 
 from bayeval.fscore import FScoreStudy, acis, simulate_fscore, uniform_sampling
@@ -119,12 +120,7 @@ def test_plot_keeps_its_axis_labels_inside_the_figure(study, kind):
     import matplotlib.pyplot as plt
 
     ax = study.plot(kind=kind)
-    ax.figure.canvas.draw()
-    fig_box = ax.figure.bbox
-    for label in (ax.xaxis.label, ax.yaxis.label):
-        box = label.get_window_extent()
-        assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1, (label.get_text(), box, fig_box)
-        assert fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1, (label.get_text(), box, fig_box)
+    assert_axis_labels_inside(ax)
     fig, ax0 = plt.subplots()  # a figure passed in keeps its own layout
     study.plot(ax0, kind=kind)
     assert fig.get_layout_engine() is None

@@ -45,12 +45,18 @@ def _write_store(folder: Path, store: Path | None = None) -> Path:
         return v.store.path
 
 
-def test_a_copied_card_folder_s_store_serves_the_copy(tmp_path):
+def _copied_card(tmp_path: Path) -> tuple[Path, Path]:
+    """A card "the original" with a store, and a copy of its folder (store included) retitled "the copy"."""
     original = _card(tmp_path / "digits3", "the original")
     _write_store(original)
     copy = tmp_path / "elsewhere" / "moved_digits3"
     shutil.copytree(original, copy)
     (copy / "card.toml").write_text((copy / "card.toml").read_text().replace("the original", "the copy"))
+    return original, copy
+
+
+def test_a_copied_card_folder_s_store_serves_the_copy(tmp_path):
+    original, copy = _copied_card(tmp_path)
     said = []
     card, store = find_card(copy / "vet.sqlite", announce=said.append)
     assert card.title == "the copy" and card.path == copy.resolve() and store == copy / "vet.sqlite"
@@ -94,11 +100,7 @@ def test_a_store_in_a_subfolder_goes_with_the_card_that_names_it_and_no_other(tm
 
 
 def test_the_command_prints_the_copy_s_title_and_which_card_it_uses(tmp_path):
-    original = _card(tmp_path / "digits3", "the original")
-    _write_store(original)
-    copy = tmp_path / "elsewhere" / "moved_digits3"
-    shutil.copytree(original, copy)
-    (copy / "card.toml").write_text((copy / "card.toml").read_text().replace("the original", "the copy"))
+    original, copy = _copied_card(tmp_path)
     root = str(Path(__file__).resolve().parents[1])  # this checkout's bayeval, whatever is installed
     env = {**os.environ, "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
