@@ -1030,11 +1030,14 @@ def main(argv=None) -> str:
     parser.add_argument("--fit-only", action="store_true",
                         help="--intervals with the calibrated interval's count from the fitted curve alone "
                         "(not also covering the scores read as probabilities): the interval before that change")
-    parser.add_argument("--rest-prior", choices=("default", "vague", "split", "t3"), default="default",
+    parser.add_argument("--rest-prior", choices=("default", "vague", "split", "t3", "vague_fb", "vague_nogate"), default="default",
                         help="--intervals: the rest calibration's prior on probability scores (the prior study, "
                         "benchmarks/results/acis_prior_prereg.md): default N(0, 2^2), N(1, 2^2); vague: sd 10; "
                         "split: the estimate's rest count from the sd-10 fit, design and intervals from the "
-                        "default; t3: Student-t (3 df) with the default's centres and scales")
+                        "default; t3: Student-t (3 df) with the default's centres and scales; vague_fb: vague, with the "
+                        "estimate's rest count from the default's fit where the vague one does not pin it down; "
+                        "vague_nogate: vague, the model's count whatever its sdlog (the last two: development "
+                        "runs, benchmarks/results/acis_prior_dev.md)")
     parser.add_argument("--tail-census", action="store_true",
                         help="only the table of what each --intervals pool's rest holds against the curves "
                         "(true labels, no runs; see tail_census)")

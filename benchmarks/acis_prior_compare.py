@@ -12,6 +12,8 @@ by trial seed and writes the comparison table and the rule's verdict
         --out benchmarks/results/acis_prior_$p.md
     done
     python benchmarks/acis_prior_compare.py /tmp/acis_prior --out benchmarks/results/acis_prior.md
+
+With ``--no-rule`` it tabulates development runs of any priors and pools (no verdict).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ METHODS = ("jeffreys", "calibrated", "checked", "model", "delta", "evidence")
 MODEL_BASED = ("calibrated", "checked", "evidence", "model")
 RULE_POOLS = ("A", "B", "C", "D", "F", "R", "W", "M", "I")
 BUDGETS = (100, 200, 500)
-PRIORS = ("default", "split", "vague", "t3")
+PRIORS = ("default", "split", "vague", "t3", "vague_fb", "vague_nogate")
 COVER_FLOOR = 0.875
 Z = float(norm.ppf(0.95))  # the study's 90 % intervals
 
@@ -38,7 +40,7 @@ def load(folder: Path) -> dict:
     """``{(pool, budget): {trial seed: run array}}`` from one prior's checkpoint folder."""
     runs: dict = {}
     for f in folder.glob("*.npy"):
-        m = re.fullmatch(r"([A-Z])_(\d+)_False_(?:[a-z0-9]+_)?(\d+)_(\d+)\.npy", f.name)
+        m = re.fullmatch(r"([A-Z])_(\d+)_False_(?:[a-z][a-z0-9_]*_)?(\d+)_(\d+)\.npy", f.name)
         if m is None:
             continue
         arr = np.load(f)
@@ -157,24 +159,39 @@ def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folder", type=Path, help="the folder holding one --checkpoint folder per prior (default, ...)")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
+    parser.add_argument("--no-rule", action="store_true",
+                        help="development runs: the per-pool table only, no rule and no verdict (any pools)")
     args = parser.parse_args(argv)
     data = {pr: load(args.folder / pr) for pr in PRIORS if (args.folder / pr).is_dir()}
     priors = [pr for pr in PRIORS if pr in data]
     C = {(pr, p, b): cell(runs) for pr in priors for (p, b), runs in data[pr].items()}
-    rule_lines, verdict = decide(C, priors)
-    n = C[("default", "A", 100)]["n"]
+    if args.no_rule:
+        rule_lines, verdict = ["Development runs: no rule was fixed for them, and nothing is decided here."], (
+            "none (development runs)")
+    else:
+        rule_lines, verdict = decide(C, priors)
+    n = min(c["n"] for c in C.values())
+    trials = sorted({s % 4_000_037 for c in C.values() for s in c["seeds"]})  # seed = trial + 4000037 k
+    rule = ("no rule (development runs)" if args.no_rule else
+            "the rule is the one of `benchmarks/results/acis_prior_prereg.md`, written before the runs")
+    source = (f"From the runs of `benchmarks/acis.py --intervals --rest-prior NAME --checkpoint {args.folder}/NAME` "
+              f"for NAME in {', '.join(priors)} " if args.no_rule else
+              f"From the runs of `benchmarks/results/acis_prior_{{{','.join(priors)}}}.md` ")
     lines = [
         "# ACIS: the rest calibration's prior against the default (issue 38)", "",
-        f"From the runs of `benchmarks/results/acis_prior_{{{','.join(priors)}}}.md` ({n} runs per pool and budget, "
-        "trials 300-459, paired by trial seed; each file says the git revision its runs were made at), by "
-        f"`python benchmarks/acis_prior_compare.py {args.folder}` at git {_git_revision()}; the rule is the one of `benchmarks/results/acis_prior_prereg.md`, written before the runs. "
+        source + f"({n} runs per pool and budget, "
+        f"trials {trials[0]}-{trials[-1]}, paired by trial seed; each file says the git revision its runs were made at), by "
+        f"`python benchmarks/acis_prior_compare.py {args.folder}{' --no-rule' if args.no_rule else ''}` at git "
+        f"{_git_revision()}; {rule}. "
         "Priors: `default` intercept N(0, 2^2), slope N(1, 2^2) everywhere; `vague` sd 10 everywhere; `split` the "
         "estimate's rest count (and its gate) from the sd-10 fit, the design and the intervals from the default; "
-        "`t3` Student-t (3 df), the default's centres and scales, everywhere.", "",
+        "`t3` Student-t (3 df), the default's centres and scales, everywhere; `vague_fb` sd 10 everywhere, the "
+        "estimate's rest count from the default's fit where the sd-10 fit does not pin it down; `vague_nogate` sd 10 "
+        "everywhere, the model's rest count in the estimate whatever its spread (no gate).", "",
         f"**Verdict: {verdict}.**", "",
         "## The rule", "", *rule_lines, "",
         "## Per pool and budget", "",
-        "bias and RMSE of the estimate; ΔMSE = mean per-seed difference of squared errors against the default (± its "
+        "bias (± its s.e.) and RMSE of the estimate; ΔMSE = mean per-seed difference of squared errors against the default (± its "
         "s.e.); per interval: coverage / mean width over the actual-error width (2 z RMSE) / mean reported variance "
         "over the variance of the estimates. S is the pool of `acis`'s docstring (not in rule 1's 27 cells).", "",
         "| pool | labels | prior | bias | RMSE | ΔMSE vs default | jeffreys cover / width÷actual | checked | calibrated "
@@ -190,7 +207,7 @@ def main(argv=None) -> str:
                 dm = "" if pr == "default" else "{:+.4f} ± {:.4f}".format(*mse_diff(c, C[("default", p, b)]))
                 f = lambda m, c=c: f"{c[m]['cover']:.2f} / {c[m]['wr']:.2f} / {c[m]['vr']:.2f}"  # noqa: E731
                 j = c["jeffreys"]
-                lines.append(f"| {p} | {b} | {pr} | {c['bias']:+.3f} | {c['rmse']:.3f} | {dm} "
+                lines.append(f"| {p} | {b} | {pr} | {c['bias']:+.3f} ± {c['bias_se']:.3f} | {c['rmse']:.3f} | {dm} "
                              f"| {j['cover']:.2f} / {j['wr']:.2f} | {f('checked')} | {f('calibrated')} | {f('evidence')} |")
     report = "\n".join(lines) + "\n"
     print(report)

@@ -77,3 +77,36 @@ def test_benchmark_docstring_pool_and_rest_prior_option():
     assert bench.DOCSTRING_POOL not in bench.INTERVAL_POOLS  # not run unless named
     with pytest.raises(SystemExit):
         bench.main(["--intervals", "--rest-prior", "nonsense"])
+
+
+def test_vague_fb_count_falls_back_to_the_pinned_down_fit_only():
+    """``fallback = (coef, cov, gate)`` of ``fit_rest_model`` (the study's ``"vague_fb"``): where
+    the main fit does not pin the count down (sdlog above the gate), the count is the fallback
+    fit's if that one is pinned down; otherwise the main fit's count stays."""
+    t_unl = np.linspace(-6.0, -3.0, 2000)
+    none = np.empty(0)
+    loose = (np.array([0.0, 1.0]), np.eye(2) * 25.0)
+    tight = (np.array([-1.0, 1.0]), np.eye(2) * 1e-8)
+
+    def count(fallback):
+        return _estimators.fit_rest_model(t_unl, none, none, *loose, np.random.default_rng(0), fallback=fallback)
+
+    base = count(None)
+    assert base["sdlog"] > 1.0
+    assert base["r_model"] == pytest.approx(_estimators.logistic(t_unl).sum(), rel=1e-3)
+    fell = count((*tight, 1.0))
+    assert fell["r_model"] == pytest.approx(_estimators.logistic(t_unl - 1.0).sum(), rel=1e-3)
+    assert fell["sdlog"] < 1e-3
+    # a fallback that is not pinned down either changes nothing
+    kept = count((tight[0], np.eye(2) * 25.0, 1.0))
+    assert kept["r_model"] == base["r_model"] and kept["sdlog"] == base["sdlog"]
+
+
+def test_vague_variants_use_the_vague_prior_and_nogate_drops_the_gate(monkeypatch):
+    for name in ("vague_fb", "vague_nogate"):
+        monkeypatch.setattr(_estimators, "REST_PRIOR", name)
+        assert platt_feature(np.array([0.1, 0.9]))[1] is _estimators.PLATT_PRIOR_VAGUE
+        assert _estimators.rest_gate() is (name != "vague_nogate")
+        assert (_estimators.fallback_prior() is _estimators.PLATT_PRIOR_PROB) is (name == "vague_fb")
+    monkeypatch.setattr(_estimators, "REST_PRIOR", "default")
+    assert _estimators.rest_gate() and _estimators.fallback_prior() is None

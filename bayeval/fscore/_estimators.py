@@ -32,7 +32,12 @@ PLATT_PRIOR_OTHER = (np.array([0.0, 0.0]), np.array([10.0, 10.0]))
 #: (design, count, intervals, tail check). ``"split"``: the estimate's rest count (and its gate)
 #: from the fit under ``PLATT_PRIOR_VAGUE``; the design, the intervals and the tail check keep
 #: ``PLATT_PRIOR_PROB``. ``"t3"``: independent Student-t priors (3 degrees of freedom, the
-#: same centres and scales as ``PLATT_PRIOR_PROB``) everywhere. Not a public setting.
+#: same centres and scales as ``PLATT_PRIOR_PROB``) everywhere. ``"vague_fb"``: ``"vague"``,
+#: except that where the vague fit does not pin the estimate's rest count down (its ``sdlog``
+#: above the gate) the count of the ``PLATT_PRIOR_PROB`` fit is used if that one is pinned
+#: down. ``"vague_nogate"``: ``"vague"``, with the model's count in the estimate whatever its
+#: ``sdlog`` (no gate). The last two were measured in development runs only
+#: (``benchmarks/results/acis_prior_dev.md``). Not a public setting.
 REST_PRIOR = "default"
 PLATT_PRIOR_VAGUE = (np.array([0.0, 1.0]), np.array([10.0, 10.0]))
 PLATT_PRIOR_T3 = (np.array([0.0, 1.0]), np.array([2.0, 2.0]), 3.0)
@@ -189,7 +194,10 @@ def platt_feature(s: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarr
     """
     if s.min() >= 0.0 and s.max() <= 1.0:
         p = np.clip(s, 1e-9, 1.0 - 1e-9)
-        prior = {"vague": PLATT_PRIOR_VAGUE, "t3": PLATT_PRIOR_T3}.get(REST_PRIOR, PLATT_PRIOR_PROB)
+        prior = {"vague": PLATT_PRIOR_VAGUE, "vague_fb": PLATT_PRIOR_VAGUE, "vague_nogate": PLATT_PRIOR_VAGUE,
+                 "t3": PLATT_PRIOR_T3}.get(
+            REST_PRIOR, PLATT_PRIOR_PROB
+        )
         return np.log(p) - np.log1p(-p), prior
     sd = float(s.std())
     return (s - float(s.mean())) / (sd if sd > 0 else 1.0), PLATT_PRIOR_OTHER
@@ -199,6 +207,18 @@ def split_point_prior():
     """The prior of the estimate's own rest count under the study switch ``REST_PRIOR = "split"``
     (the vague one), else None: the count then comes from the calibration every interval uses."""
     return PLATT_PRIOR_VAGUE if REST_PRIOR == "split" else None
+
+
+def rest_gate() -> bool:
+    """Whether the estimate's rest count is the model's only where its ``sdlog`` passes the
+    gate (always, except under the study switch ``REST_PRIOR = "vague_nogate"``)."""
+    return REST_PRIOR != "vague_nogate"
+
+
+def fallback_prior():
+    """The prior of the fit whose count the estimate falls back to under the study switch
+    ``REST_PRIOR = "vague_fb"`` (the default one), else None."""
+    return PLATT_PRIOR_PROB if REST_PRIOR == "vague_fb" else None
 
 
 def platt_fit(t: np.ndarray, y: np.ndarray, prior) -> tuple[np.ndarray, np.ndarray]:
@@ -275,7 +295,8 @@ def logistic(x: np.ndarray) -> np.ndarray:
 
 
 def fit_rest_model(
-    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS, labeled=None, point=None
+    t_unl, t_drawn, y_drawn, coef, cov, rng, *, prior=REST_THETA_PRIOR, draws=REST_DRAWS, labeled=None, point=None,
+    fallback=None,
 ):
     """Predictive distribution of the number of positives among the unlabeled rest items.
 
@@ -314,18 +335,28 @@ def fit_rest_model(
     e_mode = float(logistic(coef[0] + coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
     sdlog = float(np.std(np.log(np.maximum(c_tot, 1e-300))))
     r_model = c_mode * (prior + x) / (prior + e_mode)
-    if point is not None:
-        # the prior study's "split": the estimate's count (and its gate) from another fit
-        # ``point = (coef, cov)``; the intervals below keep ``coef, cov``
-        p_coef, p_cov = point
+    def count_at(p_coef, p_cov):
+        # the count at another fit's mode and its sdlog (the prior study's "split" and
+        # "vague_fb"); the intervals below keep ``coef, cov``
         try:
             p_chol = np.linalg.cholesky(p_cov)
         except np.linalg.LinAlgError:  # pragma: no cover
             p_chol = np.diag(np.sqrt(np.maximum(np.diag(p_cov), 0.0)))
         pb = p_coef + rng.standard_normal((draws, 2)) @ p_chol.T
-        sdlog = float(np.std(np.log(np.maximum(logistic(pb[:, :1] + pb[:, 1:] * tb) @ nb, 1e-300))))
+        p_sdlog = float(np.std(np.log(np.maximum(logistic(pb[:, :1] + pb[:, 1:] * tb) @ nb, 1e-300))))
         p_e = float(logistic(p_coef[0] + p_coef[1] * t_drawn).sum()) if t_drawn.size else 0.0
-        r_model = float(logistic(p_coef[0] + p_coef[1] * tb) @ nb) * (prior + x) / (prior + p_e)
+        return float(logistic(p_coef[0] + p_coef[1] * tb) @ nb) * (prior + x) / (prior + p_e), p_sdlog
+
+    if point is not None:
+        # the prior study's "split": the estimate's count (and its gate) from another fit
+        # ``point = (coef, cov)``
+        r_model, sdlog = count_at(*point)
+    if fallback is not None and sdlog > fallback[2]:
+        # the prior study's "vague_fb": where this fit does not pin the count down, the
+        # count of the fit ``fallback = (coef, cov, gate)`` if that one does
+        fb_r, fb_sdlog = count_at(fallback[0], fallback[1])
+        if fb_sdlog <= fallback[2]:
+            r_model, sdlog = fb_r, fb_sdlog
     out = dict(
         r_model=r_model,
         sdlog=sdlog,

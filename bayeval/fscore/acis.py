@@ -44,15 +44,18 @@ from ._design import (
 from ._estimators import (
     INTERVAL_NOTES,
     PLATT_PRIOR_PROB,
+    PLATT_PRIOR_VAGUE,
     calibrated_offsets,
     domain_model_variance,
     evidence_reason,
+    fallback_prior,
     fit_rest_model,
     logistic,
     normal_interval,
     platt_feature,
     platt_fit,
     ratio_estimate,
+    rest_gate,
     rest_interval,
     split_point_prior,
 )
@@ -877,15 +880,17 @@ class _ImportanceRun:
         drew = rest["pick"] is not None
         if drew:
             unl[rest["pick"]] = False
-        point, split = None, split_point_prior()
+        point, split, fallback, fb_prior = None, split_point_prior(), None, fallback_prior()
         if split is not None and labeled[2] is PLATT_PRIOR_PROB:
             point = platt_fit(labeled[0], labeled[1], split)
+        if fb_prior is not None and labeled[2] is PLATT_PRIOR_VAGUE:
+            fallback = (*platt_fit(labeled[0], labeled[1], fb_prior), _REST_MODEL_SDLOG)
         rest_model = fit_rest_model(rest["t"][unl], self.t_feat[drawn], found, coef, cov, self.rng,
-                                    labeled=labeled, point=point)
+                                    labeled=labeled, point=point, fallback=fallback)
         # The estimate's count of the unlabeled rest's positives: the model's where the
         # labels pin it down, else this batch's Horvitz-Thompson count (its rest draws:
         # unbiased, and usually 0).
-        if rest_model["sdlog"] <= _REST_MODEL_SDLOG:
+        if rest_model["sdlog"] <= _REST_MODEL_SDLOG or not rest_gate():
             rest_model["r_hat"] = rest_model["r_model"]
         elif drew:
             rest_model["r_hat"] = float(np.sum(rest["labels"] / rest["pi"]) - rest["labels"].sum())
