@@ -180,7 +180,9 @@ def main(argv=None) -> str:
     lines = [
         "# ACIS: the rest calibration's prior against the default (issue 38)", "",
         source + f"({n} runs per pool and budget, "
-        f"trials {trials[0]}-{trials[-1]}, paired by trial seed; each file says the git revision its runs were made at), by "
+        f"trials {trials[0]}-{trials[-1]}, paired by trial seed; "
+        + ("the runs' own reports are not kept: rerun them at this revision" if args.no_rule else
+           "each file says the git revision its runs were made at") + "), by "
         f"`python benchmarks/acis_prior_compare.py {args.folder}{' --no-rule' if args.no_rule else ''}` at git "
         f"{_git_revision()}; {rule}. "
         "Priors: `default` intercept N(0, 2^2), slope N(1, 2^2) everywhere; `vague` sd 10 everywhere; `split` the "
