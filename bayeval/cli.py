@@ -111,6 +111,20 @@ def _data_args(p: argparse.ArgumentParser, *, need_label: bool = True) -> None:
     p.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number)")
 
 
+def _store_arg(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
+    p.add_argument("--store", default=None,
+                   help=f"{prefix}a label store (made by `bayeval select --store`, filled by `bayeval label` or "
+                        "`bayeval vet`): its labels are used over the --label column's (read only; --label "
+                        "may then be left out)")
+
+
+def _need_labels(args) -> None:
+    if args.label is None and not args.store:
+        raise CLIError(f"{args.command} needs vetted labels: --label COL (the scores file's column of 1/0, empty = "
+                       "not vetted) and/or --store STORE (a label store of `bayeval select --store` / "
+                       "`bayeval label`).")
+
+
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
@@ -278,7 +292,7 @@ def _check_rows(df, args, csv: bool) -> None:
                            f"({where(dup)}; e.g. {first!r}). An id names one item: keep one row per item.")
 
 
-def _say_overridden_labels(data, resolved, args) -> None:
+def _say_overridden_labels(data, resolved, args, *, label=None, scores=None) -> None:
     """The store's labels replace the scores file's: say so where the two disagree (a label
     typed into the store later, or a wrong column in the file), never silently."""
     import numpy as np
@@ -291,10 +305,74 @@ def _say_overridden_labels(data, resolved, args) -> None:
             differ.append(f"{item} (file {int(data.labels[j])}, store {int(value)})")
     if differ:
         shown = ", ".join(differ[:10]) + (f" and {len(differ) - 10} more" if len(differ) > 10 else "")
-        print(f"note: {args.store} holds labels that differ from column {args.label!r} of {args.scores} for "
+        print(f"note: {args.store} holds labels that differ from column {label or args.label!r} of "
+              f"{scores or args.scores} for "
               f"{len(differ)} item(s): {shown}. The store's labels are used (they are the ones typed with "
               "`bayeval label` or the vetting page); if the file is right, correct the store with `bayeval label`.",
               file=sys.stderr)
+
+
+def _check_strays(store, data, args, *, scores=None, score=None, doing: str = "Nothing was fitted") -> None:
+    """Refuse a store holding labels of items the scores file does not have (a typo'd id, another
+    evaluation set): say which, and the command that sets them aside keeping every label."""
+    ids = data.item_ids.tolist()
+    strays = store.unknown_labels(ids)
+    if len(strays) and data.item_ids.dtype.kind == "U":  # 5 written by an older bayeval is item "5"
+        text_ids = set(ids)
+        strays = strays[[str(i) not in text_ids for i in strays["item"].tolist()]]
+    if len(strays):
+        from .active.store import KnownItems
+
+        items = list(dict.fromkeys(strays["item"].tolist()))
+        shown = KnownItems(ids).listing(items)
+        raise CLIError(
+            f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
+            f"{scores or args.scores}: {shown}. {doing}. To go on, keeping every label: "
+            f"`{_repair_command(args, scores=scores, score=score)}` sets those labels aside (in a CSV beside the "
+            "store, and the original file is kept as a backup) and keeps all the others with their batches "
+            "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
+        )
+
+
+def _apply_store_labels(store, data, args, *, label=None, scores=None):
+    """``data`` with the store's labels over the file's (said where they differ)."""
+    res = store.resolved()
+    if not len(res):
+        return data
+    _say_overridden_labels(data, res, args, label=label, scores=scores)
+    try:
+        return data.with_labels(list(res.index), res.to_numpy(), overwrite=True)
+    except ValueError as exc:
+        raise CLIError(f"{args.store}: {exc}") from exc
+
+
+def _with_store(args, data, *, scores=None, score=None, label=None):
+    """The labels of ``--store`` (read only) over the scores file's, for `fit`, `threshold` and
+    `compare`: a missing or damaged store and labels of unknown items are refused; how many labels
+    the store adds or replaces, and a batch not fully labeled, are said on stderr."""
+    import numpy as np
+
+    from .active.store import LabelStore, StoreFormatError
+
+    if not Path(args.store).is_file():
+        raise CLIError(f"{args.store}: no such label store file (--store). A store is made by `bayeval select "
+                       "SCORES ... --store STORE` and filled by `bayeval label` or `bayeval vet`; check the path, "
+                       "or leave --store out to use the scores file's labels alone.")
+    try:
+        with LabelStore(args.store) as store:
+            _check_strays(store, data, args, scores=scores, score=score)
+            new = _apply_store_labels(store, data, args, label=label, scores=scores)
+            pending = store.pending()
+    except StoreFormatError as exc:
+        raise CLIError(f"{args.store}: {exc}") from exc
+    added = int(np.sum(new.vetted & ~data.vetted))
+    changed = int(np.sum(data.vetted & (data.labels != new.labels)))
+    print(f"{added + changed} label(s) from the label store {args.store} ({added} of items the scores file leaves "
+          f"unvetted, {changed} replacing its labels): {new.n_vetted} vetted in all.", file=sys.stderr)
+    if pending:
+        print(f"note: the last batch in {args.store} still has {len(pending)} item(s) nobody has labeled "
+              "(`bayeval select --store` lists them); they are fitted as unvetted.", file=sys.stderr)
+    return new
 
 
 def _is_export(path) -> bool:
@@ -680,7 +758,10 @@ def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
 def _cmd_fit(args) -> int:
     from ._cli_cluster import ClusterError, client_for, fit_per_category, say_failures
 
+    _need_labels(args)
     data = _load_data(args)
+    if args.store:
+        data = _with_store(args, data)
     if args.per_category and args.save:
         raise CLIError("--save keeps one fit; with --per-category (one fit per category) leave it out.")
     try:
@@ -762,14 +843,16 @@ def _compare_inputs(args):
     if len(args.inputs) != 1:
         raise CLIError(f"with --score, give one scores file (one column per classifier); got {len(args.inputs)} "
                        f"inputs ({' '.join(args.inputs)}). To compare model cards leave --score out.")
-    if args.label is None:
-        raise CLIError("a scores file needs --label COL (the column of vetted labels: 1/0, empty = not vetted).")
+    if args.label is None and not args.store:
+        raise CLIError("a scores file needs --label COL (the column of vetted labels: 1/0, empty = not vetted) "
+                       "and/or --store STORE (a label store of `bayeval select --store` / `bayeval label`).")
     path = args.inputs[0]
     names = list(dict.fromkeys(args.score))
     if len(names) < 2:
         raise CLIError(f"compare needs at least two score columns (--score A B ...), got {args.score}.")
     required = {"--label": args.label, "--id": args.item_id, **{f"--score {c}": c for c in names}}
-    df = _read_table(path, text_columns=[args.item_id], label_columns=[args.label], required=required)
+    df = _read_table(path, text_columns=[args.item_id], label_columns=[args.label] if args.label else [],
+                     required=required)
     scores = {}
     for c in names:
         col = pd.to_numeric(df[c], errors="coerce") if df[c].dtype.kind not in "fiub" else df[c]
@@ -783,9 +866,11 @@ def _compare_inputs(args):
 
     ids = None if args.item_id is None else df[args.item_id].to_numpy()
     try:
-        labels = EvalData(scores[names[0]], df[args.label].to_numpy(), item_ids=ids)
+        labels = EvalData(scores[names[0]], None if args.label is None else df[args.label].to_numpy(), item_ids=ids)
     except (TypeError, ValueError) as exc:
         raise CLIError(f"{path}: {exc}") from exc
+    if args.store:
+        labels = _with_store(args, labels, scores=path, score=names[0], label=args.label)
     return scores, labels
 
 
@@ -814,7 +899,10 @@ def _cmd_threshold(args) -> int:
 
     if args.min_precision is None and args.min_recall is None:
         raise CLIError("Give --min-precision and/or --min-recall.")
+    _need_labels(args)
     data = _load_data(args)
+    if args.store:
+        data = _with_store(args, data)
     post = _fit(args, data)
     try:
         rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall, prob=args.prob,
@@ -849,22 +937,7 @@ def _cmd_select(args) -> int:
     if store is not None:
         ids = data.item_ids.tolist()
         store.register_items(ids, source=args.scores)  # `bayeval label` checks ids against them
-        strays = store.unknown_labels(ids)
-        if len(strays) and data.item_ids.dtype.kind == "U":  # 5 written by an older bayeval is item "5"
-            text_ids = set(ids)
-            strays = strays[[str(i) not in text_ids for i in strays["item"].tolist()]]
-        if len(strays):
-            from .active.store import KnownItems
-
-            items = list(dict.fromkeys(strays["item"].tolist()))
-            shown = KnownItems(ids).listing(items)
-            raise CLIError(
-                f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
-                f"{args.scores}: {shown}. Nothing was fitted. To go on, keeping every label: "
-                f"`{_repair_command(args)}` sets those labels aside (in a CSV beside the store, and "
-                "the original file is kept as a backup) and keeps all the others with their batches "
-                "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
-            )
+        _check_strays(store, data, args)
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
@@ -872,13 +945,7 @@ def _cmd_select(args) -> int:
                 print(item)
             store.close()
             return 0
-        res = store.resolved()
-        if len(res):
-            _say_overridden_labels(data, res, args)
-            try:
-                data = data.with_labels(list(res.index), res.to_numpy(), overwrite=True)
-            except ValueError as exc:
-                raise CLIError(f"{args.store}: {exc}") from exc
+        data = _apply_store_labels(store, data, args)
     kw = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
     if data.has_categories:
         kw["category"] = "mean"
@@ -1025,10 +1092,10 @@ def _cmd_label(args) -> int:
     return 0
 
 
-def _repair_command(args) -> str:
+def _repair_command(args, *, scores=None, score=None) -> str:
     import shlex
 
-    parts = ["bayeval", "repair-store", args.store, "--scores", args.scores, "--score", args.score]
+    parts = ["bayeval", "repair-store", args.store, "--scores", scores or args.scores, "--score", score or args.score]
     if getattr(args, "item_id", None):
         parts += ["--id", args.item_id]
     return " ".join(shlex.quote(str(p)) for p in parts)
@@ -1211,6 +1278,7 @@ def _compare_parser(sub) -> None:
                       help="with a scores file: column of vetted labels (1/0, empty = not vetted)")
     cmpp.add_argument("--id", dest="item_id", default=None,
                       help="with a scores file: column of unique item ids (default: row number)")
+    _store_arg(cmpp, prefix="with a scores file: ")
     cmpp.add_argument("--metric", choices=("average_precision", "roc_auc", "precision_at_k", "recall_at_k"),
                       default="average_precision", help="the metric compared (default average_precision)")
     cmpp.add_argument("--k", type=int, nargs=1, default=[100], help="k for precision_at_k/recall_at_k (default 100)")
@@ -1293,7 +1361,8 @@ def _parser() -> argparse.ArgumentParser:
 
     fit = sub.add_parser("fit", help="fit a model and print the metric summary table",
                          description="Fit a model to SCORES and print mean, sd and HDI of each metric.")
-    _data_args(fit)
+    _data_args(fit, need_label=False)
+    _store_arg(fit)
     _model_args(fit)
     fit.add_argument("--metric", nargs="+", choices=_METRIC_CHOICES, default=["average_precision", "roc_auc"],
                      help="metrics to summarize (default: average_precision roc_auc)")
@@ -1318,7 +1387,8 @@ def _parser() -> argparse.ArgumentParser:
     thr = sub.add_parser("threshold", help="the threshold meeting precision/recall constraints",
                          description="Recommend the score threshold with the highest probability that the "
                                      "constraints hold on this data.")
-    _data_args(thr)
+    _data_args(thr, need_label=False)
+    _store_arg(thr)
     _model_args(thr)
     thr.add_argument("--min-precision", type=float, default=None, help="required precision")
     thr.add_argument("--min-recall", type=float, default=None, help="required recall")
