@@ -1503,6 +1503,29 @@ def test_target_std_error_stops_at_the_first_batch_that_meets_it(pool, method, t
     assert method(scores, predictions, lambda i: y[i], budget=70, random_seed=3, target_std_error=1e-4).n_labels == 70
 
 
+def test_target_std_error_stops_the_same_whatever_interval_is_reported(pool):
+    """The stop reads the delta method's standard error (``history["stop_std_error"]``), not the
+    reported interval's own variance: the default (Jeffreys) run, the delta run and the calibrated
+    run of one seed stop after the same batch, the first from the third on where it meets the target
+    (the Jeffreys variance used to decide the default's stop, so choosing how to report moved it)."""
+    scores, predictions, y = pool
+    target, budget = 0.08, 1000
+    full = acis(scores, predictions, lambda i: y[i], budget=budget, random_seed=3)
+    h = full.history
+    ok = (h["variance_floor"].to_numpy() == 0) & np.isfinite(h["stop_std_error"].to_numpy())
+    ok[:2] = False
+    first = int(np.argmax(ok & (h["stop_std_error"].to_numpy() <= target)))
+    # on this seed the reported (Jeffreys) variance would have stopped the run a batch earlier
+    assert int(np.argmax(ok & (np.sqrt(h["variance"].to_numpy()) <= target))) < first < len(h) - 1
+    for interval in ("jeffreys", "delta", "calibrated"):
+        stopped = acis(scores, predictions, lambda i: y[i], budget=budget, random_seed=3, target_std_error=target,
+                       interval=interval)
+        assert stopped.n_labels == h["labels_spent"].iloc[first], interval
+        assert stopped.history["stop_std_error"].iloc[-1] <= target
+    delta = acis(scores, predictions, lambda i: y[i], budget=budget, random_seed=3, interval="delta")
+    np.testing.assert_allclose(delta.history["stop_std_error"] ** 2, delta.history["variance"])
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_labels_of_completed_batches_survive_a_failing_oracle(pool, method):
     scores, predictions, y = pool

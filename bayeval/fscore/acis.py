@@ -88,6 +88,7 @@ HISTORY_COLUMNS = [
     "variance",
     "ci_low",
     "ci_high",
+    "stop_std_error",
 ]
 
 
@@ -128,7 +129,9 @@ class ACISResult:
         it), ``rest_labels`` and ``rest_positives`` (items labeled in, and positives
         found in, ACIS's current rest stratum; 0 for the other methods), and the
         reported ``estimate``, ``variance``, ``ci_low``, ``ci_high`` after the batch
-        (for ACIS: averaged over the last iterations).
+        (for ACIS: averaged over the last iterations), and ``stop_std_error``: the
+        standard error that ``target_std_error`` is compared with (the delta method's,
+        ``sqrt(variances["delta"])``, the same whatever ``interval`` reports).
     method : str
         ``"acis"``, ``"sawade"``, ``"uniform"``, ``"top_k"`` or ``"score_mixture"``
         (:func:`bayeval.fscore.bayesian.score_mixture_fscore`).
@@ -502,7 +505,9 @@ class _Book:
         )
         self._exact.append(exact)
         est, var, lo, hi = self._combined()
-        self.rows[-1].update(estimate=est, variance=var, ci_low=lo, ci_high=hi)
+        # the standard error the stopping rule reads: the delta method's, whatever ``interval`` reports
+        stop_se = math.sqrt(self.variances["delta"]) if math.isfinite(self.variances["delta"]) else math.nan
+        self.rows[-1].update(estimate=est, variance=var, ci_low=lo, ci_high=hi, stop_std_error=stop_se)
 
     def _combined(self) -> tuple[float, float, float, float]:
         """Averaged estimate, its variance and interval after the latest batch."""
@@ -573,7 +578,7 @@ class _Book:
         return (
             math.isfinite(last["estimate"])
             and last["variance_floor"] == 0.0
-            and math.sqrt(last["variance"]) <= self.target_std_error
+            and last["stop_std_error"] <= self.target_std_error
         )
 
     def labeled_frame(self) -> pd.DataFrame:
@@ -1082,14 +1087,19 @@ def acis(
         before every batch. ``beta`` is then unused.
     target_std_error : float in (0, 0.5], optional
         When to stop labeling: stop after the first batch, from the third on (70
-        labels with the default ``first_batch``), whose reported standard error
-        (``sqrt(variance)``) is at most this value, provided the estimate is defined
-        and no zero-variance floor is in play (a floor means no error of some kind
-        has been seen yet, so the variance is a guess). ``budget`` is then a cap.
-        E.g. ``0.05`` for a 95% interval about +-0.1 wide. The standard error includes
-        the rest stratum's (the variance of its count of positives under the
-        calibration model), so it stays large while the calibration's tail is
-        uncertain. Not earlier than the third batch: the variance
+        labels with the default ``first_batch``), whose standard error of the estimate
+        is at most this value, provided the estimate is defined and no zero-variance
+        floor is in play (a floor means no error of some kind has been seen yet, so
+        the variance is a guess). ``budget`` is then a cap. The standard error is the
+        delta method's (``history["stop_std_error"]``, ``sqrt(variances["delta"])``),
+        the same whatever ``interval`` reports, so the choice of interval does not
+        change when a run stops. It includes the rest stratum's (the variance of its
+        count of positives under the calibration model), so it stays large while the
+        calibration's tail is uncertain. E.g. ``0.05``: the estimate is then usually
+        within +-0.1 of the truth, and ``interval="delta"`` reports a 95% interval
+        about that wide. The default ``"jeffreys"`` interval is design-only and can
+        stay much wider at the stop (it bounds the rest's hidden positives from its
+        own draws alone). Not earlier than the third batch: the variance
         of the first batches rests on a few dozen labels and is too often too low
         (on the benchmark's 1% pool, runs allowed to stop at 30 labels had an error
         twice their reported standard error). Stopping on an estimated variance stays

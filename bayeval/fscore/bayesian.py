@@ -162,6 +162,7 @@ def score_mixture_fscore(
         "variance": var,
         "ci_low": lo,
         "ci_high": hi,
+        "stop_std_error": math.nan,  # no stopping rule: one fit at the end
     }
     result = ACISResult(
         estimate=est,
