@@ -7,8 +7,13 @@ with an earlier one are compiled once. Before each notebook the kernel's namespa
 (``%reset -f``), figures are closed and matplotlib's settings are restored, so a notebook that
 uses a name it does not define itself still fails here; the working folder is the notebook's own,
 as in Jupyter.
+
+Some notebooks also get a check run in their kernel after their last cell (:data:`AFTER`), and
+the numbers their prose quotes are compared with what their cells show (:data:`PROSE_CHECKED`).
 """
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +27,48 @@ import os as _os, matplotlib as _mpl, matplotlib.pyplot as _plt
 _plt.close("all"); _mpl.rcdefaults(); _os.chdir({folder!r})
 del _os, _mpl, _plt
 """
+
+
+#: run in a notebook's kernel after its last cell: an error there fails the test with its message
+AFTER = {
+    # the figure draws the bounds and the independence value of the annotators' accuracy the
+    # notebook computes and prints (a_gt), not of a rounded literal
+    "true_accuracy": """\
+import matplotlib.pyplot as _plt
+from bayeval.annotators.bounds import true_accuracy_bounds as _bounds
+_b = _bounds(measured, a_gt)
+_axes = [ax for n in _plt.get_fignums() for ax in _plt.figure(n).axes
+         if ax.get_legend() and any(t.get_text().startswith("independent") for t in ax.get_legend().get_texts())]
+assert len(_axes) == 2, f"expected the two panels of plot_true_accuracy, found {len(_axes)}"
+for _ax in _axes:
+    _labels = [t.get_text() for t in _ax.get_legend().get_texts()]
+    _span = next(p for p in _ax.patches if p.get_label() == "bounds")
+    _x = _ax.transData.inverted().transform(_span.get_transform().transform(_span.get_path().vertices))[:, 0]
+    assert f"independent {_b.independent:.3g}" in _labels and abs(_x.min() - _b.lower) < 1e-9 and abs(_x.max() - _b.upper) < 1e-9, (
+        f"the figure shows {_labels} and bounds {_x.min():.3f}-{_x.max():.3f}; the annotators' accuracy "
+        f"printed above ({a_gt:.3f}) gives independent {_b.independent:.3g} and bounds {_b.lower:.3f}-"
+        f"{_b.upper:.3f}: pass annotator_accuracy=a_gt to plot_true_accuracy")
+""",
+}
+#: notebooks whose prose quotes only numbers (three decimals: 0.875) that a cell prints or a
+#: figure shows, up to the differences it works out itself from them
+PROSE_CHECKED = {"true_accuracy": {"0.003", "0.008"}}
+#: run after the last cell (and after AFTER's check) of a notebook in PROSE_CHECKED
+_FIGURE_TEXTS = """\
+import json as _json, matplotlib.pyplot as _plt, matplotlib.text as _text
+print(_json.dumps([t.get_text() for n in _plt.get_fignums() for t in _plt.figure(n).findobj(_text.Text)]))
+"""
+_NUMBER = re.compile(r"\d+\.\d+")
+
+
+def _shown_numbers(cells) -> set[str]:
+    """Every number the executed cells print or show as a table, and (from the last cell, which
+    ran :data:`_FIGURE_TEXTS`) every number in a figure's texts, to 3 decimals."""
+    *shown, last = cells
+    texts = [o.get("text", "") if o.get("output_type") == "stream" else o.get("data", {}).get("text/plain", "")
+             for c in shown if c.cell_type == "code" for o in c.get("outputs", [])]
+    texts += json.loads("".join(o.get("text", "") for o in last.outputs if o.get("name") == "stdout"))
+    return {f"{float(x):.3f}" for t in texts for x in _NUMBER.findall(t)}
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +96,9 @@ def test_notebook_runs(path, kernel):
     nb = kernel["nbformat"].read(path, as_version=4)
     n_cells = len(nb.cells)
     nb.cells.insert(0, kernel["nbformat"].v4.new_code_cell(_FRESH.format(folder=str(path.parent))))
+    added = [AFTER[path.stem]] if path.stem in AFTER else []
+    added += [_FIGURE_TEXTS] if path.stem in PROSE_CHECKED else []
+    nb.cells.extend(kernel["nbformat"].v4.new_code_cell(code) for code in added)
     # the first notebook starts the kernel (from the notebook's own folder, as Jupyter does: the
     # quick start reads ../models/); the next ones reuse it
     client = kernel["nbclient"].NotebookClient(
@@ -61,6 +111,13 @@ def test_notebook_runs(path, kernel):
             kernel["km"] = client.km
         if client.kc is not None:
             client.kc.stop_channels()
-    assert len(nb.cells) == n_cells + 1
+    assert len(nb.cells) == n_cells + 1 + len(added)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors
+    assert not errors, "\n".join(f"{e['ename']}: {e['evalue']}" for e in errors)
+    if path.stem in PROSE_CHECKED:
+        shown = _shown_numbers(nb.cells) | PROSE_CHECKED[path.stem]
+        quoted = {m for c in nb.cells if c.cell_type == "markdown" for m in re.findall(r"(?<![\d.])\d\.\d{3}(?![\d.])", c.source)}
+        assert quoted <= shown, (
+            f"{path.name}: its prose quotes {sorted(quoted - shown)}, which no cell prints and no figure "
+            "shows: write the numbers the cells print into the prose"
+        )
