@@ -12,13 +12,18 @@ Some notebooks also get a check run in their kernel after their last cell (:data
 the numbers their prose quotes are compared with what their cells show (:data:`PROSE_CHECKED`).
 """
 
+import ast
+import importlib.metadata
 import json
 import re
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 #: run before each notebook's first cell, in the shared kernel
 _FRESH = """\
@@ -121,3 +126,51 @@ def test_notebook_runs(path, kernel):
             f"{path.name}: its prose quotes {sorted(quoted - shown)}, which no cell prints and no figure "
             "shows: write the numbers the cells print into the prose"
         )
+
+
+#: import names whose distribution is named otherwise, for modules not installed here
+_DISTRIBUTION = {"sklearn": "scikit-learn"}
+
+
+def _dist_name(requirement: str) -> str:
+    """``"dask[array]>=2024.1"`` -> ``"dask"``: the normalized distribution name (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9._-]+", requirement).group()).lower()
+
+
+def _notebook_imports(path: Path) -> set[str]:
+    """Top-level modules that the notebook's code cells import (IPython magics and shell lines aside)."""
+    modules = set()
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Import):
+                modules |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                modules.add(node.module.split(".")[0])
+    return modules
+
+
+def test_the_notebooks_extra_installs_what_every_notebook_imports():
+    """``pip install -e ".[notebooks]"`` (README) gives Jupyter and every module a notebook imports."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extra = project["optional-dependencies"].get("notebooks")
+    assert extra, 'pyproject.toml has no `notebooks` extra: README says `pip install -e ".[notebooks]"`'
+    listed = {_dist_name(r) for r in extra}
+    assert listed & {"jupyterlab", "notebook"}, f"the notebooks extra {extra} installs no Jupyter to open them"
+    base = {_dist_name(r) for r in project["dependencies"]} | {_dist_name(project["name"])}
+    installed = importlib.metadata.packages_distributions()
+    missing = {}
+    for path in NOTEBOOKS:
+        for module in sorted(_notebook_imports(path) - set(sys.stdlib_module_names)):
+            dists = {_dist_name(d) for d in installed.get(module, [])} | {_dist_name(_DISTRIBUTION.get(module, module))}
+            if not dists & (base | listed):
+                missing.setdefault(path.name, []).append(f"{module} ({' or '.join(sorted(dists))})")
+    assert not missing, (
+        f"notebooks import modules that neither bayeval's dependencies nor its `notebooks` extra install: "
+        f"{missing}; add their distributions to `notebooks` in pyproject.toml's [project.optional-dependencies]"
+    )
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert 'pip install -e ".[notebooks]"' in readme and "jupyter lab notebooks/" in readme
