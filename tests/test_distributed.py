@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import warnings
 
 import numpy as np
-import xarray as xr
 import pytest
+import xarray as xr
 
 from bayeval import EvalData, Posterior
-from bayeval.models import Calibration
 from bayeval.core.distributed import (
     FanOut,
     FanOutError,
@@ -25,7 +25,9 @@ from bayeval.core.distributed import (
     label_array,
     open_client,
     task_seeds,
+    warn_without_workers,
 )
+from bayeval.models import Calibration
 
 pytest.importorskip("distributed")
 
@@ -235,6 +237,60 @@ def test_a_closed_client_is_said_to_be_closed():
         post.metric("average_precision", client=gone)
     with pytest.raises(ValueError, match="is closed"):
         fit_categories(Calibration(), EvalData([0.2, 0.8], [0, 1], categories=["a", "b"]), client=gone)
+
+
+@pytest.fixture
+def no_workers():
+    """A cluster with no worker connected (as a SLURM cluster whose jobs are still queued) and
+    its client; a watchdog closes the client after 30 s, so a call that would wait for ever fails."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, Client(cluster) as c0:
+        watchdog = threading.Timer(30, c0.close)
+        watchdog.start()
+        try:
+            yield cluster, c0
+        finally:
+            watchdog.cancel()
+
+
+def _waiting(record):
+    return [str(w.message) for w in record if "cannot start until a worker connects" in str(w.message)]
+
+
+def test_a_client_without_workers_is_said_to_wait(no_workers):
+    """A client with no worker made post.metric and fit_categories wait with no message."""
+    _, c0 = no_workers
+    with pytest.warns(UserWarning, match=r"no worker is connected to `client` \(0 workers.*the metric pass "
+                      r"cannot start until a worker connects.*cluster\.scale.*squeue.*client=None"):
+        warn_without_workers(c0, "the metric pass")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_without_workers(None)
+
+
+@pytest.mark.parametrize("path", ["metric", "fan_out"])
+def test_a_call_on_a_client_without_workers_warns_once_and_runs_when_one_connects(no_workers, path):
+    """The warning comes once per call, though the metric pass checks its client twice, and the
+    call then runs when a worker connects (added here from a thread, after the call has begun)."""
+    cluster, c0 = no_workers
+    post = Posterior.from_probabilities(EvalData([0.1, 0.5, 0.9], [0, np.nan, 1]), [0.1, 0.5, 0.9], draws=20,
+                                        random_seed=0)
+    threading.Timer(0.3, cluster.scale, args=(1,)).start()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        if path == "metric":
+            out = post.metric("average_precision", client=c0)
+            assert np.array_equal(out.values, post.metric("average_precision").values)
+        else:
+            assert dict(fan_out(pow, {"a": (2, 3), "b": (3, 2)}, client=c0, what="category fit")) == {"a": 8, "b": 9}
+    said = _waiting(record)
+    assert len(said) == 1, said
+    assert ("the metric pass" if path == "metric" else "the 2 category fit(s)") in said[0]
+    with warnings.catch_warnings(record=True) as record:  # a worker is connected now: no warning
+        warnings.simplefilter("always")
+        fan_out(pow, {"a": (2, 3)}, client=c0)
+    assert not _waiting(record)
 
 
 def test_the_workers_get_the_posterior_without_ids_and_the_metric_as_a_recipe(client):

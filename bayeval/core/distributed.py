@@ -58,6 +58,7 @@ __all__ = [
     "metric_on_client",
     "label_array",
     "check_client",
+    "warn_without_workers",
     "WorkerSetup",
     "require_dask",
 ]
@@ -118,6 +119,48 @@ def check_client(client, name: str = "client"):
         f"{type(client).__name__}. For example: `from distributed import Client; client = Client(n_workers=2)`, "
         "or bayeval.core.distributed.open_client(workers=2)."
     )
+
+
+def warn_without_workers(client, what: str = "the work") -> None:
+    """Warn (``UserWarning``) when no worker is connected to ``client``: Dask then holds the
+    tasks until one connects, and the call waits with no message.
+
+    A warning, not an error: the workers may be on their way (a cluster scaled up a moment
+    ago, batch jobs still queued). :func:`fan_out` and :func:`metric_on_client` call it
+    once, before they send anything.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+        None (run in this process) is never warned about.
+    what : str
+        What waits, for the message (``"the metric pass"``, ``"the 3 category fit(s)"``).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from bayeval.core.distributed import warn_without_workers
+    >>> warn_without_workers(None)  # no client: the work runs here
+    >>> from distributed import Client, LocalCluster  # doctest: +SKIP
+    >>> with LocalCluster(n_workers=0, processes=False) as cluster, Client(cluster) as c:  # doctest: +SKIP
+    ...     with warnings.catch_warnings(record=True) as said:
+    ...         warn_without_workers(c, "the metric pass")
+    >>> "the metric pass cannot start until a worker connects" in str(said[0].message)  # doctest: +SKIP
+    True
+    """
+    if client is None or client.scheduler_info().get("workers"):
+        return
+    from ._diagnostics import user_stacklevel
+
+    address = getattr(getattr(client, "scheduler", None), "address", None)
+    warnings.warn(
+        f"bayeval: no worker is connected to `client` (0 workers"
+        f"{f' at scheduler {address}' if address else ''}): {what} cannot start until a worker "
+        "connects, and the call waits with no further message. Start workers (`cluster.scale(N)`, "
+        "or `dask worker ADDRESS` on the machines that should run them), check that the cluster's "
+        "worker jobs are running (SLURM: `squeue`; they may still be queued), or pass `client=None` "
+        "(on the command line: leave out --scheduler) to run it in this process instead.",
+        UserWarning, stacklevel=user_stacklevel())
 
 
 # ------------------------------------------------------------------ the client
@@ -374,6 +417,8 @@ def fan_out(fn: Callable, tasks: Mapping, *, client=None, what: str = "task", er
             if progress:
                 progress(f"{what} {name}: {'done' if outcome[name][0] else 'failed'}")
     else:
+        if names:
+            warn_without_workers(client, f"the {len(names)} {what}(s)")
         _register(client)
         futures = {client.submit(_guarded, fn, tuple(tasks[name]), os.getpid(), pure=False): name
                    for name in names}
@@ -720,6 +765,7 @@ def metric_on_client(post, ev, *, client, chunk_size: int | None = None) -> np.n
     """
     require_dask("Posterior.metric(client=...)")
     client = check_client(client)
+    warn_without_workers(client, "the metric pass")
     _register(client)
     chunk_size = post._default_chunk_size() if chunk_size is None else V.as_positive_int(chunk_size, "chunk_size")
     lead = (len(ev.cat_names),) if ev.category == "each" else ()
