@@ -36,6 +36,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ._cli_store import CLIError, apply_store_labels, check_strays, with_store
 from .core._defaults import HDI_PROB
 from .core._diagnostics import sampler_messages
 
@@ -53,8 +54,6 @@ _METRIC_CHOICES = (
 )
 
 
-class CLIError(Exception):
-    """An error in the command's input, reported without a traceback."""
 
 
 # ----------------------------------------------------------------- inputs
@@ -290,89 +289,6 @@ def _check_rows(df, args, csv: bool) -> None:
             first = ids.iloc[dup[0]]
             raise CLIError(f"{args.scores}: column {args.item_id!r} (--id) repeats ids on {len(dup)} row(s) "
                            f"({where(dup)}; e.g. {first!r}). An id names one item: keep one row per item.")
-
-
-def _say_overridden_labels(data, resolved, args, *, label=None, scores=None) -> None:
-    """The store's labels replace the scores file's: say so where the two disagree (a label
-    typed into the store later, or a wrong column in the file), never silently."""
-    import numpy as np
-
-    pos = {str(i): j for j, i in enumerate(data.item_ids.tolist())}
-    differ = []
-    for item, value in resolved.items():
-        j = pos.get(str(item))
-        if j is not None and not np.isnan(data.labels[j]) and float(data.labels[j]) != float(value):
-            differ.append(f"{item} (file {int(data.labels[j])}, store {int(value)})")
-    if differ:
-        shown = ", ".join(differ[:10]) + (f" and {len(differ) - 10} more" if len(differ) > 10 else "")
-        print(f"note: {args.store} holds labels that differ from column {label or args.label!r} of "
-              f"{scores or args.scores} for "
-              f"{len(differ)} item(s): {shown}. The store's labels are used (they are the ones typed with "
-              "`bayeval label` or the vetting page); if the file is right, correct the store with `bayeval label`.",
-              file=sys.stderr)
-
-
-def _check_strays(store, data, args, *, scores=None, score=None, doing: str = "Nothing was fitted") -> None:
-    """Refuse a store holding labels of items the scores file does not have (a typo'd id, another
-    evaluation set): say which, and the command that sets them aside keeping every label."""
-    ids = data.item_ids.tolist()
-    strays = store.unknown_labels(ids)
-    if len(strays) and data.item_ids.dtype.kind == "U":  # 5 written by an older bayeval is item "5"
-        text_ids = set(ids)
-        strays = strays[[str(i) not in text_ids for i in strays["item"].tolist()]]
-    if len(strays):
-        from .active.store import KnownItems
-
-        items = list(dict.fromkeys(strays["item"].tolist()))
-        shown = KnownItems(ids).listing(items)
-        raise CLIError(
-            f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
-            f"{scores or args.scores}: {shown}. {doing}. To go on, keeping every label: "
-            f"`{_repair_command(args, scores=scores, score=score)}` sets those labels aside (in a CSV beside the "
-            "store, and the original file is kept as a backup) and keeps all the others with their batches "
-            "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
-        )
-
-
-def _apply_store_labels(store, data, args, *, label=None, scores=None):
-    """``data`` with the store's labels over the file's (said where they differ)."""
-    res = store.resolved()
-    if not len(res):
-        return data
-    _say_overridden_labels(data, res, args, label=label, scores=scores)
-    try:
-        return data.with_labels(list(res.index), res.to_numpy(), overwrite=True)
-    except ValueError as exc:
-        raise CLIError(f"{args.store}: {exc}") from exc
-
-
-def _with_store(args, data, *, scores=None, score=None, label=None):
-    """The labels of ``--store`` (read only) over the scores file's, for `fit`, `threshold` and
-    `compare`: a missing or damaged store and labels of unknown items are refused; how many labels
-    the store adds or replaces, and a batch not fully labeled, are said on stderr."""
-    import numpy as np
-
-    from .active.store import LabelStore, StoreFormatError
-
-    if not Path(args.store).is_file():
-        raise CLIError(f"{args.store}: no such label store file (--store). A store is made by `bayeval select "
-                       "SCORES ... --store STORE` and filled by `bayeval label` or `bayeval vet`; check the path, "
-                       "or leave --store out to use the scores file's labels alone.")
-    try:
-        with LabelStore(args.store) as store:
-            _check_strays(store, data, args, scores=scores, score=score)
-            new = _apply_store_labels(store, data, args, label=label, scores=scores)
-            pending = store.pending()
-    except StoreFormatError as exc:
-        raise CLIError(f"{args.store}: {exc}") from exc
-    added = int(np.sum(new.vetted & ~data.vetted))
-    changed = int(np.sum(data.vetted & (data.labels != new.labels)))
-    print(f"{added + changed} label(s) from the label store {args.store} ({added} of items the scores file leaves "
-          f"unvetted, {changed} replacing its labels): {new.n_vetted} vetted in all.", file=sys.stderr)
-    if pending:
-        print(f"note: the last batch in {args.store} still has {len(pending)} item(s) nobody has labeled "
-              "(`bayeval select --store` lists them); they are fitted as unvetted.", file=sys.stderr)
-    return new
 
 
 def _is_export(path) -> bool:
@@ -761,7 +677,7 @@ def _cmd_fit(args) -> int:
     _need_labels(args)
     data = _load_data(args)
     if args.store:
-        data = _with_store(args, data)
+        data = with_store(args, data)
     if args.per_category and args.save:
         raise CLIError("--save keeps one fit; with --per-category (one fit per category) leave it out.")
     try:
@@ -870,7 +786,7 @@ def _compare_inputs(args):
     except (TypeError, ValueError) as exc:
         raise CLIError(f"{path}: {exc}") from exc
     if args.store:
-        labels = _with_store(args, labels, scores=path, score=names[0], label=args.label)
+        labels = with_store(args, labels, scores=path, score=names[0], label=args.label)
     return scores, labels
 
 
@@ -902,7 +818,7 @@ def _cmd_threshold(args) -> int:
     _need_labels(args)
     data = _load_data(args)
     if args.store:
-        data = _with_store(args, data)
+        data = with_store(args, data)
     post = _fit(args, data)
     try:
         rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall, prob=args.prob,
@@ -937,7 +853,7 @@ def _cmd_select(args) -> int:
     if store is not None:
         ids = data.item_ids.tolist()
         store.register_items(ids, source=args.scores)  # `bayeval label` checks ids against them
-        _check_strays(store, data, args)
+        check_strays(store, data, args)
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
@@ -945,7 +861,7 @@ def _cmd_select(args) -> int:
                 print(item)
             store.close()
             return 0
-        data = _apply_store_labels(store, data, args)
+        data = apply_store_labels(store, data, args)
     kw = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
     if data.has_categories:
         kw["category"] = "mean"
@@ -1090,15 +1006,6 @@ def _cmd_label(args) -> int:
               "not added twice.", file=sys.stderr)
         return 2
     return 0
-
-
-def _repair_command(args, *, scores=None, score=None) -> str:
-    import shlex
-
-    parts = ["bayeval", "repair-store", args.store, "--scores", scores or args.scores, "--score", score or args.score]
-    if getattr(args, "item_id", None):
-        parts += ["--id", args.item_id]
-    return " ".join(shlex.quote(str(p)) for p in parts)
 
 
 def _cmd_repair_store(args) -> int:

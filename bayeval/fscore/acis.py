@@ -28,8 +28,14 @@ import pandas as pd
 from scipy.stats import norm
 
 from bayeval.core import _validate as V
-from bayeval.core._validate import as_binary_vector, as_scores, as_seed_sequence, check_same_length
 
+from ._checks import (
+    call_oracle,
+    check_fscore_inputs,
+    check_probability_vector,
+    check_rng,
+    check_target,
+)
 from ._design import (
     G_FLOOR,
     batch_sizes,
@@ -315,105 +321,6 @@ class ACISResult:
         ax.set_ylim(-0.02, 1.02)
         ax.legend(loc="best", fontsize="small")
         return ax
-
-
-# ----------------------------------------------------------------------------------
-# Validation (ACIS-specific; generic array checks come from bayeval.core._validate)
-# ----------------------------------------------------------------------------------
-
-
-def _check_rng(random_seed) -> np.random.Generator:
-    """The run's random stream, from any seed :func:`bayeval.core._validate.as_seed_sequence` reads."""
-    return np.random.default_rng(as_seed_sequence(random_seed))
-
-
-def check_fscore_inputs(scores, predictions, oracle, budget, alpha, first_batch, interval_prob):
-    """Checks shared by ``acis`` and the baselines; returns clean arrays and numbers."""
-    s = as_scores(scores, "scores")
-    yhat = as_binary_vector(predictions, "predictions")
-    check_same_length(s.size, "predictions", yhat.size)
-    if not callable(oracle):
-        raise TypeError(
-            "`oracle` must be a callable that takes an int array of item positions and "
-            f"returns their 0/1 labels (e.g. `lambda idx: y_true[idx]`), got {V.describe(oracle)}."
-        )
-    n = s.size
-    n_pred = int(yhat.sum())
-    if n_pred == 0:
-        raise ValueError(
-            "`predictions` contains no predicted positive, so the F-score is 0 (if the "
-            "pool holds any positive) or undefined; there is nothing to estimate. Check "
-            "the threshold that produced the predictions."
-        )
-    alpha = V.as_real_in(
-        alpha,
-        "alpha",
-        lo=0,
-        hi=1,
-        lo_open=True,
-        hi_open=True,
-        hint=" It weights precision against recall; 0.5 gives F1.",
-    )
-    first_batch = V.as_positive_int(first_batch, "first_batch", minimum=1)
-    budget = V.as_positive_int(budget, "budget", minimum=1, hint=" It is the number of items to label.")
-    if budget < first_batch:
-        raise ValueError(
-            f"`budget` ({budget}) is smaller than `first_batch` ({first_batch}); lower "
-            "`first_batch` or raise the budget."
-        )
-    if budget > n:
-        raise ValueError(
-            f"`budget` ({budget}) exceeds the number of items in the pool ({n}); an item "
-            "is labeled at most once. Use budget <= len(scores)."
-        )
-    interval_prob = V.as_real_in(interval_prob, "interval_prob", lo=0, hi=1, lo_open=True, hi_open=True)
-    return s, yhat, alpha, first_batch, budget, interval_prob
-
-
-def _check_target(target_std_error):
-    """``target_std_error``: None or a standard error in (0, 0.5]."""
-    if target_std_error is None:
-        return None
-    return V.as_real_in(
-        target_std_error,
-        "target_std_error",
-        lo=0,
-        hi=0.5,
-        lo_open=True,
-        hi_open=False,
-        hint=" It is the standard error at which to stop labeling, e.g. 0.05; None labels the whole budget.",
-    )
-
-
-def _check_probability_vector(p, n: int, name: str) -> np.ndarray:
-    return V.as_probability_vector(p, n, name)
-
-
-def _call_oracle(oracle, items: np.ndarray) -> np.ndarray:
-    """Ask the oracle for the labels of ``items`` and check what comes back."""
-    out = oracle(items.copy())
-    try:
-        arr = np.asarray(out)
-    except Exception as exc:  # ragged output and the like
-        raise TypeError(f"`oracle` returned something that is not an array ({exc}).") from exc
-    if arr.shape != items.shape:
-        raise ValueError(
-            f"`oracle` must return one 0/1 label per requested item: it was asked for "
-            f"{items.size} item(s) and returned {V.describe(arr)}. Return e.g. "
-            "`y_true[idx]` for the int array `idx` it receives."
-        )
-    if arr.dtype == bool:
-        return arr.astype(np.int8)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"`oracle` must return numeric 0/1 labels, got {V.describe(arr)}.")
-    ok = (arr == 0) | (arr == 1)
-    if not ok.all():
-        bad = np.unique(arr[~ok])[:5]
-        raise ValueError(
-            "`oracle` must return labels in {0, 1} (or booleans), got values such as "
-            f"{', '.join(repr(v.item()) for v in bad)}. Map your classes to 0/1 inside the oracle."
-        )
-    return arr.astype(np.int8)
 
 
 class _Book:
@@ -827,7 +734,7 @@ class _ImportanceRun:
             return _take(self.p_w, cand)  # already rescaled to [proposal_floor, 1 - proposal_floor]
         else:
             items, labels = self.book.labeled_arrays()
-            p_all = _check_probability_vector(
+            p_all = check_probability_vector(
                 cfg.probabilities(items.copy(), labels.copy()), self.n, "probabilities(...) output"
             )
             c = _take(p_all if self.perm is None else p_all[self.perm], cand)
@@ -925,10 +832,10 @@ class _ImportanceRun:
         items_b = pos_b if self.perm is None else self.perm[pos_b]
         rest = self._draw_rest(rest_pool, coef, b_rest)
         if b_rest:
-            labels_all = _call_oracle(self.oracle, np.r_[items_b, rest["items"]])
+            labels_all = call_oracle(self.oracle, np.r_[items_b, rest["items"]])
             labels_b, rest["labels"] = labels_all[:b_dom], labels_all[b_dom:]
         else:
-            labels_b = _call_oracle(self.oracle, items_b)
+            labels_b = call_oracle(self.oracle, items_b)
 
         # Typical inclusion probability of a would-be draw of each kind (for the
         # zero-variance floor): candidates weighted by the calibrated probability
@@ -1178,7 +1085,7 @@ def acis(
     s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
-    rng = _check_rng(random_seed)
+    rng = check_rng(random_seed)
     proposal_floor = V.as_real_in(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
     beta = V.as_real_in(beta, "beta", lo=0, hi=1, lo_open=False, hi_open=False)
     beta_iterations = V.as_positive_int(beta_iterations, "beta_iterations", minimum=1)
@@ -1192,7 +1099,7 @@ def acis(
         initial_estimate, "initial_estimate", lo=0, hi=1, lo_open=True, hi_open=False
     )
     if probabilities is not None and not callable(probabilities):
-        probabilities = _check_probability_vector(probabilities, s.size, "probabilities")
+        probabilities = check_probability_vector(probabilities, s.size, "probabilities")
     rest_share = V.as_real_in(
         rest_share,
         "rest_share",
@@ -1234,7 +1141,7 @@ def acis(
         initial_estimate=initial_estimate,
         interval_prob=interval_prob,
         method="acis",
-        target_std_error=_check_target(target_std_error),
+        target_std_error=check_target(target_std_error),
         rest_share=rest_share,
         rest_uniform=rest_uniform,
         interval=interval,
@@ -1298,7 +1205,7 @@ def sawade(
     s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
-    rng = _check_rng(random_seed)
+    rng = check_rng(random_seed)
     proposal_floor = V.as_real_in(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
     lo, hi = float(s.min()), float(s.max())
     if lo >= 0.0 and hi <= 1.0:
@@ -1326,7 +1233,7 @@ def sawade(
         initial_estimate=g0,
         interval_prob=interval_prob,
         method="sawade",
-        target_std_error=_check_target(target_std_error),
+        target_std_error=check_target(target_std_error),
     )
     return _ImportanceRun(s, yhat, oracle, rng, settings).run()
 
@@ -1348,7 +1255,7 @@ def _checkpoint_run(
     with _keep_labels(book, method):
         for b in batch_sizes(budget, first_batch):
             items_b = order[spent : spent + b]
-            labels_b = _call_oracle(oracle, items_b)
+            labels_b = call_oracle(oracle, items_b)
             spent += b
             book.add(items_b, labels_b, np.ones(b))
             items, labels = book.labeled_arrays()
@@ -1429,7 +1336,7 @@ def uniform_sampling(
     s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
-    rng = _check_rng(random_seed)
+    rng = check_rng(random_seed)
     order = rng.choice(s.size, size=budget, replace=False)
     return _checkpoint_run(
         s,
@@ -1442,7 +1349,7 @@ def uniform_sampling(
         interval_prob=interval_prob,
         method="uniform",
         srs=True,
-        target_std_error=_check_target(target_std_error),
+        target_std_error=check_target(target_std_error),
     )
 
 
@@ -1496,7 +1403,7 @@ def top_k(
     s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
-    _check_rng(random_seed)
+    check_rng(random_seed)
     order = top_order(s, budget)
     return _checkpoint_run(
         s,
@@ -1509,5 +1416,5 @@ def top_k(
         interval_prob=interval_prob,
         method="top_k",
         srs=False,
-        target_std_error=_check_target(target_std_error),
+        target_std_error=check_target(target_std_error),
     )

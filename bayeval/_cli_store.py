@@ -1,0 +1,104 @@
+"""The command line's errors and its use of label stores: the labels typed into a store
+(`bayeval select --store`, `bayeval label`, the vetting page) over a scores file's, with the
+checks every command shares (unknown ids refused with the repair command, disagreements named)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+class CLIError(Exception):
+    """An error in the command's input, reported without a traceback."""
+
+
+def say_overridden_labels(data, resolved, args, *, label=None, scores=None) -> None:
+    """The store's labels replace the scores file's: say so where the two disagree (a label
+    typed into the store later, or a wrong column in the file), never silently."""
+    import numpy as np
+
+    pos = {str(i): j for j, i in enumerate(data.item_ids.tolist())}
+    differ = []
+    for item, value in resolved.items():
+        j = pos.get(str(item))
+        if j is not None and not np.isnan(data.labels[j]) and float(data.labels[j]) != float(value):
+            differ.append(f"{item} (file {int(data.labels[j])}, store {int(value)})")
+    if differ:
+        shown = ", ".join(differ[:10]) + (f" and {len(differ) - 10} more" if len(differ) > 10 else "")
+        print(f"note: {args.store} holds labels that differ from column {label or args.label!r} of "
+              f"{scores or args.scores} for "
+              f"{len(differ)} item(s): {shown}. The store's labels are used (they are the ones typed with "
+              "`bayeval label` or the vetting page); if the file is right, correct the store with `bayeval label`.",
+              file=sys.stderr)
+
+
+def check_strays(store, data, args, *, scores=None, score=None, doing: str = "Nothing was fitted") -> None:
+    """Refuse a store holding labels of items the scores file does not have (a typo'd id, another
+    evaluation set): say which, and the command that sets them aside keeping every label."""
+    ids = data.item_ids.tolist()
+    strays = store.unknown_labels(ids)
+    if len(strays) and data.item_ids.dtype.kind == "U":  # 5 written by an older bayeval is item "5"
+        text_ids = set(ids)
+        strays = strays[[str(i) not in text_ids for i in strays["item"].tolist()]]
+    if len(strays):
+        from .active.store import KnownItems
+
+        items = list(dict.fromkeys(strays["item"].tolist()))
+        shown = KnownItems(ids).listing(items)
+        raise CLIError(
+            f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
+            f"{scores or args.scores}: {shown}. {doing}. To go on, keeping every label: "
+            f"`{repair_command(args, scores=scores, score=score)}` sets those labels aside (in a CSV beside the "
+            "store, and the original file is kept as a backup) and keeps all the others with their batches "
+            "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
+        )
+
+
+def apply_store_labels(store, data, args, *, label=None, scores=None):
+    """``data`` with the store's labels over the file's (said where they differ)."""
+    res = store.resolved()
+    if not len(res):
+        return data
+    say_overridden_labels(data, res, args, label=label, scores=scores)
+    try:
+        return data.with_labels(list(res.index), res.to_numpy(), overwrite=True)
+    except ValueError as exc:
+        raise CLIError(f"{args.store}: {exc}") from exc
+
+
+def with_store(args, data, *, scores=None, score=None, label=None):
+    """The labels of ``--store`` (read only) over the scores file's, for `fit`, `threshold` and
+    `compare`: a missing or damaged store and labels of unknown items are refused; how many labels
+    the store adds or replaces, and a batch not fully labeled, are said on stderr."""
+    import numpy as np
+
+    from .active.store import LabelStore, StoreFormatError
+
+    if not Path(args.store).is_file():
+        raise CLIError(f"{args.store}: no such label store file (--store). A store is made by `bayeval select "
+                       "SCORES ... --store STORE` and filled by `bayeval label` or `bayeval vet`; check the path, "
+                       "or leave --store out to use the scores file's labels alone.")
+    try:
+        with LabelStore(args.store) as store:
+            check_strays(store, data, args, scores=scores, score=score)
+            new = apply_store_labels(store, data, args, label=label, scores=scores)
+            pending = store.pending()
+    except StoreFormatError as exc:
+        raise CLIError(f"{args.store}: {exc}") from exc
+    added = int(np.sum(new.vetted & ~data.vetted))
+    changed = int(np.sum(data.vetted & (data.labels != new.labels)))
+    print(f"{added + changed} label(s) from the label store {args.store} ({added} of items the scores file leaves "
+          f"unvetted, {changed} replacing its labels): {new.n_vetted} vetted in all.", file=sys.stderr)
+    if pending:
+        print(f"note: the last batch in {args.store} still has {len(pending)} item(s) nobody has labeled "
+              "(`bayeval select --store` lists them); they are fitted as unvetted.", file=sys.stderr)
+    return new
+
+
+def repair_command(args, *, scores=None, score=None) -> str:
+    import shlex
+
+    parts = ["bayeval", "repair-store", args.store, "--scores", scores or args.scores, "--score", score or args.score]
+    if getattr(args, "item_id", None):
+        parts += ["--id", args.item_id]
+    return " ".join(shlex.quote(str(p)) for p in parts)
