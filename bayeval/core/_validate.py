@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 __all__ = [
     "as_1d_float",
@@ -56,6 +57,8 @@ __all__ = [
     "as_probability_vector",
     "positions_text",
     "not_numbers",
+    "is_missing",
+    "from_pandas_extension",
 ]
 
 #: Environment variable that raises (or lowers) the memory limit of :func:`check_job_size`.
@@ -193,11 +196,51 @@ def as_label_cells(values, name: str, *, allow_empty: bool = True,
     return out
 
 
+def is_missing(v) -> bool:
+    """Whether one cell is a missing value: None, NaN, ``pd.NA`` or ``pd.NaT``.
+
+    ``pd.NA`` cannot be compared (``pd.NA != pd.NA`` is ``pd.NA``, whose truth value raises),
+    so it is recognised by identity.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.core._validate import is_missing
+    >>> [is_missing(v) for v in [None, float("nan"), pd.NA, 0.0, "", "NA"]]
+    [True, True, True, False, False, False]
+    """
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, float | np.floating) and v != v
+
+
+def from_pandas_extension(x):
+    """A pandas nullable numeric or boolean column (``Int64``, ``Float64``, ``boolean``: a Series,
+    an Index or an extension array) as float64 with NaN for ``pd.NA``; anything else unchanged.
+
+    Text extension arrays (``string``) are left alone: their cells are read one by one (as
+    numbers, or as typed labels), so that a cell that is not a number can be named.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.core._validate import from_pandas_extension
+    >>> from_pandas_extension(pd.Series([True, None, False], dtype="boolean")).tolist()
+    [1.0, nan, 0.0]
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or isinstance(dtype, np.dtype) or not hasattr(x, "to_numpy"):
+        return x
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        return x.to_numpy(dtype=np.float64, na_value=np.nan)
+    return x
+
+
 def not_numbers(arr: np.ndarray) -> list[tuple[int, object]]:
     """Positions and values of the entries of an object/str array that are not numbers."""
     out = []
     for i, v in enumerate(arr.ravel().tolist()):
-        if v is None or (isinstance(v, float) and v != v) or str(v) == "<NA>":
+        if is_missing(v):
             continue
         try:
             float(v)
@@ -212,17 +255,15 @@ def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
         raise TypeError(f"`{name}` is required: expected a 1-D array of numbers, got None.")
     if isinstance(x, str | bytes):
         raise TypeError(f"`{name}` must be a 1-D array of numbers, got the string {x!r}.")
+    x = from_pandas_extension(x)  # nullable numbers and booleans: pd.NA is NaN
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and the like
         raise TypeError(f"`{name}` could not be read as an array ({exc}).") from exc
     if arr.dtype == object or arr.dtype.kind in "USV":
-        # pandas nullable arrays come through as object with pd.NA: convert those.
+        # text columns and objects (pd.NA and None among them): missing cells are NaN
         try:
-            arr = np.asarray(
-                [np.nan if (v is None or v != v or str(v) == "<NA>") else v for v in arr.ravel()],
-                dtype=float,
-            ).reshape(arr.shape)
+            arr = np.asarray([np.nan if is_missing(v) else v for v in arr.ravel()], dtype=float).reshape(arr.shape)
         except (TypeError, ValueError) as exc:
             bad = not_numbers(np.asarray(x, dtype=object))
             shown = ", ".join(f"position {i}: {v!r}" for i, v in bad[:5])
@@ -270,7 +311,8 @@ def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True) -> np.nd
             # a list mixing text and NaN: numpy would turn NaN into the text "nan" (an error
             # for every empty row); as objects each cell keeps its type
             raw = np.asarray(x, dtype=object)
-        if getattr(raw, "dtype", None) is not None and (raw.dtype == object or raw.dtype.kind in "US"):
+        # text of any dtype (object, numpy str, pandas' string dtypes): one typed label per cell
+        if getattr(raw, "dtype", None) is not None and raw.dtype.kind in "OUS":
             raw = np.asarray(raw)
             if raw.ndim == 1:
                 x = as_label_cells(raw, f"`{name}`", allow_empty=allow_nan)
@@ -403,11 +445,13 @@ def as_item_ids(x, n_items: int, name: str = "item_ids") -> np.ndarray:
         raise ValueError(f"`{name}` must be 1-D, got shape {arr.shape}.")
     check_same_length(n_items, name, arr.size)
     if arr.dtype.kind == "f":
+        if np.isnan(arr).any():
+            raise ValueError(f"`{name}` holds missing values; every item needs an id.")
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
             raise ValueError(f"`{name}` holds non-integer floats; use ints or strings as ids.")
         arr = arr.astype(np.int64)
     if arr.dtype == object:
-        if any(v is None or (isinstance(v, float) and v != v) for v in arr):
+        if any(is_missing(v) for v in arr):
             raise ValueError(f"`{name}` holds missing values; every item needs an id.")
         arr = arr.astype(str)
     uniq, counts = np.unique(arr, return_counts=True)
@@ -432,7 +476,7 @@ def as_categories(x, n_items: int, name: str = "categories") -> tuple[np.ndarray
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise ValueError(f"`{name}` holds NaN: every item needs a category.")
     if arr.dtype == object:
-        if any(v is None or (isinstance(v, float) and v != v) for v in arr):
+        if any(is_missing(v) for v in arr):
             raise ValueError(f"`{name}` holds missing values: every item needs a category.")
         arr = arr.astype(str)
     names, codes = np.unique(arr, return_inverse=True)
