@@ -143,14 +143,32 @@ class AnnotationData:
     The arrays are checked against the number of classes when a model is fitted (or
     built), where the message names the argument and the first bad cell.
 
+    Plain arrays are paired by position. Where two or more of the inputs are pandas
+    objects (a Series, or a DataFrame's rows), they are paired by their index: the same
+    item ids in another order (``annotations_from_long`` sorts them by default) are put in
+    the order of the first of them (the attributes keep that order); indexes naming
+    different items, or an order that cannot be told (pandas' default index ``0 .. n-1``
+    on one of them, or a plain array beside them), are an error that names the inputs and
+    a few ids. Pass ``.to_numpy()`` to pair inputs by position.
+
     Examples
     --------
     >>> from bayeval.annotators import AnnotationData
     >>> AnnotationData([1, 0, 1], [[1, 1], [0, 1], [1, float("nan")]], gold=[1, float("nan"), float("nan")])
     AnnotationData(n_items=3, n_annotators=2, n_gold=1)
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"item": ["b", "a", "c"], "annotator": "x", "label": [0, 1, 1]})
+    >>> d = AnnotationData(pd.Series([0, 1, 1], index=["b", "c", "a"]), annotations_from_long(long))
+    >>> d.annotations["x"].tolist()  # paired with the predictions by item id
+    [0.0, 1.0, 1.0]
     """
 
     def __init__(self, predictions, annotations, *, gold=None, scores=None):
+        predictions, annotations, gold, scores = V.align_by_index(
+            [("predictions", predictions), ("annotations", annotations), ("gold", gold), ("scores", scores)],
+            hints={"annotations": "(For annotations from annotations_from_long, pass items=predictions.index: its "
+                                  "rows then follow the predictions, NaN for an item nobody labelled.)"},
+        )
         self.predictions = predictions
         self.annotations = annotations
         self.gold = gold

@@ -59,6 +59,7 @@ __all__ = [
     "not_numbers",
     "is_missing",
     "from_pandas_extension",
+    "align_by_index",
 ]
 
 #: Environment variable that raises (or lowers) the memory limit of :func:`check_job_size`.
@@ -898,3 +899,127 @@ def as_probability_vector(p, n: int, name: str) -> np.ndarray:
             f"NaN/inf value(s), finite values {span}. Calibrate or clip them first."
         )
     return arr
+
+
+# ------------------------------------------------------- pandas inputs matched by index
+
+
+def _row_numbers(index) -> bool:
+    """Whether ``index`` is pandas' default 0 .. n-1 in order: it numbers rows, it names no item."""
+    if isinstance(index, pd.RangeIndex):
+        return index.start == 0 and index.step == 1
+    return index.dtype.kind in "iu" and np.array_equal(index.to_numpy(), np.arange(len(index)))
+
+
+def _some(labels) -> str:
+    return _preview(list(labels), limit=3)
+
+
+def _index_mismatch(ref_name: str, ref: pd.Index, name: str, idx: pd.Index) -> str:
+    """Why ``idx`` cannot be matched to ``ref`` by label, or "" when it holds the same labels."""
+    for who, index in ((ref_name, ref), (name, idx)):
+        if index.has_duplicates:
+            return (
+                f"`{who}`'s index repeats ids (e.g. {_some(index[index.duplicated()].unique())}), so "
+                f"`{name}` cannot be paired with `{ref_name}` by index. Keep one row per item, or pass "
+                "`.to_numpy()` for each if they are already in the same order (then positions pair them)."
+            )
+    missing, extra = ref.difference(idx, sort=False), idx.difference(ref, sort=False)
+    if not len(missing) and not len(extra):
+        return ""
+    parts = []
+    if len(missing):
+        parts.append(f"{len(missing)} of the {len(ref)} ids in `{ref_name}`'s index are not in `{name}`'s ({_some(missing)})")
+    if len(extra):
+        parts.append(f"{len(extra)} of `{name}`'s are not in `{ref_name}`'s ({_some(extra)})")
+    return (
+        f"`{ref_name}` and `{name}` are pandas objects whose indexes name different items: "
+        f"{' and '.join(parts)}. bayeval pairs pandas inputs by their index, so it cannot tell which value "
+        f"of `{name}` belongs to which item. Select the same items in each (e.g. "
+        f"`{name}.loc[{ref_name}.index]` or `{name}.reindex({ref_name}.index)`), or pass `.to_numpy()` for "
+        "each if they are already in the same order (then positions pair them)."
+    )
+
+
+def align_by_index(inputs: Sequence[tuple[str, object]], *, ids: str | None = None,
+                   hints: Mapping[str, str] | None = None) -> list:
+    """The per-item inputs of one call, with pandas objects paired by their index.
+
+    ``inputs`` are ``(name, value)`` pairs (None for an input not given). The pandas
+    objects among them (a Series, or a DataFrame's rows) are compared with the first one:
+
+    * the same index (or pandas' default 0 .. n-1 on both): unchanged, paired by position;
+    * the same labels in another order: put in the first one's order -- unless an index
+      is the default 0 .. n-1 (row numbers: pairing by label and by position disagree, and
+      which is meant cannot be told) or a plain array is among the inputs (which order it
+      follows cannot be told): then a ValueError says so;
+    * other labels (or a repeated label): a ValueError names both inputs, shows a few
+      labels that differ and says how to fix it.
+
+    ``ids`` names the input of item ids: a plain array of them that holds the first pandas
+    object's index labels in another order is an error (the two say different things about
+    which item is where). ``hints`` adds a sentence to the error about an input.
+
+    Returns the values in the order of ``inputs``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.core._validate import align_by_index
+    >>> s = pd.Series([0.9, 0.2], index=["a", "b"])
+    >>> y = pd.Series([0, 1], index=["b", "a"])
+    >>> align_by_index([("scores", s), ("labels", y)])[1].tolist()
+    [1, 0]
+    >>> align_by_index([("scores", s), ("labels", y.reset_index(drop=True))])
+    Traceback (most recent call last):
+    ...
+    ValueError: `scores` and `labels` are pandas objects whose indexes name different items: ...
+    """
+    out = [value for _, value in inputs]
+    indexed = [(i, name, v) for i, (name, v) in enumerate(inputs) if isinstance(v, pd.Series | pd.DataFrame)]
+    if not indexed:
+        return out
+    _, ref_name, ref = indexed[0]
+    ref_index = ref.index
+    hints = hints or {}
+
+    def fail(message: str, *names: str):
+        extra = " ".join(hints[n] for n in dict.fromkeys(names) if n in hints)
+        raise ValueError(message + (" " + extra if extra else ""))
+
+    plain = [name for name, v in inputs if v is not None and not isinstance(v, pd.Series | pd.DataFrame)]
+    for i, name, value in indexed[1:]:
+        idx = value.index
+        if idx.equals(ref_index) or (_row_numbers(idx) and _row_numbers(ref_index)):
+            continue
+        why = _index_mismatch(ref_name, ref_index, name, idx)
+        if why:
+            fail(why, ref_name, name)
+        default = next((n for n, x in ((ref_name, ref_index), (name, idx)) if _row_numbers(x)), None)
+        if default is not None:
+            fail(
+                f"`{ref_name}` and `{name}` hold the same ids in their index in another order, and `{default}`'s "
+                f"index is pandas' default 0 .. {len(idx) - 1} (row numbers, not item ids): pairing by index "
+                "and pairing by position give different answers, and bayeval cannot tell which is meant. If "
+                f"they are in the same order, pass `.to_numpy()` for each; if the index names the items, "
+                f"put one in the other's order first (`{name}.loc[{ref_name}.index]`).", ref_name, name)
+        if plain:
+            fail(
+                f"`{name}`'s index holds the ids of `{ref_name}`'s in another order, so the two would be paired "
+                f"by index; but `{plain[0]}` is a plain array with no index, and bayeval cannot tell which of "
+                f"the two orders it follows. Put `{name}` in `{ref_name}`'s order first "
+                f"(`{name}.loc[{ref_name}.index]`), or pass `.to_numpy()` for every input to pair them all by "
+                "position.", ref_name, name)
+        out[i] = value.iloc[idx.get_indexer(ref_index)]
+    given = dict(inputs).get(ids) if ids is not None else None
+    if given is not None and not isinstance(given, pd.Series | pd.DataFrame) and not _row_numbers(ref_index):
+        arr = np.asarray(given)
+        if arr.ndim == 1 and arr.size == len(ref_index) and not ref_index.has_duplicates:
+            pos = ref_index.get_indexer(arr)
+            if (pos >= 0).all() and np.unique(pos).size == pos.size and (pos != np.arange(pos.size)).any():
+                fail(
+                    f"`{ids}` holds the ids of `{ref_name}`'s index in another order (e.g. position "
+                    f"{int(np.flatnonzero(pos != np.arange(pos.size))[0])}): the two disagree on which item "
+                    f"is where. Pass `{ids}={ref_name}.index` (or leave it out and put the inputs in "
+                    f"`{ids}`'s order first: `{ref_name}.loc[{ids}]`).", ref_name, ids)
+    return out

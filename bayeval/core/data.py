@@ -45,6 +45,19 @@ class EvalData:
     item_ids : array_like of shape (n_items,), optional
         Unique ids (ints or strings). Default ``0 .. n_items - 1``.
 
+    Notes
+    -----
+    Plain arrays are paired by position. Where two or more inputs are pandas objects (a
+    Series, or a DataFrame's rows), they are paired by their index, as pandas pairs them:
+    the same labels in another order are put in the order of the first of them (as
+    :meth:`bayeval.rankings.RankingPosterior.percentile` matches a Series by label), and
+    an error names the inputs, and a few labels, where the indexes name different items,
+    repeat a label, or where the order cannot be told: one index is pandas' default
+    ``0 .. n-1`` (row numbers), or a plain array is given beside them, or ``item_ids`` lists
+    the index labels in another order. Pass ``.to_numpy()`` to pair inputs by position. The
+    index does not become the item ids: give ``item_ids=scores.index`` for that.
+    Nullable pandas columns (``boolean``, ``Int64``, ``Float64``) read ``pd.NA`` as NaN.
+
     Examples
     --------
     >>> import numpy as np
@@ -54,6 +67,12 @@ class EvalData:
     (3, 2, [True, False, True])
     >>> d.with_labels(["b"], [1]).n_vetted
     3
+    >>> import pandas as pd
+    >>> s = pd.Series([0.9, 0.4, 0.2], index=["a", "b", "c"])
+    >>> EvalData(s, pd.Series([0, 1], index=["c", "a"]).reindex(s.index)).labels.tolist()
+    [1.0, nan, 0.0]
+    >>> EvalData(s, pd.Series([0, np.nan, 1], index=["c", "b", "a"])).labels.tolist()  # paired by label
+    [1.0, nan, 0.0]
     """
 
     __slots__ = (
@@ -80,6 +99,11 @@ class EvalData:
         features=None,
         item_ids=None,
     ):
+        scores, labels, noisy_labels, predictions, categories, features, item_ids = V.align_by_index(
+            [("scores", scores), ("labels", labels), ("noisy_labels", noisy_labels), ("predictions", predictions),
+             ("categories", categories), ("features", features), ("item_ids", item_ids)],
+            ids="item_ids",
+        )
         s = V.as_scores(scores, "scores")
         n = s.size
         if labels is None:

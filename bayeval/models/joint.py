@@ -61,6 +61,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
@@ -106,6 +107,9 @@ def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noi
     item_ids, categories, noisy_labels : array_like, optional
         As for :class:`~bayeval.EvalData`.
 
+    pandas inputs (the score Series among them) are paired by their index, as in
+    :class:`~bayeval.EvalData`.
+
     Examples
     --------
     >>> import numpy as np
@@ -117,15 +121,22 @@ def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noi
     if not isinstance(scores, dict) or not scores:
         raise TypeError(f"`scores` must be a non-empty dict {{name: scores}}, got {type(scores).__name__}.")
     names = [str(k) for k in scores]
-    cols = [V.as_scores(v, f"scores[{k!r}]") for k, v in scores.items()]
+    given = V.align_by_index(
+        [(f"scores[{k!r}]", v) for k, v in scores.items()]
+        + [("labels", labels), ("noisy_labels", noisy_labels), ("categories", categories), ("item_ids", item_ids)],
+        ids="item_ids",
+    )
+    # paired now: the score columns below are one frame with the default index, so the rest
+    # goes on by position (a length that differs is then named by EvalData's length check)
+    given = [v.reset_index(drop=True) if isinstance(v, pd.Series) else v for v in given]
+    labels, noisy_labels, categories, item_ids = given[len(names):]
+    cols = [V.as_scores(v, f"scores[{k!r}]") for k, v in zip(scores, given, strict=False)]
     for k, c in zip(names[1:], cols[1:], strict=True):
         if c.size != cols[0].size:
             raise ValueError(
                 f"Every classifier must score the same items: {names[0]!r} has {cols[0].size} scores, "
                 f"{k!r} has {c.size}. Align the score arrays on the same items (same order) first."
             )
-    import pandas as pd
-
     feats = pd.DataFrame(np.column_stack(cols), columns=names)
     return EvalData(cols[0], labels, features=feats, item_ids=item_ids, categories=categories,
                     noisy_labels=noisy_labels)
