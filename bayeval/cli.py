@@ -408,7 +408,8 @@ def _metric_table(args):
 def _interval_pairs(columns) -> list[tuple[str, str, str]]:
     """``(lower, upper, label)`` for each pair of interval columns of a summary table.
 
-    ``'90% HDI lower'``/``'90% HDI upper'`` (reports) and ``'hdi_5%'``/``'hdi_95%'`` (fit).
+    ``'90% HDI lower'``/``'90% HDI upper'`` (reports), ``'hdi_5%'``/``'hdi_95%'`` (fit) and
+    ``'precision_hdi_5%'``/``'precision_hdi_95%'`` (``threshold --table``: one pair per quantity).
     """
     import re
 
@@ -417,10 +418,14 @@ def _interval_pairs(columns) -> list[tuple[str, str, str]]:
     for c in cols:
         if c.endswith(" lower") and c[: -len("lower")] + "upper" in cols:
             pairs.append((c, c[: -len("lower")] + "upper", c[: -len(" lower")]))
-    lows = [(c, float(m.group(1))) for c in cols if (m := re.fullmatch(r"hdi_([\d.]+)%", c))]
-    if len(lows) == 2:
-        (lo, a), (hi, b) = sorted(lows, key=lambda t: t[1])
-        pairs.append((lo, hi, f"{b - a:g}% HDI"))
+    bounds: dict[str, list] = {}  # quantity ('' for fit's table) -> [(column, percent)]
+    for c in cols:
+        if m := re.fullmatch(r"(?:(.+)_)?hdi_([\d.]+)%", c):
+            bounds.setdefault(m.group(1) or "", []).append((c, float(m.group(2))))
+    for what, lows in bounds.items():
+        if len(lows) == 2:
+            (lo, a), (hi, b) = sorted(lows, key=lambda t: t[1])
+            pairs.append((lo, hi, f"{what} {b - a:g}% HDI".strip()))
     return pairs
 
 
@@ -1305,7 +1310,11 @@ def _parser() -> argparse.ArgumentParser:
     thr.add_argument("--min-flagged", type=int, default=None,
                      help="never recommend a threshold that flags fewer items (default: the larger of 10 and 1%% "
                      "of the items, at most a tenth of the expected positives; 0 allows any)")
-    thr.add_argument("--table", action="store_true", help="also print precision/recall at the recommended threshold")
+    thr.add_argument("--table", action="store_true",
+                     help="also print the per-threshold table, one row per candidate threshold (the distinct scores, "
+                          "at most about 400): the probability the constraint holds, the items flagged, whether it "
+                          "may be recommended (eligible), and precision and recall (mean, sd, HDI as one [lo, hi] "
+                          "column; --format csv: both bounds, full precision)")
     _format_arg(thr)
     thr.set_defaults(func=_cmd_threshold)
 

@@ -406,3 +406,27 @@ def test_threshold_with_prob_uses_the_default_model(scores_csv, capsys):
                  "--prob", "90"]) != 0
     err = capsys.readouterr().err
     assert "--prob" in err and "did you mean 0.9" in err and "Fitting" not in err  # checked before the fit
+
+
+def test_threshold_table_is_the_per_threshold_table_with_intervals_as_one_column(scores_csv, capsys, monkeypatch):
+    """`threshold --table` printed each HDI as two columns in pandas' layout, and its help said it
+    printed precision/recall at the recommended threshold (it prints one row per threshold)."""
+    with pytest.raises(SystemExit):
+        main(["threshold", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "one row per candidate threshold" in help_text and "at the recommended threshold" not in help_text
+    path, _ = scores_csv
+    monkeypatch.setenv("COLUMNS", "200")
+    argv = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.8", "--table", *FAST]
+    assert main([*argv, "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    table = pd.read_csv(pd.io.common.StringIO(out[out.index("threshold,"):]), index_col=0)
+    assert {"precision_hdi_5%", "precision_hdi_95%", "recall_hdi_5%", "recall_hdi_95%"} <= set(table.columns)
+    assert len(table) > 100  # one row per candidate threshold
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if "p_constraint" in line)
+    assert "precision 90% HDI" in lines[head] and "recall 90% HDI" in lines[head] and "hdi_" not in lines[head]
+    rows = lines[head + 2:]
+    assert len(rows) == len(table) and all(row.count("[") == 2 for row in rows)
+    assert all(len(line) <= 200 for line in lines[head:])
