@@ -1236,7 +1236,9 @@ def _vet_parser(sub) -> None:
     vet.add_argument("--width", type=float, default=None,
                      help="a comparison: half-width of the region of practical equivalence of the gap (adds "
                           "P(|gap| <= width); default: the store's, else none)")
-    vet.add_argument("--token", default=None, help="the session token (default: a new random one)")
+    vet.add_argument("--token", default=None,
+                     help="the session token the page's URL carries: at least 16 characters (default: a new "
+                          "random one)")
     vet.set_defaults(func=_cmd_vet)
 
 
@@ -1330,8 +1332,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="auto (default): a batch stratified on the score while fewer items are vetted than --size "
                           "(no fit needed), then expected_change for three quarters of each batch and, for the "
                           "last quarter, items from the strata of that design with the fewest vetted items")
-    sel.add_argument("--metric", default="average_precision", choices=("average_precision", "precision_at_k", "recall_at_k", "roc_auc"))
-    sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k")
+    sel.add_argument("--metric", default="average_precision",
+                     choices=("average_precision", "precision_at_k", "recall_at_k", "roc_auc"),
+                     help="the metric whose estimate the chosen items should sharpen (default average_precision)")
+    sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k/recall_at_k (default 10)")
     sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")
     sel.add_argument("--new-batch", action="store_true", help="propose a new batch even if the last one is unfinished")
     _format_arg(sel)

@@ -430,3 +430,18 @@ def test_threshold_table_is_the_per_threshold_table_with_intervals_as_one_column
     rows = lines[head + 2:]
     assert len(rows) == len(table) and all(row.count("[") == 2 for row in rows)
     assert all(len(line) <= 200 for line in lines[head:])
+
+
+def test_help_says_the_token_length_and_selects_metric_and_k(capsys):
+    """`vet --help` did not say --token needs 16 characters; `select --help` showed --metric
+    without a description or default, and --k as "k for precision_at_k" alone."""
+    helps = {}
+    for command in ("vet", "select"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        helps[command] = " ".join(capsys.readouterr().out.split())
+    assert "at least 16 characters" in helps["vet"].split("--token TOKEN")[-1]
+    sel = helps["select"]
+    metric = sel.split("--metric {average_precision,precision_at_k,recall_at_k,roc_auc} ")[-1].split("--k K")[0]
+    assert "(default average_precision)" in metric and len(metric) > 40
+    assert "k for precision_at_k/recall_at_k (default 10)" in sel
