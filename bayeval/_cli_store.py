@@ -40,6 +40,9 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
     if len(strays) and data.item_ids.dtype.kind == "U":  # 5 written by an older bayeval is item "5"
         text_ids = set(ids)
         strays = strays[[str(i) not in text_ids for i in strays["item"].tolist()]]
+    if len(strays):  # '261' typed into a store that did not know its items is row 261
+        rows = row_number_ids(store, ids)
+        strays = strays[[not (isinstance(i, str) and i in rows) for i in strays["item"].tolist()]]
     if len(strays):
         from .active.store import KnownItems
 
@@ -54,9 +57,64 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
         )
 
 
+def is_row_number(text: str) -> bool:
+    """Whether a text id is a plain decimal integer as a row number prints (``'261'``, ``'0'``;
+    not ``'007'``, ``'+5'``, ``' 5'`` or ``'5.0'``)."""
+    return text.isascii() and text.isdigit() and str(int(text)) == text
+
+
+def row_number_ids(store, ids) -> dict:
+    """``{text id: row number}`` for the store's text ids that name an item of data numbered by
+    row (a scores file without an id column: its ids are the ints 0, 1, ...).
+
+    `bayeval label` without ``--scores`` cannot tell whether ``261`` is a row number or the
+    text id of an id column, so it keeps the id as typed, as text. Such an id is read as row
+    261 when the data are numbered by row and have that row, unless the store registered
+    ``'261'`` as a text item (then it is another data set's id, and stays unknown)."""
+    ints = {i for i in ids if isinstance(i, int) and not isinstance(i, bool)}
+    if not ints:
+        return {}
+    text = {i for i in store.known_items() or () if isinstance(i, str)}  # an id column's, not rows
+    out = {}
+    for item in store.labels()["item"].tolist():
+        if isinstance(item, str) and item not in out and is_row_number(item) and int(item) in ints:
+            if item not in text:
+                out[item] = int(item)
+    return out
+
+
+def kept_row_numbers(path, ids) -> list:
+    """The text ids that `repair-store` keeps in the store at ``path`` as rows of data numbered by
+    row (``ids``: the scores file's; None: the items the store registered), said on stderr."""
+    from .active.store import LabelStore
+
+    with LabelStore(path) as store:
+        rows = list(row_number_ids(store, ids if ids is not None else store.known_items() or []))
+    if rows:
+        print(f"note: {len(rows)} text id(s) of {path} name rows of the items numbered by row "
+              f"({', '.join(map(repr, rows[:10]))}{' ...' if len(rows) > 10 else ''}): kept, and read as "
+              "those rows by select, fit, threshold and compare.", file=sys.stderr)
+    return rows
+
+
+def resolved_for(store, data, args, *, scores=None):
+    """The store's labels, one per item by its conflict rule, with its text ids of row numbers
+    (:func:`row_number_ids`) read as those rows -- said on stderr -- so that a label typed as
+    ``261`` and one recorded as the row number 261 are one item's labels."""
+    rows = row_number_ids(store, data.item_ids.tolist())
+    if not rows:
+        return store.resolved()
+    shown = ", ".join(map(repr, list(rows)[:10])) + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
+    print(f"note: {args.store} holds labels of {len(rows)} item id(s) kept as text ({shown}); "
+          f"{scores or args.scores} has no id column (--id), so its items are numbered by row, and these ids "
+          "were read as those row numbers. If they are ids of a column of the scores file instead, give "
+          "--id COL.", file=sys.stderr)
+    return store.resolved(aliases=rows)
+
+
 def apply_store_labels(store, data, args, *, label=None, scores=None):
     """``data`` with the store's labels over the file's (said where they differ)."""
-    res = store.resolved()
+    res = resolved_for(store, data, args, scores=scores)
     if not len(res):
         return data
     say_overridden_labels(data, res, args, label=label, scores=scores)

@@ -36,7 +36,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ._cli_store import CLIError, apply_store_labels, check_strays, with_store
+from ._cli_store import CLIError, apply_store_labels, check_strays, kept_row_numbers, with_store
 from .core._defaults import HDI_PROB
 from .core._diagnostics import sampler_messages
 
@@ -1027,7 +1027,7 @@ def _cmd_repair_store(args) -> int:
     elif LabelStore(args.store).known_items() is None:
         raise CLIError(f"{args.store} does not know its items: give the scores file it is for "
                        "(--scores SCORES --score COL, and --id COL if it has an id column).")
-    res = repair(args.store, ids, source=args.scores)
+    res = repair(args.store, ids, source=args.scores, also_known=kept_row_numbers(args.store, ids))
     if not res["items"]:
         print(f"every label in {args.store} is of a known item: nothing was set aside "
               f"({res['kept']} label row(s); the store now checks new labels against its items).")

@@ -92,3 +92,94 @@ def test_store_with_labels_of_unknown_items_is_refused_with_the_repair_command(p
     err = capsys.readouterr().err
     assert f"{stray} holds 1 label(s) of 1 item(s) that are not in {path}: 'zz9'" in err
     assert f"bayeval repair-store {stray} --scores {path} --score s --id item" in err
+
+
+# --------------- ids typed as text for a scores file numbered by row (no id column)
+
+
+@pytest.fixture()
+def by_row(tmp_path):
+    """A scores file without an id column (its items are the row numbers 0, 1, ...) and the
+    labels of some rows typed into a fresh store by `bayeval label` without --scores."""
+    rng = np.random.default_rng(3)
+    n = 300
+    y = (rng.random(n) < 0.3).astype(int)
+    s = np.where(y == 1, rng.gamma(8, 0.1, n), rng.gamma(2, 0.1, n))
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": s, "s2": s + rng.normal(0, 0.2, n), "y": np.nan}).to_csv(path, index=False)
+    rows = [261, 5, 17, 40, 99, 120, 150, 200, 250, 1, 2, 3, 60, 70, 80]
+    typed = tmp_path / "typed.csv"
+    pd.DataFrame({"item": rows, "label": y[rows]}).to_csv(typed, index=False)
+    store = tmp_path / "fresh.sqlite"
+    assert main(["label", str(store), str(typed), "--annotator", "bob"]) == 0
+    return path, store, rows, y
+
+
+@pytest.mark.parametrize("command", ["select", "fit", "threshold", "compare"])
+def test_text_ids_of_a_fresh_store_are_the_row_numbers_of_a_file_without_id_column(by_row, command, capsys):
+    path, store, rows, y = by_row
+    capsys.readouterr()
+    with LabelStore(store) as st:
+        assert st.labels()["item"].tolist() == [str(r) for r in rows]  # kept as typed: text
+    score = ["--score", "s", "s2"] if command == "compare" else ["--score", "s"]
+    extra = {"select": ["--size", "5", "--strategy", "random", "--label", "y", *TUNE],
+             "fit": ["--metric", "average_precision", *TUNE], "threshold": ["--min-precision", "0.8", *TUNE],
+             "compare": ["--chains", "1"]}[command]
+    assert main([command, str(path), *score, "--store", str(store), *QUICK, *extra]) == 0
+    out, err = capsys.readouterr()
+    assert "holds labels of 15 item id(s) kept as text ('261', '5', '17'" in err
+    assert "were read as those row numbers" in err and "not in" not in err
+    if command == "select":
+        picked = [int(line.split()[0]) for line in out.splitlines()[2:] if line.strip()]
+        assert len(picked) == 5 and not set(picked) & set(rows)  # the typed rows count as vetted
+    else:
+        assert "15 vetted in all" in err
+
+
+def test_row_number_labels_reach_the_right_rows_and_a_later_correction_wins(by_row, capsys):
+    import argparse
+
+    from bayeval._cli_store import with_store
+    from bayeval.cli import _load_data
+
+    path, store, rows, y = by_row
+    with LabelStore(store) as st:  # select registers the rows as ints; bob corrects row 5 as the int 5
+        st.register_items(list(range(300)), source=str(path))
+        st.add([5], [1 - int(y[5])], annotator="bob")
+    args = argparse.Namespace(scores=str(path), score="s", label=None, noisy_label=None, category=None,
+                              item_id=None, store=str(store))
+    data = with_store(args, _load_data(args))
+    assert np.flatnonzero(~np.isnan(data.labels)).tolist() == sorted(rows)
+    want = y[rows].astype(float)
+    want[rows.index(5)] = 1 - y[5]
+    assert data.labels[rows].tolist() == want.tolist()
+
+
+def test_text_ids_are_not_row_numbers_when_padded_out_of_range_or_registered_as_text(by_row, tmp_path, capsys):
+    path, _, _, _ = by_row
+    for ids, registered in ((["007"], None), (["300"], None), (["12"], ["12", "13"])):
+        store = tmp_path / f"s{ids[0]}{registered is None}.sqlite"
+        with LabelStore(store) as st:
+            if registered:
+                st.register_items(registered)
+            st.add(ids, [1], annotator="bo")
+        assert main(["fit", str(path), "--score", "s", "--store", str(store), *QUICK, *TUNE]) == 2
+        err = capsys.readouterr().err
+        assert f"that are not in {path}: {ids[0]!r}" in err and "Nothing was fitted" in err
+
+
+def test_repair_store_keeps_row_number_ids_and_sets_aside_only_the_typo(by_row, tmp_path, capsys):
+    path, store, rows, _ = by_row
+    with LabelStore(store) as st:
+        st.add(["2x6"], [1], annotator="bob")
+    assert main(["fit", str(path), "--score", "s", "--store", str(store), *QUICK, *TUNE]) == 2
+    assert "holds 1 label(s) of 1 item(s) that are not in" in capsys.readouterr().err  # the typo alone
+    assert main(["repair-store", str(store), "--scores", str(path), "--score", "s"]) == 0
+    out, err = capsys.readouterr()
+    assert "set aside 1 label row(s) of 1 unknown item(s): '2x6'" in out
+    assert "15 text id(s)" in err
+    with LabelStore(store) as st:
+        assert st.labels()["item"].tolist() == [str(r) for r in rows]
+    assert main(["fit", str(path), "--score", "s", "--store", str(store), *QUICK, *TUNE]) == 0
+    assert "15 vetted in all" in capsys.readouterr().err
+

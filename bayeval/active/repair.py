@@ -198,7 +198,7 @@ def import_export(export, store) -> dict:
     return {"rows": len(rows), "items": len({r[1] for r in rows}), "annotators": len({r[3] for r in rows})}
 
 
-def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) -> dict:
+def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, also_known=()) -> dict:
     """Set aside the labels of unknown items in a store, keeping every label; return what moved.
 
     A store written before it knew its items (or by an older bayeval) may hold labels of
@@ -230,6 +230,10 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) ->
         Where ``item_ids`` came from, kept with them.
     set_aside : str or path-like, optional
         Where to write the set-aside rows (must not exist).
+    also_known : sequence of int or str, optional
+        Ids whose labels are kept though they are not in ``item_ids``, and not registered
+        (``bayeval repair-store``: the text id ``'261'`` typed for row 261 of a scores file
+        numbered by row, which the commands read as that row).
 
     Returns
     -------
@@ -279,8 +283,9 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) ->
         ).fetchall()
         meta = conn.execute("SELECT id, key, value, time FROM meta ORDER BY id").fetchall()
         seq = dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
-    bad_labels = [r for r in labels if (r[2], r[1]) not in known]
-    bad_batch = [r for r in batch_items if (r[3], r[2]) not in known]
+    kept = {**known, **dict.fromkeys(encode_items(also_known, "also_known"))}
+    bad_labels = [r for r in labels if (r[2], r[1]) not in kept]
+    bad_batch = [r for r in batch_items if (r[3], r[2]) not in kept]
     unknown = list(dict.fromkeys([(r[2], r[1]) for r in bad_labels] + [(r[3], r[2]) for r in bad_batch]))
     result = {
         "labels": len(bad_labels),
@@ -323,7 +328,7 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) ->
     new = LabelStore(fresh)
     with new._write() as conn:
         conn.executemany("INSERT INTO batches (id, created, strategy, note) VALUES (?, ?, ?, ?)", batches)
-        good_batch = [r for r in batch_items if (r[3], r[2]) in known]
+        good_batch = [r for r in batch_items if (r[3], r[2]) in kept]
         pos: dict[int, int] = {}
         renumbered = []
         for batch, _, item, kind in good_batch:
@@ -332,7 +337,7 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None) ->
         conn.executemany("INSERT INTO batch_items (batch, pos, item, kind) VALUES (?, ?, ?, ?)", renumbered)
         conn.executemany(
             "INSERT INTO labels (id, item, kind, value, annotator, batch, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [r for r in labels if (r[2], r[1]) in known],
+            [r for r in labels if (r[2], r[1]) in kept],
         )
         conn.executemany("INSERT INTO meta (id, key, value, time) VALUES (?, ?, ?, ?)", meta)
         for name, value in seq.items():  # new rows keep numbering after the old ones

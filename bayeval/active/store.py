@@ -1235,8 +1235,15 @@ class LabelStore:
             resolved[key] = 1 if 2 * ones > n else 0 if 2 * ones < n else last
         return resolved, {row_id for row_id, _ in latest.values()}
 
-    def resolved(self):
+    def resolved(self, *, aliases=None):
         """One label per labeled item, by the conflict rule (see the class Notes).
+
+        Parameters
+        ----------
+        aliases : dict, optional
+            ``{stored item id: the item id it stands for}``: the labels of both are one
+            item's, under the conflict rule together (``bayeval select/fit --store`` read the
+            text id ``'261'``, typed for a scores file numbered by row, as the row 261).
 
         Returns
         -------
@@ -1259,7 +1266,11 @@ class LabelStore:
         """
         import pandas as pd
 
-        resolved, _ = self._resolve(self._label_rows())
+        rows = self._label_rows()
+        if aliases:
+            keys = {encode_item(k): encode_item(v) for k, v in aliases.items()}
+            rows = [(r[0], *keys.get((r[1], r[2]), (r[1], r[2])), *r[3:]) for r in rows]
+        resolved, _ = self._resolve(rows)
         index = pd.Index([decode_item(*key) for key in resolved], dtype=object, name="item")
         return pd.Series(list(resolved.values()), index=index, dtype="int8", name="value")
 
