@@ -36,9 +36,10 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ._cli_compare import refuse_unvetted
 from ._cli_store import CLIError, apply_store_labels, check_strays, kept_row_numbers, with_store
+from ._cli_warnings import say_diagnostics, warnings_as_lines
 from .core._defaults import HDI_PROB
-from .core._diagnostics import sampler_messages
 
 __all__ = ["main"]
 
@@ -351,14 +352,7 @@ def _fit(args, data):
         warn=False,  # reported below as one line on stderr instead of a Python warning
         **fit_kw,
     )
-    diag = post.check_convergence(warn=False)
-    if diag is not None and not diag["ok"]:
-        bad = sampler_messages(diag) or ([] if diag.get("messages") else ["outside their targets."])
-        if bad:
-            print("warning: sampler diagnostics are bad: " + " ".join(bad), file=sys.stderr)
-        if data.n_vetted_positive and data.n_vetted_negative:  # a class not vetted: said above and below
-            for m in diag.get("data_messages") or ():  # the labels' problems: more labels fix them
-                print(f"warning: {m}", file=sys.stderr)
+    say_diagnostics(post, data)
     for caveat in data.caveats():  # what the labels and scores cannot tell the model (EvalData.caveats)
         print(f"caveat: {caveat}", file=sys.stderr)
     return post
@@ -760,6 +754,7 @@ def _compare_inputs(args):
                 print(f"{added + changed} label(s) from the comparison's label store {store.name} ({added} of "
                       "items the cards leave unvetted" + (f", {changed} replacing theirs" if changed else "")
                       + f"): {data.n_vetted} vetted in all.", file=sys.stderr)
+        refuse_unvetted(args, data, cards=joined)
         return joined.scores, data
     if len(args.inputs) != 1:
         raise CLIError(f"with --score, give one scores file (one column per classifier); got {len(args.inputs)} "
@@ -792,6 +787,7 @@ def _compare_inputs(args):
         raise CLIError(f"{path}: {exc}") from exc
     if args.store:
         labels = with_store(args, labels, scores=path, score=names[0], label=args.label)
+    refuse_unvetted(args, labels)
     return scores, labels
 
 
@@ -799,13 +795,17 @@ def _cmd_compare(args) -> int:
     from .compare.comparison import compare
 
     scores, labels = _compare_inputs(args)
-    cmp = compare(scores, labels, draws=args.draws, chains=args.chains, random_seed=args.random_seed,
-                  progressbar=not args.no_progress)
-    opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
+    with warnings_as_lines():  # said as warning: lines, as fit says them
+        cmp = compare(scores, labels, draws=args.draws, chains=args.chains, random_seed=args.random_seed,
+                      progressbar=not args.no_progress, warn=False)
+        say_diagnostics(cmp.posterior, cmp.data)
+        opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
+        ranking = cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts)
+        pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts)
     print(f"{args.metric}{'' if not opts else f' (k={args.k[0]})'}: {cmp!r}")
-    _print_frame(cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts), args.table_format)
+    _print_frame(ranking, args.table_format)
     print()
-    pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts).set_index(["better", "worse"])
+    pairs = pairs.set_index(["better", "worse"])
     _print_frame(pairs, args.table_format)
     for caveat in cmp.caveats():  # what the shared labels and the scores cannot tell the comparison
         print(f"caveat: {caveat}", file=sys.stderr)

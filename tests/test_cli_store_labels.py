@@ -183,3 +183,17 @@ def test_repair_store_keeps_row_number_ids_and_sets_aside_only_the_typo(by_row, 
     assert main(["fit", str(path), "--score", "s", "--store", str(store), *QUICK, *TUNE]) == 0
     assert "15 vetted in all" in capsys.readouterr().err
 
+
+def test_compare_with_no_vetted_item_is_refused_before_the_fit(by_row, tmp_path, capsys):
+    path, _, _, _ = by_row
+    empty = tmp_path / "empty.sqlite"
+    with LabelStore(empty) as st:
+        st.register_items(list(range(300)), source=str(path))
+    for store in ([], ["--store", str(empty)]):
+        assert main(["compare", str(path), "--score", "s", "s2", "--label", "y", *store, *QUICK]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and "Fitting" not in out.err
+        err = out.err.splitlines()[-1]
+        assert err.startswith(f"bayeval: error: No item is vetted (the --label column 'y' of {path} is empty")
+        assert ("labels none of its items" in err) == bool(store)
+        assert "fill the --label column (1/0)" in err and "`bayeval label STORE LABELS.csv`" in err

@@ -164,3 +164,50 @@ def test_compare_cli_on_two_cards_uses_the_labels_vetted_for_their_comparison(tm
         st.add(["nope"], [1], annotator="ana")
     assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 2
     assert "holds labels of 1 item(s) that are not in the cards' scores files ('nope')" in capsys.readouterr().err
+
+
+def test_compare_cli_refuses_cards_with_no_vetted_label_and_says_how_to_vet(tmp_path, capsys):
+    """`bayeval compare models/digits_vet models/digits_vet_nb` (the documented command) printed a
+    ranking, P(best) and a gap from the prior alone, with a raw UserWarning on stderr."""
+    import warnings
+
+    dv, nb = ROOT / "digits_vet", ROOT / "digits_vet_nb"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["compare", str(dv), str(nb), "--draws", "100", "--no-progress"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and not caught
+    err = " ".join(out.err.split())
+    assert err.startswith("bayeval: error: No item is vetted") and err.count("\n") == 0
+    assert f"bayeval vet {dv} {nb}" in err and "vet-compare-digits_vet_nb.sqlite" in err
+    assert "which `bayeval compare` reads" in err and "(not made yet)" in err
+    assert not list(dv.glob("vet-compare-*"))  # nothing written
+    a, b, _ = pair(tmp_path, n=40)
+    c = write_card(tmp_path / "third", pd.read_csv(b / "scores.csv"))
+    assert main(["compare", str(a), str(b), str(c), "--draws", "100", "--no-progress"]) == 2
+    assert "No item is vetted in the cards' label columns (good: column 'label' of scores.csv" in capsys.readouterr().err
+
+
+@pytest.mark.xdist_group("tests/test_compare.py")  # after test_compare.py's fits: the joint model is compiled
+def test_compare_cli_says_the_comparisons_warnings_as_lines_not_python_warnings(tmp_path, capsys, monkeypatch):
+    import importlib
+    import warnings
+
+    comparison = importlib.import_module("bayeval.compare.comparison")  # bayeval.compare is the function
+    a, b, truth = pair(tmp_path, n=60)
+    fa = pd.read_csv(a / "scores.csv")
+    fa.loc[:19, "label"] = [truth[i] for i in fa.id.iloc[:20]]
+    fa.to_csv(a / "scores.csv", index=False)
+    real = comparison.compare
+
+    def warning_compare(*args, **kw):
+        warnings.warn("bayeval: something the fit wants said", UserWarning, stacklevel=2)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(comparison, "compare", warning_compare)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["compare", str(a), str(b), "--draws", "60", "--no-progress"]) == 0
+    assert not caught
+    err = capsys.readouterr().err
+    assert "warning: something the fit wants said\n" in err and "UserWarning" not in err

@@ -1,0 +1,45 @@
+"""How the command line tells the user what a fit warns about: as one-line ``warning:``
+messages on stderr, never a Python warning with a file path (``bayeval fit``,
+``bayeval compare``)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from collections.abc import Iterator
+
+from .core._diagnostics import sampler_messages
+
+
+def say_diagnostics(post, data) -> None:
+    """The fit's convergence problems as ``warning:`` lines (the fit ran with ``warn=False``):
+    the sampler's, and those of the vetted labels when both classes are vetted (a class not
+    vetted is said on its own, and in the caveats)."""
+    diag = post.check_convergence(warn=False)
+    if diag is not None and not diag["ok"]:
+        bad = sampler_messages(diag) or ([] if diag.get("messages") else ["outside their targets."])
+        if bad:
+            print("warning: sampler diagnostics are bad: " + " ".join(bad), file=sys.stderr)
+        if data.n_vetted_positive and data.n_vetted_negative:  # a class not vetted: said above and below
+            for m in diag.get("data_messages") or ():  # the labels' problems: more labels fix them
+                print(f"warning: {m}", file=sys.stderr)
+
+
+_FOR_DEVELOPERS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
+@contextlib.contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Python warnings raised inside the block are printed after it as ``warning: MESSAGE``
+    lines on stderr (each message once, without the ``bayeval:`` prefix, file or line). A
+    library's deprecation notices are for developers, not about the user's data: not shown."""
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            yield
+        finally:
+            said = [str(w.message).removeprefix("bayeval: ").strip() for w in caught
+                    if not issubclass(w.category, _FOR_DEVELOPERS)]
+            for message in dict.fromkeys(said):
+                if message:
+                    print(f"warning: {message}", file=sys.stderr)
