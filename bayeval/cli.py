@@ -460,7 +460,7 @@ def _format_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}", width: in
     width = width or shutil.get_terminal_size((80, 24)).columns
     with pd.option_context("display.max_columns", None, "display.max_colwidth", None,
                            "display.width", max(width, 40), "display.expand_frame_repr", True,
-                           "display.max_rows", 500):
+                           "display.max_rows", None):  # never hide a row (select --size 600 lists 600 items)
         return str(show)
 
 

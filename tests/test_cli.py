@@ -445,3 +445,17 @@ def test_help_says_the_token_length_and_selects_metric_and_k(capsys):
     metric = sel.split("--metric {average_precision,precision_at_k,recall_at_k,roc_auc} ")[-1].split("--k K")[0]
     assert "(default average_precision)" in metric and len(metric) > 40
     assert "k for precision_at_k/recall_at_k (default 10)" in sel
+
+
+def test_select_lists_every_item_of_a_large_batch(scores_csv, capsys):
+    """A table longer than pandas' row limit was cut to 10 rows and "...": `select --size 600`
+    must list all 600 items it chose (every table prints every row)."""
+    path, df = scores_csv
+    big = path.with_name("big.csv")
+    pd.concat([df] * 3, ignore_index=True).assign(item=lambda d: [f"j{i}" for i in range(len(d))]).to_csv(big, index=False)
+    code = main(["select", str(big), "--score", "s", "--label", "y", "--id", "item", "--size", "600",
+                 "--strategy", "random", *FAST])
+    assert code == 0
+    out = capsys.readouterr().out
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("j")]
+    assert len(listed) == 600 and len(set(listed)) == 600 and "..." not in out
