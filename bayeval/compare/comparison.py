@@ -192,6 +192,38 @@ def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar
                         warn=warn)
 
 
+def _cache_key(value, held: list):
+    """A hashable key that tells apart every two metric requests that can differ.
+
+    A callable is keyed on itself (the key holds it, so its id cannot go to another
+    object while the entry lives), an array on its dtype, shape and bytes (its ``repr``
+    abbreviates more than 1,000 values), containers on their items. What can be neither
+    hashed nor read as an array is keyed on its id and appended to ``held``, which the
+    caller keeps with the entry.
+    """
+    if value is None or isinstance(value, str | bytes | bool | int | float | complex):
+        return type(value).__name__, value
+    if isinstance(value, np.generic):
+        return type(value).__name__, value.item()
+    if isinstance(value, np.ndarray | pd.Series | pd.Index | xr.DataArray):
+        arr = np.asarray(value)
+        if arr.dtype != object:
+            return "array", arr.dtype.str, arr.shape, arr.tobytes()
+        return "object array", arr.shape, tuple(_cache_key(v, held) for v in arr.ravel())
+    if isinstance(value, list | tuple):
+        return type(value).__name__, tuple(_cache_key(v, held) for v in value)
+    if isinstance(value, dict):
+        items = sorted(((repr(k), _cache_key(k, held), _cache_key(v, held)) for k, v in value.items()),
+                       key=lambda kv: kv[0])
+        return "dict", tuple(kv[1:] for kv in items)
+    try:
+        hash(value)
+    except TypeError:
+        held.append(value)
+        return "id", id(value)
+    return "object", value
+
+
 def _one_value_hint(dims) -> str:
     """How to ask for one value of each extra dim of a metric (the fix an error message gives)."""
     out = []
@@ -277,10 +309,10 @@ class Comparison:
         >>> cmp.metric("precision_at_k", k=[10, 50]).dims
         ('chain', 'draw', 'model', 'k')
         """
-        key = (metric if isinstance(metric, str) else id(metric), repr(threshold), repr(category),
-               repr(sorted(kwargs.items(), key=lambda kv: kv[0])))
+        held: list = []  # what the key names by id: kept with the entry, so that the id cannot be reused
+        key = _cache_key((metric, threshold, category, kwargs), held)
         if key in self._cache:
-            return self._cache[key]
+            return self._cache[key][0]
         thr = self._thresholds(threshold)
         evs = [MetricEvaluator(self._data[n], metric, category=category, threshold=thr[n], kwargs=kwargs)
                for n in self.names]
@@ -303,7 +335,7 @@ class Comparison:
         coords = {"chain": np.arange(post.n_chains), "draw": np.arange(post.n_draws), "model": self.names,
                   **coords0}
         da = xr.DataArray(out, dims=dims, coords=coords, name=evs[0].name)
-        self._cache[key] = da
+        self._cache[key] = (da, held)
         return da
 
     def difference(self, a, b, metric="average_precision", **kwargs) -> xr.DataArray:

@@ -1,0 +1,65 @@
+"""bayeval.compare: what a comparison keys, orders and aligns on (QA sweep D).
+
+The cache of ``Comparison.metric`` keyed on ``id(metric)`` and ``repr(options)``, so a
+second lambda and a long threshold grid got another request's draws; ``select`` returned
+file order once the comparison was decided; the dict's order changed the draws; a dict of
+pandas Series was read by position whatever the index; long names ran off the plot.
+"""
+
+from __future__ import annotations
+
+import gc
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+
+import bayeval as be
+
+FIT = dict(random_seed=0, draws=100, model="logistic")
+
+
+def _pool(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.3
+    a, b = 2 * y + rng.normal(0, 1, n), 0.7 * y + rng.normal(0, 1, n)
+    return a, b, np.where(np.arange(n) < 40, y, np.nan), rng
+
+
+@pytest.fixture(scope="module")
+def pool():
+    a, b, lab, _ = _pool()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return a, b, lab, be.compare({"a": a, "b": b}, lab, **FIT)
+
+
+def test_a_second_callable_metric_gets_its_own_draws(pool):
+    """The cache keyed on id(metric): the second lambda, made where the first was freed, got its draws."""
+    *_, cmp = pool
+    assert cmp.prob_better("a", "b", lambda z, s: z[..., s > 1].mean(-1)) == 1.0
+    assert cmp.prob_better("a", "b", lambda z, s: -z[..., s > 1].mean(-1)) == 0.0
+
+    def share(z, s):
+        return z[..., s > 0.5].mean(-1)
+
+    first = cmp.metric(share)
+    ref = weakref.ref(share)
+    del share
+    gc.collect()
+    assert ref() is not None  # the cache holds the callable: its id cannot go to another object
+    assert cmp.metric(ref()) is first
+
+
+def test_long_array_options_are_keyed_on_their_values(pool):
+    """repr() abbreviates arrays of more than 1,000 values: a grid with one middle value changed was a hit."""
+    *_, cmp = pool
+    t = np.linspace(-3, 3, 2001)
+    t2 = t.copy()
+    t2[1000] += 1e-3
+    m1 = cmp.metric("precision_recall_curve", thresholds=t)
+    m2 = cmp.metric("precision_recall_curve", thresholds=t2)
+    assert m2 is not m1 and float(m2.threshold[1000]) == t2[1000]
+    assert cmp.metric("precision_recall_curve", thresholds=t.copy()) is m1  # equal values: kept
+    assert cmp.metric("precision_recall_curve", thresholds=t.astype(np.float32)) is not m1  # another dtype
