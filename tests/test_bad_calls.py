@@ -81,6 +81,24 @@ def test_unknown_option_names_the_metric_and_its_options(post):
                               "(see bayeval.metrics.recall_at_k). Did you mean `k`?")
 
 
+def test_a_metric_without_the_option_it_needs_says_which_up_front(post):
+    """post.metric("recall_at_k") used to fail with `_prepare_topk() missing 1 required keyword-only argument`."""
+    with pytest.raises(TypeError) as exc:
+        post.metric("recall_at_k")
+    assert str(exc.value) == ("Metric 'recall_at_k' needs the option `k`, and none was given (got no options). "
+                              "Pass it with the metric: post.metric('recall_at_k', k=10).")
+    with pytest.raises(TypeError, match=r"'precision_at_recall' needs the option `recall`.*\(got \['interpolate'\]\)"
+                                        r".*post\.metric\('precision_at_recall', recall=0\.8\)"):
+        post.metric("precision_at_recall", interpolate=True)
+    for call in (lambda: post.metric("precision_at_k", category=None), lambda: post.summary("precision_at_k"),
+                 lambda: bayeval.vetted_only(post.data, "precision_at_k"),
+                 lambda: select(post, metric="precision_at_k", size=2)):
+        with pytest.raises(TypeError, match=r"'precision_at_k' needs the option `k`"):
+            call()
+    assert metrics.METRICS["precision_at_k"].required() == ["k"]
+    assert metrics.METRICS["average_precision"].required() == []
+
+
 def test_documented_non_finite_options_still_work(post):
     assert np.isnan(metrics.recall(np.zeros(3), np.zeros(3, dtype=int), zero_division=np.nan))
     curve = post.metric("roc_curve", thresholds=[np.inf, 0.5, -np.inf])  # inf: predict none / all

@@ -331,3 +331,30 @@ def test_a_session_refused_for_ids_of_another_kind_writes_nothing_and_says_so(tm
     again = ActiveSession(EvalData(s, item_ids=list(range(12))), model, store=path)  # the store still opens
     assert again.data.n_vetted == 3
     again.close()
+
+
+def test_a_metric_without_its_k_is_refused_before_any_work(tmp_path):
+    """simulate's default metric is precision_at_k, which has no default k: it used to fail deep inside with
+    `_prepare_topk() missing ... 'k'`; a session used to start, serve a batch, and fail after the labels came."""
+    data, truth = _data(n=30)
+    fits = []
+
+    def model(d):
+        fits.append(d)
+        return _model(d)
+
+    with pytest.raises(TypeError, match=r"'precision_at_k' needs the option `k`.*simulate\(\.\.\., metric="
+                                        r"'precision_at_k', k=10\)") as err:
+        simulate(data, truth, model, budget=10)
+    assert "_prepare" not in str(err.value) and not fits
+    with pytest.raises(TypeError, match=r"'recall_at_k' needs the option `k`"):
+        simulate(data, truth, model, metric="recall_at_k", budget=10)
+    with pytest.raises(TypeError, match=r"'precision_at_recall' needs the option `recall`.*recall=0\.8"):
+        simulate(data, truth, model, metric="precision_at_recall", budget=10)
+    assert not fits
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(TypeError, match=r"'precision_at_k' needs the option `k`.*metric_kwargs=\{'k': 10\}"):
+        ActiveSession(data, model, metric="precision_at_k", store=path, batch_size=4)
+    with pytest.raises(TypeError, match=r"'precision_at_recall' needs the option `recall`"):
+        ActiveSession(data, model, metric="precision_at_recall", metric_kwargs={"interpolate": True}, store=path)
+    assert not path.exists() and not fits  # refused before the store was opened or a batch served

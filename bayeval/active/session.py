@@ -21,7 +21,7 @@ import pandas as pd
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..core.data import EvalData
-from ..core.evaluate import resolve_metric
+from ..core.evaluate import check_metric_options
 from ..core.model import Model
 from ..core.posterior import Posterior
 from .design import design, design_target, resolve_auto
@@ -99,7 +99,9 @@ class ActiveSession:
         design's least-vetted strata) for the last quarter; with noisy labels or
         categories, that mix from the start. The model is not fitted for a designed batch.
     metric_kwargs : dict, optional
-        Options of the metric (``{"k": 48}``).
+        Options of the metric (``{"k": 48}``). A metric that needs one (``k`` of
+        ``"precision_at_k"``, ``recall`` of ``"precision_at_recall"``) and lacks it is
+        refused here, before any batch is served.
     category : {"mean", "pooled", "each"}, optional
         How categories enter the estimate and the selection; default ``"mean"`` with
         categories, else ``"pooled"``.
@@ -168,11 +170,10 @@ class ActiveSession:
                 "`model` must have a fit(data, ...) method returning a Posterior (e.g. "
                 f"bayeval.models.LabelFlip()) or be a callable data -> Posterior; got {type(model).__name__}."
             )
-        spec, _, _ = resolve_metric(metric)  # unknown metric names fail here, not after the first batch
         self.metric = metric
         self.metric_kwargs = dict(metric_kwargs or {})
-        if spec is not None:  # ... and so do unknown or NaN options
-            spec.check_options({k: v for k, v in self.metric_kwargs.items() if k not in ("threshold", "category")})
+        # unknown metric names, unknown or NaN options and a missing `k` fail here, not after the first batch
+        check_metric_options(metric, self.metric_kwargs, how="metric_kwargs={dict}")
         self.batch_size = V.as_positive_int(batch_size, "batch_size")
         self.strategy = V.check_choice(strategy, "strategy", STRATEGIES)
         if category is None:

@@ -18,9 +18,9 @@ from ..core._defaults import HDI_PROB
 from ..core import _validate as V
 from ..core._progress import Bar
 from ..core.data import EvalData
+from ..core.evaluate import check_metric_options, naive, point_metric, vetted_only
 from ..core.model import Model
 from ..core.posterior import Posterior
-from ..core.evaluate import naive, point_metric, resolve_metric, vetted_only
 from ..core.summary import hdi
 from .select import STRATEGIES, select
 
@@ -374,7 +374,9 @@ def simulate(
         The true labels: the oracle, and the reference for the errors.
     model : object with ``fit(data, ...) -> Posterior`` or callable ``data -> Posterior``
     metric : str
-        A scalar metric (``"precision_at_k"``, ``"average_precision"``...).
+        A scalar metric (``"precision_at_k"``, ``"average_precision"``...). The default,
+        ``"precision_at_k"``, needs ``k`` among ``metric_kwargs`` (``k=48``): there is no
+        default ``k``, and a call without one is refused before any fit.
     strategies : sequence of str
         From :data:`bayeval.active.select.STRATEGIES`.
     budget : float in (0, 1] or int
@@ -456,7 +458,10 @@ def simulate(
         raise ValueError("Some vetted labels in `data` disagree with `truth`; the oracle must agree with them.")
     if not (callable(model) or callable(getattr(model, "fit", None))):
         raise TypeError("`model` must have fit(data, ...) -> Posterior or be a callable data -> Posterior.")
-    name = resolve_metric(metric)[2]
+    # a missing `k` (the default metric needs one) fails here, before any fit
+    name = check_metric_options(metric, metric_kwargs, how=(
+        f"simulate(..., metric={metric!r}, {{kw}}), or a metric that needs none (metric='average_precision')"
+        if isinstance(metric, str) else "simulate(..., {kw})"))
     if isinstance(strategies, str):
         strategies = (strategies,)
     strategies = tuple(V.check_choice(s, "strategies", STRATEGIES) for s in strategies)

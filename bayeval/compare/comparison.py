@@ -24,7 +24,7 @@ import xarray as xr
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
 from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
-from ..core.evaluate import MetricEvaluator
+from ..core.evaluate import MetricEvaluator, check_metric_options
 from ..core.summary import hdi
 from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
 from ..models.stacking import fit as stack_fit
@@ -754,6 +754,7 @@ class ComparisonModel:
             raise ValueError(f"`a` and `b` must be two different classifiers, got {a!r} twice.")
         self.metric = metric
         self.metric_kwargs = dict(metric_kwargs or {})
+        check_metric_options(metric, self.metric_kwargs, how="metric_kwargs={dict}")  # a missing `k` fails here
         self.width = None if width is None else V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True,
                                                               hi_open=True)
         self.level = V.as_probability(level, "level", open_interval=True)

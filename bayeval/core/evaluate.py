@@ -18,8 +18,8 @@ from . import _validate as V
 from . import metrics as M
 from .data import EvalData
 
-__all__ = ["resolve_metric", "MetricEvaluator", "default_thresholds", "metric_items", "point_metric",
-           "vetted_only", "naive"]
+__all__ = ["resolve_metric", "check_metric_options", "MetricEvaluator", "default_thresholds", "metric_items",
+           "point_metric", "vetted_only", "naive"]
 
 _CURVES = ("precision_recall_curve", "roc_curve")
 _MAX_DEFAULT_THRESHOLDS = 201
@@ -53,6 +53,30 @@ def resolve_metric(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
             return M.METRICS[name], None, name
         return None, metric, name
     raise TypeError(f"`metric` must be a metric name, a bayeval.metrics function or a callable, got {metric!r}.")
+
+
+def check_metric_options(metric, options: Mapping, *, how: str | None = None) -> str:
+    """Resolve ``metric`` and check its ``options`` up front (unknown names, NaN values, a
+    missing ``k`` or ``recall``), so that a loop fails before its first fit, not after; the
+    metric's name. ``threshold`` and ``category`` are the metric pass's, not checked here.
+    ``how``: where the caller takes the options, for the message (e.g. ``"k=10"``).
+
+    Examples
+    --------
+    >>> from bayeval.core.evaluate import check_metric_options
+    >>> check_metric_options("precision_at_k", {"k": 10})
+    'precision_at_k'
+    >>> check_metric_options("precision_at_k", {})
+    Traceback (most recent call last):
+    ...
+    TypeError: Metric 'precision_at_k' needs the option `k`, and none was given (got no options). ...
+    """
+    spec, _, name = resolve_metric(metric)
+    if spec is not None:
+        opts = {k: v for k, v in options.items() if k not in ("threshold", "category")}
+        spec.check_options(opts)
+        spec.check_required(opts, how=how)
+    return name
 
 
 class MetricEvaluator:
@@ -101,6 +125,7 @@ class MetricEvaluator:
             x = data.scores
         if self.spec is not None:
             self.spec.check_options(kwargs)
+            self.spec.check_required(kwargs)  # a missing `k` says so, not an internal function's TypeError
         if self.spec is not None and self.spec.name in _CURVES and kwargs.get("thresholds") is None:
             kwargs["thresholds"] = default_thresholds(data.scores)
             if self.spec.name == "roc_curve":

@@ -254,6 +254,49 @@ class MetricSpec:
         params = inspect.signature(func).parameters.values()
         return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
 
+    def required(self) -> list[str]:
+        """The options this metric cannot do without (``k`` for precision at k).
+
+        Examples
+        --------
+        >>> from bayeval.core.metrics import METRICS
+        >>> METRICS["precision_at_recall"].required(), METRICS["average_precision"].required()
+        (['recall'], [])
+        """
+        import inspect
+
+        params = inspect.signature(self.prepare).parameters.values()
+        return [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+
+    def check_required(self, options, *, how: str | None = None) -> None:
+        """Refuse ``options`` that lack one this metric needs (``k``, ``recall``), before any work.
+
+        ``how``: where the caller takes the option, for the message: a format string with
+        ``{kw}`` (e.g. ``k=10``) and ``{dict}`` (e.g. ``{'k': 10}``); default: as a keyword
+        of ``post.metric``.
+
+        Examples
+        --------
+        >>> from bayeval.core.metrics import METRICS
+        >>> METRICS["recall_at_k"].check_required({}, how="simulate(..., {kw})")
+        Traceback (most recent call last):
+        ...
+        TypeError: Metric 'recall_at_k' needs the option `k`, and none was given ... simulate(..., k=10).
+        """
+        missing = [o for o in self.required() if o not in options]
+        if not missing:
+            return
+        examples = {"k": 10, "recall": 0.8}
+        example = {o: examples.get(o, ...) for o in missing}
+        kw = ", ".join(f"{o}={v!r}" for o, v in example.items())
+        how = f"post.metric({self.name!r}, {{kw}})" if how is None else how
+        raise TypeError(
+            f"Metric {self.name!r} needs the option{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(f'`{o}`' for o in missing)}, and none was given (got "
+            f"{sorted(options) if options else 'no options'}). Pass it with the metric: "
+            f"{how.format(kw=kw, dict=example)}."
+        )
+
     def check_options(self, options: dict) -> None:
         """Refuse options this metric does not take, and NaN or infinite numbers.
 
