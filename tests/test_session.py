@@ -245,7 +245,7 @@ def test_simulate_top_k_candidates_and_misranking():
     assert ds["n_vetted"].isel(step=-1).item() == 15
     # with the top-5 lists all vetted, vetted-only P@5 is exact for the first system
     assert ds["abs_error"].sel(estimator="vetted_only").isel(step=-1).item() == pytest.approx(0.0, abs=1e-12)
-    assert ds["misranked"].dtype == bool and "true_value_other" in ds
+    assert ds["misranked"].dtype == float and "true_value_other" in ds
 
 
 def test_simulate_rejects_bad_input():
@@ -331,6 +331,31 @@ def test_a_session_refused_for_ids_of_another_kind_writes_nothing_and_says_so(tm
     again = ActiveSession(EvalData(s, item_ids=list(range(12))), model, store=path)  # the store still opens
     assert again.data.n_vetted == 3
     again.close()
+
+
+def test_simulate_misranked_is_undefined_where_an_estimate_is():
+    """Without noisy labels the naive estimator gives no estimate, and vetted-only none before anything is
+    vetted: NaN != x made them "misranked" in every step; they are NaN there, and 1/0 where both exist."""
+    rng = np.random.default_rng(0)
+    truth = (rng.random(200) < 0.3).astype(int)
+    s, s2 = truth * 1.5 + rng.normal(0, 1, 200), truth * 0.5 + rng.normal(0, 1, 200)
+    ds = simulate(EvalData(s), truth, _model_without_noisy, metric="precision_at_k", k=20, budget=40, batch_size=10,
+                  trials=1, strategies=("random",), other_scores=s2, random_seed=0)
+    mis = ds["misranked"].sel(strategy="random", trial=0)
+    assert mis.dtype == float
+    assert bool(mis.sel(estimator="naive").isnull().all())  # no noisy labels: no naive estimate, no order
+    assert bool(mis.sel(estimator="vetted_only").isel(step=0).isnull())  # nothing vetted yet
+    defined = mis.sel(estimator="learned").values
+    assert set(np.unique(defined)) <= {0.0, 1.0} and not np.isnan(defined).any()
+    est, other = ds["estimate"].isel(strategy=0, trial=0), ds["estimate_other"].isel(strategy=0, trial=0)
+    wrong = np.sign(est - other) != np.sign(ds.true_value - ds.true_value_other)
+    both = est.notnull() & other.notnull()
+    np.testing.assert_array_equal(mis.values[both.values], wrong.values[both.values].astype(float))
+
+
+def _model_without_noisy(d: EvalData) -> Posterior:
+    return Posterior.from_probabilities(d, 1 / (1 + np.exp(-(d.scores - 0.75) * 1.5)), draws=100, random_seed=0,
+                                        check=False)
 
 
 def test_a_metric_without_its_k_is_refused_before_any_work(tmp_path):

@@ -331,7 +331,10 @@ def _dataset(study: _Study, rec: _Records, strategies, *, true_cat, true_b, n_po
         tb = _headline(true_b)
         ds["estimate_other"] = (dims4, rec.est_b)
         ds["true_value_other"] = ((), tb)
-        ds["misranked"] = (dims4, np.sign(est - rec.est_b) != np.sign(true_value - tb))
+        # 1.0 / 0.0 where both estimates exist, NaN where either does not (naive without noisy
+        # labels, vetted-only before anything is vetted): no order, so neither right nor wrong
+        wrong = (np.sign(est - rec.est_b) != np.sign(true_value - tb)).astype(np.float64)
+        ds["misranked"] = (dims4, np.where(np.isnan(est) | np.isnan(rec.est_b), np.nan, wrong))
     return ds
 
 
@@ -393,7 +396,10 @@ def simulate(
     other_scores : array_like, optional
         Scores of a second system on the same items: its estimates are computed on
         the same vetted labels (a second model fit per step), and ``misranked``
-        records whether each estimator orders the two systems wrongly (Figure 8).
+        records whether each estimator orders the two systems wrongly (Figure 8):
+        1.0 (wrongly) or 0.0 (rightly), a float array, NaN where either system's
+        estimate is undefined (the naive estimator without noisy labels, vetted-only
+        before anything is vetted), which ``ds.misranked.mean("trial")`` skips.
     fit_kwargs : dict, optional
         Passed to ``model.fit``.
     random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
