@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import bayeval as be
+from bayeval.compare import ComparisonModel
 
 FIT = dict(random_seed=0, draws=100, model="logistic")
 
@@ -63,3 +64,22 @@ def test_long_array_options_are_keyed_on_their_values(pool):
     assert m2 is not m1 and float(m2.threshold[1000]) == t2[1000]
     assert cmp.metric("precision_recall_curve", thresholds=t.copy()) is m1  # equal values: kept
     assert cmp.metric("precision_recall_curve", thresholds=t.astype(np.float32)) is not m1  # another dtype
+
+
+def test_select_of_a_decided_comparison_ranks_by_the_gap_not_by_file_order(pool):
+    *_, cmp = pool
+    assert cmp.prob_better("a", "b") == 1.0  # decided in every draw: no label can move P(a better)
+    first_free = cmp.data.item_ids[np.flatnonzero(~cmp.data.vetted)[:5]]
+    by_gap = cmp.select(5, "a", "b", target="gap")
+    for args in (("a", "b"), ("b", "a"), ()):
+        with pytest.warns(UserWarning, match=r"in every posterior draw.*target='gap'"):
+            ids = cmp.select(5, *args)
+        assert not np.array_equal(ids, first_free)
+        np.testing.assert_array_equal(ids, by_gap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cmp.select(5, "a", "b", target="gap")  # asked for: no warning
+    model = ComparisonModel("a", "b", model="logistic")
+    with pytest.warns(UserWarning, match="target='gap'"):
+        pos = model.choose(cmp.posterior, 5)
+    np.testing.assert_array_equal(cmp.data.item_ids[pos], by_gap)

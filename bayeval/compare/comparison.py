@@ -630,7 +630,9 @@ class Comparison:
         label in each draw (:func:`expected_change`). ``target="auto"`` (default):
         ``"prob"``, or ``"gap"`` when a ``width`` of practical equivalence is given (an
         equivalence verdict needs the gap's spread to shrink). ``a``, ``b``: default the
-        two classifiers ranked first. Returns item ids, the most informative first.
+        two classifiers ranked first. Returns item ids, the most informative first. Once
+        ``P(a better)`` is the same (1 or 0) in every draw, no label can move it: ``"prob"``
+        then ranks the items by ``"gap"`` instead, with a warning (not by file order).
 
         Examples
         --------
@@ -655,7 +657,7 @@ class Comparison:
         if g.ndim != 2:
             raise ValueError(f"select() needs one gap per draw; the metric has the extra dims {list(g.dims[2:])}: "
                              f"{_one_value_hint(g.dims[2:])}")
-        score = expected_change(self.posterior, _moved(g.values, target))
+        score = _selection_scores(self.posterior, g.values, target, self._name(a), self._name(b))
         free = np.flatnonzero(~self.data.vetted)
         if free.size == 0:
             raise ValueError("Every item is vetted: there is nothing left to select.")
@@ -789,13 +791,16 @@ class ComparisonModel:
                                              **self.metric_kwargs)
 
     def choose(self, posterior, size: int, *, exclude=None, random_seed=None) -> np.ndarray:
-        """Positions of the ``size`` unvetted items (not in the mask ``exclude``) that would most change the comparison."""
+        """Positions of the ``size`` unvetted items (not in the mask ``exclude``) that would most change the comparison.
+
+        As :meth:`Comparison.select`: where ``P(a better)`` is the same in every draw, by the gap, with a warning.
+        """
         del random_seed  # the choice is deterministic given the draws
         cmp = Comparison(posterior)
         g = cmp.difference(self.a, self.b, self.metric, **self.metric_kwargs)
         if g.ndim != 2:
             raise ValueError("The comparison needs one gap per draw: give the metric's options, e.g. {'k': 10}.")
-        score = expected_change(posterior, _moved(g.values, self.target))
+        score = _selection_scores(posterior, g.values, self.target, self.a, self.b)
         free = ~cmp.data.vetted if exclude is None else ~cmp.data.vetted & ~np.asarray(exclude, dtype=bool)
         idx = np.flatnonzero(free)
         return idx[np.argsort(-score[idx], kind="stable")][:size]
@@ -820,6 +825,30 @@ def _moved(gap: np.ndarray, target: str) -> np.ndarray:
     whether ``a`` wins (``"prob"``: 1, 0, or 1/2 for a tie)."""
     gap = np.asarray(gap, dtype=np.float64)
     return (gap > 0) + 0.5 * (gap == 0) if target == "prob" else gap
+
+
+def _selection_scores(post, gap: np.ndarray, target: str, a: str, b: str) -> np.ndarray:
+    """Per item, what a selection ranks by: :func:`expected_change` of what ``target`` moves.
+
+    Where ``target="prob"`` gives 0 to every unvetted item (``P(a better)`` is the same in
+    every draw, 1 or 0: no label can move it, and a stable sort would return the first
+    unvetted items in file order), the items are ranked by how much their labels would
+    move the gap instead (``target="gap"``), with a warning that says so.
+    """
+    score = expected_change(post, _moved(gap, target))
+    free = ~np.asarray(post.data.vetted, dtype=bool)
+    if target != "prob" or not free.any() or np.any(score[free] > 0):
+        return score
+    p = float(np.mean(_moved(gap, "prob")))
+    warnings.warn(
+        f"P({a} better) is {p:g} in every posterior draw, so no item's label can move it (target='prob' "
+        f"gives every item 0 and no order). The items are ranked by how much their labels would move the "
+        f"gap {a} - {b} instead (target='gap'). The comparison is decided (see decided()); pass "
+        "target='gap' to ask for this order without the warning.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return np.nan_to_num(expected_change(post, _moved(gap, "gap")), nan=0.0)
 
 
 def expected_change(post, g: np.ndarray) -> np.ndarray:
