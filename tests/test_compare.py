@@ -741,7 +741,7 @@ def test_a_metric_undefined_in_some_draws_is_summarized_over_the_draws_where_it_
     table = cmp.summary("roc_auc")
     assert table["p_better"].iloc[0] >= 0.5 and any("undefined" in c for c in table.attrs["caveats"])
     fig = cmp.plot("roc_auc")
-    assert sum(p.get_height() for p in fig.axes[1].patches) == pytest.approx(1.0)
+    assert sum(p.get_width() for p in fig.axes[1].patches) == pytest.approx(1.0)  # P(best) as horizontal bars
     plt.close(fig)
     _, one = plt.subplots()
     with pytest.raises(ValueError, match="two panels.*pass two Axes"):

@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 import pytest
+from _figures import assert_axis_labels_inside
 
 import bayeval as be
 from bayeval.compare import ComparisonModel
@@ -83,3 +84,35 @@ def test_select_of_a_decided_comparison_ranks_by_the_gap_not_by_file_order(pool)
     with pytest.warns(UserWarning, match="target='gap'"):
         pos = model.choose(cmp.posterior, 5)
     np.testing.assert_array_equal(cmp.data.item_ids[pos], by_gap)
+
+
+def test_plot_keeps_long_names_inside_the_figure():
+    """Three names of ~40 characters: the legend ran past the figure's left edge over the histograms and the
+    y-label, and the rotated bar labels took most of the figure's height."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    a, b, lab, rng = _pool(seed=3)
+    names = {"gradient_boosting_v2_calibrated_isotonic": a, "logistic_regression_baseline_production": b,
+             "mid model (new, 2024-05-01 checkpoint)": 0.6 * a + rng.normal(0, 1, a.size)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cmp = be.compare(names, lab, **FIT)
+    fig = cmp.plot()
+    try:
+        ax0, ax1 = fig.axes
+        for ax in (ax0, ax1):
+            assert_axis_labels_inside(ax)
+        box = fig.bbox
+        legend = ax0.get_legend().get_window_extent()
+        assert box.x0 <= legend.x0 and legend.x1 <= box.x1 and box.y0 <= legend.y0
+        assert legend.y1 <= ax0.get_window_extent().y0  # below the panel: covers neither histograms nor labels
+        for text in ax1.get_yticklabels():
+            t = text.get_window_extent()
+            assert box.x0 <= t.x0 and t.x1 <= box.x1, text.get_text()
+        assert ax0.get_window_extent().height > 0.4 * box.height  # the names do not squeeze the panels
+        assert [t.get_text() for t in ax0.get_legend().get_texts()] == [n for n in cmp.ranking().index[1:]]
+    finally:
+        plt.close(fig)

@@ -669,36 +669,44 @@ class Comparison:
     def plot(self, metric="average_precision", *, reference=None, ax=None, **kwargs):
         """Two panels: each classifier's gap to ``reference`` (default: the best-ranked), and P(best) as bars.
 
-        The gaps are ``classifier - reference`` (negative: worse than the reference).
-        ``ax``: two Axes to draw into (default: a new figure). Returns the matplotlib Figure.
+        The gaps are ``classifier - reference`` (negative: worse than the reference); the
+        x-label names the reference and the legend, below the panel, each classifier, so
+        that long names stay inside the figure. P(best) is drawn as horizontal bars, best
+        on top, the names beside them. ``ax``: two Axes to draw into (default: a new
+        figure, taller with more classifiers). Returns the matplotlib Figure.
         """
         import matplotlib.pyplot as plt
 
         order = list(self.ranking(metric, **kwargs).index)
         ref = order[0] if reference is None else self._name(reference)
+        others = [name for name in order if name != ref]
+        ncol = 2 if len(others) > 4 and max(map(len, others)) <= 30 else 1  # long names: one column
         if ax is None:
-            fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+            rows = -(-len(others) // ncol)  # the legend's rows below the gaps' panel
+            fig, ax = plt.subplots(1, 2, figsize=(10, 3.6 + 0.22 * rows), width_ratios=(3, 2))
         elif np.size(ax) < 2:
             raise ValueError("Comparison.plot draws two panels (the gaps, and P(best) as bars): pass two Axes, "
                              "e.g. `fig, ax = plt.subplots(1, 2); cmp.plot(ax=ax)`, or leave ax out.")
         else:
             fig = np.ravel(ax)[0].figure
         ax0, ax1 = np.ravel(ax)[:2]
-        for name in order:
-            if name == ref:
-                continue
+        for name in others:
             g = self.difference(name, ref, metric, **kwargs).values.ravel()
             g = g[np.isfinite(g)]  # the draws where both metrics are defined
-            ax0.hist(g, bins=40, histtype="step", density=True, label=f"{name} - {ref}")
+            ax0.hist(g, bins=40, histtype="step", density=True, label=name)
         ax0.axvline(0.0, color="k", lw=0.8)
-        ax0.set_xlabel(f"gap in {self.metric(metric, **kwargs).name}")
+        ax0.set_xlabel(f"gap in {self.metric(metric, **kwargs).name}\n(classifier - {ref})", fontsize=9)
         ax0.set_ylabel("posterior density")
-        ax0.legend(fontsize=8)
+        if others:
+            # below the panel (its x-label's two lines above it): long names neither cover the
+            # histograms nor run past the figure's edge
+            ax0.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=ncol, fontsize=8, frameon=False)
         best = self.prob_best(metric, **kwargs).loc[order]
-        ax1.bar(range(len(order)), best.to_numpy(), color="C0")
-        ax1.set_xticks(range(len(order)), order, rotation=30, ha="right")
-        ax1.set_ylim(0, 1)
-        ax1.set_ylabel("P(best)")
+        ax1.barh(range(len(order)), best.to_numpy(), color="C0")
+        ax1.set_yticks(range(len(order)), order, fontsize=8)
+        ax1.invert_yaxis()  # the best-ranked on top
+        ax1.set_xlim(0, 1)
+        ax1.set_xlabel("P(best)")
         fig.tight_layout()
         return fig
 
