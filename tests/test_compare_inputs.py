@@ -86,6 +86,20 @@ def test_select_of_a_decided_comparison_ranks_by_the_gap_not_by_file_order(pool)
     np.testing.assert_array_equal(cmp.data.item_ids[pos], by_gap)
 
 
+def test_the_dict_order_does_not_change_the_draws(pool):
+    """The same seed gave gaps 0.5013 and 0.4956 for {"good", "weak"} and {"weak", "good"}."""
+    a, b, lab, cmp = pool
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        rev = be.compare({"b": b, "a": a}, lab, **FIT)
+    np.testing.assert_array_equal(rev.difference("a", "b").values, cmp.difference("a", "b").values)
+    # the outputs keep the order given
+    assert rev.names == ["b", "a"] and list(rev.metric().model.values) == ["b", "a"]
+    np.testing.assert_array_equal(rev.data.features, np.column_stack([b, a]))
+    assert list(rev.data.feature_names) == ["b", "a"]
+    assert rev.posterior.data.feature_names.tolist() == ["a", "b"]  # fitted in sorted order
+
+
 def test_plot_keeps_long_names_inside_the_figure():
     """Three names of ~40 characters: the legend ran past the figure's left edge over the histograms and the
     y-label, and the rotated bar labels took most of the figure's height."""

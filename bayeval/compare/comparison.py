@@ -141,7 +141,9 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     draws, chains : int
         Posterior draws per chain.
     random_seed : int, numpy Generator or SeedSequence, optional
-        The same seed gives the same comparison.
+        The same seed gives the same comparison, whatever the order of the classifiers
+        in ``scores``: the model is fitted with them sorted by name, and the results
+        (``names``, the ``model`` dim, the tables' ties) keep the order given.
     progressbar, warn : bool
     client : distributed.Client, optional
         With the default model, fit its two candidates as Dask tasks on this client (the
@@ -167,10 +169,11 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     ('chain', 'draw', 'model')
     """
     cols = _score_columns(scores)
-    data = _joint(cols, labels)
+    # fitted with the columns in sorted order: the seed gives the same draws whatever the dict's order
+    data = _joint({name: cols[name] for name in sorted(cols)}, labels)
     post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
                       warn=warn, client=client)
-    return Comparison(post)
+    return Comparison(post, order=list(cols))
 
 
 def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar, warn, client=None):
@@ -224,6 +227,14 @@ def _cache_key(value, held: list):
     return "object", value
 
 
+def _in_order(data: EvalData, names: list) -> EvalData:
+    """Joint data ``data`` with its score columns in the order ``names`` (items unchanged)."""
+    cur = [str(n) for n in data.feature_names]
+    cats = None if not data.has_categories else data.category_names[data.category_codes]
+    return joint_data({n: data.features[:, cur.index(n)] for n in names}, data.labels, item_ids=data.item_ids,
+                      categories=cats, noisy_labels=data.noisy_labels)
+
+
 def _one_value_hint(dims) -> str:
     """How to ask for one value of each extra dim of a metric (the fix an error message gives)."""
     out = []
@@ -261,11 +272,16 @@ class Comparison:
     0.5
     """
 
-    def __init__(self, posterior):
+    def __init__(self, posterior, *, order=None):
         data = posterior.data
         if data.features is None or data.feature_names is None:
             raise TypeError("A Comparison needs the posterior of a joint model (bayeval.compare makes one).")
         self.posterior = posterior
+        fitted = [str(n) for n in data.feature_names]
+        if order is not None and [str(n) for n in order] != fitted:
+            if sorted(map(str, order)) != sorted(fitted):
+                raise ValueError(f"`order` must name the posterior's classifiers {fitted} once each, got {order}.")
+            data = _in_order(data, [str(n) for n in order])  # the fit's column order is not the user's
         self.data = data
         self.names = [str(n) for n in data.feature_names]
         cats = None if not data.has_categories else data.category_names[data.category_codes]
