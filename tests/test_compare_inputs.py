@@ -13,6 +13,7 @@ import warnings
 import weakref
 
 import numpy as np
+import pandas as pd
 import pytest
 from _figures import assert_axis_labels_inside
 
@@ -98,6 +99,61 @@ def test_the_dict_order_does_not_change_the_draws(pool):
     np.testing.assert_array_equal(rev.data.features, np.column_stack([b, a]))
     assert list(rev.data.feature_names) == ["b", "a"]
     assert rev.posterior.data.feature_names.tolist() == ["a", "b"]  # fitted in sorted order
+
+
+def test_series_are_matched_by_their_index(pool):
+    a, b, lab, cmp = pool
+    rng = np.random.default_rng(1)
+    ids = pd.Index([f"img{i}" for i in range(a.size)])
+    sa = pd.Series(a, index=ids)
+    sb = pd.Series(b, index=ids).iloc[rng.permutation(a.size)]
+    sl = pd.Series(lab, index=ids).iloc[rng.permutation(a.size)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        aligned = be.compare({"a": sa, "b": sb}, sl, **FIT)
+    np.testing.assert_array_equal(aligned.data.features, np.column_stack([a, b]))
+    np.testing.assert_array_equal(aligned.data.labels, lab)
+    np.testing.assert_array_equal(aligned.difference("a", "b").values, cmp.difference("a", "b").values)
+    with pytest.raises(ValueError, match=r"`scores\['a'\]` and `scores\['b'\]` are pandas objects whose "
+                                         r"indexes name different items: 1 of the 300 ids"):
+        be.compare({"a": sa, "b": sb.iloc[1:]}, lab)
+    other = pd.Series(lab, index=[f"x{i}" for i in range(a.size)])
+    with pytest.raises(ValueError, match=r"`scores\['a'\]` and `labels` are pandas objects whose indexes name "
+                                         r"different items: 300 of the 300"):
+        be.compare({"a": sa, "b": sb}, other)
+    twice = pd.Series(b, index=ids[:1].append(ids[:-1]))
+    with pytest.raises(ValueError, match="index repeats ids"):
+        be.compare({"a": sa, "b": twice}, lab)
+    with pytest.raises(ValueError, match=r"`scores` and `labels` are pandas objects whose indexes name different"):
+        be.compare(pd.DataFrame({"a": sa, "b": sb}), other)
+
+
+def test_the_first_classifier_given_sets_the_item_order_whatever_the_names(pool):
+    """The fit sees the classifiers sorted by name; the items stay in the order of the first one given."""
+    a, b, lab, _ = pool
+    rng = np.random.default_rng(2)
+    ids = pd.Index([f"img{i}" for i in range(a.size)])
+    perm = rng.permutation(a.size)
+    zb = pd.Series(b, index=ids).iloc[perm]  # named "z_b": sorted after "a", but given first
+    sa = pd.Series(a, index=ids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cmp = be.compare({"z_b": zb, "a": sa}, pd.Series(lab, index=ids), **FIT)
+    np.testing.assert_array_equal(cmp.data.features, np.column_stack([b[perm], a[perm]]))
+    np.testing.assert_array_equal(cmp.data.labels, lab[perm])
+    np.testing.assert_array_equal(cmp.posterior.data.features, np.column_stack([a[perm], b[perm]]))
+
+
+def test_a_reordered_series_beside_a_plain_array_is_refused():
+    """Which order the plain array follows cannot be told (the rule of EvalData and joint_data)."""
+    from bayeval.compare.comparison import _aligned
+
+    s = pd.Series([0.1, 0.2, 0.3], index=["z", "y", "x"])
+    same = _aligned({"a": s, "b": np.array([0.3, 0.2, 0.1])}, pd.Series([1.0, np.nan, 0.0], index=["z", "y", "x"]),
+                    None)
+    assert same[1].index.tolist() == ["z", "y", "x"]  # one order throughout: nothing moved
+    with pytest.raises(ValueError, match=r"plain array with no index"):
+        be.compare({"a": s, "b": np.array([0.3, 0.2, 0.1])}, pd.Series([1.0, np.nan, 0.0], index=["x", "y", "z"]))
 
 
 def test_plot_keeps_long_names_inside_the_figure():

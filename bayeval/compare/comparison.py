@@ -92,6 +92,23 @@ def _score_columns(scores) -> dict:
     return out
 
 
+def _aligned(cols: dict, labels, scores) -> tuple[dict, object]:
+    """The classifiers' scores and the labels with pandas inputs paired by their index
+    (:func:`bayeval.core._validate.align_by_index`: the same ids in another order are put
+    in the first one's order; other or repeated ids, or an order that cannot be told, are
+    an error), in the order of the first classifier given.
+
+    :func:`~bayeval.models.joint.joint_data` pairs them as well, but it sees the classifiers
+    sorted by name (the fit's order): paired here first, the items keep the order of the
+    user's first classifier whatever the names.
+    """
+    frame = isinstance(scores, pd.DataFrame)
+    inputs = [("scores", scores)] if frame else [(f"scores[{k!r}]", v) for k, v in cols.items()]
+    given = V.align_by_index([*inputs, ("labels", labels.labels if isinstance(labels, EvalData) else labels)])
+    cols = _score_columns(given[0]) if frame else dict(zip(cols, given[:-1], strict=True))
+    return cols, labels if isinstance(labels, EvalData) else given[-1]
+
+
 def _joint(scores: dict, labels) -> EvalData:
     lengths = {name: np.size(s) for name, s in scores.items()}
     if len(set(lengths.values())) > 1:
@@ -121,7 +138,12 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     ----------
     scores : dict of str to array_like, or pandas.DataFrame
         Each classifier's scores of the same items, in the same order (at least two
-        classifiers; finite numbers, any scale; higher = more likely positive).
+        classifiers; finite numbers, any scale; higher = more likely positive). Pandas
+        inputs (each classifier's Series, a DataFrame's rows, a labels Series) are paired
+        by their index, as in :class:`~bayeval.EvalData`: the same ids in another order
+        are put in the order of the first classifier given; other or repeated ids, or an
+        order that cannot be told (a plain array beside them), are an error. Plain arrays
+        are paired by position.
     labels : array_like or EvalData, optional
         The vetted labels: 1, 0 or NaN (not vetted), one per item; or an
         :class:`~bayeval.EvalData` whose labels, item ids and categories are used (its
@@ -169,6 +191,7 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     ('chain', 'draw', 'model')
     """
     cols = _score_columns(scores)
+    cols, labels = _aligned(cols, labels, scores)
     # fitted with the columns in sorted order: the seed gives the same draws whatever the dict's order
     data = _joint({name: cols[name] for name in sorted(cols)}, labels)
     post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
