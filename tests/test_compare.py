@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import bayeval as be
+from bayeval.compare.comparison import _fit_joint
 from bayeval.core import metrics as M
 from bayeval.core.evaluate import MetricEvaluator
-from bayeval.compare.comparison import _fit_joint
 from bayeval.models.joint import JointCalibration, joint_data
 
 FIT = dict(draws=200, chains=2, random_seed=0, model="logistic")
@@ -439,7 +439,7 @@ def test_shared_segment_slopes_keep_the_monotone_curve_small(monkeypatch):
         names = ["a", "b", "c"][:k]
         calls = []
 
-        def spy(self, data, **kw):
+        def spy(self, data, calls=calls, **kw):
             calls.append(self.slopes)
             raise RuntimeError("stop")
 

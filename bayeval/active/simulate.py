@@ -14,8 +14,8 @@ import time
 import numpy as np
 import xarray as xr
 
-from ..core._defaults import HDI_PROB
 from ..core import _validate as V
+from ..core._defaults import HDI_PROB
 from ..core._progress import Bar
 from ..core.data import EvalData
 from ..core.evaluate import check_metric_options, naive, point_metric, vetted_only
