@@ -383,3 +383,20 @@ def test_a_metric_without_its_k_is_refused_before_any_work(tmp_path):
     with pytest.raises(TypeError, match=r"'precision_at_recall' needs the option `recall`"):
         ActiveSession(data, model, metric="precision_at_recall", metric_kwargs={"interpolate": True}, store=path)
     assert not path.exists() and not fits  # refused before the store was opened or a batch served
+
+
+def test_other_scores_as_a_series_pair_with_the_datas_items_in_order():
+    """``simulate(..., other_scores=Series)`` on data with features: the Series is the data's items in
+    order (EvalData has no index to pair it with); its own index must not be matched against the
+    features' default one (it was refused as "indexes name different items")."""
+    import pandas as pd
+
+    from bayeval.active.simulate import _with_scores
+
+    rng = np.random.default_rng(0)
+    n = 30
+    data = EvalData(rng.random(n), np.full(n, np.nan), features=pd.DataFrame({"a": rng.random(n)}))
+    other = pd.Series(rng.random(n), index=[f"x{i}" for i in range(n)])
+    out = _with_scores(data, other)
+    np.testing.assert_array_equal(out.scores, other.to_numpy())
+    np.testing.assert_array_equal(out.features, data.features)

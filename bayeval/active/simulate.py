@@ -53,6 +53,8 @@ def _with_scores(data: EvalData, scores) -> EvalData:
         import pandas as pd
 
         feats = pd.DataFrame(data.features, columns=data.feature_names)
+    if hasattr(scores, "to_numpy"):  # the other system's scores are the data's items in order
+        scores = scores.to_numpy()
     return EvalData(
         scores,
         data.labels,
