@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .core._defaults import HDI_PROB
-from .core._diagnostics import sampler_messages
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core import metrics as M
+from .core._defaults import HDI_PROB
+from .core._diagnostics import sampler_messages
+from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only
 from .core.posterior import Posterior
-from .core.evaluate import metric_items, point_metric, resolve_metric, naive, vetted_only
 from .core.summary import summary_rows, undefined_sentence, undefined_share
 from .recalibrate import Recalibration, recalibrate
 
@@ -987,9 +987,7 @@ def _data_section(d: _Draft) -> None:
         sent += f", in {data.category_names.size} categories"
     if data.noisy_labels is not None:
         sent += f"; {int(data.noisy_labels.sum())} items carry a noisy positive label"
-    d.text.append(sent + ".")
-    if n == 0:
-        d.text.append("No item is vetted: every number below rests on the model's assumptions alone.")
+    d.text.append(sent + ".")  # nothing vetted: the metrics section's caveat box says so, right after this
     d.n_head = len(d.text)
 
 

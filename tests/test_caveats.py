@@ -36,7 +36,8 @@ def test_few_positives_and_few_negatives_are_named_with_what_to_vet():
     (c,) = _data(s, 30, 0).caveats()
     assert c.startswith("none of the 30 vetted labels is positive") and "Vet items from the top" in c
     assert _data(s, 30, 30).caveats()[0].startswith("none of the 30 vetted labels is negative")
-    assert _data(s, 0, 0).caveats() == []  # nothing vetted: the fit's own warning says so
+    (c,) = _data(s, 0, 0).caveats()  # nothing vetted: said too (it was left to the fit's own warning)
+    assert c.startswith("no vetted labels: every interval is the prior's") and "Vet some items first" in c
 
 
 def test_squeezed_and_saturated_probabilities():
@@ -108,6 +109,38 @@ def test_report_shows_the_caveats_in_a_warning_box_by_the_metric_table():
     ok = _data(s, 40, 10)
     assert "metrics" not in be.report(be.Posterior.from_probabilities(ok, s, draws=50, random_seed=0,
                                                                       check=False), title="t").warnings
+
+
+def test_no_vetted_label_is_a_caveat_of_the_data_its_summary_its_report_and_a_comparison():
+    """docs/compare.md and docs/guide.md say the caveats cover a handful of vetted labels of a
+    class, none included; with no vetted label at all, EvalData.caveats() and Comparison.caveats()
+    were empty, and an interval from the prior alone came with no caveat beside it."""
+    import warnings
+
+    from bayeval.report import report
+
+    s = np.random.default_rng(3).beta(1, 3, 300)
+    d = _data(s, 0, 0)
+    (caveat,) = d.caveats()
+    assert caveat.startswith("no vetted labels:") and "bayeval.active.design" in caveat
+    noisy = be.EvalData(s, np.full(300, np.nan), noisy_labels=(s > 0.5).astype(float))
+    assert noisy.caveats()[0].startswith("no vetted labels: every interval rests on the noisy labels")
+    post = be.Posterior.from_probabilities(d, s, draws=50, random_seed=0, check=False)
+    assert post.summary().attrs["caveats"] == [caveat]
+    r = report(post, title="t", metrics=["average_precision"])
+    assert r.warnings["metrics"] == ["Read these intervals with care: " + caveat]
+    assert r.text[1] == r.warnings["metrics"][0]  # read right after the data sentence ("0 are vetted")
+    rng = np.random.default_rng(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cmp = be.compare({"a": rng.normal(size=300), "b": rng.normal(size=300)}, np.full(300, np.nan),
+                         draws=50, chains=1, random_seed=0, model="logistic")
+    (gap,) = cmp.caveats()
+    assert gap.startswith("no vetted labels: every metric, gap and P(better) is the prior's")
+    assert "bayeval vet CARD_A CARD_B" in gap and cmp.summary().attrs["caveats"] == [gap]
+    r = report(cmp, title="t", metrics=["average_precision"])
+    assert r.warnings["comparison"] == ["Read this comparison with care: " + gap]
+    assert sum("no vetted labels" in line for line in r.text) == 1  # said once at the top (the data's)
 
 
 def test_cli_prints_the_caveats(tmp_path, capsys):

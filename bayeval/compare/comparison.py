@@ -492,8 +492,8 @@ class Comparison:
     def caveats(self) -> list[str]:
         """What the shared vetted labels and the classifiers' scores cannot tell the comparison, in sentences.
 
-        A handful of vetted positives (or negatives; none at all included), and each classifier whose
-        probabilities are saturated at exactly 0 or 1 or squeezed into a narrow band (the
+        No vetted label at all, a handful of vetted positives (or negatives; none of a class included), and
+        each classifier whose probabilities are saturated at exactly 0 or 1 or squeezed into a narrow band (the
         cases and bounds of :meth:`bayeval.EvalData.caveats`). Each sentence says what the
         case does to the gap and what to vet next. :meth:`summary` and :meth:`ranking`
         carry them in ``attrs["caveats"]``; ``bayeval compare`` prints them and the
@@ -517,7 +517,15 @@ class Comparison:
         n, pos = int(d.n_vetted), int(d.n_vetted_positive)
         neg = n - pos
         out = []
-        if n and pos < FEW_OF_A_CLASS:
+        if not n:
+            out.append(
+                "no vetted labels: every metric, gap and P(better) is the prior's -- what the models assume about "
+                "how each classifier's scores relate to the labels -- not evidence about which classifier is "
+                "better, and where that assumption is wrong the favourite it names can be the worse one. Vet some "
+                "items first: a random sample of 30 or more, or `bayeval vet CARD_A CARD_B` (its first batch is "
+                "stratified on the scores); then compare again."
+            )
+        elif pos < FEW_OF_A_CLASS:
             said = (f"none of the {n} vetted labels is positive" if pos == 0
                     else f"only {pos} of the {n} vetted labels are positive")
             out.append(

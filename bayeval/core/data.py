@@ -592,6 +592,22 @@ FEW_OF_A_CLASS = 5
 SQUEEZED_RANGE = 0.4
 #: a share of probabilities at exactly 0 or 1 above this is "saturated"
 SATURATED_SHARE = 0.05
+#: said when no item is vetted: the extreme case of a handful, of both classes at once
+NO_LABELS = (
+    "no vetted labels: every interval is the prior's -- what the model assumes about how the scores relate to "
+    "the labels (for probabilities, largely that they are calibrated) -- not evidence about this classifier, "
+    "and where that assumption is wrong the interval misses the truth. Vet some items first: a random sample "
+    "of 30 or more, or a first batch stratified on the score (bayeval.active.design, or `bayeval select` / "
+    "`bayeval vet` on the command line); then refit."
+)
+#: the same with noisy labels, which the model reads through its assumption about how they err
+NO_LABELS_NOISY = (
+    "no vetted labels: every interval rests on the noisy labels and on what the model assumes about how they err "
+    "(how often a relevant item is listed, and an irrelevant one) -- no vetted item checks that assumption, and "
+    "where it is wrong the interval misses the truth. Vet some items first: a random sample of 30 or more, or a "
+    "first batch stratified on the score (bayeval.active.design, or `bayeval select` on the command line); then "
+    "refit."
+)
 
 
 def _few_labels(data) -> list[str]:
@@ -600,7 +616,9 @@ def _few_labels(data) -> list[str]:
     probabilities = bool(s.size and s.min() >= 0 and s.max() <= 1 and squeezed_range(s) is None)
     n, pos = int(data.n_vetted), int(data.n_vetted_positive)
     neg = n - pos
-    if n and pos < FEW_OF_A_CLASS:
+    if not n:
+        return [NO_LABELS if data.noisy_labels is None else NO_LABELS_NOISY]
+    if pos < FEW_OF_A_CLASS:
         said = f"none of the {n} vetted labels is positive" if pos == 0 else f"only {pos} of the {n} vetted labels are positive"
         out.append(
             f"{said}: the share of positives and the top of the "
@@ -613,7 +631,7 @@ def _few_labels(data) -> list[str]:
             + " Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, or "
             "`bayeval select`) rather than more random ones."
         )
-    if n and neg < FEW_OF_A_CLASS:
+    if neg < FEW_OF_A_CLASS:
         said = f"none of the {n} vetted labels is negative" if neg == 0 else f"only {neg} of the {n} vetted labels are negative"
         out.append(
             f"{said}: how many of the flagged items are false positives "
@@ -746,8 +764,9 @@ def _score_shape(scores: np.ndarray) -> list[str]:
 def data_caveats(data: EvalData) -> list[str]:
     """Sentences on what the vetted labels and the scores cannot tell the model (empty when nothing).
 
-    Three cases: a handful of vetted positives (or negatives; none at all included), probabilities squeezed
-    into a narrow range away from 0 and 1, and probabilities saturated at exactly 0 or 1.
+    Four cases: no vetted label at all, a handful of vetted positives (or negatives; none of a class
+    included), probabilities squeezed into a narrow range away from 0 and 1, and probabilities saturated
+    at exactly 0 or 1.
     Each sentence says what the case does to the interval and what to vet or do next.
 
     Examples
@@ -757,5 +776,7 @@ def data_caveats(data: EvalData) -> list[str]:
     >>> y = np.full(200, np.nan); y[:30] = 0; y[0] = 1
     >>> [c.split(":")[0] for c in data_caveats(EvalData(np.linspace(0.15, 0.45, 200), y))]
     ['only 1 of the 30 vetted labels are positive', 'the probabilities are squeezed into [0.15, 0.45] (1st to 99th percentile)']
+    >>> [c.split(":")[0] for c in data_caveats(EvalData(np.linspace(0.01, 0.99, 200), np.full(200, np.nan)))]
+    ['no vetted labels']
     """
     return _few_labels(data) + _score_shape(data.scores)

@@ -668,7 +668,7 @@ class Posterior(BasePosterior):
             Index: metric (with its coordinates, e.g. ``precision_at_k[k=10]``);
             columns ``mean, sd, hdi_<lo>%, hdi_<hi>%``. ``attrs["caveats"]``: what the
             data cannot tell the model, in sentences (:meth:`bayeval.EvalData.caveats`:
-            a handful of vetted positives, squeezed or saturated probabilities; and each
+            no vetted label, a handful of vetted positives, squeezed or saturated probabilities; and each
             metric that is undefined in some draws, e.g. ROC AUC where a draw has no
             negative: its row then summarizes the draws where it is defined, and
             ``attrs["undefined"]`` maps it to the share of draws where it is not).
