@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .core._defaults import HDI_PROB, hdi_columns
 from .core import _validate as V
-from .core.posterior import Posterior
+from .core._defaults import HDI_PROB, hdi_columns
 from .core.evaluate import default_thresholds
+from .core.posterior import Posterior
 
 __all__ = ["recalibrate", "Recalibration", "default_min_flagged"]
 
@@ -47,9 +47,10 @@ class Recalibration:
         The probability the constraint must hold with (None: the most probable rule).
     met : bool
         Whether the recommended threshold meets ``prob`` while flagging at least
-        ``min_flagged`` items (always True with ``prob=None``). When False, no
-        threshold does: ``threshold`` is the best available one, and
-        :attr:`verdict` says so in words.
+        ``min_flagged`` items. With ``prob=None``: whether any posterior draw meets the
+        constraint at some threshold that flags that many (False exactly when
+        :attr:`no_draw_meets`). When False, no threshold meets it: ``threshold`` is the
+        best available one, and :attr:`verdict` says so in words.
     n_flagged : xarray.DataArray
         How many items each threshold flags (``score >= t``), dim ``threshold``. On
         this evaluation set the count is exact, not an estimate.
@@ -320,8 +321,8 @@ def recalibrate(
         highest expected precision). Default None: the
         threshold with the highest probability (the SPE paper's rule); among equals the
         lowest, except when no posterior draw meets the constraint at any threshold
-        (every probability 0): then the closest to meeting it, as above, and
-        :attr:`Recalibration.verdict` says that no draw meets it.
+        (every probability 0): then the closest to meeting it, as above, ``met`` is
+        False and :attr:`Recalibration.verdict` says that no draw meets it.
     thresholds : 1-D array_like, optional
         Candidate thresholds; default the distinct scores, or, when there are more
         than 201, 201 evenly spaced score quantiles together with the scores at 201
@@ -404,7 +405,7 @@ def recalibrate(
     choice = float(t_vals[np.flatnonzero(eligible & (p_c.values >= best - tol))[0]])
     if best == 0.0:  # no draw meets it anywhere: the lowest threshold would flag every item
         choice = _closest_of_the_most_probable(curve, p_c.values, eligible, best - tol, p_min, r_min)
-    met = True
+    met = best > 0.0  # no draw meets it at any eligible threshold: not met, whatever `prob`
     if level is not None:
         feasible = np.flatnonzero(eligible & (p_c.values >= level - 1e-12))
         if feasible.size:

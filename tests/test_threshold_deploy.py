@@ -143,7 +143,12 @@ def test_the_most_probable_rule_when_no_draw_meets_the_floor_names_the_closest_a
     assert rec.probability.max() == 0
     # the old tie-break (lowest threshold) flagged all 1760 items at the base rate (precision ~0.1)
     assert rec.threshold == 1.0 and rec.flagged == 500
-    assert rec.no_draw_meets and rec.met  # met stays True with prob=None (documented); the verdict says it
+    # met was True with prob=None while the verdict said "No threshold meets" (docs/guide.md: "False
+    # when no threshold meets it"): now False whenever no draw meets it at any eligible threshold
+    assert rec.no_draw_meets and not rec.met
+    assert "no posterior draw meets the constraint at any threshold" in repr(rec)
+    reachable = recalibrate(post, min_precision=0.3)  # the block of 1.0s reaches 0.3 in most draws
+    assert not reachable.no_draw_meets and reachable.met and reachable.verdict.startswith("Threshold ")
     expected = rec.table().loc[rec.eligible.values, "precision_mean"]
     assert rec.table().loc[rec.threshold, "precision_mean"] == pytest.approx(expected.max())
     assert rec.verdict.startswith("No threshold meets precision >= 0.6: no posterior draw meets it")
