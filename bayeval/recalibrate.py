@@ -263,11 +263,17 @@ class Recalibration:
         for q in at.index:
             if q == "flagged":
                 lines.append(f"  {q}: {self._flags_text().removeprefix('flags ')} (exact on this set)")
-            else:
-                fmt = ".0f" if q == "true positives flagged" else ".3f"
-                lines.append(f"  {q}: mean {at.loc[q, 'mean']:{fmt}}, "
-                             f"HDI [{at.loc[q, lo]:{fmt}}, {at.loc[q, hi]:{fmt}}]")
+            else:  # a count's HDI bounds are whole draws; its mean is not (0.66 is not "1")
+                count = q == "true positives flagged"
+                fmt = ".0f" if count else ".3f"
+                mean = _count_mean(at.loc[q, "mean"]) if count else f"{at.loc[q, 'mean']:{fmt}}"
+                lines.append(f"  {q}: mean {mean}, HDI [{at.loc[q, lo]:{fmt}}, {at.loc[q, hi]:{fmt}}]")
         return "\n".join(lines)
+
+
+def _count_mean(mean: float) -> str:
+    """A posterior mean of a count: one decimal, two significant digits below 0.1 (0.04, not 0.0)."""
+    return f"{mean:.2g}" if 0 < abs(mean) < 0.1 else f"{mean:.1f}"
 
 
 def default_min_flagged(n_items: int, expected_positives: float) -> int:

@@ -65,6 +65,23 @@ def test_at_threshold_reports_flagged_items_recall_and_precision_with_intervals(
     assert 0 < at.loc["recall", "hdi_5%"] <= at.loc["recall", "hdi_95%"] <= 1
 
 
+def test_print_keeps_the_decimals_of_a_counts_posterior_mean():
+    """print(rec) said "true positives flagged: mean 1, HDI [0, 1]" for a mean of 0.66: the
+    mean of a count is no whole number; its HDI bounds are (each draw's count is)."""
+    s = np.linspace(0, 1, 60)
+    p = np.full(60, 0.2)
+    p[-1] = 0.66  # the one item the threshold flags is positive in about two thirds of the draws
+    post = Posterior.from_probabilities(EvalData(s), p, draws=400, random_seed=0)
+    rec = recalibrate(post, min_precision=0.5, thresholds=[1.0], min_flagged=0)
+    mean = float(rec.at_threshold().loc["true positives flagged", "mean"])
+    assert rec.flagged == 1 and 0.55 < mean < 0.75
+    (line,) = [x for x in str(rec).splitlines() if "true positives flagged" in x]
+    assert line == f"  true positives flagged: mean {mean:.1f}, HDI [0, 1]"
+    from bayeval.recalibrate import _count_mean
+
+    assert (_count_mean(0.04), _count_mean(0.0), _count_mean(245.34)) == ("0.04", "0.0", "245.3")
+
+
 def test_default_min_flagged_on_the_bundled_sizes():
     # breast cancer (569 items, 212 positive), digits (1797, 174), rare fraud (40000, 200)
     assert default_min_flagged(569, 212.0) == 10
