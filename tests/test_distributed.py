@@ -559,3 +559,44 @@ def test_a_nuts_fit_inside_a_daemonic_process_runs_its_chains_in_turn_with_the_s
     proc.join(timeout=60)
     assert kind == "ok", got
     np.testing.assert_array_equal(got, want)
+
+
+def _docs_failing_task_block() -> str:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "distributed.md").read_text(encoding="utf-8")
+    section = text[text.index("## A failing task"):text.index("## Setting up the cluster")]
+    (block,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    return block
+
+
+def test_the_docs_local_cluster_example_starts_its_cluster_only_under_a_main_guard(tmp_path):
+    """docs/distributed.md's example, saved as a script, failed: the LocalCluster's worker
+    processes import the script again (as __mp_main__), and its module-level open_client made
+    each start a cluster of its own ("... bootstrapping phase", "Nanny failed to start")."""
+    import ast
+    import runpy
+
+    block = _docs_failing_task_block()
+    tree = ast.parse(block)
+    guard = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test)
+             in ("__name__ == '__main__'", '__name__ == "__main__"')]
+    assert len(guard) == 1, "the example should start its cluster under if __name__ == '__main__':"
+    at_top = [node for node in tree.body if not isinstance(node, ast.If | ast.FunctionDef | ast.Import
+                                                              | ast.ImportFrom)]
+    assert not at_top, f"the example runs code at import: {[ast.unparse(n) for n in at_top]}"
+    # what a worker process does with the script: import it under another name; nothing may start
+    path = tmp_path / "example.py"
+    path.write_text(block, encoding="utf-8")
+    names = runpy.run_path(str(path), run_name="__mp_main__")
+    assert callable(names["main"])
+
+
+@pytest.mark.slow
+def test_the_docs_local_cluster_example_runs_as_a_script(tmp_path):
+    path = tmp_path / "example.py"
+    path.write_text(_docs_failing_task_block(), encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "bootstrapping phase" not in proc.stderr and proc.stdout.count("average_precision") == 4
