@@ -50,7 +50,9 @@ def _section(md: str, heading: str) -> str:
 
 
 def _blocks(md: str, lang: str = "") -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", md, flags=re.S)
+    """The fenced blocks of language ``lang`` ("": no language), each fence paired with its own close."""
+    fences = re.finditer(r"^```(\w*)\n(.*?)^```[ \t]*$", md, flags=re.S | re.M)
+    return [m.group(2) for m in fences if m.group(1) == lang]
 
 
 def _flat(md: str) -> str:
@@ -97,8 +99,31 @@ def test_guide_summary_table_is_the_quick_start_fit(quick_start):
     assert diff <= TOL, f"docs/guide.md's summary table is out of date; the quick start gives:\n{actual}"
 
 
+def test_guide_summary_table_shows_its_data_and_tells_it_from_the_card(quick_start):
+    """The guide quoted a fit of `data` without saying where it came from (40 vetted labels),
+    while the README's card of the same scores has 30: two breast-cancer examples, two answers."""
+    from bayeval.cards import load_card
+
+    sec = _section(_read("guide.md"), "## Reading a summary table")
+    (code,) = _blocks(sec, "python")
+    ns: dict = {}
+    with redirect_stdout(io.StringIO()):
+        exec(compile(code, "docs/guide.md (reading a summary table)", "exec"), ns)
+    data = ns["data"]
+    assert "load_breast_cancer_scores()" in code and "be.fit(data, random_seed=0)" in code
+    assert ns["post"].summary().equals(quick_start["post"].summary())  # the fit the table quotes
+    flat = _flat(sec)
+    said = re.search(r"`load_breast_cancer_scores\(\)` has (\d+) vetted labels\. The model card "
+                     r"`(models/[\w]+)` .*? with (\d+) vetted labels", flat)
+    assert said, "the guide should say how many labels the example has, and the card"
+    card_data, _ = load_card(ROOT / said.group(2)).load_data()
+    assert (int(said.group(1)), int(said.group(3))) == (data.n_vetted, card_data.n_vetted)
+    assert np.array_equal(card_data.scores, data.scores)  # "the same 569 scores"
+
+
 def test_guide_true_values_and_where_they_fall(quick_start):
-    from bayeval import metrics as M, vetted_only
+    from bayeval import metrics as M
+    from bayeval import vetted_only
     from bayeval.datasets import load_breast_cancer_scores
 
     post, data = quick_start["post"], quick_start["data"]
@@ -113,7 +138,8 @@ def test_guide_true_values_and_where_they_fall(quick_start):
     said = re.search(r"true values \(.*?\) are AP (\S+) \((.*?)\), P@100 (\S+) \((.*?)\) and F1 of the "
                      r"0\.5-threshold predictions (\S+) \((.*?)\)", flat)
     assert said, "the guide should state the true AP, P@100 and F1 and where each falls"
-    for (name, (value, row)), (num, where) in zip(true.items(), zip(said.groups()[::2], said.groups()[1::2])):
+    for (name, (value, row)), (num, where) in zip(true.items(), zip(said.groups()[::2], said.groups()[1::2], strict=True),
+                                                  strict=True):
         assert float(num) == pytest.approx(float(value), abs=5e-4), name
         lo, hi = summ.loc[row, "hdi_5%"], summ.loc[row, "hdi_95%"]
         fact = "inside" if lo - 1e-9 <= value <= hi + 1e-9 else ("above" if value > hi else "below")
