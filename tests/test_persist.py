@@ -117,6 +117,23 @@ def test_a_reloaded_fit_gives_identical_draws(name, fits, tmp_path, no_sampling)
     assert not set(vars(post)) - set(vars(again)), "attributes of the fit missing after load"
 
 
+def test_a_stack_says_how_each_candidate_was_sampled_where_the_guide_says(fits, tmp_path, no_sampling):
+    """docs/guide.md said the saved file records "how it was sampled (`post.sampling`)", which is
+    None for a stack of several candidates: the guide now points to each candidate's sampling."""
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text(encoding="utf-8")
+    flat = " ".join(guide[guide.index("## Keep a fit"):].split())
+    assert "its own `post.sampling` is None" in flat and "`post.candidates[name].sampling`" in flat
+    post = fits["Stack"]
+    assert len(post.candidates) == 2 and post.sampling is None
+    again = be.load(be.save(post, tmp_path / "stack.nc"))
+    assert again.sampling is None and again.sampler == post.sampler
+    for name, cand in post.candidates.items():
+        assert isinstance(cand.sampling, _sampling.SamplingInfo) and cand.sampling.sampler in post.sampler
+        assert _same(vars(again.candidates[name].sampling), vars(cand.sampling))
+
+
 @pytest.mark.parametrize("name", ["AnnotatorError", "HumanRanking", "LabelFlip"])
 def test_the_data_container_travels(name, fits, tmp_path):
     post = fits[name]

@@ -31,13 +31,13 @@ import pandas as pd
 import xarray as xr
 from scipy import special, stats
 
-from ..core._defaults import HDI_PROB
 from ..core import _validate as V
+from ..core._defaults import HDI_PROB
 from ..core._progress import Bar
-from ..core.data import EvalData, squeezed_range
-from ..core.posterior import Posterior
-from ..core.model import Model, seeds
 from ..core._stacking import bootstrap_stacking_weights
+from ..core.data import EvalData, squeezed_range
+from ..core.model import Model, seeds
+from ..core.posterior import Posterior
 from ..core.sampling import SAMPLERS
 from .calibration import Calibration
 
@@ -203,7 +203,9 @@ class StackedPosterior(Posterior):
     candidate: ``elpd_loo``, its ``se``, ``weight``, the worst Pareto ``k``, the
     calibration check's ``z`` and ``flagged``). Each draw of this posterior is one draw of
     one candidate: ``idata.posterior`` holds ``candidate`` (its index) and ``source_draw``
-    (the flat index of the draw in that candidate's posterior).
+    (the flat index of the draw in that candidate's posterior). Each candidate was sampled
+    on its own: ``post.candidates[name].sampling`` says how; the stack's own ``sampling``
+    is None when there are several (``sampler`` names the samplers used).
 
     Examples
     --------
