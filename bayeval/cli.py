@@ -830,11 +830,10 @@ def _cmd_threshold(args) -> int:
                           min_flagged=args.min_flagged)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
-    unmet = not rec.met or (rec.prob is None and rec.no_draw_meets)  # with prob=None: no draw meets it anywhere
-    if not rec.met:
-        print(f"warning: {rec.verdict} Relax the constraint or vet more items.", file=sys.stderr)
-    elif unmet:  # the verdict already says to relax the constraint or vet more items
-        print(f"warning: {rec.verdict}", file=sys.stderr)
+    unmet = not rec.met  # also False where no posterior draw meets the constraint anywhere
+    if unmet:  # a verdict of no draw meeting it already says to relax the constraint or vet more items
+        advice = "" if rec.no_draw_meets else " Relax the constraint or vet more items."
+        print(f"warning: {rec.verdict}{advice}", file=sys.stderr)
     print(str(rec))  # the verdict in words, then what the threshold flags, with intervals
     print(f"threshold: {rec.threshold:.6g}{' (best available; does NOT meet the constraint)' if unmet else ''}")
     print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")

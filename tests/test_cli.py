@@ -459,3 +459,16 @@ def test_select_lists_every_item_of_a_large_batch(scores_csv, capsys):
     out = capsys.readouterr().out
     listed = [line.split()[0] for line in out.splitlines() if line.startswith("j")]
     assert len(listed) == 600 and len(set(listed)) == 600 and "..." not in out
+
+
+def test_threshold_no_draw_meets_gives_its_advice_once(scores_csv, capsys):
+    """With no posterior draw meeting the constraint the verdict itself says to relax it or vet more;
+    the warning line used to repeat that advice."""
+    path, _ = scores_csv
+    code = main(["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.999",
+                 "--min-recall", "0.99", *FAST])
+    assert code == 0
+    captured = capsys.readouterr()
+    warning = next(line for line in captured.err.splitlines() if line.startswith("warning: No threshold meets"))
+    assert warning.lower().count("relax the constraint or vet more items") == 1
+    assert "does NOT meet the constraint" in captured.out
