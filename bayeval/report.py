@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._report_text import fmt, read_metrics, sd_as_zero
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
-from .core import metrics as M
 from .core._defaults import HDI_PROB
 from .core._diagnostics import sampler_messages
-from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only
+from .core.evaluate import metric_items, naive, point_metric, vetted_only
 from .core.posterior import Posterior
 from .core.summary import summary_rows, undefined_sentence, undefined_share
 from .recalibrate import Recalibration, recalibrate
@@ -45,10 +45,8 @@ __all__ = ["Report", "report"]
 
 _SAMPLE_DIMS = ("chain", "draw")
 _DEFAULT_KS = (10, 50, 100, 500, 1000)
-_WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 _PPC_ALPHA = 0.05
 _PARETO_K_OK = 0.7  # a leave-one-out Pareto k above this makes the LOO score approximate
-_MAX_READ_ROWS = 8  # metric rows read out in words (the table has them all)
 _DPI = 100
 
 # Section layout of the rendered page: (id, heading, tables, figures).
@@ -136,30 +134,6 @@ def _md(text) -> str:
     through; quotes stay as they are (they mean nothing to Markdown, and entities
     such as ``&#x27;`` are unreadable in the .md file itself)."""
     return html.escape(str(text), quote=False)
-
-
-def _fmt(x) -> str:
-    """A number (or other cell) as short text; NaN as an en dash."""
-    if x is None:
-        return "–"
-    if isinstance(x, bool | np.bool_):
-        return "yes" if x else "no"
-    if isinstance(x, numbers.Integral):
-        return str(int(x))
-    if isinstance(x, numbers.Real):
-        v = float(x)
-        if math.isnan(v):
-            return "–"
-        if math.isinf(v):
-            return "∞" if v > 0 else "-∞"
-        if v == 0:
-            return "0"
-        if v.is_integer() and abs(v) >= 10:
-            return str(int(v))
-        if abs(v) >= 1000 or abs(v) < 0.001:
-            return f"{v:.3g}"
-        return f"{v:.3f}"
-    return str(x)
 
 
 def _is_num(x) -> bool:
@@ -294,9 +268,9 @@ class Report:
         rows = []
         for idx, row in zip(df.index, df.itertuples(index=False, name=None), strict=True):
             cells = "".join(
-                f'<td class="{"num" if _is_num(v) else "txt"}">{_esc(_fmt(v))}</td>' for v in row
+                f'<td class="{"num" if _is_num(v) else "txt"}">{_esc(fmt(v))}</td>' for v in row
             )
-            rows.append(f'<tr><th scope="row">{_esc(_fmt(idx))}</th>{cells}</tr>')
+            rows.append(f'<tr><th scope="row">{_esc(fmt(idx))}</th>{cells}</tr>')
         tid = _esc("table-" + name)
         return (
             f'<table class="bv-table" id="{tid}"><caption>{_esc(_TABLE_CAPTIONS.get(name, name))}</caption>'
@@ -384,7 +358,7 @@ class Report:
     @staticmethod
     def _table_md(df: pd.DataFrame) -> str:
         def cell(v) -> str:
-            return _md(_fmt(v)).replace("|", "\\|").replace("\n", " ")
+            return _md(fmt(v)).replace("|", "\\|").replace("\n", " ")
 
         index_name = df.index.name if df.index.name is not None else ""
         header = [cell(index_name)] + [cell(c) for c in df.columns]
@@ -597,7 +571,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
             tr.extend(_flat(point_metric(data, truth, metric, dict(options)), other))
     lo = f"{100 * hdi_prob:g}% HDI lower"
     hi = f"{100 * hdi_prob:g}% HDI upper"
-    df = pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric")
+    df = sd_as_zero(pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric"))
     df["vetted_only"] = np.asarray(vo, dtype=np.float64)
     if data.noisy_labels is not None:
         df["naive"] = np.asarray(nv, dtype=np.float64)
@@ -630,46 +604,6 @@ def _new_figure(width: float, height: float, ncols: int = 1):
     fig = Figure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(1, ncols)
     return fig, axes
-
-
-_PLAIN_METRICS = {
-    "average_precision": "average precision",
-    "roc_auc": "ROC AUC",
-    "precision_at_k": "precision at {k}",
-    "recall_at_k": "recall at {k}",
-    "f_score": "F1 score",
-}
-
-
-def _plain_name(label: str) -> str:
-    """A metric label as prose: ``precision_at_k[k=100]`` -> ``precision at 100``.
-
-    Labels a user chose (anything that is not a metric name with options) are kept.
-    """
-    base, _, rest = label.partition("[")
-    opts = {}
-    if rest.endswith("]"):
-        for part in rest[:-1].split(","):
-            key, eq, value = part.strip().partition("=")
-            if not eq:
-                return label
-            opts[key] = value
-    if base not in M.METRICS:
-        return label
-    template = _PLAIN_METRICS.get(base, base.replace("_", " "))
-    if "{k}" in template:
-        if "k" not in opts:
-            return template.replace(" at {k}", " at k")
-        template = template.format(k=opts.pop("k"))
-    extra = []
-    for key, value in opts.items():
-        if key in ("t", "threshold"):
-            extra.append(f"at threshold {value}")
-        elif key == "category":
-            extra.append(f"for category {value}")
-        else:
-            extra.append(f"with {key} = {value}")
-    return " ".join([template, *extra])
 
 
 def _ppc_axes(ax, ppc: dict) -> None:
@@ -1022,7 +956,7 @@ def _metrics_section(d: _Draft, user_items) -> None:
     d.notes.setdefault("metrics", []).extend(_metric_notes(d))
     for caveat in data.caveats():  # what the labels and scores cannot tell the model, beside its numbers
         d.warning("metrics", "Read these intervals with care: " + caveat)
-    _read_metrics(d, table, items)
+    read_metrics(d, table, items)
 
 
 def _metric_notes(d: _Draft) -> list[str]:
@@ -1047,67 +981,6 @@ def _metric_notes(d: _Draft) -> list[str]:
     if data.has_categories:
         out.append("With categories, the metric table pools all items; the second table is per category.")
     return out
-
-
-def _read_metrics(d: _Draft, table: pd.DataFrame, items) -> None:
-    """The metric table in words, one sentence per row (the first ``_MAX_READ_ROWS``)."""
-    N, n, pct = d.N, d.n, d.pct
-    lo_col, hi_col = table.columns[2], table.columns[3]
-    label_of = {lab: resolve_metric(m)[2] for lab, m, _ in items}
-    caveat_said = False
-    for i, (row_name, row) in enumerate(table.iterrows()):
-        if i >= _MAX_READ_ROWS:
-            extra = len(table) - _MAX_READ_ROWS
-            d.text.append(f"The metric table has {extra} more row{'s' if extra > 1 else ''}.")
-            break
-        lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
-        said = _plain_name(str(row_name))
-        if math.isnan(lo) or math.isnan(hi):  # undefined in every draw: no interval to state, nor to hold the truth
-            d.text.append(f"The {said} on these {N} items is undefined in every posterior draw (the drawn labels "
-                          "leave it no positive or no negative to count), so it has no interval.")
-            continue
-        if lo == hi:
-            s = (
-                f"With at least {pct} probability the {said} on these {N} items is exactly "
-                f"{_fmt(lo)} (posterior mean {_fmt(mean)})"
-            )
-        else:
-            s = (
-                f"With {pct} probability the {said} on these {N} items lies between {_fmt(lo)} "
-                f"and {_fmt(hi)} (posterior mean {_fmt(mean)})"
-            )
-        vo = row["vetted_only"]
-        if n and not math.isnan(vo):
-            s += f"; the vetted-only estimate from {n} labels is {_fmt(vo)}"
-            if not caveat_said:  # said once, for the first vetted-only number
-                s += (
-                    f" (a point estimate from the vetted items alone, not comparable with the "
-                    f"interval: from so few labels it is uncertain by up to about "
-                    f"±{min(1.0, 1 / math.sqrt(n)):.2f}; so are the vetted-only numbers below)"
-                )
-                caveat_said = True
-            s += "."
-        elif n:
-            s += "; the vetted-only estimate is undefined here."
-        else:
-            s += "."
-        if "naive" in row.index and not math.isnan(row["naive"]):
-            s += f" The naive estimate (noisy labels for the unvetted items) is {_fmt(row['naive'])}."
-        base = label_of.get(str(row_name).split("[")[0])
-        if base in M.METRICS and hi - lo >= _WIDE:
-            s += f" The interval is wide ({_fmt(hi - lo)}): vetting more items would narrow it."
-        if d.truth is not None and not math.isnan(row["truth"]):
-            t = row["truth"]
-            where = "inside" if lo - 1e-12 <= t <= hi + 1e-12 else "OUTSIDE"
-            near = lo if t < lo else hi
-            if where == "OUTSIDE" and _fmt(t) == _fmt(near):  # a miss the rounding would hide: more digits
-                digits = next((k for k in range(4, 10) if f"{t:.{k}f}" != f"{near:.{k}f}"), 10)
-                side, end = ("below", "lower") if t < lo else ("above", "upper")
-                s += (f" The true value, known for this example, is {t:.{digits}f} (OUTSIDE the interval, just "
-                      f"{side} its {end} end {near:.{digits}f}).")
-            else:
-                s += f" The true value, known for this example, is {_fmt(t)} ({where} the interval)."
-        d.text.append(s)
 
 
 def _pr_curve_figure(d: _Draft) -> None:
@@ -1158,7 +1031,7 @@ def _calibration_section(d: _Draft) -> None:
         )
     high = _high_pareto_k(d.tables["calibration"])
     if high:
-        listed = "; ".join(f"{name} {k:.2f} (weight {_fmt(w)})" for name, k, w in high)
+        listed = "; ".join(f"{name} {k:.2f} (weight {fmt(w)})" for name, k, w in high)
         d.text.append(
             f"The leave-one-out scores that weigh the candidates are approximate: the worst Pareto k is "
             f"above {_PARETO_K_OK} for {listed}. One vetted label is so influential that leaving it out "
@@ -1450,7 +1323,7 @@ def _diagnostics_section(d: _Draft) -> None:
     if high:
         worst = max(high, key=lambda h: (h[2], h[1]))  # the candidate with the most weight among them
         loo = (f"; the candidates' leave-one-out diagnostics do not: worst Pareto k {worst[1]:.2f} "
-               f"(above {_PARETO_K_OK}) for {worst[0]} (weight {_fmt(worst[2])}), see the calibration table")
+               f"(above {_PARETO_K_OK}) for {worst[0]} (weight {fmt(worst[2])}), see the calibration table")
     # the labels' own problems (no vetted positives, a contradicted curve) are said by the data
     # caveats and the calibration section with what to vet: a longer run does not fix them
     sampler_msgs = sampler_messages(diag)
@@ -1465,11 +1338,11 @@ def _diagnostics_section(d: _Draft) -> None:
         if diag.get("sampler") == "importance":
             d.text.append(
                 f"Sampler diagnostics look fine (importance sampling from the posterior mode: Pareto k "
-                f"{_fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f}){loo}{labels}."
+                f"{fmt(diag['pareto_k'])}, effective sample size {diag['ess']:.0f}){loo}{labels}."
             )
         else:
             d.text.append(
-                f"Sampler diagnostics look fine (max r_hat {_fmt(diag['max_rhat'])}, min bulk ESS "
+                f"Sampler diagnostics look fine (max r_hat {fmt(diag['max_rhat'])}, min bulk ESS "
                 f"{diag['min_ess_bulk']:.0f}, {diag['divergences']} divergences){loo}{labels}."
             )
     else:

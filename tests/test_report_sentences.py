@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from bayeval import EvalData, Posterior
-from bayeval.report import _fmt, report
+from bayeval._report_text import fmt as _fmt
+from bayeval.report import report
 
 K_OK = 0.7
 
