@@ -178,6 +178,43 @@ def test_baselines():
     assert per.dims == ("category",) and np.isnan(per.sel(category="b"))
 
 
+def test_vetted_only_is_nan_where_the_vetted_labels_leave_it_undefined():
+    # 4 vetted, all negative: AP, recall, recall@k and precision at a recall level have no
+    # positive to count; the kernels' 0 for a draw without positives is no estimate of the pool
+    s = np.linspace(0.95, 0.05, 10)
+    neg = EvalData(s, [0, np.nan, 0, 0, np.nan, 0, np.nan, np.nan, np.nan, np.nan])
+    for metric, kw in [("average_precision", {}), ("recall", {"threshold": 0.5}), ("recall_at_k", {"k": 2}),
+                       ("precision_at_recall", {"recall": 0.5}), ("roc_auc", {})]:
+        assert np.isnan(vetted_only(neg, metric, **kw)).all(), metric
+    # still defined without a positive: P@K (k <= 4), and precision and F of flagged items
+    assert float(vetted_only(neg, "precision_at_k", k=2)) == 0.0
+    assert float(vetted_only(neg, "precision", threshold=0.5)) == 0.0
+    assert float(vetted_only(neg, "f_score", threshold=0.5)) == 0.0
+    assert float(vetted_only(neg, "recall", threshold=0.5, zero_division=0.0)) == 0.0  # asked for: kept
+    # per category: the category without a vetted positive is NaN, and so is their mean
+    cat = EvalData(s, [1, 0, np.nan, 0, 0, 1, 0, 0, 1, 0], categories=list("ababababab"))
+    per = vetted_only(cat, "average_precision")
+    assert per.sel(category="a") == 0.75 and per.sel(category="b") == pytest.approx(1 / 3)
+    neg_cat = EvalData(s, [1, 0, np.nan, 0, 0, 0, 0, 0, 1, 0], categories=list("ababababab"))
+    assert np.isnan(vetted_only(neg_cat, "average_precision").sel(category="b"))
+    assert np.isnan(float(vetted_only(neg_cat, "average_precision", category="mean")))
+
+
+def test_vetted_only_of_an_all_vetted_pool_is_the_pools_own_value():
+    # every item vetted: P@K with k beyond the pool is the pool's P@K (missing positions
+    # count as non-relevant), the value bayeval.metrics gives on all items
+    s = np.linspace(0.95, 0.05, 10)
+    y = np.array([1, 0, 1, 0, 0, 1, 0, 0, 0, 0])
+    full = EvalData(s, y)
+    np.testing.assert_allclose(vetted_only(full, "precision_at_k", k=[5, 20]).values,
+                               metrics.precision_at_k(y, s, k=[5, 20]))
+    assert float(vetted_only(full, "recall_at_k", k=20)) == 1.0
+    # a category vetted in full gets its value; one that is not stays NaN until k are vetted
+    cat = EvalData(s, [1, 0, np.nan, 0, 0, 1, 0, 0, 1, 0], categories=list("ababababab"))
+    p6 = vetted_only(cat, "precision_at_k", k=6)
+    assert np.isnan(p6.sel(category="a")) and p6.sel(category="b") == pytest.approx(1 / 6)
+
+
 def test_errors_at_the_boundary():
     data, p = _data()
     post = Posterior.from_probabilities(data, p, draws=5, random_seed=0)

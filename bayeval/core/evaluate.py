@@ -23,6 +23,10 @@ __all__ = ["resolve_metric", "check_metric_options", "MetricEvaluator", "default
 
 _CURVES = ("precision_recall_curve", "roc_curve")
 _MAX_DEFAULT_THRESHOLDS = 201
+# metrics undefined on labels without a positive (the kernels give a draw without one 0)
+_NEED_POSITIVE = ("average_precision", "precision_at_recall")
+# metrics whose undefined case is their zero_division; vetted-only makes it NaN
+_ZERO_DIVISION_NAN = ("precision", "recall", "f_score", "recall_at_k")
 
 
 def resolve_metric(metric) -> tuple[M.MetricSpec | None, Callable | None, str]:
@@ -292,7 +296,12 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
     Unbiased for a random vetted subset but noisy; for ranking metrics the vetted
     items are ranked among themselves. Categories without vetted items give NaN, and
     so does precision/recall at ``k`` when fewer than ``k`` items are vetted (the
-    paper's "not applicable until K items are vetted").
+    paper's "not applicable until K items are vetted"), unless every item is vetted
+    (then the vetted items are the pool, and P@K is its value, as :mod:`bayeval.metrics`
+    computes it). A metric undefined on the vetted labels is NaN too, not the kernel's
+    convention for a draw: average precision and precision at a recall level where no
+    vetted item is positive, and precision, recall, F and recall at ``k`` where they
+    would divide by zero (unless ``zero_division=`` is given).
 
     Parameters
     ----------
@@ -314,17 +323,34 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
         raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
     if data.n_vetted == 0:
         raise ValueError("No item is vetted: vetted_only needs at least one vetted label.")
+    spec, _, name = resolve_metric(metric)
+    options = dict(kwargs)
+    if V.as_category_mode(options.get("category"), data.has_categories) == "mean":
+        # each category's own value (NaN where undefined), then their mean
+        return vetted_only(data, metric, **{**options, "category": "each"}).mean("category", skipna=False)
+    if spec is not None and name in _ZERO_DIVISION_NAN and "zero_division" not in options:
+        options["zero_division"] = np.nan  # undefined on the vetted labels: NaN, not the kernel's 0
     sub = data.subset(data.vetted)
-    out = point_metric(sub, sub.labels, metric, dict(kwargs))
-    name = resolve_metric(metric)[2]
+    out = point_metric(sub, sub.labels, metric, dict(options))
+    each = "category" in out.dims
+
+    def per_category(x: np.ndarray):
+        if not each:
+            return x.sum()
+        counts = np.bincount(sub.category_codes, weights=x, minlength=sub.category_names.size)
+        return xr.DataArray(counts, dims="category", coords={"category": sub.category_names})
+
+    if spec is not None and name in _NEED_POSITIVE:
+        out = out.where(per_category(sub.labels.astype(np.float64)) > 0)
     if name in ("precision_at_k", "recall_at_k"):
         ks = xr.DataArray(np.atleast_1d(kwargs["k"]), dims="k") if "k" in out.dims else kwargs["k"]
-        if "category" in out.dims:
-            counts = np.bincount(sub.category_codes, minlength=sub.category_names.size)
-            n = xr.DataArray(counts, dims="category", coords={"category": sub.category_names})
+        n = per_category(np.ones(sub.n_items))
+        if each:
+            total = np.bincount(data.category_codes, minlength=data.category_names.size)
+            everything = xr.DataArray(n.values == total, dims="category", coords={"category": sub.category_names})
         else:
-            n = sub.n_items
-        out = out.where(ks <= n)
+            everything = n == data.n_items
+        out = out.where((ks <= n) | everything)  # every item vetted: the pool's own P@K, as the kernel defines it
     return out
 
 
