@@ -109,7 +109,9 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
             d.text.append(f"The {said} on these {N} items is undefined in every posterior draw (the drawn labels "
                           "leave it no positive or no negative to count), so it has no interval.")
             continue
-        if lo == hi:
+        if n == N:  # every label known: the value itself, no interval nor vetted-only estimate to weigh
+            s = f"The {said} on these {N} items is {fmt(mean)}"
+        elif lo == hi:
             s = (
                 f"With at least {pct} probability the {said} on these {N} items is exactly "
                 f"{fmt(lo)} (posterior mean {fmt(mean)})"
@@ -120,7 +122,9 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
                 f"and {fmt(hi)} (posterior mean {fmt(mean)})"
             )
         vo = row["vetted_only"]
-        if n and not math.isnan(vo):
+        if n == N:
+            s += "."
+        elif n and not math.isnan(vo):
             s += f"; the vetted-only estimate from {n} labels is {fmt(vo)}"
             if not caveat_said:  # said once, for the first vetted-only number
                 s += (
@@ -148,6 +152,8 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
                 side, end = ("below", "lower") if t < lo else ("above", "upper")
                 s += (f" The true value, known for this example, is {t:.{digits}f} (OUTSIDE the interval, just "
                       f"{side} its {end} end {near:.{digits}f}).")
+            elif n == N:  # no interval was stated, the value is exact
+                s += f" The true value, known for this example, is {fmt(t)}."
             else:
                 s += f" The true value, known for this example, is {fmt(t)} ({where} the interval)."
         d.text.append(s)

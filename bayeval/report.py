@@ -921,7 +921,11 @@ def _data_section(d: _Draft) -> None:
         sent += f", in {data.category_names.size} categories"
     if data.noisy_labels is not None:
         sent += f"; {int(data.noisy_labels.sum())} items carry a noisy positive label"
-    d.text.append(sent + ".")  # nothing vetted: the metrics section's caveat box says so, right after this
+    d.text.append(sent + ".")  # nothing vetted: the metrics section's caveat box says more, right after this
+    if n == N:
+        d.text.append("Every item is vetted: the metrics are the exact values of this pool, with no uncertainty.")
+    elif n == 0:
+        d.text.append("No item is vetted: every interval is the prior's; vet a first batch (bayeval vet CARD).")
     d.n_head = len(d.text)
 
 
@@ -1014,6 +1018,8 @@ def _calibration_section(d: _Draft) -> None:
     d.tables["calibration"] = comp.rename(columns={
         "elpd_loo": "LOO log score", "se": "its se", "pareto_k_max": "worst Pareto k",
         "z": "calibration z", "flagged": "contradicted by the labels"})
+    if n in (0, d.N):  # no label to learn the curves from, or no unvetted label to draw from them
+        return
     flagged = [c for c in comp.index if comp.loc[c, "flagged"] and comp.loc[c, "weight"] > 0.1]
     if flagged:
         d.warning(

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -672,3 +673,61 @@ def test_default_model_has_a_calibration_section():
     assert "## Calibration curve learned from the vetted labels" in md
     assert "with probability at least 0.8, the one with the highest expected recall" in md
     assert r.figures["calibration_curve"].axes[0].get_ylabel() == "P(positive | score)"
+
+
+def _fit_small(vetted: str):
+    """A default fit (a stack of calibration curves) on 120 items, every or no item vetted."""
+    import bayeval as be
+
+    rng = np.random.default_rng(3)
+    q = rng.beta(1, 3, 120)
+    truth = (rng.random(120) < q).astype(int)
+    lab = truth.astype(float) if vetted == "all" else np.full(120, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # nothing vetted: the fit warns; the report is tested here
+        post = be.fit(EvalData(q, lab), random_seed=0, draws=200)
+    return post, truth
+
+
+def test_report_of_an_all_vetted_pool_says_the_values_are_exact():
+    post, truth = _fit_small("all")
+    r = report(post, title="t", truth=truth,
+               metrics=["average_precision", ("precision_at_k", {"k": 500}), "roc_auc"])
+    prose = " ".join(r.text)
+    assert "Every item is vetted: the metrics are the exact values of this pool, with no uncertainty." in prose
+    for said_before in ("uncertain by up to", "not comparable with the interval", "are drawn from calibration",
+                        "vetting more items", "vet more items", "the vetted-only estimate"):
+        assert said_before not in prose, said_before
+    table = r.tables["metrics"]
+    assert (table["sd"] == 0).all()  # rounding (e.g. 3e-16) is shown as what it is: 0
+    assert "e-1" not in r.to_markdown()
+    # P@500 of a 120-item pool, all vetted: the pool's own value, as bayeval.metrics gives it
+    assert table["vetted_only"].to_numpy() == pytest.approx(table["truth"].to_numpy())
+    assert table.loc["precision_at_k", "truth"] == pytest.approx(truth.sum() / 500)
+
+
+def test_report_with_no_vetted_item_says_so_and_nothing_about_the_labels():
+    post, truth = _fit_small("none")
+    r = report(post, title="t", truth=truth, metrics=["average_precision", "roc_auc"])
+    prose = " ".join(r.text)
+    assert "No item is vetted: every interval is the prior's; vet a first batch (bayeval vet CARD)." in prose
+    for about_labels in ("learned from the 0 vetted labels", "carries the most weight",
+                         "the vetted labels contradict", "vetted-only estimate"):
+        assert about_labels not in prose, about_labels
+    assert r.tables["metrics"]["vetted_only"].isna().all()
+
+
+def test_report_vetted_only_is_undefined_without_a_vetted_positive():
+    # 10 vetted items, all negative: AP and recall of the vetted items alone are undefined ("–"),
+    # as ROC AUC is, and the reading gives no number nor uncertainty for them
+    rng = np.random.default_rng(0)
+    s = rng.random(100)
+    y = np.full(100, np.nan)
+    y[np.argsort(s)[:10]] = 0
+    post = Posterior.from_probabilities(EvalData(s, y), s, draws=100, random_seed=0)
+    r = report(post, title="t", metrics={"AP": "average_precision", "recall at 0.5": ("recall", {"threshold": 0.5}),
+                                         "AUC": "roc_auc"})
+    assert r.tables["metrics"]["vetted_only"].isna().all()
+    prose = " ".join(r.text)
+    assert "the vetted-only estimate from 10 labels" not in prose and "uncertain by up to" not in prose
+    assert prose.count("the vetted-only estimate is undefined here") == 3
