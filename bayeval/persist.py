@@ -53,7 +53,7 @@ import xarray as xr
 
 from ._version import provenance
 
-__all__ = ["save", "load", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["save", "load", "DamagedFitError", "FORMAT", "FORMAT_VERSION"]
 
 #: The value of the ``bayeval_format`` attribute that marks a file as a bayeval fit.
 FORMAT = "bayeval-fit"
@@ -441,6 +441,10 @@ def save(post, path, *, overwrite: bool = False) -> Path:
 # ------------------------------------------------------------------------ loading
 
 
+class DamagedFitError(ValueError):
+    """A saved fit that is an HDF5 file but cannot be read through (truncated or damaged bytes)."""
+
+
 def _groups_and_attrs(filename: str, base: str) -> tuple[list[str], dict]:
     import h5netcdf
 
@@ -597,6 +601,11 @@ def load(path):
     ValueError
         ``path`` is not a bayeval fit (not netCDF, or the bayeval attributes and groups
         are missing); the message names the file and what is missing.
+    DamagedFitError
+        (a ``ValueError``) ``path`` is an HDF5 file that cannot be read through: cut
+        short (a copy or download that stopped) or with damaged bytes. The message
+        names the file and the HDF5 error. All of the file is read here, so a damaged
+        file fails at ``load`` and never later, when a group is first used.
 
     Examples
     --------
@@ -626,4 +635,10 @@ def load(path):
             f"{shown} is not a bayeval fit: it is not a netCDF4/HDF5 file. bayeval.load reads files written by "
             "bayeval.save(post, path)."
         )
-    return _read(shown, shown, "/")
+    try:  # every group is read into memory here (_read_group loads it): damage shows now, not at first use
+        return _read(shown, shown, "/")
+    except (OSError, RuntimeError, KeyError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # h5py/HDF5 errors
+        raise DamagedFitError(
+            f"{shown} is a damaged or truncated bayeval fit ({type(exc).__name__}: {exc}); "
+            "save the fit again (`bayeval report ... --save PATH` or `bayeval.save(post, path)`)."
+        ) from exc

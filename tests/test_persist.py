@@ -233,6 +233,51 @@ def test_bad_files_give_clear_errors(fits, tmp_path):
         be.load(path)
 
 
+def _small_saved_fit(path):
+    rng = np.random.default_rng(3)
+    s = rng.random(400)
+    labels = np.where(np.arange(400) < 40, (s > 0.5).astype(float), np.nan)
+    post = Posterior.from_probabilities(EvalData(s, labels), s, draws=200, chains=2, random_seed=0, check=False)
+    return post, be.save(post, path)
+
+
+def _refused_as_damaged(bad):
+    with pytest.raises(persist.DamagedFitError) as info:
+        be.load(bad)
+    msg = str(info.value)
+    assert msg.startswith(f"{bad} is a damaged or truncated bayeval fit (")
+    assert "save the fit again" in msg and "bayeval.save(post, path)" in msg
+    assert isinstance(info.value, ValueError)  # the CLI's handler and callers catching ValueError still catch it
+
+
+def test_a_truncated_saved_fit_is_refused_at_load_naming_the_file(tmp_path):
+    _, good = _small_saved_fit(tmp_path / "fit.nc")
+    raw = good.read_bytes()
+    bad = tmp_path / "half.nc"
+    bad.write_bytes(raw[: len(raw) // 2])  # a copy that stopped half way (head -c)
+    _refused_as_damaged(bad)
+
+
+def test_a_saved_fit_with_flipped_bytes_is_refused_at_load_or_loads_unchanged(tmp_path):
+    post, good = _small_saved_fit(tmp_path / "fit.nc")
+    raw = good.read_bytes()
+    refused = 0
+    for frac in np.arange(0.05, 1.0, 0.1):  # 2,000 bytes flipped at ten places through the file
+        b = bytearray(raw)
+        at = int(len(b) * frac)
+        b[at : at + 2000] = bytes(x ^ 0xFF for x in b[at : at + 2000])
+        bad = tmp_path / f"flip{at}.nc"
+        bad.write_bytes(bytes(b))
+        try:
+            again = be.load(bad)
+        except persist.DamagedFitError:
+            _refused_as_damaged(bad)
+            refused += 1
+        else:  # the flipped bytes were free space: what loads is the saved fit
+            assert again.idata.posterior.equals(post.idata.posterior)
+    assert refused >= 5
+
+
 def test_load_only_builds_bayeval_models(fits, tmp_path):
     path = be.save(fits["Calibration"], tmp_path / "fit.nc")
     with h5netcdf.File(path, "a") as f:
