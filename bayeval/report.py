@@ -1306,7 +1306,8 @@ def _diagnostics_section(d: _Draft) -> None:
     if diag.get("sampler") == "importance":
         d.tables["diagnostics"] = pd.DataFrame(
             {"value": [diag["pareto_k"], diag["ess"]], "target": ["< 0.7", f">= {target_ess}"]},
-            index=pd.Index(["importance sampling: Pareto k", "importance sampling: ESS"], name="diagnostic"),
+            index=pd.Index(["importance sampling: Pareto k", "importance sampling: ESS of the kept draws"],
+                           name="diagnostic"),
         )
     else:
         d.tables["diagnostics"] = pd.DataFrame(

@@ -14,10 +14,17 @@ from scipy import special
 import bayeval as be
 from bayeval import EvalData, Posterior, recalibrate
 from bayeval.core import metrics as M
-from bayeval.models import Calibration, StackedPosterior
 from bayeval.core import sampling as _sampling
 from bayeval.core._stacking import bootstrap_stacking_weights
-from bayeval.models.stacking import STACKING_REPLICATES, _allocate, _stacking_weights, calibration_check, label_loglik, label_loo
+from bayeval.models import Calibration, StackedPosterior
+from bayeval.models.stacking import (
+    STACKING_REPLICATES,
+    _allocate,
+    _stacking_weights,
+    calibration_check,
+    label_loglik,
+    label_loo,
+)
 
 
 def _pool(n=2000, n_vet=40, seed=0, a=0.0, b=1.0, prior=(1.0, 3.0)):
@@ -611,3 +618,20 @@ def test_calibration_curve_checks_its_truth_before_drawing():
     assert len(plt.get_fignums()) == before  # nothing drawn
     assert any(line.get_label() == "true curve" for line in pr_curve(post, truth=y).get_lines())
     plt.close("all")
+
+
+def test_importance_sampling_reports_the_ess_its_kept_draws_carry():
+    """2,000 weighted proposals with an ESS of about 1,100 are resampled to 2 x 200 draws: the
+    check, the per-parameter table and the report say at most 400, the draws kept."""
+    from bayeval.core._diagnostics import check_convergence
+
+    q, _, lab = _pool(n=300, n_vet=40, seed=2)
+    post = Calibration().fit(EvalData(q, lab), draws=200, tune=200, chains=2, random_seed=0, progressbar=False)
+    assert post.sampling.sampler == "importance" and post.sampling.ess > 400  # the proposals' ESS, kept as it was
+    diag = post.check(warn=False)
+    assert diag["ess"] == diag["min_ess_bulk"] == 400.0
+    assert (post.diagnostics()["ess_bulk"] <= 400).all() and (post.diagnostics()["ess_tail"] <= 400).all()
+    # fewer effective proposals than draws: the weights' ESS limits, and the check fails on it
+    info = _sampling.SamplingInfo("importance", pareto_k=0.3, ess=150.0, n_proposals=2000)
+    low = check_convergence(post.idata, info, [], warn=False)
+    assert low["ess"] == 150.0 and not low["ok"] and "ESS of the kept draws 150 (< 200)" in low["messages"][0]

@@ -69,12 +69,43 @@ def convergence_check(
     return {"max_rhat": max_rhat, "min_ess_bulk": min_ess, "divergences": div, "ok": not msgs, "messages": msgs}
 
 
+def kept_ess(sampling, idata) -> float:
+    """The effective sample size that the kept draws of an importance-sampled fit carry.
+
+    Importance sampling weighs ``sampling.n_proposals`` proposals (their effective sample
+    size is ``sampling.ess``, e.g. 1,096 of 2,000) and resamples them to the fit's
+    ``chains x draws`` equally weighted draws (e.g. 400): every number the posterior
+    gives is computed from those kept draws, which cannot carry more than that many
+    independent draws. So this is ``min(sampling.ess, chains * draws)``: the weights'
+    ESS where fewer effective proposals than kept draws limit the fit, the number of kept
+    draws otherwise (the systematic resampling adds little variance of its own). It is
+    the number that the ``>= 100 per chain`` check and the report's "ESS" compare: a
+    weights' ESS above the number of draws would pass a target the draws cannot reach.
+    The weights' own ESS stays in ``post.sampling.ess``.
+
+    Examples
+    --------
+    >>> import arviz as az, numpy as np
+    >>> from bayeval.core.sampling import SamplingInfo
+    >>> idata = az.from_dict(posterior={"a": np.zeros((2, 200))})
+    >>> kept_ess(SamplingInfo("importance", ess=1096.0, n_proposals=2000), idata)
+    400.0
+    >>> kept_ess(SamplingInfo("importance", ess=150.0, n_proposals=2000), idata)
+    150.0
+    """
+    n_kept = int(idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"])
+    ess = float(sampling.ess)
+    return min(ess, float(n_kept)) if ess == ess else ess
+
+
 def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, advice: str = "",
                       stacklevel: int | None = None) -> dict:
     """The one convergence check of a fit, whatever sampled it.
 
     Importance sampling (``sampling.sampler == "importance"``): bad when the Pareto k
-    of the weights is >= 0.7 or their effective sample size is below 100 per chain.
+    of the weights is >= 0.7 or the effective sample size of the kept draws
+    (:func:`kept_ess`: the weights' ESS, at most the number of draws kept) is below 100
+    per chain; that is the ``ess`` and ``min_ess_bulk`` returned.
     NUTS: :func:`convergence_check` (r_hat, bulk ESS, divergences). SMC
     (``"smc"``): the same, its chains being independent runs (r_hat says whether they
     found the same posterior; there are no divergences). Exact draws (``"exact"``:
@@ -91,12 +122,13 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
                 "sampler": sampler, "pareto_k": None, "ess": float(n), "data_messages": []}
     if sampler == "importance":
         n_chains = int(idata.posterior.sizes["chain"])
-        k, ess = float(sampling.pareto_k), float(sampling.ess)
+        k, ess = float(sampling.pareto_k), kept_ess(sampling, idata)
         msgs = []
         if not k < 0.7:
             msgs.append(f"importance weights unreliable (Pareto k = {k:.2f} >= 0.7): refit with sampler='pymc'.")
         if not ess >= ESS_PER_CHAIN * n_chains:
-            msgs.append(f"importance-sampling ESS {ess:.0f} (< {ESS_PER_CHAIN * n_chains}): draw more samples.")
+            msgs.append(f"importance-sampling ESS of the kept draws {ess:.0f} (< {ESS_PER_CHAIN * n_chains}): "
+                        "draw more samples.")
         if warn and msgs:
             warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(msgs), UserWarning,
                           stacklevel=stacklevel or user_stacklevel())
@@ -107,7 +139,7 @@ def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, 
         out = convergence_check(idata, var_names, warn=warn, advice=advice,
                                 stacklevel=stacklevel + 1 if stacklevel else user_stacklevel())
     if sampler == "importance":
-        out.update(sampler=sampler, pareto_k=float(sampling.pareto_k), ess=float(sampling.ess))
+        out.update(sampler=sampler, pareto_k=float(sampling.pareto_k), ess=kept_ess(sampling, idata))
     else:  # not applicable
         out.update(sampler=sampler, pareto_k=None, ess=None)
     out["data_messages"] = []  # a model's check adds the labels' own problems (see sampler_messages)

@@ -65,11 +65,11 @@ import pytensor.tensor as pt
 import xarray as xr
 from scipy import special
 
-from ..core._defaults import HDI_PROB
 from ..core import _validate as V
+from ..core._defaults import HDI_PROB
 from ..core.data import EvalData, squeezed_range
-from ..core.posterior import Posterior
 from ..core.model import Model
+from ..core.posterior import Posterior
 from ..core.sampling import SamplingInfo
 from ._scales import make_transform, vetted_prevalence
 
@@ -641,11 +641,15 @@ class CalibrationPosterior(Posterior):
 
     def diagnostics(self) -> pd.DataFrame:
         """Per parameter: r_hat, bulk and tail ESS (NUTS), or the importance sampler's ESS
-        (r_hat is then undefined: the draws are not chains)."""
+        of the kept draws (:func:`bayeval.core._diagnostics.kept_ess`: the weights' ESS, at
+        most the number of draws kept; r_hat is then undefined: the draws are not chains)."""
         if self.sampling.sampler != "importance":
             return super().diagnostics()
+        from ..core._diagnostics import kept_ess
+
         names = list(self.idata.posterior.data_vars)
-        return pd.DataFrame({"r_hat": np.nan, "ess_bulk": self.sampling.ess, "ess_tail": self.sampling.ess},
+        ess = kept_ess(self.sampling, self.idata)
+        return pd.DataFrame({"r_hat": np.nan, "ess_bulk": ess, "ess_tail": ess},
                             index=pd.Index(names, name="parameter"))
 
     def check(self, *, warn: bool = True) -> dict:
