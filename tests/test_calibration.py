@@ -635,3 +635,45 @@ def test_importance_sampling_reports_the_ess_its_kept_draws_carry():
     info = _sampling.SamplingInfo("importance", pareto_k=0.3, ess=150.0, n_proposals=2000)
     low = check_convergence(post.idata, info, [], warn=False)
     assert low["ess"] == 150.0 and not low["ok"] and "ESS of the kept draws 150 (< 200)" in low["messages"][0]
+
+
+def test_a_stack_reports_the_diagnostics_of_the_candidates_that_can_warn():
+    """A candidate of weight 0.03 whose chains disagree (r_hat 1.02) neither warns nor sets the
+    stack's max r_hat; the per-parameter table shows it, with its weight and r_hat unrounded."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    q = rng.uniform(0.05, 0.95, 200)
+    lab = np.where(np.arange(200) < 60, 1.0 * (rng.random(200) < q), np.nan)
+    data = EvalData(q, lab)
+    shift = {"good": [[0.0], [0.0]], "shaky": [[0.0], [0.25]]}  # the second's chains disagree
+
+    class Cand(Posterior):
+        def check(self, *, warn=True):
+            from bayeval.core._diagnostics import check_convergence
+
+            return check_convergence(self.idata, _sampling.SamplingInfo("pymc"), ["a"], warn=False)
+
+    cands = {}
+    for name in ("good", "shaky"):
+        a = rng.normal(size=(2, 1000)) + np.asarray(shift[name])
+        cands[name] = Cand(data, az.from_dict(posterior={"a": a}), lambda p: np.broadcast_to(q, (len(p["a"]), 200)),
+                           random_seed=0, model=name)
+    assert cands["shaky"].check(warn=False)["max_rhat"] > 1.01 >= cands["good"].check(warn=False)["max_rhat"]
+    comp = pd.DataFrame({"weight": [0.97, 0.03], "flagged": [False, False], "z": [0.0, 0.0]},
+                        index=pd.Index(["good", "shaky"], name="candidate"))
+    post = StackedPosterior(data, cands, comp, chains=2, draws=200, random_seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        diag = post.check()
+    assert diag["ok"] and diag["max_rhat"] == cands["good"].check(warn=False)["max_rhat"] <= 1.01
+    assert diag["unchecked"] == {"shaky": 0.03}
+    table = post.diagnostics()
+    shaky = table.loc["shaky: a"]
+    assert shaky["weight"] == 0.03 and shaky["r_hat"] > 1.01 and shaky["r_hat"] != round(shaky["r_hat"], 2)
+    assert float(shaky["ess_bulk"]).is_integer()
+    # with the weights the other way round, the shaky candidate is judged, warns and sets the maximum
+    comp["weight"] = [0.03, 0.97]
+    post = StackedPosterior(data, cands, comp, chains=2, draws=200, random_seed=0)
+    diag = post.check(warn=False)
+    assert not diag["ok"] and diag["max_rhat"] == shaky["r_hat"] and "shaky: r_hat up to" in diag["messages"][0]

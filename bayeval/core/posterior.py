@@ -784,7 +784,9 @@ class Posterior(BasePosterior):
         names = list(self.idata.posterior.data_vars)
         if not names or self.model == "given probabilities":
             return pd.DataFrame(columns=["r_hat", "ess_bulk", "ess_tail"])
-        return az.summary(self.idata, var_names=names, kind="diagnostics")[["r_hat", "ess_bulk", "ess_tail"]]
+        from ._diagnostics import parameter_table
+
+        return parameter_table(self.idata, names)  # r_hat unrounded (ArviZ's default rounds to 2 decimals)
 
     def diagnostics_table(self) -> pd.DataFrame:
         """:meth:`diagnostics`, the per-parameter table of the report."""

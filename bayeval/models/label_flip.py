@@ -87,7 +87,6 @@ it; the priors above keep the posterior proper meanwhile.
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Mapping, Sequence
 
 import arviz as az
@@ -820,10 +819,9 @@ class LabelFlipPosterior(Posterior):
         >>> from bayeval.models.label_flip import LabelFlipPosterior
         >>> # LabelFlip().fit(data).diagnostics().head()
         """
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            summ = az.summary(self.idata, var_names=self._param_names(), kind="diagnostics")
-        return summ[["r_hat", "ess_bulk", "ess_tail"]]
+        from ..core._diagnostics import parameter_table
+
+        return parameter_table(self.idata, self._param_names())  # r_hat unrounded (ArviZ rounds to 2 decimals)
 
     def check_convergence(self, *, warn: bool = True) -> dict:
         """:meth:`check`."""

@@ -991,9 +991,9 @@ class SPEPosterior(Posterior):
 
     def diagnostics(self) -> pd.DataFrame:
         names = ["pi"] + [f"neg_{k}" for k in self.mixture.negative.params] + [f"pos_{k}" for k in self.mixture.positive.params]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return az.summary(self.idata, var_names=names, kind="diagnostics")[["r_hat", "ess_bulk", "ess_tail"]]
+        from ..core._diagnostics import parameter_table
+
+        return parameter_table(self.idata, names)  # r_hat unrounded (ArviZ's default rounds to 2 decimals)
 
     # --------------------------------------------------------------- densities
 

@@ -45,6 +45,9 @@ __all__ = ["fit", "Stack", "StackedPosterior", "default_candidates", "both_readi
 
 #: |z| above which the vetted labels are said to contradict a candidate's probabilities.
 CHECK_Z = 2.5
+#: Weight above which :meth:`StackedPosterior.check` judges a candidate's diagnostics and
+#: calibration check (a candidate with less gives too few of the draws to move a number).
+CHECKED_WEIGHT = 0.1
 #: How :func:`fit` weighs its candidates: ``"bootstrap"`` averages the stacking optima of
 #: Bayesian-bootstrap replicates of the vetted labels, ``"plain"`` takes the optimum of the
 #: labels themselves.
@@ -311,29 +314,48 @@ class StackedPosterior(Posterior):
     def _weighted(self) -> list[str]:
         return [n for n in self._names if self.comparison.loc[n, "weight"] > 0]
 
+    def _checked(self) -> list[str]:
+        """The candidates whose diagnostics :meth:`check` judges: weight above
+        :data:`CHECKED_WEIGHT` (all those with weight, where none is above it)."""
+        weighted = self._weighted()
+        return [n for n in weighted if self.comparison.loc[n, "weight"] > CHECKED_WEIGHT] or weighted
+
     def diagnostics(self) -> pd.DataFrame:
-        """The sampler diagnostics of every candidate with weight, one row per parameter."""
+        """The sampler diagnostics of every candidate with weight, one row per parameter.
+
+        Columns ``r_hat``, ``ess_bulk``, ``ess_tail`` (the candidate's own) and
+        ``weight`` (its stacking weight): the rows of candidates with a weight of at most
+        :data:`CHECKED_WEIGHT` are shown, but :meth:`check` does not judge them.
+        """
         frames = []
         for name in self._weighted():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t = self.candidates[name].diagnostics().copy()
             t.index = [f"{name}: {i}" for i in t.index]
+            t["weight"] = float(self.comparison.loc[name, "weight"])
             frames.append(t)
-        return pd.concat(frames) if frames else pd.DataFrame(columns=["r_hat", "ess_bulk", "ess_tail"])
+        return pd.concat(frames) if frames else pd.DataFrame(columns=["r_hat", "ess_bulk", "ess_tail", "weight"])
 
     def check(self, *, warn: bool = True) -> dict:
         """The candidates' diagnostics combined, and the calibration check of those with weight.
 
-        Returns a dict with ``max_rhat``, ``min_ess_bulk``, ``divergences`` (over the
-        candidates with weight), ``ok``, ``messages`` and ``data_messages`` (those of the
-        messages about the vetted labels themselves: a contradicted curve, a class not vetted).
-        Warns when a candidate with weight > 0.1 is flagged by the calibration check or its
-        sampler diagnostics are bad.
+        Only the candidates with weight above :data:`CHECKED_WEIGHT` (0.1) are judged (all
+        those with weight, where none is above it): a candidate that gives a few percent of
+        the draws barely moves any number, so its diagnostics neither warn nor enter the
+        figures. Returns a dict with ``max_rhat``, ``min_ess_bulk``, ``divergences``,
+        ``sampler``, ``pareto_k`` and ``ess`` (over those judged candidates: a maximum the
+        check reports is always one that could have warned), ``ok``, ``messages``,
+        ``data_messages`` (those of the messages about the vetted labels themselves: a
+        contradicted curve, a class not vetted) and ``unchecked`` (the name and weight of each
+        candidate with weight that was not judged; its own diagnostics are in
+        :meth:`diagnostics` and ``post.candidates[name].check()``). Warns when a judged
+        candidate is flagged by the calibration check or its sampler diagnostics are bad.
         """
         msgs, rhats, ess, div, by_msg, samplers, ks = [], [], [], 0, {}, [], []
         data_msgs, data_of = [], set()  # the labels' own problems (see core._diagnostics.sampler_messages)
-        for name in self._weighted():
+        checked = self._checked()
+        for name in checked:
             cand = self.candidates[name]
             res = cand.check(warn=False) if hasattr(cand, "check") else {}
             samplers.append(res.get("sampler") or "unknown")
@@ -341,8 +363,6 @@ class StackedPosterior(Posterior):
             rhats.append(float(res.get("max_rhat", np.nan)))
             ess.append(float(res.get("min_ess_bulk", np.nan)))
             div += int(res.get("divergences", 0))
-            if self.comparison.loc[name, "weight"] <= 0.1:
-                continue
             if self.comparison.loc[name, "flagged"]:
                 msgs.append(
                     f"the vetted labels contradict {name} (calibration z = {self.comparison.loc[name, 'z']:+.1f})."
@@ -363,7 +383,8 @@ class StackedPosterior(Posterior):
         out = {"max_rhat": max(finite_r) if finite_r else float("nan"),
                "min_ess_bulk": min(finite_e) if finite_e else float("nan"),
                "divergences": div, "ok": not msgs, "messages": msgs, "data_messages": data_msgs,
-               "sampler": "+".join(sorted(set(samplers))) or "none", "pareto_k": None, "ess": None}
+               "sampler": "+".join(sorted(set(samplers))) or "none", "pareto_k": None, "ess": None,
+               "unchecked": {n: float(self.comparison.loc[n, "weight"]) for n in self._weighted() if n not in checked}}
         if samplers and set(samplers) == {"importance"}:
             out.update(pareto_k=max(ks), ess=min(ess))
         return out
