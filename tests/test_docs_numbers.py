@@ -247,6 +247,44 @@ def test_card_template_lists_every_model_and_its_defaults():
     assert re.search(rf"\n\s*hdi_prob = {cards._REPORT_DEFAULTS['hdi_prob']:g}\s", doc)
 
 
+def test_models_readme_documents_every_card_key_the_parser_accepts(tmp_path):
+    """models/README.md's card.toml reference is valid TOML whose tables and keys are exactly
+    those the parser accepts, with the parser's model names and defaults, and it loads."""
+    import tomllib
+
+    cards = importlib.import_module("bayeval.cards")
+    text = (ROOT / "models" / "README.md").read_text(encoding="utf-8")
+    sec = text[text.index("## `card.toml`"):]
+    block = re.search(r"```toml\n(.*?)```", sec, flags=re.S).group(1)
+    doc = tomllib.loads(block)
+    allowed = {"data": cards._DATA_KEYS, "sampling": cards._SAMPLING_KEYS, "report": cards._REPORT_KEYS,
+               "constraints": cards._CONSTRAINT_KEYS, "vet": cards._VET_KEYS}
+    assert sorted(doc) == sorted(cards._TOP_KEYS)
+    for table, keys in allowed.items():
+        documented = set(doc[table]) | set(re.findall(r"\n# (\w+) = ", block.split(f"[{table}]")[1].split("\n[")[0]))
+        assert documented == set(keys), (table, sorted(set(keys) - documented), sorted(documented - set(keys)))
+    for table, defaults in (("sampling", cards._SAMPLING_DEFAULTS), ("report", cards._REPORT_DEFAULTS),
+                            ("vet", cards._VET_DEFAULTS)):
+        for key, value in defaults.items():
+            assert doc[table][key] == value, (table, key)
+    line = re.search(r'\[model\].*?\n\s*name = "(\w+)"\s*# required: (.*)\n', block)
+    assert sorted(re.findall(r'"(\w+)"', line.group(2))) == sorted(cards.MODELS)
+    for name in cards.MODELS:  # each model's constructor keys are listed under its name
+        cls = getattr(importlib.import_module(cards.MODELS[name][0]), cards.MODELS[name][1])
+        listed = re.search(rf"#   {name} +\(.*?(?=\n#   \w|\n# e\.g\.)", block, flags=re.S).group(0)
+        for key in inspect.signature(cls).parameters:
+            assert re.search(rf"\b{key}\b", listed), (name, key)
+    # the documented card loads (given its columns and a metric the [vet] table names)
+    cols = ["score", "label", "noisy", "prediction", "category", "id", "truth", "f1", "f2", "image", "text"]
+    frame = pd.DataFrame({c: [0.9, 0.2, 0.6, 0.4] if c in ("score", "f1", "f2") else [1, 0, 1, 0] for c in cols})
+    frame["id"], frame["category"] = ["a", "b", "c", "d"], ["x", "x", "y", "y"]
+    frame["image"], frame["text"] = "i.png", "t"
+    frame.to_csv(tmp_path / "scores.csv", index=False)
+    (tmp_path / "card.toml").write_text(block, encoding="utf-8")
+    card = cards.load_card(tmp_path)
+    assert card.constraints["min_flagged"] == 0 and card.vet["budget"] == 200
+
+
 def test_guide_coverage_quotes_match_the_committed_benchmarks():
     def default_rows(name):
         text = (ROOT / "benchmarks" / "results" / name).read_text(encoding="utf-8")
