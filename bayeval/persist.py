@@ -442,7 +442,27 @@ def save(post, path, *, overwrite: bool = False) -> Path:
 
 
 class DamagedFitError(ValueError):
-    """A saved fit that is an HDF5 file but cannot be read through (truncated or damaged bytes)."""
+    """A saved fit that is an HDF5 file but cannot be read through (truncated or damaged bytes).
+
+    Raised by :func:`load`; the message names the file and says to save the fit again.
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.persist import DamagedFitError, load, save
+    >>> post = Posterior.from_probabilities(EvalData([0.9, 0.2, 0.4], [1, np.nan, np.nan]), [1, 0.2, 0.4],
+    ...                                     draws=50, random_seed=0)
+    >>> path = save(post, os.path.join(tempfile.mkdtemp(), "fit.nc"))
+    >>> data = path.read_bytes()
+    >>> cut = path.with_name("cut.nc")
+    >>> _ = cut.write_bytes(data[: len(data) // 2])
+    >>> try:
+    ...     load(cut)
+    ... except DamagedFitError as exc:
+    ...     print("damaged or truncated bayeval fit" in str(exc))
+    True
+    """
 
 
 def _groups_and_attrs(filename: str, base: str) -> tuple[list[str], dict]:

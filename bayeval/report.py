@@ -924,8 +924,6 @@ def _data_section(d: _Draft) -> None:
     d.text.append(sent + ".")  # nothing vetted: the metrics section's caveat box says more, right after this
     if n == N:
         d.text.append("Every item is vetted: the metrics are the exact values of this pool, with no uncertainty.")
-    elif n == 0:
-        d.text.append("No item is vetted: every interval is the prior's; vet a first batch (bayeval vet CARD).")
     d.n_head = len(d.text)
 
 
