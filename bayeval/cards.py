@@ -520,8 +520,18 @@ class Card:
 
     # --------------------------------------------------------------- metrics
 
-    def metrics(self) -> dict:
+    def metrics(self, category: str | None = None) -> dict:
         """The report's metrics in :meth:`Posterior.summary`'s format.
+
+        Parameters
+        ----------
+        category : {"pooled", "mean", "each"}, optional
+            For a card whose data have categories: the mode given to every entry that
+            has no ``category`` option of its own. The report computes such an entry
+            over all items pooled in its metrics table (``"pooled"``; so do the vetting
+            page and a report's comparison section) and per category in its second
+            table (``"each"``); :meth:`Posterior.summary` on its own computes it per
+            category. None (the default) leaves the entries as the card writes them.
 
         Returns
         -------
@@ -546,8 +556,18 @@ class Card:
         ... ''')
         >>> load_card(folder).metrics()
         {'roc_auc': 'roc_auc', 'R@1': ('recall_at_k', {'k': 1})}
+        >>> load_card(folder).metrics(category="pooled")  # the report's first table, with categories
+        {'roc_auc': ('roc_auc', {'category': 'pooled'}), 'R@1': ('recall_at_k', {'k': 1, 'category': 'pooled'})}
         """
-        return _parse_metrics(self.report_options["metrics"], self.card_file)
+        out = _parse_metrics(self.report_options["metrics"], self.card_file)
+        if category is None:
+            return out
+        V.check_choice(category, "category", ("pooled", "mean", "each"))
+        filled = {}
+        for label, spec in out.items():
+            name, options = (spec, {}) if isinstance(spec, str) else (spec[0], dict(spec[1]))
+            filled[label] = (name, {**options, "category": options.get("category", category)})
+        return filled
 
 
 # ----------------------------------------------------------------- loading

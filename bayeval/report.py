@@ -774,8 +774,9 @@ def report(
         (whose metrics are those of the first classifier) as the report's posterior.
     comparison_metric : str or (str, dict)
         The metric the comparison section compares, with its options (``("precision_at_k",
-        {"k": 10})``). With categories in the data and no ``category`` option, the mean over
-        categories (``category="mean"``; give ``"pooled"`` for every item as one pool).
+        {"k": 10})``). With categories in the data and no ``category`` option, every item as one
+        pool (``category="pooled"``), as in the metrics table; give ``"mean"`` for the mean
+        over categories.
     rope_width : float, optional
         Half-width of the region of practical equivalence of the gaps.
 
@@ -1243,7 +1244,7 @@ def _comparison_section(d: _Draft, cmp, metric, width) -> None:
         width = V.as_real_in(width, "rope_width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
     data = getattr(cmp, "data", None)
     if data is not None and data.has_categories and "category" not in opts:
-        opts["category"] = "mean"  # one value per draw: the mean over categories, as the metrics table's first row
+        opts["category"] = "pooled"  # every item as one pool, as the first metrics table
     said = {"mean": f"mean {name} over categories", "pooled": f"{name} over all items pooled"}.get(
         opts.get("category"), name)
     d.step("comparing the classifiers...")

@@ -188,14 +188,18 @@ def test_a_comparison_with_categories_says_how_to_ask_for_one_value():
         assert "k=10" not in str(err.value)
     assert cmp.summary(category="mean")["better"].tolist() == ["a"]
     assert cmp.decided("a", "b", category="pooled") in ("a", "b", None)
-    # the report's comparison reads the mean over categories (it failed, after computing the rest),
-    # and says which reading it is
+    # the report's comparison reads every item pooled, as the report's metrics table does (it failed,
+    # after computing the rest), and says which reading it is
     from bayeval.report import report
 
     rep = report(cmp, title="t", metrics=["average_precision"])
-    pd.testing.assert_frame_equal(rep.tables["comparison_ranking"], cmp.ranking(category="mean"))
+    pd.testing.assert_frame_equal(rep.tables["comparison_ranking"], cmp.ranking(category="pooled"))
+    assert not rep.tables["comparison_ranking"].equals(cmp.ranking(category="mean"))
     (said,) = [t for t in rep.text if t.startswith("On the same label draws")]
-    assert "has the higher mean average_precision over categories" in said
+    assert "has the higher average_precision over all items pooled" in said
+    rep = report(cmp, title="t", metrics=["average_precision"], comparison_metric=("average_precision",
+                                                                                  {"category": "mean"}))
+    pd.testing.assert_frame_equal(rep.tables["comparison_ranking"], cmp.ranking(category="mean"))
 
 
 def test_plot_draws_the_gaps_and_p_best(pair):

@@ -646,6 +646,18 @@ def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int 
     category = options.pop("category", None)
     if category is not None and not data.has_categories:
         category = None
+    if data.has_categories:
+        # an entry without a category option is the report's: every item pooled (its first table)
+        category = category or "pooled"
+        if category == "each":
+            raise ValueError(
+                f"{card.card_file}: the page shows one estimate, but the metric {label!r} is per category "
+                "(category = \"each\"). Set [vet] metric to an entry with category = \"pooled\" (every item) "
+                "or \"mean\" (the mean over categories), or leave the entry's category out (pooled).")
+        if category == "pooled":
+            label = f"{label} (all items pooled)"
+        elif "mean" not in label.lower():
+            label = f"{label} (mean over categories)"
     sampling = dict(card.sampling)
     fit_kwargs = {"draws": draws or sampling["draws"], "tune": sampling["tune"] if tune is None else tune,
                   "chains": sampling["chains"], "cores": 1, "warn": False}
