@@ -800,9 +800,13 @@ def _cmd_compare(args) -> int:
                       progressbar=not args.no_progress, warn=False)
         say_diagnostics(cmp.posterior, cmp.data)
         opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
+        reading = ""
+        if cmp.data.has_categories:  # one value per draw, as a card's report reads a metric: pooled by default
+            opts["category"] = args.category_mode
+            reading = " over all items pooled" if args.category_mode == "pooled" else " (mean over categories)"
         ranking = cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts)
         pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts)
-    print(f"{args.metric}{'' if not opts else f' (k={args.k[0]})'}: {cmp!r}")
+    print(f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
     _print_frame(ranking, args.table_format)
     print()
     pairs = pairs.set_index(["better", "worse"])
@@ -1193,6 +1197,9 @@ def _compare_parser(sub) -> None:
     cmpp.add_argument("--metric", choices=("average_precision", "roc_auc", "precision_at_k", "recall_at_k"),
                       default="average_precision", help="the metric compared (default average_precision)")
     cmpp.add_argument("--k", type=int, nargs=1, default=[100], help="k for precision_at_k/recall_at_k (default 100)")
+    cmpp.add_argument("--category-mode", choices=("pooled", "mean"), default="pooled",
+                      help="cards with categories: the metric over all items pooled (default, as their reports' "
+                           "metrics table) or the mean over categories")
     cmpp.add_argument("--width", type=float, default=None,
                       help="half-width of the region of practical equivalence: adds P(|gap| <= width)")
     cmpp.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")

@@ -211,3 +211,29 @@ def test_compare_cli_says_the_comparisons_warnings_as_lines_not_python_warnings(
     assert not caught
     err = capsys.readouterr().err
     assert "warning: something the fit wants said\n" in err and "UserWarning" not in err
+
+
+def test_compare_cli_on_cards_with_categories_reads_every_item_pooled_or_the_mean(tmp_path, capsys):
+    """Cards with a category column: the CLI failed after the fit, telling the user to pass a Python
+    keyword (``category='mean'``); it now reads the metric as the cards' reports do (pooled), or the
+    mean over categories with ``--category-mode mean``, and says which."""
+    a, b, truth = pair(tmp_path, n=90, vet="")
+    for folder in (a, b):
+        df = pd.read_csv(folder / "scores.csv")
+        df["category"] = [("p", "q", "r")[int(i[1:]) % 3] for i in df.id]
+        vetted = df.id.isin([f"x{j:03d}" for j in range(36)])
+        df.loc[vetted, "label"] = df.id[vetted].map(truth)
+        df.to_csv(folder / "scores.csv", index=False)
+        toml = (folder / "card.toml").read_text().replace('truth = "truth"', 'truth = "truth"\ncategory = "category"')
+        (folder / "card.toml").write_text(toml)
+    j = join_cards([load_card(a), load_card(b)])
+    direct = be.compare(j.scores, j.data, draws=100, chains=2, random_seed=0)
+    for mode, said in (("pooled", "average_precision over all items pooled:"),
+                       ("mean", "average_precision (mean over categories):")):
+        out = tmp_path / f"pairs_{mode}.csv"
+        args = ["compare", str(a), str(b), "--draws", "100", "--no-progress", "--out", str(out)]
+        assert main(args + (["--category-mode", mode] if mode == "mean" else [])) == 0
+        assert said in capsys.readouterr().out
+        got = pd.read_csv(out)
+        np.testing.assert_allclose(got[["mean", "p_better"]], direct.summary(category=mode)[["mean", "p_better"]],
+                                   rtol=1e-12)
