@@ -115,6 +115,29 @@ def kept_ess(sampling, idata) -> float:
     return min(ess, float(n_kept)) if ess == ess else ess
 
 
+def subsample_ess(ess: float, n: int, m: int, *, replace: bool = False) -> float:
+    """The effective sample size of ``m`` draws picked at random from ``n`` draws whose ESS is ``ess``.
+
+    A stacked posterior takes each candidate's weight's share of its draws, picked at random
+    (:class:`bayeval.models.StackedPosterior`): the mean of those ``m`` draws varies as that
+    of all ``n`` draws (``sigma^2 / ess``) plus the random pick's own variance
+    (``sigma^2 (1/m - 1/n)`` without replacement, ``sigma^2 / m`` with it), so their ESS is
+    ``1 / (1/ess + 1/m - 1/n)`` (without the ``1/n`` with replacement): ``m`` for independent
+    draws (``ess == n``), at most ``ess`` (and ``m`` where ``ess <= n``). NaN where ``ess`` is NaN.
+
+    Examples
+    --------
+    >>> round(subsample_ess(400.0, 400, 107), 6)  # independent draws: the draws taken
+    107.0
+    >>> round(subsample_ess(111.0, 1000, 300), 1)  # autocorrelated: fewer than the ESS of all 1,000
+    88.2
+    """
+    if m <= 0 or ess != ess:
+        return 0.0 if m <= 0 else float("nan")
+    inv = 1.0 / ess + 1.0 / m - (0.0 if replace else 1.0 / n)
+    return float(1.0 / inv) if inv > 0 else float(m)
+
+
 def check_convergence(idata, sampling, var_names: Sequence[str], *, warn: bool, advice: str = "",
                       stacklevel: int | None = None) -> dict:
     """The one convergence check of a fit, whatever sampled it.

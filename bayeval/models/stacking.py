@@ -323,19 +323,31 @@ class StackedPosterior(Posterior):
     def diagnostics(self) -> pd.DataFrame:
         """The sampler diagnostics of every candidate with weight, one row per parameter.
 
-        Columns ``r_hat``, ``ess_bulk``, ``ess_tail`` (the candidate's own) and
-        ``weight`` (its stacking weight): the rows of candidates with a weight of at most
+        Columns ``r_hat``, ``ess_bulk``, ``ess_tail`` (the candidate's own, of all its
+        draws: what :meth:`check` judges), ``weight`` (its stacking weight),
+        ``stack_draws`` (how many of its draws the stack takes: its weight's share of the
+        stack's draws, picked at random) and ``stack_ess_bulk`` (the bulk ESS of those,
+        :func:`bayeval.core._diagnostics.subsample_ess`: what the candidate's part of every
+        number rests on). The rows of candidates with a weight of at most
         :data:`CHECKED_WEIGHT` are shown, but :meth:`check` does not judge them.
         """
+        from ..core._diagnostics import subsample_ess
+
+        taken = np.bincount(self.idata.posterior["candidate"].values.ravel(), minlength=len(self._names))
         frames = []
         for name in self._weighted():
+            cand = self.candidates[name]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t = self.candidates[name].diagnostics().copy()
+                t = cand.diagnostics().copy()
             t.index = [f"{name}: {i}" for i in t.index]
             t["weight"] = float(self.comparison.loc[name, "weight"])
+            m, n = int(taken[self._names.index(name)]), cand.n_chains * cand.n_draws
+            t["stack_draws"] = m
+            t["stack_ess_bulk"] = [round(subsample_ess(float(e), n, m, replace=m > n), 0) for e in t["ess_bulk"]]
             frames.append(t)
-        return pd.concat(frames) if frames else pd.DataFrame(columns=["r_hat", "ess_bulk", "ess_tail", "weight"])
+        return pd.concat(frames) if frames else pd.DataFrame(
+            columns=["r_hat", "ess_bulk", "ess_tail", "weight", "stack_draws", "stack_ess_bulk"])
 
     def check(self, *, warn: bool = True) -> dict:
         """The candidates' diagnostics combined, and the calibration check of those with weight.
