@@ -46,6 +46,9 @@ __all__ = ["Report", "report"]
 _SAMPLE_DIMS = ("chain", "draw")
 _DEFAULT_KS = (10, 50, 100, 500, 1000)
 _PPC_ALPHA = 0.05
+#: The report's names of a stack's per-parameter columns (see StackedPosterior.diagnostics).
+_STACK_COLUMNS = {"ess_bulk": "bulk ESS, all its draws", "ess_tail": "tail ESS, all its draws",
+                  "stack_draws": "draws in the stack", "stack_ess_bulk": "bulk ESS, draws in the stack"}
 _PARETO_K_OK = 0.7  # a leave-one-out Pareto k above this makes the LOO score approximate
 _DPI = 100
 
@@ -1014,10 +1017,18 @@ def _calibration_section(d: _Draft) -> None:
     comp = getattr(post, "comparison", None)  # a stack's candidates, weighted
     if not isinstance(comp, pd.DataFrame):
         return
+    if n == 0:  # no label to weigh the candidates: equal weights, no LOO score; a table of them would read as learned
+        names = [c for c in comp.index if comp.loc[c, "weight"] > 0]
+        listed = _and(names)
+        d.notes.setdefault("calibration", []).append(
+            f"No item is vetted, so no label weighs the candidate curves: the stack draws "
+            + (f"equally from {listed}, each resting on its prior." if len(names) > 1
+               else f"from {listed}, resting on its prior."))
+        return
     d.tables["calibration"] = comp.rename(columns={
         "elpd_loo": "LOO log score", "se": "its se", "pareto_k_max": "worst Pareto k",
         "z": "calibration z", "flagged": "contradicted by the labels"})
-    if n in (0, d.N):  # no label to learn the curves from, or no unvetted label to draw from them
+    if n == d.N:  # no unvetted label to draw from the curves
         return
     flagged = [c for c in comp.index if comp.loc[c, "flagged"] and comp.loc[c, "weight"] > 0.1]
     if flagged:
@@ -1180,7 +1191,7 @@ def _constraints_section(d: _Draft) -> None:
         "to allow any). The second table is the metrics at t."
     )
     n_total = post.n_chains * post.n_draws
-    sentences, problem = _constraint_sentences(d.tables["constraints"], n_total)
+    sentences, problem = _constraint_sentences(d.tables["constraints"], n_total, all_vetted=d.n == d.N)
     d.text.extend(x for x in sentences if x != problem)
     if problem is not None:  # a red box, and read first (right after the data sentence)
         d.warning("constraints", problem)
@@ -1189,12 +1200,15 @@ def _constraints_section(d: _Draft) -> None:
     d.figures["threshold_probability"] = fig
 
 
-def _constraint_sentences(table: pd.DataFrame, n_draws: int) -> tuple[list[str], str | None]:
+def _constraint_sentences(table: pd.DataFrame, n_draws: int, *, all_vetted: bool = False
+                          ) -> tuple[list[str], str | None]:
     """The reading's sentences about the threshold, from the ``constraints`` table alone.
 
     Returns the sentences and, when the constraint is not met (with ``prob``: below the
     required probability; without: below one half), the message for a red box (also
-    one of the sentences).
+    one of the sentences). ``all_vetted``: every item is vetted, so the precision and recall
+    at each threshold are exact and no label is left to vet: the red box says the items
+    cannot meet the constraint and what could (a looser constraint, another classifier).
     """
     row = table.iloc[-1]  # "both" when there are two constraints, else the only one
     t, both = float(row["threshold"]), float(row["probability"])
@@ -1229,6 +1243,13 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int) -> tuple[list[str],
                    + (f" while flagging at least {fewest} items" if fewest > 0 else "")
                    + f". The best available, t = {t:.4g}, holds {holds}; {flags}. Do not deploy it as "
                    "meeting the constraint: relax the constraint or vet more items.")
+    if problem is not None and all_vetted:  # nothing left to vet: the items' own, exact, verdict
+        that = f" that flags at least {fewest} items" if fewest > 0 else ""
+        fewer = f", or fewer than {fewest} flagged items" if fewest > 0 else ""
+        problem = (f"No candidate threshold{that} meets the constraint on these items. The closest, t = {t:.4g}, "
+                   f"is shown; {flags}. Every item is vetted, so more labels cannot change this. Relax the "
+                   f"constraint (a lower minimum precision or recall{fewer}) or score the items with another "
+                   "classifier.")
     out = [s] if s is not None else []
     if problem is not None:
         out.append(problem)
@@ -1322,6 +1343,23 @@ def _diagnostics_section(d: _Draft) -> None:
         )
     if per_param is not None and len(per_param):
         d.tables["diagnostics_by_parameter"] = per_param.rename_axis("parameter")
+        if "stack_draws" in per_param.columns:  # a stack takes a share of each candidate's draws
+            d.tables["diagnostics_by_parameter"] = d.tables["diagnostics_by_parameter"].rename(columns=_STACK_COLUMNS)
+            d.notes.setdefault("diagnostics", []).append(
+                "Per parameter, a candidate's bulk and tail ESS are those of all its draws (what the check "
+                "judges); the stack takes only its weight's share of them, at random: how many, and their bulk "
+                "ESS, are the last two columns.")
+    unchecked = diag.get("unchecked") or {}
+    if unchecked:  # a stack's candidates with too little weight to count: why their rows do not warn
+        from .models.stacking import CHECKED_WEIGHT
+
+        one = len(unchecked) == 1
+        d.notes.setdefault("diagnostics", []).append(
+            f"{_and([f'{c} (weight {fmt(w)})' for c, w in unchecked.items()])} {'is' if one else 'are'} not "
+            f"judged by the check: {'it gives' if one else 'they give'} only "
+            f"{_and([f'{100 * w:.2g}%' for w in unchecked.values()])} of the stack's draws (the check judges "
+            f"candidates above {100 * CHECKED_WEIGHT:.0f}%), too few to move a number, so "
+            f"{'its' if one else 'their'} diagnostics in the table above do not warn.")
     # the candidates' leave-one-out diagnostics (the calibration table) are diagnostics too:
     # the sentence never calls everything fine while that table shows a Pareto k above 0.7
     high = _high_pareto_k(d.tables.get("calibration"))
@@ -1358,6 +1396,11 @@ def _diagnostics_section(d: _Draft) -> None:
             + " Treat every number in this report as provisional until a longer or "
             "better-tuned run fixes them."
         )
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _meta(d: _Draft, source) -> list[str]:
