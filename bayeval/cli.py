@@ -835,8 +835,8 @@ def _cmd_threshold(args) -> int:
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     unmet = not rec.met  # also False where no posterior draw meets the constraint anywhere
-    if unmet:  # a verdict of no draw meeting it already says to relax the constraint or vet more items
-        advice = "" if rec.no_draw_meets else " Relax the constraint or vet more items."
+    if unmet:  # a verdict of no draw meeting it already says what to do
+        advice = "" if rec.no_draw_meets else f" {rec.advice[0].upper()}{rec.advice[1:]}"
         print(f"warning: {rec.verdict}{advice}", file=sys.stderr)
     print(str(rec))  # the verdict in words, then what the threshold flags, with intervals
     print(f"threshold: {rec.threshold:.6g}{' (best available; does NOT meet the constraint)' if unmet else ''}")

@@ -58,6 +58,9 @@ class Recalibration:
         Thresholds that flag fewer items are never recommended (0: any threshold).
     n_items : int
         The number of items in the evaluation set.
+    all_vetted : bool
+        Whether every item is vetted (the values are then exact, and more labels cannot
+        change the verdict).
 
     Examples
     --------
@@ -82,6 +85,7 @@ class Recalibration:
     n_flagged: xr.DataArray | None = None
     min_flagged: int = 0
     n_items: int | None = None
+    all_vetted: bool = False
 
     @property
     def probability_at_threshold(self) -> float:
@@ -115,6 +119,15 @@ class Recalibration:
         return " and ".join(cons)
 
     @property
+    def advice(self) -> str:
+        """What to do when the constraint is not met: relax it or vet more items, or, with every
+        item vetted (nothing left to vet), relax it or score the items with another classifier."""
+        if self.all_vetted:
+            return ("every item is vetted, so more labels cannot change this: relax the constraint or "
+                    "score the items with another classifier.")
+        return "relax the constraint or vet more items."
+
+    @property
     def verdict(self) -> str:
         """One plain sentence: which threshold is recommended, or that none meets the constraint.
 
@@ -130,8 +143,7 @@ class Recalibration:
         if self.prob is None and self.no_draw_meets:
             floor = f" that flags at least {self.min_flagged} items" if self.min_flagged > 0 else ""
             return (f"No threshold meets {self.constraint_text}: no posterior draw meets it at any threshold"
-                    f"{floor}. The closest, {t:.4g} ({flags}), has {self._expected_text()}; relax the "
-                    "constraint or vet more items.")
+                    f"{floor}. The closest, {t:.4g} ({flags}), has {self._expected_text()}; {self.advice}")
         if self.prob is None:
             return (f"Threshold {t:.4g} ({flags}) is where {self.constraint_text} most probably holds: "
                     f"with probability {p:.2f}.")
@@ -422,7 +434,8 @@ def recalibrate(
         else:
             met = False
             choice = _closest_of_the_most_probable(curve, p_c.values, eligible, best - tol, p_min, r_min)
-    return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items)
+    return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items,
+                         all_vetted=bool(post.data.n_vetted == n_items))
 
 
 def _closest_of_the_most_probable(curve, p_c, eligible, cut, p_min, r_min) -> float:

@@ -176,3 +176,19 @@ def test_report_says_why_a_low_weight_candidate_does_not_warn():
     # every candidate judged: no such sentence
     r = report(_stack_with_a_shaky_candidate([0.5, 0.5]), title="t", metrics=["average_precision"])
     assert "is not judged by the check" not in r.to_markdown()
+
+
+def test_recalibration_on_an_all_vetted_pool_does_not_advise_vetting(all_vetted, none_vetted):
+    """`recalibrate`'s verdict (and `bayeval threshold`'s warning) said "relax the constraint or vet more
+    items" with every item vetted, as the report did."""
+    from bayeval import recalibrate
+
+    cons = {k: v for k, v in IMPOSSIBLE.items() if k in ("min_precision", "min_recall")}
+    for prob in (None, 0.8):
+        every = recalibrate(all_vetted[0], prob=prob, **cons)
+        assert not every.met and every.all_vetted
+        assert "vet more" not in every.verdict + every.advice
+        assert "every item is vetted, so more labels cannot change this" in (every.verdict if prob is None
+                                                                            else every.advice)
+        some = recalibrate(none_vetted[0], prob=prob, **cons)
+        assert not some.all_vetted and some.advice == "relax the constraint or vet more items."
