@@ -837,12 +837,25 @@ def read_store_labels(path):
 
 def with_store_labels(data: EvalData, path, source: str) -> EvalData:
     """``data`` with the labels of the label store ``path`` (where it exists): an item the store
-    labels gets the store's label. A ValueError, and nothing changed, when the store labels
-    ids that ``data`` (read from ``source``) does not have: no typed label is left out silently."""
-    res = read_store_labels(path)
-    if res is None or not len(res):
+    labels gets the store's label, one per item by the store's conflict rule, also where the
+    store holds the item's labels under both kinds of its id (``'261'`` and ``261``). A
+    ValueError, and nothing changed, when the store labels ids that ``data`` (read from
+    ``source``) does not have: no typed label is left out silently."""
+    path = Path(path)
+    if not path.is_file():
         return data
+    from .active.store import LabelStore
+
     by_text = {str(i): i for i in data.item_ids.tolist()}
+    with LabelStore(path) as st:
+        # one item's labels stored under both kinds of its id ('261' typed as text, 261 as the
+        # data's int): resolved together, by the store's conflict rule
+        ids = set(by_text.values())
+        aliases = {i: by_text[str(i)] for i in dict.fromkeys(st.labels()["item"].tolist())
+                   if i not in ids and str(i) in by_text}
+        res = st.resolved(aliases=aliases)
+    if not len(res):
+        return data
     strays = [i for i in res.index.tolist() if str(i) not in by_text]
     if strays:
         more = f" and {len(strays) - 5} more" if len(strays) > 5 else ""

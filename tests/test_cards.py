@@ -579,3 +579,27 @@ def test_a_cards_fit_and_report_use_the_labels_vetted_into_its_store(tmp_path, c
         st.add(["zz"], [1], annotator="ana")  # an id the scores file does not have
     with pytest.raises(CardError, match=r"holds labels of 1 item\(s\) that are not in scores.csv \('zz'\).*export-labels"):
         card.fit_task()
+
+
+def test_a_cards_store_settles_labels_of_one_item_typed_as_text_and_as_int_by_its_conflict_rule(tmp_path):
+    """A card without an id column (its items are the row numbers) whose store holds an item's labels
+    under both kinds of its id ('4' typed by `bayeval label` before the store knew its items, 4 written
+    by the vetting page) stopped with "Item 4 is given conflicting labels in one call"; they are one
+    item's labels, settled by the store's conflict rule (each annotator's latest, a majority, a tie to
+    the latest)."""
+    from bayeval.active.store import LabelStore
+
+    card = load_card(make_card(tmp_path / "c"))  # GOOD: no id column, six rows
+    with LabelStore(card.store_file) as st:
+        st.add(["1"], [0], annotator="ana")
+        st.add([1], [1], annotator="bob")  # a tie: the latest, 1
+        st.add([2], [1], annotator="ana")
+        st.add(["2"], [0], annotator="bob")  # a tie: the latest, 0
+        st.add(["4", 4, "4"], [1, 0, 0], annotator=None)  # written under one annotator: its latest, 0
+        st.add(["4"], [1], annotator="bob")
+        st.add([4], [1], annotator="cai")  # None's 0 against bob's and cai's 1: 1
+        st.add(["5"], [1], annotator="ana")
+        st.add([5], [0], annotator="ana")  # ana corrects herself under the other kind of the id
+    data = card.fit_task()[1]
+    assert np.array_equal(data.labels, [1, 1, 0, 0, 1, 0], equal_nan=True)
+    assert card.load_data(store=True)[0].n_vetted == 6
