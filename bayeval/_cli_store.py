@@ -100,10 +100,15 @@ def kept_row_numbers(path, ids) -> list:
 def resolved_for(store, data, args, *, scores=None):
     """The store's labels, one per item by its conflict rule, with its text ids of row numbers
     (:func:`row_number_ids`) read as those rows -- said on stderr -- so that a label typed as
-    ``261`` and one recorded as the row number 261 are one item's labels."""
-    rows = row_number_ids(store, data.item_ids.tolist())
-    if not rows:
-        return store.resolved()
+    ``261`` and one recorded as the row number 261 are one item's labels (and, for data with an
+    id column, an int ``261`` written by an older bayeval and the text id ``'261'``)."""
+    ids = data.item_ids.tolist()
+    rows = row_number_ids(store, ids)
+    if not rows:  # an int 261 written by an older bayeval is the text id '261' of an id column
+        text = set(ids) if data.item_ids.dtype.kind == "U" else ()
+        olds = {i: str(i) for i in dict.fromkeys(store.labels()["item"].tolist())
+                if isinstance(i, int) and str(i) in text}
+        return store.resolved(aliases=olds or None)
     shown = ", ".join(map(repr, list(rows)[:10])) + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
     print(f"note: {args.store} holds labels of {len(rows)} item id(s) kept as text ({shown}); "
           f"{scores or args.scores} has no id column (--id), so its items are numbered by row, and these ids "
@@ -160,3 +165,60 @@ def repair_command(args, *, scores=None, score=None) -> str:
     if getattr(args, "item_id", None):
         parts += ["--id", args.item_id]
     return " ".join(shlex.quote(str(p)) for p in parts)
+
+
+def label_scores_items(args, load_data) -> tuple[list, bool]:
+    """The items of ``bayeval label --scores SCORES`` (``load_data``: the command line's reader)
+    and whether they are its row numbers.
+
+    The ids are those of the scores file's ``--scores-id`` column (default: the column named
+    like the labels file's ``--id``). A scores file without that column, when ``--scores-id``
+    is not given, has no id column: its items are its row numbers ``0, 1, ...``, the ids
+    ``bayeval select`` prints and registers for it (said on stderr)."""
+    import argparse
+
+    from ._tables import MissingColumn
+
+    def load(item_id):
+        return load_data(argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
+                                            category=None, item_id=item_id)).item_ids.tolist()
+
+    try:
+        return load(args.scores_id or args.item_id), False
+    except CLIError as exc:
+        missing = exc.__cause__
+        if args.scores_id or not (isinstance(missing, MissingColumn) and missing.role == "--id"):
+            raise
+    ids = load(None)
+    print(f"note: {args.scores} has no column {args.item_id!r} (--id), so its items are numbered by row (0 to "
+          f"{len(ids) - 1}), as `bayeval select` numbers them, and the ids of {args.labels} are read as those "
+          "row numbers. If a column of the scores file holds its ids, give --scores-id COL.", file=sys.stderr)
+    return ids, True
+
+
+def not_a_row(scores, n: int) -> str:
+    """Why `bayeval label` refuses an id of a scores file numbered by row that is not one of its rows."""
+    return (f"not a row of {scores}, which has no id column: its {n} items are the row numbers 0 to {n - 1}, "
+            "written without leading zeros")
+
+
+def unrecorded_labels(store, ids, values, annotator, known) -> list[tuple]:
+    """The ``(id, value)`` pairs of ``bayeval label`` that are not already ``annotator``'s latest
+    label of their item, under either kind of its id: a label typed as ``'261'`` before the store
+    knew its items and the same label imported again as the row 261 (once ``select`` registered
+    the rows) are one label, so a file imported again adds no copy. An id of the other kind that
+    is an item of its own (in ``known``: the store's and the scores file's items) is another item."""
+    frame = store.labels()
+    latest = {}  # item (as stored) -> (row id, value) of the annotator's latest label
+    for row, item, value, who in zip(frame["id"].tolist(), frame["item"].tolist(), frame["value"].tolist(),
+                                     frame["annotator"].tolist(), strict=True):
+        if who == annotator:
+            latest[item] = (row, int(value))
+    out = []
+    for i, v in zip(ids, values, strict=True):
+        other = str(i) if isinstance(i, int) else int(i) if is_row_number(i) else None
+        forms = [i] if other is None or other in known else [i, other]
+        seen = [latest[f] for f in forms if f in latest]
+        if not seen or max(seen)[1] != v:
+            out.append((i, v))
+    return out

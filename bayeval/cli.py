@@ -37,7 +37,16 @@ import sys
 from pathlib import Path
 
 from ._cli_compare import refuse_unvetted
-from ._cli_store import CLIError, apply_store_labels, check_strays, kept_row_numbers, with_store
+from ._cli_store import (
+    CLIError,
+    apply_store_labels,
+    check_strays,
+    kept_row_numbers,
+    label_scores_items,
+    not_a_row,
+    unrecorded_labels,
+    with_store,
+)
 from ._cli_warnings import say_diagnostics, warnings_as_lines
 from .core._defaults import HDI_PROB
 
@@ -946,13 +955,7 @@ def _cmd_label(args) -> int:
         else:
             good_ids.append(i)
             good_vals.append(seen[0][1])
-    scores_known = None
-    if args.scores:
-        data = _load_data(
-            argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
-                               category=None, item_id=args.scores_id or args.item_id)
-        )
-        scores_known = data.item_ids.tolist()
+    scores_known, by_row = label_scores_items(args, _load_data) if args.scores else (None, False)
     with LabelStore(args.store) as store:
         store.check_writable()  # a damaged store is refused before anything is read from it
         if args.batch is not None and args.batch not in store.batches()["batch"].tolist():
@@ -974,7 +977,8 @@ def _cmd_label(args) -> int:
             else:  # the data know this id as text: write it as text
                 known_ints.pop(i, None)
         good_ids = [known_ints.get(i, i) if isinstance(i, str) else i for i in good_ids]
-        checks = [(set(scores_known), "not in --scores")] if scores_known is not None else []
+        why = not_a_row(args.scores, len(scores_known)) if by_row else "not in --scores"
+        checks = [(set(scores_known), why)] if scores_known is not None else []
         if registered is not None:
             checks.append((set(registered), f"not an item of {args.store}"))
         if checks:
@@ -998,7 +1002,9 @@ def _cmd_label(args) -> int:
                   "`bayeval select --store` and no --scores was given), so the item ids could not be "
                   "checked for typos. Give --scores SCORES --score COL once: the store remembers its "
                   "items and checks every later label.", file=sys.stderr)
-        n = store.add(good_ids, good_vals, annotator=args.annotator, batch=args.batch, new_only=True) if good_ids else 0
+        known = {*(registered or ()), *(scores_known or ())}
+        fresh = unrecorded_labels(store, good_ids, good_vals, args.annotator, known)  # '261' and 261: one item
+        n = store.add(*zip(*fresh), annotator=args.annotator, batch=args.batch) if fresh else 0
         skipped = len(good_ids) - n
         again = f"; {skipped} were already in the store and were not added again" if skipped else ""
         print(f"recorded {n} new label(s) in {args.store}{again} ({len(store)} in all).")
@@ -1366,7 +1372,9 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--scores", default=None,
                      help="the scores file, to reject unknown item ids (the store remembers its items)")
     lab.add_argument("--score", default=None, help="with --scores: its score column")
-    lab.add_argument("--scores-id", default=None, help="with --scores: its id column (default: same as --id)")
+    lab.add_argument("--scores-id", default=None,
+                     help="with --scores: its id column (default: same as --id; a scores file without that column "
+                          "is numbered by row, 0, 1, ..., as select numbers it)")
     lab.set_defaults(func=_cmd_label)
 
     exp = sub.add_parser("export-labels", help="save the readable label rows of a (damaged) store to CSV",

@@ -197,3 +197,97 @@ def test_compare_with_no_vetted_item_is_refused_before_the_fit(by_row, tmp_path,
         assert err.startswith(f"bayeval: error: No item is vetted (the --label column 'y' of {path} is empty")
         assert ("labels none of its items" in err) == bool(store)
         assert "fill the --label column (1/0)" in err and "`bayeval label STORE LABELS.csv`" in err
+
+
+# --------------- `bayeval label --scores` with a scores file numbered by row
+
+
+def test_label_with_scores_numbered_by_row_takes_row_numbers_that_select_and_fit_find(by_row, tmp_path, capsys):
+    """`bayeval label STORE FILE --scores SCORES` insisted on an id column ("'item' (--id) is not a column of
+    scores.csv"), so a store for a scores file without one learned its items only through `select --store`."""
+    path, _, _, y = by_row
+    store = tmp_path / "rows.sqlite"
+    typed = tmp_path / "rows.csv"
+    pd.DataFrame({"item": ["261", "5", "0261", "300", "abc", "17"], "label": [y[261], y[5], 1, 1, 1, y[17]]}).to_csv(
+        typed, index=False)
+    assert main(["label", str(store), str(typed), "--scores", str(path), "--score", "s", "--annotator", "bo"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path} has no column 'item' (--id), so its items are numbered by row (0 to 299)" in err
+    for line, item in ((4, "0261"), (5, "300"), (6, "abc")):
+        assert f"rejected: line {line}, item {item!r}: unknown item id (not a row of {path}, which has no id " \
+               "column: its 300 items are the row numbers 0 to 299" in err
+    with LabelStore(store) as st:  # the rows as select registers and prints them: ints
+        assert st.labels()["item"].tolist() == [261, 5, 17]
+        assert st.known_items() == list(range(300))
+    # the round trip: select and fit --store find the labels typed by `label`, with no note about text ids
+    assert main(["select", str(path), "--score", "s", "--store", str(store), "--size", "4", "--strategy", "design",
+                 "--random-seed", "1"]) == 0
+    out, err = capsys.readouterr()
+    picked = [int(line.split()[0]) for line in out.splitlines()[2:] if line.strip()]
+    assert len(picked) == 4 and not {261, 5, 17} & set(picked) and "kept as text" not in err
+    with LabelStore(store) as st:
+        assert st.known_items() == list(range(300)) and st.batch_items(1) == picked
+    assert main(["fit", str(path), "--score", "s", "--store", str(store), *QUICK, *TUNE]) == 0
+    err = capsys.readouterr().err
+    assert "3 label(s) from the label store" in err and "3 vetted in all" in err and "kept as text" not in err
+    # an id column named otherwise is still given with --scores-id
+    assert main(["label", str(store), str(typed), "--scores", str(path), "--score", "s", "--scores-id", "id"]) == 2
+    assert "'id' (--id) is not a column of scores.csv" in capsys.readouterr().err
+
+
+def test_a_file_imported_again_after_select_registered_the_rows_adds_no_int_copies(by_row, tmp_path, capsys):
+    """The 15 labels typed as text into a fresh store ('261', ...) were written again as the ints 261, ...
+    when the same file was imported once `select --store` had registered the rows (30 rows, same values)."""
+    path, store, rows, y = by_row
+    assert main(["select", str(path), "--score", "s", "--store", str(store), "--size", "4", "--strategy", "design",
+                 "--random-seed", "1"]) == 0
+    typed = tmp_path / "typed.csv"  # the fixture's file of the 15 labels
+    capsys.readouterr()
+    assert main(["label", str(store), str(typed), "--annotator", "bob"]) == 0
+    assert "recorded 0 new label(s)" in capsys.readouterr().out
+    assert main(["label", str(store), str(typed), "--annotator", "bob", "--scores", str(path), "--score", "s"]) == 0
+    assert "recorded 0 new label(s)" in capsys.readouterr().out
+    with LabelStore(store) as st:
+        assert st.labels()["item"].tolist() == [str(r) for r in rows]
+    # a correction is a new label, written as the row the store now knows, and wins
+    fixed = tmp_path / "fixed.csv"
+    pd.DataFrame({"item": ["261"], "label": [1 - y[261]]}).to_csv(fixed, index=False)
+    assert main(["label", str(store), str(fixed), "--annotator", "bob"]) == 0
+    import argparse
+
+    from bayeval._cli_store import with_store
+    from bayeval.cli import _load_data
+
+    args = argparse.Namespace(scores=str(path), score="s", label=None, noisy_label=None, category=None,
+                              item_id=None, store=str(store))
+    data = with_store(args, _load_data(args))
+    assert data.labels[261] == 1 - y[261] and data.n_vetted == 15
+    capsys.readouterr()
+    assert main(["label", str(store), str(typed), "--annotator", "cy"]) == 0  # another annotator's labels count
+    assert "recorded 15 new label(s)" in capsys.readouterr().out
+    with LabelStore(store) as st:
+        assert st.labels()["item"].tolist() == [str(r) for r in rows] + [261] + rows
+    data = with_store(args, _load_data(args))
+    assert data.labels[261] == y[261] and data.n_vetted == 15  # bob's correction, cy's label: a tie, the latest
+
+
+def test_an_id_column_s_text_id_and_an_older_int_label_of_it_are_settled_by_the_conflict_rule(tmp_path, capsys):
+    """A store holding an int 7 (written by an older bayeval) and the text id '7' of a scores file's id column
+    stopped `fit --store` with "Item '7' is given conflicting labels in one call"."""
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"id": [str(j) for j in range(10)], "s": np.linspace(0.05, 0.95, 10)}).to_csv(path, index=False)
+    store = tmp_path / "old.sqlite"
+    with LabelStore(store) as st:
+        st.add([7, 8], [1, 1], annotator="ana")
+        st.add(["7", "8"], [0, 1], annotator="bob")
+        st.add(["7"], [0], annotator="cy")  # 7: ana 1, bob and cy 0: a majority for 0
+        st.add(["8"], [0], annotator="ana")  # 8: ana corrects herself (her latest: 0), bob 1: a tie, the latest
+    import argparse
+
+    from bayeval._cli_store import with_store
+    from bayeval.cli import _load_data
+
+    args = argparse.Namespace(scores=str(path), score="s", label=None, noisy_label=None, category=None,
+                              item_id="id", store=str(store))
+    data = with_store(args, _load_data(args))
+    assert np.array_equal(data.labels[6:10], [np.nan, 0, 0, np.nan], equal_nan=True) and data.n_vetted == 2
