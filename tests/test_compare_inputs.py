@@ -101,6 +101,26 @@ def test_the_dict_order_does_not_change_the_draws(pool):
     assert rev.posterior.data.feature_names.tolist() == ["a", "b"]  # fitted in sorted order
 
 
+def test_comparison_model_fits_the_same_draws_whatever_the_columns_order(pool):
+    """ComparisonModel.fit kept the data's column order: {a, b} and {b, a} gave other draws for one seed."""
+    from bayeval.models.joint import joint_data
+
+    a, b, lab, cmp = pool
+    model = ComparisonModel("a", "b", model="logistic")
+    fit = {k: v for k, v in FIT.items() if k != "model"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        rev = model.fit(joint_data({"b": b, "a": a}, lab), **fit)
+        fwd = model.fit(joint_data({"a": a, "b": b}, lab), **fit)
+    m_rev, m_fwd = model.comparison(rev).metric(), model.comparison(fwd).metric()
+    for name in ("a", "b"):
+        np.testing.assert_array_equal(m_rev.sel(model=name).values, m_fwd.sel(model=name).values)
+        # and they are compare()'s draws for the same seed
+        np.testing.assert_array_equal(m_fwd.sel(model=name).values, cmp.metric().sel(model=name).values)
+    assert rev.data.feature_names.tolist() == ["a", "b"]  # fitted in sorted order, as compare() fits
+    np.testing.assert_array_equal(rev.data.features, np.column_stack([a, b]))
+
+
 def test_series_are_matched_by_their_index(pool):
     a, b, lab, cmp = pool
     rng = np.random.default_rng(1)

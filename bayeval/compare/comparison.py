@@ -825,7 +825,13 @@ class ComparisonModel:
 
     def fit(self, data: EvalData, *, draws: int = 1000, chains: int = 2, random_seed=None, progressbar: bool = False,
             warn: bool = True):
-        """The joint model's posterior of ``data`` (what :func:`compare` fits)."""
+        """The joint model's posterior of ``data`` (what :func:`compare` fits).
+
+        As :func:`compare`, the model is fitted with the score columns sorted by name, so
+        the same seed gives the same draws whatever the order of the columns in ``data``;
+        the posterior's data (and :meth:`comparison`'s ``names``) has them in that sorted
+        order, the items in ``data``'s order.
+        """
         if not isinstance(data, EvalData) or data.feature_names is None:
             raise TypeError("A ComparisonModel fits joint data: build it with "
                             "bayeval.models.joint.joint_data({name: scores, ...}, labels).")
@@ -833,6 +839,8 @@ class ComparisonModel:
         for name in (self.a, self.b):
             if name not in names:
                 raise ValueError(f"Unknown classifier {name!r}; the data's score columns are {names}.")
+        if names != sorted(names):  # the seed's draws must not depend on the columns' order
+            data = _in_order(data, sorted(names))
         return _fit_joint(data, self.model, draws=draws, chains=chains, random_seed=random_seed,
                           progressbar=progressbar, warn=warn)
 
