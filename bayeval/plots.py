@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from .core._defaults import HDI_PROB
+from .active.simulate import TIE_TOL
 from .core import _validate as V
 from .core import metrics as M
+from .core._defaults import HDI_PROB
 from .core.posterior import Posterior
 from .core.summary import hdi
 
@@ -205,7 +206,8 @@ def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, ban
         ``"abs_error"``: ``|estimate - truth|`` of the headline value (mean over
         categories); ``"category_abs_error"``: the mean over categories of each
         category's absolute error; ``"misranked"``: how often two systems are ordered
-        wrongly (needs ``other_scores`` in the simulation).
+        wrongly (needs ``other_scores`` in the simulation; refused where their true
+        values tie, as there is then no order to get wrong).
     estimators : str or sequence of str, optional
         Subset of ``("vetted_only", "naive", "learned")``; all by default.
     band : bool
@@ -237,6 +239,12 @@ def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, ban
         raise ValueError(
             f"The simulation has no {error!r}: 'category_abs_error' needs categories, 'misranked' "
             "needs other_scores=... in simulate()."
+        )
+    if error == "misranked" and abs(float(ds["true_value"]) - float(ds["true_value_other"])) <= TIE_TOL:
+        raise ValueError(
+            f"The two systems' true values tie ({float(ds['true_value']):g} and {float(ds['true_value_other']):g}): "
+            "no order is right or wrong, so 'misranked' is NaN throughout and there is nothing to draw. Draw "
+            "error='abs_error' instead."
         )
     known = [str(e) for e in ds["estimator"].values]
     if estimators is None:

@@ -353,6 +353,34 @@ def test_simulate_misranked_is_undefined_where_an_estimate_is():
     np.testing.assert_array_equal(mis.values[both.values], wrong.values[both.values].astype(float))
 
 
+def test_simulate_misranked_is_undefined_where_the_true_values_tie():
+    """Two systems with the same true P@10 (another top 10, as many positives): misranked compared the estimates'
+    sign with sign(0) and counted 1 or 0; with no true order it is NaN, as benchmarks/compare.py has it."""
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 2, 40)
+    s = rng.random(40)
+    other = s.copy()
+    top = np.argsort(-s, kind="stable")
+    pos_out = next(i for i in top[10:] if truth[i] == truth[top[0]])  # same label: swapping keeps P@10
+    other[top[0]], other[pos_out] = s[pos_out], s[top[0]]
+    model = lambda d: Posterior.from_probabilities(d, np.full(40, 0.5), draws=100, random_seed=0)  # noqa: E731
+    ds = simulate(EvalData(s, noisy_labels=truth), truth, model, metric="precision_at_k", k=10, budget=10,
+                  batch_size=5, trials=2, strategies=("random",), random_seed=0, other_scores=other)
+    assert float(ds.true_value) == float(ds.true_value_other)  # a tie
+    assert bool((ds["estimate"] != ds["estimate_other"]).any())  # the estimates do not tie: they had an order
+    assert bool(ds["misranked"].isnull().all())
+    from bayeval.plots import vetting_curve
+
+    with pytest.raises(ValueError, match="true values tie"):
+        vetting_curve(ds, error="misranked")
+    # without the tie the same run is 1/0 where both estimates exist
+    other = np.where(truth == 1, s - 2.0, s)  # every positive below every negative: a true P@10 of 0
+    ds = simulate(EvalData(s, noisy_labels=truth), truth, model, metric="precision_at_k", k=10, budget=10,
+                  batch_size=5, trials=2, strategies=("random",), random_seed=0, other_scores=other)
+    assert float(ds.true_value) != float(ds.true_value_other)
+    assert set(np.unique(ds["misranked"].sel(estimator="naive").values)) <= {0.0, 1.0}
+
+
 def _model_without_noisy(d: EvalData) -> Posterior:
     return Posterior.from_probabilities(d, 1 / (1 + np.exp(-(d.scores - 0.75) * 1.5)), draws=100, random_seed=0,
                                         check=False)

@@ -27,6 +27,9 @@ from .select import STRATEGIES, select
 __all__ = ["simulate", "ESTIMATORS"]
 
 ESTIMATORS = ("vetted_only", "naive", "learned")
+#: two systems' true values this close are a tie (``misranked`` is NaN): the same metric
+#: summed in another order can differ in its last bits (``benchmarks/compare.py`` uses the same)
+TIE_TOL = 1e-9
 
 
 def _fit(model, data: EvalData, seed: int, fit_kwargs: dict, progressbar: bool, previous=None) -> Posterior:
@@ -334,9 +337,11 @@ def _dataset(study: _Study, rec: _Records, strategies, *, true_cat, true_b, n_po
         ds["estimate_other"] = (dims4, rec.est_b)
         ds["true_value_other"] = ((), tb)
         # 1.0 / 0.0 where both estimates exist, NaN where either does not (naive without noisy
-        # labels, vetted-only before anything is vetted): no order, so neither right nor wrong
+        # labels, vetted-only before anything is vetted) and where the true values tie (within
+        # rounding, as benchmarks/compare.py): no order to get right or wrong
         wrong = (np.sign(est - rec.est_b) != np.sign(true_value - tb)).astype(np.float64)
-        ds["misranked"] = (dims4, np.where(np.isnan(est) | np.isnan(rec.est_b), np.nan, wrong))
+        tie = bool(np.isfinite(true_value) and np.isfinite(tb) and abs(true_value - tb) <= TIE_TOL)
+        ds["misranked"] = (dims4, np.where(np.isnan(est) | np.isnan(rec.est_b) | tie, np.nan, wrong))
     return ds
 
 
@@ -401,7 +406,9 @@ def simulate(
         records whether each estimator orders the two systems wrongly (Figure 8):
         1.0 (wrongly) or 0.0 (rightly), a float array, NaN where either system's
         estimate is undefined (the naive estimator without noisy labels, vetted-only
-        before anything is vetted), which ``ds.misranked.mean("trial")`` skips.
+        before anything is vetted), which ``ds.misranked.mean("trial")`` skips. Where
+        the two systems' true values tie (``true_value`` and ``true_value_other`` within
+        ``TIE_TOL``) there is no right order, and ``misranked`` is NaN throughout.
     fit_kwargs : dict, optional
         Passed to ``model.fit``.
     random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, optional
