@@ -354,6 +354,39 @@ def test_active_session_decides_a_comparison_with_its_stopping_rule(tmp_path):
         ComparisonModel("good", "other").fit(data)
 
 
+def test_active_session_estimate_on_joint_data_is_the_gap_or_refused(tmp_path):
+    """estimate() on joint data measured the first score column alone, under the metric's bare name: with a
+    ComparisonModel it is now the gap a - b (the vetting page's table), with another joint model refused."""
+    from bayeval.active import ActiveSession
+    from bayeval.compare import Comparison, ComparisonModel
+
+    a, b, lab, _ = _pool(seed=4, n=300, n_vetted=40)
+    data = joint_data({"a": a, "b": b}, lab)  # "a", the first column, is the data's `scores`
+    model = ComparisonModel("b", "a", model="logistic", width=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        s = ActiveSession(data, model, store=tmp_path / "s.sqlite", random_seed=0, fit_kwargs={"draws": 100},
+                          progressbar=False)
+        table = s.estimate()
+    assert table.index.tolist() == ["average_precision: b - a"]
+    assert table.columns.tolist() == ["mean", "sd", "hdi_5%", "hdi_95%", "p_better", "p_rope", "decided"]
+    cmp = Comparison(s.posterior)
+    gap = cmp.difference("b", "a").values
+    assert table["mean"].iloc[0] == pytest.approx(gap.mean()) and table["mean"].iloc[0] < 0  # a is the better
+    assert table["p_better"].iloc[0] == pytest.approx(cmp.prob_better("b", "a"))
+    assert table["decided"].iloc[0] == model.decided(s.posterior)
+    hist = s.history()
+    assert hist["metric"].tolist() == ["average_precision: b - a"]
+    assert hist["mean"].iloc[0] == pytest.approx(gap.mean())
+    s.close()
+    # another model of the joint data: its metric would be the first column's alone, so refused, naming the ways
+    plain = ActiveSession(data, JointCalibration("logistic"), store=tmp_path / "p.sqlite", random_seed=0,
+                          fit_kwargs={"draws": 100, "warn": False}, progressbar=False)
+    with pytest.raises(ValueError, match=r"joint model of 2 classifiers.*'a'.*ComparisonModel.*ranking"):
+        plain.estimate()
+    plain.close()
+
+
 def test_report_has_a_comparison_section(pair):
     from bayeval.report import report
 

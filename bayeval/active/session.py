@@ -60,6 +60,18 @@ def _fingerprint(data: EvalData, *, ordered: bool = True) -> str:
     return h.hexdigest()[:32]
 
 
+def _joint_classifiers(post: Posterior) -> list[str]:
+    """The classifiers' names where ``post`` is a joint calibration model's posterior (or a
+    stack of them) of several score columns (:func:`bayeval.models.joint.joint_data`); else []."""
+    from ..models.joint import JointCalibrationPosterior
+    from ..models.stacking import StackedPosterior
+
+    parts = list(post.candidates.values()) if isinstance(post, StackedPosterior) else [post]
+    if not parts or not all(isinstance(p, JointCalibrationPosterior) for p in parts):
+        return []
+    return [str(n) for n in post.data.feature_names]
+
+
 def _label_value(v):
     """0/1 from what a person may type; None when it is not a label.
 
@@ -84,7 +96,8 @@ class ActiveSession:
         A model that also has ``choose(posterior, size, exclude=..., random_seed=...)``
         and ``decided(posterior)`` chooses the batches after the designed first one and
         says when to stop (:meth:`decided`): :class:`bayeval.compare.ComparisonModel`
-        decides which of two classifiers is better.
+        decides which of two classifiers is better, and its ``estimate(posterior,
+        hdi_prob=...)`` makes :meth:`estimate` the gap between them.
     metric : str
         The metric to estimate and to choose items for (e.g. ``"precision_at_k"``).
     store : LabelStore or path
@@ -496,8 +509,43 @@ class ActiveSession:
         """Refit (if labels changed) and summarize the metric: mean, sd and HDI.
 
         Also appends the headline estimate to the session's history (kept in the store).
+
+        With a model that chooses the batches and says when to stop (see ``model``) and has
+        its own ``estimate(posterior, hdi_prob=...)``, such as
+        :class:`bayeval.compare.ComparisonModel`, the table is the model's: for a
+        comparison the gap ``a - b`` in the model's metric, with ``p_better`` and the
+        stopping rule's verdict (one row, the history is of the gap). A joint model's
+        posterior of several classifiers' scores (:func:`~bayeval.models.joint.joint_data`)
+        with any other model is refused with a ValueError: the metric would be that of the
+        first score column alone, and the error names what to use instead.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from bayeval import EvalData, Posterior
+        >>> from bayeval.active import ActiveSession
+        >>> data = EvalData(np.linspace(1, 0, 20), labels=[1, 0] + [np.nan] * 18)
+        >>> model = lambda d: Posterior.from_probabilities(d, np.full(20, 0.5), draws=200, random_seed=0)
+        >>> s = ActiveSession(data, model, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
+        >>> s.estimate().columns.tolist()
+        ['mean', 'sd', 'hdi_5%', 'hdi_95%']
+        >>> s.close()
         """
         post = self.posterior
+        if self._chooses() and callable(getattr(self.model, "estimate", None)):  # a comparison's: the gap
+            table = self.model.estimate(post, hdi_prob=self.hdi_prob)
+            self._append_history(table)
+            return table
+        names = _joint_classifiers(post)
+        if len(names) > 1:
+            raise ValueError(
+                f"This session's posterior is a joint model of {len(names)} classifiers' scores ({names}): "
+                f"estimate() would measure {self.metric!r} of the first column ({names[0]!r}) alone. For the gap "
+                "between two of them give the session bayeval.compare.ComparisonModel(a, b) as its model (then "
+                "estimate() is the gap a - b with P(a better)); for every classifier's metric on the shared draws "
+                "use bayeval.compare.Comparison(session.posterior).ranking(metric); to evaluate one classifier, "
+                "give the session an EvalData of its scores alone."
+            )
         kwargs = dict(self.metric_kwargs)
         if self.data.has_categories:
             kwargs["category"] = self.category

@@ -767,7 +767,8 @@ class ComparisonModel:
     gap (:meth:`Comparison.select`), and ``session.decided()`` is the stopping rule of
     :meth:`Comparison.decided` (``a`` or ``b`` better with probability above ``level``,
     or, with ``width``, the gap inside ``[-width, width]`` with probability above
-    ``level``).
+    ``level``). ``session.estimate()`` is the gap ``a - b`` in this model's ``metric``
+    (:meth:`estimate`), whatever the session's own ``metric``.
 
     Parameters
     ----------
@@ -801,6 +802,8 @@ class ComparisonModel:
     ...     _ = s.record(ids, y[data.index_of(ids)].astype(int))
     >>> s.decided(), int(s.data.n_vetted) <= 100
     ('good', True)
+    >>> s.estimate().columns.tolist()   # the gap good - weak, as the vetting page for a comparison shows it
+    ['mean', 'sd', 'hdi_5%', 'hdi_95%', 'p_better', 'decided']
     >>> s.close()
     """
 
@@ -847,6 +850,24 @@ class ComparisonModel:
     def comparison(self, posterior) -> Comparison:
         """The :class:`Comparison` of a posterior this model fitted."""
         return Comparison(posterior)
+
+    def estimate(self, posterior, *, hdi_prob: float = HDI_PROB) -> pd.DataFrame:
+        """The gap ``a - b`` in this model's metric: what :meth:`ActiveSession.estimate
+        <bayeval.active.ActiveSession.estimate>` reports with this model.
+
+        One row, named ``"{metric}: {a} - {b}"``, with the columns of
+        :meth:`Comparison.difference_summary` (``mean``, ``sd``, the HDI, ``p_better``: that
+        ``a`` is better, and ``p_rope`` with a ``width``) and ``decided`` (:meth:`decided`:
+        ``a``, ``b``, ``"equivalent"`` or None) -- the table of the vetting page for a
+        comparison (:class:`bayeval.vet.comparison.ComparisonSession`).
+        """
+        cmp = Comparison(posterior)
+        kw = self.metric_kwargs
+        s = cmp.difference_summary(self.a, self.b, self.metric, hdi_prob=hdi_prob, width=self.width, **kw)
+        name = self.metric if isinstance(self.metric, str) else getattr(self.metric, "__name__", "metric")
+        table = pd.DataFrame([s.to_dict()], index=[f"{name}: {self.a} - {self.b}"])
+        table["decided"] = cmp.decided(self.a, self.b, self.metric, level=self.level, width=self.width, **kw)
+        return table
 
     def decided(self, posterior) -> str | None:
         """The stopping rule on this posterior: ``a``, ``b``, ``"equivalent"`` or None (keep labelling)."""
