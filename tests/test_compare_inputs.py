@@ -87,6 +87,30 @@ def test_select_of_a_decided_comparison_ranks_by_the_gap_not_by_file_order(pool)
     np.testing.assert_array_equal(cmp.data.item_ids[pos], by_gap)
 
 
+def test_select_where_the_gap_is_the_same_in_every_draw_ranks_by_the_metric(pool):
+    """Two copies of one classifier: the gap is 0 in every draw, so select() gave every item 0, returned the first
+    unvetted items in file order and warned that the comparison was decided (P(a better) = 0.5, undecided)."""
+    from bayeval.compare import expected_change
+
+    a, _, lab, _ = pool
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cmp = be.compare({"a": a, "b": a.copy()}, lab, **FIT)
+    assert cmp.prob_better("a", "b") == 0.5 and cmp.decided("a", "b") is None
+    free = np.flatnonzero(~cmp.data.vetted)
+    own = expected_change(cmp.posterior, cmp.metric().sel(model="a").values)
+    by_metric = cmp.data.item_ids[free[np.argsort(-own[free], kind="stable")][:5]]
+    assert not np.array_equal(by_metric, cmp.data.item_ids[free[:5]])  # not file order
+    for target in ("prob", "gap"):
+        with pytest.warns(UserWarning, match=r"gap a - b is 0 in every posterior draw.*'equivalent'") as rec:
+            ids = cmp.select(5, "a", "b", target=target)
+        assert not any("is decided" in str(w.message) for w in rec)
+        np.testing.assert_array_equal(ids, by_metric)
+    with pytest.warns(UserWarning, match="in every posterior draw"):
+        pos = ComparisonModel("a", "b", model="logistic").choose(cmp.posterior, 5)
+    np.testing.assert_array_equal(cmp.data.item_ids[pos], by_metric)
+
+
 def test_the_dict_order_does_not_change_the_draws(pool):
     """The same seed gave gaps 0.5013 and 0.4956 for {"good", "weak"} and {"weak", "good"}."""
     a, b, lab, cmp = pool

@@ -679,7 +679,12 @@ class Comparison:
         equivalence verdict needs the gap's spread to shrink). ``a``, ``b``: default the
         two classifiers ranked first. Returns item ids, the most informative first. Once
         ``P(a better)`` is the same (1 or 0) in every draw, no label can move it: ``"prob"``
-        then ranks the items by ``"gap"`` instead, with a warning (not by file order).
+        then ranks the items by ``"gap"`` instead, with a warning (not by file order). Where
+        the gap itself is the same in every draw (two copies of one classifier: 0 in every
+        draw), no label can change the comparison; either target then ranks the items by how
+        much their labels would move ``a``'s metric, as a single classifier's selection
+        does, with a warning that says so (a gap of 0 is decided only as ``"equivalent"``,
+        given a ``width``).
 
         Examples
         --------
@@ -704,7 +709,8 @@ class Comparison:
         if g.ndim != 2:
             raise ValueError(f"select() needs one gap per draw; the metric has the extra dims {list(g.dims[2:])}: "
                              f"{_one_value_hint(g.dims[2:])}")
-        score = _selection_scores(self.posterior, g.values, target, self._name(a), self._name(b))
+        own = self.metric(metric, **kwargs).sel(model=self._name(a)).values
+        score = _selection_scores(self.posterior, g.values, target, self._name(a), self._name(b), own)
         free = np.flatnonzero(~self.data.vetted)
         if free.size == 0:
             raise ValueError("Every item is vetted: there is nothing left to select.")
@@ -877,14 +883,16 @@ class ComparisonModel:
     def choose(self, posterior, size: int, *, exclude=None, random_seed=None) -> np.ndarray:
         """Positions of the ``size`` unvetted items (not in the mask ``exclude``) that would most change the comparison.
 
-        As :meth:`Comparison.select`: where ``P(a better)`` is the same in every draw, by the gap, with a warning.
+        As :meth:`Comparison.select`: where ``P(a better)`` is the same in every draw, by the gap, and where the gap
+        is, by ``a``'s metric, each with a warning.
         """
         del random_seed  # the choice is deterministic given the draws
         cmp = Comparison(posterior)
         g = cmp.difference(self.a, self.b, self.metric, **self.metric_kwargs)
         if g.ndim != 2:
             raise ValueError("The comparison needs one gap per draw: give the metric's options, e.g. {'k': 10}.")
-        score = _selection_scores(posterior, g.values, self.target, self.a, self.b)
+        own = cmp.metric(self.metric, **self.metric_kwargs).sel(model=self.a).values
+        score = _selection_scores(posterior, g.values, self.target, self.a, self.b, own)
         free = ~cmp.data.vetted if exclude is None else ~cmp.data.vetted & ~np.asarray(exclude, dtype=bool)
         idx = np.flatnonzero(free)
         return idx[np.argsort(-score[idx], kind="stable")][:size]
@@ -911,16 +919,35 @@ def _moved(gap: np.ndarray, target: str) -> np.ndarray:
     return (gap > 0) + 0.5 * (gap == 0) if target == "prob" else gap
 
 
-def _selection_scores(post, gap: np.ndarray, target: str, a: str, b: str) -> np.ndarray:
+def _selection_scores(post, gap: np.ndarray, target: str, a: str, b: str, own: np.ndarray) -> np.ndarray:
     """Per item, what a selection ranks by: :func:`expected_change` of what ``target`` moves.
 
     Where ``target="prob"`` gives 0 to every unvetted item (``P(a better)`` is the same in
     every draw, 1 or 0: no label can move it, and a stable sort would return the first
     unvetted items in file order), the items are ranked by how much their labels would
-    move the gap instead (``target="gap"``), with a warning that says so.
+    move the gap instead (``target="gap"``), with a warning that says so. Where the gap
+    itself is the same in every draw (two copies of one classifier: 0), no label can change
+    the comparison at all: the items are ranked by how much their labels would move
+    ``own``, ``a``'s metric per draw (the choice of a single classifier's selection), with
+    a warning that says so.
     """
-    score = expected_change(post, _moved(gap, target))
     free = ~np.asarray(post.data.vetted, dtype=bool)
+    g = np.asarray(gap, dtype=np.float64)
+    fin = g[np.isfinite(g)]
+    if free.any() and fin.size and fin.min() == fin.max():
+        verdict = (f"they are never told apart; decided({a!r}, {b!r}, width=...) calls them 'equivalent'"
+                   if fin[0] == 0 else "the comparison is decided (see decided())")
+        warnings.warn(
+            f"The gap {a} - {b} is {fin[0]:g} in every posterior draw, so no item's label can change the "
+            f"comparison ({verdict}). The items are ranked by how much their labels would move {a}'s metric "
+            "instead, as a single classifier's selection ranks them.",
+            UserWarning,
+            stacklevel=3,
+        )
+        own = np.asarray(own, dtype=np.float64)
+        own = np.where(np.isfinite(own), own, np.nanmean(own) if np.isfinite(own).any() else 0.0)
+        return np.nan_to_num(expected_change(post, own), nan=0.0)
+    score = expected_change(post, _moved(gap, target))
     if target != "prob" or not free.any() or np.any(score[free] > 0):
         return score
     p = float(np.mean(_moved(gap, "prob")))
