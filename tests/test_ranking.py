@@ -1026,3 +1026,24 @@ def test_ranking_summary_leaves_out_undefined_draws(monkeypatch):
     assert summ.loc["Q", "p_indistinguishable_min"] <= summ.loc["Q", "p_indistinguishable"]
     assert summ.loc["Q", "p_indistinguishable"] <= summ.loc["Q", "p_indistinguishable_max"]
     assert summ.attrs["undefined"] == {"Q": pytest.approx(0.01)}
+
+
+def test_percentile_cache_tells_arrays_with_the_same_bytes_apart():
+    """The percentile cache was keyed by the ranking's bytes and dims, not its dtype and shape:
+    one int64 ranking (1, 3) and the eight int8 rankings (8, 3) made of its bytes -- every one
+    a valid 0/1 ranking -- shared a key, so the second call got the first call's one row."""
+    from bayeval.rankings.model import RankingPosterior
+
+    draws = np.random.default_rng(1).beta([3, 2, 5], [2, 3, 1], size=(2, 50, 3))
+    votes = np.array([[1, 1, 0], [0, 0, 1], [1, 1, 1]])
+    wide = np.array([[1, 0, 1]], dtype=np.int64)
+    rows = wide.view(np.int8).reshape(8, 3)
+    assert rows.tobytes() == wide.tobytes() and set(np.unique(rows)) == {0, 1}
+    post = RankingPosterior.from_draws(draws, votes)
+    first = post.percentile(wide)
+    again = post.percentile(rows)
+    alone = RankingPosterior.from_draws(draws, votes).percentile(rows)
+    assert first.sizes["ranking"] == 1 and again.sizes["ranking"] == 8
+    np.testing.assert_array_equal(again.values, alone.values)
+    # a cached call with the same ranking still returns the same values
+    np.testing.assert_array_equal(post.percentile(wide).values, first.values)

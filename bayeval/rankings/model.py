@@ -837,9 +837,12 @@ class RankingPosterior(BasePosterior):
 
     def _percentile(self, ranking, ties, tol):
         da = self._ranking_da(ranking)
-        key = (
+        values = np.asarray(da)
+        key = (  # the bytes alone are not the array: the same bytes read as another dtype or shape differ
             da.dims,
-            np.asarray(da).tobytes(),
+            values.shape,
+            values.dtype.str,
+            values.tobytes(),
             tuple((k, tuple(np.asarray(v).tolist())) for k, v in da.coords.items() if k != "pair"),
             ties,
             float(tol),
