@@ -15,6 +15,10 @@ through ArviZ's ``InferenceData.to_netcdf``:
   the provenance record of :func:`bayeval._version.provenance` (the versions of
   bayeval, PyMC, PyTensor, NumPy, ArviZ and xarray that wrote the file, the date and
   the data's fingerprint);
+* the root's ``bayeval_sha256`` attribute holds the SHA-256 of everything else in the
+  file (every array, string and attribute, as read back after writing): :func:`load`
+  recomputes it and refuses a file whose contents changed since it was saved
+  (:class:`DamagedFitError`). Files saved before this attribute existed load unchecked;
 * a plug-in posterior (:meth:`~bayeval.Posterior.from_probabilities`) keeps its
   probabilities in ``bayeval_probabilities``;
 * a :class:`~bayeval.models.StackedPosterior` keeps its comparison table in
@@ -37,6 +41,7 @@ draws differ from the saved ones is an error, never a silent change.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import math
@@ -66,6 +71,8 @@ _COMPARISON = "bayeval_comparison"
 _CANDIDATES = "bayeval_candidates"
 _OURS = (_DATA, _PROBS, _COMPARISON, _CANDIDATES)
 _ENGINE = "h5netcdf"
+#: The root attribute holding the SHA-256 of the file's contents (see :func:`file_digest`).
+CHECKSUM = "bayeval_sha256"
 
 #: Module paths that earlier versions of bayeval wrote into saved files, and where those
 #: classes live now: a fit saved before a module moved still loads.
@@ -384,6 +391,70 @@ def _write(post, filename: str, base: str, *, first: bool) -> None:
             xr.Dataset(attrs={"bayeval_name": name}).to_netcdf(filename, mode="a", engine=_ENGINE, group=sub)
 
 
+def _has_reference(dt: np.dtype) -> bool:
+    """Whether an HDF5 type holds object references (file addresses, not content)."""
+    import h5py
+
+    if h5py.check_ref_dtype(dt) is not None:
+        return True
+    base = h5py.check_vlen_dtype(dt)
+    if base is not None and base is not str and base is not bytes:
+        return _has_reference(np.dtype(base))
+    return dt.fields is not None and any(_has_reference(f[0]) for f in dt.fields.values())
+
+
+def _feed(h, value) -> None:
+    """Add one value (a dataset's or an attribute's, as h5py reads it) to the hash ``h``."""
+    import h5py
+
+    if isinstance(value, h5py.Empty):
+        h.update(b"E" + np.dtype(value.dtype).str.encode())
+        return
+    a = np.asarray(value)
+    h.update(repr(a.shape).encode())
+    if a.dtype.kind in "OSU":  # strings: h5py gives str or bytes, by its version; hash their UTF-8 bytes
+        for v in a.ravel():
+            b = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+            h.update(len(b).to_bytes(8, "little") + b)
+    else:
+        h.update(a.dtype.str.encode() + np.ascontiguousarray(a).tobytes())
+
+
+def _file_digest(filename: str) -> str:
+    """The SHA-256 of a saved fit's contents: every group's and dataset's name, values and
+    attributes (all but :data:`CHECKSUM` and the dimension scales' object references), in name order.
+
+    It is taken on what h5py reads, not on the file's bytes, so it does not depend on where
+    HDF5 placed things; a changed byte in any array, string or attribute changes it."""
+    import h5py
+
+    h = hashlib.sha256()
+
+    def visit(name, obj):
+        h.update(b"\0N" + name.encode("utf-8"))
+        if isinstance(obj, h5py.Dataset):
+            _feed(h, obj[()])
+        for key in sorted(obj.attrs):
+            if key == CHECKSUM or _has_reference(obj.attrs.get_id(key).dtype):
+                continue
+            h.update(b"\0A" + key.encode("utf-8"))
+            _feed(h, obj.attrs[key])
+
+    with h5py.File(filename, "r") as f:
+        visit("/", f)
+        f.visititems(visit)
+    return h.hexdigest()
+
+
+def _seal(filename: str) -> None:
+    """Store the file's :func:`_file_digest` in its root attribute :data:`CHECKSUM`."""
+    import h5py
+
+    digest = _file_digest(filename)
+    with h5py.File(filename, "a") as f:
+        f.attrs[CHECKSUM] = digest
+
+
 def save(post, path, *, overwrite: bool = False) -> Path:
     """Save a posterior (and what rebuilds it) to one netCDF file; see the module docs.
 
@@ -402,7 +473,8 @@ def save(post, path, *, overwrite: bool = False) -> Path:
     -------
     pathlib.Path
         The file written. It is written to a temporary file first and moved into place,
-        so a failed save never leaves a half-written file behind.
+        so a failed save never leaves a half-written file behind; its last step stores
+        the SHA-256 of the contents, which :func:`load` checks.
 
     Examples
     --------
@@ -431,6 +503,7 @@ def save(post, path, *, overwrite: bool = False) -> Path:
     os.close(fd)
     try:
         _write(post, tmp, "/", first=True)
+        _seal(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -444,7 +517,9 @@ def save(post, path, *, overwrite: bool = False) -> Path:
 class DamagedFitError(ValueError):
     """A saved fit that is an HDF5 file but cannot be read through (truncated or damaged bytes).
 
-    Raised by :func:`load`; the message names the file and says to save the fit again.
+    Raised by :func:`load` when HDF5 fails to read the file, or when its contents no longer
+    match the SHA-256 checksum :func:`save` stored in it (a changed byte in an array, a
+    string or an attribute); the message names the file and says to save the fit again.
 
     Examples
     --------
@@ -463,6 +538,11 @@ class DamagedFitError(ValueError):
     ...     print("damaged or truncated bayeval fit" in str(exc))
     True
     """
+
+
+def _damaged(shown, why: str) -> str:
+    return (f"{shown} is a damaged or truncated bayeval fit ({why}); "
+            "save the fit again (`bayeval report ... --save PATH` or `bayeval.save(post, path)`).")
 
 
 def _groups_and_attrs(filename: str, base: str) -> tuple[list[str], dict]:
@@ -508,6 +588,13 @@ def _read(filename: str, shown, base: str):
             f"{shown}{where} is not a complete bayeval fit: it lacks {missing} (groups found: {names}). "
             "Save the posterior again with bayeval.save(post, path)."
         )
+    if base == "/" and CHECKSUM in attrs:  # files saved before bayeval kept a checksum load unchecked
+        digest = _file_digest(filename)
+        if digest != attrs[CHECKSUM]:
+            raise DamagedFitError(_damaged(
+                shown, f"its contents do not match the SHA-256 checksum recorded when it was saved: "
+                f"{digest[:16]}... now, {str(attrs[CHECKSUM])[:16]}... then"
+            ))
     groups = {g: _read_group(filename, f"{base.rstrip('/')}/{g}") for g in names if g not in _OURS}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -624,8 +711,12 @@ def load(path):
     DamagedFitError
         (a ``ValueError``) ``path`` is an HDF5 file that cannot be read through: cut
         short (a copy or download that stopped) or with damaged bytes. The message
-        names the file and the HDF5 error. All of the file is read here, so a damaged
-        file fails at ``load`` and never later, when a group is first used.
+        names the file and the HDF5 error, or says that its contents do not match the
+        SHA-256 checksum stored at save (so a changed byte in a string, such as an item
+        id, or in an attribute, such as the seed, is refused too, not loaded as another
+        fit). All of the file is read here, so a damaged file fails at ``load`` and
+        never later, when a group is first used. Files saved by a bayeval without the
+        checksum load unchecked.
 
     Examples
     --------
@@ -658,7 +749,4 @@ def load(path):
     try:  # every group is read into memory here (_read_group loads it): damage shows now, not at first use
         return _read(shown, shown, "/")
     except (OSError, RuntimeError, KeyError, UnicodeDecodeError, json.JSONDecodeError) as exc:  # h5py/HDF5 errors
-        raise DamagedFitError(
-            f"{shown} is a damaged or truncated bayeval fit ({type(exc).__name__}: {exc}); "
-            "save the fit again (`bayeval report ... --save PATH` or `bayeval.save(post, path)`)."
-        ) from exc
+        raise DamagedFitError(_damaged(shown, f"{type(exc).__name__}: {exc}")) from exc

@@ -278,10 +278,57 @@ def test_a_saved_fit_with_flipped_bytes_is_refused_at_load_or_loads_unchanged(tm
     assert refused >= 5
 
 
+def _flipped_copies(path, needle: bytes, tmp_path):
+    """Copies of ``path`` with one byte of each place ``needle`` is stored changed (``needle``'s 3rd byte XOR 1)."""
+    raw = path.read_bytes()
+    at = [i for i in range(len(raw)) if raw.startswith(needle, i)]
+    assert at, f"{needle!r} is not stored as such in {path}"
+    for n, i in enumerate(at):
+        b = bytearray(raw)
+        b[i + 2] ^= 1
+        bad = tmp_path / f"flipped{n}.nc"
+        bad.write_bytes(bytes(b))
+        yield bad
+
+
+def test_a_byte_changed_in_a_stored_string_array_or_attribute_is_refused_at_load(tmp_path):
+    """Numbers are stored deflated (their zlib checksum catches a changed byte), but strings
+    (item ids, category and pair names: variable-length strings, which HDF5 filters cannot
+    cover) and the attributes (model parameters, seed) are stored as they are: a changed byte
+    loaded as a changed fit without an error. The file's SHA-256 now catches it."""
+    rng = np.random.default_rng(3)
+    s = rng.random(60)
+    labels = np.where(np.arange(60) < 20, (s > 0.5).astype(float), np.nan)
+    data = EvalData(s, labels, item_ids=[f"case-{i:04d}" for i in range(60)])
+    post = Posterior.from_probabilities(data, s, draws=40, chains=2, random_seed=20261128, check=False)
+    path = be.save(post, tmp_path / "fit.nc")
+    assert be.load(path).data.item_ids[17] == "case-0017"
+    for needle in (b"case-0017", b"20261128"):  # an item id in bayeval_data/ids; the seed's attribute
+        for bad in _flipped_copies(path, needle, tmp_path):
+            _refused_as_damaged(bad)
+            assert "do not match the SHA-256 checksum recorded when it was saved" in str(
+                pytest.raises(persist.DamagedFitError, be.load, bad).value)
+
+
+def test_a_fit_saved_without_a_checksum_still_loads(tmp_path):
+    """Files saved before bayeval kept a checksum (bayeval.save without its last step) load as before."""
+    post, _ = _small_saved_fit(tmp_path / "new.nc")
+    old = tmp_path / "old.nc"
+    persist._write(post, str(old), "/", first=True)  # what save wrote before the checksum
+    with h5netcdf.File(old, "r") as f:
+        assert persist.CHECKSUM not in f.attrs
+    again = be.load(old)
+    assert again.idata.posterior.equals(post.idata.posterior)
+    np.testing.assert_array_equal(again.metric("average_precision"), post.metric("average_precision"))
+    with h5netcdf.File(tmp_path / "new.nc", "r") as f:  # and what save writes now carries one
+        assert f.attrs[persist.CHECKSUM] == persist._file_digest(str(tmp_path / "new.nc"))
+
+
 def test_load_only_builds_bayeval_models(fits, tmp_path):
     path = be.save(fits["Calibration"], tmp_path / "fit.nc")
     with h5netcdf.File(path, "a") as f:
         f.attrs["bayeval_model_class"] = "subprocess:Popen"
+    persist._seal(str(path))  # a checksum that matches: the class itself must be refused
     with pytest.raises(ValueError, match="'subprocess:Popen' is not a bayeval model class"):
         be.load(path)
 
@@ -304,6 +351,7 @@ def test_files_that_name_former_module_paths_still_load(name, old, fits, tmp_pat
         assert f.attrs["bayeval_model_class"] != old or name == "Calibration"
         f.attrs["bayeval_model_class"] = old
         f.attrs["bayeval_posterior_class"] = "bayeval.posterior:Posterior"
+        del f.attrs[persist.CHECKSUM]  # files of then had no checksum
     again = be.load(path)
     assert type(again) is type(post) and type(again.model_spec) is type(post.model_spec)
     assert again.idata.posterior.equals(post.idata.posterior)
