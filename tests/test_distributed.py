@@ -164,6 +164,59 @@ def test_worker_setup_sets_one_thread(monkeypatch):
     assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["NUMBA_NUM_THREADS"] == "1"
 
 
+def _freeze_count_after_teardown(status: str, queue) -> None:
+    """In a daemonic process (as a nanny's worker): the registered plugin's teardown on a worker
+    in ``status``; puts the garbage collector's frozen-object count before and after."""
+    import gc
+    from types import SimpleNamespace
+
+    from distributed.core import Status
+
+    from bayeval.core import distributed as D
+
+    plugins = []
+
+    class _Client:
+        def register_plugin(self, plugin, name=None):
+            plugins.append(plugin)
+
+    D._register(_Client())
+    before = gc.get_freeze_count()
+    plugins[0].teardown(SimpleNamespace(status=Status[status]))
+    queue.put((before, gc.get_freeze_count()))
+
+
+def test_a_closing_worker_process_freezes_the_garbage_collector_so_it_exits_in_time():
+    """docs/distributed.md's example logged distributed's "Worker process still alive after 4.0
+    seconds, killing" at shutdown: a worker process that had fitted a model spent longer than the
+    nanny's 4 s in the garbage collections of Python's exit. The plugin's teardown now freezes the
+    collector in a closing worker process, and only there."""
+    import gc
+    import multiprocessing
+    from types import SimpleNamespace
+
+    from distributed.core import Status
+
+    ctx = multiprocessing.get_context("fork")
+    got = {}
+    for status in ("closing", "running"):  # a worker closing; a plugin removed from a running worker
+        queue = ctx.Queue()
+        proc = ctx.Process(target=_freeze_count_after_teardown, args=(status, queue), daemon=True)
+        proc.start()
+        got[status] = queue.get(timeout=120)
+        proc.join(timeout=60)
+    assert got["closing"][0] == 0 and got["closing"][1] > 1000
+    assert got["running"][1] == got["running"][0]
+    # the user's own process (a threaded worker) is not a nanny's: its collector is left alone
+    before = gc.get_freeze_count()
+    try:
+        WorkerSetup().teardown(SimpleNamespace(status=Status.closing))
+        assert gc.get_freeze_count() == before
+    finally:
+        if gc.get_freeze_count() != before:
+            gc.unfreeze()
+
+
 def test_category_fits_on_a_client_equal_the_serial_ones(client):
     from bayeval.models import Calibration
 
@@ -600,3 +653,4 @@ def test_the_docs_local_cluster_example_runs_as_a_script(tmp_path):
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "bootstrapping phase" not in proc.stderr and proc.stdout.count("average_precision") == 4
+    assert "still alive after" not in proc.stderr, proc.stderr[-3000:]  # the workers exit within the nanny's grace
