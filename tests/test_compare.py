@@ -385,6 +385,13 @@ def test_active_session_estimate_on_joint_data_is_the_gap_or_refused(tmp_path):
     with pytest.raises(ValueError, match=r"joint model of 2 classifiers.*'a'.*ComparisonModel.*ranking"):
         plain.estimate()
     plain.close()
+    # and so are its batches, which were chosen for the first column's metric
+    plain = ActiveSession(data, JointCalibration("logistic"), store=tmp_path / "q.sqlite", random_seed=0,
+                          strategy="expected_change", fit_kwargs={"draws": 100, "warn": False}, progressbar=False)
+    with pytest.raises(ValueError, match=r"the batch would be chosen for 'average_precision' of the first column"):
+        plain.next_batch()
+    assert plain.store.batches().empty  # nothing proposed
+    plain.close()
 
 
 def test_report_has_a_comparison_section(pair):

@@ -381,6 +381,7 @@ class ActiveSession:
             positions = self.model.choose(self.posterior, size, exclude=exclude_mask, random_seed=seed)
             strategy = type(self.model).__name__
         else:  # "auto" past the first batch: expected change with an exploring share (select's "auto")
+            self._refuse_joint(self.posterior, "the batch would be chosen for")
             positions = select(self.posterior, metric=self.metric, size=size,
                                strategy="auto" if self.strategy == "auto" else strategy, random_seed=seed,
                                exclude=exclude_mask, **kwargs)
@@ -505,6 +506,20 @@ class ActiveSession:
             kwargs["category"] = self.category
         return post.metric(self.metric, **kwargs)
 
+    def _refuse_joint(self, post: Posterior, what: str) -> None:
+        """A ValueError where ``post`` is a joint model of several classifiers' scores and this
+        session's model does not choose for them: its metric would be the first column's alone."""
+        names = _joint_classifiers(post)
+        if len(names) > 1:
+            raise ValueError(
+                f"This session's posterior is a joint model of {len(names)} classifiers' scores ({names}): "
+                f"{what} {self.metric!r} of the first column ({names[0]!r}) alone. For the gap "
+                "between two of them give the session bayeval.compare.ComparisonModel(a, b) as its model (then "
+                "estimate() is the gap a - b with P(a better) and the batches decide it); for every classifier's "
+                "metric on the shared draws use bayeval.compare.Comparison(session.posterior).ranking(metric); to "
+                "evaluate one classifier, give the session an EvalData of its scores alone."
+            )
+
     def estimate(self) -> pd.DataFrame:
         """Refit (if labels changed) and summarize the metric: mean, sd and HDI.
 
@@ -536,16 +551,7 @@ class ActiveSession:
             table = self.model.estimate(post, hdi_prob=self.hdi_prob)
             self._append_history(table)
             return table
-        names = _joint_classifiers(post)
-        if len(names) > 1:
-            raise ValueError(
-                f"This session's posterior is a joint model of {len(names)} classifiers' scores ({names}): "
-                f"estimate() would measure {self.metric!r} of the first column ({names[0]!r}) alone. For the gap "
-                "between two of them give the session bayeval.compare.ComparisonModel(a, b) as its model (then "
-                "estimate() is the gap a - b with P(a better)); for every classifier's metric on the shared draws "
-                "use bayeval.compare.Comparison(session.posterior).ranking(metric); to evaluate one classifier, "
-                "give the session an EvalData of its scores alone."
-            )
+        self._refuse_joint(post, "estimate() would measure")
         kwargs = dict(self.metric_kwargs)
         if self.data.has_categories:
             kwargs["category"] = self.category
