@@ -340,6 +340,11 @@ class Card:
         """The labels in the card's label store, one per item by the store's conflict rule
         (a ``pandas.Series`` indexed by item id), or None when the store file does not exist.
 
+        An item is keyed by the card's id of it: the labels of a text id ``'261'`` typed for
+        a scores file numbered by row and those of its row ``261`` are one entry, settled by
+        the conflict rule, as :meth:`load_data` reads them; an id that is no item of the
+        scores file is listed as stored.
+
         Examples
         --------
         >>> import tempfile, pathlib
@@ -361,7 +366,9 @@ class Card:
         >>> card.store_labels().to_dict(), card.load_data(store=True)[0].labels.tolist()
         ({'b': 1}, [1.0, 1.0, 0.0])
         """
-        return read_store_labels(self.store_file)
+        if not self.store_file.is_file():
+            return None
+        return read_store_labels(self.store_file, self.load_data()[0].item_ids.tolist())
 
     def _with_store_labels(self, data: EvalData) -> EvalData:
         try:
@@ -823,16 +830,23 @@ class JoinedCards:
     truth: np.ndarray | None = None
 
 
-def read_store_labels(path):
+def read_store_labels(path, item_ids=None):
     """The labels in the label store ``path``, one per item by the store's conflict rule (a
-    ``pandas.Series`` indexed by item id), or None when the file does not exist."""
+    ``pandas.Series`` indexed by item id), or None when the file does not exist.
+
+    ``item_ids``: the items of the data (default: the items the store has registered, if any).
+    A stored id written like one of them (``'261'`` for the item ``261``) is that item, its
+    labels settled with those of the item's own id by the conflict rule; other ids are listed
+    as stored."""
     path = Path(path)
     if not path.is_file():
         return None
+    from .active._store_items import labels_for_items
     from .active.store import LabelStore
 
     with LabelStore(path) as st:
-        return st.resolved()
+        ids = st.known_items() if item_ids is None else list(item_ids)
+        return st.resolved() if ids is None else labels_for_items(st, ids)[0]
 
 
 def with_store_labels(data: EvalData, path, source: str) -> EvalData:
@@ -844,19 +858,15 @@ def with_store_labels(data: EvalData, path, source: str) -> EvalData:
     path = Path(path)
     if not path.is_file():
         return data
+    from .active._store_items import labels_for_items
     from .active.store import LabelStore
 
-    by_text = {str(i): i for i in data.item_ids.tolist()}
     with LabelStore(path) as st:
         # one item's labels stored under both kinds of its id ('261' typed as text, 261 as the
         # data's int): resolved together, by the store's conflict rule
-        ids = set(by_text.values())
-        aliases = {i: by_text[str(i)] for i in dict.fromkeys(st.labels()["item"].tolist())
-                   if i not in ids and str(i) in by_text}
-        res = st.resolved(aliases=aliases)
+        res, strays = labels_for_items(st, data.item_ids.tolist())
     if not len(res):
         return data
-    strays = [i for i in res.index.tolist() if str(i) not in by_text]
     if strays:
         more = f" and {len(strays) - 5} more" if len(strays) > 5 else ""
         raise ValueError(
@@ -865,8 +875,7 @@ def with_store_labels(data: EvalData, path, source: str) -> EvalData:
             f"silently left out. Write the store's labels out with `bayeval export-labels {path} labels.csv`, "
             "fix those ids (or the scores file), and import the file into a new store with `bayeval label`."
         )
-    items = [by_text[str(i)] for i in res.index.tolist()]
-    return data.with_labels(items, res.to_numpy(), overwrite=True)
+    return data.with_labels(res.index.tolist(), res.to_numpy(), overwrite=True)
 
 
 def comparison_store_file(joined: JoinedCards) -> Path:

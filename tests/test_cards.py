@@ -603,3 +603,10 @@ def test_a_cards_store_settles_labels_of_one_item_typed_as_text_and_as_int_by_it
     data = card.fit_task()[1]
     assert np.array_equal(data.labels, [1, 1, 0, 0, 1, 0], equal_nan=True)
     assert card.load_data(store=True)[0].n_vetted == 6
+    # Card.store_labels() lists them the same way: one entry per item, keyed as the card's data has it
+    # (it listed '1' and 1, '2' and 2... as two entries each, each by its own annotators)
+    listed = card.store_labels()
+    assert listed.to_dict() == {1: 1, 2: 0, 4: 1, 5: 0}
+    with LabelStore(card.store_file) as st:
+        st.add(["0005", "zz"], [1, 0], annotator="ana")  # ids that are no row: listed as stored
+    assert card.store_labels().to_dict() == {1: 1, 2: 0, 4: 1, 5: 0, "0005": 1, "zz": 0}

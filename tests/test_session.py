@@ -308,29 +308,64 @@ def test_simulate_compares_the_learned_estimate_with_the_truth_of_every_category
     assert np.all(np.abs(learned - 0.7) < 0.02) and bool(res.covered.values.all())
 
 
-def test_a_session_refused_for_ids_of_another_kind_writes_nothing_and_says_so(tmp_path):
-    """A store made with int ids, opened with the same ids as text: refused -- but the text ids
-    used to be registered first, so the refused open left the store holding both kinds."""
+def _flat_model(d):
+    return Posterior.from_probabilities(d, np.where(d.vetted, 0.5, 0.6), draws=50, random_seed=0, check=False)
+
+
+def test_a_session_reads_a_store_of_the_other_kind_of_ids_as_the_card_route_does(tmp_path):
+    """A store made with int ids, opened with the same ids as text, was refused ("Give the data its ids as
+    the store has them"), though `bayeval report CARD` (Card.load_data(store=True)) reads it: the two routes
+    now share one reading, and the labels of 5 and '5' are one item's, settled by the conflict rule."""
     path = tmp_path / "s.sqlite"
-
-    def model(d):
-        return Posterior.from_probabilities(d, np.where(d.vetted, 0.5, 0.6), draws=50, random_seed=0, check=False)
-
     s = np.linspace(1, 0, 12)
-    a = ActiveSession(EvalData(s, item_ids=list(range(12))), model, store=path, batch_size=3, strategy="random",
-                      random_seed=0)
-    a.record(a.next_batch(), [1, 0, 1], annotator="ann")
+    a = ActiveSession(EvalData(s, item_ids=list(range(12))), _flat_model, store=path, batch_size=3,
+                      strategy="random", random_seed=0)
+    first = a.next_batch()
+    a.record(first, [1, 0, 1], annotator="ann")
     a.close()
-    with LabelStore(path) as st:
-        before = list(st.known_items())
-    with pytest.raises(ValueError, match=r"ids as numbers \(e\.g\. \d+\) where this data has them as text "
-                                         r"\(e\.g\. '\d+'\).*nothing was written"):
-        ActiveSession(EvalData(s, item_ids=[str(i) for i in range(12)]), model, store=path)
-    with LabelStore(path) as st:
-        assert list(st.known_items()) == before
-    again = ActiveSession(EvalData(s, item_ids=list(range(12))), model, store=path)  # the store still opens
-    assert again.data.n_vetted == 3
+    text = ActiveSession(EvalData(s, item_ids=[str(i) for i in range(12)]), _flat_model, store=path)
+    assert text.data.n_vetted == 3
+    assert text.data.labels[first].tolist() == [1, 0, 1]
+    text.record([str(first[1])], [1], annotator="ann")  # ann corrects herself under the text id: her latest
+    text.close()
+    again = ActiveSession(EvalData(s, item_ids=list(range(12))), _flat_model, store=path)
+    assert again.data.n_vetted == 3 and again.data.labels[first].tolist() == [1, 1, 1]
     again.close()
+
+
+@pytest.fixture()
+def typed_as_text(tmp_path):
+    """A store whose labels were typed as text ('261', as `bayeval label` writes them before the store knows
+    its items) for data numbered by row."""
+    path = tmp_path / "typed.sqlite"
+    with LabelStore(path) as st:
+        st.add(["261", "5"], [1, 0], annotator="ana")
+        st.add([5], [1], annotator="ana")  # her correction of row 5, as the row: her latest
+    return path, EvalData(np.linspace(1, 0, 300))
+
+
+def test_a_session_uses_text_ids_of_rows_for_data_numbered_by_row(typed_as_text):
+    """`bayeval vet` (ActiveSession) refused a store holding '261' for data numbered by row, while `bayeval
+    report CARD` read it as the row 261."""
+    path, data = typed_as_text
+    session = ActiveSession(data, _flat_model, store=path, batch_size=3, random_seed=0)
+    assert session.data.n_vetted == 2 and session.data.labels[261] == 1 and session.data.labels[5] == 1
+    assert 261 not in session.next_batch() and 5 not in session.next_batch()
+    session.close()
+
+
+@pytest.mark.parametrize("stray", ["0261", "abc", "300"])
+def test_a_text_id_that_is_not_a_row_is_still_refused_and_the_store_is_left_as_it_was(typed_as_text, stray):
+    path, data = typed_as_text
+    with LabelStore(path) as st:
+        st.add([stray], [1], annotator="ana")
+        before = (st.labels()["item"].tolist(), st.known_items())
+    with pytest.raises(ValueError, match=rf"holds labels for 1 item\(s\) not in this data \(e\.g\. \['{stray}'\]\)"
+                                         r"\. This data has no ids of its own: its items are the row numbers 0 "
+                                         r"to 299.*not '0261'.*repair-store"):
+        ActiveSession(data, _flat_model, store=path)
+    with LabelStore(path) as st:
+        assert (st.labels()["item"].tolist(), st.known_items()) == before
 
 
 def test_simulate_misranked_is_undefined_where_an_estimate_is():

@@ -24,6 +24,7 @@ from ..core.data import EvalData
 from ..core.evaluate import check_metric_options
 from ..core.model import Model
 from ..core.posterior import Posterior
+from ._store_items import labels_for_items, row_count
 from .design import design, design_target, resolve_auto
 from .select import STRATEGIES, select
 from .store import KnownItems, LabelStore, decode_item, encode_items
@@ -260,31 +261,24 @@ class ActiveSession:
     # ------------------------------------------------------------------ state
 
     def _apply_store(self, data: EvalData) -> EvalData:
-        resolved = self.store.resolved()
+        """``data`` with the store's labels, read as ``Card.load_data(store=True)`` reads them: a text
+        id ``'261'`` of data numbered by row (an int ``261`` of data with text ids) is that item."""
+        resolved, unknown = labels_for_items(self.store, list(self._pos))
         if len(resolved) == 0:
             return data
-        ids = list(resolved.index)
-        unknown = [i for i in ids if i not in self._pos]
-        as_text = {str(i): i for i in self._pos}
-        kind = [i for i in unknown if str(i) in as_text]
-        if kind and len(kind) == len(unknown):  # the same ids, numbers on one side and text on the other
-            store_kind = "numbers" if not isinstance(kind[0], str) else "text"
-            data_kind = "text" if store_kind == "numbers" else "numbers"
-            raise ValueError(
-                f"The label store {str(self.store.path)!r} holds its {len(resolved)} labelled item ids as "
-                f"{store_kind} (e.g. {kind[0]!r}) where this data has them as {data_kind} "
-                f"(e.g. {as_text[str(kind[0])]!r}). Give the data its ids as the store has them "
-                f"(EvalData(..., item_ids=...) with {store_kind}); nothing was written to the store."
-            )
         if unknown:
+            n = row_count(self._pos)
+            rows = (f" This data has no ids of its own: its items are the row numbers 0 to {n - 1}, and a "
+                    "stored id is read as a row only when it is written as one (261 or '261', not '0261')."
+                    if n is not None else "")
             raise ValueError(
                 f"The label store {str(self.store.path)!r} holds labels for {len(unknown)} item(s) "
-                f"not in this data (e.g. {unknown[:5]!r}). If it is the store of another data set, "
+                f"not in this data (e.g. {unknown[:5]!r}).{rows} If it is the store of another data set, "
                 "open the data it was made for; if these are mistyped ids, "
                 "`bayeval.active.repair.repair(path, data.item_ids)` (or `bayeval repair-store "
                 "STORE --scores SCORES --score COL`) sets their labels aside, keeping every one."
             )
-        return data.with_labels(ids, resolved.to_numpy(dtype=np.int8), overwrite=True)
+        return data.with_labels(resolved.index.tolist(), resolved.to_numpy(dtype=np.int8), overwrite=True)
 
     def _fit_seed(self) -> int | None:
         if self.random_seed is None:

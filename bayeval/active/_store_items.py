@@ -1,0 +1,78 @@
+"""A label store's labels read for the items of one evaluation set.
+
+The one reading shared by ``Card.load_data(store=True)`` (``bayeval report CARD``,
+``Card.fit``), ``Card.store_labels()`` and :class:`~bayeval.active.ActiveSession`
+(``bayeval vet``): a store id that is not one of the data's ids but is written like one
+(the text ``'261'`` typed for data numbered by row, whose item is the int ``261``; an int
+``261`` written by an older bayeval for an id column's ``'261'``) is that item, and the
+labels of both kinds of its id are settled together by the store's conflict rule.
+"""
+
+from __future__ import annotations
+
+__all__ = ["labels_for_items", "row_count"]
+
+
+def row_count(item_ids) -> int | None:
+    """``n`` when ``item_ids`` are the row numbers ``0, 1, ..., n - 1`` (ints, in any order), else None.
+
+    Examples
+    --------
+    >>> from bayeval.active._store_items import row_count
+    >>> row_count([0, 1, 2]), row_count([2, 0, 1]), row_count([1, 2]), row_count(["0", "1"])
+    (3, 3, None, None)
+    """
+    ids = list(item_ids)
+    if not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        return None
+    return len(ids) if set(ids) == set(range(len(ids))) else None
+
+
+def labels_for_items(store, item_ids):
+    """The labels of ``store``, one per item by its conflict rule, keyed by the ids ``item_ids``.
+
+    A stored id that is not in ``item_ids`` but whose text is one of theirs (``'261'`` for
+    the item ``261``, ``261`` for ``'261'``) stands for that item: its labels and those of
+    the item's own id are one item's, settled together by the conflict rule
+    (:meth:`LabelStore.resolved`). Other stored ids (``'0261'``, ``'abc'`` for items
+    ``0, 1, ...``) are kept as they are and listed as strays.
+
+    Parameters
+    ----------
+    store : LabelStore
+        The open store.
+    item_ids : sequence of int or str
+        The ids of the evaluation set's items (``data.item_ids.tolist()``).
+
+    Returns
+    -------
+    labels : pandas.Series
+        int8 labels indexed by item id (the data's id where one matches), in order of each
+        item's first label.
+    strays : list
+        The stored ids (as stored) that are none of ``item_ids``, in the same order.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active import LabelStore
+    >>> from bayeval.active._store_items import labels_for_items
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+    >>> _ = store.add(["2", "0002"], [1, 1], annotator="ana")  # typed as text
+    >>> _ = store.add([2], [0], annotator="ana")                # her correction, as the row
+    >>> labels, strays = labels_for_items(store, [0, 1, 2, 3])
+    >>> labels.to_dict(), strays
+    ({2: 0, '0002': 1}, ['0002'])
+    >>> tmp.cleanup()
+    """
+    ids = list(item_ids)
+    known = set(ids)
+    labels = store.resolved()
+    if all(i in known for i in labels.index):
+        return labels, []
+    by_text = {str(i): i for i in ids}
+    aliases = {i: by_text[str(i)] for i in labels.index if i not in known and str(i) in by_text}
+    if aliases:
+        labels = store.resolved(aliases=aliases)
+    return labels, [i for i in labels.index if i not in known]
