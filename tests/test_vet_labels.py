@@ -55,3 +55,24 @@ def test_the_page_gets_a_400_for_a_label_of_the_wrong_type(vet):
                 assert r.status_code == 200 and r.json()["recorded"]["label"] == 1
             else:  # was a 500 (unhashable) with no word of what to send
                 assert r.status_code == 400 and "true/false" in r.json()["error"], r.text
+
+
+def test_the_page_counts_a_label_typed_as_text_for_a_row_once_as_that_row(tmp_path):
+    """A store holding '261' (typed with `bayeval label` before it knew its items), '5' and the row 5 for data
+    numbered by row: the page counted 4 vetted items (the row 261 as vetted by the file, '261', '5' and 5)."""
+    from bayeval.active import LabelStore
+
+    path = tmp_path / "typed.sqlite"
+    with LabelStore(path) as st:
+        st.add(["261", "5"], [1, 0], annotator="ana")
+        st.add([5], [1], annotator="ana")
+    data = EvalData(np.linspace(0.99, 0.01, 300))
+    active = ActiveSession(data, _model, store=path, batch_size=5, random_seed=0, progressbar=False)
+    with VetSession(active, ItemView(data), annotator="ana", budget=3) as v:
+        assert v.wait_idle(30)
+        progress = v.state()["progress"]
+        assert (progress["vetted"], progress["vetted_from_file"], progress["vetted_from_store"]) == (2, 0, 2)
+        served = v.next("tab-labels-1")["item"]["item"]
+        assert served not in (5, 261)
+        v.answer("tab-labels-1", served, 1)
+        assert v.next("tab-labels-1")["status"] == "budget"  # 3 items vetted: the budget, counted once each

@@ -67,6 +67,7 @@ import traceback
 from pathlib import Path
 
 from ..active.session import ActiveSession
+from ..active._store_items import labels_for_items
 from ..active.store import KnownItems, LabelStore
 from ..core._progress import quiet
 from .items import ItemView
@@ -201,7 +202,7 @@ class VetSession:
         self._seen: dict = {}  # client -> last time it called
         self._skipped = self._load_skipped()
         # items the card's own label column vetted (the store's labels are applied on top of them)
-        in_store = set(self.store.resolved().index)
+        in_store = self._in_store()
         ids, done = session.data.item_ids.tolist(), session.data.vetted
         self._file_vetted = {item for item, d in zip(ids, done, strict=True) if d and item not in in_store}
         self._answered = 0
@@ -277,9 +278,14 @@ class VetSession:
                 return int(b)
         return None
 
+    def _in_store(self) -> set:
+        """The items the store labels, as the session reads them (a text id '261' of data numbered by row is
+        the item 261, counted once with it)."""
+        return set(labels_for_items(self.store, self.session.data.item_ids.tolist())[0].index)
+
     def _vetted(self) -> set:
         """Every vetted item: labelled in the card's file or in the store (by anyone, in any session)."""
-        return self._file_vetted | set(self.store.resolved().index)
+        return self._file_vetted | self._in_store()
 
     # ------------------------------------------------------------- requests
 
@@ -413,7 +419,7 @@ class VetSession:
             pending = self.store.pending()
             batches = self.store.batches()
             size = int(batches["n_items"].iloc[-1]) if len(batches) else 0
-            in_store = set(self.store.resolved().index)
+            in_store = self._in_store()
             return {
                 "title": self.title,
                 "estimate": self._readout,
