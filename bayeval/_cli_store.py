@@ -179,9 +179,10 @@ def label_scores_items(args, load_data) -> tuple[list, bool]:
 
     from ._tables import MissingColumn
 
-    def load(item_id):
+    def load(item_id):  # a column named by --scores-id is named so in the errors, not as --id
+        flag = "--scores-id" if args.scores_id else "--id"
         return load_data(argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
-                                            category=None, item_id=item_id)).item_ids.tolist()
+                                            category=None, item_id=item_id, id_flag=flag)).item_ids.tolist()
 
     try:
         return load(args.scores_id or args.item_id), False

@@ -243,7 +243,7 @@ def _load_data(args):
     labels = [args.label, args.noisy_label, getattr(args, "prediction", None)]
     required = {"--score": args.score, "--label": args.label, "--noisy-label": args.noisy_label,
                 "--prediction": getattr(args, "prediction", None), "--category": args.category,
-                "--id": args.item_id}
+                getattr(args, "id_flag", "--id"): args.item_id}  # `label --scores` names its --scores-id
     df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels, required=required)
     csv = table_kind(args.scores) != "parquet"
     if args.score in df.columns and df[args.score].dtype.kind not in "fiub":  # text among the scores
@@ -288,16 +288,16 @@ def _check_rows(df, args, csv: bool) -> None:
                            f"{len(bad)} row(s) are empty, NaN or infinite ({where(bad)}). Every item needs a score: "
                            "give it, or remove those rows.")
     if args.item_id is not None and args.item_id in df.columns:
-        ids = df[args.item_id]
+        ids, flag = df[args.item_id], getattr(args, "id_flag", "--id")
         empty = np.flatnonzero(ids.isna().to_numpy() | (ids.astype(str).str.strip() == "").to_numpy()).tolist()
         if empty:
-            raise CLIError(f"{args.scores}: column {args.item_id!r} (--id) is empty on {len(empty)} row(s) "
-                           f"({where(empty)}). Every item needs an id: fill them in, or leave --id out to number "
+            raise CLIError(f"{args.scores}: column {args.item_id!r} ({flag}) is empty on {len(empty)} row(s) "
+                           f"({where(empty)}). Every item needs an id: fill them in, or leave {flag} out to number "
                            "the items by row.")
         dup = np.flatnonzero(ids.duplicated(keep=False).to_numpy()).tolist()
         if dup:
             first = ids.iloc[dup[0]]
-            raise CLIError(f"{args.scores}: column {args.item_id!r} (--id) repeats ids on {len(dup)} row(s) "
+            raise CLIError(f"{args.scores}: column {args.item_id!r} ({flag}) repeats ids on {len(dup)} row(s) "
                            f"({where(dup)}; e.g. {first!r}). An id names one item: keep one row per item.")
 
 

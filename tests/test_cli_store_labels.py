@@ -230,9 +230,6 @@ def test_label_with_scores_numbered_by_row_takes_row_numbers_that_select_and_fit
     assert main(["fit", str(path), "--score", "s", "--store", str(store), *QUICK, *TUNE]) == 0
     err = capsys.readouterr().err
     assert "3 label(s) from the label store" in err and "3 vetted in all" in err and "kept as text" not in err
-    # an id column named otherwise is still given with --scores-id
-    assert main(["label", str(store), str(typed), "--scores", str(path), "--score", "s", "--scores-id", "id"]) == 2
-    assert "'id' (--id) is not a column of scores.csv" in capsys.readouterr().err
 
 
 def test_a_file_imported_again_after_select_registered_the_rows_adds_no_int_copies(by_row, tmp_path, capsys):
@@ -291,3 +288,21 @@ def test_an_id_column_s_text_id_and_an_older_int_label_of_it_are_settled_by_the_
                               item_id="id", store=str(store))
     data = with_store(args, _load_data(args))
     assert np.array_equal(data.labels[6:10], [np.nan, 0, 0, np.nan], equal_nan=True) and data.n_vetted == 2
+
+
+def test_an_error_about_the_scores_files_id_column_names_scores_id_when_it_was_given(by_row, tmp_path, capsys):
+    """`bayeval label --scores SCORES --scores-id COL` with no column COL said "'COL' (--id) is not a column",
+    naming a flag that was not given (--id names the labels file's id column)."""
+    path, _, _, y = by_row
+    store, typed = tmp_path / "s.sqlite", tmp_path / "typed.csv"
+    pd.DataFrame({"item": ["1"], "label": [1]}).to_csv(typed, index=False)
+    args = ["label", str(store), str(typed), "--scores", str(path), "--score", "s"]
+    assert main([*args, "--scores-id", "id"]) == 2
+    err = capsys.readouterr().err
+    assert "'id' (--scores-id) is not a column of scores.csv; its columns are" in err and "(--id)" not in err
+    holed = tmp_path / "holed.csv"  # an id column with an empty cell: named by its flag too
+    pd.DataFrame({"key": ["a", "", "c"], "s": [0.1, 0.2, 0.3]}).to_csv(holed, index=False)
+    assert main(["label", str(store), str(typed), "--scores", str(holed), "--score", "s", "--scores-id", "key"]) == 2
+    err = capsys.readouterr().err
+    assert "column 'key' (--scores-id) is empty on 1 row(s) (line 3)" in err and "leave --scores-id out" in err
+    assert not store.exists() or len(LabelStore(store)) == 0  # nothing recorded
