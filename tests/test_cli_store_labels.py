@@ -306,3 +306,23 @@ def test_an_error_about_the_scores_files_id_column_names_scores_id_when_it_was_g
     err = capsys.readouterr().err
     assert "column 'key' (--scores-id) is empty on 1 row(s) (line 3)" in err and "leave --scores-id out" in err
     assert not store.exists() or len(LabelStore(store)) == 0  # nothing recorded
+
+
+def test_label_tells_an_id_out_of_the_rows_their_range_not_an_id_spelled_alike(by_row, tmp_path, capsys):
+    """`bayeval label` on a store that knows the rows 0..299 (registered by `select --store`) suggested
+    "did you mean 230?" for the id 300."""
+    path, store, _, _ = by_row
+    assert main(["select", str(path), "--score", "s", "--store", str(store), "--size", "4", "--strategy", "design",
+                 "--random-seed", "1"]) == 0
+    typed = tmp_path / "more.csv"
+    pd.DataFrame({"item": ["300", "0007", "8"], "label": [1, 1, 0]}).to_csv(typed, index=False)
+    capsys.readouterr()
+    assert main(["label", str(store), str(typed), "--annotator", "bob"]) == 2
+    err = capsys.readouterr().err
+    assert f"line 2, item '300': unknown item id (not an item of {store}) (the items are the rows 0 to 299)" in err
+    assert f"line 3, item '0007': unknown item id (not an item of {store}) (did you mean 7?)" in err
+    assert "230" not in err
+    # with --scores numbered by row, the reason already says the range: it is not said twice
+    assert main(["label", str(store), str(typed), "--annotator", "bob", "--scores", str(path), "--score", "s"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("0 to 299") == 3 and "the items are the rows" not in err  # the note and the two lines

@@ -710,6 +710,24 @@ def test_an_id_typed_with_a_space_around_it_is_matched_to_the_bare_id(tmp_path):
         numbers.add([" 5"], [1])
 
 
+def test_an_unknown_id_among_row_numbers_is_told_the_range_not_an_id_spelled_alike(tmp_path):
+    """Among the row numbers 0..299, 300 got "did you mean 230?": an id spelled like another is no nearer a row.
+    The range is said instead, and a row number written with a leading 0 is that row."""
+    from bayeval.active.store import KnownItems
+
+    rows = KnownItems(range(300))
+    for unknown in (300, "300", -1, 1000, "abc", "26l"):
+        assert rows.did_you_mean(unknown) == " (the items are the rows 0 to 299)", unknown
+    assert rows.did_you_mean("0261") == " (did you mean 261?)"
+    assert rows.did_you_mean("261") == " (did you mean 261, the number?)"  # the other kind: as before
+    assert rows.did_you_mean(" 26") == " (did you mean 26, without the spaces around it?)"
+    assert KnownItems(range(1, 301)).did_you_mean(310) == " (did you mean 300?)"  # 1..300: not the rows, as before
+    st = LabelStore(tmp_path / "rows.db")
+    st.register_items(list(range(300)))
+    with pytest.raises(ValueError, match=r"\): 300 \(the items are the rows 0 to 299\)\. Nothing was written"):
+        st.add([300], [1])
+
+
 def test_sqlite_errors_on_reading_a_damaged_store_name_the_file(tmp_path):
     path = tmp_path / "s.db"
     st = LabelStore(path)

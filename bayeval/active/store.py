@@ -316,8 +316,11 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
     """" (did you mean 'x'?)" for an unknown item id close to a known one, else "".
 
     Tried in turn: the same id as the other kind (``'5'`` for ``5``); the same id without
-    spaces around it (``'d 86 '`` for ``'d 86'``); the same id up to case and look-alike characters (O/0, l/1); the closest id of about the same length
-    (:func:`difflib.get_close_matches`, skipped for more than 200,000 candidates).
+    spaces around it (``'d 86 '`` for ``'d 86'``); for ids that are row numbers ``0..n-1``,
+    the row a number with leading zeros names, else the range of the rows (an id close in
+    spelling is no closer a row); the same id up to case and look-alike characters (O/0, l/1);
+    the closest id of about the same length (:func:`difflib.get_close_matches`, skipped for
+    more than 200,000 candidates).
     """
     import difflib
 
@@ -332,6 +335,10 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
                 return f" (did you mean {decode_item(*key)!r}, without the spaces around it?)"
     if by_length is None:
         return ""
+    rows = by_length.get("rows")  # ids 0..n-1 (a file numbered by row): no id is "close" to another
+    if rows:
+        n = int(bare) if bare.isascii() and bare.isdigit() else None  # '0261' is the row 261 written with a 0
+        return f" (did you mean {n}?)" if n is not None and n < rows else f" (the items are the rows 0 to {rows - 1})"
     same = by_length.get("lookalike", {}).get(text.lower().translate(_LOOKALIKE))
     if same is not None:
         return f" (did you mean {same!r}?)"
@@ -349,6 +356,8 @@ def _length_index(known) -> dict:
         item = decode_item(kind, text)
         by_length.setdefault(len(text), {})[text] = item
         by_length["lookalike"].setdefault(text.lower().translate(_LOOKALIKE), item)
+    if all(kind == "int" for kind, _ in known) and {int(t) for _, t in known} == set(range(len(known))):
+        by_length["rows"] = len(known)
     return by_length
 
 
