@@ -362,10 +362,18 @@ def test_a_text_id_that_is_not_a_row_is_still_refused_and_the_store_is_left_as_i
         before = (st.labels()["item"].tolist(), st.known_items())
     with pytest.raises(ValueError, match=rf"holds labels for 1 item\(s\) not in this data \(e\.g\. \['{stray}'\]\)"
                                          r"\. This data has no ids of its own: its items are the row numbers 0 "
-                                         r"to 299.*not '0261'.*repair-store"):
+                                         r"to 299.*not '0261'.*repair\(path, data\.item_ids, also_known=\[str\(i\) for i in "
+                                         r"data\.item_ids\]\)`.*repair-store"):
         ActiveSession(data, _flat_model, store=path)
     with LabelStore(path) as st:
         assert (st.labels()["item"].tolist(), st.known_items()) == before
+    # the repair it advises sets aside the stray only: '261' and '5', rows typed as text, are kept
+    from bayeval.active.repair import repair
+
+    assert repair(path, data.item_ids, also_known=[str(i) for i in data.item_ids])["items"] == [stray]
+    session = ActiveSession(data, _flat_model, store=path)
+    assert session.data.n_vetted == 2 and session.data.labels[261] == 1
+    session.close()
 
 
 def test_simulate_misranked_is_undefined_where_an_estimate_is():

@@ -271,11 +271,12 @@ class ActiveSession:
             rows = (f" This data has no ids of its own: its items are the row numbers 0 to {n - 1}, and a "
                     "stored id is read as a row only when it is written as one (261 or '261', not '0261')."
                     if n is not None else "")
+            keep = ", also_known=[str(i) for i in data.item_ids]" if n is not None else ""  # keeps '261'
             raise ValueError(
                 f"The label store {str(self.store.path)!r} holds labels for {len(unknown)} item(s) "
                 f"not in this data (e.g. {unknown[:5]!r}).{rows} If it is the store of another data set, "
                 "open the data it was made for; if these are mistyped ids, "
-                "`bayeval.active.repair.repair(path, data.item_ids)` (or `bayeval repair-store "
+                f"`bayeval.active.repair.repair(path, data.item_ids{keep})` (or `bayeval repair-store "
                 "STORE --scores SCORES --score COL`) sets their labels aside, keeping every one."
             )
         return data.with_labels(resolved.index.tolist(), resolved.to_numpy(dtype=np.int8), overwrite=True)
