@@ -220,6 +220,35 @@ def test_missing_scores_and_bad_ids_are_said_by_column_and_file_line(bad, tmp_pa
         assert code == 2 and said in err and where in err and "position" not in err, (name, err)
 
 
+@pytest.mark.parametrize("command", ["fit", "select", "threshold"])
+def test_bad_noisy_labels_and_label_flip_without_them_are_refused_with_lines_and_the_fix(bad, tmp_path, command,
+                                                                                         capsys):
+    """--noisy-label: an empty cell or a 'yes' is named by column and file line, as a noisy label (never
+    "empty = not vetted", which a noisy label may not be); --model label_flip without --noisy-label says to
+    pass it. All before anything is fitted (these used to fit first, or name no line)."""
+    df = pd.read_csv(bad["scores"])
+    df["tag"] = (df["s"] > 0.5).astype(int)
+    extra = {"fit": [], "select": ["--size", "3"], "threshold": ["--min-precision", "0.9"]}[command]
+    base = ["--score", "s", "--label", "y", "--draws", "20", "--tune", "20", "--no-progress", *extra]
+    empty, text = df.astype({"tag": object}), df.astype({"tag": object})
+    empty.loc[3, "tag"] = np.nan  # line 5 of the file
+    text.loc[[0, 6], "tag"] = "yes"  # lines 2 and 8
+    for name, frame, flags, said in [
+        ("empty", empty, ["--noisy-label", "tag"], ["column 'tag' (--noisy-label)", "1 row(s) are empty (line 5",
+                                                    "fill in the empty cells"]),
+        ("text", text, ["--noisy-label", "tag", "--model", "label_flip"],
+         ["column 'tag' (--noisy-label)", "line 2: 'yes', line 8: 'yes'", "write the tags as 1/0"]),
+        ("none", df, ["--model", "label_flip"], ["--model label_flip needs noisy labels", "--noisy-label COLUMN"]),
+    ]:
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        capsys.readouterr()
+        code = main([command, str(path), *base, *flags])
+        err = capsys.readouterr().err
+        assert code == 2 and all(s in err for s in said), (name, err)
+        assert "Fitting" not in err and "not vetted" not in err and "Build the EvalData" not in err, (name, err)
+
+
 def test_a_store_label_that_differs_from_the_scores_file_is_said_not_silently_used(selected_store, bad, tmp_path,
                                                                                     capsys):
     """`bayeval select --store` fits on the store's labels where the store has one; where it differs
