@@ -368,7 +368,7 @@ def _fit(args, data):
         **fit_kw,
     )
     say_diagnostics(post, data)
-    for caveat in data.caveats():  # what the labels and scores cannot tell the model (EvalData.caveats)
+    for caveat in data.caveats(post):  # what the labels and scores cannot tell this model (EvalData.caveats)
         print(f"caveat: {caveat}", file=sys.stderr)
     return post
 

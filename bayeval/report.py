@@ -960,7 +960,7 @@ def _metrics_section(d: _Draft, user_items) -> None:
             by_cat = [(lab, m, {**opts, "category": "each"}) for lab, m, opts in by_cat]
             d.tables["metrics_by_category"] = _metric_table(post, by_cat, d.hdi_prob, d.truth, d.client)
     d.notes.setdefault("metrics", []).extend(_metric_notes(d))
-    for caveat in data.caveats():  # what the labels and scores cannot tell the model, beside its numbers
+    for caveat in data.caveats(post):  # what the labels and scores cannot tell the model, beside its numbers
         d.warning("metrics", "Read these intervals with care: " + caveat)
     read_metrics(d, table, items)
 

@@ -301,3 +301,67 @@ def test_a_category_with_too_few_vetted_of_a_class_is_named_though_the_pool_has_
     cmp = be.compare({"x": rng.random(n), "z": rng.random(n)}, d, random_seed=0, draws=50)
     gap = [c for c in cmp.caveats() if c.startswith("fewer than 5 vetted positives")]
     assert len(gap) == 1 and "there the gap rests largely on the prior" in gap[0]
+
+
+def _tags_with_one_vetted_positive():
+    """240 tagged items in 3 categories; 8 vetted at random in tag0 and in tag1 (1 positive among
+    the 16), none in tag2."""
+    from bayeval.models.label_flip import simulate_tags
+
+    data, truth = simulate_tags(3, items_per_category=80, size_tail=0, random_seed=0)
+    cats = np.asarray(data.category_names)[np.asarray(data.category_codes)]
+    rng = np.random.default_rng(0)
+    vet = np.concatenate([rng.choice(np.flatnonzero(cats == c), 8, replace=False) for c in ("tag0", "tag1")])
+    y = np.full(data.n_items, np.nan)
+    y[vet] = truth[vet]
+    return be.EvalData(data.scores, y, noisy_labels=np.asarray(data.noisy_labels), categories=cats)
+
+
+def test_a_label_flip_fit_says_its_own_prior_and_names_the_category_with_no_vetted_item(tmp_path, capsys):
+    """With 1 of 16 vetted labels positive, a label-flip fit's caveat said "the prior takes the
+    probabilities as calibrated" (the default model's prior; the label-flip model standardizes the
+    scores and reads the noisy labels), in its summary, its report and `bayeval fit`; and tag2, with no
+    vetted item, went unnamed because the categories were looked at only when the pool had enough."""
+    import pandas as pd
+
+    from bayeval.cli import main
+    from bayeval.models import LabelFlip, ScoreMixture
+    from bayeval.report import report
+    from bayeval.vet import metric_readout
+
+    d = _tags_with_one_vetted_positive()
+    assert d.n_vetted == 16 and d.n_vetted_positive == 1
+    unvetted = "no vetted item in 1 of 3 categories (tag2)"
+    default = d.caveats()  # no model given: the default model's sentence, which says so
+    assert default[0].startswith("only 1 of the 16 vetted labels are positive")
+    assert "the default model's prior takes the probabilities as calibrated" in default[0]
+    assert [c for c in default if c.startswith(unvetted)] and "noisy labels" in default[1]
+    flip = d.caveats(LabelFlip())
+    assert flip[0].startswith("only 1 of the 16 vetted labels are positive")
+    assert "label-flip model's prior" in flip[0] and "does not take the scores as calibrated" in flip[0]
+    assert "takes the probabilities as calibrated" not in flip[0] and "Vet items from the top" in flip[0]
+    assert flip[1].startswith(unvetted) and flip[1:] == default[1:]
+    mixture = d.caveats(ScoreMixture())[0]
+    assert "score mixture's prior" in mixture and "takes the probabilities as calibrated" not in mixture
+    # without categories the pool's sentence alone; with enough of each class in the pool, few_by_category's
+    plain = be.EvalData(d.scores, d.labels)
+    assert len(plain.caveats()) == 1
+
+    post = LabelFlip().fit(d, draws=100, tune=100, chains=1, random_seed=0, progressbar=False, warn=False)
+    assert post.summary(["average_precision"]).attrs["caveats"][:2] == flip
+    assert ["Read these intervals with care: " + c for c in flip] == report(post, title="t").warnings["metrics"][:2]
+    table = pd.DataFrame({"mean": [0.5], "sd": [0.1], "90% HDI lower": [0.3], "90% HDI upper": [0.7]},
+                         index=["average_precision"])
+    from types import SimpleNamespace
+
+    page = metric_readout(SimpleNamespace(hdi_prob=0.9, data=d, model=LabelFlip()), table)
+    assert page["caveats"] == flip
+
+    path = tmp_path / "tags.csv"
+    pd.DataFrame({"s": d.scores, "y": d.labels, "tag": d.noisy_labels, "cat": d.categories}).to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--noisy-label", "tag", "--category", "cat",
+                 "--draws", "100", "--tune", "100", "--chains", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "Fitting label_flip" in err and f"caveat: {flip[0]}" in err and f"caveat: {unvetted}" in err
+    assert "takes the probabilities as calibrated" not in err

@@ -314,9 +314,13 @@ class EvalData:
     def n_vetted_negative(self) -> int:
         return self.n_vetted - self.n_vetted_positive
 
-    def caveats(self) -> list[str]:
-        """What these labels and scores cannot tell a model, in sentences (see :func:`data_caveats`)."""
-        return data_caveats(self)
+    def caveats(self, model=None) -> list[str]:
+        """What these labels and scores cannot tell a model, in sentences (see :func:`data_caveats`).
+
+        ``model``: the model fitted (or its posterior), whose own reading of a handful of vetted
+        positives is said (:func:`data_caveats`); None: the default model's.
+        """
+        return data_caveats(self, model)
 
     @property
     def has_categories(self) -> bool:
@@ -610,10 +614,27 @@ NO_LABELS_NOISY = (
 )
 
 
-def _few_labels(data) -> list[str]:
-    out = []
+def _few_positives(data, model) -> str:
+    """What a handful of vetted positives leaves to the prior: the fitted model's own words
+    (its ``caveat_few_positives``, e.g. :class:`bayeval.models.LabelFlip`'s), else the default model's."""
+    own = getattr(model, "caveat_few_positives", None)
+    if isinstance(own, str):
+        return own
     s = data.scores  # read as calibrated probabilities by the default (not squeezed ones: both readings)
     probabilities = bool(s.size and s.min() >= 0 and s.max() <= 1 and squeezed_range(s) is None)
+    return (
+        "the share of positives and the top of the calibration curve rest largely on the prior, so AP, P@K and "
+        "precision get wide intervals, and recall the widest." + (
+            " Wide is not always enough: the default model's prior takes the probabilities as calibrated, so where "
+            "the classifier's top scores are over-confident (an over-fitted model: its top items right less often "
+            "than they claim) P@K, AP and precision come out too high, and where they are under-confident "
+            "(right more often than they claim) too low; either way the interval can miss the truth."
+            if probabilities else "")
+    )
+
+
+def _few_labels(data, model=None) -> list[str]:
+    out = []
     n, pos = int(data.n_vetted), int(data.n_vetted_positive)
     neg = n - pos
     if not n:
@@ -621,15 +642,8 @@ def _few_labels(data) -> list[str]:
     if pos < FEW_OF_A_CLASS:
         said = f"none of the {n} vetted labels is positive" if pos == 0 else f"only {pos} of the {n} vetted labels are positive"
         out.append(
-            f"{said}: the share of positives and the top of the "
-            "calibration curve rest largely on the prior, so AP, P@K and precision get wide intervals, and recall "
-            "the widest." + (
-                " Wide is not always enough: the prior takes the probabilities as calibrated, so where the "
-                "classifier's top scores are over-confident (an over-fitted model: its top items right less often "
-                "than they claim) P@K, AP and precision come out too high, and where they are under-confident "
-                "(right more often than they claim) too low; either way the interval can miss the truth." if probabilities else "")
-            + " Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, or "
-            "`bayeval select`) rather than more random ones."
+            f"{said}: {_few_positives(data, model)} Vet items from the top of the ranking next "
+            "(bayeval.active.design or bayeval.select, or `bayeval select`) rather than more random ones."
         )
     if neg < FEW_OF_A_CLASS:
         said = f"none of the {n} vetted labels is negative" if neg == 0 else f"only {neg} of the {n} vetted labels are negative"
@@ -640,7 +654,27 @@ def _few_labels(data) -> list[str]:
         )
     if not out:  # the pool as a whole has enough of each class: a category may not
         out += few_by_category(data)
+    else:  # every category then has few of that class; one with no vetted item at all is named still
+        out += _unvetted_categories(data)
     return out
+
+
+def _unvetted_categories(data) -> list[str]:
+    """One sentence naming the categories without a single vetted item (none without categories)."""
+    if not data.has_categories or not data.n_vetted:
+        return []
+    counts = data.counts().drop(index="total", errors="ignore")
+    none = [str(c) for c in counts.index[counts["vetted"].to_numpy() == 0]]
+    if not none:
+        return []
+    named = ", ".join(none[:5]) + (f", and {len(none) - 5} more" if len(none) > 5 else "")
+    tags = "; in the label-flip model, also on their noisy labels" if data.noisy_labels is not None else ""
+    return [
+        f"no vetted item in {len(none)} of {len(counts)} categories ({named}): their metrics rest on the prior "
+        f"(and, in a model pooled across categories, on the other categories' labels{tags}), not on a label of "
+        "their own, so their intervals can miss where those categories differ from the rest. Vet some items of "
+        "each of them next (bayeval.active.design, or `bayeval select`)."
+    ]
 
 
 def few_by_category(data, what: str = "the metric") -> list[str]:
@@ -761,13 +795,23 @@ def _score_shape(scores: np.ndarray) -> list[str]:
     return out
 
 
-def data_caveats(data: EvalData) -> list[str]:
+def data_caveats(data: EvalData, model=None) -> list[str]:
     """Sentences on what the vetted labels and the scores cannot tell the model (empty when nothing).
 
     Four cases: no vetted label at all, a handful of vetted positives (or negatives; none of a class
     included), probabilities squeezed into a narrow range away from 0 and 1, and probabilities saturated
-    at exactly 0 or 1.
+    at exactly 0 or 1. With categories, those with a handful of vetted labels of a class are named (when
+    the pool as a whole has enough of each), and those with no vetted item at all (when it has not).
     Each sentence says what the case does to the interval and what to vet or do next.
+
+    Parameters
+    ----------
+    data : EvalData
+    model : optional
+        The model fitted, or its posterior. A model whose prior reads a handful of vetted positives
+        differently from the default's says how in its ``caveat_few_positives`` (e.g.
+        :class:`bayeval.models.LabelFlip`, which does not take the scores as calibrated); without one,
+        the sentence is the default model's.
 
     Examples
     --------
@@ -779,4 +823,4 @@ def data_caveats(data: EvalData) -> list[str]:
     >>> [c.split(":")[0] for c in data_caveats(EvalData(np.linspace(0.01, 0.99, 200), np.full(200, np.nan)))]
     ['no vetted labels']
     """
-    return _few_labels(data) + _score_shape(data.scores)
+    return _few_labels(data, model) + _score_shape(data.scores)

@@ -694,7 +694,7 @@ class Posterior(BasePosterior):
                 undefined[label] = share
         out = summary_frame(rows, hdi_prob)
         # what the data cannot tell the model (few positives, squeezed scores): shown beside the table
-        out.attrs["caveats"] = self.data.caveats() + [undefined_sentence(m, share) for m, share in undefined.items()]
+        out.attrs["caveats"] = self.data.caveats(self) + [undefined_sentence(m, share) for m, share in undefined.items()]
         out.attrs["undefined"] = undefined
         return out
 

@@ -119,6 +119,15 @@ _PRIORS = {
 }
 _PRIOR_W = 1.0
 _RATE_NAMES = ("p_y1_z1", "p_y1_z0")
+#: what a handful of vetted positives leaves to this model (:func:`bayeval.core.data.data_caveats`): it does
+#: not take the scores as calibrated (they are standardized), and its noisy labels inform the fit
+CAVEAT_FEW_POSITIVES = (
+    "the share of positives and the flip rates (how often a relevant item is tagged, and an irrelevant one) rest "
+    "largely on the noisy labels and on the label-flip model's prior, so AP, P@K and precision get wide intervals, "
+    "and recall the widest. Wide is not always enough: the model does not take the scores as calibrated, but reads "
+    "the noisy labels through those rates, taking a tag's errors to be the same at every score; where they are not "
+    "(relevant items tagged less often at the top, say), the interval can miss the truth."
+)
 
 
 # ----------------------------------------------------------------------- helpers
@@ -242,6 +251,8 @@ class LabelFlip(Model):
     >>> LabelFlip(pooling="none")
     LabelFlip(pooling='none', feature_names=None, score_transform='auto', binned='auto')
     """
+
+    caveat_few_positives = CAVEAT_FEW_POSITIVES  # (data_caveats: this model's prior, not the default's)
 
     def __init__(
         self,
@@ -711,6 +722,8 @@ class LabelFlipPosterior(Posterior):
     >>> LabelFlipPosterior.flip_rates.__doc__.splitlines()[0]
     'Posterior draws of the flip rates p(y=1 | z=1) and p(y=1 | z=0) per category.'
     """
+
+    caveat_few_positives = CAVEAT_FEW_POSITIVES
 
     def __init__(
         self,

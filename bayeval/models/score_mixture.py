@@ -76,6 +76,16 @@ from ._scales import make_transform as _make_transform
 
 __all__ = ["ScoreMixture", "FAMILIES", "TRANSFORMS", "AUTO_CANDIDATES", "SPEPosterior"]
 
+#: what a handful of vetted positives leaves to this model (:func:`bayeval.core.data.data_caveats`): it does
+#: not take the scores as calibrated, but fits a family to each class's scores
+CAVEAT_FEW_POSITIVES = (
+    "the share of positives and the positives' score distribution rest largely on the score mixture's prior and "
+    "on the unvetted scores, so AP, P@K and precision get wide intervals, and recall the widest. Wide is not "
+    "always enough: the mixture does not take the scores as calibrated, but assumes that each class's scores "
+    "follow its family (ScoreMixture's negative= and positive=); where the positives' do not, the interval can "
+    "miss the truth."
+)
+
 
 
 # ---------------------------------------------------------------------- families
@@ -359,6 +369,8 @@ class ScoreMixture(Model):
     >>> m
     ScoreMixture(negative='gamma', positive='truncnormal', transform='auto')
     """
+
+    caveat_few_positives = CAVEAT_FEW_POSITIVES  # (data_caveats: this model's prior, not the default's)
 
     def __init__(
         self,
@@ -830,6 +842,8 @@ class SPEPosterior(Posterior):
     >>> SPEPosterior.population.__doc__.splitlines()[0]
     'The population version of a metric, from the mixture parameters alone (eqs. 4-5).'
     """
+
+    caveat_few_positives = CAVEAT_FEW_POSITIVES
 
     def report_sections(self) -> tuple[str, ...]:
         """The report shows the mixture fit and its posterior predictive check."""

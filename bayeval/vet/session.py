@@ -133,14 +133,17 @@ def metric_readout(session: ActiveSession, table) -> dict:
         "lower": _finite(row.iloc[2]),
         "upper": _finite(row.iloc[3]),
         "hdi_prob": float(session.hdi_prob),
-        "caveats": _caveats(getattr(session, "data", None)),
+        "caveats": _caveats(getattr(session, "data", None), getattr(session, "model", None)),
     }
 
 
-def _caveats(source) -> list[str]:
-    """What the labels and scores cannot tell the estimate (``EvalData.caveats``, ``Comparison.caveats``)."""
+def _caveats(source, model=None) -> list[str]:
+    """What the labels and scores cannot tell the estimate (``EvalData.caveats``, read for the session's
+    ``model``; ``Comparison.caveats``)."""
     said = getattr(source, "caveats", None)
-    return [str(c) for c in said()] if callable(said) else []
+    if not callable(said):
+        return []
+    return [str(c) for c in (said(model) if model is not None else said())]
 
 
 class VetSession:
