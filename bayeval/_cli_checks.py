@@ -22,13 +22,23 @@ def check_model_columns(args) -> None:
         )
 
 
-def noisy_label_cells(cells, *, path, column: str, csv: bool) -> np.ndarray:
-    """The ``--noisy-label`` column's cells as 1.0/0.0, or a CLIError naming the rows that are empty
-    or hold anything else (by file line in a CSV, by 0-based row in Parquet).
+#: per flag: what a cell holds, why none may be empty, what each cell is, and the way out
+_COMPLETE = {
+    "--noisy-label": ("a noisy label", "the label-flip model reads every item's tag", "tag",
+                      "leave --noisy-label (and --model label_flip) out to fit on the vetted labels alone"),
+    "--prediction": ("a 0/1 prediction", "the decision metrics count every item's decision", "decision",
+                     "leave --prediction out and give --threshold T to decide by the score"),
+}
 
-    Unlike the vetted labels (empty = not vetted), a noisy label is needed on every row: the
-    label-flip model reads every item's tag.
+
+def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool) -> np.ndarray:
+    """The cells of a column that needs a 1/0 on every row (``--noisy-label``, ``--prediction``) as
+    1.0/0.0, or a CLIError naming the rows that are empty or hold anything else (by file line in a
+    CSV, by 0-based row in Parquet).
+
+    Unlike the vetted labels (empty = not vetted), these are needed on every row.
     """
+    what, why, cell, instead = _COMPLETE[flag]
     cells = list(cells.tolist() if hasattr(cells, "tolist") else cells)
     out, bad = V.parse_label_cells(cells, allow_empty=False)
     if not bad:
@@ -45,19 +55,17 @@ def noisy_label_cells(cells, *, path, column: str, csv: bool) -> np.ndarray:
         return text + (f" and {len(rows) - 10} more" if len(rows) > 10 else "") + note
 
     note = "; line 1 is the header" if csv else "; rows counted from 0"
-
     empty = [i for i in bad if V.label_cell(cells[i]) is not None]  # an empty cell parses as NaN
     other = [i for i in bad if V.label_cell(cells[i]) is None]
     found, fixes = [], []
     if empty:
         found.append(f"{len(empty)} row(s) are empty ({listed(empty, False)})")
-        fixes.append("fill in the empty cells with each item's tag, or remove those rows")
+        fixes.append(f"fill in the empty cells with each item's {cell}, or remove those rows")
     if other:
         found.append(f"{len(other)} row(s) hold other values ({listed(other, True)})")
-        fixes.append("write the tags as 1/0 (NA, n/a, null, yes/no are not accepted)")
+        fixes.append(f"write each {cell} as 1/0 (NA, n/a, null, yes/no are not accepted)")
     raise CLIError(
-        f"{path}: column {column!r} (--noisy-label) must hold a noisy label, 1 or 0 (1.0/0.0 and true/false in "
-        f"any case are accepted too), on every row: the label-flip model reads every item's tag, so none may "
-        f"be empty (only the vetted labels, --label, may be). {'; '.join(found)}. Fix: "
-        f"{'; '.join(fixes)}. Or leave --noisy-label (and --model label_flip) out to fit on the vetted labels alone."
+        f"{path}: column {column!r} ({flag}) must hold {what}, 1 or 0 (1.0/0.0 and true/false in any case are "
+        f"accepted too), on every row: {why}, so none may be empty (only the vetted labels, --label, may be). "
+        f"{'; '.join(found)}. Fix: {'; '.join(fixes)}. Or {instead}."
     )

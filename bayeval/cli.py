@@ -36,7 +36,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ._cli_checks import check_model_columns, noisy_label_cells
+from ._cli_checks import check_model_columns, complete_label_cells
 from ._cli_compare import refuse_unvetted
 from ._cli_store import (
     CLIError,
@@ -242,12 +242,12 @@ def _load_data(args):
 
     from ._tables import table_kind
 
-    labels = [args.label, getattr(args, "prediction", None)]  # (noisy labels: below, none may be empty)
+    labels = [args.label]  # (noisy labels and predictions: below, none may be empty)
     required = {"--score": args.score, "--label": args.label, "--noisy-label": args.noisy_label,
                 "--prediction": getattr(args, "prediction", None), "--category": args.category,
                 getattr(args, "id_flag", "--id"): args.item_id}  # `label --scores` names its --scores-id
     df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels, required=required,
-                     raw_columns=[args.noisy_label])
+                     raw_columns=[args.noisy_label, getattr(args, "prediction", None)])
     csv = table_kind(args.scores) != "parquet"
     if args.score in df.columns and df[args.score].dtype.kind not in "fiub":  # text among the scores
         from .core import _validate as V
@@ -259,9 +259,9 @@ def _load_data(args):
             raise CLIError(f"{args.scores}: column {args.score!r} (--score) must hold numbers; "
                            f"{len(bad)} value(s) are not numbers: {where}{more}. Fix or remove those rows.")
     _check_rows(df, args, csv)
-    if args.noisy_label is not None:
-        df[args.noisy_label] = noisy_label_cells(df[args.noisy_label], path=args.scores, column=args.noisy_label,
-                                                 csv=csv)
+    for flag, column in (("--noisy-label", args.noisy_label), ("--prediction", getattr(args, "prediction", None))):
+        if column is not None:
+            df[column] = complete_label_cells(df[column], flag=flag, path=args.scores, column=column, csv=csv)
     try:
         return EvalData.from_frame(
             df,

@@ -223,9 +223,9 @@ def test_missing_scores_and_bad_ids_are_said_by_column_and_file_line(bad, tmp_pa
 @pytest.mark.parametrize("command", ["fit", "select", "threshold"])
 def test_bad_noisy_labels_and_label_flip_without_them_are_refused_with_lines_and_the_fix(bad, tmp_path, command,
                                                                                          capsys):
-    """--noisy-label: an empty cell or a 'yes' is named by column and file line, as a noisy label (never
-    "empty = not vetted", which a noisy label may not be); --model label_flip without --noisy-label says to
-    pass it. All before anything is fitted (these used to fit first, or name no line)."""
+    """--noisy-label (and --prediction): an empty cell or a 'yes' is named by column and file line, as a
+    noisy label (never "empty = not vetted", which a noisy label may not be); --model label_flip without
+    --noisy-label says to pass it. All before anything is fitted (these used to fit first, or name no line)."""
     df = pd.read_csv(bad["scores"])
     df["tag"] = (df["s"] > 0.5).astype(int)
     extra = {"fit": [], "select": ["--size", "3"], "threshold": ["--min-precision", "0.9"]}[command]
@@ -237,8 +237,11 @@ def test_bad_noisy_labels_and_label_flip_without_them_are_refused_with_lines_and
         ("empty", empty, ["--noisy-label", "tag"], ["column 'tag' (--noisy-label)", "1 row(s) are empty (line 5",
                                                     "fill in the empty cells"]),
         ("text", text, ["--noisy-label", "tag", "--model", "label_flip"],
-         ["column 'tag' (--noisy-label)", "line 2: 'yes', line 8: 'yes'", "write the tags as 1/0"]),
+         ["column 'tag' (--noisy-label)", "line 2: 'yes', line 8: 'yes'", "write each tag as 1/0"]),
         ("none", df, ["--model", "label_flip"], ["--model label_flip needs noisy labels", "--noisy-label COLUMN"]),
+        # --prediction likewise needs a 0/1 on every row (it said "`predictions` must be fully known", no line)
+        ("prediction", text, ["--prediction", "tag"], ["column 'tag' (--prediction) must hold a 0/1 prediction",
+                                                      "line 2: 'yes', line 8: 'yes'", "--threshold T"]),
     ]:
         path = tmp_path / f"{name}.csv"
         frame.to_csv(path, index=False)
