@@ -178,6 +178,35 @@ def test_multiclass_formula_reduces_to_binary_and_is_vectorized():
     np.testing.assert_allclose(vec.upper, np.clip(a_m + (1 - a_gt), 0, 1))
 
 
+def test_bounds_pair_series_by_label_and_keep_the_labels():
+    """Series in another order are paired by label (not position) and the bounds are Series on
+    the first one's labels; other labels, or a plain array beside a reordered Series, are
+    refused; a number applies to every item."""
+    import pandas as pd
+
+    a_m = pd.Series([0.9, 0.7], index=["cats", "dogs"])
+    a_gt = pd.Series([0.8, 0.99], index=["dogs", "cats"])
+    b = true_accuracy_bounds(a_m, a_gt)
+    ref = true_accuracy_bounds(np.array([0.9, 0.7]), np.array([0.99, 0.8]))
+    for got, want in zip(b, ref, strict=True):
+        assert isinstance(got, pd.Series) and got.index.tolist() == ["cats", "dogs"]
+        np.testing.assert_array_equal(got.to_numpy(), want)
+    assert b.lower.round(2).tolist() == [0.89, 0.5]
+    counts = pd.Series([20, 27], index=["dogs", "cats"])
+    gi = true_accuracy_bounds(a_m, counts, n_gold=30)
+    gref = true_accuracy_bounds(np.array([0.9, 0.7]), np.array([27, 20]), n_gold=30)
+    np.testing.assert_array_equal(gi.lower.to_numpy(), gref.lower)
+    np.testing.assert_array_equal(gi.annotator_accuracy[0].to_numpy(), gref.annotator_accuracy[0])
+    assert gi.independent_interval[1].index.tolist() == ["cats", "dogs"]
+    one = true_accuracy_bounds(a_m, 0.9)
+    np.testing.assert_array_equal(one.upper.to_numpy(), true_accuracy_bounds([0.9, 0.7], 0.9).upper)
+    with pytest.raises(ValueError, match=r"annotator_accuracy\.loc\[model_accuracy\.index\]"):
+        true_accuracy_bounds(a_m, a_gt.rename(index={"cats": "cows"}))
+    with pytest.raises(ValueError, match="plain array"):
+        true_accuracy_bounds(a_m, a_gt, n_gold=np.array([30, 40]))
+    assert true_accuracy_bounds(0.9, 0.96) == pytest.approx((0.86, 0.86 / 0.92, 0.94))
+
+
 @pytest.mark.parametrize("k", [2, 3, 6])
 def test_independence_formula_matches_simulation(k):
     rng = np.random.default_rng(k)

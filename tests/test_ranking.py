@@ -1047,3 +1047,56 @@ def test_percentile_cache_tells_arrays_with_the_same_bytes_apart():
     np.testing.assert_array_equal(again.values, alone.values)
     # a cached call with the same ranking still returns the same values
     np.testing.assert_array_equal(post.percentile(wide).values, first.values)
+
+
+def test_pandas_inputs_of_the_point_estimate_route_are_paired_by_label():
+    """ranking_percentile / ranking_log_probability pair a theta Series with a ranking Series
+    by label (as RankingPosterior.percentile does); estimate_theta, count_votes and
+    PairwiseVotes pair a confidence DataFrame with the votes by index; other labels, or
+    row numbers beside labels in another order, are refused; to_frame keeps the pair labels."""
+    import pandas as pd
+
+    from bayeval.rankings import HumanRanking, PairwiseVotes
+
+    theta = pd.Series([0.9, 0.2, 0.6], index=["a", "b", "c"])
+    ranking = pd.Series([1, 0, 1], index=["a", "b", "c"])
+    shuffled = ranking.loc[["b", "c", "a"]]
+    assert float(ranking_percentile(theta, ranking)) == 0.0
+    assert float(ranking_percentile(theta, shuffled)) == 0.0
+    assert float(R.ranking_log_probability(theta, shuffled)) == pytest.approx(
+        float(R.ranking_log_probability(theta.to_numpy(), ranking.to_numpy())))
+    with pytest.raises(ValueError, match=r"ranking\.loc\[theta\.index\]"):
+        ranking_percentile(theta, ranking.rename(index={"c": "d"}))
+    with pytest.raises(ValueError, match="default 0 .. 2"):
+        ranking_percentile(theta.reset_index(drop=True), pd.Series([1, 1, 0], index=[2, 0, 1]))
+    # a DataFrame's columns are its pairs (rows: theta draws or rankings)
+    draws = pd.DataFrame([[0.9, 0.2, 0.6], [0.8, 0.3, 0.7]], columns=["a", "b", "c"])
+    np.testing.assert_array_equal(ranking_percentile(draws, shuffled), [0.0, 0.0])
+
+    votes = pd.DataFrame([[1, 1, 1], [0, 0, 0], [1, 0, 1]], index=["a", "b", "c"])
+    conf = pd.DataFrame([[2, 2, 2], [0, 0, 0], [np.nan] * 3], index=["a", "b", "c"])
+    reordered = conf.loc[["b", "a", "c"]]
+    ref = estimate_theta(votes, conf)
+    np.testing.assert_allclose(estimate_theta(votes, reordered).theta, ref.theta)
+    np.testing.assert_allclose(ref.theta, [1.0, 0.5, 2 / 3])
+    np.testing.assert_array_equal(count_votes(votes, reordered).confidence_counts,
+                                  count_votes(votes.to_numpy(), conf.to_numpy()).confidence_counts)
+    frame = ref.to_frame()
+    assert frame.index.tolist() == ["a", "b", "c"] and frame.index.name == "pair"
+    assert float(ranking_percentile(frame["theta"], pd.Series([1, 1, 0], index=["c", "a", "b"]))) == 0.0
+    assert estimate_theta(votes.to_numpy()).to_frame().index.tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"confidence\.loc\[votes\.index\]"):
+        estimate_theta(votes, conf.rename(index={"c": "d"}))
+    with pytest.raises(ValueError, match="different items"):
+        estimate_theta(votes, conf.reset_index(drop=True))
+
+    data = PairwiseVotes(votes, reordered)
+    assert data.confidence.index.tolist() == ["a", "b", "c"]
+    post = HumanRanking().fit(data, draws=60, tune=60, chains=1, random_seed=1, progressbar=False)
+    np.testing.assert_array_equal(post.counts.confidence_counts, ref.counts.confidence_counts)
+    with pytest.raises(ValueError, match="different items"):
+        PairwiseVotes(votes, conf.rename(index={"c": "d"}))
+    # annotator columns in another order are matched by label too
+    named = pd.DataFrame([[1, np.nan], [0, 1]], index=["a", "b"], columns=["ann", "bob"])
+    named_conf = pd.DataFrame([[np.nan, 2], [1, 0]], index=["a", "b"], columns=["bob", "ann"])
+    assert count_votes(named, named_conf).confidence_counts.tolist() == [[0, 0, 1], [1, 1, 0]]

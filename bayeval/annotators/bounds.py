@@ -22,7 +22,10 @@ import numbers
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 import xarray as xr
+
+from ..core import _validate as V
 
 __all__ = ["TrueAccuracyBounds", "TrueAccuracyInterval", "true_accuracy_bounds", "plot_true_accuracy"]
 
@@ -173,6 +176,34 @@ def _pos0(x):
     return float(x) if x.ndim == 0 else x
 
 
+def _has_shape(x) -> bool:
+    """Whether ``x`` is an array (a Series, a list...) rather than one number (or None)."""
+    if x is None or isinstance(x, str | bytes):
+        return False
+    return isinstance(x, pd.Series | pd.DataFrame) or np.ndim(x) > 0
+
+
+def _labelled(result, ref):
+    """``result`` (a bounds tuple) with each array field labelled like the pandas input ``ref``.
+
+    A field of ``ref``'s shape becomes a Series (or DataFrame) on ``ref``'s index (and
+    columns); anything else (a float, another shape after broadcasting) is left as it is.
+    """
+    if ref is None:
+        return result
+
+    def label(x):
+        if isinstance(x, tuple):
+            return tuple(label(v) for v in x)
+        if not isinstance(x, np.ndarray) or x.shape != ref.shape:
+            return x
+        if isinstance(ref, pd.DataFrame):
+            return pd.DataFrame(x, index=ref.index, columns=ref.columns)
+        return pd.Series(x, index=ref.index, name=ref.name)
+
+    return type(result)(*(label(v) for v in result))
+
+
 def true_accuracy_bounds(
     model_accuracy, annotator_accuracy, *, n_classes=2, n_gold=None, prob=0.9
 ) -> TrueAccuracyBounds | TrueAccuracyInterval:
@@ -197,11 +228,19 @@ def true_accuracy_bounds(
     prob : float, default 0.9
         Credible probability of the intervals when ``n_gold`` is given.
 
+    The pandas inputs (Series, or DataFrames' rows) are paired by their index, as
+    bayeval pairs every pandas input: the same labels in another order are put in the
+    first one's order; other or repeated labels, or an order that cannot be told
+    (pandas' default index ``0 .. n-1`` on one of them, or a plain array beside them),
+    are a ``ValueError`` saying how to fix it (``.loc``, ``.reindex``, or ``.to_numpy()``
+    to pair by position). Plain arrays are paired by position.
+
     Returns
     -------
     TrueAccuracyBounds or TrueAccuracyInterval
         Without ``n_gold``: ``(lower, independent, upper)``; floats for scalar
-        inputs, arrays of the broadcast shape otherwise. With ``n_gold``: a
+        inputs, arrays of the broadcast shape otherwise -- a Series (DataFrame) on
+        the pandas input's labels where one was given. With ``n_gold``: a
         :class:`TrueAccuracyInterval`, whose ``lower`` and ``upper`` widen the
         bounds by the uncertainty of the annotator accuracy (both bounds move
         with ``1 - A_gt``, so both ends use its upper ``(1 + prob) / 2``
@@ -269,11 +308,24 @@ def true_accuracy_bounds(
     >>> b = true_accuracy_bounds(0.85, 27, n_gold=30)
     >>> round(b.lower, 3), [round(v, 3) for v in b.independent_interval]
     (0.618, [0.885, 1.0])
+
+    Series are paired by label and the bounds keep the labels:
+
+    >>> import pandas as pd
+    >>> a_model = pd.Series([0.9, 0.7], index=["cats", "dogs"])
+    >>> a_gt = pd.Series([0.8, 0.99], index=["dogs", "cats"])
+    >>> true_accuracy_bounds(a_model, a_gt).lower.round(2).to_dict()
+    {'cats': 0.89, 'dogs': 0.5}
     """
+    given = {"model_accuracy": model_accuracy, "annotator_accuracy": annotator_accuracy, "n_gold": n_gold}
+    per_item = {name: x for name, x in given.items() if _has_shape(x)}  # a number applies to every item
+    given.update(zip(per_item, V.align_by_index(list(per_item.items())), strict=True))
+    model_accuracy, annotator_accuracy, n_gold = given.values()
+    ref = next((x for x in per_item.values() if isinstance(x, pd.Series | pd.DataFrame)), None)
     a_m = _as_accuracy(model_accuracy, "model_accuracy")
     k = _as_n_classes(n_classes)
     if n_gold is not None:
-        return _bounds_interval(a_m, annotator_accuracy, n_gold, k, prob)
+        return _labelled(_bounds_interval(a_m, annotator_accuracy, n_gold, k, prob), ref)
     a_gt = _as_accuracy(annotator_accuracy, "annotator_accuracy")
     try:
         a_m, a_gt = np.broadcast_arrays(a_m, a_gt)
@@ -286,7 +338,7 @@ def true_accuracy_bounds(
     lower = np.clip(a_m - err, 0.0, 1.0)
     upper = np.clip(a_m + err, 0.0, 1.0)
     independent = _independent(a_m, a_gt, k)
-    return TrueAccuracyBounds(_pos0(lower), _pos0(independent), _pos0(upper))
+    return _labelled(TrueAccuracyBounds(_pos0(lower), _pos0(independent), _pos0(upper)), ref)
 
 
 def _independent(a_m, a_gt, k):
@@ -302,8 +354,6 @@ def _independent(a_m, a_gt, k):
 
 def _bounds_interval(a_m, right, n_gold, k, prob) -> TrueAccuracyInterval:
     from scipy.stats import beta
-
-    from ..core import _validate as V
 
     prob = V.as_probability(prob, "prob", open_interval=True)
     c, n = _as_count(right, n_gold)

@@ -29,7 +29,9 @@ from bayeval.rankings.percentile import (
     VoteCounts,
     count_votes,
     estimate_theta,
+    pair_labels,
     pair_rules,
+    paired_confidence,
     q_stats,
     ranking_percentile,
 )
@@ -38,19 +40,6 @@ from ..core.model import Model
 from ..core.posterior import BasePosterior
 
 __all__ = ["HumanRanking", "PairwiseVotes", "RankingPosterior"]
-
-
-def pair_labels(votes, n_pairs):
-    index = votes.index if isinstance(votes, pd.DataFrame | pd.Series) else None
-    if index is not None and len(index) == n_pairs:
-        labels = np.asarray(index)
-        if pd.Index(labels).is_unique:
-            return labels
-        raise ValueError(
-            "votes' index must label each pair once; found duplicated labels "
-            f"{pd.Index(labels)[pd.Index(labels).duplicated()][:5].tolist()}."
-        )
-    return np.arange(n_pairs)
 
 
 class PairwiseVotes:
@@ -63,8 +52,12 @@ class PairwiseVotes:
         A DataFrame's index becomes the ``pair`` coordinate.
     confidence : array-like, shape (n_pairs, n_annotators), optional
         Confidence level (``0 .. len(mapping) - 1``) of each decided answer, NaN elsewhere.
+        A DataFrame beside a votes DataFrame is paired with it by its index: the same pairs
+        in another order are put in the votes' order here; other or repeated labels, or
+        pandas' default ``0 .. n-1`` index on one of them beside labels in another order,
+        are a ValueError here. Plain arrays are paired by position.
 
-    The arrays are checked when a model is built or fitted.
+    The values are checked when a model is built or fitted.
 
     Examples
     --------
@@ -75,8 +68,7 @@ class PairwiseVotes:
     """
 
     def __init__(self, votes, confidence=None):
-        self.votes = votes
-        self.confidence = confidence
+        self.votes, self.confidence = paired_confidence(votes, confidence)
 
     def __repr__(self) -> str:
         shape = np.shape(self.votes)

@@ -87,6 +87,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..core import _validate as V
 from scipy import stats
@@ -172,6 +173,89 @@ _first_bad = V.positions_text  # "3, 7" or "(0, 1), (2, 0)": where a check faile
 numeric_array = V.as_numeric_array
 
 
+def pair_labels(votes, n_pairs):
+    """The labels of the pairs: a votes DataFrame's index (each pair once), else ``0 .. n_pairs - 1``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.rankings.percentile import pair_labels
+    >>> pair_labels(pd.DataFrame([[1], [0]], index=["a", "b"]), 2).tolist()
+    ['a', 'b']
+    """
+    index = votes.index if isinstance(votes, pd.DataFrame | pd.Series) else None
+    if index is not None and len(index) == n_pairs:
+        labels = np.asarray(index)
+        if pd.Index(labels).is_unique:
+            return labels
+        raise ValueError(
+            "votes' index must label each pair once; found duplicated labels "
+            f"{pd.Index(labels)[pd.Index(labels).duplicated()][:5].tolist()}."
+        )
+    return np.arange(n_pairs)
+
+
+def paired_confidence(votes, confidence):
+    """``(votes, confidence)`` with a pandas ``confidence`` put in the votes' pair order.
+
+    Two DataFrames are paired by their index (the pairs), as bayeval pairs every pandas
+    input (:func:`bayeval.core._validate.align_by_index`): the same pair labels in another
+    order are reordered to the votes'; other or repeated labels, or an order that cannot be
+    told (pandas' default ``0 .. n-1`` index on one of them), are an error saying how to fix
+    it. Columns (the annotators) holding the same labels in another order are put in the
+    votes' order too. Plain arrays are paired by position, unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.rankings.percentile import paired_confidence
+    >>> v = pd.DataFrame([[1, 1], [0, 0]], index=["a", "b"])
+    >>> c = pd.DataFrame([[0, 0], [2, 2]], index=["b", "a"])
+    >>> paired_confidence(v, c)[1].index.tolist()
+    ['a', 'b']
+    """
+    votes, confidence = V.align_by_index([("votes", votes), ("confidence", confidence)])
+    if isinstance(votes, pd.DataFrame) and isinstance(confidence, pd.DataFrame):
+        vc, cc = votes.columns, confidence.columns
+        if (not vc.equals(cc) and vc.is_unique and cc.is_unique and len(vc) == len(cc)
+                and set(vc) == set(cc)):
+            confidence = confidence.loc[:, vc]  # the same annotators in another column order
+    return votes, confidence
+
+
+def paired_by_label(inputs):
+    """The ``(name, value)`` inputs of one call over pairs, with pandas ones paired by label.
+
+    The pairs are a Series' index or a DataFrame's columns (the last axis). The same labels
+    in another order are put in the first pandas input's order; other labels, repeated
+    labels, or an order that cannot be told (pandas' default ``0 .. n-1`` on one of them, or
+    a plain array beside them) are an error naming ``.loc``/``.reindex``/``.to_numpy()``
+    (:func:`bayeval.core._validate.align_by_index`). Plain arrays are returned unchanged.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from bayeval.rankings.percentile import paired_by_label
+    >>> th = pd.Series([0.9, 0.2], index=["a", "b"])
+    >>> paired_by_label([("theta", th), ("ranking", pd.Series([0, 1], index=["b", "a"]))])[1].tolist()
+    [1, 0]
+    """
+    def pairs_of(x):
+        return x.columns if isinstance(x, pd.DataFrame) else x.index
+
+    framed = [isinstance(v, pd.Series | pd.DataFrame) for _, v in inputs]
+    proxies = [(name, pd.Series(np.arange(len(pairs_of(v))), index=pairs_of(v)) if f else v)
+               for (name, v), f in zip(inputs, framed, strict=True)]
+    aligned = V.align_by_index(proxies)
+    out = []
+    for (_, value), f, proxy in zip(inputs, framed, aligned, strict=True):
+        if f:
+            pos = proxy.to_numpy()
+            value = value.iloc[:, pos] if isinstance(value, pd.DataFrame) else value.iloc[pos]
+        out.append(value)
+    return out
+
+
 def _check_theta(theta):
     return V.as_probability_array(
         theta, "theta", axis="n_pairs", per="item pair", meaning="probability that the first item is picked",
@@ -246,7 +330,11 @@ def count_votes(votes, confidence=None, *, n_levels=3) -> VoteCounts:
     confidence : array-like, shape (n_pairs, n_annotators), optional
         Confidence level of each answer, an integer in ``0 .. n_levels - 1``
         (0 = not confident), ``NaN`` where not asked. Only answers ``0``/``1`` may
-        carry a confidence.
+        carry a confidence. Two DataFrames are paired by their index, as bayeval
+        pairs every pandas input (:func:`paired_confidence`): the same pair labels in
+        another order are put in the votes' order; other or repeated labels, or pandas'
+        default ``0 .. n-1`` index on one of them beside labels in another order, are an
+        error. Plain arrays are paired by position.
     n_levels : int, default 3
         Number of confidence levels.
 
@@ -258,7 +346,8 @@ def count_votes(votes, confidence=None, *, n_levels=3) -> VoteCounts:
     ------
     ValueError
         On a wrong shape, a code other than 1/0/-1/NaN, a confidence level out of
-        range, or a confidence attached to a missing or undecided answer.
+        range, a confidence attached to a missing or undecided answer, or votes and
+        confidence DataFrames whose indexes name different pairs.
 
     Examples
     --------
@@ -269,6 +358,7 @@ def count_votes(votes, confidence=None, *, n_levels=3) -> VoteCounts:
     >>> count_votes(v, s).confidence_counts.tolist()
     [[0, 1, 2], [0, 0, 0]]
     """
+    votes, confidence = paired_confidence(votes, confidence)
     v = numeric_array(votes, "votes")
     if v.ndim != 2 or v.shape[0] == 0 or v.shape[1] == 0:
         hint = " Use votes.reshape(-1, 1) for one annotator." if v.ndim == 1 else ""
@@ -452,6 +542,9 @@ class ThetaEstimate:
         Confidence answers not used (pairs that are not unanimous).
     undecided : str
         How "unable to decide" answers entered theta ("exclude" or "half").
+    pair_labels : pandas.Index or None
+        The pairs' labels: the votes DataFrame's index (None for a plain array). They
+        index :meth:`to_frame`.
 
     Examples
     --------
@@ -469,6 +562,7 @@ class ThetaEstimate:
     q: np.ndarray
     n_confidence_unused: np.ndarray
     undecided: str
+    pair_labels: pd.Index | None = None
 
     @property
     def n_undecided(self) -> int:
@@ -481,6 +575,9 @@ class ThetaEstimate:
         Returns
         -------
         pandas.DataFrame
+            Indexed by the votes DataFrame's pair labels (``0 .. n_pairs - 1`` for a plain
+            array), so that its ``theta`` column is paired with a labelled ranking by label in
+            :func:`ranking_percentile`.
 
         Examples
         --------
@@ -488,10 +585,16 @@ class ThetaEstimate:
         >>> from bayeval.rankings.percentile import estimate_theta
         >>> estimate_theta(np.array([[1, 1], [1, 0]])).to_frame()["theta"].tolist()
         [1.0, 0.5]
+        >>> import pandas as pd
+        >>> votes = pd.DataFrame([[1, 1], [1, 0]], index=["cat-dog", "cat-cow"])
+        >>> estimate_theta(votes).to_frame()["theta"].to_dict()
+        {'cat-dog': 1.0, 'cat-cow': 0.5}
         """
-        import pandas as pd
-
         c = self.counts
+        index = None
+        if self.pair_labels is not None:
+            index = pd.Index(self.pair_labels)
+            index = index if index.name is not None else index.rename("pair")
         return pd.DataFrame(
             {
                 "theta": self.theta,
@@ -503,7 +606,8 @@ class ThetaEstimate:
                 "unanimous": self.unanimous,
                 "used_confidence": self.used_confidence,
                 "n_confidence_unused": self.n_confidence_unused,
-            }
+            },
+            index=index,
         )
 
     def __repr__(self) -> str:
@@ -541,10 +645,13 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
     ----------
     votes : array-like, shape (n_pairs, n_annotators)
         ``1`` first item, ``0`` second item, ``-1`` (:data:`UNDECIDED`) unable to
-        decide, ``NaN`` no answer. A pandas DataFrame is accepted.
+        decide, ``NaN`` no answer. A pandas DataFrame is accepted; its index labels
+        the pairs (the index of :meth:`ThetaEstimate.to_frame`).
     confidence : array-like, shape (n_pairs, n_annotators), optional
         Confidence level ``0 .. len(mapping) - 1`` of each decided answer, NaN
-        elsewhere.
+        elsewhere. A DataFrame beside a votes DataFrame is paired with it by its index
+        (the same pairs in another order are put in the votes' order; other labels are
+        an error), as in :func:`count_votes`.
     mapping : sequence of float, default (0.5, 0.75, 1.0)
         Theta implied by each confidence level (paper's eq. 14).
     undecided : {"exclude", "half"}, default "exclude"
@@ -607,6 +714,7 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
         q=q,
         n_confidence_unused=unused,
         undecided=undecided,
+        pair_labels=votes.index if isinstance(votes, pd.DataFrame) else None,
     )
 
 
@@ -943,7 +1051,8 @@ def ranking_log_probability(theta, ranking):
     theta : array-like, shape (..., n_pairs)
         Probability that a human picks the first item of each pair.
     ranking : array-like of 0/1, shape (..., n_pairs)
-        ``1`` = first item picked. Broadcast against ``theta``.
+        ``1`` = first item picked. Broadcast against ``theta``. Pandas inputs are
+        paired with ``theta`` by pair label, as in :func:`ranking_percentile`.
 
     Returns
     -------
@@ -957,6 +1066,7 @@ def ranking_log_probability(theta, ranking):
     >>> round(float(ranking_log_probability([0.9, 0.2], [1, 0])), 6)
     -0.328504
     """
+    theta, ranking = paired_by_label([("theta", theta), ("ranking", ranking)])
     th = _check_theta(theta)
     r = _check_ranking(ranking, th.shape[-1])
     with np.errstate(divide="ignore"):
@@ -1024,6 +1134,15 @@ def ranking_percentile(
         Values 0 and 1 are allowed.
     ranking : array-like of 0/1, shape (..., n_pairs)
         Machine ranking(s): ``1`` = first item picked.
+
+        When both ``theta`` and ``ranking`` are pandas objects they are paired by
+        pair label -- a Series' index, a DataFrame's columns -- as bayeval pairs
+        every pandas input: the same labels in another order are put in ``theta``'s
+        order; other or repeated labels, or an order that cannot be told (pandas'
+        default index ``0 .. n-1`` on one of them), are a ``ValueError`` saying how to
+        fix it (``.loc``, ``.reindex``, or ``.to_numpy()`` to pair by position).
+        Plain arrays are paired by position. A labelled theta is
+        ``estimate_theta(votes_df).to_frame()["theta"]``.
     ties : {"strict", "inclusive"}, default "strict"
         "strict": ``P(p(R) > p(r))``. "inclusive": ``P(p(R) >= p(r))``, the
         paper's cumulative sum including ``r``'s own block (eq. 7).
@@ -1069,6 +1188,13 @@ def ranking_percentile(
     0.846
     >>> float(ranking_percentile([1.0, 0.5], [0, 1]))  # impossible for humans
     1.0
+
+    Series are paired by label, in any order:
+
+    >>> import pandas as pd
+    >>> th = pd.Series(theta, index=["a", "b", "c"])
+    >>> float(ranking_percentile(th, pd.Series([0, 1, 1], index=["c", "a", "b"])))
+    0.0
     """
     ties = V.check_choice(ties, "ties", _TIES)
     method = V.check_choice(method, "method", _METHODS)
@@ -1076,6 +1202,7 @@ def ranking_percentile(
     tie_rtol = V.as_positive_number(tie_rtol, "tie_rtol", upper=1e-3)
     if isinstance(max_terms, bool) or not isinstance(max_terms, int | np.integer) or max_terms < 64:
         raise ValueError(f"max_terms must be an integer >= 64; got {max_terms!r}.")
+    theta, ranking = paired_by_label([("theta", theta), ("ranking", ranking)])
     th = _check_theta(theta)
     n_pairs = th.shape[-1]
     r = _check_ranking(ranking, n_pairs)
