@@ -11,7 +11,7 @@ import pytest
 from bayeval import EvalData
 from bayeval.annotators import AnnotatorError, AnnotatorPosterior, IdentifiedAccuracy
 from bayeval.annotators._checks import observe
-from bayeval.annotators._identified import accuracy_range, gold_to_width, joint_floors
+from bayeval.annotators._identified import accuracy_range, gold_to_width, identified_sentence, joint_floors
 from bayeval.annotators.gold import gold_only_accuracy_interval
 from bayeval.core.summary import hdi
 
@@ -272,3 +272,36 @@ def test_an_assumption_the_annotations_contradict_gives_the_set_without_it(monke
     assert r.error_lift is None  # not the posterior's narrow interval: the set without the assumption
     assert (r.lower, r.upper) == pytest.approx((free.lower, free.upper))
     assert r.upper - r.lower > r.posterior_upper - r.posterior_lower + 0.1
+
+
+def test_a_set_with_no_width_names_no_gold_count_and_says_what_gold_items_would_check(monkeypatch):
+    """Classifier and both annotators agree on every item: the floors take the annotators to be
+    right everywhere and the set is [1, 1]. Half of no width is no count of gold items (it was
+    "about 143 random gold items give an interval half as wide"), nor does an assumption narrow it."""
+    rng = np.random.default_rng(2)
+    z = (rng.random(150) < 0.4).astype(int)
+    refs = np.c_[z, z].astype(float)
+    post = _posterior(z, refs, z.astype(float))
+    monkeypatch.setattr(AnnotatorPosterior, "_accuracy_diagnosis", lambda self: "prior-data conflict")
+    r = post.identified_accuracy(diagnosis="prior-data conflict")
+    assert r.upper - r.lower < 1e-6 and r.reference_floor == pytest.approx((1.0, 1.0))
+    assert r.gold_to_halve == 0
+    (caveat,) = [c for c in post.summary(["accuracy"]).attrs["caveats"] if c.startswith("true_accuracy")]
+    assert "half as wide" not in caveat and "narrow" not in caveat
+    assert "no width" in caveat and "share their errors" in caveat and "gold items would check" in caveat.lower()
+    assert "fit's posterior" in caveat  # the floors are the model's, not the annotations' alone
+    lifted = post.identified_accuracy(diagnosis="", error_lift=(1, 2))
+    assert lifted.gold_to_halve == 0
+    assert "half as wide" not in identified_sentence(lifted)
+
+
+def test_the_caveat_does_not_say_an_assumption_narrows_the_set_when_it_does_not():
+    """Where the range under the stated overlap assumption is the set itself (to the three
+    decimals shown), the caveat says it does not narrow it, not "narrows it to" the same range."""
+    same = IdentifiedAccuracy(0.805, 0.41666666666, 1.0, 0.67, 0.917, 0.41666666666, 1.0, (0.72, 0.64), 0.9,
+                              True, 17, "prior-dominated", None, 0.4166666667, 1.0)
+    text = identified_sentence(same)
+    assert "narrows it to" not in text and "does not narrow it here" in text
+    assert "about 17 random gold items give an interval half as wide" in text
+    narrower = same._replace(assumed_lower=0.52, assumed_upper=0.95)
+    assert "narrows it to [0.520, 0.950]" in identified_sentence(narrower)

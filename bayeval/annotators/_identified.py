@@ -32,6 +32,10 @@ __all__ = ["IdentifiedAccuracy"]
 #: real crowds the realized multiple was 0.78--1.73, see ``docs/models.md``)
 ERROR_LIFT = (1.0, 2.0)
 
+#: a reported range narrower than this has no width (the linear programme's tolerance):
+#: there is nothing for gold items to halve
+ZERO_WIDTH = 1e-6
+
 
 class IdentifiedAccuracy(NamedTuple):
     """The classifier's true accuracy as far as the annotations identify it
@@ -74,7 +78,8 @@ class IdentifiedAccuracy(NamedTuple):
     reported: bool
     """Whether ``summary()`` reports ``[lower, upper]`` in its ``true_accuracy`` row."""
     gold_to_halve: int
-    """Gold items (a random sample) whose own interval would be half as wide as ``[lower, upper]``."""
+    """Gold items (a random sample) whose own interval would be half as wide as ``[lower, upper]``;
+    0 where ``[lower, upper]`` has no width (nothing to halve)."""
     reason: str
     """The prior-sensitivity diagnosis of the true accuracy (``"prior-dominated"``...), or ``""``."""
     error_lift: tuple | None = None
@@ -257,35 +262,59 @@ def lift_words(lift) -> str:
             f"times its overall rate")
 
 
+def _shown(lo: float, hi: float) -> tuple[str, str]:
+    return f"{lo:.3f}", f"{hi:.3f}"
+
+
+def _gold_words(r: IdentifiedAccuracy, *, without_assumption: bool) -> str:
+    """What gold items would do: halve the range, or, where it has no width, check the floors."""
+    if r.upper - r.lower >= ZERO_WIDTH:
+        tail = " without any assumption" if without_assumption else ""
+        lead = "About" if without_assumption else "Gold items would narrow it: about"
+        return f" {lead} {r.gold_to_halve} random gold items give an interval half as wide{tail}."
+    return (" The range has no width because the floors take every annotator column to be right on every "
+            "item it labelled, and raters who all share their errors would look the same. Random gold items "
+            "would check that: an item whose gold class differs from an annotator's label shows that the "
+            "annotators are not always right.")
+
+
 def identified_sentence(r: IdentifiedAccuracy) -> str:
     """What the fit's table says about a reported identified set, in one paragraph."""
     floors = ", ".join(f"{f:.2f}" for f in r.reference_floor)
     flag = f" (the fit flags it {r.reason})" if r.reason else ""
+    floor_words = (f"each annotator column right on at least {floors} of its items (a lower bound on its "
+                   f"accuracy from the fit's posterior: the floors rest on the model, not on the annotations alone)")
     if r.error_lift is not None:
         return (
             f"true_accuracy: without gold items the data do not say how the classifier's errors overlap "
             f"the annotators'{flag}. Reported: [{r.lower:.3f}, {r.upper:.3f}], the range the annotations "
-            f"allow under the stated assumption that {lift_words(r.error_lift)}, each annotator column right "
-            f"on at least {floors} of its items, joined with the posterior's interval "
-            f"[{r.posterior_lower:.3f}, {r.posterior_upper:.3f}]. It holds only if the assumption does; "
-            f"without it the range is wider (summary() at its defaults). About {r.gold_to_halve} random gold "
-            f"items give an interval half as wide without any assumption."
+            f"allow under the stated assumption that {lift_words(r.error_lift)}, with {floor_words}, joined "
+            f"with the posterior's interval [{r.posterior_lower:.3f}, {r.posterior_upper:.3f}]. It holds only "
+            f"if the assumption does; without it the range is wider (summary() at its defaults)."
+            + _gold_words(r, without_assumption=True)
         )
+    narrow = (". An assumption about the overlap would narrow it (independent errors, or trusting the priors, "
+              "give the posterior's interval).")
     assumed = ""
-    if np.isfinite(r.assumed_lower):
-        assumed = (f" Assuming that {lift_words(ERROR_LIFT)} (shared errors, at most twice as often as by "
-                   f"chance) narrows it to [{r.assumed_lower:.3f}, {r.assumed_upper:.3f}] "
-                   f"(summary(error_lift={ERROR_LIFT!r})).")
+    if r.upper - r.lower < ZERO_WIDTH:  # no width: nothing for an assumption to narrow
+        narrow = "."
+    elif np.isfinite(r.assumed_lower):
+        if _shown(r.assumed_lower, r.assumed_upper) == _shown(r.lower, r.upper):
+            assumed = (f" Assuming that {lift_words(ERROR_LIFT)} (shared errors, at most twice as often as by "
+                       "chance) does not narrow it here.")
+        else:
+            assumed = (f" Assuming that {lift_words(ERROR_LIFT)} (shared errors, at most twice as often as by "
+                       f"chance) narrows it to [{r.assumed_lower:.3f}, {r.assumed_upper:.3f}] "
+                       f"(summary(error_lift={ERROR_LIFT!r})).")
     return (
         f"true_accuracy: without gold items the data do not say how the classifier's errors overlap "
         f"the annotators'{flag}, and the posterior's interval [{r.posterior_lower:.3f}, "
         f"{r.posterior_upper:.3f}] rests on the model's answer. Reported instead: [{r.lower:.3f}, "
-        f"{r.upper:.3f}], the range the annotations allow whatever the overlap, with each annotator "
-        f"column right on at least {floors} of its items (its accuracy's lower bound from the fit)"
+        f"{r.upper:.3f}], the range the annotations allow whatever the overlap of the classifier's errors "
+        f"with the annotators', given {floor_words}"
         + ("" if (r.lower, r.upper) == (r.set_lower, r.set_upper) else
            f", joined with the posterior's interval (the range alone: [{r.set_lower:.3f}, {r.set_upper:.3f}])")
-        + ". An assumption about the overlap would "
-        f"narrow it (independent errors, or trusting the priors, give the posterior's interval)."
+        + narrow
         + assumed
-        + f" So would gold items: about {r.gold_to_halve} random gold items give an interval half as wide."
+        + _gold_words(r, without_assumption=False)
     )

@@ -26,6 +26,7 @@ from ..core.posterior import Posterior
 from ..core.summary import hdi, summary_frame, summary_rows
 from ._identified import (
     ERROR_LIFT,
+    ZERO_WIDTH,
     IdentifiedAccuracy,
     accuracy_range,
     gold_to_width,
@@ -482,7 +483,12 @@ class AnnotatorPosterior(Posterior):
         crowd, 0.03 wide; ``benchmarks/results/annotator_real_nogold.md``). An
         assumption about the overlap narrows it (independent errors, or the model's priors,
         give the posterior's interval), and so do gold items: ``gold_to_halve`` random gold
-        items give an interval of their own half as wide. See ``docs/models.md``.
+        items give an interval of their own half as wide (0 where ``[lower, upper]`` has no
+        width: the floors then take every annotator column to be right on every item, which
+        raters sharing all their errors would look like too, and the caveat says what gold
+        items would check instead). The set leaves the overlap of the classifier's errors
+        with the annotators' open, but its floors come from the model's posterior, so it rests
+        on the model's picture of the annotators. See ``docs/models.md``.
 
         The overlap assumption it states (``assumed_lower``, ``assumed_upper``; the
         caveat of :meth:`summary` quotes it): on the items an annotator column gets wrong,
@@ -552,7 +558,9 @@ class AnnotatorPosterior(Posterior):
         # missed the truth also where the fit did not flag it (seven references, errors shared)
         reported = self.gold_check is None
         lower, upper = min(p_lo, s_lo), max(p_hi, s_hi)
-        n_gold = gold_to_width(float(acc.mean()), obs.n_items, (upper - lower) / 2.0, prob)
+        n_gold = 0  # no width: nothing for gold items to halve (the caveat says what they would check)
+        if upper - lower >= ZERO_WIDTH:
+            n_gold = gold_to_width(float(acc.mean()), obs.n_items, (upper - lower) / 2.0, prob)
         a_lo = a_hi = float("nan")
         if error_lift is None:  # the range under the stated assumption, for the caveat
             a_lo, a_hi = accuracy_range(obs.patterns, obs.counts, obs.pattern_gold, floors, k, lift=ERROR_LIFT)
