@@ -438,8 +438,11 @@ def test_clear_errors_for_bad_input():
     bad_feats = EvalData._trusted(**{**fields, "feats": np.r_[[[np.inf]], data.features[1:]]})
     with pytest.raises(ValueError, match="NaN or infinite"):
         LabelFlip().build(bad_feats)
-    with pytest.raises(ValueError, match="All scores are equal"):
+    # the value the user gave (0.5), not its logit (0)
+    with pytest.raises(ValueError, match=r"All scores are equal \(value 0\.5\)"):
         LabelFlip().build(EvalData(np.full(8, 0.5), noisy_labels=data.noisy_labels))
+    with pytest.raises(ValueError, match=r"from 0 to 1e-09, the same after clipping"):
+        LabelFlip().build(EvalData(np.r_[np.zeros(4), np.full(4, 1e-9)], noisy_labels=data.noisy_labels))
     with pytest.raises(ValueError, match="feature 'f0'"):
         LabelFlip().build(
             EvalData(data.scores, noisy_labels=data.noisy_labels, features=np.ones(8))

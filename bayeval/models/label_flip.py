@@ -191,11 +191,13 @@ def _group_histograms(prep: dict, mask: np.ndarray, n_bins: int):
     return tuple(np.concatenate(a) for a in out)
 
 
-def _standardize(x: np.ndarray, what: str) -> tuple[np.ndarray, float, float]:
+def _standardize(x: np.ndarray, what: str, given: str | None = None) -> tuple[np.ndarray, float, float]:
+    """``x`` standardized, with its mean and sd; a constant is an error naming its value as
+    the user gave it (``given``, where ``x`` is a transform of the user's values)."""
     mean, sd = float(np.mean(x)), float(np.std(x))
     if not np.isfinite(sd) or sd <= 1e-12 * max(1.0, abs(mean)):
         raise ValueError(
-            f"All {what} are equal (value {mean:g}): a constant carries no information about the "
+            f"All {what} are equal ({given or f'value {mean:g}'}): a constant carries no information about the "
             "true labels and cannot be standardized. "
             + (
                 "Drop this feature (feature_names=...)."
@@ -359,7 +361,12 @@ class LabelFlip(Model):
             t = np.log(c) - np.log1p(-c)
         else:
             t = s
-        g, g_mean, g_sd = _standardize(t, "scores")
+        if lo == hi:
+            given = f"value {lo:g}"
+        else:  # distinct only below the logit's clipping
+            given = (f"from {lo:g} to {hi:g}, the same after clipping to [{_EPS_LOGIT:g}, 1 - {_EPS_LOGIT:g}] "
+                     "for the logit transform")
+        g, g_mean, g_sd = _standardize(t, "scores", given)
         # features
         fnames = np.array([], dtype=str)
         X = np.zeros((s.size, 0))
