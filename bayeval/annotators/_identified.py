@@ -4,8 +4,9 @@ overlap of the classifier's errors with the annotators' is left open.
 Without gold items, how the classifier's errors overlap the annotators' is told by the
 priors, not the data (the fit says so: its true accuracy is *prior-dominated*). What the
 annotations do tell, through their agreement with each other and with the classifier, is
-how often each annotator column is right. This module turns that into a range that does
-not depend on the overlap: the smallest and largest accuracy of the classifier over every
+how often each annotator column is right (estimated by the model, so the floors below are
+the model's). This module turns that into a range that does not depend on the overlap
+given those floors: the smallest and largest accuracy of the classifier over every
 assignment of true classes to the items in which every annotator column ``j`` is right on
 at least a share ``floor[j]`` of the items it labelled (and every gold item keeps its
 class). It is the closed-form range ``A_model -+ (1 - A_annotator)`` of

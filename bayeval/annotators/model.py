@@ -540,7 +540,8 @@ class AnnotatorError(Model):
                     "gold items the data do not fully say how the classifier's errors overlap the "
                     "annotators', so the posterior's interval partly reflects the priors. "
                     "post.prior_sensitivity() shows how far it moves; post.summary() reports the "
-                    "wider range the annotations allow whatever the overlap (post.identified_accuracy()); "
+                    "wider range the annotations allow whatever the overlap, given the annotators' accuracies the "
+                    "model estimates (post.identified_accuracy()); "
                     "label a random gold subset or add references per item to pin it down.",
                     UserWarning, stacklevel=_diag.user_stacklevel(),
                 )
