@@ -124,14 +124,15 @@ def ratio_estimate(
     sampled part. ``typical`` (a dict, or a callable returning one) maps each kind of
     draw -- ``"tp"``, ``"fp"``, ``"fn"`` -- to ``(weight, finite-population factor)``
     of a typical draw of that kind, or None where no such item can be drawn; it sets
-    the floor for kinds never drawn.
+    the floor for kinds never drawn. The variance is Hajek's for the fixed-size design,
+    its Bessel-type factor ``1 - sum d^2 / (sum d)^2`` taken over every random draw
+    (``pi < 1``), those of weight 0 in the ratio (true negatives) included.
     Returns ``(estimate, variance_without_floor, floor)``.
     """
     y = y.astype(np.float64)
     yh = yhat.astype(np.float64)
     a = y * yh
     v = alpha * yh + (1.0 - alpha) * y
-    v_weight = v  # importance weights w = d * v of the draws (for the Bessel-type factor)
     if m is not None:  # difference estimator: the sample estimates the model's residuals
         a = a - m * yh
         v = (1.0 - alpha) * (y - m)
@@ -146,7 +147,12 @@ def ratio_estimate(
     # Delta-method variance of the ratio (eq. 6 with a Hajek finite-population factor).
     var, degenerate = 0.0, True
     if rand.sum() >= 2:
-        w = d[rand] * v_weight[rand]
+        # The Bessel-type factor of the fixed-size design: from the design weights of every
+        # random draw (``1 - 1/n`` for n equal ones, Hajek's n/(n-1)), true negatives included.
+        # Their weight in the ratio is 0, but they are draws all the same: counting only the
+        # draws of nonzero weight made the factor 0 -- and the variance 0 -- whenever a single
+        # one of them disagreed with the rest.
+        w = d[rand]
         sw = w.sum()
         c_bessel = 1.0 - float(np.dot(w, w)) / sw**2 if sw > 0 else 0.0
         if c_bessel > 0:
