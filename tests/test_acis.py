@@ -234,6 +234,34 @@ def test_no_iteration_reports_zero_variance_on_a_small_pool():
         assert (r.history["iteration_variance"] > 0).all(), seed
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_pandas_inputs_are_paired_by_index_not_position(pool, method):
+    """Predictions as a Series with the scores' ids in another order are put in the scores'
+    order (the run is the one with plain arrays); a fixed ``probabilities`` Series too; ids
+    that do not match, or a reorder that a default 0 .. n-1 index leaves ambiguous, raise a
+    ValueError that says how to fix it. (By position, the shuffled predictions turned ACIS's
+    estimate of 0.70 into 0.0, silently.)"""
+    scores, predictions, y = pool
+    ids = np.arange(scores.size) * 7 + 1000
+    s, p = pd.Series(scores, index=ids), pd.Series(predictions, index=ids)
+    shuffled = p.sample(frac=1, random_state=1)
+    kw = dict(budget=60, random_seed=2)
+    ref = method(scores, predictions, lambda i: y[i], **kw)
+    got = method(s, shuffled, lambda i: y[i], **kw)
+    np.testing.assert_equal(got.estimate, ref.estimate)  # (NaN for a uniform sample without positives)
+    pd.testing.assert_frame_equal(got.labeled, ref.labeled)  # the same items, predictions and labels
+    with pytest.raises(ValueError, match="indexes name different items"):
+        method(s, shuffled.reset_index(drop=True), lambda i: y[i], **kw)
+    with pytest.raises(ValueError, match=r"default 0 \.\. .*oracle receives positions"):
+        method(s.reset_index(drop=True), p.reset_index(drop=True).sample(frac=1, random_state=1),
+               lambda i: y[i], **kw)
+    if method is acis:
+        c = np.clip(scores, 0.01, 0.99)
+        ref = acis(scores, predictions, lambda i: y[i], probabilities=c, **kw)
+        got = acis(s, p, lambda i: y[i], probabilities=pd.Series(c, index=ids).sample(frac=1, random_state=3), **kw)
+        assert got.estimate == ref.estimate
+
+
 # ---------------------------------------------------------------------------------
 # Budget accounting and the oracle
 # ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from _figures import assert_axis_labels_inside
 from sklearn.metrics import fbeta_score
@@ -30,6 +31,23 @@ def study():
     return simulate_fscore(
         scores, predictions, y, methods=["acis", "uniform", "top_k"], budgets=[30, 120], trials=12, random_seed=5
     )
+
+
+def test_pandas_inputs_are_paired_by_index():
+    """``y_true`` (or the predictions) as a Series with the scores' ids in another order is put
+    in the scores' order: the study is the one with plain arrays (by position, the truth and
+    every run's labels belonged to other items); ids that do not match raise a ValueError."""
+    scores, predictions, y = pool(n=3000)
+    ids = np.arange(scores.size) * 3 + 17
+    kw = dict(methods=["acis", "uniform"], budgets=[30], trials=3, random_seed=1)
+    ref = simulate_fscore(scores, predictions, y, **kw)
+    s = pd.Series(scores, index=ids)
+    got = simulate_fscore(s, pd.Series(predictions, index=ids).sample(frac=1, random_state=0),
+                          pd.Series(y, index=ids).sample(frac=1, random_state=1), **kw)
+    np.testing.assert_array_equal(got.runs["estimate"], ref.runs["estimate"])  # NaN: undefined in both
+    assert got.truth == ref.truth
+    with pytest.raises(ValueError, match="indexes name different items"):
+        simulate_fscore(s, predictions, pd.Series(y), **kw)
 
 
 def test_truth_is_the_pools_f_score():

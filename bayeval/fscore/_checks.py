@@ -15,8 +15,28 @@ def check_rng(random_seed) -> np.random.Generator:
     return np.random.default_rng(as_seed_sequence(random_seed))
 
 
+#: What a pandas mismatch error adds: which order the oracle's positions follow.
+ORDER_HINT = (
+    "(The oracle receives positions in the order of `scores` -- of the first pandas input -- so "
+    "pandas inputs are paired by their index, as everywhere in bayeval.)"
+)
+
+
+def align_pool(*inputs: tuple[str, object]) -> list:
+    """The per-item inputs of an F-score call (``(name, value)`` pairs, None for one not
+    given), pandas objects paired by their index as :func:`bayeval.core._validate.align_by_index`
+    pairs them: the same ids in another order are put in the first pandas input's order,
+    anything that cannot be paired is a ValueError that says how to fix it."""
+    try:
+        return V.align_by_index(list(inputs))
+    except ValueError as exc:
+        raise ValueError(f"{exc} {ORDER_HINT}") from None
+
+
 def check_fscore_inputs(scores, predictions, oracle, budget, alpha, first_batch, interval_prob):
-    """Checks shared by ``acis`` and the baselines; returns clean arrays and numbers."""
+    """Checks shared by ``acis`` and the baselines; returns clean arrays and numbers. Pandas
+    ``scores`` and ``predictions`` are paired by their index (``align_pool``), not by position."""
+    scores, predictions = align_pool(("scores", scores), ("predictions", predictions))
     s = as_scores(scores, "scores")
     yhat = as_binary_vector(predictions, "predictions")
     check_same_length(s.size, "predictions", yhat.size)

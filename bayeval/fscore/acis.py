@@ -30,6 +30,7 @@ from scipy.stats import norm
 from bayeval.core import _validate as V
 
 from ._checks import (
+    align_pool,
     call_oracle,
     check_fscore_inputs,
     check_probability_vector,
@@ -946,11 +947,17 @@ def acis(
     scores : array-like of shape (n_items,)
         Classifier scores (higher = more likely positive); any finite values.
     predictions : array-like of shape (n_items,)
-        Hard predictions, 0/1 or bool. At least one must be positive.
+        Hard predictions, 0/1 or bool. At least one must be positive. Pandas inputs
+        (here, in ``scores`` and in a fixed ``probabilities``) are paired by their index:
+        the same ids in another order are put in the order of the first of them; ids
+        that differ, or an order that a plain array or a default 0 .. n-1 index leaves
+        ambiguous, raise a ValueError. Plain arrays pair by position.
     oracle : callable
         ``oracle(idx) -> labels``: takes an int array of item positions (never an
         item labeled before) and returns their true labels, 0/1 or bool, one per
-        position.
+        position. Positions count from 0 in the order of ``scores``. With the labels
+        in a pandas Series ``y``, look them up by position, ``y.to_numpy()[idx]``:
+        ``y[idx]`` on a Series looks ``idx`` up in its index, not by position.
     budget : int
         Number of items to label (oracle calls on distinct items), at least
         ``first_batch`` and at most ``n_items``.
@@ -1082,6 +1089,9 @@ def acis(
     >>> bool(res.interval[0] <= res.estimate <= res.interval[1])
     True
     """
+    if probabilities is not None and not callable(probabilities):  # a fixed array: one value per item
+        scores, predictions, probabilities = align_pool(
+            ("scores", scores), ("predictions", predictions), ("probabilities", probabilities))
     s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )

@@ -30,6 +30,7 @@ import pandas as pd
 from ..core import _validate as V
 from ..core._progress import Bar
 from ..core._validate import as_seed_sequence
+from ._checks import align_pool
 from .acis import acis, check_fscore_inputs, sawade, top_k, uniform_sampling
 
 __all__ = ["FScoreStudy", "simulate_fscore", "summarize_runs", "FSCORE_METHODS"]
@@ -217,6 +218,8 @@ def simulate_fscore(
         As in :func:`bayeval.acis`.
     y_true : array-like of shape (n_items,)
         Every item's true label (0/1 or bool); the oracle of every run looks them up.
+        Pandas inputs among ``scores``, ``predictions`` and ``y_true`` are paired by
+        their index, as in :func:`bayeval.acis`.
     methods : sequence of str or mapping of str to callable
         Names from ``FSCORE_METHODS`` (``"acis"``, ``"sawade"``, ``"uniform"``,
         ``"top_k"``, ``"score_mixture"``), or ``{label: function}`` for functions with
@@ -268,6 +271,8 @@ def simulate_fscore(
     >>> list(summary.columns)
     ['mse', 'mse_se', 'bias', 'var_ratio', 'coverage', 'undefined', 'median_seconds']
     """
+    # pandas inputs paired by their index, as in the methods themselves (the oracle looks up positions)
+    scores, predictions, y_true = align_pool(("scores", scores), ("predictions", predictions), ("y_true", y_true))
     y = np.asarray(y_true)
     if y.dtype == bool:
         y = y.astype(np.int8)
