@@ -1045,6 +1045,21 @@ def test_reported_interval_is_named_and_explained(pool):
     assert paper.interval_method == "delta" and "no rest stratum" in paper.interval_reason
 
 
+def test_interval_named_delta_when_the_domain_covers_the_whole_pool():
+    """On a 300-item pool the top-K domain covers the whole pool from the second batch on: no
+    rest stratum is left and every interval is the delta method's. The result says so: it was
+    labelled ``"jeffreys"``, "the only interval that covered at least 90% in every pool"."""
+    rng = np.random.default_rng(450)
+    y = (rng.random(300) < 0.1).astype(int)
+    scores = 1 / (1 + np.exp(-(3.0 * y + rng.normal(-2, 1.0, 300))))
+    for interval in ("jeffreys", "calibrated"):
+        r = acis(scores, scores > 0.4, lambda i: y[i], budget=150, random_seed=0, interval=interval)
+        assert r.history["domain_size"].iloc[-1] == 300
+        assert r.interval_method == "delta" and r.interval == r.intervals["delta"] == r.intervals[interval]
+        assert "covers the whole pool" in r.interval_reason and "acis_intervals.md" not in r.interval_reason
+        assert r.summary().index[r.summary()["reported"]].tolist() == ["delta"]
+
+
 def test_rest_model_is_the_gamma_poisson_mixture_and_learns_from_rest_draws():
     """With a calibration known exactly (tiny covariance), the rest count has mean
     C (a + x) / (a + E); finding no positive where many were expected narrows it, and

@@ -505,9 +505,20 @@ class _Book:
             }
         )
 
+    def _no_rest(self) -> bool:
+        """Whether nothing lies outside the sampled domain: no rest stratum, or the top-K domain
+        grew to the whole pool (every interval is then the delta method's)."""
+        return self.rest is None or self.rest["size"] == 0
+
     def _reason(self) -> str:
         if self.rest is None:
             return "delta-method normal interval (no rest stratum: nothing outside the sampled domain to bound)"
+        if self.rest["size"] == 0:
+            return (
+                f"delta-method normal interval: the top-K domain covers the whole pool, so no rest stratum is "
+                f"left whose hidden positives an interval would bound, and every interval (the requested "
+                f"{self.interval!r} too) is this one"
+            )
         note = INTERVAL_NOTES[self.interval]
         if self.interval == "evidence" and self.rest["size"]:
             note += evidence_reason(self.rest, self.model_domain)
@@ -536,7 +547,7 @@ class _Book:
             alpha=self.alpha,
             interval_prob=interval_prob,
             n_items=int(self.s.size),
-            interval_method=self.interval if self.rest is not None else "delta",
+            interval_method="delta" if self._no_rest() else self.interval,
             intervals={k: (float(lo), float(hi)) for k, (lo, hi) in self.intervals.items()},
             variances={k: float(v) for k, v in self.variances.items()},
             interval_reason=self._reason(),
@@ -1055,8 +1066,8 @@ def acis(
         (``ACISResult.intervals``, ``ACISResult.summary()``). The default is the only one
         that covered at least 90 % in every pool and budget of
         ``benchmarks/results/acis_intervals.md``. Without a rest stratum
-        (``rest_share=0``) they coincide and ``ACISResult.interval_method`` is
-        ``"delta"``.
+        (``rest_share=0``), or once the top-K domain covers the whole pool, they coincide
+        and ``ACISResult.interval_method`` is ``"delta"`` (``interval_reason`` says why).
     model_assist : bool, default True
         Use the rest calibration (a logistic regression of the labels on the scores)
         as a control variate: each batch estimates the residuals of its expected
