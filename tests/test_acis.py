@@ -190,7 +190,7 @@ def test_estimate_and_variance_match_the_documented_formula():
             den += d[j] * (alpha * yhat[j] + (1 - alpha) * y[j])
         assert g == pytest.approx(num / den, rel=1e-12)
         rand = [j for j in range(m) if pi[j] < 1]
-        w = [d[j] for j in rand]  # the design weights of every random draw, true negatives too
+        w = [d[j] * (alpha * yhat[j] + (1 - alpha) * y[j]) for j in rand]
         c = 1 - sum(x * x for x in w) / sum(w) ** 2
         r = [d[j] * (y[j] * yhat[j] - g * (alpha * yhat[j] + (1 - alpha) * y[j])) for j in rand]
         f = [1 - pi[j] for j in rand]
@@ -203,22 +203,30 @@ def test_estimate_and_variance_match_the_documented_formula():
 
 def test_variance_is_not_zero_when_a_single_random_draw_disagrees():
     """One false negative among 40 random draws (the others true negatives, of weight 0 in
-    the ratio): the draws disagree, so the variance is Hajek's ``n/(n-1) sum (1 - pi)
-    (r - rbar)^2 / V^2`` over all 40 draws -- not 0 (the Bessel-type factor was taken over
-    the draws of nonzero weight only, which is 0 for one such draw) -- and it grows with a
-    second false negative."""
-    kw = dict(alpha=0.5, a_fixed=20.0, v_fixed=26.0, yhat=np.zeros(40, int), d=np.full(40, 4.0),
-              pi=np.full(40, 0.25), typical={"tp": None, "fp": None, "fn": (4.0, 0.75)})
-    variances = []
-    for k in (1, 2):
-        y = np.r_[np.ones(k, int), np.zeros(40 - k, int)]
-        g, var, floor = _estimate(y=y, **kw)
-        den = 26.0 + 4.0 * 0.5 * k
-        r = 4.0 * (0.0 - g * 0.5 * y)
-        ref = 40 / 39 * float(np.sum(0.75 * (r - r.mean()) ** 2)) / den**2
-        assert var == pytest.approx(ref, rel=1e-12) and var > 0 and floor == 0.0
-        variances.append(var)
-    assert variances[0] < variances[1]
+    the ratio): the draws disagree, so the variance is not 0. The paper's Bessel-type factor
+    over the draws of nonzero weight is 0 for one such draw (it made the variance 0, and no
+    floor applied since an error had been drawn); the design's factor over all 40 draws is
+    used instead, Hajek's ``n/(n-1) sum (1 - pi) (r - rbar)^2 / V^2``, and the floor is added
+    for the kinds never drawn. A second false negative gives the paper's factor again."""
+    kw = dict(alpha=0.5, a_fixed=20.0, v_fixed=26.0, d=np.full(40, 4.0), pi=np.full(40, 0.25))
+    no_typical = {"tp": None, "fp": None, "fn": (4.0, 0.75)}
+    y1 = np.r_[1, np.zeros(39, int)]
+    g, var, floor = _estimate(y=y1, yhat=np.zeros(40, int), typical=no_typical, **kw)
+    r = 4.0 * (0.0 - g * 0.5 * y1)
+    assert var == pytest.approx(40 / 39 * float(np.sum(0.75 * (r - r.mean()) ** 2)) / 28.0**2, rel=1e-12)
+    assert var > 0 and floor == 0.0  # (no true or false positive can be drawn here: no floor)
+    y2 = np.r_[1, 1, np.zeros(38, int)]
+    g2, var2, floor2 = _estimate(y=y2, yhat=np.zeros(40, int), typical=no_typical, **kw)
+    r2 = 4.0 * (0.0 - g2 * 0.5 * y2)
+    assert var2 == pytest.approx(2 * float(np.sum(0.75 * (r2 - r2.mean()) ** 2)) / 30.0**2, rel=1e-12)
+    assert var2 > var and floor2 == 0.0
+    # a single true positive among true negatives: its variance, plus the floor of the false
+    # positives and false negatives never drawn (before: the floor alone)
+    typical = {"tp": (4.0, 0.75), "fp": (4.0, 0.75), "fn": (4.0, 0.75)}
+    yhat = np.r_[1, np.zeros(39, int)]
+    g, var, floor = _estimate(y=y1, yhat=yhat, typical=typical, **kw)
+    den = 26.0 + 4.0
+    assert var > 0 and floor == pytest.approx(0.5 * 0.75 * 16 * ((0.5 * g) ** 2 + (0.5 * g) ** 2) / den**2)
 
 
 def test_no_iteration_reports_zero_variance_on_a_small_pool():

@@ -124,15 +124,17 @@ def ratio_estimate(
     sampled part. ``typical`` (a dict, or a callable returning one) maps each kind of
     draw -- ``"tp"``, ``"fp"``, ``"fn"`` -- to ``(weight, finite-population factor)``
     of a typical draw of that kind, or None where no such item can be drawn; it sets
-    the floor for kinds never drawn. The variance is Hajek's for the fixed-size design,
-    its Bessel-type factor ``1 - sum d^2 / (sum d)^2`` taken over every random draw
-    (``pi < 1``), those of weight 0 in the ratio (true negatives) included.
+    the floor for kinds never drawn. The floor applies where every residual is the same
+    and where the random draws (``pi < 1``) hold a single draw of nonzero weight in the ratio
+    (the others true negatives): the paper's Bessel-type factor over those draws is 0 there,
+    and the design's own, ``1 - sum d^2 / (sum d)^2`` over every random draw, is used.
     Returns ``(estimate, variance_without_floor, floor)``.
     """
     y = y.astype(np.float64)
     yh = yhat.astype(np.float64)
     a = y * yh
     v = alpha * yh + (1.0 - alpha) * y
+    v_weight = v  # importance weights w = d * v of the draws (for the Bessel-type factor)
     if m is not None:  # difference estimator: the sample estimates the model's residuals
         a = a - m * yh
         v = (1.0 - alpha) * (y - m)
@@ -145,16 +147,19 @@ def ratio_estimate(
         g = min(max(g, 0.0), 1.0)
     rand = pi < CERTAIN
     # Delta-method variance of the ratio (eq. 6 with a Hajek finite-population factor).
-    var, degenerate = 0.0, True
+    var, degenerate, single = 0.0, True, False
     if rand.sum() >= 2:
-        # The Bessel-type factor of the fixed-size design: from the design weights of every
-        # random draw (``1 - 1/n`` for n equal ones, Hajek's n/(n-1)), true negatives included.
-        # Their weight in the ratio is 0, but they are draws all the same: counting only the
-        # draws of nonzero weight made the factor 0 -- and the variance 0 -- whenever a single
-        # one of them disagreed with the rest.
-        w = d[rand]
+        # The paper's Bessel-type factor, from the importance weights of the draws in the ratio
+        # (w = d * v; a true negative weighs 0). With a single draw of nonzero weight it is 0
+        # (a weighted variance of one value): the design's own factor over every random draw
+        # then, Hajek's n/(n-1) (``1 - 1/n`` for n equal weights), and the floor below on top.
+        w = d[rand] * v_weight[rand]
         sw = w.sum()
         c_bessel = 1.0 - float(np.dot(w, w)) / sw**2 if sw > 0 else 0.0
+        if c_bessel <= 0 < sw:  # (with no such draw at all, the floor alone, as before)
+            single = True
+            dw = d[rand]
+            c_bessel = 1.0 - float(np.dot(dw, dw)) / float(dw.sum()) ** 2
         if c_bessel > 0:
             r = d[rand] * (a[rand] - g * v[rand])
             f = 1.0 - pi[rand]
@@ -163,7 +168,7 @@ def ratio_estimate(
             spread = float(np.max(np.abs(dev))) if dev.size else 0.0
             degenerate = spread <= 1e-9 * max(float(np.max(np.abs(r))), 1e-300)
             var = 0.0 if degenerate else float(np.dot(f, dev**2)) / (c_bessel * den**2)
-    if not degenerate:
+    if not (degenerate or single):
         return g, var, 0.0
     # Zero-variance case (all residuals equal, e.g. no error ever drawn, so G = 1):
     # floor = half a draw (Jeffreys) of every kind of item that was never drawn.
