@@ -189,6 +189,49 @@ def ratio_estimate(
     return g, var, floor
 
 
+def label_bounds(alpha: float, yhat: np.ndarray, labeled: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """The lowest and highest F that the pool can have, given the labels bought: every unlabeled
+    predicted positive a false positive and every unlabeled predicted negative a false negative,
+    or every unlabeled predicted positive a true positive and every unlabeled predicted negative a
+    negative. ``labeled``: the labeled items' positions, ``labels`` their labels. Every interval
+    may be cut to this range whatever the design and the models (on a large pool it is wide);
+    with every item labeled both ends are the pool's F."""
+    yh = yhat[labeled].astype(np.int64)
+    y = labels.astype(np.int64)
+    tp = int(np.sum(y * yh))
+    fp, fn = int(yh.sum()) - tp, int(y.sum()) - tp
+    n_pred = int(np.count_nonzero(yhat))
+    unl_pos = n_pred - int(yh.sum())  # unlabeled predicted positives
+    unl_neg = yhat.size - n_pred - (yh.size - int(yh.sum()))  # unlabeled predicted negatives
+
+    def f(tp, fp, fn):
+        den = alpha * (tp + fp) + (1.0 - alpha) * (tp + fn)
+        return tp / den if den > 0 else math.nan
+
+    return f(tp, fp + unl_pos, fn + unl_neg), f(tp + unl_pos, fp, fn)
+
+
+def bound_by_labels(est, intervals: dict, variances: dict, lo_s: float, hi_s: float, keep=("domain",)):
+    """Cut a run's estimate, intervals and variances to the range ``[lo_s, hi_s]`` that the labels
+    leave F (``label_bounds``). An interval is replaced by the range where the range is no wider
+    (or the two do not meet): the range holds F for certain; else it is cut to the range. No
+    variance exceeds ``((hi_s - lo_s) / 2)^2``, the largest of any distribution on the range.
+    ``intervals`` and ``variances`` change in place (``keep``: variances left alone); returns
+    the estimate, clipped to the range."""
+    if not (math.isfinite(est) and math.isfinite(lo_s) and math.isfinite(hi_s)):
+        return est
+    for m, (lo, hi) in intervals.items():
+        if hi_s - lo_s <= hi - lo or lo > hi_s or hi < lo_s:
+            intervals[m] = (lo_s, hi_s)
+        else:
+            intervals[m] = (max(lo, lo_s), min(hi, hi_s))
+    cap = ((hi_s - lo_s) / 2.0) ** 2
+    for m, v in variances.items():
+        if m not in keep and math.isfinite(v):
+            variances[m] = min(v, cap)
+    return min(max(est, lo_s), hi_s)
+
+
 def normal_interval(est: float, var: float, z: float) -> tuple[float, float]:
     if not (math.isfinite(est) and math.isfinite(var)):
         return 0.0, 1.0

@@ -52,11 +52,13 @@ from ._estimators import (
     INTERVAL_NOTES,
     PLATT_PRIOR_PROB,
     PLATT_PRIOR_VAGUE,
+    bound_by_labels,
     calibrated_offsets,
     domain_model_variance,
     evidence_reason,
     fallback_prior,
     fit_rest_model,
+    label_bounds,
     logistic,
     normal_interval,
     platt_feature,
@@ -418,6 +420,17 @@ class _Book:
         self.rows[-1].update(estimate=est, variance=var, ci_low=lo, ci_high=hi, stop_std_error=stop_se)
 
     def _combined(self) -> tuple[float, float, float, float]:
+        """Averaged estimate, its variance and interval after the latest batch, all cut to the
+        range of F that the labels leave (``label_bounds``: near exhaustion it is narrow)."""
+        est, var, lo, hi = self._averaged()
+        items, labels = self.labeled_arrays()
+        est = bound_by_labels(est, self.intervals, self.variances, *label_bounds(self.alpha, self.yhat, items, labels))
+        key = self.interval if self.interval in self.intervals else "delta"
+        if key not in self.intervals:
+            return est, var, lo, hi
+        return est, self.variances[key], *self.intervals[key]
+
+    def _averaged(self) -> tuple[float, float, float, float]:
         """Averaged estimate, its variance and interval after the latest batch."""
         rows = self.rows
         if self._exact[-1]:  # a census of the domain is exact: nothing to average
