@@ -835,7 +835,9 @@ def _cmd_compare(args) -> int:
 
 
 def _cmd_threshold(args) -> int:
-    from .recalibrate import recalibrate
+    import pandas as pd
+
+    from .recalibrate import recalibrate, threshold_text
 
     if args.min_precision is None and args.min_recall is None:
         raise CLIError("Give --min-precision and/or --min-recall.")
@@ -854,10 +856,14 @@ def _cmd_threshold(args) -> int:
         advice = "" if rec.no_draw_meets else f" {rec.advice[0].upper()}{rec.advice[1:]}"
         print(f"warning: {rec.verdict}{advice}", file=sys.stderr)
     print(str(rec))  # the verdict in words, then what the threshold flags, with intervals
-    print(f"threshold: {rec.threshold:.6g}{' (best available; does NOT meet the constraint)' if unmet else ''}")
+    # as the shortest decimal that flags the same items (0.99999996 printed as "1" would flag none)
+    print(f"threshold: {rec.threshold_text}{' (best available; does NOT meet the constraint)' if unmet else ''}")
     print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
-        _print_frame(rec.table(), args.table_format)
+        table = rec.table()
+        if args.table_format != "csv":  # csv keeps the full float; the others show what to apply
+            table.index = pd.Index([threshold_text(t, data.scores) for t in table.index], name="threshold")
+        _print_frame(table, args.table_format)
     return 0
 
 
@@ -1170,7 +1176,7 @@ def _cmd_demo(args) -> int:
         print(table)
     rec = recalibrate(post, min_precision=0.95, prob=0.9)
     state = "" if rec.met else " -- NO threshold reaches 0.9; the best available"
-    print(f"\nThreshold for precision >= 0.95 with probability >= 0.9: {rec.threshold:.3f} "
+    print(f"\nThreshold for precision >= 0.95 with probability >= 0.9: {rec.threshold_text} "
           f"(holds with probability {rec.probability_at_threshold:.2f}{state}; flags {rec.flagged} of "
           f"{data.n_items} items).")
     diag = post.check(warn=False)

@@ -176,7 +176,7 @@ def threshold_probability(recal, *, ax=None, color="tab:blue"):
     if recal.prob is not None:
         ax.axhline(recal.prob, color="tab:red", ls="--", lw=0.8, label=f"required {recal.prob:g}")
     ax.annotate(
-        f"t = {recal.threshold:.3g}\nP = {recal.probability_at_threshold:.2f}"
+        f"t = {recal.threshold_text}\nP = {recal.probability_at_threshold:.2f}"
         + ("" if recal.met and not (recal.prob is None and recal.no_draw_meets) else "\n(does not meet it)"),
         (recal.threshold, recal.probability_at_threshold),
         textcoords="offset points",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from .core._defaults import HDI_PROB, hdi_columns
 from .core.evaluate import default_thresholds
 from .core.posterior import Posterior
 
-__all__ = ["recalibrate", "Recalibration", "default_min_flagged"]
+__all__ = ["recalibrate", "Recalibration", "default_min_flagged", "threshold_text"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class Recalibration:
     all_vetted : bool
         Whether every item is vetted (the values are then exact, and more labels cannot
         change the verdict).
+    scores : numpy.ndarray or None
+        The evaluation set's scores, with which :attr:`threshold_text` writes the
+        threshold so that it flags the same items (None for one built by hand).
 
     Examples
     --------
@@ -86,6 +90,16 @@ class Recalibration:
     min_flagged: int = 0
     n_items: int | None = None
     all_vetted: bool = False
+    scores: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def threshold_text(self) -> str:
+        """The recommended threshold as printed: the shortest decimal whose rule ``score >= text``
+        flags exactly the items that :attr:`threshold` flags on this evaluation set (see
+        :func:`threshold_text`); without :attr:`scores`, the float in full."""
+        if self.scores is None:
+            return repr(float(self.threshold))
+        return threshold_text(self.threshold, self.scores)
 
     @property
     def probability_at_threshold(self) -> float:
@@ -138,21 +152,21 @@ class Recalibration:
         the constraint at any threshold (:attr:`no_draw_meets`), it starts with "No threshold
         meets" too, says so, and gives the closest threshold's expected precision/recall.
         """
-        t, p = self.threshold, self.probability_at_threshold
+        t, p = self.threshold_text, self.probability_at_threshold
         flags = self._flags_text()
         if self.prob is None and self.no_draw_meets:
             floor = f" that flags at least {self.min_flagged} items" if self.min_flagged > 0 else ""
             return (f"No threshold meets {self.constraint_text}: no posterior draw meets it at any threshold"
-                    f"{floor}. The closest, {t:.4g} ({flags}), has {self._expected_text()}; {self.advice}")
+                    f"{floor}. The closest, {t} ({flags}), has {self._expected_text()}; {self.advice}")
         if self.prob is None:
-            return (f"Threshold {t:.4g} ({flags}) is where {self.constraint_text} most probably holds: "
+            return (f"Threshold {t} ({flags}) is where {self.constraint_text} most probably holds: "
                     f"with probability {p:.2f}.")
         if self.met:
-            return (f"Threshold {t:.4g} ({flags}) meets {self.constraint_text} with probability {p:.2f} "
+            return (f"Threshold {t} ({flags}) meets {self.constraint_text} with probability {p:.2f} "
                     f"(required: {self.prob:g}).")
         floor = f" while flagging at least {self.min_flagged} items" if self.min_flagged > 0 else ""
         text = (f"No threshold meets {self.constraint_text} with probability {self.prob:g}{floor}; "
-                f"the best available, {t:.4g} ({flags}), reaches {p:.2f}.")
+                f"the best available, {t} ({flags}), reaches {p:.2f}.")
         refused = self.refused_thresholds
         if refused.size:
             text += (f" {refused.size} threshold(s) above it meet the probability but flag fewer than "
@@ -257,7 +271,7 @@ class Recalibration:
 
     def __repr__(self) -> str:
         text = (
-            f"Recalibration({self.constraint_text}: threshold {self.threshold:.4g} "
+            f"Recalibration({self.constraint_text}: threshold {self.threshold_text} "
             f"holds with probability {self.probability_at_threshold:.3f}; {self._flags_text()}; "
             f"{self._at_text()}"
         )
@@ -271,7 +285,7 @@ class Recalibration:
     def __str__(self) -> str:
         at = self.at_threshold()
         lo, hi = at.columns[2], at.columns[3]
-        lines = [self.verdict, f"  rule: positive where score >= {self.threshold:.6g}"]
+        lines = [self.verdict, f"  rule: positive where score >= {self.threshold_text}"]
         for q in at.index:
             if q == "flagged":
                 lines.append(f"  {q}: {self._flags_text().removeprefix('flags ')} (exact on this set)")
@@ -281,6 +295,59 @@ class Recalibration:
                 mean = _count_mean(at.loc[q, "mean"]) if count else f"{at.loc[q, 'mean']:{fmt}}"
                 lines.append(f"  {q}: mean {mean}, HDI [{at.loc[q, lo]:{fmt}}, {at.loc[q, hi]:{fmt}}]")
         return "\n".join(lines)
+
+
+def threshold_text(threshold: float, scores) -> str:
+    """A threshold as the shortest decimal that flags exactly the same items.
+
+    A threshold printed with a fixed number of digits can flag other items than the
+    threshold itself: with scores near 1, ``0.9999999`` printed as ``1`` flags none of
+    them. This gives the shortest decimal (3 significant digits, or more where needed;
+    trailing zeros left out) whose rule
+    ``score >= text`` flags the same items as ``score >= threshold``: it lies above the
+    largest unflagged score and at or below the smallest flagged one.
+
+    Parameters
+    ----------
+    threshold : float
+        The threshold (rule: positive where ``score >= threshold``).
+    scores : array_like
+        The scores of the items the rule is applied to.
+
+    Returns
+    -------
+    str
+        The threshold as text; ``float(text)`` flags the same items as ``threshold``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.recalibrate import threshold_text
+    >>> s = np.array([0.99999931, 0.99999962, 0.99999995, 0.2])
+    >>> threshold_text(0.99999962, s), f"{0.99999962:.6g}"
+    ('0.9999996', '1')
+    >>> threshold_text(-1.0221377, np.array([-1.0221377, -1.5, 0.3]))
+    '-1.03'
+    >>> threshold_text(0.5, np.array([0.1, 0.5, 0.9]))
+    '0.5'
+    """
+    t = float(threshold)
+    values = np.asarray(scores, dtype=np.float64).ravel()
+    values = values[~np.isnan(values)]  # a missing score is flagged by no threshold
+    if not math.isfinite(t):
+        return f"{t}"
+    flagged = values >= t
+    # any c with largest unflagged < c <= smallest flagged flags the same items
+    above = float(values[~flagged].max()) if (~flagged).any() else -math.inf
+    at_most = float(values[flagged].min()) if flagged.any() else math.inf
+    exact = Decimal(t)
+    for digits in range(3, 18):
+        step = Decimal(1).scaleb(exact.adjusted() - digits + 1)  # the last of `digits` significant digits
+        for mode in (ROUND_HALF_EVEN, ROUND_FLOOR, ROUND_CEILING):  # the nearest first, then either side
+            text = f"{float(exact.quantize(step, rounding=mode)):.{digits}g}"
+            if above < float(text) <= at_most:
+                return text
+    return repr(t)  # 17 significant digits always give the float itself back
 
 
 def _count_mean(mean: float) -> str:
@@ -401,7 +468,7 @@ def recalibrate(
     if not eligible.any():
         raise ValueError(
             f"None of the {t.size} candidate thresholds flags at least min_flagged={floor} items (the "
-            f"lowest, {t[0]:.6g}, flags {int(counts[0])}); give lower thresholds, or a smaller min_flagged "
+            f"lowest, {threshold_text(t[0], scores)}, flags {int(counts[0])}); give lower thresholds, or a smaller min_flagged "
             "(0 allows any threshold)."
         )
     curve = post.metric("precision_recall_curve", thresholds=t, category="pooled")
@@ -435,7 +502,7 @@ def recalibrate(
             met = False
             choice = _closest_of_the_most_probable(curve, p_c.values, eligible, best - tol, p_min, r_min)
     return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items,
-                         all_vetted=bool(post.data.n_vetted == n_items))
+                         all_vetted=bool(post.data.n_vetted == n_items), scores=scores)
 
 
 def _closest_of_the_most_probable(curve, p_c, eligible, cut, p_min, r_min) -> float:

@@ -39,7 +39,7 @@ from .core._diagnostics import sampler_messages
 from .core.evaluate import metric_items, naive, point_metric, vetted_only
 from .core.posterior import Posterior
 from .core.summary import summary_rows, undefined_sentence, undefined_share
-from .recalibrate import Recalibration, recalibrate
+from .recalibrate import Recalibration, recalibrate, threshold_text
 
 __all__ = ["Report", "report"]
 
@@ -139,6 +139,15 @@ def _md(text) -> str:
     return html.escape(str(text), quote=False)
 
 
+def _cell_texts(df: pd.DataFrame) -> list[list[str]]:
+    """The text of each cell of ``df``, row by row: :func:`fmt` of the value, unless
+    ``df.attrs["cell_text"]`` gives a column's texts (one per row) as it should be read, e.g.
+    a threshold written so that it flags the same items as the float it stands for."""
+    given = df.attrs.get("cell_text", {})
+    columns = [list(given[c]) if c in given else [fmt(v) for v in df[c]] for c in df.columns]
+    return [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in df.index]
+
+
 def _is_num(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, bool | np.bool_)
 
@@ -157,6 +166,10 @@ class Report:
     ----------
     title : str
     tables : dict of str to pandas.DataFrame, optional
+        Each cell is shown as a short number; a table's ``attrs["cell_text"]``, a dict
+        of column name to one text per row, shows that column as those texts instead
+        (the ``constraints`` table shows its threshold so, as the decimal that flags the
+        same items as the float it holds).
     figures : dict of str to matplotlib.figure.Figure, optional
     text : list of str, optional
         The plain-language reading, one paragraph per entry.
@@ -269,9 +282,11 @@ class Report:
         index_name = df.index.name if df.index.name is not None else ""
         head = "".join(f'<th scope="col">{_esc(c)}</th>' for c in df.columns)
         rows = []
-        for idx, row in zip(df.index, df.itertuples(index=False, name=None), strict=True):
+        texts = _cell_texts(df)
+        for idx, row, shown in zip(df.index, df.itertuples(index=False, name=None), texts, strict=True):
             cells = "".join(
-                f'<td class="{"num" if _is_num(v) else "txt"}">{_esc(fmt(v))}</td>' for v in row
+                f'<td class="{"num" if _is_num(v) else "txt"}">{_esc(text)}</td>'
+                for v, text in zip(row, shown, strict=True)
             )
             rows.append(f'<tr><th scope="row">{_esc(fmt(idx))}</th>{cells}</tr>')
         tid = _esc("table-" + name)
@@ -361,7 +376,10 @@ class Report:
     @staticmethod
     def _table_md(df: pd.DataFrame) -> str:
         def cell(v) -> str:
-            return _md(fmt(v)).replace("|", "\\|").replace("\n", " ")
+            return text(fmt(v))
+
+        def text(t: str) -> str:
+            return _md(t).replace("|", "\\|").replace("\n", " ")
 
         index_name = df.index.name if df.index.name is not None else ""
         header = [cell(index_name)] + [cell(c) for c in df.columns]
@@ -369,8 +387,8 @@ class Report:
             "---:" if pd.api.types.is_numeric_dtype(df[c]) else "---" for c in df.columns
         ]
         lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
-        for idx, row in zip(df.index, df.itertuples(index=False, name=None), strict=True):
-            lines.append("| " + " | ".join([cell(idx)] + [cell(v) for v in row]) + " |")
+        for idx, shown in zip(df.index, _cell_texts(df), strict=True):
+            lines.append("| " + " | ".join([cell(idx)] + [text(t) for t in shown]) + " |")
         return "\n".join(lines)
 
     def to_markdown(self, figure_dir="figures") -> str:
@@ -533,7 +551,7 @@ def _default_metrics(data, threshold: float | None) -> dict:
 
 def _threshold_metrics(data, threshold: float) -> dict:
     pooled = {"category": "pooled"} if data.has_categories else {}
-    t = f"{threshold:.4g}"
+    t = threshold_text(threshold, data.scores)  # written so that it flags the same items
     return {
         f"precision at t={t}": ("precision", {"threshold": threshold, **pooled}),
         f"recall at t={t}": ("recall", {"threshold": threshold, **pooled}),
@@ -1139,7 +1157,8 @@ def _constraints_section(d: _Draft) -> None:
     """The recommended threshold, how probably each constraint holds there, the metrics at it.
 
     The sentences in the reading are computed from the ``constraints`` table alone
-    (:func:`_constraint_sentences`), so they cannot say something the table does not.
+    (:func:`_constraint_sentences`, with the threshold as the table shows it), so they
+    cannot say something the table does not.
     """
     from .plots import threshold_probability
 
@@ -1170,6 +1189,8 @@ def _constraints_section(d: _Draft) -> None:
         },
         index=pd.Index(names, name="constraint"),
     )
+    # the float stays in the table; it is shown (and read out) as the decimal that flags the same items
+    d.tables["constraints"].attrs["cell_text"] = {"threshold": [rec.threshold_text] * k}
     at = metric_items(_threshold_metrics(d.data, t))
     d.tables["at_threshold"] = _metric_table(post, at, d.hdi_prob, d.truth, d.client)
     if rec.prob is None and rec.no_draw_meets:
@@ -1186,7 +1207,7 @@ def _constraints_section(d: _Draft) -> None:
         rule = (f"no threshold meets the constraint with probability {rec.prob:g}; this is the one "
                 "where it most probably holds")
     d.notes.setdefault("constraints", []).append(
-        f"Rule: predict positive where score >= t. Recommended t = {t:.4g}: {rule}, among the thresholds "
+        f"Rule: predict positive where score >= t. Recommended t = {rec.threshold_text}: {rule}, among the thresholds "
         f"that flag at least {rec.min_flagged} items (fewer is too few to deploy: pass min_flagged=0 "
         "to allow any). The second table is the metrics at t."
     )
@@ -1211,7 +1232,9 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int, *, all_vetted: bool
     cannot meet the constraint and what could (a looser constraint, another classifier).
     """
     row = table.iloc[-1]  # "both" when there are two constraints, else the only one
-    t, both = float(row["threshold"]), float(row["probability"])
+    both = float(row["probability"])
+    shown = table.attrs.get("cell_text", {}).get("threshold")  # the threshold as a person applies it
+    t = shown[-1] if shown is not None else repr(float(row["threshold"]))
     required = float(row["required probability"])
     flagged, fewest, n_items = int(row["flagged items"]), int(row["fewest allowed"]), int(row["items"])
     parts = [f"{name.replace('>=', '≥')} with probability {float(p):.2f}"
@@ -1228,25 +1251,25 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int, *, all_vetted: bool
         problem = (f"No posterior draw meets the constraint at any candidate threshold{that} (0 of {n_draws} "
                    f"draws: its probability is below about {1 / max(n_draws, 1):.2g}, within Monte Carlo error). "
                    "The closest, "
-                   f"t = {t:.4g}, is shown; {flags}. Do not deploy it as meeting the constraint: relax the "
+                   f"t = {t}, is shown; {flags}. Do not deploy it as meeting the constraint: relax the "
                    "constraint or vet more items.")
     elif math.isnan(required):
-        s = f"Threshold {t:.4g} meets {holds}, the most probable{floor} ({mc}); {flags}."
+        s = f"Threshold {t} meets {holds}, the most probable{floor} ({mc}); {flags}."
         if both < 0.5:
             problem = (f"No candidate threshold meets the constraint with probability above one half (the "
-                       f"best, t = {t:.4g}, reaches {both:.2f}): relax the constraint or vet more items.")
+                       f"best, t = {t}, reaches {both:.2f}): relax the constraint or vet more items.")
     elif both >= required - 1e-12:
-        s = f"Threshold {t:.4g} meets {holds}, at least the required {required:g} ({mc}); {flags}."
+        s = f"Threshold {t} meets {holds}, at least the required {required:g} ({mc}); {flags}."
     else:
         s = None
         problem = (f"No threshold meets the constraint with probability {required:g}"
                    + (f" while flagging at least {fewest} items" if fewest > 0 else "")
-                   + f". The best available, t = {t:.4g}, holds {holds}; {flags}. Do not deploy it as "
+                   + f". The best available, t = {t}, holds {holds}; {flags}. Do not deploy it as "
                    "meeting the constraint: relax the constraint or vet more items.")
     if problem is not None and all_vetted:  # nothing left to vet: the items' own, exact, verdict
         that = f" that flags at least {fewest} items" if fewest > 0 else ""
         fewer = f", or fewer than {fewest} flagged items" if fewest > 0 else ""
-        problem = (f"No candidate threshold{that} meets the constraint on these items. The closest, t = {t:.4g}, "
+        problem = (f"No candidate threshold{that} meets the constraint on these items. The closest, t = {t}, "
                    f"is shown; {flags}. Every item is vetted, so more labels cannot change this. Relax the "
                    f"constraint (a lower minimum precision or recall{fewer}) or score the items with another "
                    "classifier.")

@@ -192,3 +192,92 @@ def test_a_threshold_that_flags_nothing_never_meets_a_precision_floor():
     # a recall floor alone is unchanged: flagging nothing has recall 0, which a floor above 0 refuses anyway
     r = recalibrate(post, min_recall=0.05, prob=0.9, thresholds=[0.5, 0.9, 1.5], min_flagged=0)
     assert r.met and r.threshold == 0.9
+
+
+# ------------------------------------------- the threshold as printed flags what it says
+
+
+def _saturated(seed=0):
+    """Scores as a boosted model gives them: 60 items within 4e-7 of 1 (surely positive), the rest
+    spread below 0.99. Every candidate threshold among the top items prints as "1" to 6 digits."""
+    rng = np.random.default_rng(seed)
+    top = 1.0 - rng.uniform(1e-9, 4e-7, 60)
+    rest = rng.uniform(0.0, 0.99, 340)
+    s = np.concatenate([top, rest])
+    p = np.concatenate([np.full(60, 0.97), rest * 0.5])
+    return s, Posterior.from_probabilities(EvalData(s), p, draws=300, random_seed=seed)
+
+
+def test_threshold_text_is_the_shortest_decimal_that_flags_the_same_items():
+    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+
+    from bayeval.recalibrate import threshold_text
+
+    rng = np.random.default_rng(3)
+    s = np.concatenate([1 - rng.uniform(1e-9, 1e-6, 50), -1.0 - rng.uniform(0, 0.05, 50), rng.normal(0, 3, 50)])
+    for t in np.concatenate([s, rng.normal(0, 2, 50)]):  # every score, and thresholds between them
+        text = threshold_text(t, s)
+        assert np.sum(s >= float(text)) == np.sum(s >= t), (t, text)
+        digits = len(text.lstrip("-").split("e")[0].replace(".", "").lstrip("0"))
+        assert digits <= 17
+        if digits > 3:  # with one digit fewer, rounded either way, other items are flagged
+            d = Decimal(float(t))
+            step = Decimal(1).scaleb(d.adjusted() - digits + 2)
+            for mode in (ROUND_HALF_EVEN, ROUND_FLOOR, ROUND_CEILING):
+                assert np.sum(s >= float(d.quantize(step, rounding=mode))) != np.sum(s >= t), (t, text)
+    assert threshold_text(0.5, s) == "0.5" and threshold_text(0.25, [0.1, 0.9]) == "0.25"
+    assert threshold_text(float(np.max(s)), s) != "1"  # "1" flags none of the scores below 1
+
+
+def test_the_printed_threshold_flags_the_items_it_says_it_flags():
+    """Scores near 1 (a boosted model): the recommended threshold printed as "score >= 1" flagged
+    none of the items while the same lines said it flagged 21 (sweep: m/sat.csv)."""
+    s, post = _saturated()
+    rec = recalibrate(post, min_precision=0.95, prob=0.9)
+    assert rec.flagged >= 10 and rec.threshold > 0.9999995  # printed to 6 digits: "1"
+    rule = next(line for line in str(rec).splitlines() if "rule: positive where score >= " in line)
+    printed = rule.split(">= ")[1]
+    assert np.sum(s >= float(printed)) == rec.flagged
+    assert printed == rec.threshold_text and f"{printed} (flags {rec.flagged} of 400 items" in rec.verdict
+    assert f"threshold {printed} holds" in repr(rec)
+    assert rec.table().index[rec.table().index.get_loc(rec.threshold)] == rec.threshold  # the float, in full
+
+
+def test_the_report_shows_the_threshold_that_flags_what_it_says(tmp_path):
+    from bayeval.report import report
+
+    s, post = _saturated()
+    r = report(post, title="saturated", metrics=["average_precision"],
+               constraints={"min_precision": 0.95, "prob": 0.9})
+    c = r.tables["constraints"]
+    t, k = float(c["threshold"].iloc[-1]), int(c["flagged items"].iloc[-1])
+    md = r.to_markdown()
+    shown = next(line for line in md.splitlines() if line.startswith("| precision &gt;= 0.95 |")).split("|")[2].strip()
+    assert t > 0.9999995 and np.sum(s >= float(shown)) == k == np.sum(s >= t)  # the table keeps the float
+    assert c.attrs["cell_text"]["threshold"][-1] == shown and f">{shown}</td>" in r.to_html()
+    said = [x for x in r.text + r.warnings.get("constraints", []) + r.notes["constraints"] if "t = " in x
+            or x.startswith("Threshold ")]
+    assert said and all(f"t = {shown}" in x or f"Threshold {shown} " in x for x in said)
+    assert f"precision at t={shown}" in r.tables["at_threshold"].index
+
+
+def test_cli_threshold_prints_a_threshold_that_flags_the_stated_count(tmp_path, capsys):
+    s, post = _saturated()
+    rng = np.random.default_rng(0)
+    y = (rng.uniform(size=s.size) < post.item_probability().values).astype(float)
+    y[rng.permutation(s.size)[:320]] = np.nan  # 80 vetted
+    path = tmp_path / "sat.csv"
+    pd.DataFrame({"score": s, "label": y}).to_csv(path, index=False)
+    argv = ["threshold", str(path), "--score", "score", "--label", "label", "--min-precision", "0.95",
+            "--prob", "0.9", "--draws", "150", "--tune", "150", "--chains", "2", "--no-progress", "--table"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    printed = next(line for line in out.splitlines() if line.startswith("threshold: ")).split()[1]
+    flagged = int(next(line for line in out.splitlines() if "flagged: " in line).split()[1])
+    assert np.sum(s >= float(printed)) == flagged
+    rule = next(line for line in out.splitlines() if "rule: positive where score >= " in line)
+    assert rule.split(">= ")[1] == printed
+    assert main([*argv, "--format", "csv"]) == 0  # csv keeps the float in full
+    out = capsys.readouterr().out
+    table = pd.read_csv(pd.io.common.StringIO(out[out.index("threshold,"):]), index_col=0)
+    assert table.index.dtype.kind == "f" and np.isin(table.index.values, s).all()
