@@ -106,8 +106,12 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
         lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
         said = plain_name(str(row_name))
         if math.isnan(lo) or math.isnan(hi):  # undefined in every draw: no interval to state, nor to hold the truth
-            d.text.append(f"The {said} on these {N} items is undefined in every posterior draw (the drawn labels "
-                          "leave it no positive or no negative to count), so it has no interval.")
+            metric = next((m for lab, m in label_of.items()
+                           if str(row_name) == lab or str(row_name).startswith(lab + "[")), None)
+            why = ("its rule flags no item, and precision is the share of positives among the flagged items"
+                   if metric == "precision" else "the drawn labels leave it no positive or no negative to count")
+            d.text.append(f"The {said} on these {N} items is undefined in every posterior draw ({why}), so it "
+                          "has no interval.")
             continue
         if n == N:  # every label known: the value itself, no interval nor vetted-only estimate to weigh
             s = f"The {said} on these {N} items is {fmt(mean)}"

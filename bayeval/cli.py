@@ -724,8 +724,10 @@ def _fit_table(args, data, client) -> int:
     table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, client=client, **kw)
     from .core.summary import undefined_sentence
 
+    names = {label: m for label, (m, _) in _metric_table(args).items()}
     for metric, share in table.attrs.get("undefined", {}).items():  # the row summarizes the defined draws
-        print(f"caveat: {undefined_sentence(metric, share)}", file=sys.stderr)
+        said = undefined_sentence(metric, share, nothing_flagged=names.get(metric) == "precision")
+        print(f"caveat: {said}", file=sys.stderr)
     if data.n_vetted:
         vo = []
         for _, (m, opts) in _metric_table(args).items():

@@ -97,8 +97,6 @@ class Recalibration:
         """The recommended threshold as printed: the shortest decimal whose rule ``score >= text``
         flags exactly the items that :attr:`threshold` flags on this evaluation set (see
         :func:`threshold_text`); without :attr:`scores`, the float in full."""
-        if self.scores is None:
-            return repr(float(self.threshold))
         return threshold_text(self.threshold, self.scores)
 
     @property
@@ -311,8 +309,9 @@ def threshold_text(threshold: float, scores) -> str:
     ----------
     threshold : float
         The threshold (rule: positive where ``score >= threshold``).
-    scores : array_like
-        The scores of the items the rule is applied to.
+    scores : array_like or None
+        The scores of the items the rule is applied to. None: the float in full (its
+        shortest text that reads back as the same float).
 
     Returns
     -------
@@ -328,10 +327,12 @@ def threshold_text(threshold: float, scores) -> str:
     ('0.9999996', '1')
     >>> threshold_text(-1.0221377, np.array([-1.0221377, -1.5, 0.3]))
     '-1.03'
-    >>> threshold_text(0.5, np.array([0.1, 0.5, 0.9]))
-    '0.5'
+    >>> threshold_text(0.5, np.array([0.1, 0.5, 0.9])), threshold_text(1.0, None)
+    ('0.5', '1')
     """
     t = float(threshold)
+    if scores is None:
+        return repr(t).removesuffix(".0")
     values = np.asarray(scores, dtype=np.float64).ravel()
     values = values[~np.isnan(values)]  # a missing score is flagged by no threshold
     if not math.isfinite(t):

@@ -36,7 +36,7 @@ from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core._defaults import HDI_PROB
 from .core._diagnostics import sampler_messages
-from .core.evaluate import metric_items, naive, point_metric, vetted_only
+from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only
 from .core.posterior import Posterior
 from .core.summary import summary_rows, undefined_sentence, undefined_share
 from .recalibrate import Recalibration, recalibrate, threshold_text
@@ -580,7 +580,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
         rows.extend(new)
         share = undefined_share(da, _SAMPLE_DIMS)
         if share > 0:  # summarized over the draws where it is defined: say how many are not
-            notes.append(undefined_sentence(label, share))
+            notes.append(undefined_sentence(label, share, nothing_flagged=resolve_metric(metric)[2] == "precision"))
         n = len(new)
         if data.n_vetted:
             vo.extend(_flat(vetted_only(data, metric, **options), other))
@@ -1234,7 +1234,7 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int, *, all_vetted: bool
     row = table.iloc[-1]  # "both" when there are two constraints, else the only one
     both = float(row["probability"])
     shown = table.attrs.get("cell_text", {}).get("threshold")  # the threshold as a person applies it
-    t = shown[-1] if shown is not None else repr(float(row["threshold"]))
+    t = shown[-1] if shown is not None else threshold_text(float(row["threshold"]), None)
     required = float(row["required probability"])
     flagged, fewest, n_items = int(row["flagged items"]), int(row["fewest allowed"]), int(row["items"])
     parts = [f"{name.replace('>=', '≥')} with probability {float(p):.2f}"

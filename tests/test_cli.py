@@ -472,3 +472,19 @@ def test_threshold_no_draw_meets_gives_its_advice_once(scores_csv, capsys):
     warning = next(line for line in captured.err.splitlines() if line.startswith("warning: No threshold meets"))
     assert warning.lower().count("relax the constraint or vet more items") == 1
     assert "does NOT meet the constraint" in captured.out
+
+
+def test_fit_precision_of_a_rule_that_flags_nothing_is_nan_with_its_caveat(scores_csv, capsys):
+    """`fit --metric precision --threshold T` with no score >= T printed 0.0000 [0, 0] while vetted_only was NaN."""
+    path, df = scores_csv
+    t = float(df["s"].max()) + 1
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--metric", "precision", "recall",
+                 "--threshold", str(t), "--format", "csv", *FAST])
+    assert code == 0
+    out = capsys.readouterr()
+    table = pd.read_csv(pd.io.common.StringIO(out.out[out.out.index("metric,"):]), index_col=0)
+    row = table.loc[f"precision[t={t:g}]"]
+    assert row[["mean", "hdi_5%", "hdi_95%", "vetted_only"]].isna().all()
+    assert table.loc[f"recall[t={t:g}]", "mean"] == 0  # defined: no positive is found
+    caveat = next(line for line in out.err.splitlines() if line.startswith(f"caveat: precision[t={t:g}]"))
+    assert "flags no item" in caveat

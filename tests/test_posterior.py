@@ -330,3 +330,27 @@ def test_from_probabilities_refuses_a_huge_job_up_front(monkeypatch):
         Posterior.from_probabilities(data, [0.9, 0.5, 0.1], draws=100_000)
     post = Posterior.from_probabilities(data, [0.9, 0.5, 0.1], draws=100_000, max_memory_gb=1)
     assert post.n_draws == 100_000
+
+
+def test_precision_of_a_rule_that_flags_nothing_is_nan_as_vetted_only():
+    """`fit --metric precision --threshold 2` (no score reaches 2) printed 0.0000 [0, 0] beside a NaN
+    vetted-only value: precision is undefined when no item is flagged, in every draw."""
+    s = np.linspace(0.05, 0.95, 10)
+    data = EvalData(s, [1, np.nan, 0, np.nan, 1, np.nan, np.nan, 0, np.nan, 1], categories=list("aabbaabbab"))
+    post = Posterior.from_probabilities(data, s, draws=50, random_seed=0, check=False)
+    assert np.isnan(post.metric("precision", threshold=2, category="pooled")).all()
+    assert np.isnan(float(vetted_only(data, "precision", threshold=2, category="pooled")))
+    # a category the rule flags nothing in: NaN there, and in the mean over categories, as vetted_only
+    flagged_b = bool((s[np.array(list("aabbaabbab")) == "b"] >= 0.9).any())
+    each = post.metric("precision", threshold=0.9, category="each")
+    assert flagged_b and np.isfinite(each.sel(category="b")).all() and np.isnan(each.sel(category="a")).all()
+    assert np.isnan(post.metric("precision", threshold=0.9, category="mean")).all()
+    # asked for: the kernel's convention is kept; a rule that flags some item is unchanged
+    assert (post.metric("precision", threshold=2, zero_division=0.0, category="pooled") == 0).all()
+    some = post.metric("precision", threshold=0.5, category="pooled").values
+    assert np.isfinite(some).all() and (some > 0).any()
+    # the summary's row is NaN and its caveat says why: the rule flags no item (not "no positive drawn")
+    table = post.summary({"precision[t=2]": ("precision", {"threshold": 2})}, category="pooled")
+    assert table.loc["precision[t=2]"].isna().all() and table.attrs["undefined"] == {"precision[t=2]": 1.0}
+    (said,) = [c for c in table.attrs["caveats"] if c.startswith("precision[t=2]")]
+    assert "flags no item" in said and "no positive" not in said

@@ -84,7 +84,8 @@ def test_tables_without_categories_match_the_library(plain, plain_report):
     t = r.tables["metrics"]
     assert t.columns.tolist() == ["mean", "sd", "90% HDI lower", "90% HDI upper", "vetted_only", "truth"]
     rec = recalibrate(post, min_precision=0.75, min_recall=0.5)
-    thr = f"{rec.threshold:.4g}"
+    thr = rec.threshold_text  # the decimal that flags the same items as the threshold
+    assert np.sum(post.data.scores >= float(thr)) == rec.flagged
     assert t.index.tolist() == [
         "average precision",
         "ROC AUC",

@@ -130,6 +130,10 @@ class MetricEvaluator:
         if self.spec is not None:
             self.spec.check_options(kwargs)
             self.spec.check_required(kwargs)  # a missing `k` says so, not an internal function's TypeError
+        if self.spec is not None and self.spec.name == "precision" and "zero_division" not in kwargs:
+            # its denominator (the items flagged) is the same in every draw: a rule that flags no item
+            # has no precision in any draw, NaN as in vetted_only, not the kernel's 0 with an HDI [0, 0]
+            kwargs["zero_division"] = np.nan
         if self.spec is not None and self.spec.name in _CURVES and kwargs.get("thresholds") is None:
             kwargs["thresholds"] = default_thresholds(data.scores)
             if self.spec.name == "roc_curve":

@@ -32,7 +32,7 @@ import xarray as xr
 from . import _validate as V
 from ._defaults import HDI_PROB
 from .data import EvalData
-from .evaluate import MetricEvaluator, metric_items
+from .evaluate import MetricEvaluator, metric_items, resolve_metric
 from .summary import summary_frame, summary_rows, undefined_sentence, undefined_share
 
 __all__ = ["BasePosterior", "Posterior", "check_posterior"]
@@ -594,7 +594,9 @@ class Posterior(BasePosterior):
         **kwargs
             Options of the metric (``k=``, ``recall=``, ``beta=``, ``thresholds=``...).
             Curves without ``thresholds`` use the distinct scores, or 201 score
-            quantiles when there are more distinct scores than that.
+            quantiles when there are more distinct scores than that. The precision of a
+            rule that flags no item is NaN in every draw (undefined, as in
+            :func:`bayeval.vetted_only`), unless ``zero_division=`` is given.
 
         Returns
         -------
@@ -684,7 +686,7 @@ class Posterior(BasePosterior):
         """
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         items = metric_items(metrics)
-        rows, undefined = [], {}
+        rows, undefined, flagged_none = [], {}, set()
         for label, metric, options in items:
             where = {} if client is None else {"client": client}
             da = self.metric(metric, **where, **{**kwargs, **options})
@@ -692,9 +694,12 @@ class Posterior(BasePosterior):
             share = undefined_share(da)
             if share > 0:
                 undefined[label] = share
+                if resolve_metric(metric)[2] == "precision":  # undefined only where its rule flags nothing
+                    flagged_none.add(label)
         out = summary_frame(rows, hdi_prob)
         # what the data cannot tell the model (few positives, squeezed scores): shown beside the table
-        out.attrs["caveats"] = self.data.caveats(self) + [undefined_sentence(m, share) for m, share in undefined.items()]
+        out.attrs["caveats"] = self.data.caveats(self) + [
+            undefined_sentence(m, share, nothing_flagged=m in flagged_none) for m, share in undefined.items()]
         out.attrs["undefined"] = undefined
         return out
 

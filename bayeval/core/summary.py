@@ -131,15 +131,25 @@ def undefined_share(da: xr.DataArray, sample_dims=("chain", "draw")) -> float:
     return float(np.max(np.mean(~np.isfinite(values), axis=1))) if values.size else 0.0
 
 
-def undefined_sentence(metric: str, share: float) -> str:
+def undefined_sentence(metric: str, share: float, *, nothing_flagged: bool = False) -> str:
     """What a summary says of a metric that is undefined in ``share`` of the draws.
+
+    ``nothing_flagged``: the metric is a precision, undefined because its rule flags no
+    item (in every draw, whatever the labels).
 
     Examples
     --------
     >>> from bayeval.core.summary import undefined_sentence
     >>> undefined_sentence("roc_auc", 0.004).split(":")[0]
     'roc_auc is undefined in 0.4% of the posterior draws'
+    >>> undefined_sentence("precision[t=2]", 1.0, nothing_flagged=True).split(":")[0]
+    'precision[t=2] is undefined'
     """
+    if nothing_flagged:
+        return (f"{metric} is undefined: its rule flags no item{' in some category' if share < 1 else ''} (no "
+                "score reaches the threshold, or no prediction is positive), and precision is the share of "
+                "positives among the flagged items. Its row is NaN, as the vetted-only value is; a rule that "
+                "flags at least one item (a lower threshold) has a precision.")
     return (f"{metric} is undefined in {share:.1%} of the posterior draws: in those draws the labels drawn for the "
             "unvetted items leave it no positive or no negative to count. Its row summarizes the other draws (the "
             "metric given that it is defined); vet items of the class that is missing to pin it down.")
