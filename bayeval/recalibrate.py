@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 import pandas as pd
@@ -325,8 +325,8 @@ def threshold_text(threshold: float, scores) -> str:
     >>> s = np.array([0.99999931, 0.99999962, 0.99999995, 0.2])
     >>> threshold_text(0.99999962, s), f"{0.99999962:.6g}"
     ('0.9999996', '1')
-    >>> threshold_text(-1.0221377, np.array([-1.0221377, -1.5, 0.3]))
-    '-1.03'
+    >>> threshold_text(-1.0221377, np.array([-1.0221377, -1.5, 0.3]))  # -1.022 would flag one item less
+    '-1.02214'
     >>> threshold_text(0.5, np.array([0.1, 0.5, 0.9])), threshold_text(1.0, None)
     ('0.5', '1')
     """
@@ -344,10 +344,11 @@ def threshold_text(threshold: float, scores) -> str:
     exact = Decimal(t)
     for digits in range(3, 18):
         step = Decimal(1).scaleb(exact.adjusted() - digits + 1)  # the last of `digits` significant digits
-        for mode in (ROUND_HALF_EVEN, ROUND_FLOOR, ROUND_CEILING):  # the nearest first, then either side
-            text = f"{float(exact.quantize(step, rounding=mode)):.{digits}g}"
-            if above < float(text) <= at_most:
-                return text
+        # rounded to nearest only: a shorter text rounded the other way would flag the same items
+        # but read as another threshold than the one plotted and tabulated
+        text = f"{float(exact.quantize(step, rounding=ROUND_HALF_EVEN)):.{digits}g}"
+        if above < float(text) <= at_most:
+            return text
     return repr(t)  # 17 significant digits always give the float itself back
 
 

@@ -209,7 +209,7 @@ def _saturated(seed=0):
 
 
 def test_threshold_text_is_the_shortest_decimal_that_flags_the_same_items():
-    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+    from decimal import ROUND_HALF_EVEN, Decimal
 
     from bayeval.recalibrate import threshold_text
 
@@ -220,11 +220,12 @@ def test_threshold_text_is_the_shortest_decimal_that_flags_the_same_items():
         assert np.sum(s >= float(text)) == np.sum(s >= t), (t, text)
         digits = len(text.lstrip("-").split("e")[0].replace(".", "").lstrip("0"))
         assert digits <= 17
-        if digits > 3:  # with one digit fewer, rounded either way, other items are flagged
-            d = Decimal(float(t))
+        d = Decimal(float(t))
+        assert float(text) == float(d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1),
+                                               rounding=ROUND_HALF_EVEN)) or digits < 3  # rounded to nearest
+        if digits > 3:  # with one digit fewer, rounded to nearest, other items are flagged
             step = Decimal(1).scaleb(d.adjusted() - digits + 2)
-            for mode in (ROUND_HALF_EVEN, ROUND_FLOOR, ROUND_CEILING):
-                assert np.sum(s >= float(d.quantize(step, rounding=mode))) != np.sum(s >= t), (t, text)
+            assert np.sum(s >= float(d.quantize(step, rounding=ROUND_HALF_EVEN))) != np.sum(s >= t), (t, text)
     assert threshold_text(0.5, s) == "0.5" and threshold_text(0.25, [0.1, 0.9]) == "0.25"
     assert threshold_text(float(np.max(s)), s) != "1"  # "1" flags none of the scores below 1
 
