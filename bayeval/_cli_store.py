@@ -52,7 +52,7 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
             f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
             f"{scores or args.scores}: {shown}. {doing}. To go on, keeping every label: "
             f"`{repair_command(args, scores=scores, score=score)}` sets those labels aside (in a CSV beside the "
-            "store, and the original file is kept as a backup) and keeps all the others with their batches "
+            "store, and a copy of the store as it was is kept as a backup) and keeps all the others with their batches "
             "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
         )
 

@@ -1062,7 +1062,7 @@ def _cmd_repair_store(args) -> int:
     batch = f" and {res['batch_items']} batch entr{'y' if res['batch_items'] == 1 else 'ies'}" if res["batch_items"] else ""
     print(f"set aside {res['labels']} label row(s){batch} of {len(res['items'])} unknown item(s): {shown}.")
     print(f"  they are in {res['set_aside']} (and in the store's meta, key 'set_aside');")
-    print(f"  the store before the repair is kept unchanged as {res['backup']};")
+    print(f"  a copy of the store as it was before the repair is kept as {res['backup']};")
     print(f"  {res['kept']} label row(s) kept in {args.store}, with their batches, annotators and times.")
     print(f"Fix the ids in {res['set_aside']} and import it: bayeval label {args.store} "
           f"{res['set_aside']} --id item --label value --annotator NAME (one run per annotator).")
@@ -1401,11 +1401,13 @@ def _parser() -> argparse.ArgumentParser:
     exp.set_defaults(func=_cmd_export_labels)
 
     fix = sub.add_parser("repair-store", help="set aside the labels of unknown item ids in a label store",
-                         description="Rebuild a label store without the labels of item ids that are not in "
-                                     "the scores file (typos), keeping every label: those rows are written to "
-                                     "a CSV beside the store (STORE.set-aside-TIME.csv) and the original file "
-                                     "is kept as STORE.before-repair-TIME; every other label, batch and "
-                                     "setting is kept as it was. Run it while no other program uses the store.")
+                         description="Take the labels of item ids that are not in the scores file (typos) "
+                                     "out of a label store, keeping every label: those rows are written to "
+                                     "a CSV beside the store (STORE.set-aside-TIME.csv) and a copy of the store "
+                                     "as it was is kept as STORE.before-repair-TIME; every other label, batch "
+                                     "and setting is kept as it was. Other programs (bayeval vet, bayeval "
+                                     "label) may use the store meanwhile: their writes wait for the repair "
+                                     "and land in the repaired store.")
     fix.add_argument("store", help="label store file")
     fix.add_argument("--scores", default=None,
                      help="the scores file the store is for (default: the items the store knows)")

@@ -1,8 +1,8 @@
 """Getting labels out of a damaged store, and setting aside the labels of unknown items.
 
 :func:`export_readable` saves every label row that can still be read from a damaged
-store; :func:`repair` rebuilds a store without the labels of item ids it does not know
-(a typo), keeping every label it sets aside in a CSV beside the store and in the store's
+store; :func:`repair` takes the labels of item ids a store does not know (a typo) out of
+it, keeping every label it sets aside in a CSV beside the store and in the store's
 record. ``bayeval export-labels`` and ``bayeval repair-store`` call them.
 """
 
@@ -18,7 +18,6 @@ from .store import (
     LabelStore,
     StoreFormatError,
     decode_item,
-    encode_item,
     encode_items,
     opt_str,
 )
@@ -204,20 +203,27 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, al
     A store written before it knew its items (or by an older bayeval) may hold labels of
     item ids that are not in the data -- a typo in a labels file. Such a store is
     refused by ``bayeval select --store`` and :class:`~bayeval.active.ActiveSession`.
-    This rebuilds it without those labels, and keeps every one of them:
+    This takes those labels out of it, and keeps every one of them:
 
     * the label rows of unknown items (and unknown items of recorded batches) are
       written to the CSV ``set_aside`` (default ``STORE.set-aside-TIME.csv`` beside the
       store; columns ``record, id, item, kind, value, annotator, batch, time``) and to
       the repaired store's meta under ``"set_aside"``;
-    * the original file is kept, unchanged, as ``STORE.before-repair-TIME``;
-    * every other row -- labels with their annotators, times and batches, the batches,
-      the settings -- is copied as it was, and the items are registered, so that later
-      typos are refused.
+    * a copy of the store as the repair found it is kept as ``STORE.before-repair-TIME``;
+    * every other row -- labels with their ids, annotators, times and batches, the
+      batches, the settings -- stays as it was, and the items are registered, so that
+      later typos are refused.
 
     Fix the set-aside ids in the CSV and import it with ``bayeval label STORE FILE.csv
-    --id item --label value`` (one run per annotator, with ``--annotator``). Run the
-    repair while no other program uses the store.
+    --id item --label value`` (one run per annotator, with ``--annotator``).
+
+    The repair may run while other programs use the store (``bayeval vet``, ``bayeval
+    label``...): it holds the store's write lock from its first read to its last change
+    and changes the file in place, so their writes wait for it and then land in the
+    repaired store. A writer that waits longer than its ``timeout`` (30 s by default)
+    fails with an error saying that nothing was written, and can write again; a label
+    written just before the repair starts is read by it, and kept or set aside with the
+    others.
 
     Parameters
     ----------
@@ -241,7 +247,7 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, al
         ``labels`` (label rows set aside), ``batch_items`` (batch entries set aside),
         ``items`` (the distinct unknown ids), ``kept`` (label rows kept), ``set_aside``
         (the CSV's path, or None when nothing was set aside) and ``backup`` (the
-        original file's new path, or None when nothing needed repair).
+        copy of the store as it was, or None when nothing needed repair).
 
     Examples
     --------
@@ -257,33 +263,36 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, al
     >>> LabelStore(tmp / "s.db").resolved().to_dict()
     {'a': 1, 'b': 0}
     """
-    import csv
-
     store = LabelStore(path)
-    store.check_writable()
+    try:
+        store.check_writable()
+        given = None if item_ids is None else list(dict.fromkeys(encode_items(item_ids, "item_ids")))
+        source = None if item_ids is None else opt_str(source, "source")
+        also = list(encode_items(also_known, "also_known"))
+        # One write transaction from the first read to the last change, on the store's own file:
+        # another program's write waits for it (up to that program's `timeout`, then it fails
+        # saying that nothing was written), so no label can land between the read and the change.
+        with store._connect() as conn, store._transaction(conn, "EXCLUSIVE"):
+            return _repair_locked(store, conn, given, source, also, set_aside)
+    finally:
+        store.close()
+
+
+def _repair_locked(store: LabelStore, conn, given, source, also, set_aside) -> dict:
+    """:func:`repair` inside its write transaction ``conn`` on ``store``."""
     src = store.path
-    if item_ids is None:
-        known = store._known()
-        if known is None:
-            raise ValueError(
-                f"The label store {str(src)!r} does not know its items (they were never "
-                "registered), so it cannot tell which labels are unknown: pass the data's "
-                "item ids (`bayeval repair-store STORE --scores SCORES --score COL`)."
-            )
-    else:
-        known = dict.fromkeys(encode_items(item_ids, "item_ids"))
-        source = opt_str(source, "source")
-    with store._read() as conn:
-        labels = conn.execute(
-            "SELECT id, item, kind, value, annotator, batch, time FROM labels ORDER BY id"
-        ).fetchall()
-        batches = conn.execute("SELECT id, created, strategy, note FROM batches ORDER BY id").fetchall()
-        batch_items = conn.execute(
-            "SELECT batch, pos, item, kind FROM batch_items ORDER BY batch, pos"
-        ).fetchall()
-        meta = conn.execute("SELECT id, key, value, time FROM meta ORDER BY id").fetchall()
-        seq = dict(conn.execute("SELECT name, seq FROM sqlite_sequence").fetchall())
-    kept = {**known, **dict.fromkeys(encode_items(also_known, "also_known"))}
+    known = dict.fromkeys(given) if given is not None else store._known()
+    if known is None:
+        raise ValueError(
+            f"The label store {str(src)!r} does not know its items (they were never "
+            "registered), so it cannot tell which labels are unknown: pass the data's "
+            "item ids (`bayeval repair-store STORE --scores SCORES --score COL`)."
+        )
+    labels = conn.execute(
+        "SELECT id, item, kind, value, annotator, batch, time FROM labels ORDER BY id"
+    ).fetchall()
+    batch_items = conn.execute("SELECT batch, pos, item, kind FROM batch_items ORDER BY batch, pos").fetchall()
+    kept = {**known, **dict.fromkeys(also)}
     bad_labels = [r for r in labels if (r[2], r[1]) not in kept]
     bad_batch = [r for r in batch_items if (r[3], r[2]) not in kept]
     unknown = list(dict.fromkeys([(r[2], r[1]) for r in bad_labels] + [(r[3], r[2]) for r in bad_batch]))
@@ -295,75 +304,77 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, al
         "set_aside": None,
         "backup": None,
     }
-    registered = store._known()
-    if not unknown and registered is not None and all(k in registered for k in known):
-        store.close()
-        return result
+    ids = [decode_item(*k) for k in known]
     if not unknown:  # nothing to set aside: registering the items is the whole repair
-        store.register_items([decode_item(*k) for k in known], source=source)
-        store.close()
+        store._register_in(conn, ids, source)
         return result
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = pathlib.Path(set_aside) if set_aside is not None else src.with_name(f"{src.name}.set-aside-{stamp}.csv")
     backup = src.with_name(f"{src.name}.before-repair-{stamp}")
-    fresh = src.with_name(f"{src.name}.repairing-{stamp}")
-    for p in (aside, backup, fresh):
+    for p in (aside, backup):
         if p.exists():
             raise FileExistsError(f"{str(p)!r} exists already; move it away and repair again.")
     records = [("label", *r) for r in bad_labels] + [
         ("batch item", None, item, kind, None, None, batch, None) for batch, _, item, kind in bad_batch
     ]
-    with open(aside, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["record", "id", "item", "kind", "value", "annotator", "batch", "time"])
-        w.writerows(records)
-        fh.flush()
-        os.fsync(fh.fileno())
+    _write_set_aside(aside, records)
+    _write_backup(store, backup, aside)
     set_aside_meta = {
         "time": datetime.now(UTC).isoformat(timespec="microseconds"),
         "csv": str(aside),
         "backup": str(backup),
         "rows": [list(r) for r in records],
     }
-    new = LabelStore(fresh)
-    with new._write() as conn:
-        conn.executemany("INSERT INTO batches (id, created, strategy, note) VALUES (?, ?, ?, ?)", batches)
-        good_batch = [r for r in batch_items if (r[3], r[2]) in kept]
-        pos: dict[int, int] = {}
-        renumbered = []
-        for batch, _, item, kind in good_batch:
-            pos[batch] = pos.get(batch, -1) + 1
-            renumbered.append((batch, pos[batch], item, kind))
-        conn.executemany("INSERT INTO batch_items (batch, pos, item, kind) VALUES (?, ?, ?, ?)", renumbered)
-        conn.executemany(
-            "INSERT INTO labels (id, item, kind, value, annotator, batch, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [r for r in labels if (r[2], r[1]) in kept],
-        )
-        conn.executemany("INSERT INTO meta (id, key, value, time) VALUES (?, ?, ?, ?)", meta)
-        for name, value in seq.items():  # new rows keep numbering after the old ones
-            conn.execute("INSERT OR REPLACE INTO sqlite_sequence (rowid, name, seq) "
-                         "SELECT (SELECT rowid FROM sqlite_sequence WHERE name = ?), ?, ?", (name, name, value))
-    new.set_meta("set_aside", set_aside_meta)
-    ids = [decode_item(*k) for k in known]
-    if registered is not None:
-        ids = [decode_item(*k) for k in registered] + [i for i in ids if encode_item(i) not in registered]
-    new.register_items(ids, source=source)
-    new.close()
-    store.close()
-    for p in (src, fresh):  # the last connection has gone: SQLite has folded the log in
-        leftovers = [q for q in (p.with_name(p.name + "-wal"),) if q.exists() and q.stat().st_size > 0]
-        if leftovers:
-            raise OSError(
-                f"{str(leftovers[0])!r} is still in use: another program has the store open. "
-                f"Close it and repair again (nothing was changed; {str(aside)!r} and "
-                f"{str(fresh)!r} can be deleted)."
-            )
-    os.replace(src, backup)
-    os.replace(fresh, src)
-    for suffix in ("-wal", "-shm"):
-        for p in (src.with_name(src.name + suffix), fresh.with_name(fresh.name + suffix)):
-            with contextlib.suppress(FileNotFoundError):
-                if p.stat().st_size == 0 or p.name.endswith("-shm"):
-                    p.unlink()
+    # the store is append-only: its delete guards are lifted inside this transaction only
+    guards = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN "
+        "('labels_no_delete', 'batch_items_no_delete')"
+    ).fetchall()
+    for name, _ in guards:
+        conn.execute(f"DROP TRIGGER {name}")
+    conn.executemany("DELETE FROM labels WHERE id = ?", [(r[0],) for r in bad_labels])
+    touched = sorted({r[0] for r in bad_batch})
+    conn.executemany("DELETE FROM batch_items WHERE batch = ?", [(b,) for b in touched])
+    renumbered = []
+    for batch in touched:  # the batch's other items, in their order, numbered from 0
+        good = [(item, kind) for b, _, item, kind in batch_items if b == batch and (kind, item) in kept]
+        renumbered += [(batch, pos, item, kind) for pos, (item, kind) in enumerate(good)]
+    conn.executemany("INSERT INTO batch_items (batch, pos, item, kind) VALUES (?, ?, ?, ?)", renumbered)
+    for _, sql in guards:
+        conn.execute(sql)
+    store._append_meta(conn, "set_aside", set_aside_meta)
+    store._register_in(conn, ids, source)
     result.update(set_aside=str(aside), backup=str(backup))
     return result
+
+
+def _write_set_aside(aside: pathlib.Path, records: list) -> None:
+    """The set-aside rows as CSV, on disk (fsync-ed) before the store changes."""
+    import csv
+
+    with open(aside, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["record", "id", "item", "kind", "value", "annotator", "batch", "time"])
+        w.writerows(records)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _write_backup(store: LabelStore, backup: pathlib.Path, aside: pathlib.Path) -> None:
+    """Copy the store, as the repair read it, to ``backup`` (fsync-ed).
+
+    Called while the repair holds the write lock and before it changes anything, so the
+    last committed state another connection reads is the one the repair read.
+    """
+    try:
+        with store._connect() as reader:
+            reader.execute("VACUUM INTO ?", (str(backup),))
+        with open(backup, "rb") as fh:
+            os.fsync(fh.fileno())
+    except (OSError, sqlite3.Error) as exc:
+        with contextlib.suppress(OSError):  # a partial copy: the store itself is intact
+            backup.unlink()
+        raise OSError(
+            f"Could not write the backup {str(backup)!r} of the label store ({exc}); the store was not "
+            f"changed ({str(aside)!r} can be deleted). Check the disk space and repair again."
+        ) from exc

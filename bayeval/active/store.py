@@ -39,7 +39,7 @@ kept in ``meta`` under ``"items"``; ``bayeval select --store``, ``bayeval label
 labels and batches of any other id -- a typo -- with a "did you mean", and writes
 nothing. A store that already holds labels of unknown ids is repaired by
 :func:`repair` (``bayeval repair-store``), which sets those labels aside in a CSV and
-keeps the original file as a backup.
+keeps a copy of the store as it was as a backup.
 
 Errors
 ------
@@ -990,15 +990,21 @@ class LabelStore:
                 f"`key` must be a non-empty string, got {type(key).__name__} {key!r:.80}."
             )
         try:
-            text = json.dumps(value, default=_json_default)
+            json.dumps(value, default=_json_default)
         except (TypeError, ValueError) as exc:
             raise TypeError(
                 f"The value for meta key {key!r} must be JSON-serializable (numbers, strings, "
                 f"bools, None, lists, dicts): {exc}. Convert it first."
             ) from exc
         with self._write() as conn:
-            now = _now(conn, "meta", "time")
-            conn.execute("INSERT INTO meta (key, value, time) VALUES (?, ?, ?)", (key, text, now))
+            self._append_meta(conn, key, value)
+
+    @staticmethod
+    def _append_meta(conn: sqlite3.Connection, key: str, value) -> None:
+        """Append a meta row inside the caller's write transaction (``value`` as JSON)."""
+        text = json.dumps(value, default=_json_default)
+        now = _now(conn, "meta", "time")
+        conn.execute("INSERT INTO meta (key, value, time) VALUES (?, ?, ?)", (key, text, now))
 
     # ---------------------------------------------------------------- reading
 
@@ -1078,20 +1084,33 @@ class LabelStore:
         (0, ['apple', 'banana', 'cherry'])
         >>> tmp.cleanup()
         """
+        value, n_new = self._registration(item_ids, source)
+        if value is not None:
+            self.set_meta(_ITEMS_KEY, value)
+        return n_new
+
+    def _register_in(self, conn: sqlite3.Connection, item_ids, source) -> int:
+        """:meth:`register_items` inside the caller's write transaction ``conn``."""
+        value, n_new = self._registration(item_ids, source)
+        if value is not None:
+            self._append_meta(conn, _ITEMS_KEY, value)
+        return n_new
+
+    def _registration(self, item_ids, source) -> tuple[dict | None, int]:
+        """The items record :meth:`register_items` would append (None: nothing new), and how many are new."""
         keys = list(dict.fromkeys(encode_items(item_ids, "item_ids")))
         source = opt_str(source, "source")
         known = self._known()
         new = [k for k in keys if known is None or k not in known]
         if known is not None and not new:
-            return 0
+            return None, 0
         old = self._known_meta()
         sources = list(old.get("sources", [])) if old else []
         if source is not None and source not in sources:
             sources.append(source)
         ids = list(old.get("ids", [])) if old else []
         ids += [decode_item(*k) for k in new]
-        self.set_meta(_ITEMS_KEY, {"ids": ids, "sources": sources})
-        return len(new)
+        return {"ids": ids, "sources": sources}, len(new)
 
     def known_items(self) -> list | None:
         """The items registered with :meth:`register_items`, or None if none were."""
