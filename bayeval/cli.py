@@ -1096,7 +1096,7 @@ def _cmd_vet(args) -> int:
         raise CLIError(f"{EXTRA_HINT}; missing: {', '.join(missing)}.")
     if args.token is not None and len(args.token) < 16:
         raise CLIError("--token must be at least 16 characters (leave it out for a random one).")
-    from .vet import find_target, open_compare, open_vet, serve
+    from .vet import find_target, serve
 
     try:
         cards, store, record = find_target(args.target, announce=lambda line: print(line, file=sys.stderr))
@@ -1116,14 +1116,8 @@ def _cmd_vet(args) -> int:
     if args.width is not None and not args.width > 0:
         raise CLIError(f"--width must be a positive half-width of the gap (e.g. 0.01), got {args.width:g}.")
     try:
-        if len(cards) == 1:
-            vet = open_vet(cards[0], store=store, annotator=args.annotator, batch_size=args.batch_size,
-                           budget=args.budget, draws=args.draws, tune=args.tune)
-        else:
-            width = args.width if args.width is not None else (record or {}).get("width")
-            vet = open_compare(cards, store=store, metric=(record or {}).get("metric"), width=width,
-                               annotator=args.annotator, batch_size=args.batch_size, budget=args.budget,
-                               draws=args.draws)
+        with warnings_as_lines():  # e.g. taking over the store from a server that was killed
+            vet = _open_vet_or_compare(args, cards, store, record)
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
     host = args.host or "127.0.0.1"  # serve() warns when another host makes the page reachable from afar
@@ -1140,6 +1134,19 @@ def _cmd_vet(args) -> int:
         sys.stdout.flush()
         os._exit(0)
     return 0
+
+
+def _open_vet_or_compare(args, cards, store, record):
+    """The session of ``bayeval vet``: one card's, or a comparison of two."""
+    from .vet import open_compare, open_vet
+
+    if len(cards) == 1:
+        return open_vet(cards[0], store=store, annotator=args.annotator, batch_size=args.batch_size,
+                        budget=args.budget, draws=args.draws, tune=args.tune)
+    width = args.width if args.width is not None else (record or {}).get("width")
+    return open_compare(cards, store=store, metric=(record or {}).get("metric"), width=width,
+                        annotator=args.annotator, batch_size=args.batch_size, budget=args.budget,
+                        draws=args.draws)
 
 
 def _cmd_demo(args) -> int:
@@ -1242,7 +1249,8 @@ def _vet_parser(sub) -> None:
                                      "skip / undo (buttons or the keys y n s u), writes every answer to the "
                                      "label store before acknowledging it, and shows the card's metric with "
                                      "its credible interval after each background refit. Several browsers "
-                                     "may vet at once (each item goes to one of them). Reopen with the same "
+                                     "may vet at once (each item goes to one of them); a second server on a "
+                                     "store that a running server uses is refused. Reopen with the same "
                                      "card or store to resume. With two cards (CARD_A CARD_B), the page vets "
                                      "for their comparison: the gap and P(A better) after each refit, the "
                                      "items that would move the comparison most. Needs the extra: "

@@ -528,6 +528,7 @@ def _start(args, cwd):
         m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
         if m:  # keep reading what the server says, so that it never blocks on a full pipe
             threading.Thread(target=proc.stderr.read, daemon=True).start()
+            proc.said = lines  # what it printed up to its address
             return proc, m.group(1), m.group(2)
     proc.kill()
     raise AssertionError("the server did not start:\n" + "".join(lines) + proc.stderr.read())
@@ -564,6 +565,9 @@ def test_a_killed_server_loses_nothing_acknowledged_and_resumes(tmp_path):
         assert [(i, int(v)) for i, v in st.resolved().items()] == acked
     proc, url, token = _start([str(store), "--port", "0"], tmp_path)  # reopened from its store
     try:
+        # the killed server left its claim on the store behind: taken over, and said so
+        assert any(line.startswith("warning:") and "did not close (killed?); this one takes it over" in line
+                   for line in proc.said), proc.said
         with httpx.Client(base_url=url, headers={"X-Bayeval-Token": token}, timeout=30) as c:
             print("second up", time.monotonic() - t0)
             s = c.get("/api/state").json()

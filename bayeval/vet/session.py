@@ -8,6 +8,13 @@ written to the :class:`~bayeval.active.LabelStore` (committed, fsync-ed) before 
 returns, so what the page acknowledged survives the server being killed; reopening the
 same store resumes where the people stopped.
 
+The leases live in the session, so a store has one session at a time: while one runs,
+it holds the file ``STORE.vet-server`` beside the store (locked by the operating system,
+which lets go when the process ends, however it ends), and a second :class:`VetSession`
+on the store is refused with a :class:`VetError` that names the process holding it.
+:meth:`VetSession.close` lets go; a session whose process was killed is taken over by
+the next one, with a warning that says so.
+
 A background thread owns the model: after answers arrive it re-reads the store, refits,
 records the estimate (:meth:`ActiveSession.estimate`, kept in the store's history) and,
 when the batch runs out, proposes the next one. People keep vetting the already-proposed
@@ -59,11 +66,17 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import os
 import re
+import socket
 import threading
 import time
 import traceback
+import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..active.session import ActiveSession
@@ -96,6 +109,88 @@ class VetError(ValueError):
     def __init__(self, message: str, *, status: int = 400):
         super().__init__(message)
         self.status = status
+
+
+#: beside the store ``S``, the file ``S.vet-server``: locked by the one server that uses ``S``
+SERVER_SUFFIX = ".vet-server"
+
+
+def _lock_now(fh) -> bool:
+    """Lock the open file ``fh`` for this open file (not only this process), without waiting."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _holder_text(raw: bytes) -> str:
+    try:
+        rec = json.loads(raw)
+        return f"pid {int(rec['pid'])} on host {rec['host']}, started {rec['started']}"
+    except (ValueError, TypeError, KeyError):
+        return "a server that has not said who it is yet"
+
+
+def _hold_store(store: Path):
+    """Become the one server of ``store``: lock ``STORE.vet-server``, or raise :class:`VetError`.
+
+    The operating system releases the lock when the process ends, however it ends, so a
+    killed server never blocks the next one; the file it leaves says who it was, and taking
+    over is announced (a ``UserWarning``). Returns the open, locked file.
+    """
+    path = store.with_name(store.name + SERVER_SUFFIX)
+    while True:
+        try:
+            fh = open(path, "a+b")  # noqa: SIM115 -- held open while the server runs
+        except OSError as exc:
+            raise OSError(f"Could not create {str(path)!r}, the file that keeps a second `bayeval vet` off the "
+                          f"store ({exc}); the store's folder must be writable.") from exc
+        if not _lock_now(fh):
+            fh.seek(0)
+            who = _holder_text(fh.read())
+            fh.close()
+            raise VetError(
+                f"The label store {str(store)!r} is in use by another `bayeval vet` server ({who}; it holds "
+                f"{str(path)!r}). Two servers on one store would offer the same items to two people. Open that "
+                "server's page (the address it printed), or stop it (Ctrl-C) and start this one again; to vet "
+                "apart from it, give another --store.", status=409)
+        try:  # a server closing removes the file: hold the one that is at the path now
+            if os.path.samestat(os.fstat(fh.fileno()), os.stat(path)):
+                break
+        except FileNotFoundError:
+            pass
+        fh.close()
+    fh.seek(0)
+    left = fh.read()
+    if left:  # a server that did not close: killed, or its machine stopped
+        warnings.warn(f"The label store {str(store)!r}: the last `bayeval vet` server on it ({_holder_text(left)}) "
+                      "did not close (killed?); this one takes it over. Every answer it acknowledged is in the "
+                      "store.", UserWarning, stacklevel=3)
+    fh.truncate(0)
+    fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                         "started": datetime.now(UTC).isoformat(timespec="seconds")}).encode())
+    fh.flush()
+    return fh
+
+
+def _let_go(fh, store: Path) -> None:
+    """Stop being ``store``'s server: remove ``STORE.vet-server`` (a clean close), then unlock it."""
+    path = store.with_name(store.name + SERVER_SUFFIX)
+    with contextlib.suppress(OSError):
+        if os.path.samestat(os.fstat(fh.fileno()), os.stat(path)):
+            path.unlink()
+    fh.close()
 
 
 def _finite(x):
@@ -189,6 +284,15 @@ class VetSession:
             raise ValueError(f"`budget` must be a whole number >= 1 (labels you plan to give) or None, got {budget!r}.")
         self.session = session
         self.store: LabelStore = session.store
+        self._server = _hold_store(self.store.path)  # the store's only server: or a clear refusal
+        try:
+            self._start(view, readout, annotator, lease_seconds, budget, title, clock)
+        except BaseException:
+            _let_go(self._server, self.store.path)
+            raise
+
+    def _start(self, view, readout, annotator, lease_seconds, budget, title, clock) -> None:
+        session = self.session
         self.view = view
         self.readout = readout or metric_readout
         self.annotator = self._annotator(annotator)
@@ -461,6 +565,7 @@ class VetSession:
             if self._stop.is_set():
                 break
             self._refit()
+        self._done_serving()  # stopped: close() asked for it
 
     def _refit(self) -> None:
         s = self.session
@@ -512,6 +617,14 @@ class VetSession:
         if self._worker.is_alive() and threading.current_thread() is not self._worker:
             self._worker.join(timeout=timeout)
         self.session.close()
+        if not self._worker.is_alive():  # else the refit lets go of the store when it ends
+            self._done_serving()
+
+    def _done_serving(self) -> None:
+        """Let another server use the store (once the refit thread has stopped writing to it)."""
+        with self._lock:
+            if not self._server.closed:
+                _let_go(self._server, self.store.path)
 
     def refitting_thread_alive(self) -> bool:
         """Whether the background thread still runs (after :meth:`close`: a refit outlasted its timeout)."""

@@ -1,0 +1,95 @@
+"""One `bayeval vet` server per label store: a second one is refused while the first runs.
+
+Two servers on one store each kept their item leases in memory, so both offered the same
+items (every one of 20, in a sweep), and people vetted them twice with answers that
+disagreed. The first server now holds ``STORE.vet-server`` (an operating-system lock,
+released when its process ends however it ends); a second is refused with who holds it,
+and a server that was killed is taken over with a line saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from bayeval import EvalData, Posterior
+from bayeval.active import ActiveSession
+from bayeval.vet import ItemView, VetError, VetSession
+
+N = 20
+
+
+def _model(d: EvalData) -> Posterior:
+    """A cheap stand-in estimator (no PyMC): P(z = 1) grows with the score."""
+    return Posterior.from_probabilities(d, np.clip(d.scores, 0.02, 0.98), draws=100, random_seed=1, check=False)
+
+
+def _vet(store, annotator) -> VetSession:
+    data = EvalData(np.linspace(0.9, 0.1, N), item_ids=[f"i{j:02d}" for j in range(N)])
+    active = ActiveSession(data, _model, metric="average_precision", store=store, batch_size=N,
+                           random_seed=0, progressbar=False)
+    try:
+        return VetSession(active, ItemView(data), annotator=annotator)
+    except BaseException:
+        active.close()
+        raise
+
+
+def test_a_second_server_on_a_store_in_use_is_refused_and_the_first_hands_out_each_item_once(tmp_path):
+    store = tmp_path / "vet.sqlite"
+    first = _vet(store, "one")
+    try:
+        assert first.wait_idle(30)
+        with pytest.raises(VetError) as exc:  # before: a second session, offering the same items
+            _vet(store, "two")
+        said = str(exc.value)
+        assert exc.value.status == 409 and str(store) in said
+        assert f"pid {os.getpid()} on host {socket.gethostname()}" in said and "another --store" in said
+        offered = []
+        for k in range(N):  # two pages of the first server: every item once
+            client = f"tab-{'ab'[k % 2] * 8}"
+            r = first.next(client)
+            assert r["status"] == "item"
+            offered.append(r["item"]["item"])
+            first.answer(client, offered[-1], "y")
+        assert len(set(offered)) == N
+    finally:
+        first.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a clean close leaves nothing to take over: no line
+        second = _vet(store, "two")
+    second.close()
+    assert not (tmp_path / "vet.sqlite.vet-server").exists()
+
+
+def test_a_killed_servers_store_is_taken_over_with_a_line_saying_so(tmp_path):
+    store = tmp_path / "vet.sqlite"
+    # a server process that holds the store and is killed (no clean close): it leaves its file behind
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, json, sys, time; f = open(sys.argv[1], 'a+b'); "
+         "fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB); f.write(json.dumps({'pid': 4242, 'host': 'h', "
+         "'started': 'then'}).encode()); f.flush(); print('held', flush=True); time.sleep(60)",
+         str(tmp_path / "vet.sqlite.vet-server")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(VetError, match="pid 4242 on host h, started then"):  # alive: refused
+            _vet(store, "two")
+    finally:
+        holder.kill()
+        holder.wait(30)
+    with pytest.warns(UserWarning, match=r"\(pid 4242 on host h, started then\) did not close .* takes it over"):
+        vet = _vet(store, "two")
+    try:
+        rec = json.loads((tmp_path / "vet.sqlite.vet-server").read_text())
+        assert rec["pid"] == os.getpid()
+        with pytest.raises(VetError, match="in use by another `bayeval vet` server"):
+            _vet(store, "three")
+    finally:
+        vet.close()
