@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -31,9 +32,9 @@ def _model(d: EvalData) -> Posterior:
     return Posterior.from_probabilities(d, np.clip(d.scores, 0.02, 0.98), draws=100, random_seed=1, check=False)
 
 
-def _vet(store, annotator) -> VetSession:
+def _vet(store, annotator, model=_model) -> VetSession:
     data = EvalData(np.linspace(0.9, 0.1, N), item_ids=[f"i{j:02d}" for j in range(N)])
-    active = ActiveSession(data, _model, metric="average_precision", store=store, batch_size=N,
+    active = ActiveSession(data, model, metric="average_precision", store=store, batch_size=N,
                            random_seed=0, progressbar=False)
     try:
         return VetSession(active, ItemView(data), annotator=annotator)
@@ -70,6 +71,7 @@ def test_a_second_server_on_a_store_in_use_is_refused_and_the_first_hands_out_ea
 
 
 def test_a_killed_servers_store_is_taken_over_with_a_line_saying_so(tmp_path):
+    pytest.importorskip("fcntl", reason="the holder below locks as a POSIX server does")
     store = tmp_path / "vet.sqlite"
     # a server process that holds the store and is killed (no clean close): it leaves its file behind
     holder = subprocess.Popen(
@@ -93,3 +95,26 @@ def test_a_killed_servers_store_is_taken_over_with_a_line_saying_so(tmp_path):
             _vet(store, "three")
     finally:
         vet.close()
+
+
+def test_a_refit_still_running_after_close_keeps_the_store_until_it_ends(tmp_path):
+    store = tmp_path / "vet.sqlite"
+    entered, gate = threading.Event(), threading.Event()
+
+    def slow(d):
+        entered.set()
+        assert gate.wait(30), "the test never opened the gate"
+        return _model(d)
+
+    first = _vet(store, "one", model=slow)
+    assert first.wait_idle(30)  # the first batch: chosen on the scores, no fit
+    first.answer("tab-aaaaaaaa", first.next("tab-aaaaaaaa")["item"]["item"], "y")  # a refit: the model
+    assert entered.wait(30)
+    first.close(timeout=0.05)  # the refit outlives close: it may still write a batch to the store
+    assert first.refitting_thread_alive()
+    with pytest.raises(VetError, match="in use by another"):
+        _vet(store, "two")
+    gate.set()
+    first._worker.join(30)
+    assert not first.refitting_thread_alive()
+    _vet(store, "two").close()  # the refit ended: the store is free

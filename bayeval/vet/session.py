@@ -123,6 +123,7 @@ def _lock_now(fh) -> bool:
         import msvcrt
 
         try:
+            fh.seek(0)  # every server locks the same byte: the first
             msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
         except OSError:
             return False
@@ -134,11 +135,13 @@ def _lock_now(fh) -> bool:
     return True
 
 
-def _holder_text(raw: bytes) -> str:
+def _holder_text(fh) -> str:
+    """Who holds the store, as the server file ``fh`` says (empty: nobody, or a clean close)."""
     try:
-        rec = json.loads(raw)
+        fh.seek(0)
+        rec = json.loads(fh.read())
         return f"pid {int(rec['pid'])} on host {rec['host']}, started {rec['started']}"
-    except (ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError):
         return "a server that has not said who it is yet"
 
 
@@ -157,8 +160,7 @@ def _hold_store(store: Path):
             raise OSError(f"Could not create {str(path)!r}, the file that keeps a second `bayeval vet` off the "
                           f"store ({exc}); the store's folder must be writable.") from exc
         if not _lock_now(fh):
-            fh.seek(0)
-            who = _holder_text(fh.read())
+            who = _holder_text(fh)
             fh.close()
             raise VetError(
                 f"The label store {str(store)!r} is in use by another `bayeval vet` server ({who}; it holds "
@@ -172,9 +174,8 @@ def _hold_store(store: Path):
             pass
         fh.close()
     fh.seek(0)
-    left = fh.read()
-    if left:  # a server that did not close: killed, or its machine stopped
-        warnings.warn(f"The label store {str(store)!r}: the last `bayeval vet` server on it ({_holder_text(left)}) "
+    if fh.read():  # a server that did not close: killed, or its machine stopped
+        warnings.warn(f"The label store {str(store)!r}: the last `bayeval vet` server on it ({_holder_text(fh)}) "
                       "did not close (killed?); this one takes it over. Every answer it acknowledged is in the "
                       "store.", UserWarning, stacklevel=3)
     fh.truncate(0)
@@ -188,6 +189,8 @@ def _let_go(fh, store: Path) -> None:
     """Stop being ``store``'s server: remove ``STORE.vet-server`` (a clean close), then unlock it."""
     path = store.with_name(store.name + SERVER_SUFFIX)
     with contextlib.suppress(OSError):
+        fh.truncate(0)  # empty: closed cleanly (where the file cannot be removed while open)
+        fh.flush()
         if os.path.samestat(os.fstat(fh.fileno()), os.stat(path)):
             path.unlink()
     fh.close()
