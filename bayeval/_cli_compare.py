@@ -1,12 +1,64 @@
-"""`bayeval compare`'s check that something is vetted: a comparison fitted on no vetted label
+"""`bayeval compare`'s labels of two cards' comparison store (found whichever order the cards
+are given in), and its check that something is vetted: a comparison fitted on no vetted label
 rests on the prior alone (its P(best) and gap say nothing about the classifiers), so it is
 refused with how to vet."""
 
 from __future__ import annotations
 
 import shlex
+import sys
 
 from ._cli_store import CLIError
+
+
+def comparison_labels(joined):
+    """The joined cards' data with the labels of the comparison's label store(s) over theirs.
+
+    The store is found whichever order the cards are given in
+    (:func:`bayeval.cards.comparison_store_files`); when both the order-free name and the
+    name after the other order exist, both are read, and an item they label differently is
+    an error naming both stores (no typed label is dropped or silently overruled). Which
+    store was read, and how many labels it added, is said on stderr."""
+    import numpy as np
+
+    from .cards import comparison_store_file, comparison_store_files, with_store_labels
+
+    base = joined.data
+    stores = comparison_store_files(joined)
+    new = {}
+    for store in stores:
+        try:
+            new[store] = with_store_labels(base, store, "the cards' scores files")
+        except ValueError as exc:
+            raise CLIError(str(exc)) from exc
+    if len(new) == 2:
+        (p1, d1), (p2, d2) = new.items()
+        clash = np.flatnonzero(d1.vetted & d2.vetted & (d1.labels != d2.labels))
+        if clash.size:
+            shown = ", ".join(repr(base.item_ids[j].item() if hasattr(base.item_ids[j], "item") else base.item_ids[j])
+                              for j in clash[:5])
+            raise CLIError(f"the comparison's two label stores {p1} and {p2} (named after either order of the "
+                           f"cards) label {clash.size} item(s) differently: {shown}. Decide which is right: write "
+                           f"one store's labels out (`bayeval export-labels {p2} labels.csv`), correct them, and "
+                           f"import them into the other with `bayeval label {p1} labels.csv`; then move {p2} "
+                           "away.")
+    data = base
+    for store, with_labels in new.items():
+        more = with_labels.vetted & ~(base.vetted & (base.labels == with_labels.labels))  # what it adds or changes
+        if store == stores[0]:
+            data = with_labels
+        elif more.any():
+            data = data.with_labels(list(base.item_ids[more]), with_labels.labels[more], overwrite=True)
+        added = int(np.sum(with_labels.vetted & ~base.vetted))
+        changed = int(np.sum(base.vetted & (base.labels != with_labels.labels)))
+        if added or changed:
+            named = store.name if store == comparison_store_file(joined) else (
+                f"{store} (named after the order {store.parent.name} {store.stem.removeprefix('vet-compare-')} "
+                "of the cards, as earlier versions named it)")
+            print(f"{added + changed} label(s) from the comparison's label store {named} ({added} of "
+                  "items the cards leave unvetted" + (f", {changed} replacing theirs" if changed else "")
+                  + f"): {data.n_vetted} vetted in all.", file=sys.stderr)
+    return data
 
 
 def refuse_unvetted(args, data, *, cards=None) -> None:

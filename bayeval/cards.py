@@ -879,9 +879,25 @@ def with_store_labels(data: EvalData, path, source: str) -> EvalData:
 
 
 def comparison_store_file(joined: JoinedCards) -> Path:
-    """Where ``bayeval vet CARD_A CARD_B`` keeps the comparison's labels by default:
-    ``vet-compare-B.sqlite`` in A's folder (B: the second card's name)."""
-    return joined.cards[0].path / f"vet-compare-{joined.names[1]}.sqlite"
+    """Where ``bayeval vet CARD_A CARD_B`` keeps the comparison's labels by default, whichever
+    order the two cards are given in: ``vet-compare-Y.sqlite`` in X's folder, X and Y the two
+    cards' folder names in sorted order (:func:`comparison_store_files` also finds a store
+    named after the order given, as earlier versions named it)."""
+    first, second = sorted(range(2), key=lambda j: joined.names[j])
+    return joined.cards[first].path / f"vet-compare-{joined.names[second]}.sqlite"
+
+
+def comparison_store_files(joined: JoinedCards) -> list[Path]:
+    """The label stores of the comparison of two joined cards that exist: the one named by
+    :func:`comparison_store_file`, and the one named after the other order of the cards
+    (``vet-compare-B.sqlite`` in A's folder for ``bayeval vet A B``: the name before it
+    stopped depending on the order), in that order."""
+    names = [comparison_store_file(joined)]
+    for a, b in ((0, 1), (1, 0)):
+        path = joined.cards[a].path / f"vet-compare-{joined.names[b]}.sqlite"
+        if path not in names:
+            names.append(path)
+    return [p for p in names if p.is_file()]
 
 
 def _join_error(cards, message: str) -> CardError:

@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from ._cli_checks import check_model_columns, complete_label_cells
-from ._cli_compare import refuse_unvetted
+from ._cli_compare import comparison_labels, refuse_unvetted
 from ._cli_store import (
     CLIError,
     apply_store_labels,
@@ -755,22 +755,12 @@ def _compare_inputs(args):
             raise CLIError(f"compare needs two or more model cards that scored the same items (bayeval compare "
                            f"CARD_A CARD_B ...), or one scores file with --score A B --label COL; got only "
                            f"{args.inputs[0]!r}.")
-        from .cards import comparison_store_file, join_cards, with_store_labels
+        from .cards import join_cards
 
         joined = join_cards(args.inputs)  # a CardError says which ids or labels differ
         data = joined.data
         if len(joined.names) == 2:  # the labels vetted for this comparison (bayeval vet CARD_A CARD_B)
-            store = comparison_store_file(joined)
-            try:
-                data = with_store_labels(joined.data, store, "the cards' scores files")
-            except ValueError as exc:
-                raise CLIError(str(exc)) from exc
-            added = int(np.sum(data.vetted & ~joined.data.vetted))
-            changed = int(np.sum(joined.data.vetted & (joined.data.labels != data.labels)))
-            if added or changed:
-                print(f"{added + changed} label(s) from the comparison's label store {store.name} ({added} of "
-                      "items the cards leave unvetted" + (f", {changed} replacing theirs" if changed else "")
-                      + f"): {data.n_vetted} vetted in all.", file=sys.stderr)
+            data = comparison_labels(joined)
         refuse_unvetted(args, data, cards=joined)
         return joined.scores, data
     if len(args.inputs) != 1:

@@ -237,3 +237,45 @@ def test_compare_cli_on_cards_with_categories_reads_every_item_pooled_or_the_mea
         got = pd.read_csv(out)
         np.testing.assert_allclose(got[["mean", "p_better"]], direct.summary(category=mode)[["mean", "p_better"]],
                                    rtol=1e-12)
+
+
+def test_compare_cli_finds_the_comparison_store_in_either_order_and_under_its_older_name(tmp_path, capsys):
+    """`bayeval compare B A` (the cards in the order other than `bayeval vet A B`'s) looked for
+    B/vet-compare-A.sqlite alone, so the labels vetted for the comparison were ignored without a
+    word. The store's name is now the same for either order, and a store named after the order
+    given (as earlier versions named it) is still read, and said."""
+    from bayeval.active.store import LabelStore
+    from bayeval.cards import comparison_store_file
+
+    a, b, truth = pair(tmp_path, n=80)
+    canonical = comparison_store_file(join_cards([load_card(b), load_card(a)]))
+    assert canonical == comparison_store_file(join_cards([load_card(a), load_card(b)])) == a / "vet-compare-weak.sqlite"
+    ids = sorted(truth)
+    with LabelStore(canonical) as st:
+        st.add(ids[:10], [truth[i] for i in ids[:10]], annotator="ana")
+
+    def run(order, code=0):
+        assert main(["compare", *map(str, order), "--draws", "100", "--no-progress"]) == code
+        out = capsys.readouterr()
+        return out.out, " ".join(out.err.split())
+
+    for order, names in (((a, b), "good, weak"), ((b, a), "weak, good")):
+        out, err = run(order)
+        assert f"Comparison({names}: 80 items, 10 vetted" in out
+        assert "10 label(s) from the comparison's label store vet-compare-weak.sqlite" in err
+    canonical.unlink()
+    older = b / "vet-compare-good.sqlite"  # what `bayeval vet weak good` wrote before
+    with LabelStore(older) as st:
+        st.add(ids[10:16], [truth[i] for i in ids[10:16]], annotator="ana")
+    for order, names in (((a, b), "good, weak"), ((b, a), "weak, good")):
+        out, err = run(order)
+        assert f"Comparison({names}: 80 items, 6 vetted" in out
+        assert f"6 label(s) from the comparison's label store {older} (named after the order weak good" in err
+    with LabelStore(canonical) as st:  # both names: both read, pooled
+        st.add(ids[:10], [truth[i] for i in ids[:10]], annotator="ana")
+    out, _ = run((a, b))
+    assert "Comparison(good, weak: 80 items, 16 vetted" in out
+    with LabelStore(canonical) as st:  # ... and an item they label differently is refused, naming both
+        st.add([ids[10]], [1 - truth[ids[10]]], annotator="bo")
+    out, err = run((b, a), code=2)
+    assert f"two label stores {canonical} and {older}" in err and f"1 item(s) differently: {ids[10]!r}" in err

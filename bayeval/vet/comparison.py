@@ -276,9 +276,11 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
         shows A's items (its ``[vet]`` image and text columns); A's card gives the
         metric, the sampling settings and the batch size.
     store : path-like, optional
-        The label store; default ``vet-compare-B.sqlite`` in A's folder (B: the second
-        card's folder name). It records both cards, the metric and the width, so
-        ``bayeval vet STORE`` reopens the comparison.
+        The label store; default :func:`bayeval.cards.comparison_store_file`, the same
+        for either order of the cards (``vet-compare-Y.sqlite`` in X's folder, X and Y the
+        cards' folder names in sorted order), or an existing store named after the order
+        given, as earlier versions named it. It records both cards in order, the metric
+        and the width, so ``bayeval vet STORE`` reopens the comparison.
     metric : str, optional
         The label of one of A's ``[report]`` metrics (default A's ``[vet] metric``).
     width : float, optional
@@ -293,7 +295,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     >>> vet.state()["estimate"]["p_better"]  # doctest: +SKIP
     0.93
     """
-    from ..cards import CardError, JoinedCards, comparison_store_file, join_cards
+    from ..cards import CardError, JoinedCards, join_cards
 
     joined = cards if isinstance(cards, JoinedCards) else join_cards(cards)
     if len(joined.names) != 2:
@@ -307,7 +309,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     spec = metrics[label]
     name, options = (spec, {}) if isinstance(spec, str) else (spec[0], dict(spec[1]))
     options.pop("category", None)  # the comparison's metric is pooled over the items
-    path = Path(store) if store is not None else comparison_store_file(joined)
+    path = Path(store) if store is not None else _default_store(joined)
     record = {"cards": [str(c.path) for c in joined.cards], "metric": label, "width": width}
     active = ComparisonSession(joined.scores, joined.data.labels, item_ids=joined.data.item_ids, store=path,
                                metric=name, metric_kwargs=options, label=label, width=width,
@@ -322,6 +324,12 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
                              "its own store (its history is of the gap). Give another --store.")
         before = active.store.get_meta(COMPARE_KEY)
         if before is not None and (before.get("cards"), before.get("metric")) != (record["cards"], label):
+            if sorted(before.get("cards") or ()) == sorted(record["cards"]) and before.get("cards") != record["cards"]:
+                shown = " ".join(before["cards"])
+                raise ValueError(f"{path}: the label store of the comparison of these two cards in the other "
+                                 f"order ({before['cards']}: its history is of the gap of the first minus the "
+                                 f"second). Give the cards in that order (`bayeval vet {shown}`), or reopen "
+                                 f"it with `bayeval vet {path}`.")
             raise ValueError(f"{path}: the label store of the comparison of {before.get('cards')} on "
                              f"{before.get('metric')!r}, not of {record['cards']} on {label!r}. Reopen it with "
                              f"`bayeval vet {path}`, or give another --store.")
@@ -335,6 +343,23 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     except BaseException:
         active.close()
         raise
+
+
+def _default_store(joined) -> Path:
+    """The comparison's store when no ``store`` is given: of the ones that exist
+    (:func:`bayeval.cards.comparison_store_files`), the one recorded for the cards in this
+    order, else the first; else the order-free name (:func:`bayeval.cards.comparison_store_file`)."""
+    from ..active.store import LabelStore
+    from ..cards import comparison_store_file, comparison_store_files
+
+    found = comparison_store_files(joined)
+    wanted = [str(c.path) for c in joined.cards]
+    for path in found:
+        with LabelStore(path) as st:
+            record = st.get_meta(COMPARE_KEY)
+        if isinstance(record, dict) and record.get("cards") == wanted:
+            return path
+    return found[0] if found else comparison_store_file(joined)
 
 
 def find_target(targets, *, announce=None):
