@@ -158,6 +158,47 @@ def with_store(args, data, *, scores=None, score=None, label=None):
     return new
 
 
+def card_with_store(card, path):
+    """``card`` reading the labels of the label store ``path`` instead of its ``[vet] store``
+    (``bayeval report CARD --store FILE``; read only, as ``fit --store``).
+
+    Refused: a missing file or a folder, a damaged store, a comparison's store, and a store
+    ``bayeval vet`` wrote for another model card (the one ``bayeval vet FILE`` would open:
+    the card beside the store, else the card it recorded, when that is still there). The
+    item ids are checked as for the card's own store (:meth:`bayeval.cards.Card.load_data`)."""
+    import dataclasses
+
+    from .active.store import LabelStore, StoreFormatError
+    from .vet.session import CARD_KEY, COMPARE_KEY, find_card
+
+    p = Path(path)
+    if not p.is_file():
+        what = "is a folder" if p.is_dir() else "no such label store file"
+        raise CLIError(f"--store {path}: {what}. Give the label store the card's labels were vetted into "
+                       "(`bayeval vet CARD --store FILE` writes it), or leave --store out to read the card's "
+                       "own store ([vet] store).")
+    try:
+        with LabelStore(p) as store:
+            recorded, compared = store.get_meta(CARD_KEY), store.get_meta(COMPARE_KEY)
+    except StoreFormatError as exc:
+        raise CLIError(f"--store {path}: {exc}") from exc
+    if isinstance(compared, dict):
+        raise CLIError(f"--store {path}: the label store of the comparison of {compared.get('cards')}, not of one "
+                       "card's page; `bayeval compare CARD_A CARD_B` reads it. Give this card's store.")
+    if isinstance(recorded, str):
+        try:
+            other, _ = find_card(p, announce=lambda line: None)
+        except ValueError:  # its card is gone and none is beside it: the ids are still checked
+            other = None
+        if other is not None and other.path.resolve() != Path(card.path).resolve():
+            raise CLIError(f"--store {path}: a label store `bayeval vet` wrote for the model card {other.path}, "
+                           f"not for {card.path} (`bayeval vet {path}` opens that card). Report that card with "
+                           f"`bayeval report {other.path} --store {path}`; if the labels are this card's (its "
+                           f"folder was copied or moved), open the store with this card once (`bayeval vet "
+                           f"{card.path} --store {path}`), so that it records it.")
+    return dataclasses.replace(card, vet={**card.vet, "store": str(p.resolve())})
+
+
 def repair_command(args, *, scores=None, score=None) -> str:
     import shlex
 

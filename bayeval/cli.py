@@ -41,6 +41,7 @@ from ._cli_compare import comparison_labels, refuse_unvetted
 from ._cli_store import (
     CLIError,
     apply_store_labels,
+    card_with_store,
     check_strays,
     kept_row_numbers,
     label_scores_items,
@@ -568,9 +569,9 @@ def _load_fit(path: str, data, card):
 def _cmd_report(args) -> int:
     from ._cli_cluster import ClusterError, client_for
 
-    if len(args.card) > 1 and (args.out or args.from_fit or args.save):
-        raise CLIError("With several cards each report goes to CARD/report: leave out --out, --from-fit and --save "
-                       "(they name one fit).")
+    if len(args.card) > 1 and (args.out or args.from_fit or args.save or args.store):
+        raise CLIError("With several cards each report goes to CARD/report and reads its card's own label store: "
+                       "leave out --out, --from-fit, --save and --store (they name one card's).")
     try:
         with client_for(args) as client:
             if len(args.card) == 1 and client is None:
@@ -590,6 +591,8 @@ def _open_card(args, path):
         card = load_card(path, allow_outside=args.allow_outside)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
+    if args.store:  # the labels vetted into another store (`bayeval vet CARD --store FILE`)
+        card = card_with_store(card, args.store)
     out = Path(args.out) if args.out else Path(card.path) / "report"
     if out.exists() and not out.is_dir():
         raise CLIError(f"{out}: is a file; the report is written to a folder (see --out).")
@@ -614,6 +617,10 @@ def _open_card(args, path):
               f"({added} of items the scores file leaves unvetted"
               + (f", {changed} replacing the file's label" if changed else "") + "): "
               f"{data.n_vetted} vetted in all.", file=sys.stderr)
+    if not data.n_vetted and not card.store_file.is_file():
+        print(f"note: {card.path.name}: no item is vetted, and its label store {card.store_file} does not exist; "
+              "labels vetted into another store (`bayeval vet CARD --store FILE`) are read with --store FILE.",
+              file=sys.stderr)
     _warn_one_class(data)
     return card, data, truth, out
 
@@ -1289,6 +1296,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
     rep.add_argument("--quiet", action="store_true",
                      help="no progress messages on stderr (implies --no-progress)")
+    rep.add_argument("--store", default=None,
+                     help="read the vetted labels from this label store (read only) instead of the card's [vet] "
+                          "store: the one `bayeval vet CARD --store FILE` wrote; a store written for another card "
+                          "is refused")
     rep.add_argument("--allow-outside", action="store_true",
                      help="let the card read a data file outside its folder (off by default)")
     from ._cli_cluster import cluster_args

@@ -326,3 +326,46 @@ def test_label_tells_an_id_out_of_the_rows_their_range_not_an_id_spelled_alike(b
     assert main(["label", str(store), str(typed), "--annotator", "bob", "--scores", str(path), "--score", "s"]) == 2
     err = capsys.readouterr().err
     assert err.count("0 to 299") == 3 and "the items are the rows" not in err  # the note and the two lines
+
+
+def _card(folder, n=60):
+    """A small card folder with an id column and nothing vetted in its scores file."""
+    rng = np.random.default_rng(5)
+    y = (rng.random(n) < 0.4).astype(int)
+    folder.mkdir()
+    pd.DataFrame({"id": [f"d{j:03d}" for j in range(n)], "s": np.round(y + rng.normal(0, 0.7, n), 4),
+                  "y": pd.array([pd.NA] * n, dtype="Int64")}).to_csv(folder / "s.csv", index=False)
+    (folder / "card.toml").write_text('title = "toy"\ndescription = "d"\n'
+                                      'data = { file = "s.csv", score = "s", label = "y", id = "id" }\n'
+                                      'model = { name = "calibration" }\n[report]\nmetrics = ["average_precision"]\n')
+    return folder, y
+
+
+def test_report_reads_the_store_a_card_was_vetted_into_with_store_and_refuses_another_card_s(tmp_path, capsys):
+    """`bayeval vet CARD --store FILE` then `bayeval report CARD`: the report read the card's
+    [vet] store alone, so it said '0 vetted' without a word about the labels typed into FILE
+    (and `report` had no --store)."""
+    from bayeval.vet.session import CARD_KEY
+
+    card, y = _card(tmp_path / "card")
+    other, _ = _card(tmp_path / "other")
+    store = tmp_path / "mine.sqlite"
+    with LabelStore(store) as st:  # what the page writes: the answers, and the card it vets
+        st.set_meta(CARD_KEY, str(card))
+        st.add([f"d{j:03d}" for j in range(12)], y[:12].tolist(), annotator="ana")
+    before = hashlib.sha256(store.read_bytes()).hexdigest()
+    run = ["--draws", "60", "--tune", "60", "--chains", "1", "--no-progress", "--out", str(tmp_path / "rep")]
+    assert main(["report", str(card), *run]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "12 vetted" not in err and "read with --store FILE" in err  # the card's own store: none, said
+    assert main(["report", str(card), "--store", str(store), *run]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "12 label(s) from its label store mine.sqlite" in err and "60 items, 12 vetted" in err
+    assert hashlib.sha256(store.read_bytes()).hexdigest() == before  # read only
+    assert main(["report", str(other), "--store", str(store), *run]) == 2  # written for another card
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"a label store `bayeval vet` wrote for the model card {card}, not for {other}" in err
+    assert main(["report", str(card), "--store", str(tmp_path / "nope.sqlite"), *run]) == 2
+    assert "no such label store file" in capsys.readouterr().err
+    assert main(["report", str(card), str(other), "--store", str(store)]) == 2
+    assert "--store (they name one card's)" in " ".join(capsys.readouterr().err.split())
