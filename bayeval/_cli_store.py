@@ -48,6 +48,17 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
 
         items = list(dict.fromkeys(strays["item"].tolist()))
         shown = KnownItems(ids).listing(items)
+        found = id_column_of(scores or args.scores, items, besides=getattr(args, "item_id", None))
+        if found is not None:  # a forgotten (or wrong) --id: repair-store would move every label out
+            column, n = found
+            read = (f"with --id {args.item_id}" if getattr(args, "item_id", None)
+                    else "without --id, so its items are its row numbers")
+            rest = "" if n == len(items) else (f" ({len(items) - n} of them are in no column of it: once --id is "
+                                               "right they are named again, with how to set them aside)")
+            raise CLIError(
+                f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
+                f"{scores or args.scores} as read ({read}): {shown}. {n} of them are ids of its column "
+                f"{column!r}{rest}: give `--id {column}`. {doing}; the store is unchanged.")
         raise CLIError(
             f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
             f"{scores or args.scores}: {shown}. {doing}. To go on, keeping every label: "
@@ -55,6 +66,74 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
             "store, and a copy of the store as it was is kept as a backup) and keeps all the others with their batches "
             "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
         )
+
+
+def id_column_of(scores, items, *, besides=None):
+    """``(column, how many)``: the column of the scores file ``scores`` (other than ``besides``)
+    whose cells, as text, are unique and hold at least half of the ids ``items`` (the most of
+    them), or None. It tells a forgotten or wrong ``--id`` from a store's labels of unknown
+    items."""
+    from ._tables import TableError, read_table
+
+    try:
+        head = read_table(scores)
+        table = read_table(scores, raw_columns=head.columns)  # a CSV's cells as typed: '007' stays '007'
+    except TableError:
+        return None
+    want = {str(i) for i in items}
+    best = None
+    for column in table.columns:
+        if column == besides:
+            continue
+        cells = [str(v) for v in table.cells(column).tolist() if v is not None and str(v) not in ("", "nan")]
+        if len(set(cells)) != len(cells):
+            continue
+        n = len(want & set(cells))
+        if 2 * n >= len(want) and n and (best is None or n > best[1]):
+            best = (column, n)
+    return best
+
+
+def refuse_foreign_items(store, data, args) -> None:
+    """``bayeval select SCORES --store STORE`` without ``--id``: refused when the store knows item
+    ids that are not row numbers (the text ids of an id column), before anything is registered:
+    registering the row numbers too would let labels of other items (a typo) through for good."""
+    if getattr(args, "item_id", None):
+        return
+    foreign = [i for i in store.known_items() or () if not isinstance(i, int)]
+    if not foreign:
+        return
+    found = id_column_of(args.scores, foreign)
+    shown = ", ".join(map(repr, foreign[:5])) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    where = f" (its column {found[0]!r} holds {found[1]} of them)" if found else ", the column of its item ids"
+    column = found[0] if found else "COL"
+    raise CLIError(
+        f"{args.store} knows {len(foreign)} item id(s) that are not row numbers of {args.scores} "
+        f"({shown}), the ids of an id column. {args.scores} was read without "
+        f"--id, so its items would be its row numbers 0 to {data.n_items - 1}: give `--id {column}`{where}. Nothing was selected, and the store is unchanged.")
+
+
+def store_text_ids(values, path, *, what: str):
+    """Integer ids (a Parquet id column) that the label store ``path`` knows as text (a store
+    made from a CSV, whose ids are text): the same ids as text, the store's form, said on
+    stderr; None when there is nothing to change (no store, no such text ids, or the store
+    knows the integers themselves)."""
+    from .active.store import LabelStore, StoreFormatError
+
+    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if not ints or len(ints) != len(values) or not path or not Path(path).is_file():
+        return None
+    try:
+        with LabelStore(path) as store:
+            forms = {*(store.known_items() or ()), *store.labels()["item"].tolist()}
+    except StoreFormatError:  # said by the command's own reading of the store
+        return None
+    text = [str(v) for v in values]
+    if not {f for f in forms if isinstance(f, str)} & set(text) or {f for f in forms if isinstance(f, int)} & set(ints):
+        return None
+    print(f"note: {what} holds integer ids, and {path} knows them as text (as a CSV's ids are read): they are "
+          "read as that text, the same items.", file=sys.stderr)
+    return text
 
 
 def is_row_number(text: str) -> bool:
@@ -223,7 +302,8 @@ def label_scores_items(args, load_data) -> tuple[list, bool]:
     def load(item_id):  # a column named by --scores-id is named so in the errors, not as --id
         flag = "--scores-id" if args.scores_id else "--id"
         return load_data(argparse.Namespace(scores=args.scores, score=args.score, label=None, noisy_label=None,
-                                            category=None, item_id=item_id, id_flag=flag)).item_ids.tolist()
+                                            category=None, item_id=item_id, id_flag=flag,
+                                            store=args.store)).item_ids.tolist()
 
     try:
         return load(args.scores_id or args.item_id), False

@@ -46,6 +46,8 @@ from ._cli_store import (
     kept_row_numbers,
     label_scores_items,
     not_a_row,
+    refuse_foreign_items,
+    store_text_ids,
     unrecorded_labels,
     with_store,
 )
@@ -119,7 +121,8 @@ def _data_args(p: argparse.ArgumentParser, *, need_label: bool = True) -> None:
     p.add_argument("--noisy-label", default=None, help="column of noisy labels (1/0), for the label-flip model")
     p.add_argument("--category", default=None, help="column of categories (tags, classes)")
     p.add_argument("--prediction", default=None, help="column of hard 0/1 predictions")
-    p.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number)")
+    p.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number; a label store's ids "
+                        "found in a column of the file are refused with `give --id COL`)")
 
 
 def _store_arg(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
@@ -263,6 +266,11 @@ def _load_data(args):
     for flag, column in (("--noisy-label", args.noisy_label), ("--prediction", getattr(args, "prediction", None))):
         if column is not None:
             df[column] = complete_label_cells(df[column], flag=flag, path=args.scores, column=column, csv=csv)
+    if args.item_id and args.item_id in df.columns and df[args.item_id].dtype.kind in "iu":  # Parquet's ints
+        text = store_text_ids(df[args.item_id].tolist(), getattr(args, "store", None),
+                              what=f"{args.scores}: column {args.item_id!r} (--id)")
+        if text is not None:
+            df[args.item_id] = text
     try:
         return EvalData.from_frame(
             df,
@@ -795,6 +803,9 @@ def _compare_inputs(args):
     from .core.data import EvalData
 
     ids = None if args.item_id is None else df[args.item_id].to_numpy()
+    if ids is not None and ids.dtype.kind in "iu":  # Parquet's integer ids, known to the store as text
+        text = store_text_ids(ids.tolist(), args.store, what=f"{path}: column {args.item_id!r} (--id)")
+        ids = ids if text is None else np.array(text)
     try:
         labels = EvalData(scores[names[0]], None if args.label is None else df[args.label].to_numpy(), item_ids=ids)
     except (TypeError, ValueError) as exc:
@@ -879,9 +890,9 @@ def _cmd_select(args) -> int:
         store.check_writable()  # a damaged store is refused before the fit, not after it
     data = _load_data(args)
     if store is not None:
-        ids = data.item_ids.tolist()
-        store.register_items(ids, source=args.scores)  # `bayeval label` checks ids against them
+        refuse_foreign_items(store, data, args)  # a forgotten --id, before the store learns the row numbers
         check_strays(store, data, args)
+        store.register_items(data.item_ids.tolist(), source=args.scores)  # `bayeval label` checks ids against them
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
@@ -942,6 +953,7 @@ def _cmd_label(args) -> int:
         raise CLIError(str(exc)) from exc
     where = table.where
     ids = table.frame[args.item_id].tolist()
+    ids = store_text_ids(ids, args.store, what=f"{args.labels}: column {args.item_id!r} (--id)") or ids
     raw = table.cells(args.label)
     values, not_labels = V.parse_label_cells(raw, allow_empty=False)
     not_labels = set(not_labels)

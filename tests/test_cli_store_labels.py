@@ -369,3 +369,82 @@ def test_report_reads_the_store_a_card_was_vetted_into_with_store_and_refuses_an
     assert "no such label store file" in capsys.readouterr().err
     assert main(["report", str(card), str(other), "--store", str(store)]) == 2
     assert "--store (they name one card's)" in " ".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.parametrize("command", ["fit", "threshold", "compare", "select"])
+def test_a_forgotten_id_is_said_as_give_id_not_as_repair_store(pool, command, tmp_path, capsys):
+    """`bayeval fit SCORES --store STORE` without `--id` (the ids in the file's `item` column) said
+    the store's labels were of unknown items and to run `bayeval repair-store`, which moved every
+    label out of the live store. The column holding the ids is named: give `--id item`."""
+    path, store, _ = pool
+    args = [a for a in _args(command if command != "select" else "fit", path, store=store) if a not in ("--id",
+                                                                                                        "item")]
+    if command == "select":
+        args = ["select", str(path), "--score", "s", "--size", "3", "--strategy", "random", "--store", str(store),
+                *QUICK, *TUNE]
+        with LabelStore(store) as st:  # a store whose items are not registered (made by `bayeval label`)
+            st.set_meta("items", None)
+    before = hashlib.sha256(store.read_bytes()).hexdigest()
+    assert main(args) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "31 item(s) that are not in" in err and "(without --id, so its items are its row numbers)" in err
+    assert "31 of them are ids of its column 'item': give `--id item`" in err
+    assert "repair-store" not in err
+    assert hashlib.sha256(store.read_bytes()).hexdigest() == before
+
+
+def test_select_without_id_leaves_a_store_of_an_id_column_unchanged_and_says_give_id(pool, tmp_path, capsys):
+    """`bayeval select SCORES --store STORE` once without `--id` registered the row numbers 0..n-1
+    as items of a store that knew the file's `item` ids, before any check: the store knew 2n ids
+    for good, and a later label typed as a row number ('12') was accepted."""
+    path, store, _ = pool
+    with LabelStore(store) as st:
+        known = st.known_items()
+    assert main(["select", str(path), "--score", "s", "--size", "3", "--strategy", "random", "--store", str(store),
+                 *QUICK, *TUNE]) == 2
+    out = capsys.readouterr()
+    err = " ".join(out.err.split())
+    assert out.out == "" and "knows 200 item id(s) that are not row numbers of" in err
+    assert "give `--id item` (its column 'item' holds 200 of them)" in err
+    with LabelStore(store) as st:
+        assert st.known_items() == known and len(st.batches()) == 0
+    typed = tmp_path / "typo.csv"
+    pd.DataFrame({"item": ["12"], "label": [1]}).to_csv(typed, index=False)
+    assert main(["label", str(store), str(typed)]) == 2  # still refused: not an item of the store
+    assert "unknown item id" in capsys.readouterr().err
+
+
+def test_parquet_integer_ids_are_the_text_ids_of_a_store_made_from_a_csv(tmp_path, capsys):
+    """A store made from a CSV knows its ids as text ('102'); the same ids from a Parquet file are
+    integers. `bayeval label STORE LABELS.parquet` rejected every row ("did you mean '102', the
+    text?"), and `bayeval fit SCORES.parquet --id id --store STORE` suggested `repair-store`, which
+    would have moved every label out. They are the same items: read as the store's text."""
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(2)
+    n = 60
+    ids = list(range(101, 101 + n))
+    y = (rng.random(n) < 0.4).astype(int)
+    frame = pd.DataFrame({"id": ids, "s": np.round(y + rng.normal(0, 0.6, n), 4),
+                          "y": np.where(np.arange(n) < 10, y, np.nan)})
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    frame.to_parquet(tmp_path / "s.parquet")
+    store = tmp_path / "st.sqlite"
+    with LabelStore(store) as st:  # as `bayeval label --scores s.csv` leaves it: text ids
+        st.register_items([str(i) for i in ids], source="s.csv")
+        st.add([str(i) for i in ids[10:20]], y[10:20].tolist(), annotator="ana")
+    pd.DataFrame({"item": ids[20:25], "label": y[20:25]}).to_parquet(tmp_path / "l.parquet")
+    assert main(["label", str(store), str(tmp_path / "l.parquet"), "--annotator", "ana"]) == 0
+    out = capsys.readouterr()
+    assert "recorded 5 new label(s)" in out.out and "read as that text, the same items" in out.err
+    with LabelStore(store) as st:
+        assert st.labels()["item"].tolist() == [str(i) for i in ids[10:25]]
+    for command in ("fit", "select"):
+        extra = ["--size", "3", "--strategy", "random"] if command == "select" else ["--metric", "average_precision"]
+        assert main([command, str(tmp_path / "s.parquet"), "--score", "s", "--label", "y", "--id", "id",
+                     "--store", str(store), *QUICK, *TUNE, *extra]) == 0
+        err = " ".join(capsys.readouterr().err.split())
+        assert "repair-store" not in err and "not in" not in err
+        if command == "fit":
+            assert "15 label(s) from the label store" in err and "25 vetted in all" in err
+    with LabelStore(store) as st:  # select registered nothing new: the parquet's ids are the store's
+        assert st.known_items() == [str(i) for i in ids]
