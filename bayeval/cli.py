@@ -599,7 +599,7 @@ def _open_card(args, path):
         card = load_card(path, allow_outside=args.allow_outside)
     except (FileNotFoundError, ValueError, TypeError, KeyError) as exc:
         raise CLIError(str(exc)) from exc
-    if args.store:  # the labels vetted into another store (`bayeval vet CARD --store FILE`)
+    if getattr(args, "store", None):  # the labels vetted into another store (`bayeval vet CARD --store FILE`)
         card = card_with_store(card, args.store)
     out = Path(args.out) if args.out else Path(card.path) / "report"
     if out.exists() and not out.is_dir():
@@ -625,7 +625,7 @@ def _open_card(args, path):
               f"({added} of items the scores file leaves unvetted"
               + (f", {changed} replacing the file's label" if changed else "") + "): "
               f"{data.n_vetted} vetted in all.", file=sys.stderr)
-    if not data.n_vetted and not card.store_file.is_file():
+    if not data.n_vetted and not card.store_file.is_file():  # the labels may be in a store named nowhere
         print(f"note: {card.path.name}: no item is vetted, and its label store {card.store_file} does not exist; "
               "labels vetted into another store (`bayeval vet CARD --store FILE`) are read with --store FILE.",
               file=sys.stderr)
