@@ -770,3 +770,30 @@ def test_the_comparison_page_in_a_browser_shows_the_gap_and_p_better_after_a_ref
         thread.join(30)
         sock.close()
         v.close()
+
+
+def test_a_comparison_s_store_is_found_in_either_order_and_under_its_older_name(tmp_path):
+    """`bayeval vet A B` then `bayeval vet B A` kept the labels in two stores (named after the
+    order given), so each page and `bayeval compare` saw only part of them. The default store
+    is now the same for both orders; the other order is refused (the store's history is of A's
+    gap over B), and a store named after the order given, as before, is still reopened."""
+    from test_compare_cards import pair
+
+    from bayeval.vet import open_compare
+
+    a, b, _ = pair(tmp_path, n=40)
+    with open_compare([a, b]) as v:
+        assert v.wait_idle(120)
+        canonical = v.store.path
+    assert canonical.resolve() == (a / "vet-compare-weak.sqlite").resolve()
+    with pytest.raises(ValueError, match="in the other order") as err:
+        open_compare([b, a])
+    assert f"give the cards in that order (`bayeval vet {a.resolve()} {b.resolve()}`)" in str(err.value).lower()
+    canonical.rename(tmp_path / "elsewhere.sqlite")
+    older = b / "vet-compare-good.sqlite"  # what `bayeval vet weak good` wrote before
+    with open_compare([b, a], store=older) as v:
+        assert v.wait_idle(120)
+    with open_compare([b, a]) as v:
+        assert v.wait_idle(120)
+        assert v.store.path.resolve() == older.resolve()
+    assert not (a / "vet-compare-weak.sqlite").exists()

@@ -311,6 +311,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     options.pop("category", None)  # the comparison's metric is pooled over the items
     path = Path(store) if store is not None else _default_store(joined)
     record = {"cards": [str(c.path) for c in joined.cards], "metric": label, "width": width}
+    _refuse_other_order(path, record["cards"])
     active = ComparisonSession(joined.scores, joined.data.labels, item_ids=joined.data.item_ids, store=path,
                                metric=name, metric_kwargs=options, label=label, width=width,
                                batch_size=batch_size or first.vet["batch_size"],
@@ -324,12 +325,6 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
                              "its own store (its history is of the gap). Give another --store.")
         before = active.store.get_meta(COMPARE_KEY)
         if before is not None and (before.get("cards"), before.get("metric")) != (record["cards"], label):
-            if sorted(before.get("cards") or ()) == sorted(record["cards"]) and before.get("cards") != record["cards"]:
-                shown = " ".join(before["cards"])
-                raise ValueError(f"{path}: the label store of the comparison of these two cards in the other "
-                                 f"order ({before['cards']}: its history is of the gap of the first minus the "
-                                 f"second). Give the cards in that order (`bayeval vet {shown}`), or reopen "
-                                 f"it with `bayeval vet {path}`.")
             raise ValueError(f"{path}: the label store of the comparison of {before.get('cards')} on "
                              f"{before.get('metric')!r}, not of {record['cards']} on {label!r}. Reopen it with "
                              f"`bayeval vet {path}`, or give another --store.")
@@ -343,6 +338,22 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     except BaseException:
         active.close()
         raise
+
+
+def _refuse_other_order(path: Path, cards: list) -> None:
+    """A ValueError when the store at ``path`` is of the comparison of these cards in the other
+    order: its history is of the gap of its first card minus its second."""
+    from ..active.store import LabelStore
+
+    if not path.is_file():
+        return
+    with LabelStore(path) as st:
+        before = st.get_meta(COMPARE_KEY)
+    order = before.get("cards") if isinstance(before, dict) else None
+    if order and order != cards and sorted(order) == sorted(cards):
+        raise ValueError(f"{path}: the label store of the comparison of these two cards in the other order "
+                         f"({order}: its history is of the gap of the first minus the second). Give the cards "
+                         f"in that order (`bayeval vet {' '.join(order)}`), or reopen it with `bayeval vet {path}`.")
 
 
 def _default_store(joined) -> Path:
