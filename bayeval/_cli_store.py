@@ -55,9 +55,10 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
                     else "without --id, so its items are its row numbers")
             rest = "" if n == len(items) else (f" ({len(items) - n} of them are in no column of it: once --id is "
                                                "right they are named again, with how to set them aside)")
+            listed = ", ".join(map(repr, items[:5])) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
             raise CLIError(
                 f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
-                f"{scores or args.scores} as read ({read}): {shown}. {n} of them are ids of its column "
+                f"{scores or args.scores} as read ({read}): {listed}. {n} of them are ids of its column "
                 f"{column!r}{rest}: give `--id {column}`. {doing}; the store is unchanged.")
         raise CLIError(
             f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "

@@ -1272,7 +1272,9 @@ def _vet_parser(sub) -> None:
     vet.add_argument("--host", default=None,
                      help="address to listen on (default 127.0.0.1, this machine only); another one makes the "
                           "page reachable from other machines (a warning is printed)")
-    vet.add_argument("--store", default=None, help="label store file (default: the card's [vet] store)")
+    vet.add_argument("--store", default=None,
+                     help="label store file (default: the card's [vet] store; two cards: vet-compare-Y.sqlite in "
+                          "X's folder, X and Y their folder names sorted, the same for either order)")
     vet.add_argument("--annotator", default=None, help="who answers (a name typed on the page wins)")
     vet.add_argument("--batch-size", type=int, default=None, help="items per batch (default: the card's)")
     vet.add_argument("--budget", type=int, default=None, help="how many vetted items you plan (default: the card's)")
