@@ -7,6 +7,11 @@ label column is parsed by the one label parser, :func:`bayeval.core._validate.la
 and ``NA`` in it is an error with its line, never "not vetted"), and where each row
 came from. Every error is a :class:`TableError` whose message names the file (and the
 column, and lists the file's columns when one is missing).
+
+What spreadsheets write is read as meant: a UTF-8 byte-order mark is dropped, blank lines
+are skipped (each row keeps its own file line, :attr:`Table.lines`, for messages), and
+empty fields at the end of rows whose header has none (Excel's trailing commas) are
+ignored; a row with more *filled* fields than the header names is an error with its line.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import pandas as pd
 
 from .core import _validate as V
 
-__all__ = ["TableError", "MissingColumn", "Table", "read_table", "table_kind", "TABLE_TYPES"]
+__all__ = ["TableError", "MissingColumn", "Table", "read_table", "table_kind", "TABLE_TYPES", "row_place"]
 
 #: What :func:`read_table` reads, for messages.
 TABLE_TYPES = "a .csv, .tsv or .parquet file"
@@ -70,15 +75,24 @@ class Table:
     raw : dict of str to pandas.Series
         The cells of the raw columns as typed (CSV/TSV: the text, ``NA`` stays ``"NA"``
         and an empty cell is ``""``; Parquet: the stored values).
+    lines : list of int or None
+        The file line each row starts on (CSV/TSV; blank lines and quoted line breaks
+        counted), None for Parquet. :func:`row_place` finds them from the frame alone.
     """
 
-    def __init__(self, path: Path, kind: str, frame: pd.DataFrame, raw: dict):
+    def __init__(self, path: Path, kind: str, frame: pd.DataFrame, raw: dict, lines: list | None = None):
         self.path, self.kind, self.frame, self.raw = path, kind, frame, raw
+        if lines is None and kind != "parquet":
+            lines = list(range(2, len(frame) + 2))
+        self.lines = lines
+        regular = lines is None or list(lines) == list(range(2, len(lines) + 2))
+        # for row_place; kept small (pandas copies attrs with every operation): None when line = row + 2
+        frame.attrs["bayeval_rows"] = (kind == "parquet", None if regular else np.asarray(lines, dtype=np.int64))
 
     @property
     def first_line(self) -> int | None:
-        """The file line of the first row (2: line 1 is the header), None for Parquet."""
-        return None if self.kind == "parquet" else 2
+        """The file line of the first row (2 when line 1 is the header), None for Parquet."""
+        return None if self.lines is None else (self.lines[0] if self.lines else 2)
 
     @property
     def columns(self) -> list[str]:
@@ -86,7 +100,7 @@ class Table:
 
     def where(self, row: int) -> str:
         """Where row ``row`` (0-based) is in the file: ``line 7`` or ``row 5``."""
-        return f"line {row + self.first_line}" if self.first_line is not None else f"row {row}"
+        return f"line {self.lines[row]}" if self.lines is not None else f"row {row}"
 
     def require(self, columns) -> None:
         """A :class:`TableError` for the first named column the table lacks.
@@ -114,9 +128,30 @@ class Table:
         the rows that hold anything else (by their line in a CSV)."""
         try:
             return V.as_label_cells(self.cells(column), f"{self.path}: column {column!r}",
-                                    allow_empty=allow_empty, first_line=self.first_line)
+                                    allow_empty=allow_empty, lines=self.lines)
         except ValueError as exc:
             raise TableError(str(exc)) from None
+
+
+def row_place(frame, row: int) -> str:
+    """Where row ``row`` (0-based) of a frame read by :func:`read_table` is in its file.
+
+    ``line N`` for a CSV/TSV (its own file line, after blank lines and quoted line breaks),
+    ``row N`` for Parquet; ``line row + 2`` for a frame read otherwise.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval._tables import read_table, row_place
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.csv"
+    >>> _ = path.write_text("id,s\\na,1\\n\\nb,2\\n")
+    >>> row_place(read_table(path).frame, 1)
+    'line 4'
+    """
+    parquet, lines = frame.attrs.get("bayeval_rows", (False, None))
+    if parquet:
+        return f"row {row}"
+    return f"line {int(lines[row]) if lines is not None else row + 2}"
 
 
 def read_table(path, *, text_columns: Iterable = (), raw_columns: Iterable = ()) -> Table:
@@ -177,14 +212,88 @@ def read_table(path, *, text_columns: Iterable = (), raw_columns: Iterable = ())
             raw = {c: frame[c] for c in wanted if c in frame.columns}
         else:
             sep = "\t" if kind == "tsv" else ","
-            header = pd.read_csv(p, sep=sep, nrows=0).columns
-            frame = pd.read_csv(p, sep=sep, dtype={c: str for c in text if c in header} or None)
-            present = [c for c in dict.fromkeys(wanted) if c in header]
-            if present:
-                cells = pd.read_csv(p, sep=sep, usecols=present, dtype=str, keep_default_na=False)
-                raw = {c: cells[c] for c in present}
+            source, lines = _delimited_source(p, sep)
+            header = pd.read_csv(source(), sep=sep, nrows=0, index_col=False).columns
+            as_text = [c for c in dict.fromkeys(text) if c in header]
+            frame = pd.read_csv(source(), sep=sep, index_col=False, dtype={c: str for c in as_text} or None)
+            present = [c for c in dict.fromkeys([*wanted, *as_text]) if c in header]
+            if present:  # as typed: only an empty cell is empty ("NA", "None", "null" are text)
+                cells = pd.read_csv(source(), sep=sep, index_col=False, usecols=present, dtype=str,
+                                    keep_default_na=False)
+                raw = {c: cells[c] for c in present if c in wanted}
+                for c in as_text:  # ids are text: "NA" is an id; an empty cell stays missing
+                    frame[c] = cells[c].mask(cells[c] == "")
+            if lines is not None and len(lines) != len(frame):
+                lines = None  # a file the two readers split differently: lines counted as row + 2
     except TableError:
         raise
     except Exception as exc:  # malformed files: pandas' own message, with the path
         raise TableError(f"{path}: could not be read as {_SHOWN[kind]} ({exc}).") from exc
-    return Table(p, kind, frame, raw)
+    return Table(p, kind, frame, raw, None if kind == "parquet" else lines)
+
+
+_OPENERS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
+
+
+def _open_text(p: Path):
+    """``p`` opened as text for the csv module (compressed ones too), or None for a compression
+    read by pandas alone."""
+    import importlib
+
+    suffix = p.suffix.lower()
+    if suffix in (".csv", ".tsv", ".txt"):
+        return open(p, encoding="utf-8-sig", newline="")
+    if suffix in _OPENERS:
+        return importlib.import_module(_OPENERS[suffix]).open(p, "rt", encoding="utf-8-sig", newline="")
+    return None
+
+
+def _delimited_source(p: Path, sep: str):
+    """``(source, lines)``: what pandas reads the file from (``source()`` a fresh handle or path
+    each call), and the file line of each row.
+
+    One pass of the csv module finds the line each row starts on, blank lines, and rows with more
+    fields than the header. Fields past the header's that are all empty (a spreadsheet's trailing
+    commas) are dropped, by giving pandas the file rewritten without them; a filled field past the header is a :class:`TableError` naming the line. ``lines`` is None for
+    a compression the csv module cannot open (pandas then reads the file as it is).
+    """
+    import csv
+    import io
+
+    fh = _open_text(p)
+    if fh is None:
+        return (lambda: p), None
+
+    def rows(handle):  # (line the row starts on, its fields; None for a blank line)
+        reader, end = csv.reader(handle, delimiter=sep), 0
+        for row in reader:
+            start, end = end + 1, reader.line_num
+            yield start, (row if row and (len(row) > 1 or row[0].strip()) else None)
+
+    lines, width, clean = [], None, True
+    with fh:
+        for start, row in rows(fh):
+            if row is None:  # a blank line: pandas skips it too; the lines after it keep their numbers
+                continue
+            if width is None:
+                width, head = len(row), start
+            else:
+                if len(row) > width:
+                    extra = [v for v in row[width:] if v.strip()]
+                    if extra:
+                        raise TableError(
+                            f"{p}: line {start} has {len(row)} fields but the header (line {head}) names {width} "
+                            f"columns ({extra[0]!r} is past the last column). Remove the extra field(s), or name "
+                            "the column in the header.")
+                    clean = False
+                lines.append(start)
+    if clean:
+        return (lambda: p), lines
+    buffer = io.StringIO()
+    write = csv.writer(buffer, delimiter=sep, lineterminator="\n").writerow
+    with _open_text(p) as fh:
+        for _, row in rows(fh):
+            if row is not None:
+                write(row[:width])
+    text = buffer.getvalue()
+    return (lambda: io.StringIO(text)), lines

@@ -1225,7 +1225,7 @@ def _binary_column(card: Card, table: Table, role: str, name: str, *, allow_empt
             values,
             bad,
             allow_empty=allow_empty,
-            first_line=table.first_line,
+            lines=table.lines,
         )
         raise card._error(f"[data] {role}", message)
     return out

@@ -244,7 +244,7 @@ def _check_args(args) -> None:
 def _load_data(args):
     from .core.data import EvalData
 
-    from ._tables import table_kind
+    from ._tables import row_place, table_kind
 
     labels = [args.label]  # (noisy labels and predictions: below, none may be empty)
     required = {"--score": args.score, "--label": args.label, "--noisy-label": args.noisy_label,
@@ -258,7 +258,7 @@ def _load_data(args):
 
         bad = V.not_numbers(df[args.score].to_numpy(dtype=object))
         if bad:
-            where = ", ".join(f"{'line ' + str(i + 2) if csv else 'row ' + str(i)}: {v!r}" for i, v in bad[:10])
+            where = ", ".join(f"{row_place(df, i)}: {v!r}" for i, v in bad[:10])
             more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
             raise CLIError(f"{args.scores}: column {args.score!r} (--score) must hold numbers; "
                            f"{len(bad)} value(s) are not numbers: {where}{more}. Fix or remove those rows.")
@@ -291,8 +291,10 @@ def _check_rows(df, args, csv: bool) -> None:
     import numpy as np
     import pandas as pd
 
+    from ._tables import row_place
+
     def where(rows) -> str:
-        shown = ", ".join(f"line {i + 2}" if csv else f"row {i}" for i in rows[:10])
+        shown = ", ".join(row_place(df, i) for i in rows[:10])
         return shown + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
 
     if args.score in df.columns:
@@ -321,8 +323,8 @@ def _is_export(path) -> bool:
     from .active.repair import EXPORT_COLUMNS
 
     try:
-        with open(path, newline="") as fh:
-            return tuple(fh.readline().strip().split(",")) == EXPORT_COLUMNS
+        with open(path, newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's byte-order mark dropped
+            return tuple(c.strip() for c in fh.readline().split(",")) == EXPORT_COLUMNS
     except (OSError, UnicodeDecodeError):
         return False
 
@@ -789,6 +791,8 @@ def _compare_inputs(args):
     if len(names) < 2:
         raise CLIError(f"compare needs at least two score columns (--score A B ...), got {args.score}.")
     required = {"--label": args.label, "--id": args.item_id, **{f"--score {c}": c for c in names}}
+    from ._tables import row_place
+
     df = _read_table(path, text_columns=[args.item_id], label_columns=[args.label] if args.label else [],
                      required=required)
     scores = {}
@@ -797,7 +801,7 @@ def _compare_inputs(args):
         bad = np.flatnonzero(~np.isfinite(np.asarray(col, dtype=float)))
         if bad.size:
             raise CLIError(f"{path}: column {c!r} (--score) must hold a finite number on every row; "
-                           f"{bad.size} row(s) do not (first: line {bad[0] + 2}). Every classifier must score "
+                           f"{bad.size} row(s) do not (first: {row_place(df, bad[0])}). Every classifier must score "
                            "every item: drop those rows or give the scores.")
         scores[c] = np.asarray(col, dtype=float)
     from .core.data import EvalData

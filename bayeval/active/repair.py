@@ -166,7 +166,7 @@ def import_export(export, store) -> dict:
     import csv
 
     src = pathlib.Path(export).expanduser()
-    with open(src, newline="") as fh:
+    with open(src, newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's byte-order mark dropped
         reader = csv.reader(fh)
         header = tuple(next(reader, ()))
         if header != EXPORT_COLUMNS:

@@ -150,15 +150,20 @@ def parse_label_cells(values, *, allow_empty: bool) -> tuple[np.ndarray, list[in
 
 
 def label_cells_message(name: str, values, bad: list[int], *, allow_empty: bool,
-                        first_line: int | None = None, limit: int = 10) -> str:
+                        first_line: int | None = None, limit: int = 10, lines=None) -> str:
     """The error for :func:`parse_label_cells`'s ``bad`` positions, listing where they are.
 
-    ``first_line`` is the file line of the first value (2 for a CSV with a header):
-    positions are then shown as file lines; otherwise as 0-based positions.
+    ``lines`` (the file line of each value), or ``first_line`` (the file line of the first
+    value, 2 for a CSV with a header, the rest following it): positions are then shown as
+    file lines; otherwise as 0-based positions.
     """
     cells = list(values.tolist() if hasattr(values, "tolist") else values)
+    if lines is not None:
+        first_line = 2
 
     def where(i):
+        if lines is not None:
+            return f"line {lines[i]}"
         return f"line {i + first_line}" if first_line is not None else f"row {i}"
 
     def shown(v):
@@ -178,7 +183,7 @@ def label_cells_message(name: str, values, bad: list[int], *, allow_empty: bool,
 
 
 def as_label_cells(values, name: str, *, allow_empty: bool = True,
-                   first_line: int | None = None) -> np.ndarray:
+                   first_line: int | None = None, lines=None) -> np.ndarray:
     """Typed labels (strings or numbers) as 1.0/0.0 (NaN = empty); a ValueError lists the rest.
 
     Examples
@@ -193,7 +198,8 @@ def as_label_cells(values, name: str, *, allow_empty: bool = True,
     """
     out, bad = parse_label_cells(values, allow_empty=allow_empty)
     if bad:
-        raise ValueError(label_cells_message(name, values, bad, allow_empty=allow_empty, first_line=first_line))
+        raise ValueError(label_cells_message(name, values, bad, allow_empty=allow_empty, first_line=first_line,
+                                             lines=lines))
     return out
 
 
