@@ -183,9 +183,12 @@ def _fraction(value, flag: str, *, open_interval: bool) -> None:
 
 def _check_args(args) -> None:
     """Every option checked before anything is read or fitted, with the flag's name."""
+    from ._cli_output import annotator_name
     from .core import _validate as V
 
     cmd = args.command
+    if hasattr(args, "annotator"):  # "ana" and "ana " are one person; "   " is no one
+        args.annotator = annotator_name(args.annotator)
     for name, value in vars(args).items():  # every numeric option: NaN and inf are never meant
         if isinstance(value, float) and not math.isfinite(value):
             raise CLIError(f"--{name.replace('_', '-')} must be a finite number, got {value}.")
@@ -497,8 +500,9 @@ def _print_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}") -> None:
 def _format_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", dest="table_format", choices=("table", "csv", "md"), default="table",
                    help="how the table is printed: table (fits the terminal, 80 columns when piped; "
-                        "each interval as one [lo, hi] column), csv (every column, full precision) "
-                        "or md (Markdown, for logs and notes)")
+                        "each interval as one [lo, hi] column), csv (every column, full precision; stdout holds "
+                        "the table alone, sentences go to stderr; compare: one CSV, its column 'table' says "
+                        "ranking or pairs) or md (Markdown, for logs and notes)")
 
 
 def _save_args(p: argparse.ArgumentParser, *, from_fit: bool = False) -> None:
@@ -697,8 +701,10 @@ def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
     for key in ("metrics",):
         if key in rep.tables:
             _print_frame(rep.tables[key], args.table_format)
-    for kind, p in paths.items():
-        print(f"{kind}: {p}")
+    from ._cli_output import say as say_line
+
+    for kind, p in paths.items():  # --format csv: stdout holds the metrics table alone
+        say_line(args, f"{kind}: {p}")
     return 0
 
 
@@ -835,11 +841,16 @@ def _cmd_compare(args) -> int:
             reading = " over all items pooled" if args.category_mode == "pooled" else " (mean over categories)"
         ranking = cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts)
         pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts)
-    print(f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
-    _print_frame(ranking, args.table_format)
-    print()
+    from ._cli_output import compare_csv, machine_readable, say
+
+    say(args, f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
     pairs = pairs.set_index(["better", "worse"])
-    _print_frame(pairs, args.table_format)
+    if machine_readable(args):  # one CSV on stdout: the ranking's rows and the pairs', named by column `table`
+        print(compare_csv(ranking, pairs))
+    else:
+        _print_frame(ranking, args.table_format)
+        print()
+        _print_frame(pairs, args.table_format)
     for caveat in cmp.caveats():  # what the shared labels and the scores cannot tell the comparison
         print(f"caveat: {caveat}", file=sys.stderr)
     if args.out:
@@ -869,10 +880,12 @@ def _cmd_threshold(args) -> int:
     if unmet:  # a verdict of no draw meeting it already says what to do
         advice = "" if rec.no_draw_meets else f" {rec.advice[0].upper()}{rec.advice[1:]}"
         print(f"warning: {rec.verdict}{advice}", file=sys.stderr)
-    print(str(rec))  # the verdict in words, then what the threshold flags, with intervals
+    from ._cli_output import say
+
+    say(args, str(rec))  # the verdict in words, then what the threshold flags (stderr with --format csv)
     # as the shortest decimal that flags the same items (0.99999996 printed as "1" would flag none)
-    print(f"threshold: {rec.threshold_text}{' (best available; does NOT meet the constraint)' if unmet else ''}")
-    print(f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
+    say(args, f"threshold: {rec.threshold_text}{' (best available; does NOT meet the constraint)' if unmet else ''}")
+    say(args, f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
         table = rec.table()
         if args.table_format != "csv":  # csv keeps the full float; the others show what to apply
@@ -888,6 +901,8 @@ def _cmd_select(args) -> int:
     from .active import LabelStore, expected_change, select
     from .active.design import design, design_target, resolve_auto
 
+    from ._cli_output import print_items
+
     store = None
     if args.store:  # a store path that cannot work is refused before the data are read
         store = LabelStore(args.store)
@@ -900,11 +915,15 @@ def _cmd_select(args) -> int:
         pending = store.pending()
         if pending and not args.new_batch:
             print(f"The last batch is not fully labeled yet; its remaining {len(pending)} item(s):", file=sys.stderr)
-            for item in pending:
-                print(item)
+            print_items(args, pending)
             store.close()
             return 0
         data = apply_store_labels(store, data, args)
+    if data.n_vetted == data.n_items:  # nothing to fit for, no empty batch recorded
+        print("every item is vetted: nothing to select.", file=sys.stderr)
+        if store is not None:
+            store.close()
+        return 0
     kw = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
     if data.has_categories:
         kw["category"] = "mean"
@@ -1479,6 +1498,9 @@ def main(argv: list[str] | None = None) -> int:
     except CLIError as exc:
         print(f"bayeval: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: what was written stays written (each label is committed as it is added)
+        print("\nbayeval: interrupted", file=sys.stderr)
+        return 130
     except (ValueError, TypeError, OSError) as exc:  # OSError: a missing folder, a locked store, ...
         if os.environ.get("BAYEVAL_DEBUG"):
             raise
