@@ -31,12 +31,14 @@ _COMPLETE = {
 }
 
 
-def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool) -> np.ndarray:
+def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool, place=None) -> np.ndarray:
     """The cells of a column that needs a 1/0 on every row (``--noisy-label``, ``--prediction``) as
     1.0/0.0, or a CLIError naming the rows that are empty or hold anything else (by file line in a
     CSV, by 0-based row in Parquet).
 
-    Unlike the vetted labels (empty = not vetted), these are needed on every row.
+    Unlike the vetted labels (empty = not vetted), these are needed on every row. ``place``: row
+    -> where it is (``line 7``), for a file whose rows do not follow line 2 one a line
+    (:func:`bayeval._tables.row_place`).
     """
     what, why, cell, instead = _COMPLETE[flag]
     cells = list(cells.tolist() if hasattr(cells, "tolist") else cells)
@@ -48,6 +50,8 @@ def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool) -> n
         return repr(v.item() if isinstance(v, np.generic) else v)
 
     def where(i: int) -> str:
+        if place is not None:
+            return place(i)
         return f"line {i + 2}" if csv else f"row {i}"
 
     def listed(rows, value: bool) -> str:

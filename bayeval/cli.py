@@ -268,7 +268,8 @@ def _load_data(args):
     _check_rows(df, args, csv)
     for flag, column in (("--noisy-label", args.noisy_label), ("--prediction", getattr(args, "prediction", None))):
         if column is not None:
-            df[column] = complete_label_cells(df[column], flag=flag, path=args.scores, column=column, csv=csv)
+            df[column] = complete_label_cells(df[column], flag=flag, path=args.scores, column=column, csv=csv,
+                                              place=lambda i: row_place(df, i))
     if args.item_id and args.item_id in df.columns and df[args.item_id].dtype.kind in "iu":  # Parquet's ints
         text = store_text_ids(df[args.item_id].tolist(), getattr(args, "store", None),
                               what=f"{args.scores}: column {args.item_id!r} (--id)")

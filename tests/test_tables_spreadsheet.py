@@ -109,3 +109,10 @@ def test_the_cli_names_the_line_after_a_blank_line(tmp_path, capsys):
     path.write_text("item,label\na,1\n\nb,maybe\n")
     assert main(["label", str(tmp_path / "st.sqlite"), str(path)]) == 2
     assert "rejected: line 4, item 'b'" in capsys.readouterr().err
+
+
+def test_a_noisy_label_is_named_by_its_line_after_a_blank_line(tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    path.write_text("id,score,label,tag\na,0.5,1,1\n\nb,0.4,0,\nc,0.3,,0\n")
+    assert main(["fit", str(path), "--score", "score", "--label", "label", "--noisy-label", "tag"]) == 2
+    assert "1 row(s) are empty (line 4;" in capsys.readouterr().err
