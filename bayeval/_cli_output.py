@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["machine_readable", "say", "compare_csv", "print_items", "annotator_name"]
+__all__ = ["machine_readable", "say", "compare_csv", "print_compare", "print_items", "annotator_name"]
 
 
 def machine_readable(args) -> bool:
@@ -60,6 +60,30 @@ def compare_csv(ranking, pairs) -> str:
     both = pd.concat(parts, ignore_index=True, sort=False)
     both = both[["table", *[c for c in both.columns if c != "table"]]]
     return both.to_csv(index=False).rstrip("\n")
+
+
+def print_compare(args, ranking, pairs, format_frame) -> None:
+    """`bayeval compare`'s two tables on stdout: one CSV (:func:`compare_csv`) with ``--format csv``,
+    else each as ``format_frame(table, fmt)`` prints it, a blank line between.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> import pandas as pd
+    >>> from bayeval._cli_output import print_compare
+    >>> ranking = pd.DataFrame({"mean": [0.9]}, index=pd.Index(["a"], name="model"))
+    >>> pairs = pd.DataFrame({"better": ["a"], "worse": ["b"]}).set_index(["better", "worse"])
+    >>> print_compare(SimpleNamespace(table_format="csv"), ranking, pairs, None)
+    table,model,mean,better,worse
+    ranking,a,0.9,,
+    pairs,,,a,b
+    """
+    if machine_readable(args):
+        print(compare_csv(ranking, pairs))
+    else:
+        print(format_frame(ranking, args.table_format))
+        print()
+        print(format_frame(pairs, args.table_format))
 
 
 def print_items(args, items) -> None:

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from ._cli_checks import check_model_columns, complete_label_cells
 from ._cli_compare import comparison_labels, refuse_unvetted
+from ._cli_output import annotator_name, print_compare, print_items, say
 from ._cli_store import (
     CLIError,
     apply_store_labels,
@@ -183,7 +184,6 @@ def _fraction(value, flag: str, *, open_interval: bool) -> None:
 
 def _check_args(args) -> None:
     """Every option checked before anything is read or fitted, with the flag's name."""
-    from ._cli_output import annotator_name
     from .core import _validate as V
 
     cmd = args.command
@@ -702,10 +702,8 @@ def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
     for key in ("metrics",):
         if key in rep.tables:
             _print_frame(rep.tables[key], args.table_format)
-    from ._cli_output import say as say_line
-
     for kind, p in paths.items():  # --format csv: stdout holds the metrics table alone
-        say_line(args, f"{kind}: {p}")
+        say(args, f"{kind}: {p}")
     return 0
 
 
@@ -842,16 +840,9 @@ def _cmd_compare(args) -> int:
             reading = " over all items pooled" if args.category_mode == "pooled" else " (mean over categories)"
         ranking = cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts)
         pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts)
-    from ._cli_output import compare_csv, machine_readable, say
-
     say(args, f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
     pairs = pairs.set_index(["better", "worse"])
-    if machine_readable(args):  # one CSV on stdout: the ranking's rows and the pairs', named by column `table`
-        print(compare_csv(ranking, pairs))
-    else:
-        _print_frame(ranking, args.table_format)
-        print()
-        _print_frame(pairs, args.table_format)
+    print_compare(args, ranking, pairs, _format_frame)
     for caveat in cmp.caveats():  # what the shared labels and the scores cannot tell the comparison
         print(f"caveat: {caveat}", file=sys.stderr)
     if args.out:
@@ -881,8 +872,6 @@ def _cmd_threshold(args) -> int:
     if unmet:  # a verdict of no draw meeting it already says what to do
         advice = "" if rec.no_draw_meets else f" {rec.advice[0].upper()}{rec.advice[1:]}"
         print(f"warning: {rec.verdict}{advice}", file=sys.stderr)
-    from ._cli_output import say
-
     say(args, str(rec))  # the verdict in words, then what the threshold flags (stderr with --format csv)
     # as the shortest decimal that flags the same items (0.99999996 printed as "1" would flag none)
     say(args, f"threshold: {rec.threshold_text}{' (best available; does NOT meet the constraint)' if unmet else ''}")
@@ -901,8 +890,6 @@ def _cmd_select(args) -> int:
 
     from .active import LabelStore, expected_change, select
     from .active.design import design, design_target, resolve_auto
-
-    from ._cli_output import print_items
 
     store = None
     if args.store:  # a store path that cannot work is refused before the data are read
