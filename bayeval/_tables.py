@@ -254,8 +254,9 @@ def _delimited_source(p: Path, sep: str):
 
     One pass of the csv module finds the line each row starts on, blank lines, and rows with more
     fields than the header. Fields past the header's that are all empty (a spreadsheet's trailing
-    commas) are dropped, by giving pandas the file rewritten without them; a filled field past the header is a :class:`TableError` naming the line. ``lines`` is None for
-    a compression the csv module cannot open (pandas then reads the file as it is).
+    commas) are dropped, by giving pandas the file rewritten without them; a filled field past the
+    header is a :class:`TableError` naming the line. ``lines`` is None for a compression the csv
+    module cannot open (pandas then reads the file as it is).
     """
     import csv
     import io

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from ._cli_checks import check_model_columns, complete_label_cells
 from ._cli_compare import comparison_labels, refuse_unvetted
-from ._cli_output import annotator_name, print_compare, print_items, say
+from ._cli_output import annotator_name, print_compare, print_items, say as say_line
 from ._cli_store import (
     CLIError,
     apply_store_labels,
@@ -703,7 +703,7 @@ def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
         if key in rep.tables:
             _print_frame(rep.tables[key], args.table_format)
     for kind, p in paths.items():  # --format csv: stdout holds the metrics table alone
-        say(args, f"{kind}: {p}")
+        say_line(args, f"{kind}: {p}")
     return 0
 
 
@@ -840,7 +840,7 @@ def _cmd_compare(args) -> int:
             reading = " over all items pooled" if args.category_mode == "pooled" else " (mean over categories)"
         ranking = cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts)
         pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts)
-    say(args, f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
+    say_line(args, f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
     pairs = pairs.set_index(["better", "worse"])
     print_compare(args, ranking, pairs, _format_frame)
     for caveat in cmp.caveats():  # what the shared labels and the scores cannot tell the comparison
@@ -872,10 +872,11 @@ def _cmd_threshold(args) -> int:
     if unmet:  # a verdict of no draw meeting it already says what to do
         advice = "" if rec.no_draw_meets else f" {rec.advice[0].upper()}{rec.advice[1:]}"
         print(f"warning: {rec.verdict}{advice}", file=sys.stderr)
-    say(args, str(rec))  # the verdict in words, then what the threshold flags (stderr with --format csv)
+    say_line(args, str(rec))  # the verdict in words, then what the threshold flags (stderr with --format csv)
     # as the shortest decimal that flags the same items (0.99999996 printed as "1" would flag none)
-    say(args, f"threshold: {rec.threshold_text}{' (best available; does NOT meet the constraint)' if unmet else ''}")
-    say(args, f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
+    best = " (best available; does NOT meet the constraint)" if unmet else ""
+    say_line(args, f"threshold: {rec.threshold_text}{best}")
+    say_line(args, f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
         table = rec.table()
         if args.table_format != "csv":  # csv keeps the full float; the others show what to apply
