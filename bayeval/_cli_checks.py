@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cli_store import CLIError
+from ._tables import row_place
 from .core import _validate as V
 
 
@@ -31,16 +32,16 @@ _COMPLETE = {
 }
 
 
-def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool, place=None) -> np.ndarray:
+def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool) -> np.ndarray:
     """The cells of a column that needs a 1/0 on every row (``--noisy-label``, ``--prediction``) as
     1.0/0.0, or a CLIError naming the rows that are empty or hold anything else (by file line in a
     CSV, by 0-based row in Parquet).
 
-    Unlike the vetted labels (empty = not vetted), these are needed on every row. ``place``: row
-    -> where it is (``line 7``), for a file whose rows do not follow line 2 one a line
-    (:func:`bayeval._tables.row_place`).
+    Unlike the vetted labels (empty = not vetted), these are needed on every row. A column of a
+    frame read by :func:`bayeval._tables.read_table` names its rows by their own file lines.
     """
     what, why, cell, instead = _COMPLETE[flag]
+    column_of = cells if hasattr(cells, "attrs") else None
     cells = list(cells.tolist() if hasattr(cells, "tolist") else cells)
     out, bad = V.parse_label_cells(cells, allow_empty=False)
     if not bad:
@@ -50,8 +51,8 @@ def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool, plac
         return repr(v.item() if isinstance(v, np.generic) else v)
 
     def where(i: int) -> str:
-        if place is not None:
-            return place(i)
+        if column_of is not None and "bayeval_rows" in column_of.attrs:
+            return row_place(column_of, i)
         return f"line {i + 2}" if csv else f"row {i}"
 
     def listed(rows, value: bool) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["machine_readable", "say", "compare_csv", "print_compare", "print_items", "annotator_name"]
+__all__ = ["machine_readable", "say", "compare_csv", "print_compare", "print_items", "annotator_name", "strip_annotator",
+           "nothing_to_select"]
 
 
 def machine_readable(args) -> bool:
@@ -129,3 +130,36 @@ def annotator_name(value):
         raise CLIError("--annotator must be a name (who labeled); it holds only spaces. Give the name, or leave "
                        "--annotator out to record the labels without one.")
     return name
+
+
+def strip_annotator(args) -> None:
+    """``args.annotator`` through :func:`annotator_name`, where the command has ``--annotator``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from bayeval._cli_output import strip_annotator
+    >>> args = SimpleNamespace(annotator=" ana ")
+    >>> strip_annotator(args); args.annotator
+    'ana'
+    """
+    if hasattr(args, "annotator"):
+        args.annotator = annotator_name(args.annotator)
+
+
+def nothing_to_select(data, store=None) -> bool:
+    """True, after saying so on stderr (and closing ``store``), when every item of ``data`` is vetted.
+
+    Examples
+    --------
+    >>> from bayeval.core.data import EvalData
+    >>> from bayeval._cli_output import nothing_to_select
+    >>> nothing_to_select(EvalData([0.9, 0.1], [1, 0]))
+    True
+    """
+    if data.n_vetted < data.n_items:
+        return False
+    print("every item is vetted: nothing to select.", file=sys.stderr)
+    if store is not None:
+        store.close()
+    return True

@@ -38,7 +38,8 @@ from pathlib import Path
 
 from ._cli_checks import check_model_columns, complete_label_cells
 from ._cli_compare import comparison_labels, refuse_unvetted
-from ._cli_output import annotator_name, print_compare, print_items, say as say_line
+from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, say as tell
+from ._tables import row_place
 from ._cli_store import (
     CLIError,
     apply_store_labels,
@@ -187,8 +188,7 @@ def _check_args(args) -> None:
     from .core import _validate as V
 
     cmd = args.command
-    if hasattr(args, "annotator"):  # "ana" and "ana " are one person; "   " is no one
-        args.annotator = annotator_name(args.annotator)
+    strip_annotator(args)  # "ana" and "ana " are one person; "   " is no one
     for name, value in vars(args).items():  # every numeric option: NaN and inf are never meant
         if isinstance(value, float) and not math.isfinite(value):
             raise CLIError(f"--{name.replace('_', '-')} must be a finite number, got {value}.")
@@ -247,7 +247,7 @@ def _check_args(args) -> None:
 def _load_data(args):
     from .core.data import EvalData
 
-    from ._tables import row_place, table_kind
+    from ._tables import table_kind
 
     labels = [args.label]  # (noisy labels and predictions: below, none may be empty)
     required = {"--score": args.score, "--label": args.label, "--noisy-label": args.noisy_label,
@@ -268,8 +268,7 @@ def _load_data(args):
     _check_rows(df, args, csv)
     for flag, column in (("--noisy-label", args.noisy_label), ("--prediction", getattr(args, "prediction", None))):
         if column is not None:
-            df[column] = complete_label_cells(df[column], flag=flag, path=args.scores, column=column, csv=csv,
-                                              place=lambda i: row_place(df, i))
+            df[column] = complete_label_cells(df[column], flag=flag, path=args.scores, column=column, csv=csv)
     if args.item_id and args.item_id in df.columns and df[args.item_id].dtype.kind in "iu":  # Parquet's ints
         text = store_text_ids(df[args.item_id].tolist(), getattr(args, "store", None),
                               what=f"{args.scores}: column {args.item_id!r} (--id)")
@@ -295,8 +294,6 @@ def _check_rows(df, args, csv: bool) -> None:
     import numpy as np
     import pandas as pd
 
-    from ._tables import row_place
-
     def where(rows) -> str:
         shown = ", ".join(row_place(df, i) for i in rows[:10])
         return shown + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
@@ -320,17 +317,6 @@ def _check_rows(df, args, csv: bool) -> None:
             first = ids.iloc[dup[0]]
             raise CLIError(f"{args.scores}: column {args.item_id!r} ({flag}) repeats ids on {len(dup)} row(s) "
                            f"({where(dup)}; e.g. {first!r}). An id names one item: keep one row per item.")
-
-
-def _is_export(path) -> bool:
-    """Is ``path`` a CSV written by `bayeval export-labels` (its exact header)?"""
-    from .active.repair import EXPORT_COLUMNS
-
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's byte-order mark dropped
-            return tuple(c.strip() for c in fh.readline().split(",")) == EXPORT_COLUMNS
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def _import_export(args) -> int:
@@ -501,9 +487,8 @@ def _print_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}") -> None:
 def _format_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", dest="table_format", choices=("table", "csv", "md"), default="table",
                    help="how the table is printed: table (fits the terminal, 80 columns when piped; "
-                        "each interval as one [lo, hi] column), csv (every column, full precision; stdout holds "
-                        "the table alone, sentences go to stderr; compare: one CSV, its column 'table' says "
-                        "ranking or pairs) or md (Markdown, for logs and notes)")
+                        "each interval as one [lo, hi] column), csv (every column, full precision, alone on "
+                        "stdout: compare's column 'table' says ranking or pairs) or md (Markdown, for logs)")
 
 
 def _save_args(p: argparse.ArgumentParser, *, from_fit: bool = False) -> None:
@@ -703,7 +688,7 @@ def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
         if key in rep.tables:
             _print_frame(rep.tables[key], args.table_format)
     for kind, p in paths.items():  # --format csv: stdout holds the metrics table alone
-        say_line(args, f"{kind}: {p}")
+        tell(args, f"{kind}: {p}")
     return 0
 
 
@@ -796,8 +781,6 @@ def _compare_inputs(args):
     if len(names) < 2:
         raise CLIError(f"compare needs at least two score columns (--score A B ...), got {args.score}.")
     required = {"--label": args.label, "--id": args.item_id, **{f"--score {c}": c for c in names}}
-    from ._tables import row_place
-
     df = _read_table(path, text_columns=[args.item_id], label_columns=[args.label] if args.label else [],
                      required=required)
     scores = {}
@@ -840,7 +823,7 @@ def _cmd_compare(args) -> int:
             reading = " over all items pooled" if args.category_mode == "pooled" else " (mean over categories)"
         ranking = cmp.ranking(args.metric, hdi_prob=args.hdi_prob, **opts)
         pairs = cmp.summary(args.metric, hdi_prob=args.hdi_prob, width=args.width, **opts)
-    say_line(args, f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
+    tell(args, f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
     pairs = pairs.set_index(["better", "worse"])
     print_compare(args, ranking, pairs, _format_frame)
     for caveat in cmp.caveats():  # what the shared labels and the scores cannot tell the comparison
@@ -872,11 +855,10 @@ def _cmd_threshold(args) -> int:
     if unmet:  # a verdict of no draw meeting it already says what to do
         advice = "" if rec.no_draw_meets else f" {rec.advice[0].upper()}{rec.advice[1:]}"
         print(f"warning: {rec.verdict}{advice}", file=sys.stderr)
-    say_line(args, str(rec))  # the verdict in words, then what the threshold flags (stderr with --format csv)
+    tell(args, str(rec))  # the verdict in words, then what the threshold flags (stderr with --format csv)
     # as the shortest decimal that flags the same items (0.99999996 printed as "1" would flag none)
-    best = " (best available; does NOT meet the constraint)" if unmet else ""
-    say_line(args, f"threshold: {rec.threshold_text}{best}")
-    say_line(args, f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
+    tell(args, f"threshold: {rec.threshold_text}{' (best available; does NOT meet the constraint)' if unmet else ''}")
+    tell(args, f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
     if args.table:
         table = rec.table()
         if args.table_format != "csv":  # csv keeps the full float; the others show what to apply
@@ -908,10 +890,7 @@ def _cmd_select(args) -> int:
             store.close()
             return 0
         data = apply_store_labels(store, data, args)
-    if data.n_vetted == data.n_items:  # nothing to fit for, no empty batch recorded
-        print("every item is vetted: nothing to select.", file=sys.stderr)
-        if store is not None:
-            store.close()
+    if nothing_to_select(data, store):  # every item vetted: nothing to fit for, no empty batch recorded
         return 0
     kw = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
     if data.has_categories:
@@ -955,7 +934,9 @@ def _cmd_label(args) -> int:
 
     from ._tables import TableError
 
-    if _is_export(args.labels):  # `bayeval export-labels`'s file: every row back, in order, as it was
+    from .active.repair import is_export
+
+    if is_export(args.labels):  # `bayeval export-labels`'s file: every row back, in order, as it was
         return _import_export(args)
 
     table = _table(args.labels, text_columns=[args.item_id], raw_columns=[args.label])

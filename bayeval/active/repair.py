@@ -22,7 +22,7 @@ from .store import (
     opt_str,
 )
 
-__all__ = ["EXPORT_COLUMNS", "export_readable", "import_export", "repair"]
+__all__ = ["EXPORT_COLUMNS", "export_readable", "import_export", "is_export", "repair"]
 
 #: the columns of :func:`export_readable`'s CSV, in order
 EXPORT_COLUMNS = ("id", "item", "kind", "value", "annotator", "batch", "time")
@@ -125,6 +125,27 @@ def export_readable(path, out) -> dict:
         w.writerow(list(EXPORT_COLUMNS))
         w.writerows(rows)
     return {"rows": len(rows), "max_id": top, "errors": errors}
+
+
+def is_export(path) -> bool:
+    """Is ``path`` a CSV written by :func:`export_readable` (``bayeval export-labels``), by its header?
+
+    A spreadsheet's UTF-8 byte-order mark and line ends do not matter.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.repair import EXPORT_COLUMNS, is_export
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "labels.csv"
+    >>> _ = path.write_text("\\ufeff" + ",".join(EXPORT_COLUMNS) + "\\r\\n", encoding="utf-8")
+    >>> is_export(path), is_export(path.parent / "missing.csv")
+    (True, False)
+    """
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:  # a spreadsheet's byte-order mark dropped
+            return tuple(c.strip() for c in fh.readline().split(",")) == EXPORT_COLUMNS
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def import_export(export, store) -> dict:
