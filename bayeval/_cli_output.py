@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["machine_readable", "say", "compare_csv", "print_compare", "print_items", "annotator_name", "strip_annotator",
+__all__ = ["machine_readable", "tell", "compare_csv", "print_compare", "print_items", "annotator_name", "strip_annotator",
            "nothing_to_select"]
 
 
@@ -22,14 +22,14 @@ def machine_readable(args) -> bool:
     return getattr(args, "table_format", "table") == "csv"
 
 
-def say(args, text: str = "") -> None:
+def tell(args, text: str = "") -> None:
     """Print a sentence: to stdout for a person, to stderr when stdout holds a CSV table.
 
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> from bayeval._cli_output import say
-    >>> say(SimpleNamespace(table_format="table"), "threshold: 0.5")
+    >>> from bayeval._cli_output import tell
+    >>> tell(SimpleNamespace(table_format="table"), "threshold: 0.5")
     threshold: 0.5
     """
     print(text, file=sys.stderr if machine_readable(args) else sys.stdout)

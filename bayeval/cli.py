@@ -38,8 +38,7 @@ from pathlib import Path
 
 from ._cli_checks import check_model_columns, complete_label_cells
 from ._cli_compare import comparison_labels, refuse_unvetted
-from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, say as tell
-from ._tables import row_place
+from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_store import (
     CLIError,
     apply_store_labels,
@@ -54,6 +53,7 @@ from ._cli_store import (
     with_store,
 )
 from ._cli_warnings import say_diagnostics, warnings_as_lines
+from ._tables import row_place
 from .core._defaults import HDI_PROB
 
 __all__ = ["main"]
