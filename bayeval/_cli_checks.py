@@ -13,7 +13,8 @@ from .core import _validate as V
 
 def check_model_columns(args) -> None:
     """Refuse a ``--model`` whose column was not given (``label_flip`` without ``--noisy-label``),
-    before the scores are read or anything is fitted."""
+    before the scores are read or anything is fitted; say on stderr when a ``--noisy-label``
+    column will not be used (another ``--model``)."""
     if getattr(args, "model", None) == "label_flip" and getattr(args, "noisy_label", None) is None:
         raise CLIError(
             "--model label_flip needs noisy labels, but no --noisy-label column was given. Pass "
@@ -21,6 +22,13 @@ def check_model_columns(args) -> None:
             "flip rates the model learns from the vetted labels), or choose another --model (default "
             "needs only the vetted labels)."
         )
+    model = getattr(args, "model", None)
+    if model not in (None, "label_flip") and getattr(args, "noisy_label", None) is not None:
+        import sys
+
+        print(f"warning: --noisy-label is read only by --model label_flip; --model {model} fits the vetted "
+              "labels alone and ignores the noisy labels (leave --model out to fit label_flip on them).",
+              file=sys.stderr)
 
 
 #: per flag: what a cell holds, why none may be empty, what each cell is, and the way out

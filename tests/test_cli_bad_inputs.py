@@ -252,6 +252,20 @@ def test_bad_noisy_labels_and_label_flip_without_them_are_refused_with_lines_and
         assert "Fitting" not in err and "not vetted" not in err and "Build the EvalData" not in err, (name, err)
 
 
+def test_noisy_labels_another_model_ignores_are_said(bad, tmp_path, capsys):
+    """--noisy-label with --model default: the column was silently unused."""
+    df = pd.read_csv(bad["scores"])
+    df["tag"] = (df["s"] > 0.5).astype(int)
+    path = tmp_path / "tags.csv"
+    df.to_csv(path, index=False)
+    capsys.readouterr()
+    code = main(["fit", str(path), "--score", "s", "--label", "y", "--noisy-label", "tag", "--model", "default",
+                 "--draws", "20", "--tune", "20", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "warning: --noisy-label is read only by --model label_flip; --model default fits" in err
+
+
 def test_a_store_label_that_differs_from_the_scores_file_is_said_not_silently_used(selected_store, bad, tmp_path,
                                                                                     capsys):
     """`bayeval select --store` fits on the store's labels where the store has one; where it differs
