@@ -118,3 +118,29 @@ def test_a_refit_still_running_after_close_keeps_the_store_until_it_ends(tmp_pat
     first._worker.join(30)
     assert not first.refitting_thread_alive()
     _vet(store, "two").close()  # the refit ended: the store is free
+
+
+def test_wait_idle_sleeps_while_a_refit_runs():
+    """`VetSession.wait_idle` polled its flags without sleeping while a refit ran: it spun a core and
+    held the interpreter the refit needed (a 4 s refit took 75 s in a test). Now it blocks."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from bayeval.vet.session import VetSession
+
+    fake = SimpleNamespace(_idle=threading.Event(), _wake=threading.Event(), _refitting=True)
+
+    def refit_ends():
+        time.sleep(0.6)
+        fake._refitting = False
+        fake._idle.set()
+
+    threading.Thread(target=refit_ends, daemon=True).start()
+    cpu, wall = time.thread_time(), time.monotonic()
+    assert VetSession.wait_idle(fake, timeout=10) is True
+    cpu, wall = time.thread_time() - cpu, time.monotonic() - wall
+    assert wall >= 0.5 and cpu < 0.2 * wall, (cpu, wall)  # before: cpu about equal to wall
+    fake._idle.clear()
+    fake._refitting = True
+    assert VetSession.wait_idle(fake, timeout=0.3) is False  # still refitting: the timeout is kept

@@ -603,10 +603,13 @@ class VetSession:
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Wait until no refit is running or asked for; False if ``timeout`` seconds passed first."""
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if not self._wake.is_set() and not self._refitting and self._idle.wait(0.05):
+        while (left := end - time.monotonic()) > 0:
+            # blocks while a refit runs (the idle flag is clear then): a loop that only polled the
+            # flags spun a core, and took the interpreter from the refit it waited for
+            if self._idle.wait(min(0.05, left)):
                 if not self._wake.is_set() and not self._refitting:
                     return True
+                time.sleep(min(0.01, max(left, 0.0)))  # woken again: the worker is about to start
         return False
 
     def close(self, timeout: float = 5.0) -> None:
