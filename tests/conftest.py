@@ -42,6 +42,33 @@ LONG = (
     "tests/test_compare.py",
 )
 
+@pytest.fixture(scope="session")
+def small_default_fit():
+    """``get(vetted)``: a default fit (a stack of calibration curves) on 120 items with every
+    (``"all"``) or no (``"none"``) item vetted, and the items' true labels; each fitted once per
+    process (the report tests of ``test_report.py`` and ``test_report_stack.py`` read them)."""
+    import warnings
+
+    import numpy as np
+
+    import bayeval as be
+
+    fits: dict = {}
+
+    def get(vetted: str):
+        if vetted not in fits:
+            rng = np.random.default_rng(3)
+            q = rng.beta(1, 3, 120)
+            truth = (rng.random(120) < q).astype(int)
+            lab = truth.astype(float) if vetted == "all" else np.full(120, np.nan)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # nothing vetted: the fit warns
+                fits[vetted] = (be.fit(be.EvalData(q, lab), random_seed=0, draws=200), truth)
+        return fits[vetted]
+
+    return get
+
+
 _SHARED_SCOPES = ("module", "package", "session")
 #: modules that fit the same model structures (to data from tests/_fit_cases.py) share one
 #: group, so each structure is compiled once in the run

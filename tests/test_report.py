@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import tempfile
-import warnings
 from pathlib import Path
 
 import matplotlib
@@ -676,22 +675,8 @@ def test_default_model_has_a_calibration_section():
     assert r.figures["calibration_curve"].axes[0].get_ylabel() == "P(positive | score)"
 
 
-def _fit_small(vetted: str):
-    """A default fit (a stack of calibration curves) on 120 items, every or no item vetted."""
-    import bayeval as be
-
-    rng = np.random.default_rng(3)
-    q = rng.beta(1, 3, 120)
-    truth = (rng.random(120) < q).astype(int)
-    lab = truth.astype(float) if vetted == "all" else np.full(120, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # nothing vetted: the fit warns; the report is tested here
-        post = be.fit(EvalData(q, lab), random_seed=0, draws=200)
-    return post, truth
-
-
-def test_report_of_an_all_vetted_pool_says_the_values_are_exact():
-    post, truth = _fit_small("all")
+def test_report_of_an_all_vetted_pool_says_the_values_are_exact(small_default_fit):
+    post, truth = small_default_fit("all")
     r = report(post, title="t", truth=truth,
                metrics=["average_precision", ("precision_at_k", {"k": 500}), "roc_auc"])
     prose = " ".join(r.text)
@@ -707,8 +692,8 @@ def test_report_of_an_all_vetted_pool_says_the_values_are_exact():
     assert table.loc["precision_at_k", "truth"] == pytest.approx(truth.sum() / 500)
 
 
-def test_report_with_no_vetted_item_says_so_and_nothing_about_the_labels():
-    post, truth = _fit_small("none")
+def test_report_with_no_vetted_item_says_so_and_nothing_about_the_labels(small_default_fit):
+    post, truth = small_default_fit("none")
     r = report(post, title="t", truth=truth, metrics=["average_precision", "roc_auc"])
     prose = " ".join(r.text)
     # said once, by the data's caveat read right after the data sentence (it says how to vet)

@@ -3,14 +3,12 @@ when every item is vetted, the candidates' table when none is, the effective sam
 of the draws the stack takes from each candidate, and the sentence on candidates whose
 diagnostics the stack's check does not judge."""
 
-import warnings
 
 import arviz as az
 import numpy as np
 import pandas as pd
 import pytest
 
-import bayeval as be
 from bayeval import EvalData, Posterior
 from bayeval.core import sampling as _sampling
 from bayeval.models import StackedPosterior
@@ -19,26 +17,14 @@ from bayeval.report import _constraint_sentences, report
 IMPOSSIBLE = {"min_precision": 0.99, "min_recall": 0.9}
 
 
-def _fit_small(vetted: str):
-    """A default fit on 120 items, every or no item vetted (as tests/test_report.py makes it)."""
-    rng = np.random.default_rng(3)
-    q = rng.beta(1, 3, 120)
-    truth = (rng.random(120) < q).astype(int)
-    lab = truth.astype(float) if vetted == "all" else np.full(120, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # nothing vetted: the fit warns
-        post = be.fit(EvalData(q, lab), random_seed=0, draws=200)
-    return post, truth
+@pytest.fixture(scope="module")
+def all_vetted(small_default_fit):
+    return small_default_fit("all")
 
 
 @pytest.fixture(scope="module")
-def all_vetted():
-    return _fit_small("all")
-
-
-@pytest.fixture(scope="module")
-def none_vetted():
-    return _fit_small("none")
+def none_vetted(small_default_fit):
+    return small_default_fit("none")
 
 
 # ------------------------------------------------ 1. the threshold, every item vetted
