@@ -712,3 +712,30 @@ def test_compare_shrinkage_cell_model_keeps_vetted_labels_and_draws_the_rest():
     some = S.cell_gap(pair, S._vetted(400, 0.25, 0), 4, 0, n_draws=200)
     assert some.std() > 0.005 and gap > 0 and 0 < some.mean() < 2 * gap
     assert S._vetted(400, 0.25, 0).sum() == 100
+
+
+def test_pk_guard_interval_counts_vetted_top_items_and_bounds_the_rest_by_the_labels_below():
+    """The monotone-only P@K guard: a fully vetted top K is its share exactly; unvetted top
+    items are bounded below by the vetted items under the top K (all positive: a high lower
+    end; all negative: a lower end near the vetted share) and above by 1."""
+    sys.path.insert(0, str(BENCH))
+    import pk_guard
+
+    s = np.arange(100, 0, -1, dtype=float)  # item i has the (i+1)-th highest score
+    y = np.full(100, np.nan)
+    y[:5] = [1, 0, 1, 1, 1]
+    assert pk_guard.guard_interval(s, y, 5) == (0.8, 0.8)
+    y = np.full(100, np.nan)
+    y[0] = 0  # one vetted negative in the top 5; four unvetted
+    y[10:20] = 1
+    lo_pos, hi = pk_guard.guard_interval(s, y, 5)
+    assert hi == 0.8  # every unvetted item positive, the vetted negative not
+    assert 0.45 <= lo_pos <= 0.8  # Beta(10.5, 0.5)'s lower tail: 4 unvetted mostly positive
+    y[10:20] = 0
+    lo_neg, _ = pk_guard.guard_interval(s, y, 5)
+    assert lo_neg == 0.0 and lo_pos > lo_neg
+    # the block is the m highest vetted items below the top K, not any vetted items
+    y[10:20] = 1
+    y[30:40] = 0
+    assert pk_guard.guard_interval(s, y, 5, m=10) == (lo_pos, hi)
+    assert pk_guard.guard_interval(s, y, 5, m=20)[0] < lo_pos
