@@ -147,7 +147,7 @@ def _decode(value):
 #: which model it was drawn from, not today's default.
 FORMER_DEFAULTS = {
     "JointCalibration": {"weights": "simplex", "intercept_sd": 1.0, "slope_sd": 1.0, "slopes": "each",
-                         "weight_centre": "equal", "saturated": "merged", "penalty": "none"},
+                         "weight_centre": "equal", "saturated": "merged", "penalty": "none", "asymptotes": False},
     "Calibration": {"intercept_sd": None, "slope_sd": 1.0, "asymptotes": False, "saturated": "merged"},
     "MixtureCalibration": {"saturated": "merged"},
 }

@@ -313,6 +313,8 @@ ROUTES = {"joint": route_joint, "joint_simplex": _joint_route("simplex"), "joint
           "joint_std_sdmix": _joint_route("signed", (0.25, 1.0), weight_centre="standardized"),
           "joint_std_t3": _joint_route("signed", 0.25, weight_centre="standardized", weight_df=3.0),
           "joint_std_t1": _joint_route("signed", 0.25, weight_centre="standardized", weight_df=1.0),
+          "joint_std_sd0.25_flatauto": _joint_route("signed", 0.25, weight_centre="standardized",
+                                                    asymptotes="auto"),
           "separate": route_separate, "bootstrap": route_bootstrap}
 for _a in (1.0, 2.0, 2.5, 3.0, 5.0):
     for _b in (1.0, 1.5, 2.0):
@@ -378,6 +380,13 @@ def run_five(budgets, n_sets, routes, log=print) -> pd.DataFrame:
     return _finish(pd.DataFrame(rows))
 
 
+def flat_fires(pair: Pair, lab: np.ndarray) -> bool:
+    """Whether ``asymptotes="auto"`` gives the joint curve flat ends on this label set."""
+    from bayeval.models.joint import JointCalibration, joint_data
+
+    return JointCalibration(asymptotes="auto").asymptotes_for(joint_data({"A": pair.a, "B": pair.b}, lab))
+
+
 def separation_of(pair: Pair, lab: np.ndarray) -> str:
     """How the vetted labels of ``lab`` are separable by the pair's features
     (:func:`bayeval.models.joint.separation`: ``"0"`` / ``"1"`` by A's / B's feature alone,
@@ -390,11 +399,14 @@ def separation_of(pair: Pair, lab: np.ndarray) -> str:
 
 
 def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, first_set=0,
-              separable_only=False) -> pd.DataFrame:
+              separable_only=False, flat_only=False) -> pd.DataFrame:
     """Every route on the pairs' label sets. With both ``joint_equal`` and ``joint_auto`` asked
     for, ``joint_auto`` on a label set that is not separable is the same model with the same
     seed as ``joint_equal`` (no penalty): its row is a copy (``reused``), not a second fit.
-    ``separable_only``: only the label sets that are separable (where the two differ)."""
+    ``separable_only``: only the label sets that are separable (where the two differ).
+    ``flat_only``: only the label sets where ``JointCalibration(asymptotes="auto")`` fits flat
+    ends (separable, with ``FLAT_MIN_CLASS`` of each class): elsewhere its route is the
+    default's model with the default's seed, so the default's rows stand for it."""
     rows = []
     for rep in range(first_set, first_set + n_sets):  # sets outermost: an interrupted run is balanced over pairs
         for pair in pairs:
@@ -403,6 +415,8 @@ def run_pairs(pairs, budgets, n_sets, log=print, routes=ROUTES, partial=None, fi
                 lab = _labels(pair, budget, rep)
                 sep = separation_of(pair, lab)
                 if separable_only and sep == "none":
+                    continue
+                if flat_only and not flat_fires(pair, lab):
                     continue
                 done = {}
                 for rname, route in routes.items():
@@ -653,6 +667,8 @@ def main(argv=None):
                          "they are / on standardized features (--part five: joint_shared_std)")
     ap.add_argument("--identical", action="store_true", help="with --from-csv: run the two-copies part too")
     ap.add_argument("--no-identical", action="store_true", help="without --from-csv: skip the two-copies part")
+    ap.add_argument("--flat-only", action="store_true",
+                    help="only the label sets where asymptotes='auto' fits flat ends (separable, 10+ of each class)")
     ap.add_argument("--separable-only", action="store_true",
                     help="only the label sets that the pair's features separate (where joint_auto applies Jeffreys' "
                          "penalty; elsewhere it is joint_equal's fit)")
@@ -703,7 +719,8 @@ def main(argv=None):
             routes = {r: ROUTES[r] if args.time_limit is None else _with_time_limit(ROUTES[r], args.time_limit)
                       for r in args.routes}
             df = run_pairs(pairs, args.budgets, args.sets, log=lambda s: print(s, flush=True), partial=partial,
-                           routes=routes, first_set=args.first_set, separable_only=args.separable_only)
+                           routes=routes, first_set=args.first_set, separable_only=args.separable_only,
+                           flat_only=args.flat_only)
             same = None if args.no_identical else identical(
                 args.budgets, max(3, args.sets // 2), log=lambda s: print(s, flush=True), centres=_centres(args.routes))
         if args.out:

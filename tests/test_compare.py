@@ -791,3 +791,49 @@ def test_a_metric_undefined_in_some_draws_is_summarized_over_the_draws_where_it_
     with pytest.raises(ValueError, match="two panels.*pass two Axes"):
         cmp.plot("roc_auc", ax=one)
     plt.close("all")
+
+
+def test_flat_ends_of_the_joint_curve_floor_every_items_probability_and_score_the_labels_as_fitted():
+    """``asymptotes``: ``True`` adds the floor ``lo`` and ceiling factor ``u_hi``; ``"auto"`` adds
+    them only where the vetted labels are separable and hold 10 or more of each class (a
+    different structure key there, the plain curve's elsewhere: also on separable labels with
+    5 positives). Fitted on the separable pool, every item's probability lies in
+    ``[lo, lo + (1 - lo) u_hi]`` of its draw (the plain curve puts extreme items within 1e-6 of 0
+    and 1), the stored log-likelihood of the vetted labels is the model's own (PyMC's
+    pointwise log-likelihood at the same draws), and the option survives a save."""
+    import pymc as pm
+
+    from bayeval.persist import _decode, _encode, _make_model
+
+    few, mixed = _auto_pools()  # separable with 5 vetted positives; not separable
+    a, b, lab, _ = _pool(seed=2, n=300, n_vetted=50, strong=6.0)
+    sep = joint_data({"a": a, "b": b}, lab)  # separable, with 16 vetted positives and 34 negatives
+    flat, auto, plain = JointCalibration(asymptotes=True), JointCalibration(asymptotes="auto"), JointCalibration()
+    assert plain.penalty_for(few) == "none" and JointCalibration(penalty="auto").penalty_for(few) == "jeffreys"
+    assert auto.asymptotes_for(sep) and not auto.asymptotes_for(few) and not auto.asymptotes_for(mixed)
+    assert {"lo", "u_hi"} <= {v.name for v in flat.build(mixed).free_RVs}
+    assert {"lo", "u_hi"} <= {v.name for v in auto.build(sep).free_RVs}
+    assert not {"lo", "u_hi"} & {v.name for v in auto.build(mixed).free_RVs}
+    assert auto._structure(sep) == flat._structure(sep) != plain._structure(sep)
+    assert auto._structure(mixed) == plain._structure(mixed)
+    assert "asymptotes='auto'" in repr(auto) and "asymptotes" not in repr(plain)
+    with pytest.raises(ValueError, match="asymptotes"):
+        JointCalibration(asymptotes="yes")
+    assert _decode(_encode(auto, "m")).asymptotes == "auto"
+    assert _make_model("bayeval.models.joint:JointCalibration", {"curve": "logistic"}).asymptotes is False
+
+    fit = dict(draws=100, chains=2, random_seed=0, progressbar=False, warn=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = auto.fit(sep, **fit)
+        plain_post = plain.fit(sep, **fit)
+    params = post._flat_params()
+    p = post._prob(params)
+    lo, top = params["lo"][:, None], params["lo"][:, None] + (1 - params["lo"][:, None]) * params["u_hi"][:, None]
+    assert np.all(p >= lo - 1e-12) and np.all(p <= top + 1e-12)
+    p_plain = plain_post._prob(plain_post._flat_params())
+    assert p_plain.min() < 1e-6 and p.min() > 1e-4  # the floor: no item is drawn negative for sure
+    with auto.build(sep) as m:
+        ll = pm.compute_log_likelihood(post.idata.copy(), var_names=["label"], model=m, progressbar=False,
+                                       extend_inferencedata=False)["label"].values
+    np.testing.assert_allclose(post.label_loglik(), ll, rtol=1e-8, atol=1e-10)

@@ -71,10 +71,10 @@ from ..core import _validate as V
 from ..core.data import EvalData
 from ..core.model import Model
 from ..core.posterior import Posterior
-from .calibration import DELTA_SD, SATURATED, Calibration, bernoulli_logit
+from .calibration import ASYMPTOTE_PRIOR, DELTA_SD, SATURATED, Calibration, bernoulli_logit
 
 __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES",
-           "JOINT_CENTRES", "JOINT_PENALTIES", "joint_data", "separation", "standardized_centre"]
+           "JOINT_CENTRES", "JOINT_PENALTIES", "JOINT_ASYMPTOTES", "FLAT_MIN_CLASS", "joint_data", "separation", "standardized_centre"]
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
@@ -88,6 +88,13 @@ JOINT_CENTRES = ("equal", "standardized")
 #: information of the intercept and the classifiers' coefficients ``b * w_k``), or
 #: ``"auto"``: Jeffreys' where the vetted labels are separable (:func:`separation`), else none
 JOINT_PENALTIES = ("none", "jeffreys", "auto")
+#: flat ends of the curve (``asymptotes``): never, always, or where the vetted labels are separable
+JOINT_ASYMPTOTES = (False, True, "auto")
+#: ``asymptotes="auto"`` gives flat ends only where the separable vetted labels hold at least
+#: this many of each class: with fewer, separation says little about the classifiers (a handful
+#: of positives is separable by most scores), and a floor that can explain those few positives as
+#: noise cuts the labels loose from the scores and pulls a large gap towards 0
+FLAT_MIN_CLASS = 10
 #: added to the Fisher information's diagonal before its determinant (two copies of one
 #: classifier make it singular; the penalty's gradient is then that of the other directions)
 _JEFFREYS_RIDGE = 1e-6
@@ -257,6 +264,20 @@ class JointCalibration(Model):
         every vetted positive on one side and every vetted negative on the other; the
         unpenalized likelihood then rises without end along that direction) and fits without
         it otherwise (:meth:`penalty_for` says which for a data set).
+    asymptotes : {False, True, "auto"}
+        Flat ends, as for :class:`~bayeval.models.Calibration`: ``P(y = 1 | s) = lo + (1 -
+        lo) * u_hi * expit(eta)`` with ``lo ~ Beta(1, 3)`` and ``u_hi ~ Beta(3, 1)``: however
+        far an item's scores lie beyond the vetted ones, it keeps a chance ``lo`` of being
+        positive (and ``1 - lo - (1 - lo) * u_hi`` of being negative) that the vetted labels
+        bound from the error they show. Where the vetted labels are separable the logistic
+        curve has no such floor: its slope grows until the prior stops it, every unvetted
+        item's label is drawn as its score says, and two near-perfect classifiers' gap comes
+        out a few thousandths wide around a value the unvetted items' few errors move.
+        ``"auto"``: flat ends only where the vetted labels are separable (:func:`separation`)
+        and hold at least :data:`FLAT_MIN_CLASS` (10) positives and as many negatives, as
+        :meth:`asymptotes_for` says for a data set: with a handful of positives, separable
+        labels are what most classifiers give, and a floor that can call those few positives
+        noise pulls a large gap towards 0.
 
     Examples
     --------
@@ -279,7 +300,7 @@ class JointCalibration(Model):
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", weights: str = "signed",
                  weight_sd: float = 1.0, intercept_sd: float = INTERCEPT_SD, slope_sd: float = 1.0,
                  slopes: str = "each", weight_centre: str = "equal", saturated: str = "apart",
-                 penalty: str = "none", weight_df: float | None = None):
+                 penalty: str = "none", weight_df: float | None = None, asymptotes: bool | str = False):
         self.curve = V.check_choice(curve, "curve", JOINT_CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         self.weights = V.check_choice(weights, "weights", JOINT_WEIGHTS)
@@ -293,6 +314,9 @@ class JointCalibration(Model):
         self.penalty = V.check_choice(penalty, "penalty", JOINT_PENALTIES)
         self.weight_df = None if weight_df is None else V.as_real_in(
             weight_df, "weight_df", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
+        if not any(asymptotes is c or (isinstance(c, str) and asymptotes == c) for c in JOINT_ASYMPTOTES):
+            raise ValueError(f"`asymptotes` must be True, False or 'auto', got {asymptotes!r}.")
+        self.asymptotes = asymptotes
 
     def __repr__(self) -> str:
         extra = "" if self.weights == "signed" else f", weights={self.weights!r}"
@@ -309,6 +333,8 @@ class JointCalibration(Model):
             extra += f", penalty={self.penalty!r}"
         if getattr(self, "weight_df", None) is not None and self.weights == "signed":
             extra += f", weight_df={self.weight_df!r}"
+        if getattr(self, "asymptotes", False) is not False:
+            extra += f", asymptotes={self.asymptotes!r}"
         return f"JointCalibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     @property
@@ -319,7 +345,7 @@ class JointCalibration(Model):
 
     @property
     def param_names(self) -> tuple[str, ...]:
-        return ("a", "b", "w", "delta")
+        return ("a", "b", "w", "delta", "lo", "u_hi")
 
     # ------------------------------------------------------------- features
 
@@ -368,7 +394,7 @@ class JointCalibration(Model):
         data = self._check_data(data)
         feats, infos = self.features(data)
         return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), infos,
-                           self._centre(feats), penalty=self.penalty_for(data))
+                           self._centre(feats), penalty=self.penalty_for(data), flat=self.asymptotes_for(data))
 
     def penalty_for(self, data: EvalData) -> str:
         """The penalty this model fits ``data`` with: ``"none"`` or ``"jeffreys"``.
@@ -390,6 +416,28 @@ class JointCalibration(Model):
         v = self._prepared(data)
         return "jeffreys" if v["separation"] is not None else "none"
 
+    def asymptotes_for(self, data: EvalData) -> bool:
+        """Whether this model fits ``data`` with flat ends (``asymptotes="auto"``: where
+        :func:`separation` finds the vetted labels separable and they hold at least
+        :data:`FLAT_MIN_CLASS` of each class).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.models.joint import JointCalibration, joint_data
+        >>> a = np.linspace(0, 1, 40); y = (a > 0.5).astype(float)
+        >>> d = joint_data({"a": a, "b": a[::-1]}, y)
+        >>> JointCalibration(asymptotes="auto").asymptotes_for(d), JointCalibration().asymptotes_for(d)
+        (True, False)
+        >>> JointCalibration(asymptotes="auto").asymptotes_for(joint_data({"a": a[:8], "b": a[:8]}, y[:8] * 0 + (a[:8] > 0.1)))
+        False
+        """
+        flat = getattr(self, "asymptotes", False)
+        if flat != "auto":
+            return bool(flat)
+        enough = min(data.n_vetted_positive, data.n_vetted_negative) >= FLAT_MIN_CLASS
+        return enough and self._prepared(data)["separation"] is not None
+
     def _centre(self, feats: np.ndarray) -> np.ndarray:
         """The signed weights' prior centre for the pool's features ``(n_items, K, S)``."""
         k = feats.shape[1]
@@ -398,7 +446,7 @@ class JointCalibration(Model):
         return np.full(k, 1.0 / k)
 
     def _build(self, fv: np.ndarray, yv: np.ndarray, infos: list[dict], centre: np.ndarray | None = None,
-               *, penalty: str = "none") -> pm.Model:
+               *, penalty: str = "none", flat: bool = False) -> pm.Model:
         pr = self._prior(infos)
         k = fv.shape[1]
         with pm.Model() as model:
@@ -430,7 +478,12 @@ class JointCalibration(Model):
             else:
                 per_col = f[:, :, 0]
             eta = a + b * (per_col * w[None, :]).sum(axis=1)
-            bernoulli_logit("label", eta, y, any(i.get("wide", False) for i in infos))
+            if flat:
+                lo = pm.Beta("lo", *ASYMPTOTE_PRIOR[::-1])
+                u = pm.Beta("u_hi", *ASYMPTOTE_PRIOR)
+                pm.Bernoulli("label", p=lo + (1.0 - lo) * u * pm.math.sigmoid(eta), observed=y)
+            else:
+                bernoulli_logit("label", eta, y, any(i.get("wide", False) for i in infos))
             if penalty == "jeffreys":
                 _jeffreys("jeffreys", per_col, eta)
         return model
@@ -454,7 +507,7 @@ class JointCalibration(Model):
             return memo[1]
         feats, infos = self.features(data)
         out = {"feats": feats, "infos": infos, "centre": self._centre(feats), "separation": None}
-        if getattr(self, "penalty", "none") == "auto":
+        if "auto" in (getattr(self, "penalty", "none"), getattr(self, "asymptotes", False)):
             z = np.column_stack([Calibration._z(c, i) for c, i in zip(_columns(data).T, infos, strict=True)])
             out["separation"] = separation(z[data.vetted], data.labels[data.vetted])
         self._memo = (data, out)
@@ -464,7 +517,8 @@ class JointCalibration(Model):
         v = self._prepared(data)
         return (self.curve, self.weights, self.weight_sd, getattr(self, "weight_df", None), self.intercept_sd,
                 self.slope_sd, self.slopes,
-                self.weight_centre, self.penalty_for(data), tuple(i["scale"] for i in v["infos"]),
+                self.weight_centre, self.penalty_for(data), self.asymptotes_for(data),
+                tuple(i["scale"] for i in v["infos"]),
                 any(i.get("wide", False) for i in v["infos"]),
                 v["feats"].shape[1:])
 
@@ -618,11 +672,20 @@ class JointCalibrationPosterior(Posterior):
         f = self._flat_feats if rows is None else self._flat_feats[rows]
         return a[:, None] + b[:, None] * (c @ f.T)
 
+    @staticmethod
+    def _flat(params, p: np.ndarray) -> np.ndarray:
+        """The curve's probabilities with its flat ends (``asymptotes``), where the fit has them."""
+        if "lo" not in params:
+            return p
+        lo = np.asarray(params["lo"], dtype=np.float64).reshape(-1, 1)
+        return lo + (1.0 - lo) * np.asarray(params["u_hi"], dtype=np.float64).reshape(-1, 1) * p
+
     def _prob(self, params):
-        return special.expit(self._eta(params))
+        return self._flat(params, special.expit(self._eta(params)))
 
     def _probabilities_of(self, chain: int, draws: slice, items: np.ndarray) -> np.ndarray:
-        return special.expit(self._eta(self._params(chain, draws), items))
+        params = self._params(chain, draws)
+        return self._flat(params, special.expit(self._eta(params, items)))
 
     def _flat_params(self) -> dict:
         post = self.idata.posterior
@@ -632,8 +695,13 @@ class JointCalibrationPosterior(Posterior):
         """``log p(y_i | s_i, theta)`` of each vetted label, ``(chain, draw, n_vetted)``."""
         vet = np.flatnonzero(self.data.vetted)
         y = self.data.labels[vet]
-        eta = self._eta(self._flat_params(), vet)
-        ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
+        params = self._flat_params()
+        eta = self._eta(params, vet)
+        if "lo" in params:
+            p = self._flat(params, special.expit(eta))
+            ll = np.where(y == 1, np.log(p), np.log1p(-p))
+        else:
+            ll = np.where(y == 1, -np.logaddexp(0.0, -eta), -np.logaddexp(0.0, eta))
         return ll.reshape(self.n_chains, self.n_draws, -1)
 
     def weights(self) -> dict:
