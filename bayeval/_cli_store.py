@@ -55,11 +55,17 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
                     else "without --id, so its items are its row numbers")
             rest = "" if n == len(items) else (f" ({len(items) - n} of them are in no column of it: once --id is "
                                                "right they are named again, with how to set them aside)")
-            listed = ", ".join(map(repr, items[:5])) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
             raise CLIError(
                 f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
-                f"{scores or args.scores} as read ({read}): {listed}. {n} of them are ids of its column "
+                f"{scores or args.scores} as read ({read}): {listing(items)}. {n} of them are ids of its column "
                 f"{column!r}{rest}: give `--id {column}`. {doing}; the store is unchanged.")
+        rows = row_numbers_among(items, data.n_items) if getattr(args, "item_id", None) else []
+        if rows and 2 * len(rows) >= len(items):  # a store of row numbers read with --id: repair would move them all
+            raise CLIError(
+                f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
+                f"{scores or args.scores} as read (with --id {args.item_id}): {listing(items)}. "
+                f"{rows_advice(store, args, rows, items, data.n_items, scores=scores)} {doing}; the store is "
+                "unchanged.")
         raise CLIError(
             f"{args.store} holds {len(strays)} label(s) of {len(items)} item(s) that are not in "
             f"{scores or args.scores}: {shown}. {doing}. To go on, keeping every label: "
@@ -67,6 +73,39 @@ def check_strays(store, data, args, *, scores=None, score=None, doing: str = "No
             "store, and a copy of the store as it was is kept as a backup) and keeps all the others with their batches "
             "and annotators; then fix the ids in the CSV and import it with `bayeval label`."
         )
+
+
+def listing(items) -> str:
+    """The first five of ``items`` as typed (``260``, ``'i5'``), and how many more."""
+    return ", ".join(map(repr, items[:5])) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+
+
+def row_numbers_among(items, n: int) -> list:
+    """The ids among ``items`` that are row numbers of data of ``n`` rows: the ints ``0`` to
+    ``n - 1`` (a store whose items `bayeval select` registered without ``--id``) and their text
+    (``'261'``, as `bayeval label` keeps an id it cannot check)."""
+    out = []
+    for i in items:
+        if isinstance(i, int) and not isinstance(i, bool):
+            if 0 <= i < n:
+                out.append(i)
+        elif isinstance(i, str) and is_row_number(i) and int(i) < n:
+            out.append(i)
+    return out
+
+
+def rows_advice(store, args, rows, items, n: int, *, scores=None) -> str:
+    """What to do about labels of the row numbers ``rows`` (of ``items``, the store's unknown
+    ones) of a scores file of ``n`` rows read with ``--id``: leave ``--id`` out, as the store
+    was made; never `repair-store`, which would set every such label aside."""
+    known = store.known_items() or []
+    made = ("; the store registered its items as those row numbers (it was made by `bayeval select` without "
+            "--id)") if known and all(isinstance(i, int) and not isinstance(i, bool) for i in known) else ""
+    rest = "" if len(rows) == len(items) else (f" ({len(items) - len(rows)} of them are not row numbers: once --id "
+                                               "is left out they are named again, with how to set them aside)")
+    return (f"{len(rows)} of them are row numbers of {scores or args.scores} (0 to {n - 1}){made}. Leave out "
+            f"`--id {args.item_id}`, so that its items are read as its row numbers{', as the store reads them' * bool(made)}{rest}; "
+            "`bayeval repair-store` with --id would set every one of these labels aside.")
 
 
 def id_column_of(scores, items, *, besides=None):
@@ -100,6 +139,7 @@ def refuse_foreign_items(store, data, args) -> None:
     ids that are not row numbers (the text ids of an id column), before anything is registered:
     registering the row numbers too would let labels of other items (a typo) through for good."""
     if getattr(args, "item_id", None):
+        refuse_row_store(store, data, args)
         return
     foreign = [i for i in store.known_items() or () if not isinstance(i, int)]
     if not foreign:
@@ -112,6 +152,23 @@ def refuse_foreign_items(store, data, args) -> None:
         f"{args.store} knows {len(foreign)} item id(s) that are not row numbers of {args.scores} "
         f"({shown}), the ids of an id column. {args.scores} was read without "
         f"--id, so its items would be its row numbers 0 to {data.n_items - 1}: give `--id {column}`{where}. Nothing was selected, and the store is unchanged.")
+
+
+def refuse_row_store(store, data, args) -> None:
+    """``bayeval select SCORES --id COL --store STORE`` where the store knows exactly the row
+    numbers of SCORES as its items (registered by `select` without ``--id``) and none of COL's
+    ids: refused before anything is registered, since registering COL's ids too would make
+    every item two, and labels typed under either kind of id would be split between them."""
+    known = store.known_items() or []
+    if not known or any(not isinstance(i, int) or isinstance(i, bool) for i in known):
+        return
+    if set(known) != set(range(data.n_items)) or set(known) & set(data.item_ids.tolist()):
+        return
+    raise CLIError(
+        f"{args.store} knows its items as the row numbers 0 to {data.n_items - 1} of {args.scores} (it was made "
+        f"by `bayeval select` without --id), not as the ids of its column {args.item_id!r}: leave out "
+        f"`--id {args.item_id}`, so that the items are read as row numbers, as the store's labels are. Nothing was "
+        "selected, and the store is unchanged.")
 
 
 def store_text_ids(values, path, *, what: str):

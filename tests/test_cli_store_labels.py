@@ -448,3 +448,39 @@ def test_parquet_integer_ids_are_the_text_ids_of_a_store_made_from_a_csv(tmp_pat
             assert "15 label(s) from the label store" in err and "25 vetted in all" in err
     with LabelStore(store) as st:  # select registered nothing new: the parquet's ids are the store's
         assert st.known_items() == [str(i) for i in ids]
+
+
+@pytest.mark.parametrize("command", ["fit", "threshold", "compare", "select"])
+def test_a_store_of_row_numbers_read_with_id_says_leave_out_id_not_repair_store(pool, command, tmp_path, capsys):
+    """A store made by `bayeval select SCORES --store STORE` without `--id` knows the rows 0..n-1;
+    labels typed as the row numbers it printed and read with `--id item` were called labels of
+    unknown items, with `repair-store ... --id item` advised, which set every one of them aside.
+    The ids are this file's row numbers: the advice is to leave out --id; `select --id` is refused
+    before it registers the file's ids beside the rows."""
+    path, _, y = pool
+    store = tmp_path / "rows.sqlite"
+    with LabelStore(store) as st:
+        st.register_items(list(range(200)), source=str(path))
+        st.new_batch(list(range(60, 80)))
+    typed = tmp_path / "typed.csv"
+    pd.DataFrame({"item": [str(i) for i in range(60, 80)], "label": y[60:80]}).to_csv(typed, index=False)
+    assert main(["label", str(store), str(typed), "--id", "item", "--label", "label", "--annotator", "a"]) == 0
+    capsys.readouterr()
+    before = hashlib.sha256(store.read_bytes()).hexdigest()
+    args = _args(command if command != "select" else "fit", path, store=store)
+    if command == "select":
+        args = ["select", str(path), "--score", "s", "--size", "3", "--strategy", "random", "--id", "item",
+                "--store", str(store), "--new-batch", *QUICK, *TUNE]
+    assert main(args) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "repair-store" not in err.replace("`bayeval repair-store` with --id would set every one", "")
+    if command == "select":
+        assert "knows its items as the row numbers 0 to 199" in err and "leave out `--id item`" in err
+    else:
+        assert "20 label(s) of 20 item(s) that are not in" in err and "60, 61, 62, 63, 64 and 15 more" in err
+        assert "20 of them are row numbers of" in err and "(it was made by `bayeval select` without --id)" in err
+        assert "Leave out `--id item`" in err
+    assert hashlib.sha256(store.read_bytes()).hexdigest() == before
+    if command == "fit":  # the advice works: every typed label is used
+        assert main([a for a in args if a not in ("--id", "item")]) == 0
+        assert "20 label(s) from the label store" in capsys.readouterr().err
