@@ -122,3 +122,29 @@ def test_subset_keeps_metadata():
     assert sub.categories.tolist() == ["a", "a"]
     with pytest.raises(ValueError, match="empty"):
         d.subset(np.zeros(3, dtype=bool))
+
+
+def test_boolean_labels_warn_that_every_item_counts_as_vetted():
+    """`EvalData(s, y > 0.5)` with NaN (not vetted) in `y` turned every NaN into a vetted negative
+    (NaN > 0.5 is False) without a word: 300 vetted instead of 40. A boolean array now warns, naming
+    the float form that keeps NaN; float labels (with or without NaN) and pandas' nullable
+    `boolean` (which holds pd.NA) are read silently."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    s = rng.random(300)
+    y = np.where(np.arange(300) < 40, (rng.random(300) < s).astype(float), np.nan)
+    with pytest.warns(UserWarning, match=r"boolean array, so all 300 items count as vetted") as rec:
+        d = EvalData(s, y > 0.5)
+    assert d.n_vetted == 300  # still read (every item vetted is a valid set), but said
+    msg = str(rec[0].message)
+    assert "np.where(np.isnan(y), np.nan, y > 0.5)" in msg and "labels.astype(float)" in msg
+    assert rec[0].filename == __file__  # points at the caller's line
+    with pytest.warns(UserWarning, match="boolean array"):
+        EvalData.from_frame(pd.DataFrame({"s": s, "b": y > 0.5}), score="s", label="b")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert EvalData(s, np.where(np.isnan(y), np.nan, y > 0.5)).n_vetted == 40
+        assert EvalData(s, (y > 0.5).astype(float)).n_vetted == 300
+        nullable = pd.array(np.where(np.isnan(y), None, y > 0.5), dtype="boolean")
+        assert EvalData(s, nullable).n_vetted == 40

@@ -19,6 +19,27 @@ def frozen_array(a: np.ndarray | None) -> np.ndarray | None:
     return a
 
 
+def warn_bool_labels(labels, lab: np.ndarray) -> None:
+    """Warn that a boolean ``labels`` array (numpy ``bool``, not pandas' nullable ``boolean``,
+    which holds ``pd.NA``) marks every item vetted: a boolean cannot be NaN, and a comparison
+    such as ``y > 0.5`` turns each NaN (not vetted) into a vetted negative. A warning, not an
+    error: every item vetted is a valid evaluation set, and float labels say so silently."""
+    dtype = labels.dtype if hasattr(labels, "dtype") else np.asarray(labels).dtype
+    if dtype != np.bool_:
+        return
+    import warnings
+
+    from ._diagnostics import user_stacklevel
+
+    warnings.warn(
+        f"bayeval: `labels` is a boolean array, so all {lab.size} items count as vetted "
+        f"({int(lab.sum())} True = positive, {int(lab.size - lab.sum())} False = negative); a boolean "
+        "cannot be NaN (not vetted), and a comparison such as `y > 0.5` turns NaN into False. If some "
+        "items were not vetted, pass float labels with NaN for them, e.g. "
+        "`np.where(np.isnan(y), np.nan, y > 0.5)`. If every item was vetted, pass `labels.astype(float)` "
+        "to say so (and silence this warning).", UserWarning, stacklevel=user_stacklevel())
+
+
 class EvalData:
     """The items a classifier scored, with whatever is known about their labels.
 
@@ -33,6 +54,8 @@ class EvalData:
         Classifier scores, any real scale (higher = more likely positive). Finite.
     labels : array_like of shape (n_items,), optional
         1 (positive), 0 (negative) or NaN (not vetted). Default: nothing vetted.
+        Booleans cannot be NaN: a boolean array (``y > 0.5``) marks every item vetted, and
+        a warning says so (pass ``astype(float)`` where every item was vetted).
     noisy_labels : array_like of shape (n_items,), optional
         Cheap, possibly wrong 0/1 labels for every item.
     predictions : array_like of shape (n_items,), optional
@@ -111,6 +134,7 @@ class EvalData:
         else:
             lab = V.as_label_vector(labels, "labels", allow_nan=True)
             V.check_same_length(n, "labels", lab.size)
+            warn_bool_labels(labels, lab)
         noisy = None
         if noisy_labels is not None:
             noisy = V.as_binary_vector(noisy_labels, "noisy_labels")
