@@ -729,11 +729,14 @@ def _fit_table(args, data, client) -> int:
     _save_fit(post, args)
     kw = {"category": args.category_mode} if data.has_categories else {}
     table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, client=client, **kw)
-    from .core.summary import undefined_sentence
+    from .core.summary import threshold_caveats, undefined_sentence
 
     names = {label: m for label, (m, _) in _metric_table(args).items()}
     for metric, share in table.attrs.get("undefined", {}).items():  # the row summarizes the defined draws
         said = undefined_sentence(metric, share, nothing_flagged=names.get(metric) == "precision")
+        print(f"caveat: {said}", file=sys.stderr)
+    for said in threshold_caveats(data.scores, [(label, o.get("threshold")) for label, (_, o) in
+                                                _metric_table(args).items()]):  # --threshold 50 on [0, 1] scores
         print(f"caveat: {said}", file=sys.stderr)
     if data.n_vetted:
         vo = []

@@ -38,7 +38,7 @@ from .core._defaults import HDI_PROB
 from .core._diagnostics import sampler_messages
 from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only
 from .core.posterior import Posterior
-from .core.summary import summary_rows, undefined_sentence, undefined_share
+from .core.summary import summary_rows, threshold_caveats, undefined_sentence, undefined_share
 from .recalibrate import Recalibration, recalibrate, threshold_text
 
 __all__ = ["Report", "report"]
@@ -598,6 +598,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
         df["naive"] = np.asarray(nv, dtype=np.float64)
     if truth is not None:
         df["truth"] = np.asarray(tr, dtype=np.float64)
+    notes += threshold_caveats(data.scores, [(label, options.get("threshold")) for label, _, options in items])
     df.attrs["reported"] = notes
     return df
 

@@ -488,3 +488,23 @@ def test_fit_precision_of_a_rule_that_flags_nothing_is_nan_with_its_caveat(score
     assert table.loc[f"recall[t={t:g}]", "mean"] == 0  # defined: no positive is found
     caveat = next(line for line in out.err.splitlines() if line.startswith(f"caveat: precision[t={t:g}]"))
     assert "flags no item" in caveat
+
+
+def test_fit_at_a_percent_threshold_on_probabilities_says_it_flags_no_item(scores_csv, tmp_path, capsys):
+    """`fit --metric f_score recall --threshold 50` on scores in [0, 1] printed 0.0000 [0.0000, 0.0000]
+    with no word (only precision had a caveat): the threshold lies above every score. Each metric
+    at such a threshold is named, with the top score and the percent it was likely meant as."""
+    path, df = scores_csv
+    p = df["s"] / (1 + df["s"])  # probabilities: every score below 1
+    df.assign(s=p).to_csv(tmp_path / "p.csv", index=False)
+    code = main(["fit", str(tmp_path / "p.csv"), "--score", "s", "--label", "y", "--metric", "f_score", "recall",
+                 "--threshold", "50", *FAST])
+    assert code == 0
+    out = capsys.readouterr()
+    (caveat,) = [line for line in out.err.splitlines() if line.startswith("caveat:")]
+    assert caveat.startswith("caveat: f_score[t=50] and recall[t=50]: the threshold 50 flags no item: it lies "
+                             f"above every score (max {p.max():.4g})")
+    assert caveat.endswith("did you mean 0.5?")
+    assert main(["fit", str(tmp_path / "p.csv"), "--score", "s", "--label", "y", "--metric", "recall",
+                 "--threshold", "0.5", *FAST]) == 0
+    assert "caveat:" not in capsys.readouterr().err  # a threshold within the scores: nothing to say

@@ -352,5 +352,26 @@ def test_precision_of_a_rule_that_flags_nothing_is_nan_as_vetted_only():
     # the summary's row is NaN and its caveat says why: the rule flags no item (not "no positive drawn")
     table = post.summary({"precision[t=2]": ("precision", {"threshold": 2})}, category="pooled")
     assert table.loc["precision[t=2]"].isna().all() and table.attrs["undefined"] == {"precision[t=2]": 1.0}
-    (said,) = [c for c in table.attrs["caveats"] if c.startswith("precision[t=2]")]
+    (said,) = [c for c in table.attrs["caveats"] if c.startswith("precision[t=2] is undefined")]
     assert "flags no item" in said and "no positive" not in said
+    (where,) = [c for c in table.attrs["caveats"] if c.startswith("precision[t=2]: the threshold 2 flags no item")]
+    assert "above every score (max 0.95)" in where  # and the threshold's own caveat
+
+
+def test_summary_at_a_threshold_above_every_score_says_so_for_every_metric():
+    """`post.summary(["f_score", "recall"], threshold=50)` on scores in [0, 1] gave rows of 0 with no
+    caveat (only precision, undefined there, had one). Each such threshold is named with its rows, the
+    top score and, for a percent of a probability, the threshold likely meant; one below every score
+    (the rule flags every item) is said too."""
+    s = np.linspace(0.05, 0.95, 10)
+    data = EvalData(s, [1, np.nan, 0, np.nan, 1, np.nan, np.nan, 0, np.nan, 1])
+    post = Posterior.from_probabilities(data, s, draws=50, random_seed=0, check=False)
+    table = post.summary(["f_score", "recall", "accuracy"], threshold=50)
+    assert (table["mean"].loc[["f_score", "recall"]] == 0).all()
+    (said,) = [c for c in table.attrs["caveats"] if "threshold" in c]
+    assert said.startswith("f_score, recall and accuracy: the threshold 50 flags no item: it lies above every "
+                           "score (max 0.95)") and said.endswith("The scores lie in [0, 1]: did you mean 0.5?")
+    low = post.summary({"recall at 0": ("recall", {"threshold": 0.0})}).attrs["caveats"]
+    assert any(c.startswith("recall at 0: the threshold 0 flags every item: it lies at or below every score "
+                            "(min 0.05)") for c in low)
+    assert not [c for c in post.summary(["recall"], threshold=0.5).attrs["caveats"] if "threshold" in c]

@@ -33,7 +33,7 @@ from . import _validate as V
 from ._defaults import HDI_PROB
 from .data import EvalData
 from .evaluate import MetricEvaluator, metric_items, resolve_metric
-from .summary import summary_frame, summary_rows, undefined_sentence, undefined_share
+from .summary import summary_frame, summary_rows, threshold_caveats, undefined_sentence, undefined_share
 
 __all__ = ["BasePosterior", "Posterior", "check_posterior"]
 
@@ -686,10 +686,11 @@ class Posterior(BasePosterior):
         """
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         items = metric_items(metrics)
-        rows, undefined, flagged_none = [], {}, set()
+        rows, undefined, flagged_none, thresholds = [], {}, set(), []
         for label, metric, options in items:
             where = {} if client is None else {"client": client}
             da = self.metric(metric, **where, **{**kwargs, **options})
+            thresholds.append((label, {**kwargs, **options}.get("threshold")))
             rows.extend(summary_rows(label, da, hdi_prob, ("chain", "draw")))
             share = undefined_share(da)
             if share > 0:
@@ -699,7 +700,8 @@ class Posterior(BasePosterior):
         out = summary_frame(rows, hdi_prob)
         # what the data cannot tell the model (few positives, squeezed scores): shown beside the table
         out.attrs["caveats"] = self.data.caveats(self) + [
-            undefined_sentence(m, share, nothing_flagged=m in flagged_none) for m, share in undefined.items()]
+            undefined_sentence(m, share, nothing_flagged=m in flagged_none) for m, share in undefined.items()
+        ] + threshold_caveats(self.data.scores, thresholds)  # a threshold above every score: recall 0, silently
         out.attrs["undefined"] = undefined
         return out
 

@@ -14,7 +14,8 @@ import xarray as xr
 from . import _validate as V
 from ._defaults import HDI_PROB, hdi_columns
 
-__all__ = ["hdi", "summary_columns", "summary_rows", "summary_frame", "undefined_share", "undefined_sentence"]
+__all__ = ["hdi", "summary_columns", "summary_rows", "summary_frame", "undefined_share", "undefined_sentence",
+           "threshold_caveats"]
 
 
 def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
@@ -153,6 +154,55 @@ def undefined_sentence(metric: str, share: float, *, nothing_flagged: bool = Fal
     return (f"{metric} is undefined in {share:.1%} of the posterior draws: in those draws the labels drawn for the "
             "unvetted items leave it no positive or no negative to count. Its row summarizes the other draws (the "
             "metric given that it is defined); vet items of the class that is missing to pin it down.")
+
+
+def threshold_caveats(scores, rows) -> list[str]:
+    """What a summary says of metrics at a score threshold that flags no item (it lies above
+    every score) or every item (at or below every score): their rows then describe a rule that
+    predicts every item alike, whatever the labels (recall and F 0 where nothing is flagged),
+    not an operating point of the classifier. Scores in [0, 1] with a threshold above 1 (and
+    at most 100) are asked about a percent: ``threshold=50`` for ``0.5``.
+
+    Parameters
+    ----------
+    scores : array_like
+        The evaluation set's scores.
+    rows : iterable of (str, float or None)
+        Each metric row's label and its threshold (None: no threshold, nothing said).
+
+    Returns
+    -------
+    list of str
+        One sentence per such threshold, naming its rows.
+
+    Examples
+    --------
+    >>> from bayeval.core.summary import threshold_caveats
+    >>> threshold_caveats([0.2, 0.7, 0.999], [("recall[t=50]", 50.0), ("recall[t=0.5]", 0.5)])[0].split(";")[0]
+    'recall[t=50]: the threshold 50 flags no item: it lies above every score (max 0.999)'
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    by_threshold: dict[float, list[str]] = {}
+    for label, threshold in rows:
+        if threshold is not None:
+            by_threshold.setdefault(float(threshold), []).append(str(label))
+    out = []
+    for t, labels in by_threshold.items():
+        flagged = int(np.sum(s >= t))
+        if 0 < flagged < s.size:
+            continue
+        named = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]
+        if flagged == 0:
+            said = (f"flags no item: it lies above every score (max {s.max():.4g}); the rule predicts every item "
+                    "negative, so recall and F are 0 and precision is undefined whatever the labels")
+        else:
+            said = (f"flags every item: it lies at or below every score (min {s.min():.4g}); the rule predicts "
+                    "every item positive, so recall is 1 and precision is the share of positives whatever "
+                    "the ranking")
+        hint = (f" The scores lie in [0, 1]: did you mean {t / 100:g}?" if 1 < t <= 100 and s.min() >= 0
+                and s.max() <= 1 else " A threshold within the scores' range is an operating point of the classifier.")
+        out.append(f"{named}: the threshold {t:g} {said}.{hint}")
+    return out
 
 
 def summary_frame(rows, hdi_prob) -> pd.DataFrame:
