@@ -147,18 +147,20 @@ def test_same_seed_same_comparison():
 
 def test_the_pairs_table_names_as_better_the_more_probably_better_one():
     """Breast cancer, logistic regression against naive Bayes (true AP 0.9943 and 0.9922), 30
-    random labels: a skewed posterior puts naive Bayes first by mean (P(best) 0.43). The pairs'
-    table used to follow the order by mean and called it better with p_better 0.43."""
+    random labels: a skewed posterior puts naive Bayes first by mean (P(best) 0.48). The pairs'
+    table used to follow the order by mean and called it better with p_better below 0.5.
+    The regression is fitted by Newton steps to its exact optimum (L-BFGS on the unscaled
+    features took about 2,700 iterations a fold: 25 CPU seconds)."""
     from sklearn.datasets import load_breast_cancer
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import cross_val_predict
     from sklearn.naive_bayes import GaussianNB
 
     X, y = load_breast_cancer(return_X_y=True)
-    lr = cross_val_predict(LogisticRegression(max_iter=5000), X, y, cv=5, method="predict_proba")[:, 1]
+    lr = cross_val_predict(LogisticRegression(solver="newton-cholesky"), X, y, cv=5, method="predict_proba")[:, 1]
     nb = cross_val_predict(GaussianNB(), X, y, cv=5, method="predict_proba")[:, 1]
     labels = np.full(len(y), np.nan)
-    v = np.random.default_rng(1).choice(len(y), 30, replace=False)
+    v = np.random.default_rng(61).choice(len(y), 30, replace=False)
     labels[v] = y[v]
     cmp = be.compare({"lr": lr, "nb": nb}, labels, random_seed=0, draws=300)
     ranking = cmp.ranking()
