@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import pytest
+
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "bayeval"
 
 #: The floor of each part of bayeval (the longest matching prefix decides). The core is
@@ -202,27 +204,30 @@ def _private_imports(root=PACKAGE):
 # ------------------------------------------------------------------ bayeval
 
 
-def test_no_import_cycle():
-    edges = imports(PACKAGE)
+@pytest.fixture(scope="module")
+def edges():
+    """The package's imports, read once for the tests below (about 1 CPU s a reading)."""
+    return imports(PACKAGE)
+
+
+def test_no_import_cycle(edges):
     assert len(edges) > 100  # the scanner sees the package
     found = cycles(edges)
     assert not found, "import cycles among bayeval modules:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
-def test_no_upward_import():
-    edges = imports(PACKAGE)
+def test_no_upward_import(edges):
     found = upward(edges, FLOORS)
     assert not found, "imports that go up a floor (see FLOORS):\n" + "\n".join(found)
     assert all(floor_of(name, FLOORS) >= 0 for name in modules(PACKAGE))  # every module has a floor
 
 
-def test_siblings_do_not_import_each_other():
-    found = between_siblings(imports(PACKAGE), SIBLINGS)
+def test_siblings_do_not_import_each_other(edges):
+    found = between_siblings(edges, SIBLINGS)
     assert not found, "imports between sibling packages of one floor:\n" + "\n".join(found)
 
 
-def test_core_imports_nothing_of_bayeval_outside_core():
-    edges = imports(PACKAGE)
+def test_core_imports_nothing_of_bayeval_outside_core(edges):
     out = [f"{a}:{line} -> {b}" for a, b, line, _ in edges
            if a.startswith("bayeval.core") and not b.startswith("bayeval.core")]
     assert not out, "\n".join(out)
