@@ -1100,3 +1100,64 @@ def test_pandas_inputs_of_the_point_estimate_route_are_paired_by_label():
     named = pd.DataFrame([[1, np.nan], [0, 1]], index=["a", "b"], columns=["ann", "bob"])
     named_conf = pd.DataFrame([[np.nan, 2], [1, 0]], index=["a", "b"], columns=["bob", "ann"])
     assert count_votes(named, named_conf).confidence_counts.tolist() == [[0, 0, 1], [1, 1, 0]]
+
+
+def test_from_draws_matches_a_dataarrays_pair_labels_to_the_votes():
+    """A DataArray of theta draws labelled by pair, in another order than the votes' index,
+    is matched by label; labels not among the votes' pairs, or pairs without draws, are an
+    error naming them; without labels (or beside plain-array votes) pairs go by position."""
+    import pandas as pd
+    import xarray as xr
+
+    from bayeval.rankings.model import RankingPosterior
+
+    votes = pd.DataFrame([[1, 1, 1], [0, 0, 0], [1, 0, 1]], index=list("abc"))
+    da = xr.DataArray(np.broadcast_to([0.95, 0.05, 0.6], (1, 50, 3)).copy(),
+                      dims=("chain", "draw", "pair"), coords={"pair": list("abc")})
+    post = RankingPosterior.from_draws(da.isel(pair=[2, 0, 1]), votes)
+    mean = post.theta.mean(("chain", "draw"))
+    assert mean.sel(pair=["a", "b", "c"]).values.tolist() == pytest.approx([0.95, 0.05, 0.6])
+    assert post.pair_labels.tolist() == ["a", "b", "c"]
+    with pytest.raises(ValueError, match=r"1 not among the votes' pairs \(\['z'\]\).*\['c'\]"):
+        RankingPosterior.from_draws(da.assign_coords(pair=["a", "b", "z"]), votes)
+    with pytest.raises(ValueError, match="repeat"):
+        RankingPosterior.from_draws(da.assign_coords(pair=["a", "a", "c"]), votes)
+    by_position = RankingPosterior.from_draws(da.isel(pair=[2, 0, 1]).drop_vars("pair"), votes)
+    assert by_position.theta.mean(("chain", "draw")).values.tolist() == pytest.approx([0.6, 0.95, 0.05])
+    plain = RankingPosterior.from_draws(da.isel(pair=[2, 0, 1]), votes.to_numpy())
+    assert plain.theta.mean(("chain", "draw")).values.tolist() == pytest.approx([0.6, 0.95, 0.05])
+
+
+def test_point_estimate_follows_the_models_use_confidence():
+    """HumanRanking(use_confidence=False).point_estimate gives unanimous pairs their vote
+    share (as its fitted model does), not the confidence MLE; estimate_theta takes the flag."""
+    import pandas as pd
+
+    from bayeval.rankings import HumanRanking
+
+    votes = pd.DataFrame([[1, 1, 1], [0, 0, 0], [1, 0, 1]], index=list("abc"))
+    conf = pd.DataFrame([[2, 2, 1], [2, 2, 2], [np.nan] * 3], index=list("abc"))
+    with_conf = HumanRanking().point_estimate(votes, conf)
+    assert with_conf.theta[0] < 0.95 and with_conf.used_confidence.tolist() == [True, True, False]
+    est = HumanRanking(use_confidence=False).point_estimate(votes, conf)
+    np.testing.assert_allclose(est.theta, [1.0, 0.0, 2 / 3])
+    assert not est.used_confidence.any() and est.n_confidence_unused.tolist() == [3, 3, 0]
+    np.testing.assert_allclose(estimate_theta(votes, conf, use_confidence=False).theta, est.theta)
+    with pytest.raises(TypeError, match="use_confidence"):
+        estimate_theta(votes, conf, use_confidence="no")
+
+
+def test_estimate_theta_refuses_repeated_pair_labels():
+    """A votes DataFrame labelling two rows with one pair label is refused (as HumanRanking
+    refuses it), not turned into a to_frame() with a duplicated index."""
+    import pandas as pd
+
+    from bayeval.rankings import HumanRanking, PairwiseVotes
+
+    votes = pd.DataFrame([[1, 1, 1], [0, 0, 0], [1, 0, 1]], index=list("aac"))
+    with pytest.raises(ValueError, match=r"label each pair once.*\['a'\].*its own label"):
+        estimate_theta(votes)
+    with pytest.raises(ValueError, match=r"label each pair once.*\['a'\]"):
+        HumanRanking().point_estimate(votes)
+    with pytest.raises(ValueError, match=r"label each pair once.*\['a'\]"):
+        HumanRanking()._check_data(PairwiseVotes(votes))

@@ -203,7 +203,13 @@ class HumanRanking(Model):
         >>> float(est.theta[0])
         0.75
         """
-        return estimate_theta(votes, confidence, mapping=self.mapping, undecided=self.undecided)
+        return estimate_theta(
+            votes,
+            confidence,
+            mapping=self.mapping,
+            undecided=self.undecided,
+            use_confidence=self.use_confidence,
+        )
 
     def build(self, data, *args):
         """Build the PyMC model.
@@ -540,6 +546,37 @@ def _confident_q(alpha, m, c, n, rng):
     return out
 
 
+def _draws_in_pair_order(theta, votes, labels):
+    """theta draws (a DataArray) as an array (chain, draw, pair), in the votes' pair order.
+
+    A ``pair`` coordinate is matched by label to a pandas votes' index (any order); without
+    one, or beside plain-array votes (whose pairs have no labels), the pairs go by position.
+    """
+    if "pair" not in theta.dims:
+        raise ValueError(
+            f"theta draws as a DataArray need dims (chain, draw, pair); got {theta.dims}."
+        )
+    if "pair" in theta.coords and isinstance(votes, pd.DataFrame | pd.Series):
+        given, wanted = pd.Index(theta["pair"].values), pd.Index(labels)
+        if given.has_duplicates:
+            raise ValueError(
+                f"theta's 'pair' labels repeat ({given[given.duplicated()].unique()[:5].tolist()}); "
+                "give one column of draws per pair."
+            )
+        unknown = given.difference(wanted, sort=False)
+        missing = wanted.difference(given, sort=False)
+        if len(unknown) or len(missing):
+            raise ValueError(
+                f"theta's 'pair' labels differ from the votes' index: "
+                f"{len(unknown)} not among the votes' pairs ({unknown[:5].tolist()}), "
+                f"{len(missing)} of the votes' pairs without draws ({missing[:5].tolist()}). "
+                "Label the draws with the votes' index (any order: they are matched by label), "
+                "or drop the labels (theta.drop_vars('pair')) to pair them by position."
+            )
+        theta = theta.sel(pair=wanted.to_numpy())
+    return theta.transpose("chain", "draw", "pair").values
+
+
 class RankingPosterior(BasePosterior):
     """Posterior draws of theta and the percentile Q of machine rankings.
 
@@ -611,7 +648,10 @@ class RankingPosterior(BasePosterior):
         Parameters
         ----------
         theta : array-like or xarray.DataArray, shape (chain, draw, pair)
-            Draws of the probability that the first item is picked.
+            Draws of the probability that the first item is picked. A DataArray's ``pair``
+            coordinate is matched by label to a pandas ``votes``' index (any order; labels
+            not among the votes' pairs, or pairs without draws, are an error); without that
+            coordinate, or beside plain-array votes, the pairs go by position.
         votes, confidence : array-like
             The data behind the draws (for the answer counts), as in
             :meth:`HumanRanking.build`.
@@ -637,7 +677,7 @@ class RankingPosterior(BasePosterior):
         model = HumanRanking(mapping=mapping, undecided=undecided, use_confidence=use_confidence)
         counts, unanimous, use_conf, labels = model._data(votes, confidence)
         if isinstance(theta, xr.DataArray):
-            theta = theta.transpose("chain", "draw", "pair").values
+            theta = _draws_in_pair_order(theta, votes, labels)
         th = np.asarray(theta, dtype=float)
         if th.ndim != 3 or th.shape[-1] != labels.size:
             raise ValueError(

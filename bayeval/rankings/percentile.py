@@ -190,7 +190,8 @@ def pair_labels(votes, n_pairs):
             return labels
         raise ValueError(
             "votes' index must label each pair once; found duplicated labels "
-            f"{pd.Index(labels)[pd.Index(labels).duplicated()][:5].tolist()}."
+            f"{pd.Index(labels)[pd.Index(labels).duplicated()][:5].tolist()}. Give each pair "
+            "(row) its own label, or merge the rows of a pair into one."
         )
     return np.arange(n_pairs)
 
@@ -539,7 +540,8 @@ class ThetaEstimate:
     q : ndarray, shape (n_pairs, n_levels)
         Estimated confidence-level probabilities (NaN where not used).
     n_confidence_unused : ndarray of int, shape (n_pairs,)
-        Confidence answers not used (pairs that are not unanimous).
+        Confidence answers not used (pairs that are not unanimous, or every pair with
+        ``use_confidence=False``).
     undecided : str
         How "unable to decide" answers entered theta ("exclude" or "half").
     pair_labels : pandas.Index or None
@@ -631,7 +633,9 @@ def pair_rules(counts: VoteCounts, undecided: str, use_confidence: bool):
     return unanimous, use_conf
 
 
-def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided="exclude"):
+def estimate_theta(
+    votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided="exclude", use_confidence=True
+):
     """Point estimates of theta (probability that the first item is picked).
 
     Non-unanimous pairs (and unanimous pairs without confidence scores) get the
@@ -658,6 +662,9 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
         "exclude": undecided answers are left out of theta (but counted and
         reported). "half": each counts as half a vote for each item (an undecided
         annotator is modelled as a fair coin); such a pair is then not unanimous.
+    use_confidence : bool, default True
+        False: every pair gets its vote fraction, and its confidence scores are counted
+        in ``n_confidence_unused`` (as ``HumanRanking(use_confidence=False)``).
 
     Returns
     -------
@@ -666,8 +673,8 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
     Raises
     ------
     ValueError
-        If a pair has no usable answer (theta undefined), besides the checks of
-        :func:`count_votes`.
+        If a pair has no usable answer (theta undefined), or a votes DataFrame's index
+        labels a pair twice, besides the checks of :func:`count_votes`.
 
     Examples
     --------
@@ -681,7 +688,13 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
     """
     c = V.as_confidence_mapping(mapping)
     undecided = V.check_choice(undecided, "undecided", UNDECIDED_RULES)
+    if not isinstance(use_confidence, bool | np.bool_):
+        raise TypeError(f"use_confidence must be True or False; got {use_confidence!r}.")
     counts = count_votes(votes, confidence, n_levels=c.size)
+    labels = None
+    if isinstance(votes, pd.DataFrame):
+        pair_labels(votes, counts.n_pairs)  # each pair labelled once, or a clear error
+        labels = votes.index
     n1, n0, u = counts.n_first, counts.n_second, counts.n_undecided
     if undecided == "half":
         num, den = n1 + 0.5 * u, n1 + n0 + u
@@ -696,7 +709,7 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
             "whose prior covers them."
         )
     theta = num / den
-    unanimous, use_conf = pair_rules(counts, undecided, True)
+    unanimous, use_conf = pair_rules(counts, undecided, bool(use_confidence))
     q = np.full((theta.size, c.size), np.nan)
     if use_conf.any():
         idx = np.flatnonzero(use_conf)
@@ -714,7 +727,7 @@ def estimate_theta(votes, confidence=None, *, mapping=DEFAULT_MAPPING, undecided
         q=q,
         n_confidence_unused=unused,
         undecided=undecided,
-        pair_labels=votes.index if isinstance(votes, pd.DataFrame) else None,
+        pair_labels=labels,
     )
 
 
