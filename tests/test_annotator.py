@@ -973,6 +973,7 @@ def test_annotations_from_long_by_annotator_and_by_slot():
         ({"items": ["a"]}, ValueError, "not in `items`.*b"),
         ({"items": ["a", "a", "b"]}, ValueError, "duplicate"),
         ({"data": "dup"}, ValueError, "more than once.*pool='slot'"),
+        ({"data": "int and str ids"}, ValueError, r"ids \[1, '1'\] \(int, str\).*one column name '1'.*astype\(str\)"),
         ({"max_labels": 0, "pool": "slot"}, ValueError, "max_labels"),
     ],
 )
@@ -982,11 +983,28 @@ def test_annotations_from_long_errors(kwargs, error, match):
     from bayeval.annotators import annotations_from_long
 
     data = pd.DataFrame({"item": ["a", "b"], "annotator": ["x", "x"], "label": [0, 1]})
-    if kwargs.get("data") == "dup":
-        kwargs["data"] = pd.DataFrame({"item": ["a", "a"], "annotator": ["x", "x"], "label": [0, 1]})
+    named = {
+        "dup": {"item": ["a", "a"], "annotator": ["x", "x"], "label": [0, 1]},
+        # would be two columns both named "1"
+        "int and str ids": {"item": ["a", "a", "b"], "annotator": [1, "1", 1], "label": [0, 1, 1]},
+    }
+    if isinstance(kwargs.get("data"), str) and kwargs["data"] in named:
+        kwargs["data"] = pd.DataFrame(named[kwargs["data"]])
     kwargs.setdefault("data", data)
     with pytest.raises(error, match=match):
         annotations_from_long(**kwargs)
+
+
+def test_annotation_columns_named_alike_are_refused():
+    """Two annotator columns with one name (as text: 1 and "1") would give the fit duplicate
+    annotator coordinates and colliding summary rows: refused, naming the clash."""
+    import pandas as pd
+
+    ann = pd.DataFrame([[1, 0], [1, 1], [0, np.nan]], columns=[1, "1"])
+    with pytest.raises(ValueError, match="column name.*used twice.*'1'.*Rename"):
+        AnnotatorError().build(AnnotationData([1, 1, 0], ann))
+    model = AnnotatorError().build(AnnotationData([1, 1, 0], ann.set_axis(["1", "2"], axis=1)))
+    assert list(model.coords["annotator"]) == ["1", "2"]
 
 
 def test_check_reports_disagreeing_chains_and_divergences():

@@ -155,6 +155,13 @@ def observe(predictions, annotations, gold, n_classes: int, *, all_patterns: boo
         )
     if names is None:
         names = np.asarray([str(j) for j in range(ann.shape[1])])
+    repeated = pd.Index(names)[pd.Index(names).duplicated()].unique()
+    if len(repeated):
+        raise ValueError(
+            f"`annotations` has {len(repeated)} column name(s) used twice (as text), e.g. "
+            f"{repeated[0]!r}: each annotator needs its own column name. Rename the columns, "
+            "or merge the columns of one annotator into one."
+        )
     if gold is None:
         g = np.full(n, np.nan)
     else:

@@ -97,6 +97,7 @@ def annotations_from_long(
                 f"{first[item]!r} by annotator {first[annotator]!r}; keep one label per pair, or "
                 "use pool='slot'."
             )
+        _check_annotator_names(df[annotator], annotator)
         wide = df.pivot(index=item, columns=annotator, values=label)
         wide.columns = [str(c) for c in wide.columns]
     else:
@@ -121,6 +122,22 @@ def annotations_from_long(
         wide = wide.sort_index()
     wide.index.name = item
     return wide.astype(np.float64)
+
+
+def _check_annotator_names(ids, column: str) -> None:
+    """Distinct annotator ids must stay distinct as column names (their text)."""
+    distinct = pd.Series(pd.unique(ids))
+    text = distinct.map(str)
+    clash = text[text.duplicated(keep=False)]
+    if len(clash):
+        same = distinct[text == clash.iloc[0]].tolist()
+        raise ValueError(
+            f"annotator ids {same} ({', '.join(type(v).__name__ for v in same)}) are different "
+            f"ids with one column name {clash.iloc[0]!r}, so their columns could not be told "
+            f"apart ({clash.nunique()} such name(s)). Give `data[{column!r}]` one type: "
+            f"`data[{column!r}].astype(str)` if they are one annotator, or rename one of them "
+            "if they are different annotators."
+        )
 
 
 class AnnotationData:
