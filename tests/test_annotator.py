@@ -358,6 +358,13 @@ def test_plot_error_names_the_measured_argument():
     assert "model_accuracy" not in str(err.value)
     with pytest.raises(ValueError, match="`measured` must be one accuracy"):
         plot_true_accuracy(draws, measured=[0.8, 0.9], annotator_accuracy=0.96)
+    # several annotator accuracies: numpy's "truth value of an array is ambiguous" before
+    with pytest.raises(ValueError, match=r"`annotator_accuracy` must be one accuracy .*2 values \[0.9, 0.95\]"):
+        plot_true_accuracy(draws, measured=0.88, annotator_accuracy=[0.9, 0.95])
+    plt.close("all")
+    ax = plot_true_accuracy(draws, measured=0.88, annotator_accuracy=[0.9])  # one value in a list is one
+    assert f"independent {true_accuracy_bounds(0.88, 0.9).independent:.3g}" in [
+        t.get_text() for t in ax.get_legend().get_texts()]
     plt.close("all")
 
 
@@ -421,7 +428,8 @@ def test_plot_of_a_fit_with_gold_items_shows_the_reported_interval():
     lo, hi = ax.get_xlim()
     assert lo < g.lower and hi > g.upper  # the whole reported interval is in view
     plt.close(ax.figure)
-    # without gold items: no bars
+    # a posterior without the fit's annotations (no identified set): summary reports the
+    # posterior's interval, so no bars (a fit without gold items: test_annotator_identified.py)
     ax = plot_true_accuracy(spec._wrap(_observe(pred, ann, None, 2), good, pred.astype(float), 1),
                             measured=0.8, annotator_accuracy=0.9)
     assert not [c for c in ax.collections if c.get_label().startswith(("posterior ", "reported"))]

@@ -162,6 +162,33 @@ def test_metric_table_reports_the_identified_interval_without_gold(monkeypatch):
     assert post.reported_interval("accuracy", {"zero_division": 0.0}, 0.9) is None  # another metric call
 
 
+def test_plot_without_gold_draws_the_interval_summary_reports(monkeypatch):
+    """Without gold items the figure drew the posterior alone, while summary(["accuracy"]) and the
+    report give the posterior's interval joined with the identified set: it draws both now."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayeval.annotators.bounds import plot_true_accuracy
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    monkeypatch.setattr(AnnotatorPosterior, "_accuracy_diagnosis", lambda self: "prior-dominated")
+    ax = plot_true_accuracy(post, measured=float((pred == ref).mean()), annotator_accuracy=0.85)
+    bars = {c.get_label(): c.get_segments()[0][:, 0] for c in ax.collections
+            if c.get_label().startswith(("posterior ", "reported"))}
+    (rep,) = [v for k, v in bars.items() if k.startswith("reported 90% (with the identified set)")]
+    (pst,) = [v for k, v in bars.items() if k.startswith("posterior 90%")]
+    row = post.summary(["accuracy"]).loc["accuracy"]
+    np.testing.assert_allclose(rep, [row.iloc[2], row.iloc[3]])
+    np.testing.assert_allclose(pst, hdi(post.metric("accuracy").values.ravel(), 0.9))
+    assert rep[0] < pst[0] - 0.05  # the reported interval is the wider one here
+    lo, hi = ax.get_xlim()
+    assert lo < rep[0] and hi > rep[1]  # all of it in view
+    plt.close(ax.figure)
+
+
 def test_identified_accuracy_needs_the_fits_data():
     idata = az.from_dict(posterior={"x": np.zeros((1, 10))})
     post = AnnotatorPosterior(EvalData([1.0, 0.0], predictions=[1, 0]), idata, lambda p: [0.9, 0.1])

@@ -462,6 +462,25 @@ def _histogram_bins(values: np.ndarray, n_bins: int):
     return lo - d / 2 + per_bin * d * np.arange(n_edges)
 
 
+def _reported_reading(post):
+    """``(prob, posterior interval, reported interval, how)`` for a fit of AnnotatorError whose
+    ``summary`` reports another interval of the true accuracy than the posterior's; else None."""
+    check = getattr(post, "gold_check", None)
+    if check and check.get("n_gold", 0) >= 1:  # with gold items: the guarded interval
+        g = post.guarded_accuracy()
+        return g.prob, (g.posterior_lower, g.posterior_upper), (g.lower, g.upper), "guarded"
+    identified = getattr(post, "identified_accuracy", None)
+    if check is not None or not callable(identified):
+        return None
+    try:  # without gold items: the posterior's interval joined with the identified set
+        r = identified(diagnosis="")  # the diagnosis is not needed for the interval
+    except ValueError:  # a posterior without the fit's annotations has no identified set
+        return None
+    if not r.reported:
+        return None
+    return r.prob, (r.posterior_lower, r.posterior_upper), (r.lower, r.upper), "with the identified set"
+
+
 def plot_true_accuracy(
     posterior_or_draws,
     *,
@@ -476,11 +495,13 @@ def plot_true_accuracy(
     of the true-accuracy draws, the band between the bounds of
     :func:`true_accuracy_bounds` (shaded), the measured accuracy (dashed) and the
     value under independent errors (dotted). For a fit of
-    :class:`~bayeval.annotators.model.AnnotatorError` with gold items it also draws,
-    as two bars under the density, the posterior's 90% interval and the interval its
-    ``summary`` reports (the guarded one of
-    :meth:`~bayeval.annotators.posterior.AnnotatorPosterior.guarded_accuracy`, never
-    narrower than the gold items' own).
+    :class:`~bayeval.annotators.model.AnnotatorError` it also draws, as two bars under
+    the density, the posterior's 90% interval and the interval its ``summary`` (and
+    ``summary(["accuracy"])``, and the report) reports: with gold items the guarded one of
+    :meth:`~bayeval.annotators.posterior.AnnotatorPosterior.guarded_accuracy` (never
+    narrower than the gold items' own); without them the posterior's interval joined
+    with the identified set of
+    :meth:`~bayeval.annotators.posterior.AnnotatorPosterior.identified_accuracy`.
 
     Parameters
     ----------
@@ -490,7 +511,8 @@ def plot_true_accuracy(
     measured : float
         Measured accuracy (agreement with the annotator labels).
     annotator_accuracy : float
-        Accuracy of the annotator labels used for the bounds.
+        Accuracy of the annotator labels used for the bounds: one number (for several
+        annotators, the accuracy of the labels ``measured`` was taken against).
     n_classes : int, optional
         Number of classes for the independence value; by default the posterior's
         ``n_classes`` when it has one, else 2.
@@ -518,16 +540,21 @@ def plot_true_accuracy(
     measured_arr = _as_accuracy(measured, "measured")  # checked here, so its error names `measured`
     if measured_arr.size != 1:
         raise ValueError(f"`measured` must be one accuracy in [0, 1], got {measured_arr.size} values.")
-    bounds = true_accuracy_bounds(measured, annotator_accuracy, n_classes=n_classes)
+    annotator_arr = _as_accuracy(annotator_accuracy, "annotator_accuracy")
+    if annotator_arr.size != 1:
+        raise ValueError(
+            f"`annotator_accuracy` must be one accuracy (a number in [0, 1]), got {annotator_arr.size} "
+            f"values {np.round(annotator_arr.ravel()[:5], 4).tolist()}: the figure draws one set of bounds. "
+            "Pass the accuracy of the labels `measured` was taken against, or draw one figure per value "
+            "(true_accuracy_bounds takes several at once)."
+        )
+    bounds = true_accuracy_bounds(measured, annotator_arr.ravel()[0], n_classes=n_classes)
     measured = float(measured_arr.ravel()[0])
-    guarded = None
-    check = getattr(posterior_or_draws, "gold_check", None)
-    if check and check.get("n_gold", 0) >= 1:  # an AnnotatorError fit with gold items
-        guarded = posterior_or_draws.guarded_accuracy()
+    reading = _reported_reading(posterior_or_draws)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
-    lo = min(values.min(), bounds.lower, measured, guarded.lower if guarded else 1.0)
-    hi = max(values.max(), bounds.upper, measured, guarded.upper if guarded else 0.0)
+    lo = min(values.min(), bounds.lower, measured, reading[2][0] if reading else 1.0)
+    hi = max(values.max(), bounds.upper, measured, reading[2][1] if reading else 0.0)
     pad = 0.05 * (hi - lo) + 1e-3
     ax.axvspan(bounds.lower, bounds.upper, color="0.9", zorder=0, label="bounds")
     n_distinct = np.unique(values).size
@@ -544,16 +571,15 @@ def plot_true_accuracy(
     ax.axvline(measured, color="k", ls="--", label=f"measured {measured:.3g}")
     if np.isfinite(bounds.independent):
         ax.axvline(bounds.independent, color="C1", ls=":", lw=2, label=f"independent {bounds.independent:.3g}")
-    if guarded is not None:
+    if reading is not None:
+        prob, (p_lo, p_hi), (r_lo, r_hi), how = reading
         top = ax.get_ylim()[1]  # the two intervals go under the density, where nothing else is
         ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= top])  # a density: no ticks below 0
         ax.set_ylim(-0.22 * top, top)
         ax.axhline(0, color="0.6", lw=0.8)
-        pct = f"{100 * guarded.prob:.0f}%"
-        ax.hlines(-0.07 * top, guarded.posterior_lower, guarded.posterior_upper, color="C0", lw=3,
-                  label=f"posterior {pct} {guarded.posterior_lower:.3f}-{guarded.posterior_upper:.3f}")
-        ax.hlines(-0.15 * top, guarded.lower, guarded.upper, color="C2", lw=5,
-                  label=f"reported {pct} (guarded) {guarded.lower:.3f}-{guarded.upper:.3f}")
+        pct = f"{100 * prob:.0f}%"
+        ax.hlines(-0.07 * top, p_lo, p_hi, color="C0", lw=3, label=f"posterior {pct} {p_lo:.3f}-{p_hi:.3f}")
+        ax.hlines(-0.15 * top, r_lo, r_hi, color="C2", lw=5, label=f"reported {pct} ({how}) {r_lo:.3f}-{r_hi:.3f}")
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_xlabel("true accuracy")
     ax.set_ylabel("density")
