@@ -53,6 +53,14 @@ for _ax in _axes:
         f"the figure shows {_labels} and bounds {_x.min():.3f}-{_x.max():.3f}; the annotators' accuracy "
         f"printed above ({a_gt:.3f}) gives independent {_b.independent:.3g} and bounds {_b.lower:.3f}-"
         f"{_b.upper:.3f}: pass annotator_accuracy=a_gt to plot_true_accuracy")
+# each panel draws the interval that summary(["accuracy"]) reports (without gold items: joined
+# with the identified set; with them: guarded), which the prose quotes as the reported one
+for _ax, _p in zip(_axes, (post_none, post_gold), strict=True):
+    _row = _p.summary(["accuracy"]).loc["accuracy"]
+    _bars = [c.get_segments()[0][:, 0] for c in _ax.collections if c.get_label().startswith("reported")]
+    assert len(_bars) == 1 and abs(_bars[0][0] - _row["hdi_5%"]) < 1e-9 and abs(_bars[0][1] - _row["hdi_95%"]) < 1e-9, (
+        f"{_ax.get_title()}: the figure's reported bars {_bars}; summary(['accuracy']) reports "
+        f"{_row['hdi_5%']:.3f}-{_row['hdi_95%']:.3f}")
 """,
 }
 #: notebooks whose prose quotes only numbers (three decimals: 0.875) that a cell prints or a
