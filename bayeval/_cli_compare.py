@@ -61,6 +61,25 @@ def comparison_labels(joined):
     return data
 
 
+def card_transforms(joined) -> dict:
+    """Each card's ``[model] transform`` as ``{name: transform}``: how :func:`bayeval.compare`
+    reads that card's scores (a card that declares none: ``"auto"``).
+
+    A transform the joint models do not take (a score mixture's ``"identity"``, say) is read
+    as ``"auto"``, and stderr says so."""
+    from .compare.comparison import TRANSFORMS
+
+    out = {}
+    for name, card in zip(joined.names, joined.cards, strict=True):
+        given = card.model_options.get("transform", "auto")
+        out[name] = given if given in TRANSFORMS else "auto"
+        if given not in TRANSFORMS:
+            print(f"note: {name}'s card declares transform = {given!r} (its {card.model_name} model's map), which "
+                  f"the comparison's joint models do not take: its scores are read with 'auto' (the logit of "
+                  f"scores in [0, 1], other scores standardized).", file=sys.stderr)
+    return out
+
+
 def refuse_unvetted(args, data, *, cards=None) -> None:
     """A CLIError saying how to vet when no item of ``data`` (the comparison's labels) is vetted.
 

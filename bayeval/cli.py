@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from ._cli_checks import check_model_columns, complete_label_cells
-from ._cli_compare import comparison_labels, refuse_unvetted
+from ._cli_compare import card_transforms, comparison_labels, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_store import (
     CLIError,
@@ -208,6 +208,8 @@ def _check_args(args) -> None:
             raise CLIError(f"--k must be a whole number >= 1 (the number of top-ranked items), got {k}.")
     if hasattr(args, "hdi_prob"):
         _fraction(args.hdi_prob, "--hdi-prob", open_interval=True)
+    if getattr(args, "width", None) is not None and not args.width > 0:  # before a comparison's fit, not after
+        raise CLIError(f"--width must be a positive half-width of the gap (e.g. 0.01), got {args.width:g}.")
     for flag in ("min_precision", "min_recall"):
         if hasattr(args, flag):
             _fraction(getattr(args, flag), "--" + flag.replace("_", "-"), open_interval=False)
@@ -772,7 +774,7 @@ def _compare_inputs(args):
         if len(joined.names) == 2:  # the labels vetted for this comparison (bayeval vet CARD_A CARD_B)
             data = comparison_labels(joined)
         refuse_unvetted(args, data, cards=joined)
-        return joined.scores, data
+        return joined.scores, data, card_transforms(joined)
     if len(args.inputs) != 1:
         raise CLIError(f"with --score, give one scores file (one column per classifier); got {len(args.inputs)} "
                        f"inputs ({' '.join(args.inputs)}). To compare model cards leave --score out.")
@@ -808,15 +810,15 @@ def _compare_inputs(args):
     if args.store:
         labels = with_store(args, labels, scores=path, score=names[0], label=args.label)
     refuse_unvetted(args, labels)
-    return scores, labels
+    return scores, labels, "auto"
 
 
 def _cmd_compare(args) -> int:
     from .compare.comparison import compare
 
-    scores, labels = _compare_inputs(args)
+    scores, labels, transform = _compare_inputs(args)  # transform: each card's [model] transform
     with warnings_as_lines():  # said as warning: lines, as fit says them
-        cmp = compare(scores, labels, draws=args.draws, chains=args.chains, random_seed=args.random_seed,
+        cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains, random_seed=args.random_seed,
                       progressbar=not args.no_progress, warn=False)
         say_diagnostics(cmp.posterior, cmp.data)
         opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
@@ -1118,8 +1120,6 @@ def _cmd_vet(args) -> int:
     if len(cards) == 2 and args.tune is not None:
         raise CLIError("--tune applies to one card's refits; a comparison refits with bayeval.compare, which "
                        "takes --draws only. Leave --tune out.")
-    if args.width is not None and not args.width > 0:
-        raise CLIError(f"--width must be a positive half-width of the gap (e.g. 0.01), got {args.width:g}.")
     try:
         with warnings_as_lines():  # e.g. taking over the store from a server that was killed
             vet = _open_vet_or_compare(args, cards, store, record)

@@ -279,3 +279,34 @@ def test_compare_cli_finds_the_comparison_store_in_either_order_and_under_its_ol
         st.add([ids[10]], [1 - truth[ids[10]]], annotator="bo")
     out, err = run((b, a), code=2)
     assert f"two label stores {canonical} and {older}" in err and f"1 item(s) differently: {ids[10]!r}" in err
+
+
+def test_compare_cli_reads_each_card_by_its_declared_transform(tmp_path, capsys, monkeypatch):
+    """`[model] transform = "logodds"` was ignored: the card's log-odds were read as "auto" (standardized)."""
+    from bayeval._cli_compare import card_transforms
+    from bayeval.compare import comparison
+
+    bundled = join_cards([ROOT / "digits_vet", ROOT / "digits_vet_nb"])
+    assert card_transforms(bundled) == {"digits_vet": "auto", "digits_vet_nb": "logodds"}
+    a, b, truth = pair(tmp_path, n=60)
+    toml = b / "card.toml"
+    toml.write_text(toml.read_text().replace('name = "calibration"', 'name = "calibration"\ntransform = "logodds"'))
+    fa = pd.read_csv(a / "scores.csv")
+    fa.loc[:19, "label"] = [truth[i] for i in fa.id[:20]]
+    fa.to_csv(a / "scores.csv", index=False)
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("transform"))
+        raise RuntimeError("stop after the inputs")
+
+    monkeypatch.setattr(comparison, "compare", spy)
+    with pytest.raises(RuntimeError, match="stop after the inputs"):
+        main(["compare", str(a), str(b), "--draws", "50", "--no-progress"])
+    assert seen == [{"good": "auto", "weak": "logodds"}]
+    toml.write_text(toml.read_text().replace('name = "calibration"', 'name = "score_mixture"').replace(
+        'transform = "logodds"', 'transform = "identity"'))  # a score mixture's map: not a joint transform
+    with pytest.raises(RuntimeError, match="stop after the inputs"):
+        main(["compare", str(a), str(b), "--draws", "50", "--no-progress"])
+    assert seen[-1] == {"good": "auto", "weak": "auto"}
+    assert "note: weak's card declares transform = 'identity'" in capsys.readouterr().err

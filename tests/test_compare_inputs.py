@@ -18,7 +18,8 @@ import pytest
 from _figures import assert_axis_labels_inside
 
 import bayeval as be
-from bayeval.compare import ComparisonModel
+from bayeval.compare import Comparison, ComparisonModel
+from bayeval.models.joint import JointCalibration, joint_data
 
 FIT = dict(random_seed=0, draws=100, model="logistic")
 
@@ -230,3 +231,155 @@ def test_plot_keeps_long_names_inside_the_figure():
         assert [t.get_text() for t in ax0.get_legend().get_texts()] == [n for n in cmp.ranking().index[1:]]
     finally:
         plt.close(fig)
+
+
+# ------------------------------------------------------ QA sweep of session 33 (fix C)
+
+
+def test_pandas_inputs_name_the_items_and_select_returns_their_ids(pool):
+    """The joint data dropped the index: select() returned row positions (120, 161, ...) as the "item ids"
+    of Series indexed 1000 .. 1299, so a person's labels went to other items."""
+    a, b, lab, _ = pool
+    ids = np.arange(1000, 1000 + a.size)
+    p = np.random.default_rng(4).permutation(a.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        named = be.compare({"a": pd.Series(a[p], index=ids[p]), "b": pd.Series(b, index=ids)},
+                           pd.Series(lab, index=ids), **FIT)
+        plain = be.compare({"a": a[p], "b": b[p]}, lab[p], **FIT)  # the same items by position
+        sel, pos = named.select(5), plain.select(5)
+    np.testing.assert_array_equal(named.data.item_ids, ids[p])  # the first classifier's order
+    np.testing.assert_array_equal(plain.data.item_ids, np.arange(a.size))
+    np.testing.assert_array_equal(sel, ids[p][pos])  # the same items, named by their ids
+    # docs/compare.md's loop: `labels[ids] = ask_a_person(ids)`, with a labels Series and with an array
+    labels = pd.Series(lab, index=ids)
+    assert labels[sel].isna().all()
+    labels[sel] = 1.0
+    assert labels.notna().sum() == np.isfinite(lab).sum() + 5 and (labels.loc[sel] == 1.0).all()
+    arr = lab[p].copy()
+    assert np.isnan(arr[pos]).all()
+    arr[pos] = 1.0
+    assert np.isfinite(arr).sum() == np.isfinite(lab).sum() + 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        frame = be.compare(pd.DataFrame({"a": a[p], "b": b[p]}, index=ids[p]), pd.Series(lab, index=ids), **FIT)
+    np.testing.assert_array_equal(frame.data.item_ids, ids[p])
+    np.testing.assert_array_equal(frame.difference("a", "b").values, named.difference("a", "b").values)
+    with pytest.raises(ValueError, match=r"`scores\['a'\]`'s index repeats ids \(e.g. 1000\)"):
+        be.compare({"a": pd.Series(a, index=np.r_[1000, ids[:-1]]), "b": b}, lab, **FIT)
+
+
+def test_select_with_one_classifier_given_pairs_it_with_the_best_ranked_other(pool):
+    """select(n, "c") ignored "c" and chose for the two classifiers ranked first."""
+    a, b, lab, _ = pool
+    c = b + np.random.default_rng(5).normal(0, 1, a.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        cmp = be.compare({"a": a, "b": b, "c": c}, lab, **FIT)
+        first, second, last = cmp.ranking().index
+        top = cmp.select(5)
+        np.testing.assert_array_equal(top, cmp.select(5, first, second))
+        paired = cmp.select(5, last)
+        assert not np.array_equal(paired, top)
+        np.testing.assert_array_equal(paired, cmp.select(5, last, first))
+        np.testing.assert_array_equal(cmp.select(5, b=last), cmp.select(5, first, last))
+        np.testing.assert_array_equal(cmp.select(5, first), top)  # the best-ranked: paired with the second
+    with pytest.raises(ValueError, match=f"two different classifiers; got '{last}' twice"):
+        cmp.select(5, last, last)
+    with pytest.raises(ValueError, match="Unknown classifier 'd'"):
+        cmp.select(5, "d")
+
+
+def test_an_option_given_as_one_value_is_one_value_per_draw(pool):
+    """recall=0.5 left a dim of size 1: every table said "choose one value of recall"."""
+    *_, cmp = pool
+    kw = dict(metric="precision_at_recall", recall=0.5)
+    m = cmp.metric(**kw)
+    assert m.dims == ("chain", "draw", "model") and float(m.recall) == 0.5
+    summary = cmp.difference_summary("a", "b", **kw)
+    gap = cmp.difference("a", "b", **kw).values.ravel()
+    assert summary["mean"] == pytest.approx(gap[np.isfinite(gap)].mean(), rel=1e-12)
+    assert isinstance(cmp.prob_better("a", "b", **kw), float)
+    assert cmp.ranking(**kw).index.tolist() == ["a", "b"]
+    assert cmp.summary(**kw)[["better", "worse"]].values.tolist() == [["a", "b"]]
+    assert cmp.decided("a", "b", **kw) in ("a", "b", None)
+    assert cmp.prob_best(**kw).sum() == pytest.approx(1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert len(cmp.select(3, "a", "b", **kw)) == 3
+    assert cmp.metric("precision_at_recall", recall=[0.5]).dims == ("chain", "draw", "model", "recall")
+    with pytest.raises(ValueError, match="extra dims \\['recall'\\]: choose one value of recall"):
+        cmp.difference_summary("a", "b", "precision_at_recall", recall=[0.5, 0.8])
+
+
+def test_compare_reads_each_classifier_by_its_transform(pool, tmp_path):
+    """A log-odds column was always read as "auto" (standardized): compare had no way to say otherwise."""
+    from bayeval.compare.comparison import ColumnTransforms
+
+    a, b, lab, _ = pool
+    prob, logodds = 1 / (1 + np.exp(-a)), 3 * b
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mixed = be.compare({"p": prob, "nb": logodds}, lab, transform={"nb": "logodds"}, **FIT)
+        auto = be.compare({"p": prob, "nb": logodds}, lab, **FIT)
+        both = be.compare({"p": logodds, "nb": logodds}, lab, transform="logodds", **FIT)
+    # fitted with the columns sorted by name: nb, p
+    assert [i["scale"] for i in mixed.posterior.infos] == ["logodds", "logit"]
+    assert [i["scale"] for i in auto.posterior.infos] == ["standardize", "logit"]
+    assert isinstance(mixed.posterior.joint, ColumnTransforms)
+    assert mixed.difference_summary("p", "nb")["mean"] != auto.difference_summary("p", "nb")["mean"]
+    assert type(both.posterior.joint) is JointCalibration and both.posterior.joint.transform == "logodds"
+    path = tmp_path / "mixed.nc"
+    be.save(mixed.posterior, path)
+    again = be.load(path)
+    assert again.model_spec.transforms == {"p": "auto", "nb": "logodds"}
+    np.testing.assert_array_equal(Comparison(again).difference("p", "nb").values,
+                                  mixed.difference("p", "nb").values)
+    for transform, match in (({"zz": "logodds"}, r"not compared: \['zz'\]"), ("logx", "`transform` must be one"),
+                             ({"nb": "x"}, r"`transform\['nb'\]` must be one")):
+        with pytest.raises(ValueError, match=match):
+            be.compare({"p": prob, "nb": logodds}, lab, transform=transform, **FIT)
+
+
+@pytest.mark.parametrize("scores, match", [
+    (lambda a, b: {"prob": 1 / (1 + np.exp(-a)), "hard": (b > 0.5) * 1.0},
+     r"scores of 'hard' are all exactly 0 or 1 \(\d+ ones, \d+ zeros\): hard decisions.*vetted_only"),
+    (lambda a, b: {"prob": 1 / (1 + np.exp(-a)), "zero": np.zeros(a.size)},
+     r"scores of 'zero' are all exactly 0 or 1 \(0 ones, 300 zeros\): one value throughout"),
+    (lambda a, b: pd.DataFrame({"id": [f"i{j}" for j in range(a.size)], "a": a, "b": b}),
+     r"column 'id' holds str values \(e.g. 'i0'\).*df.set_index\('id'\)"),
+    (lambda a, b: pd.DataFrame(np.c_[a, b], columns=["a", "a"]), r"the name\(s\) \['a'\] occur more than once"),
+    (lambda a, b: {"a": np.c_[a, a], "b": b}, r"scores of 'a' have the shape \(300, 2\): one 1-D array"),
+    (lambda a, b: {"a": a, "b": ["x"] * a.size}, r"scores of 'b' must be numbers, one per item"),
+])
+def test_errors_at_the_boundary_name_the_classifier_and_the_fix(pool, scores, match):
+    """A 0/1 column said "transform='logit' needs ..." (a transform never set, a one-classifier fix), a text
+    column "could not convert string to float", a repeated column name "needs at least two classifiers",
+    2-D scores that the lengths differ."""
+    a, b, lab, _ = pool
+    with pytest.raises(ValueError, match=match):
+        be.compare(scores(a, b), lab, **FIT)
+
+
+def test_the_joint_model_names_the_classifier_whose_scores_it_cannot_read(pool):
+    a, *_ = pool
+    d = joint_data({"prob": 1 / (1 + np.exp(-a)), "hard": (a > 0) * 1.0})
+    with pytest.raises(ValueError, match=r"Classifier 'hard' \(score column 1\): transform='logit' needs"):
+        JointCalibration().features(d)
+
+
+def test_cli_compare_checks_width_before_the_fit(tmp_path, capsys, monkeypatch):
+    """--width -1 failed only after the whole fit, with "`width` must lie in (0, inf)"."""
+    from bayeval.cli import main
+    from bayeval.compare import comparison
+
+    a, b, lab, _ = _pool()
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"A": a, "B": b, "y": lab}).to_csv(path, index=False)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before --width was checked")
+
+    monkeypatch.setattr(comparison, "compare", no_fit)
+    assert main(["compare", str(path), "--score", "A", "B", "--label", "y", "--width", "-1"]) == 2
+    assert "--width must be a positive half-width of the gap (e.g. 0.01), got -1" in capsys.readouterr().err

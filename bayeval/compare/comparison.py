@@ -14,6 +14,7 @@ The method, its validation and a worked example: ``docs/compare.md``.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import warnings
 
@@ -29,7 +30,7 @@ from ..core.summary import hdi
 from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
 from ..models.stacking import fit as stack_fit
 
-__all__ = ["compare", "Comparison", "ComparisonModel", "MODELS"]
+__all__ = ["compare", "Comparison", "ComparisonModel", "ColumnTransforms", "MODELS", "TRANSFORMS"]
 
 #: what ``compare(model=...)`` takes besides a model object
 MODELS = ("default", *JOINT_CURVES)
@@ -62,9 +63,33 @@ WEIGHT_SD = 0.25
 WEIGHT_SD_MANY = 1.0
 
 
+def _frame_columns(frame: pd.DataFrame) -> dict:
+    """A DataFrame's columns as ``{name: scores}``, refusing a repeated name and a column of text."""
+    names = [str(c) for c in frame.columns]
+    twice = list(dict.fromkeys(n for n in names if names.count(n) > 1))
+    if twice:
+        raise ValueError(
+            f"`scores` (a DataFrame) has {len(names)} columns but the name(s) {twice} occur more than once: each "
+            "column is one classifier, named by its column. Rename the columns so that each name is unique "
+            "(e.g. df.columns = ['prod', 'new'])."
+        )
+    for c in frame.columns:
+        col = frame[c]
+        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+            shown = col.dropna().iloc[0] if col.notna().any() else None
+            raise ValueError(
+                f"`scores` (a DataFrame): column {str(c)!r} holds {type(shown).__name__} values (e.g. {shown!r}), "
+                "not scores; every column is read as one classifier's scores. If it names the items, make it "
+                f"the index (df.set_index({str(c)!r})): pandas inputs are paired by their index, and "
+                f"Comparison.select returns those ids. Otherwise drop it (df.drop(columns={str(c)!r}))."
+            )
+    return {n: frame[c].to_numpy(dtype=np.float64, na_value=np.nan) for n, c in zip(names, frame.columns,
+                                                                                   strict=True)}
+
+
 def _score_columns(scores) -> dict:
     if isinstance(scores, pd.DataFrame):
-        scores = {str(c): scores[c].to_numpy() for c in scores.columns}
+        scores = _frame_columns(scores)
     if not isinstance(scores, dict):
         raise TypeError(
             f"`scores` must be a dict {{name: scores}} (or a DataFrame with one column per classifier), got "
@@ -80,8 +105,21 @@ def _score_columns(scores) -> dict:
         raise ValueError(f"The classifiers' names must differ as text; got {list(scores)}.")
     out = {}
     for name, s in zip(names, scores.values(), strict=True):
-        arr = np.asarray(s, dtype=np.float64) if not isinstance(s, str) else s
-        if isinstance(arr, np.ndarray) and arr.ndim == 1 and np.isnan(arr).any():
+        try:
+            if isinstance(s, str | bytes):
+                raise ValueError(f"could not read the text {s!r} as scores")
+            arr = np.asarray(s, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"The scores of {name!r} must be numbers, one per item ({exc}). Give each "
+                             "classifier's scores as an array or Series of numbers.") from exc
+        if arr.ndim != 1:
+            raise ValueError(
+                f"The scores of {name!r} have the shape {arr.shape}: one 1-D array of scores per classifier is "
+                "expected (one number per item). For a classifier that gives several columns, pass each as a "
+                f"classifier of its own ({{'{name}_0': s[:, 0], '{name}_1': s[:, 1]}}); a column (n, 1): pass "
+                "s.ravel()."
+            )
+        if np.isnan(arr).any():
             bad = np.flatnonzero(np.isnan(arr))
             raise ValueError(
                 f"The scores of {name!r} hold NaN at {bad.size} item(s) (first at position {bad[0]}): every "
@@ -109,7 +147,27 @@ def _aligned(cols: dict, labels, scores) -> tuple[dict, object]:
     return cols, labels if isinstance(labels, EvalData) else given[-1]
 
 
-def _joint(scores: dict, labels) -> EvalData:
+def _index_ids(scores, cols: dict, labels):
+    """The item ids the pandas inputs name (after :func:`_aligned`): the index of the first
+    one (a DataFrame's, a classifier's Series, else the labels Series), or None where no
+    input is a pandas object (the items are then named by their positions)."""
+    frame = isinstance(scores, pd.DataFrame)
+    named = [("scores", scores)] if frame else [(f"scores[{k!r}]", v) for k, v in cols.items()]
+    for name, v in [*named, ("labels", labels)]:
+        if isinstance(v, pd.Series | pd.DataFrame):
+            if v.index.has_duplicates:
+                dup = v.index[v.index.duplicated()][0]
+                dup = dup.item() if isinstance(dup, np.generic) else dup
+                raise ValueError(
+                    f"`{name}`'s index repeats ids (e.g. {dup!r}): a pandas input's index names the items "
+                    "(Comparison.select returns those ids), so each must occur once. Make the index unique, "
+                    "or pass `.to_numpy()` for every input to name the items by their positions."
+                )
+            return v.index.to_numpy()
+    return None
+
+
+def _joint(scores: dict, labels, item_ids=None) -> EvalData:
     lengths = {name: np.size(s) for name, s in scores.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(
@@ -127,11 +185,11 @@ def _joint(scores: dict, labels) -> EvalData:
     if labels is not None and np.size(labels) != n:
         raise ValueError(f"`labels` has {np.size(labels)} entries, the scores have {n} items: give one label "
                          "(1, 0 or NaN for not vetted) per item, in the scores' order.")
-    return joint_data(scores, labels)
+    return joint_data(scores, labels, item_ids=item_ids)
 
 
-def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: int = 2, random_seed=None,
-            progressbar: bool = False, warn: bool = True, client=None) -> Comparison:
+def compare(scores, labels=None, *, model="default", transform="auto", draws: int = 1000, chains: int = 2,
+            random_seed=None, progressbar: bool = False, warn: bool = True, client=None) -> Comparison:
     """Compare classifiers that scored the same items, on the same draws of the items' labels.
 
     Parameters
@@ -143,7 +201,9 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
         by their index, as in :class:`~bayeval.EvalData`: the same ids in another order
         are put in the order of the first classifier given; other or repeated ids, or an
         order that cannot be told (a plain array beside them), are an error. Plain arrays
-        are paired by position.
+        are paired by position. The index of the first pandas input names the items
+        (``Comparison.data.item_ids``, what :meth:`Comparison.select` returns); with plain
+        arrays the items are named by their positions 0 .. n-1.
     labels : array_like or EvalData, optional
         The vetted labels: 1, 0 or NaN (not vetted), one per item; or an
         :class:`~bayeval.EvalData` whose labels, item ids and categories are used (its
@@ -160,6 +220,13 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
         classifiers (``slopes="shared"``), which keeps its dimension low enough for
         importance sampling. A model object: any model whose ``fit`` takes the
         joint data (:func:`~bayeval.models.joint.joint_data`).
+    transform : {"auto", "logit", "standardize", "logodds"} or dict of str to str
+        How the joint models read each classifier's scores (``JointCalibration``'s
+        ``transform``): one for every classifier, or ``{name: transform}`` per classifier
+        (a classifier not named: ``"auto"``). ``"auto"``: the logit of scores in [0, 1],
+        other scores standardized; ``"logodds"``: scores that are log-odds, as they are
+        (``bayeval compare`` on model cards passes each card's ``[model] transform``).
+        Used by the models named by ``model``; a model object keeps its own.
     draws, chains : int
         Posterior draws per chain.
     random_seed : int, numpy Generator or SeedSequence, optional
@@ -192,20 +259,128 @@ def compare(scores, labels=None, *, model="default", draws: int = 1000, chains: 
     """
     cols = _score_columns(scores)
     cols, labels = _aligned(cols, labels, scores)
+    ids = None if isinstance(labels, EvalData) else _index_ids(scores, cols, labels)
     # fitted with the columns in sorted order: the seed gives the same draws whatever the dict's order
-    data = _joint({name: cols[name] for name in sorted(cols)}, labels)
+    data = _joint({name: cols[name] for name in sorted(cols)}, labels, ids)
     post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
-                      warn=warn, client=client)
+                      warn=warn, client=client, transform=_transforms(transform, list(cols)))
     return Comparison(post, order=list(cols))
 
 
-def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar, warn, client=None):
-    """The joint model's posterior of ``data`` (joint data): what :func:`compare` fits."""
+def _refuse_hard(data: EvalData) -> None:
+    """A ValueError naming each classifier whose scores are all exactly 0 or 1 (hard decisions,
+    or one value throughout): compare's models read scores as a ranking, and these rank nothing."""
+    for j, name in enumerate(map(str, data.feature_names)):
+        s = data.features[:, j]
+        if np.isin(s, (0.0, 1.0)).all():
+            ones = int((s == 1.0).sum())
+            what = "one value throughout" if ones in (0, s.size) else "hard decisions"
+            raise ValueError(
+                f"The scores of {name!r} are all exactly 0 or 1 ({ones} ones, {s.size - ones} zeros): {what}, "
+                "not scores. compare ranks the items by each classifier's scores, and a 0/1 column "
+                f"ranks nothing within its two groups. Pass {name}'s scores or probabilities (before any "
+                "threshold). To compare decisions, estimate each classifier's precision and recall at its "
+                "decisions from the vetted labels alone: bayeval.vetted_only(bayeval.EvalData(decisions, "
+                "labels), 'precision', threshold=0.5) for each."
+            )
+
+
+#: what ``compare(transform=...)`` takes for a classifier
+TRANSFORMS = ("auto", "logit", "standardize", "logodds")
+
+
+def _transforms(transform, names: list) -> dict:
+    """``compare``'s ``transform`` as ``{name: transform}`` for every classifier, checked."""
+    if not isinstance(transform, dict):
+        return dict.fromkeys(names, V.check_choice(transform, "transform", TRANSFORMS))
+    unknown = [k for k in transform if str(k) not in names]
+    if unknown:
+        raise ValueError(f"`transform` names classifiers that are not compared: {unknown}; the classifiers are "
+                         f"{names}.")
+    given = {str(k): v for k, v in transform.items()}
+    return {n: V.check_choice(given.get(n, "auto"), f"transform[{n!r}]", TRANSFORMS) for n in names}
+
+
+class ColumnTransforms(JointCalibration):
+    """A :class:`~bayeval.models.joint.JointCalibration` whose classifiers' scores each have their own transform.
+
+    What :func:`compare` fits where its ``transform`` gives the classifiers different
+    transforms (a probability beside a log-odds, say). ``transforms``: ``{name: transform}``
+    (``"auto"``, ``"logit"``, ``"standardize"`` or ``"logodds"``); a score column not named
+    takes ``transform``. The other parameters are ``JointCalibration``'s.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.compare.comparison import ColumnTransforms
+    >>> from bayeval.models.joint import joint_data
+    >>> d = joint_data({"p": [0.2, 0.7, 0.9], "nb": [-40.0, 3.0, 80.0]})
+    >>> _, infos = ColumnTransforms(transforms={"nb": "logodds"}).features(d)
+    >>> [i["scale"] for i in infos]
+    ['logit', 'logodds']
+    """
+
+    def __init__(self, curve: str = "logistic", *, transforms: dict | None = None, **params):
+        super().__init__(curve, **params)
+        self.transforms = {str(k): V.check_choice(v, f"transforms[{k!r}]", TRANSFORMS)
+                           for k, v in (transforms or {}).items()}
+
+    def __repr__(self) -> str:
+        return f"ColumnTransforms{super().__repr__()[len('JointCalibration'):-1]}, transforms={self.transforms!r})"
+
+    def get_params(self) -> dict:
+        """JointCalibration's parameters and ``transforms`` (what ``ColumnTransforms(**params)`` rebuilds).
+
+        Examples
+        --------
+        >>> from bayeval.compare.comparison import ColumnTransforms
+        >>> ColumnTransforms("monotone", transforms={"nb": "logodds"}).get_params()["transforms"]
+        {'nb': 'logodds'}
+        """
+        names = [n for n in inspect.signature(JointCalibration.__init__).parameters if n != "self"]
+        return {**{n: getattr(self, n) for n in names}, "transforms": dict(self.transforms)}
+
+    def features(self, data: EvalData) -> tuple[np.ndarray, list[dict]]:
+        """As :meth:`JointCalibration.features <bayeval.models.joint.JointCalibration.features>`, each
+        column with its own transform.
+
+        Examples
+        --------
+        See :class:`ColumnTransforms`.
+        """
+        if data.features is None or data.feature_names is None:
+            return super().features(data)  # its error: the data is not joint data
+        cols = np.asarray(data.features, dtype=np.float64)
+        parts = []
+        for j, name in enumerate(map(str, data.feature_names)):
+            one = JointCalibration(self.curve, transform=self.transforms.get(name, self.transform),
+                                   saturated=self.saturated)
+            parts.append(one.features(joint_data({name: cols[:, j]}, data.labels)))
+        out = np.zeros((data.n_items, len(parts), max(f.shape[2] for f, _ in parts)))
+        for j, (f, _) in enumerate(parts):
+            out[:, j, : f.shape[2]] = f[:, 0]
+        return out, [info[0] for _, info in parts]
+
+
+def _joint_model(curve: str, transforms: dict, **params) -> JointCalibration:
+    """The joint model of ``curve`` reading each classifier's scores by ``transforms`` (``{name: transform}``)."""
+    kinds = set(transforms.values())
+    if len(kinds) <= 1:
+        return JointCalibration(curve, transform=next(iter(kinds), "auto"), **params)
+    return ColumnTransforms(curve, transforms=transforms, **params)
+
+
+def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar, warn, client=None,
+               transform=None):
+    """The joint model's posterior of ``data`` (joint data): what :func:`compare` fits.
+    ``transform``: ``{name: transform}`` (None: ``"auto"`` for every classifier)."""
     if isinstance(model, str):
         V.check_choice(model, "model", MODELS)
+        _refuse_hard(data)
         slopes = "shared" if len(data.feature_names) >= SHARED_SLOPES_FROM else "each"
         sd = WEIGHT_SD if len(data.feature_names) <= 2 else WEIGHT_SD_MANY
-        cands = [JointCalibration(c, slopes=slopes, weight_centre=WEIGHT_CENTRE, weight_sd=sd)
+        transforms = transform or dict.fromkeys(map(str, data.feature_names), "auto")
+        cands = [_joint_model(c, transforms, slopes=slopes, weight_centre=WEIGHT_CENTRE, weight_sd=sd)
                  for c in (JOINT_CURVES if model == "default" else (model,))]
     elif callable(getattr(model, "fit", None)):
         cands = [model]
@@ -335,7 +510,9 @@ class Comparison:
     def metric(self, metric="average_precision", *, threshold=None, category=None, **kwargs) -> xr.DataArray:
         """Every classifier's metric on the shared label draws: dims ``(chain, draw, model, ...)``.
 
-        Computed in one pass over the label draws and kept (a second call is free).
+        Computed in one pass over the label draws and kept (a second call is free). An
+        option given as one value (``recall=0.5``) adds no dim, so every table and
+        ``P(better)`` can use it; a list (``recall=[0.5, 0.8]``) adds one.
 
         Examples
         --------
@@ -374,6 +551,9 @@ class Comparison:
         coords = {"chain": np.arange(post.n_chains), "draw": np.arange(post.n_draws), "model": self.names,
                   **coords0}
         da = xr.DataArray(out, dims=dims, coords=coords, name=evs[0].name)
+        # one value of an option given as a scalar (recall=0.5) is no dim: the tables need one value per draw
+        one = [d for d in evs[0].dims if d in kwargs and np.ndim(kwargs[d]) == 0 and da.sizes[d] == 1]
+        da = da.isel(dict.fromkeys(one, 0)) if one else da
         self._cache[key] = (da, held)
         return da
 
@@ -677,7 +857,10 @@ class Comparison:
         label in each draw (:func:`expected_change`). ``target="auto"`` (default):
         ``"prob"``, or ``"gap"`` when a ``width`` of practical equivalence is given (an
         equivalence verdict needs the gap's spread to shrink). ``a``, ``b``: default the
-        two classifiers ranked first. Returns item ids, the most informative first. Once
+        two classifiers ranked first (:meth:`ranking`: by the posterior mean of ``metric``);
+        with only one of them given, it is paired with the best-ranked of the others (``a``
+        stays the first of the pair, ``b`` the second). Returns item ids, the most
+        informative first: the index labels of pandas inputs, else positions. Once
         ``P(a better)`` is the same (1 or 0) in every draw, no label can move it: ``"prob"``
         then ranks the items by ``"gap"`` instead, with a warning (not by file order). Where
         the gap itself is the same in every draw (two copies of one classifier: 0 in every
@@ -702,9 +885,13 @@ class Comparison:
         if width is not None:
             width = V.as_real_in(width, "width", lo=0.0, hi=np.inf, lo_open=True, hi_open=True)
         target = resolve_target(target, width)
-        if a is None or b is None:
-            order = list(self.ranking(metric, **kwargs).index)
-            a, b = order[0], order[1]
+        if a is None or b is None:  # the best-ranked, or the best-ranked other than the one given
+            given = None if a is None and b is None else self._name(b if a is None else a)
+            order = [name for name in self.ranking(metric, **kwargs).index if name != given]
+            a, b = (order[0], order[1]) if given is None else (order[0], given) if a is None else (given, order[0])
+        elif self._name(a) == self._name(b):
+            raise ValueError(f"select() compares two different classifiers; got {a!r} twice. Give another as `b`, "
+                             f"or give only `a` to pair it with the best-ranked of the others.")
         g = self.difference(a, b, metric, **kwargs)
         if g.ndim != 2:
             raise ValueError(f"select() needs one gap per draw; the metric has the extra dims {list(g.dims[2:])}: "

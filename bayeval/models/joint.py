@@ -359,7 +359,10 @@ class JointCalibration(Model):
         one = Calibration(self.curve, transform=self.transform, saturated=getattr(self, "saturated", "apart"))
         feats, infos = [], []
         for j in range(cols.shape[1]):
-            f, info = one.features(EvalData(cols[:, j], data.labels))
+            try:
+                f, info = one.features(EvalData(cols[:, j], data.labels))
+            except ValueError as exc:  # say which classifier's scores
+                raise ValueError(f"Classifier {str(data.feature_names[j])!r} (score column {j}): {exc}") from exc
             feats.append(f)
             infos.append(info)
         s = max(f.shape[1] for f in feats)
