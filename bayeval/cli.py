@@ -818,8 +818,8 @@ def _cmd_compare(args) -> int:
 
     scores, labels, transform = _compare_inputs(args)  # transform: each card's [model] transform
     with warnings_as_lines():  # said as warning: lines, as fit says them
-        cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains, random_seed=args.random_seed,
-                      progressbar=not args.no_progress, warn=False)
+        cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains,
+                      random_seed=args.random_seed, progressbar=not args.no_progress, warn=False)
         say_diagnostics(cmp.posterior, cmp.data)
         opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
         reading = ""
