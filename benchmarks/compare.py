@@ -510,6 +510,8 @@ def with_vetted_positives(df: pd.DataFrame, pairs) -> pd.DataFrame:
     if "n_pos" not in df:
         df["n_pos"] = np.nan
     miss = df["n_pos"].isna() & df["pair"].isin(by_name)
+    if not miss.any():  # (an empty list cannot be set into an int column)
+        return df
     df.loc[miss, "n_pos"] = [int(np.nansum(_labels(by_name[r.pair], int(r.budget), int(r.rep))))
                              for r in df[miss].itertuples()]
     return df
