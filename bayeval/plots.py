@@ -85,7 +85,8 @@ def mixture_fit(post, *, ax=None, bins: int = 50, hdi_prob: float = HDI_PROB, n_
     return ax
 
 
-def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PROB, truth=None, label: str = "posterior", color="tab:blue"):
+def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PROB, truth=None, label: str = "posterior",
+             color="tab:blue", category=None):
     """Precision-recall curve with a credible band (SPE Fig. 2C).
 
     The band is the HDI of the precision at each recall level over the label draws
@@ -101,6 +102,9 @@ def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PRO
     hdi_prob : float
     truth : array_like of shape (n_items,), optional
     label, color : str
+    category : str, optional
+        With categories in the data: draw this category's curve (its items alone).
+        Default: the curve of all items pooled over the categories, which the title says.
 
     Returns
     -------
@@ -123,15 +127,19 @@ def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PRO
         if truth.size != post.data.n_items:
             raise ValueError(f"`truth` has {truth.size} labels but the posterior's data has {post.data.n_items} "
                              "items; give one true label (1/0) per item, in the data's order.")
+    keep = _category_items(post.data, category)
     ax = _axes(ax)
     grid = np.linspace(0, 1, 101) if recall is None else np.asarray(recall, dtype=float)
-    par = post.metric("precision_at_recall", recall=grid, category="pooled")
+    if category is None:
+        par = post.metric("precision_at_recall", recall=grid, category="pooled")
+    else:
+        par = post.metric("precision_at_recall", recall=grid, category="each").sel(category=category)
     draws = par.stack(s_=("chain", "draw")).transpose("recall", "s_").values
     band = hdi(draws, hdi_prob, axis=1)
     ax.fill_between(grid, band[:, 0], band[:, 1], color=color, alpha=0.25, label=f"{label} {hdi_prob:.0%} band")
     ax.plot(grid, np.median(draws, axis=1), color=color, lw=1.5, label=f"{label} median")
     if truth is not None:
-        true = M.precision_at_recall(truth, post.data.scores, recall=grid)
+        true = M.precision_at_recall(truth[keep], post.data.scores[keep], recall=grid)
         ax.plot(grid, true, color="k", lw=1.2, label="true curve")
     ax.set_xlim(0, 1)
     # zoom the y-axis to the data (down to the nearest 0.05 below the lowest band or curve)
@@ -141,8 +149,22 @@ def pr_curve(post: Posterior, *, ax=None, recall=None, hdi_prob: float = HDI_PRO
     ax.set_ylim(y0, 1.02)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
+    if post.data.has_categories:
+        ax.set_title(f"category {category}" if category is not None
+                     else "all categories pooled (category= for one)", fontsize=9)
     ax.legend(fontsize=8, loc="lower left")
     return ax
+
+
+def _category_items(data, category) -> np.ndarray:
+    """The items of ``category`` (every item when None); a clear error for an unknown one."""
+    if category is None:
+        return np.ones(data.n_items, dtype=bool)
+    names = [] if not data.has_categories else [str(c) for c in data.category_names]
+    if str(category) not in names:
+        raise ValueError(f"Unknown category {category!r}: " + (f"the data's categories are {names}." if names else
+                         "the data has no categories; leave `category` out."))
+    return data.category_codes == names.index(str(category))
 
 
 def threshold_probability(recal, *, ax=None, color="tab:blue"):
@@ -284,13 +306,21 @@ def vetting_curve(ds, *, ax=None, error: str = "abs_error", estimators=None, ban
 
 
 def calibration_curve(post, *, ax=None, hdi_prob: float = HDI_PROB, n_grid: int = 200, truth=None, bins: int = 10,
-                      color="tab:blue"):
+                      color="tab:blue", category=None):
     """The posterior calibration curve ``P(positive | score)`` with its band and the vetted labels.
 
     For a posterior of :func:`bayeval.fit` or :class:`bayeval.models.Calibration`: the
     posterior mean and ``hdi_prob`` band of the curve over the pool's score range, the
     vetted labels as ticks at 0 and 1, and, with ``truth`` (every item's true label, when
-    known), the observed share of positives in ``bins`` score-quantile bins.
+    known), the observed share of positives in bins: ``bins`` score-quantile bins split
+    further at ``bins`` quantiles of the positives' scores (so that rare positives, all
+    near the top of the ranking, still get dots where the curve rises), each bin kept to
+    at least 5 items.
+
+    With categories in the data the curve is the shared one (a category at the centre of
+    the pooling) and the labels and true shares are those of all categories, which the
+    title says; ``category=`` draws one category's curve with its items alone (for a
+    posterior whose curve is pooled across categories).
 
     Examples
     --------
@@ -315,24 +345,71 @@ def calibration_curve(post, *, ax=None, hdi_prob: float = HDI_PROB, n_grid: int 
             raise ValueError(f"`truth` has {truth.size} labels but the posterior's data has {d.n_items} items; "
                              "give one true label (1/0) per item, in the data's order.")
         bins = V.as_positive_int(bins, "bins")
+    keep = _category_items(d, category)
     ax = _axes(ax)
-    c = post.curve(hdi_prob=hdi_prob, n_grid=n_grid)
+    c = post.curve(hdi_prob=hdi_prob, n_grid=n_grid) if category is None else \
+        post.curve(hdi_prob=hdi_prob, n_grid=n_grid, category=category)
     x = c["score"].values
     ax.fill_between(x, c["lower"].values, c["upper"].values, color=color, alpha=0.25,
                     label=f"{hdi_prob:.0%} band")
     ax.plot(x, c["mean"].values, color=color, label="posterior mean")
-    vs, vy = d.scores[d.vetted], d.labels[d.vetted]
+    vet = d.vetted & keep
+    vs, vy = d.scores[vet], d.labels[vet]
     ax.plot(vs, np.where(vy == 1, 1.0, 0.0), "|", color="k", ms=10, alpha=0.6, label=f"vetted labels ({vs.size})")
     if truth is not None:
-        t = np.asarray(truth, dtype=float)
-        edges = np.unique(np.quantile(d.scores, np.linspace(0, 1, bins + 1)))
-        idx = np.clip(np.searchsorted(edges, d.scores, side="right") - 1, 0, edges.size - 2)
-        share = np.array([t[idx == b].mean() if np.any(idx == b) else np.nan for b in range(edges.size - 1)])
-        mid = np.array([d.scores[idx == b].mean() if np.any(idx == b) else np.nan for b in range(edges.size - 1)])
-        ax.plot(mid, share, "o", color="tab:red", ms=4, label="true share (score bins)")
+        mid, share = _truth_bins(d.scores[keep], np.asarray(truth, dtype=float)[keep], bins)
+        ax.plot(mid, share, "o", color="tab:red", ms=4, label="true share (bins by score and by positives)")
     ax.set_xlim(x.min(), x.max())
     ax.set_ylim(-0.04, 1.04)
     ax.set_xlabel("score")
     ax.set_ylabel("P(positive | score)")
+    if d.has_categories:
+        ax.set_title(f"category {category}" if category is not None else
+                     "shared curve; labels of all categories pooled (category= for one)", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
     return ax
+
+
+def _truth_bins(scores, truth, bins: int, min_items: int = 5):
+    """Score bins for the true share of positives: ``bins`` quantile bins of the scores
+    split further at ``bins`` quantiles of the positives' scores, adjacent bins merged
+    until each holds at least ``min_items`` items.
+
+    Returns the mean score and the share of positives of each bin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = np.linspace(0, 1, 1000); y = (s > 0.98).astype(float)
+    >>> mid, share = _truth_bins(s, y, 10)
+    >>> bool(share.max() == 1.0)   # the top bins reach the positives
+    True
+    """
+    s = np.asarray(scores, dtype=float)
+    t = np.asarray(truth, dtype=float)
+    q = np.linspace(0, 1, bins + 1)
+    cuts = np.quantile(s, q)
+    if np.any(t == 1):
+        cuts = np.concatenate([cuts, np.quantile(s[t == 1], q[1:-1])])
+    cuts = np.unique(cuts)
+    # right-closed bins (lo, hi], the first including the minimum; a bin under min_items
+    # items merges with the next, and what is left at the top joins the last bin
+    order = np.sort(s)
+    kept, base = [cuts[0]], 0
+    for hi in cuts[1:]:
+        n_le = int(np.searchsorted(order, hi, side="right"))
+        if n_le - base >= min_items:
+            kept.append(hi)
+            base = n_le
+    if kept[-1] < cuts[-1]:
+        if len(kept) > 1:
+            kept[-1] = cuts[-1]
+        else:
+            kept.append(cuts[-1])
+    edges = np.asarray(kept)
+    if edges.size < 2:
+        return np.array([s.mean()]), np.array([t.mean()])
+    idx = np.clip(np.searchsorted(edges, s, side="left") - 1, 0, edges.size - 2)
+    mid = np.array([s[idx == b].mean() for b in range(edges.size - 1) if np.any(idx == b)])
+    share = np.array([t[idx == b].mean() for b in range(edges.size - 1) if np.any(idx == b)])
+    return mid, share

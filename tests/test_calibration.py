@@ -603,7 +603,7 @@ def test_calibration_curve_checks_its_truth_before_drawing():
     with pytest.raises(ValueError, match="bins"):
         calibration_curve(post, truth=y, bins=0)
     ax = calibration_curve(post, truth=y, bins=5)
-    assert any(line.get_label() == "true share (score bins)" for line in ax.get_lines())
+    assert any(line.get_label() == "true share (bins by score and by positives)" for line in ax.get_lines())
     # pr_curve: its truth said "`scores` has 200 item(s) but `labels` has 10" (neither is an argument
     # of pr_curve) or advised building a Posterior for a NaN, after an empty figure was made
     import matplotlib.pyplot as plt
@@ -617,6 +617,79 @@ def test_calibration_curve_checks_its_truth_before_drawing():
         pr_curve(post, truth=np.full(200, np.nan))
     assert len(plt.get_fignums()) == before  # nothing drawn
     assert any(line.get_label() == "true curve" for line in pr_curve(post, truth=y).get_lines())
+    plt.close("all")
+
+
+def test_default_fit_gives_each_category_its_curve_and_the_figures_say_pooled():
+    """docs/models.md documents post.curve_draws(grid, category=c) for the default fit, which
+    raised TypeError; calibration_curve and pr_curve drew the shared/pooled curve on category
+    data without saying so."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayeval.plots import calibration_curve, pr_curve
+
+    rng = np.random.default_rng(0)
+    n = 600
+    q = rng.beta(1, 3, n)
+    cats = np.where(rng.random(n) < 0.5, "a", "b")
+    y = (rng.random(n) < special.expit(special.logit(q) + np.where(cats == "a", 1.0, -1.0))).astype(float)
+    lab = np.full(n, np.nan)
+    lab[:150] = y[:150]
+    post = be.fit(EvalData(q, lab, categories=cats), random_seed=0, draws=200, warn=False, progressbar=False)
+    grid = np.linspace(0.05, 0.95, 7)
+    cb = post.curve_draws(grid, category="b")
+    # the stack's draws of category b are its candidates' category-b draws, mixed as before
+    which = post.idata.posterior["candidate"].values.ravel()
+    src = post.idata.posterior["source_draw"].values.ravel()
+    for k, name in enumerate(post._names):
+        if np.any(which == k):
+            own = post.candidates[name].curve_draws(grid, category="b")[src[which == k]]
+            np.testing.assert_array_equal(cb[which == k], own)
+    assert cb.mean() < post.curve_draws(grid).mean() < post.curve_draws(grid, category="a").mean()
+    np.testing.assert_allclose(post.curve(grid, category="b")["mean"].values, cb.mean(axis=0))
+    with pytest.raises(ValueError, match="Unknown category 'z'"):
+        post.curve_draws(grid, category="z")
+    ax = calibration_curve(post, truth=y)
+    assert "pooled" in ax.get_title()
+    ax = calibration_curve(post, truth=y, category="b")
+    assert ax.get_title() == "category b"
+    ticks = next(line for line in ax.get_lines() if line.get_label().startswith("vetted labels"))
+    assert ticks.get_label() == f"vetted labels ({int(np.sum(~np.isnan(lab) & (cats == 'b')))})"
+    assert "pooled" in pr_curve(post, truth=y).get_title()
+    ax = pr_curve(post, truth=y, category="b")
+    true = next(line for line in ax.get_lines() if line.get_label() == "true curve")
+    np.testing.assert_allclose(true.get_ydata(), M.precision_at_recall(y[cats == "b"], q[cats == "b"],
+                                                                       recall=np.linspace(0, 1, 101)))
+    with pytest.raises(ValueError, match="the data's categories are"):
+        pr_curve(post, category="z")
+    plt.close("all")
+
+
+def test_calibration_figure_shows_the_true_share_where_rare_positives_are():
+    """Quantile bins put all ten dots at the bottom on rare positives (models/rare_fraud_gbm's
+    report): none where the curve rises. Bins split at the positives' scores reach it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayeval.plots import calibration_curve
+
+    q, y, lab = _pool(n=4000, n_vet=200, seed=3, a=-3.0, b=2.0, prior=(1.0, 6.0))
+    assert y.mean() < 0.02
+    post = be.fit(EvalData(q, lab), random_seed=0, draws=200, warn=False, progressbar=False)
+    ax = calibration_curve(post, truth=y)
+    dots = next(line for line in ax.get_lines() if line.get_label().startswith("true share"))
+    share, mid = np.asarray(dots.get_ydata()), np.asarray(dots.get_xdata())
+    # quantile bins gave one dot above the 90th percentile of the scores (the top bin's mean);
+    # the positives' bins give several, up to the top 1%, where the share is no longer near 0
+    assert np.sum(mid > np.quantile(q, 0.9)) >= 4 and mid.max() > np.quantile(q, 0.99)
+    assert share[np.argmax(mid)] > 4 * y.mean()
+    assert np.sum(mid < np.quantile(q, 0.9)) >= 5  # the bulk of the pool still binned
+    assert np.all(np.diff(mid) > 0) and mid.size <= 20
     plt.close("all")
 
 

@@ -489,13 +489,13 @@ class Calibration(Model):
                            progressbar=progressbar, sampler=sampler, warn=warn, **sample_kwargs)
 
 
-def curve_summary(post, scores, hdi_prob: float, n_grid: int) -> xr.Dataset:
+def curve_summary(post, scores, hdi_prob: float, n_grid: int, category=None) -> xr.Dataset:
     from ..core.summary import hdi
 
     s = post.data.scores
     grid = np.linspace(s.min(), s.max(), V.as_positive_int(n_grid, "n_grid", minimum=2)) if scores is None \
         else V.as_1d_float(scores, "scores")
-    p = post.curve_draws(grid)
+    p = post.curve_draws(grid) if category is None else post.curve_draws(grid, category=category)
     band = hdi(p, hdi_prob, axis=0)
     return xr.Dataset(
         {"mean": ("score", p.mean(axis=0)), "lower": ("score", band[:, 0]), "upper": ("score", band[:, 1])},
@@ -631,13 +631,14 @@ class CalibrationPosterior(Posterior):
             codes = np.full(grid.size, names.index(category))
         return self._p_of(self._flat_params(), self.calibration._feats(grid, self.info), codes)
 
-    def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200) -> xr.Dataset:
+    def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200, category=None) -> xr.Dataset:
         """The calibration curve ``P(y = 1 | score)``: posterior mean and HDI per score.
 
-        ``scores`` default: a grid over the pool's score range. Returns a Dataset with
-        ``mean``, ``lower`` and ``upper`` along dim ``score``.
+        ``scores`` default: a grid over the pool's score range. ``category``: that
+        category's curve (see :meth:`curve_draws`). Returns a Dataset with ``mean``,
+        ``lower`` and ``upper`` along dim ``score``.
         """
-        return curve_summary(self, scores, hdi_prob, n_grid)
+        return curve_summary(self, scores, hdi_prob, n_grid, category=category)
 
     def diagnostics(self) -> pd.DataFrame:
         """Per parameter: r_hat, bulk and tail ESS (NUTS), or the importance sampler's ESS

@@ -22,6 +22,7 @@ it reached is in ``docs/validation.md``).
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Sequence
 
@@ -285,8 +286,13 @@ class StackedPosterior(Posterior):
             out[which == k] = ll.reshape(-1, ll.shape[-1])[src[which == k]]
         return np.maximum(out, -1e3).reshape(self.n_chains, self.n_draws, -1)
 
-    def curve_draws(self, scores) -> np.ndarray:
-        """``P(y = 1 | score)`` at ``scores`` for every draw of the stack (each from its candidate)."""
+    def curve_draws(self, scores, *, category=None) -> np.ndarray:
+        """``P(y = 1 | score)`` at ``scores`` for every draw of the stack (each from its candidate).
+
+        ``category``: one of the data's categories, for candidates whose curve is pooled
+        across them (default: the shared curve); each candidate gives that category's
+        curve and the stack mixes them as it mixes the shared ones.
+        """
         which = self.idata.posterior["candidate"].values.ravel()
         src = self.idata.posterior["source_draw"].values.ravel()
         grid = V.as_1d_float(scores, "scores")
@@ -297,14 +303,18 @@ class StackedPosterior(Posterior):
                 raise NotImplementedError(
                     f"{self._names[k]} defines no calibration curve; use post.item_probability() for its items."
                 )
-            out[which == k] = cand.curve_draws(grid)[src[which == k]]
+            kw = {} if category is None else {"category": category}
+            if kw and "category" not in inspect.signature(cand.curve_draws).parameters:
+                raise ValueError(f"{self._names[k]} has no per-category curve; leave `category` out.")
+            out[which == k] = cand.curve_draws(grid, **kw)[src[which == k]]
         return out
 
-    def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200) -> xr.Dataset:
-        """The stacked calibration curve ``P(y = 1 | score)``: mean and HDI per score."""
+    def curve(self, scores=None, *, hdi_prob: float = HDI_PROB, n_grid: int = 200, category=None) -> xr.Dataset:
+        """The stacked calibration curve ``P(y = 1 | score)``: mean and HDI per score
+        (``category``: that category's curve, see :meth:`curve_draws`)."""
         from .calibration import curve_summary
 
-        return curve_summary(self, scores, hdi_prob, n_grid)
+        return curve_summary(self, scores, hdi_prob, n_grid, category=category)
 
     @property
     def weights(self) -> pd.Series:
