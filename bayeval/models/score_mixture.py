@@ -1103,7 +1103,7 @@ class SPEPosterior(Posterior):
 
     # -------------------------------------------------------------- population
 
-    def population(self, metric: str, *, thresholds=None, recall=None, threshold=None, n_grid: int = 2001) -> xr.DataArray:
+    def population(self, metric: str, *, thresholds=None, recall=None, threshold=None, n_grid: int = 201) -> xr.DataArray:
         """The population version of a metric, from the mixture parameters alone (eqs. 4-5).
 
         ``R(t) = P(s > t | y = 1)``, ``FPR(t) = P(s > t | y = 0)``,
@@ -1118,8 +1118,15 @@ class SPEPosterior(Posterior):
             ``"precision"``, ``"recall"``, ``"f_score"`` at ``threshold``.
         thresholds, recall, threshold : optional
             As the metric needs; thresholds are on the original score scale.
-        n_grid : int
-            Threshold grid used for integrals and inversions.
+        n_grid : int, default 201
+            Thresholds of the grid used for integrals and inversions (even on the model's
+            scale: in log-odds for probability scores, where the families live). At the
+            default, ``"average_precision"`` and ``"roc_auc"`` are within 1e-3 of their
+            limit on a fine grid, far inside their posterior spread: on three fits
+            (breast-cancer probabilities and simulated ones, skew-normal and normal pairs)
+            the largest error of a draw was 1.0e-4 against a 4,001-point grid. Each point
+            costs every draw's two survival functions (about 0.1 s for 2,000 draws of a
+            skew-normal pair), so the earlier default of 2,001 took minutes.
 
         Returns
         -------
@@ -1161,11 +1168,16 @@ class SPEPosterior(Posterior):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     val = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
             return xr.DataArray(val.reshape(shape), dims=("chain", "draw"), coords=base, name=metric)
-        # a fine grid of thresholds over (and slightly beyond) the observed scores
-        pad = 0.05 * (s.max() - s.min())
-        grid = np.linspace(s.min() - pad, s.max() + pad, n_grid)
-        if self.transform.name in ("logit",):
-            grid = np.clip(grid, 0.0, 1.0)
+        n_grid = V.as_positive_int(n_grid, "n_grid", minimum=2)
+        if self.transform.name == "logit":
+            # even on the model's scale, where the families live (an even grid of probabilities
+            # puts few points where the mapped scores spread out, near 0 and 1); the map clips at
+            # the observed range, so the grid spans it
+            grid = special.expit(np.linspace(self.transform(s.min()), self.transform(s.max()), n_grid))
+        else:
+            # a grid of thresholds over (and slightly beyond) the observed scores
+            pad = 0.05 * (s.max() - s.min())
+            grid = np.linspace(s.min() - pad, s.max() + pad, n_grid)
         if self.transform.name == "log":
             grid = grid[grid > 0]
         r, f = rates(grid)
