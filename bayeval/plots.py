@@ -193,16 +193,23 @@ def threshold_probability(recal, *, ax=None, color="tab:blue"):
     eligible = recal.eligible.values
     if not eligible.all():  # thresholds that flag fewer than min_flagged items: never recommended
         first = t[~eligible].min()
+        # in the legend only where the band can be seen (1% of the axis or more)
+        seen = t.max() - first >= 0.01 * (t.max() - t.min())
         ax.axvspan(first, t.max(), color="0.85", lw=0, zorder=0,
-                   label=f"flags < {recal.min_flagged} items (not recommended)")
+                   label=f"flags < {recal.min_flagged} items (not recommended)" if seen else None)
     if recal.prob is not None:
         ax.axhline(recal.prob, color="tab:red", ls="--", lw=0.8, label=f"required {recal.prob:g}")
+    # the label inside the axes: above the point where P is low, left of it near the right edge
+    p_at = float(recal.probability_at_threshold)
+    right = (recal.threshold - t.min()) > 0.7 * (t.max() - t.min()) if t.max() > t.min() else False
     ax.annotate(
-        f"t = {recal.threshold_text}\nP = {recal.probability_at_threshold:.2f}"
+        f"t = {recal.threshold_text}\nP = {p_at:.2f}"
         + ("" if recal.met and not (recal.prob is None and recal.no_draw_meets) else "\n(does not meet it)"),
-        (recal.threshold, recal.probability_at_threshold),
+        (recal.threshold, p_at),
         textcoords="offset points",
-        xytext=(5, -25),
+        xytext=(-5 if right else 5, 8 if p_at < 0.35 else -8),
+        ha="right" if right else "left",
+        va="bottom" if p_at < 0.35 else "top",
         fontsize=8,
     )
     ax.set_ylim(-0.02, 1.02)

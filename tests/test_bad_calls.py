@@ -136,3 +136,30 @@ def test_vetting_curve_with_an_unknown_estimator_lists_the_valid_ones():
     ax = vetting_curve(ds, estimators="naive")  # one name, not its letters
     assert {line.get_label() for line in ax.lines} == {"random + naive"}
     plt.close("all")
+
+
+def test_range_errors_say_what_arrived_and_how_to_fix_it():
+    """recalibrate(post, min_precision=90) said only "must lie in [0, 1], got 90.0" (the command
+    line adds "did you mean 0.9?"); from_probabilities(d, logits) did not say what arrived; hard
+    predictions given as probabilities were told to map classes to 0/1."""
+    rng = np.random.default_rng(0)
+    s = rng.random(50)
+    d = EvalData(s)
+    post = Posterior.from_probabilities(d, s, draws=50, random_seed=0)
+    with pytest.raises(ValueError, match=r"got 90\.0\. Did you mean 0\.9 "):
+        bayeval.recalibrate(post, min_precision=90)
+    with pytest.raises(ValueError, match=r"got -0\.5\.$"):  # no percentage hint below 0
+        bayeval.recalibrate(post, min_precision=-0.5)
+    logits = np.log(s / (1 - s))
+    with pytest.raises(ValueError, match=r"got values from -?\d.* to \d.*\. Log-odds\? Map them with "
+                                         r"scipy\.special\.expit"):
+        Posterior.from_probabilities(d, logits)
+    with pytest.raises(ValueError, match=r"Percentages\? Divide by 100"):
+        Posterior.from_probabilities(d, 100 * s)
+    with pytest.raises(ValueError, match=r"got 1 NaN or infinite value"):
+        Posterior.from_probabilities(d, np.r_[s[:-1], np.nan])
+    with pytest.raises(ValueError, match=r"threshold them first, e\.g\. `\(scores >= t\)") as err:
+        EvalData(s, predictions=s)
+    assert "Map your classes" not in str(err.value)
+    with pytest.raises(ValueError, match="Map your classes to 0/1"):  # class codes 1/2 are still classes
+        EvalData(s, predictions=rng.integers(1, 3, 50))

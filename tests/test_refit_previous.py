@@ -433,3 +433,44 @@ def test_annotator_error_refit_with_more_gold_reweights_the_previous_fit():
     assert info.extra["proposal"] == "previous fit" and info.n_grad_evals == 0
     assert info.pareto_k < 0.7 and info.ess >= 200
     assert np.isfinite(post.metric("accuracy").values).all()
+
+
+def test_default_fit_refits_from_a_previous_default_fit(monkeypatch):
+    """docs/models.md shows fit(data, previous=post); be.fit(d2, previous=be.fit(d)) failed with
+    "No candidate could be fitted: `previous` is a fit of Stack(...)". Each candidate now gets
+    its own part of the earlier stacked fit."""
+    import bayeval as be
+    from bayeval import EvalData
+    from bayeval.models import Calibration
+
+    rng = np.random.default_rng(0)
+    n = 400
+    q = rng.beta(1, 3, n)
+    y = (rng.random(n) < q).astype(float)
+    lab = np.full(n, np.nan)
+    lab[:40] = y[:40]
+    small = dict(draws=100, random_seed=0, warn=False, progressbar=False)
+    first = be.fit(EvalData(q, lab), **small)
+    seen = []
+    fit = Calibration.fit
+
+    def spy(self, data, **kw):
+        seen.append((self, kw.get("previous")))
+        return fit(self, data, **kw)
+
+    monkeypatch.setattr(Calibration, "fit", spy)
+    lab[40:60] = y[40:60]
+    post = be.fit(EvalData(q, lab), previous=first, **small)
+    assert post.data.n_vetted == 60 and len(seen) == len(first.candidates)
+    for model, prev in seen:  # every candidate got its own earlier fit
+        assert any(prev is p for p in first.candidates.values())
+        assert type(prev.model_spec) is type(model) and prev.model_spec.get_params() == model.get_params()
+    # one candidate's posterior serves its candidate; one of no candidate is refused, saying what to pass
+    seen.clear()
+    be.fit(EvalData(q, lab), previous=next(iter(first.candidates.values())), **small)
+    assert sum(prev is not None for _, prev in seen) == 1
+    other = Calibration("beta").fit(EvalData(q, lab), **{k: v for k, v in small.items() if k != "warn"})
+    with pytest.raises(ValueError, match="none of the candidates .* an earlier bayeval.fit"):
+        be.fit(EvalData(q, lab), previous=other, **small)
+    with pytest.raises(TypeError, match="`previous` must be the posterior of an earlier bayeval.fit"):
+        be.fit(EvalData(q, lab), previous="last fit", **small)

@@ -282,3 +282,41 @@ def test_cli_threshold_prints_a_threshold_that_flags_the_stated_count(tmp_path, 
     out = capsys.readouterr().out
     table = pd.read_csv(pd.io.common.StringIO(out[out.index("threshold,"):]), index_col=0)
     assert table.index.dtype.kind == "f" and np.isin(table.index.values, s).all()
+
+
+def _inside_axes(ax, artist) -> bool:
+    ax.figure.canvas.draw()
+    r = ax.figure.canvas.get_renderer()
+    a, b = artist.get_window_extent(r), ax.get_window_extent(r)
+    return a.x0 >= b.x0 - 1 and a.x1 <= b.x1 + 1 and a.y0 >= b.y0 - 1 and a.y1 <= b.y1 + 1
+
+
+def test_threshold_figure_labels_only_what_it_shows_and_keeps_its_note_inside():
+    """The legend listed 'flags < 10 items (not recommended)' for a grey band of no visible width
+    (models/breast_cancer_logreg's report), and the 't=/P=' note, 25 points below its point, sat on
+    the tick labels where P was near 0."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayeval.plots import threshold_probability
+
+    n = 3000
+    s = np.linspace(0, 1, n)
+    post = Posterior.from_probabilities(EvalData(s), np.clip(s, 0.01, 0.99), draws=300, random_seed=0)
+    rec = recalibrate(post, min_precision=0.9, prob=0.9, min_flagged=10)
+    assert 0 < (1 - rec.eligible.values).sum() < 0.005 * n  # a band of a few thousandths of the axis
+    ax = threshold_probability(rec)
+    assert not any("not recommended" in t.get_text() for t in ax.get_legend().get_texts())
+    assert _inside_axes(ax, ax.texts[0])
+    rec = recalibrate(post, min_precision=0.9, prob=0.9, min_flagged=600)
+    ax = threshold_probability(rec)
+    assert any("not recommended" in t.get_text() for t in ax.get_legend().get_texts())
+    # a constraint no threshold meets: P near 0 at the threshold shown
+    post = Posterior.from_probabilities(EvalData(s), np.full(n, 0.3), draws=300, random_seed=0)
+    rec = recalibrate(post, min_precision=0.9, prob=0.9)
+    assert rec.probability_at_threshold < 0.05
+    ax = threshold_probability(rec)
+    assert _inside_axes(ax, ax.texts[0])
+    plt.close("all")

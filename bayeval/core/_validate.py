@@ -306,11 +306,13 @@ def as_scores(x, name: str = "scores") -> np.ndarray:
     return arr
 
 
-def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True) -> np.ndarray:
+def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True, fraction_hint: str | None = None) -> np.ndarray:
     """1-D float64 array of 1/0 (and NaN for 'not known' when ``allow_nan``).
 
     Text labels (a column read from a file) go through the same parser as every other
     entry point (:func:`label_cell`): ``"TRUE"`` is 1, ``"yes"`` or ``"NA"`` is an error.
+    ``fraction_hint``: the advice given when the other values all lie strictly between 0
+    and 1 (scores where 0/1 were expected), instead of mapping classes to 0/1.
     """
     if not isinstance(x, str | bytes):
         raw = np.asarray(x) if not hasattr(x, "dtype") else x
@@ -333,7 +335,8 @@ def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True) -> np.nd
             f"`{name}` must hold 1 (positive), 0 (negative)"
             + (" or NaN (not vetted)" if allow_nan else "")
             + f"; got other values such as {_preview(np.unique(bad))}. "
-            "Map your classes to 0/1 first (e.g. `(y == 'cat').astype(float)`)."
+            + (fraction_hint if fraction_hint is not None and np.all((bad > 0) & (bad < 1))
+               else "Map your classes to 0/1 first (e.g. `(y == 'cat').astype(float)`).")
         )
     if not allow_nan and np.isnan(arr).any():
         raise ValueError(
@@ -350,7 +353,9 @@ def as_binary_vector(x, name: str) -> np.ndarray:
         if arr.ndim != 1:
             raise ValueError(f"`{name}` must be 1-D, got shape {arr.shape}.")
         return arr.astype(np.int8)
-    return as_label_vector(x, name, allow_nan=False).astype(np.int8)
+    hint = (f"These look like scores or probabilities, not 0/1 {name}: threshold them first, e.g. "
+            "`(scores >= t).astype(int)`.")
+    return as_label_vector(x, name, allow_nan=False, fraction_hint=hint).astype(np.int8)
 
 
 def as_label_draws(x, name: str = "labels") -> np.ndarray:
@@ -530,7 +535,8 @@ def as_probability(x, name: str, *, open_interval: bool = False) -> float:
     hi_ok = x < 1 if open_interval else x <= 1
     if not (lo_ok and hi_ok and np.isfinite(x)):
         rng = "(0, 1)" if open_interval else "[0, 1]"
-        raise ValueError(f"`{name}` must lie in {rng}, got {x}.")
+        hint = f" Did you mean {x / 100:g} (a percentage given as a share)?" if 1 < x <= 100 else ""
+        raise ValueError(f"`{name}` must lie in {rng}, got {x}.{hint}")
     return x
 
 

@@ -315,7 +315,12 @@ class Posterior(BasePosterior):
             raise ValueError(f"`p` has shape {arr.shape}: no probabilities. Give one per item, or rows of them "
                              "(one row per sample, at least one row).")
         if not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 1:
-            raise ValueError("`p` must hold probabilities in [0, 1] (no NaN).")
+            fin = arr[np.isfinite(arr)]
+            got = (f"{int((~np.isfinite(arr)).sum())} NaN or infinite value(s)" if fin.size < arr.size else
+                   f"values from {fin.min():g} to {fin.max():g}")
+            hint = (" Log-odds? Map them with scipy.special.expit first." if fin.size and fin.min() < 0 else
+                    " Percentages? Divide by 100." if fin.size and fin.max() <= 100 else "")
+            raise ValueError(f"`p` must hold probabilities in [0, 1] (no NaN), got {got}.{hint}")
         if arr.ndim == 2:
             chains, draws = 1, arr.shape[0]
         else:

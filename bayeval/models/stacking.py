@@ -432,9 +432,35 @@ def _name(model, used: set) -> str:
     return name
 
 
-def _fit_on_client(client, data: EvalData, cands: list, used: set, bar, **fit_kwargs) -> tuple[dict, dict]:
+def _same_model(spec, m) -> bool:
+    return spec is not None and type(spec) is type(m) and spec.get_params() == m.get_params()
+
+
+def _previous_fits(previous, cands: list) -> list:
+    """Each candidate's own earlier fit (None where there is none), from ``previous``: a
+    stacked fit (its candidates' posteriors, matched by model) or one candidate's posterior."""
+    if previous is None:
+        return [None] * len(cands)
+    if not hasattr(previous, "idata") or not hasattr(previous, "data"):
+        raise TypeError(f"`previous` must be the posterior of an earlier bayeval.fit (to refit from), got "
+                        f"{type(previous).__name__}. Pass the posterior of the last fit, or None.")
+    stacked = isinstance(previous, StackedPosterior)
+    pool = list(previous.candidates.values()) if stacked else [previous]
+    out = [next((p for p in pool if _same_model(getattr(p, "model_spec", None), m)), None) for m in cands]
+    if not stacked and all(p is None for p in out):
+        raise ValueError(
+            f"`previous` is a fit of {getattr(previous, 'model_spec', None)!r}, which is none of the candidates "
+            f"{cands!r}. Pass the posterior of an earlier bayeval.fit (each candidate refits from its own part of "
+            "it), or previous=None."
+        )
+    return out
+
+
+def _fit_on_client(client, data: EvalData, cands: list, used: set, bar, before: list,
+                   **fit_kwargs) -> tuple[dict, dict]:
     """The candidates' fits as Dask tasks, one each: ``(fits, errors)`` by candidate name,
-    as the loop in :func:`fit` makes them (a single candidate's failure is raised)."""
+    as the loop in :func:`fit` makes them (a single candidate's failure is raised);
+    ``before``: each candidate's earlier fit to refit from, or None."""
     from ..core.distributed import check_client, fit_many
 
     client = check_client(client)
@@ -449,7 +475,8 @@ def _fit_on_client(client, data: EvalData, cands: list, used: set, bar, **fit_kw
         done.append(line)
         bar.update(f"bayeval: {line}", completed=len(done))
 
-    got = fit_many({n: (m, data, {**fit_kwargs, "progressbar": False}) for n, m in zip(names, cands, strict=True)},
+    got = fit_many({n: (m, data, {**fit_kwargs, "progressbar": False, **({} if b is None else {"previous": b})})
+                    for n, m, b in zip(names, cands, before, strict=True)},
                    client=client, what="candidate", errors="keep", progress=said)
     errors = {n: got.failures[n].splitlines()[0] for n in names if n in got.failures}
     if len(cands) == 1 and errors:
@@ -593,7 +620,9 @@ def fit(
     **fit_kwargs
         Passed to every candidate's ``fit`` (e.g. ``tune=``); ``max_memory_gb=`` raises
         the limit of the up-front memory check (default 4 GB, or the environment
-        variable ``BAYEVAL_MAX_MEMORY_GB``).
+        variable ``BAYEVAL_MAX_MEMORY_GB``). ``previous=post``, an earlier fit of this
+        function (or of one candidate): each candidate refits from its own earlier fit
+        (see the candidates' ``fit``), a candidate without one is fitted afresh.
 
     Returns
     -------
@@ -640,6 +669,7 @@ def fit(
     for m in cands:
         if not callable(getattr(m, "fit", None)):
             raise TypeError(f"Every candidate must be a model with a fit(data, ...) method; got {m!r}.")
+    before = _previous_fits(fit_kwargs.pop("previous", None), cands)
     used: set = set()
     fits, errors = {}, {}
     # one bar for the whole fit, drawn once it has run ~2 s (a million items): each
@@ -649,14 +679,15 @@ def fit(
     with Bar(f"bayeval: fitting {k} candidates to {data.n_items:,} items", total=k + 1,
              enabled=bool(progressbar)) as bar:
         if client is not None:
-            fits, errors = _fit_on_client(client, data, cands, used, bar, draws=draws, chains=chains,
+            fits, errors = _fit_on_client(client, data, cands, used, bar, before, draws=draws, chains=chains,
                                           random_seed=random_seed, sampler=sampler, warn=False, **fit_kwargs)
         for j, m in enumerate(cands if client is None else (), start=1):
             name = _name(m, used)
             bar.update(f"bayeval: candidate {j}/{k} ({name}), sampling")
             try:
+                own = {} if before[j - 1] is None else {"previous": before[j - 1]}
                 post = m.fit(data, draws=draws, chains=chains, random_seed=random_seed, sampler=sampler,
-                             progressbar=progressbar, warn=False, **fit_kwargs)
+                             progressbar=progressbar, warn=False, **own, **fit_kwargs)
             except (ValueError, RuntimeError) as exc:
                 if k == 1:
                     raise
