@@ -73,14 +73,24 @@ def mixture_fit(post, *, ax=None, bins: int = 50, hdi_prob: float = HDI_PROB, n_
     ax.plot(grid, flat["positive"].mean(axis=1), color="tab:green", lw=1.2, ls="--", label="positive class")
     vet = post.data.vetted
     lab = post.data.labels
-    top = ax.get_ylim()[1]
-    ax.plot(s[vet & (lab == 1)], np.full((vet & (lab == 1)).sum(), -0.03 * top), "|", color="tab:green", ms=10, label="vetted positive")
-    ax.plot(s[vet & (lab == 0)], np.full((vet & (lab == 0)).sum(), -0.06 * top), "|", color="tab:red", ms=10, label="vetted negative")
-    ax.set_ylim(-0.09 * top, top)
+    # the y-range: the histogram's tallest bar, or the curves where they stay near it; a
+    # density spike (on the score scale, a logit-mapped family near 0 or 1) is cut, and said
+    heights, _ = np.histogram(s, bins=bins, density=True)
+    peak = max(float(band[:, 1].max()), float(flat["mixture"].mean(axis=1).max()))
+    top = 1.1 * max(float(heights.max()), min(peak, 2.0 * float(heights.max())))
+    title = getattr(post, "model", "score mixture")
+    if peak > top:
+        title += f"\n(y-axis cut at {top:.3g}: the curves reach {peak:.3g})"
+    # vetted items as short ticks in a strip under the axis (its height a share of the axes)
+    strip = ax.get_xaxis_transform()
+    for y_val, row, colour, name in ((1, 0.06, "tab:green", "vetted positive"), (0, 0.025, "tab:red", "vetted negative")):
+        pick = vet & (lab == y_val)
+        ax.plot(s[pick], np.full(int(pick.sum()), row), "|", color=colour, ms=6, transform=strip, label=name)
+    ax.set_ylim(-0.1 * top / 0.9, top)
     mapped = scale == "model" and post.transform.name != "identity"
     ax.set_xlabel(f"score ({post.transform.name}-mapped)" if mapped else "score")
     ax.set_ylabel("density")
-    ax.set_title(getattr(post, "model", "score mixture"), fontsize=9)
+    ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="upper center")
     return ax
 

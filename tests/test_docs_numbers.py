@@ -310,3 +310,19 @@ def test_models_doc_quotes_the_committed_rare_fraud_report():
     row = re.search(r"^\| average_precision \| ([\d.]+) \| [\d.]+ \| ([\d.]+) \| ([\d.]+) \| [^|]+ \| ([\d.]+) \|",
                     report, flags=re.M)
     assert [m.group(i) for i in (1, 2, 3, 4)] == [row.group(i) for i in (1, 2, 3, 4)]
+
+
+def test_guide_acis_interval_is_the_rare_category_notebooks():
+    """docs/guide.md quoted ACIS's interval on the rare-category notebook's pool as [0.003, 0.776]
+    where the notebook computes [0.0039, 0.776]. The notebook's prose is checked against what its
+    cells print (tests/test_notebooks.py, PROSE_CHECKED); the guide must quote the same ends."""
+    import json
+
+    nb = json.loads((ROOT / "notebooks" / "rare_category_fscore.ipynb").read_text(encoding="utf-8"))
+    prose = _flat(" ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"))
+    m = re.search(r"share the upper end, (\d\.\d{3}), and differ in the lower end, from (\d\.\d{3}) \(`jeffreys`\)",
+                  prose)
+    assert m, "the notebook no longer states the jeffreys interval's ends as this test reads them"
+    g = re.search(r"ACIS's \[(\d\.\d{3}), (\d\.\d{3})\]", _flat(_read("guide.md")))
+    assert g and (g.group(1), g.group(2)) == (m.group(2), m.group(1)), (
+        f"docs/guide.md quotes ACIS's [{g.group(1)}, {g.group(2)}]; the notebook's is [{m.group(2)}, {m.group(1)}]")

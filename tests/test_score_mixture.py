@@ -305,6 +305,36 @@ def test_plots(fitted):
     assert ax.get_xlabel() == "recall" and len(ax.lines) == 2
 
 
+def test_mixture_fit_on_the_score_scale_keeps_the_histogram_readable():
+    """On probability scores, scale="score" drew a density spike (thousands, at 1) that flattened
+    everything, and the vetted ticks (placed at -0.03 / -0.06 of that top) became long bars."""
+    import matplotlib.pyplot as plt
+
+    from bayeval import plots
+
+    rng = np.random.default_rng(0)
+    n = 600
+    y = rng.random(n) < 0.35
+    q = np.where(y, rng.beta(8, 0.3, n), rng.beta(0.4, 8, n)).clip(1e-6, 1 - 1e-9)
+    lab = np.full(n, np.nan)
+    lab[:60] = y[:60]
+    post = ScoreMixture("normal", "normal").fit(EvalData(q, lab), draws=60, chains=2, random_seed=0,
+                                                progressbar=False)
+    ax = plots.mixture_fit(post, scale="score")
+    heights, _ = np.histogram(q, bins=50, density=True)
+    lo, hi = ax.get_ylim()
+    assert hi <= 2.2 * heights.max() + 1e-9 and "y-axis cut at" in ax.get_title()
+    # the ticks sit in a strip under the histogram, a fixed share of the axes high
+    assert -0.15 * hi < lo < 0
+    ticks = [line for line in ax.get_lines() if line.get_label().startswith("vetted")]
+    assert len(ticks) == 2
+    for line in ticks:
+        frac = np.asarray(line.get_ydata(), dtype=float)
+        assert line.get_transform() == ax.get_xaxis_transform() and np.all((0 < frac) & (frac < -lo / (hi - lo)))
+        assert line.get_markersize() <= 6
+    plt.close("all")
+
+
 def test_binned_likelihood_matches_exact():
     data, _ = simulate(1500, 40, seed=8)
     exact = ScoreMixture(binned=False).fit(data, random_seed=1, **FIT)
