@@ -1014,7 +1014,8 @@ def _pr_curve_figure(d: _Draft) -> None:
     d.step("precision-recall curve...")
     fig, ax = _new_figure(6, 4)
     pr_curve(d.post, ax=ax, hdi_prob=d.hdi_prob, truth=d.truth)
-    ax.set_title(f"precision-recall curve ({d.N} items, {d.n} vetted)", fontsize=9)
+    pooled = "; all categories pooled" if d.post.data.has_categories else ""
+    ax.set_title(f"precision-recall curve ({d.N} items, {d.n} vetted{pooled})", fontsize=9)
     d.figures["pr_curve"] = fig
 
 
@@ -1027,7 +1028,8 @@ def _calibration_section(d: _Draft) -> None:
     fig, ax = _new_figure(6, 4)
     try:
         calibration_curve(post, ax=ax, hdi_prob=d.hdi_prob, truth=d.truth)
-        ax.set_title(f"calibration curve ({n} vetted labels)", fontsize=9)
+        shared = "; the shared curve, labels of all categories" if post.data.has_categories else ""
+        ax.set_title(f"calibration curve ({n} vetted labels{shared})", fontsize=9)
         d.figures["calibration_curve"] = fig
     except NotImplementedError:  # a stack with a candidate that has no curve (a score mixture)
         import matplotlib.pyplot as plt

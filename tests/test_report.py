@@ -126,6 +126,8 @@ def test_tables_without_categories_match_the_library(plain, plain_report):
 def test_categories_naive_and_per_category_table(rich):
     post, truth = rich
     r = report(post, title="Tagger", truth=truth)
+    # the PR curve is pooled over the categories, and its title says so
+    assert r.figures["pr_curve"].axes[0].get_title().endswith("; all categories pooled)")
     t = r.tables["metrics"]
     assert "naive" in t.columns and "mean average precision over categories" in t.index
     assert t.loc["average precision", "naive"] == float(
