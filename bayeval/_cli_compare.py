@@ -67,13 +67,12 @@ def card_transforms(joined) -> dict:
 
     A transform the joint models do not take (a score mixture's ``"identity"``, say) is read
     as ``"auto"``, and stderr says so."""
-    from .compare.comparison import TRANSFORMS
+    from .vet.comparison import card_transforms as transforms_of
 
-    out = {}
+    out = transforms_of(joined)
     for name, card in zip(joined.names, joined.cards, strict=True):
         given = card.model_options.get("transform", "auto")
-        out[name] = given if given in TRANSFORMS else "auto"
-        if given not in TRANSFORMS:
+        if given != out[name]:
             print(f"note: {name}'s card declares transform = {given!r} (its {card.model_name} model's map), which "
                   f"the comparison's joint models do not take: its scores are read with 'auto' (the logit of "
                   f"scores in [0, 1], other scores standardized).", file=sys.stderr)

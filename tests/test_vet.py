@@ -301,7 +301,8 @@ def _answer_batch(v, truth, client="tab-aaaaaaaa"):
 def _direct(v):
     """bayeval.compare on the store's labels, with the session's settings: what the page must show."""
     s = v.session
-    cmp = be.compare(s.scores, s.data, draws=s.draws, chains=s.chains, random_seed=s._fit_seed())
+    cmp = be.compare(s.scores, s.data, transform=s.transform, draws=s.draws, chains=s.chains,
+                     random_seed=s._fit_seed())
     return cmp, cmp.difference_summary(s.a, s.b, s.metric, width=s.width)
 
 
@@ -797,3 +798,18 @@ def test_a_comparison_s_store_is_found_in_either_order_and_under_its_older_name(
         assert v.wait_idle(120)
         assert v.store.path.resolve() == older.resolve()
     assert not (a / "vet-compare-weak.sqlite").exists()
+
+
+def test_the_comparison_page_reads_each_card_s_transform_as_bayeval_compare_does(tmp_path):
+    """`bayeval vet A B` fitted both cards' scores with transform "auto" while `bayeval compare`
+    reads each card's `[model] transform` (a log-odds card standardized on the page, read as it
+    is by the command): the two could show different gaps for the same labels."""
+    from bayeval.cards import join_cards
+    from bayeval.vet import open_compare
+    from bayeval.vet.comparison import card_transforms
+
+    root = Path(__file__).resolve().parents[1] / "models"
+    joined = join_cards([root / "digits_vet", root / "digits_vet_nb"])
+    assert card_transforms(joined) == {"digits_vet": "auto", "digits_vet_nb": "logodds"}
+    with open_compare(joined, store=tmp_path / "cmp.sqlite") as v:
+        assert v.session.transform == {"digits_vet": "auto", "digits_vet_nb": "logodds"}

@@ -50,14 +50,14 @@ import pandas as pd
 from ..active.design import design, design_target
 from ..active.session import ActiveSession
 from ..active.store import decode_item, encode_items
-from ..compare.comparison import Comparison, compare, resolve_target
+from ..compare.comparison import TRANSFORMS, Comparison, compare, resolve_target
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..models.joint import joint_data
 from .items import ItemView
 from .session import CARD_KEY, COMPARE_KEY, VetSession, find_card
 
-__all__ = ["ComparisonSession", "comparison_readout", "open_compare", "find_target"]
+__all__ = ["ComparisonSession", "card_transforms", "comparison_readout", "open_compare", "find_target"]
 
 
 def _finite(x):
@@ -94,6 +94,9 @@ class ComparisonSession(ActiveSession):
         ``"auto"`` (default): ``P(A better)`` without ``width``, the gap with it.
     draws, chains : int
         Per refit, as in :func:`bayeval.compare`.
+    transform : str or dict of str to str, default "auto"
+        How each classifier's scores are read, as in :func:`bayeval.compare`
+        (:func:`open_compare` passes each card's ``[model] transform``).
     store, batch_size, hdi_prob, random_seed, progressbar
         As in :class:`~bayeval.active.ActiveSession`.
 
@@ -105,7 +108,8 @@ class ComparisonSession(ActiveSession):
     def __init__(self, scores: dict, labels=None, *, item_ids=None, store, metric: str = "average_precision",
                  metric_kwargs: dict | None = None, label: str | None = None, width: float | None = None,
                  level: float = 0.95, target: str = "auto", batch_size: int = 10, draws: int = 1000,
-                 chains: int = 2, hdi_prob: float = HDI_PROB, random_seed=None, progressbar: bool = False):
+                 chains: int = 2, hdi_prob: float = HDI_PROB, random_seed=None, progressbar: bool = False,
+                 transform="auto"):
         if not isinstance(scores, dict) or len(scores) != 2:
             got = list(scores) if isinstance(scores, dict) else type(scores).__name__
             raise ValueError(f"A comparison session compares two classifiers: `scores` must be a dict of two "
@@ -121,6 +125,7 @@ class ComparisonSession(ActiveSession):
         self.draws = V.as_positive_int(draws, "draws")
         self.chains = V.as_positive_int(chains, "chains")
         self.label = str(label or metric)
+        self.transform = transform
         data = joint_data(self.scores, labels, item_ids=item_ids)
         self._comparison: Comparison | None = None
         super().__init__(data, self._no_model, metric=metric, store=store, batch_size=batch_size,
@@ -143,8 +148,8 @@ class ComparisonSession(ActiveSession):
     # ------------------------------------------------------------- the fit
 
     def _fit(self):
-        cmp = compare(self.scores, self.data, draws=self.draws, chains=self.chains, random_seed=self._fit_seed(),
-                      progressbar=self.progressbar, warn=False)
+        cmp = compare(self.scores, self.data, transform=self.transform, draws=self.draws, chains=self.chains,
+                      random_seed=self._fit_seed(), progressbar=self.progressbar, warn=False)
         self._comparison = cmp
         return cmp.posterior
 
@@ -264,6 +269,25 @@ def comparison_readout(session: ComparisonSession, table) -> dict:
     }
 
 
+def card_transforms(joined) -> dict:
+    """Each card's ``[model] transform`` as ``{name: transform}``, as :func:`bayeval.compare`
+    takes it: how the comparison reads that card's scores (``"auto"`` for a card that
+    declares none, or a transform the joint models do not take, such as a score mixture's
+    ``"identity"``).
+
+    Examples
+    --------
+    >>> from bayeval.cards import join_cards
+    >>> card_transforms(join_cards(["models/digits_vet", "models/digits_vet_nb"]))  # doctest: +SKIP
+    {'digits_vet': 'auto', 'digits_vet_nb': 'logodds'}
+    """
+    out = {}
+    for name, card in zip(joined.names, joined.cards, strict=True):
+        given = card.model_options.get("transform", "auto")
+        out[name] = given if given in TRANSFORMS else "auto"
+    return out
+
+
 def open_compare(cards, *, store=None, metric: str | None = None, width: float | None = None,
                  annotator: str | None = None, batch_size: int | None = None, budget: int | None = None,
                  draws: int | None = None, lease_seconds: float = 120.0):
@@ -317,7 +341,8 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
                                batch_size=batch_size or first.vet["batch_size"],
                                draws=draws or first.sampling["draws"], chains=first.sampling["chains"],
                                hdi_prob=first.report_options["hdi_prob"],
-                               random_seed=first.sampling["random_seed"], progressbar=False)
+                               random_seed=first.sampling["random_seed"], progressbar=False,
+                               transform=card_transforms(joined))
     try:
         single = active.store.get_meta(CARD_KEY)
         if single is not None:
