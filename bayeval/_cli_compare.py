@@ -112,3 +112,62 @@ def refuse_unvetted(args, data, *, cards=None) -> None:
     raise CLIError(f"No item is vetted in the cards' label columns ({columns}), {prior}. Fill a label column "
                    "(1/0) for a sample of items, or compare two cards at a time after vetting for their "
                    "comparison with `bayeval vet CARD_A CARD_B`.")
+
+
+def refuse_store_with_cards(args) -> None:
+    """``--store`` names one scores file's label store: with cards, a CLIError saying which
+    stores a comparison of cards reads instead (never ignored silently)."""
+    if not getattr(args, "store", None):
+        return
+    folders = " ".join(shlex.quote(str(c)) for c in args.inputs)
+    raise CLIError(f"--store {args.store} goes with a scores file (--score A B ...); with model cards it is not "
+                   "used. A comparison of cards reads each card's own label store ([vet] store in its card.toml, "
+                   "default vet.sqlite in the card's folder), as `bayeval report CARD` does, and, for two cards, "
+                   f"the comparison's store that `bayeval vet {folders}` writes. Leave --store out; to use the "
+                   "labels of another store, import them into a card's store with `bayeval label`.")
+
+
+def say_card_stores(joined) -> None:
+    """Say on stderr how many labels each card's label store added to (or changed in) its
+    scores file's labels: the comparison pools them, as each card's report reads them."""
+    import numpy as np
+
+    for name, card in zip(joined.names, joined.cards, strict=True):
+        if not card.store_file.is_file():
+            continue
+        plain, with_store = card.load_data()[0], card.load_data(store=True)[0]
+        added = int(np.sum(with_store.vetted & ~plain.vetted))
+        changed = int(np.sum(plain.vetted & with_store.vetted & (plain.labels != with_store.labels)))
+        if added or changed:
+            print(f"{name}: {added + changed} label(s) from its label store {card.store_file} ({added} of items its "
+                  "scores file leaves unvetted" + (f", {changed} replacing the file's label" if changed else "")
+                  + f"), pooled with the other cards' labels: {joined.data.n_vetted} vetted in all.", file=sys.stderr)
+
+
+#: said after a comparison of cards: why its numbers are not each card's report's
+JOINT_CAVEAT = ("each classifier's value here comes from one joint model of all the cards' scores (the same "
+                "label draws shared by every classifier), so it can differ from that card's own report, which "
+                "models its scores alone; the paired gap on shared draws is what the comparison is for.")
+
+
+def card_inputs(args):
+    """``(scores, labels, transforms)`` of ``bayeval compare CARD_A CARD_B ...``: the cards joined
+    on item id with each card's label store read (said on stderr), and, for two cards, the
+    comparison's own store over them."""
+    if args.label is not None or args.item_id is not None:
+        raise CLIError("--label and --id go with a scores file (--score A B ...); cards name their own "
+                       "columns in card.toml. Leave them out, or give one scores file with --score.")
+    refuse_store_with_cards(args)
+    if len(args.inputs) < 2:
+        raise CLIError(f"compare needs two or more model cards that scored the same items (bayeval compare "
+                       f"CARD_A CARD_B ...), or one scores file with --score A B --label COL; got only "
+                       f"{args.inputs[0]!r}.")
+    from .cards import join_cards
+
+    joined = join_cards(args.inputs)  # a CardError says which ids or labels differ
+    say_card_stores(joined)
+    data = joined.data
+    if len(joined.names) == 2:  # the labels vetted for this comparison (bayeval vet CARD_A CARD_B)
+        data = comparison_labels(joined)
+    refuse_unvetted(args, data, cards=joined)
+    return joined.scores, data, card_transforms(joined)

@@ -938,25 +938,31 @@ def _agree(name: str, column: dict, ids0: list, cards) -> np.ndarray | None:
                                                        for k, v in column.items()) for j in bad[:3])
         raise _join_error(cards, (
             f"the cards' {name} columns disagree on {bad.size} item(s) ({shown}). A joined comparison "
-            f"keeps one {name} per item: correct the wrong ones in the scores files, or leave the label "
-            "empty in all but one card."))
+            f"keeps one {name} per item: correct the wrong ones in the scores files"
+            + (" (a label typed into a card's label store: with `bayeval label` into that store)" * (name == "label"))
+            + f", or leave the {name} empty in all but one card."))
     return np.where(np.isfinite(lo), lo, np.nan)
 
 
-def join_cards(cards) -> JoinedCards:
+def join_cards(cards, *, store: bool = True) -> JoinedCards:
     """Join two or more cards that scored the same items on their item ids, for a comparison.
 
     Every card needs an ``[data] id`` column, and every card must score exactly the same
     items (a different set is an error that says how many ids differ, with examples).
     Items are kept in the first card's order. The vetted labels of all cards are pooled:
     an item vetted in one card is vetted for all, and where two cards hold a label (or a
-    ``truth`` value) for the same item they must agree. Categories come from the first
-    card that has them (and must agree across cards that have them).
+    ``truth`` value) for the same item they must agree. Each card's labels are read as its
+    report reads them: with the labels vetted into its label store (``[vet] store``) over
+    its scores file's. Categories come from the first card that has them (and must agree
+    across cards that have them).
 
     Parameters
     ----------
     cards : sequence of Card or path-like
         Two or more cards (or their folders); their folder names name the classifiers.
+    store : bool, default True
+        Read each card's label store too (:meth:`Card.load_data` with ``store=True``), as
+        ``bayeval report CARD`` and :meth:`Card.fit` do; False: the scores files' labels only.
 
     Returns
     -------
@@ -998,7 +1004,7 @@ def join_cards(cards) -> JoinedCards:
     if no_id:
         raise no_id[0]._error("[data] id", "a comparison joins cards on their item ids, and this card has no id "
                                           'column. Add one (e.g. id = "id") naming the column of unique item ids.')
-    loaded = [c.load_data() for c in cards]
+    loaded = [c.load_data(store=store) for c in cards]
     ids0 = [_plain(v) for v in loaded[0][0].item_ids.tolist()]
     scores, labels, truths, cats = {}, {}, {}, {}
     for name, card, (data, truth) in zip(names, cards, loaded, strict=True):

@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from ._cli_checks import check_model_columns, complete_label_cells
-from ._cli_compare import card_transforms, comparison_labels, refuse_unvetted
+from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_store import (
     CLIError,
@@ -759,22 +759,8 @@ def _compare_inputs(args):
     import numpy as np
     import pandas as pd
 
-    if args.score is None:  # the cards' form
-        if args.label is not None or args.item_id is not None:
-            raise CLIError("--label and --id go with a scores file (--score A B ...); cards name their own "
-                           "columns in card.toml. Leave them out, or give one scores file with --score.")
-        if len(args.inputs) < 2:
-            raise CLIError(f"compare needs two or more model cards that scored the same items (bayeval compare "
-                           f"CARD_A CARD_B ...), or one scores file with --score A B --label COL; got only "
-                           f"{args.inputs[0]!r}.")
-        from .cards import join_cards
-
-        joined = join_cards(args.inputs)  # a CardError says which ids or labels differ
-        data = joined.data
-        if len(joined.names) == 2:  # the labels vetted for this comparison (bayeval vet CARD_A CARD_B)
-            data = comparison_labels(joined)
-        refuse_unvetted(args, data, cards=joined)
-        return joined.scores, data, card_transforms(joined)
+    if args.score is None:  # the cards' form: each card's store, and the comparison's
+        return card_inputs(args)
     if len(args.inputs) != 1:
         raise CLIError(f"with --score, give one scores file (one column per classifier); got {len(args.inputs)} "
                        f"inputs ({' '.join(args.inputs)}). To compare model cards leave --score out.")
@@ -831,7 +817,7 @@ def _cmd_compare(args) -> int:
     tell(args, f"{args.metric}{'' if 'k' not in opts else f' (k={args.k[0]})'}{reading}: {cmp!r}")
     pairs = pairs.set_index(["better", "worse"])
     print_compare(args, ranking, pairs, _format_frame)
-    for caveat in cmp.caveats():  # what the shared labels and the scores cannot tell the comparison
+    for caveat in cmp.caveats() + [JOINT_CAVEAT] * (args.score is None):  # cards: not their reports' numbers
         print(f"caveat: {caveat}", file=sys.stderr)
     if args.out:
         pairs.to_csv(args.out)

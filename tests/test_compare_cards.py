@@ -310,3 +310,33 @@ def test_compare_cli_reads_each_card_by_its_declared_transform(tmp_path, capsys,
         main(["compare", str(a), str(b), "--draws", "50", "--no-progress"])
     assert seen[-1] == {"good": "auto", "weak": "auto"}
     assert "note: weak's card declares transform = 'identity'" in capsys.readouterr().err
+
+
+def test_compare_cli_on_cards_reads_each_cards_label_store_and_says_why_its_numbers_differ(tmp_path, capsys):
+    """`bayeval compare A B` read the cards' scores files alone: the labels typed into a card's
+    own store (which `bayeval report CARD` reads) were dropped silently, --store was ignored, and
+    the joint model's per-classifier values were shown with no word on why they differ from
+    each card's report."""
+    from bayeval.active.store import LabelStore
+
+    a, b, truth = pair(tmp_path, n=60)
+    fa = pd.read_csv(a / "scores.csv")
+    fa.loc[:19, "label"] = [truth[i] for i in fa.id[:20]]
+    fa.to_csv(a / "scores.csv", index=False)
+    typed = list(fa.id[20:27])  # 7 more typed into good's store, 1 correcting the file
+    fixed = fa.id[0]
+    with LabelStore(load_card(a).store_file) as st:
+        st.add(typed + [fixed], [truth[i] for i in typed] + [1 - truth[fixed]], annotator="ana")
+    assert load_card(a).load_data(store=True)[0].n_vetted == 27
+    assert join_cards([a, b]).data.n_vetted == 27 and join_cards([a, b], store=False).data.n_vetted == 20
+    assert main(["compare", str(a), str(b), "--store", str(load_card(a).store_file), "--draws", "50",
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--store" in err and "goes with a scores file" in err and "each card's own label store" in err
+    assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 0
+    out = capsys.readouterr()
+    assert "Comparison(good, weak: 60 items, 27 vetted, 200 draws)" in out.out
+    assert (f"good: 8 label(s) from its label store {load_card(a).store_file} (7 of items its scores file leaves "
+            "unvetted, 1 replacing the file's label), pooled with the other cards' labels: 27 vetted in all.") in out.err
+    assert "caveat: each classifier's value here comes from one joint model of all the cards' scores" in out.err
+    assert "can differ from that card's own report" in out.err
