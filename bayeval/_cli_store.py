@@ -402,3 +402,37 @@ def unrecorded_labels(store, ids, values, annotator, known) -> list[tuple]:
         if not seen or max(seen)[1] != v:
             out.append((i, v))
     return out
+
+
+def card_store_changes(card, data):
+    """What a card's label store changed in its scores file's labels (``data``: the card's data
+    read with its store): ``(added, replaced)``, the ids the store labels that the file leaves
+    unvetted, and ``"id (file 1, store 0)"`` for each label it replaces, as ``fit --store`` names them."""
+    import numpy as np
+
+    plain = card.load_data()[0]
+    ids = data.item_ids.tolist()
+    added = [ids[j] for j in np.flatnonzero(data.vetted & ~plain.vetted)]
+    replaced = [f"{ids[j]} (file {int(plain.labels[j])}, store {int(data.labels[j])})"
+                for j in np.flatnonzero(plain.vetted & data.vetted & (plain.labels != data.labels))]
+    return added, replaced
+
+
+def say_card_store(card, data) -> tuple:
+    """Say on stderr how many labels a card's label store added to its scores file's, naming the
+    ones it replaces; returns ``(store file, labels added, labels replaced)`` for the report's record,
+    or None when the card has no label store."""
+    if not card.store_file.is_file():
+        return None
+    added, replaced = card_store_changes(card, data)
+    if added or replaced:
+        shown = ", ".join(replaced[:10]) + (f" and {len(replaced) - 10} more" if len(replaced) > 10 else "")
+        print(f"{card.path.name}: {len(added) + len(replaced)} label(s) from its label store {card.store_file.name} "
+              f"({len(added)} of items the scores file leaves unvetted"
+              + (f", {len(replaced)} replacing the file's label: {shown}" if replaced else "") + "): "
+              f"{data.n_vetted} vetted in all.", file=sys.stderr)
+    try:  # the report names a store in the card's folder by its path there: the same report wherever it is made
+        path = card.store_file.relative_to(card.path)
+    except ValueError:
+        path = card.store_file
+    return path, len(added), len(replaced)

@@ -372,9 +372,18 @@ class Card:
 
     def _with_store_labels(self, data: EvalData) -> EvalData:
         try:
-            return with_store_labels(data, self.store_file, self.data_file.name)
+            return with_store_labels(data, self.store_file, self.data_file.name, repair=self._repair_command())
         except ValueError as exc:
             raise self._error("[vet] store", str(exc)) from None
+
+    def _repair_command(self) -> str:
+        """The `bayeval repair-store` command that sets aside the labels of ids its scores file lacks."""
+        import shlex
+
+        q = shlex.quote
+        command = (f"bayeval repair-store {q(str(self.store_file))} --scores {q(str(self.data_file))} "
+                   f"--score {q(self.columns['score'])}")
+        return command + (f" --id {q(self.columns['id'])}" if "id" in self.columns else "")
 
     def column_text(self, column: str) -> list:
         """The cells of one column of the scores file, as text (None where empty).
@@ -849,12 +858,13 @@ def read_store_labels(path, item_ids=None):
         return st.resolved() if ids is None else labels_for_items(st, ids)[0]
 
 
-def with_store_labels(data: EvalData, path, source: str) -> EvalData:
+def with_store_labels(data: EvalData, path, source: str, *, repair: str | None = None) -> EvalData:
     """``data`` with the labels of the label store ``path`` (where it exists): an item the store
     labels gets the store's label, one per item by the store's conflict rule, also where the
     store holds the item's labels under both kinds of its id (``'261'`` and ``261``). A
     ValueError, and nothing changed, when the store labels ids that ``data`` (read from
-    ``source``) does not have: no typed label is left out silently."""
+    ``source``) does not have: no typed label is left out silently; ``repair``, the
+    ``bayeval repair-store`` command that sets those labels aside, is named in it."""
     path = Path(path)
     if not path.is_file():
         return data
@@ -872,8 +882,12 @@ def with_store_labels(data: EvalData, path, source: str) -> EvalData:
         raise ValueError(
             f"{path} holds labels of {len(strays)} item(s) that are not in {source} "
             f"({', '.join(repr(i) for i in strays[:5])}{more}); nothing was fitted, so that no typed label is "
-            f"silently left out. Write the store's labels out with `bayeval export-labels {path} labels.csv`, "
-            "fix those ids (or the scores file), and import the file into a new store with `bayeval label`."
+            + (f"silently left out. If those ids are typos, set their labels aside in one step, keeping every "
+               f"label (they go to a CSV beside the store, with a backup of the store): `{repair}`; then type "
+               "them again under the right ids (`bayeval label` or the vetting page). If the scores file is "
+               "wrong, fix it instead." if repair else
+               f"silently left out. Write the store's labels out with `bayeval export-labels {path} labels.csv`, "
+               "fix those ids (or the scores file), and import the file into a new store with `bayeval label`.")
         )
     return data.with_labels(res.index.tolist(), res.to_numpy(), overwrite=True)
 

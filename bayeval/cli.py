@@ -48,6 +48,7 @@ from ._cli_store import (
     label_scores_items,
     not_a_row,
     refuse_foreign_items,
+    say_card_store,
     store_text_ids,
     unrecorded_labels,
     with_store,
@@ -584,9 +585,8 @@ def _cmd_report(args) -> int:
 
 
 def _open_card(args, path):
-    """``(card, data, truth, out)`` of one card, checked as ``bayeval report`` checks it."""
-    import numpy as np
-
+    """``(card, data, truth, out, store)`` of one card, checked as ``bayeval report`` checks it
+    (``store``: its label store, with how many labels it added and replaced)."""
     from .cards import load_card
 
     try:
@@ -608,23 +608,16 @@ def _open_card(args, path):
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     try:
-        plain, _ = card.load_data()
         data, truth = card.load_data(store=True)  # with the labels vetted into the card's store
+        store = say_card_store(card, data)  # named on stderr, recorded in the report
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
-    added = int(np.sum(data.vetted & ~plain.vetted))
-    changed = int(np.sum(plain.vetted & data.vetted & (plain.labels != data.labels)))
-    if added or changed:
-        print(f"{card.path.name}: {added + changed} label(s) from its label store {card.store_file.name} "
-              f"({added} of items the scores file leaves unvetted"
-              + (f", {changed} replacing the file's label" if changed else "") + "): "
-              f"{data.n_vetted} vetted in all.", file=sys.stderr)
     if not data.n_vetted and not card.store_file.is_file():  # the labels may be in a store named nowhere
         print(f"note: {card.path.name}: no item is vetted, and its label store {card.store_file} does not exist; "
               "labels vetted into another store (`bayeval vet CARD --store FILE`) are read with --store FILE.",
               file=sys.stderr)
     _warn_one_class(data)
-    return card, data, truth, out
+    return card, data, truth, out, store
 
 
 def _report_cards(args, client) -> int:
@@ -645,7 +638,7 @@ def _report_cards(args, client) -> int:
     return 1 if posts.failures else 0
 
 
-def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
+def _report_card(args, card, data, truth, out, store=None, post=None, client=None) -> int:
     from .report import report
 
     if post is not None:
@@ -681,6 +674,7 @@ def _report_card(args, card, data, truth, out, post=None, client=None) -> int:
             hdi_prob=card.report_options.get("hdi_prob", HDI_PROB),
             truth=truth,
             source=card.data_file,
+            store=store,
             client=client,
         )
     if say:

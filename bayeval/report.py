@@ -641,7 +641,7 @@ def _ppc_axes(ax, ppc: dict) -> None:
     ax.set_title(f"posterior predictive check: {_p_text(ppc['p_value'], d_obs.size)}", fontsize=9)
 
 
-def _provenance(data, source) -> str:
+def _provenance(data, source, store=None) -> str:
     record = provenance(data)
     v = record["versions"]
     line = (
@@ -655,6 +655,10 @@ def _provenance(data, source) -> str:
         path = Path(source)
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         line += f"; file {path.name} SHA-256: {digest}"
+    if store is not None:  # the labels typed into a label store, used over the file's
+        path, added, replaced = store
+        line += (f"; vetted labels also read from the label store {Path(path).as_posix()} ({added} added to the "
+                 f"file's, {replaced} replacing the file's label)")
     return line + "."
 
 
@@ -729,6 +733,7 @@ def report(
     description: str | None = None,
     thresholds=None,
     source=None,
+    store=None,
     progress=None,
     comparison=None,
     comparison_metric="average_precision",
@@ -780,6 +785,10 @@ def report(
         Candidate thresholds for ``constraints`` (default as in :func:`recalibrate`).
     source : str or path-like, optional
         The file the data was read from; its name and SHA-256 are recorded too.
+    store : (path, int, int), optional
+        The label store whose labels were used over ``source``'s, with how many labels
+        it added to the file's and how many of the file's it replaced (``bayeval report
+        CARD`` gives the card's store): recorded next to the file.
     progress : callable, optional
         Called with a short message (e.g. ``"report: posterior predictive check..."``)
         as each step starts, so a long report is not silent; ``print`` works. Default:
@@ -887,7 +896,7 @@ def report(
         description=description,
         warnings=d.warn,
         notes=d.notes,
-        meta=_meta(d, source),
+        meta=_meta(d, source, store),
     )
 
 
@@ -1429,7 +1438,7 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _meta(d: _Draft, source) -> list[str]:
+def _meta(d: _Draft, source, store=None) -> list[str]:
     post, pct = d.post, d.pct
     sampled_by = (
         f" sampled by {post.sampler} (the same inputs and seed give the same numbers with the same sampler;"
@@ -1441,5 +1450,5 @@ def _meta(d: _Draft, source) -> list[str]:
         f"Model: {post.model}. {post.n_chains} chain(s) x {post.n_draws} draws{sampled_by}; label draws "
         f"seeded with {post.random_seed}. Each interval is a {pct} highest-density interval: the "
         f"narrowest range that holds the metric with {pct} probability.",
-        _provenance(d.data, source),
+        _provenance(d.data, source, store),
     ]

@@ -12,6 +12,7 @@ import pytest
 
 from bayeval import Posterior
 from bayeval.cards import MODELS, Card, CardError, list_cards, load_card
+from bayeval.cli import main
 from bayeval.models import Stack
 
 ROOT = Path(__file__).resolve().parents[1] / "models"
@@ -571,14 +572,34 @@ def test_a_cards_fit_and_report_use_the_labels_vetted_into_its_store(tmp_path, c
     class Args:
         allow_outside, out, chains, draws = False, None, None, None
 
-    _, opened, _, _ = _open_card(Args, folder)
-    assert opened.n_vetted == 4
+    _, opened, *_, store = _open_card(Args, folder)
+    assert opened.n_vetted == 4 and store == (Path("vet.sqlite"), 2, 1)
     assert "3 label(s) from its label store vet.sqlite (2 of items the scores file leaves unvetted, " \
-           "1 replacing the file's label): 4 vetted in all" in capsys.readouterr().err
+           "1 replacing the file's label: d (file 0, store 1)): 4 vetted in all" in capsys.readouterr().err
     with LabelStore(card.store_file) as st:
         st.add(["zz"], [1], annotator="ana")  # an id the scores file does not have
-    with pytest.raises(CardError, match=r"holds labels of 1 item\(s\) that are not in scores.csv \('zz'\).*export-labels"):
+    with pytest.raises(CardError, match=r"holds labels of 1 item\(s\) that are not in scores.csv \('zz'\)") as err:
         card.fit_task()
+    # the documented one-step fix, for this card (was: export, fix, import into a new store)
+    assert f"`bayeval repair-store {card.store_file} --scores {card.data_file} --score score --id id`" in str(err.value)
+
+
+def test_a_cards_report_records_its_label_store_in_its_provenance(tmp_path, capsys):
+    """`bayeval report CARD` used the labels of the card's store but its report did not say so:
+    the provenance named the scores file alone."""
+    from bayeval.active.store import LabelStore
+
+    csv = "id,score,label,truth\na,0.9,1,1\nb,0.8,,1\nc,0.4,,0\nd,0.3,0,0\ne,0.1,,0\nf,0.6,,1\n"
+    folder = make_card(tmp_path / "c", csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    with LabelStore(load_card(folder).store_file) as st:
+        st.add(["b", "e"], [1, 0], annotator="ana")
+        st.add(["d"], [1], annotator="ana")
+    out = tmp_path / "rep"
+    assert main(["report", str(folder), "--out", str(out), "--draws", "50", "--tune", "50", "--chains", "1",
+                 "--no-progress", "--quiet"]) == 0
+    md = (out / "report.md").read_text()
+    assert "vetted labels also read from the label store vet.sqlite (2 added to the file's, 1 replacing the " \
+           "file's label)" in md
 
 
 def test_a_cards_store_settles_labels_of_one_item_typed_as_text_and_as_int_by_its_conflict_rule(tmp_path):
