@@ -82,3 +82,14 @@ def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool) -> n
         f"accepted too), on every row: {why}, so none may be empty (only the vetted labels, --label, may be). "
         f"{'; '.join(found)}. Fix: {'; '.join(fixes)}. Or {instead}."
     )
+
+
+def check_k(args, n_items: int) -> None:
+    """Refuse ``--k`` above the number of items for ``precision_at_k`` before anything is fitted
+    (its missing places would count as negatives)."""
+    metrics = args.metric if isinstance(args.metric, list | tuple) else [args.metric]
+    if "precision_at_k" in metrics and args.k:
+        try:
+            V.check_top_k(args.k, n_items, name="--k")
+        except ValueError as exc:
+            raise CLIError(f"{exc} Nothing was fitted.") from exc

@@ -327,9 +327,23 @@ class Card:
             item_ids=df[cols["id"]].to_numpy() if "id" in cols else None,
         )
         truth = parsed.get("truth")
+        self._check_top_k(data.n_items)
         if store:
             data = self._with_store_labels(data)
         return data, None if truth is None else truth.astype(np.int8)
+
+    def _check_top_k(self, n_items: int) -> None:
+        """Refuse a ``precision_at_k`` entry whose ``k`` is more than the items (its missing
+        positions would count as negatives): said when the data is read, not in the report."""
+        for j, entry in enumerate(self.report_options["metrics"]):
+            if not isinstance(entry, dict) or entry.get("name") != "precision_at_k":
+                continue
+            ks = np.atleast_1d(entry.get("k", 0))
+            if ks.size and int(ks.max()) > n_items:
+                raise self._error(f"[report] metrics[{j}]", (
+                    f"precision_at_k with k = {int(ks.max())}, but {self.data_file.name} holds {n_items} items: "
+                    f"the top {int(ks.max())} would count {int(ks.max()) - n_items} missing items as negatives, so "
+                    f"the value would be wrong. Give k = {n_items} or less (the size of the top you act on)."))
 
     @property
     def store_file(self) -> Path:
@@ -728,7 +742,7 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
         raise err(
             "[report] metrics", f"expected a non-empty list of metrics, got {report['metrics']!r}."
         )
-    _parse_metrics(report["metrics"], card_file)
+    _parse_metrics(report["metrics"], card_file, prediction="prediction" in columns)
 
     constraints = None
     if "constraints" in doc:
@@ -1111,7 +1125,10 @@ def _check_sampling(settings: dict, where: str) -> dict:
     return out
 
 
-def _parse_metrics(entries, card_file) -> dict:
+def _parse_metrics(entries, card_file, *, prediction: bool | None = None) -> dict:
+    """``{label: name or (name, options)}`` of the ``[report] metrics`` entries, each checked;
+    ``prediction``: whether the card has a ``[data] prediction`` column (None: not checked),
+    which a metric of hard decisions without a ``threshold`` needs."""
     def err(key, message):
         return CardError(f"{card_file}: {key}: {message}")
 
@@ -1142,6 +1159,12 @@ def _parse_metrics(entries, card_file) -> dict:
         if name not in METRICS:
             raise err(key, f"unknown metric {name!r}; known metrics are {sorted(METRICS)}.")
         _check_metric_options(name, options, lambda message, key=key: err(key, message))
+        if prediction is False and METRICS[name].needs == "predictions" and "threshold" not in options:
+            raise err(key, f"metric {name!r} counts the classifier's hard 0/1 decisions, and this entry gives "
+                           "no `threshold` while the card has no [data] prediction column, so it could not be "
+                           f'computed. Add a score cut-off to the entry (e.g. {{ name = "{name}", threshold = '
+                           '0.5 }: an item is flagged when its score is at or above it), or name the column of '
+                           'the 0/1 decisions in [data] (prediction = "COLUMN").')
         if label in out:
             raise err(key, f"the label {label!r} is used twice; give one of the entries a `label`.")
         out[label] = (name, options) if options else name

@@ -36,7 +36,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ._cli_checks import check_model_columns, complete_label_cells
+from ._cli_checks import check_k, check_model_columns, complete_label_cells
 from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_store import (
@@ -693,6 +693,7 @@ def _cmd_fit(args) -> int:
 
     _need_labels(args)
     data = _load_data(args)
+    check_k(args, data.n_items)
     if args.store:
         data = with_store(args, data)
     if args.per_category and args.save:
@@ -797,6 +798,7 @@ def _cmd_compare(args) -> int:
     from .compare.comparison import compare
 
     scores, labels, transform = _compare_inputs(args)  # transform: each card's [model] transform
+    check_k(args, labels.n_items)
     with warnings_as_lines():  # said as warning: lines, as fit says them
         cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains,
                       random_seed=args.random_seed, progressbar=not args.no_progress, warn=False)
@@ -864,6 +866,7 @@ def _cmd_select(args) -> int:
         store = LabelStore(args.store)
         store.check_writable()  # a damaged store is refused before the fit, not after it
     data = _load_data(args)
+    check_k(args, data.n_items)
     if store is not None:
         refuse_foreign_items(store, data, args)  # a forgotten --id, before the store learns the row numbers
         check_strays(store, data, args)

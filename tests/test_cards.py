@@ -631,3 +631,46 @@ def test_a_cards_store_settles_labels_of_one_item_typed_as_text_and_as_int_by_it
     with LabelStore(card.store_file) as st:
         st.add(["0005", "zz"], [1, 0], annotator="ana")  # ids that are no row: listed as stored
     assert card.store_labels().to_dict() == {1: 1, 2: 0, 4: 1, 5: 0, "0005": 1, "zz": 0}
+
+
+def test_a_decision_metric_without_threshold_or_prediction_column_is_refused_when_the_card_is_read(tmp_path):
+    """`{ name = "recall" }` with no threshold and no [data] prediction passed the card check and
+    failed only after the whole fit, with the Python API's wording."""
+    toml = GOOD.replace('metrics = ["average_precision", { name = "precision_at_k", k = 2 }]',
+                        'metrics = ["average_precision", { name = "recall" }]')
+    folder = make_card(tmp_path / "r", toml=toml)
+    with pytest.raises(CardError) as info:
+        load_card(folder)
+    msg = str(info.value)
+    assert str(folder / "card.toml") in msg and "[report] metrics[1]" in msg
+    assert "no `threshold`" in msg and "[data] prediction" in msg and 'threshold = 0.5' in msg
+    ok = make_card(tmp_path / "t", toml=toml.replace('{ name = "recall" }', '{ name = "recall", threshold = 0.5 }'))
+    assert load_card(ok).metrics()["recall[threshold=0.5]"] == ("recall", {"threshold": 0.5})
+
+
+def test_precision_at_k_above_the_number_of_items_is_refused_in_the_card_and_in_python(tmp_path):
+    """k = 5000 on 1,797 items was accepted: the report read "precision at 5000 ... between 0.061 and
+    0.099", the missing places counted as negatives."""
+    import bayeval as be
+    from bayeval.core.data import EvalData
+
+    toml = GOOD.replace("k = 2 }", "k = 7 }")  # the toy card has 6 items
+    msg = fails(make_card(tmp_path / "k", toml=toml), "[report] metrics[1]", "k = 7", "6 items", "k = 6 or less")
+    assert "negatives" in msg
+    make_card(tmp_path / "k6", toml=GOOD.replace("k = 2 }", "k = 6 }"))
+    assert load_card(tmp_path / "k6").load_data()[0].n_items == 6
+    data = EvalData(np.array([0.9, 0.8, 0.4, 0.3]), np.array([1, np.nan, 0, np.nan]))
+    post = Posterior.from_probabilities(data, [1, 0.5, 0.5, 0], draws=20, random_seed=0)
+    with pytest.raises(ValueError, match=r"`k` = 5 is more than the 4 items.*k <= 4"):
+        post.metric("precision_at_k", k=[2, 5])
+    assert post.metric("precision_at_k", k=4).dims == ("chain", "draw")
+    cmp = be.compare({"a": data.scores, "b": data.scores[::-1]}, data, draws=20, random_seed=0, progressbar=False)
+    with pytest.raises(ValueError, match=r"`k` = 6 is more than the 4 items"):
+        cmp.metric("precision_at_k", k=6)
+
+
+def test_posterior_metric_refuses_precision_at_k_above_the_number_of_items(small_default_fit):
+    post, _ = small_default_fit("all")
+    with pytest.raises(ValueError, match=r"precision_at_k: `k` = 500 is more than the 120 items"):
+        post.metric("precision_at_k", k=500)
+    assert float(post.metric("precision_at_k", k=120).mean()) == pytest.approx(post.data.labels.mean())

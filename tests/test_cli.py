@@ -508,3 +508,18 @@ def test_fit_at_a_percent_threshold_on_probabilities_says_it_flags_no_item(score
     assert main(["fit", str(tmp_path / "p.csv"), "--score", "s", "--label", "y", "--metric", "recall",
                  "--threshold", "0.5", *FAST]) == 0
     assert "caveat:" not in capsys.readouterr().err  # a threshold within the scores: nothing to say
+
+
+def test_fit_compare_and_select_refuse_a_k_above_the_number_of_items_before_fitting(tmp_path, capsys):
+    """`--metric precision_at_k --k 5000` on fewer items was fitted, then read with the missing
+    places of the top counted as negatives."""
+    path = tmp_path / "s.csv"
+    path.write_text("s,t,y\n" + "".join(f"{j / 20},{1 - j / 20},{'1' if j > 15 else ('0' if j < 4 else '')}\n"
+                                        for j in range(20)))
+    for argv in (["fit", str(path), "--score", "s", "--label", "y", "--metric", "precision_at_k", "--k", "10", "50"],
+                 ["compare", str(path), "--score", "s", "t", "--label", "y", "--metric", "precision_at_k", "--k", "21"],
+                 ["select", str(path), "--score", "s", "--label", "y", "--metric", "precision_at_k", "--k", "30",
+                  "--size", "2"]):
+        assert main([*argv, "--draws", "20"] if argv[0] != "select" else argv) == 2
+        err = capsys.readouterr().err
+        assert "is more than the 20 items" in err and "Nothing was fitted" in err, (argv, err)

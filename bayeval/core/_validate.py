@@ -597,6 +597,18 @@ def as_k(k, name: str = "k") -> tuple[np.ndarray, bool]:
     return np.atleast_1d(arr), arr.ndim == 0
 
 
+def check_top_k(k, n_items: int, name: str = "k") -> None:
+    """Refuse a precision_at_k ``k`` above ``n_items``: the top would count its missing places as
+    negatives (P@k at most n_pos / k), a value about no set of items."""
+    ks, _ = as_k(k, name)
+    if int(ks.max()) > n_items:
+        big = int(ks.max())
+        raise ValueError(
+            f"precision_at_k: `{name}` = {big} is more than the {n_items} items, so the top {big} would count "
+            f"{big - n_items} missing items as negatives and the precision would be wrong. Give {name} <= "
+            f"{n_items} (the size of the top you act on).")
+
+
 def as_grid(x, name: str, *, lo: float | None = None, hi: float | None = None) -> np.ndarray:
     """A non-empty 1-D finite grid, optionally inside ``[lo, hi]``."""
     arr = as_1d_float(np.atleast_1d(np.asarray(x, dtype=float)) if not isinstance(x, str) else x, name)

@@ -598,6 +598,8 @@ class Posterior(BasePosterior):
             number of workers. None (default): in this process, Dask not imported.
         **kwargs
             Options of the metric (``k=``, ``recall=``, ``beta=``, ``thresholds=``...).
+            ``precision_at_k``'s ``k`` must not be more than the number of items (the
+            missing places of a bigger top would count as negatives).
             Curves without ``thresholds`` use the distinct scores, or 201 score
             quantiles when there are more distinct scores than that. The precision of a
             rule that flags no item is NaN in every draw (undefined, as in
@@ -619,6 +621,8 @@ class Posterior(BasePosterior):
         ('chain', 'draw', 'k')
         """
         ev = MetricEvaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
+        if ev.spec is not None and ev.spec.name == "precision_at_k":  # a top bigger than the items
+            V.check_top_k(kwargs["k"], self.data.n_items)  # would count its missing places as negatives
         coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws), **ev.coords}
         if client is not None:
             from .distributed import check_client, metric_on_client
