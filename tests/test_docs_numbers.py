@@ -326,3 +326,25 @@ def test_guide_acis_interval_is_the_rare_category_notebooks():
     g = re.search(r"ACIS's \[(\d\.\d{3}), (\d\.\d{3})\]", _flat(_read("guide.md")))
     assert g and (g.group(1), g.group(2)) == (m.group(2), m.group(1)), (
         f"docs/guide.md quotes ACIS's [{g.group(1)}, {g.group(2)}]; the notebook's is [{m.group(2)}, {m.group(1)}]")
+
+
+def test_models_readme_snippet_loads_the_labels_the_fit_uses(tmp_path):
+    """models/README.md's snippet read `card.load_data()` (the scores file alone: 40 vetted) while
+    `card.fit()` uses the card's label store too (47): the two must agree."""
+    import shutil
+
+    from bayeval.active.store import LabelStore
+    from bayeval.cards import load_card
+
+    text = (ROOT / "models" / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"```python\n(.*?)```", text, flags=re.S).group(1)
+    lines = [ln for ln in snippet.splitlines() if ln.startswith(("from bayeval.cards", "card =", "data, truth ="))]
+    assert len(lines) == 3, lines
+    folder = shutil.copytree(ROOT / "models" / "digits_svm", tmp_path / "digits_svm")
+    plain = load_card(folder).load_data()[0]
+    unvetted = plain.item_ids[~plain.vetted][:5].tolist()
+    with LabelStore(load_card(folder).store_file) as st:
+        st.add(unvetted, [0] * 5, annotator="ana")
+    scope: dict = {}
+    exec("\n".join(lines).replace('"models/digits_svm"', repr(str(folder))), scope)
+    assert scope["data"].n_vetted == scope["card"].fit_task()[1].n_vetted == plain.n_vetted + 5
