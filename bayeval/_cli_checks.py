@@ -93,3 +93,46 @@ def check_k(args, n_items: int) -> None:
             V.check_top_k(args.k, n_items, name="--k")
         except ValueError as exc:
             raise CLIError(f"{exc} Nothing was fitted.") from exc
+
+
+#: the commands whose first argument is a scores file, and what each needs besides
+_SCORES_COMMANDS = {"fit": "", "threshold": " --min-precision P", "select": " --size N"}
+
+
+def card_given_as_scores(argv) -> str | None:
+    """The error for ``bayeval fit/threshold/select CARD``: a model card folder where a scores
+    file goes, said before the arguments are parsed (which would ask for ``--score`` or
+    ``--label`` first), with the commands that take cards and this command run on the card's
+    scores file; None when no argument is a card folder."""
+    import shlex
+    from pathlib import Path
+
+    argv = list(argv)
+    if not argv or argv[0] not in _SCORES_COMMANDS:
+        return None
+    folder = next((Path(a) for a in argv[1:] if not a.startswith("-") and (Path(a) / "card.toml").is_file()), None)
+    if folder is None:
+        return None
+    cmd, q = argv[0], shlex.quote
+    takes = (f"{folder} is a model card (a folder with card.toml), not a scores file: `bayeval {cmd}` reads a CSV or "
+             f"Parquet file with one row per item. The commands that take a card are `bayeval report {q(str(folder))}`, "
+             f"`bayeval compare {q(str(folder))} OTHER_CARD` and `bayeval vet {q(str(folder))}` (which also picks "
+             "the next items to vet).")
+    from .cards import CardError, load_card
+
+    try:
+        card = load_card(folder, allow_outside=True)
+    except (CardError, OSError, ValueError, TypeError, KeyError):
+        return f"{takes} To run {cmd} on the card's scores, give its [data] file with its columns."
+    def inside(path):  # a card's file as the user named the card's folder
+        try:
+            return str(folder / path.relative_to(card.path))
+        except ValueError:
+            return str(path)
+
+    cols = card.columns
+    run = f"bayeval {cmd} {q(inside(card.data_file))} --score {q(cols['score'])}"
+    run += f" --label {q(cols['label'])}" * ("label" in cols) + f" --id {q(cols['id'])}" * ("id" in cols)
+    if card.store_file.is_file() and cmd != "select":  # read only there; select --store records its batches
+        run += f" --store {q(inside(card.store_file))}"
+    return f"{takes} To run {cmd} on the card's scores file (columns from its card.toml): `{run}{_SCORES_COMMANDS[cmd]}`."

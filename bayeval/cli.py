@@ -36,7 +36,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ._cli_checks import check_k, check_model_columns, complete_label_cells
+from ._cli_checks import card_given_as_scores, check_k, check_model_columns, complete_label_cells
 from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_store import (
@@ -1438,6 +1438,10 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["fit", "no-such-file.csv", "--score", "s", "--label", "y"])
     2
     """
+    card = card_given_as_scores(sys.argv[1:] if argv is None else argv)  # before argparse asks for --score
+    if card:
+        print(f"bayeval: error: {card}", file=sys.stderr)
+        return 2
     parser = _parser()
     args = parser.parse_args(argv)
     if getattr(args, "scores", None) and args.command == "label" and not args.score:

@@ -523,3 +523,26 @@ def test_fit_compare_and_select_refuse_a_k_above_the_number_of_items_before_fitt
         assert main([*argv, "--draws", "20"] if argv[0] != "select" else argv) == 2
         err = capsys.readouterr().err
         assert "is more than the 20 items" in err and "Nothing was fitted" in err, (argv, err)
+
+
+def test_a_card_folder_given_as_scores_file_says_it_is_a_card_and_how_to_run_the_command(tmp_path, capsys):
+    """`bayeval select CARD --size 5` said "the following arguments are required: --score" and
+    `bayeval fit CARD --score score` "fit needs vetted labels: --label COL": neither said that the
+    argument is a model card, which commands take cards, or how to run them on its scores."""
+    card = tmp_path / "mycard"
+    (card / "data").mkdir(parents=True)
+    (card / "data" / "s.csv").write_text("item,p,y\na,0.9,1\nb,0.2,0\nc,0.5,\n")
+    (card / "card.toml").write_text('title = "t"\ndescription = "d"\n[data]\nfile = "data/s.csv"\nscore = "p"\n'
+                                    'label = "y"\nid = "item"\n[model]\nname = "default"\n')
+    LabelStore(card / "vet.sqlite").close()
+    for argv, run in ((["select", str(card), "--size", "5"],
+                       f"`bayeval select {card}/data/s.csv --score p --label y --id item --size N`"),
+                      (["fit", str(card), "--score", "score"],
+                       f"`bayeval fit {card}/data/s.csv --score p --label y --id item --store {card}/vet.sqlite`"),
+                      (["threshold", str(card), "--min-precision", "0.9"],
+                       f"--store {card}/vet.sqlite --min-precision P`")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{card} is a model card (a folder with card.toml), not a scores file" in err, err
+        assert f"`bayeval report {card}`" in err and f"`bayeval vet {card}`" in err and "compare" in err
+        assert run in err, (run, err)
