@@ -201,6 +201,36 @@ def _private_imports(root=PACKAGE):
     return out
 
 
+def _module_aliases(path: pathlib.Path, tree) -> set[str]:
+    """The names a module binds to other modules of its package (``from ..core import _validate as V``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            base = path.parent
+            for _ in range(node.level - 1):
+                base = base.parent
+            if node.module:
+                base = base.joinpath(*node.module.split("."))
+            for alias in node.names:
+                if (base / f"{alias.name}.py").is_file() or (base / alias.name / "__init__.py").is_file():
+                    out.add(alias.asname or alias.name)
+    return out
+
+
+def _private_attributes(root=PACKAGE):
+    """Private names of another module reached as an attribute of it (``V._preview``), which
+    ``from`` imports do not show."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        aliases = _module_aliases(path, tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                out.append(f"{path.relative_to(root.parent)}:{node.lineno}: {node.value.id}.{node.attr}")
+    return out
+
+
 # ------------------------------------------------------------------ bayeval
 
 
@@ -237,6 +267,11 @@ def test_no_module_imports_a_private_name_of_another():
     found = _private_imports()
     # the shared private modules are imported by name, e.g. "from ..core import _validate as V"
     found = [f for f in found if f.split(" import ")[1] not in {"_validate", "_diagnostics", "_defaults", "_progress"}]
+    assert not found, "\n".join(found)
+
+
+def test_no_module_reaches_a_private_name_of_another_module_as_an_attribute():
+    found = _private_attributes()
     assert not found, "\n".join(found)
 
 
@@ -310,3 +345,13 @@ def test_the_check_finds_a_private_import(tmp_path):
     (pkg / "a.py").write_text("from .b import _hidden\nfrom .b import shown\n")
     found = _private_imports(pkg)
     assert found == ["pkg/a.py: from .b import _hidden"]
+
+
+def test_the_check_finds_a_private_name_reached_through_a_module_alias(tmp_path):
+    """``from . import b as B`` then ``B._hidden`` is reported; ``B.shown``, and a private
+    attribute of a class imported from that module, are not."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "b.py").write_text("def _hidden(): pass\ndef shown(): pass\nclass K:\n    def _m(self): pass\n")
+    (pkg / "a.py").write_text("from . import b as B\nfrom .b import K\nB._hidden()\nB.shown()\nK._m\n")
+    assert _private_attributes(pkg) == ["pkg/a.py:3: B._hidden"]

@@ -77,7 +77,7 @@ def check_classes(arr: np.ndarray, name: str, n_classes: int, *, allow_nan: bool
     if frac.any():
         raise ValueError(
             f"`{name}` must hold whole class indices 0..{n_classes - 1}, got non-integers such "
-            f"as {V._preview(np.unique(known[frac]))}."
+            f"as {V.preview(np.unique(known[frac]))}."
         )
     out = (known < 0) | (known > n_classes - 1)
     if out.any():
@@ -96,7 +96,7 @@ def check_classes(arr: np.ndarray, name: str, n_classes: int, *, allow_nan: bool
         else:
             fix = "use indices from 0"
         raise ValueError(
-            f"`{name}` holds class indices {V._preview(np.unique(known[out]).astype(int))} outside "
+            f"`{name}` holds class indices {V.preview(np.unique(known[out]).astype(int))} outside "
             f"0..{n_classes - 1} (n_classes={n_classes}); {fix}."
         )
 

@@ -115,7 +115,7 @@ def annotations_from_long(
         if len(unknown):
             raise ValueError(
                 f"`data` has labels for {len(unknown)} item(s) not in `items`, e.g. "
-                f"{V._preview(np.asarray(unknown))}; check that the ids match (type and spelling)."
+                f"{V.preview(np.asarray(unknown))}; check that the ids match (type and spelling)."
             )
         wide = wide.reindex(ids)
     else:

@@ -88,7 +88,14 @@ def _describe(x) -> str:
     return f"{type(x).__name__} {x!r}"[:120]
 
 
-def _preview(values, limit: int = 5) -> str:
+def preview(values, limit: int = 5) -> str:
+    """The first ``limit`` values as text for an error message, with ", ..." when there are more.
+
+    Examples
+    --------
+    >>> preview([1, 2, 3, 4, 5, 6], limit=3)
+    '1, 2, 3, ...'
+    """
     values = list(values)
     shown = ", ".join(repr(v.item() if hasattr(v, "item") else v) for v in values[:limit])
     return shown + (", ..." if len(values) > limit else "")
@@ -293,7 +300,7 @@ def as_1d_float(x, name: str, *, allow_nan: bool = False) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(arr))
         raise ValueError(
             f"`{name}` must be finite, but {bad.size} value(s) are NaN or infinite "
-            f"(first at position(s) {_preview(bad)}). Remove those items or fix their values."
+            f"(first at position(s) {preview(bad)}). Remove those items or fix their values."
         )
     return arr
 
@@ -334,7 +341,7 @@ def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True, fraction
         raise ValueError(
             f"`{name}` must hold 1 (positive), 0 (negative)"
             + (" or NaN (not vetted)" if allow_nan else "")
-            + f"; got other values such as {_preview(np.unique(bad))}. "
+            + f"; got other values such as {preview(np.unique(bad))}. "
             + (fraction_hint if fraction_hint is not None and np.all((bad > 0) & (bad < 1))
                else "Map your classes to 0/1 first (e.g. `(y == 'cat').astype(float)`).")
         )
@@ -381,7 +388,7 @@ def as_label_draws(x, name: str = "labels") -> np.ndarray:
     ok = (arr == 0) | (arr == 1)
     if not ok.all():
         raise ValueError(
-            f"`{name}` must hold only 0 and 1, got values such as {_preview(np.unique(arr[~ok]))}."
+            f"`{name}` must hold only 0 and 1, got values such as {preview(np.unique(arr[~ok]))}."
         )
     return arr.astype(np.int8)
 
@@ -471,7 +478,7 @@ def as_item_ids(x, n_items: int, name: str = "item_ids") -> np.ndarray:
         dup = uniq[counts > 1]
         raise ValueError(
             f"`{name}` must be unique, but {dup.size} id(s) occur more than once "
-            f"(e.g. {_preview(dup)}). Make them unique (e.g. add a suffix) or drop duplicates."
+            f"(e.g. {preview(dup)}). Make them unique (e.g. add a suffix) or drop duplicates."
         )
     return arr
 
@@ -588,12 +595,12 @@ def as_k(k, name: str = "k") -> tuple[np.ndarray, bool]:
         raise TypeError(f"`{name}` must be a positive integer or a 1-D array of them, got {_describe(k)}.")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
-            raise ValueError(f"`{name}` must be whole numbers, got {_preview(np.atleast_1d(arr))}.")
+            raise ValueError(f"`{name}` must be whole numbers, got {preview(np.atleast_1d(arr))}.")
     if arr.size == 0:
         raise ValueError(f"`{name}` is empty; give at least one value.")
     arr = arr.astype(np.int64)
     if np.any(arr < 1):
-        raise ValueError(f"`{name}` must be >= 1, got {_preview(np.atleast_1d(arr)[np.atleast_1d(arr) < 1])}.")
+        raise ValueError(f"`{name}` must be >= 1, got {preview(np.atleast_1d(arr)[np.atleast_1d(arr) < 1])}.")
     return np.atleast_1d(arr), arr.ndim == 0
 
 
@@ -936,7 +943,7 @@ def _row_numbers(index) -> bool:
 
 
 def _some(labels) -> str:
-    return _preview(list(labels), limit=3)
+    return preview(list(labels), limit=3)
 
 
 def _index_mismatch(ref_name: str, ref: pd.Index, name: str, idx: pd.Index) -> str:

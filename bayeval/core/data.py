@@ -406,8 +406,8 @@ class EvalData:
         if (idx < 0).any():
             unknown = ids[idx < 0]
             raise ValueError(
-                f"{unknown.size} item id(s) are not in this EvalData (e.g. {V._preview(unknown)}); "
-                f"known ids look like {V._preview(self._ids)}."
+                f"{unknown.size} item id(s) are not in this EvalData (e.g. {V.preview(unknown)}); "
+                f"known ids look like {V.preview(self._ids)}."
             )
         return idx
 

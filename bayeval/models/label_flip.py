@@ -328,7 +328,7 @@ class LabelFlip(Model):
             bad = np.flatnonzero(~np.isfinite(s))
             raise ValueError(
                 f"`scores` must be finite, but {bad.size} are NaN or infinite (first at position(s) "
-                f"{V._preview(bad)}). Remove those items or fix their scores."
+                f"{V.preview(bad)}). Remove those items or fix their scores."
             )
         # categories
         if data.has_categories:
@@ -339,7 +339,7 @@ class LabelFlip(Model):
                 empty = names[counts == 0]
                 raise ValueError(
                     f"{empty.size} categor{'y has' if empty.size == 1 else 'ies have'} no items "
-                    f"(e.g. {V._preview(empty)}); every category needs at least one item. Rebuild the "
+                    f"(e.g. {V.preview(empty)}); every category needs at least one item. Rebuild the "
                     "EvalData from the items you kept (categories=...) so that empty ones disappear."
                 )
         else:
@@ -899,7 +899,7 @@ def _per_category_values(value, name: str, n_cat: int, *, lo: float, hi: float, 
             )
     if not np.all(np.isfinite(arr)) or arr.min() <= lo or arr.max() >= hi:
         raise ValueError(
-            f"`{name}` must lie strictly between {lo:g} and {hi:g}, got {V._preview(arr)}."
+            f"`{name}` must lie strictly between {lo:g} and {hi:g}, got {V.preview(arr)}."
         )
     return arr
 
@@ -1014,7 +1014,7 @@ def simulate_tags(
     if np.any(tpr <= fpr):
         raise ValueError(
             "`p_relevant_listed` must exceed `p_irrelevant_listed` in every category (a relevant tag "
-            f"is listed more often than an irrelevant one); got {V._preview(tpr)} vs {V._preview(fpr)}."
+            f"is listed more often than an irrelevant one); got {V.preview(tpr)} vs {V.preview(fpr)}."
         )
     prev = _per_category_values(
         prevalence,
