@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 import sys
 
-from ._cli_store import CLIError
+from ._cli_store import CLIError, card_store_changes
 
 
 def comparison_labels(joined):
@@ -129,18 +129,17 @@ def refuse_store_with_cards(args) -> None:
 
 def say_card_stores(joined) -> None:
     """Say on stderr how many labels each card's label store added to (or changed in) its
-    scores file's labels: the comparison pools them, as each card's report reads them."""
-    import numpy as np
-
+    scores file's labels, naming the ones it replaces: the comparison pools them, as each
+    card's report reads them."""
     for name, card in zip(joined.names, joined.cards, strict=True):
         if not card.store_file.is_file():
             continue
-        plain, with_store = card.load_data()[0], card.load_data(store=True)[0]
-        added = int(np.sum(with_store.vetted & ~plain.vetted))
-        changed = int(np.sum(plain.vetted & with_store.vetted & (plain.labels != with_store.labels)))
-        if added or changed:
-            print(f"{name}: {added + changed} label(s) from its label store {card.store_file} ({added} of items its "
-                  "scores file leaves unvetted" + (f", {changed} replacing the file's label" if changed else "")
+        added, replaced = card_store_changes(card, card.load_data(store=True)[0])
+        if added or replaced:
+            shown = ", ".join(replaced[:10]) + (f" and {len(replaced) - 10} more" if len(replaced) > 10 else "")
+            print(f"{name}: {len(added) + len(replaced)} label(s) from its label store {card.store_file} "
+                  f"({len(added)} of items its scores file leaves unvetted"
+                  + (f", {len(replaced)} replacing the file's label: {shown}" if replaced else "")
                   + f"), pooled with the other cards' labels: {joined.data.n_vetted} vetted in all.", file=sys.stderr)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -336,7 +337,13 @@ def test_compare_cli_on_cards_reads_each_cards_label_store_and_says_why_its_numb
     assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 0
     out = capsys.readouterr()
     assert "Comparison(good, weak: 60 items, 27 vetted, 200 draws)" in out.out
-    assert (f"good: 8 label(s) from its label store {load_card(a).store_file} (7 of items its scores file leaves "
-            "unvetted, 1 replacing the file's label), pooled with the other cards' labels: 27 vetted in all.") in out.err
+    said = re.search(r"good: 8 label\(s\) from its label store (\S+) \(7 of items its scores file leaves unvetted, "
+                     r"1 replacing the file's label: (\S+) \(file (\d), store (\d)\)\), pooled with the other "
+                     r"cards' labels: 27 vetted in all\.", out.err)
+    assert said and said[1] == str(load_card(a).store_file)  # the replaced item is named, as report names it
+    item, file_label, store_label = said[2], int(said[3]), int(said[4])
+    assert file_label != store_label
+    assert load_card(a).load_data(store=True)[0].labels[list(map(str, load_card(a).load_data()[0].item_ids)).index(item)] \
+        == store_label
     assert "caveat: each classifier's value here comes from one joint model of all the cards' scores" in out.err
     assert "can differ from that card's own report" in out.err
