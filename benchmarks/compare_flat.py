@@ -75,6 +75,26 @@ def misranked_table(df: pd.DataFrame) -> pd.DataFrame:
     return d.groupby(["panel", "budget", "route"])["misranked"].mean().unstack("route").round(3)
 
 
+def disagreements(df: pd.DataFrame) -> pd.DataFrame:
+    """Where the candidate fires, per panel and budget: the label sets that only the default
+    covers and those that only the candidate covers (with their true gaps' sizes), and the
+    candidate's median width over the default's."""
+    d = df[df["fired"]]
+    w = d.pivot_table(index=KEY, columns="route", values=["covered", "width", "true_gap"], aggfunc="first")
+    w = w.reset_index()
+    w["panel"] = w["pair"].map(panel_of)
+    rows = []
+    for (panel, budget), g in w.groupby(["panel", "budget"]):
+        cov_d, cov_f = g[("covered", DEFAULT)].astype(bool), g[("covered", FLAT)].astype(bool)
+        gap = g[("true_gap", DEFAULT)].abs()
+        lost, gained = gap[cov_d & ~cov_f], gap[~cov_d & cov_f]
+        rows.append({"panel": panel, "budget": budget, "fired": len(g),
+                     "lost": len(lost), "lost_abs_gap": f"{lost.min():.3f}-{lost.max():.3f}" if len(lost) else "-",
+                     "gained": len(gained), "gained_abs_gap": f"{gained.min():.3f}-{gained.max():.3f}" if len(gained) else "-",
+                     "width_ratio": round(float(g[("width", FLAT)].median() / g[("width", DEFAULT)].median()), 2)})
+    return pd.DataFrame(rows).set_index(["panel", "budget"])
+
+
 def verdict(df: pd.DataFrame) -> tuple[list[tuple[str, bool, str]], bool]:
     cov = df.groupby(["panel", "budget", "route"])["covered"].mean().unstack("route")
     c1 = bool(((cov[FLAT] >= cov[DEFAULT] - 0.01).all())
@@ -113,6 +133,9 @@ def report(df: pd.DataFrame, header: str) -> str:
               coverage_table(df).to_markdown(), "",
               "## The label sets where the candidate fires (budgets pooled)", "",
               coverage_table(df, only_fired=True).to_markdown(), "",
+              "## Where it fires: label sets only the default covers (`lost`) and only the candidate covers "
+              "(`gained`), with their true gaps' sizes, and the median width ratio", "",
+              disagreements(df).to_markdown(), "",
               "## Reliability of P(A better), counted both ways (observed minus stated per bin, runs)", "",
               reliability_misses(df).to_markdown(), "",
               "## Mis-ranked, pairs with |gap| >= 0.02", "", misranked_table(df).to_markdown(), ""]
