@@ -228,3 +228,15 @@ def test_warnings_point_at_the_callers_line():
         ns["fit"](idata, SamplingInfo("importance", pareto_k=0.9, ess=500.0))
     assert [w.filename for w in caught] == [__file__]
     assert "Pareto k = 0.90" in str(caught[0].message)
+
+
+def test_summary_rows_of_close_thresholds_have_distinct_names():
+    """Rows were named at 4 significant digits: thresholds 0.123401 and 0.123449 (or the
+    many scores between 0.99 and 0.999999 of a confident classifier) shared one name."""
+    scores = np.array([0.123401, 0.123449, 0.99, 0.999, 0.9999, 0.99999, 0.2, 0.3])
+    data = EvalData(scores, labels=[0, 1, 1, 1, np.nan, np.nan, 0, np.nan])
+    post = Posterior.from_probabilities(data, scores, draws=50, random_seed=0, check=False)
+    sm = post.summary(["precision_recall_curve"])
+    assert sm.index.is_unique, sm.index[sm.index.duplicated()].tolist()
+    assert "precision_recall_curve[threshold=0.1234, curve=precision]" in sm.index
+    assert "precision_recall_curve[threshold=0.12345, curve=precision]" in sm.index

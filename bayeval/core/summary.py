@@ -85,7 +85,7 @@ def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> 
     other = [d for d in da.dims if d not in sample_dims]
     stacked = da.stack(_sample=sample_dims).transpose(*other, "_sample")
     values = stacked.values.reshape(-1, stacked.sizes["_sample"])
-    # a metric undefined in some draws (ROC AUC where a draw has no negative, AP no positive):
+    # a metric undefined in some draws (ROC AUC where a draw has no negative or no positive):
     # summarize the draws where it is defined (:func:`undefined_share` says how many are not)
     if np.isfinite(values).all():  # every draw defined: all rows at once
         means = values.mean(axis=1)
@@ -104,15 +104,29 @@ def summary_rows(label: str, da: xr.DataArray, hdi_prob: float, sample_dims) -> 
     names = []
     if other:
         grids = np.meshgrid(*[da[d].values for d in other], indexing="ij")
+        digits = {d: _distinct_digits(da[d].values) for d in other}
         for idx in range(values.shape[0]):
             parts = []
             for d, g in zip(other, grids, strict=True):
                 v = g.ravel()[idx]
-                parts.append(f"{d}={v:.4g}" if isinstance(v, float | np.floating) else f"{d}={v}")
+                parts.append(f"{d}={v:.{digits[d]}g}" if isinstance(v, float | np.floating) else f"{d}={v}")
             names.append(f"{label}[{', '.join(parts)}]")
     else:
         names = [label]
     return [(n, m, s, b[0], b[1]) for n, m, s, b in zip(names, means, sds, bounds, strict=True)]
+
+
+def _distinct_digits(values, least: int = 4) -> int:
+    """The fewest significant digits (at least ``least``) at which the distinct values of a
+    float coordinate print distinct, so that no two summary rows share a name (17 at most:
+    every float64 prints distinct there)."""
+    v = np.unique(np.asarray(values))
+    if v.dtype.kind != "f" or v.size < 2:
+        return least
+    for digits in range(least, 18):
+        if len({f"{x:.{digits}g}" for x in v}) == v.size:
+            return digits
+    return 17
 
 
 def undefined_share(da: xr.DataArray, sample_dims=("chain", "draw")) -> float:
