@@ -84,15 +84,22 @@ def complete_label_cells(cells, *, flag: str, path, column: str, csv: bool) -> n
     )
 
 
-def check_k(args, n_items: int) -> None:
-    """Refuse ``--k`` above the number of items for ``precision_at_k`` before anything is fitted
-    (its missing places would count as negatives)."""
+def check_k(args, data, category: str | None = None, pooled: str = "--category-mode pooled") -> None:
+    """Refuse ``--k`` above the number of items for ``precision_at_k`` or ``recall_at_k`` before
+    anything is fitted (P@k's missing places would count as negatives, R@k would be 1); with
+    ``category`` "each" or "mean" (the metric per category) and data with categories, above a
+    category's items too. ``pooled``: how this command computes it over all items instead."""
     metrics = args.metric if isinstance(args.metric, list | tuple) else [args.metric]
-    if "precision_at_k" in metrics and args.k:
-        try:
-            V.check_top_k(args.k, n_items, name="--k")
-        except ValueError as exc:
-            raise CLIError(f"{exc} Nothing was fitted.") from exc
+    sizes = None
+    if data.has_categories and category in ("each", "mean"):
+        counts = np.bincount(data.category_codes, minlength=data.category_names.size)
+        sizes = dict(zip(data.category_names.tolist(), counts.tolist(), strict=True))
+    for metric in V.TOP_K_METRICS:
+        if metric in metrics and args.k:
+            try:
+                V.check_top_k(args.k, data.n_items, name="--k", metric=metric, categories=sizes, pooled=pooled)
+            except ValueError as exc:
+                raise CLIError(f"{exc} Nothing was fitted.") from exc
 
 
 #: the commands whose first argument is a scores file, and what each needs besides

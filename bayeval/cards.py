@@ -327,23 +327,41 @@ class Card:
             item_ids=df[cols["id"]].to_numpy() if "id" in cols else None,
         )
         truth = parsed.get("truth")
-        self._check_top_k(data.n_items)
+        self._check_top_k(data)
         if store:
             data = self._with_store_labels(data)
         return data, None if truth is None else truth.astype(np.int8)
 
-    def _check_top_k(self, n_items: int) -> None:
-        """Refuse a ``precision_at_k`` entry whose ``k`` is more than the items (its missing
-        positions would count as negatives): said when the data is read, not in the report."""
+    def _check_top_k(self, data) -> None:
+        """Refuse a ``precision_at_k`` or ``recall_at_k`` entry whose ``k`` is more than the items
+        (P@k's missing positions would count as negatives, R@k would be 1), or, with categories,
+        than a category's items where the report computes it per category (an entry without
+        ``category``, in the table by category, or with ``category = "each"``/``"mean"``): said
+        when the data is read, not in the report."""
+        n_items = data.n_items
+        sizes = None
+        if data.has_categories:
+            counts = np.bincount(data.category_codes, minlength=data.category_names.size)
+            sizes = dict(zip(data.category_names.tolist(), counts.tolist(), strict=True))
         for j, entry in enumerate(self.report_options["metrics"]):
-            if not isinstance(entry, dict) or entry.get("name") != "precision_at_k":
+            if not isinstance(entry, dict) or entry.get("name") not in V.TOP_K_METRICS or "k" not in entry:
                 continue
+            name = entry["name"]
             ks = np.atleast_1d(entry.get("k", 0))
             if ks.size and int(ks.max()) > n_items:
+                big = int(ks.max())
                 raise self._error(f"[report] metrics[{j}]", (
-                    f"precision_at_k with k = {int(ks.max())}, but {self.data_file.name} holds {n_items} items: "
-                    f"the top {int(ks.max())} would count {int(ks.max()) - n_items} missing items as negatives, so "
-                    f"the value would be wrong. Give k = {n_items} or less (the size of the top you act on)."))
+                    f"{name} with k = {big}, but {self.data_file.name} holds {n_items} items: "
+                    f"{V.top_k_harm(name, big, n_items)}. Give k = {n_items} or less (the size of the top you "
+                    "act on)."))
+            if sizes is not None and ks.size and entry.get("category") != "pooled":
+                try:
+                    V.check_top_k(ks, n_items, metric=name, categories=sizes, pooled='category = "pooled"')
+                except ValueError as exc:
+                    how = "" if "category" in entry else (
+                        " (Without `category`, the report computes the entry over all items and, in its table "
+                        "by category, per category.)")
+                    raise self._error(f"[report] metrics[{j}]", f"in {self.data_file.name}: {exc}{how}") from None
 
     @property
     def store_file(self) -> Path:

@@ -693,7 +693,8 @@ def _cmd_fit(args) -> int:
 
     _need_labels(args)
     data = _load_data(args)
-    check_k(args, data.n_items)
+    check_k(args, data, "each" if args.per_category else args.category_mode,
+            pooled="--category-mode pooled" + " without --per-category" * bool(args.per_category))
     if args.store:
         data = with_store(args, data)
     if args.per_category and args.save:
@@ -798,7 +799,7 @@ def _cmd_compare(args) -> int:
     from .compare.comparison import compare
 
     scores, labels, transform = _compare_inputs(args)  # transform: each card's [model] transform
-    check_k(args, labels.n_items)
+    check_k(args, labels, args.category_mode)
     with warnings_as_lines():  # said as warning: lines, as fit says them
         cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains,
                       random_seed=args.random_seed, progressbar=not args.no_progress, warn=False)
@@ -866,7 +867,7 @@ def _cmd_select(args) -> int:
         store = LabelStore(args.store)
         store.check_writable()  # a damaged store is refused before the fit, not after it
     data = _load_data(args)
-    check_k(args, data.n_items)
+    check_k(args, data, "mean", pooled="leave --category out")  # select reads a metric per category as their mean
     if store is not None:
         refuse_foreign_items(store, data, args)  # a forgotten --id, before the store learns the row numbers
         check_strays(store, data, args)

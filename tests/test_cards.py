@@ -669,6 +669,56 @@ def test_precision_at_k_above_the_number_of_items_is_refused_in_the_card_and_in_
         cmp.metric("precision_at_k", k=6)
 
 
+def test_a_top_k_above_a_categorys_items_or_a_recall_at_k_above_the_items_is_refused(tmp_path):
+    """k = 5 on data whose category 'b' holds 2 items was accepted per category (only the 10 items in
+    all were checked): 'b''s P@5 counted 3 missing places as negatives (at most 0.4); and recall_at_k
+    with k above the items was accepted (1 in every draw) where precision_at_k was refused."""
+    import bayeval as be
+    from bayeval import EvalData, vetted_only
+
+    s = np.linspace(0.95, 0.05, 10)
+    data = EvalData(s, [1, 0, np.nan, 0, 0, 1, 0, 0, 1, 0], categories=list("aaaaaaaabb"))
+    post = Posterior.from_probabilities(data, np.full(10, 0.5), draws=20, random_seed=0)
+    said = (r"precision_at_k: `k` = 5 is more than the items of 1 category: 'b' \(2 items\); .*in category 'b' "
+            r"the top 5 would count 3 missing items as negatives.* Give k <= 2 .*or category=\"pooled\" for the top "
+            r"of all 10 items")
+    for call in (lambda: post.metric("precision_at_k", k=5), lambda: post.summary([("precision_at_k", {"k": 5})]),
+                 lambda: post.metric("precision_at_k", k=[1, 5], category="mean")):
+        with pytest.raises(ValueError, match=said):
+            call()
+    assert post.metric("precision_at_k", k=5, category="pooled").dims == ("chain", "draw")
+    assert post.metric("precision_at_k", k=2).sizes["category"] == 2
+    with pytest.raises(ValueError, match=r"recall_at_k: `k` = 11 is more than the 10 items.*recall would be 1.*k <= 10"):
+        post.metric("recall_at_k", k=11, category="pooled")
+    with pytest.raises(ValueError, match=r"recall_at_k: `k` = 3 .*'b' \(2 items\).*recall would be 1"):
+        post.summary([("recall_at_k", {"k": 3})])
+    assert float(post.metric("recall_at_k", k=10, category="pooled").min()) == 1.0  # k = every item: allowed
+    # vetted_only ranks the 9 vetted items alone: NaN until k are vetted, not refused
+    assert np.isnan(float(vetted_only(data, "recall_at_k", k=10, category="pooled")))
+    cmp = be.compare({"a": s, "b": s[::-1]}, EvalData(s, data.labels), draws=20, random_seed=0, progressbar=False,
+                     warn=False)
+    with pytest.raises(ValueError, match=r"recall_at_k: `k` = 11 is more than the 10 items"):
+        cmp.metric("recall_at_k", k=11)
+
+    # a card: per category where the report computes the entry per category (no `category`, or "each"/"mean")
+    csv = "score,label,truth,cat\n0.9,1,1,a\n0.8,,1,a\n0.4,,0,a\n0.3,0,0,b\n0.1,,0,b\n0.6,,1,a\n"
+    for entry, fragments in [
+        ('{ name = "precision_at_k", k = 3 }', ("'b' (2 items)", "Give k <= 2", 'category = "pooled"',
+                                              "table by category")),
+        ('{ name = "precision_at_k", k = 3, category = "mean" }', ("'b' (2 items)", "Give k <= 2")),
+        ('{ name = "recall_at_k", k = 7 }', ("recall_at_k with k = 7", "6 items", "recall would be 1",
+                                            "k = 6 or less"))]:
+        folder = make_card(tmp_path / str(len(list(tmp_path.iterdir()))), csv=csv, **{
+            'truth = "truth"': 'truth = "truth"\ncategory = "cat"',
+            '{ name = "precision_at_k", k = 2 }': entry})
+        msg = fails(folder, "[report] metrics[1]", *fragments)
+        assert ("table by category" in msg) == (entry == '{ name = "precision_at_k", k = 3 }')
+    ok = make_card(tmp_path / "pooled", csv=csv, **{
+        'truth = "truth"': 'truth = "truth"\ncategory = "cat"',
+        '{ name = "precision_at_k", k = 2 }': '{ name = "precision_at_k", k = 3, category = "pooled" }'})
+    assert load_card(ok).load_data()[0].n_items == 6
+
+
 def test_posterior_metric_refuses_precision_at_k_above_the_number_of_items(small_default_fit):
     post, _ = small_default_fit("all")
     with pytest.raises(ValueError, match=r"precision_at_k: `k` = 500 is more than the 120 items"):

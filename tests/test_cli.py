@@ -525,6 +525,32 @@ def test_fit_compare_and_select_refuse_a_k_above_the_number_of_items_before_fitt
         assert "is more than the 20 items" in err and "Nothing was fitted" in err, (argv, err)
 
 
+def test_fit_compare_and_select_refuse_a_recall_at_k_above_the_items_and_a_k_above_a_categorys(tmp_path, capsys):
+    """`--metric recall_at_k --k 50` on 20 items was fitted (recall 1 in every draw), and `--k 8` with a
+    category of 5 items was fitted per category: only precision_at_k above all the items was refused."""
+    path = tmp_path / "s.csv"
+    path.write_text("s,t,y,c\n" + "".join(
+        f"{j / 20},{1 - j / 20},{'1' if j > 15 else ('0' if j < 4 else '')},{'a' if j < 15 else 'b'}\n"
+        for j in range(20)))
+    base = [str(path), "--score", "s", "--label", "y"]
+    for argv, said in (
+            (["fit", *base, "--metric", "recall_at_k", "--k", "50"], "recall_at_k: `--k` = 50 is more than the 20"),
+            (["compare", str(path), "--score", "s", "t", "--label", "y", "--metric", "recall_at_k", "--k", "21"],
+             "recall_at_k: `--k` = 21 is more than the 20 items"),
+            (["select", *base, "--metric", "recall_at_k", "--k", "30", "--size", "2"], "recall would be 1"),
+            (["fit", *base, "--category", "c", "--metric", "precision_at_k", "--k", "8"],
+             "'b' (5 items); it is computed per category"),
+            (["fit", *base, "--category", "c", "--metric", "recall_at_k", "--k", "8", "--category-mode", "mean"],
+             "or --category-mode pooled for the top of all 20 items"),
+            (["fit", *base, "--category", "c", "--metric", "precision_at_k", "--k", "8", "--per-category"],
+             "--category-mode pooled without --per-category"),
+            (["select", *base, "--category", "c", "--metric", "precision_at_k", "--k", "8", "--size", "2"],
+             "Give --k <= 5 (the smallest category's size), or leave --category out")):
+        assert main([*argv, "--draws", "20"] if argv[0] != "select" else argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and "Nothing was fitted" in err, (argv, err)
+
+
 def test_a_card_folder_given_as_scores_file_says_it_is_a_card_and_how_to_run_the_command(tmp_path, capsys):
     """`bayeval select CARD --size 5` said "the following arguments are required: --score" and
     `bayeval fit CARD --score score` "fit needs vetted labels: --label COL": neither said that the

@@ -532,8 +532,7 @@ class Comparison:
         thr = self._thresholds(threshold)
         evs = [MetricEvaluator(self._data[n], metric, category=category, threshold=thr[n], kwargs=kwargs)
                for n in self.names]
-        if evs[0].spec is not None and evs[0].spec.name == "precision_at_k":  # a top bigger than the items
-            V.check_top_k(kwargs["k"], evs[0].n_items)
+        evs[0].check_top_k()  # a top bigger than the items (or a category's)
         coords0 = evs[0].coords
         for n, ev in zip(self.names[1:], evs[1:], strict=True):
             if any(not np.array_equal(np.asarray(ev.coords[c]), np.asarray(coords0[c])) for c in coords0):

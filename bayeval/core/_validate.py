@@ -604,16 +604,55 @@ def as_k(k, name: str = "k") -> tuple[np.ndarray, bool]:
     return np.atleast_1d(arr), arr.ndim == 0
 
 
-def check_top_k(k, n_items: int, name: str = "k") -> None:
-    """Refuse a precision_at_k ``k`` above ``n_items``: the top would count its missing places as
-    negatives (P@k at most n_pos / k), a value about no set of items."""
+#: the metrics of the top ``k`` items: a ``k`` above the items they are computed on is refused
+TOP_K_METRICS = ("precision_at_k", "recall_at_k")
+
+
+def top_k_harm(metric: str, k: int, n_items: int) -> str:
+    """What a top of ``k`` places does to ``metric`` on ``n_items`` items (``k > n_items``), for a message.
+
+    Examples
+    --------
+    >>> top_k_harm("recall_at_k", 12, 10)
+    'the top 12 would hold all 10 items and the recall would be 1 in every draw, whatever the ranking'
+    """
+    if metric == "recall_at_k":
+        return f"the top {k} would hold all {n_items} items and the recall would be 1 in every draw, whatever the ranking"
+    return f"the top {k} would count {k - n_items} missing items as negatives and the precision would be wrong"
+
+
+def check_top_k(k, n_items: int, name: str = "k", metric: str = "precision_at_k", categories=None,
+                pooled: str = 'category="pooled"') -> None:
+    """Refuse a ``k`` of ``precision_at_k`` or ``recall_at_k`` above ``n_items``: the top would
+    count its missing places as negatives (P@k at most n_pos / k), or hold every item (R@k 1 in
+    every draw), a value about no set of items. ``categories``: ``{category: its number of
+    items}`` when the metric is computed per category (each category's top of its own items):
+    ``k`` above a category's items is refused too (empty categories are NaN anyway);
+    ``pooled``: how the caller computes it over all items instead, for the message.
+
+    Examples
+    --------
+    >>> check_top_k(3, 10, categories={"a": 8, "b": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: precision_at_k: `k` = 3 is more than the items of 1 category: 'b' (2 items); ...
+    """
     ks, _ = as_k(k, name)
-    if int(ks.max()) > n_items:
-        big = int(ks.max())
+    big = int(ks.max())
+    if big > n_items:
         raise ValueError(
-            f"precision_at_k: `{name}` = {big} is more than the {n_items} items, so the top {big} would count "
-            f"{big - n_items} missing items as negatives and the precision would be wrong. Give {name} <= "
-            f"{n_items} (the size of the top you act on).")
+            f"{metric}: `{name}` = {big} is more than the {n_items} items, so {top_k_harm(metric, big, n_items)}. "
+            f"Give {name} <= {n_items} (the size of the top you act on).")
+    small = [(str(c), int(n)) for c, n in (categories or {}).items() if 0 < int(n) < big]
+    if small:
+        c, n = min(small, key=lambda cn: cn[1])
+        listed = ", ".join(f"{c!r} ({n} items)" for c, n in small[:5]) + (
+            f", and {len(small) - 5} more" if len(small) > 5 else "")
+        raise ValueError(
+            f"{metric}: `{name}` = {big} is more than the items of {len(small)} "
+            f"{'category' if len(small) == 1 else 'categories'}: {listed}; it is computed per category, and in "
+            f"category {c!r} {top_k_harm(metric, big, n)}. Give {name} <= {n} (the smallest category's size), "
+            f"or {pooled} for the top of all {n_items} items.")
 
 
 def as_grid(x, name: str, *, lo: float | None = None, hi: float | None = None) -> np.ndarray:

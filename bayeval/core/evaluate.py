@@ -167,6 +167,20 @@ class MetricEvaluator:
             self.extra = [(f"{self.name}_dim_{j}", np.arange(m)) for j, m in enumerate(probe.shape[1:])]
         self.extra_shape = tuple(len(c) for _, c in self.extra)
 
+    def check_top_k(self, name: str = "k", pooled: str = 'category="pooled"') -> None:
+        """Refuse a ``k`` of ``precision_at_k`` or ``recall_at_k`` above the items the metric is
+        computed on: all of them, and with ``category`` "each" or "mean" each category's own;
+        nothing for other metrics. Said by the
+        public calls (:meth:`bayeval.Posterior.metric`), not here for every evaluation:
+        :func:`vetted_only` ranks the vetted items alone, fewer than ``k`` until ``k`` are
+        vetted, and says NaN there."""
+        if self.spec is None or self.spec.name not in V.TOP_K_METRICS:
+            return
+        sizes = None if self.cat_names is None else {
+            c: g.size for c, g in zip(self.cat_names, self.groups, strict=True)}
+        V.check_top_k(self.args["kwargs"]["k"], self.n_items, name, metric=self.spec.name, categories=sizes,
+                      pooled=pooled)
+
     def __call__(self, labels2d: np.ndarray) -> np.ndarray:
         rows = labels2d.shape[0]
         outs = []

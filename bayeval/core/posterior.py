@@ -598,8 +598,10 @@ class Posterior(BasePosterior):
             number of workers. None (default): in this process, Dask not imported.
         **kwargs
             Options of the metric (``k=``, ``recall=``, ``beta=``, ``thresholds=``...).
-            ``precision_at_k``'s ``k`` must not be more than the number of items (the
-            missing places of a bigger top would count as negatives).
+            ``precision_at_k``'s and ``recall_at_k``'s ``k`` must not be more than the
+            number of items, nor, computed per category (``category`` "each" or "mean"),
+            than a category's (the missing places of a bigger top would count as
+            negatives; its recall would be 1).
             Curves without ``thresholds`` use the distinct scores, or 201 score
             quantiles when there are more distinct scores than that. The precision of a
             rule that flags no item is NaN in every draw (undefined, as in
@@ -621,8 +623,7 @@ class Posterior(BasePosterior):
         ('chain', 'draw', 'k')
         """
         ev = MetricEvaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
-        if ev.spec is not None and ev.spec.name == "precision_at_k":  # a top bigger than the items
-            V.check_top_k(kwargs["k"], self.data.n_items)  # would count its missing places as negatives
+        ev.check_top_k()  # a top bigger than the items (or a category's): P@k counts missing places, R@k is 1
         coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws), **ev.coords}
         if client is not None:
             from .distributed import check_client, metric_on_client
