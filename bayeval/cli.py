@@ -406,13 +406,16 @@ def _build_model(args, data):
 
 
 def _metric_table(args):
+    from .recalibrate import threshold_text
+
     out = {}
     for m in args.metric:
         if m in ("precision_at_k", "recall_at_k"):
             for k in args.k:
                 out[f"{m}[k={k}]"] = (m, {"k": k})
         elif m in ("precision", "recall", "f_score", "accuracy") and args.threshold is not None:
-            out[f"{m}[t={args.threshold:g}]"] = (m, {"threshold": args.threshold})
+            # the threshold as given: 0.99999996 shown as 1 would read as another rule than the one applied
+            out[f"{m}[t={threshold_text(args.threshold, None)}]"] = (m, {"threshold": args.threshold})
         else:
             out[m] = (m, {})
     return out

@@ -483,11 +483,39 @@ def test_fit_precision_of_a_rule_that_flags_nothing_is_nan_with_its_caveat(score
     assert code == 0
     out = capsys.readouterr()
     table = pd.read_csv(pd.io.common.StringIO(out.out[out.out.index("metric,"):]), index_col=0)
-    row = table.loc[f"precision[t={t:g}]"]
+    shown = repr(t).removesuffix(".0")  # the threshold as given
+    row = table.loc[f"precision[t={shown}]"]
     assert row[["mean", "hdi_5%", "hdi_95%", "vetted_only"]].isna().all()
-    assert table.loc[f"recall[t={t:g}]", "mean"] == 0  # defined: no positive is found
-    caveat = next(line for line in out.err.splitlines() if line.startswith(f"caveat: precision[t={t:g}]"))
+    assert table.loc[f"recall[t={shown}]", "mean"] == 0  # defined: no positive is found
+    caveat = next(line for line in out.err.splitlines() if line.startswith(f"caveat: precision[t={shown}]"))
     assert "flags no item" in caveat
+
+
+def test_fit_labels_its_rows_with_the_threshold_applied_not_a_rounded_one(tmp_path, capsys):
+    """`fit --threshold 0.99999996` labelled its rows `precision[t=1]` (and `0.999999996`, which
+    flags no item, too), and the caveat read "the threshold 1 flags no item: it lies above every
+    score (max 1)"; `post.summary` gave two thresholds one label `recall[threshold=1]`."""
+    from bayeval.core.evaluate import metric_items
+    from bayeval.core.summary import threshold_caveats
+
+    rng = np.random.default_rng(0)
+    s = np.r_[rng.random(57) * 0.9, 0.99999991, 0.99999995, 0.99999999]
+    y = np.where(np.arange(60) % 3 == 0, (s > 0.5).astype(int).astype(str), "")
+    path = tmp_path / "s.csv"
+    path.write_text("s,y\n" + "".join(f"{float(a)!r},{b}\n" for a, b in zip(s, y, strict=True)))
+    base = ["fit", str(path), "--score", "s", "--label", "y", "--metric", "precision", "recall", "--format", "csv",
+            "--draws", "20", "--tune", "20", "--chains", "1", "--no-progress", "--threshold"]
+    assert main([*base, "0.99999996"]) == 0
+    out = capsys.readouterr().out
+    assert "precision[t=0.99999996]," in out and "recall[t=0.99999996]," in out and "[t=1]" not in out
+    assert main([*base, "0.999999996"]) == 0
+    err = capsys.readouterr().err
+    assert ("the threshold 0.999999996 flags no item: it lies above every score (max 0.99999999)" in err), err
+    labels = [lab for lab, _, _ in metric_items([("recall", {"threshold": 0.99999996}),
+                                                 ("recall", {"threshold": 0.99999994}), ("recall", {"threshold": 0.5})])]
+    assert labels == ["recall[threshold=0.99999996]", "recall[threshold=0.99999994]", "recall[threshold=0.5]"]
+    (said,) = threshold_caveats([0.3, 0.5], [("r", 0.2999999)])
+    assert "the threshold 0.2999999 flags every item: it lies at or below every score (min 0.3)" in said
 
 
 def test_fit_at_a_percent_threshold_on_probabilities_says_it_flags_no_item(scores_csv, tmp_path, capsys):

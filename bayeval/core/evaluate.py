@@ -282,7 +282,9 @@ def metric_items(metrics) -> list[tuple[str, Any, dict]]:
     names = [lab for lab, _, _ in out]
     for i, (lab, metric, options) in enumerate(out):
         if auto[i] and options and names.count(lab) > 1:
-            shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in options.items())
+            # a float as given where :g would round it (threshold=0.99999996 is not "1")
+            shown = ", ".join(f"{k}={v:g}" if isinstance(v, float) and float(f"{v:g}") == v else f"{k}={v}"
+                              for k, v in options.items())
             out[i] = (f"{lab}[{shown}]", metric, options)
     return out
 

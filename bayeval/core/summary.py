@@ -207,16 +207,28 @@ def threshold_caveats(scores, rows) -> list[str]:
             continue
         named = ", ".join(labels[:-1]) + (" and " if len(labels) > 1 else "") + labels[-1]
         if flagged == 0:
-            said = (f"flags no item: it lies above every score (max {s.max():.4g}); the rule predicts every item "
+            said = (f"flags no item: it lies above every score (max {_apart(s.max(), t)}); the rule predicts every item "
                     "negative, so recall and F are 0 and precision is undefined whatever the labels")
         else:
-            said = (f"flags every item: it lies at or below every score (min {s.min():.4g}); the rule predicts "
+            said = (f"flags every item: it lies at or below every score (min {_apart(s.min(), t)}); the rule predicts "
                     "every item positive, so recall is 1 and precision is the share of positives whatever "
                     "the ranking")
         hint = (f" The scores lie in [0, 1]: did you mean {t / 100:g}?" if 1 < t <= 100 and s.min() >= 0
                 and s.max() <= 1 else " A threshold within the scores' range is an operating point of the classifier.")
-        out.append(f"{named}: the threshold {t:g} {said}.{hint}")
+        # the threshold as given (0.99999996, not 1) and the scores' end told apart from it
+        out.append(f"{named}: the threshold {repr(t).removesuffix('.0')} {said}.{hint}")
     return out
+
+
+def _apart(x: float, t: float) -> str:
+    """``x`` with 4 significant digits, or as many more as put it on its side of ``t`` (a
+    largest score 0.99999999 below a threshold 0.999999996 is not "1")."""
+    x = float(x)
+    for digits in range(4, 18):
+        text = f"{x:.{digits}g}"
+        if (float(text) >= t) == (x >= t) and (float(text) == t) == (x == t):
+            return text
+    return repr(x)
 
 
 def summary_frame(rows, hdi_prob) -> pd.DataFrame:
