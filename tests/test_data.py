@@ -88,6 +88,23 @@ def test_bad_input_is_rejected_with_a_clear_message(kwargs, exc, match):
         EvalData(scores, labels, **kwargs)
 
 
+def test_a_nan_noisy_label_or_prediction_is_named_by_its_item():
+    """`EvalData(noisy_labels=[1, nan, ...])` said "2 value(s) are NaN" and no more: which items, the
+    Python user had to search (the CLI names the file's lines)."""
+    s = np.linspace(0.1, 0.9, 8)
+    noisy = np.array([1, np.nan, 0, 0, np.nan, 1, 0, np.nan])
+    with pytest.raises(ValueError, match=r"`noisy_labels` must be fully known .* 3 value\(s\) are NaN "
+                                         r"\(positions 1, 4, 7\)"):
+        EvalData(s, noisy_labels=noisy)
+    ids = [f"doc{j}" for j in range(8)]
+    with pytest.raises(ValueError, match=r"3 value\(s\) are NaN \(item ids 'doc1', 'doc4', 'doc7'\)"):
+        EvalData(s, noisy_labels=noisy, item_ids=ids)
+    many = np.where(np.arange(8) > 0, np.nan, 1.0)
+    with pytest.raises(ValueError, match=r"`predictions` .* 7 value\(s\) are NaN \(item ids 11, 12, 13, 14, 15, "
+                                         r"\.\.\.\)"):
+        EvalData(s, predictions=many, item_ids=np.arange(10, 18))
+
+
 def test_from_frame_and_back():
     df = pd.DataFrame(
         {

@@ -313,13 +313,15 @@ def as_scores(x, name: str = "scores") -> np.ndarray:
     return arr
 
 
-def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True, fraction_hint: str | None = None) -> np.ndarray:
+def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True, fraction_hint: str | None = None,
+                    ids=None) -> np.ndarray:
     """1-D float64 array of 1/0 (and NaN for 'not known' when ``allow_nan``).
 
     Text labels (a column read from a file) go through the same parser as every other
     entry point (:func:`label_cell`): ``"TRUE"`` is 1, ``"yes"`` or ``"NA"`` is an error.
     ``fraction_hint``: the advice given when the other values all lie strictly between 0
-    and 1 (scores where 0/1 were expected), instead of mapping classes to 0/1.
+    and 1 (scores where 0/1 were expected), instead of mapping classes to 0/1. ``ids``: the
+    items' ids, to name the first NaN ones by (else their positions) when ``allow_nan`` is False.
     """
     if not isinstance(x, str | bytes):
         raw = np.asarray(x) if not hasattr(x, "dtype") else x
@@ -346,15 +348,19 @@ def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True, fraction
                else "Map your classes to 0/1 first (e.g. `(y == 'cat').astype(float)`).")
         )
     if not allow_nan and np.isnan(arr).any():
+        bad = np.flatnonzero(np.isnan(arr))
+        named = (f"item ids {preview(np.asarray(ids)[bad])}" if ids is not None and len(ids) == arr.size
+                 else f"positions {preview(bad)}")
         raise ValueError(
-            f"`{name}` must be fully known (1 or 0), but {int(np.isnan(arr).sum())} value(s) "
-            "are NaN. Fill them, or leave them out."
+            f"`{name}` must be fully known (1 or 0), but {bad.size} value(s) are NaN ({named}). Fill them, "
+            "or leave those items out."
         )
     return arr
 
 
-def as_binary_vector(x, name: str) -> np.ndarray:
-    """1-D int8 array of 0/1 with no missing values (e.g. hard predictions)."""
+def as_binary_vector(x, name: str, ids=None) -> np.ndarray:
+    """1-D int8 array of 0/1 with no missing values (e.g. hard predictions); ``ids``: the items'
+    ids, to name NaN ones by (else their positions)."""
     if x is not None and np.asarray(x).dtype == bool:
         arr = np.asarray(x)
         if arr.ndim != 1:
@@ -362,7 +368,7 @@ def as_binary_vector(x, name: str) -> np.ndarray:
         return arr.astype(np.int8)
     hint = (f"These look like scores or probabilities, not 0/1 {name}: threshold them first, e.g. "
             "`(scores >= t).astype(int)`.")
-    return as_label_vector(x, name, allow_nan=False, fraction_hint=hint).astype(np.int8)
+    return as_label_vector(x, name, allow_nan=False, fraction_hint=hint, ids=ids).astype(np.int8)
 
 
 def as_label_draws(x, name: str = "labels") -> np.ndarray:

@@ -135,13 +135,15 @@ class EvalData:
             lab = V.as_label_vector(labels, "labels", allow_nan=True)
             V.check_same_length(n, "labels", lab.size)
             warn_bool_labels(labels, lab)
+        ids = V.as_item_ids(item_ids, n)
+        named = None if item_ids is None else ids  # a NaN noisy label or prediction is named by its item's id
         noisy = None
         if noisy_labels is not None:
-            noisy = V.as_binary_vector(noisy_labels, "noisy_labels")
+            noisy = V.as_binary_vector(noisy_labels, "noisy_labels", ids=named)
             V.check_same_length(n, "noisy_labels", noisy.size)
         pred = None
         if predictions is not None:
-            pred = V.as_binary_vector(predictions, "predictions")
+            pred = V.as_binary_vector(predictions, "predictions", ids=named)
             V.check_same_length(n, "predictions", pred.size)
         codes = names = None
         if categories is not None:
@@ -149,7 +151,6 @@ class EvalData:
         feats = fnames = None
         if features is not None:
             feats, fnames = V.as_features(features, n)
-        ids = V.as_item_ids(item_ids, n)
         self._init(s, lab, noisy, pred, codes, names, feats, fnames, ids)
 
     def _init(self, s, lab, noisy, pred, codes, names, feats, fnames, ids):
