@@ -365,3 +365,49 @@ def test_a_label_flip_fit_says_its_own_prior_and_names_the_category_with_no_vett
     err = capsys.readouterr().err
     assert "Fitting label_flip" in err and f"caveat: {flip[0]}" in err and f"caveat: {unvetted}" in err
     assert "takes the probabilities as calibrated" not in err
+
+
+def test_a_standardized_stack_and_a_stack_with_a_label_flip_candidate_say_their_own_prior(tmp_path, capsys):
+    """With 4 of 30 vetted labels positive, a `Stack(transform="standardize")` fit (and `bayeval fit
+    --transform standardize`) and a stack with a LabelFlip candidate said "the default model's prior
+    takes the probabilities as calibrated": the first reads them standardized, and part of the second's
+    draws come from the label-flip model, which reads the noisy labels."""
+    from bayeval.cli import main
+    from bayeval.models import Calibration, LabelFlip, Stack
+
+    rng = np.random.default_rng(0)
+    q = rng.beta(0.5, 4, 300)
+    truth = (rng.random(300) < q).astype(int)
+    y = np.full(300, np.nan)
+    y[:30] = truth[:30]
+    d = be.EvalData(q, y, noisy_labels=np.where(rng.random(300) < 0.85, truth, 1 - truth))
+    assert d.n_vetted_positive == 4
+    calibrated = "takes the probabilities as calibrated"
+    assert calibrated in d.caveats()[0] and d.caveats(Stack()) == d.caveats()  # the default: as before
+    fit = dict(draws=100, tune=100, chains=1, random_seed=0, progressbar=False, warn=False)
+
+    std = d.caveats(Stack(transform="standardize"))[0]
+    assert std.startswith("only 4 of the 30 vetted labels are positive")
+    assert "reads them standardized (transform='standardize')" in std and calibrated not in std
+    assert "Vet items from the top" in std
+    post = Stack(transform="standardize").fit(d, **fit)
+    assert post.summary(["average_precision"]).attrs["caveats"][0] == std
+    path = tmp_path / "p.csv"
+    path.write_text("s,y\n" + "".join(f"{float(a)!r},{'' if np.isnan(b) else int(b)}\n" for a, b in zip(q, y, strict=True)))
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--transform", "standardize", "--draws", "100",
+                 "--tune", "100", "--chains", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"caveat: {std}" in err and calibrated not in err
+
+    flip_said = d.caveats(LabelFlip())[0].split(": ", 1)[1].removesuffix(
+        " Vet items from the top of the ranking next (bayeval.active.design or bayeval.select, or `bayeval select`) "
+        "rather than more random ones.")
+    mixed = d.caveats(Stack([Calibration("logistic"), LabelFlip()]))[0]
+    assert "the stack's candidates read so few through priors of their own" in mixed
+    assert "calibration/logistic: The share of positives" in mixed and flip_said[1:] in mixed
+    post = Stack([Calibration("logistic"), LabelFlip()]).fit(d, **fit)
+    w = post.weights
+    assert (w > 0).all()  # both carry draws on this seed
+    said = post.summary(["average_precision"]).attrs["caveats"][0]
+    assert f"calibration/logistic ({w['calibration/logistic']:.0%} of the draws): The share" in said
+    assert "label-flip model's prior" in said and flip_said[1:] in said

@@ -10,7 +10,7 @@ import xarray as xr
 
 from . import _validate as V
 
-__all__ = ["EvalData", "data_caveats", "saturated_share", "squeezed_range"]
+__all__ = ["EvalData", "data_caveats", "few_positives_caveat", "saturated_share", "squeezed_range"]
 
 
 def frozen_array(a: np.ndarray | None) -> np.ndarray | None:
@@ -639,23 +639,59 @@ NO_LABELS_NOISY = (
 )
 
 
-def _few_positives(data, model) -> str:
-    """What a handful of vetted positives leaves to the prior: the fitted model's own words
-    (its ``caveat_few_positives``, e.g. :class:`bayeval.models.LabelFlip`'s), else the default model's."""
+def few_positives_caveat(data, model=None, *, scale: str | None = None) -> str:
+    """What a handful of vetted positives leaves to the prior of the model fitted, in words.
+
+    Parameters
+    ----------
+    data : EvalData
+    model : optional
+        The model fitted, or its posterior. Its ``caveat_few_positives`` says how its own prior
+        reads so few positives: a sentence (e.g. :class:`bayeval.models.LabelFlip`'s), or a method
+        taking the data and giving one (a calibration fit on standardized scores, a stack whose
+        candidates read it apart), or None; without one, the default model's sentence.
+    scale : {"logit", "standardize"}, optional
+        The default curves' score feature: ``"standardize"`` (``transform="standardize"``) says
+        that the prior reads probabilities standardized, not as calibrated.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.core.data import few_positives_caveat
+    >>> data = EvalData(np.linspace(0.01, 0.99, 50))
+    >>> "takes the probabilities as calibrated" in few_positives_caveat(data)
+    True
+    >>> "reads them standardized" in few_positives_caveat(data, scale="standardize")
+    True
+    """
     own = getattr(model, "caveat_few_positives", None)
+    if callable(own):
+        own = own(data)
     if isinstance(own, str):
         return own
     s = data.scores  # read as calibrated probabilities by the default (not squeezed ones: both readings)
     probabilities = bool(s.size and s.min() >= 0 and s.max() <= 1 and squeezed_range(s) is None)
-    return (
-        "the share of positives and the top of the calibration curve rest largely on the prior, so AP, P@K and "
-        "precision get wide intervals, and recall the widest." + (
-            " Wide is not always enough: the default model's prior takes the probabilities as calibrated, so where "
-            "the classifier's top scores are over-confident (an over-fitted model: its top items right less often "
-            "than they claim) P@K, AP and precision come out too high, and where they are under-confident "
-            "(right more often than they claim) too low; either way the interval can miss the truth."
-            if probabilities else "")
-    )
+    head = ("the share of positives and the top of the calibration curve rest largely on the prior, so AP, P@K and "
+            "precision get wide intervals, and recall the widest.")
+    if not probabilities:
+        return head
+    if scale == "standardize":
+        return head + (
+            " Wide is not always enough: the model's calibration curve does not take the probabilities as calibrated "
+            "but reads them standardized (transform='standardize'), its prior putting the curve's 0.5 near the score "
+            "above which the share of items matches the vetted share of positives; where the probabilities are in fact "
+            "calibrated (a weak but calibrated classifier's), P@K, AP and precision can come out too high, and the "
+            "interval can miss the truth.")
+    return head + (
+        " Wide is not always enough: the default model's prior takes the probabilities as calibrated, so where "
+        "the classifier's top scores are over-confident (an over-fitted model: its top items right less often "
+        "than they claim) P@K, AP and precision come out too high, and where they are under-confident "
+        "(right more often than they claim) too low; either way the interval can miss the truth.")
 
 
 def _few_labels(data, model=None) -> list[str]:
@@ -667,7 +703,7 @@ def _few_labels(data, model=None) -> list[str]:
     if pos < FEW_OF_A_CLASS:
         said = f"none of the {n} vetted labels is positive" if pos == 0 else f"only {pos} of the {n} vetted labels are positive"
         out.append(
-            f"{said}: {_few_positives(data, model)} Vet items from the top of the ranking next "
+            f"{said}: {few_positives_caveat(data, model)} Vet items from the top of the ranking next "
             "(bayeval.active.design or bayeval.select, or `bayeval select`) rather than more random ones."
         )
     if neg < FEW_OF_A_CLASS:
@@ -835,8 +871,9 @@ def data_caveats(data: EvalData, model=None) -> list[str]:
     model : optional
         The model fitted, or its posterior. A model whose prior reads a handful of vetted positives
         differently from the default's says how in its ``caveat_few_positives`` (e.g.
-        :class:`bayeval.models.LabelFlip`, which does not take the scores as calibrated); without one,
-        the sentence is the default model's.
+        :class:`bayeval.models.LabelFlip`, which does not take the scores as calibrated, a
+        ``Stack(transform="standardize")``, or a stack whose candidates read it apart; see
+        :func:`few_positives_caveat`); without one, the sentence is the default model's.
 
     Examples
     --------

@@ -67,7 +67,7 @@ from scipy import special
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
-from ..core.data import EvalData, squeezed_range
+from ..core.data import EvalData, few_positives_caveat, squeezed_range
 from ..core.model import Model
 from ..core.posterior import Posterior
 from ..core.sampling import SamplingInfo
@@ -228,6 +228,12 @@ class Calibration(Model):
         if not data.has_categories:
             raise ValueError("categories=True needs an EvalData with categories=...; or use categories='auto'.")
         return int(data.category_names.size)
+
+    def caveat_few_positives(self, data) -> str:
+        """What a handful of vetted positives leaves to this curve's prior, for
+        :func:`bayeval.core.data.data_caveats`: with ``transform="standardize"`` it does not take
+        probabilities as calibrated."""
+        return few_positives_caveat(data, scale=self.transform)
 
     @property
     def name(self) -> str:
@@ -563,6 +569,12 @@ class CalibrationPosterior(Posterior):
                             "vetted_item": data.item_ids[data.vetted]},
                 )
             )
+
+    def caveat_few_positives(self, data) -> str:
+        """What a handful of vetted positives leaves to the fitted curve's prior, for
+        :func:`bayeval.core.data.data_caveats`: on standardized scores it did not take
+        probabilities as calibrated."""
+        return few_positives_caveat(data, scale=self.info.get("scale"))
 
     def _eta_of(self, params, feats, codes=None) -> np.ndarray:
         """Log-odds ``(n_draws, n_rows)`` for a chunk of parameter draws and feature rows.

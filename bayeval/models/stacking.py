@@ -36,7 +36,7 @@ from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..core._progress import Bar
 from ..core._stacking import bootstrap_stacking_weights
-from ..core.data import EvalData, squeezed_range
+from ..core.data import EvalData, few_positives_caveat, squeezed_range
 from ..core.model import Model, seeds
 from ..core.posterior import Posterior
 from ..core.sampling import SAMPLERS
@@ -321,6 +321,12 @@ class StackedPosterior(Posterior):
         """The stacking weight of each candidate."""
         return self.comparison["weight"]
 
+    def caveat_few_positives(self, data) -> str:
+        """What a handful of vetted positives leaves to the priors of the candidates with weight,
+        for :func:`bayeval.core.data.data_caveats` (each group's own words where they differ)."""
+        w = self.weights
+        return _stack_few_positives(data, [(n, self.candidates[n], float(w[n])) for n in self._weighted()])
+
     def _weighted(self) -> list[str]:
         return [n for n in self._names if self.comparison.loc[n, "weight"] > 0]
 
@@ -420,6 +426,24 @@ def _allocate(w: np.ndarray, total: int) -> np.ndarray:
     if rest:
         counts[np.argsort(-(raw - counts), kind="stable")[:rest]] += 1
     return counts
+
+
+def _stack_few_positives(data, parts) -> str:
+    """The sentence on a handful of vetted positives for a stack of ``parts``, ``(name, model or
+    posterior, weight or None)``: the candidates' own where they share one (the default's, the
+    standardized curves', the label-flip model's), else each group's, named with its share of the
+    draws."""
+    groups: dict[str, list] = {}
+    for name, model, weight in parts:
+        groups.setdefault(few_positives_caveat(data, model), []).append((name, weight))
+    if len(groups) == 1:
+        return next(iter(groups))
+    said = []
+    for sentence, members in groups.items():
+        weights = [w for _, w in members if w is not None]
+        share = f" ({sum(weights):.0%} of the draws)" if len(weights) == len(members) else ""
+        said.append(f"{', '.join(n for n, _ in members)}{share}: {sentence[:1].upper()}{sentence[1:]}")
+    return "the stack's candidates read so few through priors of their own. " + " ".join(said)
 
 
 def _name(model, used: set) -> str:
@@ -522,6 +546,14 @@ class Stack(Model):
             extra = "" if self.transform == "auto" else f", transform={self.transform!r}"
             return f"Stack(candidates=default{extra}{how})"
         return f"Stack(candidates={self.candidates!r}{how})"
+
+    def caveat_few_positives(self, data) -> str:
+        """What a handful of vetted positives leaves to the candidates' priors, for
+        :func:`bayeval.core.data.data_caveats`: before the fit, every candidate's (each group's own
+        words where they differ)."""
+        cands = default_candidates(data, self.transform) if self.candidates is None else self.candidates
+        used: set = set()
+        return _stack_few_positives(data, [(_name(m, used), m, None) for m in cands])
 
     def build(self, data):
         raise TypeError(
