@@ -229,6 +229,20 @@ def test_invalid_item_id_is_rejected(store, bad):
     assert len(store) == 0
 
 
+def test_annotator_is_stored_without_spaces_around_it(store):
+    """"ana " from Python is the "ana" of `bayeval label --annotator` and the vetting page: one
+    annotator, so her correction replaces her label instead of tying with it."""
+    store.add(["a"], [1], annotator="ana ")
+    store.add(["a"], [0], annotator=" ana")
+    assert store.labels()["annotator"].tolist() == ["ana", "ana"]
+    assert store.resolved().to_dict() == {"a": 0}
+    assert len(store.conflicts(counted_only=True)) == 0  # one annotator: her latest label alone votes
+    assert store.add(["a"], [0], annotator="ana\t", new_only=True) == 0  # already her latest label
+    with pytest.raises(ValueError, match=r"`annotator` must be a name .* only spaces .*Nothing was written"):
+        store.add(["b"], [1], annotator="   ")
+    assert len(store) == 2
+
+
 def test_bad_containers_annotator_and_batch(store):
     with pytest.raises(TypeError, match="ordered sequence"):
         store.add({1, 2}, [1, 0])

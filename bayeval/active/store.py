@@ -424,6 +424,20 @@ def opt_str(x, name: str) -> str | None:
     return str(x)
 
 
+def _annotator_name(x) -> str | None:
+    """``annotator`` without the spaces around it: "ana " and "ana" are one annotator."""
+    x = opt_str(x, "annotator")
+    if x is None:
+        return None
+    name = x.strip()
+    if not name:
+        raise ValueError(
+            f"`annotator` must be a name (who labeled); it holds only spaces ({x!r:.80}). Give the name, "
+            "or annotator=None to record the labels without one. Nothing was written."
+        )
+    return name
+
+
 def _opt_batch(x) -> int | None:
     x = _plain(x)
     if x is None:
@@ -825,7 +839,9 @@ class LabelStore:
             One label per item: 0 or 1 as ints, bools, floats 0.0/1.0 or the strings
             ``"0"``/``"1"``.
         annotator : str, optional
-            Who labeled them. ``None`` rows count as one anonymous annotator.
+            Who labeled them, stored without the spaces around it (``"ana "`` is ``"ana"``,
+            as ``bayeval label --annotator`` and the vetting page store it). ``None`` rows
+            count as one anonymous annotator.
         batch : int, optional
             The id of the batch (from :meth:`new_batch`) these labels answer.
         new_only : bool, default False
@@ -843,7 +859,8 @@ class LabelStore:
         ------
         ValueError
             Values not 0/1 (the message lists their positions and values), item ids
-            that are not ints or strings, lengths that differ, or an unknown batch.
+            that are not ints or strings, lengths that differ, an unknown batch, or an
+            annotator that holds only spaces.
 
         Examples
         --------
@@ -877,7 +894,7 @@ class LabelStore:
                 f"`values` must hold labels {_VALUE_RULE}; {len(bad)} of {len(raw)} are not "
                 f"({_listing(bad)}). Nothing was written: fix those values and call add() again."
             )
-        annotator = opt_str(annotator, "annotator")
+        annotator = _annotator_name(annotator)
         batch = _opt_batch(batch)
         if not items:
             return 0
