@@ -1262,6 +1262,7 @@ def _read_table(card: Card, text=()) -> Table:
         raise card._error("[data] file", f"{path} not found.")
     binary = sorted({card.columns[r] for r in _BINARY_COLUMNS if r in card.columns} - set(text))
     ids = [card.columns["id"]] if "id" in card.columns else []  # "007" and "7" are different items
+    ids += [card.columns["category"]] if "category" in card.columns else []  # a category "NA" is a category
     try:
         return read_table(path, text_columns=sorted({*ids, *text}), raw_columns=binary)
     except TableError as exc:

@@ -89,7 +89,8 @@ def _table(path: str, *, text_columns=(), raw_columns=()):
 def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=(), required=None):
     """Read a CSV/TSV/Parquet file into a DataFrame (the one reader, :mod:`bayeval._tables`).
 
-    ``text_columns`` (ids) are read as text, so ``007`` and ``7`` stay different ids.
+    ``text_columns`` (ids, categories) are read as text, so ``007`` and ``7`` stay different ids
+    and a category named ``NA`` (``None``, ``null``) is that category, not a missing one.
     ``label_columns`` are read as the raw cells and parsed by the one label parser of
     every entry point (:func:`bayeval.core._validate.label_cell`): ``NA``, ``n/a``, ``null``
     or ``yes`` in a label column is an error with its line number, never "not vetted".
@@ -256,7 +257,7 @@ def _load_data(args):
     required = {"--score": args.score, "--label": args.label, "--noisy-label": args.noisy_label,
                 "--prediction": getattr(args, "prediction", None), "--category": args.category,
                 getattr(args, "id_flag", "--id"): args.item_id}  # `label --scores` names its --scores-id
-    df = _read_table(args.scores, text_columns=[args.item_id], label_columns=labels, required=required,
+    df = _read_table(args.scores, text_columns=[args.item_id, args.category], label_columns=labels, required=required,
                      raw_columns=[args.noisy_label, getattr(args, "prediction", None)])
     csv = table_kind(args.scores) != "parquet"
     if args.score in df.columns and df[args.score].dtype.kind not in "fiub":  # text among the scores

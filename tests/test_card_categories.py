@@ -79,3 +79,42 @@ def test_the_vetting_page_refuses_a_per_category_metric(tmp_path):
         assert v.wait_idle(120)
         assert v.state()["estimate"]["label"] == "mAP (mean over categories)"
         assert v.session.category == "mean"
+
+
+CATEGORIES = ["NA", "None", "null", "nan", "EU"]  # what pandas would read as missing, but the first four
+
+
+def _named_like_missing(path: Path) -> Path:
+    rows = "\n".join(f"i{j},{0.1 + j / 100:.2f},{CATEGORIES[j % 5]}" for j in range(10))
+    path.write_text("id,s,cat\n" + rows + "\n")
+    return path
+
+
+def test_a_card_s_category_named_na_is_a_category(tmp_path):
+    """A category column is read as text, as the id column is: "NA" was read as a missing
+    category and the card refused ("holds missing values: every item needs a category")."""
+    folder = tmp_path / "card"
+    folder.mkdir()
+    _named_like_missing(folder / "s.csv")
+    (folder / "card.toml").write_text('title = "t"\ndescription = "d"\n'
+                                      'data = { file = "s.csv", score = "s", id = "id", category = "cat" }\n'
+                                      'model = { name = "calibration" }\n')
+    data, _ = load_card(folder).load_data()
+    assert data.categories.tolist() == [CATEGORIES[j % 5] for j in range(10)]
+
+
+def test_the_command_line_s_category_named_na_is_a_category(tmp_path, capsys):
+    """`--category COL` of the command line: the same text reading (here `select --strategy design`,
+    which prints each item's category without a fit)."""
+    import io
+
+    import pandas as pd
+
+    from bayeval.cli import main
+
+    path = _named_like_missing(tmp_path / "s.csv")
+    assert main(["select", str(path), "--score", "s", "--id", "id", "--category", "cat", "--size", "10",
+                 "--strategy", "design", "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    table = pd.read_csv(io.StringIO(out), dtype=str, keep_default_na=False)
+    assert dict(zip(table["item"], table["category"], strict=True)) == {f"i{j}": CATEGORIES[j % 5] for j in range(10)}
