@@ -674,8 +674,8 @@ def find_card(target, *, announce=None):
     >>> try:
     ...     find_card("no/such/thing")
     ... except ValueError as exc:
-    ...     print(str(exc)[:40])
-    no/such/thing: not a model card folder,
+    ...     print(str(exc).split(",")[0])
+    no/such/thing: not a model card folder
     """
     from ..cards import CARD_FILE, load_card
 
