@@ -21,14 +21,16 @@ def comparison_labels(joined):
     store was read, and how many labels it added, is said on stderr."""
     import numpy as np
 
-    from .cards import comparison_store_file, comparison_store_files, with_store_labels
+    from .cards import (comparison_repair_command, comparison_store_file, comparison_store_files,
+                        comparison_stores_source, with_store_labels)
 
     base = joined.data
     stores = comparison_store_files(joined)
     new = {}
     for store in stores:
-        try:
-            new[store] = with_store_labels(base, store, "the cards' scores files")
+        try:  # labels of ids the cards lack: refused, naming the repair-store command for this store
+            new[store] = with_store_labels(base, store, comparison_stores_source(joined),
+                                           repair=comparison_repair_command(joined, store))
         except ValueError as exc:
             raise CLIError(str(exc)) from exc
     if len(new) == 2:

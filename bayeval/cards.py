@@ -408,12 +408,14 @@ class Card:
         except ValueError as exc:
             raise self._error("[vet] store", str(exc)) from None
 
-    def _repair_command(self) -> str:
-        """The `bayeval repair-store` command that sets aside the labels of ids its scores file lacks."""
+    def _repair_command(self, store=None) -> str:
+        """The `bayeval repair-store` command that sets aside the labels of ids its scores file lacks,
+        in its label store (or in ``store``: a comparison's, of the same items)."""
         import shlex
 
         q = shlex.quote
-        command = (f"bayeval repair-store {q(str(self.store_file))} --scores {q(str(self.data_file))} "
+        store = self.store_file if store is None else store
+        command = (f"bayeval repair-store {q(str(store))} --scores {q(str(self.data_file))} "
                    f"--score {q(self.columns['score'])}")
         return command + (f" --id {q(self.columns['id'])}" if "id" in self.columns else "")
 
@@ -916,7 +918,7 @@ def with_store_labels(data: EvalData, path, source: str, *, repair: str | None =
             f"({', '.join(repr(i) for i in strays[:5])}{more}); nothing was fitted, so that no typed label is "
             + (f"silently left out. If those ids are typos, set their labels aside in one step, keeping every "
                f"label (they go to a CSV beside the store, with a backup of the store): `{repair}`; then type "
-               "them again under the right ids (`bayeval label` or the vetting page). If the scores file is "
+               "them again under the right ids (`bayeval label` or the vetting page). If a scores file is "
                "wrong, fix it instead." if repair else
                f"silently left out. Write the store's labels out with `bayeval export-labels {path} labels.csv`, "
                "fix those ids (or the scores file), and import the file into a new store with `bayeval label`.")
@@ -931,6 +933,19 @@ def comparison_store_file(joined: JoinedCards) -> Path:
     named after the order given, as earlier versions named it)."""
     first, second = sorted(range(2), key=lambda j: joined.names[j])
     return joined.cards[first].path / f"vet-compare-{joined.names[second]}.sqlite"
+
+
+def comparison_repair_command(joined: JoinedCards, store) -> str:
+    """The ``bayeval repair-store`` command that sets aside the labels of the comparison's label
+    store ``store`` whose ids the cards do not score. The cards score the same items, so the
+    first card's scores file (with its score and id columns) lists them."""
+    return joined.cards[0]._repair_command(store)
+
+
+def comparison_stores_source(joined: JoinedCards) -> str:
+    """The cards' scores files, for a message on the comparison's label store."""
+    files = " and ".join(str(c.data_file) for c in joined.cards)
+    return f"the scores files of the cards ({files})"
 
 
 def comparison_store_files(joined: JoinedCards) -> list[Path]:

@@ -164,7 +164,40 @@ def test_compare_cli_on_two_cards_uses_the_labels_vetted_for_their_comparison(tm
     with LabelStore(store) as st:
         st.add(["nope"], [1], annotator="ana")
     assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 2
-    assert "holds labels of 1 item(s) that are not in the cards' scores files ('nope')" in capsys.readouterr().err
+    assert "holds labels of 1 item(s) that are not in the scores files of the cards (" in capsys.readouterr().err
+
+
+def test_a_typo_in_the_comparisons_store_is_refused_with_a_repair_command_that_works(tmp_path, capsys):
+    """`bayeval compare A B` on a comparison store holding a typo'd id advised exporting the store,
+    fixing it and importing it into a new store: a store `compare` and `vet A B` never read (they
+    find the comparison's store by its name). It now names the `bayeval repair-store` command for
+    that store and the cards' items, as does the vetting page (`bayeval vet A B`); the command runs,
+    and the comparison then runs on every other label."""
+    import shlex
+
+    from bayeval.active.store import LabelStore
+    from bayeval.cards import comparison_store_file
+    from bayeval.vet import open_compare
+
+    a, b, truth = pair(tmp_path, n=80)
+    fa = pd.read_csv(a / "scores.csv")
+    fa.loc[:29, "label"] = [truth[i] for i in fa.id.iloc[:30]]
+    fa.to_csv(a / "scores.csv", index=False)
+    store = comparison_store_file(join_cards([a, b]))
+    more = list(fa.id.iloc[30:40])
+    with LabelStore(store) as st:  # made by `bayeval label` before vetting: it does not know its items
+        st.add([*more, "x0077 "], [*[truth[i] for i in more], 1], annotator="ana")
+    command = (f"bayeval repair-store {store} --scores {load_card(a).data_file} --score score --id id")
+    assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"`{command}`" in err and "export-labels" not in err
+    with pytest.raises(ValueError, match=re.escape(f"`{command}`")):
+        open_compare([a, b])
+    assert main(shlex.split(command)[1:]) == 0
+    assert "set aside 1 label row(s) of 1 unknown item(s): 'x0077 '" in capsys.readouterr().out.lower()
+    assert main(["compare", str(a), str(b), "--draws", "100", "--no-progress"]) == 0
+    out = capsys.readouterr()
+    assert "40 vetted" in out.out and "10 label(s) from the comparison's label store" in out.err
 
 
 def test_compare_cli_refuses_cards_with_no_vetted_label_and_says_how_to_vet(tmp_path, capsys):

@@ -336,6 +336,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     path = Path(store) if store is not None else _default_store(joined)
     record = {"cards": [str(c.path) for c in joined.cards], "metric": label, "width": width}
     _refuse_other_order(path, record["cards"])
+    _refuse_unknown_items(joined, path)
     active = ComparisonSession(joined.scores, joined.data.labels, item_ids=joined.data.item_ids, store=path,
                                metric=name, metric_kwargs=options, label=label, width=width,
                                batch_size=batch_size or first.vet["batch_size"],
@@ -363,6 +364,17 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     except BaseException:
         active.close()
         raise
+
+
+def _refuse_unknown_items(joined, path: Path) -> None:
+    """A ValueError when the store at ``path`` labels ids the cards do not score (a typo), naming
+    the ``bayeval repair-store`` command for this store and these cards' items (the session's own
+    check can only name placeholders)."""
+    from ..cards import comparison_repair_command, comparison_stores_source, with_store_labels
+
+    if path.is_file():
+        with_store_labels(joined.data, path, comparison_stores_source(joined),
+                          repair=comparison_repair_command(joined, path))
 
 
 def _refuse_other_order(path: Path, cards: list) -> None:
