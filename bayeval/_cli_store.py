@@ -376,6 +376,36 @@ def label_scores_items(args, load_data) -> tuple[list, bool]:
     return ids, True
 
 
+def scores_row_hint(args, registered, scores_known, by_row: bool):
+    """For `bayeval label` on a store whose items are the row numbers ``0..n-1`` (registered by
+    `bayeval select` without ``--id``) with ``--scores`` read by an id column: ``hint(id)``, which
+    names the row an id of that column stands on (what the store knows it as), and says that a
+    row number is an item of the store that the id column cannot check ("" for other ids; always
+    "" in other cases). Typed as row numbers, and without ``--scores``, the labels are taken."""
+    rows = len(registered or ())
+    if by_row or scores_known is None or len(scores_known) != rows or not rows or \
+            any(not isinstance(i, int) or isinstance(i, bool) for i in registered) or \
+            set(registered) != set(range(rows)):
+        return lambda item: ""
+    at: dict = {}
+    held = (f"{args.store} holds the row numbers of {args.scores} (0 to {rows - 1}; `bayeval select` without --id "
+            "registered them)")
+    leave = f"leave out --scores ({args.store} checks the ids itself)"
+
+    def hint(item) -> str:
+        if not at:  # built once, and only when an id is refused
+            at.update((i, r) for r, i in enumerate(scores_known))
+        r = at.get(item)
+        if r is not None:
+            return f": {item!r} is row {r} of {args.scores}, and {held}: type {r}, and {leave}"
+        if isinstance(item, int) and not isinstance(item, bool) and 0 <= item < rows:
+            column = args.scores_id or args.item_id
+            return (f": {held}, and {item} is one of them; {args.scores} was read by its id column {column!r}, "
+                    f"which does not hold it: {leave}")
+        return ""
+    return hint
+
+
 def not_a_row(scores, n: int) -> str:
     """Why `bayeval label` refuses an id of a scores file numbered by row that is not one of its rows."""
     return (f"not a row of {scores}, which has no id column: its {n} items are the row numbers 0 to {n - 1}, "

@@ -49,6 +49,7 @@ from ._cli_store import (
     not_a_row,
     refuse_foreign_items,
     say_card_store,
+    scores_row_hint,
     store_text_ids,
     unrecorded_labels,
     with_store,
@@ -994,6 +995,7 @@ def _cmd_label(args) -> int:
             from .active.store import KnownItems
 
             row_of = {known_ints.get(i, i) if isinstance(i, str) else i: seen[0][0] for i, seen in rows.items()}
+            as_row = scores_row_hint(args, registered, scores_known, by_row)  # 'i260' is row 260 of --scores
             keep, index = [], {}
             for i, v in zip(good_ids, good_vals, strict=True):
                 failed = next(((known, why) for known, why in checks if i not in known), None)
@@ -1003,7 +1005,7 @@ def _cmd_label(args) -> int:
                 known, why = failed
                 if why not in index:  # built once, and only when an id is unknown
                     index[why] = KnownItems(list(known))
-                hint = index[why].did_you_mean(i)
+                hint = as_row(i) or index[why].did_you_mean(i)
                 if by_row and why == checks[0][1] and " are the rows " in hint:
                     hint = ""  # `why` (not_a_row) says the range already
                 bad.append((row_of.get(i), i, f"unknown item id ({why}){hint}"))

@@ -484,3 +484,30 @@ def test_a_store_of_row_numbers_read_with_id_says_leave_out_id_not_repair_store(
     if command == "fit":  # the advice works: every typed label is used
         assert main([a for a in args if a not in ("--id", "item")]) == 0
         assert "20 label(s) from the label store" in capsys.readouterr().err
+
+
+def test_label_names_the_row_of_an_id_of_the_scores_file_on_a_store_of_row_numbers(pool, tmp_path, capsys):
+    """A store made by `bayeval select` without --id knows the rows 0..n-1; `bayeval label --scores`
+    read by the file's id column refused its id 'i160' with "(the items are the rows 0 to 199)" and the
+    row 5 with "(not in --scores)", naming neither the row of i160 nor a way on. Both now say what the
+    store holds and what to type, and the advice works."""
+    path, _, y = pool
+    store = tmp_path / "rows.sqlite"
+    with LabelStore(store) as st:
+        st.register_items(list(range(200)), source=str(path))
+    typed = tmp_path / "typed.csv"
+    pd.DataFrame({"item": ["i160", "5", "i2O"], "label": [1, 0, 1]}).to_csv(typed, index=False)
+    assert main(["label", str(store), str(typed), "--scores", str(path), "--score", "s"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    held = f"{store} holds the row numbers of {path} (0 to 199; `bayeval select` without --id registered them)"
+    leave = f"leave out --scores ({store} checks the ids itself)"
+    assert f"item 'i160': unknown item id (not an item of {store}): 'i160' is row 160 of {path}, and {held}: " \
+           f"type 160, and {leave}" in err
+    assert f"item 5: unknown item id (not in --scores): {held}, and 5 is one of them; {path} was read by its id " \
+           f"column 'item', which does not hold it: {leave}" in err
+    assert "item 'i2O': unknown item id (not in --scores) (did you mean 'i20'?)" in err  # a typo, as before
+    fixed = tmp_path / "fixed.csv"
+    pd.DataFrame({"item": ["160", "5"], "label": [1, 0]}).to_csv(fixed, index=False)
+    assert main(["label", str(store), str(fixed)]) == 0
+    with LabelStore(store) as st:
+        assert st.resolved().to_dict() == {160: 1, 5: 0}
