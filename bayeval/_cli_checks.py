@@ -102,6 +102,15 @@ def check_k(args, data, category: str | None = None, pooled: str = "--category-m
                 raise CLIError(f"{exc} Nothing was fitted.") from exc
 
 
+def check_min_flagged(args, n_items: int) -> None:
+    """Refuse ``--min-flagged`` above the number of items before anything is fitted (no
+    threshold can flag that many)."""
+    if args.min_flagged is not None and args.min_flagged > n_items:
+        raise CLIError(f"--min-flagged {args.min_flagged} is more than the {n_items} items in {args.scores}: no "
+                       f"threshold can flag that many. Give --min-flagged {n_items} or less (0 allows any "
+                       "threshold). Nothing was fitted.")
+
+
 #: the commands whose first argument is a scores file, and what each needs besides
 _SCORES_COMMANDS = {"fit": "", "threshold": " --min-precision P", "select": " --size N"}
 

@@ -328,6 +328,7 @@ class Card:
         )
         truth = parsed.get("truth")
         self._check_top_k(data)
+        self._check_min_flagged(data.n_items)
         if store:
             data = self._with_store_labels(data)
         return data, None if truth is None else truth.astype(np.int8)
@@ -362,6 +363,16 @@ class Card:
                         " (Without `category`, the report computes the entry over all items and, in its table "
                         "by category, per category.)")
                     raise self._error(f"[report] metrics[{j}]", f"in {self.data_file.name}: {exc}{how}") from None
+
+    def _check_min_flagged(self, n_items: int) -> None:
+        """Refuse ``[constraints] min_flagged`` above the number of items (no threshold can flag
+        that many): said when the data is read, before the fit, not after it."""
+        floor = (self.constraints or {}).get("min_flagged")
+        if floor is not None and floor > n_items:
+            raise self._error("[constraints] min_flagged", (
+                f"{floor}, but {self.data_file.name} holds {n_items} items: no threshold can flag that many. "
+                f"Give min_flagged = {n_items} or less (the fewest items a recommended threshold may flag; "
+                "0 allows any threshold)."))
 
     @property
     def store_file(self) -> Path:

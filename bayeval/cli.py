@@ -36,7 +36,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ._cli_checks import card_given_as_scores, check_k, check_model_columns, complete_label_cells
+from ._cli_checks import (card_given_as_scores, check_k, check_min_flagged, check_model_columns,
+                          complete_label_cells)
 from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_store import (
@@ -838,6 +839,7 @@ def _cmd_threshold(args) -> int:
     data = _load_data(args)
     if args.store:
         data = with_store(args, data)
+    check_min_flagged(args, data.n_items)
     post = _fit(args, data)
     try:
         rec = recalibrate(post, min_precision=args.min_precision, min_recall=args.min_recall, prob=args.prob,

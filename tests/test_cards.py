@@ -493,6 +493,26 @@ def test_huge_draws_in_a_card_are_refused_at_load(tmp_path, monkeypatch):
     assert load_card(folder).sampling["draws"] == 100000000
 
 
+def test_min_flagged_above_the_items_is_refused_before_the_fit(tmp_path, capsys, monkeypatch):
+    """A card's ``min_flagged = 5000`` on fewer items was refused only after the whole fit, by a
+    message naming neither the card file nor the key."""
+    from bayeval.cards import Card
+    from bayeval.cli import main
+
+    folder = make_card(tmp_path, **{"min_precision = 0.9": "min_precision = 0.9\nmin_flagged = 7"})
+    fails(folder, "[constraints] min_flagged", "7, but scores.csv holds 6 items", "min_flagged = 6 or less")
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before refusing min_flagged")
+
+    monkeypatch.setattr(Card, "fit", no_fit)
+    assert main(["report", str(folder), "--no-progress", "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'card.toml'}: [constraints] min_flagged: 7, but scores.csv holds 6 items" in err
+    ok = make_card(tmp_path / "ok", **{"min_precision = 0.9": "min_precision = 0.9\nmin_flagged = 6"})
+    assert load_card(ok).load_data()[0].n_items == 6  # as many as the items: allowed
+
+
 def test_card_labels_use_the_shared_parser_and_ids_are_text(tmp_path):
     csv = "id,score,label,truth\n007,0.9,TRUE,1\n7,0.8,,1\n0.40,0.4,false,0\n3,0.3,0,0\n"
     folder = make_card(tmp_path, csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'})

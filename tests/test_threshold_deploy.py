@@ -320,3 +320,21 @@ def test_threshold_figure_labels_only_what_it_shows_and_keeps_its_note_inside():
     ax = threshold_probability(rec)
     assert _inside_axes(ax, ax.texts[0])
     plt.close("all")
+
+
+def test_cli_min_flagged_above_the_items_is_refused_before_the_fit(tmp_path, capsys, monkeypatch):
+    """``--min-flagged 5000`` on 3,000 items was refused only after the whole fit."""
+    import bayeval.cli as cli
+
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": np.linspace(0, 1, 300), "y": [1.0, 0.0] * 20 + [np.nan] * 260}).to_csv(path, index=False)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before refusing --min-flagged")
+
+    monkeypatch.setattr(cli, "_fit", no_fit)
+    argv = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.9", "--no-progress"]
+    assert main([*argv, "--min-flagged", "301"]) == 2
+    err = capsys.readouterr().err
+    assert f"--min-flagged 301 is more than the 300 items in {path}" in err
+    assert "Give --min-flagged 300 or less (0 allows any threshold). Nothing was fitted." in err
