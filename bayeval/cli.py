@@ -831,7 +831,7 @@ def _cmd_compare(args) -> int:
 def _cmd_threshold(args) -> int:
     import pandas as pd
 
-    from .recalibrate import recalibrate, threshold_text
+    from .recalibrate import probability_text, recalibrate, threshold_text
 
     if args.min_precision is None and args.min_recall is None:
         raise CLIError("Give --min-precision and/or --min-recall.")
@@ -853,7 +853,7 @@ def _cmd_threshold(args) -> int:
     tell(args, str(rec))  # the verdict in words, then what the threshold flags (stderr with --format csv)
     # as the shortest decimal that flags the same items (0.99999996 printed as "1" would flag none)
     tell(args, f"threshold: {rec.threshold_text}{' (best available; does NOT meet the constraint)' if unmet else ''}")
-    tell(args, f"probability the constraint holds at it: {rec.probability_at_threshold:.3f}")
+    tell(args, f"probability the constraint holds at it: {probability_text(rec.probability_at_threshold, rec.prob, 3)}")
     if args.table:
         table = rec.table()
         if args.table_format != "csv":  # csv keeps the full float; the others show what to apply

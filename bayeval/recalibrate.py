@@ -15,7 +15,7 @@ from .core._defaults import HDI_PROB, hdi_columns
 from .core.evaluate import default_thresholds
 from .core.posterior import Posterior
 
-__all__ = ["recalibrate", "Recalibration", "default_min_flagged", "threshold_text"]
+__all__ = ["recalibrate", "Recalibration", "default_min_flagged", "threshold_text", "probability_text"]
 
 
 @dataclass(frozen=True)
@@ -160,11 +160,11 @@ class Recalibration:
             return (f"Threshold {t} ({flags}) is where {self.constraint_text} most probably holds: "
                     f"with probability {p:.2f}.")
         if self.met:
-            return (f"Threshold {t} ({flags}) meets {self.constraint_text} with probability {p:.2f} "
-                    f"(required: {self.prob:g}).")
+            return (f"Threshold {t} ({flags}) meets {self.constraint_text} with probability "
+                    f"{probability_text(p, self.prob)} (required: {self.prob:g}).")
         floor = f" while flagging at least {self.min_flagged} items" if self.min_flagged > 0 else ""
         text = (f"No threshold meets {self.constraint_text} with probability {self.prob:g}{floor}; "
-                f"the best available, {t} ({flags}), reaches {p:.2f}.")
+                f"the best available, {t} ({flags}), reaches {probability_text(p, self.prob)}.")
         refused = self.refused_thresholds
         if refused.size:
             text += (f" {refused.size} threshold(s) above it meet the probability but flag fewer than "
@@ -270,7 +270,8 @@ class Recalibration:
     def __repr__(self) -> str:
         text = (
             f"Recalibration({self.constraint_text}: threshold {self.threshold_text} "
-            f"holds with probability {self.probability_at_threshold:.3f}; {self._flags_text()}; "
+            f"holds with probability {probability_text(self.probability_at_threshold, self.prob, digits=3)}; "
+            f"{self._flags_text()}; "
             f"{self._at_text()}"
         )
         if self.prob is not None and not self.met:
@@ -350,6 +351,47 @@ def threshold_text(threshold: float, scores) -> str:
         if above < float(text) <= at_most:
             return text
     return repr(t)  # 17 significant digits always give the float itself back
+
+
+def probability_text(p: float, required: float | None = None, digits: int = 2) -> str:
+    """A probability as printed next to the one it had to reach: never on the wrong side of it.
+
+    Rounded to ``digits`` decimals, 0.989 prints as 0.99 and would read as meeting a
+    required 0.99 that it misses. Below ``required``, this gives a text below it; at or
+    above, a text at or above it: more decimals where rounding would cross (up to 6),
+    then rounded down (below) or up (at or above) at 6.
+
+    Parameters
+    ----------
+    p : float
+        The probability.
+    required : float, optional
+        The probability it had to reach. None (or NaN): ``p`` rounded to ``digits``.
+    digits : int, default 2
+        The fewest decimals.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from bayeval.recalibrate import probability_text
+    >>> probability_text(0.989, 0.99), probability_text(0.9899999, 0.99), probability_text(0.991, 0.99)
+    ('0.989', '0.989999', '0.99')
+    >>> probability_text(0.9541, 0.9541), probability_text(0.8765)  # met: not "0.95" of a required 0.9541
+    ('0.9541', '0.88')
+    """
+    p = float(p)
+    if required is None or math.isnan(required) or math.isnan(p):
+        return f"{p:.{digits}f}"
+    met = p >= required - 1e-12  # the tolerance with which recalibrate calls a probability met
+    for d in range(digits, 7):
+        text = f"{p:.{d}f}"
+        if (float(text) >= required) == met:
+            return text
+    step = 10.0 ** 6
+    return f"{(math.ceil(p * step) if met else math.floor(p * step)) / step:.6f}"
 
 
 def _count_mean(mean: float) -> str:

@@ -39,7 +39,7 @@ from .core._diagnostics import sampler_messages
 from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only
 from .core.posterior import Posterior
 from .core.summary import summary_rows, threshold_caveats, undefined_sentence, undefined_share
-from .recalibrate import Recalibration, recalibrate, threshold_text
+from .recalibrate import Recalibration, probability_text, recalibrate, threshold_text
 
 __all__ = ["Report", "report"]
 
@@ -1249,9 +1249,12 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int, *, all_vetted: bool
     t = shown[-1] if shown is not None else threshold_text(float(row["threshold"]), None)
     required = float(row["required probability"])
     flagged, fewest, n_items = int(row["flagged items"]), int(row["fewest allowed"]), int(row["items"])
-    parts = [f"{name.replace('>=', '≥')} with probability {float(p):.2f}"
+    # each probability printed on its own side of the required one (0.989 is not "0.99" of a required 0.99)
+    need = None if math.isnan(required) else required
+    parts = [f"{name.replace('>=', '≥')} with probability {probability_text(p, need)}"
              for name, p in table["probability"].items() if name != "both"]
-    holds = " and ".join(parts) + (f", and both with probability {both:.2f}" if "both" in table.index else "")
+    holds = " and ".join(parts) + (f", and both with probability {probability_text(both, need)}"
+                                   if "both" in table.index else "")
     flags = f"it flags {flagged} of {n_items} items ({100 * flagged / n_items:.1f}%)"
     mc = (f"Monte Carlo error ± {_mc_se(both, n_draws):.2f} from {n_draws} draws; "
           "thresholds whose probabilities differ by less than that are equally good")
@@ -1269,7 +1272,7 @@ def _constraint_sentences(table: pd.DataFrame, n_draws: int, *, all_vetted: bool
         s = f"Threshold {t} meets {holds}, the most probable{floor} ({mc}); {flags}."
         if both < 0.5:
             problem = (f"No candidate threshold meets the constraint with probability above one half (the "
-                       f"best, t = {t}, reaches {both:.2f}): relax the constraint or vet more items.")
+                       f"best, t = {t}, reaches {probability_text(both, 0.5)}): relax the constraint or vet more items.")
     elif both >= required - 1e-12:
         s = f"Threshold {t} meets {holds}, at least the required {required:g} ({mc}); {flags}."
     else:

@@ -13,6 +13,7 @@ import pytest
 
 from bayeval import EvalData, Posterior
 from bayeval._report_text import fmt as _fmt
+from bayeval.recalibrate import probability_text
 from bayeval.report import report
 
 K_OK = 0.7
@@ -61,8 +62,8 @@ def check_reading(r):
             assert len(meets) == 1 and not none
             s = meets[0]
             assert s.startswith(f"Threshold {t} meets") and flags in s
-            for name, q in c["probability"].items():
-                assert f"with probability {q:.2f}" in s, name
+            for name, q in c["probability"].items():  # on the side of the required one that it lies
+                assert f"with probability {probability_text(q, None if math.isnan(req) else req)}" in s, name
             if not math.isnan(req):
                 assert f"at least the required {req:g}" in s
         else:
@@ -70,7 +71,8 @@ def check_reading(r):
             assert len(none) == 1
             s = none[0]
             assert s.startswith(f"No threshold meets the constraint with probability {req:g}")
-            assert f"t = {t}" in s and flags in s and f"probability {p:.2f}" in s
+            assert f"t = {t}" in s and flags in s and f"probability {probability_text(p, req)}" in s
+            assert float(probability_text(p, req)) < req
             assert s in r.warnings["constraints"]
         checked.append(s)
     else:
@@ -221,3 +223,24 @@ def test_a_miss_that_rounding_would_hide_is_said_with_more_digits():
     r = report(post, title="t", metrics={"accuracy": ("accuracy", {"threshold": -1.0})}, truth=truth)
     (said,) = [x for x in r.text if "accuracy" in x and "true value" in x]
     assert "is 0.9300 (OUTSIDE the interval, just below its lower end 0.9303)" in said
+
+
+def test_a_probability_is_never_printed_on_the_other_side_of_the_required_one():
+    """0.989 of a required 0.99 was printed "with probability 0.99" in a sentence saying no threshold
+    meets 0.99; 0.9541 of a required 0.9541 was printed 0.95 in one saying it is met."""
+    import pandas as pd
+
+    from bayeval.report import _constraint_sentences
+
+    def table(p, required):
+        return pd.DataFrame({"threshold": [0.978], "probability": [p], "required probability": [required],
+                             "flagged items": [11], "fewest allowed": [10], "items": [300]},
+                            index=pd.Index(["precision >= 0.906"], name="constraint"))
+
+    _, problem = _constraint_sentences(table(0.989, 0.99), 1000)
+    assert problem.startswith("No threshold meets the constraint with probability 0.99")
+    assert "holds precision ≥ 0.906 with probability 0.989;" in problem, problem  # before: 0.99
+    (met,), problem = _constraint_sentences(table(0.9541, 0.9541), 1000)
+    assert problem is None and "with probability 0.9541, at least the required 0.9541" in met, met
+    _, problem = _constraint_sentences(table(0.498, np.nan), 1000)  # the most probable rule, below one half
+    assert "reaches 0.498)" in problem, problem  # before: "above one half (... reaches 0.50)"

@@ -4,6 +4,8 @@ Every test here fails on the behaviour before ``min_flagged`` existed, when a th
 flagged 1-2 items could be recommended as meeting a precision floor.
 """
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -338,3 +340,23 @@ def test_cli_min_flagged_above_the_items_is_refused_before_the_fit(tmp_path, cap
     err = capsys.readouterr().err
     assert f"--min-flagged 301 is more than the 300 items in {path}" in err
     assert "Give --min-flagged 300 or less (0 allows any threshold). Nothing was fitted." in err
+
+
+def test_a_missed_probability_is_never_printed_as_the_required_one():
+    """0.989 of a required 0.99 was printed "reaches 0.99" in a verdict that says no threshold meets it."""
+    s = np.sort(np.random.default_rng(0).random(300))
+    post = Posterior.from_probabilities(EvalData(s), s, draws=1000, random_seed=0)
+    rec = recalibrate(post, min_precision=0.906, prob=0.99)
+    p = rec.probability_at_threshold
+    assert not rec.met and 0.985 <= p < 0.99  # rounds to the required 0.99 at two decimals
+    shown = re.search(r"reaches ([0-9.]+[0-9])", rec.verdict).group(1)
+    assert float(shown) < 0.99 and shown == "0.989", rec.verdict  # before: "reaches 0.99"
+    assert "holds with probability 0.989;" in repr(rec)
+    # met: never printed below the required probability
+    from bayeval.recalibrate import probability_text
+
+    assert probability_text(0.9541, 0.9541) == "0.9541" and probability_text(0.96, 0.954) == "0.96"
+    for req in (0.9, 0.95, 0.954, 0.99, 0.999):
+        for k in range(1001):
+            text = probability_text(k / 1000, req)
+            assert (float(text) >= req) == (k / 1000 >= req), (k, req, text)
