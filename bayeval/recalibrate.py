@@ -456,7 +456,10 @@ def recalibrate(
         Candidate thresholds; default the distinct scores, or, when there are more
         than 201, 201 evenly spaced score quantiles together with the scores at 201
         geometrically spaced ranks from the top (so that rare positives, whose useful
-        thresholds all lie among the top 1-2% of scores, get dozens of candidates).
+        thresholds all lie among the top 1-2% of scores, get dozens of candidates). With
+        every item vetted (the values are exact), every distinct score is weighed, and the
+        one this rule picks among them is added to that grid: the recommended threshold is
+        then the best of all the distinct scores.
     min_flagged : int >= 0, optional
         A threshold that flags fewer items (``score >= t``) is never recommended: its
         precision rests on a handful of items and it finds almost none of the
@@ -507,6 +510,10 @@ def recalibrate(
                 f"flag that many. Give at most {n_items}, or 0 to allow any threshold."
             )
     scores = np.sort(post.data.scores)
+    if thresholds is None and post.data.n_vetted == n_items and t.size < np.unique(scores).size:
+        # every item vetted: the values are exact, so every distinct score is weighed (cheaply, from the
+        # labels) and the one the rule picks joins the grid, which would otherwise skip it
+        t = np.union1d(t, _best_distinct_score(post.data, scores, floor, p_min, r_min, level))
     counts = n_items - np.searchsorted(scores, t, side="left")  # items with score >= t
     eligible = counts >= floor
     if not eligible.any():
@@ -516,6 +523,17 @@ def recalibrate(
             "(0 allows any threshold)."
         )
     curve = post.metric("precision_recall_curve", thresholds=t, category="pooled")
+    p_c = _constraint_probability(curve, counts, p_min, r_min)
+    n_flagged = xr.DataArray(counts, dims=("threshold",), coords={"threshold": p_c["threshold"].values},
+                             name="n_flagged")
+    # ties (within one draw's weight) -> lowest threshold, i.e. highest recall
+    choice, met = _choose(curve, p_c, eligible, p_min, r_min, level, tol=0.5 / (post.n_chains * post.n_draws))
+    return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items,
+                         all_vetted=bool(post.data.n_vetted == n_items), scores=scores)
+
+
+def _constraint_probability(curve, counts, p_min, r_min) -> xr.DataArray:
+    """Per threshold, the fraction of draws meeting the constraint (``p_constraint``)."""
     ok = xr.ones_like(curve.sel(curve="precision"), dtype=bool)
     if p_min is not None:
         ok &= curve.sel(curve="precision") >= p_min - 1e-12
@@ -523,13 +541,13 @@ def recalibrate(
         ok &= xr.DataArray(counts > 0, dims=("threshold",), coords={"threshold": curve["threshold"].values})
     if r_min is not None:
         ok &= curve.sel(curve="recall") >= r_min - 1e-12
-    p_c = ok.mean(("chain", "draw")).drop_vars("curve", errors="ignore").rename("p_constraint")
-    n_flagged = xr.DataArray(counts, dims=("threshold",), coords={"threshold": p_c["threshold"].values},
-                             name="n_flagged")
-    # only thresholds that flag at least `floor` items may be recommended
+    return ok.mean(("chain", "draw")).drop_vars("curve", errors="ignore").rename("p_constraint")
+
+
+def _choose(curve, p_c, eligible, p_min, r_min, level, tol) -> tuple[float, bool]:
+    """``(threshold, met)``: the rule of :func:`recalibrate` among the ``eligible`` thresholds
+    (those that flag at least ``min_flagged`` items); ``tol``: probabilities closer than that tie."""
     best = float(p_c.values[eligible].max())
-    # ties (within one draw's weight) -> lowest threshold, i.e. highest recall
-    tol = 0.5 / (post.n_chains * post.n_draws)
     t_vals = p_c["threshold"].values
     choice = float(t_vals[np.flatnonzero(eligible & (p_c.values >= best - tol))[0]])
     if best == 0.0:  # no draw meets it anywhere: the lowest threshold would flag every item
@@ -545,8 +563,25 @@ def recalibrate(
         else:
             met = False
             choice = _closest_of_the_most_probable(curve, p_c.values, eligible, best - tol, p_min, r_min)
-    return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items,
-                         all_vetted=bool(post.data.n_vetted == n_items), scores=scores)
+    return choice, met
+
+
+def _best_distinct_score(data, scores, floor, p_min, r_min, level) -> np.ndarray:
+    """With every item vetted: the threshold the rule of :func:`recalibrate` picks among all the
+    distinct scores (``scores`` sorted), from the labels themselves (exact, one "draw"), as an array
+    of one (empty when no distinct score flags ``floor`` items). Linear in the items: no draws."""
+    from .core.metrics import precision_recall_curve
+
+    uniq = np.unique(scores)
+    counts = scores.size - np.searchsorted(scores, uniq, side="left")
+    eligible = counts >= floor
+    if not eligible.any():
+        return np.array([], dtype=float)
+    prec, rec, _ = precision_recall_curve(data.labels, data.scores, thresholds=uniq)
+    curve = xr.DataArray(np.stack([prec, rec], axis=-1)[None, None], dims=("chain", "draw", "threshold", "curve"),
+                         coords={"threshold": uniq, "curve": ["precision", "recall"]})
+    p_c = _constraint_probability(curve, counts, p_min, r_min)
+    return np.array([_choose(curve, p_c, eligible, p_min, r_min, level, tol=0.5)[0]])
 
 
 def _closest_of_the_most_probable(curve, p_c, eligible, cut, p_min, r_min) -> float:

@@ -360,3 +360,28 @@ def test_a_missed_probability_is_never_printed_as_the_required_one():
         for k in range(1001):
             text = probability_text(k / 1000, req)
             assert (float(text) >= req) == (k / 1000 >= req), (k, req, text)
+
+
+@pytest.mark.parametrize("cons", [{"min_precision": 0.9, "prob": 0.9}, {"min_precision": 0.9},
+                                  {"min_recall": 0.5, "prob": 0.9}, {"min_precision": 0.999, "prob": 0.9}])
+def test_with_every_item_vetted_the_best_of_all_distinct_scores_is_recommended(cons):
+    """With every item vetted the default grid (201 quantiles and 201 top ranks of 3,000 distinct
+    scores) skipped the threshold with the highest recall at precision 0.9, while the report said
+    the recommended one had the highest expected recall."""
+    from bayeval.core.evaluate import default_thresholds
+
+    rng = np.random.default_rng(1)
+    s = rng.random(3000)
+    y = (rng.random(3000) < s**2).astype(float)
+    post = Posterior.from_probabilities(EvalData(s, y), np.clip(s, 0.01, 0.99), draws=20, random_seed=0, check=False)
+    rec = recalibrate(post, **cons)
+    every = recalibrate(post, **cons, thresholds=np.unique(s))
+    assert rec.all_vetted and rec.probability.size <= default_thresholds(s).size + 1
+    assert (rec.threshold, rec.met) == (every.threshold, every.met)
+    if cons == {"min_precision": 0.9, "prob": 0.9}:  # the case the grid missed
+        assert rec.threshold not in default_thresholds(s)
+        f = s >= rec.threshold
+        assert y[f].mean() >= 0.9
+        better = [t for t in np.unique(s) if (s >= t).sum() >= rec.min_flagged and y[s >= t].mean() >= 0.9
+                  and y[s >= t].sum() > y[f].sum()]
+        assert not better
