@@ -111,6 +111,25 @@ def check_min_flagged(args, n_items: int) -> None:
                        "threshold). Nothing was fitted.")
 
 
+def check_transform(args, scores) -> None:
+    """The default model's ``--transform`` against the scores, in the command line's words, before
+    the fit: ``logit`` on scores outside [0, 1] is refused (the model's own message would give
+    Python advice); ``logodds`` on scores that all lie in [0, 1] is warned about (they look like
+    probabilities, and would be read as log-odds)."""
+    import sys
+
+    lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
+    where = f"column {args.score!r} (--score) holds scores from {lo:g} to {hi:g}"
+    if args.transform == "logit" and not (lo >= 0 and hi <= 1):
+        raise CLIError(f"--transform logit reads the scores as probabilities, in [0, 1], but {where}. Give "
+                       "--transform logodds for log-odds, --transform standardize for margins or other scores, "
+                       "or leave --transform out (auto). Nothing was fitted.")
+    if args.transform == "logodds" and lo >= 0 and hi <= 1:
+        print(f"warning: --transform logodds reads the scores as log-odds, but {where}, all in [0, 1]: these "
+              "look like probabilities. If they are, give --transform logit (or leave --transform out: auto), "
+              "which reads them as probabilities.", file=sys.stderr)
+
+
 #: the commands whose first argument is a scores file, and what each needs besides
 _SCORES_COMMANDS = {"fit": "", "threshold": " --min-precision P", "select": " --size N"}
 

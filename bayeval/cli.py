@@ -34,9 +34,10 @@ import math
 import os
 import sqlite3
 import sys
+import warnings
 from pathlib import Path
 
-from ._cli_checks import (card_given_as_scores, check_k, check_min_flagged, check_model_columns,
+from ._cli_checks import (card_given_as_scores, check_k, check_min_flagged, check_model_columns, check_transform,
                           complete_label_cells)
 from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
@@ -364,16 +365,11 @@ def _fit(args, data):
         file=sys.stderr,
         flush=True,
     )
-    post = model.fit(
-        data,
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
-        random_seed=args.random_seed,
-        progressbar=not args.no_progress,
-        warn=False,  # reported below as one line on stderr instead of a Python warning
-        **fit_kw,
-    )
+    with warnings.catch_warnings():  # logodds on probabilities: said before the fit (check_transform)
+        warnings.filterwarnings("ignore", message="transform='logodds' reads the scores as log-odds")
+        post = model.fit(data, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.random_seed,
+                         progressbar=not args.no_progress, **fit_kw,
+                         warn=False)  # reported below as one line on stderr instead of a Python warning
     say_diagnostics(post, data)
     for caveat in data.caveats(post):  # what the labels and scores cannot tell this model (EvalData.caveats)
         print(f"caveat: {caveat}", file=sys.stderr)
@@ -394,6 +390,7 @@ def _build_model(args, data):
         if args.transform not in ("auto", "logit", "standardize", "logodds"):
             raise CLIError(f"--transform {args.transform} is a score mixture's map; the default model takes auto, "
                            "logit, standardize or logodds (or use --model score_mixture).")
+        check_transform(args, data.scores)  # in the command line's words, before the fit
         model = Stack(transform=args.transform)
         fit_kw = {}
     else:

@@ -400,3 +400,42 @@ def test_cards_of_other_items_are_refused_with_what_differs_and_how_to_fix(comma
     assert not list(DV.glob("vet-compare-*"))  # refused before a store was made
     assert main([command, str(DV)] + (["--width", "0.01"] if command == "vet" else [])) == 2
     assert ("two or more model cards" if command == "compare" else "--width") in capsys.readouterr().err
+
+
+def test_transform_errors_speak_the_command_lines_words(tmp_path, capsys):
+    """``--transform logit`` on log-odds said "Use Calibration('logistic') ... with
+    transform='standardize'", Python advice, after starting the fit; ``--transform logodds`` on
+    probabilities read them as log-odds without a word. The Python API warns of the latter too."""
+    import warnings
+
+    from bayeval import EvalData
+    from bayeval.models import Calibration
+
+    rng = np.random.default_rng(0)
+    p = rng.beta(1, 3, 200)
+    y = np.full(200, np.nan)
+    y[:40] = rng.random(40) < p[:40]
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"p": p, "logodds": np.log(p) - np.log1p(-p), "y": y}).to_csv(path, index=False)
+    fast = ["--draws", "40", "--tune", "40", "--chains", "1", "--no-progress"]
+    argv = ["threshold", str(path), "--label", "y", "--min-precision", "0.5", *fast]
+    assert main([*argv, "--score", "logodds", "--transform", "logit"]) == 2
+    err = capsys.readouterr().err
+    assert "--transform logit reads the scores as probabilities, in [0, 1], but column 'logodds' (--score)" in err
+    assert "--transform logodds" in err and "--transform standardize" in err and "Nothing was fitted" in err
+    assert "Calibration(" not in err and "transform=" not in err and "Fitting" not in err
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main([*argv, "--score", "p", "--transform", "logodds"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: --transform logodds reads the scores as log-odds, but column 'p' (--score)" in err
+    assert "look like probabilities. If they are, give --transform logit" in err
+    assert err.index("warning: --transform logodds") < err.index("Fitting")  # said before the fit
+    assert not [w for w in caught if "logodds" in str(w.message)]  # not again in Python's words
+    data = EvalData(p, y)
+    with pytest.warns(UserWarning, match=r"transform='logodds' reads the scores as log-odds.*look like "
+                                         r"probabilities.*transform='logit'"):
+        Calibration("logistic", transform="logodds").features(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Calibration("logistic", transform="logodds").features(EvalData(np.log(p) - np.log1p(-p), y))

@@ -255,6 +255,14 @@ class Calibration(Model):
                 f"{scores.max():g}. Use Calibration('logistic') or Calibration('monotone') with "
                 "transform='standardize' for margins or log-odds."
             )
+        if t == "logodds" and in_unit:  # the command line says this in its own words (--transform)
+            from ..core._diagnostics import user_stacklevel
+
+            warnings.warn(
+                f"transform='logodds' reads the scores as log-odds, but every score lies in [0, 1] (from "
+                f"{scores.min():g} to {scores.max():g}): these look like probabilities. If they are, use "
+                "transform='logit' (or 'auto'), which reads them as probabilities.",
+                UserWarning, stacklevel=user_stacklevel())
         return t
 
     def features(self, data: EvalData) -> tuple[np.ndarray, dict]:
