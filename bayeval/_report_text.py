@@ -15,7 +15,8 @@ import pandas as pd
 from .core import metrics as M
 from .core.evaluate import resolve_metric
 
-__all__ = ["fmt", "plain_name", "read_metrics", "sd_as_zero", "PLAIN_METRICS"]
+__all__ = ["fmt", "plain_name", "read_metrics", "sd_as_zero", "vetted_choice_kind", "vetted_only_note",
+           "vetted_selection_of", "PLAIN_METRICS"]
 
 WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 MAX_READ_ROWS = 8  # metric rows read out in words (the table has them all)
@@ -92,6 +93,125 @@ def sd_as_zero(table: pd.DataFrame) -> pd.DataFrame:
     return table.assign(sd=table["sd"].mask(table["sd"].abs() < _SD_ZERO * scale, 0.0))
 
 
+def vetted_choice_kind(selection, n: int) -> tuple[str, int]:
+    """``(kind, chosen)``: how the ``n`` vetted items were chosen, from ``selection``
+    (``{strategy or None: count}``, as :func:`bayeval.active._store_items.vetted_choice`
+    gives it, or None): ``"random"`` (every one drawn at random), ``"chosen"`` (``chosen``
+    of them picked on purpose: by design, by active selection) or ``"unknown"``.
+
+    Examples
+    --------
+    >>> from bayeval._report_text import vetted_choice_kind
+    >>> vetted_choice_kind({"random": 5}, 5), vetted_choice_kind({None: 60, "design": 19}, 79)
+    (('random', 0), ('chosen', 19))
+    >>> vetted_choice_kind({None: 3, "random": 2}, 5), vetted_choice_kind(None, 5)
+    (('unknown', 0), ('unknown', 0))
+    """
+    if not selection:
+        return "unknown", 0
+    chosen = sum(c for key, c in selection.items() if key not in (None, "random"))
+    if chosen:
+        return "chosen", chosen
+    if selection.get("random", 0) == n:
+        return "random", 0
+    return "unknown", 0
+
+
+def vetted_selection_of(selection, session, data) -> dict | None:
+    """``vetted_selection`` checked (its counts add up to the vetted items), or, without it, what an
+    active-testing session's label store records of how its batches chose the vetted items.
+
+    Examples
+    --------
+    >>> from bayeval import EvalData
+    >>> from bayeval._report_text import vetted_selection_of
+    >>> vetted_selection_of({"random": 2, "design": 0}, None, EvalData([0.2, 0.9, 0.5], [0, 1, None]))
+    {'random': 2}
+    """
+    if selection is None:
+        store = getattr(session, "store", None)
+        if session is None or not callable(getattr(store, "batches", None)):
+            return None
+        from .active._store_items import vetted_choice
+
+        return vetted_choice(store, data.item_ids.tolist(), data.vetted)
+    if not isinstance(selection, dict) or not all(
+        (key is None or isinstance(key, str)) and isinstance(c, int | np.integer) and not isinstance(c, bool) and c >= 0
+        for key, c in selection.items()
+    ):
+        raise TypeError(f"`vetted_selection` must be a dict {{strategy (str) or None: number of vetted items (int "
+                        f">= 0)}}, e.g. {{'random': 40, 'design': 20}}; got {selection!r}.")
+    if sum(selection.values()) != data.n_vetted:
+        raise ValueError(f"`vetted_selection` counts {sum(selection.values())} vetted items, but the data has "
+                         f"{data.n_vetted}; count every vetted item once (None for those whose choice is not "
+                         "recorded).")
+    return {key: int(c) for key, c in selection.items() if c}
+
+
+def vetted_only_note(selection, n: int) -> str:
+    """The metric table's note on its ``vetted_only`` and ``vetted_only_n`` columns (``n`` vetted items).
+
+    Examples
+    --------
+    >>> from bayeval._report_text import vetted_only_note
+    >>> "no estimate" in vetted_only_note({"design": 5}, 5)
+    True
+    """
+    kind, chosen = vetted_choice_kind(selection, n)
+    read = {"random": "the vetted items were drawn at random, so it estimates the pool's metric, uncertain by up "
+                      "to about 1/√vetted_only_n",
+            "chosen": f"{chosen} of the vetted items were chosen on purpose, not drawn at random, so it is no "
+                      "estimate of the pool's metric",
+            "unknown": "it estimates the pool's metric (uncertain by up to about 1/√vetted_only_n) only if the "
+                       "vetted items were drawn at random"}[kind]
+    return (f"vetted_only: the metric on the {n} vetted items alone (– where it is undefined, e.g. fewer vetted "
+            f"items than k, or only one class vetted); {read}. vetted_only_n: the vetted items it rests on (for "
+            "precision those flagged, for recall the positives, for precision at k the top k; all of them for "
+            "the rest).")
+
+
+def _vetted_basis(metric: str | None, k: int) -> str:
+    """The vetted items a vetted-only number rests on, in words (``k`` of them)."""
+    s = "" if k == 1 else "s"
+    if metric == "precision":
+        return f"the {k} vetted item{s} it flags"
+    if metric in ("recall", "recall_at_k"):
+        return f"the {k} vetted positive{s}"
+    if metric == "f_score":
+        return f"the {k} vetted item{s} flagged or positive"
+    if metric == "precision_at_k":
+        return f"the top {k} vetted item{s}"
+    return f"{k} vetted item{s}"
+
+
+def _vetted_only_text(d, vo: float, k: int, metric: str | None, first: bool) -> str:
+    """``; the vetted-only estimate from ...`` of one row, with how far it can be read: the first
+    one says why (random vetted items: up to about ±1/√k; chosen ones: not an estimate of the pool's
+    value; unknown: both, conditionally), the later ones only their own ± where it applies."""
+    kind, chosen = vetted_choice_kind(getattr(d, "selection", None), d.n)
+    basis, bound = _vetted_basis(metric, k), f"±{min(1.0, 1 / math.sqrt(k)):.2f}"
+    if kind == "chosen":
+        s = f"; the vetted-only value from {basis} is {fmt(vo)}"
+        if first:
+            how = ", ".join(f"{key}: {c}" for key, c in d.selection.items() if key not in (None, "random"))
+            s += (f" (the metric of the vetted items alone, not an estimate of this pool's: {chosen} of the {d.n} "
+                  f"vetted items were chosen on purpose ({how}), not drawn at random, so the vetted items are not a "
+                  "random sample of the pool; so it is with every vetted-only number below)")
+        return s + "."
+    s = f"; the vetted-only estimate from {basis} is {fmt(vo)}"
+    if not first:
+        return s + (f" ({bound})." if kind == "random" else f" ({bound} if the vetted items were drawn at random).")
+    if kind == "random":
+        return s + (f" (a point estimate from the vetted items alone, not comparable with the interval: the vetted "
+                    f"items were drawn at random, and from {k} it is uncertain by up to about {bound} (1/√{k}); each "
+                    "vetted-only number below is uncertain by 1/√ of its own count, vetted_only_n in the table).")
+    return s + (f" (a point estimate from the vetted items alone, not comparable with the interval: if the vetted "
+                f"items were drawn at random, from {k} it is uncertain by up to about {bound} (1/√{k}), and each "
+                "vetted-only number below by 1/√ of its own count, vetted_only_n in the table; if they were chosen "
+                "otherwise (by score, by active selection), these are only the metrics of the vetted items, not "
+                "estimates of this pool's).")
+
+
 def read_metrics(d, table: pd.DataFrame, items) -> None:
     """The metric table in words, one sentence per row (the first ``MAX_READ_ROWS``)."""
     N, n, pct = d.N, d.n, d.pct
@@ -105,9 +225,9 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
             break
         lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
         said = plain_name(str(row_name))
+        metric = next((m for lab, m in label_of.items()
+                       if str(row_name) == lab or str(row_name).startswith(lab + "[")), None)
         if math.isnan(lo) or math.isnan(hi):  # undefined in every draw: no interval to state, nor to hold the truth
-            metric = next((m for lab, m in label_of.items()
-                           if str(row_name) == lab or str(row_name).startswith(lab + "[")), None)
             why = ("its rule flags no item, and precision is the share of positives among the flagged items"
                    if metric == "precision" else "the drawn labels leave it no positive or no negative to count")
             d.text.append(f"The {said} on these {N} items is undefined in every posterior draw ({why}), so it "
@@ -129,17 +249,12 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
         if n == N:
             s += "."
         elif n and not math.isnan(vo):
-            s += f"; the vetted-only estimate from {n} labels is {fmt(vo)}"
-            if not caveat_said:  # said once, for the first vetted-only number
-                s += (
-                    f" (a point estimate from the vetted items alone, not comparable with the "
-                    f"interval: from so few labels it is uncertain by up to about "
-                    f"±{min(1.0, 1 / math.sqrt(n)):.2f}; so are the vetted-only numbers below)"
-                )
-                caveat_said = True
-            s += "."
+            # how far it can be read is said once, for the first vetted-only number
+            s += _vetted_only_text(d, vo, int(row.get("vetted_only_n", n)) or n, metric, first=not caveat_said)
+            caveat_said = True
         elif n:
-            s += "; the vetted-only estimate is undefined here."
+            chosen = vetted_choice_kind(getattr(d, "selection", None), n)[0] == "chosen"
+            s += f"; the vetted-only {'value' if chosen else 'estimate'} is undefined here."
         else:
             s += "."
         if "naive" in row.index and not math.isnan(row["naive"]):

@@ -44,6 +44,7 @@ from ._cli_output import nothing_to_select, print_compare, print_items, strip_an
 from ._cli_store import (
     CLIError,
     apply_store_labels,
+    card_vetted_selection,
     card_with_store,
     check_strays,
     kept_row_numbers,
@@ -679,6 +680,7 @@ def _report_card(args, card, data, truth, out, store=None, post=None, client=Non
             source=card.data_file,
             store=store,
             client=client,
+            vetted_selection=card_vetted_selection(card, data),
         )
     if say:
         say(f"report: writing {out}...")

@@ -31,12 +31,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._report_text import fmt, read_metrics, sd_as_zero
+from ._report_text import fmt, read_metrics, sd_as_zero, vetted_only_note, vetted_selection_of
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core._defaults import HDI_PROB
 from .core._diagnostics import sampler_messages
-from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only
+from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only, vetted_only_n
 from .core.posterior import Posterior
 from .core.summary import summary_rows, threshold_caveats, undefined_sentence, undefined_share
 from .recalibrate import Recalibration, probability_text, recalibrate, threshold_text
@@ -566,7 +566,7 @@ def _flat(da, other) -> np.ndarray:
 def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
     """Summary rows of every metric, with the vetted-only, naive and true values."""
     data = post.data
-    rows, vo, nv, tr, notes = [], [], [], [], []
+    rows, vo, vn, nv, tr, notes = [], [], [], [], [], []
     on = {} if client is None else {"client": client}
     for label, metric, options in items:
         da = post.metric(metric, **on, **options)
@@ -583,9 +583,12 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
             notes.append(undefined_sentence(label, share, nothing_flagged=resolve_metric(metric)[2] == "precision"))
         n = len(new)
         if data.n_vetted:
-            vo.extend(_flat(vetted_only(data, metric, **options), other))
+            value = vetted_only(data, metric, **options)
+            vo.extend(_flat(value, other))
+            vn.extend(_flat(vetted_only_n(data, metric, **options).broadcast_like(value), other))
         else:
             vo.extend([np.nan] * n)
+            vn.extend([0] * n)
         if data.noisy_labels is not None:
             nv.extend(_flat(naive(data, metric, **options), other))
         if truth is not None:
@@ -594,6 +597,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
     hi = f"{100 * hdi_prob:g}% HDI upper"
     df = sd_as_zero(pd.DataFrame(rows, columns=["metric", "mean", "sd", lo, hi]).set_index("metric"))
     df["vetted_only"] = np.asarray(vo, dtype=np.float64)
+    df["vetted_only_n"] = np.asarray(vn, dtype=np.int64)  # the vetted items it rests on
     if data.noisy_labels is not None:
         df["naive"] = np.asarray(nv, dtype=np.float64)
     if truth is not None:
@@ -739,6 +743,7 @@ def report(
     comparison_metric="average_precision",
     rope_width: float | None = None,
     client=None,
+    vetted_selection=None,
 ) -> Report:
     """A credible-interval model-card report of a posterior.
 
@@ -810,6 +815,20 @@ def report(
         over categories.
     rope_width : float, optional
         Half-width of the region of practical equivalence of the gaps.
+    vetted_selection : dict, optional
+        How the vetted items were chosen, ``{strategy: number of vetted items}``:
+        ``"random"`` for items drawn at random, another name (``"design"``,
+        ``"expected_change"``...) for items chosen on purpose, None for items whose choice
+        is not recorded; the counts add up to the vetted items. The reading says from it
+        how far the vetted-only numbers can be read: with every vetted item random, as
+        estimates of this pool's metrics uncertain by up to about 1/√n (n: the vetted items
+        each rests on, column ``vetted_only_n``); with some chosen on purpose, as the
+        metrics of the vetted items only; otherwise, each way, conditionally. Default:
+        for an active-testing session, what its label store's batches record (each
+        vetted item under the strategy of the first batch that proposed it), else not
+        recorded.
+        ``bayeval report CARD`` gives what the card's label store records (the scores
+        file's own labels count as not recorded).
 
     Every report records how to reproduce it, under the title: the versions of
     bayeval, PyMC, PyTensor, NumPy and ArviZ, the date it was made, and a SHA-256 of
@@ -831,7 +850,7 @@ def report(
     >>> sorted(r.tables)
     ['at_threshold', 'constraints', 'data', 'metrics']
     >>> r.tables["metrics"].columns.tolist()
-    ['mean', 'sd', '90% HDI lower', '90% HDI upper', 'vetted_only']
+    ['mean', 'sd', '90% HDI lower', '90% HDI upper', 'vetted_only', 'vetted_only_n']
     """
     if comparison is None and callable(getattr(posterior, "prob_best", None)):
         comparison, posterior = posterior, posterior.posterior
@@ -863,6 +882,7 @@ def report(
 
     d = _Draft(post, session, hdi_prob, truth_arr, progress)
     d.client = client
+    d.selection = vetted_selection_of(vetted_selection, session, post.data)
     _data_section(d)
     if cons is not None:
         d.step("choosing the threshold under the constraints...")
@@ -928,6 +948,7 @@ class _Draft:
         self._progress = progress
         self._t_start = time.perf_counter()
         self.client = None  # a Dask client for the metric tables' passes
+        self.selection: dict | None = None  # how the vetted items were chosen: {strategy or None: count}
 
     def step(self, message: str) -> None:
         if self._progress is not None:
@@ -1000,10 +1021,7 @@ def _metric_notes(d: _Draft) -> list[str]:
         f"posterior draws of the labels of these {N} items."
     ]
     if n:
-        out.append(
-            f"vetted_only: the metric on the {n} vetted items alone (– where it is undefined, e.g. "
-            "fewer vetted items than k, or only one class vetted)."
-        )
+        out.append(vetted_only_note(d.selection, n))
     else:
         out.append("vetted_only: undefined, no item is vetted.")
     if data.noisy_labels is not None:

@@ -622,6 +622,25 @@ def test_a_cards_report_records_its_label_store_in_its_provenance(tmp_path, caps
            "file's label)" in md
 
 
+def test_a_cards_report_says_its_vetted_only_numbers_are_no_estimates_after_chosen_labels(tmp_path):
+    """After labels chosen by `bayeval vet` (batches recorded in the card's store as designed or by
+    expected change), the report still read "the vetted-only estimate from 79 labels ... uncertain by up to
+    about ±0.11", as if the vetted items were a random sample of the pool."""
+    from bayeval.active.store import LabelStore
+
+    csv = "id,score,label,truth\na,0.9,1,1\nb,0.8,,1\nc,0.4,,0\nd,0.3,0,0\ne,0.1,,0\nf,0.6,,1\n"
+    folder = make_card(tmp_path / "c", csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'})
+    with LabelStore(load_card(folder).store_file) as st:
+        batch = st.new_batch(["b", "e"], strategy="design")
+        st.add(["b", "e"], [1, 0], annotator="ana", batch=batch)
+    out = tmp_path / "rep"
+    assert main(["report", str(folder), "--out", str(out), "--draws", "50", "--tune", "50", "--chains", "1",
+                 "--no-progress", "--quiet"]) == 0
+    md = (out / "report.md").read_text()
+    assert "not an estimate of this pool's: 2 of the 4 vetted items were chosen on purpose (design: 2)" in md
+    assert "uncertain by up to" not in md and "| vetted_only | vetted_only_n |" in md
+
+
 def test_a_cards_store_settles_labels_of_one_item_typed_as_text_and_as_int_by_its_conflict_rule(tmp_path):
     """A card without an id column (its items are the row numbers) whose store holds an item's labels
     under both kinds of its id ('4' typed by `bayeval label` before the store knew its items, 4 written

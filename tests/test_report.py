@@ -81,7 +81,8 @@ def test_tables_without_categories_match_the_library(plain, plain_report):
     assert set(r.figures) == {"pr_curve", "threshold_probability"}
     pd.testing.assert_frame_equal(r.tables["data"], post.data.counts())
     t = r.tables["metrics"]
-    assert t.columns.tolist() == ["mean", "sd", "90% HDI lower", "90% HDI upper", "vetted_only", "truth"]
+    assert t.columns.tolist() == ["mean", "sd", "90% HDI lower", "90% HDI upper", "vetted_only",
+                                  "vetted_only_n", "truth"]
     rec = recalibrate(post, min_precision=0.75, min_recall=0.5)
     thr = rec.threshold_text  # the decimal that flags the same items as the threshold
     assert np.sum(post.data.scores >= float(thr)) == rec.flagged
@@ -292,7 +293,7 @@ def test_reading_mentions_wide_intervals_and_truth():
     lo, hi = r.tables["metrics"].iloc[0, 2:4]
     assert hi - lo >= 0.2
     line = next(s for s in r.text if s.startswith("With 90% probability the average precision"))
-    assert "wide" in line and f"{lo:.3f} and {hi:.3f}" in line and "from 3 labels" in line
+    assert "wide" in line and f"{lo:.3f} and {hi:.3f}" in line and "from 3 vetted items" in line
     inside = lo <= r.tables["metrics"].loc["average precision", "truth"] <= hi
     assert ("(inside the interval)" if inside else "(OUTSIDE the interval)") in line
     # a narrow interval is not called wide
@@ -653,7 +654,7 @@ def test_vetted_only_caveat_is_said_once(plain):
     r = report(post, title="t", metrics=["average_precision", "roc_auc"], truth=truth)
     prose = " ".join(r.text)
     assert prose.count("not comparable with the interval") == 1
-    assert prose.count("the vetted-only estimate from 25 labels is") == 2
+    assert prose.count("the vetted-only estimate from 25 vetted items is") == 2
 
 
 def test_default_model_has_a_calibration_section():
@@ -720,5 +721,123 @@ def test_report_vetted_only_is_undefined_without_a_vetted_positive():
                                          "AUC": "roc_auc"})
     assert r.tables["metrics"]["vetted_only"].isna().all()
     prose = " ".join(r.text)
-    assert "the vetted-only estimate from 10 labels" not in prose and "uncertain by up to" not in prose
+    assert "the vetted-only estimate from 10 vetted items" not in prose and "uncertain by up to" not in prose
     assert prose.count("the vetted-only estimate is undefined here") == 3
+
+
+# ------------------------------------- the vetted items each vetted-only number rests on, and how chosen
+
+
+def _threshold_toy():
+    """150 calibrated items, 25 vetted at random, and precision/recall/F1 at 0.8, P@10, AP."""
+    post, truth = toy()
+    items = {"AP": "average_precision", "P@10": ("precision_at_k", {"k": 10}),
+             "precision at 0.8": ("precision", {"threshold": 0.8}), "recall at 0.8": ("recall", {"threshold": 0.8}),
+             "F1 at 0.8": ("f_score", {"threshold": 0.8})}
+    return post, truth, items
+
+
+def test_vetted_only_n_counts_the_vetted_items_each_number_rests_on():
+    # the reading said "the vetted-only estimate from 25 labels" and ±0.20 of every row, but precision
+    # at 0.8 is the share of positives among the few vetted items 0.8 flags, recall among the vetted positives
+    post, truth, items = _threshold_toy()
+    data = post.data
+    r = report(post, title="t", metrics=items, truth=truth)
+    t = r.tables["metrics"]
+    vetted, y, s = data.vetted, np.nan_to_num(data.labels), data.scores
+    flagged, positive = int((vetted & (s >= 0.8)).sum()), int((vetted & (y == 1)).sum())
+    assert 0 < flagged < 25 and 0 < positive < 25
+    assert t["vetted_only_n"].to_dict() == {"AP": 25, "P@10": 10, "precision at 0.8": flagged,
+                                            "recall at 0.8": positive,
+                                            "F1 at 0.8": int((vetted & ((s >= 0.8) | (y == 1))).sum())}
+    # the precision's value is that of those flagged items: its count is what it rests on
+    assert t.loc["precision at 0.8", "vetted_only"] == pytest.approx(y[vetted & (s >= 0.8)].mean())
+    prose = " ".join(r.text)
+    assert "from 25 labels" not in prose
+    assert f"the vetted-only estimate from the {flagged} vetted items it flags is" in prose
+    assert f"the vetted-only estimate from the {positive} vetted positives is" in prose
+    assert "the vetted-only estimate from the top 10 vetted items is" in prose
+    # each row's ±1/√n from its own n (here: not known to be random, so said conditionally)
+    assert f"(±{1 / np.sqrt(flagged):.2f} if the vetted items were drawn at random)" in prose
+    assert "if the vetted items were drawn at random, from 25 it is uncertain by up to about ±0.20 (1/√25)" in prose
+
+
+def test_vetted_only_n_per_category_mean_and_ks():
+    from bayeval.core.evaluate import vetted_only_n
+
+    post, _ = toy(categories=True, seed=1)
+    data = post.data
+    each = vetted_only_n(data, "precision", threshold=0.5, category="each")
+    want = [int((data.vetted & (data.scores >= 0.5) & (data.categories == c)).sum()) for c in each["category"].values]
+    assert each.values.tolist() == want and int(vetted_only_n(data, "precision", threshold=0.5,
+                                                             category="mean")) == sum(want)
+    ks = vetted_only_n(data, "precision_at_k", k=[5, 20, 40], category="pooled")  # 25 vetted: P@40 undefined
+    assert ks.dims == ("k",) and ks.values.tolist() == [5, 20, 0]
+    with pytest.raises(ValueError, match="needs hard predictions"):
+        vetted_only_n(data, "precision", category="pooled")
+
+
+def test_vetted_only_of_items_chosen_on_purpose_is_not_called_an_estimate():
+    # labels chosen by `bayeval vet` or a design: the report said "the vetted-only estimate from 79 labels
+    # ... uncertain by up to about ±0.11", as if they were a random sample
+    post, truth, items = _threshold_toy()
+    r = report(post, title="t", metrics=items, truth=truth, vetted_selection={None: 15, "design": 10})
+    prose = " ".join(r.text)
+    assert ("the vetted-only value from 25 vetted items is" in prose
+            and "not an estimate of this pool's: 10 of the 25 vetted items were chosen on purpose (design: 10), "
+                "not drawn at random" in prose)
+    assert "vetted-only estimate" not in prose and "uncertain by up to" not in prose and "±" not in prose
+    assert "10 of the vetted items were chosen on purpose, not drawn at random, so it is no estimate of the " \
+           "pool's metric" in r.notes["metrics"][1]
+    # known random: the ±1/√n, said plainly; each later row with its own
+    r = report(post, title="t", metrics=items, truth=truth, vetted_selection={"random": 25})
+    prose = " ".join(r.text)
+    assert "the vetted items were drawn at random, and from 25 it is uncertain by up to about ±0.20 (1/√25)" in prose
+    assert "if the vetted items were drawn at random" not in prose
+    assert f"(±{1 / np.sqrt(r.tables['metrics'].loc['recall at 0.8', 'vetted_only_n']):.2f})." in prose
+
+
+def test_report_of_a_session_reads_how_its_store_chose_the_vetted_items(tmp_path):
+    from bayeval.active import LabelStore
+
+    post, truth, items = _threshold_toy()
+    vetted = np.flatnonzero(post.data.vetted)
+    store = LabelStore(tmp_path / "s.db")
+    store.new_batch(vetted[:5].tolist(), strategy="random")
+    store.new_batch(vetted[5:12].tolist(), strategy="expected_change+explore")
+
+    class Session:  # what report() reads of an active-testing session
+        posterior = post
+
+    Session.store = store
+    prose = " ".join(report(Session(), title="t", metrics=items).text)
+    assert "7 of the 25 vetted items were chosen on purpose (expected_change+explore: 7)" in prose
+    store.close()
+
+
+@pytest.mark.parametrize(("selection", "error", "match"), [
+    ({"random": 20}, ValueError, r"counts 20 vetted items, but the data has 25"),
+    ({"random": "25"}, TypeError, r"`vetted_selection` must be a dict \{strategy \(str\) or None"),
+    ([("random", 25)], TypeError, r"got \[\('random', 25\)\]"),
+])
+def test_report_refuses_a_bad_vetted_selection(plain, selection, error, match):
+    with pytest.raises(error, match=match):
+        report(plain[0], title="t", metrics=["roc_auc"], vetted_selection=selection)
+
+
+def test_card_vetted_selection_reads_the_store_batches(tmp_path):
+    from bayeval._cli_store import card_vetted_selection
+    from bayeval.active import LabelStore
+    from bayeval.cards import load_card
+
+    (tmp_path / "s.csv").write_text("id,s,y\n" + "".join(f"i{j},{j / 10},{'' if j > 2 else j % 2}\n"
+                                                        for j in range(10)))
+    (tmp_path / "card.toml").write_text('title = "t"\ndescription = "d"\n'
+                                        'data = { file = "s.csv", score = "s", label = "y", id = "id" }\n'
+                                        'model = { name = "calibration" }\n')
+    card = load_card(tmp_path)
+    assert card_vetted_selection(card, card.load_data(store=True)[0]) is None  # no store: not recorded
+    with LabelStore(card.store_file) as st:
+        b = st.new_batch(["i7", "i8"], strategy="design")
+        st.add(["i7", "i8"], [1, 0], batch=b)
+    assert card_vetted_selection(card, card.load_data(store=True)[0]) == {None: 3, "design": 2}

@@ -6,11 +6,13 @@ The one reading shared by ``Card.load_data(store=True)`` (``bayeval report CARD`
 (the text ``'261'`` typed for data numbered by row, whose item is the int ``261``; an int
 ``261`` written by an older bayeval for an id column's ``'261'``) is that item, and the
 labels of both kinds of its id are settled together by the store's conflict rule.
+:func:`vetted_choice` reads, the same way, how the store's batches chose the vetted items
+(the report says whether its vetted-only numbers estimate the pool's metrics).
 """
 
 from __future__ import annotations
 
-__all__ = ["labels_for_items", "row_count"]
+__all__ = ["labels_for_items", "row_count", "vetted_choice"]
 
 
 def row_count(item_ids) -> int | None:
@@ -76,3 +78,56 @@ def labels_for_items(store, item_ids):
     if aliases:
         labels = store.resolved(aliases=aliases)
     return labels, [i for i in labels.index if i not in known]
+
+
+def vetted_choice(store, item_ids, vetted) -> dict:
+    """How the vetted items were chosen, as far as ``store``'s batches record it.
+
+    Each vetted item counts under the strategy of the first batch that proposed it
+    (``"random"``, ``"design"``, ``"expected_change+explore"``...), or under None where
+    no batch proposed it or its batch records no strategy (a label of the scores file, one
+    typed without a batch). A stored id written like one of ``item_ids`` (``'261'`` for
+    ``261``) is that item, as in :func:`labels_for_items`.
+
+    Parameters
+    ----------
+    store : LabelStore
+        The open store.
+    item_ids : sequence of int or str
+        The ids of the evaluation set's items (``data.item_ids.tolist()``).
+    vetted : array_like of bool
+        Which of them are vetted (``data.vetted``).
+
+    Returns
+    -------
+    dict
+        ``{strategy or None: number of vetted items}``, without zero counts.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active import LabelStore
+    >>> from bayeval.active._store_items import vetted_choice
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+    >>> _ = store.new_batch(["a", "b"], strategy="random"), store.new_batch(["c"], strategy="design")
+    >>> vetted_choice(store, ["a", "b", "c", "d", "e"], [True, True, True, True, False])
+    {'random': 2, 'design': 1, None: 1}
+    >>> tmp.cleanup()
+    """
+    ids = list(item_ids)
+    known = set(ids)
+    by_text = {str(i): i for i in ids}
+    first: dict = {}
+    batches = store.batches()
+    for batch, strategy in sorted(zip(batches["batch"].tolist(), batches["strategy"].tolist(), strict=True),
+                                  key=lambda bs: bs[0]):
+        for item in store.batch_items(int(batch)):
+            item = item if item in known else by_text.get(str(item), item)
+            first.setdefault(item, strategy if isinstance(strategy, str) else None)
+    out: dict = {}
+    for item, is_vetted in zip(ids, vetted, strict=True):
+        if is_vetted:
+            key = first.get(item)
+            out[key] = out.get(key, 0) + 1
+    return out

@@ -19,7 +19,7 @@ from . import metrics as M
 from .data import EvalData
 
 __all__ = ["resolve_metric", "check_metric_options", "MetricEvaluator", "default_thresholds", "metric_items",
-           "point_metric", "vetted_only", "naive"]
+           "point_metric", "vetted_only", "vetted_only_n", "naive"]
 
 _CURVES = ("precision_recall_curve", "roc_curve")
 _MAX_DEFAULT_THRESHOLDS = 201
@@ -372,6 +372,75 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
             everything = n == data.n_items
         out = out.where((ks <= n) | everything)  # every item vetted: the pool's own P@K, as the kernel defines it
     return out
+
+
+def vetted_only_n(data: EvalData, metric, **kwargs) -> xr.DataArray:
+    """How many vetted items the :func:`vetted_only` value of a metric rests on.
+
+    Precision (at ``threshold=``, or of the data's predictions) rests on the vetted items
+    flagged positive, recall and recall at ``k`` on the vetted positives, the F score on
+    the vetted items flagged or positive, precision at ``k`` on the ``k`` top-scored
+    vetted items (none when fewer are vetted: it is undefined, unless every item is
+    vetted), and every other metric on all the vetted items. Drawn at random, ``n`` of them leave the vetted-only value uncertain by
+    up to about ``1 / sqrt(n)``; not drawn at random, it is no estimate of the pool's
+    value at all. With ``category="each"`` one count per category; with ``"mean"`` their
+    sum.
+
+    Parameters
+    ----------
+    data : EvalData
+    metric : str or callable
+    **kwargs
+        As for :func:`vetted_only`.
+
+    Returns
+    -------
+    xarray.DataArray
+        Integer counts, with the category and ``k`` dimensions of :func:`vetted_only`'s
+        value (0 where nothing is vetted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.core.evaluate import vetted_only_n
+    >>> d = EvalData([0.9, 0.8, 0.6, 0.3, 0.1], [1, np.nan, 0, 1, 0])
+    >>> int(vetted_only_n(d, "precision", threshold=0.5)), int(vetted_only_n(d, "recall", threshold=0.5))
+    (2, 2)
+    >>> int(vetted_only_n(d, "precision_at_k", k=3)), int(vetted_only_n(d, "average_precision"))
+    (3, 4)
+    """
+    if not isinstance(data, EvalData):
+        raise TypeError(f"`data` must be an EvalData, got {type(data).__name__}.")
+    _, _, name = resolve_metric(metric)
+    options = dict(kwargs)
+    mode = V.as_category_mode(options.get("category"), data.has_categories)
+    if mode == "mean":
+        return vetted_only_n(data, metric, **{**options, "category": "each"}).sum("category")
+    vetted = np.asarray(data.vetted, dtype=bool)
+
+    def count(mask: np.ndarray) -> xr.DataArray:
+        if mode == "each":
+            c = np.bincount(data.category_codes[mask], minlength=data.category_names.size)
+            return xr.DataArray(c.astype(np.int64), dims="category", coords={"category": data.category_names})
+        return xr.DataArray(np.int64(mask.sum()))
+
+    positive = vetted & (np.nan_to_num(np.asarray(data.labels, dtype=np.float64)) == 1)
+    if name in ("precision", "f_score"):
+        threshold = options.get("threshold")
+        if threshold is None and data.predictions is None:
+            raise ValueError(f"Metric {name!r} needs hard predictions: pass threshold=<score cut-off>, "
+                             "or build the EvalData with predictions=...")
+        flagged = (data.scores >= float(threshold)) if threshold is not None else (np.asarray(data.predictions) == 1)
+        return count(vetted & flagged) if name == "precision" else count(vetted & (flagged | positive))
+    if name in ("recall", "recall_at_k"):
+        return count(positive)
+    if name == "precision_at_k":  # undefined (0 items) below k vetted items, unless every item is vetted
+        ks, scalar = V.as_k(options["k"])
+        k = np.int64(ks[0]) if scalar else xr.DataArray(np.asarray(ks, dtype=np.int64), dims="k", coords={"k": ks})
+        n, total = count(vetted), count(np.ones(data.n_items, dtype=bool))
+        return xr.where((k <= n) | (n == total), np.minimum(k, n), 0)
+    return count(vetted)
 
 
 def naive(data: EvalData, metric, **kwargs) -> xr.DataArray:
