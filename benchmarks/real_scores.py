@@ -56,7 +56,7 @@ from bayeval.models import ScoreMixture  # noqa: E402
 
 HDI = 0.9
 
-CANDIDATE_SETS = ("current", "with-mixture", "with-gated-mixture")
+CANDIDATE_SETS = ("current", "with-mixture", "with-gated-mixture", "penalty-auto")
 #: the predictive check's p-value below which the gated mixture candidate refuses the scores
 GATE_P = 0.05
 
@@ -113,12 +113,28 @@ def candidates_for(which: str, data) -> list | None:
         return None
     from bayeval.models.stacking import default_candidates
 
+    if which == "penalty-auto":  # the default's curves with Jeffreys' penalty where the labels are separable
+        return [_with_penalty(c) for c in default_candidates(data)]
     if which == "with-gated-mixture":
         s = np.asarray(data.scores, dtype=float)
         if s.min() >= 0 and s.max() <= 1:
             return None
         return default_candidates(data) + [_GatedMixture("normal", "normal", transform="identity")]
     return default_candidates(data) + [mixture_candidate(data.scores)]
+
+
+def _with_penalty(candidate):
+    """A copy of the default calibration curve ``candidate`` with ``penalty="auto"``."""
+    params = candidate.get_params()
+    params["penalty"] = "auto"
+    return type(candidate)(**params)
+
+
+def penalized_any(post, data) -> bool:
+    """Whether any candidate of the ``penalty-auto`` stack ``post`` resolved its penalty to
+    Jeffreys' on ``data`` (else the stack is the current default, fit for fit)."""
+    return any(getattr(c.model_spec, "penalty_for", lambda d: "none")(data) != "none"
+               for c in post.candidates.values())
 
 
 def fit_main(data, which: str, random_seed: int):
@@ -141,7 +157,8 @@ def current_default_from(post, data, random_seed: int):
 
 
 def main_label(which: str) -> str:
-    return {"current": "default", "with-mixture": "default + mixture"}.get(which, "default + gated mixture")
+    return {"current": "default", "with-mixture": "default + mixture",
+            "penalty-auto": "default, penalty auto"}.get(which, "default + gated mixture")
 
 
 def candidate_label(name: str) -> str:
@@ -474,7 +491,11 @@ def run_pools(pools, budgets, n_sets, seed=0, log=print, mixture=False, candidat
                     fits = {"score mixture (gamma/truncnormal)": post}
                 else:
                     fits = {main: post}
-                    if candidates != "current":  # the current default on the same fits, for a paired comparison
+                    if candidates == "penalty-auto":  # the current default on the same labels, paired
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            fits["default"] = (fit_main(data, "current", rep) if penalized_any(post, data) else post)
+                    elif candidates != "current":  # the current default on the same fits, for a paired comparison
                         fits["default"] = current_default_from(post, data, rep)
                     fits.update({candidate_label(name): c for name, c in post.candidates.items()})
                 weights = {candidate_label(n): float(w) for n, w in getattr(post, "weights", pd.Series(dtype=float)).items()}

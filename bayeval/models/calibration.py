@@ -72,10 +72,15 @@ from ..core.model import Model
 from ..core.posterior import Posterior
 from ..core.sampling import SamplingInfo
 from ._scales import make_transform, vetted_prevalence
+from .penalty import jeffreys_potential, separation
 
-__all__ = ["Calibration", "CalibrationPosterior", "CURVES"]
+__all__ = ["Calibration", "CalibrationPosterior", "CURVES", "PENALTIES"]
 
 CURVES = ("logistic", "beta", "monotone")
+#: the small-sample penalty of the curve's intercept and slope (``Calibration(penalty=...)``):
+#: none, Jeffreys' prior of them (Firth's penalty), or Jeffreys' where the vetted labels are
+#: separable by the score (:func:`~bayeval.models.penalty.separation`), else none
+PENALTIES = ("none", "jeffreys", "auto")
 _KNOT_QUANTILES = (0.5, 0.9, 0.99)
 DELTA_SD = 0.7
 INTERCEPT_SD = None  # the intercept prior's scale: None = 1 on the calibrated scales, 1.5 on standardized scores
@@ -173,6 +178,15 @@ class Calibration(Model):
         ``"merged"`` moves them to the most extreme other score before the clip at 1e-7,
         so that a 1.0 and a 1 - 1e-8 share one value (fits saved before this option
         existed reload with it). Scores strictly inside (1e-7, 1 - 1e-7) are mapped alike.
+    penalty : {"none", "jeffreys", "auto"}
+        ``"jeffreys"`` multiplies the prior by Jeffreys' prior of the curve's intercept and
+        slope over the vetted items (Firth's penalty; the monotone curve's segment slopes
+        are held as they are in each draw): where every vetted positive lies above every
+        vetted negative the likelihood favours an ever steeper curve, which says every
+        item above the boundary is positive, and only the prior holds it; the penalty
+        keeps the curve as steep as the labels support. ``"auto"``: Jeffreys' where the
+        vetted labels are separable by the score (:meth:`penalty_for`), else none. Not
+        with ``curve="beta"`` nor with categories pooled. Default ``"none"``.
 
     Examples
     --------
@@ -193,7 +207,7 @@ class Calibration(Model):
 
     def __init__(self, curve: str = "logistic", *, transform: str = "auto", categories="auto",
                  intercept_sd: float | None = INTERCEPT_SD, slope_sd: float = SLOPE_SD, asymptotes: bool = False,
-                 saturated: str = "apart"):
+                 saturated: str = "apart", penalty: str = "none"):
         self.curve = V.check_choice(curve, "curve", CURVES)
         self.transform = V.check_choice(transform, "transform", ("auto", "logit", "standardize", "logodds"))
         if categories not in ("auto", True, False):
@@ -209,6 +223,9 @@ class Calibration(Model):
             raise ValueError("asymptotes=True needs curve='logistic' or 'monotone', not 'beta'.")
         self.asymptotes = bool(asymptotes)
         self.saturated = V.check_choice(saturated, "saturated", SATURATED)
+        self.penalty = V.check_choice(penalty, "penalty", PENALTIES)
+        if self.penalty != "none" and self.curve == "beta":
+            raise ValueError(f"penalty={penalty!r} needs curve='logistic' or 'monotone', not 'beta'.")
 
     def __repr__(self) -> str:
         extra = "" if self.categories == "auto" else f", categories={self.categories!r}"
@@ -219,6 +236,8 @@ class Calibration(Model):
             extra += ", asymptotes=True"
         if getattr(self, "saturated", "apart") != "apart":
             extra += f", saturated={self.saturated!r}"
+        if getattr(self, "penalty", "none") != "none":
+            extra += f", penalty={self.penalty!r}"
         return f"Calibration(curve={self.curve!r}, transform={self.transform!r}{extra})"
 
     def _n_groups(self, data: EvalData) -> int:
@@ -371,9 +390,41 @@ class Calibration(Model):
         feats, info = self.features(data)
         k = self._n_groups(data)
         codes = data.category_codes[data.vetted] if k else None
-        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), info, k, codes)
+        return self._build(feats[data.vetted], data.labels[data.vetted].astype(np.int64), info, k, codes,
+                           penalty=self.penalty_for(data))
 
-    def _build(self, fv: np.ndarray, yv: np.ndarray, info: dict, n_groups: int = 0, codes=None) -> pm.Model:
+    def penalty_for(self, data: EvalData) -> str:
+        """The penalty this curve fits ``data`` with: ``"none"`` or ``"jeffreys"``.
+
+        ``penalty="auto"`` resolves here: ``"jeffreys"`` where
+        :func:`~bayeval.models.penalty.separation` finds the vetted labels separable by the
+        score feature (every vetted positive on one side of a threshold, every vetted
+        negative on the other), else ``"none"``; always ``"none"`` with categories pooled.
+
+        Examples
+        --------
+        >>> from bayeval import EvalData
+        >>> from bayeval.models import Calibration
+        >>> d = EvalData([0.1, 0.2, 0.8, 0.9, 0.5], [0, 0, 1, 1, float("nan")])
+        >>> Calibration(penalty="auto").penalty_for(d), Calibration().penalty_for(d)
+        ('jeffreys', 'none')
+        """
+        penalty = getattr(self, "penalty", "none")
+        if penalty == "none":
+            return "none"
+        if self._n_groups(data):
+            if penalty == "jeffreys":
+                raise ValueError("penalty='jeffreys' is not available with categories pooled; pass "
+                                 "categories=False, or penalty='none'.")
+            return "none"
+        if penalty == "jeffreys":
+            return "jeffreys"
+        v = self._prepared(data)
+        z = self._z(data.scores[data.vetted], v["info"])
+        return "jeffreys" if separation(z[:, None], data.labels[data.vetted]) is not None else "none"
+
+    def _build(self, fv: np.ndarray, yv: np.ndarray, info: dict, n_groups: int = 0, codes=None, *,
+               penalty: str = "none") -> pm.Model:
         pr = self._prior(info)
         with pm.Model() as model:
             f = pm.Data("features", fv)
@@ -405,6 +456,9 @@ class Calibration(Model):
                 pm.Bernoulli("label", p=lo + (1.0 - lo) * u * pm.math.sigmoid(eta), observed=y)
             else:
                 bernoulli_logit("label", eta, y, info.get("wide", False))
+            if penalty == "jeffreys":  # the coefficients of eta = a + b * x: x is the score feature
+                x = f[:, 0] if self.curve == "logistic" else (f * pt.exp(params["delta"])[None, :]).sum(axis=1)
+                jeffreys_potential("jeffreys", x[:, None], eta)
         return model
 
     # ------------------------------------------------------------------ fit
@@ -427,7 +481,7 @@ class Calibration(Model):
         v = self._prepared(data)
         pr = self._prior(v["info"])  # the prior scales are constants of the compiled model
         return (self.curve, v["info"]["scale"], v["feats"].shape[1], v["n_groups"], pr["a"][1], pr["log_b"][1],
-                getattr(self, "asymptotes", False), v["info"].get("wide", False))
+                getattr(self, "asymptotes", False), v["info"].get("wide", False), self.penalty_for(data))
 
     def _data_values(self, data) -> dict:
         v = self._prepared(data)

@@ -72,6 +72,7 @@ from ..core.data import EvalData
 from ..core.model import Model
 from ..core.posterior import Posterior
 from .calibration import ASYMPTOTE_PRIOR, DELTA_SD, SATURATED, Calibration, bernoulli_logit
+from .penalty import jeffreys_potential, separation
 
 __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES",
            "JOINT_CENTRES", "JOINT_PENALTIES", "JOINT_ASYMPTOTES", "FLAT_MIN_CLASS", "joint_data", "separation", "standardized_centre"]
@@ -95,9 +96,6 @@ JOINT_ASYMPTOTES = (False, True, "auto")
 #: of positives is separable by most scores), and a floor that can explain those few positives as
 #: noise cuts the labels loose from the scores and pulls a large gap towards 0
 FLAT_MIN_CLASS = 10
-#: added to the Fisher information's diagonal before its determinant (two copies of one
-#: classifier make it singular; the penalty's gradient is then that of the other directions)
-_JEFFREYS_RIDGE = 1e-6
 #: the default scale of the intercept's prior (``benchmarks/results/compare.md`` measured 1, 2.5 and 5)
 INTERCEPT_SD = 5.0
 
@@ -488,7 +486,7 @@ class JointCalibration(Model):
             else:
                 bernoulli_logit("label", eta, y, any(i.get("wide", False) for i in infos))
             if penalty == "jeffreys":
-                _jeffreys("jeffreys", per_col, eta)
+                jeffreys_potential("jeffreys", per_col, eta)
         return model
 
     # ------------------------------------------------------------------ fit
@@ -545,76 +543,6 @@ class JointCalibration(Model):
 
     def _convergence(self, post, *, warn: bool) -> dict:
         return post.check(warn=warn)
-
-
-def separation(z, labels) -> str | None:
-    """Whether the vetted labels are separable by the classifiers' features, and how.
-
-    ``z`` ``(n_vetted, K)``: each vetted item's feature under each classifier (the logit of
-    a probability, as :class:`JointCalibration` maps it); ``labels``: their 1/0 labels.
-    Returns the name of the first classifier column (``"0"``, ``"1"``, ...) on which a
-    threshold puts every vetted positive on one side and every vetted negative on the
-    other (ties at the threshold allowed, not all the items tied: quasi-complete
-    separation), ``"linear"`` where no single feature
-    does but a line ``c_0 + sum_k c_k z_k = 0`` separates them strictly (a linear program
-    finds one), and None when the labels are not separable or hold only one class. On a
-    separable set the unpenalized likelihood of the linear curve rises without end along
-    the separating direction: the coefficients run away and only the prior holds them.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from bayeval.models.joint import separation
-    >>> y = np.array([0, 0, 1, 1])
-    >>> separation(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.6, 0.6]]), y)  # neither column alone
-    'linear'
-    >>> separation(np.array([[-3.0, 0.0], [-1.0, 0.0], [1.0, 0.0], [1.5, 0.0]]), y)
-    '0'
-    >>> separation(np.array([[0.0, 0.0], [3.0, 3.0], [1.0, 1.0], [2.0, 2.0]]), y) is None
-    True
-    """
-    from scipy.optimize import linprog
-
-    z = np.asarray(z, dtype=np.float64)
-    z = z.reshape(z.shape[0], -1) if z.ndim else z.reshape(1, 1)
-    y = np.asarray(labels, dtype=np.float64).reshape(-1)
-    if y.size != z.shape[0]:
-        raise ValueError(f"separation(z, labels): `labels` must have one entry per row of `z` ({z.shape[0]} "
-                         f"rows), got {y.size}. Pass the vetted items' features and their labels.")
-    if not np.all(np.isin(y, (0.0, 1.0))):
-        bad = sorted(set(y[~np.isin(y, (0.0, 1.0))].tolist()))[:5]
-        raise ValueError(f"separation(z, labels): `labels` must be 1 or 0, got {bad}. "
-                         "Pass the vetted items only (no NaN for unvetted ones).")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("separation(z, labels): `z` holds NaN or infinite features; pass finite features "
-                         "(e.g. the logits JointCalibration.features gives, which are clipped).")
-    pos, neg = z[y == 1], z[y == 0]
-    if not len(pos) or not len(neg):
-        return None
-    for k in range(z.shape[1]):
-        lo_p, hi_p, lo_n, hi_n = pos[:, k].min(), pos[:, k].max(), neg[:, k].min(), neg[:, k].max()
-        if (lo_p >= hi_n and hi_p > lo_n) or (hi_p <= lo_n and lo_p < hi_n):  # a constant feature does not
-            return str(k)
-    x = np.column_stack([np.ones(len(y)), z]) / max(1.0, float(np.abs(z).max()))
-    sign = np.where(y == 1, 1.0, -1.0)
-    res = linprog(np.zeros(x.shape[1]), A_ub=-sign[:, None] * x, b_ub=-np.ones(len(y)),
-                  bounds=[(None, None)] * x.shape[1], method="highs")
-    return "linear" if res.status == 0 else None
-
-
-def _jeffreys(name: str, per_col, eta):
-    """``pm.Potential``: half the log-determinant of the Fisher information of the linear
-    predictor's coefficients (intercept, one per classifier) over the vetted items ``per_col``
-    ``(n, K)`` at the log-odds ``eta`` ``(n,)``: Jeffreys' prior of those coefficients."""
-    x = pt.concatenate([pt.ones((per_col.shape[0], 1)), per_col], axis=1)
-    p = pt.sigmoid(eta)
-    info = (x * (p * (1.0 - p))[:, None]).T @ x
-    info = info + _JEFFREYS_RIDGE * pt.eye(info.shape[0])
-    # the log-determinant from the Cholesky factor (the information is positive definite):
-    # log(det(...)), and pt.linalg.slogdet, which PyTensor writes as log(abs(det(...))), make its
-    # rewrite into an SLogDet fail, with a traceback logged, on the graph vectorized over draws
-    chol = pt.linalg.cholesky(info, lower=True, on_error="nan")
-    return pm.Potential(name, pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)).sum(axis=-1))
 
 
 def _columns(data: EvalData) -> np.ndarray:
