@@ -750,3 +750,44 @@ def test_a_stack_reports_the_diagnostics_of_the_candidates_that_can_warn():
     post = StackedPosterior(data, cands, comp, chains=2, draws=200, random_seed=0)
     diag = post.check(warn=False)
     assert not diag["ok"] and diag["max_rhat"] == shaky["r_hat"] and "shaky: r_hat up to" in diag["messages"][0]
+
+
+def test_penalty_auto_resolves_by_separation_and_refuses_what_it_cannot_do():
+    s = np.array([0.1, 0.2, 0.3, 0.7, 0.8, 0.9, 0.5, 0.6])
+    separable = EvalData(s, [0, 0, 0, 1, 1, 1, np.nan, np.nan])
+    mixed = EvalData(s, [0, 1, 0, 1, 0, 1, np.nan, np.nan])
+    for curve in ("logistic", "monotone"):
+        assert Calibration(curve, penalty="auto").penalty_for(separable) == "jeffreys"
+        assert Calibration(curve, penalty="auto").penalty_for(mixed) == "none"
+        assert Calibration(curve, penalty="jeffreys").penalty_for(mixed) == "jeffreys"
+        assert Calibration(curve).penalty_for(separable) == "none"
+    assert "penalty='auto'" in repr(Calibration(penalty="auto"))
+    assert Calibration(**Calibration(penalty="auto").get_params()).penalty == "auto"
+    with pytest.raises(ValueError, match="not 'beta'"):
+        Calibration("beta", penalty="auto")
+    with pytest.raises(ValueError, match="penalty"):
+        Calibration(penalty="firth")
+    grouped = EvalData(s, [0, 0, 0, 1, 1, 1, np.nan, np.nan], categories=list("aabbaabb"))
+    assert Calibration(penalty="auto").penalty_for(grouped) == "none"
+    with pytest.raises(ValueError, match="categories"):
+        Calibration(penalty="jeffreys").penalty_for(grouped)
+
+
+def test_penalty_keeps_the_curve_as_steep_as_separable_labels_support():
+    """Vetted labels that a threshold separates leave the slope to the prior: without the
+    penalty the posterior steepens and reads the items above the boundary as all positive;
+    with it the slope and the precision above the boundary stay lower."""
+    rng = np.random.default_rng(3)
+    p = rng.beta(2, 5, 1500)
+    y = np.full(p.size, np.nan)
+    idx = rng.choice(p.size, 30, replace=False)
+    y[idx] = (p[idx] > np.quantile(p[idx], 0.8)).astype(float)  # separable: the top fifth positive
+    data = EvalData(p, y)
+    plain = Calibration("logistic").fit(data, random_seed=0, draws=400)
+    pen = Calibration("logistic", penalty="auto").fit(data, random_seed=0, draws=400)
+    b_plain = float(plain.idata.posterior["b"].mean())
+    b_pen = float(pen.idata.posterior["b"].mean())
+    assert b_pen < 0.75 * b_plain, (b_pen, b_plain)
+    t = float(np.quantile(p, 0.9))
+    prec = [float(q.metric("precision", threshold=t).mean()) for q in (plain, pen)]
+    assert prec[1] < prec[0] - 0.02, prec
