@@ -287,25 +287,25 @@ def test_record_suggests_the_id_meant_and_the_store_refuses_unknown_ids(tmp_path
 
 
 def test_simulate_compares_the_learned_estimate_with_the_truth_of_every_category():
-    """P@5 of a category of 2 items (both positive) is 0.4 by the metrics' convention (divide by
-    k); simulate's truth used the vetted-only estimator's, NaN there, so its headline truth (1.0)
-    averaged one category while the learned estimate (0.7) averaged both: a perfect model
-    "missed" at every step."""
+    """simulate's truth used the vetted-only estimator's, NaN in a category with fewer than k
+    vetted items, so its headline truth averaged one category while the learned estimate
+    averaged both: a perfect model "missed" at every step. (P@k above a category's size is
+    refused now, so k is the small category's size.)"""
     cats = np.array(["big"] * 6 + ["tiny"] * 2)
     scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.9, 0.8])
-    truth = np.array([1, 1, 1, 1, 1, 0, 1, 1])
+    truth = np.array([1, 0, 1, 1, 1, 0, 1, 1])
     data = EvalData(scores, categories=cats, noisy_labels=truth)
 
     def model(d):  # knows every label up to 1%
         return Posterior.from_probabilities(d, np.where(d.vetted, 0.5, truth * 0.98 + 0.01), draws=200,
                                             random_seed=0, check=False)
 
-    res = simulate(data, truth, model, metric="precision_at_k", k=5, strategies=("random",), budget=4,
+    res = simulate(data, truth, model, metric="precision_at_k", k=2, strategies=("random",), budget=4,
                    batch_size=2, trials=1, random_seed=0)
-    assert res.true_category.values.ravel().tolist() == [1.0, 0.4]
-    assert float(res.true_value) == pytest.approx(0.7)
+    assert res.true_category.values.ravel().tolist() == [0.5, 1.0]
+    assert float(res.true_value) == pytest.approx(0.75)
     learned = res.estimate.sel(estimator="learned").values.ravel()
-    assert np.all(np.abs(learned - 0.7) < 0.02) and bool(res.covered.values.all())
+    assert np.all(np.abs(learned - 0.75) < 0.02) and bool(res.covered.values.all())
 
 
 def _flat_model(d):
