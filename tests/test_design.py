@@ -148,3 +148,40 @@ def test_equal_scores_fall_into_strata_whatever_the_order_of_the_file():
     assert all((a == b).all() for a, b in zip(design_strata(s), design_strata(s), strict=True))
     distinct = np.linspace(1, 0, 1000)
     assert (np.concatenate(design_strata(distinct)) == np.arange(1000)).all()
+
+
+def test_auto_designs_the_first_batch_with_categories_and_covers_every_category(tmp_path):
+    """With categories and no noisy labels, "auto" went straight to expected change on a fit
+    with no vetted label (it warned "Vet a first batch ... first"): the first batch is designed,
+    each category stratified on its own with the same share, and no model is fitted for it."""
+    from bayeval.active import ActiveSession
+    from bayeval.active.design import resolve_auto
+
+    rng = np.random.default_rng(0)
+    n = 600
+    cats = np.r_[np.repeat(["a", "b"], 285), np.repeat(["rare"], 30)]  # a category of 5%
+    s = np.where(cats == "rare", rng.uniform(0, 0.2, n), rng.random(n))  # its scores all low
+    data = be.EvalData(s, categories=cats)
+    assert resolve_auto("auto", data, 20) == "design"
+    assert resolve_auto("auto", data.with_labels(list(range(20)), [0] * 20), 20) == "expected_change"
+    assert resolve_auto("auto", be.EvalData(s, noisy_labels=(s > 0.5).astype(int), categories=cats), 20) \
+        == "expected_change"
+
+    def no_fit(d):
+        raise AssertionError("a designed batch needs no fit")
+
+    sess = ActiveSession(data, no_fit, store=tmp_path / "c.sqlite", batch_size=21, random_seed=0)
+    batch = np.asarray(data.index_of(sess.next_batch()))
+    assert sess.store.batches()["strategy"].tolist() == ["design"]
+    sess.close()
+    # 7 of each category, spread evenly over that category's own rank strata (7 strata in "a"
+    # and "b"; 4 in "rare", whose 30 items make strata of under 2 items at the top, merged)
+    assert {c: int((cats[batch] == c).sum()) for c in ("a", "b", "rare")} == {"a": 7, "b": 7, "rare": 7}
+    for c, expect in (("a", [1] * 7), ("b", [1] * 7), ("rare", [2, 2, 2, 1])):
+        idx = np.flatnonzero(cats == c)
+        assert [int(np.isin(batch, idx[st]).sum()) for st in design_strata(s[idx])] == expect
+    # a batch smaller than the categories' strata still reaches every category; a full one passes its share on
+    assert set(cats[design(data, 3, random_seed=1)]) == {"a", "b", "rare"}
+    assert int((cats[design(data, 90, random_seed=1)] == "rare").sum()) == 30
+    # without categories the batch is the one it was (the same draws for the same seed)
+    assert np.array_equal(design(be.EvalData(s), 21, random_seed=0), design(s, 21, random_seed=0))

@@ -15,7 +15,11 @@ score and spends the labels where the metric is decided:
   30-60% and 60-100% -- the same number of labels in each.
 
 Within a stratum the items are drawn uniformly at random, so the design depends on the
-scores alone. Later batches of strategy ``"auto"`` keep a quarter of their items
+scores alone. With categories (an :class:`~bayeval.EvalData` with ``categories=``) the
+strata are each category's own, and the batch is split equally among the categories (a
+category with too few items passing its share on), so that every category's metric gets
+labels from its top and its tail: the design then depends on the scores and the
+categories. Later batches of strategy ``"auto"`` keep a quarter of their items
 (:data:`EXPLORE_SHARE`) on these strata: :func:`explore` tops up the strata that hold the
 fewest vetted items, so that greedy expected change does not leave the tails of the
 ranking without labels.
@@ -23,9 +27,10 @@ ranking without labels.
 Which models stay valid
 -----------------------
 A design that depends only on the scores (and, later, on the labels already seen) is
-*ignorable* for a model of the labels given the scores: the calibration curves and the
-default :func:`bayeval.fit` (their likelihood is a product over the vetted items of
-``p(y_i | s_i)``; their one label-dependent prior setting, the centre of the
+*ignorable* for a model of the labels given the scores (with categories: given the
+scores and the categories, as the curves pooled across categories are): the calibration
+curves and the default :func:`bayeval.fit` (their likelihood is a product over the
+vetted items of ``p(y_i | s_i)``; their one label-dependent prior setting, the centre of the
 standardized score, uses the rank-weighted prevalence that does not follow an
 over-sampled top: each vetted item stands for the part of the ranking nearest to it,
 whichever rule chose it, so mixed designed, greedy and exploring batches need no
@@ -36,7 +41,9 @@ vetted items as a random sample are *not* valid under a design: the vetted-only 
 naive baselines (``bayeval.vetted_only``, ``bayeval.naive``), the vetted items' share
 of positives, and peers such as prediction-powered inference. A design that depends on
 anything the model does not see (features, the annotators' hunches) is not ignorable
-for any of them.
+for any of them; the categories' equal shares are such a thing for a model blind to the
+categories (the score mixtures, a calibration curve with ``categories=False``) where a
+category's labels at a given score differ from the others'.
 """
 
 from __future__ import annotations
@@ -125,7 +132,9 @@ def design(
     Parameters
     ----------
     data : EvalData or array_like of scores
-        The pool. With an :class:`~bayeval.EvalData`, items already vetted are not chosen.
+        The pool. With an :class:`~bayeval.EvalData`, items already vetted are not chosen;
+        with its categories, each category is stratified on its own and gets the same
+        share of the batch (see the module documentation).
     size : int
         How many items to vet.
     metric : str, default "average_precision"
@@ -143,7 +152,7 @@ def design(
     -------
     numpy.ndarray of int64
         ``size`` distinct positions (fewer only when fewer items can be chosen), in
-        stratum order, best-scored stratum first.
+        stratum order, best-scored stratum first (with categories: category by category).
 
     Examples
     --------
@@ -162,12 +171,28 @@ def design(
     size = V.as_positive_int(size, "size", hint=" It is how many items to vet.")
     rng = V.as_rng(random_seed)
     blocked = vetted | V.as_item_mask(exclude, scores.size, "exclude")
-    strata = [st[~blocked[st]] for st in design_strata(scores, metric=metric, threshold=threshold)]
-    strata = [st for st in strata if st.size]
-    room = np.array([st.size for st in strata], dtype=np.int64)
-    alloc = np.zeros(len(strata), dtype=np.int64)
+    if isinstance(data, EvalData) and data.has_categories:  # each category's own strata
+        groups = [np.flatnonzero(data.category_codes == c) for c in range(data.category_names.size)]
+    else:
+        groups = [np.arange(scores.size)]
+    by_group = []
+    for g in groups:
+        strata = [g[st] for st in design_strata(scores[g], metric=metric, threshold=threshold)] if g.size else []
+        by_group.append([f for f in (st[~blocked[st]] for st in strata) if f.size])
+    shares = _equal_shares(np.array([sum(f.size for f in fs) for fs in by_group], dtype=np.int64), size)
+    picks = []
+    for free, share in zip(by_group, shares, strict=True):
+        alloc = _equal_shares(np.array([f.size for f in free], dtype=np.int64), int(share))
+        picks += [rng.choice(f, a, replace=False) for f, a in zip(free, alloc, strict=True) if a]
+    return np.concatenate(picks).astype(np.int64) if picks else np.empty(0, dtype=np.int64)
+
+
+def _equal_shares(room: np.ndarray, size: int) -> np.ndarray:
+    """``size`` items (at most ``room.sum()``) over places that hold ``room`` each: the same
+    number in each, a full one passing its share on, the first places taking what is left over."""
+    alloc = np.zeros(room.size, dtype=np.int64)
     left = min(size, int(room.sum()))
-    while left > 0:  # the same number in each stratum, a full one passing its share on
+    while left > 0:
         open_ = np.flatnonzero(alloc < room)
         share = max(1, left // open_.size)
         for k in open_:
@@ -176,8 +201,7 @@ def design(
             left -= add
             if left == 0:
                 break
-    picks = [rng.choice(st, a, replace=False) for st, a in zip(strata, alloc, strict=True) if a]
-    return np.concatenate(picks).astype(np.int64) if picks else np.empty(0, dtype=np.int64)
+    return alloc
 
 
 def explore(
@@ -269,10 +293,11 @@ def explore_count(n_vetted: int, size: int, share: float = EXPLORE_SHARE) -> int
 
 def resolve_auto(strategy: str, data: EvalData, size: int) -> str:
     """The strategy ``"auto"`` stands for: ``"design"`` while fewer than ``size`` items are
-    vetted and the data holds scores alone (with noisy labels or categories the model
-    already has more to go on than the scores, and expected change chooses from the
-    start), else ``"expected_change"`` (which ``"auto"`` mixes with :func:`explore`:
-    see :func:`explore_count`). Other strategies are returned as they are.
+    vetted and the data has no noisy labels (with categories or without: the design
+    stratifies each category), else ``"expected_change"`` (which ``"auto"`` mixes with
+    :func:`explore`: see :func:`explore_count`). With noisy labels the model already has
+    more to go on than the scores, and expected change chooses from the start. Other
+    strategies are returned as they are.
 
     Examples
     --------
@@ -280,13 +305,14 @@ def resolve_auto(strategy: str, data: EvalData, size: int) -> str:
     >>> from bayeval import EvalData
     >>> resolve_auto("auto", EvalData(np.linspace(0, 1, 50)), 10)
     'design'
+    >>> resolve_auto("auto", EvalData(np.linspace(0, 1, 50), categories=["a", "b"] * 25), 10)
+    'design'
     >>> resolve_auto("auto", EvalData(np.linspace(0, 1, 50), noisy_labels=[0, 1] * 25), 10)
     'expected_change'
     """
     if strategy != "auto":
         return strategy
-    plain = data.noisy_labels is None and not data.has_categories
-    return "design" if plain and data.n_vetted < size else "expected_change"
+    return "design" if data.noisy_labels is None and data.n_vetted < size else "expected_change"
 
 
 def design_target(metric, threshold=None) -> tuple[str, float | None]:

@@ -23,11 +23,11 @@ for Estimating Accuracy", ICML):
     A batch stratified on the score (:func:`bayeval.active.design`): no model is
     needed, the right first batch when (almost) nothing is vetted.
 ``"auto"`` (the default of :class:`~bayeval.active.ActiveSession` and ``bayeval select``)
-    For data with scores alone, ``"design"`` while fewer items are vetted than the
-    batch holds (``size``), then ``"expected_change"`` for three quarters of every batch
-    and :func:`bayeval.active.explore` (the design's least-vetted strata) for the other
-    quarter (:data:`bayeval.active.design.EXPLORE_SHARE`), so that the tails of the
-    ranking keep getting labels; with noisy labels or categories, the same mix from the
+    For data without noisy labels (with categories or without), ``"design"`` while fewer
+    items are vetted than the batch holds (``size``), then ``"expected_change"`` for three
+    quarters of every batch and :func:`bayeval.active.explore` (the design's least-vetted
+    strata) for the other quarter (:data:`bayeval.active.design.EXPLORE_SHARE`), so that
+    the tails of the ranking keep getting labels; with noisy labels, the same mix from the
     start. All of these choose items by their scores and the labels already
     seen, a design under which the calibration curves, :func:`bayeval.fit` and the score
     mixtures stay valid (see :mod:`bayeval.active.design` for which summaries do not).

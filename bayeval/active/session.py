@@ -106,12 +106,13 @@ class ActiveSession:
     batch_size : int
         Items proposed per batch.
     strategy : str, default "auto"
-        One of :data:`bayeval.active.select.STRATEGIES`. ``"auto"``: for data with
-        scores alone, a first batch stratified on the score (:func:`bayeval.active.design`)
-        while fewer items are vetted than a batch holds, then expected change of the
-        metric for three quarters of each batch and :func:`bayeval.active.explore` (the
-        design's least-vetted strata) for the last quarter; with noisy labels or
-        categories, that mix from the start. The model is not fitted for a designed batch.
+        One of :data:`bayeval.active.select.STRATEGIES`. ``"auto"``: for data without
+        noisy labels, a first batch stratified on the score (:func:`bayeval.active.design`;
+        with categories, within each category) while fewer items are vetted than a batch
+        holds, then expected change of the metric for three quarters of each batch and
+        :func:`bayeval.active.explore` (the design's least-vetted strata) for the last
+        quarter; with noisy labels, that mix from the start. The model is not fitted for a
+        designed batch.
     metric_kwargs : dict, optional
         Options of the metric (``{"k": 48}``). A metric that needs one (``k`` of
         ``"precision_at_k"``, ``recall`` of ``"precision_at_recall"``) and lacks it is
