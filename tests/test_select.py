@@ -519,3 +519,55 @@ def test_auto_keeps_labelling_the_tails_that_expected_change_leaves():
     greedy = select(post, size=20, strategy="expected_change")
     assert np.isin(auto[-5:], bottom).sum() >= 1 and np.isin(auto, np.flatnonzero(data.vetted)).sum() == 0
     assert np.isin(greedy, bottom).sum() == 0
+
+
+def test_a_threshold_that_flags_no_item_or_every_item_is_refused_before_labels_are_spent(tmp_path):
+    """ActiveSession(metric="precision", threshold=0.5) on scores all below 0.5 was accepted and
+    served a designed batch of 20 (none flagged); the next batch then failed with advice to set
+    zero_division=0.0/1.0, which would make every item's expected change 0."""
+    from bayeval.active import ActiveSession, design
+
+    rng = np.random.default_rng(0)
+    s = rng.uniform(0, 0.45, 300)
+    data = EvalData(s)
+
+    def no_fit(d):
+        raise AssertionError("nothing is fitted for a refused threshold")
+
+    path = tmp_path / "s.sqlite"
+    for thr, said in ((0.5, "flags no item: it lies above every score (max 0.4"), (50, "did you mean 0.5?"),
+                      (0.0, "flags every item: it lies at or below every score (min 0")):
+        with pytest.raises(ValueError, match="threshold") as err:
+            ActiveSession(data, no_fit, metric="precision", metric_kwargs={"threshold": thr}, store=path)
+        msg = str(err.value)
+        assert said in msg and "scores range from" in msg and "zero_division" not in msg
+    assert not path.exists()  # refused before the store was made
+    for metric in ("recall", "f_score", "accuracy"):
+        with pytest.raises(ValueError, match="flags no item"):
+            ActiveSession(data, no_fit, metric=metric, metric_kwargs={"threshold": 0.5}, store=path)
+    with pytest.raises(ValueError, match="flags no item"):
+        design(s, 5, metric="precision", threshold=0.5)
+    post = Posterior.from_probabilities(data, s, draws=100, random_seed=0, check=False)
+    for strategy in ("auto", "expected_change", "design"):
+        with pytest.raises(ValueError, match="flags no item"):
+            select(post, metric="precision", threshold=0.5, size=5, strategy=strategy)
+    # an operating point inside the scores' range is accepted
+    ActiveSession(data, no_fit, metric="precision", metric_kwargs={"threshold": 0.3}, store=path).close()
+    # expected_change itself (no refusal up front): its NaN names the rule, and does not advise zero_division
+    with pytest.raises(ValueError, match=r"rule flags no item \(score >= 0.5\); the highest score is 0.4") as err:
+        expected_change(post, "precision", threshold=0.5)
+    assert "zero_division would not help" in str(err.value) and "choose zero_division" not in str(err.value)
+
+    # per category: precision of a category where nothing is flagged is undefined, so is their mean
+    cats = np.where(np.arange(300) < 150, "a", "b")
+    s2 = np.where(cats == "a", s + 0.5, s)
+    data2 = EvalData(s2, categories=cats)
+    with pytest.raises(ValueError, match=r"flags no item of 1 category: 'b' \(highest score 0.4"):
+        ActiveSession(data2, no_fit, metric="precision", metric_kwargs={"threshold": 0.5}, store=tmp_path / "c.sqlite")
+    ActiveSession(data2, no_fit, metric="precision", metric_kwargs={"threshold": 0.5}, category="pooled",
+                  store=tmp_path / "c.sqlite").close()
+    post2 = Posterior.from_probabilities(data2, np.clip(s2, 0, 1), draws=100, random_seed=0, check=False)
+    with pytest.raises(ValueError, match="category='each'"):
+        select(post2, metric="precision", threshold=0.5, size=5)
+    with pytest.raises(ValueError, match=r"flags no item \(score >= 0.5\) in 1 of the 2 categories \('b'\)"):
+        expected_change(post2, "precision", threshold=0.5, category="mean")

@@ -48,14 +48,18 @@ category's labels at a given score differ from the others'.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..core import _validate as V
 from ..core._defaults import tie_order
 from ..core.data import EvalData
+from ..core.evaluate import resolve_metric
+from ..core.summary import threshold_caveats
 
 __all__ = ["design", "explore", "explore_count", "EXPLORE_SHARE", "RANK_STRATA", "THRESHOLD_METRICS", "design_strata",
-           "design_target", "resolve_auto"]
+           "design_target", "resolve_auto", "check_threshold"]
 
 #: Stratum edges for ranking metrics, as shares of the ranking counted from the top.
 RANK_STRATA = (0.0, 0.01, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0)
@@ -142,7 +146,8 @@ def design(
         one at a threshold (``"precision"``, ``"recall"``, ``"f_score"``,
         ``"accuracy"``; then ``threshold=`` is required). See the module documentation.
     threshold : float, optional
-        The decision threshold of a metric at a threshold.
+        The decision threshold of a metric at a threshold. One that flags no item or every
+        item is refused (:func:`check_threshold`).
     exclude : array_like of int or boolean mask, optional
         Positions never to choose (e.g. items already sent to annotators).
     random_seed : None, int, SeedSequence or Generator
@@ -169,6 +174,7 @@ def design(
         scores = V.as_scores(data, "data")
         vetted = np.zeros(scores.size, dtype=bool)
     size = V.as_positive_int(size, "size", hint=" It is how many items to vet.")
+    check_threshold(scores, metric, threshold)  # a rule that flags no item (or every item): no labels for it
     rng = V.as_rng(random_seed)
     blocked = vetted | V.as_item_mask(exclude, scores.size, "exclude")
     if isinstance(data, EvalData) and data.has_categories:  # each category's own strata
@@ -331,3 +337,73 @@ def design_target(metric, threshold=None) -> tuple[str, float | None]:
     if metric in THRESHOLD_METRICS:
         return (metric, threshold) if threshold is not None else ("average_precision", None)
     return metric, None
+
+
+def check_threshold(data, metric, threshold, *, category: str | None = "pooled") -> None:
+    """Refuse a metric at a threshold whose rule flags no item (the threshold lies above every
+    score) or every item (at or below every score), before a loop spends labels on it: the
+    metric then describes a rule that predicts every item alike, whatever the labels (precision
+    is undefined in every draw where nothing is flagged), and no label can sharpen it. With
+    categories and ``category`` other than ``"pooled"``, precision is also refused where the
+    threshold flags no item of some category (that category's precision is undefined). Nothing
+    is said of other metrics, of ``threshold=None``, or of a threshold that is not a number.
+
+    Parameters
+    ----------
+    data : EvalData or array_like of scores
+        The pool.
+    metric : str or callable
+        The metric (as in :meth:`bayeval.Posterior.metric`).
+    threshold : float or None
+        Its decision threshold.
+    category : {"pooled", "each", "mean"} or None, default "pooled"
+        How the metric treats the data's categories (None: ``"each"`` with categories).
+
+    Raises
+    ------
+    ValueError
+        Saying what the threshold flags, the scores' range, and what to pass instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.active.design import check_threshold
+    >>> check_threshold(np.linspace(0, 0.45, 50), "recall", 0.2)   # an operating point: nothing said
+    >>> check_threshold(np.linspace(0, 0.45, 50), "precision", 0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: precision at threshold=0.5: the threshold 0.5 flags no item: it lies above every score (max 0.45); ...
+    """
+    try:
+        name = resolve_metric(metric)[2]
+    except (TypeError, ValueError):
+        return  # an unknown metric is refused where it is evaluated
+    if (name not in THRESHOLD_METRICS or isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
+            or np.isnan(threshold)):
+        return
+    s = data.scores if isinstance(data, EvalData) else V.as_scores(data, "data")
+    said = threshold_caveats(s, [(f"{name} at threshold={threshold!r}", threshold)])
+    if said:
+        raise ValueError(
+            f"{said[0]} The {s.size} scores range from {s.min():.4g} to {s.max():.4g}: give a threshold above the "
+            f"lowest and at most the highest (their median is {np.median(s):.4g}), or a ranking metric "
+            "(average_precision, precision_at_k). Nothing was chosen."
+        )
+    if name != "precision" or not isinstance(data, EvalData) or not data.has_categories:
+        return
+    category = V.as_category_mode(category, True)
+    if category == "pooled":
+        return
+    codes, names = data.category_codes, data.category_names
+    empty = [(str(c), float(s[codes == j].max())) for j, c in enumerate(names)
+             if (codes == j).any() and not (s[codes == j] >= threshold).any()]
+    if empty:
+        shown = ", ".join(f"{c!r} (highest score {hi:.4g})" for c, hi in empty[:5])
+        more = f" and {len(empty) - 5} more" if len(empty) > 5 else ""
+        raise ValueError(
+            f"precision at threshold={threshold!r} with category={category!r}: the threshold flags no item of "
+            f"{len(empty)} categor{'y' if len(empty) == 1 else 'ies'}: {shown}{more}; there the rule predicts every "
+            "item negative, and its precision (and so the metric) is undefined whatever the labels. Give "
+            "category='pooled' (one precision over all items) or a threshold at most the lowest of these highest "
+            "scores. Nothing was chosen."
+        )

@@ -102,7 +102,7 @@ import xarray as xr
 from ..core import _validate as V
 from ..core.posterior import Posterior, check_posterior
 from ..core.evaluate import MetricEvaluator
-from .design import design, design_target, explore, explore_count, resolve_auto
+from .design import check_threshold, design, design_target, explore, explore_count, resolve_auto
 
 __all__ = ["STRATEGIES", "expected_change", "select"]
 
@@ -157,12 +157,22 @@ class _ChangeSetup:
         for gi, g in enumerate(groups):
             self.group_of[g] = gi
         self.scale = 1.0 / len(groups) if self.category == "mean" else 1.0
+        names = None if ev.cat_names is None else [str(ev.cat_names[c]) for c in self.columns]
+        self.unflagged = _unflagged(data, ev, threshold, groups, names)
 
     def q_columns(self, z: np.ndarray) -> np.ndarray:
         """Metric values (rows, n_groups) for a chunk of label rows, checked finite."""
         q = np.asarray(self.ev(z), dtype=np.float64).reshape(z.shape[0], -1)[:, self.columns]
         if not np.all(np.isfinite(q)):
             bad = int((~np.isfinite(q)).any(axis=1).sum())
+            if self.unflagged:  # not the labels' doing: no draw can make it finite, zero_division only hides it
+                raise ValueError(
+                    f"The metric {self.name!r} is NaN or infinite in {bad} of {z.shape[0]} draws of a chunk: its "
+                    f"rule flags no item{self.unflagged}, so it is undefined whatever the labels. zero_division "
+                    "would not help (it would make the expected change 0 for every item): choose a threshold "
+                    "that flags some items" + (", category='pooled'" if self.category != "pooled" else "")
+                    + " or a ranking metric (average_precision, precision_at_k)."
+                )
             raise ValueError(
                 f"The metric {self.name!r} is NaN or infinite in {bad} of {z.shape[0]} draws of a "
                 "chunk (e.g. roc_auc on a draw with a single class, or zero_division=nan). The "
@@ -170,6 +180,22 @@ class _ChangeSetup:
                 "another metric."
             )
         return q
+
+
+def _unflagged(data, ev, threshold, groups, names) -> str:
+    """Where a metric of hard predictions has a rule that flags no item: "" (it flags some in
+    every group), else words that say where (the rule, the categories or the highest score)."""
+    if ev.spec is None or ev.spec.needs != "predictions":
+        return ""
+    x = data.scores >= float(threshold) if threshold is not None else np.asarray(data.predictions) == 1
+    rule = f" (score >= {threshold!r})" if threshold is not None else " (the predictions are all 0)"
+    empty = [gi for gi, g in enumerate(groups) if not x[g].any()]
+    if not empty:
+        return ""
+    if names is None:
+        return rule + (f"; the highest score is {data.scores.max():.4g}" if threshold is not None else "")
+    shown = ", ".join(repr(names[gi]) for gi in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+    return f"{rule} in {len(empty)} of the {len(groups)} categories ({shown})"
 
 
 def _covariances(post: Posterior, setup: _ChangeSetup, chunk_size, *, keep: bool = False):
@@ -443,7 +469,9 @@ def select(
     chunk_size : int, optional
         Draws per chunk for ``"expected_change"`` (memory/speed only).
     **metric_kwargs
-        Options of the metric (``k=``, ``threshold=``...).
+        Options of the metric (``k=``, ``threshold=``...). A ``threshold=`` that flags no
+        item or every item is refused (:func:`bayeval.active.design.check_threshold`) by
+        the strategies that use the metric.
 
     Returns
     -------
@@ -473,6 +501,8 @@ def select(
     excluded = V.as_item_mask(exclude, data.n_items, "exclude")
     if category is not None:
         _resolve_category(data, category)
+    if strategy in ("expected_change", "design", "auto"):  # a rule that flags no item: no label can move it
+        check_threshold(data, metric, metric_kwargs.get("threshold"), category=category)
     candidates = np.flatnonzero(~data.vetted & ~excluded)
     auto = strategy == "auto"
     strategy = resolve_auto(strategy, data, size)

@@ -25,7 +25,7 @@ from ..core.evaluate import check_metric_options
 from ..core.model import Model
 from ..core.posterior import Posterior
 from ._store_items import labels_for_items, row_count
-from .design import design, design_target, resolve_auto
+from .design import check_threshold, design, design_target, resolve_auto
 from .select import STRATEGIES, select
 from .store import KnownItems, LabelStore, decode_item, encode_items
 
@@ -116,7 +116,8 @@ class ActiveSession:
     metric_kwargs : dict, optional
         Options of the metric (``{"k": 48}``). A metric that needs one (``k`` of
         ``"precision_at_k"``, ``recall`` of ``"precision_at_recall"``) and lacks it is
-        refused here, before any batch is served.
+        refused here, before any batch is served; so is a ``threshold`` that flags no item
+        or every item (:func:`bayeval.active.design.check_threshold`).
     category : {"mean", "pooled", "each"}, optional
         How categories enter the estimate and the selection; default ``"mean"`` with
         categories, else ``"pooled"``.
@@ -194,6 +195,8 @@ class ActiveSession:
         if category is None:
             category = "mean" if data.has_categories else "pooled"
         self.category = V.check_choice(category, "category", ("mean", "pooled", "each"))
+        # a threshold above every score (or at or below every one): refused before a batch is spent on it
+        check_threshold(data, metric, self.metric_kwargs.get("threshold"), category=self.category)
         self.hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         self.fit_kwargs = dict(fit_kwargs or {})
         self.random_seed = _as_int_seed(random_seed)
