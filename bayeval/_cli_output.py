@@ -147,8 +147,9 @@ def strip_annotator(args) -> None:
         args.annotator = annotator_name(args.annotator)
 
 
-def nothing_to_select(data, store=None) -> bool:
-    """True, after saying so on stderr (and closing ``store``), when every item of ``data`` is vetted.
+def nothing_to_select(data, store=None, held=None) -> bool:
+    """True, after saying so on stderr (and closing ``store``), when every item of ``data`` is vetted
+    (or, ``held``: a mask of items an earlier batch proposed, waits for its label there).
 
     Examples
     --------
@@ -157,9 +158,13 @@ def nothing_to_select(data, store=None) -> bool:
     >>> nothing_to_select(EvalData([0.9, 0.1], [1, 0]))
     True
     """
-    if data.n_vetted < data.n_items:
+    if data.n_vetted == data.n_items:
+        print("every item is vetted: nothing to select.", file=sys.stderr)
+    elif held is not None and held[~data.vetted].all():
+        print(f"every item not vetted ({data.n_items - data.n_vetted}) was proposed in an earlier batch and waits "
+              "for its label there: nothing new to select. Label those items first.", file=sys.stderr)
+    else:
         return False
-    print("every item is vetted: nothing to select.", file=sys.stderr)
     if store is not None:
         store.close()
     return True

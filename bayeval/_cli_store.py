@@ -479,3 +479,38 @@ def card_vetted_selection(card, data) -> dict | None:
 
     with LabelStore(card.store_file) as st:
         return vetted_choice(st, data.item_ids.tolist(), data.vetted)
+
+
+def unanswered_items(store, data) -> dict:
+    """``{batch: positions in data}`` of the items the store's batches proposed that nobody has
+    labeled yet (and that ``data``, with the store's labels applied, holds unvetted); a stored
+    id written as text (``'261'``) stands for the item ``261``, as when labels are read."""
+    pos = {item: i for i, item in enumerate(data.item_ids.tolist())}
+    text = {str(item): i for item, i in pos.items()}
+    out = {}
+    for b in store.batches()["batch"].tolist():
+        idx = [pos.get(item, text.get(str(item))) for item in store.pending(int(b))]
+        idx = [i for i in idx if i is not None and not data.vetted[i]]
+        if idx:
+            out[int(b)] = idx
+    return out
+
+
+def held_items(store, data, args):
+    """A mask of the items earlier batches of ``--store`` proposed and nobody has labeled (None:
+    there are none), said on stderr: `bayeval select` leaves them out of a new batch, so that no
+    item is proposed twice, and says where they still are (their batch takes their labels)."""
+    import numpy as np
+
+    held = unanswered_items(store, data)
+    if not held:
+        return None
+    mask = np.zeros(data.n_items, dtype=bool)
+    for idx in held.values():
+        mask[idx] = True
+    where = ", ".join(f"{len(idx)} of batch {b}" for b, idx in held.items())
+    print(f"note: {int(mask.sum())} item(s) proposed in earlier batches are not labeled yet ({where}); the new batch "
+          "leaves them out, so that no item is proposed twice. They stay in their batch: label them any time "
+          f"(`bayeval label {args.store} LABELS.csv`); `bayeval select --store` lists the unlabeled items of the "
+          "newest batch only.", file=sys.stderr)
+    return mask

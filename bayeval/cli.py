@@ -47,6 +47,7 @@ from ._cli_store import (
     card_vetted_selection,
     card_with_store,
     check_strays,
+    held_items,
     kept_row_numbers,
     label_scores_items,
     not_a_row,
@@ -868,7 +869,7 @@ def _cmd_select(args) -> int:
     from .active import LabelStore, expected_change, select
     from .active.design import design, design_target, resolve_auto
 
-    store = None
+    store = held = None
     if args.store:  # a store path that cannot work is refused before the data are read
         store = LabelStore(args.store)
         store.check_writable()  # a damaged store is refused before the fit, not after it
@@ -885,7 +886,8 @@ def _cmd_select(args) -> int:
             store.close()
             return 0
         data = apply_store_labels(store, data, args)
-    if nothing_to_select(data, store):  # every item vetted: nothing to fit for, no empty batch recorded
+        held = held_items(store, data, args)  # earlier batches' unlabeled items: never proposed twice
+    if nothing_to_select(data, store, held):  # every item vetted (or held): no fit, no empty batch recorded
         return 0
     kw = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
     if data.has_categories:
@@ -894,10 +896,11 @@ def _cmd_select(args) -> int:
     post = None
     try:
         if strategy == "design":  # chosen by the scores alone: nothing to fit
-            pos = design(data, args.size, metric=design_target(args.metric)[0], random_seed=args.random_seed)
+            pos = design(data, args.size, metric=design_target(args.metric)[0], random_seed=args.random_seed,
+                         exclude=held)
         else:
             post = _fit(args, data)
-            pos = select(post, metric=args.metric, size=args.size, random_seed=args.random_seed,
+            pos = select(post, metric=args.metric, size=args.size, random_seed=args.random_seed, exclude=held,
                          strategy="auto" if args.strategy == "auto" else strategy, **kw)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
@@ -1375,7 +1378,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="the metric whose estimate the chosen items should sharpen (default average_precision)")
     sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k/recall_at_k (default 10)")
     sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")
-    sel.add_argument("--new-batch", action="store_true", help="propose a new batch even if the last one is unfinished")
+    sel.add_argument("--new-batch", action="store_true",
+                     help="propose a new batch even if the last one is unfinished: its unlabeled items are left out "
+                          "of the new one (no item is proposed twice) and are no longer listed as pending; they stay "
+                          "in their batch, and `bayeval label` takes their labels at any time")
     _format_arg(sel)
     sel.set_defaults(func=_cmd_select)
 

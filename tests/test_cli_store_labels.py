@@ -5,6 +5,7 @@ read only, with the same checks as `select --store`."""
 from __future__ import annotations
 
 import hashlib
+import io
 
 import numpy as np
 import pandas as pd
@@ -511,3 +512,54 @@ def test_label_names_the_row_of_an_id_of_the_scores_file_on_a_store_of_row_numbe
     assert main(["label", str(store), str(fixed)]) == 0
     with LabelStore(store) as st:
         assert st.resolved().to_dict() == {160: 1, 5: 0}
+
+
+def test_new_batch_leaves_out_the_unfinished_batchs_items_and_says_where_they_are(pool, tmp_path, capsys):
+    """`select --store --new-batch` on a half-labelled batch proposed some of its unlabelled items
+    again (3 of 10 in two batches) and said nothing of the others, which dropped out of `pending()`.
+    The new batch leaves every earlier batch's unlabelled items out and says where they are."""
+    path, _, y = pool
+    store = tmp_path / "nb.sqlite"
+    base = ["select", str(path), "--score", "s", "--id", "item", "--size", "20", "--store", str(store),
+            "--format", "csv", *QUICK]
+    assert main([*base, "--strategy", "design"]) == 0
+    first = pd.read_csv(io.StringIO(capsys.readouterr().out))["item"].tolist()
+    with LabelStore(store) as st:
+        st.add(first[10:], [int(y[int(i[1:])]) for i in first[10:]], annotator="ana", batch=1)
+    unlabelled = set(first[:10])  # the best-scored strata: the design takes them first (the top 1% is 2 items)
+    assert main([*base, "--strategy", "design", "--new-batch"]) == 0
+    out, err = capsys.readouterr()
+    second = pd.read_csv(io.StringIO(out))["item"].tolist()
+    err = " ".join(err.split())
+    assert len(second) == 20 and not unlabelled & set(second)
+    assert "10 item(s) proposed in earlier batches are not labeled yet (10 of batch 1)" in err
+    assert "no item is proposed twice" in err and f"bayeval label {store} LABELS.csv" in err
+    # expected change (a fit) leaves out both unfinished batches' items too
+    assert main([*base, "--strategy", "random", "--new-batch", *TUNE]) == 0
+    out, err = capsys.readouterr()
+    third = set(pd.read_csv(io.StringIO(out))["item"])
+    assert len(third) == 20 and not third & (unlabelled | set(second))
+    assert "30 item(s) proposed in earlier batches are not labeled yet (10 of batch 1, 20 of batch 2)" in " ".join(
+        err.split())
+    with LabelStore(store) as st:  # every unlabelled item is still in its batch, none in two
+        assert set(st.pending(1)) == unlabelled and st.pending(2) == second and len(st.pending()) == 20
+    # --help says what happens to the unfinished batch's items
+    with pytest.raises(SystemExit):
+        main(["select", "--help"])
+    assert "no item is proposed twice" in " ".join(capsys.readouterr().out.split())
+
+
+def test_new_batch_with_every_unvetted_item_waiting_in_an_earlier_batch_records_nothing(tmp_path, capsys):
+    path = tmp_path / "six.csv"
+    pd.DataFrame({"item": [f"i{j}" for j in range(6)], "s": np.linspace(0.1, 0.9, 6)}).to_csv(path, index=False)
+    store = tmp_path / "six.sqlite"
+    argv = ["select", str(path), "--score", "s", "--id", "item", "--size", "6", "--store", str(store), *QUICK]
+    assert main(argv) == 0
+    with LabelStore(store) as st:
+        st.add(["i0", "i5"], [0, 1], annotator="ana", batch=1)
+    capsys.readouterr()
+    assert main([*argv, "--new-batch"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "every item not vetted (4) was proposed in an earlier batch" in " ".join(err.split())
+    with LabelStore(store) as st:
+        assert len(st.batches()) == 1 and len(st.pending()) == 4
