@@ -643,7 +643,7 @@ def test_the_jeffreys_penalty_adds_half_the_log_determinant_of_the_coefficients_
     default adds nothing; it is finite for two copies of one classifier (a singular
     information, kept apart by a small ridge); it is in the structure key and the repr; a
     saved fit without it reloads without it."""
-    from bayeval.models.joint import _JEFFREYS_RIDGE
+    from bayeval.models.penalty import JEFFREYS_RIDGE as _JEFFREYS_RIDGE
     from bayeval.persist import _decode, _encode, _make_model
 
     a, b, lab, _ = _pool(seed=3, n=300, n_vetted=30)

@@ -287,7 +287,8 @@ class MixtureCalibration(Calibration):
     def _prior(self, info: dict) -> dict:
         return _SPLIT_PRIOR if self.form == "split" else super()._prior(info)
 
-    def _build(self, fv: np.ndarray, yv: np.ndarray, info: dict, n_groups: int = 0, codes=None) -> pm.Model:
+    def _build(self, fv: np.ndarray, yv: np.ndarray, info: dict, n_groups: int = 0, codes=None, *,
+               penalty: str = "none") -> pm.Model:  # (no penalty option: always "none")
         pr = self._prior(info)
         with pm.Model() as model:
             f = pm.Data("features", fv)
