@@ -47,6 +47,8 @@ def annotations_from_long(
         ``j``-th label each item received (in the order of ``data``), whoever gave it
         -- each column is then "a random crowd worker", which suits crowds of many
         workers who each label a few items (the model's parameters stay few).
+        In either pool an annotator labels an item at most once: a repeated
+        ``(item, annotator)`` row is an error (keep one answer per annotator).
     max_labels : int, optional
         With ``pool="slot"``: keep at most this many labels per item.
 
@@ -88,15 +90,8 @@ def annotations_from_long(
     df = data[[item, annotator, label]].dropna(subset=[label])
     vals, _ = to_float_matrix(df[label], "label")
     df = df.assign(**{label: vals})
+    _check_duplicate_pairs(df, item, annotator)
     if pool == "annotator":
-        dup = df.duplicated(subset=[item, annotator])
-        if dup.any():
-            first = df[dup].iloc[0]
-            raise ValueError(
-                f"{int(dup.sum())} (item, annotator) pair(s) appear more than once, e.g. item "
-                f"{first[item]!r} by annotator {first[annotator]!r}; keep one label per pair, or "
-                "use pool='slot'."
-            )
         _check_annotator_names(df[annotator], annotator)
         wide = df.pivot(index=item, columns=annotator, values=label)
         wide.columns = [str(c) for c in wide.columns]
@@ -122,6 +117,21 @@ def annotations_from_long(
         wide = wide.sort_index()
     wide.index.name = item
     return wide.astype(np.float64)
+
+
+def _check_duplicate_pairs(df: pd.DataFrame, item: str, annotator: str) -> None:
+    """An annotator's label of an item counts once, in either pool: a repeated (item,
+    annotator) row would be read as a second, independent label."""
+    dup = df.duplicated(subset=[item, annotator])
+    if dup.any():
+        pairs = df.loc[dup, [item, annotator]].drop_duplicates()
+        shown = ", ".join(f"({i!r}, {a!r})" for i, a in pairs.head(3).itertuples(index=False))
+        raise ValueError(
+            f"{len(pairs)} (item, annotator) pair(s) appear more than once ({int(dup.sum())} extra "
+            f"row(s)), e.g. {shown}; one annotator's repeated answer is not an independent label. "
+            f"Keep one answer per annotator and item, e.g. "
+            f"`data.drop_duplicates(subset=[{item!r}, {annotator!r}], keep='last')`."
+        )
 
 
 def _check_annotator_names(ids, column: str) -> None:
