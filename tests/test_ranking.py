@@ -470,6 +470,29 @@ def test_estimate_theta_rejects_bad_input(votes, conf, kwargs, match):
         estimate_theta(votes, conf, **kwargs)
 
 
+def test_text_votes_and_unanswered_pairs_are_named():
+    """Votes typed as "A"/"B" get an error that says the coding and how to recode, not numpy's
+    bare "could not convert string to float"; a DataFrame's unanswered pair is named by its label."""
+    import pandas as pd
+
+    from bayeval.rankings import HumanRanking, PairwiseVotes
+
+    votes = pd.DataFrame([[np.nan, np.nan], [1, 0], [1, 1]], index=["p0", "p1", "p2"], columns=["a", "b"])
+    text = votes.replace({1.0: "A", 0.0: "B"})
+    coding = r"not numbers \(at \(1, 0\): 'A', \(1, 1\): 'B'.*Expected 1 \(first item.*replace"
+    with pytest.raises(TypeError, match=coding):
+        count_votes(text)
+    with pytest.raises(TypeError, match=coding):
+        HumanRanking().build(PairwiseVotes(text))
+    with pytest.raises(TypeError, match=coding):
+        count_votes(text.to_numpy(dtype=str))
+    np.testing.assert_array_equal(count_votes(votes.astype(object)).n_first, [0, 1, 2])
+    with pytest.raises(ValueError, match=r"no decided answer.*: pairs 'p0'\. Drop"):
+        estimate_theta(votes)
+    with pytest.raises(ValueError, match=r"pairs \(by position\) 0\. Drop"):
+        estimate_theta(votes.to_numpy())
+
+
 def test_confidence_mle_rejects_bad_input():
     with pytest.raises(ValueError, match="n_votes"):
         confidence_mle([0], [[1, 1, 1]])

@@ -880,17 +880,37 @@ def check_keys(mapping, allowed: Sequence[str]) -> None:
 # ----------------------------------------------------------------- numeric arrays
 
 
-def as_numeric_array(x, name: str) -> np.ndarray:
-    """Any array of real numbers (pandas missing values become NaN), as float64."""
+def as_numeric_array(x, name: str, *, expected: str = "") -> np.ndarray:
+    """Any array of real numbers (pandas missing values become NaN), as float64.
+
+    Text or other objects that are not numbers are a TypeError naming the first of them
+    and where they are; ``expected`` (e.g. the coding the values follow) ends its message.
+    """
     if hasattr(x, "to_numpy"):  # pandas objects
-        x = x.to_numpy(dtype=float, na_value=np.nan)
+        try:
+            x = x.to_numpy(dtype=float, na_value=np.nan)
+        except (TypeError, ValueError):  # text among them: named below
+            x = x.to_numpy(dtype=object, na_value=np.nan)
     try:
         arr = np.asarray(x)
     except Exception as err:  # pragma: no cover - exotic inputs
         raise TypeError(f"{name} must be array-like of numbers; got {type(x).__name__}.") from err
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
+    if arr.dtype == object or arr.dtype.kind in "USV":
+        bad = not_numbers(arr.astype(object))
+        if bad:
+            where = [np.unravel_index(i, arr.shape) if arr.ndim > 1 else (i,) for i, _ in bad[:5]]
+            shown = ", ".join(
+                f"{tuple(int(j) for j in w) if len(w) > 1 else int(w[0])}: {v!r}" for w, (_, v) in zip(where, bad)
+            )
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            hint = f" Expected {expected}." if expected else " Convert them to numbers first."
+            raise TypeError(
+                f"{name} must hold numbers, but {len(bad)} value(s) are not numbers "
+                f"(at {shown}{more}).{hint}"
+            )
+        arr = np.asarray([np.nan if is_missing(v) else float(v) for v in arr.ravel().tolist()],
+                         dtype=float).reshape(arr.shape)
+    if not (np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)):
         raise TypeError(
             f"{name} must hold numbers; got an array of dtype {arr.dtype}. "
             f"Convert it with np.asarray(..., dtype=float)."

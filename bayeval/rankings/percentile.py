@@ -360,7 +360,11 @@ def count_votes(votes, confidence=None, *, n_levels=3) -> VoteCounts:
     [[0, 1, 2], [0, 0, 0]]
     """
     votes, confidence = paired_confidence(votes, confidence)
-    v = numeric_array(votes, "votes")
+    v = numeric_array(
+        votes, "votes",
+        expected=f"1 (first item picked), 0 (second item), {UNDECIDED} (unable to decide) or NaN (no answer); "
+                 "recode text answers first, e.g. votes.replace({'A': 1, 'B': 0})",
+    )
     if v.ndim != 2 or v.shape[0] == 0 or v.shape[1] == 0:
         hint = " Use votes.reshape(-1, 1) for one annotator." if v.ndim == 1 else ""
         raise ValueError(
@@ -703,9 +707,13 @@ def estimate_theta(
     empty = den == 0
     if empty.any():
         how = " or undecided='half'" if undecided == "exclude" else ""
+        if labels is None:
+            where = f"pairs (by position) {_first_bad(empty)}"
+        else:  # a DataFrame's pairs by their labels
+            where = f"pairs {V.preview(np.asarray(labels[empty], dtype=object))}"
         raise ValueError(
-            f"{int(empty.sum())} pair(s) have no decided answer, so theta is undefined: pairs "
-            f"{_first_bad(empty)}. Drop them{how}, or use the Bayesian model (HumanRanking), "
+            f"{int(empty.sum())} pair(s) have no decided answer, so theta is undefined: "
+            f"{where}. Drop them{how}, or use the Bayesian model (HumanRanking), "
             "whose prior covers them."
         )
     theta = num / den
