@@ -332,3 +332,55 @@ def test_the_caveat_does_not_say_an_assumption_narrows_the_set_when_it_does_not(
     assert "about 17 random gold items give an interval half as wide" in text
     narrower = same._replace(assumed_lower=0.52, assumed_upper=0.95)
     assert "narrows it to [0.520, 0.950]" in identified_sentence(narrower)
+
+
+def test_metric_table_says_the_other_metrics_are_not_widened_without_gold():
+    """Without gold items only the accuracy row is widened to the identified set; precision, recall and
+    f_score kept the posterior's narrow intervals with no word (on a real crowd recall read [0.970, 0.995]
+    against a true 0.936). They stay the posterior's, and a caveat names them and quotes how far the
+    accuracy's own posterior interval sits inside the set."""
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    r = post.identified_accuracy(diagnosis="")
+    table = post.summary(["accuracy", "precision", "recall", "f_score"])
+    for m in ("precision", "recall", "f_score"):  # not widened: the posterior's HDI
+        assert tuple(table.loc[m].iloc[2:4]) == pytest.approx(hdi(post.metric(m).values.ravel(), 0.9))
+    (caveat,) = [c for c in table.attrs["caveats"] if "not widened" in c]
+    assert caveat.startswith("precision, recall, f_score: not widened")
+    assert f"[{r.posterior_lower:.3f}, {r.posterior_upper:.3f}]" in caveat and f"[{r.lower:.3f}, {r.upper:.3f}]" in caveat
+    assert f"About {r.gold_to_halve} random gold items" in caveat
+    (alone,) = [c for c in post.summary(["recall"]).attrs["caveats"] if "not widened" in c]
+    assert alone.startswith("recall: not widened")
+    assert not any("not widened" in c for c in post.summary(["accuracy"]).attrs["caveats"])
+
+
+def test_metric_table_carries_no_caveats_of_other_models():
+    """The annotator posterior's EvalData has no vetted labels and the 0/1 predictions for scores, so
+    EvalData's caveats (worded for a calibration curve: "no vetted labels ... Vet some items",
+    "100% of the scores are exactly 0 or 1 ... calibration curve ... Vet a few of the tied items")
+    came with summary(["accuracy"]) and the report; they do not apply to this model and are left out."""
+    from bayeval import Posterior
+    from bayeval.core.data import data_caveats
+    from bayeval.report import report
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    foreign = ("saturated", "calibration curve", "no vetted labels", "Vet ")
+    caveats = post.summary(["accuracy"]).attrs["caveats"]
+    assert caveats and not any(w in c for c in caveats for w in foreign)
+    assert any(c.startswith("true_accuracy") for c in caveats)  # its own stays
+    rep = report(post, title="annotators", metrics=["accuracy"])
+    assert not any(w in m for msgs in rep.warnings.values() for m in msgs for w in foreign)
+    # other posteriors keep them; a model names the kinds that apply to it
+    plain = Posterior.from_probabilities(post.data, p1, draws=20, random_seed=0)
+    assert [c.split(":")[0] for c in post.data.caveats(plain)][0] == "no vetted labels"
+    assert any("saturated" in c for c in post.data.caveats(plain))
+
+    class ScoresOnly:
+        data_caveat_kinds = ("scores",)
+
+    only = data_caveats(post.data, ScoresOnly())
+    assert len(only) == 1 and "saturated" in only[0]
+    ScoresOnly.data_caveat_kinds = ("labels", "calibration")
+    with pytest.raises(ValueError, match=r"names \['calibration'\].*subset of \('labels', 'scores'\)"):
+        data_caveats(post.data, ScoresOnly())

@@ -319,3 +319,19 @@ def identified_sentence(r: IdentifiedAccuracy) -> str:
         + assumed
         + _gold_words(r, without_assumption=False)
     )
+
+
+def unguarded_sentence(r: IdentifiedAccuracy, rows) -> str:
+    """What a metric table without gold items says about its rows other than the accuracy:
+    they are the posterior's, not widened to what the annotations identify."""
+    names = ", ".join(str(x) for x in list(rows)[:6]) + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
+    gold = (f" About {r.gold_to_halve} random gold items (refit with gold=...) would check them, as they would "
+            "halve the accuracy's range." if r.upper - r.lower >= ZERO_WIDTH else
+            " Random gold items (refit with gold=...) would check them.")
+    return (
+        f"{names}: not widened. Without gold items only the accuracy is reported as the range the annotations "
+        f"identify; these rows are the posterior's own intervals, which rest on the model's picture of how the "
+        f"classifier's errors overlap the annotators' -- the picture that gives the accuracy's posterior interval "
+        f"[{r.posterior_lower:.3f}, {r.posterior_upper:.3f}] where the annotations allow [{r.lower:.3f}, "
+        f"{r.upper:.3f}]. They can miss the truth by as much as that posterior interval can." + gold
+    )

@@ -32,6 +32,7 @@ from ._identified import (
     gold_to_width,
     identified_sentence,
     joint_floors,
+    unguarded_sentence,
 )
 from ._sensitivity import power_scaling
 from ._checks import MAX_CLASSES, check_classes, to_float_matrix
@@ -81,6 +82,10 @@ class AnnotatorPosterior(Posterior):
 
     #: the gold items' stacking weight and check (None without gold items)
     gold_check = None
+    #: none of EvalData's caveats apply (:func:`bayeval.core.data.data_caveats`): they speak of vetted labels
+    #: read through a calibration curve and of the scores' shape (here the 0/1 predictions stand in for the
+    #: scores); what the gold items and annotations leave open is this posterior's own caveat
+    data_caveat_kinds = ()
 
     def check(self, *, warn: bool = True) -> dict:
         """Convergence diagnostics of a fit, with a warning when they are bad.
@@ -261,7 +266,12 @@ class AnnotatorPosterior(Posterior):
         would narrow it (an assumption about the overlap, or how many gold items);
         ``attrs["identified"]`` holds the :class:`IdentifiedAccuracy`.
         ``summary(["accuracy"])`` reports the same interval in its ``accuracy`` row (with
-        gold items: the guarded one), and says so in its ``attrs["caveats"]``.
+        gold items: the guarded one), and says so in its ``attrs["caveats"]``. Its other
+        rows (precision, recall, f_score, ...) are the posterior's own intervals, not
+        widened: without gold items a caveat names them, since they rest on the model's
+        picture of the overlap and can miss the truth by as much as the accuracy's
+        posterior interval can. EvalData's caveats on vetted labels and the scores' shape
+        (worded for a calibration curve) do not apply here and are left out.
 
         Parameters
         ----------
@@ -407,18 +417,25 @@ class AnnotatorPosterior(Posterior):
 
     def _with_reported_accuracy(self, frame: pd.DataFrame, hdi_prob: float) -> pd.DataFrame:
         """The metric table's ``accuracy`` row with the interval the fit's table reports in its
-        ``true_accuracy`` row (guarded with gold items; the identified range when the true
-        accuracy is prior-dominated), and a sentence that says which."""
-        if "accuracy" not in frame.index or getattr(self, "_observed", None) is None:
+        ``true_accuracy`` row (guarded with gold items; without them the identified range), and a
+        sentence that says which; without gold items, a sentence that the other rows are the
+        posterior's own intervals, not widened."""
+        if getattr(self, "_observed", None) is None or not len(frame.index):
             return frame
-        reading = self._reported_accuracy(hdi_prob)
+        reading = self._accuracy_reading(hdi_prob)
         if reading is None:
             return frame
-        (lo, hi), sentence = reading
+        (lo, hi), sentence, ident = reading
         frame = frame.copy()
-        frame.loc["accuracy", frame.columns[2]] = lo
-        frame.loc["accuracy", frame.columns[3]] = hi
-        frame.attrs["caveats"] = [*frame.attrs.get("caveats", []), sentence]
+        caveats = list(frame.attrs.get("caveats", []))
+        if "accuracy" in frame.index:
+            frame.loc["accuracy", frame.columns[2]] = lo
+            frame.loc["accuracy", frame.columns[3]] = hi
+            caveats.append(sentence)
+        others = [r for r in frame.index if r != "accuracy"]
+        if others and ident is not None:
+            caveats.append(unguarded_sentence(ident, others))
+        frame.attrs["caveats"] = caveats
         return frame
 
     def reported_interval(self, metric, options, hdi_prob: float):
@@ -443,7 +460,13 @@ class AnnotatorPosterior(Posterior):
 
     def _reported_accuracy(self, hdi_prob: float, diagnosis: str | None = None):
         """``((lower, upper), sentence)`` when the reported interval of the true accuracy is
-        not the posterior's own (gold items guard it, or it is prior-dominated); else None."""
+        not the posterior's own (gold items guard it, or there are none); else None."""
+        reading = self._accuracy_reading(hdi_prob, diagnosis)
+        return None if reading is None else reading[:2]
+
+    def _accuracy_reading(self, hdi_prob: float, diagnosis: str | None = None):
+        """``((lower, upper), sentence, identified)``: :meth:`_reported_accuracy`'s reading and the
+        :class:`IdentifiedAccuracy` it reports (None with gold items); None where it is the posterior's."""
         check = self.gold_check
         if check is not None and check["n_gold"] >= 1:
             draws = np.asarray(self.metric("accuracy").values, dtype=np.float64).ravel()
@@ -452,11 +475,11 @@ class AnnotatorPosterior(Posterior):
             return (g.lower, g.upper), (
                 f"accuracy: the interval [{g.lower:.3f}, {g.upper:.3f}] holds the posterior's "
                 f"[{g.posterior_lower:.3f}, {g.posterior_upper:.3f}] and the {g.n_gold} gold items' own "
-                f"[{g.gold_lower:.3f}, {g.gold_upper:.3f}] (the guarded reading, as summary() reports it).")
+                f"[{g.gold_lower:.3f}, {g.gold_upper:.3f}] (the guarded reading, as summary() reports it).", None)
         ident = self.identified_accuracy(prob=hdi_prob, diagnosis=diagnosis)
         if not ident.reported:
             return None
-        return (ident.lower, ident.upper), identified_sentence(ident)
+        return (ident.lower, ident.upper), identified_sentence(ident), ident
 
     def identified_accuracy(self, *, prob: float = HDI_PROB, diagnosis: str | None = None,
                             error_lift=None) -> IdentifiedAccuracy:

@@ -621,6 +621,8 @@ FEW_OF_A_CLASS = 5
 SQUEEZED_RANGE = 0.4
 #: a share of probabilities at exactly 0 or 1 above this is "saturated"
 SATURATED_SHARE = 0.05
+#: the kinds of :func:`data_caveats` sentences: on the vetted labels, on the scores' shape
+DATA_CAVEAT_KINDS = ("labels", "scores")
 #: said when no item is vetted: the extreme case of a handful, of both classes at once
 NO_LABELS = (
     "no vetted labels: every interval is the prior's -- what the model assumes about how the scores relate to "
@@ -873,7 +875,11 @@ def data_caveats(data: EvalData, model=None) -> list[str]:
         differently from the default's says how in its ``caveat_few_positives`` (e.g.
         :class:`bayeval.models.LabelFlip`, which does not take the scores as calibrated, a
         ``Stack(transform="standardize")``, or a stack whose candidates read it apart; see
-        :func:`few_positives_caveat`); without one, the sentence is the default model's.
+        :func:`few_positives_caveat`); without one, the sentence is the default model's. A model
+        that reads neither the vetted labels nor the scores as these sentences describe names the
+        kinds that apply to it in ``data_caveat_kinds``, a subset of ``("labels", "scores")`` (the
+        vetted-label sentences, the score-shape ones; e.g. an annotator-error posterior, which
+        says what its gold items and annotations leave open in its own caveats, declares none).
 
     Examples
     --------
@@ -885,4 +891,11 @@ def data_caveats(data: EvalData, model=None) -> list[str]:
     >>> [c.split(":")[0] for c in data_caveats(EvalData(np.linspace(0.01, 0.99, 200), np.full(200, np.nan)))]
     ['no vetted labels']
     """
-    return _few_labels(data, model) + _score_shape(data.scores)
+    kinds = getattr(model, "data_caveat_kinds", None)
+    kinds = DATA_CAVEAT_KINDS if kinds is None else tuple(kinds)
+    unknown = [k for k in kinds if k not in DATA_CAVEAT_KINDS]
+    if unknown:
+        raise ValueError(f"`data_caveat_kinds` of {type(model).__name__} names {unknown}; expected a subset of "
+                         f"{DATA_CAVEAT_KINDS}.")
+    return (_few_labels(data, model) if "labels" in kinds else []) + (
+        _score_shape(data.scores) if "scores" in kinds else [])
