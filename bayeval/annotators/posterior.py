@@ -475,7 +475,7 @@ class AnnotatorPosterior(Posterior):
             return (g.lower, g.upper), (
                 f"accuracy: the interval [{g.lower:.3f}, {g.upper:.3f}] holds the posterior's "
                 f"[{g.posterior_lower:.3f}, {g.posterior_upper:.3f}] and the {g.n_gold} gold items' own "
-                f"[{g.gold_lower:.3f}, {g.gold_upper:.3f}] (the guarded reading, as summary() reports it).", None)
+                f"[{g.gold_lower:.3f}, {g.gold_upper:.3f}] (the guarded reading, as summary() reports it)."), None
         ident = self.identified_accuracy(prob=hdi_prob, diagnosis=diagnosis)
         if not ident.reported:
             return None
