@@ -619,26 +619,72 @@ def test_posterior_reports_undecided_and_unused_confidence(fitted):
 
 
 def test_posterior_percentile_equals_core_per_draw(fitted):
+    """Q is the core percentile at the predictive theta (the posterior mean); per_draw=True
+    gives the core percentile at each draw; the verdict and the summary read the former."""
     _, votes, conf, post = fitted
     rng = np.random.default_rng(4)
     systems = {"good": (post.theta.mean(("chain", "draw")).values > 0.5).astype(int)}
     systems["random"] = rng.integers(0, 2, size=20)
     q = post.percentile(systems)
-    assert q.dims == ("chain", "draw", "system")
+    assert q.dims == ("system",)
+    mean_theta = post.theta.values.mean(axis=(0, 1))
+    np.testing.assert_allclose(post.theta_predictive.values, mean_theta)
+    for s, r in systems.items():
+        assert float(q.sel(system=s)) == pytest.approx(float(ranking_percentile(mean_theta, r)), abs=1e-12)
+    per_draw = post.percentile(systems, per_draw=True)
+    assert per_draw.dims == ("chain", "draw", "system")
     th = post.theta.values
     for c, d in [(0, 0), (1, 123), (0, 299)]:
         for s, r in systems.items():
             ref = ranking_percentile(th[c, d], r, tol=1e-3)
-            assert float(q.sel(system=s)[c, d]) == pytest.approx(float(ref), abs=1e-12)
+            assert float(per_draw.sel(system=s)[c, d]) == pytest.approx(float(ref), abs=1e-12)
     p = post.indistinguishable(systems, epsilon=0.1)
-    np.testing.assert_allclose(p.values, (q <= 0.9).mean(("chain", "draw")).values)
+    np.testing.assert_array_equal(p.values, (q <= 0.9).values.astype(float))
+    assert post.indistinguishable(systems["good"], epsilon=0.1) is True
     summ = post.summary(systems, epsilon=0.1)
     assert list(summ.index) == ["good", "random"]
-    np.testing.assert_allclose(summ["mean"], q.mean(("chain", "draw")).values)
-    assert np.all(summ["hdi_5%"] <= summ["mean"]) and np.all(summ["mean"] <= summ["hdi_95%"])
-    assert np.all(summ["p_indistinguishable_min"] <= summ["p_indistinguishable"])
-    assert np.all(summ["n_undecided"] == 4) and np.all(summ["max_bound"] <= 1e-3)
-    assert summ.loc["good", "mean"] < summ.loc["random", "mean"]
+    np.testing.assert_allclose(summ["Q"], q.values)
+    np.testing.assert_allclose(summ["p_value"], 1 - q.values)
+    assert np.all(summ["Q_lower"] <= summ["Q"]) and np.all(summ["Q"] <= summ["Q_upper"])
+    assert np.all(summ["Q_upper"] - summ["Q_lower"] <= 2e-3) and summ["decided"].all()
+    np.testing.assert_array_equal(summ["indistinguishable"], (q.values <= 0.9).astype(float))
+    assert np.all(summ["n_undecided"] == 4)
+    assert summ.loc["good", "Q"] < summ.loc["random", "Q"]
+
+
+def _held_out_humans(n_pairs, n_votes, reps, seed, a=0.7):
+    """Simulated panels (theta ~ Beta(a, a), n_votes votes per pair) and one more human's
+    ranking each, left out of the votes; posteriors from the exact conjugate draws."""
+    from bayeval.rankings.model import RankingPosterior
+
+    rng = np.random.default_rng(seed)
+    for _ in range(reps):
+        theta = rng.beta(a, a, n_pairs)
+        votes = (rng.random((n_pairs, n_votes)) < theta[:, None]).astype(float)
+        human = (rng.random(n_pairs) < theta).astype(int)
+        n1 = votes.sum(1)
+        draws = rng.beta(a + n1, a + n_votes - n1, size=(1, 200, n_pairs))
+        yield RankingPosterior.from_draws(draws, votes), human
+
+
+def test_a_held_out_humans_q_is_uniform_and_rarely_called_distinguishable():
+    """The percentile of a human's ranking that is not among the votes is uniform when the
+    model holds, so the verdict calls a human distinguishable at rate <= epsilon. Q used to
+    be computed per posterior draw of theta: for 300 pairs x 5 votes the per-draw Q of such
+    rankings sat near 1 (its mean over draws above 0.9 in every panel checked here) and
+    p_indistinguishable was near 0, calling humans distinguishable from humans."""
+    reps = 150
+    qs, flagged = [], []
+    for k, (post, human) in enumerate(_held_out_humans(300, 5, reps, seed=11)):
+        qs.append(float(post.percentile(human, tol=1e-2)))
+        flagged.append(not post.indistinguishable(human, epsilon=0.1, tol=1e-2))
+        if k < 3:
+            assert float(post.percentile(human, tol=1e-2, per_draw=True).mean()) > 0.9
+    qs = np.array(qs)
+    # uniform Q: mean 0.5 (sd 0.289 / sqrt(reps)); share above 0.9 is 0.1 (binomial sd)
+    assert abs(qs.mean() - 0.5) < 3.5 * 0.289 / np.sqrt(reps)
+    assert np.mean(flagged) < 0.1 + 3.5 * np.sqrt(0.09 / reps)
+    assert np.mean(qs < 0.1) < 0.1 + 3.5 * np.sqrt(0.09 / reps)
 
 
 @pytest.mark.parametrize("conc", [1.0, 2.5])
@@ -907,7 +953,7 @@ def test_labelled_ranking_is_matched_to_the_pairs_by_label():
     ref = post.percentile([1, 0, 1])
     shuffled = pd.Series([1, 1, 0], index=["c", "a", "b"])
     np.testing.assert_array_equal(post.percentile(shuffled).values, ref.values)
-    assert post.summary(shuffled).loc["Q", "mean"] == pytest.approx(float(ref.mean()))
+    assert post.summary(shuffled).loc["Q", "Q"] == pytest.approx(float(ref))
     as_da = xr.DataArray([0, 1, 1], dims="pair", coords={"pair": ["b", "c", "a"]})
     np.testing.assert_array_equal(post.percentile(as_da).values, ref.values)
     q = post.percentile({"x": shuffled, "y": [1, 0, 1]})
@@ -1020,35 +1066,35 @@ def test_percentile_table_summarizes_the_defined_draws_and_counts_the_others():
     assert long.attrs["undefined"] == {("aged", "A"): 1.0}
 
 
-def test_ranking_summary_leaves_out_undefined_draws(monkeypatch):
-    """RankingPosterior.summary reads Q like percentile_table: a draw where Q is NaN counts in
-    no statistic (p_indistinguishable and its range included) and attrs["undefined"] says so."""
+def test_ranking_summary_names_undefined_rows(monkeypatch):
+    """RankingPosterior.summary reads an undefined (NaN) Q as undefined, not as a verdict:
+    its row's indistinguishable is NaN (NaN <= 1 - epsilon would read as distinguishable),
+    attrs["undefined"] names it, and the other rows are untouched."""
     import dataclasses
 
     from bayeval.rankings import model as M
 
     draws = np.random.default_rng(6).beta([5, 1, 2], [1, 3, 2], size=(2, 50, 3))
-    post = M.RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
+    votes = np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]])
+    post = M.RankingPosterior.from_draws(draws, votes)
     assert post.summary([1, 0, 1]).attrs["undefined"] == {}
     exact = M.ranking_percentile
 
-    def one_nan_draw(theta, ranking, **kwargs):
+    def nan_for_rankings_starting_with_0(theta, ranking, **kwargs):
         res = exact(theta, ranking, **kwargs)
-        bad = {f: np.array(getattr(res, f), dtype=float) for f in ("q", "lower", "upper")}
-        for v in bad.values():
-            v[0, 0] = np.nan
-        return dataclasses.replace(res, **bad)
+        bad = np.asarray(ranking)[..., 0] == 0
+        return dataclasses.replace(res, **{f: np.where(bad, np.nan, getattr(res, f))
+                                           for f in ("q", "lower", "upper")})
 
-    monkeypatch.setattr(M, "ranking_percentile", one_nan_draw)
-    post = M.RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
-    summ = post.summary([1, 0, 1], epsilon=0.1)
-    q = post.percentile([1, 0, 1]).values.ravel()[1:]
-    assert np.isfinite(summ.iloc[0, :7].to_numpy(float)).all()
-    assert summ.loc["Q", "mean"] == pytest.approx(q.mean())
-    assert summ.loc["Q", "p_indistinguishable"] == pytest.approx((q <= 0.9).mean())
-    assert summ.loc["Q", "p_indistinguishable_min"] <= summ.loc["Q", "p_indistinguishable"]
-    assert summ.loc["Q", "p_indistinguishable"] <= summ.loc["Q", "p_indistinguishable_max"]
-    assert summ.attrs["undefined"] == {"Q": pytest.approx(0.01)}
+    monkeypatch.setattr(M, "ranking_percentile", nan_for_rankings_starting_with_0)
+    post = M.RankingPosterior.from_draws(draws, votes)
+    summ = post.summary({"ok": [1, 0, 1], "bad": [0, 0, 1]}, epsilon=0.1)
+    assert summ.attrs["undefined"] == {"bad": 1.0}
+    assert np.isnan(summ.loc["bad", "indistinguishable"]) and np.isnan(summ.loc["bad", "Q"])
+    ok = exact(post.theta_predictive.values, [1, 0, 1])
+    assert summ.loc["ok", "Q"] == pytest.approx(float(ok))
+    assert summ.loc["ok", "indistinguishable"] == float(float(ok) <= 0.9)
+    assert np.isnan(post.indistinguishable({"ok": [1, 0, 1], "bad": [0, 0, 1]}).sel(system="bad"))
 
 
 def test_percentile_cache_tells_arrays_with_the_same_bytes_apart():

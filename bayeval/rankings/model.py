@@ -4,9 +4,13 @@ Each item pair ``i`` has ``theta[i]``, the probability that a human picks its
 first item. Votes are Binomial given ``theta``; for pairs whose votes are
 unanimous and that carry confidence scores, the confidence levels inform
 ``theta`` through the same mapping as the paper's constrained MLE (eqs. 12-14).
-The posterior of ``theta`` is pushed through
-:func:`bayeval.rankings.percentile.ranking_percentile`, giving the percentile ``Q`` of a
-machine ranking as a full distribution.
+A machine ranking is judged against the human rankings the fit predicts: a new
+human picks the first item of pair ``i`` with probability ``E[theta[i] | votes]``
+(the posterior predictive), and the percentile ``Q`` of the machine's ranking
+among those predicted rankings (:meth:`RankingPosterior.percentile`) carries the
+uncertainty about ``theta`` in that prediction. For a human's ranking ``Q`` is
+uniform on (0, 1) when the model holds, so ``Q > 1 - epsilon`` happens to a
+share ``epsilon`` of humans.
 
 The numpy core (vote counting, point estimates, ``Q``) is in
 :mod:`bayeval.rankings.percentile`; this module only builds the PyMC model and wraps draws
@@ -22,7 +26,6 @@ import pandas as pd
 import xarray as xr
 
 from bayeval.core import _validate as V
-from bayeval.core._defaults import HDI_PROB
 from bayeval.rankings.percentile import (
     DEFAULT_MAPPING,
     UNDECIDED_RULES,
@@ -32,7 +35,6 @@ from bayeval.rankings.percentile import (
     pair_labels,
     pair_rules,
     paired_confidence,
-    q_stats,
     ranking_percentile,
 )
 
@@ -615,7 +617,7 @@ class RankingPosterior(BasePosterior):
     >>> post.undecided_total
     1
     >>> post.percentile([1, 0, 1]).dims
-    ('chain', 'draw')
+    ()
     """
 
     def __init__(self, idata, *, counts, unanimous, used_confidence, pair_labels, undecided):
@@ -867,7 +869,27 @@ class RankingPosterior(BasePosterior):
         dims = ("pair",) if arr.ndim == 1 else ("ranking", "pair")
         return xr.DataArray(arr, dims=dims, coords={"pair": self.pair_labels})
 
-    def _percentile(self, ranking, ties, tol):
+    @property
+    def theta_predictive(self) -> xr.DataArray:
+        """Probability that a new human picks each pair's first item, predicted from the votes.
+
+        The posterior mean of theta (dims ``pair``): a new human's choice on pair
+        ``i`` is Bernoulli with this probability once theta's uncertainty is
+        integrated out. The human rankings that :meth:`percentile` compares a
+        machine's ranking with are drawn pair by pair with these probabilities.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import RankingPosterior
+        >>> draws = np.stack([np.full((1, 4), 0.6), np.full((1, 4), 0.8)], axis=1)
+        >>> post = RankingPosterior.from_draws(draws, np.array([[1, 1, 0], [0, 1, 1], [1, 1, 1], [0, 0, 1]]))
+        >>> post.theta_predictive.round(3).values.tolist()
+        [0.7, 0.7, 0.7, 0.7]
+        """
+        return self.theta.mean(("chain", "draw")).rename("theta_predictive")
+
+    def _percentile(self, ranking, ties, tol, per_draw):
         da = self._ranking_da(ranking)
         values = np.asarray(da)
         key = (  # the bytes alone are not the array: the same bytes read as another dtype or shape differ
@@ -878,6 +900,7 @@ class RankingPosterior(BasePosterior):
             tuple((k, tuple(np.asarray(v).tolist())) for k, v in da.coords.items() if k != "pair"),
             ties,
             float(tol),
+            bool(per_draw),
         )
         if key not in self._cache:
 
@@ -887,7 +910,7 @@ class RankingPosterior(BasePosterior):
 
             out = xr.apply_ufunc(
                 core,
-                self.theta,
+                self.theta if per_draw else self.theta_predictive,
                 da,
                 input_core_dims=[["pair"], ["pair"]],
                 output_core_dims=[["stat"]],
@@ -897,8 +920,15 @@ class RankingPosterior(BasePosterior):
             self._cache[key] = ds
         return self._cache[key]
 
-    def percentile(self, ranking, *, ties="strict", tol=1e-3, return_bound=False):
-        """Percentile Q of a machine ranking, one value per posterior draw.
+    def percentile(self, ranking, *, ties="strict", tol=1e-3, return_bound=False, per_draw=False):
+        """Percentile Q of a machine ranking among the human rankings predicted from the votes.
+
+        ``Q`` is the probability that a new human's ranking is more probable than
+        this one, the human's choices drawn with :attr:`theta_predictive` (the
+        posterior predictive: theta's uncertainty integrated out). ``Q = 0`` for
+        the most probable human ranking; for a ranking drawn like a human's, ``Q``
+        is close to uniform on (0, 1) when the model holds, so ``1 - Q`` reads
+        as a p-value of "this ranking is a human's".
 
         Parameters
         ----------
@@ -911,15 +941,22 @@ class RankingPosterior(BasePosterior):
         ties : {"strict", "inclusive"}, default "strict"
             See :func:`bayeval.rankings.percentile.ranking_percentile`.
         tol : float, default 1e-3
-            Numerical accuracy per draw (far below the posterior spread of Q;
-            the cost per draw grows like 1/tol).
+            Numerical accuracy (the cost grows like 1/tol).
         return_bound : bool, default False
             Return a Dataset with ``q``, ``lower``, ``upper`` and ``bound``.
+        per_draw : bool, default False
+            Instead, Q under each posterior draw of theta (dims ``chain``, ``draw``
+            first). Their spread shows how much Q depends on theta, but they are
+            not a credible interval of the ranking's percentile: a ranking that is
+            not among the votes disagrees with a draw of theta more than with the
+            true theta, so for a genuine human's ranking these values pile up near
+            1 as the pairs grow (300 pairs, 5 votes each: the per-draw Q
+            of held-out human rankings averaged 1.00; ``benchmarks/results/ranking_q.md``).
 
         Returns
         -------
         xarray.DataArray or xarray.Dataset
-            Dims ``(chain, draw, ...)``, the ranking's own dims last.
+            The ranking's own dims (``chain``, ``draw`` first with ``per_draw``).
 
         Examples
         --------
@@ -929,11 +966,15 @@ class RankingPosterior(BasePosterior):
         >>> draws = np.random.default_rng(1).beta([3, 2, 5], [2, 3, 1], size=(2, 50, 3))
         >>> post = RankingPosterior.from_draws(draws, votes)
         >>> post.percentile({"a": [1, 0, 1], "b": [0, 1, 0]}).dims
-        ('chain', 'draw', 'system')
+        ('system',)
+        >>> post.percentile([1, 0, 1], per_draw=True).dims
+        ('chain', 'draw')
         """
         ties = V.check_choice(ties, "ties", ("strict", "inclusive"))
         tol = V.as_positive_number(tol, "tol", upper=0.5)
-        ds = self._percentile(ranking, ties, tol)
+        if not isinstance(per_draw, bool | np.bool_):
+            raise TypeError(f"per_draw must be True or False; got {per_draw!r}.")
+        ds = self._percentile(ranking, ties, tol, per_draw)
         if return_bound:
             return ds
         q = ds["q"].rename("Q")
@@ -941,11 +982,12 @@ class RankingPosterior(BasePosterior):
         return q
 
     def indistinguishable(self, ranking, *, epsilon=0.05, ties="strict", tol=1e-3):
-        """Posterior probability that a ranking is indistinguishable from humans.
+        """Whether a ranking is indistinguishable from humans at level epsilon.
 
-        That is ``P(Q <= 1 - epsilon | votes)``, the share of posterior draws in
-        which the ranking lies in the most probable ``1 - epsilon`` of human
-        rankings.
+        True when ``Q <= 1 - epsilon`` (:meth:`percentile`): the ranking lies among
+        the most probable ``1 - epsilon`` of the human rankings predicted from the
+        votes. When the model holds, a human's own ranking is called
+        distinguishable with probability at most about ``epsilon``.
 
         Parameters
         ----------
@@ -958,8 +1000,9 @@ class RankingPosterior(BasePosterior):
 
         Returns
         -------
-        float or xarray.DataArray
-            A float for a single ranking, else one value per ranking.
+        bool or xarray.DataArray
+            A bool for a single ranking, else one value per ranking (1.0 / 0.0,
+            NaN where Q is undefined).
 
         Examples
         --------
@@ -968,41 +1011,40 @@ class RankingPosterior(BasePosterior):
         >>> votes = np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]])
         >>> draws = np.random.default_rng(2).beta([6, 1, 2], [1, 4, 2], size=(2, 200, 3))
         >>> post = RankingPosterior.from_draws(draws, votes)
-        >>> p = post.indistinguishable([1, 0, 1], epsilon=0.1)
-        >>> 0.0 <= p <= 1.0
+        >>> post.indistinguishable([1, 0, 1], epsilon=0.1)
         True
         """
         epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
         q = self.percentile(ranking, ties=ties, tol=tol)
-        p = (q <= 1 - epsilon).mean(("chain", "draw"))
-        return float(p) if p.ndim == 0 else p.rename("p_indistinguishable")
+        out = (q <= 1 - epsilon).where(np.isfinite(q))
+        return bool(out) if out.ndim == 0 else out.rename("indistinguishable")
 
-    def summary(self, ranking, *, hdi_prob=HDI_PROB, epsilon=0.05, ties="strict", tol=1e-3):
-        """Posterior summary of Q: mean, sd, HDI and decision probability.
+    def summary(self, ranking, *, epsilon=0.05, ties="strict", tol=1e-3):
+        """Percentile Q of rankings and the verdict, one row per ranking.
 
         Parameters
         ----------
         ranking : array-like, dict, pandas.Series or xarray.DataArray
             As in :meth:`percentile`.
-        hdi_prob : float, default 0.9
-            Mass of the highest-density interval.
         epsilon : float, default 0.05
-            Level for ``p_indistinguishable = P(Q <= 1 - epsilon)``.
+            Level of the verdict ``indistinguishable = Q <= 1 - epsilon``.
         ties, tol
             As in :meth:`percentile`.
 
         Returns
         -------
         pandas.DataFrame
-            One row per ranking: ``mean``, ``sd``, ``hdi_5%``, ``hdi_95%`` (for
-            the default ``hdi_prob``; named as in :meth:`bayeval.Posterior.summary`),
-            ``p_indistinguishable`` and its numerical range
-            (``p_indistinguishable_min``/``_max``, from the per-draw brackets of
-            Q), ``max_bound`` (largest numerical error bound of a draw), and
-            ``n_undecided`` (total "unable to decide" answers in the data).
-            ``attrs["undefined"]`` maps each row with draws where Q is undefined
-            (NaN) to the share of such draws; the row summarizes the other draws,
-            as :meth:`bayeval.Posterior.summary` does.
+            Columns ``Q`` (the percentile among the human rankings predicted from
+            the votes, :meth:`percentile`), ``Q_lower`` / ``Q_upper`` (its numerical
+            bracket, width at most ``tol``), ``p_value`` (``1 - Q``: the predicted
+            share of human rankings at most as probable as this one),
+            ``indistinguishable`` (1.0 when ``Q <= 1 - epsilon``, else 0.0),
+            ``decided`` (False where the numerical bracket straddles ``1 - epsilon``;
+            a smaller ``tol`` decides it) and ``n_undecided`` (total "unable to decide" answers in
+            the data). ``attrs["undefined"]`` maps each row where Q is undefined
+            (NaN) to 1.0. There is no interval of Q: the uncertainty about theta is
+            inside Q (the prediction averages over it); :meth:`percentile` with
+            ``per_draw=True`` says why the spread of per-draw values is not one.
 
         Examples
         --------
@@ -1012,28 +1054,27 @@ class RankingPosterior(BasePosterior):
         >>> draws = np.random.default_rng(3).beta([5, 1, 2], [1, 3, 2], size=(2, 100, 3))
         >>> post = RankingPosterior.from_draws(draws, votes)
         >>> list(post.summary([1, 0, 1]).columns)[:4]
-        ['mean', 'sd', 'hdi_5%', 'hdi_95%']
+        ['Q', 'Q_lower', 'Q_upper', 'p_value']
         """
-        hdi_prob = V.as_positive_number(hdi_prob, "hdi_prob", upper=1.0)
         epsilon = V.as_positive_number(epsilon, "epsilon", upper=1.0)
         ds = self.percentile(ranking, ties=ties, tol=tol, return_bound=True)
         thr = 1 - epsilon
-        stats = q_stats(ds["q"], hdi_prob=hdi_prob, epsilon=epsilon)
-        share = stats["undefined"]
-        stats = stats.drop_vars("undefined")
-        defined = np.isfinite(ds["q"])  # as q_stats: over the draws where Q is defined
-        stats["p_indistinguishable_min"] = (ds["upper"] <= thr).where(defined).mean(("chain", "draw"))
-        stats["p_indistinguishable_max"] = (ds["lower"] <= thr).where(defined).mean(("chain", "draw"))
-        stats["max_bound"] = ds["bound"].max(("chain", "draw"))
-        if stats["mean"].ndim == 0:
-            df = pd.DataFrame({k: [float(v)] for k, v in stats.items()}, index=["Q"])
-            share = pd.Series([float(share)], index=df.index)
+        defined = np.isfinite(ds["q"])
+        stats = xr.Dataset({
+            "Q": ds["q"],
+            "Q_lower": ds["lower"],
+            "Q_upper": ds["upper"],
+            "p_value": 1 - ds["q"],
+            "indistinguishable": (ds["q"] <= thr).where(defined),
+            "decided": (ds["upper"] <= thr) | (ds["lower"] > thr),
+        })
+        if stats["Q"].ndim == 0:
+            df = pd.DataFrame({k: [v.item()] for k, v in stats.items()}, index=["Q"])
         else:
             df = stats.to_dataframe()
-            share = share.to_series()
         df["n_undecided"] = self.undecided_total
-        undefined = {key: float(v) for key, v in share[share > 0].items()}
-        df.attrs.update(hdi_prob=hdi_prob, epsilon=epsilon, ties=ties, undefined=undefined)
+        undefined = {key: 1.0 for key in df.index[~np.isfinite(df["Q"].to_numpy(dtype=float))]}
+        df.attrs.update(epsilon=epsilon, ties=ties, undefined=undefined, reading="posterior predictive")
         return df
 
     def __repr__(self) -> str:
