@@ -571,3 +571,48 @@ def test_a_threshold_that_flags_no_item_or_every_item_is_refused_before_labels_a
         select(post2, metric="precision", threshold=0.5, size=5)
     with pytest.raises(ValueError, match=r"flags no item \(score >= 0.5\) in 1 of the 2 categories \('b'\)"):
         expected_change(post2, "precision", threshold=0.5, category="mean")
+
+
+def test_a_top_bigger_than_a_categorys_items_is_refused_as_posterior_metric_refuses_it(tmp_path):
+    """select() and expected_change() took precision_at_k / recall_at_k with k above a category's
+    items (k=3 where category 'b' holds 2) and chose a batch for a metric Posterior.metric and the
+    command line refuse; ActiveSession served a designed batch and failed only at estimate()."""
+    from bayeval.active import ActiveSession
+    from bayeval.active.select import check_top_k
+
+    data = EvalData(np.linspace(1, 0, 10), [1] + [np.nan] * 4 + [0] + [np.nan] * 4, categories=["a"] * 8 + ["b"] * 2)
+    post = Posterior.from_probabilities(data, np.full(10, 0.5), draws=50, random_seed=0)
+    with pytest.raises(ValueError) as ref:
+        post.metric("precision_at_k", k=3)
+    said = str(ref.value)
+    assert "'b' (2 items)" in said and "Give k <= 2" in said
+    for call in (lambda: select(post, metric="precision_at_k", k=3, size=2),
+                 lambda: select(post, metric="precision_at_k", k=3, size=2, strategy="auto"),
+                 lambda: select(post, metric="precision_at_k", k=3, size=2, strategy="design"),
+                 lambda: select(post, metric="precision_at_k", k=3, size=2, category="mean"),
+                 lambda: expected_change(post, "precision_at_k", k=3),
+                 lambda: check_top_k(data, "precision_at_k", k=3)):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert str(err.value) == said  # the same words as Posterior.metric
+    with pytest.raises(ValueError, match=r"recall_at_k: `k` = 3 .* would hold all 2 items and the recall would be 1"):
+        expected_change(post, "recall_at_k", k=3, category="mean")
+    with pytest.raises(ValueError, match=r"`k` = 11 is more than the 10 items"):  # pooled: the top of all items
+        expected_change(post, "precision_at_k", k=11, category="pooled")
+    # pooled, k=3 is a top of all 10 items: accepted; the strategies that ignore the metric take it
+    assert expected_change(post, "precision_at_k", k=3, category="pooled").shape == (10,)
+    assert select(post, metric="precision_at_k", k=3, size=2, category="pooled").size == 2
+    assert select(post, metric="precision_at_k", k=3, size=2, strategy="uncertainty").size == 2
+
+    def no_fit(d):
+        raise AssertionError("nothing is fitted for a refused k")
+
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(ValueError) as err:
+        ActiveSession(data, no_fit, metric="precision_at_k", metric_kwargs={"k": 3}, category="each", store=path)
+    assert str(err.value) == said
+    with pytest.raises(ValueError, match=r"more than the items of 1 category: 'b'"):  # the default: their mean
+        ActiveSession(data, no_fit, metric="precision_at_k", metric_kwargs={"k": 3}, store=path)
+    assert not path.exists()  # refused before the store was made
+    ActiveSession(data, no_fit, metric="precision_at_k", metric_kwargs={"k": 3}, category="pooled",
+                  store=path).close()

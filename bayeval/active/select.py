@@ -101,10 +101,10 @@ import xarray as xr
 
 from ..core import _validate as V
 from ..core.posterior import Posterior, check_posterior
-from ..core.evaluate import MetricEvaluator
+from ..core.evaluate import MetricEvaluator, resolve_metric
 from .design import check_threshold, design, design_target, explore, explore_count, resolve_auto
 
-__all__ = ["STRATEGIES", "expected_change", "select"]
+__all__ = ["STRATEGIES", "check_top_k", "expected_change", "select"]
 
 STRATEGIES = ("random", "most_confident_mistake", "uncertainty", "expected_change", "design", "auto")
 
@@ -124,6 +124,55 @@ def _resolve_category(data, category) -> str:
     return V.as_category_mode(category, data.has_categories)
 
 
+def check_top_k(data, metric, *, category=None, **metric_kwargs) -> None:
+    """Refuse a ``k`` of ``precision_at_k`` or ``recall_at_k`` above the items the metric is
+    computed on, as :meth:`bayeval.Posterior.metric` refuses it, before any item is chosen for it.
+
+    A top bigger than the items would count its missing places as negatives (``precision_at_k``)
+    or hold every item (``recall_at_k`` is 1 in every draw), so no label could sharpen it. With
+    categories and ``category`` other than ``"pooled"`` the metric is computed per category, and
+    ``k`` above a category's number of items is refused too. Other metrics pass.
+
+    Parameters
+    ----------
+    data : EvalData
+        The pool.
+    metric : str or callable
+        The metric (as in :meth:`bayeval.Posterior.metric`).
+    category : {"each", "mean", "pooled"}, optional
+        How the metric treats the data's categories (None: ``"each"`` with categories).
+    **metric_kwargs
+        Options of the metric (``k=``, ``threshold=``...).
+
+    Raises
+    ------
+    ValueError
+        Saying which ``k`` is too big for which items, and the largest ``k`` allowed.
+
+    Examples
+    --------
+    >>> from bayeval import EvalData
+    >>> from bayeval.active.select import check_top_k
+    >>> data = EvalData([0.9, 0.8, 0.7, 0.6, 0.5], categories=["a", "a", "a", "b", "b"])
+    >>> check_top_k(data, "precision_at_k", k=2)     # every category has 2 items or more
+    >>> check_top_k(data, "precision_at_k", k=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: precision_at_k: `k` = 3 is more than the items of 1 category: 'b' (2 items); ...
+    >>> check_top_k(data, "precision_at_k", k=3, category="pooled")  # the top of all 5 items
+    """
+    try:
+        name = resolve_metric(metric)[2]
+    except (TypeError, ValueError):
+        return  # an unknown metric is refused where it is evaluated
+    if name not in V.TOP_K_METRICS:
+        return
+    kwargs = dict(metric_kwargs)
+    threshold = kwargs.pop("threshold", None)
+    category = "pooled" if _resolve_category(data, category) == "pooled" else "each"
+    MetricEvaluator(data, metric, category=category, threshold=threshold, kwargs=kwargs).check_top_k()
+
+
 # ------------------------------------------------------------ expected change
 
 
@@ -137,6 +186,7 @@ class _ChangeSetup:
         self.category = _resolve_category(data, category)
         ev_category = "pooled" if self.category == "pooled" else "each"
         ev = MetricEvaluator(data, metric, category=ev_category, threshold=threshold, kwargs=kwargs)
+        ev.check_top_k()  # a top bigger than the items (or a category's), refused as Posterior.metric refuses it
         if ev.extra_shape:
             dims = ", ".join(f"{d}={len(c)}" for d, c in ev.extra)
             raise ValueError(
@@ -272,7 +322,9 @@ def expected_change(
     chunk_size : int, optional
         Draws per chunk (memory/speed only; the result does not change).
     **metric_kwargs
-        Options of the metric (``k=``, ``recall=``, ``threshold=``...).
+        Options of the metric (``k=``, ``recall=``, ``threshold=``...). A ``k`` of
+        ``precision_at_k`` or ``recall_at_k`` above the items, or above a category's items
+        when the metric is per category, is refused (:func:`check_top_k`).
 
     Returns
     -------
@@ -471,7 +523,9 @@ def select(
     **metric_kwargs
         Options of the metric (``k=``, ``threshold=``...). A ``threshold=`` that flags no
         item or every item is refused (:func:`bayeval.active.design.check_threshold`) by
-        the strategies that use the metric.
+        the strategies that use the metric, and so is a ``k`` of ``precision_at_k`` or
+        ``recall_at_k`` above the items or, per category, above a category's items
+        (:func:`check_top_k`).
 
     Returns
     -------
@@ -503,6 +557,7 @@ def select(
         _resolve_category(data, category)
     if strategy in ("expected_change", "design", "auto"):  # a rule that flags no item: no label can move it
         check_threshold(data, metric, metric_kwargs.get("threshold"), category=category)
+        check_top_k(data, metric, category=category, **metric_kwargs)  # a top bigger than the items
     candidates = np.flatnonzero(~data.vetted & ~excluded)
     auto = strategy == "auto"
     strategy = resolve_auto(strategy, data, size)

@@ -26,7 +26,7 @@ from ..core.model import Model
 from ..core.posterior import Posterior
 from ._store_items import labels_for_items, row_count
 from .design import check_threshold, design, design_target, resolve_auto
-from .select import STRATEGIES, select
+from .select import STRATEGIES, check_top_k, select
 from .store import KnownItems, LabelStore, decode_item, encode_items
 
 __all__ = ["ActiveSession"]
@@ -117,7 +117,9 @@ class ActiveSession:
         Options of the metric (``{"k": 48}``). A metric that needs one (``k`` of
         ``"precision_at_k"``, ``recall`` of ``"precision_at_recall"``) and lacks it is
         refused here, before any batch is served; so is a ``threshold`` that flags no item
-        or every item (:func:`bayeval.active.design.check_threshold`).
+        or every item (:func:`bayeval.active.design.check_threshold`), and a ``k`` of
+        ``"precision_at_k"`` or ``"recall_at_k"`` above the items or, per category, above a
+        category's items (:func:`bayeval.active.select.check_top_k`).
     category : {"mean", "pooled", "each"}, optional
         How categories enter the estimate and the selection; default ``"mean"`` with
         categories, else ``"pooled"``.
@@ -197,6 +199,8 @@ class ActiveSession:
         self.category = V.check_choice(category, "category", ("mean", "pooled", "each"))
         # a threshold above every score (or at or below every one): refused before a batch is spent on it
         check_threshold(data, metric, self.metric_kwargs.get("threshold"), category=self.category)
+        check_top_k(data, metric, category=self.category,  # and a top bigger than the items (or a category's)
+                    **{k: v for k, v in self.metric_kwargs.items() if k != "category"})
         self.hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
         self.fit_kwargs = dict(fit_kwargs or {})
         self.random_seed = _as_int_seed(random_seed)
