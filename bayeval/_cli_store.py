@@ -512,5 +512,5 @@ def held_items(store, data, args):
     print(f"note: {int(mask.sum())} item(s) proposed in earlier batches are not labeled yet ({where}); the new batch "
           "leaves them out, so that no item is proposed twice. They stay in their batch: label them any time "
           f"(`bayeval label {args.store} LABELS.csv`); `bayeval select --store` lists the unlabeled items of the "
-          "newest batch only.", file=sys.stderr)
+          "newest batch only (`bayeval vet` offers every batch's before it chooses a new one).", file=sys.stderr)
     return mask

@@ -1380,8 +1380,9 @@ def _parser() -> argparse.ArgumentParser:
     sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")
     sel.add_argument("--new-batch", action="store_true",
                      help="propose a new batch even if the last one is unfinished: its unlabeled items are left out "
-                          "of the new one (no item is proposed twice) and are no longer listed as pending; they stay "
-                          "in their batch, and `bayeval label` takes their labels at any time")
+                          "of the new one (no item is proposed twice) and are no longer listed as pending here; they "
+                          "stay in their batch, `bayeval vet` still offers them, and `bayeval label` takes their "
+                          "labels at any time")
     _format_arg(sel)
     sel.set_defaults(func=_cmd_select)
 

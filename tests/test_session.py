@@ -471,3 +471,39 @@ def test_other_scores_as_a_series_pair_with_the_datas_items_in_order():
     out = _with_scores(data, other)
     np.testing.assert_array_equal(out.scores, other.to_numpy())
     np.testing.assert_array_equal(out.features, data.features)
+
+
+def test_every_unfinished_batch_s_items_are_offered_before_a_new_batch_and_never_proposed_twice(tmp_path):
+    """With two unfinished batches (`bayeval select --store --new-batch` starts one before the last
+    is labelled), next_batch() read the newest batch alone: once it was labelled a new batch was
+    chosen, and it proposed the older batch's unlabelled items b and c a second time."""
+    data = EvalData(np.linspace(1, 0, 8), item_ids=list("abcdefgh"))
+    path = tmp_path / "s.sqlite"
+
+    def no_fit(d):
+        raise AssertionError("offering the proposed items needs no fit")
+
+    with LabelStore(path) as st:
+        b1 = st.new_batch(["a", "b", "c"], strategy="design")
+        st.add(["a"], [1], batch=b1)
+        b2 = st.new_batch(["d", "e", "f"], strategy="design")
+        st.add(["d"], [1], batch=b2)
+    with ActiveSession(data, no_fit, batch_size=4, strategy="design", store=path, random_seed=0) as s:
+        assert s.pending(by_batch=True) == {1: ["b", "c"], 2: ["e", "f"]}
+        assert s.next_batch() == ["b", "c", "e", "f"]  # the older batch's first
+        assert s.next_batch(exclude=["b"]) == ["c", "e", "f"]
+        s.record(["e", "f"], [0, 0])
+        assert s.next_batch() == ["b", "c"]  # before: a new batch, with b and c in it again
+        s.record(["b", "c"], [1, 0], annotator="ana")
+        assert s.store.labels().set_index("item").loc[["b", "c"], "batch"].tolist() == [1, 1]  # filed in their batch
+        assert s.pending() == []
+        new = s.next_batch()
+        assert sorted(new) == ["g", "h"] and s.store.batches()["batch"].tolist() == [1, 2, 3]
+    # a label in the data (not the store) ends an item's wait too
+    path2 = tmp_path / "s2.sqlite"
+    with LabelStore(path2) as st:
+        st.new_batch(["a", "b"])
+        st.new_batch(["c"])
+    labelled = EvalData(np.linspace(1, 0, 8), [np.nan, 1] + [np.nan] * 6, item_ids=list("abcdefgh"))
+    with ActiveSession(labelled, no_fit, batch_size=4, strategy="design", store=path2) as s:
+        assert s.pending(by_batch=True) == {1: ["a"], 2: ["c"]} and s.next_batch() == ["a", "c"]

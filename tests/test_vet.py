@@ -813,3 +813,45 @@ def test_the_comparison_page_reads_each_card_s_transform_as_bayeval_compare_does
     assert card_transforms(joined) == {"digits_vet": "auto", "digits_vet_nb": "logodds"}
     with open_compare(joined, store=tmp_path / "cmp.sqlite") as v:
         assert v.session.transform == {"digits_vet": "auto", "digits_vet_nb": "logodds"}
+
+
+def test_the_page_offers_every_unfinished_batch_s_items_before_a_new_batch(tmp_path):
+    """With two unfinished batches the page read the newest alone: it showed e and f, then chose a
+    new batch that proposed the older batch's b and c again (batches [a b c], [d e f], [b c h g])."""
+    from bayeval.vet.comparison import ComparisonSession
+
+    data = EvalData(np.linspace(1, 0, 8), item_ids=list("abcdefgh"))
+    path = tmp_path / "vet.sqlite"
+    with LabelStore(path) as st:
+        b1 = st.new_batch(["a", "b", "c"], strategy="design")
+        st.add(["a"], [1], batch=b1)
+        b2 = st.new_batch(["d", "e", "f"], strategy="design")
+        st.add(["d"], [1], batch=b2)
+    active = ActiveSession(data, _model, batch_size=4, strategy="design", store=path, random_seed=0, progressbar=False)
+    with VetSession(active, ItemView(data), annotator="ana") as v:
+        assert v.wait_idle(30)
+        progress = v.state()["progress"]
+        assert (progress["batch"], progress["remaining_in_batch"], progress["remaining_in_earlier_batches"]) == (2, 2, 2)
+        shown = []
+        for _ in range(12):
+            r = v.next("tab-aaaaaaaa")
+            if r["status"] == "batch":
+                assert v.wait_idle(30)
+                continue
+            if r["item"] is None:
+                break
+            shown.append(r["item"]["item"])
+            assert v.answer("tab-aaaaaaaa", r["item"]["item"], "n")["recorded"]["batch"] == (
+                1 if shown[-1] in "bc" else 2 if shown[-1] in "ef" else 3)
+        assert shown[:4] == ["b", "c", "e", "f"] and sorted(shown[4:]) == ["g", "h"]
+        proposed = [v.store.batch_items(int(b)) for b in v.store.batches()["batch"]]
+        assert proposed[2:] == [shown[4:]]  # the new batch holds no item proposed before
+    # a comparison's session offers them the same way (no fit is needed to offer them)
+    cpath = tmp_path / "cmp.sqlite"
+    with LabelStore(cpath) as st:
+        b1 = st.new_batch(["a", "b", "c"], strategy="design")
+        st.add(["a"], [1], batch=b1)
+        st.add(["d", "e", "f"], [1, 0, 0], batch=st.new_batch(["d", "e", "f"], strategy="design"))
+    scores = {"x": np.linspace(1, 0, 8), "y": np.linspace(0, 1, 8)}
+    with ComparisonSession(scores, item_ids=list("abcdefgh"), store=cpath, batch_size=4, draws=50) as s:
+        assert s.next_batch() == ["b", "c"]

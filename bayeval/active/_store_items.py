@@ -7,12 +7,14 @@ The one reading shared by ``Card.load_data(store=True)`` (``bayeval report CARD`
 ``261`` written by an older bayeval for an id column's ``'261'``) is that item, and the
 labels of both kinds of its id are settled together by the store's conflict rule.
 :func:`vetted_choice` reads, the same way, how the store's batches chose the vetted items
-(the report says whether its vetted-only numbers estimate the pool's metrics).
+(the report says whether its vetted-only numbers estimate the pool's metrics), and
+:func:`pending_items` which items the batches proposed that nobody has labeled yet, in every
+batch (an older batch left unfinished by ``bayeval select --store --new-batch`` included).
 """
 
 from __future__ import annotations
 
-__all__ = ["labels_for_items", "row_count", "vetted_choice"]
+__all__ = ["labels_for_items", "pending_items", "row_count", "vetted_choice"]
 
 
 def row_count(item_ids) -> int | None:
@@ -130,4 +132,66 @@ def vetted_choice(store, item_ids, vetted) -> dict:
         if is_vetted:
             key = first.get(item)
             out[key] = out.get(key, 0) + 1
+    return out
+
+
+def pending_items(store, item_ids) -> dict:
+    """The items every batch of ``store`` proposed that nobody has labeled yet, by batch.
+
+    Unlike :meth:`LabelStore.pending`, which reads one batch (the newest by default), this reads
+    them all: a batch left unfinished when a newer one was proposed (``bayeval select --store
+    --new-batch``) still holds its items. An item proposed by several batches is listed under the
+    newest, the batch its label is filed under. A stored id written like one of ``item_ids``
+    (``'261'`` for ``261``) is that item, and it is not pending once a label under either id is
+    stored, as in :func:`labels_for_items`; ids that are none of ``item_ids`` are left out.
+
+    Parameters
+    ----------
+    store : LabelStore
+        The open store.
+    item_ids : sequence of int or str
+        The ids of the evaluation set's items (``data.item_ids.tolist()``).
+
+    Returns
+    -------
+    dict
+        ``{batch: [item ids, in the batch's order]}``, oldest batch first; only batches that
+        still hold such items.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active import LabelStore
+    >>> from bayeval.active._store_items import pending_items
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> store = LabelStore(pathlib.Path(tmp.name) / "s.db")
+    >>> b1 = store.new_batch(["a", "b", "c"])
+    >>> _ = store.add(["a"], [1], batch=b1)
+    >>> b2 = store.new_batch(["d", "e"])         # proposed before batch 1 was finished
+    >>> store.pending()                          # the newest batch only
+    ['d', 'e']
+    >>> pending_items(store, list("abcdefg"))
+    {1: ['b', 'c'], 2: ['d', 'e']}
+    >>> tmp.cleanup()
+    """
+    ids = list(item_ids)
+    known = set(ids)
+    by_text = {str(i): i for i in ids}
+    batches = store.batches()
+    unfinished = [int(b) for b in batches.loc[batches["n_labeled"] < batches["n_items"], "batch"].tolist()]
+    if not unfinished:
+        return {}
+    labeled = set(labels_for_items(store, ids)[0].index)
+    lists = {}
+    newest = {}  # item -> the newest batch that proposed it
+    for b in unfinished:
+        items = [item if item in known else by_text.get(str(item)) for item in store.pending(b)]
+        lists[b] = [item for item in items if item is not None and item not in labeled]
+        for item in lists[b]:
+            newest[item] = b
+    out = {}
+    for b, items in lists.items():
+        mine = list(dict.fromkeys(item for item in items if newest[item] == b))
+        if mine:
+            out[b] = mine
     return out

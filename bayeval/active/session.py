@@ -24,7 +24,7 @@ from ..core.data import EvalData
 from ..core.evaluate import check_metric_options
 from ..core.model import Model
 from ..core.posterior import Posterior
-from ._store_items import labels_for_items, row_count
+from ._store_items import labels_for_items, pending_items, row_count
 from .design import check_threshold, design, design_target, resolve_auto
 from .select import STRATEGIES, check_top_k, select
 from .store import KnownItems, LabelStore, decode_item, encode_items
@@ -327,11 +327,49 @@ class ActiveSession:
 
     # ------------------------------------------------------------------- loop
 
+    def pending(self, *, by_batch: bool = False):
+        """Item ids proposed in a batch that nobody has labeled yet, in every batch of the store.
+
+        A batch left unfinished when a newer one was proposed (``bayeval select --store
+        --new-batch``, or a session stopped half-way) keeps its items: they are listed here,
+        oldest batch first, and :meth:`next_batch` offers them again before it chooses a new
+        batch. An item proposed by several batches counts once, under the newest (its label is
+        filed there); an item with a label in the data or the store is not pending.
+
+        Parameters
+        ----------
+        by_batch : bool, default False
+            Return ``{batch: [item ids]}`` (only batches that still hold such items) rather
+            than one list.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from bayeval import EvalData
+        >>> from bayeval.active import ActiveSession
+        >>> data = EvalData(np.linspace(1, 0, 8), item_ids=list("abcdefgh"))
+        >>> s = ActiveSession(data, lambda d: None, store=os.path.join(tempfile.mkdtemp(), "s.sqlite"))
+        >>> b1 = s.store.new_batch(["a", "b", "c"])
+        >>> b2 = s.store.new_batch(["d", "e"])   # a new batch before the first was labelled
+        >>> s.record(["a", "d", "e"], [1, 0, 0])
+        3
+        >>> s.pending(), s.pending(by_batch=True)
+        (['b', 'c'], {1: ['b', 'c']})
+        >>> s.next_batch()                        # the first batch's items, not a new batch
+        ['b', 'c']
+        >>> s.close()
+        """
+        held = pending_items(self.store, list(self._pos))
+        held = {b: [item for item in items if not self._base.vetted[self._pos[item]]] for b, items in held.items()}
+        held = {b: items for b, items in held.items() if items}
+        return held if by_batch else [item for items in held.values() for item in items]
+
     def next_batch(self, *, exclude=None) -> list:
         """Item ids to vet next.
 
-        If the last proposed batch is not fully labeled yet (the session was stopped
-        half-way), its remaining items are returned again; otherwise the model is
+        If a proposed batch is not fully labeled yet (the session was stopped half-way, or a
+        newer batch was proposed before it was finished), the remaining items of every such
+        batch are returned again, oldest batch first (:meth:`pending`); otherwise the model is
         refitted if needed and a new batch is chosen with the session's strategy and
         recorded in the store.
 
@@ -339,8 +377,8 @@ class ActiveSession:
         ----------
         exclude : sequence of item ids, optional
             Items not to propose (e.g. those a person skipped): they are left out of the
-            unfinished batch, and a new batch is chosen among the other unvetted items
-            when nothing else of the last batch remains.
+            unfinished batches, and a new batch is chosen among the other unvetted items
+            when nothing else of those batches remains.
 
         Examples
         --------
@@ -359,9 +397,9 @@ class ActiveSession:
         excluded = set()
         if exclude is not None:
             excluded = {decode_item(*key) for key in encode_items(exclude, "exclude")}
-        pending = [item for item in self.store.pending() if item not in excluded]
+        pending = [item for item in self.pending() if item not in excluded]  # every batch's, not the newest's alone
         if pending:
-            return list(pending)
+            return pending
         mask = np.zeros(self.data.n_items, dtype=bool)
         mask[[self._pos[item] for item in excluded if item in self._pos]] = True
         unvetted = int((~self.data.vetted & ~mask).sum())

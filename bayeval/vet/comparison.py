@@ -175,14 +175,15 @@ class ComparisonSession(ActiveSession):
         return out
 
     def next_batch(self, *, exclude=None) -> list:
-        """Item ids to vet next: the unfinished batch, else a new one (see the module docstring).
+        """Item ids to vet next: the unfinished batches' items (:meth:`pending`), else a new batch (see the
+        module docstring).
 
         ``exclude``: items not to propose (those a person skipped).
         """
         excluded = set()
         if exclude is not None:
             excluded = {decode_item(*key) for key in encode_items(exclude, "exclude")}
-        pending = [item for item in self.store.pending() if item not in excluded]
+        pending = [item for item in self.pending() if item not in excluded]  # every batch's, not the newest's alone
         if pending:
             return pending
         mask = np.zeros(self.data.n_items, dtype=bool)

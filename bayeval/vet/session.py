@@ -2,7 +2,8 @@
 
 A :class:`VetSession` wraps an :class:`~bayeval.active.ActiveSession` for several people
 at once. Each browser tab is a *client* (a random id the page makes). A client asks for
-the next item and gets one of the proposed batch that nobody else holds: the item is
+the next item and gets one the batches proposed (an older unfinished batch's items first) that
+nobody else holds: the item is
 *leased* to it until it answers, skips, or goes quiet for ``lease_seconds``. An answer is
 written to the :class:`~bayeval.active.LabelStore` (committed, fsync-ed) before the call
 returns, so what the page acknowledged survives the server being killed; reopening the
@@ -417,7 +418,7 @@ class VetSession:
             self._expire(now)
             self._seen[client] = now
             held = self._holding.get(client)
-            pending = self.store.pending()
+            pending = self.session.pending()  # every batch's unlabelled items, an older unfinished batch's too
             if held is not None and client in self._again:
                 return {"item": self.view.show(self.view.position[held]), "status": "again",
                         "earlier": self._again[client]}
@@ -521,14 +522,19 @@ class VetSession:
         A client's call also renews its lease. ``progress["vetted"]`` counts the items with a
         label from the card's label column or from the store (``vetted_from_file`` +
         ``vetted_from_store``; an item with both counts as the store's, whose label wins), as
-        the estimate's history and the budget do.
+        the estimate's history and the budget do. ``remaining_in_batch`` counts the newest
+        batch's unlabelled, unskipped items, ``remaining_in_earlier_batches`` those of older
+        batches left unfinished (:meth:`ActiveSession.pending`): both are offered before a new
+        batch is chosen.
         """
         with self._lock:
             if client is not None:
                 self._touch(self._client(client), self._clock())
-            pending = self.store.pending()
+            pending = self.session.pending(by_batch=True)
             batches = self.store.batches()
             size = int(batches["n_items"].iloc[-1]) if len(batches) else 0
+            last = int(batches["batch"].iloc[-1]) if len(batches) else None
+            left = {b: [i for i in items if i not in self._skipped] for b, items in pending.items()}
             in_store = self._in_store()
             return {
                 "title": self.title,
@@ -542,9 +548,11 @@ class VetSession:
                     "vetted_from_file": len(self._file_vetted - in_store),  # the card's label column only
                     "vetted_from_store": len(in_store),  # answered on a page (an answer wins over the file)
                     "items": self.view.n_items,
-                    "batch": int(batches["batch"].iloc[-1]) if len(batches) else None,
+                    "batch": last,
                     "batch_size": size,
-                    "remaining_in_batch": len([i for i in pending if i not in self._skipped]),
+                    "remaining_in_batch": len(left.get(last, [])),
+                    # items earlier batches proposed and nobody has labelled: offered too, before a new batch
+                    "remaining_in_earlier_batches": sum(len(v) for b, v in left.items() if b != last),
                     "skipped": len(self._skipped),
                     "budget": self.budget,
                     "answered_here": self._answered,
@@ -591,7 +599,7 @@ class VetSession:
 
     def _refit_steps(self, s: ActiveSession, skipped: list) -> None:
         s.refresh()
-        open_items = [i for i in self.store.pending() if i not in skipped]
+        open_items = [i for i in s.pending() if i not in skipped]  # every batch's, as next() offers them
         if not open_items and (self.budget is None or int(s.data.n_vetted) < self.budget):
             s.next_batch(exclude=skipped)  # the batch is used up: the next one
         if int(s.data.n_vetted) >= getattr(s, "first_estimate_at", 1):  # a comparison waits for its first batch

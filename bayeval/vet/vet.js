@@ -207,7 +207,9 @@
       (p.vetted_from_file ? " (" + p.vetted_from_file + " in the card's label column, " + p.vetted_from_store +
         " in the label store)" : "") +
       (p.budget ? " (budget " + p.budget + ")" : "") + "; " + p.remaining_in_batch + " of " + p.batch_size +
-      " left in batch " + (p.batch === null ? "–" : p.batch) + (p.skipped ? "; " + p.skipped + " skipped" : "");
+      " left in batch " + (p.batch === null ? "–" : p.batch) +
+      (p.remaining_in_earlier_batches ? " and " + p.remaining_in_earlier_batches + " in earlier batches" : "") +
+      (p.skipped ? "; " + p.skipped + " skipped" : "");
   }
 
   async function poll() {
