@@ -855,3 +855,28 @@ def test_the_page_offers_every_unfinished_batch_s_items_before_a_new_batch(tmp_p
     scores = {"x": np.linspace(1, 0, 8), "y": np.linspace(0, 1, 8)}
     with ComparisonSession(scores, item_ids=list("abcdefgh"), store=cpath, batch_size=4, draws=50) as s:
         assert s.next_batch() == ["b", "c"]
+
+
+def test_a_comparison_refuses_a_threshold_that_flags_none_of_either_classifier_s_items_before_any_batch(tmp_path):
+    """The comparison's page refused precision at a threshold above every score of its second
+    classifier only when it designed the first batch: with the first batch's labels already given,
+    the next batch was chosen by Comparison.select for a precision undefined in every draw."""
+    from bayeval.vet.comparison import ComparisonSession
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(60) < 0.4).astype(float)
+    scores = {"a": np.clip(0.5 * y + 0.5 * rng.random(60), 0, 1), "b": 0.4 * rng.random(60)}  # b: all below 0.5
+    ids = [f"i{j}" for j in range(60)]
+    labels = np.where(np.arange(60) < 10, y, np.nan)  # past the first batch of 5
+    for given in (None, labels):
+        store = tmp_path / "cmp.sqlite"
+        with pytest.raises(ValueError, match=r"Classifier 'b': precision at threshold=0.5: the threshold 0.5 flags "
+                                             r"no item: it lies above every score \(max 0.3"):
+            ComparisonSession(scores, given, item_ids=ids, batch_size=5, draws=50, chains=1, metric="precision",
+                              metric_kwargs={"threshold": 0.5}, store=store)
+        assert not store.exists()  # refused before the store was made
+    with pytest.raises(ValueError, match=r"Classifier 'a': recall at threshold=0.0: the threshold 0 flags every item"):
+        ComparisonSession(scores, labels, item_ids=ids, batch_size=5, draws=50, chains=1, metric="recall",
+                          metric_kwargs={"threshold": 0.0}, store=tmp_path / "cmp.sqlite")
+    ComparisonSession(scores, labels, item_ids=ids, batch_size=5, draws=50, chains=1, metric="precision",
+                      metric_kwargs={"threshold": 0.2}, store=tmp_path / "ok.sqlite").close()  # flags some of each

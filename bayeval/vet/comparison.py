@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..active.design import design, design_target
+from ..active.design import check_threshold, design, design_target
 from ..active.session import ActiveSession
 from ..active.store import decode_item, encode_items
 from ..compare.comparison import TRANSFORMS, Comparison, compare, resolve_target
@@ -81,7 +81,9 @@ class ComparisonSession(ActiveSession):
         The items' ids (as in the store).
     metric, metric_kwargs : str, dict
         The metric compared and its options (e.g. ``"precision_at_k"``, ``{"k": 50}``);
-        one value per draw, so a curve needs its point (``k=``, ``threshold=``).
+        one value per draw, so a curve needs its point (``k=``, ``threshold=``). A
+        ``threshold`` that flags none of either classifier's items, or all of them, is
+        refused here, before any batch (:func:`bayeval.active.design.check_threshold`).
     label : str, optional
         The metric's name on the page (default ``metric``).
     width : float, optional
@@ -127,6 +129,11 @@ class ComparisonSession(ActiveSession):
         self.label = str(label or metric)
         self.transform = transform
         data = joint_data(self.scores, labels, item_ids=item_ids)
+        for name in (self.a, self.b):  # each batch compares both rules: refused before any batch, not at the first
+            try:
+                check_threshold(self.scores[name], metric, dict(metric_kwargs or {}).get("threshold"))
+            except ValueError as exc:
+                raise ValueError(f"Classifier {name!r}: {exc}") from None
         self._comparison: Comparison | None = None
         super().__init__(data, self._no_model, metric=metric, store=store, batch_size=batch_size,
                          metric_kwargs=metric_kwargs, hdi_prob=hdi_prob, random_seed=random_seed,
