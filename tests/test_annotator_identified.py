@@ -384,3 +384,28 @@ def test_metric_table_carries_no_caveats_of_other_models():
     ScoresOnly.data_caveat_kinds = ("labels", "calibration")
     with pytest.raises(ValueError, match=r"names \['calibration'\].*subset of \('labels', 'scores'\)"):
         data_caveats(post.data, ScoresOnly())
+
+
+def test_metric_table_says_the_other_metrics_are_not_guarded_with_gold():
+    """With gold items the accuracy row is guarded (widened to hold the gold items' own interval) but
+    precision, recall and f_score kept the posterior's intervals with no word; a caveat now names them,
+    says only the accuracy is guarded, and quotes its posterior interval beside the gold items' own."""
+    from bayeval.annotators.gold import guarded_reading
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    post.gold_check = {"right": 24, "n_gold": 30, "n_items": pred.size, "weight": 0.5, "p_value": 0.5}
+    g = guarded_reading(post.metric("accuracy").values.ravel(), 24, 30, pred.size, 0.9, "hdi")
+    assert g.gold_upper - g.gold_lower > 2 * (g.posterior_upper - g.posterior_lower)  # the guard widens
+    table = post.summary(["accuracy", "precision", "recall", "f_score"])
+    assert tuple(table.loc["accuracy"].iloc[2:4]) == pytest.approx((g.lower, g.upper))
+    for m in ("precision", "recall", "f_score"):  # not widened: the posterior's HDI
+        assert tuple(table.loc[m].iloc[2:4]) == pytest.approx(hdi(post.metric(m).values.ravel(), 0.9))
+    (caveat,) = [c for c in table.attrs["caveats"] if "not widened" in c]
+    assert caveat.startswith("precision, recall, f_score: not widened. With gold items only the accuracy is guarded")
+    assert "these rows are the posterior's own intervals" in caveat
+    assert f"posterior interval [{g.posterior_lower:.3f}, {g.posterior_upper:.3f}]" in caveat
+    assert f"the 30 gold items alone allow [{g.gold_lower:.3f}, {g.gold_upper:.3f}]" in caveat
+    (alone,) = [c for c in post.summary(["recall"]).attrs["caveats"] if "not widened" in c]
+    assert alone.startswith("recall: not widened") and "this row is the posterior's own interval, which rests" in alone
+    assert not any("not widened" in c for c in post.summary(["accuracy"]).attrs["caveats"])

@@ -321,17 +321,39 @@ def identified_sentence(r: IdentifiedAccuracy) -> str:
     )
 
 
+def _not_widened(rows, guarded: str, posterior: tuple[float, float], allowed: str) -> str:
+    """The sentence of :func:`unguarded_sentence` and :func:`unguarded_gold_sentence`: ``rows``
+    are not widened, only the accuracy is (``guarded`` says how), and how far the model's
+    picture can be off (the accuracy's ``posterior`` interval beside what ``allowed`` quotes)."""
+    rows = list(rows)
+    names = ", ".join(str(x) for x in rows[:6]) + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
+    these, rest, they = ("this row is the posterior's own interval", "rests", "It") if len(rows) == 1 else (
+        "these rows are the posterior's own intervals", "rest", "They")
+    return (
+        f"{names}: not widened. {guarded}; {these}, which {rest} on the model's picture of how the "
+        f"classifier's errors overlap the annotators' -- the picture that gives the accuracy's posterior "
+        f"interval [{posterior[0]:.3f}, {posterior[1]:.3f}] where {allowed}. {they} can miss the truth by as "
+        f"much as that posterior interval can."
+    )
+
+
 def unguarded_sentence(r: IdentifiedAccuracy, rows) -> str:
     """What a metric table without gold items says about its rows other than the accuracy:
     they are the posterior's, not widened to what the annotations identify."""
-    names = ", ".join(str(x) for x in list(rows)[:6]) + (f" and {len(rows) - 6} more" if len(rows) > 6 else "")
-    gold = (f" About {r.gold_to_halve} random gold items (refit with gold=...) would check them, as they would "
+    them = "it" if len(list(rows)) == 1 else "them"
+    gold = (f" About {r.gold_to_halve} random gold items (refit with gold=...) would check {them}, as they would "
             "halve the accuracy's range." if r.upper - r.lower >= ZERO_WIDTH else
-            " Random gold items (refit with gold=...) would check them.")
-    return (
-        f"{names}: not widened. Without gold items only the accuracy is reported as the range the annotations "
-        f"identify; these rows are the posterior's own intervals, which rest on the model's picture of how the "
-        f"classifier's errors overlap the annotators' -- the picture that gives the accuracy's posterior interval "
-        f"[{r.posterior_lower:.3f}, {r.posterior_upper:.3f}] where the annotations allow [{r.lower:.3f}, "
-        f"{r.upper:.3f}]. They can miss the truth by as much as that posterior interval can." + gold
-    )
+            f" Random gold items (refit with gold=...) would check {them}.")
+    return _not_widened(
+        rows, "Without gold items only the accuracy is reported as the range the annotations identify",
+        (r.posterior_lower, r.posterior_upper), f"the annotations allow [{r.lower:.3f}, {r.upper:.3f}]") + gold
+
+
+def unguarded_gold_sentence(g, rows) -> str:
+    """What a metric table with gold items says about its rows other than the accuracy: only
+    the accuracy is guarded (``g``, a :class:`~bayeval.annotators.gold.GuardedAccuracy`); the
+    other rows are the posterior's, not widened to what the gold items allow."""
+    return _not_widened(
+        rows, f"With gold items only the accuracy is guarded (widened to hold the {g.n_gold} gold items' "
+        f"own interval as well as the posterior's)", (g.posterior_lower, g.posterior_upper),
+        f"the {g.n_gold} gold items alone allow [{g.gold_lower:.3f}, {g.gold_upper:.3f}]")

@@ -32,6 +32,7 @@ from ._identified import (
     gold_to_width,
     identified_sentence,
     joint_floors,
+    unguarded_gold_sentence,
     unguarded_sentence,
 )
 from ._sensitivity import power_scaling
@@ -268,9 +269,9 @@ class AnnotatorPosterior(Posterior):
         ``summary(["accuracy"])`` reports the same interval in its ``accuracy`` row (with
         gold items: the guarded one), and says so in its ``attrs["caveats"]``. Its other
         rows (precision, recall, f_score, ...) are the posterior's own intervals, not
-        widened: without gold items a caveat names them, since they rest on the model's
-        picture of the overlap and can miss the truth by as much as the accuracy's
-        posterior interval can. EvalData's caveats on vetted labels and the scores' shape
+        widened (neither to the gold items' interval nor to the identified set): a caveat
+        names them, since they rest on the model's picture of the overlap and can miss the
+        truth by as much as the accuracy's posterior interval can. EvalData's caveats on vetted labels and the scores' shape
         (worded for a calibration curve) do not apply here and are left out.
 
         Parameters
@@ -418,14 +419,14 @@ class AnnotatorPosterior(Posterior):
     def _with_reported_accuracy(self, frame: pd.DataFrame, hdi_prob: float) -> pd.DataFrame:
         """The metric table's ``accuracy`` row with the interval the fit's table reports in its
         ``true_accuracy`` row (guarded with gold items; without them the identified range), and a
-        sentence that says which; without gold items, a sentence that the other rows are the
-        posterior's own intervals, not widened."""
+        sentence that says which; and a sentence that the other rows are the posterior's own
+        intervals, not widened (to the gold items' interval, or to the identified set)."""
         if getattr(self, "_observed", None) is None or not len(frame.index):
             return frame
         reading = self._accuracy_reading(hdi_prob)
         if reading is None:
             return frame
-        (lo, hi), sentence, ident = reading
+        (lo, hi), sentence, read = reading
         frame = frame.copy()
         caveats = list(frame.attrs.get("caveats", []))
         if "accuracy" in frame.index:
@@ -433,8 +434,9 @@ class AnnotatorPosterior(Posterior):
             frame.loc["accuracy", frame.columns[3]] = hi
             caveats.append(sentence)
         others = [r for r in frame.index if r != "accuracy"]
-        if others and ident is not None:
-            caveats.append(unguarded_sentence(ident, others))
+        if others:
+            caveats.append(unguarded_sentence(read, others) if isinstance(read, IdentifiedAccuracy)
+                           else unguarded_gold_sentence(read, others))
         frame.attrs["caveats"] = caveats
         return frame
 
@@ -465,8 +467,9 @@ class AnnotatorPosterior(Posterior):
         return None if reading is None else reading[:2]
 
     def _accuracy_reading(self, hdi_prob: float, diagnosis: str | None = None):
-        """``((lower, upper), sentence, identified)``: :meth:`_reported_accuracy`'s reading and the
-        :class:`IdentifiedAccuracy` it reports (None with gold items); None where it is the posterior's."""
+        """``((lower, upper), sentence, reading)``: :meth:`_reported_accuracy`'s reading and what it
+        reports (a :class:`GuardedAccuracy` with gold items, else the :class:`IdentifiedAccuracy`);
+        None where it is the posterior's."""
         check = self.gold_check
         if check is not None and check["n_gold"] >= 1:
             draws = np.asarray(self.metric("accuracy").values, dtype=np.float64).ravel()
@@ -475,7 +478,7 @@ class AnnotatorPosterior(Posterior):
             return (g.lower, g.upper), (
                 f"accuracy: the interval [{g.lower:.3f}, {g.upper:.3f}] holds the posterior's "
                 f"[{g.posterior_lower:.3f}, {g.posterior_upper:.3f}] and the {g.n_gold} gold items' own "
-                f"[{g.gold_lower:.3f}, {g.gold_upper:.3f}] (the guarded reading, as summary() reports it)."), None
+                f"[{g.gold_lower:.3f}, {g.gold_upper:.3f}] (the guarded reading, as summary() reports it)."), g
         ident = self.identified_accuracy(prob=hdi_prob, diagnosis=diagnosis)
         if not ident.reported:
             return None
