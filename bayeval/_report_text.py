@@ -15,8 +15,8 @@ import pandas as pd
 from .core import metrics as M
 from .core.evaluate import resolve_metric
 
-__all__ = ["fmt", "plain_name", "read_metrics", "sd_as_zero", "vetted_choice_kind", "vetted_only_note",
-           "vetted_selection_of", "PLAIN_METRICS"]
+__all__ = ["fmt", "plain_name", "read_metrics", "sd_as_zero", "unwidened_note", "vetted_choice_kind",
+           "vetted_only_note", "vetted_selection_of", "PLAIN_METRICS"]
 
 WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 MAX_READ_ROWS = 8  # metric rows read out in words (the table has them all)
@@ -168,6 +168,31 @@ def vetted_only_note(selection, n: int) -> str:
             f"items than k, or only one class vetted); {read}. vetted_only_n: the vetted items it rests on (for "
             "precision those flagged, for recall the positives, for precision at k the top k; all of them for "
             "the rest).")
+
+
+def unwidened_note(widened, others) -> str | None:
+    """The metric table's note on its rows whose intervals are the posterior's own (``others``)
+    where the model reports a wider interval than its posterior's for other rows (``widened``,
+    e.g. an annotator-error fit's accuracy, see ``reported_interval``); None where either is empty.
+
+    Examples
+    --------
+    >>> from bayeval._report_text import unwidened_note
+    >>> unwidened_note(["accuracy"], ["precision", "recall"])[:40]
+    'precision, recall: not widened -- the po'
+    >>> unwidened_note([], ["precision"]) is None
+    True
+    """
+    widened, others = [str(x) for x in widened], [str(x) for x in others]
+    if not widened or not others:
+        return None
+    one = len(others) == 1
+    names = ", ".join(others[:6]) + (f" and {len(others) - 6} more" if len(others) > 6 else "")
+    row = "row is" if len(widened) == 1 else "rows are"
+    return (f"{names}: not widened -- the posterior's own interval{'' if one else 's'}. Only the "
+            f"{', '.join(widened)} {row} widened (the reading says why); {'it rests' if one else 'these rest'} on the "
+            f"same model and can miss the truth by as much as {'its' if len(widened) == 1 else 'their'} posterior "
+            f"interval{'' if len(widened) == 1 else 's'} can.")
 
 
 def _vetted_basis(metric: str | None, k: int) -> str:

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._report_text import fmt, read_metrics, sd_as_zero, vetted_only_note, vetted_selection_of
+from ._report_text import fmt, read_metrics, sd_as_zero, unwidened_note, vetted_only_note, vetted_selection_of
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core._defaults import HDI_PROB
@@ -566,7 +566,7 @@ def _flat(da, other) -> np.ndarray:
 def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
     """Summary rows of every metric, with the vetted-only, naive and true values."""
     data = post.data
-    rows, vo, vn, nv, tr, notes = [], [], [], [], [], []
+    rows, vo, vn, nv, tr, notes, widened = [], [], [], [], [], [], []
     on = {} if client is None else {"client": client}
     for label, metric, options in items:
         da = post.metric(metric, **on, **options)
@@ -577,6 +577,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
             (r_lo, r_hi), sentence = reported
             new = [(*new[0][:3], r_lo, r_hi)]
             notes.append(sentence)
+            widened.append(label)
         rows.extend(new)
         share = undefined_share(da, _SAMPLE_DIMS)
         if share > 0:  # summarized over the draws where it is defined: say how many are not
@@ -604,6 +605,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
         df["truth"] = np.asarray(tr, dtype=np.float64)
     notes += threshold_caveats(data.scores, [(label, options.get("threshold")) for label, _, options in items])
     df.attrs["reported"] = notes
+    df.attrs["unwidened"] = unwidened_note(widened, [r for r in df.index if r not in widened])
     return df
 
 
@@ -1009,6 +1011,8 @@ def _metrics_section(d: _Draft, user_items) -> None:
             by_cat = [(lab, m, {**opts, "category": "each"}) for lab, m, opts in by_cat]
             d.tables["metrics_by_category"] = _metric_table(post, by_cat, d.hdi_prob, d.truth, d.client)
     d.notes.setdefault("metrics", []).extend(_metric_notes(d))
+    if table.attrs["unwidened"]:  # beside the table: rows the model did not widen as it did another
+        d.notes["metrics"].insert(1, table.attrs["unwidened"])
     for caveat in data.caveats(post):  # what the labels and scores cannot tell the model, beside its numbers
         d.warning("metrics", "Read these intervals with care: " + caveat)
     read_metrics(d, table, items)

@@ -409,3 +409,29 @@ def test_metric_table_says_the_other_metrics_are_not_guarded_with_gold():
     (alone,) = [c for c in post.summary(["recall"]).attrs["caveats"] if "not widened" in c]
     assert alone.startswith("recall: not widened") and "this row is the posterior's own interval, which rests" in alone
     assert not any("not widened" in c for c in post.summary(["accuracy"]).attrs["caveats"])
+
+
+@pytest.mark.parametrize("gold", [False, True])
+def test_report_says_beside_the_metric_table_which_rows_are_not_widened(gold):
+    """The report's metric table showed the widened accuracy beside precision, recall and f_score, the
+    posterior's own intervals, with no word beside the table (only summary() said so); a note now does,
+    with and without gold items."""
+    from bayeval.report import report
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    if gold:
+        post.gold_check = {"right": 24, "n_gold": 30, "n_items": pred.size, "weight": 0.5, "p_value": 0.5}
+    rep = report(post, title="annotators", metrics=["accuracy", "precision", "recall", "f_score"])
+    (note,) = [m for m in rep.notes["metrics"] if "not widened" in m]
+    assert note.startswith("precision, recall, f_score: not widened -- the posterior's own intervals.")
+    assert "Only the accuracy row is widened" in note
+    assert note in rep.to_markdown() and rep.notes["metrics"].index(note) == 1  # right after the draws' note
+    for m in ("precision", "recall", "f_score"):  # the rows it speaks of are the posterior's HDI
+        assert tuple(rep.tables["metrics"].loc[m].iloc[2:4]) == pytest.approx(hdi(post.metric(m).values.ravel(), 0.9))
+    alone = report(post, title="annotators", metrics=["accuracy"])
+    assert not any("not widened" in m for m in alone.notes["metrics"])
+    from bayeval._report_text import unwidened_note
+
+    assert unwidened_note(["accuracy"], ["recall"]).startswith("recall: not widened -- the posterior's own interval.")
+    assert unwidened_note([], ["recall"]) is None and unwidened_note(["accuracy"], []) is None
