@@ -4,6 +4,10 @@ how to fix it."""
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
+
 import numpy as np
 
 from ._cli_store import CLIError
@@ -127,6 +131,46 @@ def check_transform(args, scores) -> None:
     if args.transform == "logodds" and lo >= 0 and hi <= 1:
         print(f"warning: --transform logodds reads the scores as log-odds, but {where}, all in [0, 1]: these "
               "look like probabilities. If they are, give --transform logit (or leave --transform out: auto), "
+              "which reads them as probabilities.", file=sys.stderr)
+
+
+#: the models' warning on log-odds read from probabilities (:class:`bayeval.models.Calibration`),
+#: silenced while a fit runs once :func:`check_transform` or :func:`check_card_transform` said it
+LOGODDS_WARNING = "transform='logodds' reads the scores as log-odds"
+
+
+@contextlib.contextmanager
+def logodds_said() -> Iterator[None]:
+    """Inside the block the models' warning on log-odds read from probabilities is not shown: the
+    command line said it before the fit, in its own words (:func:`check_transform`,
+    :func:`check_card_transform`)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=LOGODDS_WARNING)
+        yield
+
+
+def check_card_transform(card, scores) -> None:
+    """A card's ``[model] transform`` against the scores, in the card's words, before the fit
+    (``bayeval report CARD``), as :func:`check_transform` checks ``--transform``: ``"logit"`` on
+    scores outside [0, 1] is refused (the model's own message would give Python advice);
+    ``"logodds"`` on scores that all lie in [0, 1] is warned about (they look like probabilities,
+    and would be read as log-odds)."""
+    import sys
+
+    transform = card.model_options.get("transform")
+    if card.model_name not in ("default", "calibration") or transform not in ("logit", "logodds") \
+            or not np.size(scores):
+        return
+    lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
+    key = f"{card.card_file}: [model] transform = \"{transform}\""
+    where = f"column {card.columns['score']!r} ([data] score) holds scores from {lo:g} to {hi:g}"
+    if transform == "logit" and not (lo >= 0 and hi <= 1):
+        raise CLIError(f"{key} reads the scores as probabilities, in [0, 1], but {where}. Set transform = "
+                       "\"logodds\" under [model] for log-odds, \"standardize\" for margins or other scores, or "
+                       "remove the key (auto). Nothing was fitted.")
+    if transform == "logodds" and lo >= 0 and hi <= 1:
+        print(f"warning: {key} reads the scores as log-odds, but {where}, all in [0, 1]: these look like "
+              "probabilities. If they are, set transform = \"logit\" under [model] (or remove the key: auto), "
               "which reads them as probabilities.", file=sys.stderr)
 
 

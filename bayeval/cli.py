@@ -34,11 +34,10 @@ import math
 import os
 import sqlite3
 import sys
-import warnings
 from pathlib import Path
 
-from ._cli_checks import (card_given_as_scores, check_k, check_min_flagged, check_model_columns, check_transform,
-                          complete_label_cells)
+from ._cli_checks import (card_given_as_scores, check_card_transform, check_k, check_min_flagged, check_model_columns,
+                          check_transform, complete_label_cells, logodds_said)
 from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_store import (
@@ -367,8 +366,7 @@ def _fit(args, data):
         file=sys.stderr,
         flush=True,
     )
-    with warnings.catch_warnings():  # logodds on probabilities: said before the fit (check_transform)
-        warnings.filterwarnings("ignore", message="transform='logodds' reads the scores as log-odds")
+    with logodds_said():  # logodds on probabilities: said before the fit (check_transform)
         post = model.fit(data, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.random_seed,
                          progressbar=not args.no_progress, **fit_kw,
                          warn=False)  # reported below as one line on stderr instead of a Python warning
@@ -622,6 +620,7 @@ def _open_card(args, path):
               "labels vetted into another store (`bayeval vet CARD --store FILE`) are read with --store FILE.",
               file=sys.stderr)
     _warn_one_class(data)
+    check_card_transform(card, data.scores)  # in the card's words, before the fit
     return card, data, truth, out, store
 
 
@@ -636,7 +635,8 @@ def _report_cards(args, client) -> int:
         say(f"fitting {len(opened)} card(s) as {'Dask tasks' if client is not None else 'one after another'}...")
     tasks = {name: c[0].fit_task(progressbar=False, draws=args.draws, tune=args.tune, chains=args.chains, warn=False)
              for name, c in opened.items()}
-    posts = fit_many(tasks, client=client, what="card", errors="keep", progress=say)
+    with logodds_said():  # logodds on probabilities: said before the fit (check_card_transform)
+        posts = fit_many(tasks, client=client, what="card", errors="keep", progress=say)
     for name, post in posts.items():
         _report_card(args, *opened[name], post=post, client=client)
     say_failures(posts.failures, "card")
@@ -660,8 +660,9 @@ def _report_card(args, card, data, truth, out, store=None, post=None, client=Non
             print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name} "
                   f"({chains} chains x {draws} draws)...", file=sys.stderr, flush=True)
         # bad diagnostics are shown in the report (a warning box), not as a Python warning
-        post = card.fit(progressbar=not (args.no_progress or args.quiet), draws=args.draws, tune=args.tune,
-                        chains=args.chains, warn=False)
+        with logodds_said():  # logodds on probabilities: said before the fit (check_card_transform)
+            post = card.fit(progressbar=not (args.no_progress or args.quiet), draws=args.draws, tune=args.tune,
+                            chains=args.chains, warn=False)
         _save_fit(post, args)
     say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     from contextlib import nullcontext

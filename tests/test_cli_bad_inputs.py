@@ -439,3 +439,41 @@ def test_transform_errors_speak_the_command_lines_words(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Calibration("logistic", transform="logodds").features(EvalData(np.log(p) - np.log1p(-p), y))
+
+
+def test_a_cards_transform_is_checked_in_the_cards_words(tmp_path, capsys):
+    """A card's ``[model] transform = "logodds"`` on probabilities got, in ``bayeval report CARD``, the
+    model's Python warning ("<frozen runpy>:88: UserWarning: transform='logodds' ... use transform='logit'"),
+    twice; ``transform = "logit"`` on log-odds failed after starting the fit with "Use Calibration('logistic')
+    ... with transform='standardize'". Both are now said before the fit, naming the card's key."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    p = rng.beta(1, 3, 200)
+    y = np.where(np.arange(200) < 40, (rng.random(200) < p).astype(float), np.nan)
+    card = tmp_path / "card"
+    card.mkdir()
+    pd.DataFrame({"p": p, "lo": np.log(p) - np.log1p(-p), "y": y}).to_csv(card / "s.csv", index=False)
+
+    def write(score, transform):
+        (card / "card.toml").write_text(f'title = "t"\ndescription = "d"\n[data]\nfile = "s.csv"\nscore = "{score}"\n'
+                                        f'label = "y"\n[model]\nname = "default"\ntransform = "{transform}"\n')
+
+    fast = ["--draws", "40", "--tune", "40", "--chains", "1", "--no-progress", "--out", str(tmp_path / "out")]
+    write("lo", "logit")
+    assert main(["report", str(card), *fast]) == 2
+    err = capsys.readouterr().err
+    assert f'{card / "card.toml"}: [model] transform = "logit" reads the scores as probabilities, in [0, 1], but ' \
+           "column 'lo' ([data] score) holds scores from" in err
+    assert 'Set transform = "logodds" under [model]' in err and "Nothing was fitted" in err
+    assert "Calibration(" not in err and "transform=" not in err and "fitting" not in err
+    write("p", "logodds")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["report", str(card), *fast]) == 0
+    err = capsys.readouterr().err
+    said = f'warning: {card / "card.toml"}: [model] transform = "logodds" reads the scores as log-odds, but column ' \
+           "'p' ([data] score) holds scores from"
+    assert said in err and 'If they are, set transform = "logit" under [model]' in err
+    assert err.index(said) < err.index("fitting default")  # before the fit
+    assert "transform=" not in err and not [w for w in caught if "logodds" in str(w.message)]  # not in Python's words
