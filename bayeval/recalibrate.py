@@ -354,19 +354,23 @@ def threshold_text(threshold: float, scores) -> str:
 
 
 def probability_text(p: float, required: float | None = None, digits: int = 2) -> str:
-    """A probability as printed next to the one it had to reach: never on the wrong side of it.
+    """A probability as printed next to the one it had to reach: never on the wrong side of it,
+    and never as certain (1 or 0) when it is not.
 
     Rounded to ``digits`` decimals, 0.989 prints as 0.99 and would read as meeting a
     required 0.99 that it misses. Below ``required``, this gives a text below it; at or
     above, a text at or above it: more decimals where rounding would cross (up to 6),
-    then rounded down (below) or up (at or above) at 6.
+    then rounded down (below) or up (at or above) at 6. Likewise a probability that is not
+    exactly 1 (or 0) gets more decimals where rounding would print it as 1 (or 0): 0.9996 is
+    0.9996, not 1.00; at 6 decimals it stays within 0.000001 of them (0.999999, 0.000001).
 
     Parameters
     ----------
     p : float
         The probability.
     required : float, optional
-        The probability it had to reach. None (or NaN): ``p`` rounded to ``digits``.
+        The probability it had to reach. None (or NaN): ``p`` rounded to ``digits``
+        (more decimals only where it would print as certain).
     digits : int, default 2
         The fewest decimals.
 
@@ -381,17 +385,25 @@ def probability_text(p: float, required: float | None = None, digits: int = 2) -
     ('0.989', '0.989999', '0.99')
     >>> probability_text(0.9541, 0.9541), probability_text(0.8765)  # met: not "0.95" of a required 0.9541
     ('0.9541', '0.88')
+    >>> probability_text(0.9996, 0.9), probability_text(0.0004), probability_text(1.0, 0.9)  # not "1.00", "0.00"
+    ('0.9996', '0.0004', '1.00')
     """
     p = float(p)
-    if required is None or math.isnan(required) or math.isnan(p):
+    if math.isnan(p):
         return f"{p:.{digits}f}"
-    met = p >= required - 1e-12  # the tolerance with which recalibrate calls a probability met
+    check = required is not None and not math.isnan(required)
+    met = check and p >= required - 1e-12  # the tolerance with which recalibrate calls a probability met
     for d in range(digits, 7):
         text = f"{p:.{d}f}"
-        if (float(text) >= required) == met:
+        shown = float(text)
+        certain = (shown >= 1 and p < 1) or (shown <= 0 and p > 0)  # 1.00 of 0.9996, 0.00 of 0.0004
+        if not certain and (not check or (shown >= required) == met):
             return text
     step = 10.0 ** 6
-    return f"{(math.ceil(p * step) if met else math.floor(p * step)) / step:.6f}"
+    shown = (math.ceil(p * step) if met else math.floor(p * step)) / step
+    if 0 < p < 1:  # within 0.000001 of certainty, not at it
+        shown = min(max(shown, 1 / step), 1 - 1 / step)
+    return f"{shown:.6f}"
 
 
 def _count_mean(mean: float) -> str:

@@ -362,6 +362,26 @@ def test_a_missed_probability_is_never_printed_as_the_required_one():
             assert (float(text) >= req) == (k / 1000 >= req), (k, req, text)
 
 
+def test_a_probability_short_of_certainty_is_never_printed_as_certain():
+    """0.9996 printed "1.00" (and 0.0004 "0.00"): a probability that is not exactly 1 (or 0) read as
+    certain. It gets more decimals, still never on the wrong side of a required probability."""
+    from bayeval.recalibrate import probability_text
+
+    assert probability_text(0.9996) == "0.9996" and probability_text(0.0004) == "0.0004"
+    assert probability_text(0.9996, 0.9) == "0.9996" and probability_text(0.9996, 0.95, 3) == "0.9996"
+    assert probability_text(0.0004, 0.5) == "0.0004"
+    assert probability_text(1.0, 0.9) == "1.00" and probability_text(0.0, 0.5) == "0.00"  # certain: as before
+    assert probability_text(1 - 4e-7) == "0.999999" and probability_text(4e-7, 0.5) == "0.000001"
+    for req in (None, 0.5, 0.9, 0.99, 0.999):
+        for digits in (2, 3):
+            for k in range(0, 100001, 7):
+                p = k / 100000
+                shown = float(probability_text(p, req, digits))
+                assert (shown == 1) == (p == 1) and (shown == 0) == (p == 0), (p, req, digits, shown)
+                if req is not None:
+                    assert (shown >= req) == (p >= req), (p, req, digits, shown)
+
+
 @pytest.mark.parametrize("cons", [{"min_precision": 0.9, "prob": 0.9}, {"min_precision": 0.9},
                                   {"min_recall": 0.5, "prob": 0.9}, {"min_precision": 0.999, "prob": 0.9}])
 def test_with_every_item_vetted_the_best_of_all_distinct_scores_is_recommended(cons):
