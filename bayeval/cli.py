@@ -40,6 +40,7 @@ from ._cli_checks import (card_given_as_scores, check_card_transform, check_k, c
                           check_transform, complete_label_cells, logodds_said)
 from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
+from ._cli_parser import build_parser
 from ._cli_store import (
     CLIError,
     apply_store_labels,
@@ -62,19 +63,6 @@ from ._tables import row_place
 from .core._defaults import HDI_PROB
 
 __all__ = ["main"]
-
-_METRIC_CHOICES = (
-    "average_precision",
-    "roc_auc",
-    "precision_at_k",
-    "recall_at_k",
-    "precision",
-    "recall",
-    "f_score",
-    "accuracy",
-)
-
-
 
 
 # ----------------------------------------------------------------- inputs
@@ -122,61 +110,11 @@ def _read_table(path: str, *, text_columns=(), label_columns=(), raw_columns=(),
     return df
 
 
-def _data_args(p: argparse.ArgumentParser, *, need_label: bool = True) -> None:
-    p.add_argument("scores", help="CSV or Parquet file, one row per item")
-    p.add_argument("--score", required=True, help="column of classifier scores")
-    p.add_argument("--label", required=need_label, default=None, help="column of vetted labels (1/0, empty = not vetted)")
-    p.add_argument("--noisy-label", default=None, help="column of noisy labels (1/0), for the label-flip model")
-    p.add_argument("--category", default=None, help="column of categories (tags, classes)")
-    p.add_argument("--prediction", default=None, help="column of hard 0/1 predictions")
-    p.add_argument("--id", dest="item_id", default=None, help="column of unique item ids (default: row number; a label store's ids "
-                        "found in a column of the file are refused with `give --id COL`)")
-
-
-def _store_arg(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
-    p.add_argument("--store", default=None,
-                   help=f"{prefix}a label store (made by `bayeval select --store`, filled by `bayeval label` or "
-                        "`bayeval vet`): its labels are used over the --label column's (read only; --label "
-                        "may then be left out)")
-
-
 def _need_labels(args) -> None:
     if args.label is None and not args.store:
         raise CLIError(f"{args.command} needs vetted labels: --label COL (the scores file's column of 1/0, empty = "
                        "not vetted) and/or --store STORE (a label store of `bayeval select --store` / "
                        "`bayeval label`).")
-
-
-def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--model",
-        choices=("default", "score_mixture", "label_flip"),
-        default=None,
-        help="default (calibration curves learned from the vetted labels, weighted by how well each "
-        "predicts them; the validated default), score_mixture (SPE: needs families that fit the "
-        "scores) or label_flip (needs --noisy-label; default when given)",
-    )
-    p.add_argument("--negative", default="gamma", help="score-mixture family of negatives (default gamma)")
-    p.add_argument("--positive", default="truncnormal", help="score-mixture family of positives (default truncnormal)")
-    p.add_argument("--transform", default="auto",
-                   help="the default model's score feature (auto, logit, standardize, logodds) or the score "
-                        "mixture's map (auto, identity, minmax, logit, log); default auto")
-    p.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
-    p.add_argument("--tune", type=int, default=1000, help="tuning steps per chain (default 1000)")
-    p.add_argument("--chains", type=int, default=2, help="chains (default 2)")
-    _seed_args(p)
-    p.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
-    _memory_arg(p)
-
-
-def _seed_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--random-seed", type=int, default=None, help="random seed (default 0)")
-
-
-def _memory_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-memory-gb", type=float, default=None,
-                   help="refuse fits estimated to need more memory than this (default 4, or "
-                        "the environment variable BAYEVAL_MAX_MEMORY_GB)")
 
 
 def _fraction(value, flag: str, *, open_interval: bool) -> None:
@@ -488,23 +426,6 @@ def _format_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}", width: in
 
 def _print_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}") -> None:
     print(_format_frame(df, fmt, floatfmt=floatfmt))
-
-
-def _format_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", dest="table_format", choices=("table", "csv", "md"), default="table",
-                   help="how the table is printed: table (fits the terminal, 80 columns when piped; "
-                        "each interval as one [lo, hi] column), csv (every column, full precision, alone on "
-                        "stdout: compare's column 'table' says ranking or pairs) or md (Markdown, for logs)")
-
-
-def _save_args(p: argparse.ArgumentParser, *, from_fit: bool = False) -> None:
-    p.add_argument("--save", metavar="FIT.nc", default=None,
-                   help="also save the fit to this netCDF file (bayeval.load and arviz.from_netcdf read it)")
-    p.add_argument("--overwrite", action="store_true", help="let --save replace an existing file")
-    if from_fit:
-        p.add_argument("--from-fit", metavar="FIT.nc", default=None,
-                       help="render from a fit saved with --save instead of fitting again (no sampling); "
-                       "it must have been made on the card's data")
 
 
 def _check_save_args(args) -> None:
@@ -1202,247 +1123,11 @@ def _cmd_demo(args) -> int:
     return 0
 
 
-# ------------------------------------------------------------------- parser
-
-
-def _compare_parser(sub) -> None:
-    """The `compare` command's arguments."""
-    cmpp = sub.add_parser("compare", help="which classifier is better: paired gaps on the same label draws",
-                          description="Compare classifiers that scored the same items on the same draws of the "
-                                      "items' labels: each one's metric with P(best), and every pair's gap with "
-                                      "its HDI and P(better). Give two or more model cards (joined on their item "
-                                      "ids; their vetted labels pooled), or one scores file with one score column "
-                                      "per classifier (--score A B --label COL).")
-    cmpp.add_argument("inputs", nargs="+", metavar="CARD_OR_SCORES",
-                      help="two or more model-card folders that scored the same items, or one CSV or Parquet "
-                           "file (one row per item) with --score")
-    cmpp.add_argument("--score", nargs="+", default=None,
-                      help="with a scores file: the score columns to compare (two or more)")
-    cmpp.add_argument("--label", default=None,
-                      help="with a scores file: column of vetted labels (1/0, empty = not vetted)")
-    cmpp.add_argument("--id", dest="item_id", default=None,
-                      help="with a scores file: column of unique item ids (default: row number)")
-    _store_arg(cmpp, prefix="with a scores file: ")
-    cmpp.add_argument("--metric", choices=("average_precision", "roc_auc", "precision_at_k", "recall_at_k"),
-                      default="average_precision", help="the metric compared (default average_precision)")
-    cmpp.add_argument("--k", type=int, nargs=1, default=[100], help="k for precision_at_k/recall_at_k (default 100)")
-    cmpp.add_argument("--category-mode", choices=("pooled", "mean"), default="pooled",
-                      help="cards with categories: the metric over all items pooled (default, as their reports' "
-                           "metrics table) or the mean over categories")
-    cmpp.add_argument("--width", type=float, default=None,
-                      help="half-width of the region of practical equivalence: adds P(|gap| <= width)")
-    cmpp.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
-    cmpp.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
-    cmpp.add_argument("--chains", type=int, default=2, help="chains (default 2)")
-    _seed_args(cmpp)
-    cmpp.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    cmpp.add_argument("--out", default=None, help="also write the pairs' table to this CSV file")
-    _format_arg(cmpp)
-    cmpp.set_defaults(func=_cmd_compare)
-
-
-def _vet_parser(sub) -> None:
-    """The `vet` command's arguments."""
-    vet = sub.add_parser("vet", help="a local web page to vet the items the posterior asks for",
-                         description="Serve a web page (on 127.0.0.1) that shows the next item to vet of a "
-                                     "model card -- its image or text, category and score -- takes yes / no / "
-                                     "skip / undo (buttons or the keys y n s u), writes every answer to the "
-                                     "label store before acknowledging it, and shows the card's metric with "
-                                     "its credible interval after each background refit. Several browsers "
-                                     "may vet at once (each item goes to one of them); a second server on a "
-                                     "store that a running server uses is refused. Reopen with the same "
-                                     "card or store to resume. With two cards (CARD_A CARD_B), the page vets "
-                                     "for their comparison: the gap and P(A better) after each refit, the "
-                                     "items that would move the comparison most. Needs the extra: "
-                                     "pip install -e \".[vet]\".")
-    vet.add_argument("target", metavar="CARD_OR_STORE", nargs="+",
-                     help="a model-card folder (its [vet] table says what to show), or a store it wrote; or two "
-                          "card folders that scored the same items, to vet for their comparison (the page shows "
-                          "the gap and P(A better); the first card's items, metric and settings)")
-    vet.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
-    vet.add_argument("--host", default=None,
-                     help="address to listen on (default 127.0.0.1, this machine only); another one makes the "
-                          "page reachable from other machines (a warning is printed)")
-    vet.add_argument("--store", default=None,
-                     help="label store file (default: the card's [vet] store; two cards: vet-compare-Y.sqlite in "
-                          "X's folder, X and Y their folder names sorted, the same for either order)")
-    vet.add_argument("--annotator", default=None, help="who answers (a name typed on the page wins)")
-    vet.add_argument("--batch-size", type=int, default=None, help="items per batch (default: the card's)")
-    vet.add_argument("--budget", type=int, default=None, help="how many vetted items you plan (default: the card's)")
-    vet.add_argument("--draws", type=int, default=None, help="draws per chain of each refit (default: the card's)")
-    vet.add_argument("--tune", type=int, default=None, help="tuning steps of each refit (default: the card's)")
-    vet.add_argument("--width", type=float, default=None,
-                     help="a comparison: half-width of the region of practical equivalence of the gap (adds "
-                          "P(|gap| <= width); default: the store's, else none)")
-    vet.add_argument("--token", default=None,
-                     help="the session token the page's URL carries: at least 16 characters (default: a new "
-                          "random one)")
-    vet.set_defaults(func=_cmd_vet)
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="bayeval",
-        description="Bayesian evaluation of classifiers when labels are scarce or noisy.",
-        epilog="Inputs are CSV or Parquet files, one row per item. BAYEVAL_DEBUG=1 shows tracebacks.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    rep = sub.add_parser("report", help="render a model card's report (HTML + Markdown + PNG)",
-                         description="Fit the card's model and write its credible-interval report (or render it "
-                                     "from a fit kept with --save: --from-fit FIT.nc, no sampling).")
-    rep.add_argument("card", nargs="+",
-                     help="a model-card folder (with card.toml), e.g. models/breast_cancer_logreg; several cards are "
-                          "fitted as tasks with --workers/--scheduler, each report written to CARD/report")
-    rep.add_argument("--out", default=None, help="output folder (default CARD/report)")
-    rep.add_argument("--draws", type=int, default=None, help="override the card's draws per chain")
-    rep.add_argument("--tune", type=int, default=None, help="override the card's tuning steps")
-    rep.add_argument("--chains", type=int, default=None, help="override the card's chains")
-    rep.add_argument("--no-progress", action="store_true", help="hide the sampler's progress bar")
-    rep.add_argument("--quiet", action="store_true",
-                     help="no progress messages on stderr (implies --no-progress)")
-    rep.add_argument("--store", default=None,
-                     help="read the vetted labels from this label store (read only) instead of the card's [vet] "
-                          "store: the one `bayeval vet CARD --store FILE` wrote; a store written for another card "
-                          "is refused")
-    rep.add_argument("--allow-outside", action="store_true",
-                     help="let the card read a data file outside its folder (off by default)")
-    from ._cli_cluster import cluster_args
-
-    cluster_args(rep)
-    _memory_arg(rep)
-    _save_args(rep, from_fit=True)
-    _format_arg(rep)
-    rep.set_defaults(func=_cmd_report)
-
-    fit = sub.add_parser("fit", help="fit a model and print the metric summary table",
-                         description="Fit a model to SCORES and print mean, sd and HDI of each metric.")
-    _data_args(fit, need_label=False)
-    _store_arg(fit)
-    _model_args(fit)
-    fit.add_argument("--metric", nargs="+", choices=_METRIC_CHOICES, default=["average_precision", "roc_auc"],
-                     help="metrics to summarize (default: average_precision roc_auc)")
-    fit.add_argument("--k", type=int, nargs="+", default=[10, 100], help="k for precision_at_k/recall_at_k")
-    fit.add_argument("--threshold", type=float, default=None, help="score cut-off for precision/recall/f_score/accuracy")
-    fit.add_argument("--category-mode", choices=("each", "mean", "pooled"), default="each",
-                     help="with --category: per category, their mean, or pooled")
-    fit.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
-    fit.add_argument("--out", default=None, help="also write the table to this CSV file")
-    fit.add_argument("--per-category", action="store_true",
-                     help="with --category: fit each category separately (no pooling across them), one table "
-                          "row per category and metric; the fits run as tasks with --workers/--scheduler")
-    from ._cli_cluster import cluster_args
-
-    cluster_args(fit)
-    _save_args(fit)
-    _format_arg(fit)
-    fit.set_defaults(func=_cmd_fit)
-
-    _compare_parser(sub)
-
-    thr = sub.add_parser("threshold", help="the threshold meeting precision/recall constraints",
-                         description="Recommend the score threshold with the highest probability that the "
-                                     "constraints hold on this data.")
-    _data_args(thr, need_label=False)
-    _store_arg(thr)
-    _model_args(thr)
-    thr.add_argument("--min-precision", type=float, default=None, help="required precision")
-    thr.add_argument("--min-recall", type=float, default=None, help="required recall")
-    thr.add_argument("--prob", type=float, default=None,
-                     help="the probability the constraint must hold with, e.g. 0.95: then the threshold with "
-                     "the highest expected recall among those that meet it (default: the most probable)")
-    thr.add_argument("--min-flagged", type=int, default=None,
-                     help="never recommend a threshold that flags fewer items (default: the larger of 10 and 1%% "
-                     "of the items, at most a tenth of the expected positives; 0 allows any)")
-    thr.add_argument("--table", action="store_true",
-                     help="also print the per-threshold table, one row per candidate threshold (the distinct scores, "
-                          "at most about 400): the probability the constraint holds, the items flagged, whether it "
-                          "may be recommended (eligible), and precision and recall (mean, sd, HDI as one [lo, hi] "
-                          "column; --format csv: both bounds, full precision)")
-    _format_arg(thr)
-    thr.set_defaults(func=_cmd_threshold)
-
-    sel = sub.add_parser("select", help="the next items to vet",
-                         description="Print the next items to vet, best first: a first batch stratified on the "
-                                     "score while (almost) nothing is vetted, then the items whose labels would "
-                                     "move the estimate most (the model is fitted for those).")
-    _data_args(sel, need_label=False)
-    _model_args(sel)
-    sel.add_argument("--size", type=int, required=True, help="how many items")
-    sel.add_argument("--strategy", default="auto",
-                     choices=("auto", "design", "expected_change", "uncertainty", "most_confident_mistake", "random"),
-                     help="auto (default): a batch stratified on the score while fewer items are vetted than --size "
-                          "(no fit needed), then expected_change for three quarters of each batch and, for the "
-                          "last quarter, items from the strata of that design with the fewest vetted items")
-    sel.add_argument("--metric", default="average_precision",
-                     choices=("average_precision", "precision_at_k", "recall_at_k", "roc_auc"),
-                     help="the metric whose estimate the chosen items should sharpen (default average_precision)")
-    sel.add_argument("--k", type=int, nargs=1, default=[10], help="k for precision_at_k/recall_at_k (default 10)")
-    sel.add_argument("--store", default=None, help="a label store: its labels are applied, and the batch is recorded")
-    sel.add_argument("--new-batch", action="store_true",
-                     help="propose a new batch even if the last one is unfinished: its unlabeled items are left out "
-                          "of the new one (no item is proposed twice) and are no longer listed as pending here; they "
-                          "stay in their batch, `bayeval vet` still offers them, and `bayeval label` takes their "
-                          "labels at any time")
-    _format_arg(sel)
-    sel.set_defaults(func=_cmd_select)
-
-    lab = sub.add_parser("label", help="record labels from a CSV into a label store",
-                         description="Append labels (item id, 0/1) from a CSV or Parquet file to a label store. "
-                                     "Labels are 1 or 0 (also 1.0/0.0 and true/false in any case); anything "
-                                     "else (NA, n/a, null, yes, an empty cell) is rejected with its line. "
-                                     "Item ids are read as text ('007' and '7' differ) and checked against "
-                                     "the items the store knows (from `bayeval select --store`, or --scores "
-                                     "once): an unknown id is rejected with a 'did you mean'. Valid rows are "
-                                     "recorded even when others are rejected; importing the same file "
-                                     "again adds nothing (a label equal to the annotator's latest label "
-                                     "for that item is not added again).")
-    lab.add_argument("store", help="label store file (created if missing)")
-    lab.add_argument("labels", help="CSV or Parquet file with the labels")
-    lab.add_argument("--id", dest="item_id", default="item", help="column of item ids (default 'item')")
-    lab.add_argument("--label", default="label", help="column of 0/1 labels (default 'label')")
-    lab.add_argument("--annotator", default=None, help="who labeled")
-    lab.add_argument("--batch", type=int, default=None, help="the batch these labels answer")
-    lab.add_argument("--scores", default=None,
-                     help="the scores file, to reject unknown item ids (the store remembers its items)")
-    lab.add_argument("--score", default=None, help="with --scores: its score column")
-    lab.add_argument("--scores-id", default=None,
-                     help="with --scores: its id column (default: same as --id; a scores file without that column "
-                          "is numbered by row, 0, 1, ..., as select numbers it)")
-    lab.set_defaults(func=_cmd_label)
-
-    exp = sub.add_parser("export-labels", help="save the readable label rows of a (damaged) store to CSV",
-                         description="Save every label row that can still be read from a label store "
-                                     "(for example a damaged one) to a CSV file; the store is not changed.")
-    exp.add_argument("store", help="label store file")
-    exp.add_argument("out", help="CSV file to write (must not exist)")
-    exp.set_defaults(func=_cmd_export_labels)
-
-    fix = sub.add_parser("repair-store", help="set aside the labels of unknown item ids in a label store",
-                         description="Take the labels of item ids that are not in the scores file (typos) "
-                                     "out of a label store, keeping every label: those rows are written to "
-                                     "a CSV beside the store (STORE.set-aside-TIME.csv) and a copy of the store "
-                                     "as it was is kept as STORE.before-repair-TIME; every other label, batch "
-                                     "and setting is kept as it was. Other programs (bayeval vet, bayeval "
-                                     "label) may use the store meanwhile: their writes wait for the repair "
-                                     "and land in the repaired store.")
-    fix.add_argument("store", help="label store file")
-    fix.add_argument("--scores", default=None,
-                     help="the scores file the store is for (default: the items the store knows)")
-    fix.add_argument("--score", default=None, help="with --scores: its score column")
-    fix.add_argument("--id", dest="item_id", default=None,
-                     help="with --scores: its column of item ids (default: row number, as in select)")
-    fix.set_defaults(func=_cmd_repair_store)
-
-    _vet_parser(sub)
-
-    demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
-    demo.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
-    demo.add_argument("--chains", type=int, default=2, help="chains (default 2)")
-    _seed_args(demo)
-    demo.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
-    demo.set_defaults(func=_cmd_demo)
-    return parser
+def _parser():
+    """The command's parser (:func:`bayeval._cli_parser.build_parser`), each subcommand run by its ``_cmd_``."""
+    return build_parser({"report": _cmd_report, "fit": _cmd_fit, "compare": _cmd_compare, "threshold": _cmd_threshold,
+                         "select": _cmd_select, "label": _cmd_label, "export-labels": _cmd_export_labels,
+                         "repair-store": _cmd_repair_store, "vet": _cmd_vet, "demo": _cmd_demo})
 
 
 def main(argv: list[str] | None = None) -> int:
