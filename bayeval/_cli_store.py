@@ -469,16 +469,10 @@ def say_card_store(card, data) -> tuple:
 
 
 def card_vetted_selection(card, data) -> dict | None:
-    """How a card's vetted items were chosen, as far as its label store's batches record it
-    (``{strategy or None: count}``, None for the scores file's own labels), for the report's
-    reading of its vetted-only numbers; None when the card has no label store."""
-    if not card.store_file.is_file():
-        return None
-    from .active import LabelStore
-    from .active._store_items import vetted_choice
-
-    with LabelStore(card.store_file) as st:
-        return vetted_choice(st, data.item_ids.tolist(), data.vetted)
+    """How a card's vetted items were chosen (:meth:`bayeval.cards.Card.vetted_selection`: its
+    label store's batches, and ``[data] label_strategy`` for the scores file's own labels), for
+    the report's reading of its vetted-only numbers; None when nothing says."""
+    return card.vetted_selection(data)
 
 
 def unanswered_items(store, data) -> dict:

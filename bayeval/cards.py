@@ -25,6 +25,8 @@ The ``card.toml`` schema
     id = "id"                       # optional: unique item ids
     truth = "truth"                 # optional: known true labels, only for comparison
     features = ["f1", "f2"]         # optional: feature columns (models that use them)
+    label_strategy = "random"       # optional: the `label` column's vetted items were drawn
+                                    # at random (left out: how they were chosen is not known)
 
     [model]                         # required
     name = "default"                # "default", "calibration", "score_mixture" or "label_flip"
@@ -141,7 +143,11 @@ _DATA_KEYS = (
     "id",
     "truth",
     "features",
+    "label_strategy",
 )
+#: What ``[data] label_strategy`` may say of the scores file's vetted labels (the strategy
+#: names of a label store's batches): "random", every one drawn at random from the items.
+LABEL_STRATEGIES = ("random",)
 _SAMPLING_KEYS = ("draws", "tune", "chains", "random_seed", "target_accept")
 _REPORT_KEYS = ("hdi_prob", "metrics")
 _CONSTRAINT_KEYS = ("min_precision", "min_recall", "prob", "min_flagged")
@@ -200,6 +206,9 @@ class Card:
     vet : dict
         The ``[vet]`` table with its defaults: ``batch_size``, ``store`` and whichever of
         ``image``, ``text``, ``metric`` and ``budget`` it gives.
+    label_strategy : str or None
+        ``[data] label_strategy``: how the scores file's vetted labels were chosen
+        (``"random"``), None when the card does not say.
 
     Examples
     --------
@@ -233,6 +242,7 @@ class Card:
     report_options: dict = field(default_factory=lambda: dict(_REPORT_DEFAULTS))
     constraints: dict | None = None
     vet: dict = field(default_factory=lambda: dict(_VET_DEFAULTS))
+    label_strategy: str | None = None
 
     @property
     def card_file(self) -> Path:
@@ -412,6 +422,91 @@ class Card:
         if not self.store_file.is_file():
             return None
         return read_store_labels(self.store_file, self.load_data()[0].item_ids.tolist())
+
+    def vetted_selection(self, data: EvalData | None = None) -> dict | None:
+        """How the vetted items were chosen, ``{strategy or None: number of vetted items}``, as
+        :func:`bayeval.report.report` takes it (``vetted_selection``) to say how far its
+        vetted-only numbers can be read.
+
+        The card's label store records the strategy of each batch it proposed (``"random"``,
+        ``"design"``, ``"expected_change"``...): a vetted item counts under the first batch that
+        proposed it. The scores file's own vetted labels count under ``"random"`` where the card
+        says so (``[data] label_strategy = "random"``), else under None (not known). Where the
+        store records one of the scores file's items as proposed by a batch chosen on purpose,
+        the store's record wins over the card's claim, with a warning; a warning also says when
+        the store adds labels chosen on purpose to a card that says its labels are random.
+
+        Parameters
+        ----------
+        data : EvalData, optional
+            The card's data with its store's labels (:meth:`load_data` with ``store=True``,
+            the default).
+
+        Returns
+        -------
+        dict or None
+            Without zero counts; None when neither the card nor a label store says anything.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s,y\\n0.9,1\\n0.4,\\n0.1,0\\n")
+        >>> _ = (folder / "card.toml").write_text('''
+        ... title = "toy"
+        ... description = "three scores, two vetted at random"
+        ... data = { file = "s.csv", score = "s", label = "y", label_strategy = "random" }
+        ... model = { name = "calibration" }
+        ... ''')
+        >>> load_card(folder).vetted_selection()
+        {'random': 2}
+        """
+        if data is None:
+            data = self.load_data(store=True)[0]
+        if not self.store_file.is_file():
+            return {self.label_strategy: data.n_vetted} if self.label_strategy and data.n_vetted else None
+        from .active import LabelStore
+        from .active._store_items import vetted_choice
+
+        file_vetted = self.load_data()[0].vetted if self.label_strategy else np.zeros(data.n_items, bool)
+        with LabelStore(self.store_file) as st:
+            ids = data.item_ids.tolist()
+            record = vetted_choice(st, ids, data.vetted & ~file_vetted)
+            from_file = vetted_choice(st, ids, data.vetted & file_vetted)
+        if not self.label_strategy:
+            return record
+        out = dict(record)
+        for key, count in from_file.items():
+            key = self.label_strategy if key is None else key  # a batch's record wins over the card's claim
+            out[key] = out.get(key, 0) + count
+        self._warn_chosen(record, from_file)
+        return {key: count for key, count in out.items() if count}
+
+    def _warn_chosen(self, record: dict, from_file: dict) -> None:
+        """Warn when the label store says that vetted items were chosen on purpose although the
+        card says its labels were drawn at random (``[data] label_strategy``)."""
+        import warnings
+
+        overruled = {key: c for key, c in from_file.items() if key not in (None, "random")}
+        added = {key: c for key, c in record.items() if key not in (None, "random")}
+        if not (overruled or added):
+            return
+        said = []
+        if overruled:
+            said.append(f"{sum(overruled.values())} of the scores file's vetted items were proposed by its batches "
+                        f"chosen on purpose ({', '.join(f'{k}: {c}' for k, c in overruled.items())}), and the "
+                        "store's record wins over the card's claim")
+        if added:
+            said.append(f"it adds {sum(added.values())} vetted item(s) chosen on purpose "
+                        f"({', '.join(f'{k}: {c}' for k, c in added.items())})")
+        warnings.warn(
+            f"{self.card_file}: [data] label_strategy = {self.label_strategy!r} says the scores file's vetted labels "
+            f"were drawn at random, but the label store {self.store_file.name} records vetted items chosen on "
+            "purpose: "
+            f"{'; '.join(said)}. The vetted items are no random sample of the pool, so the report reads the "
+            "vetted-only numbers as the metrics of the vetted items, not as estimates of the pool's.",
+            UserWarning, stacklevel=3)
 
     def _with_store_labels(self, data: EvalData) -> EvalData:
         try:
@@ -716,8 +811,9 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
         if key not in data:
             raise err(f"[data] {key}", "missing; [data] needs at least `file` and `score`.")
     columns: dict[str, Any] = {}
+    label_strategy = _label_strategy(data, err)
     for key, value in data.items():
-        if key == "file":
+        if key in ("file", "label_strategy"):
             continue
         if key == "features":
             if isinstance(value, str):
@@ -803,7 +899,27 @@ def load_card(path, *, allow_outside: bool = False) -> Card:
         report_options=report,
         constraints=constraints,
         vet=vet,
+        label_strategy=label_strategy,
     )
+
+
+def _label_strategy(data: dict, err) -> str | None:
+    """``[data] label_strategy``, checked: one of :data:`LABEL_STRATEGIES`, and only with a
+    ``label`` column (the labels it speaks of)."""
+    if "label_strategy" not in data:
+        return None
+    value = data["label_strategy"]
+    if value not in LABEL_STRATEGIES:
+        raise err("[data] label_strategy", (
+            f"expected {' or '.join(repr(v) for v in LABEL_STRATEGIES)} (every vetted label of the scores file "
+            f"drawn at random from its items), got {value!r}. Leave the key out when the vetted items were "
+            "chosen otherwise (by score, by hand) or it is not known: the report then reads the vetted-only "
+            "numbers as estimates of the pool's only if the labels were drawn at random."))
+    if "label" not in data:
+        raise err("[data] label_strategy", (
+            f"says how the vetted labels were chosen ({value!r}), but [data] names no `label` column; name "
+            "it (label = \"COLUMN\") or remove label_strategy."))
+    return value
 
 
 def _check_vet(table, metrics, card_file, err) -> dict:

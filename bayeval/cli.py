@@ -590,6 +590,8 @@ def _report_card(args, card, data, truth, out, store=None, post=None, client=Non
 
     from .core._progress import quiet
 
+    with warnings_as_lines():  # a label store that says otherwise than the card's [data] label_strategy
+        selection = card_vetted_selection(card, data)
     with quiet() if args.quiet else nullcontext():  # --quiet: no progress bar of a metric pass either
         rep = report(
             post,
@@ -603,7 +605,7 @@ def _report_card(args, card, data, truth, out, store=None, post=None, client=Non
             source=card.data_file,
             store=store,
             client=client,
-            vetted_selection=card_vetted_selection(card, data),
+            vetted_selection=selection,
         )
     if say:
         say(f"report: writing {out}...")

@@ -829,8 +829,9 @@ def report(
         for an active-testing session, what its label store's batches record (each
         vetted item under the strategy of the first batch that proposed it), else not
         recorded.
-        ``bayeval report CARD`` gives what the card's label store records (the scores
-        file's own labels count as not recorded).
+        ``bayeval report CARD`` gives :meth:`bayeval.cards.Card.vetted_selection`: what the
+        card's label store records, the scores file's own labels counted as drawn at random
+        where the card says so (``[data] label_strategy = "random"``), else as not recorded.
 
     Every report records how to reproduce it, under the title: the versions of
     bayeval, PyMC, PyTensor, NumPy and ArviZ, the date it was made, and a SHA-256 of

@@ -763,3 +763,68 @@ def test_posterior_metric_refuses_precision_at_k_above_the_number_of_items(small
     with pytest.raises(ValueError, match=r"precision_at_k: `k` = 500 is more than the 120 items"):
         post.metric("precision_at_k", k=500)
     assert float(post.metric("precision_at_k", k=120).mean()) == pytest.approx(post.data.labels.mean())
+
+
+# ------------------------------------------------- how the vetted labels were chosen
+
+RANDOM = {'label = "label"': 'label = "label"\nlabel_strategy = "random"'}
+
+
+def test_a_card_may_say_its_vetted_labels_were_drawn_at_random(tmp_path):
+    """A card could not say that its scores file's vetted labels were drawn at random: the report
+    called every vetted-only ± conditional ("if the vetted items were drawn at random")."""
+    card = load_card(make_card(tmp_path / "c", **RANDOM))
+    assert card.label_strategy == "random" and card.vetted_selection() == {"random": 2}
+    assert load_card(make_card(tmp_path / "plain")).vetted_selection() is None  # not said: not known
+    fails(make_card(tmp_path / "typo", **{'label = "label"': 'label = "label"\nlabel_strategy = "randon"'}),
+          "[data] label_strategy", "expected 'random'", "got 'randon'", "Leave the key out")
+    fails(make_card(tmp_path / "nolabel", **{'label = "label"': 'label_strategy = "random"'}),
+          "[data] label_strategy", "names no `label` column")
+
+
+# the CLI prints it as a `warning:` line (warnings_as_lines); the suite turns bayeval's warnings into errors
+@pytest.mark.filterwarnings("default:.*label_strategy = :UserWarning")
+def test_a_random_cards_report_gives_its_vetted_only_numbers_unconditionally(tmp_path, capsys):
+    """With `label_strategy = "random"` the report reads the vetted-only numbers as estimates of the
+    pool's; a batch of the card's store chosen on purpose that proposed one of the file's vetted items
+    wins over the card's claim, with a warning, and the report says "chosen on purpose"."""
+    from bayeval.active.store import LabelStore
+
+    csv = "id,score,label,truth\na,0.9,1,1\nb,0.8,,1\nc,0.4,,0\nd,0.3,0,0\ne,0.1,,0\nf,0.6,,1\n"
+    folder = make_card(tmp_path / "c", csv=csv, **{'truth = "truth"': 'truth = "truth"\nid = "id"'}, **RANDOM)
+    out, fit = tmp_path / "rep", tmp_path / "fit.nc"
+    assert main(["report", str(folder), "--out", str(out), "--draws", "50", "--tune", "50", "--chains", "1",
+                 "--no-progress", "--quiet", "--save", str(fit)]) == 0
+    md = (out / "report.md").read_text()
+    assert "the vetted items were drawn at random, and from 2 it is uncertain by up to about ±0.71 (1/√2)" in md
+    assert "if the vetted items were drawn at random" not in md
+    assert "it estimates the pool's metric (uncertain by up to about 1/√vetted_only_n) only if" not in md
+    assert "warning:" not in capsys.readouterr().err
+    with LabelStore(load_card(folder).store_file) as st:  # the store says item d was chosen by design
+        batch = st.new_batch(["d"], strategy="design")
+        st.add(["d"], [0], annotator="ana", batch=batch)
+    with pytest.warns(UserWarning, match=r"label_strategy = 'random' says .* 1 of the scores file's vetted items "
+                                         r"were proposed by its batches chosen on purpose \(design: 1\), and the "
+                                         r"store's record wins over the card's claim"):
+        assert load_card(folder).vetted_selection() == {"random": 1, "design": 1}
+    assert main(["report", str(folder), "--out", str(out), "--from-fit", str(fit), "--no-progress", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: " in err and "the store's record wins over the card's claim" in err
+    md = (out / "report.md").read_text()
+    assert "not an estimate of this pool's: 1 of the 2 vetted items were chosen on purpose (design: 1)" in md
+    assert "uncertain by up to" not in md
+
+
+def test_a_random_card_warns_when_its_store_adds_labels_chosen_on_purpose(tmp_path):
+    from bayeval.active.store import LabelStore
+
+    csv = "id,score,label\na,0.9,1\nb,0.8,\nc,0.4,\nd,0.3,0\ne,0.1,\nf,0.6,\n"
+    card = load_card(make_card(tmp_path / "c", csv=csv, **{'truth = "truth"': 'id = "id"'}, **RANDOM))
+    with LabelStore(card.store_file) as st:
+        st.add(["c"], [0], annotator="ana")  # typed without a batch: its choice is not known
+    assert card.vetted_selection() == {"random": 2, None: 1}
+    with LabelStore(card.store_file) as st:
+        batch = st.new_batch(["b", "e"], strategy="expected_change")
+        st.add(["b", "e"], [1, 0], annotator="ana", batch=batch)
+    with pytest.warns(UserWarning, match=r"it adds 2 vetted item\(s\) chosen on purpose \(expected_change: 2\)"):
+        assert card.vetted_selection() == {"random": 2, None: 1, "expected_change": 2}
