@@ -387,9 +387,10 @@ def _format_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}", width: in
     """The text of a table as printed: ``table`` (fits ``width``), ``csv`` or ``md``.
 
     In ``table`` and ``md`` each interval (lower, upper) is one ``[lo, hi]`` column, so
-    it is never the part left out; a table wider than ``width`` (default: the terminal's,
-    ``COLUMNS``, else 80) wraps its columns onto further blocks instead of hiding any.
-    ``csv`` keeps every column as it is, at full precision.
+    it is never the part left out, and a ``vetted_only`` value with the vetted items it rests
+    on (``vetted_only_n``) is one ``vetted_only (n)`` column (``0.9159 (40)``); a table wider
+    than ``width`` (default: the terminal's, ``COLUMNS``, else 80) wraps its columns onto
+    further blocks instead of hiding any. ``csv`` keeps every column as it is, at full precision.
     """
     import shutil
 
@@ -407,6 +408,12 @@ def _format_frame(df, fmt: str = "table", *, floatfmt: str = "{:.4f}", width: in
         at = list(show.columns).index(lo)
         show = show.drop(columns=[lo, hi])
         show.insert(at, label, text)
+    if {"vetted_only", "vetted_only_n"} <= set(show.columns):
+        text = [f"{'NaN' if v != v else floatfmt.format(v)} ({int(n)})"
+                for v, n in zip(df["vetted_only"].to_numpy(dtype=float), df["vetted_only_n"], strict=True)]
+        at = list(show.columns).index("vetted_only")
+        show = show.drop(columns=["vetted_only", "vetted_only_n"])
+        show.insert(at, "vetted_only (n)", text)
     for c in show.columns:
         if show[c].dtype.kind == "f":
             show[c] = [("NaN" if v != v else floatfmt.format(v)) for v in show[c].to_numpy()]
@@ -651,7 +658,7 @@ def _write_table(table, args) -> None:
 
 
 def _fit_table(args, data, client) -> int:
-    from .core.evaluate import vetted_only
+    from .core.evaluate import vetted_only, vetted_only_n
 
     post = _fit(args, data)
     _save_fit(post, args)
@@ -667,15 +674,19 @@ def _fit_table(args, data, client) -> int:
                                                 _metric_table(args).items()]):  # --threshold 50 on [0, 1] scores
         print(f"caveat: {said}", file=sys.stderr)
     if data.n_vetted:
-        vo = []
+        vo, vn = [], []  # each vetted-only value, and the vetted items it rests on (as the report's table)
         for _, (m, opts) in _metric_table(args).items():
             try:
                 v = vetted_only(data, m, **kw, **opts)
+                n = vetted_only_n(data, m, **kw, **opts).broadcast_like(v).transpose(*v.dims)
                 vo.extend(list(v.values.ravel()) if v.ndim else [float(v)])
+                vn.extend(int(c) for c in n.values.ravel())
             except ValueError:
                 vo.append(float("nan"))
+                vn.append(0)
         if len(vo) == len(table):
             table["vetted_only"] = vo
+            table["vetted_only_n"] = vn
     _write_table(table, args)
     return 0
 
@@ -1076,7 +1087,7 @@ def _cmd_demo(args) -> int:
     import pandas as pd
 
     from .core import metrics
-    from .core.evaluate import vetted_only
+    from .core.evaluate import vetted_only, vetted_only_n
     from .recalibrate import recalibrate
     from .datasets import load_breast_cancer_scores
     from .models import Stack
@@ -1099,6 +1110,7 @@ def _cmd_demo(args) -> int:
     }
     table = post.summary(wanted, hdi_prob=args.hdi_prob)
     table["vetted only"] = [float(vetted_only(data, m, **kw)) for m, kw in wanted.values()]
+    table["vetted n"] = [int(vetted_only_n(data, m, **kw)) for m, kw in wanted.values()]
     truth = frame["true_label"].to_numpy()
     x = {"average_precision": data.scores, "precision_at_k": data.scores}
     table["truth"] = [float(getattr(metrics, m)(truth, x.get(m, data.predictions), **kw)) for m, kw in wanted.values()]
@@ -1120,7 +1132,8 @@ def _cmd_demo(args) -> int:
     print(f"Calibration curves weighted by the vetted labels: {weights}; "
           + ("the vetted labels contradict " + ", ".join(flagged) + "." if flagged
              else "the vetted labels contradict none of them."))
-    print(f"'vetted only' uses the {data.n_vetted} vetted items alone (NaN: fewer vetted items than k); "
+    print(f"'vetted only' uses the {data.n_vetted} vetted items alone (NaN: fewer vetted items than k); 'vetted n': "
+          "those it rests on (for precision the flagged, for recall the positives, for precision@100 the top 100); "
           "'truth' uses every true label (known only because this is an example).")
     return 0
 

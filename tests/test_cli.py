@@ -146,6 +146,31 @@ def test_demo_prints_a_summary(capsys):
     assert main(["demo", "--draws", "150", "--random-seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "average precision" in out and "hdi_5%" in out and "truth" in out
+    assert "vetted n" in out  # how many vetted items each vetted-only value rests on
+
+
+def test_fit_gives_each_vetted_only_value_with_the_vetted_items_it_rests_on(scores_csv, tmp_path, capsys,
+                                                                           monkeypatch):
+    """`bayeval fit` printed `vetted_only` without the count of vetted items behind it (the report's
+    table has `vetted_only_n`): precision at a threshold may rest on a handful of flagged items."""
+    path, df = scores_csv
+    t = float(np.quantile(df["s"], 0.8))
+    args = ["fit", str(path), "--score", "s", "--label", "y", "--metric", "average_precision", "precision",
+            "recall", "precision_at_k", "--k", "10", "50", "--threshold", str(t), *FAST]
+    vetted = df[df["y"].notna()]
+    flagged, positives = int((vetted["s"] >= t).sum()), int((vetted["y"] == 1).sum())
+    expected = [40, flagged, positives, 10, 0]  # P@50: fewer than 50 vetted, undefined
+    out_csv = tmp_path / "t.csv"
+    monkeypatch.setenv("COLUMNS", "200")  # one line a row: the threshold's digits make the names long
+    assert main([*args, "--out", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    table = pd.read_csv(out_csv, index_col=0)
+    assert table["vetted_only_n"].tolist() == expected
+    assert np.isnan(table["vetted_only"].iloc[-1])
+    assert "vetted_only (n)" in out
+    for (name, row), n in zip(table.iterrows(), expected, strict=True):  # the value and its count in one cell
+        value = "NaN" if np.isnan(row["vetted_only"]) else f"{row['vetted_only']:.4f}"
+        assert f"{value} ({n})" in next(line for line in out.splitlines() if line.startswith(name)), name
 
 
 def test_select_reads_parquet(scores_csv, tmp_path, capsys):

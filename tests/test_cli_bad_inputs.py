@@ -391,6 +391,23 @@ def test_table_formats_for_logs():
     assert "90% HDI" in _format_frame(fit, "table", width=80) and "[0.3000, 0.7000]" in _format_frame(fit, "md")
 
 
+def test_a_vetted_only_value_is_printed_with_its_count_in_one_column():
+    """The printed tables of `fit` and `report` give each vetted-only value with the vetted items it
+    rests on, in one column (`0.9702 (30)`); csv keeps the two columns."""
+    from bayeval.cli import _format_frame
+
+    table = REPORT_TABLE.assign(vetted_only_n=[30, 0, 11])[[*REPORT_TABLE.columns[:5], "vetted_only_n", "truth"]]
+    md = _format_frame(table, "md").splitlines()
+    assert md[0] == "| metric | mean | sd | 90% HDI | vetted_only (n) | truth |"
+    assert md[2] == "| average precision | 0.9565 | 0.0248 | [0.9240, 0.9908] | 0.9702 (30) | 0.9937 |"
+    assert "| NaN (0) |" in md[3]
+    text = _format_frame(table, "table", width=80)
+    assert "vetted_only (n)" in text and "0.9702 (30)" in text and "NaN (11)" in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert _format_frame(table, "csv").splitlines()[0] == ("metric,mean,sd,90% HDI lower,90% HDI upper,vetted_only,"
+                                                            "vetted_only_n,truth")
+
+
 @pytest.mark.parametrize("command", ["compare", "vet"])
 def test_cards_of_other_items_are_refused_with_what_differs_and_how_to_fix(command, capsys):
     assert main([command, str(DV), str(SVM)]) == 2
