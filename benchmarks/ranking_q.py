@@ -63,7 +63,7 @@ def _git_rev() -> str:
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "../bayeval", "ranking_q.py"], cwd=HERE,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
