@@ -9,8 +9,8 @@ human picks the first item of pair ``i`` with probability ``E[theta[i] | votes]`
 (the posterior predictive), and the percentile ``Q`` of the machine's ranking
 among those predicted rankings (:meth:`RankingPosterior.percentile`) carries the
 uncertainty about ``theta`` in that prediction. For a human's ranking ``Q`` is
-uniform on (0, 1) when the model holds, so ``Q > 1 - epsilon`` happens to a
-share ``epsilon`` of humans.
+uniform on (0, 1) when the model holds (lower where rankings tie), so ``Q > 1 -
+epsilon`` happens to at most about a share ``epsilon`` of humans.
 
 The numpy core (vote counting, point estimates, ``Q``) is in
 :mod:`bayeval.rankings.percentile`; this module only builds the PyMC model and wraps draws
