@@ -24,7 +24,9 @@ Settings (one held-out human per data set, ``--reps`` data sets each):
 * ``paper-conf`` / ``paper-votes``: data shaped like the ranking paper's (45% clear-cut pairs,
   theta ~ Beta(30, 1), the rest Beta(1.5, 1.5); 5 votes; pairs unanimous among them get 10
   more votes with confidence levels), fitted with the default model (confidence used: a flat
-  Dirichlet prior on each pair's confidence levels) and with ``use_confidence=False``;
+  Dirichlet prior on each pair's confidence levels), with ``use_confidence=False`` and with
+  ``confidence_prior="pooled"`` (``paper-pooled``: one Dirichlet prior for all confident pairs,
+  fitted to them);
 * ``temp`` / ``rte``: real crowd votes (``benchmarks/data/crowd``: temporal ordering of two
   events, 462 pairs; textual entailment, 800 items read as pairs; 10 votes per item): one of
   each item's votes, chosen at random, is held out, so the held-out "human" ranking is made
@@ -194,8 +196,9 @@ def main(argv=None):
     settings = {
         "beta-fixed": (lambda rng: beta_data(rng, n), HumanRanking(theta_prior=(0.7, 0.7))),
         "beta-hier": (lambda rng: beta_data(rng, n), HumanRanking()),
-        "paper-conf": (lambda rng: paper_data(rng, n), HumanRanking()),
+        "paper-conf": (lambda rng: paper_data(rng, n), HumanRanking(confidence_prior=1.0)),
         "paper-votes": (lambda rng: paper_data(rng, n), HumanRanking(use_confidence=False)),
+        "paper-pooled": (lambda rng: paper_data(rng, n), HumanRanking(confidence_prior="pooled")),
     }
     temp, rte = crowd_votes("temp"), crowd_votes("rte")
     settings["temp"] = (lambda rng: crowd_data(rng, temp), HumanRanking())

@@ -122,9 +122,14 @@ class HumanRanking(Model):
         Theta implied by each confidence level, lowest level first.
     theta_prior : "hierarchical" or (float, float), default "hierarchical"
         Prior for pairs without confidence scores.
-    confidence_prior : float, default 1.0
+    confidence_prior : float or "pooled", default 1.0
         Concentration of the Dirichlet prior on confidence-level probabilities
-        (1 = flat on the simplex).
+        (1 = flat on the simplex), or ``"pooled"``: one Dirichlet prior for all
+        confident pairs, its parameters those that make the confident pairs'
+        answers most probable (empirical Bayes, :meth:`pooled_confidence_prior`).
+        The flat prior pulls each pair's chosen-item probability towards the
+        mapping's middle; where most unanimous pairs are clear-cut, "pooled"
+        learns that from the pairs together.
     undecided : {"exclude", "half"}, default "exclude"
         How "unable to decide" answers enter the likelihood.
     use_confidence : bool, default True
@@ -166,7 +171,10 @@ class HumanRanking(Model):
                 V.as_positive_number(b, "theta_prior[1]"),
             )
         self.theta_prior = theta_prior
-        self.confidence_prior = V.as_positive_number(confidence_prior, "confidence_prior")
+        if isinstance(confidence_prior, str):
+            self.confidence_prior = V.check_choice(confidence_prior, "confidence_prior", ("pooled",))
+        else:
+            self.confidence_prior = V.as_positive_number(confidence_prior, "confidence_prior")
         self.undecided = V.check_choice(undecided, "undecided", UNDECIDED_RULES)
         if not isinstance(use_confidence, bool | np.bool_):
             raise TypeError(f"use_confidence must be True or False; got {use_confidence!r}.")
@@ -175,7 +183,7 @@ class HumanRanking(Model):
     def __repr__(self) -> str:
         return (
             f"HumanRanking(mapping={self.mapping}, theta_prior={self.theta_prior!r}, "
-            f"confidence_prior={self.confidence_prior}, undecided={self.undecided!r}, "
+            f"confidence_prior={self.confidence_prior!r}, undecided={self.undecided!r}, "
             f"use_confidence={self.use_confidence})"
         )
 
@@ -212,6 +220,50 @@ class HumanRanking(Model):
             undecided=self.undecided,
             use_confidence=self.use_confidence,
         )
+
+    def _dirichlet_prior(self, counts, conf_idx):
+        """The Dirichlet prior's parameters (one per confidence level) for the confident pairs."""
+        if self.confidence_prior != "pooled":
+            return np.full(len(self.mapping), float(self.confidence_prior))
+        return _pooled_alpha(counts.confidence_counts[conf_idx].astype(float),
+                             (counts.n_first + counts.n_second)[conf_idx], np.asarray(self.mapping))
+
+    def pooled_confidence_prior(self, votes, confidence=None):
+        """The pooled Dirichlet prior of ``confidence_prior="pooled"`` for these data.
+
+        The parameters ``alpha`` (one per confidence level) that maximize the
+        probability of the confident pairs' answers -- their confidence levels and
+        votes -- with each pair's level probabilities ``q_i ~ Dirichlet(alpha)``
+        integrated out (a finite mixture, as in the exact posterior draws).
+
+        Parameters
+        ----------
+        votes, confidence : array-like
+            As in :meth:`build`.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``alpha``, lowest confidence level first (empty where no pair uses
+            confidence scores).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.rankings.model import HumanRanking
+        >>> votes = np.ones((40, 6))
+        >>> conf = np.full((40, 6), 2.0)
+        >>> conf[::4, 0] = 1.0
+        >>> alpha = HumanRanking(confidence_prior="pooled").pooled_confidence_prior(votes, conf)
+        >>> bool(alpha[2] > alpha[1] > alpha[0])
+        True
+        """
+        counts, _, use_conf, _ = self._data(votes, confidence)
+        conf_idx = np.flatnonzero(use_conf)
+        if conf_idx.size == 0:
+            return np.empty(0)
+        return _pooled_alpha(counts.confidence_counts[conf_idx].astype(float),
+                             (counts.n_first + counts.n_second)[conf_idx], np.asarray(self.mapping))
 
     def build(self, data, *args):
         """Build the PyMC model.
@@ -270,11 +322,11 @@ class HumanRanking(Model):
             if conf_idx.size:
                 # q_i ~ Dirichlet(a, ..., a) by stick-breaking: v_k ~ Beta(a, a (L - 1 - k)),
                 # q_k = v_k prod_{j<k} (1 - v_j) (exact; elementwise ops sample faster)
-                a = self.confidence_prior
+                a = self._dirichlet_prior(counts, conf_idx)
                 v = pm.Beta(
                     "q_stick",
-                    alpha=a,
-                    beta=a * np.arange(c.size - 1, 0, -1, dtype=float),
+                    alpha=a[:-1],
+                    beta=np.cumsum(a[::-1])[::-1][1:],  # the mass of the later levels
                     dims=("confident_pair", "stick"),
                 )
                 cols, rest = [], 1.0
@@ -363,7 +415,7 @@ class HumanRanking(Model):
         post, dims, extra = {}, {}, {}
         theta = np.zeros((n, labels.size))
         if conf_idx.size:
-            q = _confident_q(self.confidence_prior + counts.confidence_counts[conf_idx].astype(float),
+            q = _confident_q(self._dirichlet_prior(counts, conf_idx) + counts.confidence_counts[conf_idx].astype(float),
                              (n1 + n0)[conf_idx], c, n, rng)
             if isinstance(q, str):
                 return q
@@ -546,6 +598,39 @@ def _confident_q(alpha, m, c, n, rng):
         x = rng.standard_gamma(a + j[pick])
         out[:, members] = x / x.sum(axis=-1, keepdims=True)
     return out
+
+
+def _log_evidence(alpha, groups, weights, c):
+    """Sum over pairs of log p(confidence counts, votes | q ~ Dirichlet(alpha)), up to constants."""
+    from scipy import special
+
+    levels = alpha.size
+    logc = np.log(np.maximum(c, 1e-300))
+    log_b = special.gammaln(alpha).sum() - special.gammaln(alpha.sum())
+    total = 0.0
+    for row, w in zip(groups, weights, strict=True):
+        cnt, votes = row[:levels], int(row[levels])
+        j = _compositions(votes, levels)
+        a = alpha + cnt + j
+        logw = (-special.gammaln(j + 1).sum(axis=1) + j @ logc
+                + special.gammaln(a).sum(axis=1) - special.gammaln(a.sum(axis=1)))
+        total += w * (special.logsumexp(logw) - log_b)
+    return total
+
+
+def _pooled_alpha(conf_counts, m, c):
+    """Empirical-Bayes Dirichlet parameters for the confident pairs (maximum marginal likelihood)."""
+    from scipy import optimize
+
+    key = np.concatenate([conf_counts, np.asarray(m, dtype=float)[:, None]], axis=1)
+    groups, weights = np.unique(key, axis=0, return_counts=True)
+    levels = conf_counts.shape[1]
+
+    def loss(log_alpha):
+        return -_log_evidence(np.exp(log_alpha), groups, weights, c)
+
+    res = optimize.minimize(loss, np.zeros(levels), method="L-BFGS-B", bounds=[(-7.0, 7.0)] * levels)
+    return np.exp(res.x)
 
 
 def _draws_in_pair_order(theta, votes, labels):
