@@ -26,15 +26,20 @@ def say_diagnostics(post, data) -> None:
                 print(f"warning: {m}", file=sys.stderr)
 
 
-_FOR_DEVELOPERS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+_FOR_DEVELOPERS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning,
+                   ResourceWarning)
 
 
 @contextlib.contextmanager
 def warnings_as_lines() -> Iterator[None]:
     """Python warnings raised inside the block are printed after it as ``warning: MESSAGE``
     lines on stderr (each message once, without the ``bayeval:`` prefix, file or line). A
-    library's deprecation notices are for developers, not about the user's data: not shown."""
+    library's deprecation notices are for developers, not about the user's data: not shown.
+    Every warning is recorded whatever the filters outside the block say (one that turns
+    bayeval's warnings into errors, as the test suite's, would otherwise raise it); a filter
+    set inside the block still applies."""
     with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
             yield
         finally:

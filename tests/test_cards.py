@@ -782,8 +782,6 @@ def test_a_card_may_say_its_vetted_labels_were_drawn_at_random(tmp_path):
           "[data] label_strategy", "names no `label` column")
 
 
-# the CLI prints it as a `warning:` line (warnings_as_lines); the suite turns bayeval's warnings into errors
-@pytest.mark.filterwarnings("default:.*label_strategy = :UserWarning")
 def test_a_random_cards_report_gives_its_vetted_only_numbers_unconditionally(tmp_path, capsys):
     """With `label_strategy = "random"` the report reads the vetted-only numbers as estimates of the
     pool's; a batch of the card's store chosen on purpose that proposed one of the file's vetted items

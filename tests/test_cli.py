@@ -625,3 +625,22 @@ def test_a_card_folder_given_as_scores_file_says_it_is_a_card_and_how_to_run_the
         assert f"{card} is a model card (a folder with card.toml), not a scores file" in err, err
         assert f"`bayeval report {card}`" in err and f"`bayeval vet {card}`" in err and "compare" in err
         assert run in err, (run, err)
+
+
+def test_warnings_as_lines_prints_a_warning_that_an_outer_filter_would_raise(capsys):
+    """The block recorded warnings without a filter of its own: under `filterwarnings("error")` (as the
+    suite's `error::UserWarning:bayeval`) a bayeval warning inside it was raised, not printed as a
+    `warning:` line. A filter set inside the block still applies; developers' notices stay unsaid."""
+    import warnings
+
+    from bayeval._cli_warnings import warnings_as_lines
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with warnings_as_lines():
+            warnings.warn("bayeval: the labels look odd", UserWarning, stacklevel=1)
+            warnings.warn("a file left open", ResourceWarning, stacklevel=1)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="hidden on purpose")
+                warnings.warn("hidden on purpose", UserWarning, stacklevel=1)
+    assert capsys.readouterr().err == "warning: the labels look odd\n"
