@@ -599,10 +599,18 @@ def test_a_top_bigger_than_a_categorys_items_is_refused_as_posterior_metric_refu
         expected_change(post, "recall_at_k", k=3, category="mean")
     with pytest.raises(ValueError, match=r"`k` = 11 is more than the 10 items"):  # pooled: the top of all items
         expected_change(post, "precision_at_k", k=11, category="pooled")
-    # pooled, k=3 is a top of all 10 items: accepted; the strategies that ignore the metric take it
+    # pooled, k=3 is a top of all 10 items: accepted
     assert expected_change(post, "precision_at_k", k=3, category="pooled").shape == (10,)
     assert select(post, metric="precision_at_k", k=3, size=2, category="pooled").size == 2
-    assert select(post, metric="precision_at_k", k=3, size=2, strategy="uncertainty").size == 2
+    # the strategies that ignore the metric took any k; `bayeval select --k` refuses it whatever the strategy
+    for strategy in ("random", "most_confident_mistake", "uncertainty"):
+        with pytest.raises(ValueError) as err:
+            select(post, metric="precision_at_k", k=3, size=2, strategy=strategy, random_seed=0)
+        assert str(err.value) == said, strategy
+        with pytest.raises(ValueError, match=r"`k` = 11 is more than the 10 items"):
+            select(post, metric="recall_at_k", k=11, size=2, strategy=strategy, category="pooled", random_seed=0)
+        assert select(post, metric="precision_at_k", k=3, size=2, strategy=strategy, category="pooled",
+                      random_seed=0).size == 2
 
     def no_fit(d):
         raise AssertionError("nothing is fitted for a refused k")

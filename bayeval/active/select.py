@@ -523,9 +523,9 @@ def select(
     **metric_kwargs
         Options of the metric (``k=``, ``threshold=``...). A ``threshold=`` that flags no
         item or every item is refused (:func:`bayeval.active.design.check_threshold`) by
-        the strategies that use the metric, and so is a ``k`` of ``precision_at_k`` or
-        ``recall_at_k`` above the items or, per category, above a category's items
-        (:func:`check_top_k`).
+        the strategies that use the metric. A ``k`` of ``precision_at_k`` or ``recall_at_k``
+        above the items or, per category, above a category's items is refused whatever the
+        strategy (:func:`check_top_k`), as ``bayeval select --k`` refuses it.
 
     Returns
     -------
@@ -557,7 +557,7 @@ def select(
         _resolve_category(data, category)
     if strategy in ("expected_change", "design", "auto"):  # a rule that flags no item: no label can move it
         check_threshold(data, metric, metric_kwargs.get("threshold"), category=category)
-        check_top_k(data, metric, category=category, **metric_kwargs)  # a top bigger than the items
+    check_top_k(data, metric, category=category, **metric_kwargs)  # a top bigger than the items: whatever the strategy
     candidates = np.flatnonzero(~data.vetted & ~excluded)
     auto = strategy == "auto"
     strategy = resolve_auto(strategy, data, size)
