@@ -150,28 +150,21 @@ def logodds_said() -> Iterator[None]:
 
 
 def check_card_transform(card, scores) -> None:
-    """A card's ``[model] transform`` against the scores, in the card's words, before the fit
-    (``bayeval report CARD``), as :func:`check_transform` checks ``--transform``: ``"logit"`` on
-    scores outside [0, 1] is refused (the model's own message would give Python advice);
-    ``"logodds"`` on scores that all lie in [0, 1] is warned about (they look like probabilities,
-    and would be read as log-odds)."""
+    """A card's ``[model] transform`` (and a calibration card's ``curve = "beta"``) against the
+    scores, in the card's words, before the fit (``bayeval report CARD``), as :func:`check_transform`
+    checks ``--transform``: what the model would refuse (``"logit"`` or ``"beta"`` on scores outside
+    [0, 1]) is refused, and ``"logodds"`` on scores that all lie in [0, 1] (they look like
+    probabilities) is said as a ``warning:`` line (:meth:`bayeval.cards.Card.check_scale`)."""
     import sys
 
-    transform = card.model_options.get("transform")
-    if card.model_name not in ("default", "calibration") or transform not in ("logit", "logodds") \
-            or not np.size(scores):
-        return
-    lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
-    key = f"{card.card_file}: [model] transform = \"{transform}\""
-    where = f"column {card.columns['score']!r} ([data] score) holds scores from {lo:g} to {hi:g}"
-    if transform == "logit" and not (lo >= 0 and hi <= 1):
-        raise CLIError(f"{key} reads the scores as probabilities, in [0, 1], but {where}. Set transform = "
-                       "\"logodds\" under [model] for log-odds, \"standardize\" for margins or other scores, or "
-                       "remove the key (auto). Nothing was fitted.")
-    if transform == "logodds" and lo >= 0 and hi <= 1:
-        print(f"warning: {key} reads the scores as log-odds, but {where}, all in [0, 1]: these look like "
-              "probabilities. If they are, set transform = \"logit\" under [model] (or remove the key: auto), "
-              "which reads them as probabilities.", file=sys.stderr)
+    from .cards import CardError
+
+    try:
+        said = card.check_scale(scores)
+    except CardError as exc:
+        raise CLIError(f"{exc} Nothing was fitted.") from exc
+    if said:
+        print(f"warning: {said}", file=sys.stderr)
 
 
 #: the commands whose first argument is a scores file, and what each needs besides

@@ -556,6 +556,56 @@ class Card:
 
     # ----------------------------------------------------------------- model
 
+    def check_scale(self, scores) -> str | None:
+        """How the card's model reads the scores, checked against them before a fit, in the card's
+        words (``bayeval report CARD``, ``bayeval vet CARD``): the model's own messages give Python advice.
+
+        ``[model] transform = "logit"`` (``default``, ``calibration``) or ``curve = "beta"``
+        (``calibration``) on scores outside [0, 1] is refused; ``transform = "logodds"`` on scores
+        that all lie in [0, 1] (they look like probabilities) is returned as a warning.
+
+        Raises
+        ------
+        CardError
+            Naming the key, the scores' range and what to set instead.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib
+        >>> from bayeval.cards import load_card
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "s.csv").write_text("s\\n0.9\\n0.4\\n")
+        >>> _ = (folder / "card.toml").write_text('title = "t"\\ndescription = "d"\\n[data]\\nfile = "s.csv"\\n'
+        ...                                       'score = "s"\\n[model]\\nname = "default"\\ntransform = "logodds"\\n')
+        >>> load_card(folder).check_scale([0.9, 0.4]).split(": ", 1)[1][:70]
+        '[model] transform = "logodds" reads the scores as log-odds, but column'
+        >>> load_card(folder).check_scale([2.2, -0.4]) is None
+        True
+        """
+        scores = np.asarray(scores, dtype=float)
+        transform = self.model_options.get("transform")
+        beta = self.model_name == "calibration" and self.model_options.get("curve") == "beta"
+        if self.model_name not in ("default", "calibration") or not np.isfinite(scores).any():
+            return None
+        lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
+        where = f"column {self.columns['score']!r} ([data] score) holds scores from {lo:g} to {hi:g}"
+        in_unit = lo >= 0 and hi <= 1
+        if beta and not in_unit:
+            raise CardError(f'{self.card_file}: [model] curve = "beta" (Beta calibration) reads the scores as '
+                            f'probabilities, in [0, 1], but {where}. Set curve = "logistic" or "monotone" under '
+                            '[model] for log-odds, margins or other scores, or give [data] score a column of '
+                            "probabilities.")
+        key = f'{self.card_file}: [model] transform = "{transform}"'
+        if transform == "logit" and not in_unit:
+            raise CardError(f'{key} reads the scores as probabilities, in [0, 1], but {where}. Set transform = '
+                            '"logodds" under [model] for log-odds, "standardize" for margins or other scores, or '
+                            "remove the key (auto).")
+        if transform == "logodds" and in_unit:
+            return (f"{key} reads the scores as log-odds, but {where}, all in [0, 1]: these look like "
+                    'probabilities. If they are, set transform = "logit" under [model] (or remove the key: auto), '
+                    "which reads them as probabilities.")
+        return None
+
     def build_model(self):
         """The ``bayeval.models`` object the card describes (constructed, not fitted).
 

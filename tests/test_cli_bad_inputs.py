@@ -494,3 +494,24 @@ def test_a_cards_transform_is_checked_in_the_cards_words(tmp_path, capsys):
     assert said in err and 'If they are, set transform = "logit" under [model]' in err
     assert err.index(said) < err.index("fitting default")  # before the fit
     assert "transform=" not in err and not [w for w in caught if "logodds" in str(w.message)]  # not in Python's words
+
+
+def test_a_calibration_cards_beta_curve_on_log_odds_is_refused_in_the_cards_words(tmp_path, capsys):
+    """`[model] curve = "beta"` on scores outside [0, 1] failed after "fitting calibration" with the model's
+    words ("Calibration(curve='beta', transform='auto') needs scores in [0, 1] ... Use Calibration('logistic')").
+    It is now refused before the fit, naming the card's key and what to set."""
+    rng = np.random.default_rng(0)
+    p = rng.beta(1, 3, 100)
+    card = tmp_path / "card"
+    card.mkdir()
+    pd.DataFrame({"lo": np.log(p) - np.log1p(-p), "y": np.where(np.arange(100) < 20, 1.0 * (p > 0.3), np.nan)}
+                 ).to_csv(card / "s.csv", index=False)
+    (card / "card.toml").write_text('title = "t"\ndescription = "d"\n[data]\nfile = "s.csv"\nscore = "lo"\n'
+                                    'label = "y"\n[model]\nname = "calibration"\ncurve = "beta"\n')
+    assert main(["report", str(card), "--draws", "40", "--tune", "40", "--chains", "1", "--no-progress",
+                 "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f'{card / "card.toml"}: [model] curve = "beta" (Beta calibration) reads the scores as probabilities, in ' \
+           "[0, 1], but column 'lo' ([data] score) holds scores from" in err, err
+    assert 'Set curve = "logistic" or "monotone" under [model]' in err and "Nothing was fitted" in err
+    assert "Calibration(" not in err and "fitting" not in err

@@ -123,3 +123,61 @@ def test_the_command_prints_the_copy_s_title_and_which_card_it_uses(tmp_path):
     text = "".join(lines)
     assert "the copy: 8 items" in text and "the original" not in text.replace(str(original), ""), text
     assert f"using the model card in {copy.resolve()}" in text, text
+
+
+def _scale_card(folder: Path, model: str) -> Path:
+    """A card of 60 probabilities (20 vetted) or their log-odds, with the given [model] lines."""
+    import numpy as np
+
+    folder.mkdir(parents=True)
+    p = np.random.default_rng(0).beta(1, 3, 60)
+    rows = "\n".join(f"it{j},{q:.6f},{np.log(q / (1 - q)):.6f},{int(q > 0.3) if j < 20 else ''}"
+                     for j, q in enumerate(p))
+    (folder / "s.csv").write_text("id,p,lo,y\n" + rows + "\n")
+    (folder / "card.toml").write_text('title = "t"\ndescription = "d"\n[data]\nfile = "s.csv"\nid = "id"\n'
+                                      f'label = "y"\n{model}\n[sampling]\ndraws = 40\ntune = 40\nchains = 1\n'
+                                      '[vet]\nbatch_size = 5\n')
+    return folder
+
+
+def test_vet_says_a_cards_logodds_on_probabilities_in_the_cards_words_once(tmp_path, monkeypatch, capsys):
+    """`bayeval vet CARD` (and open_vet) with `[model] transform = "logodds"` on probabilities printed the
+    model's Python warning ("threading.py:982: UserWarning: transform='logodds' ... use transform='logit'")
+    at every refit, while `bayeval report CARD` said it in the card's words; a calibration card's
+    `curve = "beta"` on log-odds failed in the background refit, in the model's words. Now the card's
+    words, once, when the session opens; the beta curve is refused before the store is made."""
+    import warnings
+
+    import bayeval.vet
+    from bayeval.cards import CardError, load_card
+    from bayeval.cli import main
+
+    card = _scale_card(tmp_path / "c", 'score = "p"\n[model]\nname = "default"\ntransform = "logodds"')
+    said = f'{card / "card.toml"}: [model] transform = "logodds" reads the scores as log-odds, but column \'p\''
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with open_vet(load_card(card), store=tmp_path / "a.sqlite") as v:
+            assert v.wait_idle(120) and v.state()["error"] is None and v.state()["fits"] >= 1
+    words = [str(w.message) for w in caught if "as log-odds" in str(w.message)]
+    assert len(words) == 1 and words[0].startswith(said), words
+
+    def serve(vet, **kw):  # the page is not served: the first refit runs, and the server stops
+        assert vet.wait_idle(120) and vet.state()["fits"] >= 1
+        vet.close()
+
+    monkeypatch.setattr(bayeval.vet, "serve", serve)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["vet", str(card), "--store", str(tmp_path / "b.sqlite"), "--port", "0"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {said}" in err and err.count("reads the scores as log-odds") == 1, err
+    assert "transform='logit'" not in err and not [w for w in caught if "as log-odds" in str(w.message)]
+
+    beta = _scale_card(tmp_path / "b", 'score = "lo"\n[model]\nname = "calibration"\ncurve = "beta"')
+    with pytest.raises(CardError, match=r'\[model\] curve = "beta" \(Beta calibration\) reads the scores as '
+                                        r"probabilities, in \[0, 1\], but column 'lo'"):
+        open_vet(load_card(beta), store=tmp_path / "c.sqlite")
+    assert not (tmp_path / "c.sqlite").exists()  # refused before the store was made
+    assert main(["vet", str(beta), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert 'Set curve = "logistic" or "monotone" under [model]' in err and "Calibration(" not in err, err

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import arviz as az
 import numpy as np
@@ -27,6 +29,30 @@ def user_stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+#: the keys of the warnings the caller said in its own words (:func:`said_before`)
+_SAID: contextvars.ContextVar[frozenset] = contextvars.ContextVar("bayeval_said_before", default=frozenset())
+#: the key of :class:`bayeval.models.Calibration`'s warning on log-odds read from probabilities
+LOGODDS_ON_PROBABILITIES = "logodds_on_probabilities"
+
+
+@contextlib.contextmanager
+def said_before(*keys: str) -> Iterator[None]:
+    """Inside the block bayeval does not give the warnings with these keys: the caller said them
+    before, in its own words (a model card's key). A context variable, not the warning filters: it
+    holds in this thread only, so a server's background refits (``bayeval vet``) can use it
+    without changing what another thread's warnings do."""
+    token = _SAID.set(_SAID.get() | frozenset(keys))
+    try:
+        yield
+    finally:
+        _SAID.reset(token)
+
+
+def is_said(key: str) -> bool:
+    """Whether the warning with this key was said by the caller (:func:`said_before`)."""
+    return key in _SAID.get()
 
 
 def parameter_diagnostics(idata, var_names: Sequence[str]) -> pd.DataFrame:

@@ -67,6 +67,7 @@ from scipy import special
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
+from ..core._diagnostics import LOGODDS_ON_PROBABILITIES, is_said
 from ..core.data import EvalData, few_positives_caveat, squeezed_range
 from ..core.model import Model
 from ..core.posterior import Posterior
@@ -274,7 +275,7 @@ class Calibration(Model):
                 f"{scores.max():g}. Use Calibration('logistic') or Calibration('monotone') with "
                 "transform='standardize' for margins or log-odds."
             )
-        if t == "logodds" and in_unit:  # the command line says this in its own words (--transform)
+        if t == "logodds" and in_unit and not is_said(LOGODDS_ON_PROBABILITIES):  # said in a card's words
             from ..core._diagnostics import user_stacklevel
 
             warnings.warn(

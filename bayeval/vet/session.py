@@ -83,6 +83,7 @@ from pathlib import Path
 from ..active.session import ActiveSession
 from ..active._store_items import labels_for_items
 from ..active.store import KnownItems, LabelStore
+from ..core._diagnostics import LOGODDS_ON_PROBABILITIES, said_before
 from ..core._progress import quiet
 from .items import ItemView
 
@@ -268,6 +269,10 @@ class VetSession:
         Shown at the top of the page.
     clock : callable, default time.monotonic
         Seconds; for the leases (tests pass a fake clock).
+    said : iterable of str, optional
+        Keys of bayeval's warnings said already, in the words of whoever opened the session
+        (:func:`open_vet` says a card's ``[model] transform = "logodds"`` on probabilities in the
+        card's words): the refits do not give them again, in the model's words.
 
     Examples
     --------
@@ -275,7 +280,8 @@ class VetSession:
     """
 
     def __init__(self, session: ActiveSession, view: ItemView, *, readout=None, annotator: str | None = None,
-                 lease_seconds: float = 120.0, budget: int | None = None, title: str = "", clock=time.monotonic):
+                 lease_seconds: float = 120.0, budget: int | None = None, title: str = "", clock=time.monotonic,
+                 said=()):
         if not isinstance(session, ActiveSession):
             raise TypeError(f"`session` must be an ActiveSession, got {type(session).__name__}.")
         if not isinstance(view, ItemView):
@@ -287,6 +293,7 @@ class VetSession:
         if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
             raise ValueError(f"`budget` must be a whole number >= 1 (labels you plan to give) or None, got {budget!r}.")
         self.session = session
+        self.said = frozenset(said)  # before the worker starts: it reads them
         self.store: LabelStore = session.store
         self._server = _hold_store(self.store.path)  # the store's only server: or a clear refusal
         try:
@@ -584,7 +591,7 @@ class VetSession:
             self._refitting = True
             skipped = sorted(self._skipped, key=lambda v: (isinstance(v, str), str(v)))
         try:
-            with quiet():  # no progress bars from the server's thread
+            with quiet(), said_before(*self.said):  # no progress bars, nor warnings said at the start
                 self._refit_steps(s, skipped)
             with self._lock:
                 self._error = None
@@ -751,6 +758,11 @@ def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int 
              lease_seconds: float = 120.0, readout=None) -> VetSession:
     """A :class:`VetSession` for a model card: its data, model, metric and ``[vet]`` settings.
 
+    The card's ``[model]`` is checked against its scores first, in the card's words
+    (:meth:`bayeval.cards.Card.check_scale`): a ``transform`` or ``curve`` the scores cannot
+    take is refused (a :class:`~bayeval.cards.CardError`) before the store is opened, and
+    ``transform = "logodds"`` on probabilities is warned about once, not at every refit.
+
     Parameters
     ----------
     card : Card
@@ -774,6 +786,9 @@ def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int 
     {'kind': 'file', 'src': 'media/412'}
     """
     data, _ = card.load_data()
+    said = card.check_scale(data.scores)  # refused (CardError) or warned about in the card's words, before the store
+    if said:
+        warnings.warn(said, UserWarning, stacklevel=2)
     view = ItemView.from_card(card, data)
     metrics = card.metrics()
     label = card.vet.get("metric", next(iter(metrics)))
@@ -815,7 +830,8 @@ def open_vet(card, *, store=None, annotator: str | None = None, batch_size: int 
             def readout(session, table):
                 return {**metric_readout(session, table), "label": label}
         return VetSession(active, view, readout=readout, annotator=annotator, lease_seconds=lease_seconds,
-                          budget=budget if budget is not None else card.vet.get("budget"), title=card.title)
+                          budget=budget if budget is not None else card.vet.get("budget"), title=card.title,
+                          said=(LOGODDS_ON_PROBABILITIES,) if said else ())
     except BaseException:
         active.close()
         raise
