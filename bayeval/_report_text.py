@@ -16,7 +16,7 @@ from .core import metrics as M
 from .core.evaluate import resolve_metric
 
 __all__ = ["fmt", "plain_name", "read_metrics", "sd_as_zero", "unwidened_note", "vetted_choice_kind",
-           "vetted_only_note", "vetted_selection_of", "PLAIN_METRICS"]
+           "vetted_only_note", "vetted_selection_of", "widened_draws_note", "PLAIN_METRICS"]
 
 WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 MAX_READ_ROWS = 8  # metric rows read out in words (the table has them all)
@@ -195,6 +195,28 @@ def unwidened_note(widened, others) -> str | None:
             f"interval{'' if len(widened) == 1 else 's'} can.")
 
 
+def widened_draws_note(attrs) -> str:
+    """The words the metric table's note on the posterior draws needs for its widened rows
+    (``attrs["widened"]`` of the table): their interval is not the draws' HDI; "" where none is.
+
+    Examples
+    --------
+    >>> from bayeval._report_text import widened_draws_note
+    >>> widened_draws_note({"widened": ["accuracy"]})[:60]
+    ' The accuracy row is the exception: its interval is not the '
+    >>> widened_draws_note({})
+    ''
+    """
+    widened = [str(x) for x in attrs.get("widened") or ()]
+    if not widened:
+        return ""
+    one = len(widened) == 1
+    return (f" The {', '.join(widened)} row{'' if one else 's'} {'is the exception' if one else 'are the exceptions'}: "
+            f"{'its' if one else 'their'} interval is not the draws' highest-density interval but the one the "
+            f"model reports, widened (the reading says what it is); {'its' if one else 'their'} mean and sd are "
+            "the draws'.")
+
+
 def _vetted_basis(metric: str | None, k: int) -> str:
     """The vetted items a vetted-only number rests on, in words (``k`` of them)."""
     s = "" if k == 1 else "s"
@@ -258,8 +280,11 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
             d.text.append(f"The {said} on these {N} items is undefined in every posterior draw ({why}), so it "
                           "has no interval.")
             continue
+        reading = (table.attrs.get("readings") or {}).get(str(row_name))
         if n == N:  # every label known: the value itself, no interval nor vetted-only estimate to weigh
             s = f"The {said} on these {N} items is {fmt(mean)}"
+        elif reading:  # the model's widened interval: not a posterior probability interval, said as what it is
+            s = reading.format(metric=f"{said} on these {N} items", lower=fmt(lo), upper=fmt(hi), mean=fmt(mean))
         elif lo == hi:
             s = (
                 f"With at least {pct} probability the {said} on these {N} items is exactly "

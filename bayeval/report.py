@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._report_text import fmt, read_metrics, sd_as_zero, unwidened_note, vetted_only_note, vetted_selection_of
+from ._report_text import (fmt, read_metrics, sd_as_zero, unwidened_note, vetted_only_note, vetted_selection_of,
+                           widened_draws_note)
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core._defaults import HDI_PROB
@@ -566,7 +567,7 @@ def _flat(da, other) -> np.ndarray:
 def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
     """Summary rows of every metric, with the vetted-only, naive and true values."""
     data = post.data
-    rows, vo, vn, nv, tr, notes, widened = [], [], [], [], [], [], []
+    rows, vo, vn, nv, tr, notes, widened, readings = [], [], [], [], [], [], [], {}
     on = {} if client is None else {"client": client}
     for label, metric, options in items:
         da = post.metric(metric, **on, **options)
@@ -578,6 +579,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
             new = [(*new[0][:3], r_lo, r_hi)]
             notes.append(sentence)
             widened.append(label)
+            readings[label] = post.reported_reading(metric, options, hdi_prob)  # not a probability interval
         rows.extend(new)
         share = undefined_share(da, _SAMPLE_DIMS)
         if share > 0:  # summarized over the draws where it is defined: say how many are not
@@ -606,6 +608,7 @@ def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
     notes += threshold_caveats(data.scores, [(label, options.get("threshold")) for label, _, options in items])
     df.attrs["reported"] = notes
     df.attrs["unwidened"] = unwidened_note(widened, [r for r in df.index if r not in widened])
+    df.attrs["widened"], df.attrs["readings"] = widened, readings
     return df
 
 
@@ -1023,7 +1026,7 @@ def _metric_notes(d: _Draft) -> list[str]:
     data, N, n = d.data, d.N, d.n
     out = [
         f"mean, sd and the {d.pct} highest-density interval are over {d.post.n_chains * d.post.n_draws} "
-        f"posterior draws of the labels of these {N} items."
+        f"posterior draws of the labels of these {N} items." + widened_draws_note(d.tables["metrics"].attrs)
     ]
     if n:
         out.append(vetted_only_note(d.selection, n))

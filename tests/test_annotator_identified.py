@@ -435,3 +435,34 @@ def test_report_says_beside_the_metric_table_which_rows_are_not_widened(gold):
 
     assert unwidened_note(["accuracy"], ["recall"]).startswith("recall: not widened -- the posterior's own interval.")
     assert unwidened_note([], ["recall"]) is None and unwidened_note(["accuracy"], []) is None
+
+
+@pytest.mark.parametrize("gold", [False, True])
+def test_report_reads_the_widened_accuracy_as_what_it_is_not_as_a_probability_interval(gold):
+    """The report read the identified set (no gold items) and the guarded interval (gold items) as
+    "With 90% probability the accuracy on these 400 items lies between 0.482 and 0.953", and its
+    table note said the 90% HDI of every row is over the posterior draws: neither interval is a
+    posterior probability interval. The accuracy row is now read as what it is; the other rows keep
+    their posterior reading, and the note names the widened row as the exception."""
+    from bayeval.report import report
+
+    pred, ref, p1 = _crowd()
+    post = _posterior(pred, ref, p1)
+    if gold:
+        post.gold_check = {"right": 24, "n_gold": 30, "n_items": pred.size, "weight": 0.5, "p_value": 0.5}
+    rep = report(post, title="annotators", metrics=["accuracy", "precision"])
+    lo, hi = rep.tables["metrics"].loc["accuracy"].iloc[2:4]
+    (acc,) = [t for t in rep.text if "the accuracy on these 400 items" in t]
+    assert "probability the accuracy" not in acc and f"between {lo:.3f} and {hi:.3f}" in acc, acc
+    if gold:
+        assert acc.startswith("Guarded by the 30 gold items, the accuracy on these 400 items lies between")
+        assert "not a posterior probability interval" in acc
+    else:
+        assert acc.startswith("The annotations allow the accuracy on these 400 items to lie anywhere between")
+        assert "an identified set, not a probability interval" in acc
+    assert any(t.startswith("With 90% probability the precision on these 400 items lies between") for t in rep.text)
+    (draws,) = [m for m in rep.notes["metrics"] if m.startswith("mean, sd and the 90% highest-density interval")]
+    assert "The accuracy row is the exception: its interval is not the draws' highest-density interval" in draws
+    alone = report(post, title="annotators", metrics=["precision"])  # nothing widened: the note as it was
+    assert "exception" not in alone.notes["metrics"][0]
+    assert not any("probability the accuracy" in t for t in rep.to_markdown().splitlines())

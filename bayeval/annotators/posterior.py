@@ -460,6 +460,39 @@ class AnnotatorPosterior(Posterior):
             return None
         return self._reported_accuracy(hdi_prob)
 
+    def reported_reading(self, metric, options, hdi_prob: float) -> str | None:
+        """The report's reading of the interval :meth:`reported_interval` gives the true accuracy:
+        the range the annotations allow (without gold items: an identified set, joined with the
+        posterior's interval) or the interval the gold items guard, neither a posterior probability
+        interval; None where :meth:`reported_interval` is None. A sentence with the fields
+        ``{metric}``, ``{lower}``, ``{upper}`` and ``{mean}``
+        (:meth:`bayeval.core.posterior.BasePosterior.reported_reading`).
+
+        Examples
+        --------
+        >>> import arviz as az
+        >>> import numpy as np
+        >>> from bayeval import EvalData
+        >>> from bayeval.annotators import AnnotatorPosterior
+        >>> idata = az.from_dict(posterior={"x": np.zeros((1, 20))})
+        >>> post = AnnotatorPosterior(EvalData([1.0, 0.0], predictions=[1, 0]), idata, lambda p: [0.9, 0.1])
+        >>> post.reported_reading("accuracy", {}, 0.9) is None  # no fit behind it
+        True
+        """
+        if metric != "accuracy" or options or getattr(self, "_observed", None) is None:
+            return None
+        pct, check = f"{100 * hdi_prob:g}%", self.gold_check
+        if check is None:  # no gold items: the identified set, as _accuracy_reading reports it
+            return ("The annotations allow the {metric} to lie anywhere between {lower} and {upper} (posterior mean "
+                    "{mean}): the range over every way the classifier's errors can overlap the annotators', joined "
+                    f"with the posterior's {pct} interval -- an identified set, not a probability interval")
+        if check["n_gold"] >= 1:  # the guarded reading
+            n = int(check["n_gold"])
+            return (f"Guarded by the {n} gold item{'s' if n != 1 else ''}, the {{metric}} lies between {{lower}} and "
+                    f"{{upper}} (posterior mean {{mean}}): the smallest interval holding the posterior's {pct} "
+                    "interval and the gold items' own -- not a posterior probability interval")
+        return None
+
     def _reported_accuracy(self, hdi_prob: float, diagnosis: str | None = None):
         """``((lower, upper), sentence)`` when the reported interval of the true accuracy is
         not the posterior's own (gold items guard it, or there are none); else None."""

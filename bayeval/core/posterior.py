@@ -137,6 +137,23 @@ class BasePosterior:
         """
         return None
 
+    def reported_reading(self, metric, options, hdi_prob: float) -> str | None:
+        """How :func:`bayeval.report.report` reads a metric's row where :meth:`reported_interval`
+        gives one, that interval not being a posterior probability interval: a sentence with the
+        fields ``{metric}`` (e.g. "accuracy on these 400 items"), ``{lower}``, ``{upper}`` and
+        ``{mean}`` (the posterior mean); None (the default): the report reads the row's interval
+        as the posterior's ("With 90% probability the ... lies between ...").
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData, Posterior
+        >>> post = Posterior.from_probabilities(EvalData([0.9, 0.1], [1, np.nan]), [1, 0.2], draws=10)
+        >>> post.reported_reading("average_precision", {}, 0.9) is None
+        True
+        """
+        return None
+
     def check_convergence(self, *, warn: bool = True) -> dict | None:
         """The diagnostics dict of this fit, or None when no sampler made it.
 
