@@ -130,6 +130,45 @@ def test_to_inference_data_refuses_a_label_netcdf_cannot_write():
     assert "a_b" in post.to_inference_data({"a_b": ("accuracy", {"threshold": 0.5})}).metrics
 
 
+@pytest.mark.parametrize("metrics, renamed", [
+    ([("recall", {"threshold": 0.5}), ("precision_at_recall", {"recall": [0.5, 0.9]})],
+     {"precision_at_recall": ("recall", "precision_at_recall_recall")}),
+    ([("precision_at_recall", {"recall": [0.5, 0.9]}), ("recall", {"threshold": 0.5})],  # either order
+     {"precision_at_recall": ("recall", "precision_at_recall_recall")}),
+    ({"k": "average_precision", "p@k": ("precision_at_k", {"k": [10, 50]})}, {"p@k": ("k", "p_k_k")}),
+    ({"threshold": ("recall", {"threshold": 0.5}), "pr": "precision_recall_curve"},
+     {"pr": ("threshold", "pr_threshold")}),
+])
+def test_to_inference_data_keeps_a_metric_named_as_another_metrics_dim(metrics, renamed, tmp_path):
+    """A metric's variable named as another metric's dim (``recall`` beside
+    ``precision_at_recall``'s ``recall`` grid) was dropped: the grid took its place."""
+    rng = np.random.default_rng(0)
+    s = np.linspace(0.01, 0.99, 200)
+    lab = np.full(200, np.nan)
+    lab[::10] = rng.random(20) < s[::10]
+    post = Posterior.from_probabilities(EvalData(s, lab), s, draws=50, random_seed=0)
+    idata = post.to_inference_data(metrics)
+    items = metrics.items() if isinstance(metrics, dict) else [(m, (m, o)) for m, o in metrics]
+    path = tmp_path / "m.nc"
+    idata.to_netcdf(str(path))
+    for got in (idata.metrics, az.from_netcdf(path).metrics):
+        assert sorted(got.data_vars) == sorted(label for label, _ in items)
+        for label, (name, options) in ((lab_, m if isinstance(m, tuple) else (m, {})) for lab_, m in items):
+            want = post.metric(name, **options)
+            old, new = renamed.get(label, (None, None))
+            assert got[label].dims == tuple(new if d == old else d for d in want.dims)
+            np.testing.assert_array_equal(got[label].values, want.values)
+            if old:
+                np.testing.assert_array_equal(got[new].values, want[old].values)  # the grid, under its new name
+
+
+def test_to_inference_data_refuses_the_draws_dims_as_labels():
+    data = EvalData(np.linspace(0, 1, 50), np.r_[np.ones(5), np.zeros(5), np.full(40, np.nan)])
+    post = Posterior.from_probabilities(data, np.linspace(0, 1, 50), draws=20, random_seed=0, check=False)
+    with pytest.raises(ValueError, match=r"\['chain'\] are the names of the draws' own dims"):
+        post.to_inference_data({"chain": "average_precision"})
+
+
 def test_the_contradiction_warning_says_what_the_test_found():
     """0/1 probabilities with as many positives as they expect, on the wrong items: the warning
     quoted the matching count as its evidence."""

@@ -756,7 +756,9 @@ class Posterior(BasePosterior):
             Every group of :attr:`idata` (copied) plus ``metrics``, dims ``(chain,
             draw, ...)`` with each metric's own dims (``k``, ``category``...). Where two
             metrics use a dim of the same name with different coordinates, the second
-            one's dim is renamed ``<metric>_<dim>``. A draw in which a metric is
+            one's dim is renamed ``<metric>_<dim>``; so is a dim named as another
+            metric's variable (``precision_at_recall_recall`` beside ``recall``), so
+            every metric keeps its own variable. A draw in which a metric is
             undefined (ROC AUC with no negative drawn) holds NaN, so ArviZ's own
             ``az.summary`` gives NaN for that metric; :meth:`summary` summarizes the
             draws where it is defined and says how many are not.
@@ -790,6 +792,10 @@ class Posterior(BasePosterior):
         if slash:  # netCDF refuses them, half-way through writing the file
             raise ValueError(f"Metric label(s) {slash} hold '/', which netCDF does not allow in a variable name "
                              "(idata.to_netcdf would stop half-way); give labels without it, e.g. 'a_b'.")
+        axes = [lab for lab in labels if lab in ("chain", "draw")]
+        if axes:
+            raise ValueError(f"Metric label(s) {axes} are the names of the draws' own dims (chain, draw); "
+                             "give each another label, e.g. {'ap': 'average_precision'}.")
         out, seen = {}, {}
         for label, metric, options in items:
             da = self.metric(metric, **{**kwargs, **options})
@@ -798,8 +804,15 @@ class Posterior(BasePosterior):
                 if dim in ("chain", "draw"):
                     continue
                 coord = da[dim].values if dim in da.coords else np.arange(da.sizes[dim])
-                if dim in seen and not (seen[dim].shape == coord.shape and np.array_equal(seen[dim], coord)):
-                    rename[dim] = re.sub(r"\W+", "_", f"{label}_{dim}")
+                if dim in labels or (dim in seen and not (seen[dim].shape == coord.shape
+                                                          and np.array_equal(seen[dim], coord))):
+                    # another metric's variable has this name, or another metric's dim has other coordinates
+                    new = base = re.sub(r"\W+", "_", f"{label}_{dim}")
+                    n = 2
+                    while new in labels or new in seen or new in rename.values():
+                        new, n = f"{base}_{n}", n + 1
+                    rename[dim] = new
+                    seen[new] = coord
                 else:
                     seen[dim] = coord
             out[label] = da.rename(rename).rename(None)
