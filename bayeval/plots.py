@@ -180,6 +180,13 @@ def _category_items(data, category) -> np.ndarray:
 def threshold_probability(recal, *, ax=None, color="tab:blue"):
     """Probability that the constraint holds, against the threshold (SPE Fig. 5B).
 
+    A step curve that reads as the rule ``score >= t`` does: each candidate threshold's
+    probability is drawn from the candidate below it up to that candidate, since where the
+    candidates are the distinct scores every ``t`` in between flags the same items as the
+    upper one (the candidates are marked with dots where there are 50 or fewer). A black
+    dot marks the recommended threshold; the note giving it and its probability sits where
+    it covers no part of the curve.
+
     Parameters
     ----------
     recal : Recalibration
@@ -198,8 +205,15 @@ def threshold_probability(recal, *, ax=None, color="tab:blue"):
     """
     ax = _axes(ax)
     t = recal.probability["threshold"].values
-    ax.step(t, recal.probability.values, where="post", color=color, label=repr(recal).split(":")[0].replace("Recalibration(", ""))
+    p = recal.probability.values
+    # "score >= t" flags, for every t between two candidates, the items of the upper one: the
+    # value holds from the candidate below up to each candidate (steps-pre; steps-post read the
+    # lower one's). Marks at the candidates where they are few enough to be seen apart.
+    (curve,) = ax.step(t, p, where="pre", color=color, marker="o" if t.size <= 50 else None, ms=3,
+                       label=repr(recal).split(":")[0].replace("Recalibration(", ""))
     ax.axvline(recal.threshold, color="k", ls=":", lw=1)
+    p_at = float(recal.probability_at_threshold)
+    ax.plot([recal.threshold], [p_at], "o", color="k", ms=4)
     eligible = recal.eligible.values
     if not eligible.all():  # thresholds that flag fewer than min_flagged items: never recommended
         first = t[~eligible].min()
@@ -209,24 +223,48 @@ def threshold_probability(recal, *, ax=None, color="tab:blue"):
                    label=f"flags < {recal.min_flagged} items (not recommended)" if seen else None)
     if recal.prob is not None:
         ax.axhline(recal.prob, color="tab:red", ls="--", lw=0.8, label=f"required {recal.prob:g}")
-    # the label inside the axes: above the point where P is low, left of it near the right edge
-    p_at = float(recal.probability_at_threshold)
-    right = (recal.threshold - t.min()) > 0.7 * (t.max() - t.min()) if t.max() > t.min() else False
-    ax.annotate(
-        f"t = {recal.threshold_text}\nP = {p_at:.2f}"
-        + ("" if recal.met and not (recal.prob is None and recal.no_draw_meets) else "\n(does not meet it)"),
-        (recal.threshold, p_at),
-        textcoords="offset points",
-        xytext=(-5 if right else 5, 8 if p_at < 0.35 else -8),
-        ha="right" if right else "left",
-        va="bottom" if p_at < 0.35 else "top",
-        fontsize=8,
-    )
     ax.set_ylim(-0.02, 1.02)
+    note = ax.text(0.02, 0.98, f"t = {recal.threshold_text}\nP = {p_at:.2f}" + (
+        "" if recal.met and not (recal.prob is None and recal.no_draw_meets) else "\n(does not meet it)"),
+        transform=ax.transAxes, fontsize=8)
+    # the note where it covers no data: a corner or side of the axes clear of the curve (and of
+    # the threshold's and the required probability's lines where possible), else above the axes
+    stepped = np.column_stack([np.repeat(t, 2)[:-1], np.repeat(p, 2)[1:]]) if t.size else np.empty((0, 2))
+    stepped = ax.transData.transform(stepped)
+    others = [line.get_transform().transform(line.get_xydata()) for line in ax.lines if line is not curve]
+    if not _place_clear(note, [stepped, *others]) and not _place_clear(note, [stepped]):
+        note.set_text(note.get_text().replace("\n", ", ", 1).replace("\n", " "))
+        note.set_position((0.5, 1.01))
+        note.set_ha("center")
+        note.set_va("bottom")
     ax.set_xlabel("threshold (predict positive where score >= t)")
     ax.set_ylabel("P(constraint holds)")
     ax.legend(fontsize=8)
     return ax
+
+
+#: Where :func:`threshold_probability` tries its note, in axes fractions: (x, y, ha, va).
+_NOTE_SPOTS = [(0.02, 0.98, "left", "top"), (0.98, 0.02, "right", "bottom"), (0.98, 0.98, "right", "top"),
+               (0.02, 0.02, "left", "bottom"), (0.5, 0.98, "center", "top"), (0.5, 0.02, "center", "bottom"),
+               (0.02, 0.5, "left", "center"), (0.98, 0.5, "right", "center")]
+
+
+def _place_clear(text, polylines) -> bool:
+    """Move ``text`` (placed in axes fractions) to the first of :data:`_NOTE_SPOTS` where its
+    box, widened by a fifth, crosses none of ``polylines`` (display coordinates); False if none."""
+    from matplotlib.path import Path
+
+    paths = [Path(xy) for xy in polylines if len(xy)]
+    for x, y, ha, va in _NOTE_SPOTS:
+        text.set_position((x, y))
+        text.set_ha(ha)
+        text.set_va(va)
+        box = text.get_window_extent()
+        box = box.expanded(1.2, 1.2) if box.width > 0 else box
+        if not any(path.intersects_bbox(box, filled=False) or
+                   (len(path.vertices) == 1 and box.contains(*path.vertices[0])) for path in paths):
+            return True
+    return False
 
 
 _ESTIMATOR_STYLE = {"vetted_only": ":", "naive": "--", "learned": "-"}

@@ -324,6 +324,83 @@ def test_threshold_figure_labels_only_what_it_shows_and_keeps_its_note_inside():
     plt.close("all")
 
 
+def _drawn_value(line, x: float) -> float:
+    """The value a reader takes off a drawn line at ``x``, by its drawstyle."""
+    xs, ys = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    style = line.get_drawstyle()
+    if style == "steps-pre":  # y[i] on (x[i-1], x[i]]
+        return float(ys[np.searchsorted(xs, x, side="left")])
+    if style == "steps-post":  # y[i] on [x[i], x[i+1])
+        return float(ys[np.searchsorted(xs, x, side="right") - 1])
+    return float(np.interp(x, xs, ys))
+
+
+def test_threshold_figure_reads_the_rule_between_two_candidate_thresholds():
+    """Between two candidates, ``score >= t`` flags the upper one's items; the curve was drawn
+    steps-post and read the lower one's probability (0.17 at t = 0.5, where it is 0.62)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = np.array([0.2, 0.4, 0.6, 0.8] * 10)
+    post = Posterior.from_probabilities(EvalData(s), s, draws=400, random_seed=0)
+    rec = recalibrate(post, min_precision=0.7, min_flagged=0)
+    line = rec.plot().lines[0]
+    for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):  # the same draws as the figure's: equal, not close
+        truth = float((post.metric("precision", threshold=t) >= 0.7).mean())
+        assert _drawn_value(line, t) == truth, t
+    assert _drawn_value(line, 0.5) == 0.62
+    plt.close("all")
+
+
+def _note_cases():
+    s = np.array([0.2, 0.4, 0.6, 0.8] * 10)
+    small = Posterior.from_probabilities(EvalData(s), s, draws=400, random_seed=0)
+    yield recalibrate(small, min_precision=0.7, min_flagged=0)
+    yield recalibrate(small, min_precision=0.7, min_flagged=0, prob=0.95)  # "(does not meet it)"
+    n = 3000
+    s = np.linspace(0, 1, n)
+    post = Posterior.from_probabilities(EvalData(s), np.clip(s, 0.01, 0.99), draws=300, random_seed=0)
+    yield recalibrate(post, min_precision=0.9, prob=0.9, min_flagged=10)
+    yield recalibrate(post, min_precision=0.9, min_flagged=10)
+    yield recalibrate(post, min_precision=0.9, prob=0.9, min_flagged=600)
+    yield recalibrate(post, min_recall=0.5, prob=0.9)
+    flat = Posterior.from_probabilities(EvalData(s), np.full(n, 0.3), draws=300, random_seed=0)
+    yield recalibrate(flat, min_precision=0.9, prob=0.9)
+    yield recalibrate(_weak_top(), min_precision=0.9, prob=0.9)
+
+
+def test_threshold_figure_note_covers_no_data():
+    """The 't = / P =' note was set next to its point, over the curve where it rises steeply
+    (models' reports: 'P = 0.88 (does not meet it)' on the curve); it sits where the curve is not."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.cbook import pts_to_prestep
+    from matplotlib.figure import Figure
+    from matplotlib.path import Path
+
+    from bayeval.plots import threshold_probability
+
+    for rec in _note_cases():
+        report_like = Figure(figsize=(6, 3.6), layout="constrained")  # as the report draws it
+        for ax in (plt.subplots(figsize=(6, 4))[1], report_like.subplots()):
+            threshold_probability(rec, ax=ax)
+            ax.figure.canvas.draw()
+            curve, note = ax.lines[0], ax.texts[0]
+            assert "P = " in note.get_text()
+            xs, ys = (pts_to_prestep(curve.get_xdata(), curve.get_ydata())
+                      if curve.get_drawstyle() == "steps-pre" else (curve.get_xdata(), curve.get_ydata()))
+            path = Path(ax.transData.transform(np.column_stack([xs, ys])))
+            box = note.get_window_extent()
+            assert not path.intersects_bbox(box, filled=False), (rec.constraint_text, note.get_text())
+            fig_box = ax.figure.bbox
+            assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1 and fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1
+        plt.close("all")
+
+
 def test_cli_min_flagged_above_the_items_is_refused_before_the_fit(tmp_path, capsys, monkeypatch):
     """``--min-flagged 5000`` on 3,000 items was refused only after the whole fit."""
     import bayeval.cli as cli
