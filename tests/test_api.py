@@ -35,6 +35,22 @@ def test_submodules_reachable_after_plain_import():
     assert out.stdout.strip() == str(ROOT / "bayeval" / "__init__.py")
 
 
+def test_bayeval_metrics_imports_as_the_docs_and_messages_name_it():
+    """README and error messages say 'see bayeval.metrics.precision_at_k', but only the
+    attribute ``be.metrics`` worked: ``import bayeval.metrics`` raised ModuleNotFoundError.
+    Each spelling, in either order, gives the one module, bayeval.core.metrics."""
+    for code in (
+        "from bayeval.metrics import precision_at_k\nimport bayeval as be\n"
+        "assert precision_at_k is be.metrics.precision_at_k\n",
+        "import bayeval as be\nfirst = be.metrics\nimport bayeval.metrics\n"
+        "assert bayeval.metrics is first\n",
+    ):
+        code += ("import sys, bayeval.core.metrics as core\n"
+                 "assert sys.modules['bayeval.metrics'] is core and be.metrics is core\nprint('ok')")
+        out = _run(code)
+        assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
 def test_unknown_attribute_raises_attribute_error():
     with pytest.raises(AttributeError, match="module 'bayeval' has no attribute 'not_a_module'"):
         bayeval.not_a_module  # noqa: B018
