@@ -619,8 +619,12 @@ class Posterior(BasePosterior):
             number of items, nor, computed per category (``category`` "each" or "mean"),
             than a category's (the missing places of a bigger top would count as
             negatives; its recall would be 1).
-            Curves without ``thresholds`` use the distinct scores, or 201 score
-            quantiles when there are more distinct scores than that. The precision of a
+            Curves without ``thresholds`` use the distinct scores where there are 201
+            or fewer; else 201 evenly spaced score quantiles together with the scores at
+            201 geometrically spaced ranks from the top (at most 402 thresholds, fewer
+            where the two coincide: 278 on 600 distinct scores), as
+            :func:`bayeval.core.evaluate.default_thresholds` gives them; the ROC curve
+            adds ``inf`` (nothing flagged) in front. The precision of a
             rule that flags no item is NaN in every draw (undefined, as in
             :func:`bayeval.vetted_only`), unless ``zero_division=`` is given.
 
