@@ -160,7 +160,8 @@ def test_guide_thresholds_are_the_quick_start_fit(quick_start):
     assert m, "the guide should quote the quick start's two-sided threshold"
     rec = recalibrate(post, min_precision=float(m.group(1)), min_recall=float(m.group(2)))
     msg = f"docs/guide.md's thresholds are out of date; the quick start gives {rec!r}"
-    assert float(m.group(3)) == pytest.approx(rec.threshold, abs=1e-3), msg
+    # the threshold as printed (the shortest decimal flagging the same items): 0.452 flags others than 0.4516
+    assert m.group(3) == rec.threshold_text, msg
     assert float(m.group(4)) == pytest.approx(rec.probability_at_threshold, abs=TOL), msg
     assert rec.probability_at_threshold < 0.5  # "no threshold where both hold with a useful probability"
     m = re.search(r"`recalibrate\(post, min_precision=([\d.]+), prob=([\d.]+)\)`, recommends `t = ([\d.]+)`: it "
@@ -170,12 +171,37 @@ def test_guide_thresholds_are_the_quick_start_fit(quick_start):
     rec = recalibrate(post, min_precision=float(m.group(1)), prob=float(m.group(2)))
     msg = f"docs/guide.md's thresholds are out of date; the quick start gives {rec!r}"
     assert rec.met
-    assert float(m.group(3)) == pytest.approx(rec.threshold, abs=1e-3), msg
+    assert m.group(3) == rec.threshold_text, msg  # the guide said 0.864 where the code prints 0.8639
     assert float(m.group(4)) == pytest.approx(rec.probability_at_threshold, abs=TOL), msg
     assert (int(m.group(5)), int(m.group(6))) == (rec.flagged, post.data.n_items), msg
     at = rec.at_threshold()
     got = at.loc["recall", ["mean", "hdi_5%", "hdi_95%"]].to_numpy(dtype=float)
     np.testing.assert_allclose([float(m.group(i)) for i in (7, 8, 9)], got, atol=0.01, err_msg=msg)
+
+
+def test_guide_arviz_reading_is_what_arviz_and_the_default_fit_give(quick_start):
+    """The guide showed ``az.summary(idata, group="metrics")`` without saying that ArviZ's HDI
+    is 94% (bayeval's 90%), nor that the default fit's ``post.idata`` holds no parameters."""
+    import arviz as az
+
+    from bayeval.core._defaults import HDI_PROB
+
+    flat = _flat(_read("guide.md"))
+    m = re.search(r"ArviZ's HDI is (\d+)% unless told otherwise \(`hdi_(\d+)%` / `hdi_(\d+)%`\), bayeval's (\d+)% "
+                  r"\(`hdi_(\d+)%` / `hdi_(\d+)%`\): pass `hdi_prob=([\d.]+)`", flat)
+    assert m, "the guide should say ArviZ's default HDI next to bayeval's"
+    post = quick_start["post"]
+    idata = post.to_inference_data(["average_precision"])
+    arviz_cols = az.summary(idata, group="metrics", kind="stats").columns
+    assert float(m.group(1)) / 100 == az.rcParams["stats.ci_prob"]
+    assert [f"hdi_{m.group(2)}%", f"hdi_{m.group(3)}%"] == [c for c in arviz_cols if c.startswith("hdi_")]
+    assert float(m.group(4)) / 100 == HDI_PROB == float(m.group(7))
+    assert [f"hdi_{m.group(5)}%", f"hdi_{m.group(6)}%"] == [c for c in post.summary(["average_precision"]).columns
+                                                           if c.startswith("hdi_")]
+    said = re.search(r"the posterior group of `post.idata` holds only `(\w+)` and `(\w+)`", flat)
+    assert said and sorted(post.idata.posterior.data_vars) == sorted(said.groups())
+    assert "post.candidates[name].idata" in flat
+    assert {"a", "b"} <= set(post.candidates["calibration/logistic"].idata.posterior.data_vars)
 
 
 def test_guide_min_flagged_default_is_the_code():

@@ -742,7 +742,11 @@ class Posterior(BasePosterior):
         The ArviZ view of the fit: the parameter draws, the log-likelihood and the
         posterior of each metric on this evaluation set side by side, so ``az.summary(
         idata, group="metrics")``, ``az.plot_posterior(idata, group="metrics")`` or
-        ``idata.to_netcdf(path)`` work on them.
+        ``idata.to_netcdf(path)`` work on them. ArviZ's HDI is 94% unless told
+        otherwise; pass ``hdi_prob=0.9`` for the 90% HDI of :meth:`summary`. A stack
+        of candidates (the default :func:`bayeval.fit`) has only ``candidate`` and
+        ``source_draw`` in its posterior group; each candidate's parameters are in
+        ``post.candidates[name].idata``.
 
         Parameters
         ----------
