@@ -1258,3 +1258,16 @@ def test_pooled_confidence_prior_recovers_the_pairs_dirichlet_and_enters_both_sa
     assert post.sampling.sampler == "exact"
     with pytest.raises(ValueError, match="confidence_prior"):
         HumanRanking(confidence_prior="shared")
+
+
+def test_pooled_confidence_prior_stays_near_flat_with_few_confident_pairs():
+    """Two unanimous, very confident pairs would send the unpenalized estimate to an extreme
+    (alpha of the top level at its bound, a near point-mass prior); the hyperprior on log alpha
+    keeps it within a few units of the flat prior's 1."""
+    from bayeval.rankings.model import HumanRanking
+
+    votes = np.ones((2, 5))
+    conf = np.full((2, 5), 2.0)
+    alpha = HumanRanking(confidence_prior="pooled").pooled_confidence_prior(votes, conf)
+    assert np.all(alpha > 0.2) and np.all(alpha < 6.0)
+    assert alpha[2] > alpha[0]  # still learns the direction

@@ -126,7 +126,8 @@ class HumanRanking(Model):
         Concentration of the Dirichlet prior on confidence-level probabilities
         (1 = flat on the simplex), or ``"pooled"``: one Dirichlet prior for all
         confident pairs, its parameters those that make the confident pairs'
-        answers most probable (empirical Bayes, :meth:`pooled_confidence_prior`).
+        answers most probable (penalized empirical Bayes,
+        :meth:`pooled_confidence_prior`).
         The flat prior pulls each pair's chosen-item probability towards the
         mapping's middle; where most unanimous pairs are clear-cut, "pooled"
         learns that from the pairs together.
@@ -231,10 +232,13 @@ class HumanRanking(Model):
     def pooled_confidence_prior(self, votes, confidence=None):
         """The pooled Dirichlet prior of ``confidence_prior="pooled"`` for these data.
 
-        The parameters ``alpha`` (one per confidence level) that maximize the
-        probability of the confident pairs' answers -- their confidence levels and
-        votes -- with each pair's level probabilities ``q_i ~ Dirichlet(alpha)``
-        integrated out (a finite mixture, as in the exact posterior draws).
+        The parameters ``alpha`` (one per confidence level) that make the confident
+        pairs' answers -- their confidence levels and votes -- most probable, with
+        each pair's level probabilities ``q_i ~ Dirichlet(alpha)`` integrated out (a
+        finite mixture, as in the exact posterior draws), under a normal hyperprior
+        on ``log alpha`` centred on the flat prior (sd ``POOLED_LOG_ALPHA_SD`` = 1.5):
+        with few confident pairs the prior stays near flat instead of following
+        two or three pairs to an extreme.
 
         Parameters
         ----------
@@ -618,8 +622,14 @@ def _log_evidence(alpha, groups, weights, c):
     return total
 
 
+#: sd of the normal hyperprior on log alpha (centred on the flat prior, alpha = 1) that keeps
+#: the pooled prior near flat where few pairs carry confidence scores
+POOLED_LOG_ALPHA_SD = 1.5
+
+
 def _pooled_alpha(conf_counts, m, c):
-    """Empirical-Bayes Dirichlet parameters for the confident pairs (maximum marginal likelihood)."""
+    """Dirichlet parameters for the confident pairs: the mode of their marginal likelihood
+    times a normal hyperprior on log alpha centred on the flat prior (penalized empirical Bayes)."""
     from scipy import optimize
 
     key = np.concatenate([conf_counts, np.asarray(m, dtype=float)[:, None]], axis=1)
@@ -627,7 +637,8 @@ def _pooled_alpha(conf_counts, m, c):
     levels = conf_counts.shape[1]
 
     def loss(log_alpha):
-        return -_log_evidence(np.exp(log_alpha), groups, weights, c)
+        penalty = 0.5 * np.sum((log_alpha / POOLED_LOG_ALPHA_SD) ** 2)
+        return -_log_evidence(np.exp(log_alpha), groups, weights, c) + penalty
 
     res = optimize.minimize(loss, np.zeros(levels), method="L-BFGS-B", bounds=[(-7.0, 7.0)] * levels)
     return np.exp(res.x)
