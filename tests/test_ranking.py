@@ -1271,3 +1271,22 @@ def test_pooled_confidence_prior_stays_near_flat_with_few_confident_pairs():
     alpha = HumanRanking(confidence_prior="pooled").pooled_confidence_prior(votes, conf)
     assert np.all(alpha > 0.2) and np.all(alpha < 6.0)
     assert alpha[2] > alpha[0]  # still learns the direction
+
+
+def test_percentile_chart_of_point_values_claims_no_interval():
+    """RankingPosterior.percentile gives one Q per ranking now: the chart of such point values
+    draws no interval and its axis no longer says "posterior mean, 90% HDI"."""
+    import matplotlib.pyplot as plt
+
+    from bayeval.rankings.model import RankingPosterior
+    from bayeval.rankings.plots import plot_percentile_table
+
+    draws = np.random.default_rng(3).beta([5, 1, 2], [1, 3, 2], size=(2, 100, 3))
+    post = RankingPosterior.from_draws(draws, np.array([[1, 1, 1], [0, 0, 1], [1, 0, 1]]))
+    q = post.percentile({"A": [1, 0, 1], "B": [0, 1, 0]}).expand_dims(attribute=["wet"])
+    fig = plot_percentile_table(q)
+    try:
+        ax = fig.axes[0]
+        assert ax.get_xlabel().startswith("Q; ") and not ax.collections
+    finally:
+        plt.close(fig)

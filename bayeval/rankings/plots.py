@@ -7,7 +7,7 @@ Two views:
   Figure 2 view), computed with the same machinery as
   :func:`bayeval.rankings.percentile.ranking_percentile`;
 - :func:`percentile_table` / :func:`plot_percentile_table`: Q per attribute and
-  system with posterior intervals (the paper's Table 1 view).
+  system (the paper's Table 1 view), with intervals where Q comes as draws.
 
 Without ``ax``, a function makes its figure with :func:`matplotlib.pyplot.figure`, as
 :mod:`bayeval.plots` does, so Jupyter shows it; nothing is shown or saved (no
@@ -169,16 +169,18 @@ def _as_q_array(q):
 
 
 def percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, wide=True, percent=True):
-    """Table of Q per attribute and system with posterior intervals (Table 1 view).
+    """Table of Q per attribute and system, with intervals where Q has draws (Table 1 view).
 
     Parameters
     ----------
     q : xarray.DataArray or dict
-        Posterior draws of Q with dims ``(chain, draw, attribute, system)``
-        (e.g. from :meth:`RankingPosterior.percentile` with a dict of systems,
-        concatenated over attributes), or a dict ``{(attribute, system):
-        DataArray(chain, draw)}``. A DataArray without ``chain``/``draw`` dims
-        is read as point values (no interval).
+        Q per attribute and system, dims ``(attribute, system)``: point values
+        (e.g. :meth:`RankingPosterior.percentile` of a dict of systems,
+        concatenated over attributes, or :func:`ranking_percentile` at point
+        estimates), or draws with dims ``(chain, draw, attribute, system)`` (a
+        bootstrap of the votes, say), summarized with an interval; or a dict
+        ``{(attribute, system): DataArray}`` of either. Point values give the
+        verdict (1.0 / 0.0) in ``p_indistinguishable``.
     hdi_prob : float, default 0.9
         Mass of the highest-density interval.
     epsilon : float, default 0.1
@@ -300,7 +302,9 @@ def plot_percentile_table(q, *, hdi_prob=HDI_PROB, epsilon=0.1, ax=None):
     ax.set_yticks(np.arange(len(attrs)), [str(a) for a in attrs])
     ax.invert_yaxis()
     ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel(f"Q (posterior mean, {hdi_prob:.0%} HDI); dotted: 1 - epsilon")
+    has_draws = hdi_columns(hdi_prob)[0] in long
+    ax.set_xlabel(f"Q (mean, {hdi_prob:.0%} HDI of its draws); dotted: 1 - epsilon" if has_draws
+                  else "Q; dotted: 1 - epsilon")
     # outside the axes, on the right: inside, it would cover the points near Q = 1
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
               title="system", title_fontsize=8)
