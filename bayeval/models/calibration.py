@@ -68,7 +68,7 @@ from scipy import special
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..core._diagnostics import LOGODDS_ON_PROBABILITIES, is_said
-from ..core.data import EvalData, few_positives_caveat, squeezed_range
+from ..core.data import EvalData, few_positives_caveat, reversed_scores_caveat, squeezed_range
 from ..core.model import Model
 from ..core.posterior import Posterior
 from ..core.sampling import SamplingInfo
@@ -735,7 +735,8 @@ class CalibrationPosterior(Posterior):
         ``min_ess_bulk``, ``divergences`` for NUTS; the importance sampler's
         ``pareto_k`` and ``ess``; ``sampler``, ``ok`` and ``messages``), with a message
         added (to ``messages`` and to ``data_messages``, the labels' own problems) when the
-        vetted labels hold only one class.
+        vetted labels hold only one class, or when they run clearly against the score direction
+        (:func:`bayeval.core.data.reversed_scores`: the curve rises with the score).
         """
         from ..core._diagnostics import check_convergence, user_stacklevel
 
@@ -748,6 +749,11 @@ class CalibrationPosterior(Posterior):
                 f"Vet a few more items (e.g. bayeval.select) before trusting the interval."
             )
             out["data_messages"] = [out["messages"][0]]
+            out["ok"] = False
+        reversed_ = reversed_scores_caveat(d)  # positives scoring low: the curve cannot fall with the score
+        if reversed_:
+            out["messages"].insert(0, reversed_)
+            out["data_messages"] = [reversed_, *out.get("data_messages", [])]
             out["ok"] = False
         if warn and out["messages"]:
             warnings.warn("bayeval: " + " ".join(out["messages"]), UserWarning, stacklevel=user_stacklevel())

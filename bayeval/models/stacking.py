@@ -36,7 +36,7 @@ from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..core._progress import Bar
 from ..core._stacking import bootstrap_stacking_weights
-from ..core.data import EvalData, few_positives_caveat, squeezed_range
+from ..core.data import EvalData, few_positives_caveat, reversed_scores_caveat, squeezed_range
 from ..core.model import Model, seeds
 from ..core.posterior import Posterior
 from ..core.sampling import SAMPLERS
@@ -375,13 +375,15 @@ class StackedPosterior(Posterior):
         ``sampler``, ``pareto_k`` and ``ess`` (over those judged candidates: a maximum the
         check reports is always one that could have warned), ``ok``, ``messages``,
         ``data_messages`` (those of the messages about the vetted labels themselves: a
-        contradicted curve, a class not vetted) and ``unchecked`` (the name and weight of each
+        contradicted curve, a class not vetted, vetted labels that run against the score direction:
+        :func:`bayeval.core.data.reversed_scores`) and ``unchecked`` (the name and weight of each
         candidate with weight that was not judged; its own diagnostics are in
         :meth:`diagnostics` and ``post.candidates[name].check()``). Warns when a judged
         candidate is flagged by the calibration check or its sampler diagnostics are bad.
         """
         msgs, rhats, ess, div, by_msg, samplers, ks = [], [], [], 0, {}, [], []
         data_msgs, data_of = [], set()  # the labels' own problems (see core._diagnostics.sampler_messages)
+        reversed_ = reversed_scores_caveat(self.data)
         checked = self._checked()
         for name in checked:
             cand = self.candidates[name]
@@ -397,11 +399,15 @@ class StackedPosterior(Posterior):
                 )
                 data_msgs.append(msgs[-1])
             for m in res.get("messages", []):
-                by_msg.setdefault(m, []).append(name)
+                if m != reversed_:  # the data's own finding, said once below, not per candidate
+                    by_msg.setdefault(m, []).append(name)
             data_of.update(res.get("data_messages") or ())
         joined = {m: f"{', '.join(names)}: {m}" for m, names in by_msg.items()}
         msgs += list(joined.values())
         data_msgs += [joined[m] for m in joined if m in data_of]
+        if reversed_:  # positives scoring low: every candidate's curve rises with the score
+            msgs.insert(0, reversed_)
+            data_msgs.insert(0, reversed_)
         if warn and msgs:
             from ..core._diagnostics import user_stacklevel
 
@@ -637,7 +643,9 @@ def fit(
         the comparison and stacking, with the time left. A short fit shows nothing;
         ``False`` shows nothing at all (the command line's ``--no-progress``).
     warn : bool
-        Warn when no label is vetted or the diagnostics are bad.
+        Warn when no label is vetted, when the vetted labels run clearly against the score
+        direction (positives scoring low: :func:`bayeval.core.data.reversed_scores`; every
+        candidate's curve rises with the score), or when the diagnostics are bad.
     stacking : {"bootstrap", "plain"}
         How the vetted labels weigh the candidates. Both maximize the labels' leave-one-out
         log score of the mixture (stacking). ``"plain"`` takes the optimum for the labels
