@@ -664,7 +664,9 @@ def _fit_table(args, data, client) -> int:
     _save_fit(post, args)
     kw = {"category": args.category_mode} if data.has_categories else {}
     table = post.summary(_metric_table(args), hdi_prob=args.hdi_prob, client=client, **kw)
-    from .core.summary import threshold_caveats, undefined_sentence
+    import warnings
+
+    from .core.summary import ThresholdWarning, threshold_caveats, undefined_sentence
 
     names = {label: m for label, (m, _) in _metric_table(args).items()}
     for metric, share in table.attrs.get("undefined", {}).items():  # the row summarizes the defined draws
@@ -677,7 +679,9 @@ def _fit_table(args, data, client) -> int:
         vo, vn = [], []  # each vetted-only value, and the vetted items it rests on (as the report's table)
         for _, (m, opts) in _metric_table(args).items():
             try:
-                v = vetted_only(data, m, **kw, **opts)
+                with warnings.catch_warnings():  # a threshold above every score: said as a caveat above
+                    warnings.simplefilter("ignore", ThresholdWarning)
+                    v = vetted_only(data, m, **kw, **opts)
                 n = vetted_only_n(data, m, **kw, **opts).broadcast_like(v).transpose(*v.dims)
                 vo.extend(list(v.values.ravel()) if v.ndim else [float(v)])
                 vn.extend(int(c) for c in n.values.ravel())

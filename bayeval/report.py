@@ -39,7 +39,7 @@ from .core._defaults import HDI_PROB
 from .core._diagnostics import sampler_messages
 from .core.evaluate import metric_items, naive, point_metric, resolve_metric, vetted_only, vetted_only_n
 from .core.posterior import Posterior
-from .core.summary import summary_rows, threshold_caveats, undefined_sentence, undefined_share
+from .core.summary import ThresholdWarning, summary_rows, threshold_caveats, undefined_sentence, undefined_share
 from .recalibrate import Recalibration, probability_text, recalibrate, threshold_text
 
 __all__ = ["Report", "report"]
@@ -565,7 +565,14 @@ def _flat(da, other) -> np.ndarray:
 
 
 def _metric_table(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
-    """Summary rows of every metric, with the vetted-only, naive and true values."""
+    """Summary rows of every metric, with the vetted-only, naive and true values (a threshold
+    that flags no item or every item is said in the table's notes, not warned)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ThresholdWarning)
+        return _metric_rows(post, items, hdi_prob, truth, client)
+
+
+def _metric_rows(post, items, hdi_prob, truth, client=None) -> pd.DataFrame:
     data = post.data
     rows, vo, vn, nv, tr, notes, widened, readings = [], [], [], [], [], [], [], {}
     on = {} if client is None else {"client": client}

@@ -5,6 +5,7 @@ import xarray as xr
 
 from bayeval import EvalData, Posterior, hdi, naive, vetted_only
 from bayeval.core import metrics
+from bayeval.core.summary import ThresholdWarning, threshold_caveats
 
 
 def _data(n=200, seed=0, categories=False):
@@ -377,15 +378,18 @@ def test_precision_of_a_rule_that_flags_nothing_is_nan_as_vetted_only():
     s = np.linspace(0.05, 0.95, 10)
     data = EvalData(s, [1, np.nan, 0, np.nan, 1, np.nan, np.nan, 0, np.nan, 1], categories=list("aabbaabbab"))
     post = Posterior.from_probabilities(data, s, draws=50, random_seed=0, check=False)
-    assert np.isnan(post.metric("precision", threshold=2, category="pooled")).all()
-    assert np.isnan(float(vetted_only(data, "precision", threshold=2, category="pooled")))
+    with pytest.warns(ThresholdWarning, match="flags no item"):
+        assert np.isnan(post.metric("precision", threshold=2, category="pooled")).all()
+    with pytest.warns(ThresholdWarning, match="flags no item"):
+        assert np.isnan(float(vetted_only(data, "precision", threshold=2, category="pooled")))
     # a category the rule flags nothing in: NaN there, and in the mean over categories, as vetted_only
     flagged_b = bool((s[np.array(list("aabbaabbab")) == "b"] >= 0.9).any())
     each = post.metric("precision", threshold=0.9, category="each")
     assert flagged_b and np.isfinite(each.sel(category="b")).all() and np.isnan(each.sel(category="a")).all()
     assert np.isnan(post.metric("precision", threshold=0.9, category="mean")).all()
     # asked for: the kernel's convention is kept; a rule that flags some item is unchanged
-    assert (post.metric("precision", threshold=2, zero_division=0.0, category="pooled") == 0).all()
+    with pytest.warns(ThresholdWarning, match="flags no item"):
+        assert (post.metric("precision", threshold=2, zero_division=0.0, category="pooled") == 0).all()
     some = post.metric("precision", threshold=0.5, category="pooled").values
     assert np.isfinite(some).all() and (some > 0).any()
     # the summary's row is NaN and its caveat says why: the rule flags no item (not "no positive drawn")
@@ -414,3 +418,37 @@ def test_summary_at_a_threshold_above_every_score_says_so_for_every_metric():
     assert any(c.startswith("recall at 0: the threshold 0 flags every item: it lies at or below every score "
                             "(min 0.05)") for c in low)
     assert not [c for c in post.summary(["recall"], threshold=0.5).attrs["caveats"] if "threshold" in c]
+
+
+def test_metric_and_vetted_only_at_a_threshold_outside_the_scores_warn_as_summary_says():
+    """`post.metric("recall", threshold=1.5)` and `vetted_only(data, "recall", threshold=1.5)` on scores in
+    [0, 1] returned 0.0 silently; only summary said why. And its caveat asked "did you mean 0.015?" of 1.5,
+    which reads as a typo or another scale as much as a percent."""
+    import warnings
+
+    s = np.linspace(0.05, 0.95, 10)
+    data = EvalData(s, [1, np.nan, 0, np.nan, 1, np.nan, np.nan, 0, np.nan, 1])
+    post = Posterior.from_probabilities(data, s, draws=50, random_seed=0, check=False)
+    (caveat,) = [c for c in post.summary({"r": ("recall", {"threshold": 1.5})}).attrs["caveats"] if "threshold" in c]
+    said = caveat.removeprefix("r: ")
+    assert said.startswith("the threshold 1.5 flags no item") and "did you mean" not in said
+    with pytest.warns(ThresholdWarning) as w:
+        assert (post.metric("recall", threshold=1.5) == 0).all()
+    assert str(w[0].message) == "bayeval: recall at threshold=1.5: " + said
+    assert w[0].filename == __file__  # points at the caller's line, not inside bayeval
+    with pytest.warns(ThresholdWarning) as w:
+        assert float(vetted_only(data, "recall", threshold=1.5)) == 0
+    assert str(w[0].message) == "bayeval: recall at threshold=1.5: " + said
+    with pytest.warns(ThresholdWarning, match="flags every item"):
+        post.metric("recall", threshold=-1)
+    # summary says it among its caveats, and does not warn it as well; an operating point says nothing
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        post.summary(["recall"], threshold=50)
+        post.metric("recall", threshold=0.5)
+        vetted_only(data, "recall", threshold=0.5)
+    # the percent reading: 2 to 100, and an operating point once divided by 100
+    hint = "The scores lie in [0, 1]: did you mean"
+    for t, meant in ((50, "0.5"), (2, None), (10, "0.1"), (100, None), (1.5, None), (1000, None)):
+        (c,) = threshold_caveats(s, [("r", t)])
+        assert (f"{hint} {meant}?" in c) if meant else hint not in c, (t, c)

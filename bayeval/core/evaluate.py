@@ -17,6 +17,7 @@ import xarray as xr
 from . import _validate as V
 from . import metrics as M
 from .data import EvalData
+from .summary import warn_threshold
 
 __all__ = ["resolve_metric", "check_metric_options", "MetricEvaluator", "default_thresholds", "metric_items",
            "point_metric", "vetted_only", "vetted_only_n", "naive"]
@@ -329,7 +330,8 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
     metric : str or callable
     **kwargs
         Options of the metric, plus ``category=`` and ``threshold=`` as in
-        :meth:`Posterior.metric`.
+        :meth:`Posterior.metric` (a threshold that flags no item or every item of the pool
+        warns, :class:`bayeval.core.summary.ThresholdWarning`).
 
     Examples
     --------
@@ -352,6 +354,7 @@ def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
         options["zero_division"] = np.nan  # undefined on the vetted labels: NaN, not the kernel's 0
     sub = data.subset(data.vetted)
     out = point_metric(sub, sub.labels, metric, dict(options))
+    warn_threshold(data.scores, name, options.get("threshold"))  # above every score: recall 0, silently
     each = "category" in out.dims
 
     def per_category(x: np.ndarray):

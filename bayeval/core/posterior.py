@@ -22,6 +22,7 @@ pairwise preferences, no labels) derives from :class:`BasePosterior` alone.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 
 import arviz as az
@@ -33,7 +34,8 @@ from . import _validate as V
 from ._defaults import HDI_PROB
 from .data import EvalData
 from .evaluate import MetricEvaluator, metric_items, resolve_metric
-from .summary import summary_frame, summary_rows, threshold_caveats, undefined_sentence, undefined_share
+from .summary import (ThresholdWarning, summary_frame, summary_rows, threshold_caveats, undefined_sentence,
+                      undefined_share, warn_threshold)
 
 __all__ = ["BasePosterior", "Posterior", "check_posterior"]
 
@@ -601,7 +603,9 @@ class Posterior(BasePosterior):
             the mean over categories, or all items pooled.
         threshold : float, optional
             For metrics of hard predictions: predict positive where
-            ``score >= threshold``. Without it the data's ``predictions`` are used.
+            ``score >= threshold``. Without it the data's ``predictions`` are used. One
+            that flags no item or every item warns (:class:`bayeval.core.summary.ThresholdWarning`):
+            the metric is then that of a rule predicting every item alike.
         chunk_size : int, optional
             Draws per chunk (memory/speed trade-off only; results do not change).
         progressbar : bool, default True
@@ -644,6 +648,7 @@ class Posterior(BasePosterior):
         ('chain', 'draw', 'k')
         """
         ev = MetricEvaluator(self.data, metric, category=category, threshold=threshold, kwargs=kwargs)
+        warn_threshold(self.data.scores, ev.name, threshold)  # above every score: recall 0 in every draw
         ev.check_top_k()  # a top bigger than the items (or a category's): P@k counts missing places, R@k is 1
         coords = {"chain": np.arange(self.n_chains), "draw": np.arange(self.n_draws), **ev.coords}
         if client is not None:
@@ -720,7 +725,9 @@ class Posterior(BasePosterior):
         rows, undefined, flagged_none, thresholds = [], {}, set(), []
         for label, metric, options in items:
             where = {} if client is None else {"client": client}
-            da = self.metric(metric, **where, **{**kwargs, **options})
+            with warnings.catch_warnings():  # said among the caveats below, not warned
+                warnings.simplefilter("ignore", ThresholdWarning)
+                da = self.metric(metric, **where, **{**kwargs, **options})
             thresholds.append((label, {**kwargs, **options}.get("threshold")))
             rows.extend(summary_rows(label, da, hdi_prob, ("chain", "draw")))
             share = undefined_share(da)

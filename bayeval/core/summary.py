@@ -15,7 +15,7 @@ from . import _validate as V
 from ._defaults import HDI_PROB, hdi_columns
 
 __all__ = ["hdi", "summary_columns", "summary_rows", "summary_frame", "undefined_share", "undefined_sentence",
-           "threshold_caveats"]
+           "threshold_caveats", "looks_like_percent", "ThresholdWarning", "warn_threshold"]
 
 
 def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
@@ -174,8 +174,9 @@ def threshold_caveats(scores, rows) -> list[str]:
     """What a summary says of metrics at a score threshold that flags no item (it lies above
     every score) or every item (at or below every score): their rows then describe a rule that
     predicts every item alike, whatever the labels (recall and F 0 where nothing is flagged),
-    not an operating point of the classifier. Scores in [0, 1] with a threshold above 1 (and
-    at most 100) are asked about a percent: ``threshold=50`` for ``0.5``.
+    not an operating point of the classifier. Scores in [0, 1] with a threshold that reads as a
+    percent (:func:`looks_like_percent`: 2 to 100, and an operating point once divided by 100)
+    are asked about it: ``threshold=50`` for ``0.5``, but not ``threshold=1.5`` for ``0.015``.
 
     Parameters
     ----------
@@ -213,11 +214,73 @@ def threshold_caveats(scores, rows) -> list[str]:
             said = (f"flags every item: it lies at or below every score (min {_apart(s.min(), t)}); the rule predicts "
                     "every item positive, so recall is 1 and precision is the share of positives whatever "
                     "the ranking")
-        hint = (f" The scores lie in [0, 1]: did you mean {t / 100:g}?" if 1 < t <= 100 and s.min() >= 0
-                and s.max() <= 1 else " A threshold within the scores' range is an operating point of the classifier.")
+        hint = (f" The scores lie in [0, 1]: did you mean {t / 100:g}?" if looks_like_percent(s, t)
+                else " A threshold within the scores' range is an operating point of the classifier.")
         # the threshold as given (0.99999996, not 1) and the scores' end told apart from it
         out.append(f"{named}: the threshold {repr(t).removesuffix('.0')} {said}.{hint}")
     return out
+
+
+def looks_like_percent(scores, threshold: float) -> bool:
+    """Whether a threshold that flags no item of scores in [0, 1] reads as a percent.
+
+    It does when it lies in [2, 100] and, divided by 100, flags some items but not all (an
+    operating point of the classifier). A value between 1 and 2 (``1.5``) is not read so: a
+    typo or a cut-off on another scale is as likely as 1.5%.
+
+    Examples
+    --------
+    >>> from bayeval.core.summary import looks_like_percent
+    >>> s = [0.01, 0.2, 0.7, 0.999]
+    >>> looks_like_percent(s, 50), looks_like_percent(s, 1.5), looks_like_percent(s, 100), looks_like_percent(s, 0.5)
+    (True, False, False, False)
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    t = float(threshold)
+    if not s.size or s.min() < 0 or s.max() > 1 or not 2 <= t <= 100:
+        return False
+    return 0 < int(np.sum(s >= t / 100)) < s.size
+
+
+class ThresholdWarning(UserWarning):
+    """Warned by ``Posterior.metric`` and :func:`bayeval.vetted_only` for a metric at a score threshold
+    that flags no item or every item (the sentence of :func:`threshold_caveats`). ``summary``, the
+    report and the command line say it among their caveats instead.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from bayeval.core.summary import ThresholdWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", ThresholdWarning)  # e.g. where the caveat is said otherwise
+    ...     warnings.warn("ignored", ThresholdWarning)
+    """
+
+
+def warn_threshold(scores, name: str, threshold) -> None:
+    """Warn (:class:`ThresholdWarning`) where ``threshold`` flags no item or every item of
+    ``scores``, in the words of :func:`threshold_caveats`; nothing otherwise.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from bayeval.core.summary import warn_threshold
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_threshold([0.2, 0.7], "recall", 1.5)
+    >>> str(w[0].message).split(";")[0]
+    'bayeval: recall at threshold=1.5: the threshold 1.5 flags no item: it lies above every score (max 0.7)'
+    """
+    if threshold is None:
+        return
+    said = threshold_caveats(scores, [(f"{name} at threshold={repr(float(threshold)).removesuffix('.0')}",
+                                       threshold)])
+    if said:
+        import warnings
+
+        from ._diagnostics import user_stacklevel
+
+        warnings.warn("bayeval: " + said[0], ThresholdWarning, stacklevel=user_stacklevel())
 
 
 def _apart(x: float, t: float) -> str:

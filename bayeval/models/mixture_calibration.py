@@ -214,7 +214,7 @@ class MixtureCalibration(Calibration):
     >>> s = np.where(y, rng.normal(3, 1, 600), rng.normal(-3, 1, 600))
     >>> lab = np.full(600, np.nan); lab[:30] = y[:30]
     >>> post = MixtureCalibration().fit(EvalData(s, lab), random_seed=0, draws=300)
-    >>> share = post.metric("precision", threshold=s.min() - 1)  # every item flagged: the share of positives
+    >>> share = post.metric(lambda labels, scores: labels.mean(axis=1))  # the share of positives in each draw
     >>> bool(abs(float(share.mean()) - y.mean()) < 0.03)
     True
     """
