@@ -440,7 +440,8 @@ def test_scores_that_rank_the_vetted_positives_low_are_a_caveat_and_rarely_a_fal
     # the same labels on the scores turned round: nothing to say
     assert reversed_scores(be.EvalData(1 - s, lab)) is None and be.EvalData(1 - s, lab).caveats() == []
     # correctly oriented scores of a weak classifier (binormal, ROC AUC 0.6), 20 to 100 random labels:
-    # measured at most 0.2% of label sets; 5 of 1,000 here would be a rate of about 0.5% or more
+    # measured at most 0.28% of label sets per cell (benchmarks/results/reversed_scores.md); 5 of 1,000 here
+    # would be a rate of about 0.5% or more
     rng = np.random.default_rng(7)
     fired = 0
     for _ in range(1000):

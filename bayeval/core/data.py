@@ -624,9 +624,9 @@ SQUEEZED_RANGE = 0.4
 SATURATED_SHARE = 0.05
 #: the level of the one-sided rank test of :func:`reversed_scores`. On correctly oriented scores of a weak
 #: classifier (binormal, ROC AUC 0.6) with 20-100 random vetted labels and 5-50% positives it fired in at
-#: most 0.2% of label sets (0.03%-0.2% per cell, 4,000 sets each), and in 1% of those of a useless one (AUC
-#: 0.5); on a ranking reversed as in ``P(y = 1 | s) = (1 - s)^2`` it fired in 69%, 92% and 98% of the sets
-#: of 20, 30 and 40 random labels
+#: most 0.28% of the label sets of any cell, and in 0.3-1.2% of those of a useless one (AUC 0.5); on a
+#: ranking turned round as in ``P(y = 1 | s) = (1 - s)^2`` in 71%, 92% and 98% of the sets of 20, 30 and
+#: 40 random labels (``benchmarks/results/reversed_scores.md``)
 REVERSED_LEVEL = 0.01
 #: the kinds of :func:`data_caveats` sentences: on the vetted labels, on the scores' shape
 DATA_CAVEAT_KINDS = ("labels", "scores")
