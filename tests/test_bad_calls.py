@@ -109,7 +109,7 @@ def test_a_label_list_mixing_text_and_nan_reports_only_the_bad_row():
     labels = ["yes"] + [np.nan] * 269 + [1.0] * 30  # one bad row among 270 empty ones
     with pytest.raises(ValueError) as exc:
         EvalData(np.linspace(0, 1, 300), labels=labels)
-    assert "1 row(s) hold other values" in str(exc.value) and "row 0: 'yes'" in str(exc.value)
+    assert "1 value(s) are other values: position 0: 'yes'." in str(exc.value)
     assert "'nan'" not in str(exc.value)
     d = EvalData(np.linspace(0, 1, 4), labels=["1", np.nan, "0", None])  # empty is "not vetted"
     assert d.n_vetted == 2
@@ -163,3 +163,55 @@ def test_range_errors_say_what_arrived_and_how_to_fix_it():
     assert "Map your classes" not in str(err.value)
     with pytest.raises(ValueError, match="Map your classes to 0/1"):  # class codes 1/2 are still classes
         EvalData(s, predictions=rng.integers(1, 3, 50))
+
+
+def test_unclear_errors_say_how_to_fix_the_call(post):
+    """Review of the Python API's errors: each said what was wrong but not what to write instead, or was
+    a raw TypeError ("'NoneType' object is not iterable"), or no error at all (an empty table)."""
+    with pytest.raises(ValueError) as exc:  # a threshold for every metric, one of which takes none
+        post.summary(["average_precision", "precision"], threshold=0.5)
+    assert "not to 'average_precision'" in str(exc.value)
+    assert 'post.summary(["average_precision", ("precision", {"threshold": 0.5})])' in str(exc.value)
+    with pytest.raises(TypeError, match=r"`metrics` must be a metric name, a list of metrics or a dict naming "
+                                        r"them .*got NoneType None\. Leave it out for the default\."):
+        post.summary(None)
+    for empty in ([], {}, ()):
+        with pytest.raises(ValueError, match=r"`metrics` is empty: name at least one metric"):
+            post.summary(empty)
+    with pytest.raises(TypeError, match=r"`metrics` must be .*got int 5"):
+        post.to_inference_data(5)
+    assert list(post.summary().index) == ["average_precision"]  # left out: the default
+    with pytest.raises(TypeError) as exc:  # several thresholds as one
+        post.metric("recall", threshold=[0.3, 0.5])
+    said = str(exc.value)
+    assert said.startswith("`threshold` must be one number, got [0.3, 0.5].")
+    assert 'post.summary([("recall", {"threshold": 0.3}), ("recall", {"threshold": 0.5})])' in said
+    assert 'post.metric("precision_recall_curve", thresholds=[0.3, 0.5])' in said
+    with pytest.raises(TypeError) as exc:
+        post.metric("recall", threshold="0.5")
+    assert str(exc.value) == "`threshold` must be one number, got '0.5'."  # one value: no advice on several
+
+
+def test_text_labels_get_a_python_recipe_and_swapped_arguments_are_named():
+    s = np.linspace(0.05, 0.95, 6)
+    with pytest.raises(ValueError) as exc:
+        EvalData(s, np.array(["yes", "no", None, "yes", "no", None], dtype=object))
+    said = str(exc.value)
+    assert said.startswith("`labels` must hold 1 (positive), 0 (negative) or NaN/None (not vetted)")
+    assert "4 value(s) are other values: position 0: 'yes', position 1: 'no', position 3: 'yes'" in said
+    assert 'np.where(l == "yes", 1.0, np.where(l == "no", 0.0, np.nan))' in said
+    assert "leave a cell empty" not in said  # a file's words, not a Python array's
+    with pytest.raises(ValueError, match=r"`predictions` must hold 1 or 0 for every item.*fix any -1 left"):
+        EvalData(s, predictions=["yes", "no", "yes", "no", "yes", "no"])
+    # EvalData(labels, scores): the labels' NaN were refused as NaN scores, with no word of the order
+    lab = np.full(560, np.nan)
+    lab[:40] = np.r_[np.ones(10), np.zeros(30)]
+    scores = np.random.default_rng(0).random(560)
+    with pytest.raises(ValueError) as exc:
+        EvalData(lab, scores)
+    said = str(exc.value)
+    assert said.startswith("`scores` must be finite, but 520 value(s) are NaN")
+    assert "The arguments look swapped" in said and "EvalData(scores, labels)" in said
+    with pytest.raises(ValueError) as exc:  # NaN scores, but the labels have NaN too: no such guess
+        EvalData(lab, lab)
+    assert "swapped" not in str(exc.value)

@@ -51,7 +51,7 @@ def test_text_in_an_extension_array_is_still_named():
     with pytest.raises(TypeError, match=r"`scores` must hold numbers, but 1 value\(s\) are not numbers "
                                         r"\(position 1: 'high'\)"):
         EvalData(pd.Series(["0.1", "high", None, "0.4"], dtype="string"))
-    with pytest.raises(ValueError, match=r"`labels` must hold 1, 0 or empty .* row 0: 'yes'"):
+    with pytest.raises(ValueError, match=r"`labels` must hold 1 \(positive\), 0 \(negative\) or NaN/None \(not vetted\).* position 0: 'yes'"):
         EvalData(SCORES, pd.Series(["yes", None, "1", None], dtype="string"))
     with pytest.raises(TypeError, match=r"`x` must hold numbers, but 1 value\(s\) are not numbers \(position 0: 'yes'\)"):
         V.as_1d_float(pd.Series(["yes", None], dtype="string"), "x", allow_nan=True)

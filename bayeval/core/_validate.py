@@ -157,13 +157,17 @@ def parse_label_cells(values, *, allow_empty: bool) -> tuple[np.ndarray, list[in
 
 
 def label_cells_message(name: str, values, bad: list[int], *, allow_empty: bool,
-                        first_line: int | None = None, limit: int = 10, lines=None) -> str:
+                        first_line: int | None = None, limit: int = 10, lines=None, in_python: bool = False) -> str:
     """The error for :func:`parse_label_cells`'s ``bad`` positions, listing where they are.
 
     ``lines`` (the file line of each value), or ``first_line`` (the file line of the first
     value, 2 for a CSV with a header, the rest following it): positions are then shown as
-    file lines; otherwise as 0-based positions.
+    file lines; otherwise as 0-based positions. ``in_python``: the labels came as a Python
+    array (not a file's cells): the advice is NaN or None for an item not vetted, and a recipe
+    mapping two class names to 1/0.
     """
+    if in_python:
+        return _python_labels_message(name, values, bad, allow_empty=allow_empty, limit=limit)
     cells = list(values.tolist() if hasattr(values, "tolist") else values)
     if lines is not None:
         first_line = 2
@@ -189,8 +193,29 @@ def label_cells_message(name: str, values, bad: list[int], *, allow_empty: bool,
     )
 
 
+def _python_labels_message(name: str, values, bad: list[int], *, allow_empty: bool, limit: int = 10) -> str:
+    """:func:`label_cells_message` for labels given as a Python array ("yes"/"no" and the like)."""
+    cells = list(values.tolist() if hasattr(values, "tolist") else values)
+    listed = ", ".join(f"position {i}: {cells[i]!r}" for i in bad[:limit])
+    more = f" and {len(bad) - limit} more" if len(bad) > limit else ""
+    if allow_empty:
+        return (
+            f"{name} must hold 1 (positive), 0 (negative) or NaN/None (not vetted), where 1.0/0.0, True/False and "
+            f"the text '1'/'0'/'true'/'false' in any case are accepted too; {len(bad)} value(s) are other values: "
+            f"{listed}{more}. Map your two classes to 1.0/0.0 and the items not vetted to NaN first, e.g. for "
+            "'yes'/'no': np.where(l == \"yes\", 1.0, np.where(l == \"no\", 0.0, np.nan)) -- after checking that "
+            "every label is one of the two or missing, since anything else would become NaN (not vetted)."
+        )
+    return (
+        f"{name} must hold 1 or 0 for every item, where 1.0/0.0, True/False and the text '1'/'0'/'true'/'false' "
+        f"in any case are accepted too; {len(bad)} value(s) are other values: {listed}{more}. Map your two "
+        "classes to 1/0 first, e.g. for 'yes'/'no': np.where(l == \"yes\", 1, np.where(l == \"no\", 0, -1)), and "
+        "fix any -1 left (a value that is neither)."
+    )
+
+
 def as_label_cells(values, name: str, *, allow_empty: bool = True,
-                   first_line: int | None = None, lines=None) -> np.ndarray:
+                   first_line: int | None = None, lines=None, in_python: bool = False) -> np.ndarray:
     """Typed labels (strings or numbers) as 1.0/0.0 (NaN = empty); a ValueError lists the rest.
 
     Examples
@@ -206,7 +231,7 @@ def as_label_cells(values, name: str, *, allow_empty: bool = True,
     out, bad = parse_label_cells(values, allow_empty=allow_empty)
     if bad:
         raise ValueError(label_cells_message(name, values, bad, allow_empty=allow_empty, first_line=first_line,
-                                             lines=lines))
+                                             lines=lines, in_python=in_python))
     return out
 
 
@@ -333,7 +358,7 @@ def as_label_vector(x, name: str = "labels", *, allow_nan: bool = True, fraction
         if getattr(raw, "dtype", None) is not None and raw.dtype.kind in "OUS":
             raw = np.asarray(raw)
             if raw.ndim == 1:
-                x = as_label_cells(raw, f"`{name}`", allow_empty=allow_nan)
+                x = as_label_cells(raw, f"`{name}`", allow_empty=allow_nan, in_python=True)
     arr = as_1d_float(x, name, allow_nan=True)
     if np.isinf(arr).any():
         raise ValueError(f"`{name}` holds infinite values; expected 1, 0" + (" or NaN." if allow_nan else "."))

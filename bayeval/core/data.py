@@ -20,6 +20,32 @@ def frozen_array(a: np.ndarray | None) -> np.ndarray | None:
     return a
 
 
+def _swapped_hint(scores, labels) -> str:
+    """The hint added to a refusal of ``scores`` holding NaN when ``labels`` is all finite:
+    ``EvalData(labels, scores)``, the arguments swapped ('' otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _swapped_hint([1.0, np.nan, 0.0], [0.9, 0.5, 0.1]).split(":")[0]
+    ' The arguments look swapped'
+    >>> _swapped_hint([1.0, np.nan, 0.0], [1.0, np.nan, 0.0]), _swapped_hint([0.9, 0.5], None)
+    ('', '')
+    """
+    if labels is None:
+        return ""
+    try:
+        s = np.asarray(V.as_1d_float(scores, "scores", allow_nan=True))
+        lab = np.asarray(V.as_1d_float(labels, "labels", allow_nan=True))
+    except (TypeError, ValueError):
+        return ""
+    if not (np.isnan(s).any() and lab.size and np.isfinite(lab).all()):
+        return ""
+    return (" The arguments look swapped: these `scores` hold NaN (as vetted labels do where an item is not "
+            "vetted) and the `labels` are all finite numbers. The scores come first: EvalData(scores, labels), "
+            "or name them: EvalData(scores=..., labels=...).")
+
+
 def warn_bool_labels(labels, lab: np.ndarray) -> None:
     """Warn that a boolean ``labels`` array (numpy ``bool``, not pandas' nullable ``boolean``,
     which holds ``pd.NA``) marks every item vetted: a boolean cannot be NaN, and a comparison
@@ -128,7 +154,10 @@ class EvalData:
              ("categories", categories), ("features", features), ("item_ids", item_ids)],
             ids="item_ids",
         )
-        s = V.as_scores(scores, "scores")
+        try:
+            s = V.as_scores(scores, "scores")
+        except ValueError as exc:
+            raise ValueError(str(exc) + _swapped_hint(scores, labels)) from None
         n = s.size
         if labels is None:
             lab = np.full(n, np.nan)

@@ -8,7 +8,7 @@ label draws, chunk by chunk; the baselines apply it to one row of labels.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -106,12 +106,15 @@ class MetricEvaluator:
         needs = self.spec.needs if self.spec is not None else "scores"
         if threshold is not None:
             if needs != "predictions":
+                shown = threshold if isinstance(threshold, int | float | np.floating | np.integer) else 0.5
                 raise ValueError(
                     f"`threshold` applies to metrics of hard predictions (precision, recall, "
-                    f"f_score, accuracy), not to {self.name!r}."
+                    f"f_score, accuracy), not to {self.name!r}. To give it to those metrics alone, put it in "
+                    f"their own options: post.summary([\"{self.name}\", (\"precision\", {{\"threshold\": "
+                    f"{float(shown):g}}})]) rather than post.summary([...], threshold=...)."
                 )
             if isinstance(threshold, bool) or not isinstance(threshold, int | float | np.floating | np.integer):
-                raise TypeError(f"`threshold` must be one number, got {threshold!r}.")
+                raise TypeError(f"`threshold` must be one number, got {threshold!r}." + self._several(threshold))
             if not np.isfinite(threshold):
                 raise ValueError(
                     f"`threshold` must be a finite score cut-off, got {threshold}: with it every "
@@ -167,6 +170,19 @@ class MetricEvaluator:
             probe = np.asarray(self.custom(np.zeros((1, self.groups[0].size), dtype=np.int8), first[0], **first[1]))
             self.extra = [(f"{self.name}_dim_{j}", np.arange(m)) for j, m in enumerate(probe.shape[1:])]
         self.extra_shape = tuple(len(c) for _, c in self.extra)
+
+    def _several(self, threshold) -> str:
+        """The advice for several thresholds given as one (``threshold=[0.3, 0.5]``), else ''."""
+        try:
+            values = [float(v) for v in threshold] if not isinstance(threshold, str | bytes | Mapping) else []
+        except (TypeError, ValueError):
+            values = []
+        if len(values) < 2:
+            return ""
+        a, b = (f"{v:g}" for v in values[:2])
+        return (f" For several thresholds give one entry per threshold, e.g. post.summary([(\"{self.name}\", "
+                f"{{\"threshold\": {a}}}), (\"{self.name}\", {{\"threshold\": {b}}})]), or read them off the "
+                f"curve: post.metric(\"precision_recall_curve\", thresholds=[{a}, {b}]).")
 
     def check_top_k(self, name: str = "k", pooled: str = 'category="pooled"') -> None:
         """Refuse a ``k`` of ``precision_at_k`` or ``recall_at_k`` above the items the metric is
@@ -263,6 +279,16 @@ def metric_items(metrics) -> list[tuple[str, Any, dict]]:
     """
     if isinstance(metrics, str | M.MetricSpec) or callable(metrics):
         metrics = [metrics]
+    example = ("e.g. [\"average_precision\", (\"precision_at_k\", {\"k\": 10})], or "
+               "{\"AP\": \"average_precision\"} to name the rows")
+    if metrics is None or not isinstance(metrics, Iterable):
+        raise TypeError(f"`metrics` must be a metric name, a list of metrics or a dict naming them ({example}); "
+                        f"got {V.describe(metrics)}. Leave it out for the default.")
+    if not isinstance(metrics, Mapping):
+        metrics = list(metrics)
+    if not len(metrics):
+        raise ValueError(f"`metrics` is empty: name at least one metric ({example}), or leave it out for the "
+                         "default.")
     out = []
     if isinstance(metrics, Mapping):
         pairs = list(metrics.items())

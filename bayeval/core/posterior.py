@@ -690,15 +690,18 @@ class Posterior(BasePosterior):
 
         Parameters
         ----------
-        metrics : list
+        metrics : list, default ``("average_precision",)``
             Each entry a metric name or callable, or ``(metric, {options})``. A dict
-            ``{label: metric or (metric, {options})}`` names the rows.
+            ``{label: metric or (metric, {options})}`` names the rows. ``None`` or an empty
+            list is an error (leave the argument out for the default).
         hdi_prob : float, default 0.9 (``bayeval.core._defaults.HDI_PROB``)
         client : distributed.Client, optional
             Compute each metric's chunks on this Dask client (as :meth:`metric`); the
             table is the serial one.
         **kwargs
-            Options passed to every metric (e.g. ``category="mean"``, ``threshold=``).
+            Options passed to every metric (e.g. ``category="mean"``, ``threshold=``). A
+            threshold for some metrics only goes in their own options:
+            ``["average_precision", ("precision", {"threshold": 0.5})]``.
 
         Returns
         -------
