@@ -23,10 +23,10 @@ Settings (one held-out human per data set, ``--reps`` data sets each):
 * ``beta-hier``: the same data, the default hierarchical prior (its concentration learned);
 * ``paper-conf`` / ``paper-votes``: data shaped like the ranking paper's (45% clear-cut pairs,
   theta ~ Beta(30, 1), the rest Beta(1.5, 1.5); 5 votes; pairs unanimous among them get 10
-  more votes with confidence levels), fitted with the default model (confidence used: a flat
-  Dirichlet prior on each pair's confidence levels), with ``use_confidence=False`` and with
-  ``confidence_prior="pooled"`` (``paper-pooled``: one Dirichlet prior for all confident pairs,
-  fitted to them);
+  more votes with confidence levels), fitted with a flat Dirichlet prior on each pair's
+  confidence levels (``confidence_prior=1.0``, the default before this study), with
+  ``use_confidence=False`` and with ``confidence_prior="pooled"`` (``paper-pooled``: one
+  Dirichlet prior for all confident pairs, fitted to them; the default since);
 * ``temp`` / ``rte``: real crowd votes (``benchmarks/data/crowd``: temporal ordering of two
   events, 462 pairs; textual entailment, 800 items read as pairs; 10 votes per item): one of
   each item's votes, chosen at random, is held out, so the held-out "human" ranking is made

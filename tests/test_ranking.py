@@ -543,7 +543,7 @@ def fitted(request):
     from bayeval.rankings.model import HumanRanking, PairwiseVotes
 
     votes, conf = _simulated_votes()
-    model = HumanRanking(theta_prior=(1.0, 1.0))
+    model = HumanRanking(theta_prior=(1.0, 1.0), confidence_prior=1.0)  # the quadrature is of the flat prior
     post = model.fit(
         PairwiseVotes(votes, conf), draws=300, tune=300, chains=2, random_seed=11, progressbar=False, cores=1,
         warn=False, sampler=request.param,

@@ -103,7 +103,9 @@ class HumanRanking(Model):
       exact stick-breaking form, Beta variables ``q_stick``), and the probability
       that the chosen item is picked again is ``sum_s c_s q_is`` (``c`` =
       ``mapping``, (0.5, 0.75, 1.0) by default). This is exactly the paper's
-      likelihood (eqs. 12-14) with a prior on ``q``: with a flat Dirichlet the
+      likelihood (eqs. 12-14) with a prior on ``q`` (by default one Dirichlet
+      prior shared by the confident pairs and fitted to them, ``"pooled"``): with a
+      flat Dirichlet (``confidence_prior=1.0``) the
       posterior density of ``(theta, q)`` is proportional to that likelihood, so
       its mode is the constrained MLE and the Bayesian and point routes agree
       where data are plentiful. It rests on the paper's assumption
@@ -122,15 +124,18 @@ class HumanRanking(Model):
         Theta implied by each confidence level, lowest level first.
     theta_prior : "hierarchical" or (float, float), default "hierarchical"
         Prior for pairs without confidence scores.
-    confidence_prior : float or "pooled", default 1.0
-        Concentration of the Dirichlet prior on confidence-level probabilities
-        (1 = flat on the simplex), or ``"pooled"``: one Dirichlet prior for all
+    confidence_prior : "pooled" or float, default "pooled"
+        Concentration of a symmetric Dirichlet prior on confidence-level
+        probabilities (1 = flat on the simplex), or ``"pooled"``: one Dirichlet prior for all
         confident pairs, its parameters those that make the confident pairs'
         answers most probable (penalized empirical Bayes,
         :meth:`pooled_confidence_prior`).
         The flat prior pulls each pair's chosen-item probability towards the
         mapping's middle; where most unanimous pairs are clear-cut, "pooled"
-        learns that from the pairs together.
+        learns that from the pairs together. Measured on data shaped like the
+        ranking paper's (``benchmarks/results/ranking_q.md``): with the flat prior
+        a ranking with 5% of a human's choices reversed passed as human 83% of
+        the time at ``epsilon = 0.1``, with the pooled one 28%.
     undecided : {"exclude", "half"}, default "exclude"
         How "unable to decide" answers enter the likelihood.
     use_confidence : bool, default True
@@ -152,7 +157,7 @@ class HumanRanking(Model):
         *,
         mapping=DEFAULT_MAPPING,
         theta_prior="hierarchical",
-        confidence_prior=1.0,
+        confidence_prior="pooled",
         undecided="exclude",
         use_confidence=True,
     ):
