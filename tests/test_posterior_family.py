@@ -131,7 +131,8 @@ def test_every_posterior_is_a_base_posterior_and_the_ranking_one_draws_no_labels
         assert p.to_inference_data() is not p.idata
     assert not hasattr(ranking, "label_draws") and not hasattr(ranking, "metric")
     assert ranking.n_draws == 50 and ranking.report_sections() == ()
-    assert list(ranking.summary([1, 0, 1]).columns[:4]) == summary_columns()
+    # a ranking's Q is a posterior-predictive percentile: one value and its numerical bracket, no HDI
+    assert list(ranking.summary([1, 0, 1]).columns[:4]) == ["Q", "Q_lower", "Q_upper", "p_value"]
     assert list(post.summary().columns) == summary_columns() == ["mean", "sd", "hdi_5%", "hdi_95%"]
     assert summary_columns(0.5) == ["mean", "sd", "hdi_25%", "hdi_75%"]
 

@@ -535,7 +535,7 @@ def test_a_threshold_that_flags_no_item_or_every_item_is_refused_before_labels_a
         raise AssertionError("nothing is fitted for a refused threshold")
 
     path = tmp_path / "s.sqlite"
-    for thr, said in ((0.5, "flags no item: it lies above every score (max 0.4"), (50, "did you mean 0.5?"),
+    for thr, said in ((0.5, "flags no item: it lies above every score (max 0.4"), (30, "did you mean 0.3?"),
                       (0.0, "flags every item: it lies at or below every score (min 0")):
         with pytest.raises(ValueError, match="threshold") as err:
             ActiveSession(data, no_fit, metric="precision", metric_kwargs={"threshold": thr}, store=path)
