@@ -507,3 +507,28 @@ def test_every_unfinished_batch_s_items_are_offered_before_a_new_batch_and_never
     labelled = EvalData(np.linspace(1, 0, 8), [np.nan, 1] + [np.nan] * 6, item_ids=list("abcdefgh"))
     with ActiveSession(labelled, no_fit, batch_size=4, strategy="design", store=path2) as s:
         assert s.pending(by_batch=True) == {1: ["a"], 2: ["c"]} and s.next_batch() == ["a", "c"]
+
+
+def test_a_batch_finished_by_another_writer_is_followed_by_a_batch_chosen_on_its_labels(tmp_path):
+    """The vetting page writes answers to the store from request threads while its refit thread reads
+    it: when the answer that finished a batch landed after the session's data was read, pending() (which
+    reads the store) saw the batch done but the data still held one label fewer, so "auto" chose a second
+    designed batch on the first batch's labels (a timing-dependent failure of the comparison page's test)."""
+    data = EvalData(np.linspace(1, 0, 20), item_ids=[f"i{j}" for j in range(20)])
+    path = tmp_path / "s.sqlite"
+    seen = []
+
+    def model(d):
+        seen.append(int(d.n_vetted))
+        return _flat_model(d)
+
+    with ActiveSession(data, model, metric="average_precision", batch_size=4, strategy="auto", store=path,
+                       random_seed=0) as s:
+        first = s.next_batch()
+        assert s.store.batches()["strategy"].tolist() == ["design"]
+        with LabelStore(path) as other:  # the page's request thread, not this session, writes the answers
+            other.add(first, [1, 0, 1, 0], batch=1)
+        assert int(s.data.n_vetted) == 0 and s.pending() == []  # the data is a read behind the store
+        second = s.next_batch()
+        assert s.store.batches()["strategy"].tolist() == ["design", "expected_change+explore"]
+        assert seen == [4] and not set(second) & set(first) and int(s.data.n_vetted) == 4

@@ -193,6 +193,9 @@ class ComparisonSession(ActiveSession):
         pending = [item for item in self.pending() if item not in excluded]  # every batch's, not the newest's alone
         if pending:
             return pending
+        # chosen on every label the store holds now: another thread (the vetting page) may have written
+        # the answer that finished the batch after the data was last read, and pending() already saw it
+        self.refresh()
         mask = np.zeros(self.data.n_items, dtype=bool)
         mask[[self._pos[item] for item in excluded if item in self._pos]] = True
         free = int((~self.data.vetted & ~mask).sum())
