@@ -383,3 +383,47 @@ def test_cli_compare_checks_width_before_the_fit(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(comparison, "compare", no_fit)
     assert main(["compare", str(path), "--score", "A", "B", "--label", "y", "--width", "-1"]) == 2
     assert "--width must be a positive half-width of the gap (e.g. 0.01), got -1" in capsys.readouterr().err
+
+
+def test_a_threshold_outside_a_classifiers_scores_warns_once_per_call_naming_it(pool):
+    """`Posterior.metric(..., threshold=t)` and `vetted_only` warned where t flags no item or every item
+    (recall 0 or 1 whatever the labels); the comparison's methods at such a threshold were silent. Each
+    now warns once per call, naming the classifier(s) whose scores t lies outside; `summary` and
+    `ranking` say it among their caveats, as a posterior's summary does."""
+    from bayeval.core.summary import ThresholdWarning
+
+    a, b, _, cmp = pool
+    between = float(a.max() + b.max()) / 2  # above every score of b, below a's largest: flags some of a's items
+
+    def said(call):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = call()
+        return out, [str(w.message) for w in caught if issubclass(w.category, ThresholdWarning)]
+
+    calls = {"metric": lambda t: cmp.metric("recall", threshold=t),
+             "difference": lambda t: cmp.difference("a", "b", "recall", threshold=t),
+             "prob_better": lambda t: cmp.prob_better("a", "b", "recall", threshold=t),
+             "rope": lambda t: cmp.rope("a", "b", "recall", threshold=t),
+             "prob_best": lambda t: cmp.prob_best("recall", threshold=t),
+             "difference_summary": lambda t: cmp.difference_summary("a", "b", "recall", threshold=t),
+             "decided": lambda t: cmp.decided("a", "b", "recall", width=0.01, threshold=t),
+             "select": lambda t: cmp.select(3, metric="recall", threshold=t)}
+    for name, call in calls.items():
+        _, msgs = said(lambda: call(between))
+        assert len(msgs) == 1, (name, msgs)
+        assert msgs[0].startswith(f"bayeval: recall of b at threshold={between!r}: the threshold") and \
+            "flags no item: it lies above every score" in msgs[0] and "of a at" not in msgs[0], (name, msgs)
+        assert said(lambda: call(between))[1] == msgs, name  # again: the kept draws warn as well
+        assert said(lambda: call(0.5))[1] == [], name  # inside both classifiers' scores: nothing said
+    _, msgs = said(lambda: cmp.metric("precision", threshold={"a": float(a.min()), "b": 0.5}))
+    assert len(msgs) == 1 and "precision of a at threshold=" in msgs[0] and "flags every item" in msgs[0]
+    _, msgs = said(lambda: cmp.difference("a", "b", "recall", threshold=100.0))
+    assert len(msgs) == 1 and "recall of a at threshold=100:" in msgs[0] and "recall of b at threshold=100:" in msgs[0]
+    for table in ("summary", "ranking"):  # among the caveats, not warned
+        out, msgs = said(lambda: getattr(cmp, table)("recall", threshold=between))
+        assert msgs == [], table
+        assert [c.split(":")[0] for c in out.attrs["caveats"] if "threshold" in c] == \
+            [f"recall of b at threshold={between!r}"], table
+        assert not [c for c in said(lambda: getattr(cmp, table)("recall", threshold=0.5))[0].attrs["caveats"]
+                    if "threshold" in c], table

@@ -14,6 +14,8 @@ The method, its validation and a worked example: ``docs/compare.md``.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import inspect
 import itertools
 import warnings
@@ -26,7 +28,7 @@ from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
 from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
 from ..core.evaluate import MetricEvaluator, check_metric_options
-from ..core.summary import hdi
+from ..core.summary import hdi, threshold_said, warn_threshold
 from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
 from ..models.stacking import fit as stack_fit
 
@@ -433,6 +435,38 @@ def _in_order(data: EvalData, names: list) -> EvalData:
                       categories=cats, noisy_labels=data.noisy_labels)
 
 
+#: the metrics and thresholds of the comparison's public call under way (None: no call): said
+#: once when that call returns, not by each method it calls (``summary`` calls ``ranking`` and
+#: ``difference_summary``, each of them ``metric``)
+_THRESHOLDS_ASKED: contextvars.ContextVar[list | None] = contextvars.ContextVar("bayeval_comparison_thresholds",
+                                                                               default=None)
+
+
+def _says_thresholds(warn: bool = True):
+    """A :class:`Comparison` method that warns once per call (:class:`bayeval.core.summary.ThresholdWarning`)
+    where its ``threshold=`` flags no item or every item of a classifier's scores, naming them; with
+    ``warn=False`` (``summary``, ``ranking``) it says so among its caveats instead, and does not warn."""
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapped(self, *args, **kwargs):
+            if _THRESHOLDS_ASKED.get() is not None:  # called by another of its methods: said by that one
+                return method(self, *args, **kwargs)
+            asked: list = []
+            token = _THRESHOLDS_ASKED.set(asked)
+            try:
+                out = method(self, *args, **kwargs)
+            finally:
+                _THRESHOLDS_ASKED.reset(token)
+            said: list = []
+            for name_thr in asked if warn else ():
+                if name_thr not in said:  # once each (summary asks metric for every pair)
+                    said.append(name_thr)
+                    warn_threshold(self._scores_by_name(), *name_thr)
+            return out
+        return wrapped
+    return decorate
+
+
 def _one_value_hint(dims) -> str:
     """How to ask for one value of each extra dim of a metric (the fix an error message gives)."""
     out = []
@@ -453,7 +487,10 @@ class Comparison:
     takes a ``metric`` takes what :meth:`bayeval.Posterior.metric` takes (a name, a
     function of :mod:`bayeval.core.metrics` or a callable, and its options such as
     ``k=``), and ``threshold=`` either one number or ``{name: number}``. Higher values of
-    a metric are better.
+    a metric are better. A threshold that flags no item or every item of a classifier's
+    scores (a rule predicting every item alike) warns once per call
+    (:class:`bayeval.core.summary.ThresholdWarning`), naming the classifier; :meth:`summary`
+    and :meth:`ranking` say it in their ``attrs["caveats"]`` instead.
 
     Examples
     --------
@@ -487,6 +524,14 @@ class Comparison:
                       for j, n in enumerate(self.names)}
         self._cache: dict = {}
 
+    def _scores_by_name(self) -> dict:
+        return {n: d.scores for n, d in self._data.items()}
+
+    def _threshold_caveats(self, name: str, threshold) -> list[str]:
+        """What :meth:`summary` and :meth:`ranking` say of a ``threshold`` that flags no item or every
+        item of a classifier's scores (the other methods warn it): one sentence per such classifier."""
+        return [] if threshold is None else threshold_said(self._scores_by_name(), name, self._thresholds(threshold))
+
     def __repr__(self) -> str:
         return (f"Comparison({', '.join(self.names)}: {self.data.n_items} items, {self.data.n_vetted} vetted, "
                 f"{self.posterior.n_chains * self.posterior.n_draws} draws)")
@@ -507,6 +552,7 @@ class Comparison:
                     for n in self.names}
         return {n: threshold for n in self.names}
 
+    @_says_thresholds()
     def metric(self, metric="average_precision", *, threshold=None, category=None, **kwargs) -> xr.DataArray:
         """Every classifier's metric on the shared label draws: dims ``(chain, draw, model, ...)``.
 
@@ -527,9 +573,11 @@ class Comparison:
         """
         held: list = []  # what the key names by id: kept with the entry, so that the id cannot be reused
         key = _cache_key((metric, threshold, category, kwargs), held)
-        if key in self._cache:
-            return self._cache[key][0]
         thr = self._thresholds(threshold)
+        if key in self._cache:
+            da = self._cache[key][0]
+            _THRESHOLDS_ASKED.get().append((da.name, thr))  # warned once the call returns (_says_thresholds)
+            return da
         evs = [MetricEvaluator(self._data[n], metric, category=category, threshold=thr[n], kwargs=kwargs)
                for n in self.names]
         evs[0].check_top_k()  # a top bigger than the items (or a category's)
@@ -556,8 +604,10 @@ class Comparison:
         one = [d for d in evs[0].dims if d in kwargs and np.ndim(kwargs[d]) == 0 and da.sizes[d] == 1]
         da = da.isel(dict.fromkeys(one, 0)) if one else da
         self._cache[key] = (da, held)
+        _THRESHOLDS_ASKED.get().append((da.name, thr))  # a threshold above every score: recall 0, silently
         return da
 
+    @_says_thresholds()
     def difference(self, a, b, metric="average_precision", **kwargs) -> xr.DataArray:
         """Draws of the gap ``metric(a) - metric(b)``, paired: both on the same label draw.
 
@@ -583,6 +633,7 @@ class Comparison:
     def _scalar(da: xr.DataArray):
         return float(da) if da.ndim == 0 else da
 
+    @_says_thresholds()
     def prob_better(self, a, b, metric="average_precision", **kwargs):
         """``P(metric(a) > metric(b))``; a tie (the same value in a draw) counts one half.
 
@@ -593,6 +644,7 @@ class Comparison:
         gap = self.difference(a, b, metric, **kwargs)
         return self._scalar(_share(gap, (gap > 0) + 0.5 * (gap == 0)))
 
+    @_says_thresholds()
     def rope(self, a, b, metric="average_precision", *, width: float = 0.01, **kwargs):
         """Probability that the gap lies in the region of practical equivalence ``[-width, width]``.
 
@@ -610,6 +662,7 @@ class Comparison:
         gap = self.difference(a, b, metric, **kwargs)
         return self._scalar(_share(gap, abs(gap) <= width))
 
+    @_says_thresholds()
     def prob_best(self, metric="average_precision", **kwargs) -> pd.Series:
         """Each classifier's probability of having the highest metric (ties shared equally), over
         the draws where every classifier's metric is defined (NaN when there is none)."""
@@ -626,6 +679,7 @@ class Comparison:
             share = (top / top.sum(axis=1, keepdims=True)).mean(axis=0)
         return pd.Series(share, index=pd.Index(self.names, name="model"), name="p_best")
 
+    @_says_thresholds()
     def difference_summary(self, a, b, metric="average_precision", *, hdi_prob: float = HDI_PROB,
                            width: float | None = None, **kwargs) -> pd.Series:
         """The gap ``a - b``: mean, sd, HDI, ``p_better`` and (with ``width``) ``p_rope``.
@@ -753,6 +807,7 @@ class Comparison:
 
     # ------------------------------------------------------------- tables
 
+    @_says_thresholds(warn=False)
     def ranking(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, **kwargs) -> pd.DataFrame:
         """One row per classifier, best first by the posterior mean: the metric's mean, sd, HDI and ``p_best``.
 
@@ -786,9 +841,11 @@ class Comparison:
         df = pd.DataFrame(rows, index=pd.Index(self.names, name="model")).assign(p_best=best.to_numpy())
         df = df.sort_values("mean", ascending=False, kind="stable", na_position="last")
         df.attrs["undefined"] = undefined = float(np.mean(~np.isfinite(v).all(axis=1))) if v.size else 0.0
-        df.attrs["caveats"] = self.caveats() + ([_undefined_caveat(m.name, undefined)] if undefined else [])
+        df.attrs["caveats"] = (self.caveats() + ([_undefined_caveat(m.name, undefined)] if undefined else [])
+                               + self._threshold_caveats(m.name, kwargs.get("threshold")))  # flags none or all
         return df
 
+    @_says_thresholds(warn=False)
     def summary(self, metric="average_precision", *, hdi_prob: float = HDI_PROB, width: float | None = None,
                 **kwargs) -> pd.DataFrame:
         """Every pair's gap, one row per pair, the more probably better classifier first.
@@ -812,9 +869,11 @@ class Comparison:
             undefined = max(undefined, s.attrs.get("undefined", 0.0))
         out = pd.DataFrame(rows)
         out.attrs["undefined"] = undefined
-        out.attrs["caveats"] = self.caveats() + ([_undefined_caveat(str(metric), undefined)] if undefined else [])
+        out.attrs["caveats"] = (self.caveats() + ([_undefined_caveat(str(metric), undefined)] if undefined else [])
+                                + self._threshold_caveats(self.metric(metric, **kwargs).name, kwargs.get("threshold")))
         return out
 
+    @_says_thresholds()
     def decided(self, a, b, metric="average_precision", *, level: float = 0.95, width: float | None = None,
                 **kwargs) -> str | None:
         """The stopping rule: ``"a"`` or ``"b"`` (the name of the classifier that is better with
@@ -847,6 +906,7 @@ class Comparison:
 
     # ------------------------------------------------------------ selection
 
+    @_says_thresholds()
     def select(self, n: int = 10, a=None, b=None, metric="average_precision", *, target: str = "auto",
                width: float | None = None, **kwargs) -> np.ndarray:
         """The ``n`` unvetted items whose labels would most change the comparison of ``a`` and ``b``.
@@ -907,6 +967,7 @@ class Comparison:
 
     # --------------------------------------------------------------- plot
 
+    @_says_thresholds()
     def plot(self, metric="average_precision", *, reference=None, ax=None, **kwargs):
         """Two panels: each classifier's gap to ``reference`` (default: the best-ranked), and P(best) as bars.
 

@@ -15,7 +15,8 @@ from . import _validate as V
 from ._defaults import HDI_PROB, hdi_columns
 
 __all__ = ["hdi", "summary_columns", "summary_rows", "summary_frame", "undefined_share", "undefined_sentence",
-           "threshold_caveats", "looks_like_percent", "ThresholdWarning", "warn_threshold"]
+           "threshold_caveats", "looks_like_percent", "ThresholdWarning", "threshold_said",
+           "warn_threshold"]
 
 
 def hdi(samples, prob: float = HDI_PROB, axis: int = 0) -> np.ndarray:
@@ -243,8 +244,10 @@ def looks_like_percent(scores, threshold: float) -> bool:
 
 
 class ThresholdWarning(UserWarning):
-    """Warned by ``Posterior.metric`` and :func:`bayeval.vetted_only` for a metric at a score threshold
-    that flags no item or every item (the sentence of :func:`threshold_caveats`). ``summary``, the
+    """Warned by ``Posterior.metric``, :func:`bayeval.vetted_only` and a comparison's methods
+    (``Comparison.metric``, ``difference``, ``prob_better``...: once per call, naming the classifiers)
+    for a metric at a score threshold that flags no item or every item (the sentence of
+    :func:`threshold_caveats`). ``summary`` (a posterior's, a comparison's, and ``ranking``), the
     report and the command line say it among their caveats instead.
 
     Examples
@@ -257,9 +260,50 @@ class ThresholdWarning(UserWarning):
     """
 
 
+def threshold_said(scores, name: str, threshold) -> list[str]:
+    """What :func:`warn_threshold` warns, as sentences: one where ``threshold`` flags no item or
+    every item of ``scores`` (:func:`threshold_caveats`' words), none otherwise.
+
+    Parameters
+    ----------
+    scores : array_like or dict
+        The scores; or ``{classifier: scores}`` (a :class:`bayeval.compare.Comparison`'s), each
+        classifier named in its sentence.
+    name : str
+        The metric's name.
+    threshold : float, dict or None
+        One number, or (with a dict of scores) ``{classifier: number}``; None: nothing said.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from bayeval.core.summary import threshold_said
+    >>> threshold_said({"a": [0.2, 0.7], "b": [0.1, 3.0]}, "recall", 1.5)[0].split(";")[0]
+    'recall of a at threshold=1.5: the threshold 1.5 flags no item: it lies above every score (max 0.7)'
+    >>> threshold_said([0.2, 0.7], "recall", 0.5)
+    []
+    """
+    if not isinstance(scores, dict):
+        scores, threshold = {None: scores}, {None: threshold}
+    elif not isinstance(threshold, dict):
+        threshold = dict.fromkeys(scores, threshold)
+    out = []
+    for who, s in scores.items():
+        t = threshold.get(who)
+        if t is not None:
+            of = "" if who is None else f" of {who}"
+            out += threshold_caveats(s, [(f"{name}{of} at threshold={repr(float(t)).removesuffix('.0')}", t)])
+    return out
+
+
 def warn_threshold(scores, name: str, threshold) -> None:
     """Warn (:class:`ThresholdWarning`) where ``threshold`` flags no item or every item of
-    ``scores``, in the words of :func:`threshold_caveats`; nothing otherwise.
+    ``scores``, in the words of :func:`threshold_caveats`; nothing otherwise. With
+    ``{classifier: scores}`` (:func:`threshold_said`), one warning names each classifier whose
+    scores the threshold flags none or all of.
 
     Examples
     --------
@@ -271,16 +315,13 @@ def warn_threshold(scores, name: str, threshold) -> None:
     >>> str(w[0].message).split(";")[0]
     'bayeval: recall at threshold=1.5: the threshold 1.5 flags no item: it lies above every score (max 0.7)'
     """
-    if threshold is None:
-        return
-    said = threshold_caveats(scores, [(f"{name} at threshold={repr(float(threshold)).removesuffix('.0')}",
-                                       threshold)])
+    said = threshold_said(scores, name, threshold)
     if said:
         import warnings
 
         from ._diagnostics import user_stacklevel
 
-        warnings.warn("bayeval: " + said[0], ThresholdWarning, stacklevel=user_stacklevel())
+        warnings.warn("bayeval: " + " ".join(said), ThresholdWarning, stacklevel=user_stacklevel())
 
 
 def _apart(x: float, t: float) -> str:
