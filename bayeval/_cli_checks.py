@@ -149,12 +149,13 @@ def logodds_said() -> Iterator[None]:
         yield
 
 
-def check_card_transform(card, scores) -> None:
+def check_card_transform(card, scores) -> str | None:
     """A card's ``[model] transform`` (and a calibration card's ``curve = "beta"``) against the
-    scores, in the card's words, before the fit (``bayeval report CARD``), as :func:`check_transform`
-    checks ``--transform``: what the model would refuse (``"logit"`` or ``"beta"`` on scores outside
-    [0, 1]) is refused, and ``"logodds"`` on scores that all lie in [0, 1] (they look like
-    probabilities) is said as a ``warning:`` line (:meth:`bayeval.cards.Card.check_scale`)."""
+    scores, in the card's words, before the fit (``bayeval report CARD``, ``bayeval compare CARD_A
+    CARD_B``), as :func:`check_transform` checks ``--transform``: what the model would refuse
+    (``"logit"`` or ``"beta"`` on scores outside [0, 1]) is refused, and ``"logodds"`` on scores
+    that all lie in [0, 1] (they look like probabilities) is said as a ``warning:`` line
+    (:meth:`bayeval.cards.Card.check_scale`), and returned (None: nothing said)."""
     import sys
 
     from .cards import CardError
@@ -165,6 +166,7 @@ def check_card_transform(card, scores) -> None:
         raise CLIError(f"{exc} Nothing was fitted.") from exc
     if said:
         print(f"warning: {said}", file=sys.stderr)
+    return said
 
 
 #: the commands whose first argument is a scores file, and what each needs besides

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 import sys
 
+from ._cli_checks import check_card_transform
 from ._cli_store import CLIError, card_store_changes
 
 
@@ -152,9 +153,11 @@ JOINT_CAVEAT = ("each classifier's value here comes from one joint model of all 
 
 
 def card_inputs(args):
-    """``(scores, labels, transforms)`` of ``bayeval compare CARD_A CARD_B ...``: the cards joined
-    on item id with each card's label store read (said on stderr), and, for two cards, the
-    comparison's own store over them."""
+    """``(scores, labels, transforms, said)`` of ``bayeval compare CARD_A CARD_B ...``: the cards
+    joined on item id with each card's label store read (said on stderr), and, for two cards, the
+    comparison's own store over them. Each card's ``[model]`` reading of its scores is checked
+    first, in the card's words, as ``bayeval report CARD`` checks it (:func:`check_card_transform`:
+    refused, or warned about); ``said``: whether a warning was given (the fit need not say it again)."""
     if args.label is not None or args.item_id is not None:
         raise CLIError("--label and --id go with a scores file (--score A B ...); cards name their own "
                        "columns in card.toml. Leave them out, or give one scores file with --score.")
@@ -166,9 +169,11 @@ def card_inputs(args):
     from .cards import join_cards
 
     joined = join_cards(args.inputs)  # a CardError says which ids or labels differ
+    said = [check_card_transform(card, joined.scores[name]) for name, card in zip(joined.names, joined.cards,
+                                                                                 strict=True)]
     say_card_stores(joined)
     data = joined.data
     if len(joined.names) == 2:  # the labels vetted for this comparison (bayeval vet CARD_A CARD_B)
         data = comparison_labels(joined)
     refuse_unvetted(args, data, cards=joined)
-    return joined.scores, data, card_transforms(joined)
+    return joined.scores, data, card_transforms(joined), any(said)

@@ -30,6 +30,7 @@ piped), each interval as one ``[lo, hi]`` column; ``--format csv|md`` prints the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sqlite3
@@ -737,17 +738,18 @@ def _compare_inputs(args):
     if args.store:
         labels = with_store(args, labels, scores=path, score=names[0], label=args.label)
     refuse_unvetted(args, labels)
-    return scores, labels, "auto"
+    return scores, labels, "auto", False
 
 
 def _cmd_compare(args) -> int:
     from .compare.comparison import compare
 
-    scores, labels, transform = _compare_inputs(args)  # transform: each card's [model] transform
+    scores, labels, transform, said = _compare_inputs(args)  # transform: each card's [model] transform
     check_k(args, labels, args.category_mode)
     with warnings_as_lines():  # said as warning: lines, as fit says them
-        cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains,
-                      random_seed=args.random_seed, progressbar=not args.no_progress, warn=False)
+        with logodds_said() if said else contextlib.nullcontext():  # a card's logodds: said in its words
+            cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains,
+                          random_seed=args.random_seed, progressbar=not args.no_progress, warn=False)
         say_diagnostics(cmp.posterior, cmp.data)
         opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
         reading = ""

@@ -380,3 +380,39 @@ def test_compare_cli_on_cards_reads_each_cards_label_store_and_says_why_its_numb
         == store_label
     assert "caveat: each classifier's value here comes from one joint model of all the cards' scores" in out.err
     assert "can differ from that card's own report" in out.err
+
+
+@pytest.mark.xdist_group("tests/test_compare.py")  # after test_compare.py's fits: the joint model is compiled
+def test_compare_cli_checks_each_cards_transform_in_the_cards_words(tmp_path, capsys):
+    """`bayeval report CARD` checks a card's `[model] transform` against its scores in the card's words
+    (Card.check_scale); `bayeval compare CARD_A CARD_B` did not: `transform = "logodds"` on probabilities
+    got the joint model's Python words ("transform='logodds' ... use transform='logit'"), and `"logit"` on
+    margins failed after the fit began, with "Calibration(curve='logistic', transform='logit') needs scores
+    in [0, 1]". Both are now said before the fit, naming the card's key, as the report says them."""
+    import warnings
+
+    a, b, truth = pair(tmp_path, n=60)
+    fa = pd.read_csv(a / "scores.csv")
+    fa.loc[:19, "label"] = [truth[i] for i in fa.id[:20]]
+    fa.to_csv(a / "scores.csv", index=False)
+    toml = b / "card.toml"
+    toml.write_text(toml.read_text().replace('name = "calibration"', 'name = "calibration"\ntransform = "logit"'))
+    assert main(["compare", str(a), str(b), "--draws", "50", "--no-progress"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith(f'bayeval: error: {toml}: [model] transform = "logit" reads the scores as probabilities, '
+                          "in [0, 1], but column 'score' ([data] score) holds scores from"), err
+    assert 'Set transform = "logodds" under [model]' in err and "Nothing was fitted" in err
+    assert "Calibration(" not in err and "transform=" not in err
+    fb = pd.read_csv(b / "scores.csv")
+    fb["score"] = np.round(1 / (1 + np.exp(-fb["score"])), 5)  # probabilities, read as log-odds
+    fb.to_csv(b / "scores.csv", index=False)
+    toml.write_text(toml.read_text().replace('transform = "logit"', 'transform = "logodds"'))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["compare", str(a), str(b), "--draws", "50", "--no-progress"]) == 0
+    out = capsys.readouterr()
+    said = f'warning: {toml}: [model] transform = "logodds" reads the scores as log-odds, but column \'score\' ' \
+           "([data] score) holds scores from"
+    assert said in out.err and 'If they are, set transform = "logit" under [model]' in out.err
+    assert "Comparison(good, weak: 60 items, 20 vetted" in out.out
+    assert "transform=" not in out.err and not [w for w in caught if "logodds" in str(w.message)]  # not again
