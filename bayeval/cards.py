@@ -560,9 +560,10 @@ class Card:
         """How the card's model reads the scores, checked against them before a fit, in the card's
         words (``bayeval report CARD``, ``bayeval vet CARD``): the model's own messages give Python advice.
 
-        ``[model] transform = "logit"`` (``default``, ``calibration``) or ``curve = "beta"``
-        (``calibration``) on scores outside [0, 1] is refused; ``transform = "logodds"`` on scores
-        that all lie in [0, 1] (they look like probabilities) is returned as a warning.
+        ``[model] transform = "logit"`` (``default``, ``calibration``), ``curve = "beta"``
+        (``calibration``) or ``score_transform = "logit"`` (``label_flip``) on scores outside [0, 1]
+        is refused; ``transform = "logodds"`` on scores that all lie in [0, 1] (they look like
+        probabilities) is returned as a warning.
 
         Raises
         ------
@@ -585,11 +586,18 @@ class Card:
         scores = np.asarray(scores, dtype=float)
         transform = self.model_options.get("transform")
         beta = self.model_name == "calibration" and self.model_options.get("curve") == "beta"
-        if self.model_name not in ("default", "calibration") or not np.isfinite(scores).any():
+        if self.model_name not in ("default", "calibration", "label_flip") or not np.isfinite(scores).any():
             return None
         lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
         where = f"column {self.columns['score']!r} ([data] score) holds scores from {lo:g} to {hi:g}"
         in_unit = lo >= 0 and hi <= 1
+        if self.model_name == "label_flip":  # its key is score_transform: "auto", "logit" or "identity"
+            if self.model_options.get("score_transform") == "logit" and not in_unit:
+                raise CardError(f'{self.card_file}: [model] score_transform = "logit" reads the scores as '
+                                f'probabilities, in [0, 1], but {where}. Set score_transform = "identity" under '
+                                "[model] for margins, log-odds or other scores, or remove the key (auto: the logit "
+                                "of scores in [0, 1], other scores as they are).")
+            return None
         if beta and not in_unit:
             raise CardError(f'{self.card_file}: [model] curve = "beta" (Beta calibration) reads the scores as '
                             f'probabilities, in [0, 1], but {where}. Set curve = "logistic" or "monotone" under '

@@ -515,3 +515,41 @@ def test_a_calibration_cards_beta_curve_on_log_odds_is_refused_in_the_cards_word
            "[0, 1], but column 'lo' ([data] score) holds scores from" in err, err
     assert 'Set curve = "logistic" or "monotone" under [model]' in err and "Nothing was fitted" in err
     assert "Calibration(" not in err and "fitting" not in err
+
+
+def test_a_label_flip_cards_logit_score_transform_on_margins_is_refused_in_the_cards_words(tmp_path, capsys):
+    """`[model] score_transform = "logit"` of a label_flip card on scores outside [0, 1] failed after "fitting
+    label_flip" with the model's words ("score_transform='logit' needs scores in [0, 1] ... Use
+    score_transform='identity'"): Card.check_scale knew only `transform` and `curve`. It is now refused before
+    the fit, naming the card's key, the scores' range and what to set, by `bayeval report CARD` and `bayeval vet
+    CARD` alike (both check a card's scale first)."""
+    from bayeval.cards import CardError, load_card
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(60) < 0.3).astype(float)
+    margins = np.round(2 * y + rng.normal(0, 1, 60), 4)
+    card = tmp_path / "card"
+    card.mkdir()
+    pd.DataFrame({"s": margins, "noisy": y, "y": np.where(np.arange(60) < 20, y, np.nan)}).to_csv(card / "s.csv",
+                                                                                                 index=False)
+
+    def write(transform):
+        (card / "card.toml").write_text('title = "t"\ndescription = "d"\n[data]\nfile = "s.csv"\nscore = "s"\n'
+                                        'label = "y"\nnoisy_label = "noisy"\n[model]\nname = "label_flip"\n'
+                                        f'score_transform = "{transform}"\n')
+
+    write("logit")
+    assert main(["report", str(card), "--draws", "40", "--tune", "40", "--chains", "1", "--no-progress",
+                 "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f'{card / "card.toml"}: [model] score_transform = "logit" reads the scores as probabilities, in [0, 1], ' \
+           f"but column 's' ([data] score) holds scores from {margins.min():g} to {margins.max():g}." in err, err
+    assert 'Set score_transform = "identity" under [model]' in err and "or remove the key (auto" in err
+    assert "Nothing was fitted" in err and "fitting" not in err and "score_transform='" not in err
+    for fine in ("identity", "auto"):  # the options that read margins: nothing said
+        write(fine)
+        assert load_card(card).check_scale(margins) is None
+    write("logit")
+    assert load_card(card).check_scale(1 / (1 + np.exp(-margins))) is None  # probabilities: read as such
+    with pytest.raises(CardError, match='score_transform = "logit" reads the scores as probabilities'):
+        load_card(card).check_scale(margins)

@@ -447,10 +447,16 @@ def test_clear_errors_for_bad_input():
         LabelFlip().build(
             EvalData(data.scores, noisy_labels=data.noisy_labels, features=np.ones(8))
         )
-    with pytest.raises(ValueError, match="needs scores in \\[0, 1\\]"):
-        LabelFlip(score_transform="logit").build(
-            EvalData(data.scores * 3, noisy_labels=data.noisy_labels)
-        )
+    # what was expected, what arrived, and the option that fixes it (it said "Use score_transform='identity' for
+    # margins or logits" alone, not naming the model)
+    far = data.scores * 3
+    with pytest.raises(ValueError) as exc:
+        LabelFlip(score_transform="logit").build(EvalData(far, noisy_labels=data.noisy_labels))
+    msg = str(exc.value)
+    assert msg.startswith("LabelFlip(score_transform='logit') needs scores in [0, 1] (probabilities)"), msg
+    assert f"got scores from {far.min():g} to {far.max():g} ({int(np.sum((far < 0) | (far > 1)))} of {far.size} " \
+           "outside [0, 1])" in msg
+    assert "Use score_transform='identity' for margins, log-odds or other scores" in msg and "('auto'" in msg
     with pytest.raises(ValueError, match="Unknown feature name"):
         LabelFlip(feature_names=["box"]).build(data)
     with pytest.raises(ValueError, match="has no features"):

@@ -353,9 +353,12 @@ class LabelFlip(Model):
             transform = "logit" if in_unit else "identity"
         if transform == "logit":
             if not in_unit:
+                outside = int(np.sum((s < 0) | (s > 1)))
                 raise ValueError(
-                    f"score_transform='logit' needs scores in [0, 1] (probabilities); got scores "
-                    f"from {lo:g} to {hi:g}. Use score_transform='identity' for margins or logits."
+                    f"LabelFlip(score_transform='logit') needs scores in [0, 1] (probabilities), read through "
+                    f"their logit; got scores from {lo:g} to {hi:g} ({outside} of {s.size} outside [0, 1]). Use "
+                    "score_transform='identity' for margins, log-odds or other scores, or leave score_transform "
+                    "out ('auto': the logit of scores in [0, 1], other scores as they are)."
                 )
             c = np.clip(s, _EPS_LOGIT, 1 - _EPS_LOGIT)
             t = np.log(c) - np.log1p(-c)
