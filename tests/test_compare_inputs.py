@@ -364,8 +364,24 @@ def test_errors_at_the_boundary_name_the_classifier_and_the_fix(pool, scores, ma
 def test_the_joint_model_names_the_classifier_whose_scores_it_cannot_read(pool):
     a, *_ = pool
     d = joint_data({"prob": 1 / (1 + np.exp(-a)), "hard": (a > 0) * 1.0})
-    with pytest.raises(ValueError, match=r"Classifier 'hard' \(score column 1\): transform='logit' needs"):
+    with pytest.raises(ValueError, match=r"Classifier 'hard': transform='logit' needs"):
         JointCalibration().features(d)
+
+
+def test_logit_on_a_classifiers_margins_is_refused_before_the_fit_naming_it_in_compare_s_words(pool):
+    """compare({"zz": probabilities, "aa": margins}, transform="logit") failed after trying every candidate, with
+    "Classifier 'aa' (score column 0)" (its place among the names sorted, not as given) and Calibration's advice
+    ("Use Calibration('logistic') ... with transform='standardize'"), which compare does not take."""
+    a, b, lab, _ = pool
+    for transform in ("logit", {"zz": "logit", "aa": "logit"}, {"aa": "logit"}):
+        with pytest.raises(ValueError) as info:
+            be.compare({"zz": 1 / (1 + np.exp(-a)), "aa": 3 * b}, lab, transform=transform, **FIT)
+        text = str(info.value)
+        assert "classifier 'aa'" in text and "'zz'" not in text and "score column" not in text, text
+        assert "transform={'aa': 'standardize'}" in text and "Calibration(" not in text, text
+    # logit on the probabilities alone is read, not refused
+    cmp = be.compare({"zz": 1 / (1 + np.exp(-a)), "aa": 3 * b}, lab, transform={"zz": "logit"}, **FIT)
+    assert cmp.names == ["zz", "aa"]
 
 
 def test_cli_compare_checks_width_before_the_fit(tmp_path, capsys, monkeypatch):

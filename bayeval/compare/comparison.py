@@ -265,7 +265,7 @@ def compare(scores, labels=None, *, model="default", transform="auto", draws: in
     # fitted with the columns in sorted order: the seed gives the same draws whatever the dict's order
     data = _joint({name: cols[name] for name in sorted(cols)}, labels, ids)
     post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
-                      warn=warn, client=client, transform=_transforms(transform, list(cols)))
+                      warn=warn, client=client, transform=_transforms(transform, list(cols), cols))
     return Comparison(post, order=list(cols))
 
 
@@ -291,16 +291,28 @@ def _refuse_hard(data: EvalData) -> None:
 TRANSFORMS = ("auto", "logit", "standardize", "logodds")
 
 
-def _transforms(transform, names: list) -> dict:
-    """``compare``'s ``transform`` as ``{name: transform}`` for every classifier, checked."""
+def _transforms(transform, names: list, cols=None) -> dict:
+    """``compare``'s ``transform`` as ``{name: transform}`` for every classifier, checked; with the score
+    columns ``cols``, ``"logit"`` on a classifier's scores outside [0, 1] is refused in compare's words."""
     if not isinstance(transform, dict):
-        return dict.fromkeys(names, V.check_choice(transform, "transform", TRANSFORMS))
-    unknown = [k for k in transform if str(k) not in names]
-    if unknown:
-        raise ValueError(f"`transform` names classifiers that are not compared: {unknown}; the classifiers are "
-                         f"{names}.")
-    given = {str(k): v for k, v in transform.items()}
-    return {n: V.check_choice(given.get(n, "auto"), f"transform[{n!r}]", TRANSFORMS) for n in names}
+        out = dict.fromkeys(names, V.check_choice(transform, "transform", TRANSFORMS))
+    else:
+        unknown = [k for k in transform if str(k) not in names]
+        if unknown:
+            raise ValueError(f"`transform` names classifiers that are not compared: {unknown}; the classifiers "
+                             f"are {names}.")
+        given = {str(k): v for k, v in transform.items()}
+        out = {n: V.check_choice(given.get(n, "auto"), f"transform[{n!r}]", TRANSFORMS) for n in names}
+    for name, how in out.items() if cols is not None else ():
+        s = np.asarray(cols[name], dtype=np.float64)
+        s = s[np.isfinite(s)]
+        if how == "logit" and s.size and (s.min() < 0 or s.max() > 1):
+            raise ValueError(
+                f"transform 'logit' reads classifier {name!r}'s scores as probabilities in [0, 1], but they run "
+                f"from {s.min():.6g} to {s.max():.6g}. Give it transform={{{name!r}: 'standardize'}} (margins or "
+                f"other scores) or {{{name!r}: 'logodds'}} (log-odds), or leave it 'auto', e.g. "
+                f"bayeval.compare(scores, labels, transform={{{name!r}: 'standardize'}}).")
+    return out
 
 
 class ColumnTransforms(JointCalibration):

@@ -360,7 +360,7 @@ class JointCalibration(Model):
             try:
                 f, info = one.features(EvalData(cols[:, j], data.labels))
             except ValueError as exc:  # say which classifier's scores
-                raise ValueError(f"Classifier {str(data.feature_names[j])!r} (score column {j}): {exc}") from exc
+                raise ValueError(f"Classifier {str(data.feature_names[j])!r}: {exc}") from exc
             feats.append(f)
             infos.append(info)
         s = max(f.shape[1] for f in feats)
