@@ -478,3 +478,37 @@ def test_fit_warns_and_summary_check_and_report_say_the_scores_look_reversed():
     # turned round, the same labels fit without the finding
     assert be.fit(be.EvalData(1 - s, lab), random_seed=0, draws=200, progressbar=False,
                   warn=False).check(warn=False)["messages"] == []
+
+
+def test_compare_names_the_classifier_whose_scores_rank_the_vetted_positives_low():
+    """compare() of a classifier's predict_proba[:, 0] beside another's [:, 1] printed a confident gap with
+    no word (Comparison.caveats() []); where the turned-round one came first by name, the stack's check said
+    the single-score sentence without naming it."""
+    import warnings
+
+    s, _, lab = _reversed_pool()
+    scores = {"b_right": 1 - s, "a_turned": s}  # a_turned is the fit's first column (sorted by name)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        cmp = be.compare(scores, lab, random_seed=0, draws=200)
+    said = cmp.caveats()[0] if cmp.caveats() else ""
+    assert said.startswith("a_turned's higher scores look less likely positive: a_turned scores the 12 vetted "
+                           "positives mostly below the 28 vetted negatives")
+    assert "use 1 - p" in said and "negate it" in said and "Fix a_turned's scores and compare again." in said
+    assert cmp.caveats()[0] == said and cmp.summary().attrs["caveats"][0] == said
+    assert sum("look less likely positive" in c for c in cmp.caveats()) == 1  # b_right is not named
+    told = [str(x.message) for x in w if "look less likely positive" in str(x.message)]
+    assert len(told) == 1 and said in told[0]  # named, once: not the single-score sentence of column 0
+    diag = cmp.posterior.check(warn=False)
+    assert not diag["ok"] and diag["messages"][0] == said and diag["data_messages"][0] == said
+    assert sum("look less likely positive" in m for m in diag["messages"]) == 1
+    # the joint posterior's own data caveats name it too (the report's metrics section reads them)
+    assert cmp.posterior.data.caveats(cmp.posterior)[0] == said
+    from bayeval.models.joint import joint_data, reversed_classifiers
+
+    assert reversed_classifiers(joint_data(scores, lab)) == [said]
+    # both oriented as they should be: nothing to say; both turned round: each named, in the order given
+    assert reversed_classifiers(joint_data({"x": 1 - s, "y": (1 - s) ** 2}, lab)) == []
+    both = reversed_classifiers(joint_data({"y": s ** 2, "x": s}, lab))
+    assert [c.split("'")[0] for c in both] == ["y", "x"]
+

@@ -29,7 +29,7 @@ from ..core._defaults import HDI_PROB, hdi_columns
 from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
 from ..core.evaluate import MetricEvaluator, check_metric_options
 from ..core.summary import hdi, threshold_said, warn_threshold
-from ..models.joint import JOINT_CURVES, JointCalibration, joint_data
+from ..models.joint import JOINT_CURVES, JointCalibration, joint_data, reversed_classifiers
 from ..models.stacking import fit as stack_fit
 
 __all__ = ["compare", "Comparison", "ComparisonModel", "ColumnTransforms", "MODELS", "TRANSFORMS"]
@@ -739,9 +739,12 @@ class Comparison:
     def caveats(self) -> list[str]:
         """What the shared vetted labels and the classifiers' scores cannot tell the comparison, in sentences.
 
-        No vetted label at all, a handful of vetted positives (or negatives; none of a class included), and
+        Each classifier whose scores rank the vetted positives low (the other class's probability, or a
+        distance: :func:`bayeval.models.joint.reversed_classifiers`, said first), no vetted label at all, a
+        handful of vetted positives (or negatives; none of a class included), and
         each classifier whose probabilities are saturated at exactly 0 or 1 or squeezed into a narrow band (the
-        cases and bounds of :meth:`bayeval.EvalData.caveats`). Each sentence says what the
+        cases and bounds of :meth:`bayeval.EvalData.caveats`). Each sentence names the classifier it is about
+        where it is about one, and says what the
         case does to the gap and what to vet next. :meth:`summary` and :meth:`ranking`
         carry them in ``attrs["caveats"]``; ``bayeval compare`` prints them and the
         report shows them beside the comparison. Empty when nothing applies.
@@ -763,7 +766,7 @@ class Comparison:
         d = self.data
         n, pos = int(d.n_vetted), int(d.n_vetted_positive)
         neg = n - pos
-        out = []
+        out = reversed_classifiers(d)  # a classifier's scores turned round: the gap is of the wrong ranking
         if not n:
             out.append(
                 "no vetted labels: every metric, gap and P(better) is the prior's -- what the models assume about "
@@ -793,7 +796,7 @@ class Comparison:
                 "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
                 "middle and bottom of the rankings next."
             )
-        if not out:  # enough of each class in the pool: a category may still hold too few
+        if n and pos >= FEW_OF_A_CLASS and neg >= FEW_OF_A_CLASS:  # enough of each class: a category may hold too few
             out += few_by_category(d, "the gap")
         for j, name in enumerate(self.names):
             s = d.features[:, j]

@@ -10,7 +10,7 @@ import xarray as xr
 
 from . import _validate as V
 
-__all__ = ["EvalData", "data_caveats", "few_positives_caveat", "reversed_scores", "reversed_scores_caveat",
+__all__ = ["EvalData", "data_caveats", "few_positives_caveat", "reversed_scores", "reversed_scores_caveat", "reversed_caveats",
            "saturated_share", "squeezed_range"]
 
 
@@ -657,6 +657,12 @@ SATURATED_SHARE = 0.05
 #: ranking turned round as in ``P(y = 1 | s) = (1 - s)^2`` in 71%, 92% and 98% of the sets of 20, 30 and
 #: 40 random labels (``benchmarks/results/reversed_scores.md``)
 REVERSED_LEVEL = 0.01
+#: what :func:`reversed_scores_caveat` asks of scores that rank the vetted positives low
+REVERSED_ASK = ("Did you pass the other class's probability (use 1 - p, e.g. predict_proba(X)[:, 1] rather than "
+                "[:, 0]) or a distance (negate it)?")
+#: what the intervals of a model whose curve rises with the score make of such scores
+REVERSED_READING = ("The intervals assume that positives rise with the score; on these scores they can be "
+                    "confidently wrong. Fix the scores and refit.")
 #: the kinds of :func:`data_caveats` sentences: on the vetted labels, on the scores' shape
 DATA_CAVEAT_KINDS = ("labels", "scores")
 #: said when no item is vetted: the extreme case of a handful, of both classes at once
@@ -781,12 +787,20 @@ def reversed_scores(data, level: float = REVERSED_LEVEL) -> tuple[float, float] 
     return None
 
 
-def reversed_scores_caveat(data) -> str | None:
+def reversed_scores_caveat(data, reading: str | None = None) -> str | None:
     """The sentence on scores that rank the vetted positives low (:func:`reversed_scores`), else None.
 
     Said among the data's caveats (``summary().attrs["caveats"]``, the report, the command line),
-    by ``post.check()`` of the default fit and its calibration curves, and as a warning of
-    :func:`bayeval.fit`.
+    by ``post.check()`` of the default fit, its calibration curves, the score mixture and the
+    label-flip model, and as a warning of :func:`bayeval.fit` and of those models' ``fit``.
+
+    Parameters
+    ----------
+    data : EvalData
+    reading : str, optional
+        What the model fitted makes of such scores, and what to do, in the sentence's last words
+        (a model whose score slope can turn negative says so); None: the intervals assume that
+        positives rise with the score.
 
     Examples
     --------
@@ -805,10 +819,45 @@ def reversed_scores_caveat(data) -> str | None:
     return (
         f"higher scores look less likely positive: the {pos} vetted positives mostly score below the "
         f"{int(vetted.sum()) - pos} vetted negatives (ROC AUC {auc:.2f} on the vetted items, one-sided rank "
-        f"test p = {p_value:.2g}). Did you pass the other class's probability (use 1 - p, e.g. "
-        "predict_proba(X)[:, 1] rather than [:, 0]) or a distance (negate it)? The intervals assume that "
-        "positives rise with the score; on these scores they can be confidently wrong. Fix the scores and refit."
+        f"test p = {p_value:.2g}). {REVERSED_ASK} " + (reading or REVERSED_READING)
     )
+
+
+def reversed_caveats(data, model=None) -> list[str]:
+    """The sentences on scores that rank the vetted positives low, for the model fitted (empty when none).
+
+    A model (or posterior) that reads several score columns says it per column in its own
+    ``caveat_reversed(data)`` (a list of sentences: e.g. the joint model of
+    :func:`bayeval.compare` names each classifier whose scores are turned round); any other
+    gets :func:`reversed_scores_caveat`'s sentence on ``data.scores``. Said first among
+    :func:`data_caveats`, and by ``post.check()`` of the models that take a higher score as
+    more likely positive.
+
+    Parameters
+    ----------
+    data : EvalData
+    model : optional
+        The model fitted, or its posterior.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> s = np.linspace(0.01, 0.99, 40)
+    >>> [c.split(":")[0] for c in reversed_caveats(EvalData(s, (s < 0.3).astype(float)))]
+    ['higher scores look less likely positive']
+    >>> reversed_caveats(EvalData(s, (s > 0.7).astype(float)))
+    []
+    """
+    own = getattr(model, "caveat_reversed", None)
+    if callable(own):
+        return list(own(data))
+    said = reversed_scores_caveat(data)
+    return [said] if said else []
 
 
 def _few_labels(data, model=None) -> list[str]:
@@ -977,7 +1026,8 @@ def data_caveats(data: EvalData, model=None) -> list[str]:
     """Sentences on what the vetted labels and the scores cannot tell the model (empty when nothing).
 
     Five cases: vetted labels that run clearly against the score direction (:func:`reversed_scores`:
-    positives scoring lower than negatives, said first), no vetted label at all, a handful of vetted
+    positives scoring lower than negatives, said first; a model that reads several score columns names
+    each column turned round: :func:`reversed_caveats`), no vetted label at all, a handful of vetted
     positives (or negatives; none of a class included), probabilities squeezed into a narrow range away from 0 and 1, and probabilities saturated
     at exactly 0 or 1. With categories, those with a handful of vetted labels of a class are named (when
     the pool as a whole has enough of each), and those with no vetted item at all (when it has not).
@@ -1013,6 +1063,6 @@ def data_caveats(data: EvalData, model=None) -> list[str]:
     if unknown:
         raise ValueError(f"`data_caveat_kinds` of {type(model).__name__} names {unknown}; expected a subset of "
                          f"{DATA_CAVEAT_KINDS}.")
-    reversed_ = reversed_scores_caveat(data) if "labels" in kinds else None
-    return ([reversed_] if reversed_ else []) + (_few_labels(data, model) if "labels" in kinds else []) + (
+    reversed_ = reversed_caveats(data, model) if "labels" in kinds else []
+    return reversed_ + (_few_labels(data, model) if "labels" in kinds else []) + (
         _score_shape(data.scores) if "scores" in kinds else [])

@@ -68,14 +68,15 @@ import xarray as xr
 from scipy import special
 
 from ..core import _validate as V
-from ..core.data import EvalData
+from ..core.data import REVERSED_ASK, EvalData, reversed_scores
 from ..core.model import Model
 from ..core.posterior import Posterior
 from .calibration import ASYMPTOTE_PRIOR, DELTA_SD, SATURATED, Calibration, bernoulli_logit
 from .penalty import jeffreys_potential, separation
 
 __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES",
-           "JOINT_CENTRES", "JOINT_PENALTIES", "JOINT_ASYMPTOTES", "FLAT_MIN_CLASS", "joint_data", "separation", "standardized_centre"]
+           "JOINT_CENTRES", "JOINT_PENALTIES", "JOINT_ASYMPTOTES", "FLAT_MIN_CLASS", "joint_data", "separation", "standardized_centre",
+           "reversed_classifiers"]
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
@@ -145,6 +146,57 @@ def joint_data(scores: dict, labels=None, *, item_ids=None, categories=None, noi
     feats = pd.DataFrame(np.column_stack(cols), columns=names)
     return EvalData(cols[0], labels, features=feats, item_ids=item_ids, categories=categories,
                     noisy_labels=noisy_labels)
+
+
+def reversed_classifiers(data: EvalData) -> list[str]:
+    """A sentence for each classifier of joint data whose scores rank the vetted positives low.
+
+    Each score column (classifier) is checked against the shared vetted labels as
+    :func:`bayeval.core.data.reversed_scores` checks one classifier's scores (a one-sided rank
+    test at :data:`bayeval.core.data.REVERSED_LEVEL`; it fits nothing): the other class's
+    probability (``predict_proba[:, 0]``) or a distance passed as one classifier's scores.
+    :func:`bayeval.compare` ranks the items by each classifier's scores as given, higher
+    first, and the joint model expects each classifier's scores to rise towards the
+    positives. Said by ``Comparison.caveats()`` (so by ``bayeval compare`` and the vetting
+    page), by the joint posterior's ``check()`` (so as a warning of :func:`bayeval.compare`)
+    and among the joint posterior's data caveats, each naming its classifier.
+
+    Parameters
+    ----------
+    data : EvalData
+        Joint data (:func:`joint_data`): one score column per classifier.
+
+    Returns
+    -------
+    list of str
+        In the order of the columns; empty when no classifier's scores run against the labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import joint_data, reversed_classifiers
+    >>> s = np.linspace(0.01, 0.99, 40)
+    >>> y = (s > 0.7).astype(float)
+    >>> [c.split(":")[0] for c in reversed_classifiers(joint_data({"p1": s, "p0": 1 - s}, y))]
+    ["p0's higher scores look less likely positive"]
+    """
+    out = []
+    for name, col in zip(map(str, data.feature_names), _columns(data).T, strict=True):
+        found = reversed_scores(EvalData(col, data.labels))
+        if found is None:
+            continue
+        auc, p_value = found
+        pos, n = int(data.n_vetted_positive), int(data.n_vetted)
+        out.append(
+            f"{name}'s higher scores look less likely positive: {name} scores the {pos} vetted positives "
+            f"mostly below the {n - pos} vetted negatives (ROC AUC {auc:.2f} on the vetted items, one-sided "
+            f"rank test p = {p_value:.2g}). {REVERSED_ASK} The comparison ranks the items by each classifier's "
+            f"scores as given, higher first, so {name}'s metric, and every gap and P(better) it enters, is that "
+            "of a ranking with the positives near the bottom, not of the classifier you meant; and the joint "
+            f"model expects each classifier's scores to rise towards the positives. Fix {name}'s scores and "
+            "compare again."
+        )
+    return out
 
 
 def zero_sum_basis(k: int) -> np.ndarray:
@@ -344,6 +396,16 @@ class JointCalibration(Model):
     @property
     def param_names(self) -> tuple[str, ...]:
         return ("a", "b", "w", "delta", "lo", "u_hi")
+
+    def caveat_reversed(self, data: EvalData) -> list[str]:
+        """Each classifier whose scores rank the vetted positives low, named
+        (:func:`reversed_classifiers`), for :func:`bayeval.core.data.reversed_caveats`.
+
+        Examples
+        --------
+        See :func:`reversed_classifiers`.
+        """
+        return reversed_classifiers(data)
 
     # ------------------------------------------------------------- features
 
@@ -643,7 +705,8 @@ class JointCalibrationPosterior(Posterior):
         >>> import numpy as np
         >>> from bayeval.models.joint import JointCalibration, joint_data
         >>> q = np.linspace(0.05, 0.95, 100); y = np.full(100, np.nan); y[::4] = (q[::4] > 0.5)
-        >>> post = JointCalibration().fit(joint_data({"a": q, "b": q[::-1]}, y), random_seed=0, draws=200)
+        >>> post = JointCalibration().fit(joint_data({"a": q, "b": np.random.default_rng(0).permutation(q)}, y),
+        ...                             random_seed=0, draws=200)
         >>> w = post.weights(); bool(w["a"] > w["b"])
         True
         """
@@ -653,8 +716,25 @@ class JointCalibrationPosterior(Posterior):
         w = self.idata.posterior["w"].values.reshape(-1, len(names)).mean(axis=0)
         return {n: float(v) for n, v in zip(names, w, strict=True)}
 
+    def caveat_reversed(self, data: EvalData) -> list[str]:
+        """Each classifier whose scores rank the vetted positives low, named
+        (:func:`reversed_classifiers`), for :func:`bayeval.core.data.reversed_caveats`.
+
+        Examples
+        --------
+        See :func:`reversed_classifiers`.
+        """
+        return reversed_classifiers(data)
+
     def check(self, *, warn: bool = True) -> dict:
-        """The sampler's diagnostics, and whether the vetted labels hold both classes (warns when not)."""
+        """The sampler's diagnostics, whether the vetted labels hold both classes, and each classifier
+        whose scores rank the vetted positives low (:func:`reversed_classifiers`, named); warns when
+        something is off. Those findings about the labels are also in ``data_messages``.
+
+        Examples
+        --------
+        See :class:`JointCalibrationPosterior`.
+        """
         from ..core._diagnostics import check_convergence, user_stacklevel
 
         out = check_convergence(self.idata, self.sampling, self.joint.param_names, warn=False)
@@ -664,6 +744,11 @@ class JointCalibrationPosterior(Posterior):
             out["messages"].insert(0, f"no vetted {which} among the {d.n_vetted} vetted labels: the joint "
                                       "calibration rests on its prior. Vet a few more items before trusting it.")
             out["data_messages"] = [out["messages"][0]]
+            out["ok"] = False
+        reversed_ = reversed_classifiers(d)  # a classifier's scores turned round: named, said first
+        if reversed_:
+            out["messages"][:0] = reversed_
+            out["data_messages"] = [*reversed_, *out.get("data_messages", [])]
             out["ok"] = False
         if warn and out["messages"]:
             warnings.warn("bayeval: " + " ".join(out["messages"]), UserWarning, stacklevel=user_stacklevel())

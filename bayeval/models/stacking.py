@@ -36,7 +36,7 @@ from ..core import _validate as V
 from ..core._defaults import HDI_PROB
 from ..core._progress import Bar
 from ..core._stacking import bootstrap_stacking_weights
-from ..core.data import EvalData, few_positives_caveat, reversed_scores_caveat, squeezed_range
+from ..core.data import EvalData, few_positives_caveat, reversed_caveats, squeezed_range
 from ..core.model import Model, seeds
 from ..core.posterior import Posterior
 from ..core.sampling import SAMPLERS
@@ -327,6 +327,17 @@ class StackedPosterior(Posterior):
         w = self.weights
         return _stack_few_positives(data, [(n, self.candidates[n], float(w[n])) for n in self._weighted()])
 
+    def caveat_reversed(self, data) -> list[str]:
+        """The sentences on scores that rank the vetted positives low, for
+        :func:`bayeval.core.data.reversed_caveats`: the candidates' own (a joint model names each
+        classifier), each said once.
+
+        Examples
+        --------
+        See :func:`bayeval.core.data.reversed_caveats`.
+        """
+        return _stack_reversed(data, self.candidates.values())
+
     def _weighted(self) -> list[str]:
         return [n for n in self._names if self.comparison.loc[n, "weight"] > 0]
 
@@ -383,7 +394,7 @@ class StackedPosterior(Posterior):
         """
         msgs, rhats, ess, div, by_msg, samplers, ks = [], [], [], 0, {}, [], []
         data_msgs, data_of = [], set()  # the labels' own problems (see core._diagnostics.sampler_messages)
-        reversed_ = reversed_scores_caveat(self.data)
+        reversed_ = reversed_caveats(self.data, self)  # the data's own finding (a joint model: per classifier)
         checked = self._checked()
         for name in checked:
             cand = self.candidates[name]
@@ -399,15 +410,15 @@ class StackedPosterior(Posterior):
                 )
                 data_msgs.append(msgs[-1])
             for m in res.get("messages", []):
-                if m != reversed_:  # the data's own finding, said once below, not per candidate
+                if m not in reversed_:  # the data's own finding, said once below, not per candidate
                     by_msg.setdefault(m, []).append(name)
             data_of.update(res.get("data_messages") or ())
         joined = {m: f"{', '.join(names)}: {m}" for m, names in by_msg.items()}
         msgs += list(joined.values())
         data_msgs += [joined[m] for m in joined if m in data_of]
         if reversed_:  # positives scoring low: every candidate's curve rises with the score
-            msgs.insert(0, reversed_)
-            data_msgs.insert(0, reversed_)
+            msgs[:0] = reversed_
+            data_msgs[:0] = reversed_
         if warn and msgs:
             from ..core._diagnostics import user_stacklevel
 
@@ -450,6 +461,12 @@ def _stack_few_positives(data, parts) -> str:
         share = f" ({sum(weights):.0%} of the draws)" if len(weights) == len(members) else ""
         said.append(f"{', '.join(n for n, _ in members)}{share}: {sentence[:1].upper()}{sentence[1:]}")
     return "the stack's candidates read so few through priors of their own. " + " ".join(said)
+
+
+def _stack_reversed(data, models) -> list[str]:
+    """The sentences on scores turned round of a stack of ``models`` (models or posteriors): each
+    candidate's (:func:`bayeval.core.data.reversed_caveats`), each sentence once."""
+    return list(dict.fromkeys(m for model in models for m in reversed_caveats(data, model)))
 
 
 def _name(model, used: set) -> str:
@@ -560,6 +577,18 @@ class Stack(Model):
         cands = default_candidates(data, self.transform) if self.candidates is None else self.candidates
         used: set = set()
         return _stack_few_positives(data, [(_name(m, used), m, None) for m in cands])
+
+    def caveat_reversed(self, data) -> list[str]:
+        """The sentences on scores that rank the vetted positives low, for
+        :func:`bayeval.core.data.reversed_caveats`: before the fit, every candidate's (a joint model
+        names each classifier), each said once.
+
+        Examples
+        --------
+        See :func:`bayeval.core.data.reversed_caveats`.
+        """
+        return _stack_reversed(data, default_candidates(data, self.transform) if self.candidates is None
+                               else self.candidates)
 
     def build(self, data):
         raise TypeError(
