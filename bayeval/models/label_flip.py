@@ -87,6 +87,7 @@ it; the priors above keep the posterior proper meanwhile.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Mapping, Sequence
 
 import arviz as az
@@ -98,7 +99,7 @@ import xarray as xr
 from scipy import special
 
 from ..core import _validate as V
-from ..core.data import EvalData
+from ..core.data import EvalData, reversed_caveats, reversed_scores_caveat
 from ..core.model import Model
 from ..core.posterior import Posterior
 from ._scales import histogram
@@ -128,6 +129,19 @@ CAVEAT_FEW_POSITIVES = (
     "the noisy labels through those rates, taking a tag's errors to be the same at every score; where they are not "
     "(relevant items tagged less often at the top, say), the interval can miss the truth."
 )
+
+#: what this model makes of scores that rank the vetted positives low
+#: (:func:`bayeval.core.data.reversed_scores_caveat`): its score slope can turn negative
+REVERSED_READING = (
+    "The label-flip model lets the score's slope turn negative, so its intervals can follow these scores, but "
+    "they describe the ranking as passed (the positives near the bottom), not the classifier you meant, and its "
+    "prior expects a rising slope. Fix the scores and refit."
+)
+
+
+def _reversed(data) -> list[str]:
+    said = reversed_scores_caveat(data, REVERSED_READING)
+    return [said] if said else []
 
 
 # ----------------------------------------------------------------------- helpers
@@ -255,6 +269,21 @@ class LabelFlip(Model):
     """
 
     caveat_few_positives = CAVEAT_FEW_POSITIVES  # (data_caveats: this model's prior, not the default's)
+
+    def caveat_reversed(self, data) -> list[str]:
+        """The sentence on scores that rank the vetted positives low, in this model's words (its score
+        slope can turn negative), for :func:`bayeval.core.data.reversed_caveats`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval import EvalData
+        >>> from bayeval.models import LabelFlip
+        >>> s = np.linspace(0.01, 0.99, 40)
+        >>> "slope turn negative" in LabelFlip().caveat_reversed(EvalData(s, (s < 0.3).astype(float)))[0]
+        True
+        """
+        return _reversed(data)
 
     def __init__(
         self,
@@ -735,6 +764,15 @@ class LabelFlipPosterior(Posterior):
 
     caveat_few_positives = CAVEAT_FEW_POSITIVES
 
+    def caveat_reversed(self, data) -> list[str]:
+        """:meth:`LabelFlip.caveat_reversed`.
+
+        Examples
+        --------
+        See :meth:`LabelFlip.caveat_reversed`.
+        """
+        return _reversed(data)
+
     def __init__(
         self,
         data: EvalData,
@@ -857,24 +895,38 @@ class LabelFlipPosterior(Posterior):
         100 per chain. NUTS: any r_hat > 1.01 (with more than one chain), any bulk ESS
         below 100 per chain, or any divergent transition.
 
+        Vetted labels that run clearly against the score direction
+        (:func:`bayeval.core.data.reversed_scores`: scores that rank the vetted positives low) are
+        also a finding, first in ``messages`` and in ``data_messages`` (the labels' own problems),
+        with a warning of their own.
+
         Returns
         -------
         dict with ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok``,
-        ``messages``, ``sampler``, ``pareto_k`` and ``ess``.
+        ``messages``, ``data_messages``, ``sampler``, ``pareto_k`` and ``ess``.
 
         Examples
         --------
         >>> from bayeval.models.label_flip import LabelFlipPosterior
         >>> # LabelFlip().fit(data, warn=False).check()["ok"]
         """
-        from ..core._diagnostics import check_convergence
+        from ..core._diagnostics import check_convergence, user_stacklevel
         from ..core.sampling import SamplingInfo
 
         sampling = getattr(self, "sampling", None) or SamplingInfo(self.sampler)
         advice = ("With few vetted labels the flip rates are weakly identified; vet more items, tune longer, "
                   "or pool categories.")
-        return check_convergence(self.idata, sampling, self._param_names(), warn=warn, advice=advice,
-                                 stacklevel=stacklevel)
+        out = check_convergence(self.idata, sampling, self._param_names(), warn=warn, advice=advice,
+                                stacklevel=stacklevel)
+        reversed_ = reversed_caveats(self.data, self)  # positives scoring low: said first, not a sampler problem
+        if reversed_:
+            out["messages"][:0] = reversed_
+            out["data_messages"] = [*reversed_, *out.get("data_messages", [])]
+            out["ok"] = False
+            if warn:
+                warnings.warn("bayeval: " + " ".join(reversed_), UserWarning,
+                              stacklevel=stacklevel or user_stacklevel())
+        return out
 
 
 # ------------------------------------------------------------------- simulation

@@ -66,7 +66,7 @@ import xarray as xr
 from scipy import special, stats
 
 from ..core import _validate as V
-from ..core.data import EvalData
+from ..core.data import EvalData, reversed_caveats
 from ..core.model import Model
 from ..core.posterior import Posterior
 from ._scales import TRANSFORMS
@@ -944,10 +944,19 @@ class SPEPosterior(Posterior):
         -------
         dict
             With keys ``max_rhat``, ``min_ess_bulk``, ``divergences``, ``ok``,
-            ``messages``, ``sampler``, ``pareto_k``, ``ess`` and ``chains``
+            ``messages``, ``data_messages``, ``sampler``, ``pareto_k``, ``ess`` and ``chains``
             (:meth:`chain_summary` when NUTS chains disagree, else None). The message
             then names the chains whose log-likelihood lies far below the best
-            chain's: stuck in a worse mode.
+            chain's: stuck in a worse mode. Vetted labels that run clearly against the
+            score direction (:func:`bayeval.core.data.reversed_scores`; the model's positive
+            component lies above its negative one) are a finding too, first in
+            ``messages`` and in ``data_messages`` (the labels' own problems), with a
+            warning of their own.
+
+        Examples
+        --------
+        >>> from bayeval.models.score_mixture import SPEPosterior
+        >>> # ScoreMixture().fit(data, warn=False).check()["ok"]
         """
         from ..core._diagnostics import RHAT_MAX, check_convergence
 
@@ -971,11 +980,19 @@ class SPEPosterior(Posterior):
                 )
             out["messages"] = [m + " " + msg if m.startswith("r_hat") else m for m in out["messages"]]
             out["chains"] = chains
-        if warn and out["messages"]:
-            from ..core._diagnostics import user_stacklevel
+        from ..core._diagnostics import user_stacklevel
 
+        if warn and out["messages"]:
             warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(out["messages"]), UserWarning,
                           stacklevel=stacklevel or user_stacklevel())
+        reversed_ = reversed_caveats(self.data, self)  # positives scoring low: said first, not a sampler problem
+        if reversed_:
+            out["messages"][:0] = reversed_
+            out["data_messages"] = [*reversed_, *out.get("data_messages", [])]
+            out["ok"] = False
+            if warn:
+                warnings.warn("bayeval: " + " ".join(reversed_), UserWarning,
+                              stacklevel=stacklevel or user_stacklevel())
         return out
 
     def chain_summary(self, *, max_items: int = 5000) -> pd.DataFrame:
