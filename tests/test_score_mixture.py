@@ -530,3 +530,26 @@ def test_ppc_on_many_scores_interpolates_the_cdf_within_1e4_of_the_exact_check(m
     np.testing.assert_allclose(approx["ks_draws"], exact["ks_draws"], atol=1e-4, rtol=0)
     np.testing.assert_allclose(approx["ks_replicated"], exact["ks_replicated"], atol=1e-4, rtol=0)
     assert abs(approx["p_value"] - exact["p_value"]) <= 1 / 40
+
+
+def test_az_loo_of_a_fit_whose_labels_are_predicted_with_near_certainty_is_finite():
+    """Well separated classes: a vetted label's log-likelihood is -1e-30 in one draw and -1e-45 in
+    another, and ArviZ's PSIS tail fit on such ratios divided by zero: ``az.loo(post.idata)`` was NaN
+    (and ``az.compare`` ranked the model with a NaN), though bayeval's own stacking read it finite.
+    The exported log-likelihood now holds such points exactly constant, as the stacking does."""
+    import warnings
+
+    import arviz as az
+
+    rng = np.random.default_rng(0)
+    y = rng.random(300) < 0.3
+    s = np.where(y, rng.normal(6, 1, 300), rng.normal(-6, 1, 300))
+    lab = np.where(np.arange(300) < 30, y, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        post = ScoreMixture("normal", "normal").fit(EvalData(s, lab), draws=100, chains=2, random_seed=0,
+                                                   progressbar=False)
+        loo = az.loo(post.idata)
+    (ll,) = post.idata.log_likelihood.data_vars.values()
+    assert ll.shape[-1] == 30 and float(ll.max()) <= 0.0
+    assert np.isfinite(loo.elpd_loo) and loo.elpd_loo == pytest.approx(float(ll.mean(("chain", "draw")).sum()), abs=0.5)

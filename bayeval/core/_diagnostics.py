@@ -20,6 +20,29 @@ _SMC_ADVICE = ("The independent SMC runs found different posteriors: refit with 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bayeval/, above core/
 
 
+#: a pointwise log-likelihood that varies over the draws by at most this much is exact (see :func:`exact_where_constant`)
+CONSTANT_LOGLIK = 1e-9
+
+
+def exact_where_constant(ll) -> np.ndarray:
+    """``ll`` (``(chain, draw, ...)`` pointwise log-likelihoods) with each point whose values vary over
+    the draws by at most :data:`CONSTANT_LOGLIK` set to its mean in every draw.
+
+    A label the model predicts with near certainty in every draw has log-likelihoods that differ
+    only in their last digits (-1e-40 against -1e-53): leaving it out changes nothing, but the
+    Pareto tail fit of PSIS-LOO on such ratios divides by zero, and ``az.loo`` / ``az.compare``
+    return NaN. Made exactly constant, the point's leave-one-out density is its log-likelihood.
+    """
+    ll = np.array(ll, dtype=np.float64)
+    if ll.ndim < 3 or ll.size == 0:
+        return ll
+    flat = ll.reshape(ll.shape[0] * ll.shape[1], -1)
+    constant = (flat.max(axis=0) - flat.min(axis=0)) <= CONSTANT_LOGLIK
+    if constant.any():
+        flat[:, constant] = flat[:, constant].mean(axis=0)
+    return flat.reshape(ll.shape)
+
+
 def user_stacklevel() -> int:
     """The ``stacklevel`` for :func:`warnings.warn` that points at the caller's own code:
     the first frame outside the bayeval package, counted from the caller of this function."""

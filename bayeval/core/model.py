@@ -29,7 +29,7 @@ import numpy as np
 import xarray as xr
 
 from . import _validate as V
-from ._diagnostics import check_convergence
+from ._diagnostics import check_convergence, exact_where_constant
 from .sampling import DEFAULT_NUTS, NUTS_SAMPLERS, SAMPLERS, Previous, cached_model, sample_model
 
 __all__ = ["Model", "FIT_KEYWORDS", "seeds"]
@@ -352,7 +352,8 @@ class Model:
         post.model_spec = self
         terms = self._log_likelihood(post)
         if terms and "log_likelihood" not in post.idata.groups():
-            ds = xr.Dataset({name: (dims, arr) for name, (dims, arr) in terms.items()})
+            # a point predicted with near certainty in every draw is exported exactly constant: az.loo is NaN else
+            ds = xr.Dataset({name: (dims, exact_where_constant(arr)) for name, (dims, arr) in terms.items()})
             ds = ds.assign_coords(chain=post.idata.posterior["chain"].values, draw=post.idata.posterior["draw"].values)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -34,6 +34,7 @@ from scipy import special, stats
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
+from ..core._diagnostics import exact_where_constant
 from ..core._progress import Bar
 from ..core._stacking import bootstrap_stacking_weights
 from ..core.data import EvalData, few_positives_caveat, reversed_caveats, squeezed_range
@@ -57,9 +58,6 @@ STACKING = ("bootstrap", "plain")
 STACKING_DEFAULT = "bootstrap"
 #: Bayesian-bootstrap replicates behind ``stacking="bootstrap"``'s weights.
 STACKING_REPLICATES = 400
-#: A vetted label whose log-likelihood varies by no more than this over the draws counts as
-#: constant in :func:`label_loo` (its leave-one-out density is then exact).
-_CONSTANT_LOGLIK = 1e-9
 
 
 def default_candidates(data: EvalData, transform: str = "auto") -> list:
@@ -145,15 +143,11 @@ def label_loo(post: Posterior) -> az.ELPDData:
     >>> loo.loo_i.shape
     (10,)
     """
-    ll = np.array(label_loglik(post), dtype=np.float64)
-    # A label the model predicts with near certainty in every draw has log-likelihoods that
-    # differ only in the last digits (-1e-40 against -1e-20): leaving it out changes nothing,
-    # but PSIS's tail fit on such ratios returns NaN (and a NaN weight then sinks the stack).
-    # Such a label's leave-one-out density is its log-likelihood; make it exactly constant.
+    # a label predicted with near certainty in every draw: exactly constant, or PSIS's tail fit
+    # returns NaN (and a NaN weight then sinks the stack)
+    ll = exact_where_constant(label_loglik(post))
     flat = ll.reshape(-1, ll.shape[-1])
-    constant = (flat.max(axis=0) - flat.min(axis=0)) <= _CONSTANT_LOGLIK
-    if constant.any():
-        ll[..., constant] = flat[:, constant].mean(axis=0)
+    constant = flat.max(axis=0) == flat.min(axis=0)
     idata = az.InferenceData(
         posterior=xr.Dataset({"_": (("chain", "draw"), np.zeros(ll.shape[:2]))}),
         log_likelihood=xr.Dataset({"label": (("chain", "draw", "vetted_item"), ll)}),
