@@ -452,3 +452,23 @@ def test_metric_and_vetted_only_at_a_threshold_outside_the_scores_warn_as_summar
     for t, meant in ((50, "0.5"), (2, None), (10, "0.1"), (100, None), (1.5, None), (1000, None)):
         (c,) = threshold_caveats(s, [("r", t)])
         assert (f"{hint} {meant}?" in c) if meant else hint not in c, (t, c)
+
+
+def test_a_metrics_draws_say_which_options_made_them_and_a_netcdf_file_keeps_them(tmp_path):
+    """``post.metric("f_score", threshold=0.7, beta=2)`` had no threshold or beta anywhere (a one-value
+    option is not a coordinate), and ``to_inference_data(...).to_netcdf`` kept no attrs: a saved file
+    could not tell F2 at 0.7 from F1 at 0.5."""
+    rng = np.random.default_rng(0)
+    s = rng.random(200)
+    post = Posterior.from_probabilities(EvalData(s, np.where(np.arange(200) < 40, rng.random(200) < s, np.nan)), s,
+                                        draws=40, random_seed=0)
+    assert post.metric("f_score", threshold=0.7, beta=2).attrs == {"metric": "f_score", "threshold": 0.7, "beta": 2}
+    assert post.metric("precision_at_k", k=[5, 10]).attrs == {"metric": "precision_at_k"}  # k is a coordinate
+    idata = post.to_inference_data({"p@20": ("precision_at_k", {"k": 20}), "f2": ("f_score", {"threshold": 0.7,
+                                    "beta": 2}), "pr": ("precision_at_recall", {"recall": 0.5, "interpolate": True})})
+    path = tmp_path / "m.nc"
+    idata.to_netcdf(path)
+    back = az.from_netcdf(path).metrics
+    assert dict(back["p@20"].attrs) == {"metric": "precision_at_k", "k": 20}
+    assert dict(back["f2"].attrs) == {"metric": "f_score", "threshold": 0.7, "beta": 2}
+    assert dict(back["pr"].attrs) == {"metric": "precision_at_recall", "recall": 0.5, "interpolate": "True"}

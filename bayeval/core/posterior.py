@@ -177,6 +177,22 @@ class BasePosterior:
 # ------------------------------------------------------------------- Posterior
 
 
+
+def _metric_attrs(ev: MetricEvaluator) -> dict:
+    """What a metric's draws were computed with, as attributes a netCDF file keeps: the metric's
+    name and each one-value option (``threshold``, ``beta``, ``k``, ``category``...); an option
+    with several values is a coordinate of the draws already. True/False are written as text."""
+    attrs = {"metric": str(ev.name)}
+    given = {"category": ev.args["category"], "threshold": ev.args["threshold"], **ev.args["kwargs"]}
+    for key, value in given.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, bool):
+            attrs[key] = str(value)
+        elif isinstance(value, int | float | str):
+            attrs[key] = value
+    return attrs
+
 class Posterior(BasePosterior):
     """Posterior over the true labels of an evaluation set, and over its metrics.
 
@@ -636,7 +652,9 @@ class Posterior(BasePosterior):
         -------
         xarray.DataArray
             Dims ``(chain, draw, [category], ...)``; curves add ``threshold`` and
-            ``curve`` (``precision``/``recall`` or ``fpr``/``tpr``).
+            ``curve`` (``precision``/``recall`` or ``fpr``/``tpr``). Its ``attrs`` name
+            the metric and the options given with one value (``threshold``, ``beta``,
+            ``k``, ``category``...); an option given several values is a coordinate.
 
         Examples
         --------
@@ -655,7 +673,8 @@ class Posterior(BasePosterior):
             from .distributed import check_client, metric_on_client
 
             out = metric_on_client(self, ev, client=check_client(client), chunk_size=chunk_size)
-            return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name)
+            return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name,
+                                attrs=_metric_attrs(ev))
         out = np.empty((self.n_chains, self.n_draws) + self._evaluated_shape(ev))
         from ._progress import Bar
 
@@ -665,7 +684,8 @@ class Posterior(BasePosterior):
             for chain, draws, z in self._label_chunks(chunk_size):
                 out[chain, draws] = ev(z)
                 bar.update(advance=draws.stop - draws.start)
-        return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name)
+        return xr.DataArray(out, dims=("chain", "draw", *ev.dims), coords=coords, name=ev.name,
+                            attrs=_metric_attrs(ev))
 
     @staticmethod
     def _evaluated_shape(ev: MetricEvaluator) -> tuple[int, ...]:
@@ -772,7 +792,10 @@ class Posterior(BasePosterior):
         -------
         arviz.InferenceData
             Every group of :attr:`idata` (copied) plus ``metrics``, dims ``(chain,
-            draw, ...)`` with each metric's own dims (``k``, ``category``...). Where two
+            draw, ...)`` with each metric's own dims (``k``, ``category``...); each
+            variable's ``attrs`` name the metric and its one-value options
+            (``{"metric": "f_score", "threshold": 0.7, "beta": 2}``), kept by
+            ``to_netcdf``, as :meth:`metric`'s do. Where two
             metrics use a dim of the same name with different coordinates, the second
             one's dim is renamed ``<metric>_<dim>``; so is a dim named as another
             metric's variable (``precision_at_recall_recall`` beside ``recall``), so
