@@ -12,11 +12,14 @@ from collections.abc import Iterator
 from .core._diagnostics import sampler_messages
 
 
-def say_diagnostics(post, data) -> None:
+def say_diagnostics(post, data) -> list[str]:
     """The fit's convergence problems as ``warning:`` lines (the fit ran with ``warn=False``):
     the sampler's, and those of the vetted labels when both classes are vetted (a class not
-    vetted is said on its own, and in the caveats)."""
+    vetted is said on its own, and in the caveats). Returns the labels' messages it said, so
+    that a caller printing the caveats does not say one twice (scores that rank the vetted
+    positives low are both)."""
     diag = post.check_convergence(warn=False)
+    said: list[str] = []
     if diag is not None and not diag["ok"]:
         bad = sampler_messages(diag) or ([] if diag.get("messages") else ["outside their targets."])
         if bad:
@@ -24,6 +27,8 @@ def say_diagnostics(post, data) -> None:
         if data.n_vetted_positive and data.n_vetted_negative:  # a class not vetted: said above and below
             for m in diag.get("data_messages") or ():  # the labels' problems: more labels fix them
                 print(f"warning: {m}", file=sys.stderr)
+                said.append(m)
+    return said
 
 
 _FOR_DEVELOPERS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, ImportWarning,

@@ -309,9 +309,10 @@ def _fit(args, data):
         post = model.fit(data, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.random_seed,
                          progressbar=not args.no_progress, **fit_kw,
                          warn=False)  # reported below as one line on stderr instead of a Python warning
-    say_diagnostics(post, data)
+    said = say_diagnostics(post, data)
     for caveat in data.caveats(post):  # what the labels and scores cannot tell this model (EvalData.caveats)
-        print(f"caveat: {caveat}", file=sys.stderr)
+        if caveat not in said:  # said as a warning already
+            print(f"caveat: {caveat}", file=sys.stderr)
     return post
 
 
@@ -750,7 +751,7 @@ def _cmd_compare(args) -> int:
         with logodds_said() if said else contextlib.nullcontext():  # a card's logodds: said in its words
             cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains,
                           random_seed=args.random_seed, progressbar=not args.no_progress, warn=False)
-        say_diagnostics(cmp.posterior, cmp.data)
+        said = say_diagnostics(cmp.posterior, cmp.data)
         opts = {"k": args.k[0]} if args.metric in ("precision_at_k", "recall_at_k") else {}
         reading = ""
         if cmp.data.has_categories:  # one value per draw, as a card's report reads a metric: pooled by default
@@ -762,7 +763,8 @@ def _cmd_compare(args) -> int:
     pairs = pairs.set_index(["better", "worse"])
     print_compare(args, ranking, pairs, _format_frame)
     for caveat in cmp.caveats() + [JOINT_CAVEAT] * (args.score is None):  # cards: not their reports' numbers
-        print(f"caveat: {caveat}", file=sys.stderr)
+        if caveat not in said:  # said as a warning already
+            print(f"caveat: {caveat}", file=sys.stderr)
     if args.out:
         pairs.to_csv(args.out)
         print(f"written: {args.out}", file=sys.stderr)

@@ -544,3 +544,20 @@ def test_score_mixture_and_label_flip_checks_say_the_scores_look_reversed(which)
     assert not any("less likely positive" in c for c in fixed.caveats(model))
     again = model.fit(fixed, random_seed=0, draws=200, chains=1, progressbar=False, warn=False)
     assert not any("less likely positive" in m for m in again.check(warn=False)["messages"])
+
+
+def test_the_command_line_says_reversed_scores_once(tmp_path, capsys):
+    """`bayeval fit` printed the finding twice, as a `warning:` line (the fit's check) and again as a
+    `caveat:` line (the data's caveats), word for word."""
+    import pandas as pd
+
+    from bayeval.cli import main
+
+    s, _, lab = _reversed_pool()
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": s, "y": lab}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--draws", "100", "--tune", "100",
+                 "--chains", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "higher scores look less likely positive" in line]
+    assert len(lines) == 1 and lines[0].startswith(("warning: ", "caveat: ")), err
