@@ -10,8 +10,10 @@ through ArviZ's ``InferenceData.to_netcdf``:
   (an :class:`~bayeval.EvalData`, :class:`~bayeval.annotators.AnnotationData` or
   :class:`~bayeval.rankings.PairwiseVotes`);
 * the root's attributes (all prefixed ``bayeval_``) hold the model's class (module and
-  qualified name), its ``get_params()`` as JSON, the seed of the label draws, the
-  :class:`~bayeval.core.sampling.SamplingInfo` and the convergence dict as JSON, and
+  qualified name), its ``get_params()`` as JSON, the seed of the label draws (a
+  ``numpy.random.SeedSequence`` as its entropy, spawn key and pool size), the
+  :class:`~bayeval.core.sampling.SamplingInfo` and the convergence dict as JSON (a table
+  in it, such as a :class:`~bayeval.models.ScoreMixture` fit's ``chains``, by column), and
   the provenance record of :func:`bayeval._version.provenance` (the versions of
   bayeval, PyMC, PyTensor, NumPy, ArviZ and xarray that wrote the file, the date and
   the data's fingerprint);
@@ -118,10 +120,36 @@ def _encode(value, where: str):
         cls = type(value)
         return {"__model__": f"{cls.__module__}:{cls.__qualname__}",
                 "params": _encode(value.get_params(), f"{where}.get_params()")}
+    if isinstance(value, pd.DataFrame):  # a table in a diagnostics dict (ScoreMixture's chain_summary())
+        return {"__dataframe__": {
+            "columns": _encode(list(value.columns), f"{where}.columns"),
+            "dtypes": [str(t) for t in value.dtypes],
+            "data": [_encode(value.iloc[:, j].tolist(), f"{where}[{c!r}]") for j, c in enumerate(value.columns)],
+            "index": _encode(value.index.tolist(), f"{where}.index"),
+            "index_dtype": str(value.index.dtype),
+            "index_name": _encode(value.index.name, f"{where}.index.name"),
+        }}
     raise TypeError(
-        f"bayeval.save: {where} is a {type(value).__name__} ({value!r}), which cannot be stored as JSON; "
-        "a model's get_params() must hold numbers, strings, None, lists, tuples, dicts, arrays or models."
+        f"bayeval.save: {where} is {_a(type(value).__name__)} ({_short(value)}), which cannot be stored as JSON; "
+        f"{_owner(where)} must hold only numbers, strings, None, lists, tuples, dicts, arrays, tables (DataFrames) "
+        "or models."
     )
+
+
+def _a(name: str) -> str:
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def _short(value, limit: int = 80) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _owner(where: str) -> str:
+    """Who put the value at ``where`` (``post.convergence['chains']``, ``Calibration.get_params()[...]``)."""
+    if ".get_params()" in where:
+        return f"{where[: where.index('.get_params()')]}.get_params()"
+    return f"`{where.split('[', 1)[0]}`"
 
 
 def _decode(value):
@@ -139,6 +167,14 @@ def _decode(value):
         return np.asarray(_decode(value["__ndarray__"]), dtype=np.dtype(value["dtype"]))
     if "__model__" in value:
         return _make_model(value["__model__"], _decode(value["params"]))
+    if "__dataframe__" in value:
+        t = value["__dataframe__"]
+        index = pd.Index(_decode(t["index"]), dtype=t["index_dtype"], name=_decode(t["index_name"]))
+        frame = pd.DataFrame({j: pd.Series(_decode(col), index=index, dtype=dtype)
+                              for j, (col, dtype) in enumerate(zip(t["data"], t["dtypes"], strict=True))}, index=index)
+        if t["columns"]:
+            frame.columns = pd.Index(_decode(t["columns"]))
+        return frame
     return {k: _decode(v) for k, v in value.items()}
 
 
@@ -183,6 +219,29 @@ def _model_class(spec: str):
     if not (isinstance(obj, type) and issubclass(obj, Model)):
         raise ValueError(f"{spec!r} is not a bayeval model class (a subclass of bayeval.core.model.Model).")
     return obj
+
+
+def _seed_json(seed) -> str:
+    """The JSON of a posterior's ``random_seed``: None, an int, or a SeedSequence's entropy,
+    spawn key and pool size (what makes a spawned child's stream its own)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return json.dumps({"__seed_sequence__": {"entropy": _entropy_json(seed.entropy),
+                                                 "spawn_key": [int(k) for k in seed.spawn_key],
+                                                 "pool_size": int(seed.pool_size)}})
+    return json.dumps(None if seed is None else int(seed))
+
+
+def _entropy_json(entropy):
+    """A SeedSequence's entropy (an int, or a sequence of them) as JSON-able ints."""
+    return int(entropy) if np.ndim(entropy) == 0 else [int(e) for e in entropy]
+
+
+def _seed_from_json(text: str):
+    seed = json.loads(text)
+    if isinstance(seed, dict) and "__seed_sequence__" in seed:
+        s = seed["__seed_sequence__"]
+        return np.random.SeedSequence(s["entropy"], spawn_key=tuple(s["spawn_key"]), pool_size=s["pool_size"])
+    return seed
 
 
 def params_json(value, where: str) -> str:
@@ -294,6 +353,15 @@ def _kind(post) -> str:
         return "model"
     if isinstance(post, Posterior) and getattr(post, "_plugin_p", None) is not None:
         return "probabilities"
+    from .compare.comparison import Comparison
+
+    if isinstance(post, Comparison):
+        raise ValueError(
+            "bayeval.save: a Comparison is not saved itself; save its joint posterior, "
+            "`bayeval.save(cmp.posterior, path)`, and rebuild the comparison from the file with "
+            f"`bayeval.Comparison(bayeval.load(path), order={post.names!r})`: the same draws, so the same "
+            "P(better) and every other figure."
+        )
     raise ValueError(
         f"bayeval.save: this {type(post).__name__} has no `model_spec`: only posteriors returned by a model's "
         "fit() (or bayeval.fit), and Posterior.from_probabilities(...), can be saved and rebuilt."
@@ -337,8 +405,9 @@ def _meta(post, kind: str) -> dict:
         "bayeval_kind": kind,
         "bayeval_posterior_class": f"{type(post).__module__}:{type(post).__qualname__}",
         "bayeval_model_name": str(getattr(post, "model", "")),
-        "bayeval_random_seed": json.dumps(getattr(post, "random_seed", None)),
-        "bayeval_entropy": "" if entropy is None else str(int(entropy)),
+        "bayeval_random_seed": _seed_json(getattr(post, "random_seed", None)),
+        # the label draws' entropy: an int (read as before) or, from a SeedSequence([...]), a list of ints
+        "bayeval_entropy": "" if entropy is None else json.dumps(_entropy_json(entropy)),
         "bayeval_sampling": json.dumps(None if sampling is None else _encode(asdict(sampling), "post.sampling")),
         "bayeval_convergence": params_json(getattr(post, "convergence", None), "post.convergence"),
         "bayeval_versions": json.dumps(record["versions"]),
@@ -462,9 +531,11 @@ def save(post, path, *, overwrite: bool = False) -> Path:
     ----------
     post : Posterior or RankingPosterior
         A fit returned by a model's ``fit()`` or :func:`bayeval.fit`, or a
-        :meth:`~bayeval.Posterior.from_probabilities` posterior.
+        :meth:`~bayeval.Posterior.from_probabilities` posterior. For a
+        :func:`bayeval.compare` result ``cmp``, save ``cmp.posterior`` and rebuild it with
+        ``bayeval.Comparison(bayeval.load(path), order=cmp.names)``.
     path : str or path-like
-        The file to write (``.nc`` by convention).
+        The file to write (``.nc`` by convention); a leading ``~`` is the home folder.
     overwrite : bool, default False
         Replace ``path`` if it exists; otherwise an existing file raises
         ``FileExistsError``.
@@ -492,7 +563,7 @@ def save(post, path, *, overwrite: bool = False) -> Path:
     ...
     FileExistsError: bayeval.save: ... already exists; pass overwrite=True to replace it.
     """
-    path = Path(os.fspath(path))
+    path = Path(os.fspath(path)).expanduser()  # "~/fits/fit.nc" is in the home folder, as in a shell
     if path.is_dir():
         raise IsADirectoryError(f"bayeval.save: {path} is a folder; give a file name such as {path / 'fit.nc'}.")
     if path.exists() and not overwrite:
@@ -600,7 +671,7 @@ def _read(filename: str, shown, base: str):
         warnings.simplefilter("ignore")
         idata = az.InferenceData(**groups)
     data = _container(_read_group(filename, f"{base.rstrip('/')}/{_DATA}"), shown)
-    seed = json.loads(attrs["bayeval_random_seed"])
+    seed = _seed_from_json(attrs["bayeval_random_seed"])
     sampling = _sampling_info(json.loads(attrs["bayeval_sampling"]))
     convergence = _unjson(attrs["bayeval_convergence"])
 
@@ -634,7 +705,8 @@ def _read(filename: str, shown, base: str):
                 if g not in post.idata.groups():
                     post.idata.add_groups({g: idata[g]})
     if attrs.get("bayeval_entropy"):
-        post._entropy = int(attrs["bayeval_entropy"])
+        entropy = json.loads(attrs["bayeval_entropy"])
+        post._entropy = entropy if isinstance(entropy, int) else [int(e) for e in entropy]
     post.sampling = sampling
     post.convergence = convergence
     if getattr(post, "sampler", None) is None:  # which sampler made the draws, as the fit said
@@ -693,6 +765,7 @@ def load(path):
     Parameters
     ----------
     path : str or path-like
+        The file :func:`save` wrote; a leading ``~`` is the home folder.
 
     Returns
     -------
@@ -730,7 +803,7 @@ def load(path):
     >>> bool((again.metric("average_precision") == post.metric("average_precision")).all())
     True
     """
-    shown = os.fspath(path)
+    shown = os.path.expanduser(os.fspath(path))
     if not os.path.exists(shown):
         raise FileNotFoundError(f"bayeval.load: {shown} does not exist.")
     if os.path.isdir(shown):

@@ -6,8 +6,10 @@ exactly -- as the one that was saved, for every model, without sampling again.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import pickle
 import warnings
 
 import arviz as az
@@ -582,3 +584,111 @@ def test_a_fit_saved_before_a_parameter_existed_reloads_with_the_value_it_was_ma
     assert _make_model("bayeval.models.mixture_calibration:MixtureCalibration", {"form": "split"}).saturated == "merged"
     assert _decode(_encode(Calibration("monotone"), "m")).saturated == "apart"
     assert one._prior({"scale": "logit"})["a"] == (0.0, 1.0)
+
+
+def test_a_score_mixture_fit_whose_chains_disagree_saves_with_its_chain_table(fits, tmp_path, monkeypatch):
+    """ScoreMixture's check() puts its chain_summary() table in post.convergence["chains"] when
+    the chains disagree (r_hat above the limit): save refused it (a DataFrame is not JSON) with a
+    message blaming get_params(); now it travels, alone and inside a stack."""
+    monkeypatch.setattr("bayeval.core._diagnostics.RHAT_MAX", 0.0)  # any r_hat is "too high": the chains' table
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NUTS (importance sampling has no chains to compare), on the stack's data
+        post = CASES["ScoreMixture"][0]().fit(_scores(), **{**FIT, "tune": 30, "sampler": "pymc"})
+    table = post.convergence["chains"]
+    assert isinstance(table, pd.DataFrame) and list(table.index) == [0, 1]
+    again = be.load(be.save(post, tmp_path / "sm.nc"))
+    pd.testing.assert_frame_equal(again.convergence["chains"], table)
+    assert _same({k: v for k, v in again.convergence.items() if k != "chains"},
+                 {k: v for k, v in post.convergence.items() if k != "chains"})
+    np.testing.assert_array_equal(again.metric("average_precision"), post.metric("average_precision"))
+    # a stack holding such a candidate
+    stack = copy.copy(fits["Stack"])
+    name = next(n for n, c in stack.candidates.items() if isinstance(c.model_spec, ScoreMixture))
+    assert stack.candidates[name].n_draws == post.n_draws and stack.candidates[name].n_chains == post.n_chains
+    stack.candidates = {**stack.candidates, name: post}
+    back = be.load(be.save(stack, tmp_path / "stack.nc"))
+    pd.testing.assert_frame_equal(back.candidates[name].convergence["chains"], table)
+    # what cannot be stored is named where it sits, not blamed on get_params()
+    post.convergence = {**post.convergence, "odd": object()}
+    with pytest.raises(TypeError, match=r"post\.convergence\['odd'\] is an object .*`post\.convergence` must hold") as info:
+        be.save(post, tmp_path / "odd.nc")
+    assert "get_params" not in str(info.value)
+
+
+def _seeded(seed):
+    rng = np.random.default_rng(4)
+    s = rng.random(60)
+    data = EvalData(s, np.where(np.arange(60) < 10, (s > 0.5).astype(float), np.nan))
+    return Posterior.from_probabilities(data, s, draws=40, chains=2, random_seed=seed, check=False)
+
+
+def test_plug_in_posteriors_seeded_with_a_seed_sequence_or_generator_save_and_reload(tmp_path):
+    """A SeedSequence seed was kept on the posterior and save raised json's TypeError; the spawn
+    key must travel too, or a spawned child reloads with its parent's label draws."""
+    parent = np.random.SeedSequence(7)
+    child = np.random.SeedSequence(7).spawn(2)[1]
+    draws = {}
+    for label, seed in [("parent", parent), ("child", child), ("generator", np.random.default_rng(3)),
+                        ("entropy list", np.random.SeedSequence([1, 2, 3]).spawn(3)[2])]:
+        post = _seeded(seed)
+        again = be.load(be.save(post, tmp_path / f"{label}.nc"))
+        draws[label] = post.metric("accuracy", threshold=0.5).values
+        np.testing.assert_array_equal(again.metric("accuracy", threshold=0.5).values, draws[label], err_msg=label)
+        if isinstance(seed, np.random.SeedSequence):
+            assert isinstance(again.random_seed, np.random.SeedSequence)
+            assert again.random_seed.entropy == seed.entropy and again.random_seed.spawn_key == seed.spawn_key
+        else:
+            assert again.random_seed == post.random_seed and isinstance(again.random_seed, int)
+    assert not np.array_equal(draws["parent"], draws["child"])  # the spawn key changes the draws
+
+
+@pytest.mark.parametrize("name", ["probabilities", "probabilities-2d", "AnnotatorError", "AnnotatorError-3"])
+def test_posteriors_pickle_with_identical_draws(name, fits):
+    """from_probabilities and AnnotatorError posteriors held local closures: pickle (and so a
+    process pool) refused them."""
+    if name.startswith("probabilities"):
+        post = _seeded(0)
+        if name.endswith("2d"):
+            rng = np.random.default_rng(5)
+            post = Posterior.from_probabilities(post.data, rng.random((30, post.data.n_items)), random_seed=1,
+                                                check=False)
+    else:
+        post = fits[name]
+    again = pickle.loads(pickle.dumps(post))
+    before, after = _draws(post), _draws(again)
+    for key in before:
+        np.testing.assert_array_equal(after[key], before[key], err_msg=key)
+
+
+def test_saving_a_comparison_says_the_route_that_works(tmp_path):
+    rng = np.random.default_rng(1)
+    y = rng.random(200) < 0.3
+    s = y * 1.5 + rng.normal(0, 1, 200)
+    labels = np.where(np.arange(200) < 30, y, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cmp = be.compare({"b": s + rng.normal(0, 0.7, 200), "a": s}, labels, random_seed=0, draws=60)
+    with pytest.raises(ValueError) as info:
+        be.save(cmp, tmp_path / "cmp.nc")
+    msg = str(info.value)
+    assert "`bayeval.save(cmp.posterior, path)`" in msg
+    assert f"`bayeval.Comparison(bayeval.load(path), order={cmp.names!r})`" in msg
+    assert not (tmp_path / "cmp.nc").exists()
+    # the route it names works and gives the same figures
+    be.save(cmp.posterior, tmp_path / "cmp.nc")
+    again = be.Comparison(be.load(tmp_path / "cmp.nc"), order=cmp.names)
+    assert again.names == cmp.names
+    assert again.prob_better("a", "b") == cmp.prob_better("a", "b")
+    assert be.Comparison(be.load(tmp_path / "cmp.nc")).prob_better("a", "b") == cmp.prob_better("a", "b")
+
+
+def test_save_and_load_expand_the_home_folder(tmp_path, monkeypatch):
+    """"~/fit.nc" was read as a folder named "~" (and the advice to create it made one)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    post = _seeded(0)
+    path = be.save(post, "~/fit.nc")
+    assert path == home / "fit.nc" and path.exists() and not (tmp_path / "~").exists()
+    np.testing.assert_array_equal(be.load("~/fit.nc").metric("average_precision"), post.metric("average_precision"))

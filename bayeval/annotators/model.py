@@ -31,6 +31,7 @@ beside this module.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
@@ -655,14 +656,10 @@ class AnnotatorError(Model):
             if obs.annotations.shape[1] == 1 and not np.isnan(obs.annotations).any():
                 noisy = obs.annotations[:, 0]
             data = EvalData(score_arr, obs.gold, noisy_labels=noisy, predictions=obs.predictions)
-
-            def probability(params):
-                return class_prob(params)[..., 1]
-
             return AnnotatorPosterior(
                 data,
                 idata,
-                probability,
+                functools.partial(_positive_class, class_prob),  # not a closure: the posterior pickles
                 random_seed=random_seed,
                 model="annotator error",
                 population=population,
@@ -677,6 +674,11 @@ class AnnotatorError(Model):
             model="annotator error",
             population=population,
         )
+
+
+def _positive_class(class_prob, params) -> np.ndarray:
+    """P(z = 1) per item of a binary annotator model, from its class probabilities."""
+    return class_prob(params)[..., 1]
 
 
 def _as_annotation_data(args, kwargs, what: str, stacklevel: int = 3) -> AnnotationData:

@@ -22,6 +22,7 @@ pairwise preferences, no labels) derives from :class:`BasePosterior` alone.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 
@@ -372,13 +373,8 @@ class Posterior(BasePosterior):
         ds = xr.Dataset({"mean_probability": (("chain", "draw"), np.array(mean_p))}, coords=coords)
         idata = az.InferenceData(posterior=ds)
 
-        if arr.ndim == 1:
-            def probability(params):
-                return arr
-        else:
-            def probability(params):
-                return arr[params["_draw_index"]]
-
+        # module-level callables, not closures: the posterior pickles (to a process pool, say)
+        probability = functools.partial(_given if arr.ndim == 1 else _given_by_draw, arr)
         post = cls(data, idata, probability, random_seed=random_seed, model="given probabilities")
         post._plugin_p = arr  # what bayeval.save stores to rebuild it
         return post
@@ -888,6 +884,16 @@ class Posterior(BasePosterior):
 
 
 # ------------------------------------------------------------------ summaries
+
+
+def _given(p: np.ndarray, params) -> np.ndarray:
+    """:meth:`Posterior.from_probabilities`'s one probability vector, the same for every draw."""
+    return p
+
+
+def _given_by_draw(p: np.ndarray, params) -> np.ndarray:
+    """:meth:`Posterior.from_probabilities`'s row of probabilities for each draw."""
+    return p[params["_draw_index"]]
 
 
 def _warn_if_contradicted(data: EvalData, p: np.ndarray, alpha: float = 0.01) -> None:
