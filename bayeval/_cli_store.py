@@ -475,6 +475,17 @@ def card_vetted_selection(card, data) -> dict | None:
     return card.vetted_selection(data)
 
 
+def store_vetted_selection(path, data) -> dict:
+    """How the vetted items of ``data`` were chosen, as far as the label store ``path``'s batches
+    record it (:func:`bayeval.active._store_items.vetted_choice`; the scores file's own labels,
+    proposed by no batch, under None), for `fit --store`'s note on its vetted-only values."""
+    from .active._store_items import vetted_choice
+    from .active.store import LabelStore
+
+    with LabelStore(path) as store:
+        return vetted_choice(store, data.item_ids.tolist(), data.vetted)
+
+
 def unanswered_items(store, data) -> dict:
     """``{batch: positions in data}`` of the items the store's batches proposed that nobody has
     labeled yet (and that ``data``, with the store's labels applied, holds unvetted); a stored

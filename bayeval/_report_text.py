@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 import numpy as np
 import pandas as pd
@@ -15,8 +16,8 @@ import pandas as pd
 from .core import metrics as M
 from .core.evaluate import resolve_metric
 
-__all__ = ["fmt", "plain_name", "read_metrics", "sd_as_zero", "unwidened_note", "vetted_choice_kind",
-           "vetted_only_note", "vetted_selection_of", "widened_draws_note", "PLAIN_METRICS"]
+__all__ = ["at_rank_k", "fmt", "plain_name", "read_metrics", "sd_as_zero", "unwidened_note", "vetted_choice_kind",
+           "vetted_only_line", "vetted_only_note", "vetted_selection_of", "widened_draws_note", "PLAIN_METRICS"]
 
 WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
 MAX_READ_ROWS = 8  # metric rows read out in words (the table has them all)
@@ -148,26 +149,90 @@ def vetted_selection_of(selection, session, data) -> dict | None:
     return {key: int(c) for key, c in selection.items() if c}
 
 
-def vetted_only_note(selection, n: int) -> str:
-    """The metric table's note on its ``vetted_only`` and ``vetted_only_n`` columns (``n`` vetted items).
+def at_rank_k(metric) -> bool:
+    """Whether ``metric`` (a name) is cut at a rank ``k`` (precision and recall at ``k``): its
+    vetted-only value is then that of the vetted items' own top ``k``, no estimate of the
+    pool's value at ``k`` even when the vetted items were drawn at random.
+
+    Examples
+    --------
+    >>> from bayeval._report_text import at_rank_k
+    >>> at_rank_k("precision_at_k"), at_rank_k("recall_at_k"), at_rank_k("average_precision")
+    (True, True, False)
+    """
+    spec = M.METRICS.get(metric) if isinstance(metric, str) else None
+    return spec is not None and "k" in spec.required()
+
+
+def _stands_for(pool: int | None, n: int, k="k") -> str:
+    """``the pool's top k × N/n (...)``: the top of a pool of ``pool`` items that the top ``k`` of
+    ``n`` vetted items drawn at random from it stand for."""
+    if pool is None:
+        return "a top of the pool about N/n times larger (N items, n of them vetted), not its top k"
+    if isinstance(k, int | np.integer):
+        return f"roughly the pool's top {round(int(k) * pool / n)} ({k} × {pool}/{n}), not its top {k}"
+    ratio = round(pool / n) if pool >= 100 * n else f"{pool / n:.3g}"
+    return f"roughly the pool's top k × {pool}/{n} (about k × {ratio}), not its top k"
+
+
+def vetted_only_note(selection, n: int, *, at_k: bool = False, pool: int | None = None) -> str:
+    """The metric table's note on its ``vetted_only`` and ``vetted_only_n`` columns (``n`` vetted
+    items; ``at_k``: the table has rows cut at a rank k, precision or recall at k, of a pool of
+    ``pool`` items).
 
     Examples
     --------
     >>> from bayeval._report_text import vetted_only_note
     >>> "no estimate" in vetted_only_note({"design": 5}, 5)
     True
+    >>> "not its top k" in vetted_only_note({"random": 5}, 5, at_k=True, pool=50)
+    True
     """
     kind, chosen = vetted_choice_kind(selection, n)
+    own = ("the vetted items' own value, that of their k highest-scored items, which (with the vetted items "
+           f"drawn at random) stand for {_stands_for(pool, n)}, so it is no estimate of the pool's metric at k")
     read = {"random": "the vetted items were drawn at random, so it estimates the pool's metric, uncertain by up "
-                      "to about 1/√vetted_only_n",
+                      "to about 1/√vetted_only_n" + (f" -- except at a rank k (precision or recall at k): there it "
+                                                      f"is {own}" if at_k else ""),
             "chosen": f"{chosen} of the vetted items were chosen on purpose, not drawn at random, so it is no "
                       "estimate of the pool's metric",
             "unknown": "it estimates the pool's metric (uncertain by up to about 1/√vetted_only_n) only if the "
-                       "vetted items were drawn at random"}[kind]
+                       "vetted items were drawn at random" + (f", and even then not at a rank k (precision or "
+                                                              f"recall at k): there it is {own}" if at_k else "")}
     return (f"vetted_only: the metric on the {n} vetted items alone (– where it is undefined, e.g. fewer vetted "
-            f"items than k, or only one class vetted); {read}. vetted_only_n: the vetted items it rests on (for "
-            "precision those flagged, for recall the positives, for precision at k the top k; all of them for "
-            "the rest).")
+            f"items than k, or only one class vetted); {read[kind]}. vetted_only_n: the vetted items it rests on "
+            "(for precision those flagged, for recall the positives, for precision at k the top k; all of them "
+            "for the rest).")
+
+
+def vetted_only_line(selection, n: int, *, at_k: bool = False, pool: int | None = None) -> str | None:
+    """One line on the ``vetted_only`` values of a table printed without the report's reading
+    (``bayeval fit``): that they are no estimates of the pool's metrics where some of the ``n``
+    vetted items were chosen on purpose (``selection`` as :func:`vetted_choice_kind` reads it),
+    or, for rows cut at a rank k (``at_k``; a pool of ``pool`` items), that they are the vetted
+    items' own top k; None where neither holds.
+
+    Examples
+    --------
+    >>> from bayeval._report_text import vetted_only_line
+    >>> vetted_only_line({None: 60, "design": 19}, 79)[:58]
+    'vetted_only: 19 of the 79 vetted items were chosen on purp'
+    >>> vetted_only_line({"random": 40}, 40) is None
+    True
+    """
+    kind, chosen = vetted_choice_kind(selection, n)
+    if pool is not None and n >= pool:  # every item vetted: the vetted-only values are the pool's own
+        return None
+    if kind == "chosen":
+        how = ", ".join(f"{key}: {c}" for key, c in selection.items() if key not in (None, "random"))
+        return (f"vetted_only: {chosen} of the {n} vetted items were chosen on purpose ({how}), not drawn at "
+                "random, so each vetted_only value is the metric of the vetted items alone, no estimate of the "
+                "pool's.")
+    if at_k:
+        return ("vetted_only at a rank k (precision or recall at k): the vetted items' own value, that of their k "
+                "highest-scored items, which (with the vetted items drawn at random) stand for "
+                f"{_stands_for(pool, n)}: no estimate of the pool's metric at k.")
+    return None
 
 
 def unwidened_note(widened, others) -> str | None:
@@ -231,10 +296,11 @@ def _vetted_basis(metric: str | None, k: int) -> str:
     return f"{k} vetted item{s}"
 
 
-def _vetted_only_text(d, vo: float, k: int, metric: str | None, first: bool) -> str:
+def _vetted_only_text(d, vo: float, k: int, metric: str | None, first: bool, at_k: bool = False) -> str:
     """``; the vetted-only estimate from ...`` of one row, with how far it can be read: the first
     one says why (random vetted items: up to about ±1/√k; chosen ones: not an estimate of the pool's
-    value; unknown: both, conditionally), the later ones only their own ± where it applies."""
+    value; unknown: both, conditionally), the later ones only their own ± where it applies
+    (``at_k``: the table has rows cut at a rank k, whose vetted-only numbers have no ±)."""
     kind, chosen = vetted_choice_kind(getattr(d, "selection", None), d.n)
     basis, bound = _vetted_basis(metric, k), f"±{min(1.0, 1 / math.sqrt(k)):.2f}"
     if kind == "chosen":
@@ -248,15 +314,44 @@ def _vetted_only_text(d, vo: float, k: int, metric: str | None, first: bool) -> 
     s = f"; the vetted-only estimate from {basis} is {fmt(vo)}"
     if not first:
         return s + (f" ({bound})." if kind == "random" else f" ({bound} if the vetted items were drawn at random).")
+    below = "each vetted-only number below but those at a rank k" if at_k else "each vetted-only number below"
     if kind == "random":
         return s + (f" (a point estimate from the vetted items alone, not comparable with the interval: the vetted "
-                    f"items were drawn at random, and from {k} it is uncertain by up to about {bound} (1/√{k}); each "
-                    "vetted-only number below is uncertain by 1/√ of its own count, vetted_only_n in the table).")
+                    f"items were drawn at random, and from {k} it is uncertain by up to about {bound} (1/√{k}); "
+                    f"{below} is uncertain by 1/√ of its own count, vetted_only_n in the table).")
     return s + (f" (a point estimate from the vetted items alone, not comparable with the interval: if the vetted "
-                f"items were drawn at random, from {k} it is uncertain by up to about {bound} (1/√{k}), and each "
-                "vetted-only number below by 1/√ of its own count, vetted_only_n in the table; if they were chosen "
+                f"items were drawn at random, from {k} it is uncertain by up to about {bound} (1/√{k}), and "
+                f"{below} by 1/√ of its own count, vetted_only_n in the table; if they were chosen "
                 "otherwise (by score, by active selection), these are only the metrics of the vetted items, not "
                 "estimates of this pool's).")
+
+
+def _row_k(row_name: str, options: dict):
+    """The rank ``k`` of a row of a metric cut at a rank (``precision_at_k[k=100]``, or a label
+    with ``{"k": 100}``), None where it cannot be told."""
+    found = re.search(r"[\[,\s]k=(\d+)", str(row_name))
+    if found:
+        return int(found.group(1))
+    k = options.get("k")
+    return int(k) if isinstance(k, int | np.integer) and not isinstance(k, bool) else None
+
+
+def _at_k_text(d, vo: float, vn: int, metric: str, said: str, k, per_category: bool) -> str:
+    """``; the vetted items' own precision at k is ...`` of a row cut at a rank ``k`` whose vetted
+    items were drawn at random or may have been: no estimate of the pool's value at ``k``, since
+    the vetted items' top ``k`` stand for the pool's top k × N/n (``vn``: the vetted-only count)."""
+    kind = vetted_choice_kind(getattr(d, "selection", None), d.n)[0]
+    k_word = k if k is not None else "k"
+    of = "vetted items of each category" if per_category else f"of the {d.n} vetted items"
+    among = (f"precision among the {k_word} highest-scored {of}" if metric == "precision_at_k" else
+             f"the share of the {vn} vetted positive{'' if vn == 1 else 's'} among the {k_word} highest-scored {of}")
+    stands = (f"a top of each category larger than {k_word} (about {k_word} × the category's items ÷ its vetted "
+              f"items), not its top {k_word}" if per_category else _stands_for(d.N, d.n, k_word))
+    s = f"; the vetted items' own {said} is {fmt(vo)} ({among}), no estimate of this pool's {said}"
+    if kind == "random":
+        return s + f": the vetted items were drawn at random, so their top {k_word} stand for {stands}."
+    return s + (f": if the vetted items were drawn at random, their top {k_word} stand for {stands}; if they "
+                "were chosen otherwise (by score, by active selection), it is only the vetted items' own.")
 
 
 def read_metrics(d, table: pd.DataFrame, items) -> None:
@@ -264,6 +359,8 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
     N, n, pct = d.N, d.n, d.pct
     lo_col, hi_col = table.columns[2], table.columns[3]
     label_of = {lab: resolve_metric(m)[2] for lab, m, _ in items}
+    options_of = {lab: dict(opts) for lab, _, opts in items}
+    any_at_k = any(at_rank_k(m) for m in label_of.values())
     caveat_said = False
     for i, (row_name, row) in enumerate(table.iterrows()):
         if i >= MAX_READ_ROWS:
@@ -272,8 +369,10 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
             break
         lo, hi, mean = row[lo_col], row[hi_col], row["mean"]
         said = plain_name(str(row_name))
-        metric = next((m for lab, m in label_of.items()
-                       if str(row_name) == lab or str(row_name).startswith(lab + "[")), None)
+        lab = next((lab for lab in label_of if str(row_name) == lab or str(row_name).startswith(lab + "[")), None)
+        metric, options = label_of.get(lab), options_of.get(lab, {})
+        if at_rank_k(metric) and str(row_name) == metric and _row_k(row_name, options) is not None:
+            said = f"{said[:-1]}{_row_k(row_name, options)}"  # recall_at_k with k=20: "recall at 20"
         if math.isnan(lo) or math.isnan(hi):  # undefined in every draw: no interval to state, nor to hold the truth
             why = ("its rule flags no item, and precision is the share of positives among the flagged items"
                    if metric == "precision" else "the drawn labels leave it no positive or no negative to count")
@@ -296,15 +395,21 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
                 f"and {fmt(hi)} (posterior mean {fmt(mean)})"
             )
         vo = row["vetted_only"]
+        chosen = vetted_choice_kind(getattr(d, "selection", None), n)[0] == "chosen" if n else False
         if n == N:
             s += "."
+        elif n and not math.isnan(vo) and at_rank_k(metric) and not chosen:
+            # the vetted items' own top k: no estimate of the pool's top k, drawn at random or not
+            per_category = options.get("category") in ("each", "mean") or "category=" in str(row_name)
+            s += _at_k_text(d, vo, int(row.get("vetted_only_n", n)), metric, said, _row_k(row_name, options),
+                            per_category)
         elif n and not math.isnan(vo):
             # how far it can be read is said once, for the first vetted-only number
-            s += _vetted_only_text(d, vo, int(row.get("vetted_only_n", n)) or n, metric, first=not caveat_said)
+            s += _vetted_only_text(d, vo, int(row.get("vetted_only_n", n)) or n, metric, first=not caveat_said,
+                                   at_k=any_at_k)
             caveat_said = True
         elif n:
-            chosen = vetted_choice_kind(getattr(d, "selection", None), n)[0] == "chosen"
-            s += f"; the vetted-only {'value' if chosen else 'estimate'} is undefined here."
+            s += f"; the vetted-only {'value' if chosen or at_rank_k(metric) else 'estimate'} is undefined here."
         else:
             s += "."
         if "naive" in row.index and not math.isnan(row["naive"]):

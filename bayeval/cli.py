@@ -56,6 +56,7 @@ from ._cli_store import (
     say_card_store,
     scores_row_hint,
     store_text_ids,
+    store_vetted_selection,
     unrecorded_labels,
     with_store,
 )
@@ -660,6 +661,7 @@ def _write_table(table, args) -> None:
 
 
 def _fit_table(args, data, client) -> int:
+    from ._report_text import at_rank_k, vetted_only_line
     from .core.evaluate import vetted_only, vetted_only_n
 
     post = _fit(args, data)
@@ -693,6 +695,13 @@ def _fit_table(args, data, client) -> int:
         if len(vo) == len(table):
             table["vetted_only"] = vo
             table["vetted_only_n"] = vn
+            # as the report's reading: chosen on purpose (a designed --store batch), no estimates; at a
+            # rank k, the vetted items' own top k
+            selection = store_vetted_selection(args.store, data) if args.store else None
+            line = vetted_only_line(selection, data.n_vetted, pool=data.n_items,
+                                    at_k=any(at_rank_k(m) for m, _ in _metric_table(args).values()))
+            if line:
+                print(f"note: {line}", file=sys.stderr)
     _write_table(table, args)
     return 0
 

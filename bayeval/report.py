@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._report_text import (fmt, read_metrics, sd_as_zero, unwidened_note, vetted_only_note, vetted_selection_of,
-                           widened_draws_note)
+from ._report_text import (at_rank_k, fmt, read_metrics, sd_as_zero, unwidened_note, vetted_only_note,
+                           vetted_selection_of, widened_draws_note)
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core._defaults import HDI_PROB
@@ -834,7 +834,9 @@ def report(
         is not recorded; the counts add up to the vetted items. The reading says from it
         how far the vetted-only numbers can be read: with every vetted item random, as
         estimates of this pool's metrics uncertain by up to about 1/√n (n: the vetted items
-        each rests on, column ``vetted_only_n``); with some chosen on purpose, as the
+        each rests on, column ``vetted_only_n``), except precision and recall at k, the
+        vetted items' own top k, which stands for the pool's top k × N/n, not its top k
+        (no estimate of the pool's value at k); with some chosen on purpose, as the
         metrics of the vetted items only; otherwise, each way, conditionally. Default:
         for an active-testing session, what its label store's batches record (each
         vetted item under the strategy of the first batch that proposed it), else not
@@ -1021,7 +1023,7 @@ def _metrics_section(d: _Draft, user_items) -> None:
         if by_cat:
             by_cat = [(lab, m, {**opts, "category": "each"}) for lab, m, opts in by_cat]
             d.tables["metrics_by_category"] = _metric_table(post, by_cat, d.hdi_prob, d.truth, d.client)
-    d.notes.setdefault("metrics", []).extend(_metric_notes(d))
+    d.notes.setdefault("metrics", []).extend(_metric_notes(d, items))
     if table.attrs["unwidened"]:  # beside the table: rows the model did not widen as it did another
         d.notes["metrics"].insert(1, table.attrs["unwidened"])
     for caveat in data.caveats(post):  # what the labels and scores cannot tell the model, beside its numbers
@@ -1029,14 +1031,15 @@ def _metrics_section(d: _Draft, user_items) -> None:
     read_metrics(d, table, items)
 
 
-def _metric_notes(d: _Draft) -> list[str]:
+def _metric_notes(d: _Draft, items) -> list[str]:
     data, N, n = d.data, d.N, d.n
+    at_k = any(at_rank_k(resolve_metric(m)[2]) for _, m, _ in items)  # rows cut at a rank k
     out = [
         f"mean, sd and the {d.pct} highest-density interval are over {d.post.n_chains * d.post.n_draws} "
         f"posterior draws of the labels of these {N} items." + widened_draws_note(d.tables["metrics"].attrs)
     ]
     if n:
-        out.append(vetted_only_note(d.selection, n))
+        out.append(vetted_only_note(d.selection, n, at_k=at_k, pool=N))
     else:
         out.append("vetted_only: undefined, no item is vetted.")
     if data.noisy_labels is not None:

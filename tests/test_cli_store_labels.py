@@ -563,3 +563,34 @@ def test_new_batch_with_every_unvetted_item_waiting_in_an_earlier_batch_records_
     assert out == "" and "every item not vetted (4) was proposed in an earlier batch" in " ".join(err.split())
     with LabelStore(store) as st:
         assert len(st.batches()) == 1 and len(st.pending()) == 4
+
+
+def test_fit_with_a_designed_store_batch_says_its_vetted_only_values_are_no_estimates(pool, tmp_path, capsys):
+    # labels of a batch `bayeval select --strategy design` proposed: the table printed their vetted_only values
+    # with no word that they are the vetted items' metrics, not the pool's (the report says so)
+    path, _, y = pool
+    ids = [f"i{j}" for j in range(len(y))]
+    store = tmp_path / "designed.sqlite"
+    with LabelStore(store) as st:
+        st.register_items(ids, source=str(path))
+        st.new_batch(ids[20:50], strategy="design")
+        st.add(ids[20:50], y[20:50].tolist(), annotator="ana")
+    assert main(_args("fit", path, store=store)) == 0
+    err = capsys.readouterr().err
+    assert ("note: vetted_only: 30 of the 50 vetted items were chosen on purpose (design: 30), not drawn at random, "
+            "so each vetted_only value is the metric of the vetted items alone, no estimate of the pool's.") in err
+    # a store whose labels no batch chose (typed by `bayeval label`): nothing to say of average precision
+    assert main(_args("fit", path, store=pool[1])) == 0
+    assert "note: vetted_only" not in capsys.readouterr().err
+
+
+def test_fit_says_its_vetted_only_precision_at_k_is_the_vetted_items_own_top_k(pool, capsys):
+    # 20 of 200 vetted: their top 10 stand for the pool's top ~100, not its top 10
+    path, _, _ = pool
+    args = [a if a != "average_precision" else "precision_at_k" for a in _args("fit", path)]
+    assert main([*args, "--k", "10"]) == 0
+    out, err = capsys.readouterr()
+    assert "precision_at_k[k=10]" in out
+    assert ("note: vetted_only at a rank k (precision or recall at k): the vetted items' own value, that of their k "
+            "highest-scored items, which (with the vetted items drawn at random) stand for roughly the pool's top "
+            "k × 200/20 (about k × 10), not its top k: no estimate of the pool's metric at k.") in err

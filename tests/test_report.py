@@ -624,7 +624,8 @@ def test_reading_uses_plain_names_and_headings(plain):
     prose = " ".join(r.text)
     assert "precision at 100" in prose and "precision_at_k" not in prose
     assert "chance that the constraint fails" not in prose  # no sentence repeating the one above
-    assert "Monte Carlo error" in prose and "not comparable with the interval" in prose
+    # P@10's vetted-only value: the vetted items' own top 10, no estimate to compare with the interval
+    assert "Monte Carlo error" in prose and "no estimate of this pool's precision at 10" in prose
     page = _page_without_figures(r)
     assert "(sections: constraints)" not in page and "“Threshold under constraints”" in page
 
@@ -756,7 +757,8 @@ def test_vetted_only_n_counts_the_vetted_items_each_number_rests_on():
     assert "from 25 labels" not in prose
     assert f"the vetted-only estimate from the {flagged} vetted items it flags is" in prose
     assert f"the vetted-only estimate from the {positive} vetted positives is" in prose
-    assert "the vetted-only estimate from the top 10 vetted items is" in prose
+    # P@10: the vetted items' own top 10, no estimate of the pool's P@10 (test_vetted_only_at_a_rank_k_...)
+    assert "the vetted items' own P@10 is" in prose and "the vetted-only estimate from the top 10" not in prose
     # each row's ±1/√n from its own n (here: not known to be random, so said conditionally)
     assert f"(±{1 / np.sqrt(flagged):.2f} if the vetted items were drawn at random)" in prose
     assert "if the vetted items were drawn at random, from 25 it is uncertain by up to about ±0.20 (1/√25)" in prose
@@ -795,6 +797,45 @@ def test_vetted_only_of_items_chosen_on_purpose_is_not_called_an_estimate():
     assert "the vetted items were drawn at random, and from 25 it is uncertain by up to about ±0.20 (1/√25)" in prose
     assert "if the vetted items were drawn at random" not in prose
     assert f"(±{1 / np.sqrt(r.tables['metrics'].loc['recall at 0.8', 'vetted_only_n']):.2f})." in prose
+
+
+@pytest.mark.parametrize("selection", [{"random": 40}, None])
+def test_vetted_only_at_a_rank_k_is_not_called_an_estimate_of_the_pools(selection):
+    # 40 of 2,000 items vetted at random: the vetted items' top 10 stand for the pool's top ~500, so their
+    # P@10 (0.5 here, the pool's 1.0) is no estimate of the pool's P@10; the reading called it "the vetted-only
+    # estimate from the top 10 vetted items ... uncertain by up to about ±0.32 (1/√10)", the note "it estimates
+    # the pool's metric"
+    from bayeval._report_text import fmt
+
+    rng = np.random.default_rng(0)
+    s = rng.random(2000)
+    y = (rng.random(2000) < s ** 4).astype(int)
+    lab = np.full(2000, np.nan)
+    vetted = rng.choice(2000, 40, replace=False)
+    lab[vetted] = y[vetted]
+    post = Posterior.from_probabilities(EvalData(s, lab), s ** 4, draws=50, random_seed=0)
+    items = {"AP": "average_precision", "P@10": ("precision_at_k", {"k": 10}),
+             "recall_at_k": ("recall_at_k", {"k": 20}), "precision at 0.5": ("precision", {"threshold": 0.5})}
+    r = report(post, title="t", metrics=items, truth=y, vetted_selection=selection)
+    prose = " ".join(r.text)
+    t = r.tables["metrics"]
+    pak = [x for x in r.text if "the P@10 on these" in x][0]
+    assert f"the vetted items' own P@10 is {fmt(t.loc['P@10', 'vetted_only'])} (precision among the 10 " \
+           "highest-scored of the 40 vetted items), no estimate of this pool's P@10" in pak
+    assert "their top 10 stand for roughly the pool's top 500 (10 × 2000/40), not its top 10" in pak
+    rak = [x for x in r.text if "the recall at 20 on these" in x][0]  # "recall at 20", not "recall at k"
+    assert "the vetted items' own recall at 20 is" in rak and "top 20 stand for roughly the pool's top 1000" in rak
+    for s in (pak, rak):
+        assert "estimate from" not in s and "±" not in s and "uncertain by" not in s
+    # AP and precision at a threshold keep their ±1/√n; the first one says it does not hold at a rank k
+    assert "the vetted-only estimate from 40 vetted items is" in prose
+    assert "each vetted-only number below but those at a rank k" in prose
+    assert "the vetted-only estimate from the " in [x for x in r.text if "the precision at 0.5 on" in x][0]
+    note = r.notes["metrics"][1]
+    own = "at a rank k (precision or recall at k): there it is the vetted items' own value, that of their k"
+    assert ("and even then not " if selection is None else "-- except ") + own in note
+    assert "roughly the pool's top k × 2000/40 (about k × 50), not its top k, so it is no estimate of the " \
+           "pool's metric at k" in note
 
 
 def test_report_of_a_session_reads_how_its_store_chose_the_vetted_items(tmp_path):

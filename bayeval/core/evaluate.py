@@ -340,8 +340,12 @@ def point_metric(data: EvalData, labels: np.ndarray, metric, kwargs) -> xr.DataA
 def vetted_only(data: EvalData, metric, **kwargs) -> xr.DataArray:
     """The metric on the vetted items alone (active testing's eq. 3).
 
-    Unbiased for a random vetted subset but noisy; for ranking metrics the vetted
-    items are ranked among themselves. Categories without vetted items give NaN, and
+    For a random vetted subset it estimates the pool's metric, noisily; for ranking metrics
+    the vetted items are ranked among themselves. Not so for a metric cut at a rank ``k``
+    (precision and recall at ``k``): its value is that of the ``k`` highest-scored vetted
+    items, which, with ``n`` of ``N`` items vetted at random, stand for roughly the pool's
+    top ``k * N / n``, not its top ``k`` -- the vetted items' own precision at ``k``, no
+    estimate of the pool's. Categories without vetted items give NaN, and
     so does precision/recall at ``k`` when fewer than ``k`` items are vetted (the
     paper's "not applicable until K items are vetted"), unless every item is vetted
     (then the vetted items are the pool, and P@K is its value, as :mod:`bayeval.metrics`
@@ -410,9 +414,11 @@ def vetted_only_n(data: EvalData, metric, **kwargs) -> xr.DataArray:
     flagged positive, recall and recall at ``k`` on the vetted positives, the F score on
     the vetted items flagged or positive, precision at ``k`` on the ``k`` top-scored
     vetted items (none when fewer are vetted: it is undefined, unless every item is
-    vetted), and every other metric on all the vetted items. Drawn at random, ``n`` of them leave the vetted-only value uncertain by
-    up to about ``1 / sqrt(n)``; not drawn at random, it is no estimate of the pool's
-    value at all. With ``category="each"`` one count per category; with ``"mean"`` their
+    vetted), and every other metric on all the vetted items. Drawn at random, ``n`` of them
+    leave the vetted-only value uncertain by up to about ``1 / sqrt(n)`` -- but at a rank
+    ``k`` it estimates the pool's metric at a rank about ``N / n`` times larger, not at ``k``
+    (see :func:`vetted_only`); not drawn at random, it is no estimate of the pool's value
+    at all. With ``category="each"`` one count per category; with ``"mean"`` their
     sum.
 
     Parameters
