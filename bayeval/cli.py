@@ -1187,7 +1187,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _check_args(args)
         _check_save_args(args)
-        return int(args.func(args) or 0)
+        from .core._progress import quiet
+
+        # --no-progress / --quiet: no bar of any step, the metric passes' after the fit included
+        silent = getattr(args, "no_progress", False) or getattr(args, "quiet", False)
+        with quiet() if silent else contextlib.nullcontext():
+            return int(args.func(args) or 0)
     except CLIError as exc:
         print(f"bayeval: error: {exc}", file=sys.stderr)
         return 2

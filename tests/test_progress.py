@@ -193,3 +193,17 @@ def test_in_jupyter_without_ipywidgets_the_bar_is_one_line_of_text_updated_in_pl
     assert done.startswith("scoring the pool") and "100%" in done and "left" in done
     assert "\n" not in done
     assert handed_over == ""
+
+
+def test_cli_no_progress_shows_no_bar_of_the_metric_passes_either(slow, tmp_path, capsys):
+    """`bayeval fit --no-progress` switched the fit's bar off, but each metric pass after it still drew
+    "bayeval: average_precision, 2000 draws of ... items" (on a large pool, where a pass takes seconds)."""
+    import pandas as pd
+
+    d = _scores()
+    path = tmp_path / "s.csv"
+    pd.DataFrame({"s": d.scores, "y": d.labels}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--score", "s", "--label", "y", "--draws", "100", "--tune", "100",
+                 "--chains", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "draws of" not in err and "%" not in err, err
