@@ -65,6 +65,11 @@ class Recalibration:
     scores : numpy.ndarray or None
         The evaluation set's scores, with which :attr:`threshold_text` writes the
         threshold so that it flags the same items (None for one built by hand).
+    allow_any : str
+        How :attr:`verdict` tells the reader to allow thresholds that flag fewer than
+        ``min_flagged`` items, in the words of the caller: ``"pass min_flagged=0"`` (a
+        keyword of :func:`recalibrate`, the default); ``bayeval threshold`` says
+        ``"give --min-flagged 0"``.
 
     Examples
     --------
@@ -91,6 +96,7 @@ class Recalibration:
     n_items: int | None = None
     all_vetted: bool = False
     scores: np.ndarray | None = field(default=None, repr=False, compare=False)
+    allow_any: str = field(default="pass min_flagged=0", repr=False, compare=False)
 
     @property
     def threshold_text(self) -> str:
@@ -169,7 +175,7 @@ class Recalibration:
         if refused.size:
             text += (f" {refused.size} threshold(s) above it meet the probability but flag fewer than "
                      f"{self.min_flagged} items (at most {int(self._n_flagged().sel(threshold=refused).max())}), "
-                     "too few to deploy; pass min_flagged=0 to allow them.")
+                     f"too few to deploy; {self.allow_any} to allow them.")
         return text
 
     @property

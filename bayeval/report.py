@@ -1256,8 +1256,9 @@ def _constraints_section(d: _Draft) -> None:
                 "where it most probably holds")
     d.notes.setdefault("constraints", []).append(
         f"Rule: predict positive where score >= t. Recommended t = {rec.threshold_text}: {rule}, among the thresholds "
-        f"that flag at least {rec.min_flagged} items (fewer is too few to deploy: pass min_flagged=0 "
-        "to allow any). The second table is the metrics at t."
+        f"that flag at least {rec.min_flagged} items (fewer is too few to deploy; to allow any: min_flagged = 0 "
+        'under [constraints] in the model card, or constraints={"min_flagged": 0} of bayeval.report). The second '
+        "table is the metrics at t."
     )
     n_total = post.n_chains * post.n_draws
     sentences, problem = _constraint_sentences(d.tables["constraints"], n_total, all_vetted=d.n == d.N)

@@ -40,6 +40,38 @@ def test_a_threshold_flagging_a_handful_is_refused_and_said_plainly():
     assert tiny.met and tiny.flagged <= 3 and f"flags {tiny.flagged} of 2699 items" in repr(tiny)
 
 
+def test_each_surface_says_how_to_allow_a_threshold_that_flags_few_in_its_own_words(tmp_path, capsys, monkeypatch):
+    """`bayeval threshold` (stdout, and its warning on stderr) said "pass min_flagged=0 to allow them",
+    a Python keyword, where its option is `--min-flagged 0`; the report said the same where a model
+    card's key is `min_flagged = 0` under [constraints]."""
+    import bayeval.cli as cli
+    from bayeval.report import report
+
+    s = np.linspace(0, 1, 2699)
+    y = np.full(s.size, np.nan)
+    y[:3], y[-3:] = 0, 1
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": s, "y": y}).to_csv(path, index=False)
+    p = np.full(s.size, 0.6)
+    p[-3:] = 0.9999  # as _weak_top: only the 3 top items reach precision 0.9
+    monkeypatch.setattr(cli, "_fit", lambda args, data: Posterior.from_probabilities(
+        data, p, draws=400, random_seed=0, check=False))
+    argv = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.9", "--prob", "0.9",
+            "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    for said in (out.out, out.err):
+        assert "too few to deploy; give --min-flagged 0 to allow them." in said, said
+        assert "min_flagged" not in said
+    rec = recalibrate(_weak_top(), min_precision=0.9, prob=0.9)  # Python: the keyword
+    assert "too few to deploy; pass min_flagged=0 to allow them." in rec.verdict
+    note = " ".join(report(_weak_top(n=600, n_sure=3), title="t", metrics=["average_precision"],
+                           constraints={"min_precision": 0.9, "prob": 0.9}).notes["constraints"])
+    assert ("to allow any: min_flagged = 0 under [constraints] in the model card, or "
+            'constraints={"min_flagged": 0} of bayeval.report') in note
+    assert "pass min_flagged=0" not in note
+
+
 def test_the_most_probable_rule_also_respects_min_flagged():
     post = _weak_top()
     rec = recalibrate(post, min_precision=0.9)  # prob=None: the highest probability
