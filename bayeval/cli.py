@@ -799,7 +799,8 @@ def _cmd_threshold(args) -> int:
                           min_flagged=args.min_flagged)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
-    rec = dataclasses.replace(rec, allow_any="give --min-flagged 0")  # in this command's words
+    # in this command's words (--min-flagged), and without the caveats: said on stderr after the fit
+    rec = dataclasses.replace(rec, allow_any="give --min-flagged 0", caveats=())
     unmet = not rec.met  # also False where no posterior draw meets the constraint anywhere
     if unmet:  # a verdict of no draw meeting it already says what to do
         advice = "" if rec.no_draw_meets else f" {rec.advice[0].upper()}{rec.advice[1:]}"

@@ -65,6 +65,13 @@ class Recalibration:
     scores : numpy.ndarray or None
         The evaluation set's scores, with which :attr:`threshold_text` writes the
         threshold so that it flags the same items (None for one built by hand).
+    caveats : tuple of str
+        What the vetted labels and the scores cannot tell the model the posterior came
+        from (:meth:`bayeval.EvalData.caveats`: a handful of vetted positives, say), in
+        sentences; the precision and recall intervals of :meth:`at_threshold` and
+        :meth:`table` can miss the truth for these reasons. ``print(rec)`` ends with them
+        and ``repr(rec)`` names them; empty when there is nothing to say (and for one
+        built by hand).
     allow_any : str
         How :attr:`verdict` tells the reader to allow thresholds that flag fewer than
         ``min_flagged`` items, in the words of the caller: ``"pass min_flagged=0"`` (a
@@ -96,6 +103,7 @@ class Recalibration:
     n_items: int | None = None
     all_vetted: bool = False
     scores: np.ndarray | None = field(default=None, repr=False, compare=False)
+    caveats: tuple[str, ...] = field(default=(), compare=False)
     allow_any: str = field(default="pass min_flagged=0", repr=False, compare=False)
 
     @property
@@ -155,6 +163,8 @@ class Recalibration:
         refused for flagging too few items. With ``prob=None``, when no posterior draw meets
         the constraint at any threshold (:attr:`no_draw_meets`), it starts with "No threshold
         meets" too, says so, and gives the closest threshold's expected precision/recall.
+        What the data cannot tell the model is not in it: :attr:`caveats`, with which
+        ``print(rec)`` ends.
         """
         t, p = self.threshold_text, self.probability_at_threshold
         flags = self._flags_text()
@@ -285,6 +295,8 @@ class Recalibration:
             text += f"; no threshold meets probability {self.prob:g}{floor}, this is the best available"
         elif self.prob is None and self.no_draw_meets:
             text += "; no posterior draw meets the constraint at any threshold, this is the closest"
+        if self.caveats:  # each by its head: the sentences are in .caveats and print(rec)
+            text += "; caveats (.caveats): " + "; ".join(c.split(":")[0] for c in self.caveats)
         return text + ")"
 
     def __str__(self) -> str:
@@ -299,6 +311,7 @@ class Recalibration:
                 fmt = ".0f" if count else ".3f"
                 mean = _count_mean(at.loc[q, "mean"]) if count else f"{at.loc[q, 'mean']:{fmt}}"
                 lines.append(f"  {q}: mean {mean}, HDI [{at.loc[q, lo]:{fmt}}, {at.loc[q, hi]:{fmt}}]")
+        lines += [f"caveat: {c}" for c in self.caveats]  # why these intervals can miss (EvalData.caveats)
         return "\n".join(lines)
 
 
@@ -490,6 +503,8 @@ def recalibrate(
     Returns
     -------
     Recalibration
+        With the data's :attr:`~Recalibration.caveats` (:meth:`bayeval.EvalData.caveats` in the
+        words of ``post``'s model), which ``print`` shows after the threshold's numbers.
 
     Examples
     --------
@@ -547,7 +562,8 @@ def recalibrate(
     # ties (within one draw's weight) -> lowest threshold, i.e. highest recall
     choice, met = _choose(curve, p_c, eligible, p_min, r_min, level, tol=0.5 / (post.n_chains * post.n_draws))
     return Recalibration(p_c, choice, curve, p_min, r_min, level, met, n_flagged, floor, n_items,
-                         all_vetted=bool(post.data.n_vetted == n_items), scores=scores)
+                         all_vetted=bool(post.data.n_vetted == n_items), scores=scores,
+                         caveats=tuple(post.data.caveats(post)))
 
 
 def _constraint_probability(curve, counts, p_min, r_min) -> xr.DataArray:

@@ -162,6 +162,76 @@ def test_cli_prints_the_caveats(tmp_path, capsys):
     assert "caveat: the probabilities are squeezed into" in err
 
 
+def test_fit_warns_a_handful_of_vetted_positives_once_and_recalibrate_carries_the_caveats():
+    """On the Python route nothing said that 1 vetted positive in 100 leaves the intervals to the prior:
+    be.fit, summary and recalibrate raised no warning and print(rec) said nothing, while on a 10^4-item
+    pool AP came out 0.92 [0.75, 1.0] against a true 0.669 and the threshold's recall 0.33 [0.24, 0.41]
+    against 0.178. Only summary().attrs["caveats"] and the command line said it."""
+    import warnings
+
+    s = np.random.default_rng(3).beta(1, 3, 400)
+    d = _data(s, 40, 1)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        post = be.fit(d, random_seed=0, draws=200, progressbar=False)
+    (said,) = d.caveats(post)
+    assert said.startswith("only 1 of the 40 vetted labels are positive") and "can miss the truth" in said
+    told = [str(x.message) for x in w if "vetted labels" in str(x.message)]
+    assert told == ["bayeval: " + said]  # once, in the fitted model's words
+    rec = be.recalibrate(post, min_precision=0.5)
+    assert rec.caveats == (said,)
+    assert str(rec).splitlines()[-1] == "caveat: " + said and str(rec).splitlines()[0] == rec.verdict
+    assert repr(rec).endswith("; caveats (.caveats): only 1 of the 40 vetted labels are positive)")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        be.fit(d, random_seed=0, draws=200, progressbar=False, warn=False)
+    assert not [x for x in w if "vetted labels" in str(x.message)]
+    # enough of each class: nothing to say, anywhere
+    ok = _data(s, 40, 10)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        post = be.fit(ok, random_seed=0, draws=200, progressbar=False)
+    assert not [x for x in w if "vetted labels" in str(x.message)]
+    rec = be.recalibrate(post, min_precision=0.5)
+    assert rec.caveats == () and "caveat" not in str(rec) + repr(rec)
+
+
+def test_compare_does_not_warn_the_stacks_few_positives_sentence():
+    """compare says a handful of vetted positives in its own words (Comparison.caveats); the stack it
+    fits must not warn the single-score sentence about one calibration curve."""
+    import warnings
+
+    rng = np.random.default_rng(2)
+    y = rng.random(600) < 0.1
+    labels = np.full(600, np.nan)
+    labels[:30] = 0
+    labels[int(np.flatnonzero(y)[0])] = 1
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 600), "b": y + rng.normal(0, 1, 600)}, labels,
+                         random_seed=0, draws=100)
+    assert cmp.caveats()[0].startswith("only 1 of the 30 vetted labels are positive: which classifier")
+    assert not [x for x in w if "vetted labels are positive" in str(x.message)]
+
+
+def test_cli_threshold_says_the_caveats_once_on_stderr(tmp_path, capsys):
+    import pandas as pd
+
+    from bayeval.cli import main
+
+    s = np.random.default_rng(3).beta(1, 3, 400)
+    y = np.full(400, np.nan)
+    y[:40] = 0
+    y[0] = 1
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": s, "y": y}).to_csv(path, index=False)
+    assert main(["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.5", "--draws", "100",
+                 "--tune", "100", "--chains", "1", "--no-progress"]) == 0
+    out = capsys.readouterr()
+    assert out.err.count("caveat: only 1 of the 40 vetted labels are positive") == 1
+    assert "caveat" not in out.out  # the threshold's own lines: not the caveats again
+
+
 def test_auto_reads_squeezed_probabilities_as_a_plain_score():
     """transform="auto": a curve reads squeezed probabilities (often not calibrated) on the
     standardized feature, other probabilities on the logit; an explicit transform is kept."""

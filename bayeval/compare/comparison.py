@@ -26,6 +26,7 @@ import xarray as xr
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
+from ..core._diagnostics import FEW_LABELS, said_before
 from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
 from ..core.evaluate import MetricEvaluator, check_metric_options
 from ..core.summary import hdi, threshold_said, warn_threshold
@@ -401,8 +402,11 @@ def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar
     else:
         raise TypeError(f"`model` must be one of {list(MODELS)} or a model with fit(data, ...), got {model!r}.")
     if len(cands) > 1:
-        return stack_fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed,
-                         progressbar=progressbar, warn=warn, client=client)
+        # a handful of vetted labels of a class: said in the comparison's words (Comparison.caveats),
+        # not in the stack's about one score's calibration curve
+        with said_before(FEW_LABELS):
+            return stack_fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed,
+                             progressbar=progressbar, warn=warn, client=client)
     return cands[0].fit(data, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
                         warn=warn)
 

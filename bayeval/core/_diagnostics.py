@@ -58,6 +58,9 @@ def user_stacklevel() -> int:
 _SAID: contextvars.ContextVar[frozenset] = contextvars.ContextVar("bayeval_said_before", default=frozenset())
 #: the key of :class:`bayeval.models.Calibration`'s warning on log-odds read from probabilities
 LOGODDS_ON_PROBABILITIES = "logodds_on_probabilities"
+#: the key of :func:`bayeval.fit`'s warning on a handful of vetted labels of a class
+#: (:func:`bayeval.core.data.few_labels_caveats`)
+FEW_LABELS = "few_labels"
 
 
 @contextlib.contextmanager

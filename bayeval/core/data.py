@@ -10,8 +10,8 @@ import xarray as xr
 
 from . import _validate as V
 
-__all__ = ["EvalData", "data_caveats", "few_positives_caveat", "reversed_scores", "reversed_scores_caveat", "reversed_caveats",
-           "saturated_share", "squeezed_range"]
+__all__ = ["EvalData", "data_caveats", "few_labels_caveats", "few_positives_caveat", "reversed_scores",
+           "reversed_scores_caveat", "reversed_caveats", "saturated_share", "squeezed_range"]
 
 
 def frozen_array(a: np.ndarray | None) -> np.ndarray | None:
@@ -861,11 +861,42 @@ def reversed_caveats(data, model=None) -> list[str]:
 
 
 def _few_labels(data, model=None) -> list[str]:
+    if not data.n_vetted:
+        return [NO_LABELS if data.noisy_labels is None else NO_LABELS_NOISY]
+    out = few_labels_caveats(data, model)
+    if not out:  # the pool as a whole has enough of each class: a category may not
+        out += few_by_category(data)
+    else:  # every category then has few of that class; one with no vetted item at all is named still
+        out += _unvetted_categories(data)
+    return out
+
+
+def few_labels_caveats(data, model=None) -> list[str]:
+    """The sentences of :func:`data_caveats` on a handful of vetted labels of a class: fewer than
+    :data:`FEW_OF_A_CLASS` vetted positives (none included; in the words of ``model``'s prior, see
+    :func:`few_positives_caveat`), fewer than that many vetted negatives. Empty when no item is
+    vetted (a case of its own, said by :func:`data_caveats`) or when each class has enough.
+
+    :func:`bayeval.fit` warns them; :func:`bayeval.recalibrate` and a summary's
+    ``attrs["caveats"]`` carry them among the others.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData
+    >>> from bayeval.core.data import few_labels_caveats
+    >>> y = np.full(200, np.nan); y[:30] = 0; y[0] = 1
+    >>> [c.split(":")[0] for c in few_labels_caveats(EvalData(np.linspace(0.01, 0.99, 200), y))]
+    ['only 1 of the 30 vetted labels are positive']
+    >>> y[:10] = 1
+    >>> few_labels_caveats(EvalData(np.linspace(0.01, 0.99, 200), y))
+    []
+    """
     out = []
     n, pos = int(data.n_vetted), int(data.n_vetted_positive)
     neg = n - pos
     if not n:
-        return [NO_LABELS if data.noisy_labels is None else NO_LABELS_NOISY]
+        return out
     if pos < FEW_OF_A_CLASS:
         said = f"none of the {n} vetted labels is positive" if pos == 0 else f"only {pos} of the {n} vetted labels are positive"
         out.append(
@@ -879,10 +910,6 @@ def _few_labels(data, model=None) -> list[str]:
             "rests largely on the prior, so precision and AP get wide intervals. Vet items from the middle and "
             "bottom of the ranking next (bayeval.active.design)."
         )
-    if not out:  # the pool as a whole has enough of each class: a category may not
-        out += few_by_category(data)
-    else:  # every category then has few of that class; one with no vetted item at all is named still
-        out += _unvetted_categories(data)
     return out
 
 

@@ -729,6 +729,8 @@ class Posterior(BasePosterior):
             metric that is undefined in some draws, e.g. ROC AUC where a draw has no
             negative: its row then summarizes the draws where it is defined, and
             ``attrs["undefined"]`` maps it to the share of draws where it is not).
+            Printing the table does not show ``attrs``: print the caveats on their own
+            (``print(*table.attrs["caveats"], sep="\n")``).
 
         Examples
         --------

@@ -37,7 +37,7 @@ from ..core._defaults import HDI_PROB
 from ..core._diagnostics import exact_where_constant
 from ..core._progress import Bar
 from ..core._stacking import bootstrap_stacking_weights
-from ..core.data import EvalData, few_positives_caveat, reversed_caveats, squeezed_range
+from ..core.data import EvalData, few_labels_caveats, few_positives_caveat, reversed_caveats, squeezed_range
 from ..core.model import Model, seeds
 from ..core.posterior import Posterior
 from ..core.sampling import SAMPLERS
@@ -668,7 +668,9 @@ def fit(
     warn : bool
         Warn when no label is vetted, when the vetted labels run clearly against the score
         direction (positives scoring low: :func:`bayeval.core.data.reversed_scores`; every
-        candidate's curve rises with the score), or when the diagnostics are bad.
+        candidate's curve rises with the score), when fewer than 5 of the vetted labels are
+        positive (or negative: :func:`bayeval.core.data.few_labels_caveats`; the intervals then
+        rest largely on the prior and can miss the truth), or when the diagnostics are bad.
     stacking : {"bootstrap", "plain"}
         How the vetted labels weigh the candidates. Both maximize the labels' leave-one-out
         log score of the mixture (stacking). ``"plain"`` takes the optimum for the labels
@@ -777,6 +779,12 @@ def fit(
         warnings.warn("bayeval: no vetted labels: every candidate rests on its prior and all get equal weight. "
                       "Vet a first batch (bayeval.active.design, or a random sample) first.", UserWarning, stacklevel=user_stacklevel())
     post.convergence = post.check(warn=warn and n_vet > 0)
+    if warn and n_vet:  # not a sampler problem, so not in the check: the intervals can miss (core.data)
+        from ..core._diagnostics import FEW_LABELS, is_said, user_stacklevel
+
+        few = [] if is_said(FEW_LABELS) else few_labels_caveats(data, post)
+        if few:
+            warnings.warn("bayeval: " + " ".join(few), UserWarning, stacklevel=user_stacklevel())
     return post
 
 
