@@ -106,6 +106,26 @@ def check_k(args, data, category: str | None = None, pooled: str = "--category-m
                 raise CLIError(f"{exc} Nothing was fitted.") from exc
 
 
+def check_fit_size(chains: int, draws: int, model, data, what: str) -> None:
+    """Refuse a fit whose estimated peak memory, with the data's size (its items and vetted labels:
+    :func:`bayeval.core._validate.fit_memory_gb`), is above ``--max-memory-gb`` (or
+    ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB), in the command line's words, before anything is fitted.
+    The check of the options alone (:func:`bayeval.core._validate.check_job_size` without the data)
+    counts the parameter draws only; ``bayeval.fit`` checks the same again, naming ``max_memory_gb=``."""
+    from .models import Stack
+    from .models.stacking import default_candidates
+
+    k = 1
+    if isinstance(model, Stack):  # as bayeval.fit counts them: the default's on these scores
+        k = max(1, len(model.candidates if model.candidates is not None else default_candidates(data, model.transform)))
+    try:
+        V.check_job_size(chains, draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW * k * 4, what=what,
+                         how_to_raise="--max-memory-gb", items=data.n_items, vetted=data.n_vetted, candidates=k,
+                         draws_option="--draws ")
+    except ValueError as exc:
+        raise CLIError(f"{exc} Nothing was fitted.") from exc
+
+
 def check_min_flagged(args, n_items: int) -> None:
     """Refuse ``--min-flagged`` above the number of items before anything is fitted (no
     threshold can flag that many)."""

@@ -38,8 +38,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ._cli_checks import (card_given_as_scores, check_card_transform, check_k, check_min_flagged, check_model_columns,
-                          check_transform, complete_label_cells, logodds_said)
+from ._cli_checks import (card_given_as_scores, check_card_transform, check_fit_size, check_k, check_min_flagged,
+                          check_model_columns, check_transform, complete_label_cells, logodds_said)
 from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_parser import build_parser
@@ -301,6 +301,7 @@ def _warn_one_class(data) -> None:
 
 def _fit(args, data):
     name, model, fit_kw = _build_model(args, data)
+    check_fit_size(args.chains, args.draws, model, data, f"bayeval {args.command}")
     print(
         f"Fitting {name} on {data.n_items} items ({data.n_vetted} vetted): {args.chains} chains x "
         f"{args.draws} draws...",
@@ -553,6 +554,8 @@ def _open_card(args, path):
               file=sys.stderr)
     _warn_one_class(data)
     check_card_transform(card, data.scores)  # in the card's words, before the fit
+    if not getattr(args, "from_fit", None):  # the memory check again, with the data's size
+        check_fit_size(chains, draws, card.build_model(), data, f"bayeval report {card.path.name}")
     return card, data, truth, out, store
 
 

@@ -553,3 +553,30 @@ def test_a_label_flip_cards_logit_score_transform_on_margins_is_refused_in_the_c
     assert load_card(card).check_scale(1 / (1 + np.exp(-margins))) is None  # probabilities: read as such
     with pytest.raises(CardError, match='score_transform = "logit" reads the scores as probabilities'):
         load_card(card).check_scale(margins)
+
+
+def test_max_memory_gb_counts_the_items_before_the_fit(tmp_path, capsys, monkeypatch):
+    """`bayeval threshold ... --max-memory-gb 0.5` on 100,000 items ran and peaked at 1.16 GB: the
+    limit was checked against chains x draws x 256 bytes, whatever the number of items."""
+    import bayeval.cli as cli
+    from bayeval.core._validate import MAX_MEMORY_ENV
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    n = 20_000
+    label = np.full(n, np.nan)
+    label[:100] = np.tile([1.0, 0.0], 50)
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"s": np.linspace(0.001, 0.999, n), "y": label}).to_csv(path, index=False)
+    fitted = []
+    real_fit = cli._fit
+    monkeypatch.setattr(cli, "_fit", lambda args, data: fitted.append(1) or real_fit(args, data))
+    argv = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.9", "--draws", "200",
+            "--no-progress", "--max-memory-gb", "0.6"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bayeval: error: bayeval threshold: 2 chains x 200 draws of 20,000 items (100 vetted) "
+                          "would need about 0.6"), err
+    assert "above the limit of 0.6 GB. Raise the limit to 0.7 GB or more (--max-memory-gb, or the environment " \
+           "variable BAYEVAL_MAX_MEMORY_GB)" in err and "Nothing was fitted." in err
+    assert "Fitting" not in err and "max_memory_gb=" not in err and fitted == [1]  # refused before sampling
+

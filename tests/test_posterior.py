@@ -1,3 +1,5 @@
+import re
+
 import arviz as az
 import numpy as np
 import pytest
@@ -349,6 +351,36 @@ def test_label_draws_are_cached_as_bits_and_equal_the_regenerated_ones(monkeypat
     np.testing.assert_array_equal(first, again)
     # a metric computed from the cache equals the one computed while drawing
     np.testing.assert_array_equal(post.metric("average_precision").values, nocache.metric("average_precision").values)
+
+
+def test_fit_memory_check_counts_the_items_and_the_vetted_labels(monkeypatch):
+    """The check of bayeval.fit was chains x draws x 2 KB whatever the data: `bayeval threshold
+    --max-memory-gb 0.5` on 100,000 items ran and peaked at 1.16 GB (peak RSS). The estimate is now
+    the process's peak: PyMC, one chunk of label draws, the vetted labels' weighing and what is kept."""
+    import bayeval as be
+    from bayeval.core._validate import MAX_MEMORY_ENV, check_job_size, fit_memory_gb
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    # close to the peaks measured with /usr/bin/time -v (bayeval.fit then recalibrate, 2 chains x 1000
+    # draws, docs/guide.md): 0.93 GB at 10^4 items (100 vetted), 1.06-1.16 GB at 10^5 (150-200 vetted),
+    # 1.20 GB at 10^4 items with 5,000 vetted
+    for (items, vetted), peak in (((10**4, 100), 0.93), ((10**5, 200), 1.11), ((10**4, 5000), 1.20)):
+        est = fit_memory_gb(items, vetted, 2, 1000, candidates=2, bytes_per_draw=2048)["total"]
+        assert abs(est - peak) < 0.1, (items, vetted, est)
+    data = EvalData(np.linspace(0.001, 0.999, 20_000), np.r_[np.tile([1.0, 0.0], 50), np.full(19_900, np.nan)])
+    with pytest.raises(ValueError, match=r"^bayeval.fit: 2 chains x 200 draws of 20,000 items \(100 vetted\) would "
+                                         r"need about 0\.6[0-9] GB of memory \(0\.5 GB for Python and PyMC.*above "
+                                         r"the limit of 0\.6 GB\. Raise the limit to 0\.7 GB or more \(pass "
+                                         r"max_memory_gb=, or the environment variable BAYEVAL_MAX_MEMORY_GB\)"):
+        be.fit(data, draws=200, max_memory_gb=0.6, progressbar=False)
+    # where fewer draws are enough, the error says how many fit
+    with pytest.raises(ValueError, match=r"2 chains x 4000 draws of 10,000 items \(2,000 vetted\).*Use fewer draws: "
+                                         r"up to ([0-9]{4}) per chain fit \(--draws \1; 1000-4000") as said:
+        check_job_size(2, 4000, bytes_per_draw=2048, what="t", items=10**4, vetted=2000, candidates=2,
+                       max_memory_gb=1.4, how_to_raise="--max-memory-gb", draws_option="--draws ")
+    fit = int(re.search(r"up to (\d+) per chain", str(said.value)).group(1))
+    size = [fit_memory_gb(10**4, 2000, 2, d, candidates=2, bytes_per_draw=2048)["total"] for d in (fit, fit + 1)]
+    assert size[0] <= 1.4 < size[1]
 
 
 def test_from_probabilities_refuses_a_huge_job_up_front(monkeypatch):

@@ -42,6 +42,7 @@ __all__ = [
     "check_job_size",
     "MAX_MEMORY_ENV",
     "FIT_BYTES_PER_DRAW",
+    "fit_memory_gb",
     "as_rng",
     "as_category_mode",
     "as_item_mask",
@@ -68,6 +69,23 @@ _DEFAULT_MAX_MEMORY_GB = 4.0
 #: Memory a PyMC fit keeps per draw and chain: the parameters and the sampler's
 #: statistics (about 30 float64 values), for the size estimate.
 FIT_BYTES_PER_DRAW = 256
+#: The working set of one chunk of label draws a posterior generates at a time
+#: (``bayeval.core.posterior.CHUNK_BYTES``: a float64 probability and an int8 label each).
+LABEL_CHUNK_BYTES = 1 << 27
+#: The parts of a fit's memory estimate (:func:`fit_memory_gb`), from the peak RSS (``/usr/bin/time -v``)
+#: of ``bayeval.fit`` then ``recalibrate`` on 10^3, 10^4, 10^5 and 10^6 items (2 chains x 1000 draws,
+#: 300 at 10^6; 100-5,000 vetted): the process itself with NumPy and PyMC loaded and a fit made
+#: (0.49-0.53 GB at 10^3-10^5 items) ...
+PROCESS_GB = 0.5
+#: ... the working memory per label of one chunk of label draws (the candidates' probabilities, the
+#: draws, a metric's sort: 16-42 bytes measured, the most where the monotone curve has weight) ...
+CHUNK_LABEL_BYTES = 40
+#: ... what is kept per item (the data, the per-item arrays of a metric pass) ...
+ITEM_BYTES = 80
+#: ... and per draw and vetted label: kept, each candidate's and the stack's log-likelihood, and
+#: while the candidates are weighed by leave-one-out, about 23 bytes more per candidate (5,000
+#: vetted of 10^4 items, 2 chains x 1000 draws: 1.20 GB peak).
+VETTED_LOO_BYTES = 23
 
 #: What every entry point (CSV reader, card, ``bayeval label``, the label store, the
 #: active session) accepts as a typed label. Compared after stripping blanks and
@@ -444,13 +462,47 @@ def _max_memory_gb(max_memory_gb) -> float:
     return float(value)
 
 
+def fit_memory_gb(items: int, vetted: int, chains: int, draws: int, *, candidates: int = 1,
+                  bytes_per_draw: float = FIT_BYTES_PER_DRAW) -> dict[str, float]:
+    """The estimated peak memory of a fit and the metric passes over its label draws, in GB, by part.
+
+    ``process``: Python with NumPy and PyMC loaded (:data:`PROCESS_GB`); ``work``: the larger of
+    one chunk of label draws being worked on (``min(draws, LABEL_CHUNK_BYTES // (9 * items))``
+    draws of every item, :data:`CHUNK_LABEL_BYTES` each: it stops growing with the draws past
+    about 15 million labels, 0.6 GB) and the candidates' leave-one-out weighing
+    (:data:`VETTED_LOO_BYTES` per draw, vetted label and candidate); ``kept``: the data
+    (:data:`ITEM_BYTES` per item), the label draws packed as bits (when they fit in 64 MiB),
+    each candidate's and the stack's log-likelihood of the vetted labels (8 bytes per draw and
+    vetted label each) and the parameter draws (``bytes_per_draw`` per draw); ``total``: their sum.
+
+    Examples
+    --------
+    >>> from bayeval.core._validate import fit_memory_gb
+    >>> {k: round(v, 2) for k, v in fit_memory_gb(10**5, 200, 2, 1000, candidates=2).items()}
+    {'process': 0.5, 'work': 0.6, 'kept': 0.04, 'total': 1.14}
+    """
+    n_draws = chains * draws
+    chunk_draws = min(draws, max(1, LABEL_CHUNK_BYTES // (9 * max(1, items))))
+    work = max(chunk_draws * items * CHUNK_LABEL_BYTES, n_draws * vetted * candidates * VETTED_LOO_BYTES)
+    bits = n_draws * ((items + 7) // 8)
+    kept = (items * ITEM_BYTES + (bits if bits <= 1 << 26 else 0) + n_draws * vetted * 8 * (candidates + 1)
+            + n_draws * bytes_per_draw)
+    parts = {"process": PROCESS_GB, "work": work / 1e9, "kept": kept / 1e9}
+    return {**parts, "total": sum(parts.values())}
+
+
 def check_job_size(chains: int, draws: int, *, bytes_per_draw: float, what: str,
                    max_memory_gb=None, draws_per_second: float | None = None,
-                   how_to_raise: str = "pass max_memory_gb=") -> float:
+                   how_to_raise: str = "pass max_memory_gb=", items: int | None = None, vetted: int = 0,
+                   candidates: int = 1, draws_option: str = "draws=") -> float:
     """Estimate a job's memory up front; raise a clear error above the limit.
 
     The limit is ``max_memory_gb``, else the environment variable
-    ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB. Returns the estimate in GB.
+    ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB. Returns the estimate in GB. Without ``items``: the
+    parameter draws alone (``chains x draws x bytes_per_draw``), a check that needs no data (an
+    option, a card's settings); with the data's ``items`` and ``vetted`` labels: the fit's peak
+    (:func:`fit_memory_gb`, with ``candidates`` models fitted), and the error says which part
+    fewer draws would shrink (``draws_option``: how the caller names the draws).
 
     Examples
     --------
@@ -461,9 +513,17 @@ def check_job_size(chains: int, draws: int, *, bytes_per_draw: float, what: str,
     Traceback (most recent call last):
     ...
     ValueError: the fit: 2 chains x 100000000 draws would need about 51.2 GB of memory, above the limit of 4 GB. ...
+    >>> check_job_size(2, 1000, bytes_per_draw=256, what="the fit", items=10**5, vetted=200, max_memory_gb=0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: the fit: 2 chains x 1000 draws of 100,000 items (200 vetted) would need about 1.14 GB of memory ...
     """
-    gb = chains * draws * bytes_per_draw / 1e9
     limit = _max_memory_gb(max_memory_gb)
+    if items is not None:
+        return _check_fit_size(chains, draws, limit, bytes_per_draw=bytes_per_draw, what=what,
+                               how_to_raise=how_to_raise, items=items, vetted=vetted, candidates=candidates,
+                               draws_option=draws_option)
+    gb = chains * draws * bytes_per_draw / 1e9
     if gb > limit:
         eta = ""
         if draws_per_second:
@@ -476,6 +536,39 @@ def check_job_size(chains: int, draws: int, *, bytes_per_draw: float, what: str,
             f"({how_to_raise}, or the environment variable {MAX_MEMORY_ENV})."
         )
     return gb
+
+
+def _check_fit_size(chains, draws, limit, *, bytes_per_draw, what, how_to_raise, items, vetted, candidates,
+                    draws_option) -> float:
+    """:func:`check_job_size` with the data's size: the estimate of :func:`fit_memory_gb`, by part."""
+    def size(d):
+        return fit_memory_gb(items, vetted, chains, d, candidates=candidates, bytes_per_draw=bytes_per_draw)
+
+    est = size(draws)
+    if est["total"] <= limit:
+        return est["total"]
+    lo, hi = 0, draws  # the most draws per chain that fit: the estimate grows with them
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if size(mid)["total"] <= limit else (lo, mid - 1)
+    raise_to = math.ceil(est["total"] * 10) / 10
+    raise_it = f"raise the limit to {raise_to:g} GB or more ({how_to_raise}, or the environment variable {MAX_MEMORY_ENV})"
+    if lo >= 1000:
+        fix = (f"Use fewer draws: up to {lo} per chain fit ({draws_option}{lo}; 1000-4000 are plenty for credible "
+               f"intervals); or {raise_it}.")
+    elif lo >= 100:
+        fix = (f"{raise_it[0].upper()}{raise_it[1:]}; fewer draws fit only below 1000 per chain (up to {lo}: "
+               f"{draws_option}{lo}), short of the 1000-4000 that give steady credible intervals.")
+    else:
+        fix = (f"Fewer draws would not bring it under the limit with 100 or more per chain (the process, the data "
+               f"and one chunk of label draws need {size(min(draws, 100))['total']:.1f} GB at 100): {raise_it}.")
+    raise ValueError(
+        f"{what}: {chains} chains x {draws} draws of {items:,} items ({vetted:,} vetted) would need about "
+        f"{est['total']:.2f} GB of memory ({est['process']:.1f} GB for Python and PyMC, {est['work']:.2f} GB to work "
+        f"on the label draws a chunk at a time and to weigh the candidates, {est['kept']:.2f} GB kept: the data, "
+        f"the label draws, the vetted labels' log-likelihoods, the parameters), above the limit of {limit:g} GB. "
+        f"{fix}"
+    )
 
 
 def check_same_length(n_items: int, name: str, arr_len: int, reference: str = "scores") -> None:

@@ -40,7 +40,7 @@ from .summary import (ThresholdWarning, summary_frame, summary_rows, threshold_c
 
 __all__ = ["BasePosterior", "Posterior", "check_posterior"]
 
-CHUNK_BYTES = 1 << 27  # target working set of one chunk of label draws (~128 MiB)
+CHUNK_BYTES = V.LABEL_CHUNK_BYTES  # target working set of one chunk of label draws (~128 MiB; 1 << 27)
 #: Label draws are kept in memory, one bit per label, when they fit in this many bytes
 #: (100,000 items x 5,000 draws = 62.5 MB; K-class draws take ceil(log2 K) bits per
 #: label): the second and later passes over the draws

@@ -683,9 +683,16 @@ def fit(
         (:func:`bayeval.core.distributed.fit_many`; bayeval models only): the same
         posterior as fitted here. None (the default): one after another in this process.
     **fit_kwargs
-        Passed to every candidate's ``fit`` (e.g. ``tune=``); ``max_memory_gb=`` raises
+        Passed to every candidate's ``fit`` (e.g. ``tune=``); ``max_memory_gb=`` sets
         the limit of the up-front memory check (default 4 GB, or the environment
-        variable ``BAYEVAL_MAX_MEMORY_GB``). ``previous=post``, an earlier fit of this
+        variable ``BAYEVAL_MAX_MEMORY_GB``): the fit is refused, before anything is
+        sampled, when its estimated peak memory is above it -- this process with PyMC
+        loaded (about 0.5 GB), one chunk of label draws being worked on (it grows with
+        the items up to about 0.6 GB), the weighing of the candidates on the vetted labels
+        and what is kept per draw and vetted label
+        (:func:`bayeval.core._validate.fit_memory_gb`): about 0.9 GB for 10,000 items and
+        1.1 GB for 100,000, with 100-200 vetted and 2 chains x 1000 draws.
+        ``previous=post``, an earlier fit of this
         function (or of one candidate): each candidate refits from its own earlier fit
         (see the candidates' ``fit``), a candidate without one is fitted afresh.
 
@@ -726,9 +733,11 @@ def fit(
         raise ValueError("`transform` sets the default candidates' score feature; with your own `candidates`, "
                          "give each its transform (e.g. Calibration('logistic', transform='standardize')).")
     cands = default_candidates(data, transform) if candidates is None else list(candidates)
-    # each candidate keeps its draws, and importance sampling proposes 4 per draw
-    V.check_job_size(chains, draws, bytes_per_draw=256 * max(1, len(cands)) * 4, what="bayeval.fit",
-                     max_memory_gb=fit_kwargs.pop("max_memory_gb", None))
+    # the peak of the fit and of the label draws' passes (core._validate.fit_memory_gb): each candidate
+    # keeps its draws (importance sampling proposes 4 per draw), the label draws are worked on a chunk at a time
+    V.check_job_size(chains, draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW * max(1, len(cands)) * 4, what="bayeval.fit",
+                     max_memory_gb=fit_kwargs.pop("max_memory_gb", None), items=data.n_items,
+                     vetted=data.n_vetted, candidates=max(1, len(cands)))
     if not cands:
         raise ValueError("`candidates` is empty: give at least one model, or leave it out for the default.")
     for m in cands:
