@@ -730,7 +730,7 @@ class Posterior(BasePosterior):
             negative: its row then summarizes the draws where it is defined, and
             ``attrs["undefined"]`` maps it to the share of draws where it is not).
             Printing the table does not show ``attrs``: print the caveats on their own
-            (``print(*table.attrs["caveats"], sep="\n")``).
+            (``for c in table.attrs["caveats"]: print(c)``).
 
         Examples
         --------
