@@ -72,8 +72,8 @@ def memory_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-memory-gb", type=float, default=None,
                    help="refuse, before fitting, a job whose estimated peak memory is above this many GB "
                         "(default 4, or the environment variable BAYEVAL_MAX_MEMORY_GB): the process with "
-                        "PyMC (about 0.5 GB), one chunk of label draws (up to about 0.6 GB, growing with the "
-                        "items) and what is kept per draw and vetted label; about 1.1 GB for 100,000 items")
+                        "PyMC (about 0.55 GB), one chunk of label draws (up to about 0.6 GB, growing with the "
+                        "items) and what is kept per draw and vetted label; about 1.2 GB for 100,000 items")
 
 
 def format_arg(p: argparse.ArgumentParser) -> None:

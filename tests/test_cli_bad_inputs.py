@@ -571,12 +571,12 @@ def test_max_memory_gb_counts_the_items_before_the_fit(tmp_path, capsys, monkeyp
     real_fit = cli._fit
     monkeypatch.setattr(cli, "_fit", lambda args, data: fitted.append(1) or real_fit(args, data))
     argv = ["threshold", str(path), "--score", "s", "--label", "y", "--min-precision", "0.9", "--draws", "200",
-            "--no-progress", "--max-memory-gb", "0.6"]
+            "--no-progress", "--max-memory-gb", "0.65"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("bayeval: error: bayeval threshold: 2 chains x 200 draws of 20,000 items (100 vetted) "
-                          "would need about 0.6"), err
-    assert "above the limit of 0.6 GB. Raise the limit to 0.7 GB or more (--max-memory-gb, or the environment " \
+                          "would need about 0.71 GB"), err
+    assert "above the limit of 0.65 GB. Raise the limit to 0.8 GB or more (--max-memory-gb, or the environment " \
            "variable BAYEVAL_MAX_MEMORY_GB)" in err and "Nothing was fitted." in err
     assert "Fitting" not in err and "max_memory_gb=" not in err and fitted == [1]  # refused before sampling
 

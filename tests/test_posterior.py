@@ -362,17 +362,17 @@ def test_fit_memory_check_counts_the_items_and_the_vetted_labels(monkeypatch):
 
     monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
     # close to the peaks measured with /usr/bin/time -v (bayeval.fit then recalibrate, 2 chains x 1000
-    # draws, docs/guide.md): 0.93 GB at 10^4 items (100 vetted), 1.06-1.16 GB at 10^5 (150-200 vetted),
-    # 1.20 GB at 10^4 items with 5,000 vetted
-    for (items, vetted), peak in (((10**4, 100), 0.93), ((10**5, 200), 1.11), ((10**4, 5000), 1.20)):
+    # draws, docs/guide.md), the estimate a little above: 0.93 GB at 10^4 items (100 vetted), 1.06-1.16 GB
+    # at 10^5 (150-200 vetted), 1.20 GB at 10^4 items with 5,000 vetted
+    for (items, vetted), peak in (((10**4, 100), 0.93), ((10**5, 200), 1.16), ((10**4, 5000), 1.20)):
         est = fit_memory_gb(items, vetted, 2, 1000, candidates=2, bytes_per_draw=2048)["total"]
-        assert abs(est - peak) < 0.1, (items, vetted, est)
+        assert peak <= est < peak + 0.1, (items, vetted, est)
     data = EvalData(np.linspace(0.001, 0.999, 20_000), np.r_[np.tile([1.0, 0.0], 50), np.full(19_900, np.nan)])
     with pytest.raises(ValueError, match=r"^bayeval.fit: 2 chains x 200 draws of 20,000 items \(100 vetted\) would "
-                                         r"need about 0\.6[0-9] GB of memory \(0\.5 GB for Python and PyMC.*above "
-                                         r"the limit of 0\.6 GB\. Raise the limit to 0\.7 GB or more \(pass "
+                                         r"need about 0\.71 GB of memory \(0\.55 GB for Python and PyMC.*above "
+                                         r"the limit of 0\.65 GB\. Raise the limit to 0\.8 GB or more \(pass "
                                          r"max_memory_gb=, or the environment variable BAYEVAL_MAX_MEMORY_GB\)"):
-        be.fit(data, draws=200, max_memory_gb=0.6, progressbar=False)
+        be.fit(data, draws=200, max_memory_gb=0.65, progressbar=False)
     # where fewer draws are enough, the error says how many fit
     with pytest.raises(ValueError, match=r"2 chains x 4000 draws of 10,000 items \(2,000 vetted\).*Use fewer draws: "
                                          r"up to ([0-9]{4}) per chain fit \(--draws \1; 1000-4000") as said:

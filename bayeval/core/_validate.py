@@ -75,8 +75,8 @@ LABEL_CHUNK_BYTES = 1 << 27
 #: The parts of a fit's memory estimate (:func:`fit_memory_gb`), from the peak RSS (``/usr/bin/time -v``)
 #: of ``bayeval.fit`` then ``recalibrate`` on 10^3, 10^4, 10^5 and 10^6 items (2 chains x 1000 draws,
 #: 300 at 10^6; 100-5,000 vetted): the process itself with NumPy and PyMC loaded and a fit made
-#: (0.49-0.53 GB at 10^3-10^5 items) ...
-PROCESS_GB = 0.5
+#: (0.49-0.53 GB at 10^3-10^5 items; more with the command line's table reading) ...
+PROCESS_GB = 0.55
 #: ... the working memory per label of one chunk of label draws (the candidates' probabilities, the
 #: draws, a metric's sort: 16-42 bytes measured, the most where the monotone curve has weight) ...
 CHUNK_LABEL_BYTES = 40
@@ -479,7 +479,7 @@ def fit_memory_gb(items: int, vetted: int, chains: int, draws: int, *, candidate
     --------
     >>> from bayeval.core._validate import fit_memory_gb
     >>> {k: round(v, 2) for k, v in fit_memory_gb(10**5, 200, 2, 1000, candidates=2).items()}
-    {'process': 0.5, 'work': 0.6, 'kept': 0.04, 'total': 1.14}
+    {'process': 0.55, 'work': 0.6, 'kept': 0.04, 'total': 1.19}
     """
     n_draws = chains * draws
     chunk_draws = min(draws, max(1, LABEL_CHUNK_BYTES // (9 * max(1, items))))
@@ -516,7 +516,7 @@ def check_job_size(chains: int, draws: int, *, bytes_per_draw: float, what: str,
     >>> check_job_size(2, 1000, bytes_per_draw=256, what="the fit", items=10**5, vetted=200, max_memory_gb=0.5)
     Traceback (most recent call last):
     ...
-    ValueError: the fit: 2 chains x 1000 draws of 100,000 items (200 vetted) would need about 1.14 GB of memory ...
+    ValueError: the fit: 2 chains x 1000 draws of 100,000 items (200 vetted) would need about 1.19 GB of memory ...
     """
     limit = _max_memory_gb(max_memory_gb)
     if items is not None:
@@ -561,10 +561,10 @@ def _check_fit_size(chains, draws, limit, *, bytes_per_draw, what, how_to_raise,
                f"{draws_option}{lo}), short of the 1000-4000 that give steady credible intervals.")
     else:
         fix = (f"Fewer draws would not bring it under the limit with 100 or more per chain (the process, the data "
-               f"and one chunk of label draws need {size(min(draws, 100))['total']:.1f} GB at 100): {raise_it}.")
+               f"and one chunk of label draws need {size(min(draws, 100))['total']:.2f} GB at 100): {raise_it}.")
     raise ValueError(
         f"{what}: {chains} chains x {draws} draws of {items:,} items ({vetted:,} vetted) would need about "
-        f"{est['total']:.2f} GB of memory ({est['process']:.1f} GB for Python and PyMC, {est['work']:.2f} GB to work "
+        f"{est['total']:.2f} GB of memory ({est['process']:.2f} GB for Python and PyMC, {est['work']:.2f} GB to work "
         f"on the label draws a chunk at a time and to weigh the candidates, {est['kept']:.2f} GB kept: the data, "
         f"the label draws, the vetted labels' log-likelihoods, the parameters), above the limit of {limit:g} GB. "
         f"{fix}"

@@ -687,11 +687,11 @@ def fit(
         the limit of the up-front memory check (default 4 GB, or the environment
         variable ``BAYEVAL_MAX_MEMORY_GB``): the fit is refused, before anything is
         sampled, when its estimated peak memory is above it -- this process with PyMC
-        loaded (about 0.5 GB), one chunk of label draws being worked on (it grows with
+        loaded (about 0.55 GB), one chunk of label draws being worked on (it grows with
         the items up to about 0.6 GB), the weighing of the candidates on the vetted labels
         and what is kept per draw and vetted label
-        (:func:`bayeval.core._validate.fit_memory_gb`): about 0.9 GB for 10,000 items and
-        1.1 GB for 100,000, with 100-200 vetted and 2 chains x 1000 draws.
+        (:func:`bayeval.core._validate.fit_memory_gb`): about 1.0 GB for 10,000 items and
+        1.2 GB for 100,000, with 100-200 vetted and 2 chains x 1000 draws.
         ``previous=post``, an earlier fit of this
         function (or of one candidate): each candidate refits from its own earlier fit
         (see the candidates' ``fit``), a candidate without one is fitted afresh.
