@@ -791,3 +791,91 @@ def test_penalty_keeps_the_curve_as_steep_as_separable_labels_support():
     t = float(np.quantile(p, 0.9))
     prec = [float(q.metric("precision", threshold=t).mean()) for q in (plain, pen)]
     assert prec[1] < prec[0] - 0.02, prec
+
+
+# ------------------------------------------------- the probability pass: a matrix product
+
+
+def _broadcast_probabilities(post, feats, codes=None):
+    """``P(y = 1)`` per draw and row by the formula the probability pass used before it became
+    a matrix product: the broadcast product of the features and the segment slopes, summed."""
+    flat = {k: v.values.reshape((-1,) + v.shape[2:]) for k, v in post.idata.posterior.data_vars.items()}
+    a, b, f = flat["a"][:, None], flat["b"][:, None], feats[None]
+    curve = post.calibration.curve
+    if curve == "logistic":
+        eta = a + b * f[..., 0]
+    elif curve == "beta":
+        eta = flat["c"][:, None] + a * f[..., 0] - b * f[..., 1]
+    else:
+        eta = a + b * (f * np.exp(flat["delta"])[:, None, :]).sum(axis=-1)
+    if codes is not None and "z_a" in flat:
+        eta = flat["tau_a"][:, None] * flat["z_a"][:, codes] + np.exp(flat["tau_b"][:, None] * flat["z_b"][:, codes]) * eta
+    p = special.expit(eta)
+    if "lo" in flat:
+        lo = flat["lo"][:, None]
+        p = lo + (1.0 - lo) * flat["u_hi"][:, None] * p
+    return p
+
+
+def test_weighted_columns_equals_the_broadcast_sum():
+    from bayeval.models.calibration import weighted_columns
+
+    rng = np.random.default_rng(0)
+    for m, n, k in [(1, 1, 1), (7, 300, 1), (5, 1000, 4), (149, 2000, 4), (3, 50, 9)]:
+        f = np.abs(rng.normal(size=(1, n, k)))  # the monotone features of one row share a sign
+        w = np.exp(rng.normal(size=(m, 1, k)))
+        out = weighted_columns(f, w)
+        assert out.shape == (m, n)
+        np.testing.assert_allclose(out, (f * w).sum(axis=-1), rtol=1e-12)
+        np.testing.assert_allclose(weighted_columns(-f, w), (-f * w).sum(axis=-1), rtol=1e-12)
+        np.testing.assert_allclose(weighted_columns(f[0], w[0, 0]), (f[0] * w[0, 0]).sum(axis=-1), rtol=1e-12)
+        g = rng.normal(size=(m, n, k))  # other shapes: the broadcast product itself
+        np.testing.assert_array_equal(weighted_columns(g, w), (g * w).sum(axis=-1))
+        mixed = weighted_columns(g[:1], w)  # mixed signs: equal up to rounding of the sum
+        np.testing.assert_allclose(mixed, (g[:1] * w).sum(axis=-1), rtol=0, atol=1e-12 * np.abs(g[:1] * w).sum(-1).max())
+
+
+@pytest.mark.parametrize("curve,kw", [("monotone", {}), ("logistic", {}), ("beta", {}),
+                                      ("monotone", {"asymptotes": True})])
+def test_curve_probabilities_equal_the_broadcast_formula(curve, kw):
+    q, _, lab = _pool(n=1500, n_vet=60, seed=2)
+    post = Calibration(curve, **kw).fit(EvalData(q, lab), random_seed=0, draws=150, warn=False, progressbar=False)
+    ref = _broadcast_probabilities(post, post.features)
+    np.testing.assert_allclose(post.curve_draws(q), ref, rtol=1e-12)
+    free = ~post.data.vetted
+    np.testing.assert_allclose(post.item_probability().values[free], ref.mean(axis=0)[free], rtol=1e-12)
+
+
+def test_pooled_curve_probabilities_equal_the_broadcast_formula():
+    rng = np.random.default_rng(4)
+    n = 600
+    q = rng.beta(1, 3, n)
+    y = (rng.random(n) < q).astype(float)
+    lab = np.full(n, np.nan)
+    lab[:150] = y[:150]
+    data = EvalData(q, lab, categories=rng.choice(["a", "b", "c"], n))
+    post = Calibration("monotone", asymptotes=True).fit(data, random_seed=0, draws=100, warn=False,
+                                                         progressbar=False)
+    assert post.codes is not None and "z_a" in post.idata.posterior
+    ref = _broadcast_probabilities(post, post.features, post.codes)
+    free = ~data.vetted
+    np.testing.assert_allclose(post.item_probability().values[free], ref.mean(axis=0)[free], rtol=1e-12)
+    np.testing.assert_allclose(post.curve_draws(q), _broadcast_probabilities(post, post.features), rtol=1e-12)
+
+
+def test_the_probability_pass_holds_no_draws_x_items_x_segments_array():
+    """The monotone curve's pass over the items holds about one array of draws x items (it
+    built one of draws x items x segments, 4x as large, and three more of draws x items)."""
+    import tracemalloc
+
+    q, _, lab = _pool(n=5000, n_vet=60, seed=3)
+    post = Calibration("monotone").fit(EvalData(q, lab), random_seed=0, draws=200, warn=False, progressbar=False)
+    assert post.features.shape[1] == 4
+    one = post.n_draws * post.data.n_items * 8  # bytes of one chunk's draws x items (one chain per chunk)
+    tracemalloc.start()
+    try:
+        post.item_probability()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.6 * one, (peak, one)

@@ -124,3 +124,21 @@ def test_a_stack_with_the_split_uses_it_where_the_scores_separate():
                            draws=post.n_draws, random_seed=0)
     lo2, hi2 = be.hdi(old.metric("average_precision").values.ravel(), 0.9)
     assert hi - lo < 0.5 * (hi2 - lo2)
+
+
+def test_bumps_probabilities_equal_the_broadcast_formula():
+    """The bumps' weighted sum is a matrix product now: the same values as the broadcast
+    product of the features and the bump weights, summed, which it replaced."""
+    from scipy import special
+
+    data, _ = _two_clusters(n=800, n_vetted=40, seed=4)
+    post = MixtureCalibration("bumps", max_components=3).fit(data, random_seed=0, draws=150)
+    pa = post.idata.posterior
+    flat = {k: pa[k].values.reshape((-1,) + pa[k].shape[2:]) for k in ("a", "b", "u")}
+    f = post.features[None]
+    assert f.shape[-1] > 2  # at least two bumps besides the main feature
+    eta = flat["a"][:, None] + flat["b"][:, None] * f[..., 0] + (f[..., 1:] * flat["u"][:, None, :]).sum(axis=-1)
+    ref = special.expit(eta)
+    np.testing.assert_allclose(post.curve_draws(data.scores), ref, rtol=1e-12)
+    free = ~data.vetted
+    np.testing.assert_allclose(post.item_probability().values[free], ref.mean(axis=0)[free], rtol=1e-12)

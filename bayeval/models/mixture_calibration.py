@@ -47,7 +47,7 @@ from scipy import special, stats
 
 from ..core import _validate as V
 from ..core.data import EvalData
-from .calibration import SATURATED, Calibration, bernoulli_logit
+from .calibration import SATURATED, Calibration, bernoulli_logit, weighted_columns
 
 __all__ = ["MixtureCalibration", "FORMS", "fit_normal_mixture", "responsibilities", "split_feature", "mixture_check"]
 
@@ -306,7 +306,7 @@ class MixtureCalibration(Calibration):
         """The log-odds, for numpy (draw axis first) or PyTensor."""
         if self.form == "split":
             return p["a"] + p["b"] * feats[..., 0]
-        return p["a"] + p["b"] * feats[..., 0] + (feats[..., 1:] * p["u"]).sum(axis=-1)
+        return p["a"] + p["b"] * feats[..., 0] + weighted_columns(feats[..., 1:], p["u"])
 
     def _eta_numpy(self, params: dict, feats: np.ndarray, info: dict) -> np.ndarray:
         return self._eta_any(params, feats)
