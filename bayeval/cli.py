@@ -824,8 +824,9 @@ def _cmd_select(args) -> int:
     import numpy as np
     import pandas as pd
 
-    from .active import LabelStore, expected_change, select
+    from .active import LabelStore, expected_change
     from .active.design import design, design_target, resolve_auto
+    from .active.select import select_with_change
 
     store = held = None
     if args.store:  # a store path that cannot work is refused before the data are read
@@ -851,23 +852,26 @@ def _cmd_select(args) -> int:
     if data.has_categories:
         kw["category"] = "mean"
     strategy = resolve_auto(args.strategy, data, args.size)
-    post = None
+    post = change = None
     try:
         if strategy == "design":  # chosen by the scores alone: nothing to fit
             pos = design(data, args.size, metric=design_target(args.metric)[0], random_seed=args.random_seed,
                          exclude=held)
         else:
             post = _fit(args, data)
-            pos = select(post, metric=args.metric, size=args.size, random_seed=args.random_seed, exclude=held,
-                         strategy="auto" if args.strategy == "auto" else strategy, **kw)
+            pos, change = select_with_change(post, metric=args.metric, size=args.size, random_seed=args.random_seed,
+                                             exclude=held, strategy="auto" if args.strategy == "auto" else strategy,
+                                             **kw)
     except ValueError as exc:
         raise CLIError(str(exc)) from exc
     pos = np.asarray(pos, dtype=np.int64)
     table = pd.DataFrame({"item": data.item_ids[pos], "score": data.scores[pos]})
     if post is not None:
         table["p_positive"] = post.item_probability().values[pos]
-    if strategy == "expected_change":
-        table["expected_change"] = expected_change(post, args.metric, **kw).values[pos]
+    if strategy == "expected_change":  # the values that ranked the batch (one pass over the label draws, not two)
+        if change is None:
+            change = expected_change(post, args.metric, **kw)
+        table["expected_change"] = change.values[pos]
     if data.has_categories:
         table["category"] = data.categories[pos]
     _print_frame(table.set_index("item"), args.table_format, floatfmt="{:.4g}")

@@ -644,3 +644,19 @@ def test_warnings_as_lines_prints_a_warning_that_an_outer_filter_would_raise(cap
                 warnings.filterwarnings("ignore", message="hidden on purpose")
                 warnings.warn("hidden on purpose", UserWarning, stacklevel=1)
     assert capsys.readouterr().err == "warning: the labels look odd\n"
+
+
+def test_select_passes_over_the_label_draws_once_for_its_batch_and_its_column(scores_csv, monkeypatch, capsys):
+    """The expected_change column comes from the pass that ranked the batch (a second pass
+    over the label draws cost as much again at 10^5 items)."""
+    import importlib
+
+    S = importlib.import_module("bayeval.active.select")
+    passes = []
+    covariances = S._covariances
+    monkeypatch.setattr(S, "_covariances", lambda *a, **k: passes.append(1) or covariances(*a, **k))
+    path, _ = scores_csv
+    assert main(["select", str(path), "--score", "s", "--label", "y", "--id", "item", "--size", "4",
+                 "--strategy", "expected_change", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "expected_change" in out and len(passes) == 1

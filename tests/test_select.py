@@ -624,3 +624,39 @@ def test_a_top_bigger_than_a_categorys_items_is_refused_as_posterior_metric_refu
     assert not path.exists()  # refused before the store was made
     ActiveSession(data, no_fit, metric="precision_at_k", metric_kwargs={"k": 3}, category="pooled",
                   store=path).close()
+
+
+@pytest.mark.parametrize("strategy,cats,kwargs", [
+    ("expected_change", None, {}),
+    ("expected_change", None, {"metric": "precision_at_k", "k": 5}),
+    ("auto", ["a", "b"] * 100, {"category": "mean"}),
+    ("expected_change", None, {"size": 1}),
+])
+def test_select_with_change_gives_selects_batch_and_expected_change_in_one_pass(strategy, cats, kwargs, monkeypatch):
+    """``bayeval select`` reads its expected_change column from the pass that ranked the batch: the
+    positions of :func:`select` and the values of :func:`expected_change`, in one pass over the
+    label draws (it made a second, the whole cost again)."""
+    from bayeval.active.select import select_with_change
+
+    post = _posterior(n=200, categories=cats)
+    kw = {"size": 6, **kwargs}
+    metric_kw = {k: v for k, v in kw.items() if k not in ("size",)}
+    passes = []
+    covariances = S._covariances
+    monkeypatch.setattr(S, "_covariances", lambda *a, **k: passes.append(1) or covariances(*a, **k))
+    pos, change = select_with_change(post, strategy=strategy, random_seed=3, **kw)
+    assert len(passes) == 1
+    np.testing.assert_array_equal(pos, select(post, strategy=strategy, random_seed=3, **kw))
+    ref = expected_change(post, **metric_kw)
+    np.testing.assert_array_equal(change.values, ref.values)
+    assert change.attrs == ref.attrs and change.name == ref.name
+
+
+def test_select_with_change_has_no_change_where_no_metric_ranked_the_batch():
+    from bayeval.active.select import select_with_change
+
+    post = _posterior(n=60)
+    for strategy in ("random", "most_confident_mistake", "uncertainty", "design"):
+        pos, change = select_with_change(post, size=4, strategy=strategy, random_seed=1)
+        assert change is None
+        np.testing.assert_array_equal(pos, select(post, size=4, strategy=strategy, random_seed=1))

@@ -104,7 +104,7 @@ from ..core.posterior import Posterior, check_posterior
 from ..core.evaluate import MetricEvaluator, resolve_metric
 from .design import check_threshold, design, design_target, explore, explore_count, resolve_auto
 
-__all__ = ["STRATEGIES", "check_top_k", "expected_change", "select"]
+__all__ = ["STRATEGIES", "check_top_k", "expected_change", "select", "select_with_change"]
 
 STRATEGIES = ("random", "most_confident_mistake", "uncertainty", "expected_change", "design", "auto")
 
@@ -454,14 +454,17 @@ def _greedy(
 
 
 def _select_expected_change(post, candidates, size, metric, category, chunk_size, metric_kwargs):
+    """``(positions, change)``: the batch, and :func:`expected_change` of every item, from the
+    pass that ranked it."""
     setup = _ChangeSetup(post, metric, category, metric_kwargs)
     scores = post.data.scores
     greedy = size > 1 and candidates.size > 1
     cov, kept = _covariances(post, setup, chunk_size, keep=greedy)
+    change = _as_dataarray(post, setup, cov)
     value = np.abs(cov[candidates])
     ranked = candidates[_order(-value, scores, candidates)]
     if not greedy:
-        return ranked[:size]
+        return ranked[:size], change
     m = min(ranked.size, max(20 * size, 200))
     cand = ranked[:m]
     n_total = post.n_chains * post.n_draws
@@ -478,7 +481,7 @@ def _select_expected_change(post, candidates, size, metric, category, chunk_size
     tie_rank = np.empty(m, dtype=np.int64)
     tie_rank[_order(np.zeros(m), scores, cand)] = np.arange(m)
     picked = _greedy(cov[cand], z, setup.group_of[cand], tie_rank, size)
-    return cand[picked]
+    return cand[picked], change
 
 
 def select(
@@ -547,6 +550,43 @@ def select(
     >>> select(post, size=3, strategy="random", random_seed=1, exclude=[3]).size
     2
     """
+    return select_with_change(post, metric=metric, size=size, strategy=strategy, random_seed=random_seed,
+                              category=category, exclude=exclude, chunk_size=chunk_size, **metric_kwargs)[0]
+
+
+def select_with_change(
+    post,
+    *,
+    metric="average_precision",
+    size: int,
+    strategy="expected_change",
+    random_seed=None,
+    category=None,
+    exclude=None,
+    chunk_size=None,
+    **metric_kwargs,
+) -> tuple[np.ndarray, xr.DataArray | None]:
+    """:func:`select`, and the expected change of the metric that ranked the batch.
+
+    The arguments are :func:`select`'s. Returns ``(positions, change)``: the positions
+    :func:`select` returns and, where the batch was ranked by ``"expected_change"`` (also
+    within ``"auto"``), :func:`expected_change` of every item with the same metric,
+    category and options (the values of the pass that ranked it, before the batch: no
+    second pass over the label draws); else None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval import EvalData, Posterior
+    >>> from bayeval.active.select import expected_change, select_with_change
+    >>> data = EvalData([0.9, 0.8, 0.7, 0.1], [np.nan, np.nan, 1, np.nan])
+    >>> post = Posterior.from_probabilities(data, [0.5, 0.9, 1, 0.5], draws=2000, random_seed=0)
+    >>> pos, change = select_with_change(post, metric="precision_at_k", k=2, size=2)
+    >>> pos.tolist(), bool(np.array_equal(change, expected_change(post, "precision_at_k", k=2)))
+    ([0, 1], True)
+    >>> select_with_change(post, size=1, strategy="most_confident_mistake")[1] is None
+    True
+    """
     check_posterior(post)
     size = V.as_positive_int(size, "size", hint=" It is how many items to vet.")
     V.check_choice(strategy, "strategy", STRATEGIES)
@@ -562,30 +602,31 @@ def select(
     auto = strategy == "auto"
     strategy = resolve_auto(strategy, data, size)
     name, thr = design_target(metric, metric_kwargs.get("threshold"))
+    change = None
     if strategy == "design":
-        return design(data, size, metric=name, threshold=thr, exclude=excluded, random_seed=rng)
+        return design(data, size, metric=name, threshold=thr, exclude=excluded, random_seed=rng), None
     if strategy == "expected_change":
         if candidates.size == 0:
             _ChangeSetup(post, metric, category, metric_kwargs)  # still validate the metric
-            return np.empty(0, dtype=np.int64)
+            return np.empty(0, dtype=np.int64), None
         n_explore = min(explore_count(data.n_vetted, size), candidates.size) if auto else 0
         wide = explore(data, n_explore, metric=name, threshold=thr, exclude=excluded,
                        random_seed=rng) if n_explore else np.empty(0, dtype=np.int64)
         rest = candidates[~np.isin(candidates, wide)]
         greedy = np.empty(0, dtype=np.int64)
         if size > wide.size and rest.size:
-            greedy = _select_expected_change(
+            greedy, change = _select_expected_change(
                 post, rest, size - wide.size, metric, category, chunk_size, metric_kwargs
             )
         else:
             _ChangeSetup(post, metric, category, metric_kwargs)  # still validate the metric
         out = np.r_[np.asarray(greedy, dtype=np.int64), wide]
     elif candidates.size == 0:
-        return np.empty(0, dtype=np.int64)
+        return np.empty(0, dtype=np.int64), None
     elif strategy == "random":
         out = _select_random(post, candidates, size, rng, category)
     elif strategy == "most_confident_mistake":
         out = _select_mcm(post, candidates, size)
     else:
         out = _select_uncertainty(post, candidates, size)
-    return np.asarray(out, dtype=np.int64)
+    return np.asarray(out, dtype=np.int64), change
