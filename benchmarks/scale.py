@@ -14,12 +14,23 @@ Two measurements (``bayeval.core.distributed``):
    workers (the workers' start, imports and compilation included, as a user pays them);
    whether the posteriors are bit-identical to the serial ones.
 
+3. **The default model's passes** (``--default-passes``, off by default). A pool scored
+   by a gradient-boosting classifier (``make_classification``, about 2% positives, 150
+   vetted at random), the default model (``bayeval.fit``'s stack of calibration curves):
+   the CPU seconds (user + system, all threads) of ``bayeval threshold`` and ``bayeval
+   select`` as a user runs them (each its own process, the fit included) and, after a fit
+   in Python, of ``post.summary(["average_precision"])`` and ``recalibrate(post,
+   min_precision=0.9, prob=0.9)``; with ``--baseline DIR`` also for another copy of the
+   package (``git archive REV bayeval | tar -x -C DIR``), on the same pool, whose outputs
+   are compared with this tree's.
+
 The run is stamped with the git revision, the versions and the machine's load. On a
 machine shared with other jobs the timings are noisy: the load average is printed
 before and after each measurement.
 
 Run: ``python benchmarks/scale.py`` (writes ``benchmarks/results/scale.md``);
-``--items``, ``--draws``, ``--categories`` set the sizes; ``--quick`` is a tiny version
+``--items``, ``--draws``, ``--categories`` set the sizes; ``--default-passes N`` adds the
+third measurement (``--skip-metrics --skip-fits`` for it alone); ``--quick`` is a tiny version
 (not written unless ``--write``).
 """
 
@@ -155,6 +166,83 @@ def category_fits(n_categories: int, per_category: int, draws: int) -> list[str]
     return lines
 
 
+_PY_PASSES = r"""
+import json, sys, time
+import numpy as np, pandas as pd
+import bayeval as be
+df = pd.read_csv(sys.argv[1])
+data = be.EvalData(df["score"].to_numpy(), df["label"].to_numpy(), item_ids=df["id"].to_numpy())
+post = be.fit(data, random_seed=0, progressbar=False, warn=False)
+t0 = time.process_time(); s = post.summary(["average_precision"]); t1 = time.process_time()
+r = be.recalibrate(post, min_precision=0.9, prob=0.9); t2 = time.process_time()
+print(json.dumps({"summary": t1 - t0, "recalibrate": t2 - t1, "model": post.model,
+                  "out": [s.to_csv(), float(r.threshold), float(r.probability.sel(threshold=r.threshold))]}))
+"""
+
+
+def _pool_csv(n_items: int, path: pathlib.Path) -> float:
+    """A pool scored by gradient boosting: ``id``, ``score``, ``label`` (150 vetted at random)."""
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    X, y = make_classification(n_samples=n_items + 40_000, n_features=20, n_informative=6, n_redundant=4,
+                               weights=[0.98], flip_y=0.005, class_sep=0.9, random_state=0)
+    gbm = HistGradientBoostingClassifier(max_iter=100, random_state=0).fit(X[:40_000], y[:40_000])
+    rng = np.random.default_rng(1)
+    label = np.full(n_items, np.nan)
+    vet = rng.choice(n_items, 150, replace=False)
+    label[vet] = y[40_000:][vet]
+    path.write_text("id,score,label\n" + "".join(
+        f"i{i},{s!r},{'' if np.isnan(v) else int(v)}\n"
+        for i, (s, v) in enumerate(zip(gbm.predict_proba(X[40_000:])[:, 1].tolist(), label.tolist(), strict=True))))
+    return float(y[40_000:].mean())
+
+
+def _cpu_of(cmd: list[str], env: dict) -> tuple[float, str]:
+    """The CPU seconds (user + system, the child's threads included) and stdout of a command."""
+    import sys
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([sys.executable, *cmd], env=env, capture_output=True, text=True, check=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out
+
+
+def default_passes(n_items: int, baseline: str | None) -> list[str]:
+    """CPU seconds of the default model's commands and passes, this tree (and ``baseline``)."""
+    import json
+    import tempfile
+
+    here = str(pathlib.Path(__file__).resolve().parents[1])
+    trees = ([("baseline " + baseline, baseline)] if baseline else []) + [("this tree", here)]
+    lines = [f"## The default model's passes: {n_items:,} items, 150 vetted (CPU seconds)", "",
+             "| package | `bayeval threshold` | `bayeval select` | `post.summary` (AP) | `recalibrate` | "
+             "model | load at end |", "| --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    outputs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = pathlib.Path(tmp) / "pool.csv"
+        prevalence = _pool_csv(n_items, csv)
+        common = [str(csv), "--score", "score", "--label", "label", "--no-progress"]
+        for name, root in trees:
+            env = {**os.environ, "PYTHONPATH": root}
+            thr, thr_out = _cpu_of(["-m", "bayeval", "threshold", *common, "--min-precision", "0.9"], env)
+            sel, sel_out = _cpu_of(["-m", "bayeval", "select", *common, "--id", "id", "--size", "50",
+                                    "--format", "csv"], env)
+            _, py_out = _cpu_of(["-c", _PY_PASSES, str(csv)], env)
+            py = json.loads(py_out.strip().splitlines()[-1])
+            outputs.append((thr_out, sel_out, py["out"]))
+            lines.append(f"| {name} | {thr:.1f} | {sel:.1f} | {py['summary']:.1f} | {py['recalibrate']:.1f} | "
+                         f"{py['model']} | {load()} |")
+            print(lines[-1], flush=True)
+    lines += ["", f"Pool: {n_items:,} items, {prevalence:.1%} positive; `bayeval select --size 50` (its "
+              "default strategy); `recalibrate` after `summary` (its label draws cached)."]
+    if len(outputs) > 1:
+        same = [k for k, a, b in zip(("threshold", "select", "summary and recalibrate"), outputs[0], outputs[1],
+                                     strict=True) if a == b]
+        lines.append(f"Outputs identical to the baseline's: {', '.join(same) or 'none'}.")
+    return lines
+
+
 def stamp() -> list[str]:
     from bayeval._version import dependency_versions
 
@@ -183,6 +271,10 @@ def main(argv=None):
     ap.add_argument("--fit-draws", type=int, default=500)
     ap.add_argument("--skip-metrics", action="store_true")
     ap.add_argument("--skip-fits", action="store_true")
+    ap.add_argument("--default-passes", type=int, default=0, metavar="N",
+                    help="also time the default model's commands and passes on N items (e.g. 100000)")
+    ap.add_argument("--baseline", default=None, metavar="DIR",
+                    help="with --default-passes: time this copy of the package too (a folder holding bayeval/)")
     ap.add_argument("--no-serial", action="store_true",
                     help="metric passes on Dask only; 'identical' then compares with the 1-worker pass")
     ap.add_argument("--quick", action="store_true", help="10,000 items x 50 draws, 6 categories")
@@ -197,6 +289,8 @@ def main(argv=None):
         lines += metric_passes(args.items, args.draws, args.chunk, serial_pass=not args.no_serial) + [""]
     if not args.skip_fits:
         lines += category_fits(args.categories, args.per_category, args.fit_draws) + [""]
+    if args.default_passes:
+        lines += default_passes(args.default_passes, args.baseline) + [""]
     cmd = "python benchmarks/scale.py " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
     text = "\n".join([f"# Scale: Dask against serial\n\nOutput of `{cmd.strip()}`.\n", *head, "", *lines])
     print(text)
