@@ -198,12 +198,15 @@ def _pool_csv(n_items: int, path: pathlib.Path) -> float:
     return float(y[40_000:].mean())
 
 
-def _cpu_of(cmd: list[str], env: dict) -> tuple[float, str]:
-    """The CPU seconds (user + system, the child's threads included) and stdout of a command."""
+def _cpu_of(cmd: list[str], env: dict, cwd: str) -> tuple[float, str]:
+    """The CPU seconds (user + system, the child's threads included) and stdout of a Python
+    command, run in ``cwd`` (``python -m`` and ``-c`` put their folder first on ``sys.path``:
+    run from the repository, they would import its ``bayeval`` whatever ``PYTHONPATH`` says)."""
     import sys
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([sys.executable, *cmd], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, *cmd], env=env, cwd=cwd, capture_output=True, text=True,
+                         check=True).stdout
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, out
 
@@ -225,10 +228,13 @@ def default_passes(n_items: int, baseline: str | None) -> list[str]:
         common = [str(csv), "--score", "score", "--label", "label", "--no-progress"]
         for name, root in trees:
             env = {**os.environ, "PYTHONPATH": root}
-            thr, thr_out = _cpu_of(["-m", "bayeval", "threshold", *common, "--min-precision", "0.9"], env)
+            _, where = _cpu_of(["-c", "import bayeval; print(bayeval.__file__)"], env, tmp)
+            if not pathlib.Path(where.strip()).resolve().is_relative_to(pathlib.Path(root).resolve()):
+                raise SystemExit(f"{name}: bayeval imported from {where.strip()}, not from {root}")
+            thr, thr_out = _cpu_of(["-m", "bayeval", "threshold", *common, "--min-precision", "0.9"], env, tmp)
             sel, sel_out = _cpu_of(["-m", "bayeval", "select", *common, "--id", "id", "--size", "50",
-                                    "--format", "csv"], env)
-            _, py_out = _cpu_of(["-c", _PY_PASSES, str(csv)], env)
+                                    "--format", "csv"], env, tmp)
+            _, py_out = _cpu_of(["-c", _PY_PASSES, str(csv)], env, tmp)
             py = json.loads(py_out.strip().splitlines()[-1])
             outputs.append((thr_out, sel_out, py["out"]))
             lines.append(f"| {name} | {thr:.1f} | {sel:.1f} | {py['summary']:.1f} | {py['recalibrate']:.1f} | "
@@ -237,10 +243,25 @@ def default_passes(n_items: int, baseline: str | None) -> list[str]:
     lines += ["", f"Pool: {n_items:,} items, {prevalence:.1%} positive; `bayeval select --size 50` (its "
               "default strategy); `recalibrate` after `summary` (its label draws cached)."]
     if len(outputs) > 1:
-        same = [k for k, a, b in zip(("threshold", "select", "summary and recalibrate"), outputs[0], outputs[1],
-                                     strict=True) if a == b]
-        lines.append(f"Outputs identical to the baseline's: {', '.join(same) or 'none'}.")
+        lines.append("Outputs against the baseline's: " + "; ".join(
+            f"{k}: {_agreement(str(a), str(b))}"
+            for k, a, b in zip(("threshold", "select", "summary and recalibrate"), *outputs, strict=True)) + ".")
     return lines
+
+
+def _agreement(a: str, b: str) -> str:
+    """Two outputs: identical, or their numbers equal to within a relative 1e-12 (the rest of
+    the text identical), or different."""
+    import re
+
+    if a == b:
+        return "identical"
+    num = r"-?\d+\.?\d*(?:[eE][-+]?\d+)?"
+    x, y = re.findall(num, a), re.findall(num, b)
+    if re.sub(num, "#", a) == re.sub(num, "#", b) and len(x) == len(y) and np.allclose(
+            np.array(x, dtype=float), np.array(y, dtype=float), rtol=1e-12, atol=0):
+        return "the same numbers to 1e-12"
+    return "different"
 
 
 def stamp() -> list[str]:
