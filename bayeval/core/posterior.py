@@ -178,7 +178,6 @@ class BasePosterior:
 # ------------------------------------------------------------------- Posterior
 
 
-
 def _metric_attrs(ev: MetricEvaluator) -> dict:
     """What a metric's draws were computed with, as attributes a netCDF file keeps: the metric's
     name and each one-value option (``threshold``, ``beta``, ``k``, ``category``...); an option
@@ -193,6 +192,7 @@ def _metric_attrs(ev: MetricEvaluator) -> dict:
         elif isinstance(value, int | float | str):
             attrs[key] = value
     return attrs
+
 
 class Posterior(BasePosterior):
     """Posterior over the true labels of an evaluation set, and over its metrics.
