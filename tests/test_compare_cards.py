@@ -416,3 +416,31 @@ def test_compare_cli_checks_each_cards_transform_in_the_cards_words(tmp_path, ca
     assert said in out.err and 'If they are, set transform = "logit" under [model]' in out.err
     assert "Comparison(good, weak: 60 items, 20 vetted" in out.out
     assert "transform=" not in out.err and not [w for w in caught if "logodds" in str(w.message)]  # not again
+
+
+def test_the_comparison_page_checks_each_cards_transform_in_the_cards_words(tmp_path):
+    """`bayeval vet CARD_A CARD_B` (open_compare) did not check the cards' `[model] transform` against their
+    scores as `bayeval vet CARD` and `bayeval compare` do: `"logit"` on margins failed in the background
+    refit, in the joint model's words; it is refused now before the store is touched, naming the card's key,
+    and `"logodds"` on probabilities is warned in the card's words."""
+    import warnings
+
+    from bayeval.vet import open_compare
+
+    a, b, _ = pair(tmp_path, n=60)
+    toml = b / "card.toml"
+    toml.write_text(toml.read_text().replace('name = "calibration"', 'name = "calibration"\ntransform = "logit"'))
+    store = tmp_path / "c.sqlite"
+    with pytest.raises(CardError, match=r'\[model\] transform = "logit" reads the scores as probabilities'):
+        open_compare([a, b], store=store)
+    assert not store.exists()
+    fb = pd.read_csv(b / "scores.csv")
+    fb["score"] = np.round(1 / (1 + np.exp(-fb["score"])), 5)  # probabilities, read as log-odds
+    fb.to_csv(b / "scores.csv", index=False)
+    toml.write_text(toml.read_text().replace('transform = "logit"', 'transform = "logodds"'))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v = open_compare([a, b], store=store, draws=50)
+        v.close()
+    said = [str(w.message) for w in caught if "logodds" in str(w.message)]
+    assert said and said[0].startswith(f'{toml}: [model] transform = "logodds" reads the scores as log-odds'), said

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,7 @@ from ..active.store import decode_item, encode_items
 from ..compare.comparison import TRANSFORMS, Comparison, compare, resolve_target
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB
+from ..core._diagnostics import LOGODDS_ON_PROBABILITIES
 from ..models.joint import joint_data
 from .items import ItemView
 from .session import CARD_KEY, COMPARE_KEY, VetSession, find_card
@@ -336,6 +338,11 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
     if len(joined.names) != 2:
         raise CardError(f"the vetting page compares two cards, got {len(joined.names)} ({list(joined.names)}). "
                         "Vet two at a time, or compare them all without vetting: bayeval compare CARD ...")
+    said = []  # each card's [model] transform against its scores: refused (CardError) or warned in its words
+    for card, name in zip(joined.cards, joined.names, strict=True):
+        said.append(card.check_scale(joined.scores[name]))
+        if said[-1]:
+            warnings.warn(said[-1], UserWarning, stacklevel=2)
     first = joined.cards[0]
     metrics = first.metrics()
     label = metric if metric is not None else first.vet.get("metric", next(iter(metrics)))
@@ -371,7 +378,7 @@ def open_compare(cards, *, store=None, metric: str | None = None, width: float |
         title = f"{joined.names[0]} vs {joined.names[1]}: which is better?"
         return VetSession(active, view, readout=comparison_readout, annotator=annotator,
                           lease_seconds=lease_seconds, budget=budget if budget is not None else first.vet.get("budget"),
-                          title=title)
+                          title=title, said=(LOGODDS_ON_PROBABILITIES,) if any(said) else ())
     except BaseException:
         active.close()
         raise
