@@ -26,7 +26,7 @@ import xarray as xr
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
-from ..core._diagnostics import FEW_LABELS, said_before
+from ..core._diagnostics import FEW_LABELS, said_before, user_stacklevel
 from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
 from ..core.evaluate import MetricEvaluator, check_metric_options
 from ..core.summary import hdi, threshold_said, warn_threshold
@@ -1210,7 +1210,7 @@ def _selection_scores(post, gap: np.ndarray, target: str, a: str, b: str, own: n
             f"comparison ({verdict}). The items are ranked by how much their labels would move {a}'s metric "
             "instead, as a single classifier's selection ranks them.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),  # the caller's line, whatever wraps select
         )
         own = np.asarray(own, dtype=np.float64)
         own = np.where(np.isfinite(own), own, np.nanmean(own) if np.isfinite(own).any() else 0.0)
@@ -1225,7 +1225,7 @@ def _selection_scores(post, gap: np.ndarray, target: str, a: str, b: str, own: n
         f"gap {a} - {b} instead (target='gap'). The comparison is decided (see decided()); pass "
         "target='gap' to ask for this order without the warning.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return np.nan_to_num(expected_change(post, _moved(gap, "gap")), nan=0.0)
 
