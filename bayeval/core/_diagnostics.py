@@ -43,6 +43,19 @@ def exact_where_constant(ll) -> np.ndarray:
     return flat.reshape(ll.shape)
 
 
+def put_first(out: dict, findings: list[str], *, warn: bool, stacklevel: int | None = None) -> dict:
+    """A check dict (:func:`check_convergence`'s) with ``findings`` about the labels (scores that rank
+    the vetted positives low, say) said first in its ``messages`` and ``data_messages``, ``ok`` False,
+    and warned (with ``warn``) apart from the sampler's problems. Returns ``out``."""
+    if findings:
+        out["messages"][:0] = findings
+        out["data_messages"] = [*findings, *out.get("data_messages", [])]
+        out["ok"] = False
+        if warn:
+            warnings.warn("bayeval: " + " ".join(findings), UserWarning, stacklevel=stacklevel or user_stacklevel())
+    return out
+
+
 def user_stacklevel() -> int:
     """The ``stacklevel`` for :func:`warnings.warn` that points at the caller's own code:
     the first frame outside the bayeval package, counted from the caller of this function."""

@@ -87,7 +87,6 @@ it; the priors above keep the posterior proper meanwhile.
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Mapping, Sequence
 
 import arviz as az
@@ -910,7 +909,7 @@ class LabelFlipPosterior(Posterior):
         >>> from bayeval.models.label_flip import LabelFlipPosterior
         >>> # LabelFlip().fit(data, warn=False).check()["ok"]
         """
-        from ..core._diagnostics import check_convergence, user_stacklevel
+        from ..core._diagnostics import check_convergence, put_first
         from ..core.sampling import SamplingInfo
 
         sampling = getattr(self, "sampling", None) or SamplingInfo(self.sampler)
@@ -918,15 +917,8 @@ class LabelFlipPosterior(Posterior):
                   "or pool categories.")
         out = check_convergence(self.idata, sampling, self._param_names(), warn=warn, advice=advice,
                                 stacklevel=stacklevel)
-        reversed_ = reversed_caveats(self.data, self)  # positives scoring low: said first, not a sampler problem
-        if reversed_:
-            out["messages"][:0] = reversed_
-            out["data_messages"] = [*reversed_, *out.get("data_messages", [])]
-            out["ok"] = False
-            if warn:
-                warnings.warn("bayeval: " + " ".join(reversed_), UserWarning,
-                              stacklevel=stacklevel or user_stacklevel())
-        return out
+        # positives scoring low: said first, not a sampler problem
+        return put_first(out, reversed_caveats(self.data, self), warn=warn, stacklevel=stacklevel)
 
 
 # ------------------------------------------------------------------- simulation

@@ -980,20 +980,13 @@ class SPEPosterior(Posterior):
                 )
             out["messages"] = [m + " " + msg if m.startswith("r_hat") else m for m in out["messages"]]
             out["chains"] = chains
-        from ..core._diagnostics import user_stacklevel
+        from ..core._diagnostics import put_first, user_stacklevel
 
         if warn and out["messages"]:
             warnings.warn("bayeval: sampler diagnostics are bad: " + " ".join(out["messages"]), UserWarning,
                           stacklevel=stacklevel or user_stacklevel())
-        reversed_ = reversed_caveats(self.data, self)  # positives scoring low: said first, not a sampler problem
-        if reversed_:
-            out["messages"][:0] = reversed_
-            out["data_messages"] = [*reversed_, *out.get("data_messages", [])]
-            out["ok"] = False
-            if warn:
-                warnings.warn("bayeval: " + " ".join(reversed_), UserWarning,
-                              stacklevel=stacklevel or user_stacklevel())
-        return out
+        # positives scoring low: said first, not a sampler problem
+        return put_first(out, reversed_caveats(self.data, self), warn=warn, stacklevel=stacklevel)
 
     def chain_summary(self, *, max_items: int = 5000) -> pd.DataFrame:
         """Per chain: mean prevalence, mean log-likelihood of the data and the AP of the
