@@ -146,6 +146,23 @@ def say_card_stores(joined) -> None:
                   + f"), pooled with the other cards' labels: {joined.data.n_vetted} vetted in all.", file=sys.stderr)
 
 
+def check_compare_size(args, data) -> None:
+    """Refuse a comparison whose estimated peak memory, with the data's size (its items and vetted
+    labels: :func:`bayeval.core._validate.fit_memory_gb`, the joint models as the candidates), is
+    above ``--max-memory-gb`` (or ``BAYEVAL_MAX_MEMORY_GB``, else 4 GB), in the command line's
+    words, before anything is fitted (:func:`bayeval.compare` would name its ``max_memory_gb=``)."""
+    from .compare.comparison import JOINT_CURVES
+    from .core import _validate as V
+
+    k = len(JOINT_CURVES)  # the default model's candidates, as bayeval.compare counts them
+    try:
+        V.check_job_size(args.chains, args.draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW * k * 4, what="bayeval compare",
+                         how_to_raise="--max-memory-gb", items=data.n_items, vetted=data.n_vetted, candidates=k,
+                         draws_option="--draws ")
+    except ValueError as exc:
+        raise CLIError(f"{exc} Nothing was fitted.") from exc
+
+
 #: said after a comparison of cards: why its numbers are not each card's report's
 JOINT_CAVEAT = ("each classifier's value here comes from one joint model of all the cards' scores (the same "
                 "label draws shared by every classifier), so it can differ from that card's own report, which "

@@ -124,6 +124,7 @@ def compare_parser(sub, run) -> None:
     cmpp.add_argument("--chains", type=int, default=2, help="chains (default 2)")
     seed_args(cmpp)
     cmpp.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    memory_arg(cmpp)
     cmpp.add_argument("--out", default=None, help="also write the pairs' table to this CSV file")
     format_arg(cmpp)
     cmpp.set_defaults(func=run)

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from ._cli_checks import (card_given_as_scores, check_card_transform, check_fit_size, check_k, check_min_flagged,
                           check_model_columns, check_transform, complete_label_cells, logodds_said)
-from ._cli_compare import JOINT_CAVEAT, card_inputs, refuse_unvetted
+from ._cli_compare import JOINT_CAVEAT, card_inputs, check_compare_size, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_parser import build_parser
 from ._cli_store import (
@@ -760,6 +760,7 @@ def _cmd_compare(args) -> int:
 
     scores, labels, transform, said = _compare_inputs(args)  # transform: each card's [model] transform
     check_k(args, labels, args.category_mode)
+    check_compare_size(args, labels)  # in the command line's words (--max-memory-gb, --draws), before the fit
     with warnings_as_lines():  # said as warning: lines, as fit says them
         with logodds_said() if said else contextlib.nullcontext():  # a card's logodds: said in its words
             cmp = compare(scores, labels, transform=transform, draws=args.draws, chains=args.chains,

@@ -580,3 +580,34 @@ def test_max_memory_gb_counts_the_items_before_the_fit(tmp_path, capsys, monkeyp
            "variable BAYEVAL_MAX_MEMORY_GB)" in err and "Nothing was fitted." in err
     assert "Fitting" not in err and "max_memory_gb=" not in err and fitted == [1]  # refused before sampling
 
+
+
+def test_compare_takes_max_memory_gb_and_refuses_in_the_command_lines_words(bad, capsys, monkeypatch):
+    """`bayeval compare` had no --max-memory-gb (`bayeval fit`/`report` have one): a comparison too big
+    for the limit was refused by bayeval.fit's check, in Python words ("bayeval.fit: ... draws=410906 ...
+    pass max_memory_gb="), naming a keyword the command line cannot pass. It is now checked before the
+    fit, in the command line's words, and --max-memory-gb sets its limit for this run."""
+    import os
+
+    from bayeval.compare import comparison
+    from bayeval.core._validate import MAX_MEMORY_ENV
+
+    monkeypatch.delenv(MAX_MEMORY_ENV, raising=False)
+    monkeypatch.setattr(comparison, "compare", lambda *a, **k: pytest.fail("compare() called: nothing is fitted"))
+    frame = pd.read_csv(bad["scores"]).assign(t=lambda f: f.s * 2 + 0.1)
+    frame.to_csv(bad["tmp"] / "two.csv", index=False)
+    argv = ["compare", str(bad["tmp"] / "two.csv"), "--score", "s", "t", "--label", "y", "--id", "item",
+            "--no-progress"]
+    assert main([*argv, "--draws", "10000000"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith("bayeval: error: bayeval compare: 2 chains x 10000000 draws of 200 items (40 vetted) "
+                          "would need about"), err
+    assert "above the limit of 4 GB. Use fewer draws: up to" in err and "(--draws " in err, err
+    assert "(--max-memory-gb, or the environment variable BAYEVAL_MAX_MEMORY_GB). Nothing was fitted." in err, err
+    assert "max_memory_gb=" not in err and "draws=" not in err and "bayeval.fit" not in err, err
+    assert main([*argv, "--draws", "100", "--max-memory-gb", "0.5"]) == 2  # the option sets this run's limit
+    err = " ".join(capsys.readouterr().err.split())
+    assert "above the limit of 0.5 GB" in err and "raise the limit to 0.6 GB or more (--max-memory-gb" in err, err
+    assert MAX_MEMORY_ENV not in os.environ  # for this run only
+    assert main([*argv, "--max-memory-gb", "-1"]) == 2
+    assert "--max-memory-gb must be a positive number of GB, got -1." in capsys.readouterr().err

@@ -443,3 +443,20 @@ def test_a_threshold_outside_a_classifiers_scores_warns_once_per_call_naming_it(
             [f"recall of b at threshold={between!r}"], table
         assert not [c for c in said(lambda: getattr(cmp, table)("recall", threshold=0.5))[0].attrs["caveats"]
                     if "threshold" in c], table
+
+
+def test_compare_checks_its_memory_in_its_own_words():
+    """bayeval.compare was refused by bayeval.fit's memory check, which named "bayeval.fit" and told the
+    user to "pass max_memory_gb=", a keyword compare did not take (TypeError). compare now takes
+    ``max_memory_gb`` and checks the estimate itself, before anything is sampled, in its own words."""
+    a, b, lab, _ = _pool()
+    with pytest.raises(ValueError, match=r"^bayeval\.compare: 2 chains x 10000000 draws of 300 items \(40 vetted\)") \
+            as err:
+        be.compare({"a": a, "b": b}, lab, draws=10_000_000)
+    assert "pass max_memory_gb=" in str(err.value) and "bayeval.fit" not in str(err.value)
+    with pytest.raises(ValueError, match=r"above the limit of 0\.5 GB"):
+        be.compare({"a": a, "b": b}, lab, draws=100, max_memory_gb=0.5)  # the keyword sets the limit
+    with pytest.raises(ValueError, match=r"`max_memory_gb` must be a positive number of GB, got -1"):
+        be.compare({"a": a, "b": b}, lab, draws=100, max_memory_gb=-1)
+    with pytest.raises(ValueError, match=r"above the limit of 0\.5 GB"):
+        be.compare({"a": a, "b": b}, lab, draws=100, max_memory_gb=0.5, model="logistic")  # one model too

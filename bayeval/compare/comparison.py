@@ -192,7 +192,8 @@ def _joint(scores: dict, labels, item_ids=None) -> EvalData:
 
 
 def compare(scores, labels=None, *, model="default", transform="auto", draws: int = 1000, chains: int = 2,
-            random_seed=None, progressbar: bool = False, warn: bool = True, client=None) -> Comparison:
+            random_seed=None, progressbar: bool = False, warn: bool = True, client=None,
+            max_memory_gb: float | None = None) -> Comparison:
     """Compare classifiers that scored the same items, on the same draws of the items' labels.
 
     Parameters
@@ -240,6 +241,11 @@ def compare(scores, labels=None, *, model="default", transform="auto", draws: in
     client : distributed.Client, optional
         With the default model, fit its two candidates as Dask tasks on this client (the
         same comparison as without). None: in this process.
+    max_memory_gb : float, optional
+        The limit of the up-front memory check (default 4 GB, or the environment variable
+        ``BAYEVAL_MAX_MEMORY_GB``): the comparison is refused, before anything is sampled,
+        when its estimated peak memory (that of :func:`bayeval.fit` on as many items and
+        vetted labels, with the joint models as its candidates) is above it.
 
     Returns
     -------
@@ -266,7 +272,8 @@ def compare(scores, labels=None, *, model="default", transform="auto", draws: in
     # fitted with the columns in sorted order: the seed gives the same draws whatever the dict's order
     data = _joint({name: cols[name] for name in sorted(cols)}, labels, ids)
     post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
-                      warn=warn, client=client, transform=_transforms(transform, list(cols), cols))
+                      warn=warn, client=client, transform=_transforms(transform, list(cols), cols),
+                      max_memory_gb=max_memory_gb)
     return Comparison(post, order=list(cols))
 
 
@@ -386,9 +393,10 @@ def _joint_model(curve: str, transforms: dict, **params) -> JointCalibration:
 
 
 def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar, warn, client=None,
-               transform=None):
+               transform=None, max_memory_gb=None):
     """The joint model's posterior of ``data`` (joint data): what :func:`compare` fits.
-    ``transform``: ``{name: transform}`` (None: ``"auto"`` for every classifier)."""
+    ``transform``: ``{name: transform}`` (None: ``"auto"`` for every classifier). Its estimated
+    peak memory is checked first, in compare's words (``max_memory_gb=``, ``draws=``)."""
     if isinstance(model, str):
         V.check_choice(model, "model", MODELS)
         _refuse_hard(data)
@@ -401,12 +409,16 @@ def _fit_joint(data: EvalData, model, *, draws, chains, random_seed, progressbar
         cands = [model]
     else:
         raise TypeError(f"`model` must be one of {list(MODELS)} or a model with fit(data, ...), got {model!r}.")
+    draws, chains = V.as_positive_int(draws, "draws"), V.as_positive_int(chains, "chains")
+    # the estimate bayeval.fit makes for as many candidates (core._validate.fit_memory_gb)
+    V.check_job_size(chains, draws, bytes_per_draw=V.FIT_BYTES_PER_DRAW * len(cands) * 4, what="bayeval.compare",
+                     max_memory_gb=max_memory_gb, items=data.n_items, vetted=data.n_vetted, candidates=len(cands))
     if len(cands) > 1:
         # a handful of vetted labels of a class: said in the comparison's words (Comparison.caveats),
         # not in the stack's about one score's calibration curve
         with said_before(FEW_LABELS):
             return stack_fit(data, candidates=cands, draws=draws, chains=chains, random_seed=random_seed,
-                             progressbar=progressbar, warn=warn, client=client)
+                             progressbar=progressbar, warn=warn, client=client, max_memory_gb=max_memory_gb)
     return cands[0].fit(data, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
                         warn=warn)
 
