@@ -196,9 +196,12 @@ def test_fit_warns_a_handful_of_vetted_positives_once_and_recalibrate_carries_th
     assert rec.caveats == () and "caveat" not in str(rec) + repr(rec)
 
 
-def test_compare_does_not_warn_the_stacks_few_positives_sentence():
-    """compare says a handful of vetted positives in its own words (Comparison.caveats); the stack it
-    fits must not warn the single-score sentence about one calibration curve."""
+def test_compare_warns_a_handful_of_vetted_labels_once_in_its_own_words():
+    """bayeval.fit warns a handful of vetted positives (or negatives) once; bayeval.compare said it only in
+    Comparison.caveats(), never as a warning, so a Python user saw nothing (2 vetted positives of 30 on the
+    breast-cancer scores of two classifiers: no warning). compare now warns it once, in the comparison's
+    words (Comparison.caveats), pointing at the caller's line; not the stack's sentence about one score's
+    calibration curve, and nothing with warn=False."""
     import warnings
 
     rng = np.random.default_rng(2)
@@ -206,12 +209,36 @@ def test_compare_does_not_warn_the_stacks_few_positives_sentence():
     labels = np.full(600, np.nan)
     labels[:30] = 0
     labels[int(np.flatnonzero(y)[0])] = 1
+    scores = {"a": 2 * y + rng.normal(0, 1, 600), "b": y + rng.normal(0, 1, 600)}
+
+    def told(**kwargs):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            cmp = be.compare(scores, labels, random_seed=0, draws=100, **kwargs)
+        return cmp, [x for x in w if "vetted labels" in str(x.message)]
+
+    cmp, w = told()
+    said = cmp.caveats()[0]
+    assert said.startswith("only 1 of the 30 vetted labels are positive: which classifier"), said
+    assert [str(x.message) for x in w] == ["bayeval: " + said]  # once, the comparison's sentence
+    assert w[0].category is UserWarning and w[0].filename == __file__  # at the caller's line
+    assert "calibration curve" not in str(w[0].message)  # not the stack's sentence about one score
+    cmp, w = told(warn=False)
+    assert w == [] and cmp.caveats()[0] == said  # said by caveats() only
+    few_neg = np.where(np.arange(600) < 30, np.r_[np.ones(27), np.zeros(3)][np.arange(600) % 30], np.nan)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 600), "b": y + rng.normal(0, 1, 600)}, labels,
-                         random_seed=0, draws=100)
-    assert cmp.caveats()[0].startswith("only 1 of the 30 vetted labels are positive: which classifier")
-    assert not [x for x in w if "vetted labels are positive" in str(x.message)]
+        cmp = be.compare(scores, few_neg, random_seed=0, draws=100, model="logistic")  # one model: the same
+    (msg,) = [str(x.message) for x in w if "vetted labels" in str(x.message)]
+    assert msg == "bayeval: " + cmp.caveats()[0] and msg.startswith("bayeval: only 3 of the 30 vetted labels are "
+                                                                     "negative: how many"), msg
+    enough = np.where(np.arange(600) < 40, y, np.nan)
+    enough[:10] = 1
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        cmp = be.compare(scores, enough, random_seed=0, draws=100, model="logistic")
+    assert not [x for x in w if "vetted labels" in str(x.message)]
+    assert not [c for c in cmp.caveats() if "vetted labels" in c]
 
 
 def test_cli_threshold_says_the_caveats_once_on_stderr(tmp_path, capsys):

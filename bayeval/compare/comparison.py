@@ -26,7 +26,7 @@ import xarray as xr
 
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
-from ..core._diagnostics import FEW_LABELS, said_before, user_stacklevel
+from ..core._diagnostics import FEW_LABELS, is_said, said_before, user_stacklevel
 from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
 from ..core.evaluate import MetricEvaluator, check_metric_options
 from ..core.summary import hdi, threshold_said, warn_threshold
@@ -237,7 +237,12 @@ def compare(scores, labels=None, *, model="default", transform="auto", draws: in
         The same seed gives the same comparison, whatever the order of the classifiers
         in ``scores``: the model is fitted with them sorted by name, and the results
         (``names``, the ``model`` dim, the tables' ties) keep the order given.
-    progressbar, warn : bool
+    progressbar : bool
+    warn : bool
+        Warn, as :func:`bayeval.fit` does, when no label is vetted, when the diagnostics are bad,
+        and once when fewer than 5 of the vetted labels are positive (or negative): then the gap
+        rests largely on the prior (the sentences of :meth:`Comparison.caveats`, which says them
+        with ``warn=False`` too).
     client : distributed.Client, optional
         With the default model, fit its two candidates as Dask tasks on this client (the
         same comparison as without). None: in this process.
@@ -274,7 +279,11 @@ def compare(scores, labels=None, *, model="default", transform="auto", draws: in
     post = _fit_joint(data, model, draws=draws, chains=chains, random_seed=random_seed, progressbar=progressbar,
                       warn=warn, client=client, transform=_transforms(transform, list(cols), cols),
                       max_memory_gb=max_memory_gb)
-    return Comparison(post, order=list(cols))
+    cmp = Comparison(post, order=list(cols))
+    few = cmp._few_labels() if warn and not is_said(FEW_LABELS) else []
+    if few:  # as bayeval.fit warns it (core.data.few_labels_caveats), in the comparison's words
+        warnings.warn("bayeval: " + " ".join(few), UserWarning, stacklevel=user_stacklevel())
+    return cmp
 
 
 def _refuse_hard(data: EvalData) -> None:
@@ -775,7 +784,7 @@ class Comparison:
         >>> labels[:30] = 0
         >>> labels[int(np.flatnonzero(y)[0])] = 1
         >>> cmp = be.compare({"a": 2 * y + rng.normal(0, 1, 600), "b": y + rng.normal(0, 1, 600)}, labels,
-        ...                  random_seed=0, draws=100)
+        ...                  random_seed=0, draws=100, warn=False)  # warn=True: compare warns it too
         >>> [c.split(":")[0] for c in cmp.caveats()]
         ['only 1 of the 30 vetted labels are positive']
         """
@@ -791,27 +800,7 @@ class Comparison:
                 "items first: a random sample of 30 or more, or `bayeval vet CARD_A CARD_B` (its first batch is "
                 "stratified on the scores); then compare again."
             )
-        elif pos < FEW_OF_A_CLASS:
-            said = (f"none of the {n} vetted labels is positive" if pos == 0
-                    else f"only {pos} of the {n} vetted labels are positive")
-            out.append(
-                f"{said}: which classifier puts the positives higher "
-                f"rests on {'that item' if pos == 1 else 'the prior alone' if pos == 0 else 'these items'}"
-                f"{'' if pos == 0 else ' and on the prior'}, so the gap's interval is "
-                "wide and the stated favourite is often the worse one (in a quarter to two fifths of such runs in "
-                "the validation of docs/compare.md). "
-                "Where a classifier's top scores are over-confident (its top items positive less often than it "
-                "claims), its metric and its lead can come out too high. Vet items from the top of both rankings "
-                "next (the comparison's select(), or `bayeval vet CARD_A CARD_B`) rather than more random ones."
-            )
-        if n and neg < FEW_OF_A_CLASS:
-            said = (f"none of the {n} vetted labels is negative" if neg == 0
-                    else f"only {neg} of the {n} vetted labels are negative")
-            out.append(
-                f"{said}: how many of each classifier's top items are "
-                "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
-                "middle and bottom of the rankings next."
-            )
+        out += self._few_labels()
         if n and pos >= FEW_OF_A_CLASS and neg >= FEW_OF_A_CLASS:  # enough of each class: a category may hold too few
             out += few_by_category(d, "the gap")
         for j, name in enumerate(self.names):
@@ -834,6 +823,38 @@ class Comparison:
                     f"alone, so with few labels {name}'s metric and its gaps get wide intervals. Vet items across "
                     "its whole range of scores."
                 )
+        return out
+
+    def _few_labels(self) -> list[str]:
+        """The sentences of :meth:`caveats` on a handful of vetted labels of a class (fewer than
+        ``FEW_OF_A_CLASS`` vetted positives or negatives, none included): what :func:`compare` warns,
+        as :func:`bayeval.fit` warns :func:`bayeval.core.data.few_labels_caveats`. Empty when nothing
+        is vetted (a case of its own) or each class has enough."""
+        d = self.data
+        n, pos = int(d.n_vetted), int(d.n_vetted_positive)
+        neg = n - pos
+        out = []
+        if n and pos < FEW_OF_A_CLASS:
+            said = (f"none of the {n} vetted labels is positive" if pos == 0
+                    else f"only {pos} of the {n} vetted labels are positive")
+            out.append(
+                f"{said}: which classifier puts the positives higher "
+                f"rests on {'that item' if pos == 1 else 'the prior alone' if pos == 0 else 'these items'}"
+                f"{'' if pos == 0 else ' and on the prior'}, so the gap's interval is "
+                "wide and the stated favourite is often the worse one (in a quarter to two fifths of such runs in "
+                "the validation of docs/compare.md). "
+                "Where a classifier's top scores are over-confident (its top items positive less often than it "
+                "claims), its metric and its lead can come out too high. Vet items from the top of both rankings "
+                "next (the comparison's select(), or `bayeval vet CARD_A CARD_B`) rather than more random ones."
+            )
+        if n and neg < FEW_OF_A_CLASS:
+            said = (f"none of the {n} vetted labels is negative" if neg == 0
+                    else f"only {neg} of the {n} vetted labels are negative")
+            out.append(
+                f"{said}: how many of each classifier's top items are "
+                "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
+                "middle and bottom of the rankings next."
+            )
         return out
 
     # ------------------------------------------------------------- tables
