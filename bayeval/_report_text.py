@@ -1,7 +1,8 @@
 """The report's reading of its metric table in words, and the number format of its cells.
 
 :func:`bayeval.report.report` calls :func:`read_metrics` for the sentences of the
-"Reading" section about the metrics, and formats every table cell with :func:`fmt`.
+"Reading" section about the metrics, :func:`read_comparison` for those of a comparison's
+section, and formats every table cell with :func:`fmt`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 from .core import metrics as M
 from .core.evaluate import resolve_metric
 
-__all__ = ["at_rank_k", "fmt", "plain_name", "read_metrics", "sd_as_zero", "unwidened_note", "vetted_choice_kind",
+__all__ = ["at_rank_k", "fmt", "plain_name", "read_comparison", "read_metrics", "sd_as_zero", "unwidened_note", "vetted_choice_kind",
            "vetted_only_line", "vetted_only_note", "vetted_selection_of", "widened_draws_note", "PLAIN_METRICS"]
 
 WIDE = 0.2  # an HDI wider than this (on a [0, 1] metric) is called wide in the reading
@@ -431,3 +432,36 @@ def read_metrics(d, table: pd.DataFrame, items) -> None:
             else:
                 s += f" The true value, known for this example, is {fmt(t)} ({where} the interval)."
         d.text.append(s)
+
+
+def read_comparison(d, cmp, gaps: pd.DataFrame, said: str, width) -> None:
+    """The comparison section's sentence on its top pair (``gaps``: :meth:`Comparison.summary`'s table,
+    ``said``: the metric as the sentence names it), and each of its caveats once, boxed in the section.
+
+    The caveats are the gaps table's ``attrs["caveats"]``: the comparison's own
+    (:meth:`Comparison.caveats`), draws where the metric is undefined, and a ``threshold`` that flags
+    no item or every item of a classifier's scores (the rule then predicts every item alike, whatever
+    the labels). One that the reading says at the top already (a handful of vetted positives, from the
+    metrics section's box) is not put at the top again. A gap undefined in every draw is said as such
+    (not "probability nan")."""
+    top = gaps.iloc[0]
+    lo, hi, p = top.iloc[4], top.iloc[5], float(top["p_better"])
+    if math.isnan(p):
+        sentence = (f"On the same label draws, the gap in {said} between {top['better']} and {top['worse']} is "
+                    "undefined in every draw: no draw of the labels gives both a value (the comparison section says why).")
+    else:
+        verdict = ("decided at 95%" if p > 0.95 else "not decided at 95%: vet the items the comparison's select() "
+                   "proposes")
+        sentence = (f"On the same label draws, {top['better']} has the higher {said} with probability {p:.2f} "
+                    f"against {top['worse']} ({verdict}); the gap is {top['mean']:+.3f} ({d.pct} HDI {lo:+.3f} to "
+                    f"{hi:+.3f}).")
+        if width is not None:
+            sentence += f" The gap lies within +/-{width:g} with probability {float(top['p_rope']):.2f}."
+    d.text.append(sentence)
+    caveats = gaps.attrs.get("caveats")
+    if caveats is None:  # a table without them: the comparison's own
+        caveats = cmp.caveats() if callable(getattr(cmp, "caveats", None)) else []
+    for caveat in dict.fromkeys(caveats):
+        # a handful of vetted positives is said once at the top of the reading, by the metrics section's box
+        at_top = any(caveat.split(":")[0] in c for c in d.caveats)
+        d.warning("comparison", "Read this comparison with care: " + caveat, caveat=not at_top)

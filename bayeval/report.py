@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._report_text import (at_rank_k, fmt, read_metrics, sd_as_zero, unwidened_note, vetted_only_note,
-                           vetted_selection_of, widened_draws_note)
+from ._report_text import (at_rank_k, fmt, read_comparison, read_metrics, sd_as_zero, unwidened_note,
+                           vetted_only_note, vetted_selection_of, widened_draws_note)
 from ._version import DISPLAY, PACKAGES, provenance
 from .core import _validate as V
 from .core._defaults import HDI_PROB
@@ -1344,26 +1344,14 @@ def _comparison_section(d: _Draft, cmp, metric, width) -> None:
     said = {"mean": f"mean {name} over categories", "pooled": f"{name} over all items pooled"}.get(
         opts.get("category"), name)
     d.step("comparing the classifiers...")
-    ranking = cmp.ranking(name, hdi_prob=d.hdi_prob, **opts)
-    gaps = cmp.summary(name, hdi_prob=d.hdi_prob, width=width, **opts)
+    with warnings.catch_warnings():  # a threshold that flags no item or every item: said in a box (read_comparison)
+        warnings.simplefilter("ignore", ThresholdWarning)
+        ranking = cmp.ranking(name, hdi_prob=d.hdi_prob, **opts)
+        gaps = cmp.summary(name, hdi_prob=d.hdi_prob, width=width, **opts)
+        d.figures["comparison"] = cmp.plot(name, **opts)
     d.tables["comparison_ranking"] = ranking
     d.tables["comparison_gaps"] = gaps
-    d.figures["comparison"] = cmp.plot(name, **opts)
-    top = gaps.iloc[0]
-    lo, hi = top.iloc[4], top.iloc[5]
-    p = float(top["p_better"])
-    verdict = ("decided at 95%" if p > 0.95 else "not decided at 95%: vet the items the comparison's select() "
-               "proposes")
-    sentence = (f"On the same label draws, {top['better']} has the higher {said} with probability {p:.2f} "
-                f"against {top['worse']} ({verdict}); the gap is {top['mean']:+.3f} ({d.pct} HDI {lo:+.3f} to "
-                f"{hi:+.3f}).")
-    if width is not None:
-        sentence += f" The gap lies within +/-{width:g} with probability {float(top['p_rope']):.2f}."
-    d.text.append(sentence)
-    for caveat in (cmp.caveats() if callable(getattr(cmp, "caveats", None)) else []):
-        # a handful of vetted positives is said once at the top of the reading, by the metrics section's box
-        said = any(caveat.split(":")[0] in c for c in d.caveats)
-        d.warning("comparison", "Read this comparison with care: " + caveat, caveat=not said)
+    read_comparison(d, cmp, gaps, said, width)
     d.notes.setdefault("comparison", []).append(
         f"The other sections describe the first classifier ({cmp.names[0]}) on the shared label draws.")
 

@@ -417,6 +417,40 @@ def test_report_has_a_comparison_section(pair):
         report(cmp.posterior, title="t", comparison="not one")
 
 
+def test_the_reports_comparison_says_a_threshold_that_flags_no_item_or_every_item(pair):
+    """Comparison.summary/ranking carry a threshold that flags no item or every item of a classifier's
+    scores in attrs["caveats"] (the other methods warn it), but the report's comparison section boxed only
+    Comparison.caveats(): with comparison_metric=("precision", {"threshold": 50}) on scores below 50 it
+    said nothing of the threshold, read "a has the higher precision with probability nan ... the gap is
+    +nan", and its figure warned (a ThresholdWarning, and NumPy's "invalid value encountered in divide")."""
+    from bayeval.core.summary import ThresholdWarning
+    from bayeval.report import report
+
+    cmp, _ = pair
+    low = float(cmp.data.features[:, 1].min()) - 1.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rep = report(cmp, title="t", metrics=["average_precision"],
+                     comparison_metric=("precision", {"threshold": {"a": 0.5, "b": low, "copy": 0.5}}))
+    assert not [w for w in caught if issubclass(w.category, ThresholdWarning | RuntimeWarning)], \
+        [str(w.message) for w in caught]
+    boxed = rep.warnings["comparison"]
+    (flag,) = [w for w in boxed if "threshold" in w]
+    assert flag.startswith(f"Read this comparison with care: precision of b at threshold={low!r}: the threshold ") \
+        and "flags every item: it lies at or below every score" in flag, flag
+    assert any(flag.split("care: ")[1][:60] in t for t in rep.text)  # and at the top of the reading
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rep = report(cmp, title="t", metrics=["average_precision"], comparison_metric=("precision", {"threshold": 1e3}))
+    assert not [w for w in caught if issubclass(w.category, ThresholdWarning | RuntimeWarning)], \
+        [str(w.message) for w in caught]
+    boxed = rep.warnings["comparison"]
+    assert sum("at threshold=1000: the threshold 1000 flags no item" in w for w in boxed) == 3, boxed
+    assert any("precision is undefined in 100.0% of the posterior draws" in w for w in boxed), boxed
+    (read,) = [t for t in rep.text if t.startswith("On the same label draws")]
+    assert "nan" not in read and "undefined in every draw" in read, read
+
+
 def test_a_comparison_says_what_its_labels_and_scores_cannot_tell(pair, tmp_path, capsys):
     """Two vetted positives, one classifier's probabilities saturated at 0/1 and another's
     squeezed: ``caveats()`` says each (naming the classifier), ``summary`` and ``ranking``

@@ -1047,7 +1047,10 @@ class Comparison:
         for name in others:
             g = self.difference(name, ref, metric, **kwargs).values.ravel()
             g = g[np.isfinite(g)]  # the draws where both metrics are defined
-            ax0.hist(g, bins=40, histtype="step", density=True, label=name)
+            if g.size:
+                ax0.hist(g, bins=40, histtype="step", density=True, label=name)
+            else:  # undefined in every draw: no density to draw (NumPy would warn dividing by 0 draws)
+                ax0.plot([], [], label=f"{name} (gap undefined in every draw)")
         ax0.axvline(0.0, color="k", lw=0.8)
         ax0.set_xlabel(f"gap in {self.metric(metric, **kwargs).name}\n(classifier - {ref})", fontsize=9)
         ax0.set_ylabel("posterior density")
