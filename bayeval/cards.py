@@ -113,6 +113,7 @@ import numpy as np
 
 from .core._defaults import HDI_PROB
 from .core import _validate as V
+from ._card_scales import scale_findings
 from ._tables import MissingColumn, Table, TableError, read_table
 from .core.data import EvalData
 from .core.metrics import METRICS
@@ -558,12 +559,14 @@ class Card:
 
     def check_scale(self, scores) -> str | None:
         """How the card's model reads the scores, checked against them before a fit, in the card's
-        words (``bayeval report CARD``, ``bayeval vet CARD``): the model's own messages give Python advice.
+        words (``bayeval report CARD``, ``bayeval vet CARD``, ``bayeval compare CARD_A CARD_B``): the
+        model's own messages give Python advice.
 
-        ``[model] transform = "logit"`` (``default``, ``calibration``), ``curve = "beta"``
-        (``calibration``) or ``score_transform = "logit"`` (``label_flip``) on scores outside [0, 1]
-        is refused; ``transform = "logodds"`` on scores that all lie in [0, 1] (they look like
-        probabilities) is returned as a warning.
+        ``[model] transform = "logit"`` (``default``, ``calibration``, ``score_mixture``), ``curve =
+        "beta"`` (``calibration``) or ``score_transform = "logit"`` (``label_flip``) on scores outside
+        [0, 1], and a score mixture's ``transform = "log"`` on scores not all above 0, are refused;
+        ``transform = "logodds"`` on scores that all lie in [0, 1] (they look like probabilities) is
+        returned as a warning.
 
         Raises
         ------
@@ -583,36 +586,10 @@ class Card:
         >>> load_card(folder).check_scale([2.2, -0.4]) is None
         True
         """
-        scores = np.asarray(scores, dtype=float)
-        transform = self.model_options.get("transform")
-        beta = self.model_name == "calibration" and self.model_options.get("curve") == "beta"
-        if self.model_name not in ("default", "calibration", "label_flip") or not np.isfinite(scores).any():
-            return None
-        lo, hi = float(np.nanmin(scores)), float(np.nanmax(scores))
-        where = f"column {self.columns['score']!r} ([data] score) holds scores from {lo:g} to {hi:g}"
-        in_unit = lo >= 0 and hi <= 1
-        if self.model_name == "label_flip":  # its key is score_transform: "auto", "logit" or "identity"
-            if self.model_options.get("score_transform") == "logit" and not in_unit:
-                raise CardError(f'{self.card_file}: [model] score_transform = "logit" reads the scores as '
-                                f'probabilities, in [0, 1], but {where}. Set score_transform = "identity" under '
-                                "[model] for margins, log-odds or other scores, or remove the key (auto: the logit "
-                                "of scores in [0, 1], other scores as they are).")
-            return None
-        if beta and not in_unit:
-            raise CardError(f'{self.card_file}: [model] curve = "beta" (Beta calibration) reads the scores as '
-                            f'probabilities, in [0, 1], but {where}. Set curve = "logistic" or "monotone" under '
-                            '[model] for log-odds, margins or other scores, or give [data] score a column of '
-                            "probabilities.")
-        key = f'{self.card_file}: [model] transform = "{transform}"'
-        if transform == "logit" and not in_unit:
-            raise CardError(f'{key} reads the scores as probabilities, in [0, 1], but {where}. Set transform = '
-                            '"logodds" under [model] for log-odds, "standardize" for margins or other scores, or '
-                            "remove the key (auto).")
-        if transform == "logodds" and in_unit:
-            return (f"{key} reads the scores as log-odds, but {where}, all in [0, 1]: these look like "
-                    'probabilities. If they are, set transform = "logit" under [model] (or remove the key: auto), '
-                    "which reads them as probabilities.")
-        return None
+        refused, said = scale_findings(self, scores)
+        if refused:
+            raise CardError(refused)
+        return said
 
     def build_model(self):
         """The ``bayeval.models`` object the card describes (constructed, not fitted).

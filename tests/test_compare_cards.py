@@ -444,3 +444,48 @@ def test_the_comparison_page_checks_each_cards_transform_in_the_cards_words(tmp_
         v.close()
     said = [str(w.message) for w in caught if "logodds" in str(w.message)]
     assert said and said[0].startswith(f'{toml}: [model] transform = "logodds" reads the scores as log-odds'), said
+
+
+def test_a_score_mixture_cards_transform_is_checked_against_its_scores_in_the_cards_words(tmp_path, capsys,
+                                                                                          monkeypatch):
+    """A card whose [model] is a score mixture with `transform = "logit"` on margins: `bayeval compare` failed in
+    the joint model's Python words (`transform={'weak': 'standardize'}`, `bayeval.compare(scores, labels, ...)`)
+    and `bayeval report` after "fitting score_mixture" in the mixture's (`transform='logit' needs scores in
+    [0, 1] ... Use 'identity'`); with `transform = "log"` on scores below 0, `bayeval compare` ran on with a note
+    while `bayeval report` failed. Card.check_scale knew only the default, calibration and label_flip keys: both
+    are now refused before the fit, naming the card's key, the scores' range and what to set."""
+    from bayeval.compare import comparison
+
+    a, b, truth = pair(tmp_path, n=60)
+    fa = pd.read_csv(a / "scores.csv")
+    fa.loc[:19, "label"] = [truth[i] for i in fa.id[:20]]
+    fa.to_csv(a / "scores.csv", index=False)
+    toml = b / "card.toml"
+    text = toml.read_text()
+    lo, hi = pd.read_csv(b / "scores.csv")["score"].agg(["min", "max"])
+    assert lo < 0 < 1 < hi  # margins
+    fitted = []
+    real = comparison.compare
+    monkeypatch.setattr(comparison, "compare", lambda *args, **kw: fitted.append(1) or real(*args, **kw))
+    for transform, fix in (("logit", 'Set transform = "identity" under [model] for log-odds or margins, '
+                                     '"minmax" for other scores, or remove the key (auto).'),
+                           ("log", 'Set transform = "minmax" under [model] (it maps any scores into (0, 1)), '
+                                   "or remove the key (auto).")):
+        toml.write_text(text.replace('name = "calibration"', f'name = "score_mixture"\ntransform = "{transform}"'))
+        where = f"column 'score' ([data] score) holds scores from {lo:g} to {hi:g}"
+        for argv in (["compare", str(a), str(b), "--draws", "50", "--no-progress"],
+                     ["report", str(b), "--draws", "40", "--tune", "40", "--chains", "1", "--no-progress",
+                      "--out", str(tmp_path / "out")]):
+            assert main(argv) == 2
+            err = " ".join(capsys.readouterr().err.split())
+            assert f'bayeval: error: {toml}: [model] transform = "{transform}" reads the scores as ' in err, err
+            assert where in err and fix in err and "Nothing was fitted" in err, err
+            assert "transform='" not in err and "transform={" not in err and "fitting" not in err, err
+    assert fitted == []
+    for fine in ("identity", "minmax", "auto"):  # maps that read margins: nothing said
+        toml.write_text(text.replace('name = "calibration"', f'name = "score_mixture"\ntransform = "{fine}"'))
+        assert load_card(b).check_scale(pd.read_csv(b / "scores.csv")["score"]) is None
+    toml.write_text(text.replace('name = "calibration"', 'name = "score_mixture"\ntransform = "logit"'))
+    assert load_card(b).check_scale([0.1, 0.9]) is None  # probabilities: read as such
+    toml.write_text(text.replace('name = "calibration"', 'name = "score_mixture"\ntransform = "log"'))
+    assert load_card(b).check_scale([0.1, 3.0]) is None  # positive scores: their logarithm is defined

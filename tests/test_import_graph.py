@@ -39,6 +39,7 @@ FLOORS = {
     "bayeval._report_text": 3,  # the report's reading of its metric table, and its cell format
     "bayeval.persist": 3,
     "bayeval.cards": 3,
+    "bayeval._card_scales": 3,  # a card's [model] reading of its scores checked in the card's words
     # The one reader of users' files (CSV/TSV/Parquet): it depends on the core only, and
     # only the file-facing modules above it (cards, datasets, cli) read tables. Placed with
     # them, the core stays about arrays in memory and no model or study reads a file.
