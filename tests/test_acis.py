@@ -739,6 +739,19 @@ def test_posterior_weights_turn_laplace_draws_into_the_exact_posterior():
     assert w.max() <= np.sqrt(w.size) * w.mean() * (1 + 1e-9)  # truncated
 
 
+def test_posterior_weights_of_far_draws_are_zero_without_a_warning():
+    """(Was: ``RuntimeWarning: divide by zero encountered in log`` from _estimators.py on some
+    seeds, e.g. a gradient-boosting pool with random_seed=16.)"""
+    rng = np.random.default_rng(0)
+    t = rng.normal(-3, 1, 200)
+    y = (rng.random(200) < 0.3).astype(int)
+    b = np.array([[0.0, 1.0], [60.0, 20.0]])  # the second draw is far in the likelihood's tail
+    _, prior = _platt_feature(np.array([0.1, 0.9]))
+    with np.errstate(divide="raise"):  # numpy's warning, as an error here
+        log_w = _posterior_log_weights(b, np.array([0.0, 1.0]), 100 * np.eye(2), t, y, prior)
+    assert np.isfinite(log_w[0]) and log_w[1] == -np.inf
+
+
 def test_calibrated_offsets_move_f_to_the_count_quantiles():
     """``calibrated_offsets``: F's distances to the calibrated count's quantiles relative to
     the iteration's own count; ``rest_interval`` adds given offsets to the domain's half-width

@@ -522,7 +522,8 @@ def posterior_log_weights(b, coef, cov, t, y, prior) -> np.ndarray:
     log_w -= log_w.max()
     w = np.exp(log_w)
     cap = w.mean() * math.sqrt(w.size)
-    return np.log(np.minimum(w, cap))
+    with np.errstate(divide="ignore"):  # a weight that underflows to 0 has log -inf: the draw then weighs 0
+        return np.log(np.minimum(w, cap))
 
 
 def calibrated_count(b: np.ndarray, tb: np.ndarray, nb: np.ndarray, log_w: np.ndarray | None = None) -> dict:
