@@ -1596,7 +1596,7 @@ def test_acis_options_are_validated(change, error, match):
         (lambda i: 0, ValueError, "one 0/1 label per requested item"),
         (lambda i: np.full(len(i), 2), ValueError, "labels in \\{0, 1\\}"),
         (lambda i: np.full(len(i), np.nan), ValueError, "labels in \\{0, 1\\}"),
-        (lambda i: np.array(["cat"] * len(i)), TypeError, "numeric 0/1"),
+        (lambda i: np.array(["cat"] * len(i)), ValueError, "labels in \\{0, 1\\}.*'cat'"),
     ],
 )
 @pytest.mark.parametrize("method", METHODS)

@@ -18,7 +18,6 @@ intervals in ``_estimators.py``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +35,8 @@ from ._checks import (
     check_probability_vector,
     check_rng,
     check_target,
+    keep_labels,
+    warn_no_true_positive,
 )
 from ._design import (
     G_FLOOR,
@@ -356,6 +357,7 @@ class _Book:
         self.cal_misfit = False  # the calibrated interval fell back to the design-only one
         self.every_interval = interval in ("checked", "evidence")  # they cost: else only for the result
         self.model_domain = False  # the evidence interval's domain variance is the model-anticipated one
+        self.partial = None  # (items, labels, pi): the answers of a batch that broke off (``ask``)
 
     @property
     def n_labeled(self) -> int:
@@ -368,7 +370,7 @@ class _Book:
 
     def add(self, items, labels, pi):
         """Record labeled items of the batch being bought (the next ``record``)."""
-        batch = len(self.rows) + 1
+        batch, self.partial = len(self.rows) + 1, None
         self.items.append(items)
         self.labels.append(labels)
         self.pis.append(pi)
@@ -378,6 +380,21 @@ class _Book:
         y = labels.astype(np.float64)
         self.a_fixed += float(np.dot(y, yh))
         self.v_fixed += float((self.alpha * yh + (1.0 - self.alpha) * y).sum())
+
+    def ask(self, oracle, items, pi) -> np.ndarray:
+        """The oracle's labels of ``items`` (drawn with inclusion probabilities ``pi``). Until ``add``
+        books them they join the table a failure hands back (``labeled_frame``); if the call breaks,
+        the labels it gave before the break do."""
+        got = np.full(items.size, np.nan)
+        try:
+            got = call_oracle(oracle, items)
+            return got
+        except BaseException as exc:
+            got = exc.__dict__.pop("bayeval_answers", got)
+            raise
+        finally:
+            keep = ~np.isnan(got)
+            self.partial = (items[keep], got[keep].astype(np.int8), np.asarray(pi, dtype=np.float64)[keep])
 
     def record(
         self, batch_size, domain_size, g_i, var_i, floor_i, *, exact=False, var_rest=0.0,
@@ -506,13 +523,17 @@ class _Book:
         """The labeled items so far, one row each, in the order of labeling."""
         items, labels = self.labeled_arrays()
         pi = np.concatenate(self.pis) if self.pis else np.empty(0)
+        batch = np.concatenate(self.batch_ids) if self.batch_ids else np.empty(0, int)
+        if self.partial is not None:  # then the answers of the batch that broke off
+            items, labels, pi = (np.r_[a, b] for a, b in zip((items, labels, pi), self.partial, strict=True))
+            batch = np.r_[batch, np.full(self.partial[0].size, len(self.rows) + 1)]
         return pd.DataFrame(
             {
                 "item": items.astype(np.int64),
                 "label": labels.astype(np.int8),
                 "prediction": self.yhat[items].astype(np.int8),
                 "score": self.s[items],
-                "batch": np.concatenate(self.batch_ids) if self.batch_ids else np.empty(0, int),
+                "batch": batch,
                 "inclusion_probability": pi,
                 "weight": 1.0 / pi,
             }
@@ -548,6 +569,7 @@ class _Book:
             self.every_interval = True
             self._combined()
         labeled = self.labeled_frame()
+        warn_no_true_positive(labeled)
         history = pd.DataFrame(self.rows, columns=HISTORY_COLUMNS)
         last = self.rows[-1]
         return ACISResult(
@@ -565,25 +587,6 @@ class _Book:
             variances={k: float(v) for k, v in self.variances.items()},
             interval_reason=self._reason(),
         )
-
-
-@contextlib.contextmanager
-def _keep_labels(book: _Book, method: str):
-    """Re-raise any error of a run with the labels bought so far attached.
-
-    The oracle may be a person: whatever fails (the oracle itself, its output, a
-    ``probabilities`` callable), the completed batches' labels come back on the
-    exception as ``exc.labeled`` (the ``labeled`` table of a result).
-    """
-    try:
-        yield
-    except BaseException as exc:  # KeyboardInterrupt too: a person stopping mid-run
-        exc.labeled = book.labeled_frame()
-        exc.add_note(
-            f"{method}: stopped after {book.n_labeled} label(s) in completed batches; they are in "
-            "this exception's `.labeled` (a DataFrame: item, label, prediction, score, batch, ...)."
-        )
-        raise
 
 
 # ----------------------------------------------------------------------------------
@@ -711,7 +714,7 @@ class _ImportanceRun:
     def run(self) -> ACISResult:
         """Buy the batches (stopping early at ``target_std_error``) and report."""
         cfg = self.cfg
-        with _keep_labels(self.book, cfg.method):
+        with keep_labels(self.book, cfg.method):
             g_prev = cfg.initial_estimate
             for i, b in enumerate(self.sizes, start=1):
                 g_i = self._batch(i, b, g_prev)
@@ -857,10 +860,10 @@ class _ImportanceRun:
         items_b = pos_b if self.perm is None else self.perm[pos_b]
         rest = self._draw_rest(rest_pool, coef, b_rest)
         if b_rest:
-            labels_all = call_oracle(self.oracle, np.r_[items_b, rest["items"]])
+            labels_all = book.ask(self.oracle, np.r_[items_b, rest["items"]], np.r_[pi_b, rest["pi"]])
             labels_b, rest["labels"] = labels_all[:b_dom], labels_all[b_dom:]
         else:
-            labels_b = call_oracle(self.oracle, items_b)
+            labels_b = book.ask(self.oracle, items_b, pi_b)
 
         # Typical inclusion probability of a would-be draw of each kind (for the
         # zero-variance floor): candidates weighted by the calibrated probability
@@ -978,10 +981,15 @@ def acis(
         ambiguous, raise a ValueError. Plain arrays pair by position.
     oracle : callable
         ``oracle(idx) -> labels``: takes an int array of item positions (never an
-        item labeled before) and returns their true labels, 0/1 or bool, one per
-        position. Positions count from 0 in the order of ``scores``. With the labels
-        in a pandas Series ``y``, look them up by position, ``y.to_numpy()[idx]``:
-        ``y[idx]`` on a Series looks ``idx`` up in its index, not by position.
+        item labeled before) and returns their true labels, one per position: 1/0,
+        True/False, 1.0/0.0 or the text '1'/'0'/'true'/'false' in any case (what
+        ``input()`` gives), as an array or list, or yielded one at a time (a generator:
+        for a person answering item by item, so that the answers given before a Ctrl-C
+        are kept; see "Raises"). Positions count from 0 in the order of ``scores``. With
+        the labels in a pandas Series ``y``, look them up by position, ``y.to_numpy()[idx]``:
+        ``y[idx]`` on a Series looks ``idx`` up in its index, not by position (a UserWarning
+        says so where the oracle's pandas output shows it, or where 10 or more labelled
+        predicted positives are all negative).
     budget : int
         Number of items to label (oracle calls on distinct items), at least
         ``first_batch`` and at most ``n_items``.
@@ -1098,6 +1106,11 @@ def acis(
     ------
     TypeError, ValueError
         On malformed input or oracle output, with a message saying how to fix it.
+    BaseException
+        Whatever stops a run (the oracle raises, Ctrl-C, an answer that is not a label)
+        carries every label given so far as ``exc.labeled``: the completed batches' and
+        the answers of the broken batch that the oracle returned or yielded before the
+        break. ``docs/acis.md`` ("What survives a failure") says how to go on from them.
 
     Examples
     --------
@@ -1116,7 +1129,7 @@ def acis(
     if probabilities is not None and not callable(probabilities):  # a fixed array: one value per item
         scores, predictions, probabilities = align_pool(
             ("scores", scores), ("predictions", predictions), ("probabilities", probabilities))
-    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
+    s, yhat, alpha, first_batch, budget, interval_prob, oracle = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = check_rng(random_seed)
@@ -1236,7 +1249,7 @@ def sawade(
     >>> res.method, res.n_labels
     ('sawade', 100)
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
+    s, yhat, alpha, first_batch, budget, interval_prob, oracle = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = check_rng(random_seed)
@@ -1286,10 +1299,10 @@ def _checkpoint_run(
     book = _Book(s, yhat, alpha, interval_prob, average_last=1, target_std_error=target_std_error)
     spent = 0
     n_cell = (int(np.count_nonzero(yhat == 0)), int(np.count_nonzero(yhat == 1)))
-    with _keep_labels(book, method):
+    with keep_labels(book, method):
         for b in batch_sizes(budget, first_batch):
             items_b = order[spent : spent + b]
-            labels_b = call_oracle(oracle, items_b)
+            labels_b = book.ask(oracle, items_b, np.ones(b))
             spent += b
             book.add(items_b, labels_b, np.ones(b))
             items, labels = book.labeled_arrays()
@@ -1367,7 +1380,7 @@ def uniform_sampling(
     >>> res.method, res.n_labels
     ('uniform', 100)
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
+    s, yhat, alpha, first_batch, budget, interval_prob, oracle = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     rng = check_rng(random_seed)
@@ -1434,7 +1447,7 @@ def top_k(
     >>> bool(res.labeled["score"].min() >= np.sort(scores)[-100])
     True
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
+    s, yhat, alpha, first_batch, budget, interval_prob, oracle = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     check_rng(random_seed)

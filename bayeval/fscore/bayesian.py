@@ -108,7 +108,7 @@ def score_mixture_fscore(
     >>> res.method, res.n_labels  # doctest: +SKIP
     ('score_mixture', 40)
     """
-    s, yhat, alpha, first_batch, budget, interval_prob = check_fscore_inputs(
+    s, yhat, alpha, first_batch, budget, interval_prob, oracle = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
     # one reading of the seed, shared by the labeling run and the sampler's seed

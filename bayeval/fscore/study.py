@@ -294,7 +294,8 @@ def simulate_fscore(
         raise TypeError(f"`budgets` must be a non-empty sequence of integers, got {V.describe(budgets)}.")
     oracle = lambda idx: y[idx]  # noqa: E731
     # the methods' own checks of the inputs and of every budget, before any run
-    s, yhat, alpha, _, _, interval_prob = check_fscore_inputs(scores, predictions, oracle, budgets[0], alpha, 1, interval_prob)
+    s, yhat, alpha, _, _, interval_prob, _ = check_fscore_inputs(scores, predictions, oracle, budgets[0], alpha, 1,
+                                                                 interval_prob)
     for b in budgets[1:]:
         check_fscore_inputs(s, yhat, oracle, b, alpha, 1, interval_prob)
     if y.size != s.size:
