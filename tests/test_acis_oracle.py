@@ -1,6 +1,6 @@
-"""What ACIS and its baselines do with the oracle's answers: no answer a person gave is dropped
-when a batch breaks off, text labels are read as predictions are, and a broken pandas lookup is
-pointed out."""
+"""What ACIS and its baselines do with the oracle's answers and the scores they are given: no
+answer a person gave is dropped when a batch breaks off, text labels are read as predictions
+are, a broken pandas lookup is pointed out, and scores that cannot rank the items are refused."""
 
 from __future__ import annotations
 
@@ -183,3 +183,27 @@ def test_a_key_error_in_the_oracle_says_how_to_look_up_by_position(pool):
         acis(scores, predictions, lambda idx: labels[idx], budget=70, random_seed=0)
     assert "y.to_numpy()[idx]" in "".join(info.value.__notes__)
 
+
+# ------------------------------------------------------------------ scores that cannot rank
+
+
+@pytest.mark.parametrize("method", [acis, sawade])
+@pytest.mark.parametrize(
+    "make,match",
+    [(lambda s, p: np.full(s.size, 0.5), "are all equal \\(0.5\\)"),
+     (lambda s, p: p.astype(float), "only two values, 0 and 1, which split the items exactly as `predictions`")],
+    ids=["constant", "predictions-as-scores"],
+)
+def test_scores_that_cannot_rank_the_items_are_refused(pool, method, make, match):
+    """(Was: constant scores gave 0.076 [calibrated 0.010, 0.077] where F1 was 0.71, and 0/1
+    predictions as scores 0.971, with only numpy's divide-by-zero warnings.)"""
+    scores, predictions, y = pool
+    with pytest.raises(ValueError, match=match) as info:
+        method(make(scores, predictions), predictions, lambda idx: y[idx], budget=70, random_seed=0)
+    assert "predict_proba(X)[:, 1]" in str(info.value)
+
+
+def test_scores_with_two_values_that_are_not_the_predictions_are_accepted(pool):
+    scores, predictions, y = pool
+    two = (scores > 0.1).astype(float)  # a coarser split than the predictions': it still ranks
+    acis(two, predictions, lambda idx: y[idx], budget=70, random_seed=0)

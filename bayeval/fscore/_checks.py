@@ -86,6 +86,23 @@ def check_fscore_inputs(scores, predictions, oracle, budget, alpha, first_batch,
     return s, yhat, alpha, first_batch, budget, interval_prob, PoolOracle(oracle, ids)
 
 
+def check_score_spread(s: np.ndarray, yhat: np.ndarray, method: str) -> None:
+    """Refuse scores that cannot rank the items: all equal, or two values that split the pool
+    exactly as the predictions do (the 0/1 predictions passed as scores)."""
+    lo, hi = float(s.min()), float(s.max())
+    if lo == hi:
+        what = f"are all equal ({lo:g})"
+    elif np.all((s == lo) | (s == hi)) and np.array_equal(s == hi, yhat == 1):
+        what = f"hold only two values, {lo:g} and {hi:g}, which split the items exactly as `predictions` do"
+    else:
+        return
+    raise ValueError(
+        f"`scores` {what}: {method} draws the items by their scores, so scores that do not rank the items "
+        "inside each prediction give it nothing to sample by, and its estimate and interval would be wrong. Pass the classifier's continuous scores (e.g. `model.predict_proba(X)[:, 1]` or "
+        "`model.decision_function(X)`), not its 0/1 predictions; with no scores at all, use `uniform_sampling`."
+    )
+
+
 def warn_no_true_positive(labeled, minimum: int = 10) -> None:
     """Warn when at least ``minimum`` labelled predicted positives came back and none is a
     positive: the estimate is then 0 with a zero-width interval, which is more often a broken

@@ -34,6 +34,7 @@ from ._checks import (
     check_fscore_inputs,
     check_probability_vector,
     check_rng,
+    check_score_spread,
     check_target,
     keep_labels,
     warn_no_true_positive,
@@ -972,7 +973,8 @@ def acis(
     Parameters
     ----------
     scores : array-like of shape (n_items,)
-        Classifier scores (higher = more likely positive); any finite values.
+        Classifier scores (higher = more likely positive); any finite values that rank
+        the items (not all equal, nor the 0/1 predictions themselves).
     predictions : array-like of shape (n_items,)
         Hard predictions, 0/1 or bool. At least one must be positive. Pandas inputs
         (here, in ``scores`` and in a fixed ``probabilities``) are paired by their index:
@@ -1105,7 +1107,8 @@ def acis(
     Raises
     ------
     TypeError, ValueError
-        On malformed input or oracle output, with a message saying how to fix it.
+        On malformed input or oracle output, with a message saying how to fix it
+        (scores that are all equal, or the 0/1 predictions passed as scores, too).
     BaseException
         Whatever stops a run (the oracle raises, Ctrl-C, an answer that is not a label)
         carries every label given so far as ``exc.labeled``: the completed batches' and
@@ -1132,6 +1135,7 @@ def acis(
     s, yhat, alpha, first_batch, budget, interval_prob, oracle = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
+    check_score_spread(s, yhat, "acis")
     rng = check_rng(random_seed)
     proposal_floor = V.as_real_in(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
     beta = V.as_real_in(beta, "beta", lo=0, hi=1, lo_open=False, hi_open=False)
@@ -1252,6 +1256,7 @@ def sawade(
     s, yhat, alpha, first_batch, budget, interval_prob, oracle = check_fscore_inputs(
         scores, predictions, oracle, budget, alpha, first_batch, interval_prob
     )
+    check_score_spread(s, yhat, "sawade")
     rng = check_rng(random_seed)
     proposal_floor = V.as_real_in(proposal_floor, "proposal_floor", lo=0, hi=0.5, lo_open=True, hi_open=True)
     lo, hi = float(s.min()), float(s.max())
