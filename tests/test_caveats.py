@@ -658,3 +658,36 @@ def test_the_command_line_says_reversed_scores_once(tmp_path, capsys):
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "higher scores look less likely positive" in line]
     assert len(lines) == 1 and lines[0].startswith(("warning: ", "caveat: ")), err
+
+
+def test_a_stack_of_a_calibration_curve_and_the_label_flip_model_says_reversed_scores_once():
+    """Each candidate's sentence on scores that rank the vetted positives low was said in full, the finding
+    twice over (the two differ only in their last words: what each model makes of such scores), in the fit's
+    warning, its check and the summary's caveats."""
+    import warnings
+
+    from bayeval.models import Calibration, LabelFlip, Stack
+
+    s, z, lab = _reversed_pool()
+    noisy = (np.random.default_rng(3).random(s.size) < np.where(z == 1, 0.6, 0.05)).astype(float)
+    d = be.EvalData(s, lab, noisy_labels=noisy)
+    cands = [Calibration("logistic"), LabelFlip()]
+    (said,) = d.caveats(Stack(cands))[:1]
+    assert sum("look less likely positive" in c for c in d.caveats(Stack(cands))) == 1
+    # the finding once, then each candidate's reading, named
+    assert said.startswith("higher scores look less likely positive: the 12 vetted positives mostly score below")
+    assert said.count("use 1 - p") == 1 and "calibration/logistic" in said and "LabelFlip(" in said
+    assert "positives rise with the score" in said and "slope turn negative" in said
+    # candidates that read it alike: their one sentence, as before
+    alike = Stack([Calibration("logistic"), Calibration("monotone")])
+    assert d.caveats(alike)[0] == d.caveats(Calibration())[0]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        post = be.fit(d, candidates=cands, random_seed=0, draws=200, chains=1, progressbar=False)
+    told = " ".join(str(x.message) for x in w)
+    assert told.count("look less likely positive") == 1
+    diag = post.check(warn=False)
+    assert sum("look less likely positive" in m for m in diag["messages"]) == 1
+    assert sum("look less likely positive" in m for m in diag["data_messages"]) == 1
+    caveats = post.summary(["average_precision"]).attrs["caveats"]
+    assert sum("look less likely positive" in c for c in caveats) == 1

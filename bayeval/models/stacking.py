@@ -37,7 +37,8 @@ from ..core._defaults import HDI_PROB
 from ..core._diagnostics import exact_where_constant
 from ..core._progress import Bar
 from ..core._stacking import bootstrap_stacking_weights
-from ..core.data import EvalData, few_labels_caveats, few_positives_caveat, reversed_caveats, squeezed_range
+from ..core.data import (REVERSED_ASK, EvalData, few_labels_caveats, few_positives_caveat, reversed_caveats,
+                         squeezed_range)
 from ..core.model import Model, seeds
 from ..core.posterior import Posterior
 from ..core.sampling import SAMPLERS
@@ -330,7 +331,8 @@ class StackedPosterior(Posterior):
         --------
         See :func:`bayeval.core.data.reversed_caveats`.
         """
-        return _stack_reversed(data, self.candidates.values())
+        w = self.weights
+        return _stack_reversed(data, [(n, self.candidates[n], float(w[n])) for n in self._weighted()])
 
     def _weighted(self) -> list[str]:
         return [n for n in self._names if self.comparison.loc[n, "weight"] > 0]
@@ -389,6 +391,8 @@ class StackedPosterior(Posterior):
         msgs, rhats, ess, div, by_msg, samplers, ks = [], [], [], 0, {}, [], []
         data_msgs, data_of = [], set()  # the labels' own problems (see core._diagnostics.sampler_messages)
         reversed_ = reversed_caveats(self.data, self)  # the data's own finding (a joint model: per classifier)
+        # each candidate's own words for it: said once above, in the stack's, not again per candidate
+        own_reversed = {m for n in self._names for m in reversed_caveats(self.data, self.candidates[n])}
         checked = self._checked()
         for name in checked:
             cand = self.candidates[name]
@@ -404,7 +408,7 @@ class StackedPosterior(Posterior):
                 )
                 data_msgs.append(msgs[-1])
             for m in res.get("messages", []):
-                if m not in reversed_:  # the data's own finding, said once below, not per candidate
+                if m not in reversed_ and m not in own_reversed:  # the data's own finding, said once below
                     by_msg.setdefault(m, []).append(name)
             data_of.update(res.get("data_messages") or ())
         joined = {m: f"{', '.join(names)}: {m}" for m, names in by_msg.items()}
@@ -457,10 +461,30 @@ def _stack_few_positives(data, parts) -> str:
     return "the stack's candidates read so few through priors of their own. " + " ".join(said)
 
 
-def _stack_reversed(data, models) -> list[str]:
-    """The sentences on scores turned round of a stack of ``models`` (models or posteriors): each
-    candidate's (:func:`bayeval.core.data.reversed_caveats`), each sentence once."""
-    return list(dict.fromkeys(m for model in models for m in reversed_caveats(data, model)))
+def _stack_reversed(data, parts) -> list[str]:
+    """The sentences on scores turned round of a stack of ``parts``, ``(name, model or posterior, weight
+    or None)``: each finding once (:func:`bayeval.core.data.reversed_caveats`, a joint model's per
+    classifier). Candidates that read it alike say their one sentence; where their readings (the words
+    after :data:`~bayeval.core.data.REVERSED_ASK`: what the model makes of such scores) differ, the
+    finding is said once and each group's reading after it, named with its share of the draws."""
+    found: dict[str, dict[str, list]] = {}  # finding -> reading -> [(name, weight)]
+    for name, model, weight in parts:
+        for sentence in reversed_caveats(data, model):
+            head, ask, reading = sentence.partition(REVERSED_ASK)
+            found.setdefault(head + ask, {}).setdefault(reading.strip(), []).append((name, weight))
+    out = []
+    for finding, readings in found.items():
+        if len(readings) == 1:
+            reading = next(iter(readings))
+            out.append(f"{finding} {reading}" if reading else finding)
+            continue
+        said = []
+        for reading, members in readings.items():
+            weights = [w for _, w in members if w is not None]
+            share = f" ({sum(weights):.0%} of the draws)" if len(weights) == len(members) else ""
+            said.append(f"{', '.join(n for n, _ in members)}{share}: {reading}")
+        out.append(f"{finding} The stack's candidates read such scores apart. " + " ".join(said))
+    return out
 
 
 def _name(model, used: set) -> str:
@@ -581,8 +605,9 @@ class Stack(Model):
         --------
         See :func:`bayeval.core.data.reversed_caveats`.
         """
-        return _stack_reversed(data, default_candidates(data, self.transform) if self.candidates is None
-                               else self.candidates)
+        cands = default_candidates(data, self.transform) if self.candidates is None else self.candidates
+        used: set = set()
+        return _stack_reversed(data, [(_name(m, used), m, None) for m in cands])
 
     def build(self, data):
         raise TypeError(
