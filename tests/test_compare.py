@@ -488,6 +488,43 @@ def test_a_comparison_says_what_its_labels_and_scores_cannot_tell(pair, tmp_path
     assert "caveat: only 2 of the 30 vetted labels are positive" in err and f"caveat: {share} of b's scores" in err
 
 
+def test_the_joint_posteriors_caveats_name_every_classifier_they_are_about():
+    """The joint posterior's own caveats (its summary's ``attrs["caveats"]``, the report's metrics section)
+    read only the first score column, unnamed and in one classifier's words: a squeezed second classifier
+    went unsaid, a saturated first one was "the scores" with the advice to refit with bayeval.fit. They are
+    now the comparison's, each naming its classifier, for every classifier."""
+    from bayeval.models import Stack
+    from bayeval.report import report
+
+    rng = np.random.default_rng(8)
+    n = 300
+    y = rng.random(n) < 0.2
+    p = np.clip(0.2 + 0.5 * y + rng.normal(0, 0.15, n), 0.01, 0.99)
+    sat = np.where(rng.random(n) < 0.3, y.astype(float), p)  # 30% exactly 0 or 1
+    squeezed = 0.3 + 0.1 * p  # in [0.30, 0.40]
+    lab = np.full(n, np.nan)
+    lab[np.flatnonzero(~y)[:28]] = 0
+    lab[np.flatnonzero(y)[:2]] = 1
+    scores = {"a_sat": sat, "b_squeezed": squeezed}  # sorted: a_sat is the fit's first column
+    d = joint_data(scores, lab)
+    share = f"{np.mean((sat == 0) | (sat == 1)):.0%}"
+    for model in (JointCalibration("logistic"), Stack([JointCalibration("logistic"), JointCalibration("monotone")])):
+        said = d.caveats(model)
+        assert said[0].startswith("only 2 of the 30 vetted labels are positive: which classifier"), said
+        assert said[1].startswith(f"{share} of a_sat's scores are exactly 0 or 1")
+        assert said[2].startswith("b_squeezed's probabilities are squeezed into [0.3") and len(said) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for model in ("logistic", "default"):
+            cmp = be.compare(scores, lab, draws=100, random_seed=0, model=model)
+            post = cmp.posterior
+            assert post.data.caveats(post) == cmp.caveats()
+            assert post.summary(["average_precision"]).attrs["caveats"] == cmp.caveats()
+    md = report(post, title="t", metrics=["average_precision"]).to_markdown()
+    assert "Read these intervals with care: b_squeezed's probabilities are squeezed" in md
+    assert "of the scores are exactly 0 or 1" not in md
+
+
 def test_shared_segment_slopes_keep_the_monotone_curve_small(monkeypatch):
     """``slopes="shared"``: one slope multiplier per segment for every classifier (4 values,
     not 4 per classifier); the posterior's probabilities use them for each classifier's

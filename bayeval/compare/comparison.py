@@ -27,10 +27,17 @@ import xarray as xr
 from ..core import _validate as V
 from ..core._defaults import HDI_PROB, hdi_columns
 from ..core._diagnostics import FEW_LABELS, is_said, said_before, user_stacklevel
-from ..core.data import FEW_OF_A_CLASS, EvalData, few_by_category, saturated_share, squeezed_range
+from ..core.data import EvalData
 from ..core.evaluate import MetricEvaluator, check_metric_options
 from ..core.summary import hdi, threshold_said, warn_threshold
-from ..models.joint import JOINT_CURVES, JointCalibration, joint_data, reversed_classifiers
+from ..models.joint import (
+    JOINT_CURVES,
+    JointCalibration,
+    joint_caveats,
+    joint_data,
+    joint_few_labels,
+    reversed_classifiers,
+)
 from ..models.stacking import fit as stack_fit
 
 __all__ = ["compare", "Comparison", "ComparisonModel", "ColumnTransforms", "MODELS", "TRANSFORMS"]
@@ -762,7 +769,8 @@ class Comparison:
     # ------------------------------------------------------------- caveats
 
     def caveats(self) -> list[str]:
-        """What the shared vetted labels and the classifiers' scores cannot tell the comparison, in sentences.
+        """What the shared vetted labels and the classifiers' scores cannot tell the comparison, in sentences
+        (:func:`bayeval.models.joint.joint_caveats`).
 
         Each classifier whose scores rank the vetted positives low (the other class's probability, or a
         distance: :func:`bayeval.models.joint.reversed_classifiers`, said first), no vetted label at all, a
@@ -788,74 +796,12 @@ class Comparison:
         >>> [c.split(":")[0] for c in cmp.caveats()]
         ['only 1 of the 30 vetted labels are positive']
         """
-        d = self.data
-        n, pos = int(d.n_vetted), int(d.n_vetted_positive)
-        neg = n - pos
-        out = reversed_classifiers(d)  # a classifier's scores turned round: the gap is of the wrong ranking
-        if not n:
-            out.append(
-                "no vetted labels: every metric, gap and P(better) is the prior's -- what the models assume about "
-                "how each classifier's scores relate to the labels -- not evidence about which classifier is "
-                "better, and where that assumption is wrong the favourite it names can be the worse one. Vet some "
-                "items first: a random sample of 30 or more, or `bayeval vet CARD_A CARD_B` (its first batch is "
-                "stratified on the scores); then compare again."
-            )
-        out += self._few_labels()
-        if n and pos >= FEW_OF_A_CLASS and neg >= FEW_OF_A_CLASS:  # enough of each class: a category may hold too few
-            out += few_by_category(d, "the gap")
-        for j, name in enumerate(self.names):
-            s = d.features[:, j]
-            share = saturated_share(s)
-            if share is not None:
-                out.append(
-                    f"{share:.0%} of {name}'s scores are exactly 0 or 1 (saturated probabilities): {name} ties "
-                    "these items, so its metric cannot rank them apart and the joint curve reads them as one score "
-                    f"each: the gap is that of the rankings as given, ties included. Probabilities that saturate are "
-                    f"usually over-confident, so with few vetted labels {name}'s metric (and its lead) can come out "
-                    "too high. Vet a few of the tied items, and more at random, before trusting it."
-                )
-            band = squeezed_range(s)
-            if band is not None:
-                out.append(
-                    f"{name}'s probabilities are squeezed into [{band[0]:.2f}, {band[1]:.2f}] (1st to 99th "
-                    "percentile): compare's default models read them as an uncalibrated score (standardized, as "
-                    f"they read margins) and learn how {name}'s scores relate to the labels from the vetted items "
-                    f"alone, so with few labels {name}'s metric and its gaps get wide intervals. Vet items across "
-                    "its whole range of scores."
-                )
-        return out
+        return joint_caveats(self.data)
 
     def _few_labels(self) -> list[str]:
-        """The sentences of :meth:`caveats` on a handful of vetted labels of a class (fewer than
-        ``FEW_OF_A_CLASS`` vetted positives or negatives, none included): what :func:`compare` warns,
-        as :func:`bayeval.fit` warns :func:`bayeval.core.data.few_labels_caveats`. Empty when nothing
-        is vetted (a case of its own) or each class has enough."""
-        d = self.data
-        n, pos = int(d.n_vetted), int(d.n_vetted_positive)
-        neg = n - pos
-        out = []
-        if n and pos < FEW_OF_A_CLASS:
-            said = (f"none of the {n} vetted labels is positive" if pos == 0
-                    else f"only {pos} of the {n} vetted labels are positive")
-            out.append(
-                f"{said}: which classifier puts the positives higher "
-                f"rests on {'that item' if pos == 1 else 'the prior alone' if pos == 0 else 'these items'}"
-                f"{'' if pos == 0 else ' and on the prior'}, so the gap's interval is "
-                "wide and the stated favourite is often the worse one (in a quarter to two fifths of such runs in "
-                "the validation of docs/compare.md). "
-                "Where a classifier's top scores are over-confident (its top items positive less often than it "
-                "claims), its metric and its lead can come out too high. Vet items from the top of both rankings "
-                "next (the comparison's select(), or `bayeval vet CARD_A CARD_B`) rather than more random ones."
-            )
-        if n and neg < FEW_OF_A_CLASS:
-            said = (f"none of the {n} vetted labels is negative" if neg == 0
-                    else f"only {neg} of the {n} vetted labels are negative")
-            out.append(
-                f"{said}: how many of each classifier's top items are "
-                "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
-                "middle and bottom of the rankings next."
-            )
-        return out
+        """The sentences of :meth:`caveats` on a handful of vetted labels of a class: what
+        :func:`compare` warns (:func:`bayeval.models.joint.joint_few_labels`)."""
+        return joint_few_labels(self.data)
 
     # ------------------------------------------------------------- tables
 

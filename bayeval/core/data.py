@@ -1072,7 +1072,10 @@ def data_caveats(data: EvalData, model=None) -> list[str]:
         that reads neither the vetted labels nor the scores as these sentences describe names the
         kinds that apply to it in ``data_caveat_kinds``, a subset of ``("labels", "scores")`` (the
         vetted-label sentences, the score-shape ones; e.g. an annotator-error posterior, which
-        says what its gold items and annotations leave open in its own caveats, declares none).
+        says what its gold items and annotations leave open in its own caveats, declares none). A model
+        that reads several score columns (the joint model of :func:`bayeval.compare`) gives every
+        sentence itself, each naming the column it is about, in its ``own_data_caveats(data)`` (None:
+        these sentences).
 
     Examples
     --------
@@ -1090,6 +1093,10 @@ def data_caveats(data: EvalData, model=None) -> list[str]:
     if unknown:
         raise ValueError(f"`data_caveat_kinds` of {type(model).__name__} names {unknown}; expected a subset of "
                          f"{DATA_CAVEAT_KINDS}.")
+    own = getattr(model, "own_data_caveats", None)
+    said = own(data) if callable(own) else None
+    if said is not None:  # a model that reads several score columns: in its own words, each column named
+        return list(said)
     reversed_ = reversed_caveats(data, model) if "labels" in kinds else []
     return reversed_ + (_few_labels(data, model) if "labels" in kinds else []) + (
         _score_shape(data.scores) if "scores" in kinds else [])

@@ -68,7 +68,8 @@ import xarray as xr
 from scipy import special
 
 from ..core import _validate as V
-from ..core.data import REVERSED_ASK, EvalData, reversed_scores
+from ..core.data import (FEW_OF_A_CLASS, REVERSED_ASK, EvalData, few_by_category, reversed_scores, saturated_share,
+                         squeezed_range)
 from ..core.model import Model
 from ..core.posterior import Posterior
 from .calibration import ASYMPTOTE_PRIOR, DELTA_SD, SATURATED, Calibration, bernoulli_logit
@@ -76,7 +77,7 @@ from .penalty import jeffreys_potential, separation
 
 __all__ = ["JointCalibration", "JointCalibrationPosterior", "JOINT_CURVES", "JOINT_WEIGHTS", "JOINT_SLOPES",
            "JOINT_CENTRES", "JOINT_PENALTIES", "JOINT_ASYMPTOTES", "FLAT_MIN_CLASS", "joint_data", "separation", "standardized_centre",
-           "reversed_classifiers"]
+           "reversed_classifiers", "joint_caveats", "joint_few_labels"]
 
 JOINT_CURVES = ("logistic", "monotone")
 JOINT_WEIGHTS = ("signed", "simplex")
@@ -196,6 +197,115 @@ def reversed_classifiers(data: EvalData) -> list[str]:
             f"model expects each classifier's scores to rise towards the positives. Fix {name}'s scores and "
             "compare again."
         )
+    return out
+
+
+def joint_few_labels(data: EvalData) -> list[str]:
+    """The sentences of :func:`joint_caveats` on a handful of vetted labels of a class (fewer than
+    ``FEW_OF_A_CLASS`` vetted positives or negatives, none included): what :func:`bayeval.compare`
+    warns, as :func:`bayeval.fit` warns :func:`bayeval.core.data.few_labels_caveats`. Empty when
+    nothing is vetted (a case of its own) or each class has enough.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import joint_data, joint_few_labels
+    >>> s = np.linspace(0.01, 0.99, 100)
+    >>> y = np.full(100, np.nan); y[:30] = 0.0; y[99] = 1.0
+    >>> [c.split(":")[0] for c in joint_few_labels(joint_data({"a": s, "b": s[::-1]}, y))]
+    ['only 1 of the 31 vetted labels are positive']
+    """
+    n, pos = int(data.n_vetted), int(data.n_vetted_positive)
+    neg = n - pos
+    out: list[str] = []
+    if n and pos < FEW_OF_A_CLASS:
+        said = (f"none of the {n} vetted labels is positive" if pos == 0
+                else f"only {pos} of the {n} vetted labels are positive")
+        out.append(
+            f"{said}: which classifier puts the positives higher "
+            f"rests on {'that item' if pos == 1 else 'the prior alone' if pos == 0 else 'these items'}"
+            f"{'' if pos == 0 else ' and on the prior'}, so the gap's interval is "
+            "wide and the stated favourite is often the worse one (in a quarter to two fifths of such runs in "
+            "the validation of docs/compare.md). "
+            "Where a classifier's top scores are over-confident (its top items positive less often than it "
+            "claims), its metric and its lead can come out too high. Vet items from the top of both rankings "
+            "next (the comparison's select(), or `bayeval vet CARD_A CARD_B`) rather than more random ones."
+        )
+    if n and neg < FEW_OF_A_CLASS:
+        said = (f"none of the {n} vetted labels is negative" if neg == 0
+                else f"only {neg} of the {n} vetted labels are negative")
+        out.append(
+            f"{said}: how many of each classifier's top items are "
+            "false positives rests largely on the prior, so the gap's interval is wide. Vet items from the "
+            "middle and bottom of the rankings next."
+        )
+    return out
+
+
+def joint_caveats(data: EvalData) -> list[str]:
+    """What the shared vetted labels and the classifiers' scores of joint data cannot tell a comparison,
+    in sentences (empty when nothing applies).
+
+    Each classifier whose scores rank the vetted positives low (:func:`reversed_classifiers`, said
+    first), no vetted label at all, a handful of vetted positives (or negatives; none of a class
+    included), categories with a handful of a class, and each classifier whose probabilities are
+    saturated at exactly 0 or 1 or squeezed into a narrow band (the cases and bounds of
+    :meth:`bayeval.EvalData.caveats`). Each sentence about one classifier's scores names it, and
+    every classifier is checked (not only the first column, the data's ``scores``); each says what
+    the case does to the gap and what to vet next. ``Comparison.caveats()`` gives them, and so do
+    the joint posterior's own data caveats (its ``summary``'s ``attrs["caveats"]``, the report).
+
+    Parameters
+    ----------
+    data : EvalData
+        Joint data (:func:`joint_data`): one score column per classifier.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.models.joint import joint_caveats, joint_data
+    >>> s = np.linspace(0.01, 0.99, 100)
+    >>> y = np.where(np.arange(100) % 3 == 0, (s > 0.5).astype(float), np.nan)
+    >>> [c.split(":")[0] for c in joint_caveats(joint_data({"a": s, "b": 0.3 + 0.1 * s}, y))]
+    ["b's probabilities are squeezed into [0.30, 0.40] (1st to 99th percentile)"]
+    """
+    n, pos = int(data.n_vetted), int(data.n_vetted_positive)
+    neg = n - pos
+    out = reversed_classifiers(data)  # a classifier's scores turned round: the gap is of the wrong ranking
+    if not n:
+        out.append(
+            "no vetted labels: every metric, gap and P(better) is the prior's -- what the models assume about "
+            "how each classifier's scores relate to the labels -- not evidence about which classifier is "
+            "better, and where that assumption is wrong the favourite it names can be the worse one. Vet some "
+            "items first: a random sample of 30 or more, or `bayeval vet CARD_A CARD_B` (its first batch is "
+            "stratified on the scores); then compare again."
+        )
+    out += joint_few_labels(data)
+    if n and pos >= FEW_OF_A_CLASS and neg >= FEW_OF_A_CLASS:  # enough of each class: a category may hold too few
+        out += few_by_category(data, "the gap")
+    for name, s in zip(map(str, data.feature_names), _columns(data).T, strict=True):
+        share = saturated_share(s)
+        if share is not None:
+            out.append(
+                f"{share:.0%} of {name}'s scores are exactly 0 or 1 (saturated probabilities): {name} ties "
+                "these items, so its metric cannot rank them apart and the joint curve reads them as one score "
+                f"each: the gap is that of the rankings as given, ties included. Probabilities that saturate are "
+                f"usually over-confident, so with few vetted labels {name}'s metric (and its lead) can come out "
+                "too high. Vet a few of the tied items, and more at random, before trusting it."
+            )
+        band = squeezed_range(s)
+        if band is not None:
+            out.append(
+                f"{name}'s probabilities are squeezed into [{band[0]:.2f}, {band[1]:.2f}] (1st to 99th "
+                "percentile): compare's default models read them as an uncalibrated score (standardized, as "
+                f"they read margins) and learn how {name}'s scores relate to the labels from the vetted items "
+                f"alone, so with few labels {name}'s metric and its gaps get wide intervals. Vet items across "
+                "its whole range of scores."
+            )
     return out
 
 
@@ -406,6 +516,17 @@ class JointCalibration(Model):
         See :func:`reversed_classifiers`.
         """
         return reversed_classifiers(data)
+
+    def own_data_caveats(self, data: EvalData) -> list[str]:
+        """Every sentence of :func:`bayeval.core.data.data_caveats` for this model, in the comparison's
+        words, each classifier named (:func:`joint_caveats`): the joint model reads every score column,
+        not only the first.
+
+        Examples
+        --------
+        See :func:`joint_caveats`.
+        """
+        return joint_caveats(data)
 
     # ------------------------------------------------------------- features
 
@@ -725,6 +846,17 @@ class JointCalibrationPosterior(Posterior):
         See :func:`reversed_classifiers`.
         """
         return reversed_classifiers(data)
+
+    def own_data_caveats(self, data: EvalData) -> list[str]:
+        """Every sentence of :func:`bayeval.core.data.data_caveats` for this model, in the comparison's
+        words, each classifier named (:func:`joint_caveats`): the joint model reads every score column,
+        not only the first.
+
+        Examples
+        --------
+        See :func:`joint_caveats`.
+        """
+        return joint_caveats(data)
 
     def check(self, *, warn: bool = True) -> dict:
         """The sampler's diagnostics, whether the vetted labels hold both classes, and each classifier

@@ -334,6 +334,17 @@ class StackedPosterior(Posterior):
         w = self.weights
         return _stack_reversed(data, [(n, self.candidates[n], float(w[n])) for n in self._weighted()])
 
+    def own_data_caveats(self, data) -> list[str] | None:
+        """The candidates' own data caveats where every candidate with weight gives them (the joint
+        models of :func:`bayeval.compare`: each classifier named), each sentence once; else None (the
+        sentences of :func:`bayeval.core.data.data_caveats`).
+
+        Examples
+        --------
+        See :func:`bayeval.models.joint.joint_caveats`.
+        """
+        return _stack_own_caveats(data, [self.candidates[n] for n in self._weighted()])
+
     def _weighted(self) -> list[str]:
         return [n for n in self._names if self.comparison.loc[n, "weight"] > 0]
 
@@ -487,6 +498,19 @@ def _stack_reversed(data, parts) -> list[str]:
     return out
 
 
+def _stack_own_caveats(data, models) -> list[str] | None:
+    """The ``own_data_caveats`` of ``models`` (models or posteriors), each sentence once, where every one
+    gives them; None where one does not."""
+    said = []
+    for model in models:
+        own = getattr(model, "own_data_caveats", None)
+        mine = own(data) if callable(own) else None
+        if mine is None:
+            return None
+        said += mine
+    return list(dict.fromkeys(said)) if models else None
+
+
 def _name(model, used: set) -> str:
     name = getattr(model, "name", None) or repr(model)
     base, j = name, 2
@@ -608,6 +632,17 @@ class Stack(Model):
         cands = default_candidates(data, self.transform) if self.candidates is None else self.candidates
         used: set = set()
         return _stack_reversed(data, [(_name(m, used), m, None) for m in cands])
+
+    def own_data_caveats(self, data) -> list[str] | None:
+        """Before the fit, the candidates' own data caveats where every candidate gives them (the
+        joint models of :func:`bayeval.compare`), each sentence once; else None.
+
+        Examples
+        --------
+        See :func:`bayeval.models.joint.joint_caveats`.
+        """
+        return _stack_own_caveats(data, default_candidates(data, self.transform) if self.candidates is None
+                                  else self.candidates)
 
     def build(self, data):
         raise TypeError(
