@@ -477,6 +477,24 @@ def test_clear_errors_for_bad_input():
         simulate_tags(2, prevalence=1.2)
 
 
+def test_a_fit_to_no_vetted_item_has_no_label_log_likelihood_and_label_loo_says_why(tmp_path):
+    """Fitted to the noisy labels alone, the posterior has no vetted label to score: an empty
+    ``label_loglik()``, no ``idata.log_likelihood`` (as every bayeval fit without vetted labels), and
+    it saves and loads as such. ``label_loo`` and ``calibration_check`` (stacking's LOO) failed inside
+    ArviZ ("cannot reshape array of size 0 into shape (0)"); they now say why and what to do."""
+    import bayeval
+    from bayeval.models.stacking import calibration_check, label_loo
+
+    post = LabelFlip().fit(tiny_data(vetted=False), random_seed=0, **{**FIT, "draws": 50, "tune": 50, "chains": 1})
+    assert post.label_loglik().shape == (1, 50, 0)
+    assert "log_likelihood" not in post.idata.groups()
+    back = bayeval.load(bayeval.save(post, tmp_path / "flip.nc"))
+    assert back.label_loglik().shape == (1, 50, 0) and "log_likelihood" not in back.idata.groups()
+    for check in (label_loo, calibration_check):
+        with pytest.raises(ValueError, match="no vetted labels: PSIS-LOO .* none of the 8 items .* Vet some items"):
+            check(post)
+
+
 def test_probabilities_of_some_items_equal_those_of_all_items():
     """The label log-likelihood reads only the vetted items' probabilities (at 10^6 items it
     must not compute all of them): the subset path equals the full computation."""

@@ -134,6 +134,11 @@ def label_loglik(post: Posterior) -> np.ndarray:
 def label_loo(post: Posterior) -> az.ELPDData:
     """PSIS-LOO of the vetted labels given their scores (pointwise, with Pareto k).
 
+    A ValueError where the posterior's data has no vetted label (nothing to leave out: a fit
+    to no vetted item, such as a label-flip model fitted to the noisy labels alone, has no
+    pointwise log-likelihood, ``label_loglik()`` of shape ``(chain, draw, 0)`` and no
+    ``idata.log_likelihood``); :func:`fit` then weighs its candidates equally.
+
     Examples
     --------
     >>> import numpy as np
@@ -144,6 +149,13 @@ def label_loo(post: Posterior) -> az.ELPDData:
     >>> loo.loo_i.shape
     (10,)
     """
+    if isinstance(post, Posterior) and not post.data.n_vetted:  # ArviZ failed on the empty array in its own words
+        raise ValueError(
+            f"no vetted labels: PSIS-LOO scores how well the model predicts each vetted label left out, and none "
+            f"of the {post.data.n_items} items of this posterior's data is vetted (a fit to the noisy labels or "
+            "the scores alone has no pointwise log-likelihood to score). Vet some items (bayeval.active.design, "
+            "or a random sample) and refit; bayeval.fit weighs its candidates equally until then."
+        )
     # a label predicted with near certainty in every draw: exactly constant, or PSIS's tail fit
     # returns NaN (and a NaN weight then sinks the stack)
     ll = exact_where_constant(label_loglik(post))
