@@ -288,8 +288,9 @@ def _data_dataset(container) -> xr.Dataset:
     raise TypeError(f"bayeval.save: cannot store a data container of type {type(container).__name__}.")
 
 
-def _annotation_dataset(obs, scores) -> xr.Dataset:
-    """An AnnotationData's arrays, from the validated form an annotator posterior keeps."""
+def _annotation_dataset(obs, scores, item_ids=None) -> xr.Dataset:
+    """An AnnotationData's arrays, from the validated form an annotator posterior keeps, with its
+    items' ids (``item_ids``, the posterior's ``data.item_ids``)."""
     ds = xr.Dataset(
         {"predictions": ("item", np.asarray(obs.predictions)),
          "annotations": (("item", "annotator"), np.asarray(obs.annotations)),
@@ -298,6 +299,9 @@ def _annotation_dataset(obs, scores) -> xr.Dataset:
     )
     if scores is not None:
         ds["scores"] = ("item", np.asarray(scores, dtype=np.float64))
+    if item_ids is not None:
+        ds["ids"] = ("item", np.asarray(item_ids))
+        ds.attrs["dtypes"] = json.dumps({"ids": np.asarray(item_ids).dtype.str})
     ds.attrs["container"] = "AnnotationData"
     return ds
 
@@ -324,7 +328,8 @@ def _container(ds: xr.Dataset, path):
 
         ann = pd.DataFrame(ds["annotations"].values, columns=[str(a) for a in ds["annotator"].values])
         scores = ds["scores"].values if "scores" in ds else None
-        return AnnotationData(ds["predictions"].values, ann, gold=ds["gold"].values, scores=scores)
+        ids = _restore_dtype(ds["ids"].values, json.loads(ds.attrs["dtypes"])["ids"]) if "ids" in ds else None
+        return AnnotationData(ds["predictions"].values, ann, gold=ds["gold"].values, scores=scores, item_ids=ids)
     if kind == "PairwiseVotes":
         from .rankings.model import PairwiseVotes
 
@@ -377,7 +382,7 @@ def _fit_container(post):
             s = post.data.scores
             if not np.array_equal(s, obs.predictions.astype(np.float64)):
                 scores = s
-        return _annotation_dataset(obs, scores)
+        return _annotation_dataset(obs, scores, post.data.item_ids)
     data = getattr(post, "data", None)
     if data is None:
         raise ValueError(

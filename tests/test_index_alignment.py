@@ -155,6 +155,36 @@ def test_annotation_error_sees_the_aligned_data():
                for k in sorted_in)
 
 
+def test_annotation_data_names_the_items_by_their_ids_in_the_fit(tmp_path):
+    """The index paired the inputs and was then dropped: the fit's ``data.item_ids``,
+    ``item_probability()`` and log-likelihood named the items 0 .. n-1, not the user's ids. The first
+    pandas input's index (or ``item_ids=``) now names them, as in bayeval.compare, and a saved fit keeps them."""
+    import bayeval
+
+    pred, long = _crowd()
+    ids = pred.index.tolist()
+    assert AnnotationData(pred, annotations_from_long(long)).item_ids.tolist() == ids  # sorted annotations, paired
+    assert AnnotationData(pred.to_numpy(), annotations_from_long(long, items=pred.index)).item_ids.tolist() == ids
+    plain = (pred.to_numpy(), annotations_from_long(long, items=pred.index).to_numpy())
+    assert AnnotationData(*plain).item_ids is None  # plain arrays: positions, as before
+    assert AnnotationData(*plain, item_ids=pred.index).item_ids.tolist() == ids
+    with pytest.raises(ValueError, match=r"`predictions`'s index repeats ids \(e.g. 'a'\).*item_ids="):
+        AnnotationData(pd.Series([0, 1], index=["a", "a"]), [[0], [1]])
+    with pytest.raises(ValueError, match="item_ids"):
+        AnnotationData(*plain, item_ids=ids[:-1])
+    post = AnnotatorError().fit(AnnotationData(pred, annotations_from_long(long)), draws=50, tune=50, chains=1,
+                                random_seed=0, progressbar=False, warn=False)
+    assert post.data.item_ids.tolist() == ids
+    assert post.item_probability()["item"].values.tolist() == ids
+    assert post.idata.log_likelihood["item"].values.tolist() == ids
+    back = bayeval.load(bayeval.save(post, tmp_path / "crowd.nc"))
+    assert back.data.item_ids.tolist() == ids
+    three = AnnotationData(pred.to_numpy() + (pred.to_numpy() == 0) * np.arange(60) % 3, plain[1], item_ids=ids)
+    cat = AnnotatorError(n_classes=3).fit(three, draws=50, tune=50, chains=1, random_seed=0, progressbar=False,
+                                          warn=False)
+    assert cat.item_probability()["item"].values.tolist() == ids
+
+
 # ------------------------------------------------------------------------- joint_data
 
 

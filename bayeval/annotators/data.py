@@ -150,6 +150,29 @@ def _check_annotator_names(ids, column: str) -> None:
         )
 
 
+def _item_ids(item_ids, inputs: list, n: int) -> np.ndarray | None:
+    """The ids of an AnnotationData's items: ``item_ids`` when given, else the index of the first pandas
+    input (of ``inputs``, ``(name, value)`` after the pairing by index) where it has one label per item,
+    else None (positions). An index that repeats an id cannot name the items: a ValueError names it."""
+    if item_ids is not None:
+        return V.as_item_ids(item_ids, n)
+    for name, value in inputs:
+        if isinstance(value, pd.Series | pd.DataFrame):
+            if len(value.index) != n:  # rows and predictions disagree: the fit's checks say so in its words
+                return None
+            if value.index.has_duplicates:
+                dup = value.index[value.index.duplicated()][0]
+                dup = dup.item() if isinstance(dup, np.generic) else dup
+                raise ValueError(
+                    f"`{name}`'s index repeats ids (e.g. {dup!r}): a pandas input's index names the items "
+                    "(the fit's item_probability() and label draws), so each must occur once. Make the index "
+                    "unique, give item_ids=, or pass `.to_numpy()` for every input to name the items by their "
+                    "positions."
+                )
+            return V.as_item_ids(value.index.to_numpy(), n, name=f"{name}'s index")
+    return None
+
+
 class AnnotationData:
     """What :class:`~bayeval.annotators.model.AnnotatorError` is fitted to: predictions, annotations, gold, scores.
 
@@ -166,6 +189,12 @@ class AnnotationData:
     scores : array_like of shape (n_items,), optional
         Binary case only: the classifier's scores, kept for ranking metrics (AP, ROC);
         by default the 0/1 predictions stand in for them.
+    item_ids : array_like of shape (n_items,), optional
+        Unique ids of the items, in the order of the predictions: they name the items in the
+        fit's results (``post.data.item_ids``, ``item_probability()``, the label draws, the
+        log-likelihood's ``item`` coordinate, a saved fit). By default the index of the first
+        pandas input (as :func:`bayeval.compare` names its items; an index that repeats an id
+        is an error), else the items' positions ``0 .. n-1``.
 
     The arrays are checked against the number of classes when a model is fitted (or
     built), where the message names the argument and the first bad cell.
@@ -176,7 +205,8 @@ class AnnotationData:
     the order of the first of them (the attributes keep that order); indexes naming
     different items, or an order that cannot be told (pandas' default index ``0 .. n-1``
     on one of them, or a plain array beside them), are an error that names the inputs and
-    a few ids. Pass ``.to_numpy()`` to pair inputs by position.
+    a few ids. Pass ``.to_numpy()`` to pair inputs by position. The first pandas input's index
+    (after the pairing: the predictions' order) then names the items, unless ``item_ids`` does.
 
     Examples
     --------
@@ -188,18 +218,20 @@ class AnnotationData:
     >>> d = AnnotationData(pd.Series([0, 1, 1], index=["b", "c", "a"]), annotations_from_long(long))
     >>> d.annotations["x"].tolist()  # paired with the predictions by item id
     [0.0, 1.0, 1.0]
+    >>> d.item_ids.tolist()  # and named by it
+    ['b', 'c', 'a']
     """
 
-    def __init__(self, predictions, annotations, *, gold=None, scores=None):
-        predictions, annotations, gold, scores = V.align_by_index(
-            [("predictions", predictions), ("annotations", annotations), ("gold", gold), ("scores", scores)],
+    def __init__(self, predictions, annotations, *, gold=None, scores=None, item_ids=None):
+        inputs = [("predictions", predictions), ("annotations", annotations), ("gold", gold), ("scores", scores)]
+        *given, item_ids = V.align_by_index(
+            [*inputs, ("item_ids", item_ids)], ids="item_ids",
             hints={"annotations": "(For annotations from annotations_from_long, pass items=predictions.index: its "
                                   "rows then follow the predictions, NaN for an item nobody labelled.)"},
         )
-        self.predictions = predictions
-        self.annotations = annotations
-        self.gold = gold
-        self.scores = scores
+        self.predictions, self.annotations, self.gold, self.scores = given
+        #: the items' ids (None: their positions ``0 .. n-1``), see ``item_ids`` above
+        self.item_ids = _item_ids(item_ids, list(zip([n for n, _ in inputs], given, strict=True)), self.n_items)
 
     @property
     def n_items(self) -> int:

@@ -505,7 +505,8 @@ class AnnotatorError(Model):
             used = {d for v in cd.data_vars.values() for d in v.dims}
             idata.constant_data = cd.drop_dims([d for d in cd.dims if d not in used])
         score_arr = obs.predictions.astype(np.float64) if data.scores is None else V.as_scores(data.scores)
-        post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=self.gold_fallback)
+        post = self._wrap(obs, idata, score_arr, random_seed, gold_fallback=self.gold_fallback,
+                          item_ids=getattr(data, "item_ids", None))
         post._observed = obs
         post._annotation_data = data  # what a refit from this fit (``previous=post``) reweights from
         return post
@@ -634,7 +635,7 @@ class AnnotatorError(Model):
 
 
     def _wrap(self, obs: Observed, idata, score_arr, random_seed, *, gold_fallback: str = "stack",
-              weight: str = "weight"):
+              weight: str = "weight", item_ids=None):
         gold_check = None
         if np.isfinite(obs.gold).any():
             gold_check = gold_stacking(self, obs, idata, random_seed)
@@ -644,18 +645,18 @@ class AnnotatorError(Model):
                 gold_check["weight"] = gold_check["point_weight"] = 1.0
         class_prob = ClassProbability(self, obs)
         population = Population(self, idata, obs)
-        post = self._wrap_posterior(obs, idata, score_arr, random_seed, class_prob, population)
+        post = self._wrap_posterior(obs, idata, score_arr, random_seed, class_prob, population, item_ids)
         post.gold_check = gold_check
         post.convergence = None
         post.model_spec = self  # its priors: the posterior's prior-sensitivity reports read them
         return post
 
-    def _wrap_posterior(self, obs, idata, score_arr, random_seed, class_prob, population):
+    def _wrap_posterior(self, obs, idata, score_arr, random_seed, class_prob, population, item_ids=None):
         if self.n_classes == 2:
             noisy = None
             if obs.annotations.shape[1] == 1 and not np.isnan(obs.annotations).any():
                 noisy = obs.annotations[:, 0]
-            data = EvalData(score_arr, obs.gold, noisy_labels=noisy, predictions=obs.predictions)
+            data = EvalData(score_arr, obs.gold, noisy_labels=noisy, predictions=obs.predictions, item_ids=item_ids)
             return AnnotatorPosterior(
                 data,
                 idata,
@@ -673,6 +674,7 @@ class AnnotatorError(Model):
             random_seed=random_seed,
             model="annotator error",
             population=population,
+            item_ids=item_ids,
         )
 
 

@@ -753,6 +753,8 @@ class CategoricalPosterior(AnnotatorPosterior):
     model : str, optional
     population : callable, optional
         ``population(metric) -> DataArray``.
+    item_ids : array_like of shape (n_items,), optional
+        Unique ids of the items (``data.item_ids``; default their positions).
 
     Examples
     --------
@@ -780,6 +782,7 @@ class CategoricalPosterior(AnnotatorPosterior):
         random_seed: int | None = None,
         model: str | None = None,
         population: Callable[..., xr.DataArray] | None = None,
+        item_ids=None,
     ):
         k = V.as_positive_int(n_classes, "n_classes", minimum=2)
         if k > MAX_CLASSES:
@@ -804,7 +807,8 @@ class CategoricalPosterior(AnnotatorPosterior):
         for a in (self.predictions, self.gold):
             a.setflags(write=False)
         super().__init__(
-            EvalData(pred), idata, class_probability, random_seed=random_seed, model=model, population=population
+            EvalData(pred, item_ids=item_ids), idata, class_probability, random_seed=random_seed, model=model,
+            population=population,
         )
 
     # ------------------------------------------------------------ label draws

@@ -355,6 +355,9 @@ class Model:
             # a point predicted with near certainty in every draw is exported exactly constant: az.loo is NaN else
             ds = xr.Dataset({name: (dims, exact_where_constant(arr)) for name, (dims, arr) in terms.items()})
             ds = ds.assign_coords(chain=post.idata.posterior["chain"].values, draw=post.idata.posterior["draw"].values)
+            ids = getattr(post.data, "item_ids", None)  # one term per item: named by the items' ids
+            if ids is not None and ds.sizes.get("item") == len(ids):
+                ds = ds.assign_coords(item=ids)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 post.idata.add_groups(log_likelihood=ds)
