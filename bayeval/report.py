@@ -889,7 +889,7 @@ def report(
             "`thresholds` only applies with `constraints`; pass constraints= too, or drop thresholds."
         )
     truth_arr = None if truth is None else V.as_full_labels(truth, post.data.n_items, "truth")
-    user_items = None if metrics is None else metric_items(metrics)
+    user_items = None if metrics is None else metric_items(metrics, call="report(post, title=..., metrics=")
     if user_items is not None and not user_items:
         raise ValueError(
             "`metrics` is empty; give at least one metric, or leave it out for the default set."

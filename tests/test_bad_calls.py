@@ -99,6 +99,30 @@ def test_a_metric_without_the_option_it_needs_says_which_up_front(post):
     assert metrics.METRICS["average_precision"].required() == []
 
 
+def test_a_missing_option_is_shown_in_the_form_of_the_call_that_raised(post):
+    """`post.summary(["precision_at_k"])` said to pass it as `post.metric('precision_at_k', k=10)`,
+    a call that `summary` does not take: the hint shows the entry as the call takes it."""
+    from bayeval.report import report
+
+    head = "Metric 'precision_at_k' needs the option `k`, and none was given (got no options). Pass it with the metric: "
+    for call, form in [
+        (lambda: post.summary(["average_precision", "precision_at_k"]), "post.summary([('precision_at_k', {'k': 10})])"),
+        (lambda: post.summary("precision_at_k", category=None), "post.summary([('precision_at_k', {'k': 10})])"),
+        (lambda: post.summary({"P@k": "precision_at_k"}), "post.summary({'P@k': ('precision_at_k', {'k': 10})})"),
+        (lambda: post.to_inference_data(["precision_at_k"]), "post.to_inference_data([('precision_at_k', {'k': 10})])"),
+        (lambda: report(post, title="t", metrics=["precision_at_k"]),
+         "report(post, title=..., metrics=[('precision_at_k', {'k': 10})])"),
+    ]:
+        with pytest.raises(TypeError) as exc:
+            call()
+        assert str(exc.value) == head + form + "."
+    with pytest.raises(TypeError, match=re.escape("post.summary([('precision_at_recall', {'recall': 0.8})])")):
+        post.summary([("precision_at_recall", {"interpolate": True})])
+    # the form it names works, and so does an option given to every metric
+    assert post.summary([("precision_at_k", {"k": 10})]).index.tolist() == ["precision_at_k"]
+    assert post.summary(["precision_at_k"], k=10).index.tolist() == ["precision_at_k"]
+
+
 def test_documented_non_finite_options_still_work(post):
     assert np.isnan(metrics.recall(np.zeros(3), np.zeros(3, dtype=int), zero_division=np.nan))
     curve = post.metric("roc_curve", thresholds=[np.inf, 0.5, -np.inf])  # inf: predict none / all

@@ -264,11 +264,16 @@ def default_thresholds(scores: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([grid, top]))
 
 
-def metric_items(metrics) -> list[tuple[str, Any, dict]]:
+def metric_items(metrics, *, call: str | None = None, shared: Mapping | None = None) -> list[tuple[str, Any, dict]]:
     """``(label, metric, options)`` of each entry of a summary's ``metrics`` argument.
 
     An entry is a name, a function, or ``(name, {options})``; a mapping gives labels.
     Two unlabelled entries of one metric with different options get distinct labels.
+    ``call``: the call that takes the entries, up to where they go (e.g. ``"post.summary("``); an
+    entry that lacks an option its metric needs (``k``, ``recall``), given neither in its own
+    options nor in ``shared`` (the options the call passes to every metric), is refused up front,
+    the message showing the entry in that call's form (``post.summary([('precision_at_k', {'k':
+    10})])``).
 
     Examples
     --------
@@ -301,7 +306,12 @@ def metric_items(metrics) -> list[tuple[str, Any, dict]]:
             metric, options = entry[0], dict(entry[1])
         else:
             metric, options = entry, {}
-        name = resolve_metric(metric)[2]
+        spec, _, name = resolve_metric(metric)
+        if call is not None and spec is not None:  # a missing `k` said in the form of the call that raised
+            entry = "(" + _braces(repr(name)) + ", {dict})"
+            form = f"{call}[{entry}])" if label is None else f"{call}{{{{{_braces(repr(label))}: {entry}}}}})"
+            given = {k: v for k, v in {**(shared or {}), **options}.items() if k not in _PASS_OPTIONS}
+            spec.check_required(given, how=form)
         out.append((label or name, metric, options))
     # two unlabelled entries of one metric with different options (k=10, k=100) get
     # distinct names: "precision_at_k[k=10]", "precision_at_k[k=100]"
@@ -314,6 +324,15 @@ def metric_items(metrics) -> list[tuple[str, Any, dict]]:
                               for k, v in options.items())
             out[i] = (f"{lab}[{shown}]", metric, options)
     return out
+
+
+#: keywords of a metric pass (``post.metric``), not options of the metric
+_PASS_OPTIONS = ("threshold", "category", "chunk_size", "progressbar", "client")
+
+
+def _braces(text: str) -> str:
+    """``text`` kept as it is by ``str.format``."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 # ------------------------------------------------------------------ baselines

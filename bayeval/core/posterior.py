@@ -742,7 +742,7 @@ class Posterior(BasePosterior):
         ['mean', 'sd', 'hdi_5%', 'hdi_95%']
         """
         hdi_prob = V.as_probability(hdi_prob, "hdi_prob", open_interval=True)
-        items = metric_items(metrics)
+        items = metric_items(metrics, call="post.summary(", shared=kwargs)
         rows, undefined, flagged_none, thresholds = [], {}, set(), []
         for label, metric, options in items:
             where = {} if client is None else {"client": client}
@@ -817,7 +817,7 @@ class Posterior(BasePosterior):
         import re
         import warnings
 
-        items = metric_items(metrics)
+        items = metric_items(metrics, call="post.to_inference_data(", shared=kwargs)
         labels = [label for label, _, _ in items]
         dup = sorted({lab for lab in labels if labels.count(lab) > 1})
         if dup:
