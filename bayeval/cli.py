@@ -61,7 +61,7 @@ from ._cli_store import (
     unrecorded_labels,
     with_store,
 )
-from ._cli_warnings import say_diagnostics, warnings_as_lines
+from ._cli_warnings import report_caveats, say_caveats, say_diagnostics, warnings_as_lines
 from ._tables import row_place
 from .core._defaults import HDI_PROB
 
@@ -312,10 +312,7 @@ def _fit(args, data):
         post = model.fit(data, draws=args.draws, tune=args.tune, chains=args.chains, random_seed=args.random_seed,
                          progressbar=not args.no_progress, **fit_kw,
                          warn=False)  # reported below as one line on stderr instead of a Python warning
-    said = say_diagnostics(post, data)
-    for caveat in data.caveats(post):  # what the labels and scores cannot tell this model (EvalData.caveats)
-        if caveat not in said:  # said as a warning already
-            print(f"caveat: {caveat}", file=sys.stderr)
+    say_caveats(post, data)  # what the labels and scores cannot tell this model (EvalData.caveats)
     return post
 
 
@@ -594,7 +591,7 @@ def _report_card(args, card, data, truth, out, store=None, post=None, client=Non
             draws = args.draws or card.sampling["draws"]
             print(f"{card.title}: {data.n_items} items, {data.n_vetted} vetted; fitting {card.model_name} "
                   f"({chains} chains x {draws} draws)...", file=sys.stderr, flush=True)
-        # bad diagnostics are shown in the report (a warning box), not as a Python warning
+        # bad diagnostics are shown in the report (a warning box) and said on stderr below, not as a Python warning
         with logodds_said():  # logodds on probabilities: said before the fit (check_card_transform)
             post = card.fit(progressbar=not (args.no_progress or args.quiet), draws=args.draws, tune=args.tune,
                             chains=args.chains, warn=False)
@@ -623,6 +620,8 @@ def _report_card(args, card, data, truth, out, store=None, post=None, client=Non
         )
     if say:
         say(f"report: writing {out}...")
+    # the caveats at the top of the report's reading, on the terminal too (as `bayeval fit` says them)
+    say_caveats(post, data, report_caveats(rep), prefix=f"{card.path.name}: " if len(args.card) > 1 else "")
     paths = rep.save(out)
     for key in ("metrics",):
         if key in rep.tables:

@@ -691,3 +691,63 @@ def test_a_stack_of_a_calibration_curve_and_the_label_flip_model_says_reversed_s
     assert sum("look less likely positive" in m for m in diag["data_messages"]) == 1
     caveats = post.summary(["average_precision"]).attrs["caveats"]
     assert sum("look less likely positive" in c for c in caveats) == 1
+
+
+def _few_positives_card(folder, *, n=300, seed=5):
+    """A card on squeezed probabilities with 3 vetted positives among 40, and a recall at a
+    threshold above every score: three caveats of the report."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    y = np.full(n, np.nan)
+    y[:40] = 0
+    y[:3] = 1
+    folder.mkdir()
+    pd.DataFrame({"s": rng.uniform(0.15, 0.48, n), "y": y}).to_csv(folder / "scores.csv", index=False)
+    (folder / "card.toml").write_text(
+        'title = "toy"\ndescription = "d"\ndata = { file = "scores.csv", score = "s", label = "y" }\n'
+        'model = { name = "calibration" }\nsampling = { draws = 100, tune = 100, chains = 1, random_seed = 1 }\n'
+        '[report]\nmetrics = ["average_precision", { name = "recall", threshold = 0.9 }]\n')
+    return folder
+
+
+def test_cli_report_says_the_report_caveats_on_stderr_as_fit_does(tmp_path, capsys):
+    """docs/guide.md: "`bayeval fit`, `threshold` and `report` print them". `bayeval report` printed
+    only its progress lines, the caveats (3 vetted positives, squeezed probabilities) only inside
+    report.md/html, while its terminal table showed the intervals they qualify."""
+    from bayeval.cli import main
+
+    card = _few_positives_card(tmp_path / "toy")
+    assert main(["fit", str(card / "scores.csv"), "--score", "s", "--label", "y", "--draws", "100", "--tune", "100",
+                 "--chains", "1", "--no-progress"]) == 0
+    fit = [line for line in capsys.readouterr().err.splitlines() if line.startswith("caveat: ")]
+    assert len(fit) == 2 and fit[0].startswith("caveat: only 3 of the 40 vetted labels are positive")
+    for quiet in ("--no-progress", "--quiet"):  # not a progress message: said under --quiet too
+        assert main(["report", str(card), "--out", str(tmp_path / "rep"), quiet]) == 0
+        out = capsys.readouterr()
+        said = [line for line in out.err.splitlines() if line.startswith("caveat: ")]
+        assert said[:2] == fit  # the data's, in fit's words, each once
+        assert len(said) == 3 and "threshold 0.9 flags no item" in said[2]  # the report's own: its threshold
+        assert ("report: metric table" in out.err) is (quiet == "--no-progress")
+        assert "caveat" not in out.out
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert all(line.removeprefix("caveat: ") in md for line in said)  # the report's caveats, not others
+    other = _few_positives_card(tmp_path / "other", seed=6)  # several cards: each line names its card
+    assert main(["report", str(card), str(other), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("caveat: toy: only 3 of the 40") == 1 and err.count("caveat: other: only 3 of the 40") == 1
+
+
+def test_report_caveats_are_the_boxes_say_caveats_does_not_say_itself():
+    import pandas as pd
+
+    from bayeval._cli_warnings import report_caveats
+    from bayeval.report import Report
+
+    table = pd.DataFrame({"mean": [0.5]}, index=["recall"])
+    table.attrs["reported"] = ["a threshold above every score"]
+    rep = Report("t", tables={"metrics": table}, warnings={
+        "metrics": ["Read these intervals with care: few positives"], "diagnostics": ["r_hat 1.2"],
+        "calibration": ["The vetted labels contradict logit"], "constraints": ["no threshold meets it"]})
+    assert report_caveats(rep) == ["a threshold above every score", "The vetted labels contradict logit",
+                                   "no threshold meets it"]
