@@ -336,6 +336,44 @@ def card_with_store(card, path):
     return dataclasses.replace(card, vet={**card.vet, "store": str(p.resolve())})
 
 
+#: card models that learn from noisy labels too: with no vetted label their report is still evidence
+_READS_NOISY_LABELS = ("label_flip",)
+
+
+def refuse_unvetted_card(card, data, store_given=None) -> None:
+    """A CLIError when no item of a card's data (its scores file's labels and its label store's)
+    is vetted and its model learns from vetted labels alone (the default, calibration and score
+    mixture models): its report would show the prior's intervals as if they were evidence, where
+    ``bayeval fit`` and ``bayeval compare`` refuse. A label-flip card, which reads its noisy
+    labels, is reported. ``store_given``: the ``--store FILE`` the labels were read from."""
+    import shlex
+
+    if data.n_vetted or card.model_name in _READS_NOISY_LABELS:
+        return
+    q = shlex.quote
+    col = card.columns.get("label")
+    store = store_given or card.store_file
+    where = [f"the label column {col!r} of {card.data_file.name} is empty" if col
+             else "the card names no label column ([data] label)"]
+    if store_given or card.store_file.is_file():
+        where.append(f"the label store {store} holds no label of its items")
+    else:
+        where.append(f"its label store {store} does not exist yet")
+    vet = f"bayeval vet {q(str(card.path))}" + (f" --store {q(str(store_given))}" if store_given else "")
+    select = (f"bayeval select {q(str(card.data_file))} --score {q(card.columns['score'])}"
+              + (f" --id {q(card.columns['id'])}" if "id" in card.columns else "") + f" --size 30 --store {q(str(store))}")
+    fill = f"; or fill the column {col!r} with 1/0 for a random sample of items" if col else ""
+    elsewhere = ("" if store_given else " Labels vetted into another store (`bayeval vet CARD --store FILE`) are read "
+                 "with --store FILE.")
+    raise CLIError(
+        f"{card.path.name}: no item is vetted ({' and '.join(where)}). The card's {card.model_name} model learns "
+        "from vetted labels how its scores relate to the truth: with none, every interval of the report would be "
+        "the prior's, not evidence about this classifier. Vet some items first, then report: `"
+        f"{vet}` shows them one at a time in a browser page and writes each answer to {store}, which `bayeval "
+        f"report` reads; or `{select}` picks a first batch, stratified on the score, and `bayeval label "
+        f"{q(str(store))} LABELS.csv` records the labels typed for them (columns item, label){fill}.{elsewhere}")
+
+
 def repair_command(args, *, scores=None, score=None) -> str:
     import shlex
 

@@ -54,6 +54,7 @@ from ._cli_store import (
     label_scores_items,
     not_a_row,
     refuse_foreign_items,
+    refuse_unvetted_card,
     say_card_store,
     scores_row_hint,
     store_text_ids,
@@ -545,12 +546,13 @@ def _open_card(args, path):
         store = say_card_store(card, data)  # named on stderr, recorded in the report
     except (ValueError, TypeError) as exc:
         raise CLIError(str(exc)) from exc
+    _warn_one_class(data)
+    check_card_transform(card, data.scores)  # in the card's words, before the fit
+    refuse_unvetted_card(card, data, getattr(args, "store", None))  # the prior's intervals alone: as fit refuses
     if not data.n_vetted and not card.store_file.is_file():  # the labels may be in a store named nowhere
         print(f"note: {card.path.name}: no item is vetted, and its label store {card.store_file} does not exist; "
               "labels vetted into another store (`bayeval vet CARD --store FILE`) are read with --store FILE.",
               file=sys.stderr)
-    _warn_one_class(data)
-    check_card_transform(card, data.scores)  # in the card's words, before the fit
     if not getattr(args, "from_fit", None):  # the memory check again, with the data's size
         check_fit_size(chains, draws, card.build_model(), data, f"bayeval report {card.path.name}")
     return card, data, truth, out, store

@@ -356,9 +356,9 @@ def test_report_reads_the_store_a_card_was_vetted_into_with_store_and_refuses_an
         st.add([f"d{j:03d}" for j in range(12)], y[:12].tolist(), annotator="ana")
     before = hashlib.sha256(store.read_bytes()).hexdigest()
     run = ["--draws", "60", "--tune", "60", "--chains", "1", "--no-progress", "--out", str(tmp_path / "rep")]
-    assert main(["report", str(card), *run]) == 0
+    assert main(["report", str(card), *run]) == 2  # the card's own store: none, nothing vetted; said
     err = " ".join(capsys.readouterr().err.split())
-    assert "12 vetted" not in err and "read with --store FILE" in err  # the card's own store: none, said
+    assert "12 vetted" not in err and "read with --store FILE" in err
     assert main(["report", str(card), "--store", str(store), *run]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert "12 label(s) from its label store mine.sqlite" in err and "60 items, 12 vetted" in err
@@ -370,6 +370,47 @@ def test_report_reads_the_store_a_card_was_vetted_into_with_store_and_refuses_an
     assert "no such label store file" in capsys.readouterr().err
     assert main(["report", str(card), str(other), "--store", str(store)]) == 2
     assert "--store (they name one card's)" in " ".join(capsys.readouterr().err.split())
+
+
+def test_report_of_a_card_with_nothing_vetted_is_refused_with_how_to_vet_unless_it_reads_noisy_labels(tmp_path,
+                                                                                                       capsys):
+    """`bayeval report` on a card with no vetted label (models/digits_vet_nb before vetting) printed a
+    table of tight intervals that were the prior's alone (average precision 0.9885 [0.9797, 1.0000]
+    against a truth of 0.7222), where `bayeval fit` on its scores and `bayeval compare` refuse. It is
+    refused before the fit, with how to vet; a label-flip card, which reads its noisy labels, is reported."""
+    card, y = _card(tmp_path / "card")
+    out = tmp_path / "rep"
+    run = ["--draws", "60", "--tune", "60", "--chains", "1", "--no-progress", "--out", str(out)]
+    assert main(["report", str(card), *run]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith("bayeval: error: card: no item is vetted (the label column 'y' of s.csv is empty and its "
+                          f"label store {card / 'vet.sqlite'} does not exist yet)")
+    assert "every interval of the report would be the prior's" in err and f"`bayeval vet {card}`" in err
+    assert (f"`bayeval select {card / 's.csv'} --score s --id id --size 30 --store {card / 'vet.sqlite'}`" in err
+            and f"`bayeval label {card / 'vet.sqlite'} LABELS.csv`" in err and "read with --store FILE" in err)
+    assert "fitting" not in err and not out.exists()  # refused before the fit
+    empty = tmp_path / "empty.sqlite"
+    with LabelStore(empty) as st:
+        st.register_items([f"d{j:03d}" for j in range(60)])
+    assert main(["report", str(card), "--store", str(empty), *run]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"the label store {empty} holds no label of its items" in err and f"`bayeval vet {card} --store {empty}`" \
+        in err and "read with --store FILE" not in err
+    with LabelStore(empty) as st:  # one label: reported
+        st.add(["d000"], [int(y[0])], annotator="ana")
+    assert main(["report", str(card), "--store", str(empty), *run]) == 0
+    capsys.readouterr()
+    noisy = tmp_path / "noisy"  # a label-flip card on its noisy labels alone
+    noisy.mkdir()
+    frame = pd.read_csv(card / "s.csv")
+    frame["tag"] = np.where(y == 1, np.arange(60) % 3 > 0, np.arange(60) % 20 == 0).astype(int)
+    frame.to_csv(noisy / "s.csv", index=False)
+    (noisy / "card.toml").write_text((card / "card.toml").read_text().replace(
+        'id = "id" }', 'id = "id", noisy_label = "tag" }').replace('"calibration"', '"label_flip"'))
+    assert main(["report", str(noisy), *run]) == 0
+    err = capsys.readouterr().err
+    assert "60 items, 0 vetted; fitting label_flip" in err and "caveat: no vetted labels: every interval rests on " \
+        "the noisy labels" in err and (out / "report.md").is_file()
 
 
 @pytest.mark.parametrize("command", ["fit", "threshold", "compare", "select"])
