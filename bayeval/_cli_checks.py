@@ -15,6 +15,23 @@ from ._tables import row_place
 from .core import _validate as V
 
 
+def check_inputs_exist(args) -> None:
+    """Refuse a scores file that does not exist before any other option is checked: ``bayeval
+    fit nofile.csv --score s`` said "fit needs vetted labels" (or, for ``threshold`` and
+    ``compare``, another option's complaint) instead of naming the missing file."""
+    from pathlib import Path
+
+    cmd = args.command
+    paths = []
+    if cmd in ("fit", "threshold", "select"):
+        paths.append(args.scores)
+    elif cmd == "compare" and getattr(args, "score", None) is not None and len(args.inputs) == 1:
+        paths.append(args.inputs[0])  # with --score: one scores file (cards are checked as cards)
+    for path in paths:
+        if path and not Path(path).exists():
+            raise CLIError(f"{path}: no such file.")
+
+
 def check_model_columns(args) -> None:
     """Refuse a ``--model`` whose column was not given (``label_flip`` without ``--noisy-label``),
     before the scores are read or anything is fitted; say on stderr when a ``--noisy-label``

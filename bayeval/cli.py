@@ -38,8 +38,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ._cli_checks import (card_given_as_scores, check_card_transform, check_fit_size, check_k, check_min_flagged,
-                          check_model_columns, check_transform, complete_label_cells, logodds_said)
+from ._cli_checks import (card_given_as_scores, check_card_transform, check_fit_size, check_inputs_exist, check_k,
+                          check_min_flagged, check_model_columns, check_transform, complete_label_cells, logodds_said)
 from ._cli_compare import JOINT_CAVEAT, card_inputs, check_compare_size, refuse_unvetted
 from ._cli_output import nothing_to_select, print_compare, print_items, strip_annotator, tell
 from ._cli_parser import build_parser
@@ -136,6 +136,7 @@ def _check_args(args) -> None:
     from .core import _validate as V
 
     cmd = args.command
+    check_inputs_exist(args)  # a missing scores file named as such, before any other option's complaint
     strip_annotator(args)  # "ana" and "ana " are one person; "   " is no one
     for name, value in vars(args).items():  # every numeric option: NaN and inf are never meant
         if isinstance(value, float) and not math.isfinite(value):

@@ -199,6 +199,24 @@ def test_bad_input_gives_one_paragraph_and_no_traceback(case, bad, capsys):
     assert "Fitting" not in err  # refused before any sampling
 
 
+@pytest.mark.parametrize("argv", [
+    ["fit", "{missing}", "--score", "s"],  # said "fit needs vetted labels: --label COL ..."
+    ["fit", "{missing}", "--score", "s", "--metric", "precision"],  # said "--metric precision needs a decision"
+    ["fit", "{missing}", "--score", "s", "--label", "y", "--out", "{nodir}"],  # said the --out folder
+    ["threshold", "{missing}", "--score", "s"],  # said "Give --min-precision and/or --min-recall."
+    ["threshold", "{missing}", "--score", "s", "--min-precision", "0.9"],  # said "threshold needs vetted labels"
+    ["select", "{missing}", "--score", "s", "--size", "0"],  # said "--size must be an integer >= 1"
+    ["compare", "{missing}", "--score", "s", "s2"],  # said "a scores file needs --label COL"
+], ids=lambda a: " ".join(w for w in a if not w.startswith("{")))
+def test_a_missing_scores_file_is_named_before_any_option_is_asked_for(argv, bad, capsys):
+    """`bayeval fit nofile.csv --score s` said "fit needs vetted labels: --label COL ..." (with --label y
+    it said "nofile.csv: no such file"): the missing file is now said first, by every command reading one."""
+    argv = [a.format(**bad) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"bayeval: error: {bad['missing']}: no such file.", err
+
+
 @pytest.mark.parametrize("command", ["fit", "select", "threshold"])
 def test_missing_scores_and_bad_ids_are_said_by_column_and_file_line(bad, tmp_path, command, capsys):
     """A NaN or infinite score, an empty or repeated id: the error names the column and the file's
