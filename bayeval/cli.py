@@ -975,7 +975,7 @@ def _cmd_label(args) -> int:
                 if why not in index:  # built once, and only when an id is unknown
                     index[why] = KnownItems(list(known))
                 hint = as_row(i) or index[why].did_you_mean(i)
-                if by_row and why == checks[0][1] and " are the rows " in hint:
+                if by_row and why == checks[0][1] and " are the row numbers " in hint:
                     hint = ""  # `why` (not_a_row) says the range already
                 bad.append((row_of.get(i), i, f"unknown item id ({why}){hint}"))
             good_ids, good_vals = [i for i, _ in keep], [v for _, v in keep]

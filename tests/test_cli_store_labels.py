@@ -320,13 +320,13 @@ def test_label_tells_an_id_out_of_the_rows_their_range_not_an_id_spelled_alike(b
     capsys.readouterr()
     assert main(["label", str(store), str(typed), "--annotator", "bob"]) == 2
     err = capsys.readouterr().err
-    assert f"line 2, item '300': unknown item id (not an item of {store}) (the items are the rows 0 to 299)" in err
+    assert f"line 2, item '300': unknown item id (not an item of {store}) (the ids are the row numbers 0 to 299)" in err
     assert f"line 3, item '0007': unknown item id (not an item of {store}) (did you mean 7?)" in err
     assert "230" not in err
     # with --scores numbered by row, the reason already says the range: it is not said twice
     assert main(["label", str(store), str(typed), "--annotator", "bob", "--scores", str(path), "--score", "s"]) == 2
     err = capsys.readouterr().err
-    assert err.count("0 to 299") == 3 and "the items are the rows" not in err  # the note and the two lines
+    assert err.count("0 to 299") == 3 and "the ids are the row numbers" not in err  # the note and the two lines
 
 
 def _card(folder, n=60):
@@ -526,6 +526,25 @@ def test_a_store_of_row_numbers_read_with_id_says_leave_out_id_not_repair_store(
     if command == "fit":  # the advice works: every typed label is used
         assert main([a for a in args if a not in ("--id", "item")]) == 0
         assert "20 label(s) from the label store" in capsys.readouterr().err
+
+
+def test_label_suggests_the_row_of_a_row_number_typed_with_a_letter(pool, tmp_path, capsys):
+    """On a store made by `bayeval select` without --id (the rows 0..n-1), `bayeval label` rejected `26l`
+    (meant 261) with only "(the items are the rows 0 to 568)": the "did you mean" named ids get was
+    missing. The row meant is suggested; an id that is no row is told the ids are the row numbers."""
+    path, _, _ = pool
+    store = tmp_path / "rows.sqlite"
+    with LabelStore(store) as st:
+        st.register_items(list(range(200)), source=str(path))
+    typed = tmp_path / "typed.csv"
+    pd.DataFrame({"item": ["16l", "1O7", "abc", "12"], "label": [1, 0, 1, 0]}).to_csv(typed, index=False)
+    assert main(["label", str(store), str(typed), "--id", "item", "--label", "label", "--annotator", "a"]) == 2
+    err = capsys.readouterr().err
+    assert f"line 2, item '16l': unknown item id (not an item of {store}) (did you mean 161?)" in err
+    assert f"line 3, item '1O7': unknown item id (not an item of {store}) (did you mean 107?)" in err
+    assert f"line 4, item 'abc': unknown item id (not an item of {store}) (the ids are the row numbers 0 to 199)" in err
+    with LabelStore(store) as st:
+        assert st.resolved().to_dict() == {12: 0}  # the valid row is recorded
 
 
 def test_label_names_the_row_of_an_id_of_the_scores_file_on_a_store_of_row_numbers(pool, tmp_path, capsys):

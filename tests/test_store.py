@@ -730,16 +730,32 @@ def test_an_unknown_id_among_row_numbers_is_told_the_range_not_an_id_spelled_ali
     from bayeval.active.store import KnownItems
 
     rows = KnownItems(range(300))
-    for unknown in (300, "300", -1, 1000, "abc", "26l"):
-        assert rows.did_you_mean(unknown) == " (the items are the rows 0 to 299)", unknown
+    for unknown in (300, "300", -1, 1000, "abc", "3OO"):
+        assert rows.did_you_mean(unknown) == " (the ids are the row numbers 0 to 299)", unknown
     assert rows.did_you_mean("0261") == " (did you mean 261?)"
     assert rows.did_you_mean("261") == " (did you mean 261, the number?)"  # the other kind: as before
     assert rows.did_you_mean(" 26") == " (did you mean 26, without the spaces around it?)"
     assert KnownItems(range(1, 301)).did_you_mean(310) == " (did you mean 300?)"  # 1..300: not the rows, as before
     st = LabelStore(tmp_path / "rows.db")
     st.register_items(list(range(300)))
-    with pytest.raises(ValueError, match=r"\): 300 \(the items are the rows 0 to 299\)\. Nothing was written"):
+    with pytest.raises(ValueError, match=r"\): 300 \(the ids are the row numbers 0 to 299\)\. Nothing was written"):
         st.add([300], [1])
+
+
+def test_a_row_number_typed_with_a_letter_for_a_digit_is_told_the_row_meant(tmp_path):
+    """Among the row numbers 0..568 (a store `bayeval select` made without --id), `26l` (meant 261) was told
+    only "(the items are the rows 0 to 568)", where a named id gets its "did you mean"."""
+    from bayeval.active.store import KnownItems
+
+    rows = KnownItems(range(569))
+    for typed, meant in (("26l", 261), ("26L", 261), ("1O", 10), ("5o", 50), ("I2", 12), (" 26l", 261)):
+        assert rows.did_you_mean(typed) == f" (did you mean {meant}?)", typed
+    assert rows.did_you_mean("9l9") == " (the ids are the row numbers 0 to 568)"  # 919 is no row: the range
+    assert rows.did_you_mean("abc") == " (the ids are the row numbers 0 to 568)"
+    st = LabelStore(tmp_path / "rows.db")
+    st.register_items(list(range(569)))
+    with pytest.raises(ValueError, match=r"'26l' \(did you mean 261\?\)\. Nothing was written"):
+        st.add(["26l"], [1])
 
 
 def test_sqlite_errors_on_reading_a_damaged_store_name_the_file(tmp_path):

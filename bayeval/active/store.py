@@ -310,6 +310,7 @@ _ITEMS_KEY = "items"  # meta key: the items the store's labels may refer to
 
 
 _LOOKALIKE = str.maketrans({"o": "0", "l": "1"})
+_ROW_LOOKALIKE = str.maketrans({"o": "0", "l": "1", "i": "1"})  # in a row number no letter is meant
 
 
 def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
@@ -317,8 +318,9 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
 
     Tried in turn: the same id as the other kind (``'5'`` for ``5``); the same id without
     spaces around it (``'d 86 '`` for ``'d 86'``); for ids that are row numbers ``0..n-1``,
-    the row a number with leading zeros names, else the range of the rows (an id close in
-    spelling is no closer a row); the same id up to case and look-alike characters (O/0, l/1);
+    the row a number with leading zeros or with a letter typed for a digit (l, I for 1; O for 0)
+    names, else that the ids are the rows and their range (an id close in spelling is no closer a
+    row); the same id up to case and look-alike characters (O/0, l/1);
     the closest id of about the same length (:func:`difflib.get_close_matches`, skipped for
     more than 200,000 candidates).
     """
@@ -336,9 +338,10 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
     if by_length is None:
         return ""
     rows = by_length.get("rows")  # ids 0..n-1 (a file numbered by row): no id is "close" to another
-    if rows:
-        n = int(bare) if bare.isascii() and bare.isdigit() else None  # '0261' is the row 261 written with a 0
-        return f" (did you mean {n}?)" if n is not None and n < rows else f" (the items are the rows 0 to {rows - 1})"
+    if rows:  # '0261' is the row 261 written with a 0; '26l' and '3O' are 261 and 30 typed with a letter
+        digits = bare.lower().translate(_ROW_LOOKALIKE)
+        n = int(digits) if digits.isascii() and digits.isdigit() else None
+        return f" (did you mean {n}?)" if n is not None and n < rows else f" (the ids are the row numbers 0 to {rows - 1})"
     same = by_length.get("lookalike", {}).get(text.lower().translate(_LOOKALIKE))
     if same is not None:
         return f" (did you mean {same!r}?)"
