@@ -10,7 +10,8 @@ import argparse
 from .core._defaults import HDI_PROB
 
 __all__ = ["METRIC_CHOICES", "build_parser", "data_args", "store_arg", "model_args", "seed_args", "memory_arg",
-           "format_arg", "save_args", "compare_parser", "vet_parser"]
+           "format_arg", "save_args", "compare_parser", "vet_parser",
+           "repair_parser"]
 
 METRIC_CHOICES = (
     "average_precision",
@@ -309,22 +310,7 @@ def build_parser(commands) -> argparse.ArgumentParser:
     exp.add_argument("out", help="CSV file to write (must not exist)")
     exp.set_defaults(func=commands["export-labels"])
 
-    fix = sub.add_parser("repair-store", help="set aside the labels of unknown item ids in a label store",
-                         description="Take the labels of item ids that are not in the scores file (typos) "
-                                     "out of a label store, keeping every label: those rows are written to "
-                                     "a CSV beside the store (STORE.set-aside-TIME.csv) and a copy of the store "
-                                     "as it was is kept as STORE.before-repair-TIME; every other label, batch "
-                                     "and setting is kept as it was. Other programs (bayeval vet, bayeval "
-                                     "label) may use the store meanwhile: their writes wait for the repair "
-                                     "and land in the repaired store.")
-    fix.add_argument("store", help="label store file")
-    fix.add_argument("--scores", default=None,
-                     help="the scores file the store is for (default: the items the store knows)")
-    fix.add_argument("--score", default=None, help="with --scores: its score column")
-    fix.add_argument("--id", dest="item_id", default=None,
-                     help="with --scores: its column of item ids (default: row number, as in select)")
-    fix.set_defaults(func=commands["repair-store"])
-
+    repair_parser(sub, commands["repair-store"])
     vet_parser(sub, commands["vet"])
 
     demo = sub.add_parser("demo", help="credible-interval summary of the bundled example")
@@ -334,3 +320,28 @@ def build_parser(commands) -> argparse.ArgumentParser:
     demo.add_argument("--hdi-prob", type=float, default=HDI_PROB, help=f"HDI probability (default {HDI_PROB:g})")
     demo.set_defaults(func=commands["demo"])
     return parser
+
+
+def repair_parser(sub, run) -> None:
+    """The `repair-store` command's arguments."""
+    fix = sub.add_parser("repair-store", help="set aside the labels of unknown item ids in a label store",
+                         description="Take the labels of item ids that are not in the scores file (typos) "
+                                     "out of a label store, keeping every label: those rows are written to "
+                                     "a CSV beside the store (STORE.set-aside-TIME.csv) and a copy of the store "
+                                     "as it was is kept as STORE.before-repair-TIME; every other label, batch "
+                                     "and setting is kept as it was. Other programs (bayeval vet, bayeval "
+                                     "label) may use the store meanwhile: their writes wait for the repair "
+                                     "and land in the repaired store. A repair that would keep no label, "
+                                     "or of a scores file sharing no item with the store, is refused (that is "
+                                     "mostly a wrong --id: the message names the right one) unless --force.")
+    fix.add_argument("store", help="label store file")
+    fix.add_argument("--scores", default=None,
+                     help="the scores file the store is for (default: the items the store knows)")
+    fix.add_argument("--score", default=None, help="with --scores: its score column")
+    fix.add_argument("--id", dest="item_id", default=None,
+                     help="with --scores: its column of item ids (default: row number, as in select)")
+    fix.add_argument("--force", action="store_true",
+                     help="repair even when every label would be set aside, or when the scores file shares no "
+                          "item with the store (refused otherwise, as that is mostly a wrong --id); the labels "
+                          "set aside are kept in the CSV and the backup as always")
+    fix.set_defaults(func=run)

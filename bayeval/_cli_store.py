@@ -383,6 +383,48 @@ def repair_command(args, *, scores=None, score=None) -> str:
     return " ".join(shlex.quote(str(p)) for p in parts)
 
 
+def repair_refusal(refused, args, n_items: int | None) -> str:
+    """`bayeval repair-store`'s refusal (``refused``: the :class:`~bayeval.active.repair.RepairRefused`
+    of a repair that would keep no label, or of a scores file sharing no item with the store's),
+    with the ``--id`` choice that matches the store where one does; ``n_items``: the scores file's
+    rows (None without ``--scores``)."""
+    store, scores, item_id = args.store, args.scores, getattr(args, "item_id", None)
+    pool = refused.registered or refused.unknown  # the store's ids: those it knows, else its labels'
+    if scores is None:
+        read = "the items it registered"
+    else:
+        read = (f"{scores} read with --id {item_id}" if item_id else
+                f"{scores} read without --id, so that its items are its row numbers 0 to {n_items - 1}")
+    if refused.reason == "none kept":
+        what = (f"the {refused.labels} label row(s) of {store} and its batches are of {len(refused.unknown)} "
+                f"item(s) that are not in {read} ({listing(refused.unknown)}), and of no other: repair-store would "
+                "set every label aside and keep none")
+    else:
+        what = (f"{store} knows {len(refused.registered)} item(s) ({listing(refused.registered)}), none of which is "
+                f"in {read}")
+    advice = ""
+    if scores is not None and item_id:
+        rows = row_numbers_among(pool, n_items)
+        if rows and 2 * len(rows) >= len(pool):
+            some = f"its {len(pool)} item(s)" if len(rows) == len(pool) else f"{len(rows)} of its {len(pool)} item(s)"
+            whose = (f"The store knows {some} as row numbers of {scores} (0 to {n_items - 1}), as `bayeval select` "
+                     "without --id registers them" if refused.registered else
+                     f"{len(rows)} of the {len(pool)} ids of its labels are row numbers of {scores} (0 to {n_items - 1})")
+            advice = f"{whose}: leave out `--id {item_id}`, so that the file's items are its row numbers"
+    if scores is not None and not advice:
+        found = id_column_of(scores, pool, besides=item_id)
+        if found is not None:
+            whose = "The store knows" if refused.registered else "The store's labels are of"
+            advice = (f"{whose} {found[1]} id(s) of the column {found[0]!r} of {scores}: give `--id {found[0]}`"
+                      f"{'' if item_id else ' (without --id the items are the row numbers)'}")
+    if advice:
+        return f"{what}. {advice}. Nothing was changed: {store} is as it was."
+    return (f"{what}. Nothing was changed: {store} is as it was. Check that {scores or 'the scores file'} is the "
+            "one the store is for, and its --id (an id column, or none for row numbers, as `bayeval select` was "
+            "given); if every one of these labels really is of a mistyped id, `--force` sets them aside all the "
+            "same (in a CSV beside the store, with a backup of the store, as always).")
+
+
 def label_scores_items(args, load_data) -> tuple[list, bool]:
     """The items of ``bayeval label --scores SCORES`` (``load_data``: the command line's reader)
     and whether they are its row numbers.

@@ -55,6 +55,7 @@ from ._cli_store import (
     not_a_row,
     refuse_foreign_items,
     refuse_unvetted_card,
+    repair_refusal,
     say_card_store,
     scores_row_hint,
     store_text_ids,
@@ -1005,7 +1006,7 @@ def _cmd_label(args) -> int:
 
 
 def _cmd_repair_store(args) -> int:
-    from .active.repair import repair
+    from .active.repair import RepairRefused, repair
     from .active.store import KnownItems, LabelStore
 
     if not Path(args.store).is_file():
@@ -1018,7 +1019,10 @@ def _cmd_repair_store(args) -> int:
     elif LabelStore(args.store).known_items() is None:
         raise CLIError(f"{args.store} does not know its items: give the scores file it is for "
                        "(--scores SCORES --score COL, and --id COL if it has an id column).")
-    res = repair(args.store, ids, source=args.scores, also_known=kept_row_numbers(args.store, ids))
+    try:
+        res = repair(args.store, ids, source=args.scores, also_known=kept_row_numbers(args.store, ids), force=args.force)
+    except RepairRefused as exc:  # every label set aside, or other items: a wrong --id, said with the right one
+        raise CLIError(repair_refusal(exc, args, None if ids is None else len(ids))) from exc
     if not res["items"]:
         print(f"every label in {args.store} is of a known item: nothing was set aside "
               f"({res['kept']} label row(s); the store now checks new labels against its items).")

@@ -528,6 +528,47 @@ def test_a_store_of_row_numbers_read_with_id_says_leave_out_id_not_repair_store(
         assert "20 label(s) from the label store" in capsys.readouterr().err
 
 
+def test_repair_store_with_the_wrong_id_is_refused_naming_the_id_that_matches_the_store(pool, tmp_path, capsys):
+    """The guide's steps -- `select` without --id (the store knows the rows 0..n-1), `label --id item`,
+    then `repair-store ... --id item` -- set every label aside ("0 label row(s) kept") and left the store
+    knowing the rows and the id column's ids at once, so that `label` took the set-aside rows again.
+    The repair is refused, the store untouched, with the --id choice that matches the store, either
+    way round; --force repairs all the same, and the store then knows the file's ids alone."""
+    path, _, y = pool
+    rows = tmp_path / "rows.sqlite"  # as `bayeval select` without --id makes it
+    with LabelStore(rows) as st:
+        st.register_items(list(range(200)), source=str(path))
+        st.new_batch(list(range(60, 80)))
+    typed = tmp_path / "typed.csv"
+    pd.DataFrame({"item": [str(i) for i in range(60, 70)], "label": y[60:70]}).to_csv(typed, index=False)
+    assert main(["label", str(rows), str(typed), "--id", "item", "--label", "label", "--annotator", "a"]) == 0
+    named = tmp_path / "named.sqlite"  # as `bayeval select --id item` makes it
+    with LabelStore(named) as st:
+        st.register_items([f"i{j}" for j in range(200)], source=str(path))
+        st.add(["i3", "i4"], [1, 0], annotator="a")
+    capsys.readouterr()
+    for store, id_args, right in ((rows, ["--id", "item"], "leave out `--id item`"), (named, [], "give `--id item`")):
+        before = hashlib.sha256(store.read_bytes()).hexdigest()
+        assert main(["repair-store", str(store), "--scores", str(path), "--score", "s", *id_args]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert "repair-store would set every label aside and keep none" in err and right in err, err
+        assert f"Nothing was changed: {store} is as it was." in err and "--force" not in err
+        assert hashlib.sha256(store.read_bytes()).hexdigest() == before
+        assert sorted(tmp_path.glob(f"{store.name}.*")) == []  # no set-aside CSV, no backup
+    # the advice works: nothing to set aside
+    assert main(["repair-store", str(rows), "--scores", str(path), "--score", "s"]) == 0
+    assert "nothing was set aside (10 label row(s)" in capsys.readouterr().out
+    assert main(["repair-store", str(named), "--scores", str(path), "--score", "s", "--id", "item"]) == 0
+    # --force: every label set aside (kept in the CSV), and the store knows the file's ids alone
+    assert main(["repair-store", str(rows), "--scores", str(path), "--score", "s", "--id", "item", "--force"]) == 0
+    assert "0 label row(s) kept" in capsys.readouterr().out
+    assert len(pd.read_csv(next(tmp_path.glob("rows.sqlite.set-aside-*.csv")))) == 10 + 20
+    with LabelStore(rows) as st:
+        assert st.known_items() == [f"i{j}" for j in range(200)] and len(st) == 0
+    assert main(["label", str(rows), str(typed), "--id", "item", "--label", "label", "--annotator", "a"]) == 2
+    assert "line 2, item '60': unknown item id" in capsys.readouterr().err  # the rows are no longer its items
+
+
 def test_label_suggests_the_row_of_a_row_number_typed_with_a_letter(pool, tmp_path, capsys):
     """On a store made by `bayeval select` without --id (the rows 0..n-1), `bayeval label` rejected `26l`
     (meant 261) with only "(the items are the rows 0 to 568)": the "did you mean" named ids get was

@@ -813,6 +813,56 @@ def test_repair_sets_unknown_labels_aside_and_keeps_everything_else(tmp_path):
     assert repair_module.repair(path)["items"] == []  # a second repair finds nothing
 
 
+def test_repair_that_would_keep_no_label_or_of_other_items_is_refused_and_changes_nothing(tmp_path):
+    """`repair` given the wrong ids (a store of row numbers against an id column's ids, as `bayeval
+    repair-store --id item` on a store made by `select` without --id) set every label aside and
+    registered the given ids beside the store's own. It is refused, the store untouched; force=True
+    repairs all the same."""
+    import hashlib
+
+    path = tmp_path / "rows.db"
+    st = LabelStore(path)
+    st.register_items(list(range(50)))
+    st.add([3, 7, 12], [1, 0, 1], annotator="ana", batch=st.new_batch([3, 7, 12, 20]))
+    st.close()
+    named = [f"i{j}" for j in range(50)]
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(repair_module.RepairRefused, match="every one of its 3 label row") as err:
+        repair_module.repair(path, named)
+    assert err.value.reason == "none kept" and err.value.unknown == [3, 7, 12, 20] and err.value.labels == 3
+    assert err.value.registered == list(range(50))
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before and sorted(tmp_path.iterdir()) == [path]
+    empty = tmp_path / "empty.db"  # no label yet: the registered items and the given ones share none
+    LabelStore(empty).register_items(list(range(50)))
+    with pytest.raises(repair_module.RepairRefused, match="knows 50 item.*none of which") as err:
+        repair_module.repair(empty, named)
+    assert err.value.reason == "other items" and LabelStore(empty).known_items() == list(range(50))
+    res = repair_module.repair(path, named, force=True)  # asked for: every label set aside, and kept
+    assert res["labels"] == 3 and res["kept"] == 0
+    assert pd.read_csv(res["set_aside"])["item"].tolist() == [3, 7, 12, 3, 7, 12, 20]
+    assert LabelStore(path).known_items() == named  # the given ids alone, not beside the rows
+
+
+def test_repair_makes_the_datas_ids_the_stores_items_so_an_id_set_aside_is_refused_again(tmp_path):
+    """A repair registered the data's ids beside those the store knew: an id whose labels it set aside
+    stayed a known item, so `bayeval label` took it again (and the next fit refused it again)."""
+    path = tmp_path / "s.db"
+    st = LabelStore(path)
+    st.register_items(["a", "b", "c", "old"], source="old.csv")
+    st.add(["a", "old"], [1, 0], annotator="ana")
+    st.close()
+    res = repair_module.repair(path, ["a", "b", "c"], source="new.csv")
+    assert res["items"] == ["old"] and res["kept"] == 1
+    st = LabelStore(path)
+    assert st.known_items() == ["a", "b", "c"] and st.meta()["items"]["sources"] == ["new.csv"]
+    with pytest.raises(ValueError, match="'old'"):
+        st.add(["old"], [1])
+    grown = tmp_path / "grown.db"  # data with more items than the store knew: they are added, as before
+    LabelStore(grown).register_items(["a"], source="old.csv")
+    repair_module.repair(grown, ["a", "b"], source="new.csv")
+    assert LabelStore(grown).meta()["items"] == {"ids": ["a", "b"], "sources": ["old.csv", "new.csv"]}
+
+
 def test_repair_of_a_store_that_does_not_know_its_items_needs_them(tmp_path):
     _poisoned(tmp_path / "s.db")
     with pytest.raises(ValueError, match="does not know its items"):

@@ -22,7 +22,7 @@ from .store import (
     opt_str,
 )
 
-__all__ = ["EXPORT_COLUMNS", "export_readable", "import_export", "is_export", "repair"]
+__all__ = ["EXPORT_COLUMNS", "RepairRefused", "export_readable", "import_export", "is_export", "repair"]
 
 #: the columns of :func:`export_readable`'s CSV, in order
 EXPORT_COLUMNS = ("id", "item", "kind", "value", "annotator", "batch", "time")
@@ -218,7 +218,46 @@ def import_export(export, store) -> dict:
     return {"rows": len(rows), "items": len({r[1] for r in rows}), "annotators": len({r[3] for r in rows})}
 
 
-def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, also_known=()) -> dict:
+class RepairRefused(ValueError):
+    """:func:`repair` refused, changing nothing: it would keep none of the store's labels, or the
+    store's registered items share none with the ``item_ids`` given -- mostly the data read by
+    the wrong ids (a scores file numbered by row against a store of an id column's ids, or the
+    other way round), not typos. ``force=True`` repairs all the same.
+
+    Attributes
+    ----------
+    reason : str
+        ``"none kept"`` (every label would be set aside) or ``"other items"`` (the registered
+        items and ``item_ids`` share none).
+    unknown : list
+        The ids whose labels or batch entries would be set aside.
+    registered : list or None
+        The items the store has registered (None: it never registered any).
+    labels : int
+        The store's label rows.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from bayeval.active.store import LabelStore
+    >>> from bayeval.active.repair import RepairRefused, repair
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> LabelStore(tmp / "s.db").add(["a", "b"], [1, 0])
+    2
+    >>> try:
+    ...     repair(tmp / "s.db", [0, 1, 2])  # the rows of a file, against a store of named ids
+    ... except RepairRefused as exc:
+    ...     exc.reason, exc.unknown, len(LabelStore(tmp / "s.db"))
+    ('none kept', ['a', 'b'], 2)
+    """
+
+    def __init__(self, message: str, *, reason: str, unknown: list, registered: list | None, labels: int):
+        super().__init__(message)
+        self.reason, self.unknown, self.registered, self.labels = reason, unknown, registered, labels
+
+
+def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, also_known=(),
+           force: bool = False) -> dict:
     """Set aside the labels of unknown items in a store, keeping every label; return what moved.
 
     A store written before it knew its items (or by an older bayeval) may hold labels of
@@ -232,8 +271,13 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, al
       the repaired store's meta under ``"set_aside"``;
     * a copy of the store as the repair found it is kept as ``STORE.before-repair-TIME``;
     * every other row -- labels with their ids, annotators, times and batches, the
-      batches, the settings -- stays as it was, and the items are registered, so that
-      later typos are refused.
+      batches, the settings -- stays as it was, and the items of ``item_ids`` become the
+      store's items (replacing those it registered before), so that later typos, and the
+      ids set aside, are refused.
+
+    A repair that would set every label aside, or data whose items share none with the
+    items the store registered, is refused (:class:`RepairRefused`, nothing changed): that
+    is mostly the data read by the wrong ids, not typos. ``force=True`` repairs all the same.
 
     Fix the set-aside ids in the CSV and import it with ``bayeval label STORE FILE.csv
     --id item --label value`` (one run per annotator, with ``--annotator``).
@@ -261,6 +305,15 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, al
         Ids whose labels are kept though they are not in ``item_ids``, and not registered
         (``bayeval repair-store``: the text id ``'261'`` typed for row 261 of a scores file
         numbered by row, which the commands read as that row).
+    force : bool, default False
+        Repair even when no label would be kept, or when the store's registered items share
+        none with ``item_ids`` (refused otherwise, with :class:`RepairRefused`). Every label
+        set aside is kept, in the CSV and the backup, as always.
+
+    Raises
+    ------
+    RepairRefused
+        A repair that keeps no label, or of data sharing no item with the store's, without ``force``.
 
     Returns
     -------
@@ -294,15 +347,16 @@ def repair(path, item_ids=None, *, source: str | None = None, set_aside=None, al
         # another program's write waits for it (up to that program's `timeout`, then it fails
         # saying that nothing was written), so no label can land between the read and the change.
         with store._connect() as conn, store._transaction(conn, "EXCLUSIVE"):
-            return _repair_locked(store, conn, given, source, also, set_aside)
+            return _repair_locked(store, conn, given, source, also, set_aside, bool(force))
     finally:
         store.close()
 
 
-def _repair_locked(store: LabelStore, conn, given, source, also, set_aside) -> dict:
+def _repair_locked(store: LabelStore, conn, given, source, also, set_aside, force: bool) -> dict:
     """:func:`repair` inside its write transaction ``conn`` on ``store``."""
     src = store.path
-    known = dict.fromkeys(given) if given is not None else store._known()
+    registered = store._known()
+    known = dict.fromkeys(given) if given is not None else registered
     if known is None:
         raise ValueError(
             f"The label store {str(src)!r} does not know its items (they were never "
@@ -325,9 +379,11 @@ def _repair_locked(store: LabelStore, conn, given, source, also, set_aside) -> d
         "set_aside": None,
         "backup": None,
     }
+    if not force:
+        _refuse_wrong_ids(src, labels, bad_labels, unknown, registered, given)
     ids = [decode_item(*k) for k in known]
     if not unknown:  # nothing to set aside: registering the items is the whole repair
-        store._register_in(conn, ids, source)
+        store._register_in(conn, ids, source, replace=given is not None)
         return result
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = pathlib.Path(set_aside) if set_aside is not None else src.with_name(f"{src.name}.set-aside-{stamp}.csv")
@@ -364,9 +420,33 @@ def _repair_locked(store: LabelStore, conn, given, source, also, set_aside) -> d
     for _, sql in guards:
         conn.execute(sql)
     store._append_meta(conn, "set_aside", set_aside_meta)
-    store._register_in(conn, ids, source)
+    store._register_in(conn, ids, source, replace=given is not None)
     result.update(set_aside=str(aside), backup=str(backup))
     return result
+
+
+def _refuse_wrong_ids(src, labels, bad_labels, unknown, registered, given) -> None:
+    """Raise :class:`RepairRefused` for a repair that keeps no label, or whose ``given`` items
+    share none with the ``registered`` ones (compared as text: ``5`` and ``'5'`` alike)."""
+    shown = [decode_item(*k) for k in unknown]
+    reg = None if registered is None else [decode_item(*k) for k in registered]
+    listed = ", ".join(map(repr, shown[:5])) + (f" and {len(shown) - 5} more" if len(shown) > 5 else "")
+    if labels and len(bad_labels) == len(labels):
+        raise RepairRefused(
+            f"Repairing the label store {str(src)!r} would set aside every one of its {len(labels)} label row(s) "
+            f"({len(shown)} item(s): {listed}) and keep none: the item ids given are mostly read the wrong way "
+            "(a file numbered by row against a store of an id column's ids, or the other way round). Nothing "
+            "was changed. Give the ids the store's labels use; if every label really is of a mistyped id, "
+            "repair with force=True (`bayeval repair-store ... --force`).",
+            reason="none kept", unknown=shown, registered=reg, labels=len(labels))
+    if registered and given is not None and not {t for _, t in registered} & {t for _, t in given}:
+        raise RepairRefused(
+            f"The label store {str(src)!r} knows {len(registered)} item(s) ({', '.join(map(repr, reg[:5]))}"
+            f"{' ...' if len(reg) > 5 else ''}), none of which is among the {len(given)} item id(s) given: "
+            "they are another data set's, or the same data read by other ids (row numbers against an id "
+            "column's). Nothing was changed. Give the ids the store was made with; to make the given ids "
+            "the store's items all the same, repair with force=True (`bayeval repair-store ... --force`).",
+            reason="other items", unknown=shown, registered=reg, labels=len(labels))
 
 
 def _write_set_aside(aside: pathlib.Path, records: list) -> None:

@@ -206,7 +206,6 @@ def _translate(exc: sqlite3.Error, path, timeout: float) -> Exception:
     )
 
 
-
 def _plain(v):
     """numpy scalars -> the Python scalar they hold (without importing numpy)."""
     if type(v).__module__ == "numpy" and hasattr(v, "item"):
@@ -307,8 +306,6 @@ def encode_items(item_ids, name: str) -> list[tuple[str, str]]:
 
 
 _ITEMS_KEY = "items"  # meta key: the items the store's labels may refer to
-
-
 _LOOKALIKE = str.maketrans({"o": "0", "l": "1"})
 _ROW_LOOKALIKE = str.maketrans({"o": "0", "l": "1", "i": "1"})  # in a row number no letter is meant
 
@@ -318,11 +315,10 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
 
     Tried in turn: the same id as the other kind (``'5'`` for ``5``); the same id without
     spaces around it (``'d 86 '`` for ``'d 86'``); for ids that are row numbers ``0..n-1``,
-    the row a number with leading zeros or with a letter typed for a digit (l, I for 1; O for 0)
-    names, else that the ids are the rows and their range (an id close in spelling is no closer a
-    row); the same id up to case and look-alike characters (O/0, l/1);
-    the closest id of about the same length (:func:`difflib.get_close_matches`, skipped for
-    more than 200,000 candidates).
+    the row a number with leading zeros or a letter for a digit (``'26l'``: l/I/O) names, else
+    the rows' range (an id close in spelling is no closer a row); else the same id up to case
+    and look-alike characters (O/0, l/1); the closest id of about the same length
+    (:func:`difflib.get_close_matches`, skipped for more than 200,000 candidates).
     """
     import difflib
 
@@ -339,8 +335,7 @@ def _did_you_mean(key: tuple[str, str], known, by_length: dict | None) -> str:
         return ""
     rows = by_length.get("rows")  # ids 0..n-1 (a file numbered by row): no id is "close" to another
     if rows:  # '0261' is the row 261 written with a 0; '26l' and '3O' are 261 and 30 typed with a letter
-        digits = bare.lower().translate(_ROW_LOOKALIKE)
-        n = int(digits) if digits.isascii() and digits.isdigit() else None
+        n = int(d) if (d := bare.lower().translate(_ROW_LOOKALIKE)).isascii() and d.isdigit() else None
         return f" (did you mean {n}?)" if n is not None and n < rows else f" (the ids are the row numbers 0 to {rows - 1})"
     same = by_length.get("lookalike", {}).get(text.lower().translate(_LOOKALIKE))
     if same is not None:
@@ -1109,19 +1104,22 @@ class LabelStore:
             self.set_meta(_ITEMS_KEY, value)
         return n_new
 
-    def _register_in(self, conn: sqlite3.Connection, item_ids, source) -> int:
-        """:meth:`register_items` inside the caller's write transaction ``conn``."""
-        value, n_new = self._registration(item_ids, source)
+    def _register_in(self, conn: sqlite3.Connection, item_ids, source, *, replace: bool = False) -> int:
+        """:meth:`register_items` in the write transaction ``conn``; ``replace``: ``item_ids`` alone (a repair)."""
+        value, n_new = self._registration(item_ids, source, replace=replace)
         if value is not None:
             self._append_meta(conn, _ITEMS_KEY, value)
         return n_new
 
-    def _registration(self, item_ids, source) -> tuple[dict | None, int]:
+    def _registration(self, item_ids, source, *, replace: bool = False) -> tuple[dict | None, int]:
         """The items record :meth:`register_items` would append (None: nothing new), and how many are new."""
         keys = list(dict.fromkeys(encode_items(item_ids, "item_ids")))
         source = opt_str(source, "source")
         known = self._known()
         new = [k for k in keys if known is None or k not in known]
+        if replace and known is not None and set(known) - set(keys):  # ids dropped: the record is replaced
+            sources = [source] if source is not None else (self._known_meta() or {}).get("sources", [])
+            return {"ids": [decode_item(*k) for k in keys], "sources": sources}, len(new)
         if known is not None and not new:
             return None, 0
         old = self._known_meta()
