@@ -21,9 +21,10 @@ Classifier
 Vetted labels
     100 items: 50 drawn uniformly at random, then the 50 top-scored items not
     already drawn (the alerts an analyst checks first). The vetting depends on the
-    scores only (and on chance), so a score mixture, which conditions on every
-    score, stays unbiased; estimates that use the vetted items as a random sample
-    (``vetted_only``) do not.
+    scores only (and on chance), so a model of the label given the score (the card's
+    calibration curves, or a score mixture, which conditions on every score) stays
+    unbiased; estimates that use the vetted items as a random sample (``vetted_only``)
+    do not.
 Columns
     ``id`` (``txn-00000`` ...), ``score`` (log-odds, rounded to 4 decimals), ``label``
     (vetted label, empty if not vetted), ``truth`` (the true label of every item, kept
