@@ -94,6 +94,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import math
 import os
 import platform
@@ -132,7 +133,8 @@ class Setting:
     shift: float = 0.0
     seed: int = 0
     #: "latent" (synthetic, predictions = as many as positives), "threshold" (synthetic,
-    #: predictions = score >= 0.5) or "digits" (real data, see ``make_digits_pool``).
+    #: predictions = score >= 0.5), "digits" (real data, see ``make_digits_pool``) or "gbm"
+    #: (a gradient-boosting model's held-out probabilities, see ``make_gbm_pool``).
     kind: str = "latent"
 
     def describe(self) -> str:
@@ -142,6 +144,11 @@ class Setting:
                 f"digit subsampled to {self.prevalence:.0%}; logistic regression, 5-fold "
                 "cross-validated probabilities, predictions p >= 0.5"
             )
+        if self.kind == "gbm":
+            return (f"gradient boosting: make_classification({2 * self.n:,} items, 20 features, 6 informative, "
+                    f"{self.prevalence:.1%} positives, class_sep {self.dprime:g}, random_state {self.seed}), "
+                    "HistGradientBoostingClassifier trained on half, its probabilities on the other half, "
+                    "predictions p > 0.5")
         if self.kind == "docstring":
             return (f"the pool of acis's docstring: {self.n:,} items, {self.prevalence:.0%} positives, scores "
                     "sigmoid(3 y + N(-5.5, 1)), predictions score > 0.2")
@@ -224,9 +231,25 @@ def make_digits_pool(digit: int, prevalence: float):
     return scores, (scores >= 0.5).astype(np.int8), y
 
 
+def make_gbm_pool(st: Setting):
+    """A gradient-boosting model's held-out probabilities on a rare category: tied and
+    saturated scores (most items share a few leaf values), over-confident at the top."""
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import train_test_split
+
+    x, t = make_classification(n_samples=2 * st.n, n_features=20, n_informative=6, weights=[1.0 - st.prevalence],
+                               flip_y=0.0, class_sep=st.dprime, random_state=st.seed)
+    x_tr, x_te, y_tr, y_te = train_test_split(x, t, test_size=0.5, random_state=st.seed, stratify=t)
+    scores = HistGradientBoostingClassifier(random_state=0).fit(x_tr, y_tr).predict_proba(x_te)[:, 1]
+    return scores, (scores > 0.5).astype(np.int8), y_te.astype(np.int8)
+
+
 def make_pool(st: Setting):
     if st.kind == "digits":
         return make_digits_pool(st.seed, st.prevalence)
+    if st.kind == "gbm":
+        return make_gbm_pool(st)
     rng = np.random.default_rng(st.seed)
     if st.kind == "docstring":  # the pool of acis's docstring (see DOCSTRING_POOL)
         y = (rng.random(st.n) < st.prevalence).astype(np.int8)
@@ -741,6 +764,10 @@ INTERVAL_POOLS = [st for st in FULL if st.name != "E"] + HARD + [ISSUE_POOL]
 #: ``--intervals --pools S`` only (not in the default list): the pool of ``acis``'s docstring,
 #: where the rest calibration's prior biases the estimate downward (the prior study).
 DOCSTRING_POOL = Setting("S", 20_000, 0.01, 3.0, seed=0, kind="docstring")
+#: ``--intervals --pools G H ...`` only: gradient-boosting pools (tied, saturated, over-confident
+#: probabilities), G and H the two a review found the rest count off on, J and K fresh seeds.
+GBM_POOLS = [Setting(name, 30_000, 0.005, 1.5, seed=seed, kind="gbm")
+             for name, seed in (("G", 1), ("H", 0), ("J", 2), ("K", 3))]
 INTERVAL_BUDGETS = (100, 200, 500)
 INTERVAL_METHODS = ("jeffreys", "calibrated", "checked", "model", "delta", "evidence")
 #: Nominal coverage of the intervals of ``--intervals`` (the issue's 90 %).
@@ -762,6 +789,7 @@ def _interval_work(task):
     from bayeval.fscore import _estimators
 
     _estimators.REST_PRIOR = rest_prior[0] if rest_prior else "default"
+    importlib.import_module("bayeval.fscore.acis").REST_FIT = os.environ.get("BAYEVAL_ACIS_REST_FIT", "all")
     _estimators.CALIBRATED_COVERS_SCORES = mode is not True
     _estimators.EVIDENCE_GATE = _estimators.EVIDENCE_DOMAIN_RATIO = mode != "ungated"
     scores, predictions, y = _pool(st)
@@ -824,7 +852,7 @@ def choose_interval(rows, floor: float = 0.90):
 
 def interval_study(args, argv) -> str:
     """``--intervals``: ACIS's six intervals on ``INTERVAL_POOLS`` (see the module docs)."""
-    known = INTERVAL_POOLS + [DOCSTRING_POOL]  # seeds by the place in this list
+    known = INTERVAL_POOLS + [DOCSTRING_POOL] + GBM_POOLS  # seeds by the place in this list
     settings = [st for st in known if (st.name in args.pools if args.pools is not None else st in INTERVAL_POOLS)]
     trials = args.trials or 100
     n_real = max(1, args.realizations)
@@ -870,6 +898,8 @@ def interval_study(args, argv) -> str:
            if args.evidence_ungated else "")
         + (f" Trials {args.first_trial}-{args.first_trial + trials - 1} (not the usual 0-{trials - 1})."
            if args.first_trial else "")
+        + (f" Rest count's calibration fitted to the labeled predicted negatives only (`--rest-fit negatives`; "
+           "`bayeval.fscore.acis.REST_FIT`)." if args.rest_fit != "all" else "")
         + (f" Rest calibration prior: `{args.rest_prior}` (`--rest-prior`; `bayeval.fscore._estimators.REST_PRIOR`)."
            if args.rest_prior != "default" else ""),
         "",
@@ -1030,6 +1060,9 @@ def main(argv=None) -> str:
     parser.add_argument("--fit-only", action="store_true",
                         help="--intervals with the calibrated interval's count from the fitted curve alone "
                         "(not also covering the scores read as probabilities): the interval before that change")
+    parser.add_argument("--rest-fit", choices=("all", "negatives"), default="all",
+                        help="--intervals: the labels the rest count's calibration is fitted to (the study switch "
+                             "bayeval.fscore.acis.REST_FIT)")
     parser.add_argument("--rest-prior", choices=("default", "vague", "split", "t3", "vague_fb", "vague_nogate"), default="default",
                         help="--intervals: the rest calibration's prior on probability scores (the prior study, "
                         "benchmarks/results/acis_prior_prereg.md): default N(0, 2^2), N(1, 2^2); vague: sd 10; "
@@ -1042,6 +1075,7 @@ def main(argv=None) -> str:
                         help="only the table of what each --intervals pool's rest holds against the curves "
                         "(true labels, no runs; see tail_census)")
     args = parser.parse_args(argv)
+    os.environ["BAYEVAL_ACIS_REST_FIT"] = args.rest_fit  # read by the workers (_interval_work)
     if args.tail_census:
         settings = [st for st in INTERVAL_POOLS if args.pools is None or st.name in args.pools]
         command = "python benchmarks/acis.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -84,6 +84,8 @@ _REST_MODEL_SDLOG = 1.0
 #: The calibrated interval falls back to the design-only one when the rest draws found
 #: more positives than the calibration expects with a chance below this (see ``_Book``).
 _REST_MISFIT_P = 0.05
+#: Study switch (dev): which labels the rest count's calibration is fitted to.
+REST_FIT = "all"
 
 HISTORY_COLUMNS = [
     "iteration",
@@ -881,9 +883,12 @@ class _ImportanceRun:
                 self.rest_items.append(rest["items"])
                 self.rest_labels.append(rest["labels"])
                 self.labeled_w[rest["items"]] = True
-            v_rest, rest_model, drawn, found = self._rest_count(
-                rest, coef, cov, (self.t_feat[lab_items], lab_labels, self.platt_prior)
-            )
+            r_coef, r_cov, r_lab = coef, cov, (self.t_feat[lab_items], lab_labels, self.platt_prior)
+            if REST_FIT == "negatives":
+                neg = self.yhat[lab_items] == 0
+                r_lab = (self.t_feat[lab_items][neg], lab_labels[neg], self.platt_prior)
+                r_coef, r_cov = platt_fit(r_lab[0], r_lab[1], self.platt_prior)
+            v_rest, rest_model, drawn, found = self._rest_count(rest, r_coef, r_cov, r_lab)
         g_i, var_i, floor_i = ratio_estimate(
             alpha=alpha,
             a_fixed=book.a_fixed + a_off,
