@@ -767,7 +767,7 @@ DOCSTRING_POOL = Setting("S", 20_000, 0.01, 3.0, seed=0, kind="docstring")
 #: ``--intervals --pools G H ...`` only: gradient-boosting pools (tied, saturated, over-confident
 #: probabilities), G and H the two a review found the rest count off on, J and K fresh seeds.
 GBM_POOLS = [Setting(name, 30_000, 0.005, 1.5, seed=seed, kind="gbm")
-             for name, seed in (("G", 1), ("H", 0), ("J", 2), ("K", 3))]
+             for name, seed in (("G", 1), ("H", 0), ("J", 2), ("K", 3), ("L", 4), ("N", 5))]
 INTERVAL_BUDGETS = (100, 200, 500)
 INTERVAL_METHODS = ("jeffreys", "calibrated", "checked", "model", "delta", "evidence")
 #: Nominal coverage of the intervals of ``--intervals`` (the issue's 90 %).
@@ -899,7 +899,10 @@ def interval_study(args, argv) -> str:
         + (f" Trials {args.first_trial}-{args.first_trial + trials - 1} (not the usual 0-{trials - 1})."
            if args.first_trial else "")
         + (f" Rest count's calibration fitted to the labeled predicted negatives only (`--rest-fit negatives`; "
-           "`bayeval.fscore.acis.REST_FIT`)." if args.rest_fit != "all" else "")
+           "`bayeval.fscore.acis.REST_FIT`)." if args.rest_fit == "negatives" else "")
+        + (f" Rest count's calibration chosen per batch: the fit to the labeled predicted negatives where it "
+           "predicts their labels better than the fit to every label by more than 2 (AIC; `--rest-fit chosen`; "
+           "`bayeval.fscore.acis.REST_FIT`)." if args.rest_fit == "chosen" else "")
         + (f" Rest calibration prior: `{args.rest_prior}` (`--rest-prior`; `bayeval.fscore._estimators.REST_PRIOR`)."
            if args.rest_prior != "default" else ""),
         "",
@@ -1060,7 +1063,7 @@ def main(argv=None) -> str:
     parser.add_argument("--fit-only", action="store_true",
                         help="--intervals with the calibrated interval's count from the fitted curve alone "
                         "(not also covering the scores read as probabilities): the interval before that change")
-    parser.add_argument("--rest-fit", choices=("all", "negatives"), default="all",
+    parser.add_argument("--rest-fit", choices=("all", "negatives", "chosen"), default="all",
                         help="--intervals: the labels the rest count's calibration is fitted to (the study switch "
                              "bayeval.fscore.acis.REST_FIT)")
     parser.add_argument("--rest-prior", choices=("default", "vague", "split", "t3", "vague_fb", "vague_nogate"), default="default",

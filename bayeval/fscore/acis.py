@@ -85,7 +85,7 @@ _REST_MODEL_SDLOG = 1.0
 #: more positives than the calibration expects with a chance below this (see ``_Book``).
 _REST_MISFIT_P = 0.05
 #: Study switch (dev): which labels the rest count's calibration is fitted to.
-REST_FIT = "all"
+REST_FIT = "all"  # "all", "negatives" or "chosen"
 
 HISTORY_COLUMNS = [
     "iteration",
@@ -627,6 +627,21 @@ class _RunSettings:
         return self.top_k_prior and self.rest_share > 0
 
 
+def _predicts_better(n_coef, coef, t, y) -> bool:
+    """Whether the curve fitted to the labeled predicted negatives (``n_coef``) predicts their
+    labels better than the curve fitted to every label (``coef``), by more than its two fitted
+    parameters' optimism (AIC): the study switch ``REST_FIT = "chosen"``."""
+    if not t.size:
+        return False
+    y = y.astype(np.float64)
+
+    def loglik(c):
+        eta = c[0] + c[1] * t
+        return float(np.dot(y, eta) - np.logaddexp(0.0, eta).sum())
+
+    return loglik(n_coef) - 2.0 > loglik(coef)
+
+
 def _take(x, idx):
     """``x[idx]``, with ``idx`` None meaning "every working position"."""
     return x if idx is None else x[idx]
@@ -884,10 +899,12 @@ class _ImportanceRun:
                 self.rest_labels.append(rest["labels"])
                 self.labeled_w[rest["items"]] = True
             r_coef, r_cov, r_lab = coef, cov, (self.t_feat[lab_items], lab_labels, self.platt_prior)
-            if REST_FIT == "negatives":
+            if REST_FIT in ("negatives", "chosen"):
                 neg = self.yhat[lab_items] == 0
-                r_lab = (self.t_feat[lab_items][neg], lab_labels[neg], self.platt_prior)
-                r_coef, r_cov = platt_fit(r_lab[0], r_lab[1], self.platt_prior)
+                n_lab = (self.t_feat[lab_items][neg], lab_labels[neg], self.platt_prior)
+                n_coef, n_cov = platt_fit(n_lab[0], n_lab[1], self.platt_prior)
+                if REST_FIT == "negatives" or _predicts_better(n_coef, coef, n_lab[0], n_lab[1]):
+                    r_coef, r_cov, r_lab = n_coef, n_cov, n_lab
             v_rest, rest_model, drawn, found = self._rest_count(rest, r_coef, r_cov, r_lab)
         g_i, var_i, floor_i = ratio_estimate(
             alpha=alpha,
