@@ -789,7 +789,7 @@ def _interval_work(task):
     from bayeval.fscore import _estimators
 
     _estimators.REST_PRIOR = rest_prior[0] if rest_prior else "default"
-    importlib.import_module("bayeval.fscore.acis").REST_FIT = os.environ.get("BAYEVAL_ACIS_REST_FIT", "all")
+    importlib.import_module("bayeval.fscore.acis").REST_FIT = os.environ.get("BAYEVAL_ACIS_REST_FIT", "chosen")
     _estimators.CALIBRATED_COVERS_SCORES = mode is not True
     _estimators.EVIDENCE_GATE = _estimators.EVIDENCE_DOMAIN_RATIO = mode != "ungated"
     scores, predictions, y = _pool(st)
@@ -900,9 +900,8 @@ def interval_study(args, argv) -> str:
            if args.first_trial else "")
         + (f" Rest count's calibration fitted to the labeled predicted negatives only (`--rest-fit negatives`; "
            "`bayeval.fscore.acis.REST_FIT`)." if args.rest_fit == "negatives" else "")
-        + (f" Rest count's calibration chosen per batch: the fit to the labeled predicted negatives where it "
-           "predicts their labels better than the fit to every label by more than 2 (AIC; `--rest-fit chosen`; "
-           "`bayeval.fscore.acis.REST_FIT`)." if args.rest_fit == "chosen" else "")
+        + (" Rest count's calibration fitted to every label (`--rest-fit all`: the choice before "
+           "`bayeval.fscore.acis.REST_FIT = \"chosen\"`)." if args.rest_fit == "all" else "")
         + (f" Rest calibration prior: `{args.rest_prior}` (`--rest-prior`; `bayeval.fscore._estimators.REST_PRIOR`)."
            if args.rest_prior != "default" else ""),
         "",
@@ -1063,9 +1062,9 @@ def main(argv=None) -> str:
     parser.add_argument("--fit-only", action="store_true",
                         help="--intervals with the calibrated interval's count from the fitted curve alone "
                         "(not also covering the scores read as probabilities): the interval before that change")
-    parser.add_argument("--rest-fit", choices=("all", "negatives", "chosen"), default="all",
-                        help="--intervals: the labels the rest count's calibration is fitted to (the study switch "
-                             "bayeval.fscore.acis.REST_FIT)")
+    parser.add_argument("--rest-fit", choices=("all", "negatives", "chosen"), default="chosen",
+                        help="--intervals: the labels the rest count's calibration is fitted to (bayeval.fscore.acis.REST_FIT; "
+                             "default 'chosen', the package's; 'all' the choice before)")
     parser.add_argument("--rest-prior", choices=("default", "vague", "split", "t3", "vague_fb", "vague_nogate"), default="default",
                         help="--intervals: the rest calibration's prior on probability scores (the prior study, "
                         "benchmarks/results/acis_prior_prereg.md): default N(0, 2^2), N(1, 2^2); vague: sd 10; "
