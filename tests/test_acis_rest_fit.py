@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from bayeval import acis
+from bayeval.fscore._estimators import predicts_better
 
 A = importlib.import_module("bayeval.fscore.acis")  # the module (the package's name is the function)
 
@@ -78,8 +79,8 @@ def test_the_predicted_negatives_fit_is_chosen_only_where_it_predicts_their_labe
     y = (rng.random(200) < 1 / (1 + np.exp(-(t + 2)))).astype(np.int8)  # logit P = t + 2: 2-12% positive
     right = np.array([2.0, 1.0])
     # a curve saying 50% where the labels say a few percent: their own fit wins
-    assert A._predicts_better(right, np.array([0.0, 0.0]), t, y)
+    assert predicts_better(right, np.array([0.0, 0.0]), t, y)
     # the same curve (or one as good): no switch, the fit to every label stays
-    assert not A._predicts_better(right, right, t, y)
-    assert not A._predicts_better(right, right + np.array([0.05, 0.0]), t, y)
-    assert not A._predicts_better(right, np.array([0.0, 0.0]), t[:0], y[:0])
+    assert not predicts_better(right, right, t, y)
+    assert not predicts_better(right, right + np.array([0.05, 0.0]), t, y)
+    assert not predicts_better(right, np.array([0.0, 0.0]), t[:0], y[:0])

@@ -742,3 +742,18 @@ def evidence_reason(rest: dict, model_domain: bool) -> str:
                  f"(Jeffreys, 95% quantile {gamma.ppf(0.95, post[0], scale=1.0 / post[1]):.2g})")
     return (f"; in this run {check}; the domain's variance is the "
             + ("model-anticipated one (above the design-based estimate)" if model_domain else "design-based one"))
+
+
+def predicts_better(n_coef, coef, t, y) -> bool:
+    """Whether the curve fitted to the labeled predicted negatives (``n_coef``) predicts their
+    labels better than the curve fitted to every label (``coef``), by more than its two fitted
+    parameters' optimism (AIC): the choice of ``bayeval.fscore.acis.REST_FIT = "chosen"`` (its default)."""
+    if not t.size:
+        return False
+    y = y.astype(np.float64)
+
+    def loglik(c):
+        eta = c[0] + c[1] * t
+        return float(np.dot(y, eta) - np.logaddexp(0.0, eta).sum())
+
+    return loglik(n_coef) - 2.0 > loglik(coef)

@@ -65,6 +65,7 @@ from ._estimators import (
     normal_interval,
     platt_feature,
     platt_fit,
+    predicts_better,
     ratio_estimate,
     rest_gate,
     rest_interval,
@@ -87,7 +88,7 @@ _REST_MISFIT_P = 0.05
 #: Which labels the rest count's calibration is fitted to (``docs/acis.md``, "Which labels the
 #: rest's curve reads"): ``"chosen"`` (the default) fits it to every label and to the labeled
 #: predicted negatives -- every rest item is one -- and uses the second where it predicts their labels
-#: better by more than its two parameters' optimism (``_predicts_better``); ``"all"`` (every label,
+#: better by more than its two parameters' optimism (``predicts_better``); ``"all"`` (every label,
 #: the choice before) and ``"negatives"`` are the study's alternatives
 #: (``benchmarks/results/acis_restfit_chosen.md``). Not a public setting.
 REST_FIT = "chosen"
@@ -632,21 +633,6 @@ class _RunSettings:
         return self.top_k_prior and self.rest_share > 0
 
 
-def _predicts_better(n_coef, coef, t, y) -> bool:
-    """Whether the curve fitted to the labeled predicted negatives (``n_coef``) predicts their
-    labels better than the curve fitted to every label (``coef``), by more than its two fitted
-    parameters' optimism (AIC): the study switch ``REST_FIT = "chosen"``."""
-    if not t.size:
-        return False
-    y = y.astype(np.float64)
-
-    def loglik(c):
-        eta = c[0] + c[1] * t
-        return float(np.dot(y, eta) - np.logaddexp(0.0, eta).sum())
-
-    return loglik(n_coef) - 2.0 > loglik(coef)
-
-
 def _take(x, idx):
     """``x[idx]``, with ``idx`` None meaning "every working position"."""
     return x if idx is None else x[idx]
@@ -908,7 +894,7 @@ class _ImportanceRun:
                 neg = self.yhat[lab_items] == 0
                 n_lab = (self.t_feat[lab_items][neg], lab_labels[neg], self.platt_prior)
                 n_coef, n_cov = platt_fit(n_lab[0], n_lab[1], self.platt_prior)
-                if REST_FIT == "negatives" or _predicts_better(n_coef, coef, n_lab[0], n_lab[1]):
+                if REST_FIT == "negatives" or predicts_better(n_coef, coef, n_lab[0], n_lab[1]):
                     r_coef, r_cov, r_lab = n_coef, n_cov, n_lab
             v_rest, rest_model, drawn, found = self._rest_count(rest, r_coef, r_cov, r_lab)
         g_i, var_i, floor_i = ratio_estimate(
